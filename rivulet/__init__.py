@@ -1,0 +1,64 @@
+"""rivulet: a partially-stateful dataflow database for read-heavy web applications.
+
+Give it a schema and parameterized views; it keeps every view's answer up to date as
+writes arrive, so reads are dictionary lookups. See README.md and design.md.
+
+    >>> import rivulet, tempfile
+    >>> with rivulet.open(tempfile.mkdtemp()) as db:
+    ...     _ = db.execute("CREATE TABLE t (id INT PRIMARY KEY, n INT)")
+    ...     _ = db.execute("CREATE VIEW big AS SELECT id FROM t WHERE n > ?")
+    ...     db.table("t").insert_many([(1, 5), (2, 50)])
+    ...     db.settle()
+    ...     db.view("big").lookup(10)
+    2
+    [(2,)]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rivulet.database import Database, Table
+from rivulet.errors import (
+    ClosedError,
+    ConstraintError,
+    ProgramError,
+    RivuletError,
+    SchemaError,
+    SqlError,
+    UnsupportedSqlError,
+)
+from rivulet.views import View
+
+__all__ = [
+    "ClosedError",
+    "ConstraintError",
+    "Database",
+    "ProgramError",
+    "RivuletError",
+    "SchemaError",
+    "SqlError",
+    "Table",
+    "UnsupportedSqlError",
+    "View",
+    "connect",
+    "open",
+]
+
+__version__ = "0.1.0"
+
+
+def open(path: str | Path, *, durability: str = "normal") -> Database:  # noqa: A001
+    """Open (or create) the database in directory ``path``.
+
+    ``durability="normal"`` (the default) survives the process being killed at any moment;
+    ``"full"`` also survives power loss, at the cost of an fsync per commit.
+    """
+    return Database(path, durability=durability)
+
+
+def connect(path: str | Path, **kwargs: object) -> "dbapi.Connection":
+    """A PEP 249 (DB-API 2.0) connection; see :mod:`rivulet.dbapi`."""
+    from rivulet import dbapi
+
+    return dbapi.connect(path, **kwargs)

@@ -1,0 +1,264 @@
+"""γ: grouped aggregation with retraction.
+
+The aggregate maths (one accumulator class per function) is kept apart from the plumbing
+(one operator that routes deltas to groups and emits ``-old, +new`` per changed group).
+Every accumulator accepts negative multiplicities: COUNT and SUM subtract, MIN and MAX keep
+a multiset of values so that deleting the current extreme finds the next one.
+"""
+
+from __future__ import annotations
+
+import decimal
+from typing import TYPE_CHECKING, Any, Iterable
+
+from rivulet.dataflow.ops.base import Batch, NodeId, Operator
+from rivulet.plan.ir import AggCall
+from rivulet.state.arrangement import Delta, Row, key_function
+
+if TYPE_CHECKING:
+    from rivulet.dataflow.graph import Graph
+
+
+class Accumulator:
+    __slots__ = ()
+
+    def add(self, value: Any, diff: int) -> None:
+        raise NotImplementedError
+
+    def result(self) -> Any:
+        raise NotImplementedError
+
+
+class CountColumn(Accumulator):
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def add(self, value: Any, diff: int) -> None:
+        if value is not None:
+            self.n += diff
+
+    def result(self) -> int:
+        return self.n
+
+
+class Sum(Accumulator):
+    """SUM keeps the count of non-NULL values too: a group of only NULLs sums to NULL."""
+
+    __slots__ = ("total", "n")
+
+    def __init__(self) -> None:
+        self.total: Any = 0
+        self.n = 0
+
+    def add(self, value: Any, diff: int) -> None:
+        if value is not None:
+            self.total += value * diff
+            self.n += diff
+
+    def result(self) -> Any:
+        if self.n == 0:
+            self.total = 0  # forget accumulated float error once the group is empty
+            return None
+        return self.total
+
+
+class Avg(Sum):
+    __slots__ = ()
+
+    def result(self) -> Any:
+        total = super().result()
+        if total is None:
+            return None
+        if isinstance(total, decimal.Decimal):
+            return total / self.n
+        return total / self.n
+
+
+class Values(Accumulator):
+    """The multiset of non-NULL values: backs MIN, MAX and the DISTINCT aggregates."""
+
+    __slots__ = ("values",)
+
+    def __init__(self) -> None:
+        self.values: dict[Any, int] = {}
+
+    def add(self, value: Any, diff: int) -> None:
+        if value is None:
+            return
+        n = self.values.get(value, 0) + diff
+        if n:
+            self.values[value] = n
+        else:
+            del self.values[value]
+
+
+class Min(Values):
+    __slots__ = ()
+
+    def result(self) -> Any:
+        return min(self.values) if self.values else None
+
+
+class Max(Values):
+    __slots__ = ()
+
+    def result(self) -> Any:
+        return max(self.values) if self.values else None
+
+
+class CountDistinct(Values):
+    __slots__ = ()
+
+    def result(self) -> int:
+        return len(self.values)
+
+
+class SumDistinct(Values):
+    __slots__ = ()
+
+    def result(self) -> Any:
+        return sum(self.values) if self.values else None
+
+
+class AvgDistinct(Values):
+    __slots__ = ()
+
+    def result(self) -> Any:
+        if not self.values:
+            return None
+        return sum(self.values) / len(self.values)
+
+
+ACCUMULATORS: dict[tuple[str, bool], type[Accumulator]] = {
+    ("count", False): CountColumn,
+    ("count", True): CountDistinct,
+    ("sum", False): Sum,
+    ("sum", True): SumDistinct,
+    ("avg", False): Avg,
+    ("avg", True): AvgDistinct,
+    ("min", False): Min,
+    ("min", True): Min,
+    ("max", False): Max,
+    ("max", True): Max,
+}
+
+
+class Group:
+    __slots__ = ("rows", "accs", "output")
+
+    def __init__(self, accs: list[Accumulator]) -> None:
+        self.rows = 0
+        self.accs = accs
+        self.output: Row | None = None
+
+
+class Aggregate(Operator):
+    """Groups by ``group_by`` columns; output rows are group columns then aggregate values.
+
+    Without GROUP BY there is exactly one group, present even when empty (SQL answers one
+    row, ``COUNT(*) = 0``, over no rows).
+    """
+
+    symbol = "γ"
+
+    def __init__(self, parent: NodeId, group_by: tuple[int, ...], aggs: tuple[AggCall, ...]) -> None:
+        super().__init__((parent,))
+        self.group_by = group_by
+        self.aggs = aggs
+        self.key_of = key_function(group_by)
+        self.single = len(group_by) == 1
+        self.is_global = not group_by
+        self.count_star = [a.arg is None for a in aggs]
+        self.arg_columns = [a.arg for a in aggs]
+        self.factories = [ACCUMULATORS[(a.fn, a.distinct)] for a in aggs]
+        self.only_count_star = all(self.count_star)
+        self.groups: dict[Any, Group] = {}
+        if self.is_global:
+            group = self._new_group()
+            group.output = self._output((), group)
+            self.groups[()] = group
+
+    def _new_group(self) -> Group:
+        return Group([f() for f, star in zip(self.factories, self.count_star) if not star])
+
+    def initial_output(self) -> Batch:
+        if self.is_global:
+            return [(self.groups[()].output, 1)]  # type: ignore[list-item]
+        return []
+
+    def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
+        deltas = inputs[self.parents[0]]
+        if self.only_count_star:
+            touched = self._count_rows(deltas)
+        else:
+            touched = self._accumulate(deltas)
+        return self._emit(touched)
+
+    def _count_rows(self, deltas: Batch) -> dict[Any, Group]:
+        net: dict[Any, int] = {}
+        key_of = self.key_of
+        for row, diff in deltas:
+            key = key_of(row)
+            net[key] = net.get(key, 0) + diff
+        groups = self.groups
+        touched = {}
+        for key, diff in net.items():
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = Group([])
+            group.rows += diff
+            touched[key] = group
+        return touched
+
+    def _accumulate(self, deltas: Batch) -> dict[Any, Group]:
+        groups = self.groups
+        key_of = self.key_of
+        columns = [c for c in self.arg_columns if c is not None]
+        touched = {}
+        for row, diff in deltas:
+            key = key_of(row)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = self._new_group()
+            touched[key] = group
+            group.rows += diff
+            for acc, column in zip(group.accs, columns):
+                acc.add(row[column], diff)
+        return touched
+
+    def _emit(self, touched: dict[Any, Group]) -> Batch:
+        out: Batch = []
+        groups = self.groups
+        for key, group in touched.items():
+            old = group.output
+            if group.rows > 0 or self.is_global:
+                new = group.output = self._output(key, group)
+            else:
+                new = None
+                del groups[key]
+            if old != new:
+                if old is not None:
+                    out.append((old, -1))
+                if new is not None:
+                    out.append((new, 1))
+        return out
+
+    def _output(self, key: Any, group: Group) -> Row:
+        values = []
+        accs = iter(group.accs)
+        for star in self.count_star:
+            values.append(group.rows if star else next(accs).result())
+        head = (key,) if self.single else key
+        return head + tuple(values)
+
+    def snapshot(self, graph: Graph) -> Iterable[Delta]:
+        return [(g.output, 1) for g in self.groups.values() if g.output is not None]
+
+    def describe(self) -> str:
+        aggs = ", ".join(
+            f"{a.fn}({'DISTINCT ' if a.distinct else ''}{'*' if a.arg is None else f'#{a.arg}'})"
+            for a in self.aggs
+        )
+        return f"γ [{', '.join(f'#{c}' for c in self.group_by)}] {aggs}"

@@ -1,0 +1,23 @@
+"""σ: pass the rows that satisfy a predicate. Linear: each delta is judged alone."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from rivulet.dataflow.ops.base import Batch, NodeId, Operator
+
+
+class Filter(Operator):
+    symbol = "σ"
+
+    def __init__(self, parent: NodeId, predicate: Callable[[tuple], Any], text: str) -> None:
+        super().__init__((parent,))
+        self.predicate = predicate
+        self.text = text
+
+    def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
+        pred = self.predicate
+        return [d for d in inputs[self.parents[0]] if pred(d[0])]
+
+    def describe(self) -> str:
+        return f"σ {self.text}"

@@ -1,0 +1,143 @@
+"""⋈: equi-joins (inner and left) that look up the other side in its shared arrangement.
+
+The join keeps no state of its own: it reads the arrangements of both parents on the join
+keys. When it runs, both arrangements already include this wave's deltas (the graph applies
+a node's output to its arrangements before any child runs). For an inner join that gives
+
+    Δ(L ⋈ R) = ΔL ⋈ R_new + L_new ⋈ ΔR - ΔL ⋈ ΔR
+
+(bilinear; the last term removes the pairs counted twice when both sides changed in one
+wave, as in a self-join). A left join is not bilinear: a left row's padding depends on
+whether it has any match. Keys where the right side changed are therefore recomputed
+whole (old answer retracted, new answer inserted); keys where only the left side changed
+take the linear path. NULL keys never match.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from rivulet.dataflow.ops.base import Batch, NodeId, Operator
+from rivulet.state.arrangement import (
+    Arrangement,
+    Row,
+    group_by_key,
+    key_function,
+    key_has_null,
+    subtract,
+)
+
+if TYPE_CHECKING:
+    from rivulet.dataflow.graph import Graph
+
+
+class Join(Operator):
+    symbol = "⋈"
+
+    def __init__(
+        self,
+        left: NodeId,
+        right: NodeId,
+        left_keys: tuple[int, ...],
+        right_keys: tuple[int, ...],
+        *,
+        kind: str,
+        right_arity: int,
+        residual: Callable[[Row], Any] | None = None,
+        text: str = "",
+    ) -> None:
+        super().__init__((left, right))
+        self.left, self.right = left, right
+        self.left_keys, self.right_keys = left_keys, right_keys
+        self.kind = kind
+        self.residual = residual
+        self.pad = (None,) * right_arity
+        self.width = len(left_keys)
+        self.left_key = key_function(left_keys)
+        self.right_key = key_function(right_keys)
+        self.text = text
+        self.left_state: Arrangement
+        self.right_state: Arrangement
+
+    def attach(self, graph: Graph, node: NodeId) -> None:
+        self.left_state = graph.arrangement(self.left, self.left_keys)
+        self.right_state = graph.arrangement(self.right, self.right_keys)
+
+    def bootstrap_parents(self) -> tuple[NodeId, ...]:
+        # Feeding the whole left side against the (complete) right arrangement yields the
+        # whole join, for inner and left joins alike.
+        return (self.left,)
+
+    def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
+        dl = inputs.get(self.left)
+        dr = inputs.get(self.right)
+        if self.kind == "left":
+            return self._left_join(dl or [], dr or [])
+        out: Batch = []
+        if dl:
+            self._probe(dl, self.left_key, self.right_state, True, 1, out)
+        if dr:
+            self._probe(dr, self.right_key, self.left_state, False, 1, out)
+        if dl and dr:
+            batch_state = Arrangement(self.right_keys)
+            batch_state.apply(dr)
+            self._probe(dl, self.left_key, batch_state, True, -1, out)
+        return out
+
+    def _probe(
+        self,
+        deltas: Batch,
+        key_of: Callable[[Row], Any],
+        other: Arrangement,
+        from_left: bool,
+        sign: int,
+        out: Batch,
+    ) -> None:
+        width, residual, index = self.width, self.residual, other.index
+        for row, diff in deltas:
+            key = key_of(row)
+            matches = index.get(key)
+            if not matches or key_has_null(key, width):
+                continue
+            d = diff * sign
+            for other_row, n in matches.items():
+                joined = row + other_row if from_left else other_row + row
+                if residual is None or residual(joined):
+                    out.append((joined, d * n))
+
+    def _left_join(self, dl: Batch, dr: Batch) -> Batch:
+        out: Batch = []
+        width = self.width
+        changed_right = group_by_key(dr, self.right_key)
+        changed_right = {k: v for k, v in changed_right.items() if not key_has_null(k, width)}
+        changed_left = group_by_key(dl, self.left_key) if changed_right else {}
+        for key, right_delta in changed_right.items():
+            left_new = self.left_state.get(key)
+            left_old = subtract(left_new, changed_left.get(key, {}))
+            right_new = self.right_state.get(key)
+            right_old = subtract(right_new, right_delta)
+            self._emit(left_old, right_old, -1, out)
+            self._emit(left_new, right_new, 1, out)
+        for row, diff in dl:
+            key = self.left_key(row)
+            if key in changed_right:
+                continue  # already recomputed whole above
+            matches = {} if key_has_null(key, width) else self.right_state.get(key)
+            self._emit({row: diff}, matches, 1, out)
+        return out
+
+    def _emit(self, left: dict[Row, int], right: dict[Row, int], sign: int, out: Batch) -> None:
+        residual, pad = self.residual, self.pad
+        for lrow, n in left.items():
+            matched = False
+            for rrow, m in right.items():
+                joined = lrow + rrow
+                if residual is None or residual(joined):
+                    out.append((joined, sign * n * m))
+                    matched = True
+            if not matched:
+                out.append((lrow + pad, sign * n))
+
+    def describe(self) -> str:
+        kind = "⟕" if self.kind == "left" else "⋈"
+        return f"{kind} {self.text}"

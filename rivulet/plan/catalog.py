@@ -1,0 +1,53 @@
+"""The program as the planner sees it: tables and planned views, by case-insensitive name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rivulet.errors import ProgramError
+from rivulet.plan.ir import ViewPlan
+from rivulet.schema import TableSchema
+
+RESERVED_PREFIX = "_rivulet"
+
+
+@dataclass
+class Catalog:
+    tables: dict[str, TableSchema] = field(default_factory=dict)
+    views: dict[str, ViewPlan] = field(default_factory=dict)
+
+    def table(self, name: str) -> TableSchema | None:
+        return self.tables.get(name.lower())
+
+    def view(self, name: str) -> ViewPlan | None:
+        return self.views.get(name.lower())
+
+    def require_table(self, name: str) -> TableSchema:
+        table = self.table(name)
+        if table is None:
+            hint = " (it is a view; views are read-only)" if self.view(name) else ""
+            raise ProgramError(f"unknown table {name!r}{hint}")
+        return table
+
+    def require_view(self, name: str) -> ViewPlan:
+        view = self.view(name)
+        if view is None:
+            raise ProgramError(f"unknown view {name!r}")
+        return view
+
+    def check_new_name(self, name: str) -> None:
+        if name.lower().startswith(RESERVED_PREFIX):
+            raise ProgramError(f"names starting with {RESERVED_PREFIX!r} are reserved: {name!r}")
+        if self.table(name) is not None:
+            raise ProgramError(f"a table named {name!r} already exists")
+        if self.view(name) is not None:
+            raise ProgramError(f"a view named {name!r} already exists")
+
+    def users_of_table(self, name: str) -> list[str]:
+        """Views that read table ``name``."""
+        from rivulet.plan.ir import Scan, walk
+
+        return [
+            v.name for v in self.views.values()
+            if any(isinstance(n, Scan) and n.table.lower() == name.lower() for n in walk(v.root))
+        ]

@@ -1,0 +1,315 @@
+"""sqlglot scalar expressions to IR expressions, and the kinds they produce.
+
+Name resolution is delegated to a *scope*, so the same translation serves expressions over
+a FROM clause, over an aggregate's output, and over a table in an UPDATE.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from typing import Callable, Protocol
+
+from sqlglot import exp
+
+from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
+from rivulet.schema import BOOL, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
+from rivulet.sql.parse import error_at, unsupported
+
+
+class Scope(Protocol):
+    def column(self, node: exp.Column) -> Expr: ...
+
+    def special(self, node: exp.Expr) -> Expr | None:
+        """An IR expression standing for ``node`` as a whole (an aggregate, a group key)."""
+
+
+#: sqlglot binary node types to function-library names.
+BINARY_OPS: dict[type, str] = {
+    exp.EQ: "eq",
+    exp.NEQ: "ne",
+    exp.LT: "lt",
+    exp.LTE: "le",
+    exp.GT: "gt",
+    exp.GTE: "ge",
+    exp.NullSafeEQ: "null_safe_eq",
+    exp.And: "and_",
+    exp.Or: "or_",
+    exp.Xor: "xor",
+    exp.Add: "add",
+    exp.Sub: "sub",
+    exp.Mul: "mul",
+    exp.Div: "div",
+    exp.IntDiv: "int_div",
+    exp.Mod: "mod",
+    exp.Like: "like",
+}
+
+#: sqlglot function node types to SQL function names (the library's registry keys).
+FUNCTION_NODES: dict[type, str] = {
+    exp.Concat: "CONCAT",
+    exp.ConcatWs: "CONCAT_WS",
+    exp.Lower: "LOWER",
+    exp.Upper: "UPPER",
+    exp.Replace: "REPLACE",
+    exp.TsOrDsToDate: "DATE",
+    exp.Substring: "SUBSTRING",
+    exp.Trim: "TRIM",
+    exp.Abs: "ABS",
+    exp.Round: "ROUND",
+    exp.Floor: "FLOOR",
+    exp.Ceil: "CEIL",
+    exp.Coalesce: "COALESCE",
+    exp.Nullif: "NULLIF",
+    exp.If: "IF",
+    exp.Greatest: "GREATEST",
+    exp.Least: "LEAST",
+    exp.Year: "YEAR",
+    exp.Month: "MONTH",
+    exp.Day: "DAY",
+    exp.Left: "LEFT",
+    exp.Right: "RIGHT",
+    exp.Reverse: "REVERSE",
+    exp.DateDiff: "DATEDIFF",
+    exp.Repeat: "REPEAT",
+    exp.Sign: "SIGN",
+    **{getattr(exp, n): n.upper() for n in ("Hour", "Minute", "Second") if hasattr(exp, n)},
+}
+
+_AGGREGATE_NODES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
+
+
+def is_aggregate(node: exp.Expr) -> bool:
+    return isinstance(node, _AGGREGATE_NODES)
+
+
+def translate(node: exp.Expr, scope: Scope, params: Callable[[exp.Placeholder], Expr] | None = None) -> Expr:
+    """The IR expression for ``node``; ``params`` binds ``?`` (write statements only)."""
+    special = scope.special(node)
+    if special is not None:
+        return special
+    t = lambda n: translate(n, scope, params)  # noqa: E731
+    if isinstance(node, exp.Paren):
+        return t(node.this)
+    if isinstance(node, exp.Column):
+        if isinstance(node.this, exp.Star):
+            raise unsupported(node, "* in an expression")
+        return scope.column(node)
+    if isinstance(node, exp.Placeholder):
+        if params is None:
+            raise error_at(node, "a ? parameter is not allowed here")
+        return params(node)
+    if isinstance(node, (exp.Literal, exp.Null, exp.Boolean)):
+        return literal(node)
+    if isinstance(node, exp.Neg):
+        inner = t(node.this)
+        if isinstance(inner, Lit) and isinstance(inner.value, (int, float, decimal.Decimal)):
+            return Lit(-inner.value, inner.kind)
+        return Call("neg", (inner,))
+    if isinstance(node, exp.Not):
+        if isinstance(node.this, exp.Is):
+            return Call("is_not_null", (t(node.this.this),))
+        if isinstance(node.this, exp.In):
+            return Call("not_", (t(node.this),))
+        return Call("not_", (t(node.this),))
+    if isinstance(node, exp.Is):
+        if not isinstance(node.expression, exp.Null):
+            raise unsupported(node, "IS other than IS [NOT] NULL")
+        return Call("is_null", (t(node.this),))
+    if isinstance(node, exp.In):
+        if node.args.get("query") or node.args.get("unnest") or node.args.get("field"):
+            raise unsupported(node, "IN with a subquery")
+        return Call("in_list", (t(node.this), *[t(e) for e in node.expressions]))
+    if isinstance(node, exp.Between):
+        return Call("between", (t(node.this), t(node.args["low"]), t(node.args["high"])))
+    if isinstance(node, exp.Like):
+        if node.args.get("escape"):
+            raise unsupported(node, "LIKE ... ESCAPE")
+        return Call("like", (t(node.this), t(node.expression)))
+    if isinstance(node, exp.Escape):
+        raise unsupported(node, "LIKE ... ESCAPE")
+    if isinstance(node, exp.DPipe):
+        # In MySQL's default mode || is logical OR.
+        return Call("or_", (t(node.this), t(node.expression)))
+    op = BINARY_OPS.get(type(node))
+    if op is not None:
+        return Call(op, (t(node.this), t(node.expression)))
+    if isinstance(node, exp.Case):
+        return _case(node, t)
+    if isinstance(node, exp.Cast):
+        return _cast(node, t)
+    if isinstance(node, exp.Length):
+        name = "LENGTH" if node.args.get("binary") else "CHAR_LENGTH"
+        return Call(name, (t(node.this),))
+    if isinstance(node, exp.StrPosition):
+        args = [node.args["substr"], node.this]
+        if node.args.get("position") is not None:
+            args.append(node.args["position"])
+        return Call("LOCATE", tuple(t(a) for a in args))
+    name = FUNCTION_NODES.get(type(node))
+    if name is not None:
+        return Call(name, tuple(t(a) for a in _function_args(node)))
+    if isinstance(node, exp.Anonymous):
+        return Call(node.name.upper(), tuple(t(a) for a in node.expressions))
+    if is_aggregate(node):
+        raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here")
+    raise unsupported(node, "expression")
+
+
+def _function_args(node: exp.Func) -> list[exp.Expr]:
+    if isinstance(node, (exp.Coalesce, exp.Greatest, exp.Least)):
+        return [node.this, *node.expressions]
+    if isinstance(node, (exp.Concat, exp.ConcatWs)):
+        return list(node.expressions)
+    if isinstance(node, exp.Trim):
+        if node.args.get("position") or node.args.get("expression"):
+            raise unsupported(node, "TRIM with LEADING/TRAILING/FROM")
+        return [node.this]
+    if isinstance(node, exp.If):
+        return [node.this, node.args["true"], node.args.get("false") or exp.Null()]
+    if isinstance(node, exp.DateDiff):
+        return [node.this, node.expression]
+    if isinstance(node, exp.Replace):
+        return [node.this, node.expression, node.args["replacement"]]
+    args = [node.this] if node.this is not None else []
+    for key in ("expression", "start", "length", "decimals", "times"):
+        value = node.args.get(key)
+        if value is not None:
+            args.append(value)
+    return args
+
+
+def _case(node: exp.Case, t: Callable[[exp.Expr], Expr]) -> Expr:
+    subject = node.this
+    whens = []
+    for when in node.args.get("ifs") or []:
+        cond = t(when.this)
+        if subject is not None:
+            cond = Call("eq", (t(subject), cond))
+        whens.append((cond, t(when.args["true"])))
+    default = node.args.get("default")
+    return Case(tuple(whens), None if default is None else t(default))
+
+
+_CAST_KINDS = {
+    "SIGNED": INT, "INT": INT, "BIGINT": INT, "UNSIGNED": INT, "UBIGINT": INT, "UINT": INT,
+    "DECIMAL": DECIMAL, "DOUBLE": FLOAT, "FLOAT": FLOAT, "CHAR": STR, "VARCHAR": STR,
+    "TEXT": STR, "DATE": DATE, "DATETIME": DATETIME,
+}
+
+
+def _cast(node: exp.Cast, t: Callable[[exp.Expr], Expr]) -> Expr:
+    target = node.to.this.name if hasattr(node.to.this, "name") else str(node.to.this)
+    kind = _CAST_KINDS.get(target.upper())
+    if kind is None:
+        raise unsupported(node, f"CAST to {target}")
+    return Call(f"cast_{kind}", (t(node.this),))
+
+
+def literal(node: exp.Expr) -> Lit:
+    if isinstance(node, exp.Null):
+        return Lit(None, None)
+    if isinstance(node, exp.Boolean):
+        return Lit(int(node.this), BOOL)
+    if node.is_string:
+        return Lit(node.this, STR)
+    text = node.this
+    try:
+        return Lit(int(text), INT)
+    except ValueError:
+        pass
+    if "e" in text.lower():
+        return Lit(float(text), FLOAT)
+    # MySQL reads 1.5 as an exact DECIMAL literal.
+    return Lit(decimal.Decimal(text), DECIMAL)
+
+
+def literal_value(node: exp.Expr) -> object:
+    """A constant's Python value (for INSERT ... VALUES)."""
+    if isinstance(node, exp.Neg):
+        return -literal_value(node.this)  # type: ignore[operator]
+    if isinstance(node, exp.Paren):
+        return literal_value(node.this)
+    if isinstance(node, (exp.Literal, exp.Null, exp.Boolean)):
+        return literal(node).value
+    raise unsupported(node, "non-constant value")
+
+
+# --------------------------------------------------------------------------- kinds
+
+_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "and_", "or_", "xor",
+                "not_", "like", "in_list", "between", "is_null", "is_not_null"}
+_STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBSTRING",
+                     "SUBSTR", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE", "REVERSE",
+                     "LPAD", "RPAD", "REPEAT"}
+_INT_FUNCTIONS = {"LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE", "INSTR", "YEAR", "MONTH",
+                  "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND", "DATEDIFF", "SIGN", "int_div",
+                  "FLOOR", "CEIL", "CEILING"}
+_FIRST_ARG_FUNCTIONS = {"ABS", "ROUND", "neg", "COALESCE", "IFNULL", "NULLIF", "GREATEST", "LEAST"}
+
+
+def kind_of(expr: Expr, input_kinds: list[str | None]) -> str | None:
+    """The value kind ``expr`` produces, given the kinds of its input columns."""
+    if isinstance(expr, Col):
+        return input_kinds[expr.index]
+    if isinstance(expr, Lit):
+        return expr.kind
+    if isinstance(expr, Param):
+        return None
+    if isinstance(expr, Case):
+        kinds = [kind_of(v, input_kinds) for _, v in expr.whens]
+        if expr.default is not None:
+            kinds.append(kind_of(expr.default, input_kinds))
+        return unify_kinds(kinds)
+    assert isinstance(expr, Call)
+    fn = expr.fn
+    if fn in _COMPARISONS:
+        return INT
+    if fn in _STRING_FUNCTIONS:
+        return STR
+    if fn in _INT_FUNCTIONS:
+        return INT
+    if fn.startswith("cast_"):
+        return fn[5:]
+    if fn == "div":
+        kinds = {kind_of(a, input_kinds) for a in expr.args}
+        return DECIMAL if DECIMAL in kinds and FLOAT not in kinds else FLOAT
+    if fn in ("add", "sub", "mul", "mod"):
+        return unify_kinds([kind_of(a, input_kinds) for a in expr.args])
+    if fn == "IF":
+        return unify_kinds([kind_of(a, input_kinds) for a in expr.args[1:]])
+    if fn == "DATE":
+        return DATE
+    if fn in _FIRST_ARG_FUNCTIONS:
+        return unify_kinds([kind_of(a, input_kinds) for a in expr.args])
+    return None
+
+
+def unify_kinds(kinds: list[str | None]) -> str | None:
+    """The kind of a value that may come from any of ``kinds`` (numeric widening)."""
+    present = {k for k in kinds if k is not None}
+    if not present:
+        return None
+    if len(present) == 1:
+        return present.pop()
+    if present <= {INT, BOOL}:
+        return INT
+    if present <= {INT, BOOL, DECIMAL}:
+        return DECIMAL
+    if present <= {INT, BOOL, DECIMAL, FLOAT}:
+        return FLOAT
+    if present <= {DATE, DATETIME}:
+        return DATETIME
+    return STR
+
+
+def python_kind(value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return BOOL
+    for py, kind in ((int, INT), (float, FLOAT), (decimal.Decimal, DECIMAL), (str, STR),
+                     (dt.datetime, DATETIME), (dt.date, DATE)):
+        if isinstance(value, py):
+            return kind
+    return None

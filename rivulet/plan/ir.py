@@ -1,0 +1,315 @@
+"""The logical IR: immutable relational operators over immutable expressions.
+
+One IR feeds every executor (the in-process dataflow, later Spark). Nodes are frozen
+dataclasses, so structurally equal sub-plans compare and hash equal: that equality *is* the
+query signature by which the dataflow builder shares operators and state across views.
+
+Expressions address their input's columns by position (``Col(i)``); names exist only for
+display and are excluded from equality, so ``SELECT id AS a`` and ``SELECT id AS b`` share.
+
+Map of relational nodes (output columns in brackets)::
+
+    Scan(table)                        [table columns]
+    Filter(input, predicate)           [input]
+    Project(input, exprs)              [one per expr]
+    Join(left, right, kind, keys...)   [left ++ right]
+    Aggregate(input, group_by, aggs)   [group columns ++ one per aggregate]
+    Distinct(input)                    [input]
+    Union(inputs)                      [first input's shape]  (ALL semantics; wrap in Distinct)
+    TopK(input, group_by, order, k)    [input]  (the first k rows per group)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# --------------------------------------------------------------------------- columns
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnInfo:
+    """What a plan knows of one output column."""
+
+    name: str
+    kind: str | None  # a value kind from rivulet.schema; None when only NULL flows here
+    nullable: bool = True
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+class Expr:
+    """Base of scalar expressions. Subclasses are frozen dataclasses."""
+
+    __slots__ = ()
+
+    def children(self) -> tuple[Expr, ...]:
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class Col(Expr):
+    """The input column at ``index``."""
+
+    index: int
+    name: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Lit(Expr):
+    """A constant. The kind is kept so that ``1`` and ``1.0`` and ``TRUE`` stay distinct."""
+
+    value: Any
+    kind: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Param(Expr):
+    """The value of the ``index``-th ``?`` of a write statement, bound at execution."""
+
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Expr):
+    """An operator or function call; ``fn`` names an entry of the function library."""
+
+    fn: str
+    args: tuple[Expr, ...]
+
+    def children(self) -> tuple[Expr, ...]:
+        return self.args
+
+
+@dataclass(frozen=True, slots=True)
+class Case(Expr):
+    """Searched ``CASE WHEN c THEN v ... ELSE d END``."""
+
+    whens: tuple[tuple[Expr, Expr], ...]
+    default: Expr | None
+
+    def children(self) -> tuple[Expr, ...]:
+        out = [e for pair in self.whens for e in pair]
+        if self.default is not None:
+            out.append(self.default)
+        return tuple(out)
+
+
+def columns_used(expr: Expr) -> set[int]:
+    """Input positions an expression reads."""
+    if isinstance(expr, Col):
+        return {expr.index}
+    out: set[int] = set()
+    for child in expr.children():
+        out |= columns_used(child)
+    return out
+
+
+def shift_columns(expr: Expr, offset: int) -> Expr:
+    """The same expression over an input whose columns moved right by ``offset``."""
+    return remap_columns(expr, {i: i + offset for i in columns_used(expr)})
+
+
+def remap_columns(expr: Expr, mapping: dict[int, int]) -> Expr:
+    """The same expression with column ``i`` read from ``mapping[i]``."""
+    if isinstance(expr, Col):
+        return Col(mapping[expr.index], expr.name)
+    if isinstance(expr, Call):
+        return Call(expr.fn, tuple(remap_columns(a, mapping) for a in expr.args))
+    if isinstance(expr, Case):
+        return Case(
+            tuple((remap_columns(c, mapping), remap_columns(v, mapping)) for c, v in expr.whens),
+            None if expr.default is None else remap_columns(expr.default, mapping),
+        )
+    return expr
+
+
+# --------------------------------------------------------------------------- aggregates
+
+AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")
+
+
+@dataclass(frozen=True, slots=True)
+class AggCall:
+    """One aggregate: ``fn`` over ``arg`` (an input column; ``None`` for ``COUNT(*)``)."""
+
+    fn: str
+    arg: int | None
+    distinct: bool = False
+
+
+# --------------------------------------------------------------------------- relations
+
+
+class Node:
+    """Base of relational nodes. ``columns`` is derived and excluded from equality."""
+
+    __slots__ = ()
+    columns: tuple[ColumnInfo, ...]
+
+    def inputs(self) -> tuple[Node, ...]:
+        return ()
+
+    @property
+    def arity(self) -> int:
+        return len(self.columns)
+
+
+@dataclass(frozen=True, slots=True)
+class Scan(Node):
+    table: str
+    columns: tuple[ColumnInfo, ...] = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Filter(Node):
+    input: Node
+    predicate: Expr
+    columns: tuple[ColumnInfo, ...] = field(compare=False)
+
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+
+@dataclass(frozen=True, slots=True)
+class Project(Node):
+    input: Node
+    exprs: tuple[Expr, ...]
+    columns: tuple[ColumnInfo, ...] = field(compare=False)
+
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+
+@dataclass(frozen=True, slots=True)
+class Join(Node):
+    """Equi-join; ``residual`` is a further condition over the joined row (left ++ right)."""
+
+    left: Node
+    right: Node
+    kind: str  # "inner" or "left"
+    left_keys: tuple[int, ...]
+    right_keys: tuple[int, ...]
+    residual: Expr | None
+    columns: tuple[ColumnInfo, ...] = field(compare=False)
+
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate(Node):
+    input: Node
+    group_by: tuple[int, ...]
+    aggs: tuple[AggCall, ...]
+    columns: tuple[ColumnInfo, ...] = field(compare=False)
+
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+
+@dataclass(frozen=True, slots=True)
+class Distinct(Node):
+    input: Node
+    columns: tuple[ColumnInfo, ...] = field(compare=False)
+
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+
+@dataclass(frozen=True, slots=True)
+class Union(Node):
+    """Bag union (UNION ALL); ``UNION`` is ``Distinct(Union(...))``."""
+
+    branches: tuple[Node, ...]
+    columns: tuple[ColumnInfo, ...] = field(compare=False)
+
+    def inputs(self) -> tuple[Node, ...]:
+        return self.branches
+
+
+@dataclass(frozen=True, slots=True)
+class SortKey:
+    """One ``ORDER BY`` term: a column of the node's input, descending or not."""
+
+    column: int
+    descending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TopK(Node):
+    """The first ``k`` rows of each ``group_by`` group in ``order`` (ties broken by the row)."""
+
+    input: Node
+    group_by: tuple[int, ...]
+    order: tuple[SortKey, ...]
+    k: int
+    columns: tuple[ColumnInfo, ...] = field(compare=False)
+
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+
+# --------------------------------------------------------------------------- views
+
+
+@dataclass(frozen=True, slots=True)
+class RangeBound:
+    """A range parameter: ``column op ?`` with op one of ``> >= < <=``."""
+
+    op: str
+    param: int  # position among the view's ``?``
+
+
+@dataclass(frozen=True, slots=True)
+class ViewPlan:
+    """A planned view: the relation to maintain plus how its reader is keyed and read.
+
+    The root's columns are the visible ones followed by hidden ones (parameter columns not
+    selected, sort columns not selected). ``key`` columns are the equality parameters in the
+    order of their ``?``; ``range_column`` carries the range parameters, if any.
+    """
+
+    name: str
+    root: Node
+    visible: int  # the first ``visible`` root columns are returned to readers
+    key: tuple[int, ...]  # root columns matched by equality parameters
+    key_params: tuple[int, ...]  # which ``?`` feeds each key column
+    range_column: int | None = None
+    range_bounds: tuple[RangeBound, ...] = ()
+    order: tuple[SortKey, ...] = ()  # over root columns; applied at read time
+    limit: int | None = None
+    offset: int = 0
+    #: The ``?`` of an ``IN (?, ...)`` list, whose column is the last key column. A lookup
+    #: may pass any number of values there.
+    in_list: tuple[int, ...] = ()
+    param_count: int = 0
+    #: Rows of several keys (IN lists) or of a range are merged at read time; a DISTINCT
+    #: view must then drop duplicates across them.
+    distinct_on_read: bool = False
+    #: The parameter columns became the only GROUP BY keys of an aggregate without one: a
+    #: key with no rows still answers one row (``COUNT(*)`` = 0), built at read time.
+    implicit_group: bool = False
+    sql: str = field(default="", compare=False)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.root.columns[: self.visible])
+
+
+def walk(node: Node) -> list[Node]:
+    """Every node of a plan, inputs before the nodes that read them, each once."""
+    seen: set[int] = set()
+    out: list[Node] = []
+
+    def visit(n: Node) -> None:
+        if id(n) in seen:
+            return
+        seen.add(id(n))
+        for child in n.inputs():
+            visit(child)
+        out.append(n)
+
+    visit(node)
+    return out

@@ -1,0 +1,769 @@
+"""``SELECT`` statements to view plans.
+
+The planner binds names against a catalog, pulls the ``?`` parameters out of the WHERE
+clause (they become the reader's key, not a filter: one maintained view answers every
+parameter value), and builds the relational IR bottom-up:
+FROM/JOIN -> WHERE -> GROUP BY/aggregates -> HAVING -> SELECT list -> DISTINCT -> top-k.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from sqlglot import exp
+
+from rivulet.errors import SqlError
+from rivulet.plan import ir
+from rivulet.plan.expressions import is_aggregate, kind_of, translate, unify_kinds
+from rivulet.schema import FLOAT, DECIMAL, INT, TableSchema
+from rivulet.sql.parse import error_at, unsupported
+
+
+class Catalog(Protocol):
+    def table(self, name: str) -> TableSchema | None: ...
+
+    def view(self, name: str) -> ir.ViewPlan | None: ...
+
+
+RANGE_OPS = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
+
+
+# --------------------------------------------------------------------------- scopes
+
+
+@dataclass
+class Relation:
+    """One FROM item as seen by name resolution: where its columns sit in the joined row."""
+
+    alias: str
+    names: list[str]
+    offset: int
+    table: TableSchema | None = None  # for functional dependencies on a primary key
+
+
+@dataclass
+class FromScope:
+    """Resolves column names over the joined row of a FROM clause."""
+
+    relations: list[Relation]
+    columns: tuple[ir.ColumnInfo, ...]
+
+    def resolve(self, node: exp.Column) -> int:
+        name = node.name.lower()
+        qualifier = node.table.lower() if node.table else None
+        hits = []
+        for rel in self.relations:
+            if qualifier is not None and rel.alias.lower() != qualifier:
+                continue
+            for i, n in enumerate(rel.names):
+                if n.lower() == name:
+                    hits.append(rel.offset + i)
+        if qualifier is not None and not any(r.alias.lower() == qualifier for r in self.relations):
+            raise error_at(node, f"unknown table {node.table!r} in {node.sql(dialect='mysql')!r}")
+        if not hits:
+            raise error_at(node, f"unknown column {node.sql(dialect='mysql')!r}")
+        if len(hits) > 1:
+            raise error_at(node, f"column {node.name!r} is ambiguous; qualify it with a table")
+        return hits[0]
+
+    def column(self, node: exp.Column) -> ir.Expr:
+        i = self.resolve(node)
+        return ir.Col(i, self.columns[i].name)
+
+    def special(self, node: exp.Expr) -> ir.Expr | None:
+        if is_aggregate(node):
+            raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here")
+        return None
+
+    def relation_of(self, index: int) -> Relation:
+        for rel in self.relations:
+            if rel.offset <= index < rel.offset + len(rel.names):
+                return rel
+        raise AssertionError(index)
+
+
+@dataclass
+class GroupedScope:
+    """Resolves expressions over an aggregate's output: group keys and aggregate values."""
+
+    inner: FromScope
+    group_exprs: list[ir.Expr]  # over the FROM row
+    aggregates: dict[exp.Expr, int] = field(default_factory=dict)  # node -> output column
+    columns: tuple[ir.ColumnInfo, ...] = ()
+
+    def special(self, node: exp.Expr) -> ir.Expr | None:
+        if is_aggregate(node):
+            return ir.Col(self.aggregates[node])
+        if isinstance(node, (exp.Literal, exp.Null, exp.Boolean, exp.Placeholder)):
+            return None
+        try:
+            inner = translate(node, self.inner)
+        except SqlError:
+            return None
+        for i, g in enumerate(self.group_exprs):
+            if g == inner:
+                return ir.Col(i, self.columns[i].name if self.columns else "")
+        return None
+
+    def column(self, node: exp.Column) -> ir.Expr:
+        raise error_at(
+            node,
+            f"column {node.sql(dialect='mysql')!r} is neither in GROUP BY nor inside an "
+            "aggregate (ONLY_FULL_GROUP_BY)",
+        )
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+@dataclass
+class Parameters:
+    """The ``?`` of a view: which column each one keys, in the order they are written."""
+
+    eq: list[tuple[int, int]] = field(default_factory=list)  # (placeholder index, FROM column)
+    in_list: tuple[int, list[int]] | None = None  # (FROM column, placeholder indexes)
+    range_column: int | None = None
+    range_bounds: list[ir.RangeBound] = field(default_factory=list)
+    count: int = 0
+
+    def key_columns(self) -> list[int]:
+        cols = [c for _, c in self.eq]
+        if self.in_list is not None:
+            cols.append(self.in_list[0])
+        return cols
+
+
+def extract_parameters(
+    where: exp.Expr | None, scope: FromScope
+) -> tuple[list[exp.Expr], Parameters]:
+    """Split WHERE into plain conjuncts and parameter conjuncts."""
+    params = Parameters()
+    if where is None:
+        return [], params
+    if isinstance(where, exp.Where):
+        where = where.this
+    order = {id(p): i for i, p in enumerate(where.dfs()) if isinstance(p, exp.Placeholder)}
+    order = {k: i for i, k in enumerate(order)}
+    params.count = len(order)
+    plain: list[exp.Expr] = []
+    for conjunct in conjuncts(where):
+        if not any(isinstance(n, exp.Placeholder) for n in conjunct.walk()):
+            plain.append(conjunct)
+            continue
+        _take_parameter(conjunct, scope, params, order)
+    return plain, params
+
+
+def _take_parameter(
+    node: exp.Expr, scope: FromScope, params: Parameters, order: dict[int, int]
+) -> None:
+    hint = (
+        "parameters must appear in the WHERE conjunction as `column = ?`, "
+        "`column IN (?, ...)`, `column BETWEEN ? AND ?` or `column <op> ?`"
+    )
+    if isinstance(node, exp.EQ):
+        col, ph = _column_and_placeholder(node.this, node.expression)
+        if col is not None:
+            params.eq.append((order[id(ph)], scope.resolve(col)))
+            return
+    elif isinstance(node, exp.In) and isinstance(node.this, exp.Column):
+        if node.expressions and all(isinstance(e, exp.Placeholder) for e in node.expressions):
+            if params.in_list is not None:
+                raise unsupported(node, "second IN (?, ...) parameter list")
+            params.in_list = (scope.resolve(node.this), [order[id(e)] for e in node.expressions])
+            return
+    elif isinstance(node, exp.Between) and isinstance(node.this, exp.Column):
+        low, high = node.args["low"], node.args["high"]
+        if isinstance(low, exp.Placeholder) and isinstance(high, exp.Placeholder):
+            _add_range(node, scope.resolve(node.this), ">=", order[id(low)], params)
+            _add_range(node, scope.resolve(node.this), "<=", order[id(high)], params)
+            return
+    elif type(node) in RANGE_OPS:
+        op = RANGE_OPS[type(node)]
+        col, ph = _column_and_placeholder(node.this, node.expression)
+        if col is not None:
+            if col is node.expression:
+                op = FLIPPED[op]
+            _add_range(node, scope.resolve(col), op, order[id(ph)], params)
+            return
+    raise error_at(node, f"unsupported use of a parameter in {node.sql(dialect='mysql')!r}: {hint}")
+
+
+def _column_and_placeholder(a: exp.Expr, b: exp.Expr) -> tuple[exp.Column | None, exp.Expr]:
+    if isinstance(a, exp.Column) and isinstance(b, exp.Placeholder):
+        return a, b
+    if isinstance(b, exp.Column) and isinstance(a, exp.Placeholder):
+        return b, a
+    return None, a
+
+
+def _add_range(node: exp.Expr, column: int, op: str, param: int, params: Parameters) -> None:
+    if params.range_column not in (None, column):
+        raise unsupported(node, "range parameters on two different columns")
+    params.range_column = column
+    params.range_bounds.append(ir.RangeBound(op, param))
+
+
+def conjuncts(node: exp.Expr) -> list[exp.Expr]:
+    if isinstance(node, exp.And):
+        return conjuncts(node.this) + conjuncts(node.expression)
+    if isinstance(node, exp.Paren) and isinstance(node.this, exp.And):
+        return conjuncts(node.this)
+    return [node]
+
+
+# --------------------------------------------------------------------------- planner
+
+
+@dataclass
+class Planner:
+    catalog: Catalog
+
+    # ..................................................................... entry points
+
+    def plan_view(self, name: str, query: exp.Expr, sql: str = "") -> ir.ViewPlan:
+        """Plan ``query`` (a SELECT or UNION) as the view ``name``."""
+        if isinstance(query, exp.Select):
+            return self._plan_select(name, query, sql)
+        if isinstance(query, (exp.Union, exp.Intersect, exp.Except)):
+            return self._plan_set_operation_view(name, query, sql)
+        if isinstance(query, exp.Subquery):
+            return self.plan_view(name, query.this, sql)
+        raise unsupported(query, "query")
+
+    def plan_relation(self, query: exp.Expr) -> tuple[ir.Node, list[str]]:
+        """Plan a parameterless query used as a relation (a subquery or a view in FROM)."""
+        plan = self.plan_view("", query)
+        if plan.param_count:
+            raise error_at(query, "a subquery cannot take ? parameters")
+        if plan.limit is not None or plan.offset:
+            raise unsupported(query, "LIMIT inside a subquery or a view used by another query")
+        root = plan.root
+        if root.arity != plan.visible:
+            root = _project_columns(root, list(range(plan.visible)))
+        return root, list(plan.column_names)
+
+    # ..................................................................... SELECT
+
+    def _plan_select(self, name: str, select: exp.Select, sql: str) -> ir.ViewPlan:
+        self._reject_unsupported_clauses(select)
+        node, scope = self._plan_from(select)
+        plain, params = extract_parameters(select.args.get("where"), scope)
+        if plain:
+            predicate = _and_all([translate(c, scope) for c in plain])
+            node = ir.Filter(node, predicate, node.columns)
+
+        grouped = bool(select.args.get("group")) or _has_aggregate(select)
+        key_cols = params.key_columns()
+        implicit_group = False
+        if grouped:
+            if params.range_column is not None:
+                raise unsupported(select, "range parameter in an aggregated query")
+            node, out_scope, key_positions, implicit_group = self._plan_aggregate(
+                select, node, scope, key_cols
+            )
+            if params.in_list is not None and implicit_group:
+                raise unsupported(
+                    select, "aggregate over an IN (?, ...) list not grouped by its column"
+                )
+        else:
+            out_scope, key_positions = scope, key_cols
+
+        # SELECT list, then hidden key, range and sort columns.
+        exprs, names = self._select_list(select, out_scope, scope if not grouped else None)
+        visible = len(exprs)
+        hidden_key = []
+        for pos in key_positions:
+            hidden_key.append(len(exprs))
+            exprs.append(ir.Col(pos))
+            names.append(out_scope.columns[pos].name)
+        range_col = None
+        if params.range_column is not None:
+            range_col = len(exprs)
+            exprs.append(ir.Col(params.range_column))
+            names.append(scope.columns[params.range_column].name)
+        order = self._order_by(select, out_scope, exprs, names, visible)
+        distinct = bool(select.args.get("distinct"))
+        if distinct and any(k.column >= visible for k in order):
+            raise error_at(select, "with SELECT DISTINCT, ORDER BY terms must be selected columns")
+        if select.args.get("having") is not None:
+            having = translate(select.args["having"].this, out_scope)
+            node = ir.Filter(node, having, node.columns)
+        node = _project(node, exprs, names)
+        if distinct:
+            node = ir.Distinct(node, node.columns)
+        limit, offset = _limit(select)
+        if limit is not None and params.range_column is None:
+            node = ir.TopK(node, tuple(hidden_key), order, limit + offset, node.columns)
+        return ir.ViewPlan(
+            name=name,
+            root=node,
+            visible=visible,
+            key=tuple(hidden_key),
+            key_params=tuple(p for p, _ in params.eq)
+            + ((params.in_list[1][0],) if params.in_list else ()),
+            range_column=range_col,
+            range_bounds=tuple(params.range_bounds),
+            order=order,
+            limit=limit,
+            offset=offset,
+            in_list=tuple(params.in_list[1]) if params.in_list else (),
+            param_count=params.count,
+            distinct_on_read=distinct and (params.range_column is not None or bool(params.in_list)),
+            implicit_group=implicit_group,
+            sql=sql,
+        )
+
+    def _reject_unsupported_clauses(self, select: exp.Select) -> None:
+        for key in ("with_", "with", "windows", "qualify", "lock", "sample", "settings",
+                    "into", "laterals", "pivots", "prewhere", "connect", "match"):
+            value = select.args.get(key)
+            if value:
+                node = value[0] if isinstance(value, list) else value
+                raise unsupported(node, key.rstrip("_").upper())
+        for sub in select.find_all(exp.Window):
+            raise unsupported(sub, "window function")
+        for sub in select.find_all(exp.Exists):
+            raise unsupported(sub, "EXISTS subquery")
+
+    # ..................................................................... FROM
+
+    def _plan_from(self, select: exp.Select) -> tuple[ir.Node, FromScope]:
+        from_ = select.args.get("from_") or select.args.get("from")
+        if from_ is None:
+            raise unsupported(select, "SELECT without FROM")
+        node, rel = self._relation(from_.this, 0)
+        relations = [rel]
+        for join in select.args.get("joins") or []:
+            node = self._join(node, relations, join)
+        return node, FromScope(relations, node.columns)
+
+    def _relation(self, item: exp.Expr, offset: int) -> tuple[ir.Node, Relation]:
+        if isinstance(item, exp.Table):
+            if item.args.get("db"):
+                raise unsupported(item, "qualified table name")
+            name = item.name
+            alias = item.alias or name
+            table = self.catalog.table(name)
+            if table is not None:
+                cols = tuple(ir.ColumnInfo(c.name, c.kind, c.nullable) for c in table.columns)
+                return ir.Scan(table.name, cols), Relation(alias, list(table.column_names), offset, table)
+            view = self.catalog.view(name)
+            if view is not None:
+                if view.param_count:
+                    raise error_at(item, f"view {name!r} takes parameters and cannot be used in FROM")
+                node, names = self._view_relation(view)
+                return node, Relation(alias, names, offset)
+            raise error_at(item, f"unknown table or view {name!r}")
+        if isinstance(item, exp.Subquery):
+            if not item.alias:
+                raise error_at(item, "a subquery in FROM needs an alias")
+            node, names = self.plan_relation(item.this)
+            return node, Relation(item.alias, names, offset)
+        raise unsupported(item, "FROM item")
+
+    def _view_relation(self, view: ir.ViewPlan) -> tuple[ir.Node, list[str]]:
+        if view.limit is not None or view.offset:
+            raise SqlError(f"view {view.name!r} has a LIMIT and cannot be used in FROM")
+        root = view.root
+        if root.arity != view.visible:
+            root = _project_columns(root, list(range(view.visible)))
+        return root, list(view.column_names)
+
+    def _join(self, left: ir.Node, relations: list[Relation], join: exp.Join) -> ir.Node:
+        side = (join.side or "").upper()
+        kind = (join.kind or "").upper()
+        if side == "RIGHT":
+            raise unsupported(join, "RIGHT JOIN (write it as a LEFT JOIN)")
+        if side == "FULL" or kind in ("CROSS", "NATURAL", "SEMI", "ANTI"):
+            raise unsupported(join, f"{side or kind} JOIN")
+        if join.args.get("using"):
+            raise unsupported(join, "JOIN ... USING (write it with ON)")
+        right, rel = self._relation(join.this, left.arity)
+        relations.append(rel)
+        columns = left.columns + tuple(
+            ir.ColumnInfo(c.name, c.kind, True if side == "LEFT" else c.nullable)
+            for c in right.columns
+        )
+        scope = FromScope(relations, columns)
+        on = join.args.get("on")
+        if on is None:
+            raise unsupported(join, "JOIN without ON (a cross join)")
+        if any(isinstance(n, exp.Placeholder) for n in on.walk()):
+            raise error_at(on, "a ? parameter is not allowed in JOIN ... ON")
+        left_keys, right_keys, rest = [], [], []
+        for c in conjuncts(on):
+            pair = _equi_pair(c, scope, left.arity)
+            if pair is None:
+                rest.append(translate(c, scope))
+            else:
+                left_keys.append(pair[0])
+                right_keys.append(pair[1] - left.arity)
+        if not left_keys:
+            raise unsupported(join, "JOIN without an equality between its two sides")
+        residual = _and_all(rest) if rest else None
+        if side == "LEFT":
+            return ir.Join(left, right, "left", tuple(left_keys), tuple(right_keys), residual, columns)
+        node = ir.Join(left, right, "inner", tuple(left_keys), tuple(right_keys), None, columns)
+        if residual is not None:
+            node = ir.Filter(node, residual, columns)
+        return node
+
+    # ..................................................................... GROUP BY
+
+    def _plan_aggregate(
+        self, select: exp.Select, node: ir.Node, scope: FromScope, key_cols: list[int]
+    ) -> tuple[ir.Node, GroupedScope, list[int], bool]:
+        group_nodes = list(select.args["group"].expressions) if select.args.get("group") else []
+        group_exprs = []
+        for g in group_nodes:
+            g = self._resolve_select_alias(select, g)
+            group_exprs.append(translate(g, scope))
+        # Columns functionally dependent on a grouped primary key may be selected bare.
+        group_exprs += self._dependent_columns(select, scope, group_exprs)
+        implicit_group = not group_exprs and bool(key_cols)
+        key_positions = []
+        for col in key_cols:
+            if ir.Col(col) not in group_exprs:
+                group_exprs.append(ir.Col(col, scope.columns[col].name))
+            key_positions.append(group_exprs.index(ir.Col(col)))
+
+        agg_nodes: list[exp.Expr] = []
+        for part in self._aggregate_sources(select):
+            for sub in part.find_all(*_AGG_TYPES):
+                if not any(sub == seen for seen in agg_nodes):
+                    agg_nodes.append(sub)
+        pre_exprs = list(group_exprs)
+        calls = []
+        for agg in agg_nodes:
+            call, arg = self._aggregate_call(agg, scope)
+            if arg is not None:
+                if arg in pre_exprs[len(group_exprs):]:
+                    index = pre_exprs.index(arg, len(group_exprs))
+                else:
+                    index = len(pre_exprs)
+                    pre_exprs.append(arg)
+                call = ir.AggCall(call.fn, index, call.distinct)
+            calls.append(call)
+        pre = _project(node, pre_exprs, [_expr_name(e, scope.columns) for e in pre_exprs])
+        group_by = tuple(range(len(group_exprs)))
+        out_columns = tuple(pre.columns[: len(group_exprs)]) + tuple(
+            ir.ColumnInfo(a.sql(dialect="mysql").lower(), _agg_kind(c, pre.columns),
+                          c.fn != "count")
+            for a, c in zip(agg_nodes, calls)
+        )
+        agg = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
+        grouped = GroupedScope(scope, group_exprs, columns=out_columns)
+        for i, a in enumerate(agg_nodes):
+            grouped.aggregates[a] = len(group_exprs) + i
+        return agg, grouped, key_positions, implicit_group
+
+    def _aggregate_sources(self, select: exp.Select) -> list[exp.Expr]:
+        parts: list[exp.Expr] = list(select.expressions)
+        if select.args.get("having") is not None:
+            parts.append(select.args["having"])
+        if select.args.get("order") is not None:
+            parts.append(select.args["order"])
+        return parts
+
+    def _aggregate_call(self, agg: exp.Expr, scope: FromScope) -> tuple[ir.AggCall, ir.Expr | None]:
+        fn = type(agg).__name__.lower()
+        arg_node = agg.this
+        distinct = False
+        if isinstance(arg_node, exp.Distinct):
+            if len(arg_node.expressions) != 1:
+                raise unsupported(agg, "DISTINCT aggregate over several columns")
+            distinct = True
+            arg_node = arg_node.expressions[0]
+        for inner in arg_node.find_all(*_AGG_TYPES) if arg_node is not None else ():
+            raise error_at(inner, "aggregates cannot be nested")
+        if isinstance(arg_node, exp.Star):
+            if fn != "count":
+                raise error_at(agg, f"{fn.upper()}(*) is not valid")
+            return ir.AggCall("count", None), None
+        if distinct and fn not in ("count", "sum", "avg"):
+            distinct = False  # MIN/MAX(DISTINCT x) equal MIN/MAX(x)
+        return ir.AggCall(fn, 0, distinct), translate(arg_node, scope)
+
+    def _dependent_columns(
+        self, select: exp.Select, scope: FromScope, group_exprs: list[ir.Expr]
+    ) -> list[ir.Expr]:
+        grouped_cols = {g.index for g in group_exprs if isinstance(g, ir.Col)}
+        covered: set[str] = set()
+        for rel in scope.relations:
+            pk = rel.table.primary_key if rel.table is not None else ()
+            if pk and all(rel.offset + i in grouped_cols for i in pk):
+                covered.add(rel.alias)
+        if not covered:
+            return []
+        extra: list[ir.Expr] = []
+        for part in self._aggregate_sources(select):
+            for col in part.find_all(exp.Column):
+                if isinstance(col.this, exp.Star) or _inside_aggregate(col):
+                    continue
+                try:
+                    index = scope.resolve(col)
+                except SqlError:
+                    continue
+                if scope.relation_of(index).alias in covered:
+                    e = ir.Col(index, scope.columns[index].name)
+                    if e not in group_exprs and e not in extra:
+                        extra.append(e)
+        return extra
+
+    def _resolve_select_alias(self, select: exp.Select, node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Literal) and not node.is_string:
+            position = int(node.this)
+            if not 1 <= position <= len(select.expressions):
+                raise error_at(node, f"GROUP BY position {position} is out of range")
+            item = select.expressions[position - 1]
+            return item.this if isinstance(item, exp.Alias) else item
+        if isinstance(node, exp.Column) and not node.table:
+            for item in select.expressions:
+                if isinstance(item, exp.Alias) and item.alias.lower() == node.name.lower():
+                    if not is_aggregate(item.this):
+                        return item.this
+        return node
+
+    # ..................................................................... SELECT list
+
+    def _select_list(
+        self, select: exp.Select, scope: FromScope | GroupedScope, from_scope: FromScope | None
+    ) -> tuple[list[ir.Expr], list[str]]:
+        exprs: list[ir.Expr] = []
+        names: list[str] = []
+        for item in select.expressions:
+            if isinstance(item, exp.Star) or (
+                isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
+            ):
+                if from_scope is None:
+                    raise unsupported(item, "* in an aggregated query")
+                qualifier = item.table if isinstance(item, exp.Column) else ""
+                found = False
+                for rel in from_scope.relations:
+                    if qualifier and rel.alias.lower() != qualifier.lower():
+                        continue
+                    found = True
+                    for i, n in enumerate(rel.names):
+                        exprs.append(ir.Col(rel.offset + i, n))
+                        names.append(n)
+                if not found:
+                    raise error_at(item, f"unknown table {qualifier!r} in {qualifier}.*")
+                continue
+            node = item.this if isinstance(item, exp.Alias) else item
+            exprs.append(translate(node, scope))
+            names.append(item.alias if isinstance(item, exp.Alias) else _output_name(item))
+        return exprs, names
+
+    def _order_by(
+        self,
+        select: exp.Select,
+        scope: FromScope | GroupedScope,
+        exprs: list[ir.Expr],
+        names: list[str],
+        visible: int,
+    ) -> tuple[ir.SortKey, ...]:
+        order = select.args.get("order")
+        if order is None:
+            return ()
+        keys = []
+        for term in order.expressions:
+            node = term.this
+            desc = bool(term.args.get("desc"))
+            index = None
+            if isinstance(node, exp.Literal) and not node.is_string:
+                position = int(node.this)
+                if not 1 <= position <= visible:
+                    raise error_at(node, f"ORDER BY position {position} is out of range")
+                index = position - 1
+            elif isinstance(node, exp.Column) and not node.table:
+                for i in range(visible):
+                    if names[i].lower() == node.name.lower():
+                        index = i
+                        break
+            if index is None:
+                e = translate(node, scope)
+                if e in exprs:
+                    index = exprs.index(e)
+                else:
+                    index = len(exprs)
+                    exprs.append(e)
+                    names.append(_output_name(node))
+            keys.append(ir.SortKey(index, desc))
+        return tuple(keys)
+
+    # ..................................................................... UNION
+
+    def _plan_set_operation_view(self, name: str, query: exp.Expr, sql: str) -> ir.ViewPlan:
+        if not isinstance(query, exp.Union):
+            raise unsupported(query, type(query).__name__.upper())
+        branches = self._union_branches(query)
+        planned = [self.plan_relation(b) for b in branches]
+        arity = len(planned[0][1])
+        for (node, names), branch in zip(planned, branches):
+            if len(names) != arity:
+                raise error_at(branch, "the SELECTs of a UNION have different numbers of columns")
+        names = planned[0][1]
+        columns = tuple(
+            ir.ColumnInfo(
+                names[i],
+                unify_kinds([n.columns[i].kind for n, _ in planned]),
+                any(n.columns[i].nullable for n, _ in planned),
+            )
+            for i in range(arity)
+        )
+        node: ir.Node = ir.Union(tuple(n for n, _ in planned), columns)
+        if _union_is_distinct(query):
+            node = ir.Distinct(node, columns)
+        order: tuple[ir.SortKey, ...] = ()
+        if query.args.get("order") is not None:
+            keys = []
+            for term in query.args["order"].expressions:
+                t = term.this
+                if isinstance(t, exp.Literal) and not t.is_string:
+                    index = int(t.this) - 1
+                elif isinstance(t, exp.Column):
+                    matches = [i for i, n in enumerate(names) if n.lower() == t.name.lower()]
+                    if not matches:
+                        raise error_at(t, f"ORDER BY {t.name!r} is not a column of the UNION")
+                    index = matches[0]
+                else:
+                    raise unsupported(t, "ORDER BY expression on a UNION")
+                keys.append(ir.SortKey(index, bool(term.args.get("desc"))))
+            order = tuple(keys)
+        limit, offset = _limit(query)
+        if limit is not None:
+            node = ir.TopK(node, (), order, limit + offset, columns)
+        return ir.ViewPlan(name, node, arity, (), (), order=order, limit=limit, offset=offset,
+                           sql=sql)
+
+    def _union_branches(self, query: exp.Expr) -> list[exp.Expr]:
+        if isinstance(query, exp.Union) and not query.args.get("order") and not query.args.get("limit"):
+            return self._union_branches(query.this) + self._union_branches(query.expression)
+        if isinstance(query, exp.Union):
+            inner = query.copy()
+            inner.set("order", None)
+            inner.set("limit", None)
+            inner.set("offset", None)
+            return self._union_branches(inner)
+        return [query]
+
+
+def _union_is_distinct(query: exp.Expr) -> bool:
+    if isinstance(query, exp.Union):
+        mixed = [query.args.get("distinct")] + [
+            _union_is_distinct(s) for s in (query.this, query.expression) if isinstance(s, exp.Union)
+        ]
+        if len(set(bool(m) for m in mixed)) > 1:
+            raise unsupported(query, "mixing UNION and UNION ALL")
+        return bool(query.args.get("distinct"))
+    return False
+
+
+# --------------------------------------------------------------------------- helpers
+
+_AGG_TYPES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
+
+
+def _has_aggregate(select: exp.Select) -> bool:
+    parts = list(select.expressions)
+    if select.args.get("having") is not None:
+        parts.append(select.args["having"])
+    return any(any(True for _ in p.find_all(*_AGG_TYPES)) for p in parts)
+
+
+def _inside_aggregate(node: exp.Expr) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, _AGG_TYPES):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _and_all(exprs: list[ir.Expr]) -> ir.Expr:
+    out = exprs[0]
+    for e in exprs[1:]:
+        out = ir.Call("and_", (out, e))
+    return out
+
+
+def _equi_pair(node: exp.Expr, scope: FromScope, split: int) -> tuple[int, int] | None:
+    if not (isinstance(node, exp.EQ) and isinstance(node.this, exp.Column)
+            and isinstance(node.expression, exp.Column)):
+        return None
+    a, b = scope.resolve(node.this), scope.resolve(node.expression)
+    if a < split <= b:
+        return a, b
+    if b < split <= a:
+        return b, a
+    return None
+
+
+def _project(node: ir.Node, exprs: list[ir.Expr], names: list[str]) -> ir.Node:
+    if all(isinstance(e, ir.Col) for e in exprs) and [e.index for e in exprs] == list(range(node.arity)):  # type: ignore[union-attr]
+        if [c.name for c in node.columns] == names:
+            return node
+    input_kinds = [c.kind for c in node.columns]
+    columns = tuple(
+        ir.ColumnInfo(n, kind_of(e, input_kinds), _nullable(e, node.columns))
+        for e, n in zip(exprs, names)
+    )
+    return ir.Project(node, tuple(exprs), columns)
+
+
+def _project_columns(node: ir.Node, indexes: list[int]) -> ir.Node:
+    return _project(node, [ir.Col(i, node.columns[i].name) for i in indexes],
+                    [node.columns[i].name for i in indexes])
+
+
+def _nullable(e: ir.Expr, columns: tuple[ir.ColumnInfo, ...]) -> bool:
+    if isinstance(e, ir.Col):
+        return columns[e.index].nullable
+    if isinstance(e, ir.Lit):
+        return e.value is None
+    if isinstance(e, ir.Call) and e.fn in ("is_null", "is_not_null", "null_safe_eq"):
+        return False
+    return True
+
+
+def _agg_kind(call: ir.AggCall, columns: tuple[ir.ColumnInfo, ...]) -> str | None:
+    if call.fn == "count":
+        return INT
+    kind = columns[call.arg].kind if call.arg is not None else None
+    if call.fn == "avg":
+        return DECIMAL if kind == DECIMAL else FLOAT
+    if call.fn == "sum" and kind == "bool":
+        return INT
+    return kind
+
+
+def _expr_name(e: ir.Expr, columns: tuple[ir.ColumnInfo, ...]) -> str:
+    return columns[e.index].name if isinstance(e, ir.Col) else "expr"
+
+
+def _output_name(item: exp.Expr) -> str:
+    if isinstance(item, exp.Column):
+        return item.name
+    return item.sql(dialect="mysql")
+
+
+def _limit(query: exp.Expr) -> tuple[int | None, int]:
+    limit_node = query.args.get("limit")
+    offset_node = query.args.get("offset")
+    limit = offset = None
+    if limit_node is not None:
+        value = limit_node.expression
+        if isinstance(value, exp.Placeholder):
+            raise unsupported(value, "? as LIMIT")
+        limit = int(value.this)
+        if limit_node.args.get("offset") is not None:
+            offset = int(limit_node.args["offset"].this)
+    if offset_node is not None:
+        value = offset_node.expression
+        if isinstance(value, exp.Placeholder):
+            raise unsupported(value, "? as OFFSET")
+        offset = int(value.this)
+    return limit, offset or 0

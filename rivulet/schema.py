@@ -1,0 +1,274 @@
+"""Column types, table schemas, and the checks every written row goes through.
+
+rivulet keeps a small set of value kinds (design.md, "Data model"); every SQL type maps onto
+one of them. Rows are checked and converted once, on write, so that operators downstream can
+trust the Python type of every value and never re-check it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from rivulet.errors import SchemaError
+
+Row = tuple[Any, ...]
+
+#: The value kinds of rivulet, by the Python type that carries them.
+INT, FLOAT, DECIMAL, STR, BYTES, BOOL, DATE, DATETIME = (
+    "int",
+    "float",
+    "decimal",
+    "str",
+    "bytes",
+    "bool",
+    "date",
+    "datetime",
+)
+KINDS = (INT, FLOAT, DECIMAL, STR, BYTES, BOOL, DATE, DATETIME)
+NUMERIC_KINDS = frozenset({INT, FLOAT, DECIMAL, BOOL})
+
+#: SQL type names (as sqlglot spells them, upper case) to value kinds.
+SQL_TYPE_KINDS: dict[str, str] = {
+    **dict.fromkeys(
+        ["INT", "INTEGER", "BIGINT", "SMALLINT", "MEDIUMINT", "TINYINT", "UINT", "UBIGINT",
+         "USMALLINT", "UMEDIUMINT", "UTINYINT", "SERIAL"],
+        INT,
+    ),
+    **dict.fromkeys(["FLOAT", "DOUBLE", "REAL"], FLOAT),
+    **dict.fromkeys(["DECIMAL", "NUMERIC", "UDECIMAL", "BIGDECIMAL"], DECIMAL),
+    **dict.fromkeys(
+        ["CHAR", "VARCHAR", "NCHAR", "NVARCHAR", "TEXT", "TINYTEXT", "MEDIUMTEXT", "LONGTEXT",
+         "ENUM"],
+        STR,
+    ),
+    **dict.fromkeys(
+        ["BLOB", "TINYBLOB", "MEDIUMBLOB", "LONGBLOB", "BINARY", "VARBINARY"], BYTES
+    ),
+    "BOOLEAN": BOOL,
+    "BIT": BOOL,
+    "DATE": DATE,
+    **dict.fromkeys(["DATETIME", "TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMPLTZ"], DATETIME),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of a table: its name, value kind and constraints."""
+
+    name: str
+    kind: str
+    nullable: bool = True
+    default: Any = None
+    #: Declared maximum length of a string or byte column (``VARCHAR(n)``), if any.
+    length: int | None = None
+    #: Declared scale of a DECIMAL column, if any.
+    scale: int | None = None
+    #: The type as written in the program, kept for ``SHOW CREATE`` and error messages.
+    sql_type: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TableSchema:
+    """A base table: columns in order and the primary key (empty: a hidden row id)."""
+
+    name: str
+    columns: tuple[Column, ...]
+    primary_key: tuple[int, ...] = ()
+    _positions: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        positions = {c.name.lower(): i for i, c in enumerate(self.columns)}
+        if len(positions) != len(self.columns):
+            raise SchemaError(f"table {self.name!r} declares a column twice")
+        self._positions.update(positions)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def position(self, name: str) -> int:
+        """Index of column ``name`` (case-insensitive, as in MySQL)."""
+        try:
+            return self._positions[name.lower()]
+        except KeyError:
+            raise SchemaError(f"table {self.name!r} has no column {name!r}") from None
+
+    def has_column(self, name: str) -> bool:
+        return name.lower() in self._positions
+
+    def pk_of(self, row: Row) -> Row:
+        return tuple(row[i] for i in self.primary_key)
+
+
+def coerce_row(schema: TableSchema, values: Any, *, where: str = "") -> Row:
+    """Check one row against ``schema`` and return it with every value in its column's kind.
+
+    ``values`` is a sequence in column order or a mapping from column name to value (missing
+    columns take their default). Raises :class:`SchemaError` naming the column and the value.
+    """
+    if isinstance(values, dict):
+        values = _row_from_mapping(schema, values, where)
+    elif len(values) != len(schema.columns):
+        raise SchemaError(
+            f"{where}table {schema.name!r} has {len(schema.columns)} columns, "
+            f"got a row of {len(values)} values"
+        )
+    return tuple(
+        coerce_value(col, v, where=f"{where}{schema.name}.{col.name}")
+        for col, v in zip(schema.columns, values)
+    )
+
+
+def _row_from_mapping(schema: TableSchema, values: dict[str, Any], where: str) -> list[Any]:
+    lowered = {k.lower(): v for k, v in values.items()}
+    unknown = set(lowered) - set(schema._positions)
+    if unknown:
+        raise SchemaError(f"{where}table {schema.name!r} has no column {sorted(unknown)[0]!r}")
+    return [lowered.get(c.name.lower(), c.default) for c in schema.columns]
+
+
+def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
+    """Convert ``value`` to ``col``'s kind, or raise :class:`SchemaError` saying why not."""
+    if value is None:
+        if not col.nullable:
+            raise SchemaError(f"{where or col.name}: column is NOT NULL, got NULL")
+        return None
+    try:
+        out = _CONVERTERS[col.kind](value)
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        raise SchemaError(
+            f"{where or col.name}: expected a {col.sql_type or col.kind} value, "
+            f"got {value!r} ({exc})"
+        ) from None
+    if col.length is not None and col.kind in (STR, BYTES) and len(out) > col.length:
+        raise SchemaError(
+            f"{where or col.name}: value of length {len(out)} is too long for "
+            f"{col.sql_type or col.kind}"
+        )
+    if col.scale is not None and col.kind == DECIMAL:
+        out = out.quantize(decimal.Decimal(1).scaleb(-col.scale), rounding=decimal.ROUND_HALF_UP)
+    return out
+
+
+def _to_int(v: Any) -> int:
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        if not v.is_integer():
+            raise ValueError("not an integer")
+        return int(v)
+    if isinstance(v, decimal.Decimal):
+        if v != v.to_integral_value():
+            raise ValueError("not an integer")
+        return int(v)
+    if isinstance(v, str):
+        return int(v.strip())
+    raise TypeError(f"a {type(v).__name__} is not an integer")
+
+
+def _to_float(v: Any) -> float:
+    if isinstance(v, (int, float, decimal.Decimal)):
+        return float(v)
+    if isinstance(v, str):
+        return float(v.strip())
+    raise TypeError(f"a {type(v).__name__} is not a number")
+
+
+def _to_decimal(v: Any) -> decimal.Decimal:
+    if isinstance(v, decimal.Decimal):
+        return v
+    if isinstance(v, (bool, int)):
+        return decimal.Decimal(int(v))
+    if isinstance(v, float):
+        return decimal.Decimal(repr(v))
+    if isinstance(v, str):
+        try:
+            return decimal.Decimal(v.strip())
+        except decimal.InvalidOperation:
+            raise ValueError("not a decimal number") from None
+    raise TypeError(f"a {type(v).__name__} is not a decimal")
+
+
+def _to_str(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (bool, int, float, decimal.Decimal)):
+        return str(int(v) if isinstance(v, bool) else v)
+    raise TypeError(f"a {type(v).__name__} is not a string")
+
+
+def _to_bytes(v: Any) -> bytes:
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v)
+    if isinstance(v, str):
+        return v.encode()
+    raise TypeError(f"a {type(v).__name__} is not binary data")
+
+
+def _to_bool(v: Any) -> int:
+    # MySQL's BOOLEAN is TINYINT(1): TRUE is stored and returned as 1.
+    if isinstance(v, (bool, int)) or (isinstance(v, float) and v.is_integer()):
+        return int(v)
+    if isinstance(v, str) and v.strip().lower() in ("0", "1", "true", "false"):
+        return int(v.strip().lower() in ("1", "true"))
+    raise TypeError(f"{v!r} is not a boolean")
+
+
+def _to_date(v: Any) -> dt.date:
+    if isinstance(v, dt.datetime):
+        return v.date()
+    if isinstance(v, dt.date):
+        return v
+    if isinstance(v, str):
+        return dt.date.fromisoformat(v.strip()[:10])
+    raise TypeError(f"a {type(v).__name__} is not a date")
+
+
+def _to_datetime(v: Any) -> dt.datetime:
+    if isinstance(v, dt.datetime):
+        return v
+    if isinstance(v, dt.date):
+        return dt.datetime(v.year, v.month, v.day)
+    if isinstance(v, str):
+        return dt.datetime.fromisoformat(v.strip())
+    raise TypeError(f"a {type(v).__name__} is not a datetime")
+
+
+_CONVERTERS: dict[str, Callable[[Any], Any]] = {
+    INT: _to_int,
+    FLOAT: _to_float,
+    DECIMAL: _to_decimal,
+    STR: _to_str,
+    BYTES: _to_bytes,
+    BOOL: _to_bool,
+    DATE: _to_date,
+    DATETIME: _to_datetime,
+}
+
+
+def kind_of_value(value: Any) -> str | None:
+    """The kind a Python value belongs to (``None`` for NULL)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return BOOL
+    for py, kind in _PY_KINDS:
+        if isinstance(value, py):
+            return kind
+    raise SchemaError(f"values of type {type(value).__name__} are not supported: {value!r}")
+
+
+_PY_KINDS: tuple[tuple[type, str], ...] = (
+    (int, INT),
+    (float, FLOAT),
+    (decimal.Decimal, DECIMAL),
+    (str, STR),
+    (bytes, BYTES),
+    (dt.datetime, DATETIME),
+    (dt.date, DATE),
+)

@@ -1,0 +1,119 @@
+"""``CREATE TABLE`` to a :class:`TableSchema`."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from rivulet.errors import SqlError
+from rivulet.schema import DECIMAL, SQL_TYPE_KINDS, STR, BYTES, Column, TableSchema, coerce_value
+from rivulet.sql.parse import DIALECT, error_at, unsupported
+
+
+def table_schema(create: exp.Create) -> TableSchema:
+    """The schema a ``CREATE TABLE`` statement declares."""
+    schema = create.this
+    if not isinstance(schema, exp.Schema):
+        raise unsupported(create, "CREATE TABLE without a column list")
+    name = schema.this.name
+    columns: list[Column] = []
+    pk_names: list[str] = []
+    for item in schema.expressions:
+        if isinstance(item, exp.ColumnDef):
+            column, is_pk = _column(item)
+            columns.append(column)
+            if is_pk:
+                pk_names.append(column.name)
+        elif isinstance(item, exp.PrimaryKey):
+            if pk_names:
+                raise error_at(item, f"table {name!r} declares its primary key twice")
+            pk_names = [_key_part_name(e) for e in item.expressions]
+        elif isinstance(item, (exp.IndexColumnConstraint, exp.UniqueColumnConstraint)):
+            continue  # secondary indexes are derived from the queries, not declared
+        else:
+            raise unsupported(item, "table element")
+    by_name = {c.name.lower(): i for i, c in enumerate(columns)}
+    try:
+        pk = tuple(by_name[n.lower()] for n in pk_names)
+    except KeyError as missing:
+        raise error_at(schema, f"primary key column {missing} is not a column of {name!r}") from None
+    # Primary key columns are implicitly NOT NULL, as in MySQL.
+    columns = [
+        Column(c.name, c.kind, False, c.default, c.length, c.scale, c.sql_type) if i in pk else c
+        for i, c in enumerate(columns)
+    ]
+    return TableSchema(name, tuple(columns), pk)
+
+
+def _key_part_name(part: exp.Expr) -> str:
+    if isinstance(part, (exp.Identifier, exp.Column)):
+        return part.name
+    if isinstance(part, exp.Ordered):
+        return part.this.name
+    return part.name
+
+
+def _column(item: exp.ColumnDef) -> tuple[Column, bool]:
+    name = item.this.name
+    dtype = item.args.get("kind")
+    if dtype is None:
+        raise error_at(item, f"column {name!r} has no type")
+    type_name = dtype.this.name if hasattr(dtype.this, "name") else str(dtype.this)
+    sql_type = dtype.sql(dialect=DIALECT)
+    kind = SQL_TYPE_KINDS.get(type_name.upper())
+    if type_name.upper() == "TINYINT" and _params(dtype) == [1]:
+        kind = "bool"
+    if kind is None:
+        raise unsupported(dtype, f"column type {sql_type}")
+    params = _params(dtype)
+    length = params[0] if kind in (STR, BYTES) and params and type_name.upper() in (
+        "CHAR", "VARCHAR", "NCHAR", "NVARCHAR", "BINARY", "VARBINARY") else None
+    scale = (params[1] if len(params) > 1 else 0) if kind == DECIMAL and params else None
+    nullable, is_pk, default = True, False, None
+    for constraint in item.args.get("constraints") or []:
+        c = constraint.args.get("kind")
+        if isinstance(c, exp.NotNullColumnConstraint):
+            nullable = bool(c.args.get("allow_null"))
+        elif isinstance(c, exp.PrimaryKeyColumnConstraint):
+            is_pk = True
+        elif isinstance(c, exp.DefaultColumnConstraint):
+            default = _literal(c.this, name)
+        elif isinstance(c, (exp.AutoIncrementColumnConstraint, exp.UniqueColumnConstraint,
+                            exp.CommentColumnConstraint, exp.CharacterSetColumnConstraint,
+                            exp.CollateColumnConstraint)):
+            continue
+        else:
+            raise unsupported(constraint, "column constraint")
+    column = Column(name, kind, nullable, None, length, scale, sql_type)
+    if default is not None:
+        try:
+            default = coerce_value(column, default, where=f"DEFAULT of {name}: ")
+        except Exception as exc:
+            raise error_at(item, str(exc)) from None
+    return Column(name, kind, nullable, default, length, scale, sql_type), is_pk
+
+
+def _params(dtype: exp.DataType) -> list[int]:
+    out = []
+    for p in dtype.expressions:
+        value = p.this if isinstance(p, exp.DataTypeParam) else p
+        try:
+            out.append(int(value.name if hasattr(value, "name") else value))
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+def _literal(node: exp.Expr, column: str) -> object:
+    if isinstance(node, exp.Null):
+        return None
+    if isinstance(node, exp.Boolean):
+        return int(node.this)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+        value = _literal(node.this, column)
+        return -value  # type: ignore[operator]
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return node.this
+        text = node.this
+        return int(text) if text.lstrip("-").isdigit() else float(text)
+    raise SqlError(f"DEFAULT of column {column!r} must be a constant, got {node.sql()!r}")

@@ -1,0 +1,84 @@
+"""The storage interface: durable base tables, the program, and the LSN of every commit.
+
+The engine writes through one :class:`Storage` from one thread at a time (the commit
+worker, or a migration holding the commit lock), inside :meth:`transaction`. A row's
+*identity* (``RowId``) is its primary key tuple, or a hidden row id for tables without one;
+updates and deletes name rows by identity.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from rivulet.schema import Row, TableSchema
+
+RowId = Any
+
+
+@dataclass(frozen=True)
+class ProgramStatement:
+    """One statement of the program, in the order it was applied."""
+
+    seq: int
+    kind: str  # "table" or "view"
+    name: str
+    sql: str
+
+
+class Storage(ABC):
+    """Durable state. Implementations: :class:`rivulet.storage.sqlite.SqliteStorage`."""
+
+    #: LSN of the last committed write batch (0 before the first).
+    lsn: int
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[None]:
+        """A write transaction; commits on normal exit, rolls back on an exception."""
+
+    @abstractmethod
+    def savepoint(self) -> AbstractContextManager[None]:
+        """A nested scope inside a transaction that rolls back alone on an exception."""
+
+    @abstractmethod
+    def commit_batch(self, payload: bytes, rows: int) -> int:
+        """Record a write batch in the log within the open transaction; returns its LSN."""
+
+    # ..................................................................... program
+
+    @abstractmethod
+    def program(self) -> list[ProgramStatement]: ...
+
+    @abstractmethod
+    def add_statement(self, kind: str, name: str, sql: str) -> None: ...
+
+    @abstractmethod
+    def remove_statement(self, kind: str, name: str) -> None: ...
+
+    @abstractmethod
+    def create_table(self, schema: TableSchema) -> None: ...
+
+    @abstractmethod
+    def drop_table(self, schema: TableSchema) -> None: ...
+
+    # ..................................................................... rows
+
+    @abstractmethod
+    def insert(self, schema: TableSchema, rows: list[Row]) -> None:
+        """Insert rows; raises ConstraintError on a duplicate primary key."""
+
+    @abstractmethod
+    def delete(self, schema: TableSchema, ids: list[RowId]) -> None: ...
+
+    @abstractmethod
+    def scan(self, schema: TableSchema) -> Iterator[tuple[RowId, Row]]:
+        """Every row of a table with its identity."""
+
+    @abstractmethod
+    def get(self, schema: TableSchema, keys: list[tuple]) -> list[tuple[RowId, Row]]:
+        """Rows by primary key (tables with a primary key only)."""
+
+    @abstractmethod
+    def close(self) -> None: ...

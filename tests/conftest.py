@@ -1,0 +1,45 @@
+"""Shared pytest configuration: Hypothesis profiles.
+
+Profiles: "ci" (used when the CI environment variable is set), "dev" (the default),
+"long" (selected with ``pytest --long``). HYPOTHESIS_PROFILE=<name> picks one explicitly
+when CI is not set.
+"""
+
+import os
+import sys
+
+from hypothesis import settings
+
+# For Spark tests run without ./test.sh: workers use this interpreter (which has pandas and
+# pyarrow) rather than whatever python3 is on PATH, and Spark binds to loopback only.
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+settings.register_profile(
+    "ci", max_examples=60, deadline=None, derandomize=True, print_blob=True
+)
+settings.register_profile("dev", max_examples=30, deadline=None)
+settings.register_profile("long", max_examples=2000, deadline=None)
+
+
+def _default_profile() -> str:
+    if os.environ.get("CI"):
+        return "ci"
+    return os.environ.get("HYPOTHESIS_PROFILE") or "dev"
+
+
+settings.load_profile(_default_profile())
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--long",
+        action="store_true",
+        default=False,
+        help='run Hypothesis tests with the "long" profile (max_examples=2000)',
+    )
+
+
+def pytest_configure(config):
+    if config.getoption("--long"):
+        settings.load_profile("long")
