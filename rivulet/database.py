@@ -1,14 +1,17 @@
 """The embedded database: program, durable writes, incremental views, reads.
 
-Three kinds of threads meet here:
+Two kinds of threads meet here:
 
-* **callers** check writes, submit them and wait for their commit; they read views
-  directly from reader state, never waiting on writes;
-* the **commit worker** takes every pending write, applies them in one SQLite transaction
-  (group commit; each request in its own savepoint, so one bad request fails alone),
-  acknowledges them, and hands their deltas, tagged with the batch's LSN, to
+* **callers** check writes and commit them; they read views directly from reader state,
+  never waiting on writes. Commits are grouped: a caller that takes the commit lock
+  commits every write queued so far, its own and other callers', in one SQLite
+  transaction (each request in its own savepoint, so one bad request fails alone), and
+  hands their deltas, tagged with the batch's LSN, to
 * the **propagation worker**, which pushes each batch through the dataflow graph in LSN
   order. ``settle()`` waits until it has caught up with every acknowledged write.
+
+Committing in the caller's thread, rather than on a commit worker, matters in CPython:
+every hand-off between threads waits for the GIL, and a write would need two of them.
 
 Program changes (new tables and views) run as *migrations*: they hold the commit lock
 and the graph lock, so they see base tables and the graph at the same LSN.
@@ -59,22 +62,20 @@ class Database:
         self.builder = Builder(self.graph)
         self._views: dict[str, View] = {}
         self._built: dict[str, BuiltView] = {}
-        self._adhoc: dict[str, tuple[View, int]] = {}
+        self._adhoc: dict[str, View] = {}  # ad-hoc SELECT text -> the view answering it
         self._closed = False
         self._failure: BaseException | None = None
 
         self._commit_lock = threading.RLock()
         self._graph_lock = threading.RLock()
-        self._pending: queue.Queue[WriteRequest | None] = queue.Queue()
+        self._pending: list[WriteRequest] = []  # appended to and swapped atomically
         self._batches: queue.Queue[tuple[int, dict[int, list]] | None] = queue.Queue()
         self._applied = threading.Condition()
         self.applied_lsn = self.storage.lsn
         self.stats_counters = {"writes": 0, "commits": 0, "rows_written": 0}
 
         self._restore()
-        self._committer = threading.Thread(target=self._commit_loop, name="rivulet-commit", daemon=True)
         self._propagator = threading.Thread(target=self._propagate_loop, name="rivulet-propagate", daemon=True)
-        self._committer.start()
         self._propagator.start()
 
     # ..................................................................... start-up
@@ -197,7 +198,7 @@ class Database:
             with self.storage.transaction():
                 self.storage.remove_statement("view", name)
             self._uninstall_view(name)
-            for key, (view, _) in list(self._adhoc.items()):
+            for key, view in list(self._adhoc.items()):
                 if view.name.lower() == name.lower():
                     del self._adhoc[key]
 
@@ -211,9 +212,11 @@ class Database:
         if users:
             raise ProgramError(f"table {name!r} is used by view(s) {', '.join(users)}")
         with self._migration():
-            for key, (view, _) in list(self._adhoc.items()):
-                if view.name.lower() in [u.lower() for u in self.catalog.users_of_table(name)]:
-                    self._uninstall_view(view.name)
+            users = {u.lower() for u in self.catalog.users_of_table(name)}
+            for key, view in list(self._adhoc.items()):
+                if view.name.lower() in users:
+                    if view.name.lower() in self._views:
+                        self._uninstall_view(view.name)
                     del self._adhoc[key]
             with self.storage.transaction():
                 self.storage.drop_table(schema)
@@ -245,14 +248,21 @@ class Database:
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Answer a SELECT from a view made for it on first use (cached by normalized text)."""
-        self._check_open()
-        cached = self._adhoc.get(sql)
-        if cached is None:
-            cached = self._adhoc_view(sql)
-        view, _ = cached
-        return view.lookup(*params)
+        return self.prepare(sql).lookup(*params)
 
-    def _adhoc_view(self, sql: str) -> tuple[View, int]:
+    def prepare(self, sql: str) -> View:
+        """The view that answers the ad-hoc SELECT ``sql``, made on first use.
+
+        Queries that differ only in the length of an ``IN (?, ...)`` list, or in spacing
+        and case, share one view (Noria's MySQL adapter does the same).
+        """
+        self._check_open()
+        view = self._adhoc.get(sql)
+        if view is None:
+            view = self._adhoc[sql] = self._adhoc_view(sql)
+        return view
+
+    def _adhoc_view(self, sql: str) -> View:
         node = parse_one(sql)
         if not isinstance(node, (exp.Select, exp.Union)):
             raise SqlError("query() takes a SELECT statement")
@@ -264,13 +274,10 @@ class Database:
         name = f"_q_{digest}"
         view = self._views.get(name)
         if view is None:
-            self.catalog.check_new_name(name.lstrip("_")) if False else None
-            Planner(self.catalog).plan_view(name, node, normalized)
+            Planner(self.catalog).plan_view(name, node, normalized)  # reject before any change
             with self._migration():
                 view = self._views.get(name) or self._install_view(name, node, normalized)
-        entry = (view, 0)
-        self._adhoc[sql] = entry
-        return entry
+        return view
 
     def table(self, name: str) -> Table:
         self._check_open()
@@ -307,29 +314,16 @@ class Database:
             WriteRequest(table, "update", predicate=predicate, assign=assign, keys=keys, params=params)
         )
 
-    def submit(self, request: WriteRequest, timeout: float | None = None) -> int:
-        """Queue a write and wait until it is committed (durable); returns rows changed."""
+    def submit(self, request: WriteRequest) -> int:
+        """Commit a write (with any others queued meanwhile); returns rows changed once the
+        write is durable. Raises the write's own error if it was rejected."""
         self._check_open()
-        self._pending.put(request)
-        return request.wait(timeout)
-
-    def _commit_loop(self) -> None:
-        while True:
-            first = self._pending.get()
-            if first is None:
-                return
-            group = [first]
-            while True:
-                try:
-                    more = self._pending.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    self._pending.put(None)
-                    break
-                group.append(more)
-            with self._commit_lock:
+        self._pending.append(request)
+        with self._commit_lock:
+            if not request.done.is_set():
+                group, self._pending = self._pending, []
                 self._commit_group(group)
+        return request.wait()
 
     def _commit_group(self, group: list[WriteRequest]) -> None:
         deltas: dict[int, list] = {}
@@ -362,6 +356,7 @@ class Database:
         if ok:
             self.stats_counters["commits"] += 1
             self.stats_counters["writes"] += len(ok)
+            self.stats_counters["rows_written"] += sum(r.rowcount for r in ok)
             self._batches.put((lsn, deltas))
             for request in ok:
                 request.lsn = lsn
@@ -390,6 +385,11 @@ class Database:
         """Wait until every write acknowledged so far is reflected in every view."""
         self._check_open()
         self._wait_applied(self.storage.lsn, timeout)
+
+    def wait_for(self, lsn: int, timeout: float | None = 60.0) -> None:
+        """Wait until the write batch ``lsn`` (and all before it) is reflected in every view."""
+        self._check_open()
+        self._wait_applied(lsn, timeout)
 
     def _wait_applied(self, lsn: int, timeout: float | None) -> None:
         with self._applied:
@@ -422,11 +422,10 @@ class Database:
         """Wait for pending writes to commit and propagate, then stop the workers."""
         if self._closed:
             return
-        self._pending.put(None)
-        self._committer.join()
+        with self._commit_lock:
+            self._closed = True
         self._batches.put(None)
         self._propagator.join()
-        self._closed = True
         self.storage.close()
 
     def __enter__(self) -> Database:

@@ -8,9 +8,10 @@ a node's output to its arrangements before any child runs). For an inner join th
 
 (bilinear; the last term removes the pairs counted twice when both sides changed in one
 wave, as in a self-join). A left join is not bilinear: a left row's padding depends on
-whether it has any match. Keys where the right side changed are therefore recomputed
-whole (old answer retracted, new answer inserted); keys where only the left side changed
-take the linear path. NULL keys never match.
+whether it has any match. Matched pairs follow the inner-join formula; padded rows change
+only for keys whose right side became empty or stopped being empty, and for left rows
+that arrive or leave. With a residual ON condition matching depends on each row, so keys
+whose right side changed are recomputed whole. NULL keys never match.
 """
 
 from __future__ import annotations
@@ -69,10 +70,10 @@ class Join(Operator):
         return (self.left,)
 
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
-        dl = inputs.get(self.left)
-        dr = inputs.get(self.right)
-        if self.kind == "left":
-            return self._left_join(dl or [], dr or [])
+        dl = inputs.get(self.left) or []
+        dr = inputs.get(self.right) or []
+        if self.kind == "left" and self.residual is not None:
+            return self._left_join_by_key(dl, dr)
         out: Batch = []
         if dl:
             self._probe(dl, self.left_key, self.right_state, True, 1, out)
@@ -82,6 +83,8 @@ class Join(Operator):
             batch_state = Arrangement(self.right_keys)
             batch_state.apply(dr)
             self._probe(dl, self.left_key, batch_state, True, -1, out)
+        if self.kind == "left":
+            self._pad(dl, dr, out)
         return out
 
     def _probe(
@@ -105,7 +108,33 @@ class Join(Operator):
                 if residual is None or residual(joined):
                     out.append((joined, d * n))
 
-    def _left_join(self, dl: Batch, dr: Batch) -> Batch:
+    def _pad(self, dl: Batch, dr: Batch, out: Batch) -> None:
+        """Padded rows of a left join (no residual): a left row is padded iff its key has no
+        right rows. Only keys whose right side became or stopped being empty cost more
+        than the left deltas themselves."""
+        width, pad = self.width, self.pad
+        right_delta = group_by_key(dr, self.right_key)
+        left_delta = group_by_key(dl, self.left_key)
+        for key, rows in left_delta.items():
+            if key_has_null(key, width):
+                out.extend((row + pad, n) for row, n in rows.items())
+        for key in right_delta.keys() | left_delta.keys():
+            if key_has_null(key, width):
+                continue
+            right_new = self.right_state.get(key)
+            change = right_delta.get(key)
+            was_empty = not right_new if change is None else _empty_before(right_new, change)
+            if not right_new and was_empty:
+                out.extend((row + pad, n) for row, n in left_delta.get(key, {}).items())
+            elif not right_new:
+                out.extend((row + pad, n) for row, n in self.left_state.get(key).items())
+            elif was_empty:
+                left_old = subtract(self.left_state.get(key), left_delta.get(key, {}))
+                out.extend((row + pad, -n) for row, n in left_old.items())
+
+    def _left_join_by_key(self, dl: Batch, dr: Batch) -> Batch:
+        """Left join with a residual ON condition: whether a left row has a match depends on
+        the row itself, so keys whose right side changed are recomputed whole."""
         out: Batch = []
         width = self.width
         changed_right = group_by_key(dr, self.right_key)
@@ -141,3 +170,10 @@ class Join(Operator):
     def describe(self) -> str:
         kind = "⟕" if self.kind == "left" else "⋈"
         return f"{kind} {self.text}"
+
+
+def _empty_before(now: dict[Row, int], change: dict[Row, int]) -> bool:
+    """Whether ``now - change`` is empty, without building it when it clearly is not."""
+    if len(now) > len(change):
+        return False
+    return not subtract(now, change)

@@ -1,0 +1,212 @@
+"""The ``rivulet`` command line: ``demo``, ``explain``, ``status``, ``shell``."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.resources
+import random
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Sequence
+
+import rivulet
+from rivulet.database import Database
+from rivulet.errors import RivuletError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="rivulet", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="run the news example: load data, then reads and writes")
+    demo.add_argument("--data-dir", default="data", help="database directory (default: ./data)")
+    demo.add_argument("--seconds", type=float, default=5.0, help="workload duration")
+    demo.add_argument("--stories", type=int, default=10_000)
+    demo.add_argument("--votes", type=int, default=100_000)
+
+    explain = sub.add_parser("explain", help="show the dataflow nodes behind a view")
+    explain.add_argument("view")
+    explain.add_argument("--data-dir", default="data")
+
+    status = sub.add_parser("status", help="program, table sizes and LSN of a database")
+    status.add_argument("--data-dir", default="data")
+
+    shell = sub.add_parser("shell", help="an interactive SQL prompt")
+    shell.add_argument("--data-dir", default="data")
+
+    args = parser.parse_args(argv)
+    try:
+        return {"demo": run_demo, "explain": run_explain, "status": run_status,
+                "shell": run_shell}[args.command](args)
+    except RivuletError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+# --------------------------------------------------------------------------- demo
+
+
+def news_program() -> str:
+    return (importlib.resources.files("rivulet") / "examples" / "news.sql").read_text()
+
+
+def load_news_sample(db: Database, *, stories: int, votes: int, seed: int = 1) -> None:
+    """Sample data for the news program: Zipf-popular stories, as on a real site."""
+    rng = random.Random(seed)
+    users = max(100, stories // 5)
+    start = dt.datetime(2024, 1, 1)
+    db.table("users").insert_many((i, f"user{i}") for i in range(users))
+    batch = 10_000
+    for lo in range(0, stories, batch):
+        db.table("stories").insert_many(
+            (i, rng.randrange(users), f"Story {i}", f"https://example.org/{i}",
+             start + dt.timedelta(minutes=i))
+            for i in range(lo, min(stories, lo + batch))
+        )
+    pick = zipf_sampler(stories, 1.08, rng)
+    for lo in range(0, votes, batch):
+        db.table("votes").insert_many(
+            (rng.randrange(users), pick()) for _ in range(min(batch, votes - lo))
+        )
+    db.table("comments").insert_many(
+        (i, pick(), rng.randrange(users), f"comment {i}", start + dt.timedelta(minutes=i))
+        for i in range(stories)
+    )
+    db.settle()
+
+
+def zipf_sampler(n: int, s: float, rng: random.Random):  # type: ignore[no-untyped-def]
+    """Draws 0..n-1 with probability proportional to 1/(rank+1)^s."""
+    import bisect
+    import itertools
+
+    weights = [1.0 / (k + 1) ** s for k in range(n)]
+    cdf = list(itertools.accumulate(weights))
+    total = cdf[-1]
+    return lambda: bisect.bisect_left(cdf, rng.random() * total)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    path = Path(args.data_dir)
+    print(f"rivulet {rivulet.__version__}: opening {path.resolve()}")
+    t0 = time.perf_counter()
+    with rivulet.open(path) as db:
+        print(f"  opened in {time.perf_counter() - t0:.2f} s (LSN {db.lsn})")
+        if not db.catalog.tables:
+            db.execute_script(news_program())
+            print(f"  installed the news program: views {', '.join(db.views())}")
+        if not db.view("FrontPage").lookup():
+            t0 = time.perf_counter()
+            load_news_sample(db, stories=args.stories, votes=args.votes)
+            print(f"  loaded {args.stories:,} stories and {args.votes:,} votes "
+                  f"in {time.perf_counter() - t0:.2f} s")
+        stories = db.storage.count(db.catalog.require_table("stories"))
+        workload(db, args.seconds, stories=max(1, stories))
+        print("\nfront page (top 5):")
+        for row in db.view("FrontPage").lookup()[:5]:
+            print(f"  story {row[0]:>6}  {row[2]:>6} votes  {row[1]}")
+        print(f"\nstats: {db.stats()}")
+    return 0
+
+
+def workload(db: Database, seconds: float, *, stories: int) -> None:
+    """One writer thread voting while this thread reads; prints what each did."""
+    rng = random.Random(2)
+    pick = zipf_sampler(stories, 1.08, rng)
+    stop = threading.Event()
+    written = [0]
+
+    def writer() -> None:
+        wrng = random.Random(3)
+        votes = db.table("votes")
+        while not stop.is_set():
+            written[0] += votes.insert_many((wrng.randrange(1000), pick()) for _ in range(1000))
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    by_id, front, karma = db.view("StoriesWithVC"), db.view("FrontPage"), db.view("Karma")
+    reads = 0
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        for _ in range(1000):
+            by_id.lookup(pick())
+        front.lookup()
+        karma.lookup(rng.randrange(100))
+        reads += 1002
+    stop.set()
+    thread.join()
+    t0 = time.perf_counter()
+    db.settle()
+    print(f"\nworkload ({seconds:.0f} s, one reader thread, one writer thread):")
+    print(f"  reads:  {reads:,} lookups ({reads / seconds:,.0f}/s)")
+    print(f"  writes: {written[0]:,} votes ({written[0] / seconds:,.0f}/s, durable); "
+          f"views settled {time.perf_counter() - t0:.3f} s after the last write")
+
+
+# --------------------------------------------------------------------------- others
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    with rivulet.open(args.data_dir) as db:
+        print(explain(db, args.view))
+    return 0
+
+
+def explain(db: Database, view: str) -> str:
+    """The dataflow nodes behind ``view``, one per line, parents first."""
+    built = db._built.get(view.lower())
+    if built is None:
+        raise RivuletError(f"unknown view {view!r}")
+    graph = db.graph
+    lines = [f"view {built.plan.name}: {built.plan.sql}"]
+    for node in sorted(built.nodes):
+        entry = graph.nodes[node]
+        parents = ", ".join(f"n{p}" for p in entry.op.parents)
+        shared = f"  (shared by {len(entry.users)} views)" if len(entry.users) > 1 else ""
+        state = f"  [index on {', '.join(str(k) for k in entry.arrangements)}]" if entry.arrangements else ""
+        lines.append(f"  n{node}: {entry.op.describe()}  <- {parents or 'writes'}{state}{shared}")
+    return "\n".join(lines)
+
+
+def run_status(args: argparse.Namespace) -> int:
+    with rivulet.open(args.data_dir) as db:
+        print(f"database {Path(args.data_dir).resolve()}  LSN {db.lsn}")
+        for schema in db.catalog.tables.values():
+            print(f"  table {schema.name}: {db.storage.count(schema):,} rows")
+        for name in db.views():
+            print(f"  view {name}")
+    return 0
+
+
+def run_shell(args: argparse.Namespace) -> int:
+    with rivulet.open(args.data_dir) as db:
+        print("rivulet shell: end statements with ';', Ctrl-D to quit")
+        buffer = ""
+        while True:
+            try:
+                line = input("... " if buffer else "rivulet> ")
+            except EOFError:
+                print()
+                return 0
+            buffer += line + "\n"
+            if not buffer.strip().endswith(";"):
+                continue
+            sql, buffer = buffer.strip().rstrip(";"), ""
+            try:
+                result = db.execute(sql)
+            except RivuletError as exc:
+                print(f"error: {exc}")
+                continue
+            if isinstance(result, list):
+                for row in result:
+                    print("  " + " | ".join("NULL" if v is None else str(v) for v in row))
+                print(f"({len(result)} rows)")
+            else:
+                print(f"ok ({result} rows)")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
