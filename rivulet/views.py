@@ -36,6 +36,7 @@ class View:
         self.columns: tuple[str, ...] = plan.column_names
         self.plan = plan
         self._state = built.state
+        self._entries = built.state.entries  # the hot path reads the reader's dict directly
         self._finish = built.finish
         self._default = built.default_rows
         self._key_columns = [
@@ -55,9 +56,13 @@ class View:
         values in its place.
         """
         if self._simple and len(params) == 1:
-            result = self._state.get(params[0])  # type: ignore[union-attr]
-            if result is not None:
-                return list(result)
+            entry = self._entries.get(params[0])
+            if entry is not None:
+                result = entry.result
+                if result is None:
+                    result = self._state.get(params[0])  # type: ignore[union-attr]
+                if result is not None:
+                    return list(result)
         return self._lookup(params)
 
     def lookup_many(self, keys: Iterable[Any]) -> list[Row]:
