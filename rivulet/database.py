@@ -46,9 +46,6 @@ from rivulet.writes import WriteRequest
 
 log = logging.getLogger("rivulet")
 
-#: Rows per wave when loading a table's rows into a new graph at start-up.
-BOOTSTRAP_CHUNK = 50_000
-
 
 class Database:
     """An open rivulet database. Create with :func:`rivulet.open`."""
@@ -81,7 +78,8 @@ class Database:
     # ..................................................................... start-up
 
     def _restore(self) -> None:
-        """Rebuild the program and bring every view up to date with the stored rows."""
+        """Rebuild the program; each node bootstraps from the stored rows as it is added,
+        exactly as a view added to a running database does."""
         for statement in self.storage.program():
             bound = st.bind_text(statement.sql, self.catalog) if statement.kind == "table" else None
             if isinstance(bound, st.CreateTable):
@@ -89,16 +87,6 @@ class Database:
                 self.graph.add_base(bound.schema.name)
             elif statement.kind == "view":
                 self._install_view(statement.name, parse_one(statement.sql), statement.sql)
-        for schema in self.catalog.tables.values():
-            base = self.graph.bases[schema.name.lower()]
-            chunk: list = []
-            for _, row in self.storage.scan(schema):
-                chunk.append((row, 1))
-                if len(chunk) >= BOOTSTRAP_CHUNK:
-                    self.graph.propagate({base: chunk})
-                    chunk = []
-            if chunk:
-                self.graph.propagate({base: chunk})
 
     def _base_rows(self, table: str) -> Iterator[tuple[Row, int]]:
         schema = self.catalog.require_table(table)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from operator import itemgetter
 from typing import Any, Callable, Sequence
 
 from rivulet.dataflow import functions as F
@@ -212,13 +213,13 @@ def row_function(
     exprs: Sequence[Expr], kinds: Sequence[str | None], nullable: Sequence[bool]
 ) -> Callable[[tuple], tuple]:
     """A function computing the output row of a projection."""
+    if not exprs:
+        return lambda r: ()
     if all(isinstance(e, Col) for e in exprs):
         indexes = [e.index for e in exprs]  # type: ignore[union-attr]
         if len(indexes) == 1:
             i = indexes[0]
             return lambda r: (r[i],)
-        from operator import itemgetter
-
         return itemgetter(*indexes)  # type: ignore[return-value]
     gen = _Codegen(kinds, nullable)
     body = ", ".join(gen.expr(e) for e in exprs)
