@@ -113,18 +113,23 @@ def counts_of(keys: Iterable[int], n: int) -> list[int]:
 
 
 class Timer:
-    """``with Timer() as t: ...`` then ``t.seconds`` (wall clock, ``perf_counter``)."""
+    """``with Timer() as t: ...`` then ``t.seconds`` (wall clock, ``perf_counter``) and
+    ``t.cpu_seconds`` (CPU time of the whole process, all threads, ``process_time``)."""
 
     def __init__(self) -> None:
         self.start = 0.0
         self.seconds = 0.0
+        self.cpu_start = 0.0
+        self.cpu_seconds = 0.0
 
     def __enter__(self) -> Timer:
         self.start = time.perf_counter()
+        self.cpu_start = time.process_time()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.seconds = time.perf_counter() - self.start
+        self.cpu_seconds = time.process_time() - self.cpu_start
 
     def elapsed(self) -> float:
         """Seconds since the timer started (while it runs)."""
@@ -145,6 +150,7 @@ def measure_rate(call: Callable[[Any], Any], args: Sequence[Any], seconds: float
     cycle = itertools.cycle(args)
     islice = itertools.islice
     chunk, calls = 1, 0
+    cpu_start = time.process_time()
     start = time.perf_counter()
     deadline = start + seconds
     now = start
@@ -157,7 +163,8 @@ def measure_rate(call: Callable[[Any], Any], args: Sequence[Any], seconds: float
         if now - before < 0.02 and chunk < 4096:
             chunk *= 2
     elapsed = now - start
-    return {"calls": calls, "seconds": elapsed, "per_s": calls / elapsed if elapsed else 0.0}
+    return {"calls": calls, "seconds": elapsed, "per_s": calls / elapsed if elapsed else 0.0,
+            "process_cpu_seconds": time.process_time() - cpu_start}
 
 
 def sample_latencies(call: Callable[[Any], Any], args: Sequence[Any], *, samples: int,
@@ -232,6 +239,24 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages (None where the OS has none)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+def busy_warning(log: Callable[[str], None]) -> list[float] | None:
+    """Log a warning when other work is loading the machine; returns the load averages."""
+    load = load_average()
+    cpus = os.cpu_count() or 1
+    if load and load[0] >= 0.5 * cpus:
+        log(f"WARNING: load average {load[0]:.2f} on {cpus} CPU(s): other processes are "
+            "running, timings will be noisy")
+    return load
+
+
 def environment() -> dict[str, Any]:
     """Where and on what the benchmark ran (for comparing result files)."""
     info: dict[str, Any] = {
@@ -242,6 +267,7 @@ def environment() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "sqlite": sqlite3.sqlite_version,
         "numpy": getattr(np, "__version__", None),
+        "load_average_at_end": load_average(),
     }
     try:
         info["cpu"] = next(
@@ -303,7 +329,7 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
         table.add_column(c, justify="left" if i == 0 else "right")
     for row in rows:
         table.add_row(*row)
-    Console(width=max(100, 16 * len(columns))).print(table)
+    Console(width=max(100, 20 * len(columns))).print(table)
 
 
 def bar_chart(path: Path, title: str, panels: Sequence[dict[str, Any]], *,
@@ -311,7 +337,8 @@ def bar_chart(path: Path, title: str, panels: Sequence[dict[str, Any]], *,
     """Grouped bar charts side by side; returns the path, or None without matplotlib.
 
     Each panel: ``{"title", "ylabel", "groups": [labels], "series": {name: [values]}}``
-    (``None`` values are left out).
+    (``None`` values are left out); optional ``"log"`` overrides ``log`` for that panel and
+    ``"goals": [{"value", "label"}]`` draws dashed reference lines.
     """
     try:
         import matplotlib
@@ -342,7 +369,7 @@ def bar_chart(path: Path, title: str, panels: Sequence[dict[str, Any]], *,
         ax.set_xticklabels(groups)
         ax.set_title(panel["title"])
         ax.set_ylabel(panel.get("ylabel", ""))
-        if log:
+        if panel.get("log", log):
             ax.set_yscale("log")
         if len(series) > 1:
             ax.legend(fontsize=8)

@@ -44,6 +44,7 @@ from bench.common import (
     Zipf,
     bar_chart,
     batches,
+    busy_warning,
     counts_of,
     environment,
     fmt_num,
@@ -284,6 +285,7 @@ def write_phase(system: System, vote_batches: list[Sequence[Vote]]) -> dict[str,
         "batches": len(vote_batches),
         "seconds": t.seconds,
         "votes_per_s": votes / t.seconds,
+        "process_cpu_seconds": t.cpu_seconds,
         "acknowledged_seconds": submitted,
         "settle_wait_seconds": t.seconds - submitted,
     }
@@ -338,7 +340,8 @@ def read_phase(system: System, keys: list[int], seconds: float, latency_samples:
     latency = sample_latencies(lookup, keys[::-1], samples=latency_samples,
                                max_seconds=max(0.5, seconds / 3))
     return {"lookups": rate["calls"], "seconds": rate["seconds"],
-            "lookups_per_s": rate["per_s"], "latency_us": latency}
+            "lookups_per_s": rate["per_s"], "process_cpu_seconds": rate["process_cpu_seconds"],
+            "latency_us": latency}
 
 
 def read_under_writes_phase(system: System, keys: list[int], seconds: float,
@@ -356,6 +359,7 @@ def read_under_writes_phase(system: System, keys: list[int], seconds: float,
         system.settle()
     return {
         "lookups": rate["calls"], "seconds": rate["seconds"], "lookups_per_s": rate["per_s"],
+        "process_cpu_seconds": rate["process_cpu_seconds"],
         "latency_us": latency, "concurrent_writer": writer.summary(),
         "settle_after_seconds": t.seconds,
     }, writer.next
@@ -400,7 +404,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="rivulet's StoriesWithVC program (default: paper, VoteCount joined)")
     p.add_argument("--natural-view-votes", type=int, default=None,
                    help="votes for the diagnostic run of rivulet with the natural LEFT JOIN ... "
-                        "GROUP BY view (default 100,000; 0 skips it)")
+                        "GROUP BY view (default: all of --votes; 0 skips it)")
     p.add_argument("--no-noindex", action="store_true",
                    help="skip the write-only run of sqlite_column without the votes index")
     p.add_argument("--data-dir", type=Path, help="parent of the systems' data directories "
@@ -412,7 +416,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.votes = args.votes or (100_000 if args.quick else 1_000_000)
     args.read_seconds = args.read_seconds or (1.0 if args.quick else 3.0)
     if args.natural_view_votes is None:
-        args.natural_view_votes = min(args.votes, 100_000)
+        args.natural_view_votes = args.votes
     return args
 
 
@@ -422,6 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log = _logger()
     parent = args.data_dir or Path(tempfile.mkdtemp(prefix="rivulet-bench-vote-"))
     parent.mkdir(parents=True, exist_ok=True)
+    load_at_start = busy_warning(log)
 
     # ---- workload (not timed)
     n, batch = args.stories, args.batch
@@ -539,7 +544,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         + " lookups_per_s and read_speedup use reads with no writes running; votes/s are "
           "durable and timed until settle() returns."
     )
-    results["environment"] = environment()
+    results["environment"] = {**environment(), "load_average_at_start": load_at_start}
     results["duration_s"] = time.time() - started
     path = write_results(NAME, results, args.quick)
     report(results)
@@ -597,7 +602,7 @@ def report(results: dict[str, Any]) -> None:
     print_table(
         f"vote: {p['stories']:,} stories, {p['votes']:,} votes, batches of {p['batch_size']:,}, "
         f"Zipf {p['zipf_s']}{' (quick)' if results['quick'] else ''}",
-        ["system", "votes/s", "lookups/s idle", "p50/p99 µs", "lookups/s +writes",
+        ["system", "votes/s", "reads/s idle", "p50/p99 µs", "reads/s +writes",
          "p50/p99 µs +writes", "writer votes/s"],
         rows,
     )
@@ -619,8 +624,9 @@ def plot_results(results: dict[str, Any], path: Path) -> Path | None:
     write_groups = names + list(results["diagnostics"])
     write_values = [systems[n]["votes_per_s"] for n in names] + [
         d["votes_per_s"] for d in results["diagnostics"].values()]
-    labels = {"rivulet_natural_view": "rivulet\nnatural view", "sqlite_column_noindex":
-              "sqlite_column\nno index"}
+    labels = {"rivulet": "rivulet", "sqlite_column": "sqlite\ncolumn",
+              "sqlite_natural": "sqlite\nnatural", "rivulet_natural_view": "rivulet\nnatural view",
+              "sqlite_column_noindex": "sqlite column\nno index"}
     p = results["params"]
     return bar_chart(
         path,
@@ -629,9 +635,10 @@ def plot_results(results: dict[str, Any], path: Path) -> Path | None:
         [
             {"title": "writes (durable, until settled)", "ylabel": "votes/s",
              "groups": [labels.get(g, g) for g in write_groups],
-             "series": {"votes/s": write_values},
+             "series": {"votes/s": write_values}, "log": False,
              "goals": [{"value": 100_000, "label": "goal 100k"}]},
-            {"title": "reads (one thread)", "ylabel": "lookups/s", "groups": names,
+            {"title": "reads (one thread)", "ylabel": "lookups/s",
+             "groups": [labels.get(g, g) for g in names],
              "series": {"idle": [systems[n]["lookups_per_s"] for n in names],
                         "under writes": [systems[n]["lookups_per_s_under_writes"]
                                          for n in names]},

@@ -33,13 +33,13 @@ from sqlglot import exp
 from rivulet.dataflow.builder import Builder, BuiltView
 from rivulet.dataflow.compile import bound_predicate, value_function
 from rivulet.dataflow.graph import Graph
-from rivulet.errors import ClosedError, ProgramError, RivuletError, SqlError
+from rivulet.errors import ClosedError, ProgramError, RivuletError, SqlError, StorageError
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.planner import Planner
 from rivulet.schema import Row, TableSchema, coerce_row
 from rivulet.sql import statements as st
-from rivulet.sql.parse import DIALECT, parse_one
+from rivulet.sql.parse import DIALECT, parse_one, split_statements
 from rivulet.storage.sqlite import SqliteStorage
 from rivulet.views import View
 from rivulet.writes import WriteRequest
@@ -110,16 +110,14 @@ class Database:
 
     def execute_script(self, text: str) -> None:
         """Run several ``;``-separated statements (a program file), in order."""
-        from rivulet.sql.parse import parse_statements
-
-        for node in parse_statements(text):
-            self.execute(node.sql(dialect=DIALECT))
+        for statement in split_statements(text):
+            self.execute(statement)
 
     def _ddl(self, statement: st.Statement) -> int:
         if isinstance(statement, st.CreateTable):
             self.create_table(statement)
         elif isinstance(statement, st.CreateView):
-            self.create_view(statement.name, statement.sql, replace=statement.replace)
+            self.create_view(statement.name, statement.text, replace=statement.replace)
         elif isinstance(statement, st.Drop):
             if statement.kind == "view":
                 self.drop_view(statement.name, if_exists=statement.if_exists)
@@ -143,6 +141,7 @@ class Database:
         """Add a view to the running program; it serves reads as soon as this returns."""
         self._check_open()
         query = parse_one(sql)
+        sql = sql.strip()
         if replace and self.catalog.view(name) is not None:
             self.drop_view(name)
         self.catalog.check_new_name(name)
@@ -310,7 +309,12 @@ class Database:
         with self._commit_lock:
             if not request.done.is_set():
                 group, self._pending = self._pending, []
-                self._commit_group(group)
+                if self._closed:  # closed while this write waited for the lock
+                    for queued in group:
+                        queued.error = ClosedError("the database is closed")
+                        queued.done.set()
+                else:
+                    self._commit_group(group)
         return request.wait()
 
     def _commit_group(self, group: list[WriteRequest]) -> None:
@@ -323,8 +327,10 @@ class Database:
                     try:
                         with self.storage.savepoint():
                             out = request.apply(self.storage)
-                    except RivuletError as exc:
-                        request.error = exc
+                    except Exception as exc:  # this request fails alone; the group goes on
+                        request.error = exc if isinstance(exc, RivuletError) else StorageError(
+                            f"write to {request.table.name!r} failed: {exc!r}"
+                        )
                         continue
                     ok.append(request)
                     if out:
@@ -412,6 +418,8 @@ class Database:
             return
         with self._commit_lock:
             self._closed = True
+        for view in self._views.values():
+            view._close()
         self._batches.put(None)
         self._propagator.join()
         self.storage.close()

@@ -33,6 +33,10 @@ class ConstraintError(RivuletError):
     """A write that violates a key constraint (duplicate primary key)."""
 
 
+class StorageError(RivuletError):
+    """The storage layer could not carry out a write (the write is rejected whole)."""
+
+
 class ProgramError(RivuletError):
     """A change to the program that conflicts with what exists (duplicate or missing name)."""
 

@@ -30,6 +30,16 @@ INT, FLOAT, DECIMAL, STR, BYTES, BOOL, DATE, DATETIME = (
 KINDS = (INT, FLOAT, DECIMAL, STR, BYTES, BOOL, DATE, DATETIME)
 NUMERIC_KINDS = frozenset({INT, FLOAT, DECIMAL, BOOL})
 
+#: Value ranges of MySQL's integer types (strict mode rejects values outside them).
+#: BIGINT UNSIGNED stops at 2**63 - 1 here: SQLite stores signed 64-bit integers.
+INT_RANGES: dict[str, tuple[int, int]] = {
+    "TINYINT": (-(2**7), 2**7 - 1), "UTINYINT": (0, 2**8 - 1),
+    "SMALLINT": (-(2**15), 2**15 - 1), "USMALLINT": (0, 2**16 - 1),
+    "MEDIUMINT": (-(2**23), 2**23 - 1), "UMEDIUMINT": (0, 2**24 - 1),
+    "INT": (-(2**31), 2**31 - 1), "INTEGER": (-(2**31), 2**31 - 1), "UINT": (0, 2**32 - 1),
+    "BIGINT": (-(2**63), 2**63 - 1), "UBIGINT": (0, 2**63 - 1), "SERIAL": (1, 2**63 - 1),
+}
+
 #: SQL type names (as sqlglot spells them, upper case) to value kinds.
 SQL_TYPE_KINDS: dict[str, str] = {
     **dict.fromkeys(
@@ -66,6 +76,8 @@ class Column:
     length: int | None = None
     #: Declared scale of a DECIMAL column, if any.
     scale: int | None = None
+    #: Smallest and largest value of an integer column.
+    bounds: tuple[int, int] | None = None
     #: The type as written in the program, kept for ``SHOW CREATE`` and error messages.
     sql_type: str = ""
 
@@ -140,6 +152,9 @@ def _fast_checker(schema: TableSchema) -> Callable[[Any], Row | None]:
             test = f"(r[{i}] is None or {test})"
         if col.length is not None:
             test = f"({test} and (r[{i}] is None or len(r[{i}]) <= {col.length}))"
+        if col.bounds is not None:
+            low, high = col.bounds
+            test = f"({test} and (r[{i}] is None or {low} <= r[{i}] <= {high}))"
         checks.append(test)
     return eval(f"lambda r: r if ({' and '.join(checks)}) else None")  # noqa: S307
 
@@ -183,6 +198,10 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
         raise SchemaError(
             f"{where or col.name}: value of length {len(out)} is too long for "
             f"{col.sql_type or col.kind}"
+        )
+    if col.bounds is not None and not col.bounds[0] <= out <= col.bounds[1]:
+        raise SchemaError(
+            f"{where or col.name}: value {out} is out of range for {col.sql_type or col.kind}"
         )
     if col.scale is not None and col.kind == DECIMAL:
         out = out.quantize(decimal.Decimal(1).scaleb(-col.scale), rounding=decimal.ROUND_HALF_UP)

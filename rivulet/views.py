@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from rivulet.dataflow import functions as F
-from rivulet.dataflow.builder import BuiltView
-from rivulet.errors import RivuletError
+from rivulet.dataflow.builder import BuiltView, sort_key_function
+from rivulet.errors import ClosedError, RivuletError
 from rivulet.schema import Column, SchemaError, coerce_value
 from rivulet.state.reader import KeyedReader, RangeReader
 
@@ -46,6 +46,12 @@ class View:
         self._single = len(plan.key) == 1 and plan.range_column is None and not plan.in_list
         self._simple = self._single and plan.param_count == 1 and plan.key_params == (0,)
         self._unparameterized = plan.param_count == 0
+        self._closed = False
+
+    def _close(self) -> None:
+        """Called when the database closes: every read now fails with ClosedError."""
+        self._closed = True
+        self._entries = {}
 
     # ..................................................................... reads
 
@@ -71,6 +77,7 @@ class View:
         For an ``IN (?, ...)`` view, each key gives the values of the equality parameters
         followed by one value of the IN list.
         """
+        self._check_open()
         keys = [k if isinstance(k, tuple) else (k,) for k in keys]
         for k in keys:
             if len(k) != len(self._key_columns):
@@ -81,10 +88,24 @@ class View:
         return self._read_keys(keys)
 
     def scan(self) -> list[Row]:
-        """Every row of the view, over all parameter values (hidden columns dropped)."""
+        """Every row of the view, over all parameter values (hidden columns dropped): the
+        answers of every key, each ordered and cut to its LIMIT, one after the other. A
+        range view has no keys to cut by: it returns all its rows in the view's order."""
+        self._check_open()
         state = self._state
-        rows = state.all_raw()
-        return list(self._finish_many(rows))
+        if isinstance(state, RangeReader):
+            rows = state.all_raw()
+            if self.plan.order:
+                rows.sort(key=sort_key_function(self.plan.order))
+            return [r[: self.plan.visible] for r in rows]
+        out: list[Row] = []
+        for key in list(state.entries):
+            out.extend(state.get(key) or ())
+        return out
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedError("the database is closed")
 
     def __repr__(self) -> str:
         return f"<View {self.name} ({', '.join(self.columns)})>"
@@ -92,6 +113,7 @@ class View:
     # ..................................................................... general path
 
     def _lookup(self, params: Sequence[Any]) -> list[Row]:
+        self._check_open()
         plan = self.plan
         if self._unparameterized:
             if params:

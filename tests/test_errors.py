@@ -391,6 +391,32 @@ def test_string_into_int_via_table(db, path):
                      SchemaError, "'abc'", "n")
 
 
+HUGE = 2**70  # fits no SQL integer type
+
+
+def test_integer_too_large_for_any_integer_type(db, path):
+    expect_unchanged(db, path,
+                     lambda: db.execute(f"INSERT INTO t VALUES (7, 'x', {HUGE}, 1)"),
+                     SchemaError, "n", str(HUGE))
+
+
+def test_integer_too_large_via_table(db, path):
+    expect_unchanged(db, path,
+                     lambda: db.table("t").insert_many([(7, "x", 1, 1), (8, "y", HUGE, 1)]),
+                     SchemaError, "n", str(HUGE))
+
+
+def test_integer_too_large_in_update(db, path):
+    expect_unchanged(db, path, lambda: db.execute("UPDATE t SET n = ? WHERE id = 1", (HUGE,)),
+                     SchemaError, "n", str(HUGE))
+
+
+def test_integer_out_of_range_for_int(db, path):
+    # MySQL's INT is 32 bits; strict mode rejects 2147483648 ("Out of range value").
+    expect_unchanged(db, path, lambda: db.execute("INSERT INTO t VALUES (7, 'x', 2147483648, 1)"),
+                     SchemaError, "n", "range")
+
+
 def test_value_too_long_for_varchar(db, path):
     err = expect_unchanged(db, path,
                            lambda: db.execute("INSERT INTO t VALUES (7, 'toolong', 1, 1)"),

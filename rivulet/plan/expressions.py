@@ -14,7 +14,8 @@ from sqlglot import exp
 
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.schema import BOOL, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
-from rivulet.sql.parse import error_at, unsupported
+from rivulet.errors import UnsupportedSqlError
+from rivulet.sql.parse import error_at, position, unsupported
 
 
 class Scope(Protocol):
@@ -97,7 +98,7 @@ def translate(node: exp.Expr, scope: Scope, params: Callable[[exp.Placeholder], 
         return scope.column(node)
     if isinstance(node, exp.Placeholder):
         if params is None:
-            raise error_at(node, "a ? parameter is not allowed here")
+            raise _parameter_here(node)
         return params(node)
     if isinstance(node, (exp.Literal, exp.Null, exp.Boolean)):
         return literal(node)
@@ -154,6 +155,20 @@ def translate(node: exp.Expr, scope: Scope, params: Callable[[exp.Placeholder], 
     if is_aggregate(node):
         raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here")
     raise unsupported(node, "expression")
+
+
+def _parameter_here(node: exp.Expr) -> UnsupportedSqlError:
+    where = node.parent
+    while where is not None and not isinstance(where, (exp.Select, exp.Join, exp.Where, exp.Having, exp.Order, exp.Group)):
+        where = where.parent
+    clause = {exp.Join: "JOIN ... ON", exp.Having: "HAVING", exp.Order: "ORDER BY",
+              exp.Group: "GROUP BY", exp.Where: "this position of WHERE"}.get(type(where), "the SELECT list")
+    line, col = position(where if where is not None else node)
+    return UnsupportedSqlError(
+        f"unsupported ? parameter in {clause}: parameters go in the WHERE clause as "
+        "`column = ?`, `column IN (?, ...)` or a range condition",
+        line=line, col=col,
+    )
 
 
 def _function_args(node: exp.Func) -> list[exp.Expr]:

@@ -392,7 +392,7 @@ class Planner:
         if on is None:
             raise unsupported(join, "JOIN without ON (a cross join)")
         if any(isinstance(n, exp.Placeholder) for n in on.walk()):
-            raise error_at(on, "a ? parameter is not allowed in JOIN ... ON")
+            raise unsupported(on, "? parameter in JOIN ... ON (parameters go in WHERE)")
         left_keys, right_keys, rest = [], [], []
         for c in conjuncts(on):
             pair = _equi_pair(c, scope, left.arity)

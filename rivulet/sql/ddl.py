@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sqlglot import exp
 
 from rivulet.errors import SqlError
-from rivulet.schema import DECIMAL, SQL_TYPE_KINDS, STR, BYTES, Column, TableSchema, coerce_value
+from rivulet.schema import (
+    BYTES,
+    DECIMAL,
+    INT_RANGES,
+    SQL_TYPE_KINDS,
+    STR,
+    Column,
+    TableSchema,
+    coerce_value,
+)
 from rivulet.sql.parse import DIALECT, error_at, unsupported
 
 
@@ -38,7 +49,7 @@ def table_schema(create: exp.Create) -> TableSchema:
         raise error_at(schema, f"primary key column {missing} is not a column of {name!r}") from None
     # Primary key columns are implicitly NOT NULL, as in MySQL.
     columns = [
-        Column(c.name, c.kind, False, c.default, c.length, c.scale, c.sql_type) if i in pk else c
+        replace(c, nullable=False) if i in pk else c
         for i, c in enumerate(columns)
     ]
     return TableSchema(name, tuple(columns), pk)
@@ -83,13 +94,14 @@ def _column(item: exp.ColumnDef) -> tuple[Column, bool]:
             continue
         else:
             raise unsupported(constraint, "column constraint")
-    column = Column(name, kind, nullable, None, length, scale, sql_type)
+    bounds = INT_RANGES.get(type_name.upper()) if kind == "int" else None
+    column = Column(name, kind, nullable, None, length, scale, bounds=bounds, sql_type=sql_type)
     if default is not None:
         try:
             default = coerce_value(column, default, where=f"DEFAULT of {name}: ")
         except Exception as exc:
             raise error_at(item, str(exc)) from None
-    return Column(name, kind, nullable, default, length, scale, sql_type), is_pk
+    return replace(column, default=default), is_pk
 
 
 def _params(dtype: exp.DataType) -> list[int]:

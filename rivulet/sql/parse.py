@@ -7,9 +7,12 @@ identifiers and literals.
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
 
 from rivulet.errors import SqlError, UnsupportedSqlError
 
@@ -33,10 +36,29 @@ def parse_statements(text: str) -> list[exp.Expr]:
     out = [s for s in statements if s is not None]
     for statement in out:
         if isinstance(statement, exp.Command):
-            raise UnsupportedSqlError(
-                f"unsupported statement {statement.sql(dialect=DIALECT)[:60]!r}"
-            )
+            _explain_command(statement, text)
+    _reject_stray_commas(text)
     return out
+
+
+def _explain_command(statement: exp.Command, text: str) -> None:
+    """sqlglot reads what it cannot parse as an opaque command: say what is wrong with it."""
+    if statement.name.upper() == "CREATE" and re.match(r"\s*VIEW\b", str(statement.expression), re.I):
+        parse_statements(view_query_text(text))  # raises the SELECT's own syntax error
+    raise UnsupportedSqlError(f"unsupported statement {statement.sql(dialect=DIALECT)[:60]!r}")
+
+
+def _reject_stray_commas(text: str) -> None:
+    """MySQL rejects ``a,, b`` and ``a, FROM``; sqlglot quietly accepts them."""
+    tokens = _tokens(text)
+    for token, following in zip(tokens, tokens[1:]):
+        if token.token_type == TokenType.COMMA and following.token_type in (
+            TokenType.COMMA, TokenType.FROM, TokenType.R_PAREN
+        ):
+            raise SqlError(
+                f"cannot parse SQL: unexpected {following.text!r} after ','",
+                line=following.line, col=following.col,
+            )
 
 
 def parse_one(text: str) -> exp.Expr:
@@ -74,3 +96,41 @@ def error_at(node: exp.Expr, message: str) -> SqlError:
 
 def count_placeholders(node: exp.Expr) -> int:
     return sum(1 for _ in node.find_all(exp.Placeholder))
+
+
+def _tokens(text: str) -> list:
+    try:
+        return sqlglot.tokenize(text, read=DIALECT)
+    except TokenError as exc:
+        raise SqlError(f"cannot tokenize SQL: {exc}") from None
+
+
+def _blank(text: str) -> str:
+    """``text`` with every character but newlines replaced by a space."""
+    return re.sub(r"[^\n]", " ", text)
+
+
+def split_statements(text: str) -> list[str]:
+    """The statements of a script, each padded with blanks to its place in ``text``.
+
+    Statements are kept as the user wrote them (re-rendering through sqlglot can rewrite
+    constructs), and the padding keeps every error position relative to the whole script.
+    """
+    out, start = [], 0
+    for token in _tokens(text):
+        if token.token_type == TokenType.SEMICOLON:
+            out.append(_blank(text[:start]) + text[start:token.start])
+            start = token.end + 1
+    out.append(_blank(text[:start]) + text[start:])
+    return [s for s in out if s.strip()]
+
+
+def view_query_text(create_view: str) -> str:
+    """The SELECT of a ``CREATE VIEW name AS SELECT ...`` statement, padded in place."""
+    seen_view = False
+    for token in _tokens(create_view):
+        if token.token_type == TokenType.VIEW:
+            seen_view = True
+        elif seen_view and token.token_type == TokenType.ALIAS:
+            return _blank(create_view[: token.end + 1]) + create_view[token.end + 1:]
+    raise SqlError("CREATE VIEW needs `AS SELECT ...`")

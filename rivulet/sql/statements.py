@@ -18,7 +18,7 @@ from rivulet.plan.expressions import literal_value, translate
 from rivulet.plan.planner import Planner, conjuncts
 from rivulet.schema import TableSchema
 from rivulet.sql.ddl import table_schema
-from rivulet.sql.parse import DIALECT, error_at, parse_one, parse_statements, unsupported
+from rivulet.sql.parse import DIALECT, error_at, parse_one, unsupported, view_query_text
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,12 @@ class CreateTable:
 class CreateView:
     name: str
     query: exp.Expr
-    sql: str
+    text: str  # the SELECT as written, blank-padded so that positions match the statement
     replace: bool = False
+
+    @property
+    def sql(self) -> str:
+        return self.text.strip()
 
 
 @dataclass(frozen=True)
@@ -77,36 +81,32 @@ class Select:
 Statement = Union[CreateTable, CreateView, Drop, Insert, Update, Delete, Select]
 
 
-def bind_script(text: str, catalog: Catalog) -> list[Statement]:
-    """Bind every statement of ``text`` (DDL statements only see tables created before them)."""
-    return [bind(s, catalog, s.sql(dialect=DIALECT)) for s in parse_statements(text)]
-
-
 def bind_text(text: str, catalog: Catalog) -> Statement:
-    return bind(parse_one(text), catalog, text.strip().rstrip(";"))
+    """Parse and bind one statement, as written."""
+    return bind(parse_one(text), catalog, text)
 
 
-def bind(node: exp.Expr, catalog: Catalog, sql: str) -> Statement:
+def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
+    sql = text.strip().rstrip(";").strip()
     if isinstance(node, exp.Create):
         kind = (node.args.get("kind") or "").upper()
         if kind == "TABLE":
             if node.args.get("expression") is not None:
                 raise unsupported(node, "CREATE TABLE ... AS SELECT")
-            schema = table_schema(node)
-            return CreateTable(schema, node.sql(dialect=DIALECT))
+            return CreateTable(table_schema(node), sql)
         if kind == "VIEW":
-            name = node.this.name
-            return CreateView(name, node.expression, node.expression.sql(dialect=DIALECT),
+            query_text = view_query_text(text)
+            return CreateView(node.this.name, parse_one(query_text), query_text,
                               bool(node.args.get("replace")))
         raise unsupported(node, f"CREATE {kind}")
     if isinstance(node, exp.Drop):
         kind = (node.args.get("kind") or "").upper()
         if kind not in ("TABLE", "VIEW"):
             raise unsupported(node, f"DROP {kind}")
-        names = [node.this] + list(node.expressions or [])
+        names = node.args.get("tables") or ([node.this] if node.this is not None else [])
         if len(names) != 1:
             raise unsupported(node, f"DROP {kind} of several names")
-        return Drop(kind.lower(), node.this.name, bool(node.args.get("exists")))
+        return Drop(kind.lower(), names[0].name, bool(node.args.get("exists")))
     if isinstance(node, exp.Insert):
         return _insert(node, catalog)
     if isinstance(node, exp.Update):

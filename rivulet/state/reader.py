@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable
 
 from sortedcontainers import SortedKeyList
 
-from rivulet.state.arrangement import Delta, Row, key_function
+from rivulet.state.arrangement import Delta, Row, key_function, key_has_null
 
 Finish = Callable[[list[Row]], tuple[Row, ...]]
 
@@ -44,10 +44,15 @@ class Entry:
 
 
 class KeyedReader:
-    """Rows by equality key; absent keys hold no rows (full state)."""
+    """Rows by equality key; absent keys hold no rows (full state).
+
+    Rows whose key has a NULL are not kept: ``col = ?`` is never true for them, whatever
+    the parameter, so no read can return them.
+    """
 
     def __init__(self, key_columns: tuple[int, ...], finish: Finish) -> None:
         self.key_of = key_function(key_columns)
+        self.width = len(key_columns)
         self.finish = finish
         self.entries: dict[Any, Entry] = {}
         self.lock = threading.Lock()
@@ -55,9 +60,12 @@ class KeyedReader:
     def apply(self, deltas: Iterable[Delta]) -> None:
         entries = self.entries
         key_of = self.key_of
+        width = self.width
         touched: dict[Any, Entry] = {}
         for row, diff in deltas:
             key = key_of(row)
+            if width and key_has_null(key, width):
+                continue
             entry = entries.get(key)
             if entry is None:
                 entry = entries[key] = Entry()
@@ -105,6 +113,7 @@ class RangeReader:
 
     def __init__(self, key_columns: tuple[int, ...], range_column: int) -> None:
         self.key_of = key_function(key_columns)
+        self.width = len(key_columns)
         self.range_column = range_column
         self.entries: dict[Any, SortedKeyList] = {}
         self.lock = threading.Lock()
@@ -119,6 +128,8 @@ class RangeReader:
             if row[col] is None:
                 continue  # NULL satisfies no range condition
             key = self.key_of(row)
+            if self.width and key_has_null(key, self.width):
+                continue
             rows = self.entries.get(key)
             if rows is None:
                 rows = self.entries[key] = SortedKeyList(key=lambda r, c=col: r[c])

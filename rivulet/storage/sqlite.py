@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from rivulet.errors import ConstraintError
+from rivulet.errors import ConstraintError, StorageError
 from rivulet.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Row, TableSchema
 from rivulet.storage.base import ProgramStatement, RowId, Storage
 
@@ -199,21 +199,26 @@ class SqliteStorage(Storage):
 
     def insert(self, schema: TableSchema, rows: list[Row]) -> None:
         insert, _, _, _, to_db, _ = self._sql(schema)
+        values = rows if to_db is None else list(map(to_db, rows))
         try:
-            self.conn.executemany(insert, rows if to_db is None else map(to_db, rows))
+            with self.savepoint():
+                self.conn.executemany(insert, values)
         except sqlite3.IntegrityError:
             raise ConstraintError(self._describe_duplicate(schema, rows)) from None
+        except (OverflowError, sqlite3.Error) as exc:
+            raise StorageError(f"cannot store a row of table {schema.name!r}: {exc}") from None
 
     def _describe_duplicate(self, schema: TableSchema, rows: list[Row]) -> str:
+        """Which key clashed, judged against the table as it was before the batch."""
         names = ", ".join(schema.columns[i].name for i in schema.primary_key)
         seen: set[tuple] = set()
+        key: tuple = ()
         for row in rows:
-            key = schema.pk_of(row)
-            if key in seen:
+            candidate = schema.pk_of(row)
+            if candidate in seen or self.get(schema, [candidate]):
+                key = candidate
                 break
-            seen.add(key)
-        else:
-            key = next((schema.pk_of(r) for r in rows if self.get(schema, [schema.pk_of(r)])), ())
+            seen.add(candidate)
         shown = ", ".join(repr(v) for v in key)
         return f"duplicate primary key ({names}) = ({shown}) in table {schema.name!r}"
 
