@@ -289,7 +289,8 @@ class Planner:
         if distinct and any(k.column >= visible for k in order):
             raise error_at(select, "with SELECT DISTINCT, ORDER BY terms must be selected columns")
         if select.args.get("having") is not None:
-            having = translate(select.args["having"].this, out_scope)
+            having_node = _with_aliases_expanded(select.args["having"].this, select, scope)
+            having = translate(having_node, out_scope)
             node = ir.Filter(node, having, node.columns)
         node = _project(node, exprs, names)
         if distinct:
@@ -672,6 +673,26 @@ def _has_aggregate(select: exp.Select) -> bool:
     if select.args.get("having") is not None:
         parts.append(select.args["having"])
     return any(any(True for _ in p.find_all(*_AGG_TYPES)) for p in parts)
+
+
+def _with_aliases_expanded(node: exp.Expr, select: exp.Select, scope: FromScope) -> exp.Expr:
+    """MySQL lets HAVING name SELECT-list aliases (``HAVING c > 1``); a name that is also a
+    column of the FROM clause keeps meaning the column."""
+    aliases = {
+        item.alias.lower(): item.this for item in select.expressions if isinstance(item, exp.Alias)
+    }
+    if not aliases:
+        return node
+
+    def expand(n: exp.Expr) -> exp.Expr:
+        if isinstance(n, exp.Column) and not n.table and n.name.lower() in aliases:
+            try:
+                scope.resolve(n)
+            except SqlError:
+                return aliases[n.name.lower()].copy()
+        return n
+
+    return node.copy().transform(expand)
 
 
 def _inside_aggregate(node: exp.Expr) -> bool:
