@@ -58,29 +58,47 @@ class KeyedReader:
         self.lock = threading.Lock()
 
     def apply(self, deltas: Iterable[Delta]) -> None:
+        touched = self._apply_unkeyed(deltas) if not self.width else self._apply_keyed(deltas)
         entries = self.entries
-        key_of = self.key_of
-        width = self.width
+        with self.lock:
+            for key, entry in touched.items():
+                entry.result = None
+                if not entry.counts:
+                    del entries[key]
+
+    def _apply_unkeyed(self, deltas: Iterable[Delta]) -> dict[Any, Entry]:
+        entry = self.entries.get(())
+        if entry is None:
+            entry = self.entries[()] = Entry()
+        counts = entry.counts
+        for row, diff in deltas:
+            n = counts.get(row, 0) + diff
+            if n:
+                counts[row] = n
+            else:
+                del counts[row]
+        return {(): entry}
+
+    def _apply_keyed(self, deltas: Iterable[Delta]) -> dict[Any, Entry]:
+        entries, key_of, single = self.entries, self.key_of, self.width == 1
         touched: dict[Any, Entry] = {}
         for row, diff in deltas:
             key = key_of(row)
-            if width and key_has_null(key, width):
-                continue
-            entry = entries.get(key)
+            if (key is None) if single else (None in key):
+                continue  # NULL keys are never read
+            entry = touched.get(key)
             if entry is None:
-                entry = entries[key] = Entry()
+                entry = entries.get(key)
+                if entry is None:
+                    entry = entries[key] = Entry()
+                touched[key] = entry
             counts = entry.counts
             n = counts.get(row, 0) + diff
             if n:
                 counts[row] = n
             else:
                 del counts[row]
-            touched[key] = entry
-        with self.lock:
-            for key, entry in touched.items():
-                entry.result = None
-                if not entry.counts:
-                    del entries[key]
+        return touched
 
     def get(self, key: Any) -> tuple[Row, ...] | None:
         """The finished answer under ``key``; ``None`` when no row has that key."""

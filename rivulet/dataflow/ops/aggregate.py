@@ -246,6 +246,8 @@ class Aggregate(Operator):
         return out
 
     def _output(self, key: Any, group: Group) -> Row:
+        if self.only_count_star:
+            return ((key,) if self.single else key) + (group.rows,) * len(self.aggs)
         values = []
         accs = iter(group.accs)
         for star in self.count_star:
