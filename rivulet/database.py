@@ -482,7 +482,9 @@ def _assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], ...]) 
     def assign(row: Row, params: tuple) -> list[Any]:
         out = list(row)
         for i, fn in fns:
-            out[i] = fn(row, params)  # every right-hand side sees the old row, as in SQL
+            # MySQL evaluates single-table assignments left to right: `SET a = a + 1, b = a`
+            # gives b the new a (standard SQL, and SQLite, would give it the old one).
+            out[i] = fn(out, params)
         return out
 
     return assign

@@ -165,10 +165,12 @@ class _Codegen:
             return f"({self.predicate(e.args[0])} and {self.predicate(e.args[1])})"
         if isinstance(e, Call) and e.fn == "or_":
             return f"({self.predicate(e.args[0])} or {self.predicate(e.args[1])})"
-        if isinstance(e, Call) and e.fn == "is_null":
-            return f"({self.expr(e.args[0])} is None)"
-        if isinstance(e, Call) and e.fn == "is_not_null":
-            return f"({self.expr(e.args[0])} is not None)"
+        if isinstance(e, Call) and e.fn in ("is_null", "is_not_null"):
+            arg = e.args[0]
+            test = "is None" if e.fn == "is_null" else "is not None"
+            if isinstance(arg, Lit):  # fold: `5 is None` is a SyntaxWarning in generated code
+                return repr((arg.value is None) == (e.fn == "is_null"))
+            return f"({self.expr(arg)} {test})"
         fast = self._fast_comparison(e)
         if fast is not None:
             return fast

@@ -126,7 +126,8 @@ def translate(node: exp.Expr, scope: Scope, params: Callable[[exp.Placeholder], 
     if isinstance(node, exp.Like):
         if node.args.get("escape"):
             raise unsupported(node, "LIKE ... ESCAPE")
-        return Call("like", (t(node.this), t(node.expression)))
+        like = Call("like", (t(node.this), t(node.expression)))
+        return Call("not_", (like,)) if node.args.get("negate") else like
     if isinstance(node, exp.Escape):
         raise unsupported(node, "LIKE ... ESCAPE")
     if isinstance(node, exp.DPipe):

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable
 
 from sortedcontainers import SortedKeyList
 
-from rivulet.state.arrangement import Delta, Row, key_function, key_has_null
+from rivulet.state.arrangement import Delta, Row, consolidate, key_function, key_has_null
 
 Finish = Callable[[list[Row]], tuple[Row, ...]]
 
@@ -142,7 +142,9 @@ class RangeReader:
 
     def _apply(self, deltas: Iterable[Delta]) -> None:
         col = self.range_column
-        for row, diff in deltas:
+        # A batch may retract a row before it inserts it (a join's -ΔL⋈ΔR correction);
+        # a sorted list cannot hold a negative count, so net the batch out first.
+        for row, diff in consolidate(deltas):
             if row[col] is None:
                 continue  # NULL satisfies no range condition
             key = self.key_of(row)
