@@ -17,6 +17,7 @@ writes arrive, so reads are dictionary lookups. See README.md and design.md.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rivulet.database import Database, Table
 from rivulet.errors import (
@@ -29,6 +30,9 @@ from rivulet.errors import (
     UnsupportedSqlError,
 )
 from rivulet.views import View
+
+if TYPE_CHECKING:
+    from rivulet import dbapi
 
 __all__ = [
     "ClosedError",

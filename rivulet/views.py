@@ -13,7 +13,7 @@ from rivulet.dataflow import functions as F
 from rivulet.dataflow.builder import BuiltView, sort_key_function
 from rivulet.errors import ClosedError, RivuletError
 from rivulet.schema import Column, SchemaError, coerce_value
-from rivulet.state.reader import KeyedReader, RangeReader
+from rivulet.state.reader import RangeReader
 
 if TYPE_CHECKING:
     from rivulet.database import Database

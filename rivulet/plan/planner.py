@@ -603,7 +603,7 @@ class Planner:
         branches = self._union_branches(query)
         planned = [self.plan_relation(b) for b in branches]
         arity = len(planned[0][1])
-        for (node, names), branch in zip(planned, branches):
+        for (_, names), branch in zip(planned, branches):
             if len(names) != arity:
                 raise error_at(branch, "the SELECTs of a UNION have different numbers of columns")
         names = planned[0][1]
