@@ -1,0 +1,62 @@
+"""Views share operators and indexed state: identical sub-plans are built once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rivulet
+
+SCHEMA = """
+CREATE TABLE stories (id INT PRIMARY KEY, author INT NOT NULL, title VARCHAR(50) NOT NULL);
+CREATE TABLE votes (user_id INT NOT NULL, story_id INT NOT NULL);
+"""
+
+COUNTS = ("SELECT stories.id, stories.title, COUNT(votes.user_id) AS n FROM stories "
+          "LEFT JOIN votes ON stories.id = votes.story_id GROUP BY stories.id")
+
+
+def test_a_second_view_over_the_same_join_and_aggregate_adds_only_its_own_nodes(tmp_path: Path) -> None:
+    with rivulet.open(tmp_path) as db:
+        db.execute_script(SCHEMA)
+        db.execute(f"CREATE VIEW by_id AS SELECT id, n FROM ({COUNTS}) AS c WHERE id = ?")
+        before = len(db.graph.nodes)
+        db.execute(f"CREATE VIEW by_title AS SELECT title, n FROM ({COUNTS}) AS c WHERE title = ?")
+        added = len(db.graph.nodes) - before
+        assert added <= 2  # its projection and its reader; join and aggregate are reused
+        db.table("stories").insert_many([(1, 1, "a"), (2, 1, "b")])
+        db.table("votes").insert_many([(9, 1), (8, 1), (7, 2)])
+        db.settle()
+        assert db.view("by_id").lookup(1) == [(1, 2)]
+        assert db.view("by_title").lookup("b") == [("b", 1)]
+
+
+def test_aliases_do_not_prevent_sharing(tmp_path: Path) -> None:
+    with rivulet.open(tmp_path) as db:
+        db.execute_script(SCHEMA)
+        db.execute("CREATE VIEW a AS SELECT s.id AS x FROM stories s JOIN votes v ON s.id = v.story_id WHERE s.author = ?")
+        before = len(db.graph.nodes)
+        db.execute("CREATE VIEW b AS SELECT t.id AS y FROM stories t JOIN votes w ON t.id = w.story_id WHERE t.author = ?")
+        assert len(db.graph.nodes) - before == 1  # only the reader is new
+
+
+def test_joins_on_the_same_key_of_a_node_share_one_index(tmp_path: Path) -> None:
+    with rivulet.open(tmp_path) as db:
+        db.execute_script(SCHEMA)
+        db.execute("CREATE VIEW j1 AS SELECT votes.user_id, stories.title FROM votes JOIN stories ON votes.story_id = stories.id")
+        db.execute("CREATE VIEW j2 AS SELECT stories.author, votes.user_id FROM stories JOIN votes ON stories.id = votes.story_id WHERE stories.author = ?")
+        stories = db.graph.nodes[db.graph.bases["stories"]]
+        assert list(stories.arrangements) == [(0,)]  # one index on stories.id, used by both joins
+
+
+def test_dropping_a_view_keeps_what_other_views_use(tmp_path: Path) -> None:
+    with rivulet.open(tmp_path) as db:
+        db.execute_script(SCHEMA)
+        db.execute(f"CREATE VIEW by_id AS SELECT id, n FROM ({COUNTS}) AS c WHERE id = ?")
+        db.execute(f"CREATE VIEW by_title AS SELECT title, n FROM ({COUNTS}) AS c WHERE title = ?")
+        with_both = len(db.graph.nodes)
+        db.execute("DROP VIEW by_title")
+        assert len(db.graph.nodes) == with_both - 2
+        db.table("stories").insert(( 3, 1, "c"))
+        db.table("votes").insert((1, 3))
+        db.settle()
+        assert db.view("by_id").lookup(3) == [(3, 1)]
