@@ -79,7 +79,16 @@ class Builder:
         used.add(reader)
         for node in used:
             self.graph.nodes[node].users.add(plan.name)
-        return BuiltView(plan, root, reader, state, finish, default_rows(plan), used)
+        return BuiltView(plan, root, reader, state, finish, self._default_rows(plan), used)
+
+    def _default_rows(self, plan: ir.ViewPlan) -> Callable[[Any], list[Row]] | None:
+        if not plan.implicit_group:
+            return None
+        aggregate = plan.root
+        while not isinstance(aggregate, ir.Aggregate):
+            aggregate = aggregate.inputs()[0]
+        groups = self.graph.nodes[self.signatures[aggregate]].op.groups  # type: ignore[attr-defined]
+        return default_rows(plan, lambda key: key in groups)
 
     def drop_view(self, view: BuiltView) -> None:
         for node in view.nodes:
@@ -181,15 +190,16 @@ def finisher(plan: ir.ViewPlan) -> Callable[[list[Row]], tuple[Row, ...]]:
     return finish
 
 
-def default_rows(plan: ir.ViewPlan) -> Callable[[Any], list[Row]] | None:
+def default_rows(
+    plan: ir.ViewPlan, group_exists: Callable[[Any], bool]
+) -> Callable[[Any], list[Row]]:
     """For ``SELECT COUNT(*) ... WHERE k = ?``: the one row a key with no input rows answers.
 
     The parameter columns were made the aggregate's group keys, so an unseen key has no
     group; SQL still answers the aggregate over no rows. That row is computed by running
     the empty group's output up through the operators between the aggregate and the root.
+    A key whose group exists but is absent from the reader was removed by HAVING: no row.
     """
-    if not plan.implicit_group:
-        return None
     chain: list[ir.Node] = []
     node = plan.root
     while not isinstance(node, ir.Aggregate):
@@ -208,6 +218,8 @@ def default_rows(plan: ir.ViewPlan) -> Callable[[Any], list[Row]] | None:
     single = len(aggregate.group_by) == 1
 
     def rows_for(key: Any) -> list[Row]:
+        if group_exists(key):
+            return []
         row: Row = ((key,) if single else tuple(key)) + empty
         for step, fn in steps:
             if step == "project":

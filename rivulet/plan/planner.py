@@ -262,12 +262,8 @@ class Planner:
             if params.range_column is not None:
                 raise unsupported(select, "range parameter in an aggregated query")
             node, out_scope, key_positions, implicit_group = self._plan_aggregate(
-                select, node, scope, key_cols
+                select, node, scope, key_cols, params.in_list[0] if params.in_list else None
             )
-            if params.in_list is not None and implicit_group:
-                raise unsupported(
-                    select, "aggregate over an IN (?, ...) list not grouped by its column"
-                )
         else:
             out_scope, key_positions = scope, key_cols
 
@@ -415,7 +411,12 @@ class Planner:
     # ..................................................................... GROUP BY
 
     def _plan_aggregate(
-        self, select: exp.Select, node: ir.Node, scope: FromScope, key_cols: list[int]
+        self,
+        select: exp.Select,
+        node: ir.Node,
+        scope: FromScope,
+        key_cols: list[int],
+        in_list_col: int | None,
     ) -> tuple[ir.Node, GroupedScope, list[int], bool]:
         group_nodes = list(select.args["group"].expressions) if select.args.get("group") else []
         group_exprs = []
@@ -424,6 +425,13 @@ class Planner:
             group_exprs.append(translate(g, scope))
         # Columns functionally dependent on a grouped primary key may be selected bare.
         group_exprs += self._dependent_columns(select, scope, group_exprs)
+        if in_list_col is not None and ir.Col(in_list_col) not in group_exprs:
+            # One maintained group per IN value cannot be merged into the groups over all
+            # the values at read time (COUNT(DISTINCT), AVG), so say so instead.
+            raise unsupported(
+                select, "aggregate over an IN (?, ...) parameter list whose column is not "
+                "in GROUP BY (add the column to GROUP BY)"
+            )
         implicit_group = not group_exprs and bool(key_cols)
         key_positions = []
         for col in key_cols:
