@@ -329,7 +329,7 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
         table.add_column(c, justify="left" if i == 0 else "right")
     for row in rows:
         table.add_row(*row)
-    Console(width=max(100, 20 * len(columns))).print(table)
+    Console(width=max(100, 22 * len(columns))).print(table)
 
 
 def bar_chart(path: Path, title: str, panels: Sequence[dict[str, Any]], *,
@@ -371,6 +371,10 @@ def bar_chart(path: Path, title: str, panels: Sequence[dict[str, Any]], *,
         ax.set_ylabel(panel.get("ylabel", ""))
         if panel.get("log", log):
             ax.set_yscale("log")
+        else:
+            from matplotlib.ticker import FuncFormatter
+
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_num(v)))
         if len(series) > 1:
             ax.legend(fontsize=8)
         ax.grid(axis="y", alpha=0.3)

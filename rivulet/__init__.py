@@ -52,13 +52,15 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def open(path: str | Path, *, durability: str = "normal") -> Database:  # noqa: A001
+def open(path: str | Path, *, durability: str = "normal", tune_gc: bool = True) -> Database:  # noqa: A001
     """Open (or create) the database in directory ``path``.
 
     ``durability="normal"`` (the default) survives the process being killed at any moment;
     ``"full"`` also survives power loss, at the cost of an fsync per commit.
+    ``tune_gc`` raises CPython's garbage-collection thresholds process-wide (see
+    :func:`rivulet.database.tune_garbage_collector`).
     """
-    return Database(path, durability=durability)
+    return Database(path, durability=durability, tune_gc=tune_gc)
 
 
 def connect(path: str | Path, **kwargs: object) -> "dbapi.Connection":
