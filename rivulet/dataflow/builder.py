@@ -74,6 +74,9 @@ class Builder:
             else:
                 state = KeyedReader(plan.key, finish)
             reader = self.graph.add_node(Reader(root, state, plan.name))
+        except BaseException:
+            self._collect_garbage()  # nodes this build added serve no view: drop them
+            raise
         finally:
             self.graph.end_migration()
         used.add(reader)
@@ -94,6 +97,9 @@ class Builder:
         for node in view.nodes:
             if node in self.graph.nodes:
                 self.graph.nodes[node].users.discard(view.plan.name)
+        self._collect_garbage()
+
+    def _collect_garbage(self) -> None:
         removed = set(self.graph.remove_unused())
         for signature, node in list(self.signatures.items()):
             if node in removed:

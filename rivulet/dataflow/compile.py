@@ -10,8 +10,6 @@ kind, in a filter's top-level conjunction, where NULL and false are the same).
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 from operator import itemgetter
 from typing import Any, Callable, Sequence
 
@@ -28,70 +26,6 @@ _OPERATORS = {
     "is_not_null",
 }
 _PY_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-
-
-def _cast_int(v: Any) -> int | None:
-    if v is None:
-        return None
-    if isinstance(v, str):
-        return int(F.to_number(v)) if hasattr(F, "to_number") else int(float(v or 0))
-    if isinstance(v, (dt.date, dt.datetime)):
-        return int(v.strftime("%Y%m%d%H%M%S" if isinstance(v, dt.datetime) else "%Y%m%d"))
-    return int(F.round_(v) if isinstance(v, (float, decimal.Decimal)) else v)
-
-
-def _cast_float(v: Any) -> float | None:
-    if v is None:
-        return None
-    return float(F.to_number(v)) if isinstance(v, str) and hasattr(F, "to_number") else float(v)
-
-
-def _cast_decimal(v: Any) -> decimal.Decimal | None:
-    if v is None:
-        return None
-    return decimal.Decimal(str(v)) if not isinstance(v, decimal.Decimal) else v
-
-
-def _cast_str(v: Any) -> str | None:
-    if v is None:
-        return None
-    return F.concat(v) if not isinstance(v, str) else v
-
-
-def _cast_date(v: Any) -> dt.date | None:
-    if v is None:
-        return None
-    if isinstance(v, dt.datetime):
-        return v.date()
-    if isinstance(v, dt.date):
-        return v
-    try:
-        return dt.date.fromisoformat(str(v)[:10])
-    except ValueError:
-        return None
-
-
-def _cast_datetime(v: Any) -> dt.datetime | None:
-    if v is None:
-        return None
-    if isinstance(v, dt.datetime):
-        return v
-    if isinstance(v, dt.date):
-        return dt.datetime(v.year, v.month, v.day)
-    try:
-        return dt.datetime.fromisoformat(str(v))
-    except ValueError:
-        return None
-
-
-CASTS: dict[str, Callable[[Any], Any]] = {
-    "cast_int": _cast_int,
-    "cast_float": _cast_float,
-    "cast_decimal": _cast_decimal,
-    "cast_str": _cast_str,
-    "cast_date": _cast_date,
-    "cast_datetime": _cast_datetime,
-}
 
 
 class _Codegen:
@@ -115,9 +49,9 @@ class _Codegen:
     def function(self, fn: str) -> str:
         if fn in _OPERATORS:
             return f"F.{fn}"
-        if fn in CASTS:
+        if fn in F.CASTS:
             name = f"_{fn}"
-            self.namespace[name] = CASTS[fn]
+            self.namespace[name] = F.CASTS[fn]
             return name
         impl = F.SCALAR_FUNCTIONS.get(fn)
         if impl is None:

@@ -1409,3 +1409,75 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "IS NULL": is_null,  # unary
     "IS NOT NULL": is_not_null,  # unary
 }
+
+
+# ---------------------------------------------------------------------------- casts
+# CAST(x AS type). Like every function here they never raise on data: MySQL turns a bad
+# value into 0 (numbers, with a warning) or NULL (dates).
+
+
+def cast_int(v: Any) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return int(to_number(v))
+    if isinstance(v, (_date, _datetime)):
+        return int(v.strftime("%Y%m%d%H%M%S" if isinstance(v, _datetime) else "%Y%m%d"))
+    return int(round_(v) if isinstance(v, (float, Decimal)) else v)
+
+
+def cast_float(v: Any) -> float | None:
+    if v is None:
+        return None
+    return float(to_number(v)) if isinstance(v, str) else float(v)
+
+
+def cast_decimal(v: Any) -> Decimal | None:
+    if v is None or isinstance(v, Decimal):
+        return v
+    if isinstance(v, (str, bytes, _date)):
+        v = to_number(v)
+    return Decimal(str(v))
+
+
+def cast_str(v: Any) -> str | None:
+    if v is None:
+        return None
+    return concat(v) if not isinstance(v, str) else v
+
+
+def cast_date(v: Any) -> _date | None:
+    if v is None:
+        return None
+    if isinstance(v, _datetime):
+        return v.date()
+    if isinstance(v, _date):
+        return v
+    try:
+        return _date.fromisoformat(str(v)[:10])
+    except ValueError:
+        return None
+
+
+def cast_datetime(v: Any) -> _datetime | None:
+    if v is None:
+        return None
+    if isinstance(v, _datetime):
+        return v
+    if isinstance(v, _date):
+        return _datetime(v.year, v.month, v.day)
+    try:
+        return _datetime.fromisoformat(str(v))
+    except ValueError:
+        return None
+
+
+#: CAST(x AS type), by the value kind cast to.
+CASTS: dict[str, Callable[[Any], Any]] = {
+    "cast_int": cast_int,
+    "cast_float": cast_float,
+    "cast_decimal": cast_decimal,
+    "cast_str": cast_str,
+    "cast_date": cast_date,
+    "cast_datetime": cast_datetime,
+}
