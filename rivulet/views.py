@@ -160,7 +160,7 @@ class View:
         if key is None:
             return []
         if any(v is None for v in key):
-            return self._defaults(key)
+            return self._defaults(key, matches_nothing=True)
         state_key = key[0] if len(key) == 1 else key
         result = self._state.get(state_key)  # type: ignore[union-attr]
         if result is None:
@@ -211,10 +211,12 @@ class View:
     def _finish_many(self, rows: list[Row]) -> tuple[Row, ...]:
         return self._finish(rows)
 
-    def _defaults(self, key: Any) -> list[Row]:
+    def _defaults(self, key: Any, *, matches_nothing: bool = False) -> list[Row]:
+        """Rows of an implicit group that has no input rows (see ``default_rows``);
+        ``matches_nothing`` for a key with a NULL, which no row can match."""
         if self._default is None:
             return []
-        return list(self._finish(self._default(key)))
+        return list(self._finish(self._default(key, matches_nothing)))
 
     def _coerce_key(self, key: tuple) -> tuple | None:
         try:

@@ -16,29 +16,30 @@ The comparison (:func:`assert_same_answer`):
   value with a relative tolerance of 1e-9 (rivulet's AVG is a float, SQLite's too, but
   they may be summed in a different order); a string never equals a number;
 * no ORDER BY: the two answers are equal as multisets;
-* ORDER BY without LIMIT/OFFSET: the same multiset, and the sequence of sort keys is equal
-  (rows tied on the sort key may come in any order);
-* ORDER BY with LIMIT/OFFSET: the sequence of sort keys equals SQLite's (so the cut is at
-  the same place), and every row rivulet returns is a row of SQLite's unlimited answer
-  (as a multiset: no row is returned more often than it exists).
+* ORDER BY: SQLite's full answer (no LIMIT/OFFSET) is cut into *blocks* of rows with equal
+  sort keys. At each position of the LIMIT/OFFSET window, rivulet's row must come from the
+  block SQLite has there: each block wholly inside the window must be matched exactly (as
+  a multiset; rows tied on the sort key may come in any order), and the blocks cut by the
+  window partially (rows tied at the cut may differ).
 
-The ORDER BY terms of a query must name its output columns (by alias, bare name, position,
-or an expression written exactly as in the SELECT list) so that the sort key of an answer
-row can be read off the row.
+ORDER BY terms are found among the output columns (alias, bare name, position, or the same
+expression as a SELECT item); other terms are appended to the SELECT list of the query run
+on SQLite, so that each row carries its sort key.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import math
 import re
 import shutil
 import sqlite3
 import tempfile
-from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Self
 
 import sqlglot
 from sqlglot import exp
@@ -145,39 +146,77 @@ def contained_in(small: Iterable[Sequence[Any]], big: Iterable[Sequence[Any]]) -
 class Shape:
     """What the comparison needs to know about a query's top level."""
 
-    order: tuple[tuple[int, bool], ...]  # (output column, descending)
-    limited: bool  # LIMIT or OFFSET present
-    unlimited_sql: str  # the text with the top-level LIMIT/OFFSET removed
+    #: (column of the keyed answer, descending) per ORDER BY term
+    order: tuple[tuple[int, bool], ...]
+    limit: int | None
+    offset: int
+    #: the text to run on SQLite for the full ordered answer: no LIMIT/OFFSET, and the
+    #: ORDER BY terms that are not output columns appended to the SELECT list
+    keyed_sql: str
+    width: int | None  # output columns of the query (before appended keys), if known
+
+    @property
+    def limited(self) -> bool:
+        return self.limit is not None or self.offset > 0
 
 
 _LIMIT_TAIL = re.compile(
-    r"\s+LIMIT\s+\d+(\s*,\s*\d+)?(\s+OFFSET\s+\d+)?\s*;?\s*$", re.IGNORECASE
+    r"\s+LIMIT\s+(\d+)(?:\s*,\s*(\d+))?(?:\s+OFFSET\s+(\d+))?\s*;?\s*$", re.IGNORECASE
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def query_shape(sql: str) -> Shape:
     tree = sqlglot.parse_one(sql, read="mysql")
     order_node = tree.args.get("order")
-    limited = tree.args.get("limit") is not None or tree.args.get("offset") is not None
     select = tree
     while isinstance(select, exp.Union):
         select = select.this
     while isinstance(select, exp.Subquery):
         select = select.this
     items = list(select.expressions) if isinstance(select, exp.Select) else []
+    if any(
+        isinstance(i, exp.Star) or (isinstance(i, exp.Column) and isinstance(i.this, exp.Star))
+        for i in items
+    ):
+        width = None
+    else:
+        width = len(items)
+    limit, offset = None, 0
+    keyed = sql
+    m = _LIMIT_TAIL.search(sql)
+    if m is not None and (
+        tree.args.get("limit") is not None or tree.args.get("offset") is not None
+    ):
+        a, b, c = m.group(1), m.group(2), m.group(3)
+        if b is not None:  # LIMIT offset, count
+            offset, limit = int(a), int(b)
+        else:
+            limit, offset = int(a), int(c or 0)
+        keyed = sql[: m.start()]
+    elif tree.args.get("limit") is not None or tree.args.get("offset") is not None:
+        raise AssertionError(f"oracle: cannot find the LIMIT of {sql!r}")
     order: list[tuple[int, bool]] = []
+    extra: list[str] = []
     if order_node is not None:
         for term in order_node.expressions:
-            order.append((_output_position(term.this, items, sql), bool(term.args.get("desc"))))
-    unlimited = sql
-    if limited:
-        unlimited, n = _LIMIT_TAIL.subn("", sql)
-        if n != 1:
-            raise AssertionError(f"oracle: cannot strip the LIMIT of {sql!r}")
-    return Shape(tuple(order), limited, unlimited)
+            desc = bool(term.args.get("desc"))
+            pos = _output_position(term.this, items)
+            if pos is None:
+                if not isinstance(tree, exp.Select) or width is None:
+                    raise AssertionError(
+                        f"oracle: ORDER BY {term.this.sql(dialect='mysql')!r} of {sql!r} is "
+                        "not an output column"
+                    )
+                pos = width + len(extra)
+                extra.append(term.this.sql(dialect="sqlite"))
+            order.append((pos, desc))
+    if extra:
+        keyed = _append_select_items(keyed, extra)
+    return Shape(tuple(order), limit, offset, keyed, width)
 
 
-def _output_position(term: exp.Expr, items: list[exp.Expr], sql: str) -> int:
+def _output_position(term: exp.Expr, items: list[exp.Expr]) -> int | None:
     if isinstance(term, exp.Literal) and not term.is_string:
         return int(term.this) - 1
     if isinstance(term, exp.Column) and not term.table:
@@ -191,10 +230,26 @@ def _output_position(term: exp.Expr, items: list[exp.Expr], sql: str) -> int:
         inner = item.this if isinstance(item, exp.Alias) else item
         if inner == term:
             return i
-    raise AssertionError(
-        f"oracle: ORDER BY {term.sql(dialect='mysql')!r} of {sql!r} is not an output column; "
-        "write ORDER BY over selected columns so that answers can be compared"
-    )
+    return None
+
+
+def _append_select_items(sql: str, extra: list[str]) -> str:
+    """``sql`` with ``extra`` expressions added at the end of its top-level SELECT list."""
+    depth, quoted = 0, False
+    upper = sql.upper()
+    for i, ch in enumerate(sql):
+        if ch == "'":
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0 and upper.startswith(" FROM ", i):
+            added = ", ".join(f"{e} AS __key{n}" for n, e in enumerate(extra))
+            return f"{sql[:i]}, {added}{sql[i:]}"
+    raise AssertionError(f"oracle: no top-level FROM in {sql!r}")
 
 
 def _sort_key_of(row: Sequence[Any], order: tuple[tuple[int, bool], ...]) -> tuple:
@@ -212,31 +267,53 @@ def _fmt_rows(rows: Sequence[Sequence[Any]], limit: int = 60) -> str:
 
 
 def answer_mismatch(
-    sql: str,
-    params: Sequence[Any],
-    got: Sequence[Sequence[Any]],
-    expected: Sequence[Sequence[Any]],
-    unlimited: Sequence[Sequence[Any]] | None,
-    shape: Shape,
+    got: Sequence[Sequence[Any]], full: Sequence[Sequence[Any]], shape: Shape
 ) -> str | None:
-    """``None`` if ``got`` is a correct answer, else the reason."""
+    """``None`` if ``got`` is a correct answer, else the reason.
+
+    ``full`` is SQLite's answer without LIMIT/OFFSET, in ORDER BY order, with the sort keys
+    that are not output columns appended to each row. Rows with equal sort keys form a
+    *block*; a correct answer holds, position by position, rows of the block SQLite has at
+    that position: every whole block of the window exactly (as a multiset), and part of
+    the blocks cut by LIMIT/OFFSET.
+    """
     got = [norm_row(r) for r in got]
-    expected = [norm_row(r) for r in expected]
-    if any(len(r) != len(expected[0]) for r in got) if expected else False:
-        return "rows have a different number of columns"
+    full = [norm_row(r) for r in full]
+    width = shape.width if shape.width is not None else (len(full[0]) if full else None)
+    if width is not None and any(len(r) != width for r in got):
+        return f"rows of {width} column(s) expected"
+    project = (lambda r: r[:width]) if width is not None else (lambda r: r)
+    start = shape.offset
+    stop = len(full) if shape.limit is None else min(len(full), start + shape.limit)
+    window = max(0, stop - start)
     if not shape.order:
-        return None if same_multiset(got, expected) else "different rows"
-    got_keys = [_sort_key_of(r, shape.order) for r in got]
-    exp_keys = [_sort_key_of(r, shape.order) for r in expected]
-    if len(got_keys) != len(exp_keys) or not all(
-        same_row(a, b) for a, b in zip(got_keys, exp_keys)
-    ):
-        return "different sequence of ORDER BY keys"
-    if not shape.limited:
-        return None if same_multiset(got, expected) else "different rows"
-    assert unlimited is not None
-    if not contained_in(got, unlimited):
-        return "a returned row is not in the unlimited answer (or is returned too often)"
+        if not shape.limited:
+            return None if same_multiset(got, [project(r) for r in full]) else "different rows"
+        if len(got) != window:  # LIMIT without ORDER BY: any `window` of the rows
+            return f"{len(got)} row(s), expected {window}"
+        return None if contained_in(got, [project(r) for r in full]) else "different rows"
+    if len(got) != window:
+        return f"{len(got)} row(s), expected {window}"
+    # Blocks of equal sort keys over the full answer.
+    block_of: list[int] = []
+    blocks: list[list[Row]] = []
+    prev = None
+    for r in full:
+        key = _sort_key_of(r, shape.order)
+        if prev is None or not same_row(key, prev):
+            blocks.append([])
+        blocks[-1].append(project(r))
+        block_of.append(len(blocks) - 1)
+        prev = key
+    assigned: dict[int, list[Row]] = {}
+    for i, row in enumerate(got):
+        assigned.setdefault(block_of[start + i], []).append(row)
+    for b, rows in assigned.items():
+        whole = block_of.index(b) >= start and (len(block_of) - 1 - block_of[::-1].index(b)) < stop
+        if whole and not same_multiset(rows, blocks[b]):
+            return "different rows (or order) among rows with equal ORDER BY keys"
+        if not whole and not contained_in(rows, blocks[b]):
+            return "a row at the LIMIT/OFFSET cut is not one SQLite has there (or is repeated)"
     return None
 
 
@@ -250,11 +327,13 @@ def assert_same_answer(
 ) -> None:
     """``got`` (rivulet's rows) is a correct answer to ``sql`` with ``params`` over ``conn``."""
     shape = query_shape(sql)
-    expected = sqlite_rows(conn, sql, params)
-    unlimited = sqlite_rows(conn, shape.unlimited_sql, params) if shape.limited else None
-    problem = answer_mismatch(sql, params, got, expected, unlimited, shape)
+    full = sqlite_rows(conn, shape.keyed_sql, params)
+    problem = answer_mismatch(got, full, shape)
     if problem is None:
         return
+    expected = full
+    if shape.order:
+        expected = full[shape.offset : None if shape.limit is None else shape.offset + shape.limit]
     lines = [
         f"rivulet and SQLite disagree ({problem}){' on ' + what if what else ''}",
         f"  query:  {sql}",
@@ -262,8 +341,8 @@ def assert_same_answer(
         f"  rivulet: {_fmt_rows(got if shape.order else sorted_rows(got))}",
         f"  sqlite:  {_fmt_rows(expected if shape.order else sorted_rows(expected))}",
     ]
-    if unlimited is not None:
-        lines.append(f"  sqlite without LIMIT: {_fmt_rows(unlimited)}")
+    if shape.limited or shape.keyed_sql != sql:
+        lines.append(f"  sqlite, all rows in order (keys appended): {_fmt_rows(full)}")
     raise AssertionError("\n".join(lines))
 
 
@@ -292,6 +371,7 @@ def in_arity(sql: str) -> int | None:
     return None if m is None else m.group(0).count("?")
 
 
+@functools.lru_cache(maxsize=4096)
 def placeholder_count(sql: str) -> int:
     tree = sqlglot.parse_one(sql, read="mysql")
     return sum(1 for _ in tree.find_all(exp.Placeholder))
@@ -300,7 +380,9 @@ def placeholder_count(sql: str) -> int:
 # --------------------------------------------------------------------------- the pair
 
 
-_CREATE_VIEW = re.compile(r"^\s*CREATE\s+VIEW\s+(\w+)\s+AS\s+(.*?);?\s*$", re.IGNORECASE | re.DOTALL)
+_CREATE_VIEW = re.compile(
+    r"^\s*CREATE\s+VIEW\s+(\w+)\s+AS\s+(.*?);?\s*$", re.IGNORECASE | re.DOTALL
+)
 
 
 class Pair:
@@ -349,6 +431,12 @@ class Pair:
         if "?" not in select_sql:
             self.lite.execute(f"CREATE VIEW {name} AS {select_sql}")
 
+    def drop_view(self, name: str) -> None:
+        self.db.execute(f"DROP VIEW {name}")
+        sql = self.views.pop(name)
+        if "?" not in sql:
+            self.lite.execute(f"DROP VIEW {name}")
+
     def insert_many(self, table: str, rows: Sequence[Sequence[Any]]) -> None:
         rows = [tuple(r) for r in rows]
         self.db.table(table).insert_many(rows)
@@ -386,12 +474,12 @@ class Pair:
             assert len(prefixes) == 1, "oracle: IN-view keys must share their equality values"
             eq = list(prefixes.pop())
             in_values = [t[-1] for t in tuples]
-            # The IN list's placeholders sit after the equality ones that precede it in
-            # the text; find where by rendering.
+            # The IN list's placeholders go after the equality ones written before it.
             params = _splice_in_params(sql, eq, in_values)
             lite_sql = with_in_arity(sql, len(in_values))
-            assert_same_answer(lite_sql, params, got, self.lite,
-                               what=f"view {name}.lookup_many({keys!r})")
+            assert_same_answer(
+                lite_sql, params, got, self.lite, what=f"view {name}.lookup_many({keys!r})"
+            )
             return
         shape = query_shape(sql)
         assert not shape.order, "oracle: lookup_many is compared only on unordered views"
@@ -430,7 +518,7 @@ class Pair:
             if self.own_dir:
                 shutil.rmtree(self.path, ignore_errors=True)
 
-    def __enter__(self) -> "Pair":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

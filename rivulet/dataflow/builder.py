@@ -54,7 +54,7 @@ class BuiltView:
     reader_node: NodeId
     state: KeyedReader | RangeReader
     finish: Callable[[list[Row]], tuple[Row, ...]]
-    default_rows: Callable[[Any], list[Row]] | None
+    default_rows: Callable[[Any, bool], list[Row]] | None
     nodes: set[NodeId] = field(default_factory=set)
 
 
@@ -84,7 +84,7 @@ class Builder:
             self.graph.nodes[node].users.add(plan.name)
         return BuiltView(plan, root, reader, state, finish, self._default_rows(plan), used)
 
-    def _default_rows(self, plan: ir.ViewPlan) -> Callable[[Any], list[Row]] | None:
+    def _default_rows(self, plan: ir.ViewPlan) -> Callable[[Any, bool], list[Row]] | None:
         if not plan.implicit_group:
             return None
         aggregate = plan.root
@@ -198,7 +198,7 @@ def finisher(plan: ir.ViewPlan) -> Callable[[list[Row]], tuple[Row, ...]]:
 
 def default_rows(
     plan: ir.ViewPlan, group_exists: Callable[[Any], bool]
-) -> Callable[[Any], list[Row]]:
+) -> Callable[[Any, bool], list[Row]]:
     """For ``SELECT COUNT(*) ... WHERE k = ?``: the one row a key with no input rows answers.
 
     The parameter columns were made the aggregate's group keys, so an unseen key has no
@@ -223,8 +223,8 @@ def default_rows(
             steps.append(("filter", predicate_function(n.predicate, kinds, nullable)))
     single = len(aggregate.group_by) == 1
 
-    def rows_for(key: Any) -> list[Row]:
-        if group_exists(key):
+    def rows_for(key: Any, matches_nothing: bool = False) -> list[Row]:
+        if not matches_nothing and group_exists(key):
             return []
         row: Row = ((key,) if single else tuple(key)) + empty
         for step, fn in steps:

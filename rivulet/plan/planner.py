@@ -623,7 +623,8 @@ class Planner:
             )
             for i in range(arity)
         )
-        node: ir.Node = ir.Union(tuple(n for n, _ in planned), columns)
+        branch_nodes = tuple(_convert_columns(n, columns) for n, _ in planned)
+        node: ir.Node = ir.Union(branch_nodes, columns)
         if _union_is_distinct(query):
             node = ir.Distinct(node, columns)
         order: tuple[ir.SortKey, ...] = ()
@@ -658,6 +659,23 @@ class Planner:
             inner.set("offset", None)
             return self._union_branches(inner)
         return [query]
+
+
+def _convert_columns(node: ir.Node, columns: tuple[ir.ColumnInfo, ...]) -> ir.Node:
+    """A UNION branch with every column converted to the UNION's column kind (MySQL: a
+    column that is VARCHAR in one branch and INT in another is VARCHAR throughout)."""
+    exprs: list[ir.Expr] = []
+    for i, (have, want) in enumerate(zip(node.columns, columns)):
+        col = ir.Col(i, have.name)
+        if have.kind == want.kind or have.kind is None or want.kind is None:
+            exprs.append(col)
+        else:
+            exprs.append(ir.Call(f"cast_{want.kind}", (col,)))
+    if all(isinstance(e, ir.Col) for e in exprs):
+        return node
+    return ir.Project(node, tuple(exprs), tuple(
+        ir.ColumnInfo(have.name, want.kind, have.nullable) for have, want in zip(node.columns, columns)
+    ))
 
 
 def _union_is_distinct(query: exp.Expr) -> bool:
