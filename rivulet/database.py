@@ -102,6 +102,9 @@ class Database:
         """Run one statement. Writes return the number of rows changed, once committed;
         DDL returns 0; a SELECT returns its rows (see :meth:`query`)."""
         self._check_open()
+        prepared = self._adhoc.get(sql)
+        if prepared is not None:  # a SELECT seen before: skip parsing
+            return prepared.lookup(*params)
         statement = st.bind_text(sql, self.catalog)
         if isinstance(statement, st.Select):
             return self.query(sql, params)
