@@ -10,6 +10,7 @@ in the differential tests.
 from __future__ import annotations
 
 import decimal
+import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -31,7 +32,8 @@ ROWS = [
 
 @pytest.fixture
 def db() -> Iterator[rivulet.Database]:
-    database = rivulet.open(tempfile.mkdtemp(prefix="rivulet-mysql-"))
+    path = tempfile.mkdtemp(prefix="rivulet-mysql-")
+    database = rivulet.open(path)
     database.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, s VARCHAR(10))")
     database.table("t").insert_many(ROWS)
     database.settle()
@@ -39,6 +41,7 @@ def db() -> Iterator[rivulet.Database]:
         yield database
     finally:
         database.close()
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _same(got: Any, expected: Any) -> bool:

@@ -103,3 +103,14 @@ def subtract(rows: dict[Row, int], delta: dict[Row, int]) -> dict[Row, int]:
         else:
             out.pop(row, None)
     return out
+
+
+def apply_to_sorted(rows: Any, row: Row, diff: int) -> None:
+    """Add (or, for a negative ``diff``, remove) ``row`` ``|diff|`` times in a sorted list,
+    the multiset of operators that need their rows in order (top-k, range readers)."""
+    if diff > 0:
+        for _ in range(diff):
+            rows.add(row)
+    else:
+        for _ in range(-diff):
+            rows.remove(row)

@@ -19,7 +19,14 @@ from typing import Any, Callable, Iterable
 
 from sortedcontainers import SortedKeyList
 
-from rivulet.state.arrangement import Delta, Row, consolidate, key_function, key_has_null
+from rivulet.state.arrangement import (
+    Delta,
+    Row,
+    apply_to_sorted,
+    consolidate,
+    key_function,
+    key_has_null,
+)
 
 Finish = Callable[[list[Row]], tuple[Row, ...]]
 
@@ -153,14 +160,9 @@ class RangeReader:
             rows = self.entries.get(key)
             if rows is None:
                 rows = self.entries[key] = SortedKeyList(key=lambda r, c=col: r[c])
-            if diff > 0:
-                for _ in range(diff):
-                    rows.add(row)
-            else:
-                for _ in range(-diff):
-                    rows.remove(row)
-                if not rows:
-                    del self.entries[key]
+            apply_to_sorted(rows, row, diff)
+            if not rows:
+                del self.entries[key]
 
     def range(self, key: Any, low: Any, low_inclusive: bool, high: Any,
               high_inclusive: bool) -> list[Row]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from sortedcontainers import SortedKeyList
 
 from rivulet.dataflow.ops.base import Batch, NodeId, Operator
-from rivulet.state.arrangement import Delta, Row, consolidate, key_function
+from rivulet.state.arrangement import Delta, Row, apply_to_sorted, consolidate, key_function
 
 if TYPE_CHECKING:
     from rivulet.dataflow.graph import Graph
@@ -44,12 +44,7 @@ class TopK(Operator):
                 rows = groups[key] = SortedKeyList(key=self.sort_key)
             if key not in before:
                 before[key] = list(rows.islice(0, k))
-            if diff > 0:
-                for _ in range(diff):
-                    rows.add(row)
-            else:
-                for _ in range(-diff):
-                    rows.remove(row)
+            apply_to_sorted(rows, row, diff)
         out: Batch = []
         for key, old in before.items():
             rows = groups[key]
