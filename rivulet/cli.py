@@ -90,6 +90,10 @@ def zipf_sampler(n: int, s: float, rng: random.Random):  # type: ignore[no-untyp
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    # The demo owns its process, so it may shorten the GIL switch interval: SQLite releases
+    # the GIL for every row it writes, and with the default 5 ms a reader thread spinning on
+    # lookups makes the writer wait that long for each row (a convoy).
+    sys.setswitchinterval(0.0005)
     path = Path(args.data_dir)
     print(f"rivulet {rivulet.__version__}: opening {path.resolve()}")
     t0 = time.perf_counter()
