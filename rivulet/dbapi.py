@@ -5,6 +5,8 @@ is the same (``qmark``), cursors work the same way. Differences a caller should 
 
 * Every write statement commits on its own when it executes (autocommit); ``commit()`` is
   accepted and does nothing, ``rollback()`` raises ``NotSupportedError``.
+* ``description`` gives each column's name, its rivulet value kind (``"int"``, ``"str"``,
+  ...) as the type code, and whether it may be NULL.
 * SELECTs are answered from views (eventually consistent, like a cache). A connection
   opened with ``read_your_writes=True`` (the default) waits, before each SELECT, until its
   own earlier writes are reflected in the views.
@@ -146,8 +148,9 @@ class Cursor:
                     db.wait_for(conn._last_write_lsn)
                 view = db.prepare(sql)
                 self._rows = view.lookup(*params)
+                columns = view.plan.root.columns[: view.plan.visible]
                 self.description = tuple(
-                    (name, None, None, None, None, None, None) for name in view.columns
+                    (c.name, c.kind, None, None, None, None, c.nullable) for c in columns
                 )
                 self.rowcount = len(self._rows)
             else:
