@@ -304,26 +304,3 @@ _CONVERTERS: dict[str, Callable[[Any], Any]] = {
     DATE: _to_date,
     DATETIME: _to_datetime,
 }
-
-
-def kind_of_value(value: Any) -> str | None:
-    """The kind a Python value belongs to (``None`` for NULL)."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return BOOL
-    for py, kind in _PY_KINDS:
-        if isinstance(value, py):
-            return kind
-    raise SchemaError(f"values of type {type(value).__name__} are not supported: {value!r}")
-
-
-_PY_KINDS: tuple[tuple[type, str], ...] = (
-    (int, INT),
-    (float, FLOAT),
-    (decimal.Decimal, DECIMAL),
-    (str, STR),
-    (bytes, BYTES),
-    (dt.datetime, DATETIME),
-    (dt.date, DATE),
-)

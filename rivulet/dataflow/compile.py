@@ -185,9 +185,3 @@ def bound_predicate(
     """A predicate over a row and the statement's ``?`` values (UPDATE/DELETE ... WHERE)."""
     gen = _Codegen(kinds, nullable)
     return _build(f"lambda r, p: {gen.predicate(expr)}", gen)
-
-
-def evaluate_constant(expr: Expr) -> Any:
-    """The value of an expression that reads no column."""
-    return value_function(expr, [], [])(())
-

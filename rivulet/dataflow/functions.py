@@ -1449,27 +1449,17 @@ def cast_str(v: Any) -> str | None:
 def cast_date(v: Any) -> _date | None:
     if v is None:
         return None
-    if isinstance(v, _datetime):
-        return v.date()
-    if isinstance(v, _date):
-        return v
-    try:
-        return _date.fromisoformat(str(v)[:10])
-    except ValueError:
-        return None
+    t = _to_temporal(v)
+    return t.date() if isinstance(t, _datetime) else t
 
 
 def cast_datetime(v: Any) -> _datetime | None:
     if v is None:
         return None
-    if isinstance(v, _datetime):
-        return v
-    if isinstance(v, _date):
-        return _datetime(v.year, v.month, v.day)
-    try:
-        return _datetime.fromisoformat(str(v))
-    except ValueError:
-        return None
+    t = _to_temporal(v)
+    if t is None or isinstance(t, _datetime):
+        return t
+    return _datetime(t.year, t.month, t.day)
 
 
 #: CAST(x AS type), by the value kind cast to.

@@ -6,7 +6,6 @@ a FROM clause, over an aggregate's output, and over a table in an UPDATE.
 
 from __future__ import annotations
 
-import datetime as dt
 import decimal
 from typing import Callable, Protocol
 
@@ -317,15 +316,3 @@ def unify_kinds(kinds: list[str | None]) -> str | None:
     if present <= {DATE, DATETIME}:
         return DATETIME
     return STR
-
-
-def python_kind(value: object) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return BOOL
-    for py, kind in ((int, INT), (float, FLOAT), (decimal.Decimal, DECIMAL), (str, STR),
-                     (dt.datetime, DATETIME), (dt.date, DATE)):
-        if isinstance(value, py):
-            return kind
-    return None

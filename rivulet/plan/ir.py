@@ -96,6 +96,7 @@ class Case(Expr):
         return tuple(out)
 
 
+
 def columns_used(expr: Expr) -> set[int]:
     """Input positions an expression reads."""
     if isinstance(expr, Col):
@@ -104,25 +105,6 @@ def columns_used(expr: Expr) -> set[int]:
     for child in expr.children():
         out |= columns_used(child)
     return out
-
-
-def shift_columns(expr: Expr, offset: int) -> Expr:
-    """The same expression over an input whose columns moved right by ``offset``."""
-    return remap_columns(expr, {i: i + offset for i in columns_used(expr)})
-
-
-def remap_columns(expr: Expr, mapping: dict[int, int]) -> Expr:
-    """The same expression with column ``i`` read from ``mapping[i]``."""
-    if isinstance(expr, Col):
-        return Col(mapping[expr.index], expr.name)
-    if isinstance(expr, Call):
-        return Call(expr.fn, tuple(remap_columns(a, mapping) for a in expr.args))
-    if isinstance(expr, Case):
-        return Case(
-            tuple((remap_columns(c, mapping), remap_columns(v, mapping)) for c, v in expr.whens),
-            None if expr.default is None else remap_columns(expr.default, mapping),
-        )
-    return expr
 
 
 # --------------------------------------------------------------------------- aggregates

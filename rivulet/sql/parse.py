@@ -94,9 +94,6 @@ def error_at(node: exp.Expr, message: str) -> SqlError:
     return SqlError(message, line=line, col=col)
 
 
-def count_placeholders(node: exp.Expr) -> int:
-    return sum(1 for _ in node.find_all(exp.Placeholder))
-
 
 def _tokens(text: str) -> list:
     try:

@@ -15,7 +15,7 @@ from rivulet.errors import SqlError
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.expressions import literal_value, translate
-from rivulet.plan.planner import Planner, conjuncts
+from rivulet.plan.planner import conjuncts
 from rivulet.schema import TableSchema
 from rivulet.sql.ddl import table_schema
 from rivulet.sql.parse import DIALECT, error_at, parse_one, unsupported, view_query_text
@@ -276,9 +276,6 @@ def _key_lookup(
         keys = [k + (v,) for k in keys for v in found[i]]
     return tuple(keys)
 
-
-def plan_select(statement: Select, catalog: Catalog, name: str) -> ir.ViewPlan:
-    return Planner(catalog).plan_view(name, statement.query, statement.sql)
 
 
 def insert_values(statement: Insert, params: tuple[Any, ...], evaluate: Any) -> list[list[Any]]:
