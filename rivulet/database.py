@@ -89,7 +89,10 @@ class Database:
                 self.catalog.tables[bound.schema.name.lower()] = bound.schema
                 self.graph.add_base(bound.schema.name)
             elif statement.kind == "view":
-                self._install_view(statement.name, parse_one(statement.sql), statement.sql)
+                plan = Planner(self.catalog).plan_view(
+                    statement.name, parse_one(statement.sql), statement.sql
+                )
+                self._install_view(plan)
 
     def _base_rows(self, table: str) -> Iterator[tuple[Row, int]]:
         schema = self.catalog.require_table(table)
@@ -148,12 +151,14 @@ class Database:
         self._check_open()
         query = parse_one(sql)
         sql = sql.strip()
-        if replace and self.catalog.view(name) is not None:
+        replacing = replace and self.catalog.view(name) is not None
+        if not replacing:
+            self.catalog.check_new_name(name)
+        plan = Planner(self.catalog).plan_view(name, query, sql)  # reject before any change
+        if replacing:
             self.drop_view(name)
-        self.catalog.check_new_name(name)
-        Planner(self.catalog).plan_view(name, query, sql)  # reject bad SQL before any change
         with self._migration():
-            view = self._install_view(name, query, sql)
+            view = self._install_view(plan)
             try:
                 with self.storage.transaction():
                     self.storage.add_statement("view", name, sql)
@@ -162,8 +167,8 @@ class Database:
                 raise
         return view
 
-    def _install_view(self, name: str, query: exp.Expr, sql: str) -> View:
-        plan = Planner(self.catalog).plan_view(name, query, sql)
+    def _install_view(self, plan: ir.ViewPlan) -> View:
+        name = plan.name
         built = self.builder.build_view(plan)
         self.catalog.views[name.lower()] = plan
         self._built[name.lower()] = built
@@ -267,9 +272,9 @@ class Database:
         name = f"_q_{digest}"
         view = self._views.get(name)
         if view is None:
-            Planner(self.catalog).plan_view(name, node, normalized)  # reject before any change
+            plan = Planner(self.catalog).plan_view(name, node, normalized)  # reject before any change
             with self._migration():
-                view = self._views.get(name) or self._install_view(name, node, normalized)
+                view = self._views.get(name) or self._install_view(plan)
         return view
 
     def table(self, name: str) -> Table:

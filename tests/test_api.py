@@ -564,3 +564,16 @@ def test_created_views_persist_across_reopen(loaded, path):
         db.execute("INSERT INTO t VALUES (6, 'f', 1, 3), (7, 'g', 1, 3)")
         db.settle()
         assert bag(db.view("busy").scan()) == bag([(1,), (2,), (3,)])
+
+
+def test_create_or_replace_with_bad_sql_keeps_the_old_view(tmp_path):
+    with rivulet.open(tmp_path / "db") as db:
+        db.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+        db.execute("CREATE VIEW v AS SELECT id FROM t")
+        db.table("t").insert((1,))
+        with pytest.raises(rivulet.SqlError, match="unknown column 'nope'"):
+            db.execute("CREATE OR REPLACE VIEW v AS SELECT nope FROM t")
+        db.settle()
+        assert db.view("v").lookup() == [(1,)]
+    with rivulet.open(tmp_path / "db") as db:
+        assert db.view("v").lookup() == [(1,)]
