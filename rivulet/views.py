@@ -182,7 +182,7 @@ class View:
                 raw.extend(self._default(state_key))
             else:
                 raw.extend(self._state.raw(state_key))  # type: ignore[union-attr]
-        return list(self._finish_many(raw))
+        return list(self._finish(raw))
 
     def _read_range(self, key: tuple, values: dict[Any, Any]) -> list[Row]:
         state: RangeReader = self._state  # type: ignore[assignment]
@@ -206,10 +206,7 @@ class View:
         if len(bounds) > 2 or sum(op in _LOWER for op, _ in bounds) > 1:
             col = self.plan.range_column
             rows = [r for r in rows if all(_CHECK[op](r[col], v) for op, v in bounds)]
-        return list(self._finish_many(rows))
-
-    def _finish_many(self, rows: list[Row]) -> tuple[Row, ...]:
-        return self._finish(rows)
+        return list(self._finish(rows))
 
     def _defaults(self, key: Any, *, matches_nothing: bool = False) -> list[Row]:
         """Rows of an implicit group that has no input rows (see ``default_rows``);
