@@ -28,13 +28,15 @@ from rivulet.errors import (
     SchemaError,
     SqlError,
     UnsupportedSqlError,
+    UpqueryTimeout,
 )
-from rivulet.views import View
+from rivulet.views import NOT_READY, View
 
 if TYPE_CHECKING:
     from rivulet import dbapi
 
 __all__ = [
+    "NOT_READY",
     "ClosedError",
     "ConstraintError",
     "Database",
@@ -44,6 +46,7 @@ __all__ = [
     "SqlError",
     "Table",
     "UnsupportedSqlError",
+    "UpqueryTimeout",
     "View",
     "connect",
     "open",
@@ -52,15 +55,32 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def open(path: str | Path, *, durability: str = "normal", tune_gc: bool = True) -> Database:  # noqa: A001
+def open(  # noqa: A001
+    path: str | Path,
+    *,
+    durability: str = "normal",
+    memory_limit: int | str | None = None,
+    eviction: str = "lru",
+    partial: bool = True,
+    upquery_timeout: float = 30.0,
+    tune_gc: bool = True,
+) -> Database:
     """Open (or create) the database in directory ``path``.
 
     ``durability="normal"`` (the default) survives the process being killed at any moment;
     ``"full"`` also survives power loss, at the cost of an fsync per commit.
+
+    ``memory_limit`` bounds the state rivulet keeps in memory (bytes, or a string such as
+    ``"512MB"``): past it, the least recently read keys of partial state are evicted
+    (``eviction="lru"``, or ``"random"``) and refilled when read again. ``partial=False``
+    keeps every view's state whole instead (no misses; more memory). A read that misses
+    waits at most ``upquery_timeout`` seconds for the dataflow.
+
     ``tune_gc`` raises CPython's garbage-collection thresholds process-wide (see
     :func:`rivulet.database.tune_garbage_collector`).
     """
-    return Database(path, durability=durability, tune_gc=tune_gc)
+    return Database(path, durability=durability, memory_limit=memory_limit, eviction=eviction,
+                    partial=partial, upquery_timeout=upquery_timeout, tune_gc=tune_gc)
 
 
 def connect(path: str | Path, **kwargs: object) -> "dbapi.Connection":

@@ -15,6 +15,13 @@ every hand-off between threads waits for the GIL, and a write would need two of 
 
 Program changes (new tables and views) run as *migrations*: they hold the commit lock
 and the graph lock, so they see base tables and the graph at the same LSN.
+
+Partial state: a read that misses takes the graph lock and fills the hole by an upquery
+(``_upquery``), in the reader's own thread. Base tables answer from storage, which may be
+ahead of the graph: every committed batch's deltas stay in ``_unapplied`` until propagated,
+and a base lookup subtracts those the graph has not applied, so the answer is the state at
+the graph's LSN. They are registered *before* the SQLite commit, so any snapshot that sees
+a batch also finds its deltas.
 """
 
 from __future__ import annotations
@@ -27,20 +34,29 @@ import queue
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from sqlglot import exp
 
 from rivulet.dataflow.builder import Builder, BuiltView
 from rivulet.dataflow.compile import bound_predicate, value_function
+from rivulet.config import parse_size
 from rivulet.dataflow.graph import Graph
-from rivulet.errors import ClosedError, ProgramError, RivuletError, SqlError, StorageError
+from rivulet.errors import (
+    ClosedError,
+    ProgramError,
+    RivuletError,
+    SqlError,
+    StorageError,
+    UpqueryTimeout,
+)
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.planner import Planner
 from rivulet.schema import Row, SchemaError, TableSchema, coerce_row, coerce_value
 from rivulet.sql import statements as st
 from rivulet.sql.parse import DIALECT, parse_one, split_statements
+from rivulet.state.arrangement import key_function
 from rivulet.storage.sqlite import SqliteStorage
 from rivulet.views import View
 from rivulet.writes import WriteRequest
@@ -51,15 +67,34 @@ log = logging.getLogger("rivulet")
 class Database:
     """An open rivulet database. Create with :func:`rivulet.open`."""
 
-    def __init__(self, path: str | Path, *, durability: str = "normal", tune_gc: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        durability: str = "normal",
+        tune_gc: bool = True,
+        partial: bool = True,
+        memory_limit: int | str | None = None,
+        eviction: str = "lru",
+        upquery_timeout: float = 30.0,
+    ) -> None:
         if tune_gc:
             tune_garbage_collector()
         self.path = Path(path)
+        self.upquery_timeout = upquery_timeout
+        self.graph = Graph(partial=partial, memory_limit=parse_size(memory_limit), eviction=eviction)
         self.storage = SqliteStorage(self.path, durability=durability)
         self.catalog = Catalog()
-        self.graph = Graph()
         self.graph.base_rows = self._base_rows
-        self.builder = Builder(self.graph)
+        self.graph.base_lookup = self._base_lookup
+        self.graph.lsn = self.storage.lsn
+        self.builder = Builder(self.graph, self._ensure_index)
+        #: Deltas of committed batches the graph has not applied yet, by LSN.
+        self._unapplied: dict[int, dict[int, list]] = {}
+        #: Test hooks: name -> callable, run at named points (see ``_hook``).
+        self.hooks: dict[str, Any] = {}
+        self._background: queue.Queue[tuple[BuiltView, list[Any]] | None] | None = None
+        self._in_flight: set[tuple[str, Any]] = set()
         self._views: dict[str, View] = {}
         self._built: dict[str, BuiltView] = {}
         self._adhoc: dict[str, View] = {}  # ad-hoc SELECT text -> the view answering it
@@ -98,6 +133,125 @@ class Database:
         schema = self.catalog.require_table(table)
         for _, row in self.storage.scan(schema):
             yield row, 1
+
+    def _ensure_index(self, table: str, columns: tuple[int, ...]) -> None:
+        self.storage.ensure_index(self.catalog.require_table(table), columns)
+
+    # ..................................................................... upqueries
+
+    def _base_lookup(self, table: str, columns: tuple[int, ...], keys: list[Any]) -> list[tuple[Row, int]]:
+        """Rows of base ``table`` under ``keys``, as of the graph's LSN (see module doc)."""
+        schema = self.catalog.require_table(table)
+        self._hook("upquery_snapshot")
+        snapshot_lsn, rows = self.storage.lookup(schema, columns, keys)
+        self._hook("upquery_answer")
+        key_of = key_function(columns)
+        wanted = set(keys)
+        counts: dict[Row, int] = {}
+        for row in rows:
+            if key_of(row) in wanted:
+                counts[row] = counts.get(row, 0) + 1
+        return self._rewind(table, snapshot_lsn, counts, lambda row: key_of(row) in wanted)
+
+    def _rewind(self, table: str, snapshot_lsn: int, counts: dict[Row, int],
+                wanted: Callable[[Row], bool] | None = None) -> list[tuple[Row, int]]:
+        """Rows read at ``snapshot_lsn`` taken back to the graph's LSN: the deltas of the
+        batches in between (those ``wanted``) are subtracted."""
+        base = self.graph.bases[table.lower()]
+        for lsn in range(self.graph.lsn + 1, snapshot_lsn + 1):
+            for row, diff in self._unapplied[lsn].get(base, ()):
+                if wanted is None or wanted(row):
+                    counts[row] = counts.get(row, 0) - diff
+        return [(row, n) for row, n in counts.items() if n]
+
+    def _computed(self, plan: ir.ViewPlan) -> BuiltView:
+        """The whole of a view, computed from the base tables at the graph's LSN into
+        throwaway full state (``scan()`` of a partial view)."""
+        with self._graph_lock:
+            graph = Graph(partial=False)
+
+            def rows(table: str) -> list[tuple[Row, int]]:
+                lsn, stored = self.storage.snapshot_scan(self.catalog.require_table(table))
+                counts: dict[Row, int] = {}
+                for row in stored:
+                    counts[row] = counts.get(row, 0) + 1
+                return self._rewind(table, lsn, counts)
+
+            graph.base_rows = rows
+            for table in self.graph.bases:
+                graph.add_base(self.catalog.require_table(table).name)
+            return Builder(graph).build_view(plan)
+
+    def _upquery(self, built: BuiltView, keys: list[Any], timeout: float | None = None,
+                 read: Callable[[], Any] | None = None) -> Any:
+        """Fill the holes among ``keys`` in a partial view's reader; returns the raw rows
+        of each key (or what ``read`` returns), read before anything can be evicted."""
+        timeout = self.upquery_timeout if timeout is None else timeout
+        if not self._graph_lock.acquire(timeout=timeout):
+            raise UpqueryTimeout(
+                f"view {built.plan.name!r}: upquery for {len(keys)} key(s) did not start "
+                f"within {timeout} s (the dataflow is busy)"
+            )
+        try:
+            self._check_open()
+            if self._failure is not None:
+                raise RivuletError(f"the dataflow failed: {self._failure!r}") from self._failure
+            state = built.state
+            missing = state.missing(keys)
+            if missing:
+                self.graph.nodes[built.reader_node].counters["misses"] += len(missing)
+                rows = self.graph.upquery(built.root, built.plan.key, missing)
+                state.fill(missing, rows)
+            answers = read() if read is not None else {key: state.raw(key) for key in keys}
+            self.graph.enforce_memory_limit()
+            return answers
+        finally:
+            self._graph_lock.release()
+
+    def _upquery_in_background(self, built: BuiltView, keys: list[Any]) -> None:
+        """Queue the keys' upquery for the background worker (one per key at a time)."""
+        fresh = [k for k in keys if (built.plan.name, k) not in self._in_flight]
+        if not fresh:
+            return
+        self._in_flight.update((built.plan.name, k) for k in fresh)
+        if self._background is None:
+            self._background = queue.Queue()
+            threading.Thread(target=self._background_loop, name="rivulet-upquery", daemon=True).start()
+        self._background.put((built, fresh))
+
+    def _background_loop(self) -> None:
+        assert self._background is not None
+        while True:
+            item = self._background.get()
+            if item is None:
+                return
+            built, keys = item
+            try:
+                self._upquery(built, keys, timeout=None)
+            except RivuletError:
+                log.exception("background upquery on view %s failed", built.plan.name)
+            finally:
+                self._in_flight.difference_update((built.plan.name, k) for k in keys)
+
+    def _hook(self, name: str) -> None:
+        hook = self.hooks.get(name)
+        if hook is not None:
+            hook()
+
+    def evict(self, view: str | None = None) -> int:
+        """Evict every key of partial state (of one view's reader, or everywhere), as memory
+        pressure would; reads refill what they need. Returns the keys evicted."""
+        with self._graph_lock:
+            if view is None:
+                return self.graph.evict_all()
+            built = self._built.get(view.lower())
+            if built is None:
+                raise ProgramError(f"unknown view {view!r}")
+            state = built.state
+            if not state.partial:
+                return 0
+            keys = list(state.entries)
+            return self.graph.evict(built.reader_node, state, keys)
 
     # ..................................................................... program
 
@@ -332,6 +486,7 @@ class Database:
         deltas: dict[int, list] = {}
         ok: list[WriteRequest] = []
         before = self.storage.lsn
+        lsn: int | None = None
         try:
             with self.storage.transaction():
                 for request in group:
@@ -353,7 +508,10 @@ class Database:
                         protocol=pickle.HIGHEST_PROTOCOL,
                     )
                     lsn = self.storage.commit_batch(payload, sum(len(d) for d in deltas.values()))
+                    self._unapplied[lsn] = deltas  # before COMMIT: see the module docstring
         except BaseException as exc:  # the commit itself failed: nothing of the group is durable
+            if lsn is not None:
+                self._unapplied.pop(lsn, None)
             self.storage.rollback_lsn(before)
             for request in ok:
                 request.error = RivuletError(f"commit failed: {exc}")
@@ -376,7 +534,12 @@ class Database:
             lsn, deltas = item
             try:
                 with self._graph_lock:
-                    self.graph.propagate(deltas)
+                    self._hook("before_propagate")
+                    try:
+                        self.graph.propagate(deltas, lsn)
+                    finally:
+                        del self._unapplied[lsn]
+                    self.graph.enforce_memory_limit()
             except BaseException as exc:  # a bug: views can no longer be trusted
                 log.exception("propagation of LSN %s failed", lsn)
                 self._failure = exc
@@ -411,12 +574,38 @@ class Database:
         return self.storage.lsn
 
     def stats(self) -> dict[str, Any]:
+        """Counters and state sizes: totals, then ``per_view`` and ``per_node`` (each
+        dataflow node). ``memory_bytes`` is rivulet's own accounting of its state."""
+        with self._graph_lock:
+            graph = self.graph
+            nodes = {}
+            for node_id, node in graph.nodes.items():
+                nodes[f"n{node_id}"] = _node_stats(graph, node_id)
+            views = {}
+            for name, built in self._built.items():
+                view = self._views[name]
+                views[built.plan.name] = {
+                    "partial": built.state.partial,
+                    "keys": len(built.state),
+                    "memory_bytes": built.state.byte_size(),
+                    "hits": view.hits,
+                    "misses": graph.nodes[built.reader_node].counters["misses"],
+                }
+            memory = graph.memory_bytes()
         return {
             **self.stats_counters,
             "lsn": self.storage.lsn,
             "applied_lsn": self.applied_lsn,
-            "nodes": len(self.graph.nodes),
+            "memory_bytes": memory,
+            "memory_limit": graph.memory_limit,
+            "hits": sum(v["hits"] for v in views.values()),
+            "misses": sum(v["misses"] for v in views.values()),
+            "upqueries": graph.counters["upqueries"],
+            "evictions": graph.counters["evictions"],
+            "nodes": len(graph.nodes),
             "views": len(self.views()),
+            "per_view": views,
+            "per_node": nodes,
         }
 
     def _check_open(self) -> None:
@@ -433,6 +622,8 @@ class Database:
             view._close()
         self._batches.put(None)
         self._propagator.join()
+        if self._background is not None:
+            self._background.put(None)
         self.storage.close()
 
     def __enter__(self) -> Database:
@@ -530,6 +721,24 @@ def _coerce_key(table: TableSchema, key: tuple) -> tuple | None:
         return tuple(coerce_value(table.columns[i], v) for i, v in zip(table.primary_key, key))
     except SchemaError:
         return None
+
+
+def _node_stats(graph: Graph, node_id: int) -> dict[str, Any]:
+    from rivulet.dataflow.ops.reader import Reader
+
+    node = graph.nodes[node_id]
+    op = node.op
+    state: Any = op.state if isinstance(op, Reader) else op if op.stateful else None
+    indexes = list(node.arrangements.values()) + list(node.full_indexes.values())
+    return {
+        "op": op.describe(),
+        "partial": bool(state is not None and state.partial),
+        "memory_bytes": (state.byte_size() if state is not None else 0)
+        + sum(i.byte_size() for i in indexes),
+        "upqueries": node.counters["upqueries"],
+        "misses": node.counters["misses"],
+        "evictions": node.counters["evictions"],
+    }
 
 
 def _view_sources(sql: str) -> set[str]:

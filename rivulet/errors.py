@@ -43,3 +43,7 @@ class ProgramError(RivuletError):
 
 class ClosedError(RivuletError):
     """The database was used after close()."""
+
+
+class UpqueryTimeout(RivuletError):
+    """A read that missed could not be answered in time (``upquery_timeout``)."""

@@ -3,6 +3,10 @@
 ``lookup`` is the hot path. For the common shape (one equality parameter) it is a dict
 lookup and a cached tuple; everything else (several keys, IN lists, ranges, keys of the
 wrong Python type) takes the general path.
+
+A partial view misses on keys it does not hold: the read then fills them by an upquery
+(all the keys of one ``lookup_many`` or ``IN`` list in one batch) and answers, or, with
+``block=False``, returns :data:`NOT_READY` at once and fills them in the background.
 """
 
 from __future__ import annotations
@@ -13,12 +17,29 @@ from rivulet.dataflow import functions as F
 from rivulet.dataflow.builder import BuiltView, sort_key_function
 from rivulet.errors import ClosedError, RivuletError
 from rivulet.schema import Column, SchemaError, coerce_value
-from rivulet.state.reader import RangeReader
+from rivulet.state.reader import KeyedReader, RangeReader
 
 if TYPE_CHECKING:
     from rivulet.database import Database
 
 Row = tuple
+
+class _NotReady:
+    """The answer of a non-blocking read that missed: the rows are being computed."""
+
+    _instance: _NotReady | None = None
+
+    def __new__(cls) -> _NotReady:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "rivulet.NOT_READY"
+
+
+#: Returned by ``lookup(..., block=False)`` when the answer is not in memory yet.
+NOT_READY = _NotReady()
 
 _LOWER = {">": False, ">=": True}
 _UPPER = {"<": False, "<=": True}
@@ -47,6 +68,8 @@ class View:
         self._simple = self._single and plan.param_count == 1 and plan.key_params == (0,)
         self._unparameterized = plan.param_count == 0
         self._closed = False
+        #: Reads answered from memory (the rest missed, see ``db.stats()``).
+        self.hits = 0
 
     def _close(self) -> None:
         """Called when the database closes: every read now fails with ClosedError."""
@@ -55,27 +78,34 @@ class View:
 
     # ..................................................................... reads
 
-    def lookup(self, *params: Any) -> list[Row]:
+    def lookup(self, *params: Any, block: bool = True, timeout: float | None = None) -> Any:
         """The view's rows for these ``?`` values, in the order the ``?`` appear.
 
         For ``BETWEEN ? AND ?`` pass both bounds; for ``IN (?, ...)`` pass any number of
-        values in its place.
+        values in its place. A miss blocks until the rows are computed (at most
+        ``timeout`` seconds to start, the database's ``upquery_timeout`` by default); with
+        ``block=False`` it returns :data:`NOT_READY` instead and computes them meanwhile.
         """
         if self._simple and len(params) == 1:
             entry = self._entries.get(params[0])
             if entry is not None:
+                entry.used = True
+                self.hits += 1
                 result = entry.result
                 if result is None:
                     result = self._state.get(params[0])  # type: ignore[union-attr]
-                if result is not None:
+                if result:
                     return list(result)
-        return self._lookup(params)
+                return self._lookup(params, True, timeout)
+        return self._lookup(params, block, timeout, count_hit=True)
 
-    def lookup_many(self, keys: Iterable[Any]) -> list[Row]:
+    def lookup_many(self, keys: Iterable[Any], *, block: bool = True,
+                    timeout: float | None = None) -> Any:
         """Rows for several keys at once (one value, or a tuple of the key's values, each).
 
         For an ``IN (?, ...)`` view, each key gives the values of the equality parameters
-        followed by one value of the IN list.
+        followed by one value of the IN list. The keys a partial view misses are filled by
+        one upquery.
         """
         self._check_open()
         keys = [k if isinstance(k, tuple) else (k,) for k in keys]
@@ -85,14 +115,15 @@ class View:
                     f"view {self.name!r} is keyed by {len(self._key_columns)} value(s), "
                     f"got a key of {len(k)}: {k!r}"
                 )
-        return self._read_keys(keys)
+        return self._read_keys(keys, block, timeout)
 
     def scan(self) -> list[Row]:
         """Every row of the view, over all parameter values (hidden columns dropped): the
         answers of every key, each ordered and cut to its LIMIT, one after the other. A
-        range view has no keys to cut by: it returns all its rows in the view's order."""
+        range view has no keys to cut by: it returns all its rows in the view's order.
+        A partial view computes them from the base tables, without filling its state."""
         self._check_open()
-        state = self._state
+        state = self._state if not self._state.partial else self._db._computed(self.plan).state
         if isinstance(state, RangeReader):
             rows = state.all_raw()
             if self.plan.order:
@@ -103,6 +134,11 @@ class View:
             out.extend(state.get(key) or ())
         return out
 
+    @property
+    def partial(self) -> bool:
+        """Whether the view holds only the keys that were read (see ``rivulet explain``)."""
+        return self._state.partial
+
     def _check_open(self) -> None:
         if self._closed:
             raise ClosedError("the database is closed")
@@ -112,14 +148,16 @@ class View:
 
     # ..................................................................... general path
 
-    def _lookup(self, params: Sequence[Any]) -> list[Row]:
+    def _lookup(self, params: Sequence[Any], block: bool, timeout: float | None,
+                count_hit: bool = False) -> Any:
         self._check_open()
         plan = self.plan
         if self._unparameterized:
             if params:
                 raise RivuletError(f"view {self.name!r} takes no parameters, got {len(params)}")
+            self.hits += count_hit
             result = self._state.get(())  # type: ignore[union-attr]
-            return list(result) if result is not None else self._defaults(())
+            return list(result) if result else self._defaults(())
         values = self._values_by_param(params)
         eq_key = [values[p] for p in plan.key_params[: len(plan.key) - (1 if plan.in_list else 0)]]
         if plan.in_list:
@@ -127,10 +165,10 @@ class View:
         else:
             keys = [tuple(eq_key)]
         if plan.range_column is not None:
-            return self._read_range(keys[0], values)
+            return self._read_range(keys[0], values, block, timeout)
         if len(keys) == 1:
-            return self._read_one(keys[0])
-        return self._read_keys(keys)
+            return self._read_one(keys[0], block, timeout, count_hit)
+        return self._read_keys(keys, block, timeout)
 
     def _values_by_param(self, params: Sequence[Any]) -> dict[Any, Any]:
         plan = self.plan
@@ -155,36 +193,54 @@ class View:
         values["in"] = list(params[start:start + size])
         return values
 
-    def _read_one(self, key: tuple) -> list[Row]:
+    def _read_one(self, key: tuple, block: bool, timeout: float | None, count_hit: bool) -> Any:
         key = self._coerce_key(key)
         if key is None:
             return []
         if any(v is None for v in key):
             return self._defaults(key, matches_nothing=True)
+        state: KeyedReader = self._state  # type: ignore[assignment]
         state_key = key[0] if len(key) == 1 else key
-        result = self._state.get(state_key)  # type: ignore[union-attr]
-        if result is None:
+        result = state.get(state_key)
+        if result is None and state.partial:
+            if not block:
+                self._db._upquery_in_background(self._built, [state_key])
+                return NOT_READY
+            answers = self._db._upquery(self._built, [state_key], timeout)
+            result = self._finish(answers[state_key] or [])
+        else:
+            self.hits += count_hit
+        if not result:
             return self._defaults(state_key)
         return list(result)
 
-    def _read_keys(self, keys: list[tuple]) -> list[Row]:
-        raw: list[Row] = []
-        seen = set()
-        for key in keys:
+    def _read_keys(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
+        state: KeyedReader = self._state  # type: ignore[assignment]
+        state_keys: list[Any] = []
+        for key in dict.fromkeys(keys):
             key = self._coerce_key(key)
-            if key is None or key in seen:
+            if key is None or any(v is None for v in key):
                 continue
-            seen.add(key)
-            if any(v is None for v in key):
-                continue
-            state_key = key[0] if len(key) == 1 else key
-            if self._default is not None and state_key not in self._state.entries:  # type: ignore[union-attr]
-                raw.extend(self._default(state_key))
+            state_keys.append(key[0] if len(key) == 1 else key)
+        state_keys = list(dict.fromkeys(state_keys))
+        answers = {k: state.raw(k) for k in state_keys}
+        missing = [k for k, rows in answers.items() if rows is None]
+        self.hits += len(state_keys) - len(missing)
+        if missing:
+            if not block:
+                self._db._upquery_in_background(self._built, missing)
+                return NOT_READY
+            answers.update(self._db._upquery(self._built, missing, timeout))
+        raw: list[Row] = []
+        for key, rows in answers.items():
+            if not rows and self._default is not None:
+                raw.extend(self._default(key, False))
             else:
-                raw.extend(self._state.raw(state_key))  # type: ignore[union-attr]
+                raw.extend(rows or ())
         return list(self._finish(raw))
 
-    def _read_range(self, key: tuple, values: dict[Any, Any]) -> list[Row]:
+    def _read_range(self, key: tuple, values: dict[Any, Any], block: bool,
+                    timeout: float | None) -> Any:
         state: RangeReader = self._state  # type: ignore[assignment]
         coerced = self._coerce_key(key) if key else ()
         if coerced is None or any(v is None for v in coerced):
@@ -203,6 +259,16 @@ class View:
                 high, high_inc = v, _UPPER[op]
         state_key = coerced[0] if len(coerced) == 1 else coerced
         rows = state.range(state_key, low, low_inc, high, high_inc)
+        if rows is None:
+            if not block:
+                self._db._upquery_in_background(self._built, [state_key])
+                return NOT_READY
+            rows = self._db._upquery(
+                self._built, [state_key], timeout,
+                read=lambda: state.range(state_key, low, low_inc, high, high_inc),
+            ) or []
+        else:
+            self.hits += 1
         if len(bounds) > 2 or sum(op in _LOWER for op, _ in bounds) > 1:
             col = self.plan.range_column
             rows = [r for r in rows if all(_CHECK[op](r[col], v) for op, v in bounds)]

@@ -16,7 +16,8 @@ COUNTS = ("SELECT stories.id, stories.title, COUNT(votes.user_id) AS n FROM stor
 
 
 def test_a_second_view_over_the_same_join_and_aggregate_adds_only_its_own_nodes(tmp_path: Path) -> None:
-    with rivulet.open(tmp_path) as db:
+    # Full state: one aggregate serves views keyed by any of its columns.
+    with rivulet.open(tmp_path, partial=False) as db:
         db.execute_script(SCHEMA)
         db.execute(f"CREATE VIEW by_id AS SELECT id, n FROM ({COUNTS}) AS c WHERE id = ?")
         before = len(db.graph.nodes)
@@ -49,7 +50,7 @@ def test_joins_on_the_same_key_of_a_node_share_one_index(tmp_path: Path) -> None
 
 
 def test_dropping_a_view_keeps_what_other_views_use(tmp_path: Path) -> None:
-    with rivulet.open(tmp_path) as db:
+    with rivulet.open(tmp_path, partial=False) as db:
         db.execute_script(SCHEMA)
         db.execute(f"CREATE VIEW by_id AS SELECT id, n FROM ({COUNTS}) AS c WHERE id = ?")
         db.execute(f"CREATE VIEW by_title AS SELECT title, n FROM ({COUNTS}) AS c WHERE title = ?")
@@ -60,3 +61,30 @@ def test_dropping_a_view_keeps_what_other_views_use(tmp_path: Path) -> None:
         db.table("votes").insert((1, 3))
         db.settle()
         assert db.view("by_id").lookup(3) == [(3, 1)]
+
+
+def test_partial_state_is_shared_by_views_with_the_same_key_only(tmp_path: Path) -> None:
+    # Partial state is keyed by what reads ask for: an aggregate holding some ids cannot
+    # answer for a title, so a view keyed by title gets its own (partial) aggregate, while
+    # a second view keyed by id reuses the first one's.
+    with rivulet.open(tmp_path) as db:
+        db.execute_script(SCHEMA)
+        db.execute(f"CREATE VIEW by_id AS SELECT id, n FROM ({COUNTS}) AS c WHERE id = ?")
+        one = len(db.graph.nodes)
+        db.execute(f"CREATE VIEW by_id2 AS SELECT n, id FROM ({COUNTS}) AS c WHERE id = ?")
+        assert len(db.graph.nodes) - one <= 2  # its projection and reader
+        two = len(db.graph.nodes)
+        db.execute(f"CREATE VIEW by_title AS SELECT title, n FROM ({COUNTS}) AS c WHERE title = ?")
+        aggregates = [n for n in db.graph.nodes.values() if n.op.symbol == "γ"]
+        assert sorted(a.op.partial_columns for a in aggregates) == [(0,), (1,)]
+        db.table("stories").insert_many([(1, 1, "a"), (2, 1, "b")])
+        db.table("votes").insert_many([(9, 1), (8, 1), (7, 2)])
+        db.settle()
+        assert db.view("by_id").lookup(1) == [(1, 2)]
+        assert db.view("by_id2").lookup(1) == [(2, 1)]
+        assert db.view("by_title").lookup("b") == [("b", 1)]
+        db.execute("DROP VIEW by_title")
+        assert len(db.graph.nodes) == two  # everything only by_title used is gone
+        db.table("votes").insert((6, 2))
+        db.settle()
+        assert db.view("by_id").lookup(2) == [(2, 2)]

@@ -1,8 +1,14 @@
 """IR plans to dataflow nodes, reusing every node an identical sub-plan already built.
 
 The IR is frozen and hashable, so a sub-plan *is* its signature: building a view looks up
-each IR node, bottom-up, in ``signatures`` and creates only what is new. Two views that
-share a join or an aggregate share the operator and its state (design.md, "Live change").
+each IR node, bottom-up, and creates only what is new. Two views that share a join or an
+aggregate share the operator and its state (design.md, "Live change").
+
+Building also decides which state is partial (``rivulet.plan.keys``): the view's key is
+traced down the plan as a :class:`~rivulet.plan.keys.Demand`; a stateful operator keeps
+partial state when the key reaches it unchanged, else full state. A stateful node's
+signature includes the key it is partial on; a full copy serves any demand, and is reused
+whenever one exists. Base tables get a storage index for every key an upquery reaches them by.
 """
 
 from __future__ import annotations
@@ -22,10 +28,13 @@ from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.dataflow.ops.topk import TopK
 from rivulet.dataflow.ops.union import Union
-from rivulet.plan import ir
+from rivulet.plan import ir, keys
+from rivulet.plan.keys import Demand
 from rivulet.state.reader import KeyedReader, RangeReader
 
 Row = tuple
+Columns = tuple[int, ...]
+STATEFUL = (ir.Aggregate, ir.TopK, ir.Distinct)
 
 
 def sort_key_function(order: tuple[ir.SortKey, ...], tie_break: int | None = None) -> Callable[[Row], Any]:
@@ -58,39 +67,62 @@ class BuiltView:
     nodes: set[NodeId] = field(default_factory=set)
 
 
+@dataclass
+class _Build:
+    """Bookkeeping of one view's build."""
+
+    used: set[NodeId] = field(default_factory=set)
+    ids: dict[ir.Node, NodeId] = field(default_factory=dict)
+
+
 class Builder:
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, ensure_index: Callable[[str, Columns], None] | None = None) -> None:
         self.graph = graph
-        self.signatures: dict[ir.Node, NodeId] = {}
+        self.signatures: dict[tuple, NodeId] = {}
+        #: Creates a storage index on a base table's columns (upqueries look rows up by them).
+        self.ensure_index = ensure_index or (lambda table, columns: None)
 
     def build_view(self, plan: ir.ViewPlan) -> BuiltView:
-        used: set[NodeId] = set()
-        self.graph.begin_migration()
+        build = _Build()
+        demand = self.root_demand(plan)
         try:
-            root = self._node(plan.root, used)
+            root, sources = self._node(plan.root, demand, build)
             finish = finisher(plan)
             if plan.range_column is not None:
-                state: KeyedReader | RangeReader = RangeReader(plan.key, plan.range_column)
+                state: KeyedReader | RangeReader = RangeReader(
+                    plan.key, plan.range_column, partial=demand.partial)
             else:
-                state = KeyedReader(plan.key, finish)
-            reader = self.graph.add_node(Reader(root, state, plan.name))
+                state = KeyedReader(plan.key, finish, partial=demand.partial)
+            reader = self.graph.add_node(Reader(root, state, plan.name), full_reason=demand.reason)
+            for source in sources:
+                self.graph.add_dependent(source, reader, state)
         except BaseException:
             self._collect_garbage()  # nodes this build added serve no view: drop them
             raise
-        finally:
-            self.graph.end_migration()
-        used.add(reader)
-        for node in used:
+        build.used.add(reader)
+        for node in build.used:
             self.graph.nodes[node].users.add(plan.name)
-        return BuiltView(plan, root, reader, state, finish, self._default_rows(plan), used)
+        return BuiltView(plan, root, reader, state, finish, self._default_rows(plan, build), build.used)
 
-    def _default_rows(self, plan: ir.ViewPlan) -> Callable[[Any, bool], list[Row]] | None:
+    def root_demand(self, plan: ir.ViewPlan) -> Demand:
+        """What the view's reader asks of the plan: its key, partial if the key can be traced."""
+        if not self.graph.partial:
+            return Demand(None, False, "partial state is off")
+        if not plan.key:
+            return Demand(None, False, "the view has no equality parameter to key it by")
+        demand = Demand(plan.key, True)
+        why = keys.routable(plan.root, demand)
+        if why is not None:
+            return Demand(None, False, why)
+        return demand
+
+    def _default_rows(self, plan: ir.ViewPlan, build: _Build) -> Callable[[Any, bool], list[Row]] | None:
         if not plan.implicit_group:
             return None
         aggregate = plan.root
         while not isinstance(aggregate, ir.Aggregate):
             aggregate = aggregate.inputs()[0]
-        groups = self.graph.nodes[self.signatures[aggregate]].op.groups  # type: ignore[attr-defined]
+        groups = self.graph.nodes[build.ids[aggregate]].op.groups  # type: ignore[attr-defined]
         return default_rows(plan, lambda key: key in groups)
 
     def drop_view(self, view: BuiltView) -> None:
@@ -107,24 +139,101 @@ class Builder:
 
     # ..................................................................... nodes
 
-    def _node(self, node: ir.Node, used: set[NodeId]) -> NodeId:
+    def _node(self, node: ir.Node, demand: Demand, build: _Build) -> tuple[NodeId, list[NodeId]]:
+        """The graph node for ``node`` under ``demand``, and the partial stateful nodes
+        below it whose keys reach it unchanged (its states must be their dependents)."""
         if isinstance(node, ir.Scan):
-            # A scan is its table's base node; it adds no node of its own.
-            base = self.graph.bases.get(node.table.lower())
-            if base is None:
-                raise KeyError(f"no base node for table {node.table!r}")
-            used.add(base)
-            return base
-        found = self.signatures.get(node)
+            return self._scan(node, demand, build), []
+        partial_key, why = self._partial_key(node, demand)
+        if isinstance(node, STATEFUL) and partial_key is None:
+            full = self.signatures.get((node, "full"))
+            if full is not None and full in self.graph.nodes:
+                return self._reuse(full, node, build), []
+            child_demands = [keys.NONE for _ in node.inputs()]
+        elif isinstance(node, STATEFUL):
+            full = self.signatures.get((node, "full"))
+            if full is not None and full in self.graph.nodes:
+                return self._reuse(full, node, build), []  # full state serves any key
+            child_demands = keys.trace(node, demand)  # type: ignore[assignment]
+        else:
+            traced = keys.trace(node, demand)
+            child_demands = [keys.NONE for _ in node.inputs()] if isinstance(traced, str) else traced
+            if isinstance(node, ir.Join):
+                child_demands = [
+                    Demand(d.columns, False, "the join key on this side is computed") if full else d
+                    for d, full in zip(child_demands, self._full_join_sides(node))
+                ]
+        children = [self._node(c, d, build) for c, d in zip(node.inputs(), child_demands)]
+        parents = tuple(c for c, _ in children)
+        signature = (node, "full") if isinstance(node, STATEFUL) and partial_key is None \
+            else (node, parents, partial_key)
+        found = self.signatures.get(signature)
         if found is not None and found in self.graph.nodes:
-            self._mark(found, used)
-            return found
-        parents = [self._node(child, used) for child in node.inputs()]
-        op = self._operator(node, parents)
-        node_id = self.graph.add_node(op)
-        self.signatures[node] = node_id
-        used.add(node_id)
-        return node_id
+            node_id = self._reuse(found, node, build)
+        else:
+            op = self._operator(node, list(parents), partial_key)
+            node_id = self.graph.add_node(op, full_reason=why)
+            self.signatures[signature] = node_id
+            build.used.add(node_id)
+            build.ids[node] = node_id
+        return node_id, self._register(node, node_id, partial_key, children)
+
+    def _full_join_sides(self, node: ir.Join) -> tuple[bool, bool]:
+        """Sides of a join whose index upqueries cannot fill (the key is computed below),
+        so it must be complete."""
+        if not self.graph.partial:
+            return (False, False)
+        return (
+            keys.routable(node.left, Demand(node.left_keys, True)) is not None,
+            keys.routable(node.right, Demand(node.right_keys, True)) is not None,
+        )
+
+    def _scan(self, node: ir.Scan, demand: Demand, build: _Build) -> NodeId:
+        # A scan is its table's base node; it adds no node of its own.
+        base = self.graph.bases.get(node.table.lower())
+        if base is None:
+            raise KeyError(f"no base node for table {node.table!r}")
+        if demand.columns is not None:
+            self.ensure_index(node.table, demand.columns)
+        build.used.add(base)
+        return base
+
+    def _partial_key(self, node: ir.Node, demand: Demand) -> tuple[Columns | None, str]:
+        """The key a stateful ``node`` keeps partial state on (``None``: full), and why not."""
+        if not isinstance(node, STATEFUL):
+            return None, ""
+        if demand.columns is None or not demand.partial:
+            return None, demand.reason or "its output is consumed whole"
+        why = keys.partial_possible(node, demand.columns)
+        if why is not None:
+            return None, why
+        return demand.columns, ""
+
+    def _reuse(self, found: NodeId, node: ir.Node, build: _Build) -> NodeId:
+        self._mark(found, build.used)
+        build.ids[node] = found
+        return found
+
+    def _register(self, node: ir.Node, node_id: NodeId, partial_key: Columns | None,
+                  children: list[tuple[NodeId, list[NodeId]]]) -> list[NodeId]:
+        """Make this node's states dependents of the partial nodes above whose keys reach
+        them; returns those nodes (and this one, if partial) for the states below."""
+        graph = self.graph
+        op = graph.nodes[node_id].op
+        sources = [s for _, below in children for s in below]
+        if isinstance(node, STATEFUL):
+            if partial_key is None:
+                return []
+            for source in sources:
+                graph.add_dependent(source, node_id, op)  # type: ignore[arg-type]
+            return sources + [node_id]
+        if isinstance(node, ir.Join):
+            (left, left_sources), (right, right_sources) = children
+            for source in left_sources:
+                graph.add_dependent(source, left, op.left_state)  # type: ignore[attr-defined]
+            for source in right_sources:
+                graph.add_dependent(source, right, op.right_state)  # type: ignore[attr-defined]
+        return sources
 
     def _mark(self, node: NodeId, used: set[NodeId]) -> None:
         """A reused node and everything above it serve one more view."""
@@ -134,7 +243,7 @@ class Builder:
         for parent in set(self.graph.nodes[node].op.parents):
             self._mark(parent, used)
 
-    def _operator(self, node: ir.Node, parents: list[NodeId]) -> Operator:
+    def _operator(self, node: ir.Node, parents: list[NodeId], partial: Columns | None) -> Operator:
         kinds = [c.kind for c in node.inputs()[0].columns] if node.inputs() else []
         nullable = [c.nullable for c in node.inputs()[0].columns] if node.inputs() else []
         if isinstance(node, ir.Filter):
@@ -142,7 +251,7 @@ class Builder:
                           _text(node.predicate))
         if isinstance(node, ir.Project):
             return Project(parents[0], row_function(node.exprs, kinds, nullable),
-                           ", ".join(_text(e) for e in node.exprs))
+                           ", ".join(_text(e) for e in node.exprs), keys.project_sources(node.exprs))
         if isinstance(node, ir.Join):
             joined = node.columns
             residual = None
@@ -150,19 +259,20 @@ class Builder:
                 residual = predicate_function(
                     node.residual, [c.kind for c in joined], [c.nullable for c in joined]
                 )
-            keys = ", ".join(f"#{a} = #{b}" for a, b in zip(node.left_keys, node.right_keys))
+            text = ", ".join(f"#{a} = #{b}" for a, b in zip(node.left_keys, node.right_keys))
             return Join(parents[0], parents[1], node.left_keys, node.right_keys, kind=node.kind,
-                        right_arity=node.right.arity, residual=residual, text=keys)
+                        left_arity=node.left.arity, right_arity=node.right.arity,
+                        residual=residual, text=text, full=self._full_join_sides(node))
         if isinstance(node, ir.Aggregate):
-            return Aggregate(parents[0], node.group_by, node.aggs)
+            return Aggregate(parents[0], node.group_by, node.aggs, partial=partial)
         if isinstance(node, ir.Distinct):
-            return Distinct(parents[0])
+            return Distinct(parents[0], node.arity, partial=partial)
         if isinstance(node, ir.Union):
             return Union(tuple(parents))
         if isinstance(node, ir.TopK):
             key = sort_key_function(node.order, tie_break=node.arity)
             order = ", ".join(f"#{k.column}{' DESC' if k.descending else ''}" for k in node.order)
-            return TopK(parents[0], node.group_by, key, node.k, order)
+            return TopK(parents[0], node.group_by, key, node.k, order, partial=partial)
         raise TypeError(f"no operator for {type(node).__name__}")
 
 

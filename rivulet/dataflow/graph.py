@@ -1,22 +1,49 @@
-"""The running dataflow graph: nodes, their shared arrangements, and propagation of waves.
+"""The running dataflow graph: nodes, their state, propagation of waves, upqueries, eviction.
 
 Node ids are assigned in creation order and a node is only created after its parents, so
 id order is a topological order: a wave of deltas is propagated by visiting the touched
 nodes in increasing id order, each exactly once, after all of its parents.
 
-The graph is single-writer: only the propagation worker (or a migration, which runs on
-that worker) calls :meth:`propagate` and :meth:`add_node`. Readers on other threads only
-read reader state.
+Partial state (Noria paper, section 4). Readers, stateful operators and arrangements may
+hold only some keys. A read that misses asks for the rows by an *upquery*: the graph asks
+the nearest state that can answer, recursively down to base tables, whose rows come from
+storage; every partial state the answer passes fills its hole on the way. Upqueries run in
+the thread that holds the graph lock, so they see the graph at one LSN, :attr:`lsn`: the
+last wave applied, or, inside a wave, the wave itself (every ancestor of the asking node has
+already applied it). Storage may be ahead of that LSN; the base lookup hook subtracts the
+writes the graph has not applied yet, so every answer is exactly the state at :attr:`lsn`.
+
+Eviction keeps the accounted bytes of all state under :attr:`memory_limit`. A stateful
+operator that evicts a key also evicts it from every state below that depends on it
+(registered by the builder with :meth:`add_dependent`): those states would otherwise miss
+the updates the operator now drops.
+
+The graph is single-writer: the thread holding the database's graph lock.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
+import math
+import random
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
-from rivulet.dataflow.ops.base import Base, Batch, NodeId, Operator
+from rivulet.dataflow.ops.base import Base, Batch, Columns, Misses, NodeId, Operator
+from rivulet.dataflow.ops.reader import Reader
 from rivulet.state.arrangement import Arrangement, Delta
+
+
+class State(Protocol):
+    """What eviction needs of any partial state (reader, arrangement, stateful operator)."""
+
+    partial: bool
+
+    def evict(self, keys: Iterable[Any]) -> int: ...
+    def byte_size(self) -> int: ...
+    def recently_used(self, key: Any) -> bool: ...
 
 
 @dataclass
@@ -24,42 +51,62 @@ class GraphNode:
     id: NodeId
     op: Operator
     children: list[NodeId] = field(default_factory=list)
-    arrangements: dict[tuple[int, ...], Arrangement] = field(default_factory=dict)
+    #: Shared indexes of the node's output (partial caches, or full when partial state is off).
+    arrangements: dict[Columns, Arrangement] = field(default_factory=dict)
+    #: Full indexes of a full stateful node, for upqueries on other columns than its key.
+    full_indexes: dict[Columns, Arrangement] = field(default_factory=dict)
     #: Names of the views that use this node; a node nobody uses can be dropped.
     users: set[str] = field(default_factory=set)
+    #: Why the node's state is full (for ``explain``), when it keeps full state.
+    full_reason: str = ""
+    counters: Counter = field(default_factory=Counter)
+
+
+EVICTION_POLICIES = ("lru", "random")
 
 
 class Graph:
-    def __init__(self) -> None:
+    def __init__(self, *, partial: bool = True, memory_limit: int | None = None,
+                 eviction: str = "lru") -> None:
+        if eviction not in EVICTION_POLICIES:
+            raise ValueError(f"eviction must be one of {EVICTION_POLICIES}, got {eviction!r}")
         self.nodes: dict[NodeId, GraphNode] = {}
         self.bases: dict[str, NodeId] = {}
         self._next_id = 0
-        #: Full output of nodes created by the running migration (see ``add_node``).
-        self._fresh: dict[NodeId, Batch] | None = None
+        self.partial = partial
+        self.memory_limit = memory_limit
+        self.eviction = eviction
+        #: The LSN whose state the graph holds (inside a wave: the wave's).
+        self.lsn = 0
         #: Reads a base table's stored rows; base nodes keep no rows in memory themselves.
         self.base_rows: Callable[[str], Iterable[Delta]] = _no_base_rows
+        #: Answers an upquery on a base table at :attr:`lsn` (set by the database).
+        self.base_lookup: Callable[[str, Columns, list[Any]], Batch] = _no_base_lookup
+        #: Stateful node -> the states below it keyed by the same values (see module doc).
+        self.dependents: dict[NodeId, list[tuple[NodeId, State]]] = {}
+        self.counters: Counter = Counter()
+        self._random = random.Random(0)
 
     # ..................................................................... building
 
     def add_base(self, table: str) -> NodeId:
         node = self._insert(Base(table))
+        self.nodes[node].op.attach(self, node)
         self.bases[table.lower()] = node
         return node
 
-    def add_node(self, op: Operator, bootstrap: Iterable[Delta] | None = None) -> NodeId:
-        """Add ``op`` below its parents and bring it up to date with their current output."""
+    def add_node(self, op: Operator, *, full_reason: str = "") -> NodeId:
+        """Add ``op`` below its parents. Full state is brought up to date from the parents'
+        whole output; partial state starts empty."""
         node = self._insert(op)
+        self.nodes[node].full_reason = full_reason
         for parent in set(op.parents):
             self.nodes[parent].children.append(node)
         op.attach(self, node)
-        out = list(op.initial_output())
-        inputs = {p: list(self.full_output(p)) for p in op.bootstrap_parents()}
-        if any(inputs.values()):
-            out.extend(op.on_input(inputs))
-        if self._fresh is not None:
-            self._fresh[node] = out
-        for arrangement in self.nodes[node].arrangements.values():
-            arrangement.apply(out)
+        if _keeps_full_state(op):
+            inputs = {p: list(self.full_output(p)) for p in set(op.parents)}
+            if any(inputs.values()):
+                op.on_input(inputs)
         return node
 
     def _insert(self, op: Operator) -> NodeId:
@@ -68,50 +115,91 @@ class Graph:
         self.nodes[node] = GraphNode(node, op)
         return node
 
-    def begin_migration(self) -> None:
-        """Remember the output of nodes added from now on, so their children bootstrap fast."""
-        self._fresh = {}
-
-    def end_migration(self) -> None:
-        self._fresh = None
-
-    def arrangement(self, node: NodeId, columns: tuple[int, ...]) -> Arrangement:
-        """The shared index of ``node``'s output on ``columns``, built on first request."""
+    def arrangement(self, node: NodeId, columns: Columns, *, full: bool = False) -> Arrangement:
+        """The shared index of ``node``'s output on ``columns``, made on first request:
+        empty (a cache filled by upqueries) under partial state, else complete. ``full``
+        asks for a complete one (where upqueries cannot fill it), upgrading a cache."""
         arrangements = self.nodes[node].arrangements
         found = arrangements.get(columns)
+        full = full or not self.partial
         if found is None:
-            source = next(iter(arrangements.values()), None)
-            found = Arrangement(columns)
-            found.apply(source.rows() if source is not None else self.full_output(node))
+            found = Arrangement(columns, partial=not full)
+            if full:
+                found.apply(list(self.full_output(node)))
             arrangements[columns] = found
+        elif full and found.partial:
+            rows = list(self.full_output(node))  # before the cache turns full (and empty)
+            found.evict(list(found.index))
+            found.partial = False
+            found.apply(rows)
         return found
+
+    def add_dependent(self, source: NodeId, node: NodeId, state: State) -> None:
+        """``state`` (of ``node``) holds keys of partial ``source`` by the same values."""
+        deps = self.dependents.setdefault(source, [])
+        if all(s is not state for _, s in deps):
+            deps.append((node, state))
 
     # ..................................................................... reading state
 
     def full_output(self, node: NodeId) -> Iterator[Delta]:
         """Every row ``node`` currently outputs, from the cheapest state that has them."""
-        if self._fresh is not None and node in self._fresh:
-            yield from self._fresh[node]
-            return
         entry = self.nodes[node]
-        if entry.arrangements:
-            yield from next(iter(entry.arrangements.values())).rows()
-            return
+        for index in itertools.chain(entry.full_indexes.values(), entry.arrangements.values()):
+            if not index.partial:
+                yield from index.all_rows()
+                return
         op = entry.op
-        snapshot = op.snapshot(self)
+        snapshot = op.snapshot()
         if snapshot is not None:
             yield from snapshot
             return
         if isinstance(op, Base):
             yield from self.base_rows(op.table)
             return
-        inputs = {p: list(self.full_output(p)) for p in op.bootstrap_parents()}
-        yield from op.on_input(inputs) if any(inputs.values()) else ()
+        if op.stateful or isinstance(op, Reader):
+            raise RuntimeError(f"n{node} ({op.describe()}) holds partial state: no full output")
+        inputs = {p: list(self.full_output(p)) for p in set(op.parents)}
+        yield from op.compute(inputs)
+
+    # ..................................................................... upqueries
+
+    def upquery(self, node: NodeId, columns: Columns, keys: list[Any]) -> Batch:
+        """``node``'s current output rows whose ``columns`` hold one of ``keys``, filling
+        every partial state on the way."""
+        arrangement = self.nodes[node].arrangements.get(columns)
+        if arrangement is not None:
+            self.fill(node, arrangement, keys)
+            return arrangement.rows_of(keys)
+        return self._answer(node, columns, keys)
+
+    def fill(self, node: NodeId, arrangement: Arrangement, keys: Iterable[Any]) -> None:
+        """Fill the holes among ``keys`` in an arrangement of ``node``."""
+        missing = arrangement.missing(keys)
+        if missing:
+            self.nodes[node].counters["misses"] += len(missing)
+            arrangement.fill(missing, self._answer(node, arrangement.columns, missing))
+
+    def _answer(self, node: NodeId, columns: Columns, keys: list[Any]) -> Batch:
+        entry = self.nodes[node]
+        entry.counters["upqueries"] += 1
+        self.counters["upqueries"] += 1
+        op = entry.op
+        if op.stateful and not op.partial and not op.natural(columns):  # type: ignore[attr-defined]
+            index = entry.full_indexes.get(columns)
+            if index is None:
+                index = entry.full_indexes[columns] = Arrangement(columns)
+                index.apply(op.snapshot() or ())
+            return index.rows_of(keys)
+        return op.on_upquery(columns, keys)
 
     # ..................................................................... propagation
 
-    def propagate(self, writes: dict[NodeId, Batch]) -> None:
-        """Push one wave of base-table deltas through every node below them."""
+    def propagate(self, writes: dict[NodeId, Batch], lsn: int | None = None) -> None:
+        """Push one wave of base-table deltas (write batch ``lsn``) through every node
+        below them."""
+        if lsn is not None:
+            self.lsn = lsn
         pending: dict[NodeId, dict[NodeId, Batch]] = {}
         queue: list[NodeId] = []
         for base, deltas in writes.items():
@@ -124,10 +212,16 @@ class Graph:
             inputs = pending.pop(node_id)
             node = nodes[node_id]
             out = node.op.on_input(inputs)
+            while isinstance(out, Misses):
+                for miss in out:
+                    self.fill(miss.node, nodes[miss.node].arrangements[miss.columns], miss.keys)
+                out = node.op.on_input(inputs)
             if not out:
                 continue
             for arrangement in node.arrangements.values():
                 arrangement.apply(out)
+            for index in node.full_indexes.values():
+                index.apply(out)
             for child in node.children:
                 child_inputs = pending.get(child)
                 if child_inputs is None:
@@ -135,6 +229,82 @@ class Graph:
                     heapq.heappush(queue, child)
                 else:
                     child_inputs[node_id] = out
+
+    # ..................................................................... memory
+
+    def states(self) -> Iterator[tuple[NodeId, State]]:
+        """Every piece of state with its node: readers, stateful operators, indexes."""
+        for node_id, node in self.nodes.items():
+            op = node.op
+            if isinstance(op, Reader):
+                yield node_id, op.state
+            elif op.stateful:
+                yield node_id, op  # type: ignore[misc]
+            for index in itertools.chain(node.arrangements.values(), node.full_indexes.values()):
+                yield node_id, index
+
+    def memory_bytes(self) -> int:
+        return sum(state.byte_size() for _, state in self.states())
+
+    def enforce_memory_limit(self) -> int:
+        """Evict partial state until the accounted bytes are under the limit (with 10% to
+        spare, so that eviction runs in batches rather than on every write). Returns the
+        number of keys evicted."""
+        limit = self.memory_limit
+        if limit is None:
+            return 0
+        total = self.memory_bytes()
+        if total <= limit:
+            return 0
+        target = int(limit * 0.9)
+        evictable = [(n, s) for n, s in self.states() if s.partial]
+        evicted = 0
+        while total > target and evictable:
+            sizes = [s.byte_size() for _, s in evictable]
+            if not any(sizes):
+                break
+            i = self._random.choices(range(len(evictable)), weights=sizes)[0]
+            node, state = evictable[i]
+            held = max(1, _held(state))
+            count = max(1, min(1000, math.ceil((total - target) * held / sizes[i])))
+            keys = self._victims(node, state, count)
+            if not keys:
+                evictable.pop(i)
+                continue
+            evicted += self.evict(node, state, keys)
+            total = self.memory_bytes()
+        return evicted
+
+    def _victims(self, node: NodeId, state: State, count: int) -> list[Any]:
+        held = _held_keys(state)
+        if self.eviction == "random":
+            return _random_keys(held, count, self._random)
+        if isinstance(state, Operator):
+            deps = self.dependents.get(node, [])
+            return state.clock_candidates(  # type: ignore[attr-defined]
+                count, lambda key: any(d.recently_used(key) for _, d in deps)
+            )
+        return state.clock_candidates(count)  # type: ignore[attr-defined]
+
+    def evict(self, node: NodeId, state: State, keys: list[Any]) -> int:
+        """Evict ``keys`` from ``state`` and from every state below that depends on them."""
+        n = state.evict(keys)
+        self.nodes[node].counters["evictions"] += n
+        self.counters["evictions"] += n
+        if isinstance(state, Operator):
+            for dep_node, dep in self.dependents.get(node, []):
+                m = dep.evict(keys)
+                self.nodes[dep_node].counters["evictions"] += m
+                self.counters["evictions"] += m
+        return n
+
+    def evict_all(self) -> int:
+        """Evict every key of every partial state (a test and operations aid)."""
+        n = 0
+        for node, state in list(self.states()):
+            if state.partial:
+                n += self.evict(node, state, list(_held_keys(state)))
+        return n
 
     # ..................................................................... removal
 
@@ -149,8 +319,48 @@ class Graph:
                 self.nodes[parent].children.remove(node_id)
             del self.nodes[node_id]
             removed.append(node_id)
+        if removed:
+            gone = set(removed)
+            for source in list(self.dependents):
+                if source in gone:
+                    del self.dependents[source]
+                else:
+                    self.dependents[source] = [(n, s) for n, s in self.dependents[source] if n not in gone]
         return removed
 
 
+def _keeps_full_state(op: Operator) -> bool:
+    if isinstance(op, Reader):
+        return not op.state.partial
+    return op.stateful and not op.partial  # type: ignore[attr-defined]
+
+
+def _held_keys(state: Any) -> dict[Any, Any]:
+    """The dict whose keys are the keys a partial state holds."""
+    if isinstance(state, Arrangement):
+        return state.index
+    if isinstance(state, Operator):
+        return state.state.filled  # type: ignore[attr-defined]
+    return state.entries
+
+
+def _held(state: Any) -> int:
+    return len(_held_keys(state))
+
+
+def _random_keys(held: dict[Any, Any], count: int, rng: random.Random) -> list[Any]:
+    """``count`` keys picked at random (from a window at a random place among the first
+    65,536 keys, since a dict has no random access)."""
+    if not held:
+        return []
+    start = rng.randrange(max(1, min(len(held), 65_536) - count))
+    window = list(itertools.islice(held, start, start + 4 * count))
+    return rng.sample(window, min(count, len(window)))
+
+
 def _no_base_rows(table: str) -> Iterable[Delta]:
+    raise RuntimeError(f"base table {table!r}: the graph has no storage to read it from")
+
+
+def _no_base_lookup(table: str, columns: Columns, keys: list[Any]) -> Batch:
     raise RuntimeError(f"base table {table!r}: the graph has no storage to read it from")

@@ -8,6 +8,8 @@ a multiset, so each key maps to ``{row: multiplicity}``.
 
 from __future__ import annotations
 
+import itertools
+import sys
 from operator import itemgetter
 from typing import Any, Callable, Iterable, Iterator
 
@@ -32,42 +34,140 @@ def key_has_null(key: Any, width: int) -> bool:
 
 
 class Arrangement:
-    """``key -> {row: multiplicity}`` over one node's output."""
+    """``key -> {row: multiplicity}`` over one node's output.
 
-    __slots__ = ("columns", "key_of", "index")
+    A *partial* arrangement holds only the keys that were asked for: a key absent from
+    ``index`` is a hole, not an empty key, and updates to holes are skipped (whoever asks
+    for that key later fills it by an upquery). A key that was filled but has no rows keeps
+    an empty bucket. A full arrangement holds every key, and absent means empty.
+    """
 
-    def __init__(self, columns: tuple[int, ...]) -> None:
+    __slots__ = ("columns", "key_of", "index", "partial", "rows", "recent", "row_bytes")
+
+    def __init__(self, columns: tuple[int, ...], *, partial: bool = False) -> None:
         self.columns = columns
         self.key_of = key_function(columns)
         self.index: dict[Any, dict[Row, int]] = {}
+        self.partial = partial
+        self.rows = 0  # distinct rows held, for byte accounting
+        self.recent: set[Any] = set()  # keys read since the last eviction pass
+        self.row_bytes = 0
 
     def apply(self, deltas: Iterable[Delta]) -> None:
         index = self.index
         key_of = self.key_of
+        partial = self.partial
+        rows = self.rows
         for row, diff in deltas:
             key = key_of(row)
             bucket = index.get(key)
             if bucket is None:
+                if partial:
+                    continue  # a hole: whoever needs this key fills it by an upquery
                 index[key] = {row: diff}
+                rows += 1
                 continue
             n = bucket.get(row, 0) + diff
             if n:
+                if n == diff:
+                    rows += 1
                 bucket[row] = n
             else:
                 del bucket[row]
-                if not bucket:
+                rows -= 1
+                if not bucket and not partial:
                     del index[key]
+        self.rows = rows
 
     def get(self, key: Any) -> dict[Row, int]:
-        """The rows under ``key`` (empty when there are none)."""
+        """The rows under ``key`` (empty when there are none, or when it is a hole)."""
         return self.index.get(key, EMPTY)
 
-    def rows(self) -> Iterator[Delta]:
+    def missing(self, keys: Iterable[Any]) -> list[Any]:
+        """The keys among ``keys`` that are holes (always none for a full arrangement)."""
+        if not self.partial:
+            return []
+        index = self.index
+        return [k for k in dict.fromkeys(keys) if k not in index]
+
+    def fill(self, keys: Iterable[Any], deltas: Iterable[Delta]) -> None:
+        """Fill the holes ``keys`` with an upquery's answer (rows of other keys are ignored)."""
+        index = self.index
+        fresh = {}
+        for key in keys:
+            if key not in index:
+                fresh[key] = index[key] = {}
+        key_of = self.key_of
+        for row, diff in deltas:
+            bucket = fresh.get(key_of(row))
+            if bucket is not None:
+                n = bucket.get(row, 0) + diff
+                if n:
+                    bucket[row] = n
+                else:
+                    del bucket[row]
+        self.rows += sum(len(b) for b in fresh.values())
+        self.recent.update(fresh)
+
+    def evict(self, keys: Iterable[Any]) -> int:
+        """Turn ``keys`` back into holes; returns how many keys were held."""
+        if not self.partial:
+            return 0
+        index = self.index
+        n = 0
+        for key in keys:
+            bucket = index.pop(key, None)
+            if bucket is not None:
+                self.rows -= len(bucket)
+                n += 1
+        return n
+
+    def rows_of(self, keys: Iterable[Any]) -> list[Delta]:
+        out: list[Delta] = []
+        index = self.index
+        for key in keys:
+            bucket = index.get(key)
+            if bucket:
+                out.extend(bucket.items())
+        return out
+
+    def all_rows(self) -> Iterator[Delta]:
         for bucket in self.index.values():
             yield from bucket.items()
 
+    def recently_used(self, key: Any) -> bool:
+        return key in self.recent
+
+    def clock_candidates(self, count: int) -> list[Any]:
+        return clock_sweep(self.index, count, self.recent)
+
+    def byte_size(self) -> int:
+        if self.rows and not self.row_bytes:
+            self.row_bytes = estimate_row_bytes(r for r, _ in self.all_rows())
+        return len(self.index) * KEY_BYTES + self.rows * (self.row_bytes + ENTRY_BYTES)
+
     def __len__(self) -> int:
-        return sum(len(b) for b in self.index.values())
+        return self.rows
+
+
+#: Rough cost of one key in a dict of buckets (dict slot, key object, bucket dict).
+KEY_BYTES = 300
+#: Rough cost of one row's slot in a bucket (dict slot and count), beside the row itself.
+ENTRY_BYTES = 60
+
+
+def estimate_row_bytes(rows: Iterable[Row], sample: int = 16) -> int:
+    """Average size of a row tuple and its values, from the first ``sample`` rows.
+
+    Values are often shared between rows and states, so this over-counts somewhat: the
+    memory limit errs on the safe side."""
+    total = count = 0
+    for row in rows:
+        total += sys.getsizeof(row) + sum(sys.getsizeof(v) for v in row if v is not None)
+        count += 1
+        if count == sample:
+            break
+    return total // count if count else 0
 
 
 def consolidate(deltas: Iterable[Delta]) -> list[Delta]:
@@ -114,3 +214,28 @@ def apply_to_sorted(rows: Any, row: Row, diff: int) -> None:
     else:
         for _ in range(-diff):
             rows.remove(row)
+
+
+def clock_sweep(index: dict[Any, Any], count: int, used: Any) -> list[Any]:
+    """The CLOCK eviction sweep over a dict (insertion order is the clock's hand).
+
+    Takes keys from the front; a key marked used is unmarked and moved to the back instead
+    of being chosen. ``used`` is a set of marked keys or a function ``(index, key) -> bool``
+    that reads and clears the mark."""
+    chosen: list[Any] = []
+    for _ in range(2):  # a second round finds the keys the first one unmarked
+        for key in list(itertools.islice(index, 4 * count)):
+            if callable(used):
+                marked = used(index, key)
+            else:
+                marked = key in used
+                used.discard(key)
+            if marked:
+                index[key] = index.pop(key)
+            else:
+                chosen.append(key)
+                if len(chosen) == count:
+                    return chosen
+        if not index:
+            break
+    return chosen

@@ -23,8 +23,10 @@ from rivulet.state.arrangement import (
     Delta,
     Row,
     apply_to_sorted,
+    clock_sweep,
     consolidate,
     key_function,
+    estimate_row_bytes,
     key_has_null,
 )
 
@@ -32,13 +34,17 @@ Finish = Callable[[list[Row]], tuple[Row, ...]]
 
 
 class Entry:
-    """The rows under one key and their finished answer (``None`` until read)."""
+    """The rows under one key and their finished answer (``None`` until read).
 
-    __slots__ = ("counts", "result")
+    ``used`` is set by reads and cleared by eviction passes: an entry read since the last
+    pass gets a second chance (the CLOCK approximation of least-recently-used)."""
+
+    __slots__ = ("counts", "result", "used")
 
     def __init__(self) -> None:
         self.counts: dict[Row, int] = {}
         self.result: tuple[Row, ...] | None = None
+        self.used = True
 
     def expand(self) -> list[Row]:
         out: list[Row] = []
@@ -51,18 +57,26 @@ class Entry:
 
 
 class KeyedReader:
-    """Rows by equality key; absent keys hold no rows (full state).
+    """Rows by equality key.
+
+    Full: absent keys hold no rows. Partial: an absent key is a hole, filled by an upquery
+    on the first read; updates to holes are dropped, and a filled key with no rows keeps
+    an empty entry.
 
     Rows whose key has a NULL are not kept: ``col = ?`` is never true for them, whatever
     the parameter, so no read can return them.
     """
 
-    def __init__(self, key_columns: tuple[int, ...], finish: Finish) -> None:
+    def __init__(self, key_columns: tuple[int, ...], finish: Finish, *, partial: bool = False) -> None:
+        self.key_columns = key_columns
         self.key_of = key_function(key_columns)
         self.width = len(key_columns)
         self.finish = finish
+        self.partial = partial
         self.entries: dict[Any, Entry] = {}
         self.lock = threading.Lock()
+        self.rows = 0
+        self.row_bytes = 0
 
     def apply(self, deltas: Iterable[Delta]) -> None:
         touched = self._apply_unkeyed(deltas) if not self.width else self._apply_keyed(deltas)
@@ -70,85 +84,151 @@ class KeyedReader:
         with self.lock:
             for key, entry in touched.items():
                 entry.result = None
-                if not entry.counts:
+                if not entry.counts and not self.partial:
                     del entries[key]
 
     def _apply_unkeyed(self, deltas: Iterable[Delta]) -> dict[Any, Entry]:
         entry = self.entries.get(())
         if entry is None:
             entry = self.entries[()] = Entry()
-        counts = entry.counts
-        for row, diff in deltas:
-            n = counts.get(row, 0) + diff
-            if n:
-                counts[row] = n
-            else:
-                del counts[row]
+        self.rows += _add(entry.counts, deltas)
         return {(): entry}
 
     def _apply_keyed(self, deltas: Iterable[Delta]) -> dict[Any, Entry]:
         entries, key_of, single = self.entries, self.key_of, self.width == 1
+        partial = self.partial
         touched: dict[Any, Entry] = {}
+        rows = self.rows
         for row, diff in deltas:
             key = key_of(row)
-            if (key is None) if single else (None in key):
-                continue  # NULL keys are never read
             entry = touched.get(key)
             if entry is None:
+                if (key is None) if single else (None in key):
+                    continue  # NULL keys are never read
                 entry = entries.get(key)
                 if entry is None:
+                    if partial:
+                        continue  # a hole: the update is dropped
                     entry = entries[key] = Entry()
                 touched[key] = entry
             counts = entry.counts
             n = counts.get(row, 0) + diff
             if n:
+                if n == diff:
+                    rows += 1
                 counts[row] = n
             else:
                 del counts[row]
+                rows -= 1
+        self.rows = rows
         return touched
 
     def get(self, key: Any) -> tuple[Row, ...] | None:
-        """The finished answer under ``key``; ``None`` when no row has that key."""
+        """The finished answer under ``key``; ``None`` when the key is absent (no rows in
+        a full reader, a hole in a partial one)."""
         entry = self.entries.get(key)
         if entry is None:
             return None
+        entry.used = True
         result = entry.result
         if result is None:
             with self.lock:
                 result = entry.result = self.finish(entry.expand())
         return result
 
-    def raw(self, key: Any) -> list[Row]:
-        """Unfinished rows under ``key`` (hidden columns kept), for multi-key reads."""
+    def raw(self, key: Any) -> list[Row] | None:
+        """Unfinished rows under ``key`` (hidden columns kept), for multi-key reads;
+        ``None`` for a hole."""
         entry = self.entries.get(key)
-        return entry.expand() if entry is not None else []
+        if entry is None:
+            return None if self.partial else []
+        entry.used = True
+        return entry.expand()
 
     def all_raw(self) -> list[Row]:
         out: list[Row] = []
-        for entry in self.entries.values():
+        for entry in list(self.entries.values()):
             out.extend(entry.expand())
         return out
+
+    def fill(self, keys: Iterable[Any], deltas: Iterable[Delta]) -> None:
+        """Fill the holes ``keys`` from an upquery's answer."""
+        entries = self.entries
+        fresh: dict[Any, Entry] = {}
+        for key in keys:
+            if key not in entries:
+                fresh[key] = Entry()
+        key_of = self.key_of
+        for row, diff in deltas:
+            entry = fresh.get(key_of(row))
+            if entry is not None:
+                self.rows += _add(entry.counts, ((row, diff),))
+        with self.lock:
+            entries.update(fresh)
+
+    def missing(self, keys: Iterable[Any]) -> list[Any]:
+        if not self.partial:
+            return []
+        entries = self.entries
+        return [k for k in dict.fromkeys(keys) if k not in entries]
+
+    def evict(self, keys: Iterable[Any]) -> int:
+        n = 0
+        with self.lock:
+            for key in keys:
+                entry = self.entries.pop(key, None)
+                if entry is not None:
+                    self.rows -= len(entry.counts)
+                    n += 1
+        return n
+
+    def recently_used(self, key: Any) -> bool:
+        entry = self.entries.get(key)
+        return entry is not None and entry.used
+
+    def clock_candidates(self, count: int) -> list[Any]:
+        """Up to ``count`` keys to evict, oldest first; keys read since the last pass are
+        spared once (moved to the back)."""
+        return clock_sweep(self.entries, count, _entry_used)
+
+    def byte_size(self) -> int:
+        if self.rows and not self.row_bytes:
+            self.row_bytes = estimate_row_bytes(self.all_raw())
+        # Each row is counted twice: in its multiset and in the finished answer.
+        return len(self.entries) * ENTRY_KEY_BYTES + self.rows * (self.row_bytes + 2 * SLOT_BYTES)
 
     def __len__(self) -> int:
         return len(self.entries)
 
 
 class RangeReader:
-    """Rows by equality key, then ordered by one range column (for ``col > ?`` views)."""
+    """Rows by equality key, then ordered by one range column (for ``col > ?`` views).
 
-    def __init__(self, key_columns: tuple[int, ...], range_column: int) -> None:
+    Partial (only with an equality key): an absent key is a hole, as in ``KeyedReader``.
+    """
+
+    def __init__(self, key_columns: tuple[int, ...], range_column: int, *, partial: bool = False) -> None:
+        self.key_columns = key_columns
         self.key_of = key_function(key_columns)
         self.width = len(key_columns)
         self.range_column = range_column
+        self.partial = partial and bool(key_columns)
         self.entries: dict[Any, SortedKeyList] = {}
+        self.used: set[Any] = set()
         self.lock = threading.Lock()
+        self.rows = 0
+        self.row_bytes = 0
+
+    def _new_list(self) -> SortedKeyList:
+        return SortedKeyList(key=lambda r, c=self.range_column: r[c])
 
     def apply(self, deltas: Iterable[Delta]) -> None:
         with self.lock:
             self._apply(deltas)
 
-    def _apply(self, deltas: Iterable[Delta]) -> None:
+    def _apply(self, deltas: Iterable[Delta], only: dict[Any, SortedKeyList] | None = None) -> None:
         col = self.range_column
+        target = self.entries if only is None else only
         # A batch may retract a row before it inserts it (a join's -ΔL⋈ΔR correction);
         # a sorted list cannot hold a negative count, so net the batch out first.
         for row, diff in consolidate(deltas):
@@ -157,24 +237,90 @@ class RangeReader:
             key = self.key_of(row)
             if self.width and key_has_null(key, self.width):
                 continue
-            rows = self.entries.get(key)
+            rows = target.get(key)
             if rows is None:
-                rows = self.entries[key] = SortedKeyList(key=lambda r, c=col: r[c])
+                if self.partial or only is not None:
+                    continue
+                rows = target[key] = self._new_list()
             apply_to_sorted(rows, row, diff)
-            if not rows:
-                del self.entries[key]
+            self.rows += diff
+            if not rows and not self.partial:
+                del target[key]
 
     def range(self, key: Any, low: Any, low_inclusive: bool, high: Any,
-              high_inclusive: bool) -> list[Row]:
+              high_inclusive: bool) -> list[Row] | None:
+        """Rows under ``key`` within the bounds; ``None`` for a hole."""
         with self.lock:
             rows = self.entries.get(key)
             if rows is None:
-                return []
+                return None if self.partial else []
+            self.used.add(key)
             return list(rows.irange_key(low, high, inclusive=(low_inclusive, high_inclusive)))
 
     def all_raw(self) -> list[Row]:
         with self.lock:
             return [row for rows in self.entries.values() for row in rows]
 
+    def fill(self, keys: Iterable[Any], deltas: Iterable[Delta]) -> None:
+        with self.lock:
+            fresh = {k: self._new_list() for k in keys if k not in self.entries}
+            self._apply(deltas, only=fresh)
+            self.entries.update(fresh)
+            self.used.update(fresh)
+
+    def missing(self, keys: Iterable[Any]) -> list[Any]:
+        if not self.partial:
+            return []
+        return [k for k in dict.fromkeys(keys) if k not in self.entries]
+
+    def evict(self, keys: Iterable[Any]) -> int:
+        n = 0
+        with self.lock:
+            for key in keys:
+                rows = self.entries.pop(key, None)
+                if rows is not None:
+                    self.rows -= len(rows)
+                    n += 1
+        return n
+
+    def recently_used(self, key: Any) -> bool:
+        return key in self.used
+
+    def clock_candidates(self, count: int) -> list[Any]:
+        with self.lock:
+            return clock_sweep(self.entries, count, self.used)
+
+    def byte_size(self) -> int:
+        if self.rows and not self.row_bytes:
+            self.row_bytes = estimate_row_bytes(self.all_raw())
+        return len(self.entries) * ENTRY_KEY_BYTES + self.rows * (self.row_bytes + SLOT_BYTES)
+
     def __len__(self) -> int:
         return len(self.entries)
+
+
+#: Rough cost of one reader key (dict slot, key object, entry object and its dict).
+ENTRY_KEY_BYTES = 400
+#: Rough cost of one row's slot in a multiset or answer tuple, beside the row itself.
+SLOT_BYTES = 60
+
+
+def _add(counts: dict[Row, int], deltas: Iterable[Delta]) -> int:
+    """Add signed rows to a multiset; returns the change in its number of distinct rows."""
+    change = 0
+    for row, diff in deltas:
+        n = counts.get(row, 0) + diff
+        if n:
+            if n == diff:
+                change += 1
+            counts[row] = n
+        else:
+            del counts[row]
+            change -= 1
+    return change
+
+
+def _entry_used(entries: dict[Any, Entry], key: Any) -> bool:
+    entry = entries[key]
+    used, entry.used = entry.used, False
+    return used

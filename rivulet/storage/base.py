@@ -80,5 +80,20 @@ class Storage(ABC):
     def get(self, schema: TableSchema, keys: list[tuple]) -> list[tuple[RowId, Row]]:
         """Rows by primary key (tables with a primary key only)."""
 
+    # ..................................................................... upqueries
+
+    @abstractmethod
+    def ensure_index(self, schema: TableSchema, columns: tuple[int, ...]) -> None:
+        """Make lookups of ``schema`` by ``columns`` fast (an index obligation)."""
+
+    @abstractmethod
+    def lookup(self, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> tuple[int, list[Row]]:
+        """Rows whose ``columns`` hold one of ``keys``, read from one consistent snapshot,
+        and the LSN of that snapshot. Callable from another thread while writes commit."""
+
+    @abstractmethod
+    def snapshot_scan(self, schema: TableSchema) -> tuple[int, list[Row]]:
+        """Every row of a table from one consistent snapshot, and its LSN (like ``lookup``)."""
+
     @abstractmethod
     def close(self) -> None: ...

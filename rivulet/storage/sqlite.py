@@ -9,8 +9,13 @@ sets ``synchronous=FULL`` (fsync on every commit) for power-loss durability too.
 Each user table is a SQLite table of the same name. A table whose primary key is one
 INTEGER column stores it as SQLite's rowid (the fastest layout); other primary keys make a
 ``WITHOUT ROWID`` table; a table without a primary key uses SQLite's hidden rowid as row
-identity. No secondary index is created: the dataflow keeps its own indexes in memory, and
-each SQLite index would cut insert throughput several-fold.
+identity. Secondary indexes are created only as upqueries need them (``ensure_index``): the
+dataflow reads a base table by the columns a partial view's key reaches it by, and every
+SQLite index costs insert throughput.
+
+Upqueries read on a second connection (:meth:`lookup`), in a read transaction that also
+reads the last LSN: in WAL mode both see one snapshot, so the engine knows exactly which
+writes the rows include, while the writer goes on committing.
 """
 
 from __future__ import annotations
@@ -89,6 +94,8 @@ class SqliteStorage(Storage):
         self._in_transaction = False
         self._savepoints = 0
         self._statements: dict[str, tuple[str, str, str, str, Callable | None, Callable | None]] = {}
+        self._reader: sqlite3.Connection | None = None
+        self._reader_lock = threading.Lock()
 
     # ..................................................................... transactions
 
@@ -261,10 +268,95 @@ class SqliteStorage(Storage):
                 values = row[1:] if from_db is None else from_db(row[1:])
                 yield row[0], values
 
+    # ..................................................................... upqueries
+
+    def ensure_index(self, schema: TableSchema, columns: tuple[int, ...]) -> None:
+        """An index on ``columns`` unless the primary key already orders rows by them."""
+        pk = schema.primary_key
+        if pk and tuple(columns) == tuple(pk[: len(columns)]):
+            return
+        names = [schema.columns[i].name for i in columns]
+        index = _quote(f"_rivulet_{schema.name}_{'_'.join(names)}")
+        with self._lock:
+            self.conn.execute(
+                f"CREATE INDEX IF NOT EXISTS {index} ON {_quote(schema.name)} "
+                f"({', '.join(_quote(n) for n in names)})"
+            )
+
+    def lookup(self, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> tuple[int, list[Row]]:
+        """Rows whose ``columns`` hold one of ``keys`` (scalars for one column, tuples for
+        several), and the LSN of the snapshot they were read at. May return extra rows
+        where SQLite's comparison is looser than Python's: callers filter by key."""
+        _, _, _, _, _, from_db = self._sql(schema)
+        names = ", ".join(_quote(c.name) for c in schema.columns)
+        target = ", ".join(_quote(schema.columns[i].name) for i in columns)
+        to_db = [_TO_DB.get(schema.columns[i].kind) for i in columns]
+        values = [_key_to_db(k, to_db, len(columns)) for k in keys]
+        with self._reader_lock:
+            conn = self._read_connection()
+            conn.execute("BEGIN")
+            try:
+                lsn = conn.execute("SELECT MAX(lsn) FROM _rivulet_log").fetchone()[0] or 0
+                rows: list = []
+                for start in range(0, len(values), LOOKUP_CHUNK):
+                    chunk = values[start:start + LOOKUP_CHUNK]
+                    rows.extend(conn.execute(
+                        _lookup_sql(schema.name, names, target, len(columns), len(chunk)),
+                        [v for key in chunk for v in key],
+                    ).fetchall())
+            finally:
+                conn.execute("COMMIT")
+        if from_db is not None:
+            rows = [from_db(r) for r in rows]
+        return lsn, rows
+
+    def snapshot_scan(self, schema: TableSchema) -> tuple[int, list[Row]]:
+        """Every row of a table from one snapshot, and the LSN of that snapshot."""
+        _, _, _, _, _, from_db = self._sql(schema)
+        names = ", ".join(_quote(c.name) for c in schema.columns)
+        with self._reader_lock:
+            conn = self._read_connection()
+            conn.execute("BEGIN")
+            try:
+                lsn = conn.execute("SELECT MAX(lsn) FROM _rivulet_log").fetchone()[0] or 0
+                rows = conn.execute(f"SELECT {names} FROM {_quote(schema.name)}").fetchall()
+            finally:
+                conn.execute("COMMIT")
+        if from_db is not None:
+            rows = [from_db(r) for r in rows]
+        return lsn, rows
+
+    def _read_connection(self) -> sqlite3.Connection:
+        if self._reader is None:
+            self._reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._reader.execute("PRAGMA cache_size=-65536")
+        return self._reader
+
     def count(self, schema: TableSchema) -> int:
         with self._lock:
             return self.conn.execute(f"SELECT COUNT(*) FROM {_quote(schema.name)}").fetchone()[0]
 
     def close(self) -> None:
+        with self._reader_lock:
+            if self._reader is not None:
+                self._reader.close()
         with self._lock:
             self.conn.close()
+
+
+#: Keys per lookup statement (well under SQLite's limit on bound variables).
+LOOKUP_CHUNK = 500
+
+
+def _key_to_db(key: Any, to_db: list[Callable | None], width: int) -> tuple:
+    values = (key,) if width == 1 else key
+    return tuple(v if fn is None or v is None else fn(v) for v, fn in zip(values, to_db))
+
+
+def _lookup_sql(table: str, names: str, target: str, width: int, count: int) -> str:
+    if width == 1:
+        where = f"{target} IN ({', '.join('?' * count)})"
+    else:
+        row = f"({', '.join('?' * width)})"
+        where = f"({target}) IN (VALUES {', '.join([row] * count)})"
+    return f"SELECT {names} FROM {_quote(table)} WHERE {where}"

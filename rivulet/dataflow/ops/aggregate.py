@@ -9,14 +9,12 @@ a multiset of values so that deleting the current extreme finds the next one.
 from __future__ import annotations
 
 import decimal
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
-from rivulet.dataflow.ops.base import Batch, NodeId, Operator
+from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
 from rivulet.plan.ir import AggCall
 from rivulet.state.arrangement import Delta, Row, key_function
-
-if TYPE_CHECKING:
-    from rivulet.dataflow.graph import Graph
+from rivulet.state.groups import KeyedGroups
 
 
 class Accumulator:
@@ -154,16 +152,18 @@ class Group:
         self.output: Row | None = None
 
 
-class Aggregate(Operator):
+class Aggregate(StatefulOperator):
     """Groups by ``group_by`` columns; output rows are group columns then aggregate values.
 
     Without GROUP BY there is exactly one group, present even when empty (SQL answers one
-    row, ``COUNT(*) = 0``, over no rows).
+    row, ``COUNT(*) = 0``, over no rows). With ``partial`` (output columns among the group
+    columns), only the groups under keys asked for by upqueries are held.
     """
 
     symbol = "γ"
 
-    def __init__(self, parent: NodeId, group_by: tuple[int, ...], aggs: tuple[AggCall, ...]) -> None:
+    def __init__(self, parent: NodeId, group_by: tuple[int, ...], aggs: tuple[AggCall, ...],
+                 partial: Columns | None = None) -> None:
         super().__init__((parent,))
         self.group_by = group_by
         self.aggs = aggs
@@ -174,7 +174,9 @@ class Aggregate(Operator):
         self.arg_columns = [a.arg for a in aggs]
         self.factories = [ACCUMULATORS[(a.fn, a.distinct)] for a in aggs]
         self.only_count_star = all(self.count_star)
-        self.groups: dict[Any, Group] = {}
+        self.partial_columns = partial
+        self.state: KeyedGroups[Group] = KeyedGroups(len(group_by), partial)
+        self.groups = self.state.groups
         if self.is_global:
             group = self._new_group()
             group.output = self._output((), group)
@@ -207,7 +209,10 @@ class Aggregate(Operator):
         for key, diff in net.items():
             group = groups.get(key)
             if group is None:
-                group = groups[key] = Group([])
+                if not self.state.holds(key):
+                    continue  # a hole: nobody below holds this group either
+                group = Group([])
+                self.state.add(key, group)
             group.rows += diff
             touched[key] = group
         return touched
@@ -221,7 +226,10 @@ class Aggregate(Operator):
             key = key_of(row)
             group = groups.get(key)
             if group is None:
-                group = groups[key] = self._new_group()
+                if not self.state.holds(key):
+                    continue  # a hole: nobody below holds this group either
+                group = self._new_group()
+                self.state.add(key, group)
             touched[key] = group
             group.rows += diff
             for acc, column in zip(group.accs, columns):
@@ -230,14 +238,13 @@ class Aggregate(Operator):
 
     def _emit(self, touched: dict[Any, Group]) -> Batch:
         out: Batch = []
-        groups = self.groups
         for key, group in touched.items():
             old = group.output
             if group.rows > 0 or self.is_global:
                 new = group.output = self._output(key, group)
             else:
                 new = None
-                del groups[key]
+                self.state.remove(key)
             if old != new:
                 if old is not None:
                     out.append((old, -1))
@@ -255,8 +262,48 @@ class Aggregate(Operator):
         head = (key,) if self.single else key
         return head + tuple(values)
 
-    def snapshot(self, graph: Graph) -> Iterable[Delta]:
+    # ..................................................................... upqueries
+
+    def natural(self, columns: Columns) -> bool:
+        """Whether an upquery on ``columns`` is a plain lookup of groups by key."""
+        return columns == tuple(range(len(self.group_by))) and not self.is_global
+
+    def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
+        state = self.state
+        if state.partial:
+            if columns != self.partial_columns:
+                raise ValueError(f"{self.describe()} is partial on {self.partial_columns}, "
+                                 f"not {columns}")
+            missing = state.missing(keys)
+            if missing:
+                self._fill(missing)
+            state.recent.update(keys)
+        elif not self.natural(columns):
+            raise ValueError(f"{self.describe()}: upquery on {columns} needs an index")
+        groups = self.groups
+        out: Batch = []
+        for key in keys:
+            for gk in state.group_keys(key):
+                out.append((groups[gk].output, 1))  # type: ignore[arg-type]
+        return out
+
+    def _fill(self, keys: list[Any]) -> None:
+        traced = tuple(self.group_by[c] for c in self.partial_columns)  # type: ignore[union-attr]
+        rows = self.graph.upquery(self.parents[0], traced, keys)
+        self.state.mark_filled(keys)
+        touched = self._count_rows(rows) if self.only_count_star else self._accumulate(rows)
+        self._emit(touched)
+
+    def snapshot(self) -> Iterable[Delta] | None:
+        if self.partial:
+            return None
         return [(g.output, 1) for g in self.groups.values() if g.output is not None]
+
+    def byte_size(self) -> int:
+        per_group = GROUP_BYTES + ACC_BYTES * len(self.aggs) + 60 * (len(self.group_by) + len(self.aggs))
+        extra = sum(len(acc.values) for g in _first(self.groups.values()) for acc in g.accs
+                    if isinstance(acc, Values))
+        return len(self.groups) * (per_group + extra * 100)
 
     def describe(self) -> str:
         aggs = ", ".join(
@@ -264,3 +311,15 @@ class Aggregate(Operator):
             for a in self.aggs
         )
         return f"γ [{', '.join(f'#{c}' for c in self.group_by)}] {aggs}"
+
+
+#: Rough cost of a group: its key, dict slot, Group object and output row.
+GROUP_BYTES = 250
+ACC_BYTES = 100
+
+
+def _first(groups: Iterable[Group]) -> list[Group]:
+    """One group, to estimate the size of value multisets (MIN/MAX/DISTINCT) per group."""
+    for group in groups:
+        return [group]
+    return []

@@ -6,13 +6,22 @@ joins and aggregates consult state). It may read the *arrangements* of its paren
 the graph has already brought up to date for this wave: the operator sees its inputs'
 state *after* the batch, and each operator's docstring says how it accounts for that.
 
-Partial state (upqueries, misses as values) extends this contract; full-state operators
-never miss.
+Partial state adds two things (Noria paper, section 4):
+
+* ``on_upquery(columns, keys)``: the operator's current output rows whose ``columns`` hold
+  one of ``keys``, computed from its own state or by upqueries to its parents. Stateful
+  operators that keep partial state fill the keys they were asked for on the way.
+* *misses as values*: when ``on_input`` needs rows of a parent that a partial arrangement
+  does not hold, it returns :class:`Misses` instead of deltas; the graph fills them by
+  upqueries (at the wave's LSN, so they include this wave) and calls ``on_input`` again.
+  Stateful operators never miss: an update for a key they do not hold is dropped, since no
+  state below can be holding that key either.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from rivulet.state.arrangement import Delta, Row
 
@@ -21,6 +30,20 @@ if TYPE_CHECKING:
 
 NodeId = int
 Batch = list[Delta]
+Columns = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Miss:
+    """Rows of ``node``'s output under ``keys`` of ``columns`` are needed but not held."""
+
+    node: NodeId
+    columns: Columns
+    keys: tuple[Any, ...]
+
+
+class Misses(list):  # type: ignore[type-arg]
+    """What ``on_input`` returns instead of deltas when it hit holes: a list of :class:`Miss`."""
 
 
 class Operator:
@@ -28,35 +51,82 @@ class Operator:
 
     #: Short symbol-style name used by ``explain`` (σ filter, π project, ⋈ join, ...).
     symbol = "?"
+    #: Whether the operator keeps state of its own (and then implements the state protocol
+    #: below: ``partial``, ``missing``, ``evict``, ``byte_size``, ``clock_candidates``).
+    stateful = False
 
     def __init__(self, parents: tuple[NodeId, ...]) -> None:
         self.parents = parents
+        self.graph: Graph
+        self.node: NodeId = -1
 
     def attach(self, graph: Graph, node: NodeId) -> None:
         """Called once the node exists: take the arrangements the operator reads."""
+        self.graph = graph
+        self.node = node
 
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
-        """The output deltas for one wave of input deltas, keyed by the parent they came from."""
+        """The output deltas for one wave of input deltas, keyed by the parent they came
+        from; or :class:`Misses` if it needs rows that partial state does not hold."""
         raise NotImplementedError(type(self).__name__)
+
+    def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
+        """Current output rows whose ``columns`` hold one of ``keys`` (a scalar per key for
+        one column, a tuple for several)."""
+        raise NotImplementedError(type(self).__name__)
+
+    def compute(self, inputs: dict[NodeId, Batch]) -> Batch:
+        """The whole output from the whole output of each parent (used to bootstrap full
+        state below this node). Stateless operators only."""
+        return self.on_input(inputs)
 
     def initial_output(self) -> Batch:
         """Rows a new node emits before any input (an aggregate over no rows still has one)."""
         return []
 
-    def bootstrap_parents(self) -> tuple[NodeId, ...]:
-        """Parents whose full output, fed in as inserts, brings a new node up to date."""
-        return self.parents
-
-    def snapshot(self, graph: Graph) -> Iterable[Delta] | None:
-        """The node's full current output from its own state, or ``None`` if it keeps none."""
+    def snapshot(self) -> Iterable[Delta] | None:
+        """The node's full current output from its own state, or ``None`` if it keeps none
+        (or only part of it)."""
         return None
 
     def describe(self) -> str:
         return type(self).__name__
 
 
+class StatefulOperator(Operator):
+    """An operator with state of its own, held in ``self.state`` (a ``KeyedGroups``):
+    aggregate, top-k, distinct. Partial on ``partial_columns`` of its output, or full."""
+
+    stateful = True
+    partial_columns: Columns | None = None
+    state: Any
+
+    @property
+    def partial(self) -> bool:
+        return self.state.partial
+
+    def natural(self, columns: Columns) -> bool:
+        """Whether an upquery on ``columns`` of full state is a plain lookup by group."""
+        raise NotImplementedError(type(self).__name__)
+
+    def missing(self, keys: Iterable[Any]) -> list[Any]:
+        return self.state.missing(keys)
+
+    def evict(self, keys: Iterable[Any]) -> int:
+        return self.state.evict(keys)
+
+    def recently_used(self, key: Any) -> bool:
+        return self.state.recently_used(key)
+
+    def clock_candidates(self, count: int, used_below: Callable[[Any], bool]) -> list[Any]:
+        return self.state.clock_candidates(count, used_below)
+
+    def byte_size(self) -> int:
+        raise NotImplementedError(type(self).__name__)
+
+
 class Base(Operator):
-    """A base table: deltas enter here from committed writes."""
+    """A base table: deltas enter here from committed writes; upqueries read storage."""
 
     symbol = "B"
 
@@ -67,9 +137,18 @@ class Base(Operator):
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
         return inputs[-1]
 
+    def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
+        return self.graph.base_lookup(self.table, columns, keys)
+
     def describe(self) -> str:
         return f"B {self.table}"
 
 
 def rows_as_inserts(rows: Iterable[Row]) -> Batch:
     return [(row, 1) for row in rows]
+
+
+def select_keys(deltas: Iterable[Delta], key_of: Any, keys: Iterable[Any]) -> Batch:
+    """The deltas whose key is one of ``keys``."""
+    wanted = set(keys)
+    return [d for d in deltas if key_of(d[0]) in wanted]

@@ -1,41 +1,78 @@
-"""δ: each distinct row once. Keeps a count per row; emits only on 0 <-> positive changes."""
+"""δ: each distinct row once. Keeps a count per row; emits only on 0 <-> positive changes.
+
+With ``partial`` columns, holds the counts of rows under the keys asked for only."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import Any, Iterable
 
-from rivulet.dataflow.ops.base import Batch, NodeId, Operator
-from rivulet.state.arrangement import Delta, Row, consolidate
-
-if TYPE_CHECKING:
-    from rivulet.dataflow.graph import Graph
+from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
+from rivulet.state.arrangement import Delta, consolidate, estimate_row_bytes
+from rivulet.state.groups import KeyedGroups
 
 
-class Distinct(Operator):
+class Distinct(StatefulOperator):
     symbol = "δ"
 
-    def __init__(self, parent: NodeId) -> None:
+    def __init__(self, parent: NodeId, arity: int, partial: Columns | None = None) -> None:
         super().__init__((parent,))
-        self.counts: dict[Row, int] = {}
+        self.arity = arity
+        self.partial_columns = partial
+        # Each distinct row is its own group; the partial key is some of its columns.
+        self.state: KeyedGroups[int] = KeyedGroups(arity, partial, rows_as_keys=True)
+        self.counts = self.state.groups
+        self.row_bytes = 0
 
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
-        counts = self.counts
+        counts, state = self.counts, self.state
         out: Batch = []
         for row, diff in consolidate(inputs[self.parents[0]]):
             before = counts.get(row, 0)
+            if not before and not state.holds(row):
+                continue  # a hole: nobody below holds this row's key either
             after = before + diff
             if after > 0:
-                counts[row] = after
-            else:
-                counts.pop(row, None)
+                if before:
+                    counts[row] = after
+                else:
+                    state.add(row, after)
+            elif before:
+                state.remove(row)
             if before <= 0 < after:
                 out.append((row, 1))
             elif after <= 0 < before:
                 out.append((row, -1))
         return out
 
-    def snapshot(self, graph: Graph) -> Iterable[Delta]:
+    def natural(self, columns: Columns) -> bool:
+        return columns == tuple(range(self.arity))
+
+    def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
+        state = self.state
+        if state.partial:
+            if columns != self.partial_columns:
+                raise ValueError(f"δ is partial on {self.partial_columns}, not {columns}")
+            missing = state.missing(keys)
+            if missing:
+                rows = self.graph.upquery(self.parents[0], columns, missing)
+                state.mark_filled(missing)
+                self.on_input({self.parents[0]: rows})
+            state.recent.update(keys)
+            return [(row, 1) for key in keys for row in state.group_keys(key)]
+        if not self.natural(columns):
+            raise ValueError(f"δ: upquery on {columns} needs an index")
+        rows = [(key,) if self.arity == 1 else key for key in keys]
+        return [(row, 1) for row in rows if row in self.counts]
+
+    def snapshot(self) -> Iterable[Delta] | None:
+        if self.partial:
+            return None
         return [(row, 1) for row in self.counts]
+
+    def byte_size(self) -> int:
+        if self.counts and not self.row_bytes:
+            self.row_bytes = estimate_row_bytes(self.counts)
+        return len(self.counts) * (self.row_bytes + 150) + len(self.state.members) * 250
 
     def describe(self) -> str:
         return "δ"

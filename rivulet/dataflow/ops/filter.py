@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from rivulet.dataflow.ops.base import Batch, NodeId, Operator
+from rivulet.dataflow.ops.base import Batch, Columns, NodeId, Operator
 
 
 class Filter(Operator):
@@ -18,6 +18,10 @@ class Filter(Operator):
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
         pred = self.predicate
         return [d for d in inputs[self.parents[0]] if pred(d[0])]
+
+    def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
+        rows = self.graph.upquery(self.parents[0], columns, keys)
+        return self.on_input({self.parents[0]: rows})
 
     def describe(self) -> str:
         return f"σ {self.text}"

@@ -12,13 +12,19 @@ whether it has any match. Matched pairs follow the inner-join formula; padded ro
 only for keys whose right side became empty or stopped being empty, and for left rows
 that arrive or leave. With a residual ON condition matching depends on each row, so keys
 whose right side changed are recomputed whole. NULL keys never match.
+
+Under partial state the arrangements are caches: before computing, the join checks that
+every key it will probe is held, and returns the holes as :class:`Misses` for the graph to
+fill. An upquery on the join key asks both inputs by that key; one on other columns asks
+the input that has them, then probes the other side by the join key.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from rivulet.dataflow.ops.base import Batch, NodeId, Operator
+from rivulet.dataflow.ops.base import Batch, Columns, Miss, Misses, NodeId, Operator
+from rivulet.plan.keys import trace_join
 from rivulet.state.arrangement import (
     Arrangement,
     Row,
@@ -43,9 +49,11 @@ class Join(Operator):
         right_keys: tuple[int, ...],
         *,
         kind: str,
+        left_arity: int,
         right_arity: int,
         residual: Callable[[Row], Any] | None = None,
         text: str = "",
+        full: tuple[bool, bool] = (False, False),
     ) -> None:
         super().__init__((left, right))
         self.left, self.right = left, right
@@ -57,21 +65,22 @@ class Join(Operator):
         self.left_key = key_function(left_keys)
         self.right_key = key_function(right_keys)
         self.text = text
+        self.left_arity = left_arity
+        self.full = full  # sides whose index must be complete (upqueries cannot fill it)
         self.left_state: Arrangement
         self.right_state: Arrangement
 
     def attach(self, graph: Graph, node: NodeId) -> None:
-        self.left_state = graph.arrangement(self.left, self.left_keys)
-        self.right_state = graph.arrangement(self.right, self.right_keys)
-
-    def bootstrap_parents(self) -> tuple[NodeId, ...]:
-        # Feeding the whole left side against the (complete) right arrangement yields the
-        # whole join, for inner and left joins alike.
-        return (self.left,)
+        super().attach(graph, node)
+        self.left_state = graph.arrangement(self.left, self.left_keys, full=self.full[0])
+        self.right_state = graph.arrangement(self.right, self.right_keys, full=self.full[1])
 
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
         dl = inputs.get(self.left) or []
         dr = inputs.get(self.right) or []
+        misses = self._misses(dl, dr)
+        if misses:
+            return misses
         if self.kind == "left" and self.residual is not None:
             return self._left_join_by_key(dl, dr)
         out: Batch = []
@@ -86,6 +95,84 @@ class Join(Operator):
         if self.kind == "left":
             self._pad(dl, dr, out)
         return out
+
+    def _misses(self, dl: Batch, dr: Batch) -> Misses | None:
+        """Holes among the keys this wave will probe (a left join also reads its own side)."""
+        left_state, right_state = self.left_state, self.right_state
+        if not left_state.partial and not right_state.partial:
+            return None
+        left_keys = self._keys(dl, self.left_key)
+        right_keys = self._keys(dr, self.right_key)
+        if self.kind == "left":
+            left_keys = right_keys = left_keys | right_keys
+        misses = Misses()
+        held = right_state.missing(left_keys)
+        if held:
+            misses.append(Miss(self.right, self.right_keys, tuple(held)))
+        held = left_state.missing(right_keys)
+        if held:
+            misses.append(Miss(self.left, self.left_keys, tuple(held)))
+        return misses
+
+    def _keys(self, deltas: Batch, key_of: Callable[[Row], Any]) -> set[Any]:
+        width = self.width
+        return {k for k in map(key_of, (r for r, _ in deltas)) if not key_has_null(k, width)}
+
+    # ..................................................................... upqueries
+
+    def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
+        route = trace_join(columns, self.left_arity, self.left_keys, self.right_keys, self.kind)
+        if route is None:
+            raise ValueError(f"{self.describe()}: no route for an upquery on {columns}")
+        graph, out = self.graph, []
+        if route.side == "both":
+            graph.fill(self.left, self.left_state, keys)
+            graph.fill(self.right, self.right_state, keys)
+            for key in keys:
+                for row, n in self.left_state.get(key).items():
+                    self._join_row(row, n, self.right_state.get(key), out)
+        elif route.side == "left":
+            rows = graph.upquery(self.left, route.columns, keys)
+            graph.fill(self.right, self.right_state, self._keys(rows, self.left_key))
+            for row, n in rows:
+                key = self.left_key(row)
+                matches = {} if key_has_null(key, self.width) else self.right_state.get(key)
+                self._join_row(row, n, matches, out)
+        else:
+            # Rows named by right columns: only matched pairs can have them (padding is NULL).
+            rows = graph.upquery(self.right, route.columns, keys)
+            graph.fill(self.left, self.left_state, self._keys(rows, self.right_key))
+            residual = self.residual
+            for row, n in rows:
+                for left_row, m in self.left_state.get(self.right_key(row)).items():
+                    joined = left_row + row
+                    if residual is None or residual(joined):
+                        out.append((joined, n * m))
+        return out
+
+    def compute(self, inputs: dict[NodeId, Batch]) -> Batch:
+        """A hash join of both inputs' whole outputs (the arrangements, partial caches,
+        are not consulted)."""
+        right = group_by_key(inputs.get(self.right) or [], self.right_key)
+        out: Batch = []
+        for row, n in inputs.get(self.left) or []:
+            key = self.left_key(row)
+            matches = {} if key_has_null(key, self.width) else right.get(key, {})
+            self._join_row(row, n, matches, out)
+        return out
+
+    def _join_row(self, row: Row, n: int, matches: dict[Row, int], out: Batch) -> None:
+        """One left row against its matching right rows (padded, for a left join, when
+        none satisfies the condition)."""
+        residual = self.residual
+        matched = False
+        for other, m in matches.items():
+            joined = row + other
+            if residual is None or residual(joined):
+                out.append((joined, n * m))
+                matched = True
+        if not matched and self.kind == "left":
+            out.append((row + self.pad, n))
 
     def _probe(
         self,

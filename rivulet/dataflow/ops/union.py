@@ -7,8 +7,9 @@ node for both branches); its deltas then count once per appearance.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
-from rivulet.dataflow.ops.base import Batch, NodeId, Operator
+from rivulet.dataflow.ops.base import Batch, Columns, NodeId, Operator
 
 
 class Union(Operator):
@@ -25,8 +26,9 @@ class Union(Operator):
             out.extend(deltas if times == 1 else [(r, d * times) for r, d in deltas])
         return out
 
-    def bootstrap_parents(self) -> tuple[NodeId, ...]:
-        return tuple(self.times)
+    def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
+        # One upquery per distinct parent: each answers once, however often it appears.
+        return self.on_input({p: self.graph.upquery(p, columns, keys) for p in self.times})
 
     def describe(self) -> str:
         return "⊎"
