@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import rivulet
 from rivulet.database import Database
@@ -26,6 +26,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--seconds", type=float, default=5.0, help="workload duration")
     demo.add_argument("--stories", type=int, default=10_000)
     demo.add_argument("--votes", type=int, default=100_000)
+    demo.add_argument("--memory-limit", default=None,
+                      help="bound on in-memory state, e.g. 64MB (default: none)")
+    demo.add_argument("--no-partial", action="store_true",
+                      help="keep every view's state whole (no misses, more memory)")
 
     explain = sub.add_parser("explain", help="show the dataflow nodes behind a view")
     explain.add_argument("view")
@@ -97,7 +101,7 @@ def run_demo(args: argparse.Namespace) -> int:
     path = Path(args.data_dir)
     print(f"rivulet {rivulet.__version__}: opening {path.resolve()}")
     t0 = time.perf_counter()
-    with rivulet.open(path) as db:
+    with rivulet.open(path, memory_limit=args.memory_limit, partial=not args.no_partial) as db:
         print(f"  opened in {time.perf_counter() - t0:.2f} s (LSN {db.lsn})")
         if not db.catalog.tables:
             db.execute_script(news_program())
@@ -112,7 +116,10 @@ def run_demo(args: argparse.Namespace) -> int:
         print("\nfront page (top 5):")
         for row in db.view("FrontPage").lookup()[:5]:
             print(f"  story {row[0]:>6}  {row[2]:>6} votes  {row[1]}")
-        print(f"\nstats: {db.stats()}")
+        stats = db.stats()
+        print(f"\nstate: {stats['memory_bytes'] / 1e6:.1f} MB in memory; {stats['hits']:,} hits, "
+              f"{stats['misses']:,} misses, {stats['upqueries']:,} upqueries, "
+              f"{stats['evictions']:,} evictions")
     return 0
 
 
@@ -160,7 +167,8 @@ def run_explain(args: argparse.Namespace) -> int:
 
 
 def explain(db: Database, view: str) -> str:
-    """The dataflow nodes behind ``view``, one per line, parents first."""
+    """The dataflow nodes behind ``view``, one per line, parents first, with the state each
+    keeps: partial (and on which key) or full (and why it cannot be partial)."""
     built = db._built.get(view.lower())
     if built is None:
         raise RivuletError(f"unknown view {view!r}")
@@ -170,9 +178,33 @@ def explain(db: Database, view: str) -> str:
         entry = graph.nodes[node]
         parents = ", ".join(f"n{p}" for p in entry.op.parents)
         shared = f"  (shared by {len(entry.users)} views)" if len(entry.users) > 1 else ""
-        state = f"  [index on {', '.join(str(k) for k in entry.arrangements)}]" if entry.arrangements else ""
-        lines.append(f"  n{node}: {entry.op.describe()}  <- {parents or 'writes'}{state}{shared}")
+        line = f"  n{node}: {entry.op.describe()}  <- {parents or 'writes'}{shared}"
+        lines.append(line + "".join(f"\n      {d}" for d in _state_of(entry)))
     return "\n".join(lines)
+
+
+def _state_of(entry: Any) -> list[str]:
+    """What state a node keeps, for ``explain``."""
+    from rivulet.dataflow.ops.reader import Reader
+
+    op, out = entry.op, []
+    state = op.state if isinstance(op, Reader) else op if op.stateful else None
+    if state is not None:
+        if state.partial:
+            key = state.key_columns if isinstance(op, Reader) else op.partial_columns
+            out.append(f"state: partial, keyed by {_columns(key)}")
+        else:
+            out.append(f"state: full ({entry.full_reason or 'partial state is off'})")
+    for columns, index in entry.arrangements.items():
+        kind = "cache (partial)" if index.partial else "full"
+        out.append(f"index on {_columns(columns)}: {kind}, for joins")
+    for columns in entry.full_indexes:
+        out.append(f"index on {_columns(columns)}: full, for upqueries")
+    return out
+
+
+def _columns(columns: tuple[int, ...]) -> str:
+    return "(" + ", ".join(f"#{c}" for c in columns) + ")"
 
 
 def run_status(args: argparse.Namespace) -> int:

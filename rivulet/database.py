@@ -196,6 +196,8 @@ class Database:
             self._check_open()
             if self._failure is not None:
                 raise RivuletError(f"the dataflow failed: {self._failure!r}") from self._failure
+            if self._built.get(built.plan.name.lower()) is not built:
+                raise ProgramError(f"view {built.plan.name!r} was dropped")
             state = built.state
             missing = state.missing(keys)
             if missing:

@@ -149,7 +149,7 @@ class Builder:
             full = self.signatures.get((node, "full"))
             if full is not None and full in self.graph.nodes:
                 return self._reuse(full, node, build), []
-            child_demands = [keys.NONE for _ in node.inputs()]
+            child_demands = [Demand(None, False, why) for _ in node.inputs()]
         elif isinstance(node, STATEFUL):
             full = self.signatures.get((node, "full"))
             if full is not None and full in self.graph.nodes:

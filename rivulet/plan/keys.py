@@ -91,7 +91,7 @@ def trace(node: ir.Node, demand: Demand) -> list[Demand] | str:
     """
     cols = demand.columns
     if cols is None:
-        return [NONE for _ in node.inputs()]
+        return [demand for _ in node.inputs()]
     if isinstance(node, (ir.Filter, ir.Distinct)):
         return [demand]
     if isinstance(node, ir.Union):
