@@ -584,14 +584,14 @@ class Database:
             for node_id, node in graph.nodes.items():
                 nodes[f"n{node_id}"] = _node_stats(graph, node_id)
             views = {}
-            for name, built in self._built.items():
-                view = self._views[name]
+            for built in self._built.values():
+                misses = graph.nodes[built.reader_node].counters["misses"]
                 views[built.plan.name] = {
                     "partial": built.state.partial,
                     "keys": len(built.state),
                     "memory_bytes": built.state.byte_size(),
-                    "hits": view.hits,
-                    "misses": graph.nodes[built.reader_node].counters["misses"],
+                    "hits": max(0, built.state.reads() - misses),
+                    "misses": misses,
                 }
             memory = graph.memory_bytes()
         return {

@@ -68,8 +68,6 @@ class View:
         self._simple = self._single and plan.param_count == 1 and plan.key_params == (0,)
         self._unparameterized = plan.param_count == 0
         self._closed = False
-        #: Reads answered from memory (the rest missed, see ``db.stats()``).
-        self.hits = 0
 
     def _close(self) -> None:
         """Called when the database closes: every read now fails with ClosedError."""
@@ -89,15 +87,14 @@ class View:
         if self._simple and len(params) == 1:
             entry = self._entries.get(params[0])
             if entry is not None:
-                entry.used = True
-                self.hits += 1
+                entry.reads += 1
                 result = entry.result
                 if result is None:
                     result = self._state.get(params[0])  # type: ignore[union-attr]
                 if result:
                     return list(result)
                 return self._lookup(params, True, timeout)
-        return self._lookup(params, block, timeout, count_hit=True)
+        return self._lookup(params, block, timeout)
 
     def lookup_many(self, keys: Iterable[Any], *, block: bool = True,
                     timeout: float | None = None) -> Any:
@@ -148,14 +145,12 @@ class View:
 
     # ..................................................................... general path
 
-    def _lookup(self, params: Sequence[Any], block: bool, timeout: float | None,
-                count_hit: bool = False) -> Any:
+    def _lookup(self, params: Sequence[Any], block: bool, timeout: float | None) -> Any:
         self._check_open()
         plan = self.plan
         if self._unparameterized:
             if params:
                 raise RivuletError(f"view {self.name!r} takes no parameters, got {len(params)}")
-            self.hits += count_hit
             result = self._state.get(())  # type: ignore[union-attr]
             return list(result) if result else self._defaults(())
         values = self._values_by_param(params)
@@ -167,7 +162,7 @@ class View:
         if plan.range_column is not None:
             return self._read_range(keys[0], values, block, timeout)
         if len(keys) == 1:
-            return self._read_one(keys[0], block, timeout, count_hit)
+            return self._read_one(keys[0], block, timeout)
         return self._read_keys(keys, block, timeout)
 
     def _values_by_param(self, params: Sequence[Any]) -> dict[Any, Any]:
@@ -193,7 +188,7 @@ class View:
         values["in"] = list(params[start:start + size])
         return values
 
-    def _read_one(self, key: tuple, block: bool, timeout: float | None, count_hit: bool) -> Any:
+    def _read_one(self, key: tuple, block: bool, timeout: float | None) -> Any:
         key = self._coerce_key(key)
         if key is None:
             return []
@@ -208,8 +203,6 @@ class View:
                 return NOT_READY
             answers = self._db._upquery(self._built, [state_key], timeout)
             result = self._finish(answers[state_key] or [])
-        else:
-            self.hits += count_hit
         if not result:
             return self._defaults(state_key)
         return list(result)
@@ -225,7 +218,6 @@ class View:
         state_keys = list(dict.fromkeys(state_keys))
         answers = {k: state.raw(k) for k in state_keys}
         missing = [k for k, rows in answers.items() if rows is None]
-        self.hits += len(state_keys) - len(missing)
         if missing:
             if not block:
                 self._db._upquery_in_background(self._built, missing)
@@ -267,8 +259,6 @@ class View:
                 self._built, [state_key], timeout,
                 read=lambda: state.range(state_key, low, low_inc, high, high_inc),
             ) or []
-        else:
-            self.hits += 1
         if len(bounds) > 2 or sum(op in _LOWER for op, _ in bounds) > 1:
             col = self.plan.range_column
             rows = [r for r in rows if all(_CHECK[op](r[col], v) for op, v in bounds)]

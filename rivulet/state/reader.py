@@ -36,15 +36,17 @@ Finish = Callable[[list[Row]], tuple[Row, ...]]
 class Entry:
     """The rows under one key and their finished answer (``None`` until read).
 
-    ``used`` is set by reads and cleared by eviction passes: an entry read since the last
-    pass gets a second chance (the CLOCK approximation of least-recently-used)."""
+    ``reads`` counts reads (one increment is all a hit pays for this bookkeeping);
+    eviction passes compare it with ``seen``, its value at the previous pass: an entry read
+    since then gets a second chance (the CLOCK approximation of least-recently-used)."""
 
-    __slots__ = ("counts", "result", "used")
+    __slots__ = ("counts", "result", "reads", "seen")
 
     def __init__(self) -> None:
         self.counts: dict[Row, int] = {}
         self.result: tuple[Row, ...] | None = None
-        self.used = True
+        self.reads = 0
+        self.seen = 0
 
     def expand(self) -> list[Row]:
         out: list[Row] = []
@@ -77,6 +79,7 @@ class KeyedReader:
         self.lock = threading.Lock()
         self.rows = 0
         self.row_bytes = 0
+        self.evicted_reads = 0  # reads of entries since evicted (for the hit count)
 
     def apply(self, deltas: Iterable[Delta]) -> None:
         touched = self._apply_unkeyed(deltas) if not self.width else self._apply_keyed(deltas)
@@ -129,7 +132,7 @@ class KeyedReader:
         entry = self.entries.get(key)
         if entry is None:
             return None
-        entry.used = True
+        entry.reads += 1
         result = entry.result
         if result is None:
             with self.lock:
@@ -142,7 +145,7 @@ class KeyedReader:
         entry = self.entries.get(key)
         if entry is None:
             return None if self.partial else []
-        entry.used = True
+        entry.reads += 1
         return entry.expand()
 
     def all_raw(self) -> list[Row]:
@@ -179,12 +182,17 @@ class KeyedReader:
                 entry = self.entries.pop(key, None)
                 if entry is not None:
                     self.rows -= len(entry.counts)
+                    self.evicted_reads += entry.reads
                     n += 1
         return n
 
+    def reads(self) -> int:
+        """Reads of this state so far (hits and the reads that missed)."""
+        return self.evicted_reads + sum(e.reads for e in list(self.entries.values()))
+
     def recently_used(self, key: Any) -> bool:
         entry = self.entries.get(key)
-        return entry is not None and entry.used
+        return entry is not None and entry.reads != entry.seen
 
     def clock_candidates(self, count: int) -> list[Any]:
         """Up to ``count`` keys to evict, oldest first; keys read since the last pass are
@@ -218,6 +226,10 @@ class RangeReader:
         self.lock = threading.Lock()
         self.rows = 0
         self.row_bytes = 0
+        self._reads = 0
+
+    def reads(self) -> int:
+        return self._reads
 
     def _new_list(self) -> SortedKeyList:
         return SortedKeyList(key=lambda r, c=self.range_column: r[c])
@@ -251,6 +263,7 @@ class RangeReader:
               high_inclusive: bool) -> list[Row] | None:
         """Rows under ``key`` within the bounds; ``None`` for a hole."""
         with self.lock:
+            self._reads += 1
             rows = self.entries.get(key)
             if rows is None:
                 return None if self.partial else []
@@ -322,5 +335,6 @@ def _add(counts: dict[Row, int], deltas: Iterable[Delta]) -> int:
 
 def _entry_used(entries: dict[Any, Entry], key: Any) -> bool:
     entry = entries[key]
-    used, entry.used = entry.used, False
+    used = entry.reads != entry.seen
+    entry.seen = entry.reads
     return used
