@@ -164,6 +164,9 @@ class Builder:
                     for d, full in zip(child_demands, self._full_join_sides(node))
                 ]
         children = [self._node(c, d, build) for c, d in zip(node.inputs(), child_demands)]
+        if isinstance(node, ir.Join) and self.graph.partial:
+            self._index_route(node.left, node.left_keys)
+            self._index_route(node.right, node.right_keys)
         parents = tuple(c for c, _ in children)
         signature = (node, "full") if isinstance(node, STATEFUL) and partial_key is None \
             else (node, parents, partial_key)
@@ -177,6 +180,21 @@ class Builder:
             build.used.add(node_id)
             build.ids[node] = node_id
         return node_id, self._register(node, node_id, partial_key, children)
+
+    def _index_route(self, node: ir.Node, columns: Columns) -> None:
+        """Storage indexes for the upqueries that fill a join's index on ``columns`` of
+        ``node``: down to the base tables, or to state that answers them itself."""
+        if isinstance(node, ir.Scan):
+            self.ensure_index(node.table, columns)
+            return
+        if isinstance(node, STATEFUL):
+            return  # it answers from its own state (or by its own route, if partial)
+        traced = keys.trace(node, Demand(columns, False))
+        if isinstance(traced, str):
+            return  # the index is full (see _full_join_sides): no upquery fills it
+        for child, demand in zip(node.inputs(), traced):
+            if demand.columns is not None:
+                self._index_route(child, demand.columns)
 
     def _full_join_sides(self, node: ir.Join) -> tuple[bool, bool]:
         """Sides of a join whose index upqueries cannot fill (the key is computed below),
