@@ -173,12 +173,14 @@ class Graph:
             return arrangement.rows_of(keys)
         return self._answer(node, columns, keys)
 
-    def fill(self, node: NodeId, arrangement: Arrangement, keys: Iterable[Any]) -> None:
-        """Fill the holes among ``keys`` in an arrangement of ``node``."""
+    def fill(self, node: NodeId, arrangement: Arrangement, keys: Iterable[Any], *,
+             read: bool = True) -> None:
+        """Fill the holes among ``keys`` in an arrangement of ``node`` (for a read, or, with
+        ``read=False``, for a write: LRU eviction then takes those keys first)."""
         missing = arrangement.missing(keys)
         if missing:
             self.nodes[node].counters["misses"] += len(missing)
-            arrangement.fill(missing, self._answer(node, arrangement.columns, missing))
+            arrangement.fill(missing, self._answer(node, arrangement.columns, missing), read=read)
 
     def _answer(self, node: NodeId, columns: Columns, keys: list[Any]) -> Batch:
         entry = self.nodes[node]
@@ -214,7 +216,8 @@ class Graph:
             out = node.op.on_input(inputs)
             while isinstance(out, Misses):
                 for miss in out:
-                    self.fill(miss.node, nodes[miss.node].arrangements[miss.columns], miss.keys)
+                    self.fill(miss.node, nodes[miss.node].arrangements[miss.columns], miss.keys,
+                              read=False)
                 out = node.op.on_input(inputs)
             if not out:
                 continue

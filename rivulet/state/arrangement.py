@@ -90,8 +90,9 @@ class Arrangement:
         index = self.index
         return [k for k in dict.fromkeys(keys) if k not in index]
 
-    def fill(self, keys: Iterable[Any], deltas: Iterable[Delta]) -> None:
-        """Fill the holes ``keys`` with an upquery's answer (rows of other keys are ignored)."""
+    def fill(self, keys: Iterable[Any], deltas: Iterable[Delta], *, read: bool = True) -> None:
+        """Fill the holes ``keys`` with an upquery's answer (rows of other keys are ignored).
+        ``read=False`` for fills a write needed: they get no second chance from eviction."""
         index = self.index
         fresh = {}
         for key in keys:
@@ -107,7 +108,8 @@ class Arrangement:
                 else:
                     del bucket[row]
         self.rows += sum(len(b) for b in fresh.values())
-        self.recent.update(fresh)
+        if read:
+            self.recent.update(fresh)
 
     def evict(self, keys: Iterable[Any]) -> int:
         """Turn ``keys`` back into holes; returns how many keys were held."""
