@@ -1,0 +1,590 @@
+"""IR plans to Spark DataFrames, and views computed in full on Spark.
+
+:class:`PlanCompiler` turns every IR node (rivulet/plan/ir.py) into a DataFrame over the
+base tables it is given; expressions compile through :mod:`rivulet.spark.exprs`. Columns
+are positional in the IR, so every DataFrame names its columns ``c0..cN``: a node's
+column ``i`` is ``ci``, whatever the SQL called it.
+
+:func:`compute_view` then answers what the engine's view handle answers
+(rivulet/views.py): ``lookup(*params)`` for given parameter values, ``scan()`` for all of
+them. Reading a view is more than its root relation: the parameters select keys (coerced
+to the key columns' kinds, NULL matching nothing), an IN list reads several keys, a range
+parameter filters an ordered column, a key of an aggregate with no rows still answers the
+aggregate over no rows (``COUNT(*) = 0``), and each answer is ordered, de-duplicated and
+cut to its LIMIT/OFFSET with hidden columns dropped. All of that happens on Spark; only the
+finished rows come back, through Arrow.
+
+Ordering: rows are ordered by ORDER BY (NULLs first ascending, last descending, as
+``functions.sort_key``/``desc_key``), ties broken by the whole row ascending, exactly as the
+engine's top-k operator does (``builder.sort_key_function(tie_break=...)``), so a LIMIT cuts
+the same rows. (The engine's read-time sort leaves ties in storage order; this one is
+deterministic, which is one of the orders the engine may give.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import reduce
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as SF
+from pyspark.sql import types as T
+
+from rivulet.errors import RivuletError, SqlError
+from rivulet.plan import ir
+from rivulet.schema import Column as SchemaColumn
+from rivulet.schema import SchemaError, coerce_value
+from rivulet.spark.exprs import ExprCompiler, Typed, join_operands
+from rivulet.spark.values import (
+    DEFAULT_DECIMAL_SCALE,
+    arrow_table,
+    kind_of_type,
+    rows_from_arrow,
+    scale_of_type,
+    spark_type,
+    to_kind,
+)
+
+Row = tuple
+Tables = Mapping[str, DataFrame]
+
+_REQ = "_req"  # which lookup a row answers
+_RN = "_rn"  # a row's position in its answer
+
+
+def name(i: int) -> str:
+    """The Spark name of column ``i``."""
+    return f"c{i}"
+
+
+def names(n: int) -> list[str]:
+    return [name(i) for i in range(n)]
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+class PlanCompiler:
+    """IR nodes to DataFrames over ``tables`` (table name -> DataFrame of its rows, columns
+    in table order; names are matched case-insensitively).
+
+    ``overrides`` replaces the DataFrame of chosen nodes (equal IR nodes are one node);
+    ``carry`` names extra columns that the nodes above an override pass through untouched
+    (used to run one-row chains per lookup). Each node is compiled once per compiler, so a
+    sub-plan used twice (a self-join) is one DataFrame lineage.
+    """
+
+    def __init__(self, tables: Tables, *, overrides: Mapping[ir.Node, DataFrame] | None = None,
+                 carry: Sequence[str] = ()) -> None:
+        self.tables = {k.lower(): v for k, v in tables.items()}
+        self.overrides = dict(overrides or {})
+        self.carry = tuple(carry)
+        self._memo: dict[int, tuple[ir.Node, DataFrame]] = {}
+
+    def frame(self, node: ir.Node) -> DataFrame:
+        """The DataFrame of ``node``'s rows, columns ``c0..`` (then any carried columns)."""
+        hit = self._memo.get(id(node))
+        if hit is not None:
+            return hit[1]
+        df = self.overrides.get(node) if self.overrides else None
+        if df is None:
+            df = self._compile(node)
+        self._memo[id(node)] = (node, df)  # the node is kept so that its id stays unique
+        return df
+
+    def _compile(self, node: ir.Node) -> DataFrame:
+        method = getattr(self, f"_{type(node).__name__.lower()}", None)
+        if method is None:
+            raise SqlError(f"no Spark plan for {type(node).__name__}")
+        return method(node)
+
+    def _carried(self, df: DataFrame) -> list[str]:
+        return [c for c in self.carry if c in df.columns]
+
+    def expressions(self, df: DataFrame, arity: int) -> ExprCompiler:
+        return ExprCompiler([df.schema[name(i)] for i in range(arity)])
+
+    # ..................................................................... operators
+
+    def _scan(self, node: ir.Scan) -> DataFrame:
+        df = self.tables.get(node.table.lower())
+        if df is None:
+            raise SqlError(f"no DataFrame given for table {node.table!r}")
+        if len(df.columns) != node.arity:
+            raise SqlError(f"the DataFrame of table {node.table!r} has {len(df.columns)} "
+                           f"columns, the table has {node.arity}")
+        return df.toDF(*names(node.arity))
+
+    def _filter(self, node: ir.Filter) -> DataFrame:
+        df = self.frame(node.input)
+        return df.where(self.expressions(df, node.arity).predicate(node.predicate))
+
+    def _project(self, node: ir.Project) -> DataFrame:
+        df = self.frame(node.input)
+        exprs = self.expressions(df, node.input.arity)
+        columns = [exprs.value(e).alias(name(i)) for i, e in enumerate(node.exprs)]
+        return df.select(*columns, *self._carried(df))
+
+    def _distinct(self, node: ir.Distinct) -> DataFrame:
+        return self.frame(node.input).distinct()
+
+    def _union(self, node: ir.Union) -> DataFrame:
+        frames = [self.frame(b) for b in node.branches]
+        types = [_union_type([f.schema[name(i)].dataType for f in frames]) for i in range(node.arity)]
+        frames = [f.select(*[SF.col(name(i)).cast(t) if t is not None else SF.col(name(i))
+                             for i, t in enumerate(types)], *self._carried(f)) for f in frames]
+        return reduce(DataFrame.union, frames)
+
+    def _topk(self, node: ir.TopK) -> DataFrame:
+        df = self.frame(node.input)
+        order = sort_columns(node.order, node.arity)
+        partition = [SF.col(name(g)) for g in node.group_by] + [SF.col(c) for c in self._carried(df)]
+        if not partition:  # one global top-k: Spark's TakeOrderedAndProject
+            return df.orderBy(*order).limit(node.k)
+        window = Window.partitionBy(*partition).orderBy(*order)
+        ranked = df.withColumn(_RN, SF.row_number().over(window))
+        return ranked.where(SF.col(_RN) <= node.k).drop(_RN)
+
+    def _join(self, node: ir.Join) -> DataFrame:
+        n = node.left.arity
+        left = self.frame(node.left).select(*names(n))
+        right = self.frame(node.right).select(
+            *[SF.col(name(j)).alias(name(n + j)) for j in range(node.right.arity)])
+        # Each side's key operand, converted as MySQL compares the two kinds, becomes a
+        # column of its own side: the join stays an equi-join Spark can hash or sort.
+        exprs = ExprCompiler([*left.schema.fields, *right.schema.fields])
+        condition: list[Column] = []
+        for i, (a, b) in enumerate(zip(node.left_keys, node.right_keys)):
+            x, y = join_operands(exprs, exprs.compile(ir.Col(a)), exprs.compile(ir.Col(n + b)))
+            left = left.withColumn(f"_lk{i}", x)
+            right = right.withColumn(f"_rk{i}", y)
+            condition.append(SF.col(f"_lk{i}") == SF.col(f"_rk{i}"))
+        keys = [f"_lk{i}" for i in range(len(condition))] + [f"_rk{i}" for i in range(len(condition))]
+        on = reduce(lambda p, q: p & q, condition)
+        if node.residual is None:
+            return left.join(right, on, node.kind).drop(*keys)
+        m = node.right.arity
+        residual_exprs = ExprCompiler([*left.schema.fields[:n], *right.schema.fields[:m]])
+        residual = residual_exprs.predicate(node.residual)
+        if node.kind == "inner":
+            return left.join(right, on, "inner").drop(*keys).where(residual)
+        if not residual_exprs.uses_python:
+            return left.join(right, on & residual, "left").drop(*keys)
+        return _left_join_python(left, right, on, residual, keys, n, m)
+
+    def _aggregate(self, node: ir.Aggregate) -> DataFrame:
+        df = self.frame(node.input)
+        exprs = self.expressions(df, node.input.arity)
+        width = len(node.group_by)
+        inputs: list[Column] = []
+        outputs: list[Column] = []
+        for i, call in enumerate(node.aggs):
+            out_name = name(width + i)
+            if call.arg is None:
+                outputs.append(SF.count(SF.lit(1)).alias(out_name))
+                continue
+            arg, kind, scale = _aggregate_argument(exprs, exprs.compile(ir.Col(call.arg)), call)
+            inputs.append(arg.alias(f"_a{i}"))
+            outputs.append(_aggregate_column(call, SF.col(f"_a{i}"), kind, scale).alias(out_name))
+        groups = [SF.col(name(g)).alias(f"_g{j}") for j, g in enumerate(node.group_by)]
+        prepared = df.select(*groups, *inputs)
+        grouped = prepared.groupBy(*[f"_g{j}" for j in range(width)])
+        out = grouped.agg(*outputs) if outputs else grouped.agg(SF.count(SF.lit(1)).alias("_n"))
+        return out.select(*[SF.col(f"_g{j}").alias(name(j)) for j in range(width)],
+                          *[name(width + i) for i in range(len(node.aggs))])
+
+
+def _union_type(types: list[T.DataType]) -> T.DataType | None:
+    """The common type of a UNION column whose branches hold exact numbers of different
+    scales: DECIMAL(38) with the largest scale (Spark's own widening would drop places
+    to stay within 38 digits). Other columns are left to Spark."""
+    if all(t == types[0] for t in types):
+        return None
+    if all(isinstance(t, (T.DecimalType, T.LongType, T.NullType)) for t in types):
+        return spark_type("decimal", max(scale_of_type(t) for t in types))
+    return None
+
+
+def _left_join_python(left: DataFrame, right: DataFrame, on: Column, residual: Column,
+                      keys: list[str], n: int, m: int) -> DataFrame:
+    """A left join whose ON condition runs Python, which Spark cannot evaluate inside an
+    outer join: the matched pairs (an inner join, then the condition as a filter), plus
+    each left row that kept no match, padded with NULLs. Identical left rows match alike,
+    so "kept no match" is an anti-join on the whole row."""
+    matched = left.join(right, on, "inner").drop(*keys).where(residual)
+    seen = matched.select(*[SF.col(name(i)).alias(f"_m{i}") for i in range(n)]).distinct()
+    same = reduce(lambda p, q: p & q,
+                  [SF.col(name(i)).eqNullSafe(SF.col(f"_m{i}")) for i in range(n)])
+    alone = left.select(*names(n)).join(seen, same, "left_anti")
+    pad = [SF.lit(None).cast(right.schema[name(n + j)].dataType).alias(name(n + j))
+           for j in range(m)]
+    return matched.union(alone.select(*names(n), *pad))
+
+
+def _aggregate_argument(exprs: ExprCompiler, arg: Typed, call: ir.AggCall) -> tuple[Column, str | None, int]:
+    """The column an aggregate reads: SUM and AVG read numbers (MySQL sums strings as
+    doubles); COUNT, MIN and MAX read the values themselves."""
+    if arg.kind is None:  # only NULLs: any type aggregates to NULL (COUNT to 0)
+        return SF.lit(None).cast(T.LongType()), "int", 0
+    if call.fn in ("sum", "avg"):
+        number = exprs.number(arg)
+        return number.column, number.kind, number.scale
+    return arg.value(), arg.kind, arg.scale
+
+
+def _aggregate_column(call: ir.AggCall, c: Column, kind: str | None, scale: int) -> Column:
+    if call.fn == "count":
+        return SF.count_distinct(c) if call.distinct else SF.count(c)
+    if call.fn in ("min", "max"):
+        return SF.min(c) if call.fn == "min" else SF.max(c)
+    if call.fn == "sum":
+        total = SF.sum_distinct(c) if call.distinct else SF.sum(c)
+        return total if kind != "decimal" else total.cast(spark_type("decimal", scale))
+    if call.fn == "avg":
+        if call.distinct:
+            mean = SF.sum_distinct(c) / SF.count_distinct(c)
+        else:
+            mean = SF.avg(c)
+        if kind == "decimal":  # MySQL: AVG of a DECIMAL keeps 4 more places, rounded half up
+            return mean.cast(spark_type("decimal", min(scale + 4, DEFAULT_DECIMAL_SCALE + 4)))
+        return mean.cast(T.DoubleType())
+    raise SqlError(f"unknown aggregate {call.fn}")
+
+
+def sort_columns(order: Sequence[ir.SortKey], width: int) -> list[Column]:
+    """ORDER BY with MySQL's NULL placement, ties broken by the whole row ascending."""
+    out = [SF.col(name(k.column)).desc_nulls_last() if k.descending
+           else SF.col(name(k.column)).asc_nulls_first() for k in order]
+    return out + [SF.col(name(i)).asc_nulls_first() for i in range(width)]
+
+
+def compile_plan(node: ir.Node, tables: Tables) -> DataFrame:
+    """The rows of ``node`` as a DataFrame (columns ``c0..``)."""
+    return PlanCompiler(tables).frame(node)
+
+
+# --------------------------------------------------------------------------- reading views
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What one ``lookup(*params)`` reads, decided in Python exactly as the view handle
+    decides it (rivulet/views.py); Spark then reads every request at once."""
+
+    whole: bool = False  # an unparameterized view: all its rows
+    keys: tuple[tuple, ...] = ()  # equality keys (coerced, no NULLs, each once)
+    null_keys: tuple[tuple, ...] = ()  # keys with a NULL: only an implicit group answers
+    range_key: tuple | None = None  # a range view: its equality key ...
+    bounds: tuple[tuple[str, Any], ...] = ()  # ... and (op, value) bounds on its column
+
+
+def compute_view(plan: ir.ViewPlan, tables: Tables, params: Sequence[Any] | None = None) -> list[Row]:
+    """The view's rows: ``db.view(name).lookup(*params)``, or ``scan()`` when ``params`` is
+    None (every key's answer, each ordered and cut; hidden columns dropped)."""
+    if params is None:
+        return scan_view(plan, tables)
+    return compute_lookups(plan, tables, [tuple(params)])[0]
+
+
+def compute_lookups(plan: ir.ViewPlan, tables: Tables,
+                    param_sets: Sequence[Sequence[Any]]) -> list[list[Row]]:
+    """``lookup(*params)`` for each parameter tuple, computed in one Spark job."""
+    requests = [_request(plan, tuple(p)) for p in param_sets]
+    compiler = PlanCompiler(tables)
+    root = compiler.frame(plan.root)
+    parts = _request_parts(plan, root, requests)
+    if plan.implicit_group:
+        parts += _default_parts(plan, tables, compiler, root, requests)
+    answers: list[list[Row]] = [[] for _ in requests]
+    if not parts:
+        return answers
+    raw = reduce(DataFrame.unionByName, parts)
+    finished, sort = finish(raw, plan, [_REQ])
+    table = _collect(finished, sort)
+    req = finished.columns.index(_REQ)
+    positions = [finished.columns.index(c) for c in names(plan.visible)]
+    for row in table:
+        answers[row[req]].append(tuple(row[i] for i in positions))
+    return answers
+
+
+def scan_view(plan: ir.ViewPlan, tables: Tables) -> list[Row]:
+    """``db.view(name).scan()``: the rows of every key (NULL keys are never kept)."""
+    root = compile_plan(plan.root, tables)
+    keys = [name(i) for i in plan.key]
+    if keys:
+        root = root.where(reduce(lambda p, q: p & q, [SF.col(k).isNotNull() for k in keys]))
+    visible = names(plan.visible)
+    if plan.range_column is not None:
+        # A range view has no keys to cut by: all its rows in the view's order.
+        rows = root.where(SF.col(name(plan.range_column)).isNotNull())
+        # The view's order; without one, the reader's (by key, then by the range column).
+        order = plan.order or tuple(ir.SortKey(i) for i in (*plan.key, plan.range_column))
+        rows = rows.orderBy(*sort_columns(order, plan.root.arity))
+        return rows_from_arrow(rows.select(*visible).toArrow())
+    finished, sort = finish(root, plan, keys)
+    table = _collect(finished, sort)
+    positions = [finished.columns.index(c) for c in visible]
+    return [tuple(row[i] for i in positions) for row in table]
+
+
+def finish(df: DataFrame, plan: ir.ViewPlan, partition: list[str]) -> tuple[DataFrame, list[str]]:
+    """Each ``partition`` group's answer as the engine's finisher makes it: ordered,
+    de-duplicated on the visible columns (``distinct_on_read``), cut to LIMIT/OFFSET.
+    Returns the rows (partition, visible and rank columns) and the columns to sort by."""
+    visible = names(plan.visible)
+    keep = list(dict.fromkeys(partition + visible))
+    sliced = plan.offset > 0 or plan.limit is not None
+    if not (plan.order or sliced or plan.distinct_on_read):
+        return df.select(*keep), partition
+    order = sort_columns(plan.order, plan.root.arity)
+    ranked = df.withColumn(_RN, SF.row_number().over(_window(partition).orderBy(*order)))
+    if plan.distinct_on_read:
+        first = ranked.groupBy(*keep).agg(SF.min(_RN).alias("_first"))
+        ranked = first.withColumn(_RN, SF.row_number().over(_window(partition).orderBy("_first")))
+    if sliced:
+        ranked = ranked.where(SF.col(_RN) > plan.offset)
+        if plan.limit is not None:
+            ranked = ranked.where(SF.col(_RN) <= plan.offset + plan.limit)
+    return ranked.select(*keep, _RN), partition + [_RN]
+
+
+def _window(partition: list[str]) -> Any:
+    return Window.partitionBy(*partition) if partition else Window
+
+
+def _collect(df: DataFrame, sort: list[str]) -> list[Row]:
+    if sort:
+        df = df.orderBy(*sort)
+    return rows_from_arrow(df.toArrow())
+
+
+# ..................................................................... requests
+
+
+def _request(plan: ir.ViewPlan, params: tuple) -> _Request:
+    if plan.param_count == 0:
+        if params:
+            raise RivuletError(f"view {plan.name!r} takes no parameters, got {len(params)}")
+        return _Request(whole=True)
+    values = _values_by_param(plan, params)
+    n_eq = len(plan.key) - (1 if plan.in_list else 0)
+    eq_key = tuple(values[p] for p in plan.key_params[:n_eq])
+    keys = [eq_key + (v,) for v in values["in"]] if plan.in_list else [eq_key]
+    if plan.range_column is not None:
+        return _range_request(plan, keys[0], values)
+    if len(keys) == 1:
+        key = _coerce_key(plan, keys[0])
+        if key is None:
+            return _Request()
+        if any(v is None for v in key):
+            return _Request(null_keys=(key,))
+        return _Request(keys=(key,))
+    chosen: list[tuple] = []
+    for key in keys:
+        coerced = _coerce_key(plan, key)
+        if coerced is None or coerced in chosen or any(v is None for v in coerced):
+            continue
+        chosen.append(coerced)
+    return _Request(keys=tuple(chosen))
+
+
+def _values_by_param(plan: ir.ViewPlan, params: tuple) -> dict[Any, Any]:
+    """Parameter values by position; an IN list's values (any number) under ``"in"``."""
+    n = plan.param_count
+    if not plan.in_list:
+        if len(params) != n:
+            raise RivuletError(f"view {plan.name!r} takes {n} parameter(s), got {len(params)}")
+        return dict(enumerate(params))
+    extra = len(params) - n
+    start, size = plan.in_list[0], len(plan.in_list) + extra
+    if size < 1:
+        raise RivuletError(
+            f"view {plan.name!r} takes {n - len(plan.in_list)} parameter(s) and at least one "
+            f"IN value, got {len(params)} values")
+    values: dict[Any, Any] = {}
+    for p in range(n):
+        if p < start:
+            values[p] = params[p]
+        elif p >= start + len(plan.in_list):
+            values[p] = params[p + extra]
+    values["in"] = list(params[start:start + size])
+    return values
+
+
+def _key_columns(plan: ir.ViewPlan) -> list[SchemaColumn]:
+    return [SchemaColumn(plan.root.columns[i].name, plan.root.columns[i].kind or "str")
+            for i in plan.key]
+
+
+def _coerce_key(plan: ir.ViewPlan, key: tuple) -> tuple | None:
+    """The key in its columns' kinds, or None if a value cannot be one (no rows)."""
+    try:
+        return tuple(v if v is None else coerce_value(c, v)
+                     for c, v in zip(_key_columns(plan), key))
+    except SchemaError:
+        return None
+
+
+def _range_request(plan: ir.ViewPlan, key: tuple, values: dict[Any, Any]) -> _Request:
+    coerced = _coerce_key(plan, key) if key else ()
+    if coerced is None or any(v is None for v in coerced):
+        return _Request()
+    bounds = [(b.op, values[b.param]) for b in plan.range_bounds]
+    if any(v is None for _, v in bounds):
+        return _Request()  # a comparison with NULL is never true
+    info = plan.root.columns[plan.range_column]  # type: ignore[index]
+    converted = []
+    for op, v in bounds:
+        if info.kind is None:
+            converted.append((op, v))
+            continue
+        try:
+            converted.append((op, coerce_value(SchemaColumn("bound", info.kind), v)))
+        except SchemaError:
+            raise RivuletError(
+                f"range parameter {v!r} is not comparable with a {info.kind} column") from None
+    return _Request(range_key=coerced, bounds=tuple(converted))
+
+
+def _typed_literal(value: Any, data_type: T.DataType) -> Column:
+    value = to_kind(value, kind_of_type(data_type), scale_of_type(data_type))
+    if value is None:
+        return SF.lit(None).cast(data_type)
+    if isinstance(data_type, T.TimestampNTZType):
+        return SF.lit(value.isoformat(" ")).cast(data_type)
+    if isinstance(data_type, T.BinaryType):
+        return SF.lit(bytearray(value)).cast(data_type)
+    return SF.lit(value).cast(data_type)
+
+
+def _request_parts(plan: ir.ViewPlan, root: DataFrame, requests: list[_Request]) -> list[DataFrame]:
+    """Root rows answering each request, tagged with the request's number."""
+    parts: list[DataFrame] = []
+    for rid, req in enumerate(requests):
+        if req.whole:
+            parts.append(root.withColumn(_REQ, SF.lit(rid)))
+        elif req.range_key is not None:
+            parts.append(_range_rows(plan, root, req).withColumn(_REQ, SF.lit(rid)))
+    keyed = [(rid, key) for rid, req in enumerate(requests) for key in req.keys]
+    if keyed:
+        parts.append(_key_rows(plan, root, keyed))
+    return parts
+
+
+def _range_rows(plan: ir.ViewPlan, root: DataFrame, req: _Request) -> DataFrame:
+    """Rows of a range request: the equality key, then every bound (each ``col op ?`` is a
+    conjunct of the view's WHERE)."""
+    column = name(plan.range_column)  # type: ignore[arg-type]
+    data_type = root.schema[column].dataType
+    tests = [SF.col(column).isNotNull()]
+    for i, v in zip(plan.key, req.range_key or ()):
+        tests.append(SF.col(name(i)) == _typed_literal(v, root.schema[name(i)].dataType))
+    for op, v in req.bounds:
+        bound = _typed_literal(v, data_type)
+        c = SF.col(column)
+        tests.append({">": c > bound, ">=": c >= bound, "<": c < bound, "<=": c <= bound}[op])
+    return root.where(reduce(lambda p, q: p & q, tests))
+
+
+def local_frame(spark: Any, rows: list[Row], schema: T.StructType) -> DataFrame:
+    """A small DataFrame of Python rows (through Arrow: Spark makes it a local relation)."""
+    return spark.createDataFrame(arrow_table(rows, schema), schema=schema)
+
+
+#: Up to this many keys, their values are also written into a filter on the root, which
+#: Spark pushes down to the base tables' scans.
+PUSHDOWN_KEYS = 1024
+
+
+def _key_rows(plan: ir.ViewPlan, root: DataFrame, keyed: list[tuple[int, tuple]]) -> DataFrame:
+    """Root rows of every requested key: a join with the (small) table of keys."""
+    types = [root.schema[name(i)].dataType for i in plan.key]
+    schema = T.StructType([T.StructField(_REQ, T.LongType(), False)] + [
+        T.StructField(f"_k{j}", t) for j, t in enumerate(types)])
+    keys = local_frame(root.sparkSession, [(rid, *key) for rid, key in keyed], schema)
+    distinct = list(dict.fromkeys(key for _, key in keyed))
+    if len(distinct) <= PUSHDOWN_KEYS:
+        root = root.where(_key_filter(plan.key, types, distinct))
+    on = reduce(lambda p, q: p & q, [SF.col(name(i)) == SF.col(f"_k{j}")
+                                     for j, i in enumerate(plan.key)])
+    return root.join(keys, on, "inner").select(*names(plan.root.arity), _REQ)
+
+
+def _key_filter(columns: Sequence[int], types: list[T.DataType], keys: list[tuple]) -> Column:
+    """``columns`` equal to one of ``keys`` (written out, so that Spark pushes it down)."""
+    columns = list(columns)
+    if len(columns) == 1:
+        return SF.col(name(columns[0])).isin([_typed_literal(k[0], types[0]) for k in keys])
+    matches = [reduce(lambda p, q: p & q, [SF.col(name(i)) == _typed_literal(v, t)
+                                           for i, v, t in zip(columns, key, types)])
+               for key in keys]
+    return reduce(lambda p, q: p | q, matches)
+
+
+# ..................................................................... implicit groups
+
+
+def _implicit_aggregate(plan: ir.ViewPlan) -> tuple[ir.Aggregate, list[int]]:
+    """The aggregate an implicit group's keys were made the GROUP BY of, and for each key
+    column of the view, the aggregate's group column it shows."""
+    positions = list(plan.key)
+    node = plan.root
+    while not isinstance(node, ir.Aggregate):
+        if isinstance(node, ir.Project):
+            exprs = node.exprs
+            if not all(isinstance(exprs[p], ir.Col) for p in positions):
+                raise SqlError(f"view {plan.name!r}: a key column is not a group column")
+            positions = [exprs[p].index for p in positions]  # type: ignore[union-attr]
+        elif not isinstance(node, (ir.Filter, ir.Distinct, ir.TopK)):
+            raise SqlError(f"view {plan.name!r}: no aggregate under its implicit group")
+        node = node.inputs()[0]
+    return node, positions
+
+
+def _default_parts(plan: ir.ViewPlan, tables: Tables, compiler: PlanCompiler, root: DataFrame,
+                   requests: list[_Request]) -> list[DataFrame]:
+    """The row a key with no input rows answers (the aggregate over no rows, then the
+    operators above it, HAVING included): for each requested key whose group does not
+    exist, and for each key with a NULL (which no row can match)."""
+    aggregate, positions = _implicit_aggregate(plan)
+    agg = compiler.frame(aggregate)
+    width = len(aggregate.group_by)
+    group_types = [agg.schema[name(g)].dataType for g in range(width)]
+    schema = T.StructType([T.StructField(_REQ, T.LongType(), False)] + [
+        T.StructField(name(g), t) for g, t in enumerate(group_types)])
+
+    def group_row(rid: int, key: tuple) -> tuple:
+        values: list[Any] = [None] * width
+        for value, g in reversed(list(zip(key, positions))):
+            values[g] = to_kind(value, kind_of_type(group_types[g]), scale_of_type(group_types[g]))
+        return (rid, *values)
+
+    spark = root.sparkSession
+    checked = [group_row(rid, k) for rid, req in enumerate(requests) for k in req.keys]
+    always = [group_row(rid, k) for rid, req in enumerate(requests) for k in req.null_keys]
+    empty: list[DataFrame] = []
+    if checked:
+        present = agg
+        distinct = list(dict.fromkeys(tuple(r[1:]) for r in checked))
+        if len(distinct) <= PUSHDOWN_KEYS:
+            present = agg.where(_key_filter(range(width), group_types, distinct))
+        present = present.select(*[SF.col(name(g)).alias(f"_g{g}") for g in range(width)])
+        on = reduce(lambda p, q: p & q, [SF.col(name(g)) == SF.col(f"_g{g}") for g in range(width)])
+        empty.append(local_frame(spark, checked, schema).join(present, on, "left_anti"))
+    if always:
+        empty.append(local_frame(spark, always, schema))
+    if not empty:
+        return []
+    groups = reduce(DataFrame.union, empty)
+    values = [SF.lit(0 if call.fn == "count" else None).cast(agg.schema[name(width + i)].dataType)
+              .alias(name(width + i)) for i, call in enumerate(aggregate.aggs)]
+    defaults = groups.select(*names(width), *values, _REQ)
+    chain = PlanCompiler(tables, overrides={aggregate: defaults}, carry=[_REQ]).frame(plan.root)
+    return [chain.select(*names(plan.root.arity), _REQ)]
+
+
+__all__ = ["PlanCompiler", "compile_plan", "compute_lookups", "compute_view", "finish",
+           "scan_view", "sort_columns"]
