@@ -256,6 +256,8 @@ def test_snapshot_is_one_commit_under_concurrent_writes(tmp_path: Path, spark: A
         assert sorted(r[0] for r in got) == list(range(10 * batches))
     finally:
         db.close()
+    closed = take_snapshot(tmp_path / "data", tmp_path / "closed")  # a data directory
+    assert (closed.lsn, closed.rows) == (last.lsn, last.rows)
 
 
 # --------------------------------------------------------------------------- expressions

@@ -34,8 +34,8 @@ from pyspark.sql import types as T
 
 from rivulet.errors import RivuletError, SqlError
 from rivulet.plan import ir
+from rivulet.schema import DECIMAL, INT, SchemaError, coerce_value
 from rivulet.schema import Column as SchemaColumn
-from rivulet.schema import SchemaError, coerce_value
 from rivulet.spark.exprs import ExprCompiler, Typed, join_operands
 from rivulet.spark.values import (
     DEFAULT_DECIMAL_SCALE,
@@ -203,7 +203,7 @@ def _union_type(types: list[T.DataType]) -> T.DataType | None:
     if all(t == types[0] for t in types):
         return None
     if all(isinstance(t, (T.DecimalType, T.LongType, T.NullType)) for t in types):
-        return spark_type("decimal", max(scale_of_type(t) for t in types))
+        return spark_type(DECIMAL, max(scale_of_type(t) for t in types))
     return None
 
 
@@ -227,7 +227,7 @@ def _aggregate_argument(exprs: ExprCompiler, arg: Typed, call: ir.AggCall) -> tu
     """The column an aggregate reads: SUM and AVG read numbers (MySQL sums strings as
     doubles); COUNT, MIN and MAX read the values themselves."""
     if arg.kind is None:  # only NULLs: any type aggregates to NULL (COUNT to 0)
-        return SF.lit(None).cast(T.LongType()), "int", 0
+        return SF.lit(None).cast(T.LongType()), INT, 0
     if call.fn in ("sum", "avg"):
         number = exprs.number(arg)
         return number.column, number.kind, number.scale
@@ -241,14 +241,14 @@ def _aggregate_column(call: ir.AggCall, c: Column, kind: str | None, scale: int)
         return SF.min(c) if call.fn == "min" else SF.max(c)
     if call.fn == "sum":
         total = SF.sum_distinct(c) if call.distinct else SF.sum(c)
-        return total if kind != "decimal" else total.cast(spark_type("decimal", scale))
+        return total if kind != DECIMAL else total.cast(spark_type(DECIMAL, scale))
     if call.fn == "avg":
         if call.distinct:
             mean = SF.sum_distinct(c) / SF.count_distinct(c)
         else:
             mean = SF.avg(c)
-        if kind == "decimal":  # MySQL: AVG of a DECIMAL keeps 4 more places, rounded half up
-            return mean.cast(spark_type("decimal", min(scale + 4, DEFAULT_DECIMAL_SCALE + 4)))
+        if kind == DECIMAL:  # MySQL: AVG of a DECIMAL keeps 4 more places, rounded half up
+            return mean.cast(spark_type(DECIMAL, min(scale + 4, DEFAULT_DECIMAL_SCALE + 4)))
         return mean.cast(T.DoubleType())
     raise SqlError(f"unknown aggregate {call.fn}")
 

@@ -25,6 +25,7 @@ settings above are applied, at run time.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import sys
@@ -34,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import SparkSession
+
+from rivulet.errors import RivuletError
 
 log = logging.getLogger("rivulet.spark")
 
@@ -137,6 +140,9 @@ def _build(config: SparkConfig) -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(config.app_name)
     if config.is_connect:
+        if importlib.util.find_spec("grpc") is None:  # pyspark would exit the process
+            raise RivuletError(f"a Spark Connect master ({config.master}) needs pyspark's "
+                               "connect extra: pip install 'pyspark[connect]'")
         spark = builder.remote(config.master).getOrCreate()
         for key, value in {**SEMANTIC_CONF, **config.extra}.items():
             spark.conf.set(key, value)
