@@ -57,6 +57,7 @@ from rivulet.schema import Row, SchemaError, TableSchema, coerce_row, coerce_val
 from rivulet.sql import statements as st
 from rivulet.sql.parse import DIALECT, parse_one, split_statements
 from rivulet.state.arrangement import key_function
+from rivulet.state.reader import KeyedReader
 from rivulet.storage.sqlite import SqliteStorage
 from rivulet.views import View
 from rivulet.writes import WriteRequest
@@ -204,7 +205,12 @@ class Database:
                 self.graph.nodes[built.reader_node].counters["misses"] += len(missing)
                 rows = self.graph.upquery(built.root, built.plan.key, missing)
                 state.fill(missing, rows)
-            answers = read() if read is not None else {key: state.raw(key) for key in keys}
+            if read is not None:
+                answers = read()
+            elif isinstance(state, KeyedReader):
+                answers = {key: state.raw(key) for key in keys}
+            else:
+                answers = None
             self.graph.enforce_memory_limit()
             return answers
         finally:
@@ -230,7 +236,7 @@ class Database:
             built, keys = item
             try:
                 self._upquery(built, keys, timeout=None)
-            except RivuletError:
+            except Exception:  # keep serving other views' background reads
                 log.exception("background upquery on view %s failed", built.plan.name)
             finally:
                 self._in_flight.difference_update((built.plan.name, k) for k in keys)

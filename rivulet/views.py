@@ -210,9 +210,14 @@ class View:
     def _read_keys(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
         state: KeyedReader = self._state  # type: ignore[assignment]
         state_keys: list[Any] = []
+        raw: list[Row] = []
         for key in dict.fromkeys(keys):
             key = self._coerce_key(key)
-            if key is None or any(v is None for v in key):
+            if key is None:
+                continue
+            if any(v is None for v in key):  # matches no row: only an implicit group answers
+                if self._default is not None:
+                    raw.extend(self._default(key[0] if len(key) == 1 else key, True))
                 continue
             state_keys.append(key[0] if len(key) == 1 else key)
         state_keys = list(dict.fromkeys(state_keys))
@@ -223,7 +228,6 @@ class View:
                 self._db._upquery_in_background(self._built, missing)
                 return NOT_READY
             answers.update(self._db._upquery(self._built, missing, timeout))
-        raw: list[Row] = []
         for key, rows in answers.items():
             if not rows and self._default is not None:
                 raw.extend(self._default(key, False))

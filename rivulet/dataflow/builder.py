@@ -229,8 +229,16 @@ class Builder:
 
     def _reuse(self, found: NodeId, node: ir.Node, build: _Build) -> NodeId:
         self._mark(found, build.used)
-        build.ids[node] = found
+        self._record(node, found, build)
         return found
+
+    def _record(self, node: ir.Node, node_id: NodeId, build: _Build) -> None:
+        """Remember which graph node each IR node of a reused sub-plan is."""
+        if node in build.ids:
+            return
+        build.ids[node] = node_id
+        for child, parent in zip(node.inputs(), self.graph.nodes[node_id].op.parents):
+            self._record(child, parent, build)
 
     def _register(self, node: ir.Node, node_id: NodeId, partial_key: Columns | None,
                   children: list[tuple[NodeId, list[NodeId]]]) -> list[NodeId]:

@@ -263,7 +263,7 @@ class Graph:
         evictable = [(n, s) for n, s in self.states() if s.partial]
         evicted = 0
         while total > target and evictable:
-            sizes = [s.byte_size() for _, s in evictable]
+            sizes = [max(0, s.byte_size()) for _, s in evictable]
             if not any(sizes):
                 break
             i = self._random.choices(range(len(evictable)), weights=sizes)[0]

@@ -224,9 +224,11 @@ def clock_sweep(index: dict[Any, Any], count: int, used: Any) -> list[Any]:
     Takes keys from the front; a key marked used is unmarked and moved to the back instead
     of being chosen. ``used`` is a set of marked keys or a function ``(index, key) -> bool``
     that reads and clears the mark."""
-    chosen: list[Any] = []
+    chosen: dict[Any, None] = {}
     for _ in range(2):  # a second round finds the keys the first one unmarked
-        for key in list(itertools.islice(index, 4 * count)):
+        for key in list(itertools.islice(index, 4 * count + len(chosen))):
+            if key in chosen:
+                continue  # chosen by the first round (still held until evicted)
             if callable(used):
                 marked = used(index, key)
             else:
@@ -235,9 +237,9 @@ def clock_sweep(index: dict[Any, Any], count: int, used: Any) -> list[Any]:
             if marked:
                 index[key] = index.pop(key)
             else:
-                chosen.append(key)
+                chosen[key] = None
                 if len(chosen) == count:
-                    return chosen
+                    return list(chosen)
         if not index:
             break
-    return chosen
+    return list(chosen)

@@ -103,10 +103,11 @@ class TopK(StatefulOperator):
         return [(row, 1) for rows in self.groups.values() for row in rows.islice(0, self.k)]
 
     def evict(self, keys: Iterable[Any]) -> int:
-        for pk in keys:
+        held = [pk for pk in dict.fromkeys(keys) if pk in self.state.filled]
+        for pk in held:
             for gk in self.state.group_keys(pk):
                 self.rows -= len(self.groups[gk])
-        return self.state.evict(keys)
+        return self.state.evict(held)
 
     def byte_size(self) -> int:
         if self.rows and not self.row_bytes:
