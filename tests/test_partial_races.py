@@ -468,3 +468,50 @@ def test_join_fill_in_wave_races_writes(view: str, first: str, hook: str) -> Non
         pair.check_view(view, params)
         check_views(pair)
         held_invariant(db)
+
+
+def test_stress_with_migrations() -> None:
+    """Readers and a writer while views sharing partial operators with the running ones
+    are created and dropped (migrations hold the commit and graph locks); then every view
+    equals SQLite and dependents never hold keys their sources do not."""
+    from test_partial import EXTRA
+
+    with make_pair(memory_limit=20_000) as pair:
+        db = pair.db
+        stop = threading.Event()
+        errors: list[BaseException] = []
+
+        def reader(seed: int) -> None:
+            rng = random.Random(seed)
+            try:
+                while not stop.is_set():
+                    name = rng.choice(["Karma", "Voters", "TopicTop", "TopicVotes"])
+                    got = db.view(name).lookup(*rng.choice(KEYS[name]), block=rng.random() < 0.7)
+                    assert got is rivulet.NOT_READY or isinstance(got, list)
+            except BaseException as exc:  # noqa: BLE001 -- reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=reader, args=(s,), daemon=True) for s in range(2)]
+        for t in threads:
+            t.start()
+        rng = random.Random(3)
+        next_id = [2000]
+        try:
+            for step in range(60):
+                pair.execute(*_random_write(rng, next_id))
+                if step % 6 == 0:
+                    name = rng.choice(sorted(EXTRA))
+                    if name in pair.views:
+                        pair.drop_view(name)
+                    else:
+                        pair.create_view(name, EXTRA[name])
+                        db.view(name).lookup(*rng.choice(KEYS[name]))
+                    held_invariant(db)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(WAIT)
+        assert not any(t.is_alive() for t in threads)
+        assert not errors, errors
+        check_views(pair)
+        held_invariant(db)
