@@ -186,7 +186,8 @@ class Database:
     def _upquery(self, built: BuiltView, keys: list[Any], timeout: float | None = None,
                  read: Callable[[], Any] | None = None) -> Any:
         """Fill the holes among ``keys`` in a partial view's reader; returns the raw rows
-        of each key (or what ``read`` returns), read before anything can be evicted."""
+        of each key, default rows included (or what ``read`` returns), read before anything
+        can be evicted."""
         timeout = self.upquery_timeout if timeout is None else timeout
         if not self._graph_lock.acquire(timeout=timeout):
             raise UpqueryTimeout(
@@ -208,7 +209,10 @@ class Database:
             if read is not None:
                 answers = read()
             elif isinstance(state, KeyedReader):
-                answers = {key: state.raw(key) for key in keys}
+                # Default rows of implicit groups are decided now: whether HAVING removed a
+                # group is read from the aggregate, which eviction may empty below.
+                answers = {key: state.raw(key) or (
+                    built.default_rows(key, False) if built.default_rows else []) for key in keys}
             else:
                 answers = None
             self.graph.enforce_memory_limit()

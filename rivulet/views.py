@@ -202,7 +202,7 @@ class View:
                 self._db._upquery_in_background(self._built, [state_key])
                 return NOT_READY
             answers = self._db._upquery(self._built, [state_key], timeout)
-            result = self._finish(answers[state_key] or [])
+            return list(self._finish(answers[state_key]))  # default rows included
         if not result:
             return self._defaults(state_key)
         return list(result)
@@ -223,16 +223,19 @@ class View:
         state_keys = list(dict.fromkeys(state_keys))
         answers = {k: state.raw(k) for k in state_keys}
         missing = [k for k, rows in answers.items() if rows is None]
+        for key, rows in answers.items():
+            if rows is None:
+                continue
+            if not rows and self._default is not None:
+                raw.extend(self._default(key, False))
+            else:
+                raw.extend(rows)
         if missing:
             if not block:
                 self._db._upquery_in_background(self._built, missing)
                 return NOT_READY
-            answers.update(self._db._upquery(self._built, missing, timeout))
-        for key, rows in answers.items():
-            if not rows and self._default is not None:
-                raw.extend(self._default(key, False))
-            else:
-                raw.extend(rows or ())
+            for rows in self._db._upquery(self._built, missing, timeout).values():
+                raw.extend(rows)  # default rows included
         return list(self._finish(raw))
 
     def _read_range(self, key: tuple, values: dict[Any, Any], block: bool,
