@@ -240,6 +240,8 @@ class Database:
             built, keys = item
             try:
                 self._upquery(built, keys, timeout=None)
+            except (ClosedError, ProgramError):
+                pass  # closed, or the view was dropped, while the read waited: nobody to answer
             except Exception:  # keep serving other views' background reads
                 log.exception("background upquery on view %s failed", built.plan.name)
             finally:
