@@ -269,28 +269,16 @@ class Aggregate(StatefulOperator):
         return columns == tuple(range(len(self.group_by))) and not self.is_global
 
     def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
-        state = self.state
-        if state.partial:
-            if columns != self.partial_columns:
-                raise ValueError(f"{self.describe()} is partial on {self.partial_columns}, "
-                                 f"not {columns}")
-            missing = state.missing(keys)
-            if missing:
-                self._fill(missing)
-            state.recent.update(keys)
-        elif not self.natural(columns):
-            raise ValueError(f"{self.describe()}: upquery on {columns} needs an index")
-        groups = self.groups
+        traced = tuple(self.group_by[c] for c in columns if c < len(self.group_by))
+        self.hold(columns, keys, traced, self._absorb)
+        groups, state = self.groups, self.state
         out: Batch = []
         for key in keys:
             for gk in state.group_keys(key):
                 out.append((groups[gk].output, 1))  # type: ignore[arg-type]
         return out
 
-    def _fill(self, keys: list[Any]) -> None:
-        traced = tuple(self.group_by[c] for c in self.partial_columns)  # type: ignore[union-attr]
-        rows = self.graph.upquery(self.parents[0], traced, keys)
-        self.state.mark_filled(keys)
+    def _absorb(self, rows: Batch) -> None:
         touched = self._count_rows(rows) if self.only_count_star else self._accumulate(rows)
         self._emit(touched)
 

@@ -109,6 +109,25 @@ class StatefulOperator(Operator):
         """Whether an upquery on ``columns`` of full state is a plain lookup by group."""
         raise NotImplementedError(type(self).__name__)
 
+    def hold(self, columns: Columns, keys: list[Any], traced: Columns,
+             absorb: Callable[[Batch], Any]) -> None:
+        """Before answering an upquery on ``columns``: make sure ``keys`` are held, by
+        asking the parent for their rows (on its ``traced`` columns) and ``absorb``-ing
+        them into the state. Full state holds everything; it only checks ``columns``."""
+        state = self.state
+        if not state.partial:
+            if not self.natural(columns):
+                raise ValueError(f"{self.describe()}: upquery on {columns} needs an index")
+            return
+        if columns != self.partial_columns:
+            raise ValueError(f"{self.describe()} is partial on {self.partial_columns}, not {columns}")
+        missing = state.missing(keys)
+        if missing:
+            rows = self.graph.upquery(self.parents[0], traced, missing)
+            state.mark_filled(missing)
+            absorb(rows)
+        state.recent.update(keys)
+
     def missing(self, keys: Iterable[Any]) -> list[Any]:
         return self.state.missing(keys)
 

@@ -48,19 +48,10 @@ class Distinct(StatefulOperator):
         return columns == tuple(range(self.arity))
 
     def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
+        self.hold(columns, keys, columns, lambda rows: self.on_input({self.parents[0]: rows}))
         state = self.state
         if state.partial:
-            if columns != self.partial_columns:
-                raise ValueError(f"δ is partial on {self.partial_columns}, not {columns}")
-            missing = state.missing(keys)
-            if missing:
-                rows = self.graph.upquery(self.parents[0], columns, missing)
-                state.mark_filled(missing)
-                self.on_input({self.parents[0]: rows})
-            state.recent.update(keys)
             return [(row, 1) for key in keys for row in state.group_keys(key)]
-        if not self.natural(columns):
-            raise ValueError(f"δ: upquery on {columns} needs an index")
         rows = [(key,) if self.arity == 1 else key for key in keys]
         return [(row, 1) for row in rows if row in self.counts]
 

@@ -79,18 +79,8 @@ class TopK(StatefulOperator):
         return bool(self.group_by) and columns == self.group_by
 
     def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
+        self.hold(columns, keys, columns, self._apply)
         state = self.state
-        if state.partial:
-            if columns != self.partial_columns:
-                raise ValueError(f"{self.describe()} is partial on {self.partial_columns}, not {columns}")
-            missing = state.missing(keys)
-            if missing:
-                rows = self.graph.upquery(self.parents[0], columns, missing)
-                state.mark_filled(missing)
-                self._apply(rows)
-            state.recent.update(keys)
-        elif not self.natural(columns):
-            raise ValueError(f"{self.describe()}: upquery on {columns} needs an index")
         out: Batch = []
         for key in keys:
             for gk in state.group_keys(key):
