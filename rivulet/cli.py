@@ -192,7 +192,8 @@ def _state_of(entry: Any) -> list[str]:
     if state is not None:
         if state.partial:
             key = state.key_columns if isinstance(op, Reader) else op.partial_columns
-            out.append(f"state: partial, keyed by {_columns(key)}")
+            out.append(f"state: partial, keyed by {_columns(key)}" if key else
+                       "state: partial, the whole view as one entry, filled by its first read")
         else:
             out.append(f"state: full ({entry.full_reason or 'partial state is off'})")
     for columns, index in entry.arrangements.items():

@@ -131,9 +131,20 @@ class Database:
                 self._install_view(plan)
 
     def _base_rows(self, table: str) -> Iterator[tuple[Row, int]]:
-        schema = self.catalog.require_table(table)
-        for _, row in self.storage.scan(schema):
+        """Every row of base ``table`` as of the graph's LSN (the whole-table counterpart of
+        ``_base_lookup``): full state built, or a whole view filled, while writes commit
+        must not see batches the graph has yet to apply."""
+        snapshot_lsn, rows = self.storage.snapshot_scan(self.catalog.require_table(table))
+        later = {row: -n for row, n in self._rewind(table, snapshot_lsn, {})}  # net changes
+        for row in rows:
+            n = later.get(row, 0)
+            if n > 0:  # inserted by a batch not applied yet
+                later[row] = n - 1
+                continue
             yield row, 1
+        for row, n in later.items():
+            if n < 0:  # deleted by a batch not applied yet
+                yield from [(row, 1)] * -n
 
     def _ensure_index(self, table: str, columns: tuple[int, ...]) -> None:
         self.storage.ensure_index(self.catalog.require_table(table), columns)

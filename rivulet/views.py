@@ -151,8 +151,7 @@ class View:
         if self._unparameterized:
             if params:
                 raise RivuletError(f"view {self.name!r} takes no parameters, got {len(params)}")
-            result = self._state.get(())  # type: ignore[union-attr]
-            return list(result) if result else self._defaults(())
+            return self._read_one((), block, timeout)
         values = self._values_by_param(params)
         eq_key = [values[p] for p in plan.key_params[: len(plan.key) - (1 if plan.in_list else 0)]]
         if plan.in_list:

@@ -432,6 +432,8 @@ VIEWS = {
     "PairVotes": "SELECT COUNT(*) AS n FROM votes WHERE user_id = ? AND story_id = ?",
     "StoriesIn": "SELECT id, title, author FROM stories WHERE id IN (?, ?)",
     "AuthorAfter": "SELECT id, title FROM stories WHERE author = ? AND id > ? ORDER BY id",
+    # a range and no equality key: read whole, straight from a base table
+    "StoriesAfter": "SELECT id, title FROM stories WHERE id > ? ORDER BY id",
     # cannot be partial (computed key) / partial reader over a full aggregate by its value
     "Computed": "SELECT s.id FROM (SELECT id, author + 1 AS k FROM stories) AS s WHERE s.k = ?",
     "ByCount": "SELECT s.story_id FROM (SELECT story_id, COUNT(*) AS n FROM votes "
@@ -455,6 +457,7 @@ def one(values: Iterable[Any]) -> list[tuple]:
 KEYS: dict[str, list[tuple]] = {
     "StoryVotes": [()],
     "FrontPage": [()],
+    "StoriesAfter": [(-1,), (3,), (99,), (5,)],
     "StoriesWithVC": one(STORY_KEYS),
     "Karma": one(USER_KEYS),
     "TopicVotes": one(TOPIC_KEYS),
@@ -1050,17 +1053,15 @@ def test_bad_eviction_policy(tmp_path: Any) -> None:
 
 
 def test_which_views_are_partial() -> None:
-    """Views with no parameter, a computed key or only a range cannot be partial, and say
-    why in ``explain``; with partial=False no view is."""
+    """A view keyed by a computed column keeps full state and says why in ``explain``. A
+    view without an equality parameter is read whole: its reader is one hole, filled by
+    the first read (one miss), while the stateful nodes under it are full and say why.
+    With partial=False no view is partial."""
     with make_pair() as pair:
         db = pair.db
         pair.create_view("Recent", "SELECT id, title FROM stories WHERE id > ? ORDER BY id DESC")
-        expected_full = {
-            "StoryVotes": "no equality parameter",
-            "FrontPage": "no equality parameter",
-            "Computed": "is computed",
-            "Recent": "no equality parameter",
-        }
+        expected_full = {"Computed": "is computed"}
+        read_whole = {"StoryVotes": "γ", "FrontPage": "↑", "Recent": None}
         stats = db.stats()["per_view"]
         for name in [*VIEWS, "Recent"]:
             view = db.view(name)
@@ -1072,11 +1073,18 @@ def test_which_views_are_partial() -> None:
                 assert "state: partial" in reader, text
             else:
                 assert "state: full" in reader and expected_full[name] in reader, text
-        # A full view never misses.
-        for name in expected_full:
+            if read_whole.get(name):
+                stateful = [line for line in text.splitlines() if f": {read_whole[name]}" in line]
+                state = text.splitlines()[text.splitlines().index(stateful[0]) + 1]
+                assert "state: full" in state and "no equality parameter" in state, text
+        for name in expected_full:  # a full view never misses
             for params in KEYS.get(name, [(3,)]):
                 db.view(name).lookup(*params)
             assert db.stats()["per_view"][name]["misses"] == 0
+        for name in read_whole:  # a whole view misses once, then hits
+            for params in [*KEYS.get(name, [(4,)]), *KEYS.get(name, [(1,)])]:
+                db.view(name).lookup(*params)
+            assert db.stats()["per_view"][name]["misses"] == 1, name
         pair.check_view("Recent", (4,))
     with make_pair(partial=False) as pair:
         db = pair.db
@@ -1163,7 +1171,7 @@ def test_explain_cli(tmp_path: Any) -> None:
         assert proc.returncode == 0, proc.stderr
         out[view] = proc.stdout
     assert "state: partial" in out["Karma"].splitlines()[-1], out["Karma"]
-    assert "state: partial" not in out["StoryVotes"], out["StoryVotes"]
+    assert "state: partial, the whole view" in out["StoryVotes"].splitlines()[-1], out["StoryVotes"]
     assert "state: full (the view has no equality parameter" in out["StoryVotes"]
 
 

@@ -54,6 +54,8 @@ STORIES_UNDER_RACE = [5, 3]
 RACE_VIEWS = [
     "StoriesWithVC", "Karma", "TopicVotes", "StoryComments", "VoteCount", "UserVotes",
     "Voters", "LatestComments", "TopicTop", "PairVotes", "StoriesIn", "AuthorAfter",
+    "StoryVotes", "FrontPage",  # read whole: the reader is one hole over full state
+    "StoriesAfter",  # read whole, filled straight from a base table
 ]
 
 
@@ -90,6 +92,9 @@ class Ctx:
             "PairVotes": (self.voter, self.story),
             "StoriesIn": (self.story, self.sibling, 99),
             "AuthorAfter": (self.author, -1),
+            "StoryVotes": (),
+            "FrontPage": (),
+            "StoriesAfter": (-1,),
         }[view]
 
     def writes(self) -> list[tuple[str, list[Any]]]:

@@ -88,11 +88,14 @@ class Builder:
         try:
             root, sources = self._node(plan.root, demand, build)
             finish = finisher(plan)
+            # A view without an equality key is read whole: its reader is one hole, filled
+            # on the first read and evicted as a unit, so a view nobody reads costs nothing.
+            partial = demand.partial or (self.graph.partial and not plan.key)
             if plan.range_column is not None:
                 state: KeyedReader | RangeReader = RangeReader(
-                    plan.key, plan.range_column, partial=demand.partial)
+                    plan.key, plan.range_column, partial=partial)
             else:
-                state = KeyedReader(plan.key, finish, partial=demand.partial)
+                state = KeyedReader(plan.key, finish, partial=partial)
             reader = self.graph.add_node(Reader(root, state, plan.name), full_reason=demand.reason)
             for source in sources:
                 self.graph.add_dependent(source, reader, state)

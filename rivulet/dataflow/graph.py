@@ -186,6 +186,8 @@ class Graph:
         entry = self.nodes[node]
         entry.counters["upqueries"] += 1
         self.counters["upqueries"] += 1
+        if not columns:  # the whole output (a reader of a view read whole)
+            return list(self.full_output(node))
         op = entry.op
         if op.stateful and not op.partial and not op.natural(columns):  # type: ignore[attr-defined]
             index = entry.full_indexes.get(columns)

@@ -63,7 +63,7 @@ class KeyedReader:
 
     Full: absent keys hold no rows. Partial: an absent key is a hole, filled by an upquery
     on the first read; updates to holes are dropped, and a filled key with no rows keeps
-    an empty entry.
+    an empty entry. A view without a key is one hole, under the key ``()``.
 
     Rows whose key has a NULL are not kept: ``col = ?`` is never true for them, whatever
     the parameter, so no read can return them.
@@ -93,6 +93,8 @@ class KeyedReader:
     def _apply_unkeyed(self, deltas: Iterable[Delta]) -> dict[Any, Entry]:
         entry = self.entries.get(())
         if entry is None:
+            if self.partial:
+                return {}  # the whole view is one hole: the update is dropped
             entry = self.entries[()] = Entry()
         self.rows += _add(entry.counts, deltas)
         return {(): entry}
@@ -212,7 +214,8 @@ class KeyedReader:
 class RangeReader:
     """Rows by equality key, then ordered by one range column (for ``col > ?`` views).
 
-    Partial (only with an equality key): an absent key is a hole, as in ``KeyedReader``.
+    Partial: an absent key is a hole, as in ``KeyedReader``; without an equality key the
+    whole view is one hole, under the key ``()``.
     """
 
     def __init__(self, key_columns: tuple[int, ...], range_column: int, *, partial: bool = False) -> None:
@@ -220,7 +223,7 @@ class RangeReader:
         self.key_of = key_function(key_columns)
         self.width = len(key_columns)
         self.range_column = range_column
-        self.partial = partial and bool(key_columns)
+        self.partial = partial
         self.entries: dict[Any, SortedKeyList] = {}
         self.used: set[Any] = set()
         self.lock = threading.Lock()
