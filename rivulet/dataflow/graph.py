@@ -84,6 +84,10 @@ class Graph:
         self.base_lookup: Callable[[str, Columns, list[Any]], Batch] = _no_base_lookup
         #: Stateful node -> the states below it keyed by the same values (see module doc).
         self.dependents: dict[NodeId, list[tuple[NodeId, State]]] = {}
+        #: Called with each new node before it attaches; returning True means it brings
+        #: the node's full state up to date itself, later (rivulet.spark.bootstrap: on
+        #: Spark, for large inputs). It may also prepare the full indexes ``attach`` takes.
+        self.bootstrapper: Callable[[NodeId, Operator], bool] | None = None
         self.counters: Counter = Counter()
         self._random = random.Random(0)
 
@@ -102,8 +106,9 @@ class Graph:
         self.nodes[node].full_reason = full_reason
         for parent in set(op.parents):
             self.nodes[parent].children.append(node)
+        deferred = self.bootstrapper is not None and self.bootstrapper(node, op)
         op.attach(self, node)
-        if _keeps_full_state(op):
+        if _keeps_full_state(op) and not deferred:
             inputs = {p: list(self.full_output(p)) for p in set(op.parents)}
             if any(inputs.values()):
                 op.on_input(inputs)
