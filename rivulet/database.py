@@ -32,6 +32,7 @@ import logging
 import pickle
 import queue
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -50,6 +51,7 @@ from rivulet.errors import (
     StorageError,
     UpqueryTimeout,
 )
+from rivulet.lag import LagHistogram
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.planner import Planner
@@ -105,10 +107,13 @@ class Database:
         self._commit_lock = threading.RLock()
         self._graph_lock = threading.RLock()
         self._pending: list[WriteRequest] = []  # appended to and swapped atomically
-        self._batches: queue.Queue[tuple[int, dict[int, list]] | None] = queue.Queue()
+        #: (LSN, deltas, monotonic time the batch was acknowledged), in LSN order.
+        self._batches: queue.Queue[tuple[int, dict[int, list], float] | None] = queue.Queue()
         self._applied = threading.Condition()
         self.applied_lsn = self.storage.lsn
         self.stats_counters = {"writes": 0, "commits": 0, "rows_written": 0}
+        #: Seconds from a batch's commit to its being visible in every view (``/metrics``).
+        self.visibility_lag = LagHistogram()
 
         self._restore()
         self._propagator = threading.Thread(target=self._propagate_loop, name="rivulet-propagate", daemon=True)
@@ -545,7 +550,7 @@ class Database:
             self.stats_counters["commits"] += 1
             self.stats_counters["writes"] += len(ok)
             self.stats_counters["rows_written"] += sum(r.rowcount for r in ok)
-            self._batches.put((lsn, deltas))
+            self._batches.put((lsn, deltas, time.monotonic()))
             for request in ok:
                 request.lsn = lsn
         for request in group:
@@ -556,7 +561,7 @@ class Database:
             item = self._batches.get()
             if item is None:
                 return
-            lsn, deltas = item
+            lsn, deltas, committed_at = item
             try:
                 with self._graph_lock:
                     self._hook("before_propagate")
@@ -568,6 +573,7 @@ class Database:
             except BaseException as exc:  # a bug: views can no longer be trusted
                 log.exception("propagation of LSN %s failed", lsn)
                 self._failure = exc
+            self.visibility_lag.observe(time.monotonic() - committed_at)
             with self._applied:
                 self.applied_lsn = lsn
                 self._applied.notify_all()
@@ -629,6 +635,7 @@ class Database:
             "evictions": graph.counters["evictions"],
             "nodes": len(graph.nodes),
             "views": len(self.views()),
+            "visibility_lag": self.visibility_lag.snapshot().as_dict(),
             "per_view": views,
             "per_node": nodes,
         }
