@@ -48,6 +48,20 @@ SEMANTIC_CONF: Mapping[str, str] = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
 }
 
+#: JDBC driver jars looked for (Debian: libxerial-sqlite-jdbc-java, libmariadb-java,
+#: libpostgresql-jdbc-java); those present go on the session's class path.
+JDBC_JARS = (
+    "/usr/share/java/xerial-sqlite-jdbc.jar",
+    "/usr/share/java/mariadb-java-client.jar",
+    "/usr/share/java/postgresql.jar",
+)
+
+
+def default_jars() -> tuple[str, ...]:
+    """The JDBC driver jars installed on this machine (see :data:`JDBC_JARS`)."""
+    return tuple(j for j in JDBC_JARS if os.path.isfile(j))
+
+
 #: JVM options for a local driver: faster start-up and short jobs (measured in the notes).
 LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
@@ -66,6 +80,8 @@ class SparkConfig:
     shuffle_partitions: int = 2
     app_name: str = "rivulet"
     extra: Mapping[str, str] = field(default_factory=dict)
+    #: Jars for the session (JDBC drivers); by default those installed (:func:`default_jars`).
+    jars: tuple[str, ...] = field(default_factory=default_jars)
 
     @property
     def is_connect(self) -> bool:
@@ -91,6 +107,10 @@ class SparkConfig:
                 "spark.default.parallelism": str(self.shuffle_partitions),
                 "spark.driver.extraJavaOptions": LOCAL_JVM_OPTIONS,
             })
+            if self.jars:
+                out["spark.driver.extraClassPath"] = os.pathsep.join(self.jars)
+        if self.jars:
+            out["spark.jars"] = ",".join(self.jars)
         out.update({str(k): str(v) for k, v in self.extra.items()})
         return out
 
