@@ -19,6 +19,13 @@ if ! command -v java >/dev/null 2>&1; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y openjdk-17-jre-headless
 fi
 
+# The JDBC import tests read a SQLite file through Spark with the xerial JDBC driver.
+if [ ! -f /usr/share/java/xerial-sqlite-jdbc.jar ]; then
+    echo "==> SQLite JDBC driver not found: installing libxerial-sqlite-jdbc-java"
+    as_root apt-get update
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y libxerial-sqlite-jdbc-java
+fi
+
 if [ ! -x "$VENV/bin/python" ]; then
     echo "==> creating virtualenv $VENV"
     python3 -m venv "$VENV"
