@@ -556,6 +556,65 @@ class Database:
         for request in group:
             request.done.set()
 
+    def bulk_insert(self, table: str, batches: Iterable[list[Row]], *,
+                    duplicate: Callable[[int, Row, str], None] | None = None) -> tuple[int | None, int]:
+        """Insert many checked rows (``rivulet import``) in ONE transaction, as ONE write
+        batch (one LSN), and hand them to the dataflow like any write.
+
+        ``batches`` yields lists of rows already checked against the table's schema; it is
+        consumed under the commit lock (other writes wait, as they would for SQLite's one
+        writer anyway). A row whose primary key is stored already, or came earlier in the
+        import, is skipped and passed to ``duplicate(position in its batch, row, reason)``,
+        which may raise to abort the import; without it a duplicate raises ConstraintError.
+        Any exception rolls everything back: no row is imported and no LSN is used.
+
+        The log entry of an import holds no payload, only the row count: the rows are in
+        the base table itself, and recovery rebuilds every state from the base tables (the
+        log's deltas are never replayed), so pickling millions of rows would buy nothing.
+        Views see the rows as one wave of deltas (the same path as ``insert_many``); a table
+        no view reads keeps no deltas in memory at all. Returns (LSN or None, rows imported).
+        """
+        from rivulet.errors import ConstraintError
+
+        self._check_open()
+        schema = self.catalog.require_table(table)
+        base = self.graph.bases[schema.name.lower()]
+        track = bool(self.graph.nodes[base].children)
+        deltas: list = []
+        lsn: int | None = None
+        imported = 0
+        with self._commit_lock:
+            self._check_open()
+            before = self.storage.lsn
+            try:
+                with self.storage.transaction():
+                    for rows in batches:
+                        skipped = self.storage.insert_new(schema, rows)
+                        for position, reason in skipped:
+                            if duplicate is None:
+                                raise ConstraintError(reason)
+                            duplicate(position, rows[position], reason)
+                        if skipped:
+                            gone = {p for p, _ in skipped}
+                            rows = [r for i, r in enumerate(rows) if i not in gone]
+                        imported += len(rows)
+                        if track:
+                            deltas.extend([(row, 1) for row in rows])
+                    if imported:
+                        lsn = self.storage.commit_batch(None, imported)  # type: ignore[arg-type]
+                        self._unapplied[lsn] = {base: deltas}  # before COMMIT (module doc)
+            except BaseException:
+                if lsn is not None:
+                    self._unapplied.pop(lsn, None)
+                self.storage.rollback_lsn(before)
+                raise
+            if lsn is not None:
+                self.stats_counters["commits"] += 1
+                self.stats_counters["writes"] += 1
+                self.stats_counters["rows_written"] += imported
+                self._batches.put((lsn, {base: deltas}, time.monotonic()))
+        return lsn, imported
+
     def _propagate_loop(self) -> None:
         while True:
             item = self._batches.get()

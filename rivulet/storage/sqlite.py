@@ -215,6 +215,41 @@ class SqliteStorage(Storage):
         except (OverflowError, sqlite3.Error) as exc:
             raise StorageError(f"cannot store a row of table {schema.name!r}: {exc}") from None
 
+    def insert_new(self, schema: TableSchema, rows: list[Row]) -> list[tuple[int, str]]:
+        """Bulk import: insert ``rows`` (checked) inside the open transaction, skipping those
+        whose primary key is already stored or came earlier in the import; returns each
+        skipped row's position in ``rows`` and why. The batch goes in with one
+        ``executemany``; only a batch that clashes is retried row by row (a failed INSERT
+        statement changes nothing in SQLite), so the common case costs nothing extra."""
+        insert, _, _, _, to_db, _ = self._sql(schema)
+        values = rows if to_db is None else list(map(to_db, rows))
+        try:
+            with self.savepoint():
+                self.conn.executemany(insert, values)
+            return []
+        except sqlite3.IntegrityError:
+            pass
+        except (OverflowError, sqlite3.Error) as exc:
+            raise StorageError(f"cannot store a row of table {schema.name!r}: {exc}") from None
+        clashes = []
+        for i, value in enumerate(values):
+            try:
+                self.conn.execute(insert, value)
+            except sqlite3.IntegrityError:
+                clashes.append(i)
+        return [(i, self._clash_reason(schema, rows[i])) for i in clashes]
+
+    def _clash_reason(self, schema: TableSchema, row: Row) -> str:
+        """Why a bulk-imported row clashed: the last committed state (the read connection
+        does not see the import's open transaction) tells a stored key from an earlier
+        row of the import."""
+        names = ", ".join(schema.columns[i].name for i in schema.primary_key)
+        key = schema.pk_of(row)
+        shown = ", ".join(repr(v) for v in key)
+        stored = self.lookup(schema, schema.primary_key, [key if len(key) > 1 else key[0]])[1]
+        where = "already in the table" if stored else "given earlier in the import"
+        return f"duplicate primary key ({names}) = ({shown}): {where}"
+
     def _describe_duplicate(self, schema: TableSchema, rows: list[Row]) -> str:
         """Which key clashed, judged against the table as it was before the batch."""
         names = ", ".join(schema.columns[i].name for i in schema.primary_key)
