@@ -34,6 +34,7 @@ from rivulet.views import NOT_READY, View
 
 if TYPE_CHECKING:
     from rivulet import dbapi
+    from rivulet.spark.session import SparkConfig
 
 __all__ = [
     "NOT_READY",
@@ -64,6 +65,9 @@ def open(  # noqa: A001
     partial: bool = True,
     upquery_timeout: float = 30.0,
     tune_gc: bool = True,
+    spark_bootstrap_rows: int | None = 1_000_000,
+    spark: SparkConfig | None = None,
+    prewarm: bool = True,
 ) -> Database:
     """Open (or create) the database in directory ``path``.
 
@@ -78,9 +82,16 @@ def open(  # noqa: A001
 
     ``tune_gc`` raises CPython's garbage-collection thresholds process-wide (see
     :func:`rivulet.database.tune_garbage_collector`).
+
+    Full state over at least ``spark_bootstrap_rows`` base-table rows is computed on Spark
+    when a view is created and at open (``None``: never; ``0``: always), through a
+    session made with ``spark`` (a :class:`rivulet.spark.SparkConfig`); at open, writes
+    are accepted while Spark works (see :mod:`rivulet.spark.bootstrap`). ``prewarm``
+    saves the hot keys of partial views at close and fills them again at open.
     """
     return Database(path, durability=durability, memory_limit=memory_limit, eviction=eviction,
-                    partial=partial, upquery_timeout=upquery_timeout, tune_gc=tune_gc)
+                    partial=partial, upquery_timeout=upquery_timeout, tune_gc=tune_gc,
+                    spark_bootstrap_rows=spark_bootstrap_rows, spark=spark, prewarm=prewarm)
 
 
 def connect(path: str | Path, **kwargs: object) -> "dbapi.Connection":

@@ -35,11 +35,12 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from sqlglot import exp
 
 from rivulet.dataflow.builder import Builder, BuiltView
+from rivulet.spark.bootstrap import Bootstrapper, PlanRecordingBuilder
 from rivulet.dataflow.compile import bound_predicate, value_function
 from rivulet.config import parse_size
 from rivulet.dataflow.graph import Graph
@@ -64,6 +65,9 @@ from rivulet.storage.sqlite import SqliteStorage
 from rivulet.views import View
 from rivulet.writes import WriteRequest
 
+if TYPE_CHECKING:
+    from rivulet.spark.session import SparkConfig
+
 log = logging.getLogger("rivulet")
 
 
@@ -80,6 +84,9 @@ class Database:
         memory_limit: int | str | None = None,
         eviction: str = "lru",
         upquery_timeout: float = 30.0,
+        spark_bootstrap_rows: int | None = 1_000_000,
+        spark: SparkConfig | None = None,
+        prewarm: bool = True,
     ) -> None:
         if tune_gc:
             tune_garbage_collector()
@@ -91,7 +98,7 @@ class Database:
         self.graph.base_rows = self._base_rows
         self.graph.base_lookup = self._base_lookup
         self.graph.lsn = self.storage.lsn
-        self.builder = Builder(self.graph, self._ensure_index)
+        self.builder = PlanRecordingBuilder(self.graph, self._ensure_index)
         #: Deltas of committed batches the graph has not applied yet, by LSN.
         self._unapplied: dict[int, dict[int, list]] = {}
         #: Test hooks: name -> callable, run at named points (see ``_hook``).
@@ -115,9 +122,19 @@ class Database:
         #: Seconds from a batch's commit to its being visible in every view (``/metrics``).
         self.visibility_lag = LagHistogram()
 
+        self._bootstrap = Bootstrapper(
+            self.graph, self.builder, self.catalog, threshold=spark_bootstrap_rows,
+            spark_config=spark, database_file=self.storage.path, graph_lock=self._graph_lock,
+            table_rows=lambda t: self.storage.count(self.catalog.require_table(t)))
+        self.graph.bootstrapper = self._bootstrap
+        self._prewarm_on_open = prewarm
+        self._bootstrap.hold = True
         self._restore()
+        recovering = self._bootstrap.start_recovery()
         self._propagator = threading.Thread(target=self._propagate_loop, name="rivulet-propagate", daemon=True)
         self._propagator.start()
+        if not recovering:
+            self._prewarm_saved()
 
     # ..................................................................... start-up
 
@@ -205,6 +222,9 @@ class Database:
         of each key, default rows included (or what ``read`` returns), read before anything
         can be evicted."""
         timeout = self.upquery_timeout if timeout is None else timeout
+        if self._bootstrap.waits(built) and not self._bootstrap.await_loaded(timeout):
+            raise UpqueryTimeout(f"view {built.plan.name!r}: its state is still being "
+                                 f"recovered on Spark after {timeout} s")
         if not self._graph_lock.acquire(timeout=timeout):
             raise UpqueryTimeout(
                 f"view {built.plan.name!r}: upquery for {len(keys)} key(s) did not start "
@@ -354,6 +374,7 @@ class Database:
     def _install_view(self, plan: ir.ViewPlan) -> View:
         name = plan.name
         built = self.builder.build_view(plan)
+        self._bootstrap.run()  # full state deferred to Spark (held while restoring)
         self.catalog.views[name.lower()] = plan
         self._built[name.lower()] = built
         view = self._views[name.lower()] = View(self, built)
@@ -616,6 +637,9 @@ class Database:
         return lsn, imported
 
     def _propagate_loop(self) -> None:
+        if not self._bootstrap.await_loaded(0):  # a recovery: load state, then apply batches
+            self._bootstrap.finish_recovery(self._fail)
+            self._prewarm_saved()
         while True:
             item = self._batches.get()
             if item is None:
@@ -650,11 +674,40 @@ class Database:
         self._wait_applied(lsn, timeout)
 
     def _wait_applied(self, lsn: int, timeout: float | None) -> None:
+        if not self._bootstrap.await_loaded(timeout):
+            raise RivuletError(f"views did not catch up with LSN {lsn} within {timeout} s "
+                               "(full state is still being recovered on Spark)")
         with self._applied:
             if not self._applied.wait_for(lambda: self.applied_lsn >= lsn, timeout):
                 raise RivuletError(f"views did not catch up with LSN {lsn} within {timeout} s")
         if self._failure is not None:
             raise RivuletError(f"the dataflow failed: {self._failure!r}") from self._failure
+
+    # ..................................................................... bootstrap, prewarm
+
+    def _fail(self, exc: BaseException) -> None:
+        self._failure = exc
+
+    def bootstrap_report(self) -> dict[str, Any]:
+        """What the last bootstrap of full state did: each deferred node, its executor
+        (Spark or in-process), and the time of the snapshot, the Spark jobs and the load."""
+        return self._bootstrap.report.as_dict()
+
+    def prewarm(self, view: str, keys: Iterable[Any]) -> int:
+        """Fill these keys of a partial view before anyone reads them (a key is a value, or
+        a tuple of the key's values), in batched upqueries (see :mod:`rivulet.spark.prewarm`).
+        Returns how many keys were filled."""
+        self._check_open()
+        from rivulet.spark.prewarm import prewarm_view
+
+        return prewarm_view(self, self.view(view), keys)
+
+    def _prewarm_saved(self) -> None:
+        """Pre-warm the keys saved at the last close (unless turned off)."""
+        if self._prewarm_on_open:
+            from rivulet.spark.prewarm import prewarm_saved
+
+            prewarm_saved(self)
 
     # ..................................................................... misc
 
@@ -709,6 +762,7 @@ class Database:
             return
         with self._commit_lock:
             self._closed = True
+        self._save_hot_keys()
         for view in self._views.values():
             view._close()
         self._batches.put(None)
@@ -716,6 +770,16 @@ class Database:
         if self._background is not None:
             self._background.put(None)
         self.storage.close()
+
+    def _save_hot_keys(self) -> None:
+        if not self._prewarm_on_open:
+            return
+        from rivulet.spark.prewarm import save_hot_keys
+
+        try:
+            save_hot_keys(self)
+        except Exception:  # losing a cache hint must not fail close()
+            log.exception("could not save the hot keys of partial views")
 
     def __enter__(self) -> Database:
         return self

@@ -26,6 +26,10 @@ class Accumulator:
     def result(self) -> Any:
         raise NotImplementedError
 
+    def load(self, state: Any) -> None:
+        """Take the state another executor computed (see :meth:`Aggregate.load_groups`)."""
+        raise NotImplementedError
+
 
 class CountColumn(Accumulator):
     __slots__ = ("n",)
@@ -39,6 +43,9 @@ class CountColumn(Accumulator):
 
     def result(self) -> int:
         return self.n
+
+    def load(self, state: Any) -> None:
+        self.n = state
 
 
 class Sum(Accumulator):
@@ -54,6 +61,12 @@ class Sum(Accumulator):
         if value is not None:
             self.total += value * diff
             self.n += diff
+
+    def load(self, state: tuple[Any, int]) -> None:
+        """``(total, count of non-NULL values)``."""
+        self.total, self.n = state
+        if self.total is None:
+            self.total = 0
 
     def result(self) -> Any:
         if self.n == 0:
@@ -90,6 +103,10 @@ class Values(Accumulator):
             self.values[value] = n
         else:
             del self.values[value]
+
+    def load(self, state: dict[Any, int]) -> None:
+        """The multiset: each non-NULL value and how many rows hold it."""
+        self.values = state
 
 
 class Min(Values):
@@ -261,6 +278,48 @@ class Aggregate(StatefulOperator):
             values.append(group.rows if star else next(accs).result())
         head = (key,) if self.single else key
         return head + tuple(values)
+
+    # ..................................................................... bulk load
+
+    def state_kinds(self) -> list[tuple[str, int]]:
+        """What each accumulator keeps (not COUNT(*): a group's row count serves it), with
+        the input column it reads, so another executor can compute the state: ``"count"``
+        (non-NULL values), ``"sum"`` (total and count of non-NULL values; SUM, AVG) or
+        ``"values"`` (the multiset of non-NULL values; MIN, MAX and the DISTINCT forms)."""
+        kinds = []
+        for factory, column in zip(self.factories, self.arg_columns):
+            if column is None:
+                continue
+            if issubclass(factory, Values):
+                kinds.append(("values", column))
+            elif issubclass(factory, Sum):
+                kinds.append(("sum", column))
+            else:
+                kinds.append(("count", column))
+        return kinds
+
+    def load_groups(self, groups: Iterable[tuple[Any, int, list[Any]]]) -> int:
+        """Install whole groups whose state was computed elsewhere (bootstrap on Spark):
+        each is ``(group key, row count, one state per accumulator)`` in the layout of
+        :meth:`state_kinds`; the key is a scalar for one group column, a tuple for several,
+        ``()`` without GROUP BY. Only into empty full state, before anything is emitted:
+        the node's children bootstrap from :meth:`snapshot` afterwards. Returns the groups."""
+        if self.partial:
+            raise ValueError(f"{self.describe()}: load_groups needs full state")
+        n = 0
+        for key, rows, states in groups:
+            if rows <= 0 and not self.is_global:
+                continue
+            group = self.groups.get(key) if self.is_global else None
+            if group is None:
+                group = self._new_group()
+                self.state.add(key, group)
+            group.rows = rows
+            for acc, state in zip(group.accs, states):
+                acc.load(state)
+            group.output = self._output(key, group)
+            n += 1
+        return n
 
     # ..................................................................... upqueries
 

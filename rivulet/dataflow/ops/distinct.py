@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
-from rivulet.state.arrangement import Delta, consolidate, estimate_row_bytes
+from rivulet.state.arrangement import Delta, Row, consolidate, estimate_row_bytes
 from rivulet.state.groups import KeyedGroups
 
 
@@ -43,6 +43,19 @@ class Distinct(StatefulOperator):
             elif after <= 0 < before:
                 out.append((row, -1))
         return out
+
+    def load_counts(self, counts: Iterable[tuple[Row, int]]) -> int:
+        """Install each distinct row with its multiplicity in the input, computed elsewhere
+        (bootstrap on Spark); only into empty full state, before anything is emitted (the
+        children bootstrap from :meth:`snapshot`). Returns the rows loaded."""
+        if self.partial:
+            raise ValueError("δ: load_counts needs full state")
+        n = 0
+        for row, count in counts:
+            if count > 0:
+                self.state.add(row, count)
+                n += 1
+        return n
 
     def natural(self, columns: Columns) -> bool:
         return columns == tuple(range(self.arity))

@@ -1,0 +1,571 @@
+"""Bootstrap and recovery of full state on Spark.
+
+A full-state node (an aggregate, top-k or distinct that no key can make partial, a full
+reader, the complete index of a join side) must see its parents' whole output when it is
+created: at ``CREATE VIEW`` and, for every view, again at :func:`rivulet.open`. In-process,
+that output is pulled row by row from SQLite through the operators above; for a large
+table Spark computes it much faster from a Parquet snapshot (rivulet/spark/snapshot.py),
+with the same IR compiled by rivulet/spark/compile.py.
+
+**What Spark computes.** The node's *state*, not its output: for an aggregate, per group
+the row count and what each accumulator keeps (count, sum and count, or the multiset of
+values for MIN/MAX/DISTINCT), loaded with :meth:`Aggregate.load_groups`; for a distinct,
+each row with its multiplicity (:meth:`Distinct.load_counts`); for a top-k, a reader or a
+join index, the parent's output rows, fed through ``on_input`` / ``apply`` as an
+in-process bootstrap would feed them. Results come back as Arrow batches.
+
+**Which executor.** Per node, by the rows of the base tables the in-process path would
+read for it: base tables reached through stateless operators only (a parent with full
+state of its own answers from memory and counts nothing). At or above ``threshold`` rows
+(``rivulet.open(..., spark_bootstrap_rows=...)``; 0 forces Spark, None never uses it) the
+node is *deferred*: the graph's ``bootstrapper`` hook (:meth:`Bootstrapper.__call__`)
+leaves it empty and records a :class:`Task`; so is every node whose input depends on a
+deferred node, since its in-process bootstrap would read that empty state. Deferred tasks
+are then run in node order (a parent before its children; a join index right after the
+node it indexes), Spark ones first in one batch of jobs over one snapshot, then all loaded.
+
+**Why nothing is lost or applied twice.** Every state the graph holds is the state at
+``graph.lsn`` (graph.py). Spark's snapshot is taken at an LSN it records (one SQLite read
+transaction, snapshot.py), and each task is loaded only if that LSN is the graph's:
+
+* *CREATE VIEW* runs as a migration (commit lock and graph lock held, every committed
+  batch applied): the snapshot is taken then, so its LSN is ``graph.lsn``; writes wait
+  meanwhile, as they do for an in-process bootstrap.
+* *Recovery* (:meth:`start_recovery`, at open): the database file is frozen (SQLite's
+  backup API) before the propagation worker starts and before ``open`` returns, so its LSN
+  is the storage's, which is ``graph.lsn`` (nothing is committed before open returns).
+  Then ``open`` returns. Commits go on: each one registers its deltas in ``_unapplied``
+  and queues ``(lsn, deltas)`` for the propagation worker, which first runs
+  :meth:`finish_recovery` (export the frozen copy, Spark, load under the graph lock) and
+  only then takes batches off its queue, in LSN order. So the loaded state is the state at
+  ``graph.lsn`` = the snapshot's LSN, and the batches applied after it are exactly those
+  with a greater LSN, each once. Reads of a view that uses a deferred node wait until the
+  load (at most the upquery timeout; the reader looks partial meanwhile, so every read
+  misses and asks); ``settle`` waits too. Views that use no deferred node are served at
+  once: partial state fills by upqueries answered at ``graph.lsn`` (storage rows minus
+  the unapplied batches), exactly as while the worker lags behind.
+
+If Spark fails (no Java, a plan it cannot run), the task falls back to the in-process
+path, which reads base rows as of ``graph.lsn`` (``Database._base_rows``); it is slower,
+not wrong.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import shutil
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from rivulet.dataflow.builder import Builder, BuiltView
+from rivulet.dataflow.ops.aggregate import Aggregate
+from rivulet.dataflow.ops.base import Base, Batch, Columns, NodeId, Operator
+from rivulet.dataflow.ops.distinct import Distinct
+from rivulet.dataflow.ops.join import Join
+from rivulet.dataflow.ops.reader import Reader
+from rivulet.plan import ir
+from rivulet.state.arrangement import Arrangement
+
+if TYPE_CHECKING:
+    from rivulet.dataflow.graph import Graph
+    from rivulet.plan.catalog import Catalog
+    from rivulet.spark.session import SparkConfig
+    from rivulet.spark.snapshot import Snapshot
+
+log = logging.getLogger("rivulet.spark")
+
+#: Where snapshots for bootstrap are written, inside the data directory (removed after).
+WORK_DIR = "_bootstrap"
+
+
+class PlanRecordingBuilder(Builder):
+    """The builder, also remembering which IR node each operator runs (``op.plan_node``):
+    Spark compiles a node's input from it. One IR, two executors."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.current_plan: ir.ViewPlan | None = None
+
+    def build_view(self, plan: ir.ViewPlan) -> BuiltView:
+        self.current_plan = plan
+        try:
+            return super().build_view(plan)
+        finally:
+            self.current_plan = None
+
+    def _operator(self, node: ir.Node, parents: list[NodeId], partial: Columns | None) -> Operator:
+        op = super()._operator(node, parents, partial)
+        op.plan_node = node  # type: ignore[attr-defined]
+        return op
+
+
+@dataclass
+class Task:
+    """One deferred piece of full state: a node's own state (``columns`` None), or the
+    complete index on ``columns`` of node ``target``'s output that join ``node`` reads."""
+
+    node: NodeId
+    target: NodeId
+    columns: Columns | None = None
+    executor: str = ""  # "spark" or "in-process", decided when it runs
+    result: Any = None  # what Spark computed, until loaded
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """Load order: a node's state, then the indexes of its output, before any child."""
+        return (self.node, 0) if self.columns is None else (self.target, 1)
+
+
+@dataclass
+class Report:
+    """What the last bootstrap did and how long each part took (for stats and benches)."""
+
+    lsn: int = 0
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    snapshot_s: float = 0.0
+    session_s: float = 0.0
+    spark_s: float = 0.0
+    load_s: float = 0.0
+    in_process_s: float = 0.0
+    spark_input_rows: int = 0
+    error: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class Bootstrapper:
+    """The graph's bootstrap hook, the deferred tasks, and their execution (module doc)."""
+
+    def __init__(self, graph: Graph, builder: PlanRecordingBuilder, catalog: Catalog, *,
+                 threshold: int | None, spark_config: SparkConfig | None,
+                 database_file: Path, table_rows: Callable[[str], int],
+                 graph_lock: Any) -> None:
+        self.graph = graph
+        self.builder = builder
+        self.catalog = catalog
+        self.threshold = threshold
+        self.spark_config = spark_config
+        self.database_file = Path(database_file)
+        self.table_rows = table_rows
+        self.graph_lock = graph_lock
+        self.pending: list[Task] = []
+        #: While the program is restored, deferred tasks wait for :meth:`start_recovery`.
+        self.hold = False
+        self.report = Report()
+        self._counts: dict[str, int] = {}
+        self._loaded = threading.Event()
+        self._loaded.set()
+        self._waiting_nodes: set[NodeId] = set()  # nodes whose state a recovery still loads
+        self._frozen: Path | None = None
+
+    # ..................................................................... the hook
+
+    def __call__(self, node: NodeId, op: Operator) -> bool:
+        """Called by ``Graph.add_node`` before ``op`` attaches: True defers the node's full
+        state; a join's complete indexes may be deferred too (prepared empty here, so
+        that ``attach`` takes them as they are)."""
+        if self.threshold is None and not self.pending:
+            return False  # nothing deferred, nothing to defer: the in-process path
+        if isinstance(op, Join):
+            self._defer_join_indexes(node, op)
+            return False
+        if not _keeps_full_state(op):
+            return False
+        if not self._wants_deferral(list(op.parents)):
+            return False
+        if isinstance(op, Reader):
+            op.state.partial = True  # reads miss (and wait) until the state is loaded
+        self.pending.append(Task(node, node))
+        return True
+
+    def _defer_join_indexes(self, node: NodeId, op: Join) -> None:
+        sides = ((op.left, op.left_keys, op.full[0]), (op.right, op.right_keys, op.full[1]))
+        for parent, columns, full in sides:
+            if not (full or not self.graph.partial):
+                continue
+            arrangements = self.graph.nodes[parent].arrangements
+            existing = arrangements.get(columns)
+            if existing is not None and not existing.partial:
+                continue  # complete already (or deferred already, by another join)
+            if not self._wants_deferral([parent]):
+                continue
+            if existing is None:
+                arrangements[columns] = Arrangement(columns, partial=False)
+            else:  # a cache turns complete: empty now, loaded with the rest
+                existing.evict(list(existing.index))
+                existing.partial = False
+            self.pending.append(Task(node, parent, columns))
+
+    def _wants_deferral(self, inputs: list[NodeId]) -> bool:
+        if any(self._pending_below(p) for p in inputs):
+            return True
+        return self.threshold is not None and sum(self._rows_under(p) for p in inputs) >= self.threshold
+
+    # ..................................................................... measuring inputs
+
+    def _full_index(self, node: NodeId, skip: Columns | None) -> Columns | None:
+        """The columns of a complete index of ``node``'s output (``full_output`` reads it
+        first), other than ``skip``."""
+        entry = self.graph.nodes[node]
+        for columns, index in itertools.chain(entry.full_indexes.items(), entry.arrangements.items()):
+            if not index.partial and columns != skip:
+                return columns
+        return None
+
+    def _rows_under(self, node: NodeId, skip: Columns | None = None) -> int:
+        """Base-table rows the in-process ``full_output(node)`` would read (state in memory,
+        or to be loaded before, counts nothing)."""
+        if self._full_index(node, skip) is not None:
+            return 0
+        op = self.graph.nodes[node].op
+        if op.stateful and not op.partial:  # type: ignore[attr-defined]
+            return 0
+        if isinstance(op, Base):
+            if op.table not in self._counts:
+                self._counts[op.table] = self.table_rows(op.table)
+            return self._counts[op.table]
+        return sum(self._rows_under(p) for p in op.parents)
+
+    def _pending_below(self, node: NodeId, skip: Columns | None = None) -> bool:
+        """Whether ``full_output(node)`` would read state that is deferred (still empty)."""
+        columns = self._full_index(node, skip)
+        if columns is not None:
+            return any(t.target == node and t.columns == columns for t in self.pending)
+        op = self.graph.nodes[node].op
+        if op.stateful and not op.partial:  # type: ignore[attr-defined]
+            return any(t.node == node and t.columns is None for t in self.pending)
+        if isinstance(op, Base):
+            return False
+        return any(self._pending_below(p) for p in op.parents)
+
+    # ..................................................................... IR of nodes
+
+    def _plan_node(self, node: NodeId) -> ir.Node | None:
+        """The IR node whose rows are ``node``'s output (None: unknown, no Spark)."""
+        op = self.graph.nodes[node].op
+        if isinstance(op, Base):
+            schema = self.catalog.require_table(op.table)
+            return ir.Scan(schema.name, tuple(ir.ColumnInfo(c.name, c.kind, c.nullable)
+                                              for c in schema.columns))
+        return getattr(op, "plan_node", None)
+
+    def _inputs(self, task: Task) -> list[NodeId]:
+        if task.columns is not None:
+            return [task.target]
+        return list(dict.fromkeys(self.graph.nodes[task.node].op.parents))
+
+    def _choose(self, task: Task) -> str:
+        if self.threshold is None:
+            return "in-process"
+        if task.columns is not None:
+            rows = self._rows_under(task.target, skip=task.columns)
+        else:
+            rows = sum(self._rows_under(p) for p in self._inputs(task))
+        if rows < self.threshold or any(self._plan_node(p) is None for p in self._inputs(task)):
+            return "in-process"
+        return "spark"
+
+    # ..................................................................... running
+
+    def run(self) -> None:
+        """Run every deferred task now, from a snapshot taken now. The caller holds the
+        graph at the storage's LSN (a migration, or open before any write)."""
+        self._counts.clear()
+        if not self.pending or self.hold:
+            return
+        tasks = self._take()
+        snapshot_lsn = self.graph.lsn
+        work = self._work_dir()
+        try:
+            self._compute(tasks, lambda: self._snapshot(self.database_file, work, snapshot_lsn))
+            with self.graph_lock:
+                self._load(tasks)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def start_recovery(self) -> bool:
+        """At open, after the program is restored: if tasks were deferred, freeze the
+        database now (at ``graph.lsn``) and leave the rest to :meth:`finish_recovery` in
+        the propagation worker; False if there is nothing to do in the background."""
+        self.hold = False
+        if not self.pending:
+            return False
+        if not any(self._choose(t) == "spark" for t in self.pending):
+            self.run()  # only in-process work: as fast here as in the background
+            return False
+        work = self._work_dir()
+        started = time.perf_counter()
+        frozen = work / "frozen.db"
+        _freeze(self.database_file, frozen)
+        self.report = Report(snapshot_s=time.perf_counter() - started)
+        self._frozen = frozen
+        self._waiting_nodes = {n for t in self.pending for n in (t.node, t.target)}
+        self._loaded.clear()
+        return True
+
+    def finish_recovery(self, on_failure: Callable[[BaseException], None]) -> None:
+        """In the propagation worker, before it applies any batch (module doc)."""
+        if self._frozen is None:
+            return
+        frozen, self._frozen = self._frozen, None
+        work = frozen.parent
+        try:
+            tasks = self._take()
+            lsn = self.graph.lsn
+            self._compute(tasks, lambda: self._snapshot(frozen, work / "parquet", lsn),
+                          keep_report=True)
+            with self.graph_lock:
+                self._load(tasks)
+        except BaseException as exc:  # state cannot be trusted: the dataflow fails
+            log.exception("recovery of full state failed")
+            on_failure(exc)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+            self._waiting_nodes = set()
+            self._loaded.set()
+
+    def waits(self, built: BuiltView) -> bool:
+        """Whether a read of this view must wait for the recovery to load its state."""
+        return not self._loaded.is_set() and not self._waiting_nodes.isdisjoint(built.nodes)
+
+    def await_loaded(self, timeout: float | None) -> bool:
+        return self._loaded.wait(timeout)
+
+    # ..................................................................... internals
+
+    def _take(self) -> list[Task]:
+        tasks = sorted(self.pending, key=lambda t: t.order)
+        self.pending = []
+        return [t for t in tasks if t.node in self.graph.nodes and t.target in self.graph.nodes]
+
+    def _work_dir(self) -> Path:
+        work = self.database_file.parent / WORK_DIR
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        return work
+
+    def _snapshot(self, source: Path, out: Path, lsn: int) -> Snapshot:
+        from rivulet.spark.snapshot import SnapshotError, take_snapshot
+
+        started = time.perf_counter()
+        snapshot = take_snapshot(source, out)
+        self.report.snapshot_s += time.perf_counter() - started
+        if snapshot.lsn != lsn:
+            raise SnapshotError(f"the snapshot is at LSN {snapshot.lsn}, the graph at {lsn}")
+        return snapshot
+
+    def _compute(self, tasks: list[Task], snapshot: Callable[[], Snapshot], *,
+                 keep_report: bool = False) -> None:
+        """Decide each task's executor and run the Spark ones (no graph lock needed: the
+        IR and the snapshot are immutable). A Spark failure sends tasks in-process."""
+        if not keep_report:
+            self.report = Report()
+        self.report.lsn = self.graph.lsn
+        for task in tasks:
+            task.executor = self._choose(task)
+        spark_tasks = [t for t in tasks if t.executor == "spark"]
+        if not spark_tasks:
+            return
+        try:
+            snap = snapshot()
+            started = time.perf_counter()
+            from rivulet.spark.session import get_session
+
+            spark = get_session(self.spark_config)
+            self.report.session_s = time.perf_counter() - started
+            tables = snap.dataframes(spark)
+            from rivulet.spark.compile import PlanCompiler
+
+            compiler = PlanCompiler(tables)
+        except Exception as exc:
+            log.warning("bootstrap on Spark failed, falling back to in-process: %r", exc)
+            self.report.error = repr(exc)
+            for task in spark_tasks:
+                task.executor, task.result = "in-process", None
+            return
+        started = time.perf_counter()
+        for task in spark_tasks:
+            try:
+                task.result = self._spark_state(compiler, task)
+            except Exception as exc:  # this plan is left to the engine
+                log.warning("bootstrap of n%s on Spark failed, falling back to in-process: %r",
+                            task.node, exc)
+                self.report.error = repr(exc)
+                task.executor, task.result = "in-process", None
+                continue
+            self.report.spark_input_rows += sum(self._rows_under(p) for p in self._inputs(task))
+        self.report.spark_s = time.perf_counter() - started
+
+    def _spark_state(self, compiler: Any, task: Task) -> Any:
+        op = self.graph.nodes[task.node].op
+        if task.columns is None and isinstance(op, Aggregate):
+            agg = op.plan_node  # type: ignore[attr-defined]
+            return aggregate_state(compiler.frame(agg.input), agg, op)
+        if task.columns is None and isinstance(op, Distinct):
+            return distinct_counts(compiler.frame(op.plan_node.input))  # type: ignore[attr-defined]
+        return {p: output_rows(compiler.frame(self._plan_node(p))) for p in self._inputs(task)}
+
+    def _load(self, tasks: list[Task]) -> None:
+        """Under the graph lock, in task order: Spark results, or the in-process path."""
+        for task in tasks:
+            started = time.perf_counter()
+            self._load_one(task)
+            elapsed = time.perf_counter() - started
+            if task.executor == "spark":
+                self.report.load_s += elapsed
+            else:
+                self.report.in_process_s += elapsed
+            self.report.tasks.append({"node": task.node, "target": task.target,
+                                      "index": task.columns is not None,
+                                      "op": self.graph.nodes[task.node].op.describe(),
+                                      "executor": task.executor, "seconds": round(elapsed, 4)})
+            task.result = None
+
+    def _load_one(self, task: Task) -> None:
+        graph = self.graph
+        if task.columns is not None:
+            arrangements = graph.nodes[task.target].arrangements
+            index = arrangements[task.columns]
+            if task.result is not None:
+                rows: Batch = task.result[task.target]
+            else:  # the node's output without this (still empty) index
+                del arrangements[task.columns]
+                try:
+                    rows = list(graph.full_output(task.target))
+                finally:
+                    arrangements[task.columns] = index
+            index.index.clear()
+            index.rows = 0
+            index.apply(rows)
+            return
+        op = graph.nodes[task.node].op
+        if isinstance(op, Reader):
+            op.state.partial = False
+        if task.result is not None and isinstance(op, Aggregate):
+            op.load_groups(task.result)
+        elif task.result is not None and isinstance(op, Distinct):
+            op.load_counts(task.result)
+        else:
+            inputs = task.result if task.result is not None else {
+                p: list(graph.full_output(p)) for p in set(op.parents)}
+            if any(inputs.values()):
+                op.on_input(inputs)
+
+
+# --------------------------------------------------------------------------- Spark queries
+
+
+def output_rows(df: Any) -> Batch:
+    """Every row of ``df`` as an insertion (Arrow to Python, exact values)."""
+    from rivulet.spark.values import rows_from_arrow
+
+    return [(row, 1) for row in rows_from_arrow(df.toArrow())]
+
+
+def distinct_counts(df: Any) -> list[tuple[tuple, int]]:
+    """Each distinct row of ``df`` and how many times it occurs."""
+    from rivulet.spark.values import rows_from_arrow
+
+    counted = df.groupBy(*df.columns).count()
+    width = len(df.columns)
+    return [(row[:width], row[width]) for row in rows_from_arrow(counted.toArrow())]
+
+
+def aggregate_state(df: Any, node: ir.Aggregate, op: Aggregate) -> list[tuple[Any, int, list[Any]]]:
+    """The state of ``op`` over ``df`` (its input): per group its key, its row count and
+    each accumulator's state in the layout of ``Aggregate.state_kinds``. MIN/MAX/DISTINCT
+    keep a multiset of values, computed by a second grouping on (group, value)."""
+    from pyspark.sql import functions as SF
+    from pyspark.sql import types as T
+
+    from rivulet.spark.compile import name
+    from rivulet.spark.values import rows_from_arrow
+
+    groups = [name(c) for c in node.group_by]
+    width = len(groups)
+    kinds = op.state_kinds()
+    columns = [SF.count(SF.lit(1)).alias("_rows")]
+    for i, (kind, column) in enumerate(kinds):
+        value = SF.col(name(column))
+        if kind == "count":
+            columns.append(SF.count(value).alias(f"_s{i}"))
+        elif kind == "sum":
+            data_type = df.schema[name(column)].dataType
+            if isinstance(data_type, T.LongType):  # exact: Python ints do not overflow
+                total = SF.sum(value.cast(T.DecimalType(38, 0)))
+            elif isinstance(data_type, (T.DoubleType, T.DecimalType)):
+                total = SF.sum(value)
+            else:
+                raise TypeError(f"SUM over {data_type.simpleString()} is left to the engine")
+            columns += [total.alias(f"_s{i}"), SF.count(value).alias(f"_n{i}")]
+    summary = rows_from_arrow(df.groupBy(*groups).agg(*columns).toArrow())
+    key_of = _key_maker(width)
+    multisets: dict[int, dict[Any, dict[Any, int]]] = {}
+    for i, (kind, column) in enumerate(kinds):
+        if kind != "values":
+            continue
+        pairs = (df.where(SF.col(name(column)).isNotNull())
+                 .groupBy(*[SF.col(g) for g in groups], SF.col(name(column)).alias("_v")).count())
+        by_group: dict[Any, dict[Any, int]] = {}
+        for row in rows_from_arrow(pairs.toArrow()):
+            by_group.setdefault(key_of(row), {})[row[width]] = row[width + 1]
+        multisets[i] = by_group
+    out = []
+    integer_sums = [kind == "sum" and isinstance(df.schema[name(c)].dataType, T.LongType)
+                    for kind, c in kinds]
+    for row in summary:
+        key = key_of(row)
+        position = width + 1
+        states: list[Any] = []
+        for i, (kind, _) in enumerate(kinds):
+            if kind == "count":
+                states.append(row[position])
+                position += 1
+            elif kind == "sum":
+                total = row[position]
+                if integer_sums[i] and total is not None:
+                    total = int(total)
+                states.append((total, row[position + 1]))
+                position += 2
+            else:
+                states.append(multisets[i].get(key, {}))
+        out.append((key, row[width], states))
+    return out
+
+
+def _key_maker(width: int) -> Callable[[tuple], Any]:
+    """A group key as the engine keys groups: a scalar for one column, else a tuple."""
+    if width == 0:
+        return lambda row: ()
+    if width == 1:
+        return lambda row: row[0]
+    return lambda row: tuple(row[:width])
+
+
+def _freeze(database: Path, target: Path) -> None:
+    """Copy the database as of one commit (SQLite's backup API: one read transaction)."""
+    source = sqlite3.connect(database, timeout=60)
+    try:
+        copy = sqlite3.connect(target)
+        try:
+            source.backup(copy)
+        finally:
+            copy.close()
+    finally:
+        source.close()
+
+
+def _keeps_full_state(op: Operator) -> bool:
+    if isinstance(op, Reader):
+        return not op.state.partial
+    return op.stateful and not op.partial  # type: ignore[attr-defined]
+
+
+__all__ = ["Bootstrapper", "PlanRecordingBuilder", "Report", "Task", "aggregate_state",
+           "distinct_counts", "output_rows"]
