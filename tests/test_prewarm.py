@@ -1,0 +1,126 @@
+"""Pre-warming partial views (rivulet/spark/prewarm.py): ``db.prewarm`` and the hot keys
+saved at close and filled again at open.
+
+A pre-warmed key must be a hit (``stats()["per_view"][v]["hits"/"misses"]``), its answer
+must be SQLite's (tests/oracle.py), and the partial state it filled must stay right under
+later writes (a key filled in the reader but not in a partial aggregate above it would
+silently stop changing).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+from oracle import Pair
+
+import rivulet
+from rivulet.spark.prewarm import HOT_KEYS_FILE
+
+VIEWS = {
+    "by_cat": "SELECT id, name FROM items WHERE cat = ?",
+    "cat_count": "SELECT cat, COUNT(*) AS n, SUM(qty) AS q FROM items WHERE cat = ? GROUP BY cat",
+    "by_pair": "SELECT id FROM items WHERE cat = ? AND name = ?",
+}
+
+
+@pytest.fixture
+def pair() -> Iterator[Pair]:
+    with Pair() as p:
+        p.execute("CREATE TABLE items (id INT PRIMARY KEY, cat INT, name VARCHAR(10), qty INT)")
+        rng = random.Random(1)
+        p.insert_many("items", [(i, rng.randint(0, 30), rng.choice("abc"), rng.randint(0, 9))
+                                for i in range(600)])
+        for name, sql in VIEWS.items():
+            p.create_view(name, sql)
+        p.settle()
+        yield p
+
+
+def counts(db: rivulet.Database, view: str) -> tuple[int, int]:
+    stats = db.stats()["per_view"][view]
+    return stats["hits"], stats["misses"]
+
+
+def assert_all_hits(db: rivulet.Database, view: str, reads: int, misses: int = 0) -> None:
+    """``reads`` reads (at least: the first read of a key after a write may count twice
+    in the reader's own accounting) and exactly ``misses`` misses."""
+    hits, missed = counts(db, view)
+    assert missed == misses and hits >= reads - misses, (hits, missed)
+
+
+def test_prewarm_fills_keys_that_reads_then_hit(pair: Pair) -> None:
+    db = pair.db
+    assert db.view("by_cat").partial and db.view("cat_count").partial
+    assert db.prewarm("cat_count", [1, 2, 3, 999]) == 4
+    assert db.prewarm("cat_count", [(2,), 3]) == 0  # held already
+    assert db.prewarm("by_pair", [(4, "a"), (5, "b")]) == 2
+    assert counts(db, "cat_count") == (0, 0)  # a pre-warm is not a read
+    for cat in [1, 2, 3, 999]:
+        pair.check_view("cat_count", [cat])
+    pair.check_view("by_pair", [4, "a"])
+    assert_all_hits(db, "cat_count", 4)
+    assert_all_hits(db, "by_pair", 1)
+    # Later writes reach the pre-warmed keys (the partial aggregate holds them too).
+    pair.insert_many("items", [(1000, 2, "a", 5), (1001, 999, "b", 1)])
+    pair.execute("DELETE FROM items WHERE cat = 3 AND qty < 5")
+    pair.settle()
+    for cat in [1, 2, 3, 999]:
+        pair.check_view("cat_count", [cat])
+    assert_all_hits(db, "cat_count", 8)
+
+
+def test_prewarm_rejects_bad_keys(pair: Pair) -> None:
+    with pytest.raises(ValueError, match="keyed by 2 value"):
+        pair.db.prewarm("by_pair", [1])
+    with pytest.raises(rivulet.ProgramError):
+        pair.db.prewarm("nope", [1])
+    assert pair.db.prewarm("by_cat", [None, "not a number"]) == 0
+
+
+def test_hot_keys_are_prewarmed_after_reopen(pair: Pair) -> None:
+    for cat in [3, 4, 5]:
+        pair.check_view("by_cat", [cat])
+        pair.check_view("cat_count", [cat])
+    pair.check_view("by_pair", [3, "b"])
+    pair.reopen()
+    db = pair.db
+    assert (db.path / HOT_KEYS_FILE).exists()
+    assert counts(db, "by_cat") == (0, 0)
+    for cat in [3, 4, 5]:
+        pair.check_view("by_cat", [cat])
+        pair.check_view("cat_count", [cat])
+    pair.check_view("by_pair", [3, "b"])
+    assert_all_hits(db, "by_cat", 3)
+    assert_all_hits(db, "cat_count", 3)
+    assert_all_hits(db, "by_pair", 1)
+    pair.check_view("by_cat", [6])  # never read before: a miss
+    assert_all_hits(db, "by_cat", 4, misses=1)
+
+
+def test_prewarm_on_open_can_be_turned_off(pair: Pair) -> None:
+    pair.check_view("by_cat", [7])
+    pair.db.close()
+    pair.db = rivulet.open(pair.path, prewarm=False)
+    pair.check_view("by_cat", [7])
+    assert counts(pair.db, "by_cat") == (0, 1)
+
+
+def test_saved_keys_of_a_changed_view_are_ignored(pair: Pair) -> None:
+    pair.check_view("by_cat", [8])
+    pair.reopen()
+    pair.drop_view("by_cat")
+    pair.create_view("by_cat", "SELECT id, qty FROM items WHERE cat = ?")
+    pair.reopen()
+    pair.check_view("by_cat", [8])
+    assert counts(pair.db, "by_cat") == (0, 1)
+
+
+def test_a_damaged_hot_keys_file_is_ignored(pair: Pair) -> None:
+    pair.check_view("by_cat", [9])
+    pair.db.close()
+    (pair.db.path / HOT_KEYS_FILE).write_bytes(b"not a pickle")
+    pair.db = rivulet.open(pair.path)
+    pair.check_view("by_cat", [9])
+    assert counts(pair.db, "by_cat") == (0, 1)
