@@ -1123,9 +1123,10 @@ def test_evict_api() -> None:
 
 
 def test_reopen_starts_empty_and_refills() -> None:
-    """After close and reopen, partial state is empty (no keys, no misses yet) and every
-    read refills from storage, including writes made just before closing."""
-    with make_pair(memory_limit=50_000) as pair:
+    """After close and reopen without pre-warming, partial state is empty (no keys, no
+    misses yet) and every read refills from storage, including writes made just before
+    closing."""
+    with make_pair(memory_limit=50_000, prewarm=False) as pair:
         check_views(pair)
         pair.execute("INSERT INTO votes VALUES (1, 1), (2, 1), (3, 5)")
         pair.execute("UPDATE stories SET topic = 'c' WHERE id = 1")

@@ -35,6 +35,8 @@ from rivulet.state.reader import KeyedReader, RangeReader
 Row = tuple
 Columns = tuple[int, ...]
 STATEFUL = (ir.Aggregate, ir.TopK, ir.Distinct)
+#: Rows a full top-k keeps beyond its k at least, so that deletes seldom empty its prefix.
+TOPK_SLACK = 16
 
 
 def sort_key_function(order: tuple[ir.SortKey, ...], tie_break: int | None = None) -> Callable[[Row], Any]:
@@ -301,7 +303,14 @@ class Builder:
         if isinstance(node, ir.TopK):
             key = sort_key_function(node.order, tie_break=node.arity)
             order = ", ".join(f"#{k.column}{' DESC' if k.descending else ''}" for k in node.order)
-            return TopK(parents[0], node.group_by, key, node.k, order, partial=partial)
+            if partial is not None:  # partial groups are held whole (see ops/topk.py)
+                return TopK(parents[0], node.group_by, key, node.k, order, partial=partial)
+            by_key = bool(node.group_by) and keys.routable(
+                node.input, Demand(node.group_by, True)) is None
+            if by_key:
+                self._index_route(node.input, node.group_by)
+            return TopK(parents[0], node.group_by, key, node.k, order,
+                        bound=max(2 * node.k, node.k + TOPK_SLACK), refill_by_key=by_key)
         raise TypeError(f"no operator for {type(node).__name__}")
 
 

@@ -1,10 +1,17 @@
 """↑k: the first k rows of each group in a given order, kept up to date under deletes.
 
-Each group keeps *all* its rows, sorted, so a row leaving the top is replaced by the next
-one without asking upstream. Per batch, the top of every touched group is compared before
-and after, and only the difference is emitted. Ties in the ORDER BY are broken by the
-whole row, so the answer is deterministic. With ``partial``, only the groups under keys
-asked for by upqueries are held (the key must name whole groups).
+Full state keeps, per group, only a *prefix* of the group's rows in order: at most
+``bound`` rows (about 2k). A row sorting after the prefix's last row is not kept; a delete
+that leaves fewer than k rows in a cut prefix makes the group ask its parent for all its
+rows again (an upquery by the group key, or the parent's whole output for a global top-k),
+which happens only after about k net deletes from the top. So a front page over a million
+stories holds sixty rows, not a million. Partial state holds whole groups (they are small,
+and a group's rows come back with the upquery that fills it).
+
+Per batch, the top of every touched group is compared before and after, and only the
+difference is emitted. Ties in the ORDER BY are broken by the whole row, so the order is
+total and the prefix well defined. With ``partial``, only the groups under keys asked for
+by upqueries are held (the key must name whole groups).
 """
 
 from __future__ import annotations
@@ -27,7 +34,8 @@ class TopK(StatefulOperator):
 
     def __init__(
         self, parent: NodeId, group_by: tuple[int, ...], sort_key: Callable[[Row], Any], k: int,
-        text: str = "", partial: Columns | None = None,
+        text: str = "", partial: Columns | None = None, bound: int | None = None,
+        refill_by_key: bool = False,
     ) -> None:
         super().__init__((parent,))
         self.group_by = group_by
@@ -39,6 +47,13 @@ class TopK(StatefulOperator):
         self.state: KeyedGroups[SortedKeyList] = KeyedGroups(len(group_by), positions)
         self.groups = self.state.groups
         self.text = text
+        #: Rows kept per group at most (``None``: all); groups cut to it are ``truncated``.
+        self.bound = None if bound is None else max(bound, k)
+        self.truncated: set[Any] = set()
+        #: Whether a cut group is refilled by an upquery on the group key (else by
+        #: filtering the parent's whole output).
+        self.refill_by_key = refill_by_key
+        self.refills = 0
         self.rows = 0
         self.row_bytes = 0
 
@@ -58,20 +73,68 @@ class TopK(StatefulOperator):
                 state.add(key, rows)
             if key not in before:
                 before[key] = list(rows.islice(0, k))
-            apply_to_sorted(rows, row, diff)
-            self.rows += diff
+            if key in self.truncated:
+                self._apply_to_prefix(rows, row, diff)
+            else:
+                apply_to_sorted(rows, row, diff)
+                self.rows += diff
         out: Batch = []
         for key, old in before.items():
-            rows = groups[key]
+            rows = self._bounded(key) if self.bound is not None else groups[key]
             new = list(rows.islice(0, k))
             if not rows:
                 state.remove(key)
+                self.truncated.discard(key)
             if old == new:
                 continue
             change = Counter(new)
             change.subtract(old)
             out.extend((row, n) for row, n in change.items() if n)
         return out
+
+    def _apply_to_prefix(self, rows: SortedKeyList, row: Row, diff: int) -> None:
+        """Apply a change to a cut group, which holds the first rows of the group only:
+        a row sorting after the last one held is outside the prefix."""
+        inside = bool(rows) and self.sort_key(row) <= self.sort_key(rows[-1])
+        if diff > 0:
+            if inside:
+                apply_to_sorted(rows, row, diff)
+                self.rows += diff
+            return
+        # Copies of the prefix's last row may also lie beyond it: remove those held.
+        held = min(-diff, rows.count(row)) if inside else 0
+        apply_to_sorted(rows, row, -held)
+        self.rows -= held
+
+    def _bounded(self, key: Any) -> SortedKeyList:
+        """The group after a batch: refilled if its cut prefix no longer holds k rows,
+        cut if it holds more than ``bound``."""
+        rows = self.groups[key]
+        if key in self.truncated and len(rows) < self.k:
+            rows = self._refill(key)
+        if len(rows) > self.bound:  # type: ignore[operator]
+            self.rows -= len(rows) - self.bound  # type: ignore[operator]
+            del rows[self.bound:]
+            self.truncated.add(key)
+        return rows
+
+    def _refill(self, key: Any) -> SortedKeyList:
+        """All of the group's rows, from the parent as it is now (after this batch)."""
+        self.refills += 1
+        parent = self.parents[0]
+        if self.refill_by_key:
+            deltas = self.graph.upquery(parent, self.group_by, [key])
+        else:
+            key_of = self.key_of
+            deltas = [d for d in self.graph.full_output(parent) if key_of(d[0]) == key]
+        old = self.groups[key]
+        rows = SortedKeyList(key=self.sort_key)
+        for row, n in consolidate(deltas):
+            apply_to_sorted(rows, row, n)
+        self.rows += len(rows) - len(old)
+        self.groups[key] = rows
+        self.truncated.discard(key)
+        return rows
 
     # ..................................................................... upqueries
 
@@ -97,6 +160,7 @@ class TopK(StatefulOperator):
         for pk in held:
             for gk in self.state.group_keys(pk):
                 self.rows -= len(self.groups[gk])
+                self.truncated.discard(gk)
         return self.state.evict(held)
 
     def byte_size(self) -> int:
