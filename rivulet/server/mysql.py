@@ -1,0 +1,149 @@
+"""rivulet's MySQL server: existing applications connect with their MySQL driver.
+
+Built on mysql-mimic (handshake, authentication, driver chatter), with rivulet's own
+command loop (protocol.py), statement cache (statements.py) and user store (auth.py).
+One asyncio event loop serves every connection; blocking work goes to a thread pool.
+
+    server = MySQLServer(db, port=3307)
+    await server.start()          # or: running = serve_in_thread(db, port=0)
+    ...
+    await server.stop()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from mysql_mimic import MysqlServer
+from mysql_mimic.constants import DEFAULT_SERVER_CAPABILITIES
+from mysql_mimic.control import TooManyConnections
+from mysql_mimic.stream import MysqlStream
+from mysql_mimic.types import Capabilities
+
+from rivulet.database import Database
+from rivulet.server.auth import UserStore
+from rivulet.server.protocol import RivuletConnection
+from rivulet.server.session import RivuletSession, global_variables
+from rivulet.server.statements import StatementCache
+
+log = logging.getLogger("rivulet.server")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 3307  # not MySQL's 3306, so both can run side by side
+DEFAULT_MAX_PACKET = 64 * 1024 * 1024  # MySQL 8's default max_allowed_packet
+
+#: mimic's capabilities without query attributes (rivulet takes no per-query attributes,
+#: and without them a COM_QUERY is just its text).
+CAPABILITIES = DEFAULT_SERVER_CAPABILITIES & ~Capabilities.CLIENT_QUERY_ATTRIBUTES
+
+
+class MySQLServer(MysqlServer):
+    """The MySQL protocol in front of an open :class:`~rivulet.database.Database`."""
+
+    def __init__(self, db: Database, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
+                 users: UserStore | None = None, max_packet: int = DEFAULT_MAX_PACKET,
+                 workers: int = 32) -> None:
+        super().__init__(capabilities=CAPABILITIES)
+        self.db = db
+        self.host = host
+        self.requested_port = port
+        self.users = users if users is not None else UserStore(db.path)
+        self.max_packet = max_packet
+        self.cache = StatementCache(db)
+        self.variables = global_variables(max_packet)
+        self.pool = ThreadPoolExecutor(workers, thread_name_prefix="rivulet-mysql")
+        self._writers: set[asyncio.StreamWriter] = set()
+
+    @property
+    def port(self) -> int:
+        """The port listened on (the one chosen by the OS when started with port 0)."""
+        sockets = self.sockets()
+        return sockets[0].getsockname()[1] if sockets else self.requested_port
+
+    async def start(self) -> None:
+        await self.start_server(host=self.host, port=self.requested_port)
+
+    async def stop(self) -> None:
+        """Stop listening and close every connection (statements in flight finish in the
+        pool; the caller closes the database after)."""
+        self.close()
+        for writer in list(self._writers):
+            writer.close()
+        await self.wait_closed()
+        await asyncio.get_running_loop().run_in_executor(None, self.pool.shutdown, True)
+
+    async def _client_connected_cb(self, reader: asyncio.StreamReader,
+                                   writer: asyncio.StreamWriter) -> None:
+        stream = MysqlStream(reader, writer)
+        peer = writer.get_extra_info("peername")
+        self._writers.add(writer)
+        connection = RivuletConnection(
+            self,
+            stream=stream,
+            session=RivuletSession(self.db, self.variables),
+            control=self.control,
+            identity_provider=self.users.identity(peer[0] if peer else None),
+            server_capabilities=self.capabilities,
+        )
+        try:
+            try:
+                connection.connection_id = await self.control.add(connection)
+            except TooManyConnections:
+                await stream.write(connection.error(msg="Too many connections", code=1040))
+                return
+            try:
+                await connection.start()
+            finally:
+                await self.control.remove(connection.connection_id)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass  # the client went away
+        except Exception:  # a handshake that failed: mimic has sent the client an error
+            log.debug("connection ended with an error", exc_info=True)
+        finally:
+            self._writers.discard(writer)
+            writer.close()
+
+
+class ServerThread:
+    """A :class:`MySQLServer` running on its own event loop in a background thread (for
+    tests, benchmarks and embedding next to other work)."""
+
+    def __init__(self, db: Database, **kwargs: Any) -> None:
+        self.server = MySQLServer(db, **kwargs)
+        self.loop = asyncio.new_event_loop()
+        started = threading.Event()
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            asyncio.set_event_loop(self.loop)
+            try:
+                self.loop.run_until_complete(self.server.start())
+            except BaseException as exc:
+                self._error = exc
+                started.set()
+                return
+            started.set()
+            self.loop.run_forever()
+
+        self.thread = threading.Thread(target=run, name="rivulet-mysql-loop", daemon=True)
+        self.thread.start()
+        started.wait()
+        if self._error is not None:
+            raise self._error
+        self.port = self.server.port
+
+    def stop(self) -> None:
+        future = asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop)
+        future.result(timeout=30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=30)
+        self.loop.close()
+
+
+def serve_in_thread(db: Database, **kwargs: Any) -> ServerThread:
+    """Start a MySQL server for ``db`` in a background thread; ``.port``, ``.stop()``."""
+    return ServerThread(db, **kwargs)

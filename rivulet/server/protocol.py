@@ -1,0 +1,490 @@
+"""The command phase of a MySQL connection, rivulet's way.
+
+mysql-mimic does the handshake and authentication; :class:`RivuletConnection` replaces its
+command loop, because the hot path must be short: a query is split into template and
+values (no parsing), its handler found in the shared cache, the view read (a dict lookup
+on a hit), and the whole reply (column definitions framed once per handler, rows, OK)
+written to the socket buffer and flushed once. Prepared statements are parsed at PREPARE
+and their parameters decoded as values at EXECUTE (never spliced into SQL).
+
+Work that may block runs in the server's thread pool, off the event loop: writes (a
+durable commit; concurrent connections' writes are committed together), reads that miss
+(an upquery), view creation and DDL, read-your-writes waits. A failing statement gets an
+error packet; the connection always stays usable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+from mysql_mimic import packets
+from mysql_mimic.connection import Connection
+from mysql_mimic.results import ResultColumn, ensure_result_set
+from mysql_mimic.stream import ConnectionClosed
+from mysql_mimic.types import ColumnDefinition
+from mysql_mimic.utils import aiterate
+
+from rivulet.cli import explain
+from rivulet.errors import ProgramError, RivuletError, SqlError
+from rivulet.server import errors as er
+from rivulet.server import normalize
+from rivulet.server.params import Reader, read_params
+from rivulet.server.session import (
+    RivuletSession,
+    column_flags,
+    describe,
+    result_columns,
+    show,
+    text_columns,
+)
+from rivulet.server.statements import (
+    DDL,
+    EXPLAIN,
+    NOOP,
+    READ,
+    SET,
+    SHOW,
+    WRITE,
+    Handler,
+    Shape,
+)
+from rivulet.views import NOT_READY
+
+if TYPE_CHECKING:
+    from rivulet.server.mysql import MySQLServer
+
+log = logging.getLogger("rivulet.server")
+
+COM_QUIT, COM_INIT_DB, COM_QUERY, COM_FIELD_LIST, COM_PING = 0x01, 0x02, 0x03, 0x04, 0x0E
+COM_CHANGE_USER, COM_STMT_PREPARE, COM_STMT_EXECUTE = 0x11, 0x16, 0x17
+COM_STMT_SEND_LONG_DATA, COM_STMT_CLOSE, COM_STMT_RESET = 0x18, 0x19, 0x1A
+COM_STMT_FETCH, COM_RESET_CONNECTION = 0x1C, 0x1F
+_MAX_PAYLOAD = 0xFFFFFF
+_SERVER_STATUS_AUTOCOMMIT = 0x0002
+_CURSOR_EXISTS, _LAST_ROW_SENT = 0x0040, 0x0080
+_EXPLAIN_PREFIX = re.compile(r"\s*EXPLAIN\s+", re.I)
+
+
+class PacketTooLarge(Exception):
+    pass
+
+
+@dataclass(eq=False)
+class Prepared:
+    """A prepared statement: parsed at PREPARE, bound to its handler."""
+
+    split: normalize.Split
+    sql: str
+    shape: Shape
+    handler: Handler | None
+    types: list[tuple[int, bool]] | None = None
+    long_data: dict[int, bytearray] | None = None
+    cursor: list[tuple] | None = None
+    columns: Any = None
+
+
+@dataclass(eq=False)
+class Reply:
+    """A result set to send: rows and their column descriptions."""
+
+    rows: Sequence[Sequence[Any]]
+    columns: Sequence[ResultColumn]
+    flags: Sequence[ColumnDefinition] = field(default_factory=tuple)
+
+
+class RivuletConnection(Connection):
+    """One client connection (see the module docstring)."""
+
+    session: RivuletSession
+
+    def __init__(self, server: MySQLServer, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.server = server
+        self.db = server.db
+        self.cache = server.cache
+        self.pool = server.pool
+        self.status_flags |= _SERVER_STATUS_AUTOCOMMIT
+        self.statements: dict[int, Prepared] = {}
+        self._next_stmt = 0
+        self._codec = "utf-8"
+        self._ok_bytes = self._end_bytes = b""
+        self._seq = 1  # sequence id of the current reply's first packet
+
+    # ..................................................................... loop
+
+    async def command_phase(self) -> None:
+        if self.session.username is None:
+            return  # authentication failed (mimic has sent the error): no commands
+        stream = self.stream
+        self._codec = self.client_charset.codec
+        self._ok_bytes = self.ok()
+        self._end_bytes = self.ok_or_eof()
+        while True:
+            mark = -1
+            try:
+                data = await self._read_command()
+                if not data:
+                    continue
+                mark = len(stream._buffer)
+                command = data[0]
+                if command == COM_QUERY:
+                    await self._query(data[1:].decode(self._codec))
+                elif command == COM_STMT_EXECUTE:
+                    await self._execute(data)
+                elif command == COM_STMT_PREPARE:
+                    await self._prepare(data[1:].decode(self._codec))
+                elif command == COM_STMT_CLOSE:
+                    self.statements.pop(int.from_bytes(data[1:5], "little"), None)
+                    continue  # no reply
+                elif command == COM_STMT_SEND_LONG_DATA:
+                    self._long_data(data)
+                    continue  # no reply
+                elif command == COM_STMT_RESET:
+                    stmt = self._statement(int.from_bytes(data[1:5], "little"))
+                    stmt.long_data = stmt.cursor = None
+                    self._send(self._ok_bytes)
+                elif command == COM_STMT_FETCH:
+                    self._fetch(data)
+                elif command == COM_PING or command == COM_INIT_DB:
+                    self._send(self._ok_bytes)
+                elif command == COM_QUIT:
+                    return
+                elif command == COM_RESET_CONNECTION:
+                    self.statements.clear()
+                    await self.session.reset()
+                    self._send(self._ok_bytes)
+                elif command == COM_CHANGE_USER:
+                    self.session.username = None
+                    self.statements.clear()
+                    await self.handle_change_user(data[1:])
+                    if self.session.username is None:
+                        await stream.drain()
+                        return  # the new user was refused: close, as MySQL does
+                elif command == COM_FIELD_LIST:
+                    await self.handle_field_list(data[1:])
+                else:
+                    raise er.MysqlError(f"unsupported command {command:#x}", 1047)  # type: ignore[arg-type]
+                await stream.drain()
+            except (ConnectionClosed, asyncio.IncompleteReadError, ConnectionError):
+                return
+            except PacketTooLarge as exc:
+                await self._error(exc, er.ER_PACKET_TOO_LARGE, mark)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # every failure is the client's error packet
+                if not isinstance(exc, (er.MysqlError, RivuletError)):
+                    log.exception("statement failed on connection %s", self.connection_id)
+                try:
+                    await self._error(exc, None, mark)
+                except (ConnectionError, RuntimeError):
+                    return
+
+    async def _read_command(self) -> bytes:
+        """One client packet (joined if split at 16 MB). A packet over the server's
+        ``max_allowed_packet`` is read to its end and dropped: the client gets an error
+        and the connection stays in step."""
+        reader = self.stream.reader
+        limit = self.server.max_packet
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            try:
+                header = await reader.readexactly(4)
+            except asyncio.IncompleteReadError as exc:
+                if not exc.partial and not chunks:
+                    raise ConnectionClosed() from None
+                raise
+            length = header[0] | header[1] << 8 | header[2] << 16
+            self._seq = (header[3] + 1) & 0xFF
+            total += length
+            if total > limit:
+                await self._discard(reader, length)
+                chunks = []
+            elif length:
+                chunks.append(await reader.readexactly(length))
+            if length < _MAX_PAYLOAD:
+                break
+        self.stream.seq.value = self._seq
+        if total > limit:
+            raise PacketTooLarge(
+                f"Got a packet bigger than 'max_allowed_packet' bytes ({total} > {limit})"
+            )
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    @staticmethod
+    async def _discard(reader: asyncio.StreamReader, length: int) -> None:
+        while length:
+            chunk = await reader.read(min(length, 1 << 20))
+            if not chunk:
+                raise ConnectionClosed()
+            length -= len(chunk)
+
+    def _send(self, payload: bytes) -> None:
+        self.stream.write_many((payload,))
+
+    async def _error(self, exc: BaseException, code: int | None, mark: int) -> None:
+        stream = self.stream
+        if mark >= 0:  # drop what was buffered of a reply that failed half-way
+            del stream._buffer[mark:]
+        stream.seq.value = self._seq
+        failure = er.failure(exc)
+        code = code or failure.code
+        payload = (b"\xff" + code.to_bytes(2, "little") + b"#"
+                   + er.SQLSTATES.get(code, failure.sqlstate).encode() + failure.message.encode("utf-8", "replace"))
+        self._send(payload)
+        await stream.drain()
+
+    # ..................................................................... text queries
+
+    async def _query(self, sql: str) -> None:
+        split = normalize.split(sql)
+        if split.params:
+            raise SqlError("a '?' parameter marker in a text query: use a prepared statement")
+        handler = self.cache.lookup(split, sql)
+        if handler is None:
+            shape = self.cache.shape(split, sql)
+            if shape.kind not in (READ, WRITE):
+                await self._other(shape, sql)
+                return
+            handler = await self._in_pool(self.cache.handler, split, sql)
+        if handler.kind == READ:
+            await self._read(handler, handler.args(split.values), False)
+        else:
+            await self._write(handler, handler.args(split.values))
+
+    async def _read(self, handler: Handler, args: tuple, binary: bool,
+                    cursor: Prepared | None = None) -> None:
+        session = self.session
+        if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
+            await self._in_pool(self.db.wait_for, session.last_write_lsn)
+        view = handler.view
+        rows = view.lookup(*args, block=False)  # type: ignore[union-attr]
+        if rows is NOT_READY:  # a miss: the upquery runs off the event loop
+            rows = await self._in_pool(lambda: view.lookup(*args))  # type: ignore[union-attr]
+        if handler.limit is not None:
+            rows = rows[: handler.limit]
+        if handler.project is not None:
+            project = handler.project
+            rows = [tuple(r[i] for i in project) for r in rows]
+        self._rows(handler, rows, binary, cursor)
+
+    async def _write(self, handler: Handler, args: tuple) -> None:
+        count = await self._in_pool(self.db._write_statement, handler.statement, args)
+        self.session.last_write_lsn = self.db.lsn
+        self._send(self.ok(affected_rows=count))
+
+    async def _in_pool(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    # ..................................................................... replies
+
+    def _rows(self, handler: Handler, rows: Sequence[Sequence[Any]], binary: bool,
+              cursor: Prepared | None = None) -> None:
+        """A view's rows as a result set; the header packets are built once per handler."""
+        columns = handler.columns
+        if columns is None:
+            columns = handler.columns = _columns_of(handler)
+        key = (self.capabilities, self.server_charset)
+        header = handler.headers.get(key)
+        if header is None:
+            header = handler.headers[key] = self._header(*columns)
+        self._write_rows(header, columns[0], rows, binary, cursor)
+
+    def _header(self, columns: Sequence[ResultColumn], flags: Sequence[ColumnDefinition]) -> tuple[bytes, int]:
+        """The framed column-count, column-definition (and EOF) packets of a reply, and
+        the sequence id of the packet after them."""
+        payloads = [packets.make_column_count(capabilities=self.capabilities, column_count=len(columns))]
+        for i, column in enumerate(columns):
+            payloads.append(packets.make_column_definition_41(
+                server_charset=self.server_charset, schema="rivulet", name=column.name,
+                column_type=column.type, character_set=column.character_set,
+                flags=flags[i] if flags else ColumnDefinition(0),
+            ))
+        if not self.deprecate_eof():
+            payloads.append(self.eof())
+        framed = bytearray()
+        for seq, payload in enumerate(payloads, start=1):
+            framed += len(payload).to_bytes(3, "little") + bytes([seq & 0xFF]) + payload
+        return bytes(framed), (len(payloads) + 1) & 0xFF
+
+    def _write_rows(self, header: tuple[bytes, int], columns: Sequence[ResultColumn],
+                    rows: Sequence[Sequence[Any]], binary: bool, cursor: Prepared | None = None) -> None:
+        stream = self.stream
+        framed, next_seq = header
+        if self._seq != 1:  # headers are framed for a reply starting at sequence id 1
+            stream.seq.value = self._seq
+            stream.write_many(_unframe(framed))
+        else:
+            stream._buffer += framed
+            stream.seq.value = next_seq
+        if cursor is not None:
+            cursor.cursor = list(rows)
+            cursor.columns = columns
+            self._send(self.ok_or_eof(flags=_CURSOR_EXISTS))
+            return
+        if binary:
+            make = packets.make_binary_resultrow
+            stream.write_many([make(r, columns) for r in rows])
+        else:
+            stream.write_text_rows(rows, columns)
+        self._send(self._end_bytes)
+
+    def _reply(self, reply: Reply, binary: bool = False, cursor: Prepared | None = None) -> None:
+        self._write_rows(self._header(reply.columns, reply.flags), reply.columns, reply.rows,
+                         binary, cursor)
+
+    # ..................................................................... other statements
+
+    async def _other(self, shape: Shape, sql: str, binary: bool = False,
+                     cursor: Prepared | None = None) -> None:
+        """Statements that are not view reads or writes: DDL, SHOW, EXPLAIN, SET, chatter."""
+        kind = shape.kind
+        if kind == NOOP:
+            self._send(self._ok_bytes)
+        elif kind == DDL:
+            await self._in_pool(self.db.execute, sql)
+            self.cache.clear()
+            self._send(self._ok_bytes)
+        elif kind == SHOW:
+            rows, columns = show(self.db, shape.node, sql)
+            self._reply(Reply(rows, columns), binary, cursor)
+        elif kind == EXPLAIN:
+            self._reply(await self._explain(shape, sql), binary, cursor)
+        else:  # SET and driver chatter: mysql-mimic's session handlers
+            result = await ensure_result_set(await self.session.handle_query(sql, {}))
+            if kind == SET:
+                self.session.refresh()
+                self._codec = self.client_charset.codec
+            if not result:
+                self._send(self._ok_bytes)
+                return
+            rows = [tuple(r) async for r in aiterate(result.rows)]
+            self._reply(Reply(rows, result.columns), binary, cursor)
+
+    async def _explain(self, shape: Shape, sql: str) -> Reply:
+        """``EXPLAIN SELECT ...``: the dataflow of the view that answers the query (made
+        now if new); ``EXPLAIN name``: of a view, or the columns of a table."""
+        node = shape.node
+        target = node.this if node is not None else None
+        if target is not None and not hasattr(target, "selects"):
+            name = target.name
+            if self.db.catalog.view(name) is None:
+                rows, columns = describe(self.db.catalog, name)
+                return Reply(rows, columns)
+        else:
+            inner = _EXPLAIN_PREFIX.sub("", sql, count=1)
+            split = normalize.split(inner)
+            handler = await self._in_pool(self.cache.handler, split, inner)
+            if handler.kind != READ:
+                raise ProgramError("EXPLAIN takes a SELECT or a view name")
+            name = handler.view.name  # type: ignore[union-attr]
+        lines = explain(self.db, name).splitlines()
+        return Reply([(line,) for line in lines], text_columns("plan"))
+
+    # ..................................................................... prepared statements
+
+    async def _prepare(self, sql: str) -> None:
+        split = normalize.split(sql)
+        shape = self.cache.shape(split, sql)
+        handler = None
+        if shape.kind in (READ, WRITE):
+            handler = await self._in_pool(self.cache.handler, split, sql)
+        elif split.params:
+            raise SqlError("only SELECT, INSERT, UPDATE and DELETE take '?' parameters")
+        self._next_stmt += 1
+        stmt_id = self._next_stmt
+        self.statements[stmt_id] = Prepared(split, sql, shape, handler)
+        n_params = len(split.params)
+        columns: Sequence[ResultColumn] = ()
+        flags: Sequence[ColumnDefinition] = ()
+        if handler is not None and handler.kind == READ:
+            columns, flags = handler.columns = handler.columns or _columns_of(handler)
+        payloads = [b"\x00" + stmt_id.to_bytes(4, "little") + len(columns).to_bytes(2, "little")
+                    + n_params.to_bytes(2, "little") + b"\x00\x00\x00"]
+        for _ in range(n_params):
+            payloads.append(packets.make_column_definition_41(server_charset=self.server_charset, name="?"))
+        if n_params and not self.deprecate_eof():
+            payloads.append(self.eof())
+        for i, column in enumerate(columns):
+            payloads.append(packets.make_column_definition_41(
+                server_charset=self.server_charset, schema="rivulet", name=column.name,
+                column_type=column.type, character_set=column.character_set, flags=flags[i]))
+        if columns and not self.deprecate_eof():
+            payloads.append(self.eof())
+        self.stream.write_many(payloads)
+
+    async def _execute(self, data: bytes) -> None:
+        reader = Reader(data, 1)
+        stmt = self._statement(reader.uint(4))
+        cursor_flags = reader.uint(1)
+        reader.uint(4)  # iteration count, always 1
+        split = stmt.split
+        values, stmt.types = read_params(reader, len(split.params), stmt.types, stmt.long_data,
+                                         self._codec)
+        stmt.long_data = None
+        cursor = stmt if cursor_flags & 0x01 else None
+        handler = stmt.handler
+        if handler is None:
+            await self._other(stmt.shape, stmt.sql, True, cursor)
+            return
+        if not self.cache.current(handler):  # DDL replaced what the statement was bound to
+            handler = stmt.handler = await self._in_pool(self.cache.handler, split, stmt.sql)
+        slots = list(split.values)
+        for slot, value in zip(split.params, values):
+            slots[slot] = value
+        if handler.kind == READ:
+            await self._read(handler, handler.args(slots), True, cursor)
+        else:
+            await self._write(handler, handler.args(slots))
+
+    def _fetch(self, data: bytes) -> None:
+        reader = Reader(data, 1)
+        stmt = self._statement(reader.uint(4))
+        count = reader.uint(4)
+        rows = stmt.cursor or []
+        batch, stmt.cursor = rows[:count], rows[count:]
+        make = packets.make_binary_resultrow
+        self.stream.write_many([make(r, stmt.columns) for r in batch])
+        done = not stmt.cursor
+        self._send(self.ok_or_eof(flags=_LAST_ROW_SENT if done else _CURSOR_EXISTS))
+
+    def _long_data(self, data: bytes) -> None:
+        reader = Reader(data, 1)
+        stmt = self.statements.get(reader.uint(4))
+        if stmt is None:
+            return  # no reply to long data, not even an error
+        param = reader.uint(2)
+        if stmt.long_data is None:
+            stmt.long_data = {}
+        stmt.long_data.setdefault(param, bytearray()).extend(data[7:])
+
+    def _statement(self, stmt_id: int) -> Prepared:
+        stmt = self.statements.get(stmt_id)
+        if stmt is None:
+            raise er.MysqlError(f"unknown prepared statement handler ({stmt_id})",
+                                er.ER_UNKNOWN_STMT)  # type: ignore[arg-type]
+        return stmt
+
+
+def _columns_of(handler: Handler) -> tuple[tuple[ResultColumn, ...], tuple[ColumnDefinition, ...]]:
+    """Result columns of a view read, typed from the view's schema."""
+    plan = handler.view.plan  # type: ignore[union-attr]
+    out = plan.root.columns[: plan.visible]
+    if handler.project is not None:
+        out = [out[i] for i in handler.project]
+    return result_columns(out), column_flags(out)
+
+
+def _unframe(framed: bytes) -> list[bytes]:
+    """The payloads of framed packets (to frame them again with other sequence ids)."""
+    out, pos = [], 0
+    while pos < len(framed):
+        n = int.from_bytes(framed[pos:pos + 3], "little")
+        out.append(framed[pos + 4:pos + 4 + n])
+        pos += 4 + n
+    return out
+

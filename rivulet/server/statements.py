@@ -1,0 +1,430 @@
+"""What the MySQL server does with each statement shape, decided once and cached.
+
+A statement's text is split into a template and slot values (:mod:`.normalize`). The first
+time a template is seen it is parsed (sqlglot, ~0.5 ms) into a :class:`Shape`: what kind
+of statement it is and which slots sit where a view or a write can take a parameter
+(``col = ?``, ``col IN (?, ...)``, ``col BETWEEN ? AND ?``, range comparisons in the outer
+``WHERE`` conjuncts; a value of ``INSERT ... VALUES``; the value of a ``SET col = ?``).
+Every other literal stays a constant of the statement. A :class:`Handler` then binds
+the shape and its constants to the engine: a SELECT to the view that answers it (made on
+first use; ``id = 5`` and ``id = 6`` share it), a write to its bound statement. After
+that, a query costs one regular-expression pass and two dict lookups before the engine
+is called: no SQL parsing on the hot path.
+
+Parameters always reach the engine as values: a prepared statement's ``?`` and a text
+query's literals alike. Nothing a client sends is ever spliced into SQL that gets run.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from sqlglot import exp
+
+from rivulet.errors import SqlError, UnsupportedSqlError
+from rivulet.plan.planner import conjuncts
+from rivulet.server.normalize import Split, with_markers
+from rivulet.sql import statements as st
+from rivulet.sql.parse import DIALECT, parse_one
+
+if TYPE_CHECKING:
+    from rivulet.database import Database
+    from rivulet.views import View
+
+# Statement kinds.
+READ = "read"  # a SELECT answered from a view
+WRITE = "write"  # INSERT / UPDATE / DELETE
+DDL = "ddl"  # CREATE / DROP / ALTER, through the engine
+SHOW = "show"  # SHOW TABLES / VIEWS / CREATE TABLE / CREATE VIEW / COLUMNS, DESCRIBE
+EXPLAIN = "explain"  # the dataflow plan of a view or a query
+SET = "set"  # SET, rivulet's own variables included
+NOOP = "noop"  # BEGIN / COMMIT / ROLLBACK: every statement commits on its own
+CHATTER = "chatter"  # what drivers send at connect time: handled by mysql-mimic
+
+_MARKER = "__rv{}__"
+_MARKER_RE = re.compile(r"`?__rv(\d+)__`?")
+_SYSTEM_SCHEMAS = {"information_schema", "mysql", "performance_schema", "sys"}
+_SHOW_VIEWS = re.compile(r"\s*SHOW\s+VIEWS\s*;?\s*", re.I)
+_COMPARISONS = (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+
+#: Bound on each cache; a full cache is emptied (shapes come back on their next use).
+CACHE_LIMIT = 20_000
+
+
+@dataclass(eq=False)
+class Shape:
+    """A template, parsed once."""
+
+    kind: str
+    node: exp.Expr | None = None
+    rendered: str = ""  # the template as sqlglot renders it, with slot markers
+    positions: frozenset[int] = frozenset()  # slots that may be parameters
+    #: Set when the view planner rejected the parameterized form (two range columns, say):
+    #: the template's literals then stay constants.
+    params_ok: bool = True
+    #: Set when the template cannot stand for its statements (rendering changed their
+    #: meaning): each statement text is then handled on its own.
+    exact: bool = False
+    checked: bool = False
+
+
+@dataclass(eq=False)
+class Handler:
+    """A statement bound to the engine. ``args(values)`` picks the parameters from the
+    slot values, in the order the bound statement numbers them."""
+
+    kind: str
+    args: Callable[[Sequence[Any]], tuple]
+    view: View | None = None
+    view_key: str = ""
+    statement: st.Insert | st.Update | st.Delete | None = None
+    table_key: str = ""
+    #: A named view read directly: which of its columns the query selects (None: all of
+    #: them, in order) and a LIMIT to cut its answer to.
+    project: tuple[int, ...] | None = None
+    limit: int | None = None
+    #: Framed result-set header packets, by the client's protocol flags (see protocol.py).
+    headers: dict[Any, Any] = field(default_factory=dict)
+    columns: Any = None
+
+
+def picker(slots: Sequence[int]) -> Callable[[Sequence[Any]], tuple]:
+    """A fast function from slot values to the parameter tuple."""
+    if not slots:
+        return lambda values: ()
+    if len(slots) == 1:
+        i = slots[0]
+        return lambda values: (values[i],)
+    get = itemgetter(*slots)
+    return lambda values: get(values)
+
+
+class StatementCache:
+    """Shapes by template and handlers by (template, ``?`` slots, constants), shared by
+    every connection of a server. Safe to use from the event loop and worker threads:
+    entries are only added (or the whole dict replaced), never changed in place."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.shapes: dict[str, Shape] = {}
+        self.handlers: dict[Any, Handler] = {}
+        self._lock = threading.Lock()
+
+    # ..................................................................... lookup
+
+    def lookup(self, split: Split, sql: str) -> Handler | None:
+        """The cached handler of a statement, if it has one that is still current."""
+        shape = self.shapes.get(split.template)
+        if shape is None:
+            return None
+        handler = self.handlers.get(self._key(shape, split, sql))
+        if handler is None or not self.current(handler):
+            return None
+        return handler
+
+    def shape(self, split: Split, sql: str) -> Shape:
+        """The shape of a statement's template (parsed now if new)."""
+        shape = self.shapes.get(split.template)
+        if shape is None:
+            shape = analyze(split, sql)
+            self._put(self.shapes, split.template, shape)
+        return shape
+
+    def handler(self, split: Split, sql: str) -> Handler:
+        """The handler of a READ or WRITE statement, built if needed (may create a view:
+        call it off the event loop)."""
+        shape = self.shape(split, sql)
+        key = self._key(shape, split, sql)
+        handler = self.handlers.get(key)
+        if handler is not None and self.current(handler):
+            return handler
+        handler = self._build(shape, split, sql)
+        self._put(self.handlers, self._key(shape, split, sql), handler)
+        return handler
+
+    def clear(self) -> None:
+        """Forget every handler (after DDL: bound statements refer to the old catalog)."""
+        self.handlers = {}
+
+    # ..................................................................... building
+
+    def _key(self, shape: Shape, split: Split, sql: str) -> Any:
+        if shape.exact or not split.exact:
+            return sql
+        placeholders = shape.positions if shape.params_ok else frozenset()
+        consts = tuple(t for i, t in enumerate(split.texts) if i not in placeholders)
+        return (split.template, split.params, consts)
+
+    def current(self, handler: Handler) -> bool:
+        """Whether the view or table a handler is bound to is still the one of that name
+        (DDL from another connection or the HTTP API may have replaced it)."""
+        if handler.kind == READ:
+            return self.db._views.get(handler.view_key) is handler.view
+        return self.db.catalog.tables.get(handler.table_key) is getattr(handler.statement, "table", None)
+
+    def _build(self, shape: Shape, split: Split, sql: str) -> Handler:
+        if not shape.checked:
+            self._check(shape, split, sql)
+        if shape.exact or not split.exact:
+            return self._bind(shape.kind, sql, list(split.params))
+        if shape.params_ok:
+            text, order = _render(shape, split, shape.positions | set(split.params))
+            try:
+                return self._bind(shape.kind, text, order)
+            except SqlError:
+                if not (shape.positions - set(split.params)):
+                    raise
+                shape.params_ok = False  # e.g. two range columns: keep the literals
+        text, order = _render(shape, split, set(split.params))
+        return self._bind(shape.kind, text, order)
+
+    def _bind(self, kind: str, text: str, order: list[int]) -> Handler:
+        db = self.db
+        if kind == READ:
+            direct = direct_read(parse_one(text), db, order)
+            if direct is not None:
+                return direct
+            view = db.prepare(text)
+            return Handler(READ, picker(order), view=view, view_key=view.name.lower())
+        statement = st.bind_text(text, db.catalog)
+        if not isinstance(statement, (st.Insert, st.Update, st.Delete)):
+            raise UnsupportedSqlError(f"not a write statement: {text[:60]!r}")
+        if statement.param_count != len(order):
+            raise SqlError(
+                f"statement takes {statement.param_count} parameter(s), got {len(order)}"
+            )
+        return Handler(WRITE, picker(order), statement=statement,
+                       table_key=statement.table.name.lower())
+
+    def _check(self, shape: Shape, split: Split, sql: str) -> None:
+        """Once per template: the rendered template, with the literals put back, must
+        parse to the statement the client sent; otherwise statements of this template are
+        handled by their exact text."""
+        with_values, _ = _render(shape, split, set(split.params))
+        try:
+            same = parse_one(with_values) == parse_one(sql)
+        except SqlError:
+            same = False
+        shape.exact = shape.exact or not same
+        shape.checked = True
+
+    def _put(self, cache: dict, key: Any, value: Any) -> None:
+        if len(cache) >= CACHE_LIMIT:
+            with self._lock:
+                cache.clear()
+        cache[key] = value
+
+
+def _render(shape: Shape, split: Split, placeholders: set[int] | frozenset[int]) -> tuple[str, list[int]]:
+    """The template's SQL with the ``placeholders`` slots as ``?`` and the others as the
+    literals the client wrote; returns it with the slot of each ``?`` in text order."""
+    order: list[int] = []
+
+    def replace(match: re.Match[str]) -> str:
+        slot = int(match.group(1))
+        if slot in placeholders:
+            order.append(slot)
+            return "?"
+        return split.texts[slot]
+
+    return _MARKER_RE.sub(replace, shape.rendered), order
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+def analyze(split: Split, sql: str) -> Shape:
+    """Parse a template and decide its kind and parameter positions."""
+    if _SHOW_VIEWS.fullmatch(sql):
+        return Shape(SHOW, checked=True)
+    exact = not split.exact
+    try:
+        node = parse_one(sql if exact else with_markers(split.template, _MARKER))
+    except SqlError:
+        if exact:
+            raise
+        node = parse_one(sql)  # a bad statement raises its own error, located in its text
+        exact = True  # markers where sqlglot wants a constant (``DECIMAL(10, 2)``)
+    kind = _kind(node, sql)
+    if kind not in (READ, WRITE):
+        return Shape(kind, node=node, checked=True)
+    if exact:
+        return Shape(kind, node=node, rendered=sql, exact=True, checked=True)
+    return Shape(kind, node=node, rendered=node.sql(dialect=DIALECT), positions=_positions(node))
+
+
+def _kind(node: exp.Expr, sql: str) -> str:
+    if isinstance(node, (exp.Select, exp.Union)):
+        tables = list(node.find_all(exp.Table))
+        if not tables or any(t.db.lower() in _SYSTEM_SCHEMAS for t in tables):
+            return CHATTER
+        return READ
+    if isinstance(node, (exp.Insert, exp.Update, exp.Delete)):
+        return WRITE
+    if isinstance(node, (exp.Create, exp.Drop, exp.Alter, exp.TruncateTable)):
+        return DDL
+    if isinstance(node, exp.Show):
+        return SHOW if node.name.upper() in ("TABLES", "CREATE TABLE", "CREATE VIEW",
+                                            "COLUMNS", "FIELDS") else CHATTER
+    if isinstance(node, exp.Describe):
+        if isinstance(node.this, exp.Query) or re.match(r"\s*EXPLAIN\b", sql, re.I):
+            return EXPLAIN
+        return SHOW
+    if isinstance(node, exp.Set):
+        return SET
+    if isinstance(node, (exp.Transaction, exp.Commit, exp.Rollback)):
+        return NOOP
+    if isinstance(node, (exp.Use, exp.Kill)):
+        return CHATTER
+    raise UnsupportedSqlError(f"unsupported statement {sql.strip()[:60]!r}")
+
+
+def _is_marker(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Column) and not node.table and _MARKER_RE.fullmatch(node.name) is not None
+
+
+def _slot(node: exp.Expr) -> int:
+    return int(_MARKER_RE.fullmatch(node.name).group(1))  # type: ignore[union-attr]
+
+
+def _positions(node: exp.Expr) -> frozenset[int]:
+    """Slots in places where the statement can take a parameter instead of a constant."""
+    found: set[int] = set()
+    if isinstance(node, exp.Insert) and isinstance(node.expression, exp.Values):
+        for row in node.expression.expressions:
+            items = row.expressions if isinstance(row, exp.Tuple) else [row]
+            found.update(_slot(v) for v in items if _is_marker(v))
+    if isinstance(node, exp.Update):
+        for eq in node.expressions:
+            if isinstance(eq, exp.EQ) and _is_marker(eq.expression):
+                found.add(_slot(eq.expression))
+    if isinstance(node, (exp.Select, exp.Update, exp.Delete)):
+        where = node.args.get("where")
+        if where is not None:
+            for c in conjuncts(where.this):
+                found.update(_condition_slots(c))
+    return frozenset(found)
+
+
+def _condition_slots(c: exp.Expr) -> list[int]:
+    def column(n: exp.Expr) -> bool:
+        return isinstance(n, exp.Column) and not _is_marker(n)
+
+    if isinstance(c, _COMPARISONS):
+        if column(c.this) and _is_marker(c.expression):
+            return [_slot(c.expression)]
+        if column(c.expression) and _is_marker(c.this):
+            return [_slot(c.this)]
+    if isinstance(c, exp.In) and column(c.this) and not c.args.get("query") and c.expressions:
+        if all(_is_marker(e) for e in c.expressions):
+            return [_slot(e) for e in c.expressions]
+    if isinstance(c, exp.Between) and column(c.this):
+        low, high = c.args.get("low"), c.args.get("high")
+        if low is not None and high is not None and _is_marker(low) and _is_marker(high):
+            return [_slot(low), _slot(high)]
+    return []
+
+
+# --------------------------------------------------------------------------- named views
+
+
+def direct_read(node: exp.Expr, db: Database, order: list[int]) -> Handler | None:
+    """A SELECT of a view of the program by its parameters (``SELECT * FROM
+    StoriesWithVC WHERE id = 5``) reads that view, as the view's own ``lookup`` would:
+    a parameterized view, or one with a LIMIT, cannot be a table in another query.
+
+    Returns None for any other query. The SELECT may list the view's columns (or ``*``),
+    give each equality parameter of the view as ``col = value`` (``col IN (...)`` for an
+    ``IN (?)`` parameter) and end with ``LIMIT n``; anything more is an error that says so.
+    """
+    if not isinstance(node, exp.Select) or node.args.get("joins"):
+        return None
+    source = node.args.get("from") or node.args.get("from_")
+    table = source.this if source is not None else None
+    if not isinstance(table, exp.Table) or table.db:
+        return None
+    plan = db.catalog.view(table.name)
+    if plan is None:
+        return None
+    if plan.param_count == 0 and plan.limit is None:
+        return None  # an ordinary view: it can be a table of any query
+    name = plan.name
+    for arg in ("group", "having", "order", "distinct", "offset", "windows", "qualify"):
+        if node.args.get(arg):
+            raise UnsupportedSqlError(
+                f"view {name!r} takes parameters or has a LIMIT: it can be read with "
+                f"SELECT columns FROM {name} WHERE <its parameter columns> = values [LIMIT n], "
+                f"without {arg.upper()}")
+    visible = [c.name.lower() for c in plan.root.columns[: plan.visible]]
+    project = _projection(node, visible, name)
+    where = node.args.get("where")
+    by_column: dict[str, list[int]] = {}
+    positions = {id(p): i for i, p in enumerate(
+        n for n in (where.walk(bfs=False) if where is not None else ()) if isinstance(n, exp.Placeholder))}
+    for c in conjuncts(where.this) if where is not None else []:
+        column, params = _parameter_condition(c, positions)
+        if column is None or column in by_column:
+            raise UnsupportedSqlError(
+                f"reading view {name!r}: each condition must be `column = value` or "
+                f"`column IN (values)` on one of its parameter columns, got "
+                f"{c.sql(dialect=DIALECT)[:60]!r}")
+        by_column[column] = params
+    if plan.range_column is not None:
+        raise UnsupportedSqlError(f"view {name!r} has range parameters: read it with "
+                                  f"prepared-statement parameters through its defining query")
+    by_param: dict[int, list[int]] = {}
+    for root_col, param in zip(plan.key, plan.key_params):
+        column = plan.root.columns[root_col].name.lower()
+        params = by_column.pop(column, None)
+        if params is None:
+            raise UnsupportedSqlError(f"view {name!r} takes a value for {column!r}: "
+                                      f"add `{column} = value` to the WHERE clause")
+        if len(params) != 1 and param not in plan.in_list:
+            raise UnsupportedSqlError(f"view {name!r} takes one value for {column!r}")
+        by_param[param] = params
+    if by_column:
+        raise UnsupportedSqlError(
+            f"view {name!r} cannot be filtered by {sorted(by_column)[0]!r}: only by its "
+            f"parameter columns")
+    slots = [order[i] for p in sorted(by_param) for i in by_param[p]]
+    limit = node.args.get("limit")
+    cut = None
+    if limit is not None:
+        value = limit.expression
+        if not isinstance(value, exp.Literal) or value.is_string:
+            raise UnsupportedSqlError(f"reading view {name!r}: LIMIT takes a number")
+        cut = int(value.this)
+    view = db.view(name)
+    return Handler(READ, picker(slots), view=view, view_key=name.lower(),
+                   project=project, limit=cut)
+
+
+def _projection(node: exp.Select, visible: list[str], name: str) -> tuple[int, ...] | None:
+    items = node.expressions
+    if len(items) == 1 and isinstance(items[0], exp.Star):
+        return None
+    out = []
+    for item in items:
+        target = item.this if isinstance(item, exp.Alias) else item
+        if isinstance(item, exp.Alias) or not isinstance(target, exp.Column) \
+                or target.name.lower() not in visible:
+            raise UnsupportedSqlError(
+                f"reading view {name!r}: select `*` or its columns ({', '.join(visible)}), "
+                f"got {item.sql(dialect=DIALECT)[:60]!r}")
+        out.append(visible.index(target.name.lower()))
+    return None if out == list(range(len(visible))) else tuple(out)
+
+
+def _parameter_condition(c: exp.Expr, positions: dict[int, int]) -> tuple[str | None, list[int]]:
+    if isinstance(c, exp.EQ):
+        col, value = (c.this, c.expression) if isinstance(c.this, exp.Column) else (c.expression, c.this)
+        if isinstance(col, exp.Column) and isinstance(value, exp.Placeholder):
+            return col.name.lower(), [positions[id(value)]]
+    if isinstance(c, exp.In) and isinstance(c.this, exp.Column) and c.expressions \
+            and all(isinstance(e, exp.Placeholder) for e in c.expressions):
+        return c.this.name.lower(), [positions[id(e)] for e in c.expressions]
+    return None, []
