@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up the environment (virtualenv with the spark and bench extras, Java) and run the
-# main job: the rivulet demo (embedded database in ./data, example program, load, workload,
-# summary). Extra arguments go to `rivulet demo`.
+# main job: `rivulet serve` (the database in ./data, with the news example and sample data
+# on first start, served over the MySQL protocol on 127.0.0.1:3307 and HTTP on :8080 until
+# Ctrl-C). Extra arguments go to `rivulet serve`; `rivulet demo` is still a command.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -36,5 +37,5 @@ fi
 export PYSPARK_PYTHON="${PYSPARK_PYTHON:-$PWD/$VENV/bin/python}"
 export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
 
-echo "==> $VENV/bin/python -m rivulet demo $*"
-exec "$VENV/bin/python" -m rivulet demo "$@"
+echo "==> $VENV/bin/python -m rivulet serve $*"
+exec "$VENV/bin/python" -m rivulet serve "$@"

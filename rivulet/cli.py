@@ -1,4 +1,5 @@
-"""The ``rivulet`` command line: ``demo``, ``explain``, ``status``, ``shell``."""
+"""The ``rivulet`` command line: ``serve`` (the main command), ``demo``, ``explain``,
+``status``, ``shell``, ``user``."""
 
 from __future__ import annotations
 
@@ -15,11 +16,42 @@ from typing import Any, Sequence
 import rivulet
 from rivulet.database import Database
 from rivulet.errors import RivuletError
+from rivulet.sql.parse import split_statements
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rivulet", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser(
+        "serve", help="serve a database over the MySQL protocol and HTTP until stopped",
+        description="Open (or create) the database, load the news example on first start, "
+                    "and serve it to MySQL clients and over HTTP until SIGINT/SIGTERM.")
+    serve.add_argument("--data-dir", default="data", help="database directory (default: ./data)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default: 127.0.0.1, loopback only)")
+    serve.add_argument("--mysql-port", type=int, default=3307,
+                       help="MySQL protocol port (default: 3307; 0 picks a free port)")
+    serve.add_argument("--http-port", type=int, default=8080,
+                       help="HTTP API port (default: 8080; 0 picks a free port)")
+    serve.add_argument("--no-http", action="store_true", help="do not serve the HTTP API")
+    serve.add_argument("--memory-limit", default=None,
+                       help="bound on in-memory state, e.g. 256MB (default: none)")
+    serve.add_argument("--no-demo", action="store_true",
+                       help="start empty: no news example program or sample data")
+    serve.add_argument("--stories", type=int, default=10_000, help="sample stories (first start)")
+    serve.add_argument("--votes", type=int, default=100_000, help="sample votes (first start)")
+
+    user = sub.add_parser("user", help="add, change or remove a MySQL user of a database",
+                          description="Users live in users.json in the data directory "
+                                      "(passwords stored hashed). A fresh directory has "
+                                      "'root' with an empty password, from loopback only.")
+    user.add_argument("name")
+    user.add_argument("--password", default="", help="the password (default: empty)")
+    user.add_argument("--any-host", action="store_true",
+                      help="may connect from any host (default: loopback only)")
+    user.add_argument("--remove", action="store_true", help="remove the user")
+    user.add_argument("--data-dir", default="data")
 
     demo = sub.add_parser("demo", help="run the news example: load data, then reads and writes")
     demo.add_argument("--data-dir", default="data", help="database directory (default: ./data)")
@@ -38,16 +70,105 @@ def main(argv: Sequence[str] | None = None) -> int:
     status = sub.add_parser("status", help="program, table sizes and LSN of a database")
     status.add_argument("--data-dir", default="data")
 
-    shell = sub.add_parser("shell", help="an interactive SQL prompt")
+    shell = sub.add_parser("shell", help="an interactive SQL prompt",
+                           description="SQL against a data directory (opened here) or a "
+                                       "running server (--server mysql://user:pw@host:port).")
     shell.add_argument("--data-dir", default="data")
+    shell.add_argument("--server", default=None,
+                       help="a running server's URL, e.g. mysql://root@127.0.0.1:3307")
 
     args = parser.parse_args(argv)
     try:
-        return {"demo": run_demo, "explain": run_explain, "status": run_status,
-                "shell": run_shell}[args.command](args)
+        return {"serve": run_serve, "demo": run_demo, "explain": run_explain,
+                "status": run_status, "shell": run_shell, "user": run_user}[args.command](args)
     except RivuletError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+
+
+# --------------------------------------------------------------------------- serve
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """One process: the engine, the MySQL server (on this thread's event loop) and the
+    HTTP API (uvicorn, on its own thread). SIGINT/SIGTERM stop both, then the database
+    closes, which commits and propagates every acknowledged write."""
+    import asyncio
+    import signal
+
+    from rivulet.server.mysql import MySQLServer
+
+    sys.setswitchinterval(0.0005)  # see run_demo
+    path = Path(args.data_dir)
+    db = rivulet.open(path, memory_limit=args.memory_limit)
+    try:
+        if not args.no_demo and not db.catalog.tables:
+            db.execute_script(news_program())
+            load_news_sample(db, stories=args.stories, votes=args.votes)
+            print(f"rivulet: installed the news example ({args.stories:,} stories, "
+                  f"{args.votes:,} votes)", flush=True)
+        http = None if args.no_http else _start_http(db, args.host, args.http_port)
+
+        async def serve() -> None:
+            server = MySQLServer(db, host=args.host, port=args.mysql_port)
+            await server.start()
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
+            _print_connect(path, args.host, server.port, http)
+            await stop.wait()
+            # Shutting down flushes acknowledged writes: a repeated SIGTERM must not cut it
+            # short (a second Ctrl-C still does).
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            print("rivulet: stopping", flush=True)
+            await server.stop()
+
+        try:
+            asyncio.run(serve())
+        finally:
+            if http is not None:
+                http.stop()
+    finally:
+        db.close()
+    print(f"rivulet: stopped (LSN {db.lsn})", flush=True)
+    return 0
+
+
+def _start_http(db: Database, host: str, port: int) -> Any:
+    try:
+        from rivulet.server.http import make_app, serve_http
+    except ImportError as exc:  # pragma: no cover - only while the HTTP API is missing
+        print(f"rivulet: no HTTP API ({exc})", file=sys.stderr)
+        return None
+    return serve_http(make_app(db), host, port)
+
+
+def _print_connect(path: Path, host: str, port: int, http: Any) -> None:
+    print(f"rivulet {rivulet.__version__} serving {path.resolve()}")
+    print(f"  MySQL:  mysql -h {host} -P {port} -u root      (database 'rivulet')")
+    print(f"          python: pymysql.connect(host={host!r}, port={port}, user='root')")
+    if http is not None:
+        print(f"  HTTP:   {http.url}/health   {http.url}/views   {http.url}/metrics")
+    print("  stop with Ctrl-C (or SIGTERM)", flush=True)
+
+
+def run_user(args: argparse.Namespace) -> int:
+    from rivulet.server.auth import ANY_HOST, LOOPBACK, UserStore
+
+    store = UserStore(args.data_dir)
+    if args.remove:
+        try:
+            store.remove_user(args.name)
+        except KeyError:
+            print(f"error: no user {args.name!r}", file=sys.stderr)
+            return 1
+        print(f"removed user {args.name!r}")
+        return 0
+    store.set_user(args.name, args.password, ANY_HOST if args.any_host else LOOPBACK)
+    where = "any host" if args.any_host else "loopback only"
+    print(f"user {args.name!r} set ({where}); a running server sees it after a restart")
+    return 0
 
 
 # --------------------------------------------------------------------------- demo
@@ -219,30 +340,78 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_shell(args: argparse.Namespace) -> int:
+    if args.server:
+        return _shell(_server_executor(args.server))
     with rivulet.open(args.data_dir) as db:
-        print("rivulet shell: end statements with ';', Ctrl-D to quit")
-        buffer = ""
-        while True:
+        def run(sql: str) -> Any:
             try:
-                line = input("... " if buffer else "rivulet> ")
-            except EOFError:
-                print()
-                return 0
-            buffer += line + "\n"
-            if not buffer.strip().endswith(";"):
-                continue
-            sql, buffer = buffer.strip().rstrip(";"), ""
-            try:
-                result = db.execute(sql)
+                return db.execute(sql)
             except RivuletError as exc:
-                print(f"error: {exc}")
-                continue
-            if isinstance(result, list):
-                for row in result:
-                    print("  " + " | ".join("NULL" if v is None else str(v) for v in row))
-                print(f"({len(result)} rows)")
-            else:
-                print(f"ok ({result} rows)")
+                return exc
+        return _shell(run)
+
+
+def _shell(run: Any) -> int:
+    """Read ``;``-terminated statements, run each, print rows or the error."""
+    print("rivulet shell: end statements with ';', Ctrl-D to quit")
+    buffer = ""
+    while True:
+        try:
+            line = input("... " if buffer else "rivulet> ")
+        except EOFError:
+            print()
+            return 0
+        buffer += line + "\n"
+        if not buffer.strip().endswith(";"):
+            continue
+        text, buffer = buffer, ""
+        try:
+            statements = [s.strip() for s in split_statements(text)]
+        except RivuletError as exc:
+            print(f"error: {exc}")
+            continue
+        for sql in statements:
+            _print_result(run(sql))
+
+
+def _print_result(result: Any) -> None:
+    if isinstance(result, Exception):
+        print(f"error: {result}")
+    elif isinstance(result, list):
+        for row in result:
+            print("  " + " | ".join("NULL" if v is None else str(v) for v in row))
+        print(f"({len(result)} rows)")
+    else:
+        print(f"ok ({result} rows)")
+
+
+def _server_executor(url: str) -> Any:
+    """A function running SQL on the server at ``url`` (``mysql://user:pw@host:port``)."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        import pymysql
+    except ImportError:
+        raise RivuletError("rivulet shell --server needs PyMySQL (pip install pymysql)") from None
+    parts = urlsplit(url if "://" in url else f"mysql://{url}")
+    if parts.scheme != "mysql":
+        raise RivuletError(f"--server takes a mysql://user:password@host:port URL, got {url!r}")
+    try:
+        conn = pymysql.connect(host=parts.hostname or "127.0.0.1", port=parts.port or 3307,
+                               user=unquote(parts.username or "root"),
+                               password=unquote(parts.password or ""), autocommit=True,
+                               database=(parts.path or "/").lstrip("/") or None)
+    except pymysql.MySQLError as exc:
+        raise RivuletError(f"cannot connect to {url}: {exc}") from None
+
+    def run(sql: str) -> Any:
+        try:
+            with conn.cursor() as cursor:
+                cursor.execute(sql)
+                return list(cursor.fetchall()) if cursor.description else cursor.rowcount
+        except pymysql.MySQLError as exc:
+            return RivuletError(exc.args[-1] if exc.args else str(exc))
+    return run
 
 
 if __name__ == "__main__":
