@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from mysql_mimic import packets
+from sqlglot import exp
 from mysql_mimic.connection import Connection
 from mysql_mimic.results import ResultColumn, ensure_result_set
 from mysql_mimic.stream import ConnectionClosed
@@ -242,14 +243,14 @@ class RivuletConnection(Connection):
 
     async def _query(self, sql: str) -> None:
         split = normalize.split(sql)
-        if split.params:
-            raise SqlError("a '?' parameter marker in a text query: use a prepared statement")
-        handler = self.cache.lookup(split, sql)
+        handler = None if split.params else self.cache.lookup(split, sql)
         if handler is None:
             shape = self.cache.shape(split, sql)
             if shape.kind not in (READ, WRITE):
-                await self._other(shape, sql)
+                await self._other(shape, sql)  # CREATE VIEW ... = ? keeps its '?'
                 return
+            if split.params:
+                raise SqlError("a '?' parameter marker in a text query: use a prepared statement")
             handler = await self._in_pool(self.cache.handler, split, sql)
         if handler.kind == READ:
             await self._read(handler, handler.args(split.values), False)
@@ -370,7 +371,7 @@ class RivuletConnection(Connection):
         now if new); ``EXPLAIN name``: of a view, or the columns of a table."""
         node = shape.node
         target = node.this if node is not None else None
-        if target is not None and not hasattr(target, "selects"):
+        if target is not None and not isinstance(target, exp.Query):
             name = target.name
             if self.db.catalog.view(name) is None:
                 rows, columns = describe(self.db.catalog, name)

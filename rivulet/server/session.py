@@ -185,7 +185,7 @@ def describe(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColu
         rows = []
         for i, c in enumerate(schema.columns):
             default = None if c.default is None else str(c.default)
-            rows.append((c.name, (c.sql_type or c.kind).lower(), "YES" if c.nullable else "NO",
+            rows.append((c.name, _type_text(c.sql_type or c.kind), "YES" if c.nullable else "NO",
                          "PRI" if i in schema.primary_key else "", default, ""))
         return rows, columns
     plan = catalog.view(name)
@@ -200,7 +200,7 @@ def create_table_sql(schema: TableSchema) -> str:
     """A ``CREATE TABLE`` statement for ``schema`` in MySQL's ``SHOW CREATE TABLE`` layout."""
     lines = []
     for c in schema.columns:
-        line = f"  `{c.name}` {(c.sql_type or c.kind).lower()}"
+        line = f"  `{c.name}` {_type_text(c.sql_type or c.kind)}"
         if not c.nullable:
             line += " NOT NULL"
         if c.default is not None:
@@ -213,6 +213,12 @@ def create_table_sql(schema: TableSchema) -> str:
         lines.append(f"  PRIMARY KEY ({keys})")
     body = ",\n".join(lines)
     return f"CREATE TABLE `{schema.name}` (\n{body}\n) ENGINE=rivulet DEFAULT CHARSET=utf8mb4"
+
+
+def _type_text(sql_type: str) -> str:
+    """``DECIMAL(10, 2)`` as MySQL prints it: ``decimal(10,2)`` (SQLAlchemy's reflection
+    reads this layout)."""
+    return re.sub(r",\s+", ",", sql_type.lower())
 
 
 def _default_literal(value: Any) -> str:

@@ -1,0 +1,446 @@
+"""The MySQL server with real clients: PyMySQL, mysql-connector-python (pure Python, text
+and server-side prepared statements) and SQLAlchemy Core; answers checked against SQLite
+running the same statements (tests/oracle.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import socket
+import sqlite3
+import struct
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import mysql.connector
+import pymysql
+import pytest
+import sqlalchemy as sa
+
+import rivulet
+from rivulet.cli import load_news_sample, news_program
+from rivulet.server.auth import UserStore
+from rivulet.server.mysql import ServerThread
+from rivulet.server.normalize import split
+
+from oracle import assert_same_answer
+
+SCHEMA = [
+    "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(100) NOT NULL, "
+    "price DECIMAL(10,2), qty INT, added DATETIME)",
+    "CREATE TABLE tags (item_id INT NOT NULL, tag VARCHAR(20) NOT NULL)",
+]
+ITEMS = [(i, f"item {i}", decimal.Decimal(f"{i}.50"), i % 7, dt.datetime(2024, 1, 1 + i % 28, 12))
+         for i in range(1, 41)]
+TAGS = [(i, t) for i in range(1, 41) for t in ("red", "green", "blue")[: 1 + i % 3]]
+
+HOSTILE = [
+    "' OR 1=1 --", "'; DROP TABLE items; --", "\\'", "\\", "\\\\'", '"', "''", "it's",
+    "a\0b", "\0", "ünïcødé 😀 中文", "%s ? ?", "line\nbreak\r\t\x1a", "' UNION SELECT 1, 2 #",
+    "/* comment */", "`backtick`", "\\n", "?", "-- ", "#",
+]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[rivulet.Database]:
+    database = rivulet.open(tmp_path / "db")
+    for sql in SCHEMA:
+        database.execute(sql)
+    database.table("items").insert_many(ITEMS)
+    database.table("tags").insert_many(TAGS)
+    database.settle()
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def server(db: rivulet.Database) -> Iterator[ServerThread]:
+    running = ServerThread(db, port=0)
+    yield running
+    running.stop()
+
+
+def connect(server: ServerThread, **kwargs: Any) -> pymysql.Connection:
+    kwargs.setdefault("user", "root")
+    kwargs.setdefault("password", "")
+    return pymysql.connect(host="127.0.0.1", port=server.port, database="rivulet",
+                           autocommit=True, **kwargs)
+
+
+def connector(server: ServerThread, **kwargs: Any) -> Any:
+    return mysql.connector.connect(host="127.0.0.1", port=server.port, user="root",
+                                   password="", database="rivulet", use_pure=True, **kwargs)
+
+
+def oracle() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE items (id INT PRIMARY KEY, name TEXT NOT NULL, price NUMERIC, "
+                 "qty INT, added TEXT)")
+    conn.execute("CREATE TABLE tags (item_id INT NOT NULL, tag TEXT NOT NULL)")
+    conn.executemany("INSERT INTO items VALUES (?, ?, ?, ?, ?)",
+                     [(i, n, float(p), q, str(a)) for i, n, p, q, a in ITEMS])
+    conn.executemany("INSERT INTO tags VALUES (?, ?)", TAGS)
+    return conn
+
+
+def query(conn: Any, sql: str, params: Any = None) -> list[tuple]:
+    with conn.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [tuple(r) for r in cursor.fetchall()]
+
+
+# --------------------------------------------------------------------------- normalization
+
+
+def test_split_turns_literals_into_slots_and_leaves_names_and_comments() -> None:
+    s = split("SELECT t1.a, `x 5`, 'it''s', \"q\\\"\" FROM t1 /* 7 */ WHERE b = 12 AND c = 1.5 -- 9")
+    assert s.template == "SELECT t1.a, `x 5`, ?, ? FROM t1 /* 7 */ WHERE b = ? AND c = ? -- 9"
+    assert s.values == ("it's", 'q"', 12, decimal.Decimal("1.5"))
+    assert s.params == ()
+    assert split("SELECT a FROM t WHERE b = ? AND c = 'x?'").params == (0,)
+    assert split("SELECT a FROM t WHERE b = 1e3").values == (1000.0,)
+    assert not split("SELECT a FROM t WHERE b = X'1f'").exact
+    assert split(r"SELECT 'a\nb\0\\\%'").values == ("a\nb\0\\\\%",)
+
+
+def test_literals_in_key_positions_share_one_view(server: ServerThread, db: rivulet.Database) -> None:
+    conn = connect(server)
+    views_before = len(db._views)
+    for i in (5, 6, 7):
+        assert query(conn, f"SELECT name, qty FROM items WHERE id = {i}") == [(f"item {i}", i % 7)]
+    for n in (1, 2, 5):
+        ids = list(range(1, n + 1))
+        got = query(conn, f"SELECT id FROM items WHERE id IN ({', '.join(map(str, ids))})")
+        assert sorted(r[0] for r in got) == ids
+    assert query(conn, "SELECT name FROM items WHERE name = 'item 3'") == [("item 3",)]
+    assert query(conn, "SELECT name FROM items WHERE name = 'item 4'") == [("item 4",)]
+    # one view for `id = ?`, one for `id IN (?)` (any length), one for `name = ?`
+    assert len(db._views) == views_before + 3
+
+
+def test_literals_outside_key_positions_stay_constants(server: ServerThread) -> None:
+    conn, sqlite = connect(server), oracle()
+    queries = [
+        "SELECT id, qty * 2 + 1 FROM items WHERE qty = 3",
+        "SELECT id, 'const' FROM items WHERE id = 9",
+        "SELECT id FROM items WHERE qty > 2 AND qty < 5",
+        "SELECT id, name FROM items WHERE id > 30 ORDER BY id LIMIT 3",
+        "SELECT id, name FROM items WHERE id > 30 ORDER BY id LIMIT 5",
+        "SELECT item_id, COUNT(*) FROM tags WHERE tag = 'red' GROUP BY item_id",
+        "SELECT item_id, COUNT(*) FROM tags WHERE tag = 'blue' GROUP BY item_id",
+        "SELECT id FROM items WHERE qty = 1 OR qty = 2",
+        "SELECT id FROM items WHERE price BETWEEN 3 AND 7.5",
+        "SELECT items.id, tags.tag FROM items JOIN tags ON items.id = tags.item_id "
+        "WHERE items.id = 12",
+    ]
+    for sql in queries:
+        assert_same_answer(sql, (), query(conn, sql), sqlite, what="the MySQL server")
+
+
+def test_writes_through_text_queries(server: ServerThread, db: rivulet.Database) -> None:
+    conn, sqlite = connect(server), oracle()
+    statements = [
+        "INSERT INTO items (id, name, qty) VALUES (100, 'new', 3), (101, 'newer', 4)",
+        "UPDATE items SET qty = qty + 10 WHERE id = 100",
+        "UPDATE items SET name = 'renamed' WHERE qty = 4",
+        "DELETE FROM items WHERE id IN (1, 2, 3)",
+        "DELETE FROM tags WHERE tag = 'blue'",
+    ]
+    counts = []
+    for sql in statements:
+        with conn.cursor() as cursor:
+            counts.append(cursor.execute(sql))
+        sqlite.execute(sql)
+    assert counts[:4] == [2, 1, sqlite.execute("SELECT COUNT(*) FROM items WHERE name = 'renamed'")
+                          .fetchone()[0], 3]
+    db.settle()
+    for sql in ["SELECT id, name, qty FROM items WHERE qty > 0", "SELECT item_id, tag FROM tags WHERE tag = 'red'"]:
+        assert_same_answer(sql, (), query(conn, sql), sqlite)
+
+
+def test_ddl_show_describe_and_explain(server: ServerThread, db: rivulet.Database) -> None:
+    conn = connect(server)
+    with conn.cursor() as cursor:
+        cursor.execute("CREATE TABLE notes (id INT PRIMARY KEY, body TEXT NOT NULL, score INT DEFAULT 0)")
+        cursor.execute("INSERT INTO notes (id, body) VALUES (1, 'one'), (2, 'two')")
+        cursor.execute("CREATE VIEW NotesById AS SELECT id, body, score FROM notes WHERE id = ?")
+    assert ("notes",) in query(conn, "SHOW TABLES")
+    assert ("NotesById", "VIEW") in query(conn, "SHOW FULL TABLES")
+    assert [r[0] for r in query(conn, "SHOW VIEWS")] == ["NotesById"]
+    create = query(conn, "SHOW CREATE TABLE notes")[0][1]
+    assert "`body` text NOT NULL" in create and "PRIMARY KEY (`id`)" in create
+    assert query(conn, "DESCRIBE notes")[2][:5] == ("score", "int", "YES", "", "0")
+    assert [r[0] for r in query(conn, "DESCRIBE NotesById")] == ["id", "body", "score"]
+    db.settle()
+    assert query(conn, "SELECT * FROM NotesById WHERE id = 2") == [(2, "two", 0)]
+    plan = [r[0] for r in query(conn, "EXPLAIN NotesById")]
+    assert plan[0].startswith("view NotesById") and any("state: partial" in p for p in plan)
+    plan = [r[0] for r in query(conn, "EXPLAIN SELECT body FROM notes WHERE score = 0")]
+    assert plan[0].startswith("view _q_") and "score = ?" in plan[0]
+    with conn.cursor() as cursor:
+        cursor.execute("DROP VIEW NotesById")
+    assert query(conn, "SHOW VIEWS") == []
+    with pytest.raises(pymysql.ProgrammingError) as info:
+        query(conn, "SELECT * FROM NotesById WHERE id = 2")
+    assert info.value.args[0] == 1146
+
+
+def test_named_views_read_by_their_parameters(tmp_path: Path) -> None:
+    with rivulet.open(tmp_path) as db:
+        db.execute_script(news_program())
+        load_news_sample(db, stories=300, votes=3000)
+        running = ServerThread(db, port=0)
+        try:
+            conn = connect(running)
+            expected = db.view("StoriesWithVC").lookup(7)
+            assert query(conn, "SELECT * FROM StoriesWithVC WHERE id = 7") == expected
+            assert query(conn, "SELECT vcount, id FROM StoriesWithVC WHERE id = 7") == [
+                (expected[0][4], 7)]
+            assert query(conn, "SELECT * FROM FrontPage LIMIT 3") == db.view("FrontPage").lookup()[:3]
+            with pytest.raises(pymysql.err.NotSupportedError, match="parameter columns"):
+                query(conn, "SELECT * FROM StoriesWithVC WHERE title = 'x'")
+            with pytest.raises(pymysql.err.NotSupportedError, match="takes a value for 'id'"):
+                query(conn, "SELECT * FROM StoriesWithVC")
+        finally:
+            running.stop()
+
+
+# --------------------------------------------------------------------------- clients
+
+
+def test_mysql_connector_prepared_statements_take_values(server: ServerThread, db: rivulet.Database) -> None:
+    conn = connector(server)
+    cursor = conn.cursor(prepared=True)
+    cursor.execute("SELECT id, name, price, added FROM items WHERE id = ?", (4,))
+    assert cursor.fetchall() == [(4, "item 4", decimal.Decimal("4.50"), dt.datetime(2024, 1, 5, 12))]
+    cursor.execute("SELECT id FROM items WHERE id IN (?, ?, ?)", (1, 2, 40))
+    assert sorted(r[0] for r in cursor.fetchall()) == [1, 2, 40]
+    when = dt.datetime(2025, 3, 4, 5, 6, 7)
+    cursor.execute("INSERT INTO items VALUES (?, ?, ?, ?, ?)",
+                   (200, "prepared", decimal.Decimal("9.99"), None, when))
+    assert cursor.rowcount == 1
+    cursor.execute("UPDATE items SET qty = ? WHERE id = ?", (3, 200))
+    db.settle()
+    cursor.execute("SELECT name, price, qty, added FROM items WHERE id = ?", (200,))
+    assert cursor.fetchall() == [("prepared", decimal.Decimal("9.99"), 3, when)]
+    cursor.execute("SELECT id FROM items WHERE added > ? AND id = ?", (dt.datetime(2025, 1, 1), 200))
+    assert cursor.fetchall() == [(200,)]
+    text = conn.cursor()
+    text.execute("SELECT name FROM items WHERE id = %s", (200,))
+    assert text.fetchall() == [("prepared",)]
+    conn.close()
+
+
+def test_hostile_strings_are_values_never_sql(server: ServerThread, db: rivulet.Database) -> None:
+    plain, prepared = connect(server), connector(server)
+    pcursor = prepared.cursor(prepared=True)
+    for i, value in enumerate(HOSTILE):
+        with plain.cursor() as cursor:  # PyMySQL escapes on the client: the text path
+            assert cursor.execute("INSERT INTO items (id, name) VALUES (%s, %s)", (1000 + i, value)) == 1
+        pcursor.execute("INSERT INTO items (id, name) VALUES (?, ?)", (2000 + i, value))
+    db.settle()
+    for i, value in enumerate(HOSTILE):
+        assert sorted(query(plain, "SELECT id, name FROM items WHERE name = %s", (value,))) == [
+            (1000 + i, value), (2000 + i, value)]
+        pcursor.execute("SELECT id FROM items WHERE name = ?", (value,))
+        assert sorted(r[0] for r in pcursor.fetchall()) == [1000 + i, 2000 + i]
+        pcursor.execute("SELECT name FROM items WHERE id = ?", (2000 + i,))
+        assert pcursor.fetchall() == [(value,)]
+    assert query(plain, "SELECT COUNT(*) FROM items WHERE id > 0") == [(len(ITEMS) + 2 * len(HOSTILE),)]
+    assert db.storage.count(db.catalog.require_table("items")) == len(ITEMS) + 2 * len(HOSTILE)
+    prepared.close()
+
+
+def test_sqlalchemy_core(server: ServerThread, db: rivulet.Database) -> None:
+    engine = sa.create_engine(f"mysql+pymysql://root@127.0.0.1:{server.port}/rivulet")
+    try:
+        inspector = sa.inspect(engine)
+        assert {"items", "tags"} <= set(inspector.get_table_names())
+        assert [c["name"] for c in inspector.get_columns("items")] == ["id", "name", "price", "qty", "added"]
+        metadata = sa.MetaData()
+        items = sa.Table("items", metadata, autoload_with=engine)
+        with engine.begin() as conn:
+            conn.execute(sa.insert(items), [{"id": 300, "name": "sa", "qty": 1},
+                                            {"id": 301, "name": "sa2", "qty": 2}])
+            conn.execute(sa.update(items).where(items.c.id == 301).values(qty=5))
+        db.settle()
+        with engine.connect() as conn:
+            rows = conn.execute(sa.select(items.c.id, items.c.qty)
+                                .where(items.c.id.in_([300, 301, 5]))).all()
+            assert sorted(tuple(r) for r in rows) == [(5, 5), (300, 1), (301, 5)]
+            assert conn.execute(sa.select(items.c.name).where(items.c.id == 300)).scalar() == "sa"
+            assert conn.execute(sa.text("SELECT name FROM items WHERE id = :i"), {"i": 301}).scalar() == "sa2"
+    finally:
+        engine.dispose()
+
+
+def test_32_connections_reading_and_writing_agree_with_sqlite(server: ServerThread, db: rivulet.Database) -> None:
+    errors: list[BaseException] = []
+    writes: list[list[str]] = [[] for _ in range(32)]
+
+    def client(n: int) -> None:
+        try:
+            conn = connect(server)
+            for k in range(15):
+                key = 10_000 + n * 100 + k
+                statements = [
+                    f"INSERT INTO items (id, name, qty) VALUES ({key}, 'c{n}', {k % 5})",
+                    f"INSERT INTO tags VALUES ({key}, 't{n % 4}')",
+                ]
+                if k % 3 == 2:
+                    statements.append(f"UPDATE items SET qty = qty + 1 WHERE id = {key - 1}")
+                if k % 5 == 4:
+                    statements.append(f"DELETE FROM tags WHERE item_id = {key - 2}")
+                for sql in statements:
+                    with conn.cursor() as cursor:
+                        cursor.execute(sql)
+                    writes[n].append(sql)
+                query(conn, f"SELECT name, qty FROM items WHERE id = {key}")
+                query(conn, f"SELECT item_id FROM tags WHERE tag = 't{n % 4}'")
+            conn.close()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(32)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors[:3]
+    db.settle()
+    sqlite = oracle()
+    for statements in writes:  # each client wrote its own keys: the order across clients is moot
+        for sql in statements:
+            sqlite.execute(sql)
+    conn = connect(server)
+    checks = [("SELECT id, name, qty FROM items WHERE name = %s", [f"c{n}"]) for n in range(32)]
+    checks += [("SELECT item_id, tag FROM tags WHERE tag = %s", [f"t{n}"]) for n in range(4)]
+    checks += [("SELECT qty, COUNT(*) FROM items WHERE qty >= %s GROUP BY qty", [0])]
+    for sql, params in checks:
+        got = query(conn, sql, params)
+        assert_same_answer(sql.replace("%s", "?"), params, got, sqlite)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_malformed_and_unsupported_sql_get_errors_and_the_connection_goes_on(server: ServerThread) -> None:
+    conn = connect(server)
+    cases = [
+        ("SELEC id FROM items", pymysql.err.ProgrammingError, 1064),
+        ("SELECT id FROM items WHERE", pymysql.err.ProgrammingError, 1064),
+        ("SELECT nope FROM items WHERE id = 1", pymysql.err.OperationalError, 1054),
+        ("SELECT id FROM missing WHERE id = 1", pymysql.err.ProgrammingError, 1146),
+        ("GRANT ALL ON *.* TO someone", pymysql.err.NotSupportedError, 1235),
+        ("INSERT INTO items (id, name) VALUES (1, 'dup')", pymysql.err.IntegrityError, 1062),
+        ("INSERT INTO items (id) VALUES (500)", pymysql.err.IntegrityError, 1048),
+        ("SELECT id FROM items WHERE id = ?", pymysql.err.OperationalError, 1210),
+    ]
+    for sql, error, code in cases:
+        with pytest.raises(error) as info:
+            query(conn, sql)
+        assert info.value.args[0] == code, (sql, info.value.args)
+        assert query(conn, "SELECT name FROM items WHERE id = 1") == [("item 1",)]
+
+
+def test_oversized_packet_is_refused_and_the_connection_goes_on(db: rivulet.Database) -> None:
+    running = ServerThread(db, port=0, max_packet=64 * 1024)
+    try:
+        conn = connect(running)
+        big = "x" * (200 * 1024)
+        with pytest.raises(pymysql.err.OperationalError) as info:
+            query(conn, f"SELECT id FROM items WHERE name = '{big}'")
+        assert info.value.args[0] == 1153
+        assert query(conn, "SELECT name FROM items WHERE id = 2") == [("item 2",)]
+        assert query(conn, "SELECT @@max_allowed_packet") == [(64 * 1024,)]
+    finally:
+        running.stop()
+
+
+def test_client_disconnecting_mid_query_leaves_others_served(server: ServerThread, db: rivulet.Database) -> None:
+    db.table("tags").insert_many([(i, "bulk") for i in range(50_000)])
+    db.settle()
+    others = connect(server)
+    for n in range(5):
+        conn = connect(server)
+        # A query that creates a view over 50,000 rows; the client hangs up at once.
+        sql = f"SELECT tag, COUNT(*) FROM tags WHERE item_id > {n} GROUP BY tag"
+        payload = b"\x03" + sql.encode()
+        conn._sock.sendall(struct.pack("<I", len(payload))[:3] + b"\x00" + payload)
+        conn._sock.close()
+        assert query(others, "SELECT name FROM items WHERE id = 3") == [("item 3",)]
+    time.sleep(0.5)
+    assert query(others, "SELECT name FROM items WHERE id = 4") == [("item 4",)]
+    assert query(connect(server), "SELECT name FROM items WHERE id = 5") == [("item 5",)]
+
+
+def test_read_your_writes(server: ServerThread, db: rivulet.Database) -> None:
+    # Propagation is slowed down so that a read right after a write would miss it.
+    db.hooks["before_propagate"] = lambda: time.sleep(0.05)
+    conn = connect(server)
+    query(conn, "SELECT qty FROM items WHERE id = 7")  # the view exists and holds id 7
+    with conn.cursor() as cursor:
+        cursor.execute("SET rivulet_read_your_writes = 1")
+    assert query(conn, "SELECT @@rivulet_read_your_writes") == [(1,)]
+    for n in range(1, 8):
+        with conn.cursor() as cursor:
+            cursor.execute(f"UPDATE items SET qty = {100 + n} WHERE id = 7")
+        assert query(conn, "SELECT qty FROM items WHERE id = 7") == [(100 + n,)]
+    with conn.cursor() as cursor:
+        cursor.execute("SET rivulet_read_your_writes = 0")
+    stale = 0
+    for n in range(1, 6):
+        with conn.cursor() as cursor:
+            cursor.execute(f"UPDATE items SET qty = {200 + n} WHERE id = 7")
+        stale += query(conn, "SELECT qty FROM items WHERE id = 7") != [(200 + n,)]
+    assert stale > 0  # without it, reads are eventually consistent (the test is meaningful)
+
+
+# --------------------------------------------------------------------------- users
+
+
+def test_passwords_and_unknown_users(db: rivulet.Database) -> None:
+    store = UserStore(db.path)
+    store.set_user("app", "s3cret", "%")
+    assert "s3cret" not in (db.path / "users.json").read_text()
+    running = ServerThread(db, port=0)
+    try:
+        assert query(connect(running, user="app", password="s3cret"), "SELECT name FROM items WHERE id = 1")
+        for user, password in [("app", "wrong"), ("app", ""), ("nobody", ""), ("root", "x")]:
+            with pytest.raises(pymysql.err.OperationalError) as info:
+                connect(running, user=user, password=password)
+            assert info.value.args[0] == 1045
+        assert query(connect(running), "SELECT name FROM items WHERE id = 1")  # root, loopback
+    finally:
+        running.stop()
+
+
+def test_root_without_password_only_from_loopback(db: rivulet.Database) -> None:
+    import asyncio
+
+    store = UserStore(db.path)
+    remote, local = store.identity("192.0.2.7"), store.identity("127.0.0.1")
+    assert asyncio.run(remote.get_user("root")).auth_plugin == "mysql_no_login"
+    assert asyncio.run(local.get_user("root")).auth_plugin == "mysql_native_password"
+    address = _non_loopback_address()
+    if address is None:
+        return
+    running = ServerThread(db, host="0.0.0.0", port=0)
+    try:
+        with pytest.raises(pymysql.err.OperationalError) as info:
+            pymysql.connect(host=address, port=running.port, user="root", password="")
+        assert info.value.args[0] == 1045
+    finally:
+        running.stop()
+
+
+def _non_loopback_address() -> str | None:
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))  # no packet is sent: this only picks a route
+            address = s.getsockname()[0]
+    except OSError:
+        return None
+    return None if address.startswith("127.") else address
