@@ -350,6 +350,10 @@ def test_sql_endpoint(news, api):
     lite.executemany("INSERT INTO votes VALUES (?, ?)", [(1, 2), (3, 2)])
     news.settle()
     assert_same_answer(sql, [2], rows_of(api.post("/sql", json={"sql": sql, "params": [2]})), lite)
+    # JSON sent as a form (what `curl -d` does) is still read as JSON.
+    r = api.post("/sql", content=json.dumps({"sql": sql, "params": [2]}),
+                 headers={"content-type": "application/x-www-form-urlencoded"})
+    assert_same_answer(sql, [2], rows_of(r), lite)
     # A text body is one statement without parameters; DDL answers rowcount 0.
     r = api.post("/sql", content="CREATE TABLE extra (id INT PRIMARY KEY)",
                  headers={"content-type": "text/plain"})

@@ -293,9 +293,16 @@ def _answer(view: View, rows: Any) -> Json:
     return Json({"view": view.name, "columns": list(view.columns), "rows": _rows(rows)})
 
 
+def _is_json(request: Request, body: bytes) -> bool:
+    """A JSON body, by its content type or its first character (SQL never starts with
+    ``{``; ``curl -d`` sends JSON labelled as a form)."""
+    return request.headers.get("content-type", "").startswith("application/json") or \
+        body.lstrip()[:1] == b"{"
+
+
 def _sql_body(request: Request, body: bytes) -> str:
     """The SQL of a ``PUT /views/{name}`` body: plain text, or JSON ``{"sql": ...}``."""
-    if request.headers.get("content-type", "").startswith("application/json"):
+    if _is_json(request, body):
         try:
             parsed = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -505,7 +512,7 @@ class Api:
 
 async def _sql_request(request: Request) -> tuple[str, list[Any]]:
     """``{"sql": "...", "params": [...]}``, or the statement as a text body."""
-    if not request.headers.get("content-type", "").startswith("application/json"):
+    if not _is_json(request, await request.body()):
         sql = _sql_body(request, await request.body())
         params: Any = []
     else:
