@@ -1,0 +1,84 @@
+"""``rivulet serve`` as a process: started, used over the MySQL protocol, stopped with
+SIGTERM, restarted on the same data directory; ``--help`` on every command."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pymysql
+import pytest
+
+from rivulet.cli import main
+
+
+def start(data_dir: Path, *extra: str) -> tuple[subprocess.Popen[str], int, list[str]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rivulet", "serve", "--data-dir", str(data_dir),
+         "--mysql-port", "0", "--http-port", "0", "--stories", "200", "--votes", "1000", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    lines: list[str] = []
+    deadline = time.monotonic() + 120
+    assert proc.stdout is not None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        found = re.search(r"-P (\d+)", line)
+        if found:
+            return proc, int(found.group(1)), lines
+    proc.kill()
+    raise AssertionError("rivulet serve did not start:\n" + "".join(lines))
+
+
+def stop(proc: subprocess.Popen[str], lines: list[str]) -> str:
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, "".join(lines) + out
+    return "".join(lines) + out
+
+
+def test_serve_keeps_acknowledged_writes_across_sigterm(tmp_path: Path) -> None:
+    proc, port, lines = start(tmp_path)
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
+        with conn.cursor() as cursor:
+            assert cursor.execute("SELECT id, title FROM stories WHERE id = 3") == 1
+            for i in range(50):
+                cursor.execute("INSERT INTO votes (user_id, story_id) VALUES (%s, %s)", (90_000 + i, 3))
+            cursor.execute("INSERT INTO stories VALUES (5000, 1, 'after start', NULL, '2025-01-01 00:00:00')")
+        conn.close()
+    except BaseException:
+        proc.kill()
+        raise
+    out = stop(proc, lines)
+    assert "installed the news example" in out and "stopped" in out
+
+    proc, port, lines = start(tmp_path)
+    try:
+        assert "installed" not in "".join(lines)
+        conn = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
+        with conn.cursor() as cursor:
+            cursor.execute("SELECT title FROM stories WHERE id = 5000")
+            assert cursor.fetchall() == (("after start",),)
+            cursor.execute("SELECT COUNT(*) FROM votes WHERE story_id = 3 AND user_id >= 90000")
+            assert cursor.fetchall() == ((50,),)
+        conn.close()
+    finally:
+        stop(proc, lines)
+
+
+@pytest.mark.parametrize("command", ["serve", "demo", "explain", "status", "shell", "user"])
+def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    assert info.value.code == 0
+    assert "usage: rivulet " + command in capsys.readouterr().out
