@@ -1326,3 +1326,16 @@ def test_regression_having_default_row_after_eviction(policy: str, tmp_path: Any
             assert view.lookup(1) == []
             assert view.lookup(5) == [(0,)]
             assert sorted(view.lookup_many([1, 2, 5])) == [(0,)]
+
+
+def test_limit_below_full_state_warns_once(caplog: Any) -> None:
+    """A memory limit smaller than the full state (never evicted) cannot be met: rivulet
+    evicts every partial key, keeps answering correctly, and logs one warning naming it."""
+    with make_pair(memory_limit=1_000) as pair:
+        with caplog.at_level("WARNING", logger="rivulet"):
+            check_views(pair)
+            check_views(pair)
+        warnings = [r for r in caplog.records if "cannot be evicted" in r.getMessage()]
+        assert len(warnings) == 1, caplog.records
+        stats = pair.db.stats()
+        assert stats["memory_bytes"] > 1_000 and stats["evictions"] > 0

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import math
 import random
 from collections import Counter
@@ -33,6 +34,8 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from rivulet.dataflow.ops.base import Base, Batch, Columns, Misses, NodeId, Operator
 from rivulet.dataflow.ops.reader import Reader
+
+log = logging.getLogger("rivulet")
 from rivulet.state.arrangement import Arrangement, Delta
 
 
@@ -90,6 +93,7 @@ class Graph:
         self.bootstrapper: Callable[[NodeId, Operator], bool] | None = None
         self.counters: Counter = Counter()
         self._random = random.Random(0)
+        self._warned_floor = False
 
     # ..................................................................... building
 
@@ -283,6 +287,12 @@ class Graph:
                 continue
             evicted += self.evict(node, state, keys)
             total = self.memory_bytes()
+        if total > limit and not self._warned_floor:
+            self._warned_floor = True  # once: the state is what the program needs
+            log.warning(
+                "memory limit %d bytes is below the %d bytes of state that cannot be evicted "
+                "(full state: see `rivulet explain`); reads of partial views will miss",
+                limit, sum(s.byte_size() for _, s in self.states() if not s.partial))
         return evicted
 
     def _victims(self, node: NodeId, state: State, count: int) -> list[Any]:
