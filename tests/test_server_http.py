@@ -688,6 +688,33 @@ def test_bad_input_never_gets_a_500(news, api, method, path, body, query):
         assert set(r.json()) == {"error", "kind"} and r.json()["error"]
 
 
+def test_oversized_bodies_get_413(news):
+    api = client_for(news, max_body=1000)
+    rows = [[10_000 + i, "x" * 20] for i in range(100)]
+    assert_error(api.post("/tables/users/rows", json=rows), 413, "too_large", "1000 bytes")
+
+    def chunks():
+        for _ in range(20):
+            yield b" " * 100
+
+    assert_error(api.post("/sql", content=chunks()), 413, "too_large")
+    assert api.post("/tables/users/rows", json=rows[:5]).status_code == 201
+    assert len(news.query("SELECT id FROM users WHERE id >= ?", [10_000])) == 5
+
+
+def test_verify_failure_is_reported(news):
+    def verify(db: rivulet.Database, views: list[str] | None) -> FakeReport:
+        raise RuntimeError("java is missing")
+
+    assert_error(client_for(news, verify=verify).post("/verify"), 500, "verify_failed",
+                 "java is missing")
+
+
+def test_reserved_view_name_is_bad_input(news, api):
+    assert_error(api.put("/views/_rivulet_mine", content="SELECT id FROM stories"), 400, "bad_request",
+                 "reserved")
+
+
 # --------------------------------------------------------------------------- threads, runner
 
 

@@ -185,7 +185,9 @@ def _classify(db: Database, exc: RivuletError) -> tuple[int, str]:
     if isinstance(exc, SchemaError):
         return 400, "schema"
     if isinstance(exc, ProgramError):
-        return (404, "not_found") if str(exc).startswith("unknown ") else (409, "conflict")
+        if str(exc).startswith("unknown "):
+            return 404, "not_found"
+        return (400, "bad_request") if "reserved" in str(exc) else (409, "conflict")
     if isinstance(exc, StorageError) or str(exc).startswith("commit failed"):
         return 500, "storage"
     if db._failure is not None:
@@ -506,7 +508,13 @@ class Api:
             raise ApiError(400, "bad_request", "the body must be a JSON list of view names (or empty)")
         names = None if body is None else [_view(self.db, n).name for n in body]
         verify = self.verify or _default_verify()
-        report = await run_in_threadpool(verify, self.db, names)
+        try:
+            report = await run_in_threadpool(verify, self.db, names)
+        except RivuletError:
+            raise
+        except Exception as exc:  # Spark or Java trouble: not the client's fault, not a crash
+            log.exception("verification failed")
+            raise ApiError(500, "verify_failed", f"verification failed: {exc!r}") from exc
         return Json(report.to_dict() if hasattr(report, "to_dict") else report)
 
 
@@ -535,6 +543,45 @@ def _default_verify() -> Verify:
     return verify  # type: ignore[no-any-return]
 
 
+#: Largest request body accepted (bytes); larger ones get 413 before they are read.
+MAX_BODY = 64 * 1024 * 1024
+
+
+class LimitBody:
+    """ASGI middleware refusing request bodies over ``limit`` bytes with 413, by their
+    Content-Length up front, or, for a chunked body, as soon as the bytes read pass it."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(scope, receive, send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise ApiError(413, "too_large", self._message())
+            return message
+
+        await self.app(scope, limited, send)
+
+    def _message(self) -> str:
+        return f"request body over {self.limit} bytes"
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await _error(413, "too_large", self._message())(scope, receive, send)
+
+
 class CountRequests:
     """ASGI middleware counting responses by endpoint, method and status (for /metrics)."""
 
@@ -561,9 +608,10 @@ class CountRequests:
             self.counter.add(name, scope["method"], status[0])
 
 
-def make_app(db: Database, *, verify: Verify | None = None) -> Starlette:
+def make_app(db: Database, *, verify: Verify | None = None, max_body: int = MAX_BODY) -> Starlette:
     """The HTTP API over ``db``. ``verify(db, view_names or None)`` answers ``POST /verify``
-    (default: :func:`rivulet.spark.verify.verify`, imported on first use)."""
+    (default: :func:`rivulet.spark.verify.verify`, imported on first use); request bodies
+    over ``max_body`` bytes are refused (413)."""
     api = Api(db, verify, RequestCounter())
     routes = [
         Route("/health", api.health, methods=["GET"]),
@@ -583,6 +631,7 @@ def make_app(db: Database, *, verify: Verify | None = None) -> Starlette:
         Route("/verify", api.verify_views, methods=["POST"]),
     ]
     app = Starlette(routes=routes, exception_handlers=_exception_handlers(db))
+    app.add_middleware(LimitBody, limit=max_body)
     app.add_middleware(CountRequests, counter=api.requests)
     app.state.api = api
     return app
