@@ -565,6 +565,7 @@ def test_metrics_memory_limit_gauge(tmp_path):
 
 def test_graph_dot_marks_every_node(news, api):
     news.execute("CREATE VIEW Titles AS SELECT title FROM stories WHERE id = ?")
+    news.execute("""CREATE VIEW Odd AS SELECT id FROM stories WHERE title <> 'say "hi" \\\\ now'""")
     r = api.get("/graph")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/vnd.graphviz")
     dot = r.text
@@ -572,6 +573,11 @@ def test_graph_dot_marks_every_node(news, api):
     lines = {int(m.group(1)): m.group(2) for m in re.finditer(r"^  n(\d+) \[(.*)\];$", dot, re.M)}
     graph = news.graph
     assert set(lines) == set(graph.nodes)
+    quoted = r'"(?:[^"\\\n]|\\.)*"'
+    attr = re.compile(rf"^label={quoted}(, [a-z]+=(?:{quoted}|[a-z0-9.]+))*$")
+    for node_id, attrs in lines.items():
+        assert attr.match(attrs), f"malformed attributes of n{node_id}: {attrs}"
+    assert any('say \\"hi\\"' in a for a in lines.values())
     for node_id, node in graph.nodes.items():
         for parent in set(node.op.parents):
             assert f"  n{parent} -> n{node_id};" in dot
