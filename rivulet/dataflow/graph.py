@@ -37,6 +37,7 @@ from rivulet.dataflow.ops.reader import Reader
 
 log = logging.getLogger("rivulet")
 from rivulet.state.arrangement import Arrangement, Delta
+from rivulet.state.groups import GroupIndex
 
 
 class State(Protocol):
@@ -57,7 +58,7 @@ class GraphNode:
     #: Shared indexes of the node's output (partial caches, or full when partial state is off).
     arrangements: dict[Columns, Arrangement] = field(default_factory=dict)
     #: Full indexes of a full stateful node, for upqueries on other columns than its key.
-    full_indexes: dict[Columns, Arrangement] = field(default_factory=dict)
+    full_indexes: dict[Columns, Arrangement | GroupIndex] = field(default_factory=dict)
     #: Names of the views that use this node; a node nobody uses can be dropped.
     users: set[str] = field(default_factory=set)
     #: Why the node's state is full (for ``explain``), when it keeps full state.
@@ -201,7 +202,7 @@ class Graph:
         if op.stateful and not op.partial and not op.natural(columns):  # type: ignore[attr-defined]
             index = entry.full_indexes.get(columns)
             if index is None:
-                index = entry.full_indexes[columns] = Arrangement(columns)
+                index = entry.full_indexes[columns] = _full_index(op, columns)
                 index.apply(op.snapshot() or ())
             return index.rows_of(keys)
         return op.on_upquery(columns, keys)
@@ -376,6 +377,16 @@ def _random_keys(held: dict[Any, Any], count: int, rng: random.Random) -> list[A
     start = rng.randrange(max(1, min(len(held), 65_536) - count))
     window = list(itertools.islice(held, start, start + 4 * count))
     return rng.sample(window, min(count, len(window)))
+
+
+def _full_index(op: Operator, columns: Columns) -> Arrangement | GroupIndex:
+    """An index of a full stateful operator's output on ``columns`` (not its group key):
+    the groups under each key, whose rows the operator makes when asked, if ``columns``
+    are among its group columns; else a copy of its rows."""
+    group = op.group_columns  # type: ignore[attr-defined]
+    if group is not None and set(columns) <= set(group):
+        return GroupIndex(columns, group, lambda groups: op.on_upquery(group, groups))
+    return Arrangement(columns)
 
 
 def _no_base_rows(table: str) -> Iterable[Delta]:

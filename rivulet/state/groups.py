@@ -110,3 +110,57 @@ def _positions_of(positions: tuple[int, ...], width: int) -> Callable[[Any], Any
     if width == 1:
         return lambda gk: gk
     return key_function(positions)
+
+
+class GroupIndex:
+    """A full stateful node's groups by some of their key's columns, for upqueries on them.
+
+    A view keyed by ``story_id`` over a full ``GROUP BY story_id, title`` asks the aggregate
+    for groups by a part of their key. Copying every output row into an index would double
+    the aggregate's memory; this index keeps only which groups each key has, and the rows
+    are made by the operator itself (``answer``) when asked. Counts per group are kept
+    because a group may output several rows (a top-k's).
+    """
+
+    partial = False
+
+    def __init__(self, columns: tuple[int, ...], group_columns: tuple[int, ...],
+                 answer: Callable[[list[Any]], list]) -> None:
+        self.columns = columns
+        self.key_of = key_function(columns)
+        self.group_of = key_function(group_columns)
+        self.answer = answer
+        self.members: dict[Any, dict[Any, int]] = {}
+
+    def apply(self, deltas: Iterable[tuple[tuple, int]]) -> None:
+        members, key_of, group_of = self.members, self.key_of, self.group_of
+        for row, diff in deltas:
+            key = key_of(row)
+            groups = members.get(key)
+            if groups is None:
+                groups = members[key] = {}
+            gk = group_of(row)
+            n = groups.get(gk, 0) + diff
+            if n:
+                groups[gk] = n
+            else:
+                del groups[gk]
+                if not groups:
+                    del members[key]
+
+    def rows_of(self, keys: Iterable[Any]) -> list:
+        groups = [gk for key in keys for gk in self.members.get(key, ())]
+        return self.answer(groups) if groups else []
+
+    def all_rows(self) -> list:
+        return self.answer([gk for groups in self.members.values() for gk in groups])
+
+    def byte_size(self) -> int:
+        return len(self.members) * GROUP_INDEX_KEY_BYTES + sum(
+            len(g) for g in self.members.values()) * GROUP_INDEX_MEMBER_BYTES
+
+
+#: Rough cost of an index key (dict slot, key object, the dict of its groups) and of one
+#: group under it (slot, the group key tuple).
+GROUP_INDEX_KEY_BYTES = 300
+GROUP_INDEX_MEMBER_BYTES = 150

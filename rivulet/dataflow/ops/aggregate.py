@@ -323,9 +323,9 @@ class Aggregate(StatefulOperator):
 
     # ..................................................................... upqueries
 
-    def natural(self, columns: Columns) -> bool:
-        """Whether an upquery on ``columns`` is a plain lookup of groups by key."""
-        return columns == tuple(range(len(self.group_by))) and not self.is_global
+    @property
+    def group_columns(self) -> Columns | None:
+        return None if self.is_global else tuple(range(len(self.group_by)))
 
     def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
         traced = tuple(self.group_by[c] for c in columns if c < len(self.group_by))

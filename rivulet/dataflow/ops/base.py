@@ -105,9 +105,15 @@ class StatefulOperator(Operator):
     def partial(self) -> bool:
         return self.state.partial
 
+    @property
+    def group_columns(self) -> Columns | None:
+        """The output columns whose values name one group, or ``None`` where none do (a
+        global aggregate): an upquery on them is a plain lookup of groups."""
+        raise NotImplementedError(type(self).__name__)
+
     def natural(self, columns: Columns) -> bool:
         """Whether an upquery on ``columns`` of full state is a plain lookup by group."""
-        raise NotImplementedError(type(self).__name__)
+        return columns == self.group_columns
 
     def hold(self, columns: Columns, keys: list[Any], traced: Columns,
              absorb: Callable[[Batch], Any]) -> None:

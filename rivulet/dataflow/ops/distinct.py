@@ -57,8 +57,9 @@ class Distinct(StatefulOperator):
                 n += 1
         return n
 
-    def natural(self, columns: Columns) -> bool:
-        return columns == tuple(range(self.arity))
+    @property
+    def group_columns(self) -> Columns | None:
+        return tuple(range(self.arity))
 
     def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
         self.hold(columns, keys, columns, lambda rows: self.on_input({self.parents[0]: rows}))

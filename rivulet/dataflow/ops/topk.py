@@ -138,8 +138,9 @@ class TopK(StatefulOperator):
 
     # ..................................................................... upqueries
 
-    def natural(self, columns: Columns) -> bool:
-        return bool(self.group_by) and columns == self.group_by
+    @property
+    def group_columns(self) -> Columns | None:
+        return self.group_by or None
 
     def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
         self.hold(columns, keys, columns, self._apply)
