@@ -34,10 +34,10 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from rivulet.dataflow.ops.base import Base, Batch, Columns, Misses, NodeId, Operator
 from rivulet.dataflow.ops.reader import Reader
-
-log = logging.getLogger("rivulet")
 from rivulet.state.arrangement import Arrangement, Delta
 from rivulet.state.groups import GroupIndex
+
+log = logging.getLogger("rivulet")
 
 
 class State(Protocol):

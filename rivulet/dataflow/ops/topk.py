@@ -132,7 +132,7 @@ class TopK(StatefulOperator):
         for row, n in consolidate(deltas):
             apply_to_sorted(rows, row, n)
         self.rows += len(rows) - len(old)
-        self.groups[key] = rows
+        self.state.add(key, rows)
         self.truncated.discard(key)
         return rows
 
