@@ -639,7 +639,7 @@ class Database:
     def _propagate_loop(self) -> None:
         if not self._bootstrap.await_loaded(0):  # a recovery: load state, then apply batches
             self._bootstrap.finish_recovery(self._fail)
-            self._prewarm_saved()
+            self._prewarm_saved(on_spark=False)  # no migration here: it would wait on itself
         while True:
             item = self._batches.get()
             if item is None:
@@ -693,21 +693,21 @@ class Database:
         (Spark or in-process), and the time of the snapshot, the Spark jobs and the load."""
         return self._bootstrap.report.as_dict()
 
-    def prewarm(self, view: str, keys: Iterable[Any]) -> int:
+    def prewarm(self, view: str, keys: Iterable[Any], *, on_spark: bool | None = None) -> int:
         """Fill these keys of a partial view before anyone reads them (a key is a value, or
-        a tuple of the key's values), in batched upqueries (see :mod:`rivulet.spark.prewarm`).
-        Returns how many keys were filled."""
+        a tuple of the key's values): by batched upqueries, or on Spark for many keys
+        (``on_spark``; see :mod:`rivulet.spark.prewarm`). Returns how many keys were filled."""
         self._check_open()
         from rivulet.spark.prewarm import prewarm_view
 
-        return prewarm_view(self, self.view(view), keys)
+        return prewarm_view(self, self.view(view), keys, on_spark=on_spark).filled
 
-    def _prewarm_saved(self) -> None:
+    def _prewarm_saved(self, on_spark: bool | None = None) -> None:
         """Pre-warm the keys saved at the last close (unless turned off)."""
         if self._prewarm_on_open:
             from rivulet.spark.prewarm import prewarm_saved
 
-            prewarm_saved(self)
+            prewarm_saved(self, on_spark=on_spark)
 
     # ..................................................................... misc
 

@@ -1,5 +1,6 @@
 """Pre-warming partial views (rivulet/spark/prewarm.py): ``db.prewarm`` and the hot keys
-saved at close and filled again at open.
+saved at close and filled again at open; on Spark for the shapes it can fill
+consistently (the reader alone, or one partial aggregate), in-process otherwise.
 
 A pre-warmed key must be a hit (``stats()["per_view"][v]["hits"/"misses"]``), its answer
 must be SQLite's (tests/oracle.py), and the partial state it filled must stay right under
@@ -11,12 +12,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from oracle import Pair
+from spark_fixtures import SPARK_CONFIG, spark_session  # noqa: F401
 
 import rivulet
-from rivulet.spark.prewarm import HOT_KEYS_FILE
+from rivulet.spark.prewarm import HOT_KEYS_FILE, prewarm_view, spark_plan
 
 VIEWS = {
     "by_cat": "SELECT id, name FROM items WHERE cat = ?",
@@ -124,3 +127,83 @@ def test_a_damaged_hot_keys_file_is_ignored(pair: Pair) -> None:
     pair.db = rivulet.open(pair.path)
     pair.check_view("by_cat", [9])
     assert counts(pair.db, "by_cat") == (0, 1)
+
+
+# --------------------------------------------------------------------------- on Spark
+
+
+@pytest.fixture
+def spark_pair(spark: Any) -> Iterator[Pair]:
+    with Pair() as p:
+        p.db.close()
+        p.db = rivulet.open(p.path, spark=SPARK_CONFIG)
+        p.execute("CREATE TABLE items (id INT PRIMARY KEY, cat INT, name VARCHAR(10), qty INT)")
+        p.execute("CREATE TABLE tags (item_id INT NOT NULL, tag VARCHAR(10) NOT NULL)")
+        rng = random.Random(2)
+        p.insert_many("items", [(i, rng.randint(0, 30), rng.choice("abc"), rng.randint(0, 9))
+                                for i in range(500)])
+        p.insert_many("tags", [(rng.randrange(500), rng.choice(["x", "y", "z"]))
+                               for _ in range(300)])
+        for name, sql in {**VIEWS, **SPARK_VIEWS}.items():
+            p.create_view(name, sql)
+        p.settle()
+        yield p
+
+
+SPARK_VIEWS = {
+    "tagged": "SELECT items.id, items.name, tags.tag FROM items JOIN tags "
+              "ON items.id = tags.item_id WHERE items.cat = ?",
+    "top_names": "SELECT cat, name, COUNT(*) AS n FROM items WHERE cat = ? "
+                 "GROUP BY cat, name ORDER BY n DESC, name LIMIT 2",
+}
+
+
+def spark_writes(p: Pair) -> None:
+    p.insert_many("items", [(900, 3, "a", 1), (901, 4, "c", 8), (902, 31, "b", 2)])
+    p.insert_many("tags", [(900, "x"), (3, "z"), (901, "y")])
+    p.execute("DELETE FROM items WHERE cat = 5 AND qty > 4")
+    p.execute("UPDATE items SET cat = 3 WHERE id % 11 = 0")
+    p.settle()
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("view", ["by_cat", "tagged", "cat_count"])
+def test_prewarm_on_spark(spark_pair: Pair, view: str) -> None:
+    db = spark_pair.db
+    keys = [3, 4, 5, 31, 77]
+    result = prewarm_view(db, db.view(view), keys, on_spark=True)
+    assert (result.executor, result.filled) == ("spark", len(keys))
+    assert prewarm_view(db, db.view(view), keys, on_spark=True).filled == 0
+    for key in keys:
+        spark_pair.check_view(view, [key])
+    assert_all_hits(db, view, len(keys))
+    spark_writes(spark_pair)  # the filled keys keep up with writes
+    for key in keys:
+        spark_pair.check_view(view, [key])
+    assert_all_hits(db, view, 2 * len(keys))
+
+
+@pytest.mark.spark
+def test_prewarm_on_spark_shares_an_aggregate_some_keys_of_which_are_held(spark_pair: Pair) -> None:
+    db = spark_pair.db
+    spark_pair.check_view("cat_count", [3])  # the aggregate now holds 3 (through cat_count)
+    assert spark_plan(db, db._built["cat_count"]) is not None
+    result = prewarm_view(db, db.view("cat_count"), [3, 4, 6], on_spark=True)
+    assert (result.executor, result.filled) == ("spark", 2)
+    for key in [3, 4, 6]:
+        spark_pair.check_view("cat_count", [key])
+    spark_writes(spark_pair)
+    for key in [3, 4, 6]:
+        spark_pair.check_view("cat_count", [key])
+
+
+@pytest.mark.spark
+def test_prewarm_falls_back_in_process_where_spark_cannot_fill_consistently(spark_pair: Pair) -> None:
+    db = spark_pair.db
+    built = db._built["top_names"]
+    assert spark_plan(db, built) is None  # a partial top-k over a partial aggregate
+    result = prewarm_view(db, db.view("top_names"), [3, 4], on_spark=True)
+    assert (result.executor, result.filled) == ("in-process", 2)
+    spark_writes(spark_pair)
+    for key in [3, 4]:
+        spark_pair.check_view("top_names", [key])

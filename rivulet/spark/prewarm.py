@@ -23,9 +23,14 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import shutil
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
+from rivulet.dataflow.builder import BuiltView
+from rivulet.dataflow.ops.aggregate import Aggregate
 from rivulet.errors import UpqueryTimeout
 from rivulet.state.reader import KeyedReader
 
@@ -41,18 +46,47 @@ HOT_KEYS_FILE = "hot_keys.pickle"
 HOT_KEYS_PER_VIEW = 10_000
 #: Keys per upquery batch (bounds the graph lock's hold time; reads go on in between).
 BATCH_KEYS = 5_000
+#: From this many missing keys, ``prewarm`` fills them on Spark (when the view allows).
+SPARK_KEYS = 10_000
 
 
-def prewarm_view(db: Database, view: View, keys: Iterable[Any]) -> int:
-    """Fill ``keys`` of ``view`` (values, or tuples of the key's values); returns how many
-    keys were missing and are now filled. A full view holds every key already: 0."""
+@dataclass(frozen=True)
+class PrewarmResult:
+    filled: int  # keys that were missing and are now held
+    executor: str  # "spark", "in-process", or "" when nothing was missing
+    seconds: float
+
+
+def prewarm_view(db: Database, view: View, keys: Iterable[Any], *,
+                 on_spark: bool | None = None) -> PrewarmResult:
+    """Fill ``keys`` of ``view`` (values, or tuples of the key's values). On Spark when
+    ``on_spark`` (None: when at least :data:`SPARK_KEYS` keys are missing) and the view's
+    shape allows it (:func:`spark_plan`), else by batched upqueries. A full view holds
+    every key already."""
+    started = time.perf_counter()
     built = db._built[view.name.lower()]
     state = built.state
     if not state.partial:
-        return 0
+        return PrewarmResult(0, "", 0.0)
     wanted = _state_keys(view, keys)
     if db._bootstrap.waits(built) and not db._bootstrap.await_loaded(db.upquery_timeout):
         raise UpqueryTimeout(f"view {view.name!r}: its state is still being recovered")
+    missing = state.missing(wanted)
+    if not missing:
+        return PrewarmResult(0, "", time.perf_counter() - started)
+    if on_spark is None:
+        on_spark = len(missing) >= SPARK_KEYS
+    if on_spark and spark_plan(db, built) is not None:
+        filled = _prewarm_on_spark(db, built, missing)
+        if filled is not None:
+            return PrewarmResult(filled, "spark", time.perf_counter() - started)
+    filled = _prewarm_in_process(db, built, wanted)
+    return PrewarmResult(filled, "in-process", time.perf_counter() - started)
+
+
+def _prewarm_in_process(db: Database, built: BuiltView, wanted: list[Any]) -> int:
+    state = built.state
+    view = built.plan
     filled = 0
     for start in range(0, len(wanted), BATCH_KEYS):
         batch = wanted[start:start + BATCH_KEYS]
@@ -67,6 +101,92 @@ def prewarm_view(db: Database, view: View, keys: Iterable[Any]) -> int:
                 filled += len(missing)
             db.graph.enforce_memory_limit()
     return filled
+
+
+def spark_plan(db: Database, built: BuiltView) -> tuple[str, Any] | None:
+    """How Spark can fill keys of this partial view consistently, or None.
+
+    A partial stateful operator drops updates for keys it does not hold, so filling a key
+    in the reader alone would freeze it if such an operator lies upstream. Two shapes are
+    safe: ``("reader", None)``, no partial stateful operator in the view (Spark computes
+    the reader's rows for the keys; partial join caches on the way fill on their own when
+    writes need them); and ``("aggregate", node)``, exactly one, a partial aggregate on one
+    column with none upstream (Spark computes its groups for the keys, loaded with the
+    keys marked held; the reader then fills from it by an in-process upquery, which also
+    fills anything between them). The reader's keys are the aggregate's partial keys by
+    the same values (``Graph.add_dependent``)."""
+    graph = db.graph
+    partial_ops = [n for n in built.nodes if n in graph.nodes and n != built.reader_node
+                   and graph.nodes[n].op.stateful and graph.nodes[n].op.partial]
+    if not partial_ops:
+        return ("reader", None)
+    if len(partial_ops) != 1:
+        return None
+    node = partial_ops[0]
+    op = graph.nodes[node].op
+    if not isinstance(op, Aggregate) or len(op.partial_columns or ()) != 1:
+        return None
+    if getattr(op, "plan_node", None) is None:
+        return None
+    if all(s is not built.state for _, s in graph.dependents.get(node, ())):
+        return None
+    return ("aggregate", node)
+
+
+def _prewarm_on_spark(db: Database, built: BuiltView, keys: list[Any]) -> int | None:
+    """Spark's part, under a migration (no commit, every batch applied: the snapshot's
+    LSN is the graph's). None if the shape changed meanwhile (the caller goes in-process)."""
+    from rivulet.spark.bootstrap import aggregate_state, output_rows
+    from rivulet.spark.compile import PlanCompiler, _key_rows, name
+    from rivulet.spark.session import get_session
+    from rivulet.spark.snapshot import take_snapshot
+
+    with db._migration():
+        db._check_open()
+        state = built.state
+        keys = state.missing(keys)
+        shape = spark_plan(db, built)
+        if db._built.get(built.plan.name.lower()) is not built or shape is None or not keys:
+            return None if shape is None else 0
+        work = db._bootstrap._work_dir()
+        try:
+            snapshot = take_snapshot(db.storage.path, work)
+            if snapshot.lsn != db.graph.lsn:
+                return None
+            compiler = PlanCompiler(snapshot.dataframes(get_session(db._bootstrap.spark_config)))
+            kind, node = shape
+            if kind == "reader":
+                plan = built.plan
+                tuples = [k if len(plan.key) != 1 else (k,) for k in keys]
+                root = compiler.frame(plan.root)
+                rows = _key_rows(plan, root, [(0, t) for t in tuples])
+                state.fill(keys, output_rows(rows.select(*[name(i) for i in range(plan.root.arity)])))
+                db.graph.enforce_memory_limit()
+                return len(keys)
+            op = db.graph.nodes[node].op
+            fresh = [k for k in keys if k not in op.state.filled]
+            agg = op.plan_node
+            if fresh:
+                column = name(agg.group_by[op.partial_columns[0]])
+                df = compiler.frame(agg.input)
+                df = df.where(_isin(df, column, fresh))
+                op.load_groups(aggregate_state(df, agg, op), filled=fresh)
+            rows = db.graph.upquery(built.root, built.plan.key, keys)
+            state.fill(keys, rows)
+            db.graph.enforce_memory_limit()
+            return len(keys)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _isin(df: Any, column: str, values: list[Any]) -> Any:
+    """``column IN values`` with the values as literals of the column's Spark type."""
+    from pyspark.sql import functions as SF
+
+    from rivulet.spark.compile import _typed_literal
+
+    data_type = df.schema[column].dataType
+    return SF.col(column).isin([_typed_literal(v, data_type) for v in values])
 
 
 def _state_keys(view: View, keys: Iterable[Any]) -> list[Any]:
@@ -119,8 +239,9 @@ def save_hot_keys(db: Database) -> Path | None:
     return path
 
 
-def prewarm_saved(db: Database) -> int:
-    """Pre-warm the keys saved at the last close (views whose SQL is unchanged)."""
+def prewarm_saved(db: Database, *, on_spark: bool | None = None) -> int:
+    """Pre-warm the keys saved at the last close (views whose SQL is unchanged);
+    ``on_spark=False`` where a migration cannot run (the propagation worker)."""
     path = db.path / HOT_KEYS_FILE
     try:
         saved = pickle.loads(path.read_bytes())
@@ -138,10 +259,11 @@ def prewarm_saved(db: Database) -> int:
         keys = [k if isinstance(k, tuple) and len(view.plan.key) != 1 else (k,)
                 for k in entry["keys"]]
         try:
-            filled += prewarm_view(db, view, keys)
+            filled += prewarm_view(db, view, keys, on_spark=on_spark).filled
         except Exception:
             log.exception("pre-warming view %s failed", name)
     return filled
 
 
-__all__ = ["HOT_KEYS_FILE", "hot_keys", "prewarm_saved", "prewarm_view", "save_hot_keys"]
+__all__ = ["HOT_KEYS_FILE", "PrewarmResult", "hot_keys", "prewarm_saved", "prewarm_view",
+           "save_hot_keys", "spark_plan"]

@@ -298,14 +298,22 @@ class Aggregate(StatefulOperator):
                 kinds.append(("count", column))
         return kinds
 
-    def load_groups(self, groups: Iterable[tuple[Any, int, list[Any]]]) -> int:
-        """Install whole groups whose state was computed elsewhere (bootstrap on Spark):
-        each is ``(group key, row count, one state per accumulator)`` in the layout of
-        :meth:`state_kinds`; the key is a scalar for one group column, a tuple for several,
-        ``()`` without GROUP BY. Only into empty full state, before anything is emitted:
-        the node's children bootstrap from :meth:`snapshot` afterwards. Returns the groups."""
+    def load_groups(self, groups: Iterable[tuple[Any, int, list[Any]]],
+                    filled: Iterable[Any] | None = None) -> int:
+        """Install whole groups whose state was computed elsewhere (bootstrap or pre-warm
+        on Spark): each is ``(group key, row count, one state per accumulator)`` in the
+        layout of :meth:`state_kinds`; the key is a scalar for one group column, a tuple for
+        several, ``()`` without GROUP BY. Nothing is emitted: full state is loaded before
+        its children bootstrap from :meth:`snapshot`; partial state is loaded for the
+        partial keys ``filled`` (held by no one yet: all their groups must be given), which
+        then answer upqueries from it. Returns the groups loaded."""
         if self.partial:
-            raise ValueError(f"{self.describe()}: load_groups needs full state")
+            keys = list(filled or ())
+            if any(k in self.state.filled for k in keys):
+                raise ValueError(f"{self.describe()}: a partial key to load is held already")
+            self.state.mark_filled(keys)
+        elif filled is not None:
+            raise ValueError(f"{self.describe()}: full state has no keys to fill")
         n = 0
         for key, rows, states in groups:
             if rows <= 0 and not self.is_global:
