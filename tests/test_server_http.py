@@ -196,6 +196,26 @@ def test_non_blocking_read_of_a_miss_answers_202_then_the_rows(news, api):
         tuple(x) for x in view.lookup(12)]
 
 
+def test_reads_over_http_count_like_direct_reads(news, api):
+    """A miss is one miss and no hit; reading the key again is one hit."""
+    news.execute("CREATE VIEW Title AS SELECT title FROM stories WHERE id = ?")
+
+    def counts() -> tuple[int, int]:
+        v = news.stats()["per_view"]["Title"]
+        return v["hits"], v["misses"]
+
+    for k in range(5):
+        assert rows_of(api.get("/views/Title", params={"key": str(k)})) == [(f"Story {k}",)]
+    time.sleep(0.1)  # a stray background fill would count by now
+    assert counts() == (0, 5)
+    for k in range(5):
+        api.get("/views/Title", params={"key": str(k)})
+    assert rows_of(api.post("/views/Title/lookup", json=["7", "8"])) in (
+        [("Story 7",), ("Story 8",)], [("Story 8",), ("Story 7",)])
+    time.sleep(0.1)
+    assert counts() == (5, 7)
+
+
 def test_lookup_many_and_scan(news, api):
     got = rows_of(api.post("/views/StoriesWithVC/lookup", json=[3, 1, 4, 1, 999999]))
     expected = news.view("StoriesWithVC").lookup_many([3, 1, 4])
@@ -762,6 +782,26 @@ def test_a_held_upquery_does_not_block_other_requests(news):
     assert not server.thread.is_alive()
     with pytest.raises(httpx.TransportError):
         httpx.get(f"{server.url}/health", timeout=2)
+
+
+def test_keep_alive_responses_are_not_delayed(news):
+    """Regression: the listening socket once lacked TCP_NODELAY on its connections, and
+    every keep-alive response waited ~40 ms for a delayed ACK."""
+    import http.client
+
+    server = serve_http(make_app(news), port=0)
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port)
+        times = []
+        for _ in range(21):
+            t0 = time.perf_counter()
+            conn.request("GET", "/views/StoriesWithVC?key=1")
+            assert conn.getresponse().read()
+            times.append(time.perf_counter() - t0)
+        conn.close()
+    finally:
+        server.stop()
+    assert sorted(times)[10] < 0.02, sorted(times)
 
 
 def test_serve_http_reports_a_busy_port(news):

@@ -29,9 +29,9 @@ for a constraint or program conflict, 503 when the database is closed or failed.
 a client sends produces a 500; that is kept for rivulet's own bugs.
 
 Threads: the engine's blocking calls (commits, upqueries, migrations, scans, stats under
-the graph lock) run in Starlette's thread pool so that the event loop keeps serving. A
-read first tries the view without blocking, in the event loop: a hit is a dict lookup,
-cheaper than the hand-off to a pool thread and back; only a miss goes to the pool.
+the graph lock) run in Starlette's thread pool so that the event loop keeps serving. Reads
+that cannot block (full views, ``block=false``) are answered on the event loop, where a
+dict lookup costs less than the hand-off to a pool thread and back (see ``_read``).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import decimal
+import functools
 import json
 import logging
 import math
@@ -348,20 +349,14 @@ class Api:
         params = _key_params(request)
         block = _flag(request, "block", True)
         await self.wait_lsn(request)
-        rows = view.lookup(*params, block=False)  # a hit: answered here, no thread hop
-        if rows is NOT_READY and block:
-            rows = await run_in_threadpool(view.lookup, *params)
-        return _answer(view, rows)
+        return _answer(view, await _read(view, functools.partial(view.lookup, *params), block))
 
     async def lookup_view(self, request: Request) -> Response:
         view = _view(self.db, request.path_params["name"])
         keys = _lookup_keys(await _json_body(request))
         block = _flag(request, "block", True)
         await self.wait_lsn(request)
-        rows = view.lookup_many(keys, block=False)
-        if rows is NOT_READY and block:
-            rows = await run_in_threadpool(view.lookup_many, keys)
-        return _answer(view, rows)
+        return _answer(view, await _read(view, functools.partial(view.lookup_many, keys), block))
 
     async def scan_view(self, request: Request) -> Response:
         view = _view(self.db, request.path_params["name"])
@@ -518,6 +513,20 @@ class Api:
         return Json(report.to_dict() if hasattr(report, "to_dict") else report)
 
 
+async def _read(view: View, read: Callable[..., Any], block: bool) -> Any:
+    """Run ``read`` (a lookup) where it costs least without ever blocking the event loop.
+
+    A read that cannot wait (a full view, or ``block=false``) is a dict lookup: answered
+    here, it is cheaper than the hop to a pool thread and back (README: 4.4k vs 3.2k
+    requests/s). A blocking read of a partial view may miss and run an upquery, so it goes
+    to the pool. (Probing it here with ``block=False`` first would start a background
+    fill on a miss as well as the pool's own: two upqueries, and a phantom hit counted.)
+    """
+    if not block or not view.partial:
+        return read(block=False)
+    return await run_in_threadpool(read)
+
+
 async def _sql_request(request: Request) -> tuple[str, list[Any]]:
     """``{"sql": "...", "params": [...]}``, or the statement as a text body."""
     if not _is_json(request, await request.body()):
@@ -666,9 +675,8 @@ def serve_http(app: ASGIApp, host: str = "127.0.0.1", port: int = 8080, *,
 
     The socket is bound here, in the caller's thread, so that a busy port is an exception
     the caller sees (uvicorn would log it and exit its thread)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
-        sock = socket.create_server((host, port), family=family)
+        sock = _listen(host, port)
     except OSError as exc:
         raise OSError(exc.errno, f"HTTP API: cannot listen on {host}:{port}: {exc.strerror}") from None
     bound = sock.getsockname()[1]
@@ -694,3 +702,19 @@ def serve_http(app: ASGIApp, host: str = "127.0.0.1", port: int = 8080, *,
             raise OSError(f"the HTTP server did not start on {host}:{bound}: {failure or 'timeout'}")
         time.sleep(0.01)
     return HttpServer(server, thread, host, bound)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket. Its protocol must say TCP (not 0, as ``socket.create_server``
+    leaves it): asyncio sets TCP_NODELAY on accepted connections only then, and without it
+    every keep-alive response waits 40 ms for a delayed ACK."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
