@@ -19,20 +19,23 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-#: One regular expression over the whole text. Strings, quoted names and comments are
-#: matched whole so that what looks like a number or a ``?`` inside them is left alone.
+#: One regular expression over the whole text. Its first branch swallows, in one match,
+#: the runs of names, spaces and punctuation that hold no slot (a number inside a name,
+#: like ``t1``, is part of the name), so a query takes a handful of matches. Strings, quoted
+#: names and comments are matched whole: a number or ``?`` inside them is not a slot.
 _TOKENS = re.compile(
     r"""
-    (?P<str>'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")
-  | (?P<name>`(?:[^`]|``)*`)
-  | (?P<comment>/\*.*?\*/|--[ \t][^\n]*|\#[^\n]*)
-  | (?P<prefixed>(?<![\w$])(?:[xXbBnN]|_[A-Za-z0-9]+)'(?:[^'\\]|\\.|'')*')
-  | (?P<hex>(?<![\w$.])0[xXbB][0-9a-fA-F]+(?![\w$]))
-  | (?P<num>(?<![\w$.])\d+(?:\.\d*)?(?:[eE][+-]?\d+)?(?![\w$.]))
-  | (?P<param>\?)
+    (?:[A-Za-z_$\x80-\U0010ffff][\w$]*|[\s,.()=*<>+;:!&|^~%{}\[\]@]+)+
+  | ('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")
+  | (`(?:[^`]|``)*`|/\*.*?\*/|--[ \t][^\n]*|\#[^\n]*)
+  | (\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)(?![\w$])
+  | (\?)
+  | .
     """,
     re.S | re.X,
 )
+_STRING, _VERBATIM, _NUMBER, _PARAM = 1, 2, 3, 4
+_WORD_CHAR = re.compile(r"[\w$]")
 
 _ESCAPES = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a",
             "%": "\\%", "_": "\\_"}
@@ -69,21 +72,21 @@ def split(sql: str) -> Split:
     exact = True
     last = 0
     for match in _TOKENS.finditer(sql):
-        kind = match.lastgroup
-        if kind in ("name", "comment"):
-            continue
-        if kind in ("prefixed", "hex"):
-            exact = False  # kept in the template as written
+        kind = match.lastindex
+        if kind is None or kind == _VERBATIM:
             continue
         start, end = match.span()
-        text = match.group()
+        if kind == _STRING and start and _WORD_CHAR.match(sql, start - 1):
+            exact = False  # x'1f', _utf8'...', N'...': kept in the template as written
+            continue
+        text = match.group(kind)
         pieces.append(sql[last:start])
         pieces.append("?")
         last = end
-        if kind == "param":
+        if kind == _PARAM:
             params.append(len(values))
             values.append(None)
-        elif kind == "str":
+        elif kind == _STRING:
             values.append(unquote(text))
         else:
             values.append(number(text))
@@ -100,7 +103,7 @@ def with_markers(template: str, marker: str) -> str:
     count = iter(range(len(template)))
 
     def replace(match: re.Match[str]) -> str:
-        if match.lastgroup != "param":
+        if match.lastindex != _PARAM:
             return match.group()
         return marker.format(next(count))
 

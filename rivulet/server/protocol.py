@@ -74,6 +74,103 @@ class PacketTooLarge(Exception):
     pass
 
 
+class _Wire(asyncio.Protocol):
+    """The socket after authentication. Complete packets are answered in arrival order:
+    on the fast path right in ``data_received``; otherwise by a task, while later packets
+    wait. Replies are flushed once per batch of packets."""
+
+    def __init__(self, conn: RivuletConnection, transport: Any, limit: int) -> None:
+        self.conn = conn
+        self.transport = transport
+        self.limit = limit
+        self.buffer = bytearray()
+        self.busy = False
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.parts: list[bytes] = []  # frames of a packet of 16 MB or more
+        self.size = 0  # its size so far
+        self.drop = 0  # bytes of an oversized packet still to drop
+        self.dropping = False  # inside an oversized packet (more frames may follow)
+        self.seq = 0
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if not self.busy:
+            self.pump()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def pump(self) -> None:
+        conn = self.conn
+        while not self.busy and not self.closed.done():
+            packet = self.next_packet()
+            if packet is None:
+                break
+            data, seq = packet
+            if data is None:
+                conn.too_large(self.size, seq)
+                self.size = 0
+            elif not conn.fast(data, seq):
+                self.busy = True
+                asyncio.ensure_future(conn.slow(data, seq)).add_done_callback(self.resume)
+        self.flush()
+
+    def resume(self, task: asyncio.Future[bool]) -> None:
+        self.busy = False
+        if task.cancelled() or task.exception() is not None or not task.result():
+            self.flush()
+            self.transport.close()
+            return
+        self.pump()
+
+    def flush(self) -> None:
+        out = self.conn.stream._buffer
+        if out and not self.transport.is_closing():
+            self.transport.write(bytes(out))
+        out.clear()
+
+    def next_packet(self) -> tuple[bytes | None, int] | None:
+        """The next complete packet and its last sequence id; ``(None, seq)`` for an
+        oversized packet once it has been dropped; None until more data arrives."""
+        buf = self.buffer
+        while True:
+            if self.drop:
+                n = min(self.drop, len(buf))
+                del buf[:n]
+                self.drop -= n
+                if self.drop:
+                    return None
+                if not self.dropping:
+                    return None, self.seq
+            if len(buf) < 4:
+                return None
+            length = buf[0] | buf[1] << 8 | buf[2] << 16
+            self.seq = buf[3]
+            more = length == _MAX_PAYLOAD
+            if self.dropping or self.size + length > self.limit:
+                self.size += length
+                self.parts = []
+                del buf[:4]
+                self.drop, self.dropping = length, more
+                if not length:
+                    return None, self.seq
+                continue
+            if len(buf) < 4 + length:
+                return None
+            payload = bytes(buf[4:4 + length])
+            del buf[:4 + length]
+            if more or self.parts:
+                self.parts.append(payload)
+                self.size += length
+                if more:
+                    continue
+                payload = b"".join(self.parts)
+                self.parts = []
+            self.size = 0
+            return payload, self.seq
+
+
 @dataclass(eq=False)
 class Prepared:
     """A prepared statement: parsed at PREPARE, bound to its handler."""
@@ -114,130 +211,135 @@ class RivuletConnection(Connection):
         self._codec = "utf-8"
         self._ok_bytes = self._end_bytes = b""
         self._seq = 1  # sequence id of the current reply's first packet
+        self._header_key: Any = None
 
     # ..................................................................... loop
 
     async def command_phase(self) -> None:
+        """Hand the socket to a :class:`_Wire` protocol (no more stream reads) and wait
+        until the client goes away."""
         if self.session.username is None:
             return  # authentication failed (mimic has sent the error): no commands
-        stream = self.stream
         self._codec = self.client_charset.codec
         self._ok_bytes = self.ok()
         self._end_bytes = self.ok_or_eof()
-        while True:
-            mark = -1
-            try:
-                data = await self._read_command()
-                if not data:
-                    continue
-                mark = len(stream._buffer)
-                command = data[0]
-                if command == COM_QUERY:
-                    await self._query(data[1:].decode(self._codec))
-                elif command == COM_STMT_EXECUTE:
-                    await self._execute(data)
-                elif command == COM_STMT_PREPARE:
-                    await self._prepare(data[1:].decode(self._codec))
-                elif command == COM_STMT_CLOSE:
-                    self.statements.pop(int.from_bytes(data[1:5], "little"), None)
-                    continue  # no reply
-                elif command == COM_STMT_SEND_LONG_DATA:
-                    self._long_data(data)
-                    continue  # no reply
-                elif command == COM_STMT_RESET:
-                    stmt = self._statement(int.from_bytes(data[1:5], "little"))
-                    stmt.long_data = stmt.cursor = None
-                    self._send(self._ok_bytes)
-                elif command == COM_STMT_FETCH:
-                    self._fetch(data)
-                elif command == COM_PING or command == COM_INIT_DB:
-                    self._send(self._ok_bytes)
-                elif command == COM_QUIT:
-                    return
-                elif command == COM_RESET_CONNECTION:
-                    self.statements.clear()
-                    await self.session.reset()
-                    self._send(self._ok_bytes)
-                elif command == COM_CHANGE_USER:
-                    self.session.username = None
-                    self.statements.clear()
-                    await self.handle_change_user(data[1:])
-                    if self.session.username is None:
-                        await stream.drain()
-                        return  # the new user was refused: close, as MySQL does
-                elif command == COM_FIELD_LIST:
-                    await self.handle_field_list(data[1:])
-                else:
-                    raise er.MysqlError(f"unsupported command {command:#x}", 1047)  # type: ignore[arg-type]
-                await stream.drain()
-            except (ConnectionClosed, asyncio.IncompleteReadError, ConnectionError):
-                return
-            except PacketTooLarge as exc:
-                await self._error(exc, er.ER_PACKET_TOO_LARGE, mark)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # every failure is the client's error packet
-                if not isinstance(exc, (er.MysqlError, RivuletError)):
-                    log.exception("statement failed on connection %s", self.connection_id)
-                try:
-                    await self._error(exc, None, mark)
-                except (ConnectionError, RuntimeError):
-                    return
+        self._header_key = (self.capabilities, self.server_charset)
+        await self.stream.drain()
+        reader, transport = self.stream.reader, self.stream.writer.transport
+        wire = _Wire(self, transport, self.server.max_packet)
+        leftover = bytes(reader._buffer)  # type: ignore[attr-defined]
+        reader._buffer.clear()  # type: ignore[attr-defined]
+        transport.set_protocol(wire)
+        if leftover:
+            wire.data_received(leftover)
+        await wire.closed
 
-    async def _read_command(self) -> bytes:
-        """One client packet (joined if split at 16 MB). A packet over the server's
-        ``max_allowed_packet`` is read to its end and dropped: the client gets an error
-        and the connection stays in step."""
-        reader = self.stream.reader
-        limit = self.server.max_packet
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            try:
-                header = await reader.readexactly(4)
-            except asyncio.IncompleteReadError as exc:
-                if not exc.partial and not chunks:
-                    raise ConnectionClosed() from None
-                raise
-            length = header[0] | header[1] << 8 | header[2] << 16
-            self._seq = (header[3] + 1) & 0xFF
-            total += length
-            if total > limit:
-                await self._discard(reader, length)
-                chunks = []
-            elif length:
-                chunks.append(await reader.readexactly(length))
-            if length < _MAX_PAYLOAD:
-                break
-        self.stream.seq.value = self._seq
-        if total > limit:
-            raise PacketTooLarge(
-                f"Got a packet bigger than 'max_allowed_packet' bytes ({total} > {limit})"
-            )
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    def fast(self, data: bytes, seq: int) -> bool:
+        """Answer a read whose handler is cached and whose keys are in memory, at once:
+        no task, no future, no thread. False: the packet needs :meth:`slow`."""
+        mark = len(self.stream._buffer)
+        try:
+            return self._fast(data, seq)
+        except Exception:  # the slow path runs it again and reports the error
+            del self.stream._buffer[mark:]
+            return False
 
-    @staticmethod
-    async def _discard(reader: asyncio.StreamReader, length: int) -> None:
-        while length:
-            chunk = await reader.read(min(length, 1 << 20))
-            if not chunk:
-                raise ConnectionClosed()
-            length -= len(chunk)
+    def _fast(self, data: bytes, seq: int) -> bool:
+        command = data[0]
+        if command == COM_QUERY:
+            sql = data[1:].decode(self._codec)
+            split = normalize.split(sql)
+            if split.params:
+                return False
+            handler = self.cache.lookup(split, sql)
+            values = split.values
+        elif command == COM_STMT_EXECUTE:
+            stmt = self.statements.get(int.from_bytes(data[1:5], "little"))
+            if stmt is None or data[5] & 0x01 or stmt.long_data is not None:
+                return False  # unknown, a cursor, or long data: the slow path
+            handler = stmt.handler
+            if handler is None or handler.kind != READ or not self.cache.current(handler):
+                return False
+            values = self._slot_values(stmt, Reader(data, 10))
+        else:
+            return False
+        if handler is None or handler.kind != READ:
+            return False
+        session = self.session
+        if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
+            return False
+        self._seq = (seq + 1) & 0xFF
+        rows = handler.view.lookup(*handler.args(values), block=False)  # type: ignore[union-attr]
+        if rows is NOT_READY:
+            return False
+        self._answer(handler, rows, command == COM_STMT_EXECUTE)
+        return True
+
+    async def slow(self, data: bytes, seq: int) -> bool:
+        """Any command; False when the connection is to be closed."""
+        stream = self.stream
+        mark = len(stream._buffer)
+        self._seq = (seq + 1) & 0xFF
+        stream.seq.value = self._seq
+        try:
+            command = data[0]
+            if command == COM_QUERY:
+                await self._query(data[1:].decode(self._codec))
+            elif command == COM_STMT_EXECUTE:
+                await self._execute(data)
+            elif command == COM_STMT_PREPARE:
+                await self._prepare(data[1:].decode(self._codec))
+            elif command == COM_STMT_CLOSE:
+                self.statements.pop(int.from_bytes(data[1:5], "little"), None)  # no reply
+            elif command == COM_STMT_SEND_LONG_DATA:
+                self._long_data(data)  # no reply
+            elif command == COM_STMT_RESET:
+                stmt = self._statement(int.from_bytes(data[1:5], "little"))
+                stmt.long_data = stmt.cursor = None
+                self._send(self._ok_bytes)
+            elif command == COM_STMT_FETCH:
+                self._fetch(data)
+            elif command == COM_PING or command == COM_INIT_DB:
+                self._send(self._ok_bytes)
+            elif command == COM_QUIT:
+                return False
+            elif command == COM_RESET_CONNECTION:
+                self.statements.clear()
+                await self.session.reset()
+                self._send(self._ok_bytes)
+            elif command == COM_FIELD_LIST:
+                await self.handle_field_list(data[1:])
+            else:  # COM_CHANGE_USER included: reconnect instead
+                raise er.MysqlError(f"unsupported command {command:#x}", 1047)  # type: ignore[arg-type]
+        except (ConnectionClosed, ConnectionError):
+            return False
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # every failure is the client's error packet
+            if not isinstance(exc, (er.MysqlError, RivuletError)):
+                log.exception("statement failed on connection %s", self.connection_id)
+            self._error(exc, None, mark)
+        return True
+
+    def too_large(self, total: int, seq: int) -> None:
+        self._seq = (seq + 1) & 0xFF
+        message = (f"Got a packet bigger than 'max_allowed_packet' bytes "
+                   f"({total} > {self.server.max_packet})")
+        self._error(PacketTooLarge(message), er.ER_PACKET_TOO_LARGE, len(self.stream._buffer))
 
     def _send(self, payload: bytes) -> None:
         self.stream.write_many((payload,))
 
-    async def _error(self, exc: BaseException, code: int | None, mark: int) -> None:
+    def _error(self, exc: BaseException, code: int | None, mark: int) -> None:
         stream = self.stream
-        if mark >= 0:  # drop what was buffered of a reply that failed half-way
-            del stream._buffer[mark:]
+        del stream._buffer[mark:]  # drop what was buffered of a reply that failed half-way
         stream.seq.value = self._seq
         failure = er.failure(exc)
         code = code or failure.code
         payload = (b"\xff" + code.to_bytes(2, "little") + b"#"
-                   + er.SQLSTATES.get(code, failure.sqlstate).encode() + failure.message.encode("utf-8", "replace"))
+                   + er.SQLSTATES.get(code, failure.sqlstate).encode()
+                   + failure.message.encode("utf-8", "replace"))
         self._send(payload)
-        await stream.drain()
 
     # ..................................................................... text queries
 
@@ -266,12 +368,7 @@ class RivuletConnection(Connection):
         rows = view.lookup(*args, block=False)  # type: ignore[union-attr]
         if rows is NOT_READY:  # a miss: the upquery runs off the event loop
             rows = await self._in_pool(lambda: view.lookup(*args))  # type: ignore[union-attr]
-        if handler.limit is not None:
-            rows = rows[: handler.limit]
-        if handler.project is not None:
-            project = handler.project
-            rows = [tuple(r[i] for i in project) for r in rows]
-        self._rows(handler, rows, binary, cursor)
+        self._answer(handler, rows, binary, cursor)
 
     async def _write(self, handler: Handler, args: tuple) -> None:
         count = await self._in_pool(self.db._write_statement, handler.statement, args)
@@ -283,13 +380,18 @@ class RivuletConnection(Connection):
 
     # ..................................................................... replies
 
-    def _rows(self, handler: Handler, rows: Sequence[Sequence[Any]], binary: bool,
-              cursor: Prepared | None = None) -> None:
+    def _answer(self, handler: Handler, rows: Sequence[Sequence[Any]], binary: bool,
+                cursor: Prepared | None = None) -> None:
         """A view's rows as a result set; the header packets are built once per handler."""
+        if handler.limit is not None:
+            rows = rows[: handler.limit]
+        if handler.project is not None:
+            project = handler.project
+            rows = [tuple(r[i] for i in project) for r in rows]
         columns = handler.columns
         if columns is None:
             columns = handler.columns = _columns_of(handler)
-        key = (self.capabilities, self.server_charset)
+        key = self._header_key
         header = handler.headers.get(key)
         if header is None:
             header = handler.headers[key] = self._header(*columns)
@@ -360,6 +462,7 @@ class RivuletConnection(Connection):
             if kind == SET:
                 self.session.refresh()
                 self._codec = self.client_charset.codec
+                self._header_key = (self.capabilities, self.server_charset)
             if not result:
                 self._send(self._ok_bytes)
                 return
@@ -418,25 +521,30 @@ class RivuletConnection(Connection):
             payloads.append(self.eof())
         self.stream.write_many(payloads)
 
+    def _slot_values(self, stmt: Prepared, reader: Reader) -> list[Any]:
+        """The statement's slot values: its literals, with the ``?`` filled from EXECUTE."""
+        split = stmt.split
+        values, stmt.types = read_params(reader, len(split.params), stmt.types, stmt.long_data,
+                                         self._codec)
+        stmt.long_data = None
+        slots = list(split.values)
+        for slot, value in zip(split.params, values):
+            slots[slot] = value
+        return slots
+
     async def _execute(self, data: bytes) -> None:
         reader = Reader(data, 1)
         stmt = self._statement(reader.uint(4))
         cursor_flags = reader.uint(1)
         reader.uint(4)  # iteration count, always 1
-        split = stmt.split
-        values, stmt.types = read_params(reader, len(split.params), stmt.types, stmt.long_data,
-                                         self._codec)
-        stmt.long_data = None
+        slots = self._slot_values(stmt, reader)
         cursor = stmt if cursor_flags & 0x01 else None
         handler = stmt.handler
         if handler is None:
             await self._other(stmt.shape, stmt.sql, True, cursor)
             return
         if not self.cache.current(handler):  # DDL replaced what the statement was bound to
-            handler = stmt.handler = await self._in_pool(self.cache.handler, split, stmt.sql)
-        slots = list(split.values)
-        for slot, value in zip(split.params, values):
-            slots[slot] = value
+            handler = stmt.handler = await self._in_pool(self.cache.handler, stmt.split, stmt.sql)
         if handler.kind == READ:
             await self._read(handler, handler.args(slots), True, cursor)
         else:

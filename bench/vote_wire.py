@@ -1,0 +1,612 @@
+"""The vote benchmark over the wire: rivulet's MySQL server beside MariaDB, many connections.
+
+The workload of ``bench.vote`` (stories with their vote count; story popularity Zipf
+s = 1.08 for reads and votes alike), run by load generators in separate processes
+(``multiprocessing``), each with several PyMySQL connections in a closed loop: every
+operation is a read (the story's vote count) or, with probability ``--write-fraction``, a
+vote. Systems, each read by the query its application would send:
+
+* ``rivulet`` -- ``rivulet.server.mysql.MySQLServer`` in its own process. Clients send the
+  *natural* query (``SELECT ... FROM stories LEFT JOIN votes ... WHERE stories.id = 5
+  GROUP BY stories.id``) as text with the id spliced in, as PyMySQL does; rivulet turns the
+  literal into a parameter and answers from one view. A vote is one ``INSERT``.
+* ``mariadb_column`` -- MariaDB with a hand-maintained ``stories.vcount`` column: a read is a
+  primary-key lookup; a vote is ``BEGIN; INSERT; UPDATE stories SET vcount = vcount + 1;
+  COMMIT`` (Lobsters' approach).
+* ``mariadb_natural`` -- MariaDB answering the natural ``LEFT JOIN ... GROUP BY`` query on
+  every read (index on ``votes(story_id)``); a vote is one ``INSERT``.
+
+MariaDB (Debian's ``mariadb-server``, installed with apt when missing) runs on loopback
+with its data directory in tmpfs (``/dev/shm``), the thread pool, no log flush at commit
+(``innodb_flush_log_at_trx_commit=0``), no binary log, a 1 GB buffer pool, and no grant
+tables. rivulet's data directory is in tmpfs too (SQLite WAL, ``synchronous=NORMAL``: no
+flush at commit either). Both are loaded with the same stories and votes before the
+measured phases; rivulet's view is filled for every story first (MariaDB's buffer pool
+holds the whole data set after the load, so both start warm).
+
+Each phase: ``--warmup`` seconds, then ``--seconds`` measured; the phases run round-robin
+over ``--repeat`` rounds and the median round is reported. Every system's CPU use (the
+server process; all of MariaDB's threads) is reported beside the load generators'. At the
+end, the vote count of 1,000 random stories plus the 10 most popular ones must equal the
+initial counts plus the votes written, in every system, or the benchmark fails (exit 1).
+
+Targets: ``wire_vs_mariadb_column_ratio`` (rivulet's operations/s over MariaDB's with the
+column) >= 0.8, ``wire_p95_ms`` (rivulet's 95th percentile operation latency) <= 10, and
+``wire_vs_mariadb_natural_ratio`` >= 10.
+
+Run from the repository root: ``python -m bench.vote_wire`` (100,000 stories, 1,000,000
+votes; ``bench/results/vote_wire.json`` and ``.png``), or ``--quick`` (10,000 stories,
+100,000 votes, rivulet only unless ``--mariadb``; ``vote_wire.quick.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing as mp
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from bench.common import (
+    Zipf,
+    bar_chart,
+    busy_warning,
+    counts_of,
+    environment,
+    fmt_num,
+    latency_summary,
+    print_table,
+    results_path,
+    target,
+    uniform_ints,
+    write_results,
+)
+
+NAME = "vote_wire"
+
+STORIES_SQL = "CREATE TABLE stories (id INT PRIMARY KEY, title VARCHAR(255) NOT NULL)"
+VOTES_SQL = "CREATE TABLE votes (user_id INT NOT NULL, story_id INT NOT NULL)"
+NATURAL_READ = (
+    "SELECT stories.id, stories.title, COUNT(votes.user_id) AS vcount FROM stories "
+    "LEFT JOIN votes ON stories.id = votes.story_id WHERE stories.id = %s GROUP BY stories.id"
+)
+COLUMN_READ = "SELECT id, title, vcount FROM stories WHERE id = %s"
+VOTE = "INSERT INTO votes (user_id, story_id) VALUES (%s, %s)"
+BUMP = "UPDATE stories SET vcount = vcount + 1 WHERE id = %s"
+
+MARIADB_OPTIONS = [
+    "--thread-handling=pool-of-threads", "--innodb-flush-log-at-trx-commit=0",
+    "--skip-log-bin", "--innodb-buffer-pool-size=1G", "--innodb-doublewrite=0",
+    "--skip-name-resolve", "--skip-grant-tables", "--max-connections=500",
+]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a load generator connects to and sends."""
+
+    name: str
+    port: int
+    database: str
+    read_sql: str
+    bump: bool  # a vote also updates the hand-maintained count, in one transaction
+
+
+@dataclass(frozen=True)
+class Workload:
+    stories: int
+    votes: int
+    users: int
+    zipf: float
+    seed: int
+    write_fraction: float
+
+
+def initial_votes(w: Workload) -> tuple[list[int], list[int]]:
+    """The votes loaded before the phases: (user ids, story ids), seeded."""
+    return (uniform_ints(0, w.users - 1, w.votes, w.seed + 1),
+            Zipf(w.stories, w.zipf, w.seed).sample(w.votes))
+
+
+# ......................................................................... rivulet server
+
+
+def rivulet_server(directory: str, w: Workload, pipe: Any) -> None:
+    """The rivulet server process: load, fill the view, serve until told to stop."""
+    sys.setswitchinterval(0.0005)  # as `rivulet serve` does
+    import rivulet
+    from rivulet.server.auth import LOOPBACK, UserStore
+    from rivulet.server.mysql import MySQLServer
+
+    db = rivulet.open(directory)
+    UserStore(directory).set_user("bench", "", LOOPBACK)  # the user MariaDB's clients use
+    db.execute(STORIES_SQL)
+    db.execute(VOTES_SQL)
+    db.table("stories").insert_many((i, f"story {i}") for i in range(w.stories))
+    users, stories = initial_votes(w)
+    step = 50_000
+    for lo in range(0, w.votes, step):
+        db.table("votes").insert_many(zip(users[lo:lo + step], stories[lo:lo + step]))
+    db.settle()
+    view = db.prepare(NATURAL_READ.replace("%s", "?"))
+    for lo in range(0, w.stories, 10_000):  # fill the view for every story (see docstring)
+        view.lookup_many(range(lo, min(w.stories, lo + 10_000)))
+    loop = asyncio.new_event_loop()
+    server = MySQLServer(db, port=0)
+    loop.run_until_complete(server.start())
+
+    def commands() -> None:
+        while True:
+            command = pipe.recv()
+            if command == "settle":
+                db.settle()
+                pipe.send("settled")
+            elif command == "stop":
+                loop.call_soon_threadsafe(loop.stop)
+                return
+
+    threading.Thread(target=commands, daemon=True).start()
+    pipe.send(("ready", server.port))
+    loop.run_forever()
+    loop.run_until_complete(server.stop())
+    db.close()
+    pipe.send("stopped")
+
+
+class RivuletProcess:
+    def __init__(self, directory: Path, w: Workload, ctx: Any) -> None:
+        self.pipe, child = ctx.Pipe()
+        self.process = ctx.Process(target=rivulet_server, args=(str(directory), w, child),
+                                   name="rivulet-server")
+        self.process.start()
+        if not self.pipe.poll(1800):
+            raise RuntimeError("the rivulet server did not start")
+        _, self.port = self.pipe.recv()
+        self.pid = self.process.pid
+
+    def settle(self) -> None:
+        self.pipe.send("settle")
+        self.pipe.recv()
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.pipe.send("stop")
+            if self.pipe.poll(60):
+                self.pipe.recv()
+            self.process.join(60)
+
+
+# ......................................................................... MariaDB
+
+
+class MariaDB:
+    """A private mariadbd on loopback with its data directory in tmpfs."""
+
+    def __init__(self, root: Path, port: int) -> None:
+        self.root = root
+        self.port = port
+        self.data = root / "data"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @staticmethod
+    def ensure_installed(log: Any) -> None:
+        if shutil.which("mariadbd") and shutil.which("mariadb-install-db"):
+            return
+        log("installing mariadb-server with apt")
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run([*sudo, "apt-get", "install", "-y", "--no-install-recommends",
+                        "mariadb-server"], check=True, env=env)
+
+    def start(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={self.data}",
+                        "--user=root", "--skip-test-db", "--auth-root-authentication-method=normal"],
+                       check=True, capture_output=True)
+        self.proc = subprocess.Popen(
+            ["mariadbd", "--no-defaults", f"--datadir={self.data}",
+             f"--socket={self.root / 'sock'}", f"--port={self.port}", "--bind-address=127.0.0.1",
+             "--user=root", f"--pid-file={self.root / 'pid'}",
+             f"--log-error={self.root / 'error.log'}", f"--secure-file-priv={self.root}",
+             *MARIADB_OPTIONS],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.connect(None).close()
+                return
+            except Exception:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError("mariadbd did not start: see " + str(self.root / "error.log"))
+                time.sleep(0.2)
+
+    def connect(self, database: str | None) -> Any:
+        import pymysql
+
+        return pymysql.connect(host="127.0.0.1", port=self.port, user="bench", database=database,
+                               autocommit=True, local_infile=False)
+
+    def load(self, database: str, w: Workload, column: bool) -> None:
+        """Tables, stories and the initial votes (LOAD DATA from files in tmpfs)."""
+        stories_file, votes_file = self.root / "stories.tsv", self.root / "votes.tsv"
+        if not votes_file.exists():
+            stories_file.write_text("".join(f"{i}\tstory {i}\n" for i in range(w.stories)))
+            users, stories = initial_votes(w)
+            votes_file.write_text("".join(f"{u}\t{s}\n" for u, s in zip(users, stories)))
+        conn = self.connect(None)
+        with conn.cursor() as c:
+            c.execute(f"CREATE DATABASE {database}")
+            c.execute(f"USE {database}")
+            vcount = ", vcount INT NOT NULL DEFAULT 0" if column else ""
+            c.execute(f"CREATE TABLE stories (id INT PRIMARY KEY, title VARCHAR(255) NOT NULL"
+                      f"{vcount}) ENGINE=InnoDB")
+            c.execute("CREATE TABLE votes (user_id INT NOT NULL, story_id INT NOT NULL, "
+                      "KEY (story_id)) ENGINE=InnoDB")
+            c.execute(f"LOAD DATA INFILE '{stories_file}' INTO TABLE stories (id, title)")
+            c.execute(f"LOAD DATA INFILE '{votes_file}' INTO TABLE votes (user_id, story_id)")
+            if column:
+                c.execute("UPDATE stories JOIN (SELECT story_id, COUNT(*) AS n FROM votes "
+                          "GROUP BY story_id) v ON stories.id = v.story_id SET stories.vcount = v.n")
+            c.execute("ANALYZE TABLE stories, votes")
+        conn.close()
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+# ......................................................................... load generators
+
+
+def generator(t: Target, w: Workload, seed: int, threads: int, start_at: float, warmup: float,
+              seconds: float, out: Any) -> None:
+    """One load-generator process: ``threads`` connections in a closed loop."""
+    import pymysql
+
+    measure_from, measure_to = start_at + warmup, start_at + warmup + seconds
+    results: list[dict[str, Any]] = []
+    errors: list[str] = []
+
+    def client(k: int) -> None:
+        n_keys = 50_000
+        keys = Zipf(w.stories, w.zipf, seed * 1000 + k).sample(n_keys)
+        users = uniform_ints(0, w.users - 1, n_keys, seed * 1000 + k + 1)
+        coins = uniform_ints(0, 999_999, n_keys, seed * 1000 + k + 2)
+        limit = int(w.write_fraction * 1_000_000)
+        read_ns: list[int] = []
+        write_ns: list[int] = []
+        written: list[int] = []
+        try:
+            conn = pymysql.connect(host="127.0.0.1", port=t.port, user="bench",
+                                   database=t.database, autocommit=True)
+            cursor = conn.cursor()
+            clock = time.perf_counter_ns
+            i = 0
+            while time.time() < start_at:
+                time.sleep(0.001)
+            while True:
+                now = time.time()
+                if now >= measure_to:
+                    break
+                j = i % n_keys
+                i += 1
+                story = keys[j]
+                t0 = clock()
+                if coins[j] < limit:
+                    if t.bump:
+                        conn.begin()
+                        cursor.execute(VOTE, (users[j], story))
+                        cursor.execute(BUMP, (story,))
+                        conn.commit()
+                    else:
+                        cursor.execute(VOTE, (users[j], story))
+                    written.append(story)
+                    if now >= measure_from:
+                        write_ns.append(clock() - t0)
+                else:
+                    cursor.execute(t.read_sql, (story,))
+                    rows = cursor.fetchall()
+                    if now >= measure_from:
+                        read_ns.append(clock() - t0)
+                    if not rows:
+                        errors.append(f"no row for story {story}")
+            conn.close()
+        except Exception as exc:
+            errors.append(repr(exc))
+        results.append({"read_ns": read_ns, "write_ns": write_ns, "written": written})
+
+    workers = [threading.Thread(target=client, args=(k,)) for k in range(threads)]
+    for worker in workers:
+        worker.start()
+    time.sleep(max(0.0, measure_from - time.time()))
+    cpu0 = time.process_time()
+    time.sleep(max(0.0, measure_to - time.time()))
+    cpu1 = time.process_time()
+    for worker in workers:
+        worker.join()
+    out.put({
+        "read_ns": [x for r in results for x in r["read_ns"]],
+        "write_ns": [x for r in results for x in r["write_ns"]],
+        "written": [x for r in results for x in r["written"]],
+        "cpu_seconds": cpu1 - cpu0,
+        "errors": errors[:5],
+    })
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_phase(t: Target, server_pid: int, w: Workload, args: argparse.Namespace, ctx: Any,
+              seed: int) -> dict[str, Any]:
+    out = ctx.Queue()
+    start_at = time.time() + 2.0  # time for the generator processes to start
+    procs = [ctx.Process(target=generator, args=(t, w, seed * 100 + g, args.threads, start_at,
+                                                  args.warmup, args.seconds, out))
+             for g in range(args.generators)]
+    for p in procs:
+        p.start()
+    time.sleep(max(0.0, start_at + args.warmup - time.time()))
+    cpu0, wall0 = process_cpu(server_pid), time.perf_counter()
+    time.sleep(max(0.0, start_at + args.warmup + args.seconds - time.time()))
+    cpu1, wall1 = process_cpu(server_pid), time.perf_counter()
+    parts = [out.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(60)
+    errors = [e for part in parts for e in part["errors"]]
+    if errors:
+        raise RuntimeError(f"{t.name}: load generator errors: {errors[:3]}")
+    reads = [x for part in parts for x in part["read_ns"]]
+    writes = [x for part in parts for x in part["write_ns"]]
+    seconds = args.seconds
+    ops = len(reads) + len(writes)
+    server_cpu = cpu1 - cpu0
+    client_cpu = sum(part["cpu_seconds"] for part in parts)
+    return {
+        "ops_per_s": ops / seconds,
+        "reads_per_s": len(reads) / seconds,
+        "writes_per_s": len(writes) / seconds,
+        "latency_us": latency_summary(reads + writes) | {"p95_us": _pct(reads + writes, 95)},
+        "read_latency_us": latency_summary(reads) | {"p95_us": _pct(reads, 95)},
+        "write_latency_us": latency_summary(writes) | {"p95_us": _pct(writes, 95)},
+        "server_cpu_seconds": server_cpu,
+        "server_cores": server_cpu / (wall1 - wall0),
+        "server_cpu_us_per_op": 1e6 * server_cpu / ops if ops else None,
+        "clients_cpu_seconds": client_cpu,
+        "clients_cores": client_cpu / seconds,
+        "clients_cpu_us_per_op": 1e6 * client_cpu / ops if ops else None,
+        "written": [x for part in parts for x in part["written"]],
+    }
+
+
+def _pct(values: list[int], pct: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * pct / 100))] / 1000
+
+
+# ......................................................................... verification
+
+
+def verify(name: str, conn: Any, read_sql: str, truth: list[int], ids: list[int]) -> list[str]:
+    problems = []
+    with conn.cursor() as cursor:
+        for story in ids:
+            cursor.execute(read_sql, (story,))
+            rows = cursor.fetchall()
+            got = rows[0][2] if rows else None
+            if got != truth[story]:
+                problems.append(f"{name}: story {story} has {got} votes, expected {truth[story]}")
+    return problems
+
+
+# ......................................................................... main
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.vote_wire", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="small run (under a minute)")
+    p.add_argument("--mariadb", action="store_true", help="include MariaDB in a --quick run")
+    p.add_argument("--stories", type=int)
+    p.add_argument("--votes", type=int)
+    p.add_argument("--users", type=int, default=10_000)
+    p.add_argument("--zipf", type=float, default=1.08)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--write-fraction", type=float, default=0.05,
+                   help="share of operations that are votes (default 0.05)")
+    p.add_argument("--generators", type=int, default=4, help="load-generator processes")
+    p.add_argument("--threads", type=int, default=4, help="connections per generator")
+    p.add_argument("--seconds", type=float, help="measured seconds per phase")
+    p.add_argument("--warmup", type=float, help="seconds before measuring, per phase")
+    p.add_argument("--repeat", type=int, help="rounds over the systems (median reported)")
+    p.add_argument("--mariadb-port", type=int, default=33306)
+    args = p.parse_args(argv)
+    quick = args.quick
+    args.stories = args.stories or (10_000 if quick else 100_000)
+    args.votes = args.votes or (100_000 if quick else 1_000_000)
+    args.seconds = args.seconds or (4.0 if quick else 20.0)
+    args.warmup = args.warmup if args.warmup is not None else (1.0 if quick else 5.0)
+    args.repeat = args.repeat or (1 if quick else 3)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    log = _logger()
+    busy_warning(log)
+    w = Workload(args.stories, args.votes, args.users, args.zipf, args.seed, args.write_fraction)
+    with_mariadb = not args.quick or args.mariadb
+    ctx = mp.get_context("spawn")
+    shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
+    root = Path(tempfile.mkdtemp(prefix="rivulet-vote-wire-", dir=shm))
+    log(f"vote_wire: {w.stories:,} stories, {w.votes:,} votes, {args.write_fraction:.0%} writes, "
+        f"{args.generators} generator processes x {args.threads} connections, "
+        f"{args.seconds:g} s measured per phase, {args.repeat} round(s); data in {root}")
+    rivulet_proc: RivuletProcess | None = None
+    mariadb: MariaDB | None = None
+    phases: dict[str, list[dict[str, Any]]] = {}
+    try:
+        t0 = time.perf_counter()
+        rivulet_proc = RivuletProcess(root / "rivulet", w, ctx)
+        log(f"rivulet: loaded and filled in {time.perf_counter() - t0:.1f} s, port {rivulet_proc.port}")
+        targets: list[tuple[Target, int]] = [
+            (Target("rivulet", rivulet_proc.port, "rivulet", NATURAL_READ, False), rivulet_proc.pid)]
+        if with_mariadb:
+            MariaDB.ensure_installed(log)
+            mariadb = MariaDB(root / "mariadb", args.mariadb_port)
+            t0 = time.perf_counter()
+            mariadb.start()
+            mariadb.load("col", w, column=True)
+            mariadb.load("nat", w, column=False)
+            log(f"mariadb: started and loaded in {time.perf_counter() - t0:.1f} s")
+            targets += [(Target("mariadb_column", mariadb.port, "col", COLUMN_READ, True), mariadb.pid),
+                        (Target("mariadb_natural", mariadb.port, "nat", NATURAL_READ, False), mariadb.pid)]
+        for rnd in range(args.repeat):
+            for t, pid in targets:
+                r = run_phase(t, pid, w, args, ctx, seed=rnd * 10 + len(phases.get(t.name, [])) + 1)
+                phases.setdefault(t.name, []).append(r)
+                log(f"[{t.name}] round {rnd + 1}: {fmt_num(r['ops_per_s'])} ops/s "
+                    f"(p50 {r['latency_us']['p50_us'] / 1000:.2f} ms, p95 "
+                    f"{r['latency_us']['p95_us'] / 1000:.2f} ms); server {r['server_cores']:.2f} "
+                    f"cores, {r['server_cpu_us_per_op']:.0f} µs/op; clients "
+                    f"{r['clients_cores']:.2f} cores, {r['clients_cpu_us_per_op']:.0f} µs/op")
+
+        # ---- verification: initial counts plus every vote written, in every system
+        base = counts_of(initial_votes(w)[1], w.stories)
+        ids = sorted(set(uniform_ints(0, w.stories - 1, 1000, args.seed + 9)) | set(range(10)))
+        problems: list[str] = []
+        rivulet_proc.settle()
+        import pymysql
+
+        for t, _ in targets:
+            truth = list(base)
+            for r in phases[t.name]:
+                for story in r["written"]:
+                    truth[story] += 1
+            conn = pymysql.connect(host="127.0.0.1", port=t.port, user="bench", database=t.database,
+                                   autocommit=True)
+            problems += verify(t.name, conn, t.read_sql if t.name != "mariadb_column"
+                               else COLUMN_READ, truth, ids)
+            conn.close()
+        log("verification: " + ("every system agrees with the true counts" if not problems
+                                else f"{len(problems)} mismatches"))
+    finally:
+        if rivulet_proc is not None:
+            rivulet_proc.stop()
+        if mariadb is not None:
+            mariadb.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+    results = summarize(phases, args, w, problems)
+    path = write_results(NAME, results, args.quick)
+    report(results)
+    plot = plot_results(results, results_path(NAME, args.quick, "png"))
+    log(f"results: {path}" + (f", {plot}" if plot else ""))
+    for problem in problems[:10]:
+        log("MISMATCH " + problem)
+    return 1 if problems else 0
+
+
+def median_round(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return sorted(runs, key=lambda r: r["ops_per_s"])[len(runs) // 2]
+
+
+def summarize(phases: dict[str, list[dict[str, Any]]], args: argparse.Namespace, w: Workload,
+              problems: list[str]) -> dict[str, Any]:
+    systems = {}
+    for name, runs in phases.items():
+        med = median_round(runs)
+        systems[name] = {k: v for k, v in med.items() if k != "written"} | {
+            "ops_per_s_rounds": [r["ops_per_s"] for r in runs],
+            "rounds": [{k: v for k, v in r.items() if k != "written"} for r in runs],
+        }
+    riv = systems["rivulet"]
+    col, nat = systems.get("mariadb_column"), systems.get("mariadb_natural")
+    p95_ms = riv["latency_us"]["p95_us"] / 1000
+    return {
+        "benchmark": NAME,
+        "quick": args.quick,
+        "params": {**asdict(w), "generators": args.generators, "threads_per_generator": args.threads,
+                   "connections": args.generators * args.threads, "seconds": args.seconds,
+                   "warmup": args.warmup, "repeat": args.repeat,
+                   "figure": "median round by operations/s",
+                   "rivulet_read": NATURAL_READ, "mariadb_column_read": COLUMN_READ,
+                   "mariadb_natural_read": NATURAL_READ, "mariadb_options": MARIADB_OPTIONS},
+        "targets": {
+            "wire_vs_mariadb_column_ratio": target(
+                riv["ops_per_s"] / col["ops_per_s"] if col else None, 0.8),
+            "wire_p95_ms": target(p95_ms, 10.0, at_least=False),
+            "wire_vs_mariadb_natural_ratio": target(
+                riv["ops_per_s"] / nat["ops_per_s"] if nat else None, 10.0),
+        },
+        "systems": systems,
+        "verification": {"ok": not problems, "problems": problems[:20]},
+        "environment": environment(),
+    }
+
+
+def report(results: dict[str, Any]) -> None:
+    rows = []
+    for name, s in results["systems"].items():
+        rows.append([name, fmt_num(s["ops_per_s"]), fmt_num(s["reads_per_s"]), fmt_num(s["writes_per_s"]),
+                     f"{s['read_latency_us']['p50_us'] / 1000:.2f}",
+                     f"{(s['latency_us']['p95_us'] or 0) / 1000:.2f}",
+                     f"{s['server_cores']:.2f}", f"{s['server_cpu_us_per_op']:.0f}",
+                     f"{s['clients_cores']:.2f}", f"{s['clients_cpu_us_per_op']:.0f}"])
+    print_table("vote over the MySQL protocol (median round)",
+                ["system", "ops/s", "reads/s", "votes/s", "read p50 ms", "p95 ms",
+                 "server cores", "server µs/op", "client cores", "client µs/op"], rows)
+    rows = [[k, fmt_num(v["value"]), f"{'<=' if v['direction'] == 'at most' else '>='} {v['goal']}",
+             "met" if v["met"] else "MISSED"] for k, v in results["targets"].items()]
+    print_table("targets", ["target", "value", "goal", ""], rows)
+
+
+def plot_results(results: dict[str, Any], path: Path) -> Path | None:
+    systems = results["systems"]
+    names = list(systems)
+    return bar_chart(path, "vote over the MySQL protocol", [
+        {"title": "throughput (operations/s)", "ylabel": "ops/s", "groups": names,
+         "series": {"ops/s": [systems[n]["ops_per_s"] for n in names]}},
+        {"title": "latency (ms)", "ylabel": "ms", "groups": names, "log": False,
+         "series": {"p50": [systems[n]["latency_us"]["p50_us"] / 1000 for n in names],
+                    "p95": [(systems[n]["latency_us"]["p95_us"] or 0) / 1000 for n in names]},
+         "goals": [{"value": 10, "label": "p95 goal"}]},
+        {"title": "CPU per operation (µs)", "ylabel": "µs", "groups": names, "log": False,
+         "series": {"server": [systems[n]["server_cpu_us_per_op"] for n in names],
+                    "load generators": [systems[n]["clients_cpu_us_per_op"] for n in names]}},
+    ])
+
+
+def _logger() -> Any:
+    start = time.perf_counter()
+
+    def log(message: str) -> None:
+        print(f"[{time.perf_counter() - start:7.1f}s] {message}", flush=True)
+
+    return log
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
