@@ -230,6 +230,10 @@ def test_lookup_many_and_scan(news, api):
     assert_error(api.post("/views/StoriesWithVC/lookup", json={"keys": [1]}), 400, "bad_request",
                  "list of keys")
     assert_error(api.post("/views/StoriesWithVC/lookup", content=b"[1, 2"), 400, "bad_json")
+    deep = b"[" * 100_000 + b"]" * 100_000
+    assert_error(api.post("/views/StoriesWithVC/lookup", content=deep), 400, "bad_json")
+    deep_key = "[" * 5_000 + "]" * 5_000
+    assert_error(api.get("/views/StoriesWithVC", params={"key": deep_key}), 400, "bad_json")
     assert_error(api.post("/views/StoriesWithVC/lookup", json=[{"id": 1}]), 400, "bad_request")
     assert_error(api.post("/views/Nope/lookup", json=[1]), 404, "not_found")
     # Scans: the whole view; limit cuts it.

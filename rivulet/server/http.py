@@ -130,7 +130,7 @@ async def _json_body(request: Request) -> Any:
         raise ApiError(400, "bad_request", f"{request.method} {request.url.path} needs a JSON body")
     try:
         return json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # bad JSON, bad UTF-8, too deep
         raise ApiError(400, "bad_json", f"request body is not valid JSON: {exc}") from None
 
 
@@ -265,7 +265,7 @@ def _key_params(request: Request) -> list[Any]:
     if len(keys) == 1 and keys[0].lstrip().startswith("["):
         try:
             values = json.loads(keys[0])
-        except json.JSONDecodeError as exc:
+        except (ValueError, RecursionError) as exc:
             raise ApiError(400, "bad_json", f"key is not a valid JSON array: {exc}") from None
         if not isinstance(values, list) or any(isinstance(v, (list, dict)) for v in values):
             raise ApiError(400, "bad_request", "key must be a JSON array of scalar values")
@@ -308,7 +308,7 @@ def _sql_body(request: Request, body: bytes) -> str:
     if _is_json(request, body):
         try:
             parsed = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (ValueError, RecursionError) as exc:  # bad JSON, bad UTF-8, too deep
             raise ApiError(400, "bad_json", f"request body is not valid JSON: {exc}") from None
         sql = parsed.get("sql") if isinstance(parsed, dict) else parsed
         if not isinstance(sql, str):
@@ -412,7 +412,7 @@ class Api:
         if len(columns) > 1 or raw.lstrip().startswith("["):
             try:
                 values = json.loads(raw)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
                 values = None  # type: ignore[assignment]
             if not isinstance(values, list) or len(values) != len(columns):
                 names = ", ".join(c.name for c in columns)
