@@ -615,9 +615,21 @@ def test_graph_dot_marks_every_node(news, api):
         state = news._built[name.lower()].state
         assert ("dashed" in lines[node_id]) == state.partial
         assert ("partial on" in lines[node_id] or "partial (whole" in lines[node_id]) == state.partial
-    # Full state is marked (the front page's top-k has no key to be partial on).
-    full = [n for n, a in lines.items() if "full (" in a.split("\\n")[1 if "\\n" in a else 0]]
-    assert full and all("penwidth=2.0" in lines[n] for n in full)
+    # State: partial dashed, full bold with its reason (the front page's top-k has no key
+    # to be partial on), none plain.
+    from rivulet.dataflow.ops.reader import Reader
+
+    kinds = set()
+    for node_id, node in graph.nodes.items():
+        op = node.op
+        state = op.state if isinstance(op, Reader) else op if op.stateful else None
+        kind = "none" if state is None else "partial" if state.partial else "full"
+        kinds.add(kind)
+        attrs = lines[node_id]
+        assert ("dashed" in attrs) == (kind == "partial"), attrs
+        assert ("penwidth=2.0" in attrs) == (kind == "full"), attrs
+        assert ("\\nfull (" in attrs) == (kind == "full"), attrs
+    assert kinds == {"none", "partial", "full"}
     # Titles shares the stories base with every other view that reads it.
     base = graph.bases["stories"]
     assert f"shared by {len(graph.nodes[base].users)} views" in lines[base]

@@ -247,7 +247,7 @@ def describe_view(view: View) -> dict[str, Any]:
     plan = view.plan
     names = [c.name for c in plan.root.columns]
     params: list[dict[str, Any]] = [{"position": i} for i in range(plan.param_count)]
-    eq_keys = [k for k in plan.key][: len(plan.key) - (1 if plan.in_list else 0)]
+    eq_keys = plan.key[: len(plan.key) - (1 if plan.in_list else 0)]
     for column, p in zip(eq_keys, plan.key_params):
         params[p].update(column=names[column], match="=")
     for p in plan.in_list:
