@@ -12,10 +12,19 @@ they were read; at most :data:`HOT_KEYS_PER_VIEW` per view, and only keys that w
 A view is pre-warmed again only if its SQL is unchanged (a key means nothing to another
 query).
 
-How: all missing keys of a view in one batched upquery, under the graph lock, exactly the
-path a read that misses takes (so every partial state on the way fills consistently, at
-the graph's LSN). A pre-warm is not a read: it counts no miss, and filled keys count hits
-only when they are read.
+How, in-process: the missing keys of a view in batched upqueries (:data:`BATCH_KEYS` a
+batch), under the graph lock, exactly the path a read that misses takes (so every partial
+state on the way fills consistently, at the graph's LSN).
+
+How, on Spark (many keys, :data:`SPARK_KEYS`, or ``on_spark=True``): under a migration
+(no commit, every batch applied), so a snapshot taken then is at the graph's LSN; Spark
+computes what the keys need and it is loaded before any write can move the graph on.
+Only where that is consistent (:func:`spark_plan`): the reader alone when no partial
+stateful operator lies upstream, or one partial aggregate (its groups for the keys, then
+the reader fills from it in-process). Other shapes go in-process. Writes wait while Spark
+works, as for ``CREATE VIEW``.
+
+A pre-warm is not a read: it counts no miss, and filled keys count hits only when read.
 """
 
 from __future__ import annotations
@@ -47,7 +56,9 @@ HOT_KEYS_PER_VIEW = 10_000
 #: Keys per upquery batch (bounds the graph lock's hold time; reads go on in between).
 BATCH_KEYS = 5_000
 #: From this many missing keys, ``prewarm`` fills them on Spark (when the view allows).
-SPARK_KEYS = 10_000
+#: Above :data:`HOT_KEYS_PER_VIEW`: the saved keys of one view are filled in-process at
+#: open, which takes well under the ten seconds a cold JVM needs to start.
+SPARK_KEYS = 50_000
 
 
 @dataclass(frozen=True)
@@ -212,8 +223,8 @@ def hot_keys(db: Database) -> dict[str, dict[str, Any]]:
     with db._graph_lock:
         for built in db._built.values():
             state = built.state
-            if not state.partial or not state.entries:
-                continue
+            if not state.partial or not state.entries or built.plan.name.startswith("_q_"):
+                continue  # (an ad-hoc query's view is made again on first use, empty)
             if isinstance(state, KeyedReader):
                 read = [(k, e) for k, e in list(state.entries.items()) if e.reads]
                 read.sort(key=lambda ke: (ke[1].reads != ke[1].seen, ke[1].reads), reverse=True)
