@@ -489,49 +489,70 @@ class Database:
     # ..................................................................... writes
 
     def _write_statement(self, statement: st.Insert | st.Update | st.Delete, params: tuple) -> int:
+        return self.submit(self.writer(statement)(params))
+
+    def writer(self, statement: st.Insert | st.Update | st.Delete) -> Callable[[Sequence[Any]], WriteRequest]:
+        """A bound write statement compiled once: a function from its ``?`` values to the
+        request to :meth:`submit` (rows checked against the schema, predicate bound).
+        Compiling takes far longer than a write; the MySQL server keeps one per shape."""
         expected = statement.param_count
-        if len(params) != expected:
-            raise SqlError(f"statement takes {expected} parameter(s), got {len(params)}")
         table = statement.table
         kinds = [c.kind for c in table.columns]
         nullable = [c.nullable for c in table.columns]
+
+        def check(params: Sequence[Any]) -> tuple:
+            if len(params) != expected:
+                raise SqlError(f"statement takes {expected} parameter(s), got {len(params)}")
+            return tuple(params)
+
         if isinstance(statement, st.Insert):
-            values = st.insert_values(
-                statement, params, lambda e, p: value_function(e, [], [], with_params=True)((), p)
-            )
-            rows = check_rows(table, values)
-            return self.submit(WriteRequest(table, "insert", rows=rows))
+            values = {id(e): value_function(e, [], [], with_params=True)
+                      for row in statement.rows for e in row}
+
+            def insert(params: Sequence[Any]) -> WriteRequest:
+                rows = st.insert_values(statement, check(params), lambda e, p: values[id(e)]((), p))
+                return WriteRequest(table, "insert", rows=check_rows(table, rows))
+
+            return insert
         predicate = bound_predicate(statement.where, kinds, nullable) if statement.where else None
-        keys = None
-        if statement.key_lookup is not None:
-            keys = [
-                tuple(value_function(e, [], [], with_params=True)((), params) for e in key)
-                for key in statement.key_lookup
-            ]
-            keys = [_coerce_key(table, k) for k in keys]
-            keys = [k for k in keys if k is not None]
-        if isinstance(statement, st.Delete):
-            return self.submit(WriteRequest(table, "delete", predicate=predicate, keys=keys, params=params))
-        assign = _assigner(table, statement.assignments)
-        return self.submit(
-            WriteRequest(table, "update", predicate=predicate, assign=assign, keys=keys, params=params)
-        )
+        key_values = None if statement.key_lookup is None else [
+            [value_function(e, [], [], with_params=True) for e in key] for key in statement.key_lookup
+        ]
+        assign = _assigner(table, statement.assignments) if isinstance(statement, st.Update) else None
+
+        def change(params: Sequence[Any]) -> WriteRequest:
+            bound = check(params)
+            keys = None
+            if key_values is not None:
+                keys = [_coerce_key(table, tuple(f((), bound) for f in key)) for key in key_values]
+                keys = [k for k in keys if k is not None]
+            if assign is None:
+                return WriteRequest(table, "delete", predicate=predicate, keys=keys, params=bound)
+            return WriteRequest(table, "update", predicate=predicate, assign=assign, keys=keys,
+                                params=bound)
+
+        return change
 
     def submit(self, request: WriteRequest) -> int:
         """Commit a write (with any others queued meanwhile); returns rows changed once the
         write is durable. Raises the write's own error if it was rejected."""
+        self.submit_many([request])
+        return request.wait()
+
+    def submit_many(self, requests: Sequence[WriteRequest]) -> None:
+        """Commit several writes in one group (each fails alone: see its ``error``) and
+        return once all are done. Callers in several threads are grouped as well."""
         self._check_open()
-        self._pending.append(request)
+        self._pending.extend(requests)
         with self._commit_lock:
-            if not request.done.is_set():
+            if not all(r.done.is_set() for r in requests):
                 group, self._pending = self._pending, []
-                if self._closed:  # closed while this write waited for the lock
+                if self._closed:  # closed while these writes waited for the lock
                     for queued in group:
                         queued.error = ClosedError("the database is closed")
                         queued.done.set()
                 else:
                     self._commit_group(group)
-        return request.wait()
 
     def _commit_group(self, group: list[WriteRequest]) -> None:
         deltas: dict[int, list] = {}
