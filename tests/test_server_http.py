@@ -262,6 +262,8 @@ def test_put_and_delete_views(news, api):
     assert "column" in body["error"]
     assert news.view("Top3").plan.sql == "SELECT id FROM stories WHERE author = ?"
     assert_error(api.put("/views/Top3", content=""), 400, "bad_request")
+    assert_error(api.put("/views/Top3", content="create view Top3 as SELECT id FROM stories"),
+                 400, "sql", "not a CREATE VIEW")
     assert_error(api.put("/views/Bad", json={"query": "x"}), 400, "bad_request")
     assert_error(api.put("/views/stories", content="SELECT id FROM stories"), 409, "conflict",
                  "already exists")

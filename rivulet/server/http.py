@@ -371,6 +371,9 @@ class Api:
         sql = _sql_body(request, await request.body())
         if not sql.strip():
             raise ApiError(400, "bad_request", f"PUT /views/{name} needs the view's SELECT as its body")
+        if sql.lstrip()[:6].upper() == "CREATE":
+            raise ApiError(400, "sql", f"PUT /views/{name} takes the view's SELECT (the name comes "
+                           "from the URL), not a CREATE VIEW statement")
         existed = self.db.catalog.view(name) is not None
         view = await run_in_threadpool(self.db.create_view, name, sql, replace=True)
         return Json(describe_view(view), status_code=200 if existed else 201)
