@@ -68,6 +68,7 @@ def open(  # noqa: A001
     spark_bootstrap_rows: int | None = 1_000_000,
     spark: SparkConfig | None = None,
     prewarm: bool = True,
+    reuse: bool = True,
 ) -> Database:
     """Open (or create) the database in directory ``path``.
 
@@ -88,10 +89,14 @@ def open(  # noqa: A001
     session made with ``spark`` (a :class:`rivulet.spark.SparkConfig`); at open, writes
     are accepted while Spark works (see :mod:`rivulet.spark.bootstrap`). ``prewarm``
     saves the hot keys of partial views at close and fills them again at open.
+
+    Views share every operator (and its state) that another view already built for the
+    same sub-plan; ``reuse=False`` builds each view on its own, to measure what that saves.
     """
     return Database(path, durability=durability, memory_limit=memory_limit, eviction=eviction,
                     partial=partial, upquery_timeout=upquery_timeout, tune_gc=tune_gc,
-                    spark_bootstrap_rows=spark_bootstrap_rows, spark=spark, prewarm=prewarm)
+                    spark_bootstrap_rows=spark_bootstrap_rows, spark=spark, prewarm=prewarm,
+                    reuse=reuse)
 
 
 def connect(path: str | Path, **kwargs: object) -> "dbapi.Connection":

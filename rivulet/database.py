@@ -87,6 +87,7 @@ class Database:
         spark_bootstrap_rows: int | None = 1_000_000,
         spark: SparkConfig | None = None,
         prewarm: bool = True,
+        reuse: bool = True,
     ) -> None:
         if tune_gc:
             tune_garbage_collector()
@@ -98,7 +99,7 @@ class Database:
         self.graph.base_rows = self._base_rows
         self.graph.base_lookup = self._base_lookup
         self.graph.lsn = self.storage.lsn
-        self.builder = PlanRecordingBuilder(self.graph, self._ensure_index)
+        self.builder = PlanRecordingBuilder(self.graph, self._ensure_index, reuse=reuse)
         #: Deltas of committed batches the graph has not applied yet, by LSN.
         self._unapplied: dict[int, dict[int, list]] = {}
         #: Test hooks: name -> callable, run at named points (see ``_hook``).

@@ -88,3 +88,47 @@ def test_partial_state_is_shared_by_views_with_the_same_key_only(tmp_path: Path)
         db.table("votes").insert((6, 2))
         db.settle()
         assert db.view("by_id").lookup(2) == [(2, 2)]
+
+
+def test_a_join_written_either_way_is_one_operator(tmp_path: Path) -> None:
+    """``a JOIN b`` and ``b JOIN a`` are one join (inputs in a canonical order, columns put
+    back by a projection); both views answer as SQLite would."""
+    with rivulet.open(tmp_path) as db:
+        db.execute_script(SCHEMA)
+        db.execute("CREATE VIEW sv AS SELECT stories.title, votes.user_id FROM stories "
+                   "JOIN votes ON stories.id = votes.story_id WHERE stories.author = ?")
+        joins = _joins(db)
+        db.execute("CREATE VIEW vs AS SELECT votes.user_id, stories.title FROM votes "
+                   "JOIN stories ON votes.story_id = stories.id WHERE stories.author = ?")
+        assert _joins(db) == joins and len(joins) == 1
+        db.table("stories").insert_many([(1, 7, "a"), (2, 7, "b"), (3, 8, "c")])
+        db.table("votes").insert_many([(10, 1), (11, 1), (12, 3)])
+        db.settle()
+        assert sorted(db.view("sv").lookup(7)) == [("a", 10), ("a", 11)]
+        assert sorted(db.view("vs").lookup(7)) == [(10, "a"), (11, "a")]
+        assert db.view("vs").lookup(8) == [(12, "c")]
+
+
+def test_reuse_off_builds_each_view_on_its_own(tmp_path: Path) -> None:
+    """``reuse=False`` (for measuring what sharing saves): the second view over the same
+    join and aggregate builds its own, and both still answer right."""
+    sizes = {}
+    for reuse in (True, False):
+        with rivulet.open(tmp_path / str(reuse), partial=False, reuse=reuse) as db:
+            db.execute_script(SCHEMA)
+            db.table("stories").insert_many([(i, i % 3, f"t{i}") for i in range(50)])
+            db.table("votes").insert_many([(u, s) for u in range(20) for s in range(0, 50, 3)])
+            db.execute(f"CREATE VIEW by_id AS SELECT id, n FROM ({COUNTS}) AS c WHERE id = ?")
+            db.execute(f"CREATE VIEW by_title AS SELECT title, n FROM ({COUNTS}) AS c WHERE title = ?")
+            db.settle()
+            assert len(_joins(db)) == (1 if reuse else 2)
+            assert db.view("by_id").lookup(3) == [(3, 20)]
+            assert db.view("by_title").lookup("t4") == [("t4", 0)]
+            sizes[reuse] = db.stats()["memory_bytes"]
+    assert sizes[True] < sizes[False]
+
+
+def _joins(db: rivulet.Database) -> list[int]:
+    from rivulet.dataflow.ops.join import Join
+
+    return sorted(n for n, node in db.graph.nodes.items() if isinstance(node.op, Join))

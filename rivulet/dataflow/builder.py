@@ -78,8 +78,12 @@ class _Build:
 
 
 class Builder:
-    def __init__(self, graph: Graph, ensure_index: Callable[[str, Columns], None] | None = None) -> None:
+    def __init__(self, graph: Graph, ensure_index: Callable[[str, Columns], None] | None = None,
+                 *, reuse: bool = True) -> None:
         self.graph = graph
+        #: Whether a view reuses the operators (and state) other views already built; off
+        #: only to measure what sharing saves.
+        self.reuse = reuse
         self.signatures: dict[tuple, NodeId] = {}
         #: Creates a storage index on a base table's columns (upqueries look rows up by them).
         self.ensure_index = ensure_index or (lambda table, columns: None)
@@ -151,13 +155,13 @@ class Builder:
             return self._scan(node, demand, build), []
         partial_key, why = self._partial_key(node, demand)
         if isinstance(node, STATEFUL) and partial_key is None:
-            full = self.signatures.get((node, "full"))
-            if full is not None and full in self.graph.nodes:
+            full = self._existing((node, "full"))
+            if full is not None:
                 return self._reuse(full, node, build), []
             child_demands = [Demand(None, False, why) for _ in node.inputs()]
         elif isinstance(node, STATEFUL):
-            full = self.signatures.get((node, "full"))
-            if full is not None and full in self.graph.nodes:
+            full = self._existing((node, "full"))
+            if full is not None:
                 return self._reuse(full, node, build), []  # full state serves any key
             child_demands = keys.trace(node, demand)  # type: ignore[assignment]
         else:
@@ -175,8 +179,8 @@ class Builder:
         parents = tuple(c for c, _ in children)
         signature = (node, "full") if isinstance(node, STATEFUL) and partial_key is None \
             else (node, parents, partial_key)
-        found = self.signatures.get(signature)
-        if found is not None and found in self.graph.nodes:
+        found = self._existing(signature)
+        if found is not None:
             node_id = self._reuse(found, node, build)
         else:
             op = self._operator(node, list(parents), partial_key)
@@ -185,6 +189,11 @@ class Builder:
             build.used.add(node_id)
             build.ids[node] = node_id
         return node_id, self._register(node, node_id, partial_key, children)
+
+    def _existing(self, signature: tuple) -> NodeId | None:
+        """The live node built for ``signature``, if reuse is on."""
+        found = self.signatures.get(signature) if self.reuse else None
+        return found if found is not None and found in self.graph.nodes else None
 
     def _index_route(self, node: ir.Node, columns: Columns) -> None:
         """Storage indexes for the upqueries that fill a join's index on ``columns`` of

@@ -21,7 +21,7 @@ Map of relational nodes (output columns in brackets)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 # --------------------------------------------------------------------------- columns
@@ -132,6 +132,11 @@ class Node:
 
     def inputs(self) -> tuple[Node, ...]:
         return ()
+
+    def signature(self) -> str:
+        """A text equal for equal sub-plans and stable across processes (unlike ``hash``):
+        an order on sub-plans, for writing commutative joins one way."""
+        return _signature(self)
 
     @property
     def arity(self) -> int:
@@ -295,3 +300,12 @@ def walk(node: Node) -> list[Node]:
 
     visit(node)
     return out
+
+
+def _signature(value: Any) -> str:
+    if is_dataclass(value):
+        parts = ",".join(_signature(getattr(value, f.name)) for f in fields(value) if f.compare)
+        return f"{type(value).__name__}({parts})"
+    if isinstance(value, tuple):
+        return "(" + ",".join(_signature(v) for v in value) + ")"
+    return repr(value)

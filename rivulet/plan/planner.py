@@ -403,7 +403,7 @@ class Planner:
         residual = _and_all(rest) if rest else None
         if side == "LEFT":
             return ir.Join(left, right, "left", tuple(left_keys), tuple(right_keys), residual, columns)
-        node = ir.Join(left, right, "inner", tuple(left_keys), tuple(right_keys), None, columns)
+        node = _inner_join(left, right, tuple(left_keys), tuple(right_keys), columns)
         if residual is not None:
             node = ir.Filter(node, residual, columns)
         return node
@@ -759,6 +759,18 @@ def _project(node: ir.Node, exprs: list[ir.Expr], names: list[str]) -> ir.Node:
         for e, n in zip(exprs, names)
     )
     return ir.Project(node, tuple(exprs), columns)
+
+
+def _inner_join(left: ir.Node, right: ir.Node, left_keys: tuple[int, ...],
+                right_keys: tuple[int, ...], columns: tuple[ir.ColumnInfo, ...]) -> ir.Node:
+    """An inner join with its inputs in one canonical order, so that ``a JOIN b`` and
+    ``b JOIN a`` share one operator and its state; a projection puts the columns back."""
+    if left.signature() <= right.signature():
+        return ir.Join(left, right, "inner", left_keys, right_keys, None, columns)
+    n = left.arity
+    swapped = ir.Join(right, left, "inner", right_keys, left_keys, None, columns[n:] + columns[:n])
+    width = right.arity
+    return _project_columns(swapped, [width + i for i in range(n)] + list(range(width)))
 
 
 def _project_columns(node: ir.Node, indexes: list[int]) -> ir.Node:
