@@ -26,6 +26,7 @@ from mysql_mimic.types import Capabilities
 
 from rivulet.database import Database
 from rivulet.server.auth import UserStore
+from rivulet.server.batcher import WriteBatcher
 from rivulet.server.protocol import RivuletConnection
 from rivulet.server.session import RivuletSession, global_variables
 from rivulet.server.statements import StatementCache
@@ -65,6 +66,7 @@ class MySQLServer(MysqlServer):
         return sockets[0].getsockname()[1] if sockets else self.requested_port
 
     async def start(self) -> None:
+        self.writes = WriteBatcher(self.db, asyncio.get_running_loop())
         await self.start_server(host=self.host, port=self.requested_port)
 
     async def stop(self) -> None:
@@ -74,7 +76,9 @@ class MySQLServer(MysqlServer):
         for writer in list(self._writers):
             writer.close()
         await self.wait_closed()
-        await asyncio.get_running_loop().run_in_executor(None, self.pool.shutdown, True)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self.pool.shutdown, True)
+        await loop.run_in_executor(None, self.writes.close)
 
     async def _client_connected_cb(self, reader: asyncio.StreamReader,
                                    writer: asyncio.StreamWriter) -> None:

@@ -212,6 +212,7 @@ class RivuletConnection(Connection):
         self._ok_bytes = self._end_bytes = b""
         self._seq = 1  # sequence id of the current reply's first packet
         self._header_key: Any = None
+        self._texts: dict[bytes, tuple[Handler, tuple]] = {}
 
     # ..................................................................... loop
 
@@ -224,6 +225,7 @@ class RivuletConnection(Connection):
         self._ok_bytes = self.ok()
         self._end_bytes = self.ok_or_eof()
         self._header_key = (self.capabilities, self.server_charset)
+        self._texts = self.cache.texts_for(self._codec)
         await self.stream.drain()
         reader, transport = self.stream.reader, self.stream.writer.transport
         wire = _Wire(self, transport, self.server.max_packet)
@@ -247,32 +249,40 @@ class RivuletConnection(Connection):
     def _fast(self, data: bytes, seq: int) -> bool:
         command = data[0]
         if command == COM_QUERY:
-            sql = data[1:].decode(self._codec)
-            split = normalize.split(sql)
-            if split.params:
-                return False
-            handler = self.cache.lookup(split, sql)
-            values = split.values
-        elif command == COM_STMT_EXECUTE:
+            seen = self._texts.get(data)  # this very text answered before: no decoding
+            if seen is not None and self.cache.current(seen[0]):
+                handler, args = seen
+            else:
+                sql = data[1:].decode(self._codec)
+                split = normalize.split(sql)
+                if split.params:
+                    return False
+                handler = self.cache.lookup(split, sql)
+                if handler is None or handler.kind != READ:
+                    return False
+                args = handler.args(split.values)
+                self.cache.remember(self._texts, data, (handler, args))
+            return self._read_now(handler, args, seq, False)
+        if command == COM_STMT_EXECUTE:
             stmt = self.statements.get(int.from_bytes(data[1:5], "little"))
             if stmt is None or data[5] & 0x01 or stmt.long_data is not None:
                 return False  # unknown, a cursor, or long data: the slow path
             handler = stmt.handler
             if handler is None or handler.kind != READ or not self.cache.current(handler):
                 return False
-            values = self._slot_values(stmt, Reader(data, 10))
-        else:
-            return False
-        if handler is None or handler.kind != READ:
-            return False
+            return self._read_now(handler, handler.args(self._slot_values(stmt, Reader(data, 10))),
+                                  seq, True)
+        return False
+
+    def _read_now(self, handler: Handler, args: tuple, seq: int, binary: bool) -> bool:
         session = self.session
         if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
             return False
         self._seq = (seq + 1) & 0xFF
-        rows = handler.view.lookup(*handler.args(values), block=False)  # type: ignore[union-attr]
+        rows = handler.view.lookup(*args, block=False)  # type: ignore[union-attr]
         if rows is NOT_READY:
             return False
-        self._answer(handler, rows, command == COM_STMT_EXECUTE)
+        self._answer(handler, rows, binary)
         return True
 
     async def slow(self, data: bytes, seq: int) -> bool:
@@ -371,9 +381,12 @@ class RivuletConnection(Connection):
         self._answer(handler, rows, binary, cursor)
 
     async def _write(self, handler: Handler, args: tuple) -> None:
-        count = await self._in_pool(self.db._write_statement, handler.statement, args)
-        self.session.last_write_lsn = self.db.lsn
-        self._send(self.ok(affected_rows=count))
+        request = handler.make(args)  # type: ignore[misc]
+        await self.server.writes.submit(request)
+        if request.error is not None:
+            raise request.error
+        self.session.last_write_lsn = request.lsn
+        self._send(self.ok(affected_rows=request.rowcount))
 
     async def _in_pool(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
@@ -463,6 +476,7 @@ class RivuletConnection(Connection):
                 self.session.refresh()
                 self._codec = self.client_charset.codec
                 self._header_key = (self.capabilities, self.server_charset)
+                self._texts = self.cache.texts_for(self._codec)
             if not result:
                 self._send(self._ok_bytes)
                 return

@@ -34,6 +34,7 @@ from rivulet.sql.parse import DIALECT, parse_one
 if TYPE_CHECKING:
     from rivulet.database import Database
     from rivulet.views import View
+    from rivulet.writes import WriteRequest
 
 # Statement kinds.
 READ = "read"  # a SELECT answered from a view
@@ -53,6 +54,8 @@ _COMPARISONS = (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 #: Bound on each cache; a full cache is emptied (shapes come back on their next use).
 CACHE_LIMIT = 20_000
+#: Bound on the cache of whole query texts (per client character set).
+TEXT_CACHE_LIMIT = 50_000
 
 
 @dataclass(eq=False)
@@ -82,6 +85,7 @@ class Handler:
     view: View | None = None
     view_key: str = ""
     statement: st.Insert | st.Update | st.Delete | None = None
+    make: Callable[[Sequence[Any]], WriteRequest] | None = None  # parameters -> write request
     table_key: str = ""
     #: A named view read directly: which of its columns the query selects (None: all of
     #: them, in order) and a LIMIT to cut its answer to.
@@ -112,6 +116,9 @@ class StatementCache:
         self.db = db
         self.shapes: dict[str, Shape] = {}
         self.handlers: dict[Any, Handler] = {}
+        #: Whole COM_QUERY packets of reads answered before, by character set: the
+        #: handler and its parameters (a popular key's query skips even the split).
+        self.texts: dict[str, dict[bytes, tuple[Handler, tuple]]] = {}
         self._lock = threading.Lock()
 
     # ..................................................................... lookup
@@ -146,9 +153,20 @@ class StatementCache:
         self._put(self.handlers, self._key(shape, split, sql), handler)
         return handler
 
+    def texts_for(self, codec: str) -> dict[bytes, tuple[Handler, tuple]]:
+        return self.texts.setdefault(codec, {})
+
+    def remember(self, texts: dict[bytes, tuple[Handler, tuple]], data: bytes,
+                 entry: tuple[Handler, tuple]) -> None:
+        if len(texts) >= TEXT_CACHE_LIMIT:
+            texts.clear()
+        texts[data] = entry
+
     def clear(self) -> None:
         """Forget every handler (after DDL: bound statements refer to the old catalog)."""
         self.handlers = {}
+        for texts in self.texts.values():
+            texts.clear()
 
     # ..................................................................... building
 
@@ -197,7 +215,7 @@ class StatementCache:
             raise SqlError(
                 f"statement takes {statement.param_count} parameter(s), got {len(order)}"
             )
-        return Handler(WRITE, picker(order), statement=statement,
+        return Handler(WRITE, picker(order), statement=statement, make=db.writer(statement),
                        table_key=statement.table.name.lower())
 
     def _check(self, shape: Shape, split: Split, sql: str) -> None:
