@@ -131,6 +131,7 @@ class GroupIndex:
         self.group_of = key_function(group_columns)
         self.answer = answer
         self.members: dict[Any, dict[Any, int]] = {}
+        self.groups = 0  # entries over all keys, for byte_size in O(1)
 
     def apply(self, deltas: Iterable[tuple[tuple, int]]) -> None:
         members, key_of, group_of = self.members, self.key_of, self.group_of
@@ -140,11 +141,14 @@ class GroupIndex:
             if groups is None:
                 groups = members[key] = {}
             gk = group_of(row)
-            n = groups.get(gk, 0) + diff
+            old = groups.get(gk, 0)
+            n = old + diff
             if n:
                 groups[gk] = n
+                self.groups += not old
             else:
                 del groups[gk]
+                self.groups -= 1
                 if not groups:
                     del members[key]
 
@@ -156,8 +160,7 @@ class GroupIndex:
         return self.answer([gk for groups in self.members.values() for gk in groups])
 
     def byte_size(self) -> int:
-        return len(self.members) * GROUP_INDEX_KEY_BYTES + sum(
-            len(g) for g in self.members.values()) * GROUP_INDEX_MEMBER_BYTES
+        return len(self.members) * GROUP_INDEX_KEY_BYTES + self.groups * GROUP_INDEX_MEMBER_BYTES
 
 
 #: Rough cost of an index key (dict slot, key object, the dict of its groups) and of one
