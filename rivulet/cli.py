@@ -77,13 +77,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     shell.add_argument("--server", default=None,
                        help="a running server's URL, e.g. mysql://root@127.0.0.1:3307")
 
+    handlers = {"serve": run_serve, "demo": run_demo, "explain": run_explain,
+                "status": run_status, "shell": run_shell, "user": run_user}
+    handlers.update(_spark_commands(sub))
     args = parser.parse_args(argv)
     try:
-        return {"serve": run_serve, "demo": run_demo, "explain": run_explain,
-                "status": run_status, "shell": run_shell, "user": run_user}[args.command](args)
+        return handlers[args.command](args)
     except RivuletError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+
+
+def _spark_commands(sub: Any) -> dict[str, Any]:
+    """``import`` and ``verify`` from rivulet/spark/commands.py, once that module exists."""
+    import importlib.util
+
+    if importlib.util.find_spec("rivulet.spark.commands") is None:
+        return {}
+    from rivulet.spark import commands  # type: ignore[attr-defined]
+
+    return commands.register(sub)
 
 
 # --------------------------------------------------------------------------- serve
