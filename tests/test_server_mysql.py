@@ -444,3 +444,35 @@ def _non_loopback_address() -> str | None:
     except OSError:
         return None
     return None if address.startswith("127.") else address
+
+
+def test_sql_is_parsed_once_per_shape_not_per_query(server: ServerThread, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rivulet.server import statements
+    from rivulet.sql import parse
+
+    calls: list[str] = []
+    real = parse.parse_statements
+
+    def counting(text: str) -> Any:
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(parse, "parse_statements", counting)
+    assert statements.parse_one.__module__ == "rivulet.sql.parse"  # goes through the counter
+    conn, prepared = connect(server), connector(server)
+    cursor = prepared.cursor(prepared=True)
+    query(conn, "SELECT name FROM items WHERE id = 1")
+    cursor.execute("SELECT name FROM items WHERE id = ?", (1,))
+    cursor.fetchall()
+    with conn.cursor() as c:
+        c.execute("UPDATE items SET qty = 1 WHERE id = 1")
+    calls.clear()
+    for i in range(2, 30):
+        assert query(conn, f"SELECT name FROM items WHERE id = {i}") == [(f"item {i}",)]
+        cursor.execute("SELECT name FROM items WHERE id = ?", (i,))
+        assert cursor.fetchall() == [(f"item {i}",)]
+        with conn.cursor() as c:
+            # rows changed, as MySQL counts them: qty was i % 7
+            assert c.execute(f"UPDATE items SET qty = {i} WHERE id = {i}") == (1 if i >= 7 else 0)
+    assert calls == []
+    prepared.close()
