@@ -81,6 +81,9 @@ log = logging.getLogger("rivulet.spark")
 
 #: Where snapshots for bootstrap are written, inside the data directory (removed after).
 WORK_DIR = "_bootstrap"
+#: A session that comes back sooner than this was running already (a JVM takes seconds to
+#: start), and has run jobs before: it is not warmed up again.
+WARM_START_S = 1.0
 
 
 class PlanRecordingBuilder(Builder):
@@ -163,6 +166,7 @@ class Bootstrapper:
         self._loaded.set()
         self._waiting_nodes: set[NodeId] = set()  # nodes whose state a recovery still loads
         self._frozen: Path | None = None
+        self._warm_session: Any = None
 
     # ..................................................................... the hook
 
@@ -283,7 +287,8 @@ class Bootstrapper:
         snapshot_lsn = self.graph.lsn
         work = self._work_dir()
         try:
-            self._compute(tasks, lambda: self._snapshot(self.database_file, work, snapshot_lsn))
+            self._compute(tasks, lambda: self._snapshot(self.database_file, work, snapshot_lsn),
+                          work)
             with self.graph_lock:
                 self._load(tasks)
         finally:
@@ -318,7 +323,7 @@ class Bootstrapper:
         try:
             tasks = self._take()
             lsn = self.graph.lsn
-            self._compute(tasks, lambda: self._snapshot(frozen, work / "parquet", lsn),
+            self._compute(tasks, lambda: self._snapshot(frozen, work / "parquet", lsn), work,
                           keep_report=True)
             with self.graph_lock:
                 self._load(tasks)
@@ -360,7 +365,7 @@ class Bootstrapper:
             raise SnapshotError(f"the snapshot is at LSN {snapshot.lsn}, the graph at {lsn}")
         return snapshot
 
-    def _compute(self, tasks: list[Task], snapshot: Callable[[], Snapshot], *,
+    def _compute(self, tasks: list[Task], snapshot: Callable[[], Snapshot], work: Path, *,
                  keep_report: bool = False) -> None:
         """Decide each task's executor and run the Spark ones (no graph lock needed: the
         IR and the snapshot are immutable). A Spark failure sends tasks in-process."""
@@ -373,10 +378,10 @@ class Bootstrapper:
         if not spark_tasks:
             return
         try:
-            session = _SessionStarter(self.spark_config)  # overlaps the snapshot's export
-            session.start()
+            session = _SessionStarter(self.spark_config, work, self._warm_session)
+            session.start()  # overlaps the snapshot's export
             snap = snapshot()
-            spark = session.result()
+            spark = self._warm_session = session.result()
             self.report.session_s = session.seconds
             tables = snap.dataframes(spark)
             from rivulet.spark.compile import PlanCompiler
@@ -465,9 +470,11 @@ class _SessionStarter(threading.Thread):
     Arrow-transfer code paths the state queries take, so the first real job does not pay
     for that."""
 
-    def __init__(self, config: SparkConfig | None) -> None:
+    def __init__(self, config: SparkConfig | None, work: Path, warm: Any = None) -> None:
         super().__init__(name="rivulet-spark-start", daemon=True)
         self.config = config
+        self.work = work
+        self.warm = warm  # a session warmed up before: not again
         self.session: Any = None
         self.error: BaseException | None = None
         self.seconds = 0.0
@@ -480,12 +487,36 @@ class _SessionStarter(threading.Thread):
             from rivulet.spark.session import get_session
 
             spark = get_session(self.config)
-            spark.range(200_000).groupBy((SF.col("id") % 1000).alias("k")).count().toArrow()
-            self.session = spark
         except BaseException as exc:
             self.error = exc
+            self.seconds = time.perf_counter() - started
+            return
+        self.session = spark
+        if spark is self.warm or time.perf_counter() - started < WARM_START_S:
+            self.seconds = time.perf_counter() - started
+            return
+        try:
+            self._warm_up(spark, SF)
+        except Exception as exc:  # only a warm-up: the bootstrap goes on without it
+            log.warning("warming up Spark failed: %r", exc)
         finally:
             self.seconds = time.perf_counter() - started
+
+    def _warm_up(self, spark: Any, SF: Any) -> None:  # noqa: N803
+        """One small job of the kind the state queries run: a Parquet scan, a grouping,
+        an Arrow transfer (JIT compilation of those paths is most of a cold first job)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        path = self.work / "warm-up.parquet"
+        n = 200_000
+        pq.write_table(pa.table({"a": pa.array(range(n), pa.int64()),
+                                 "b": pa.array([i % 1000 for i in range(n)], pa.int64())}), path)
+        try:
+            (spark.read.parquet(str(path)).groupBy("b")
+             .agg(SF.count(SF.lit(1)), SF.sum("a"), SF.min("a")).toArrow())
+        finally:
+            path.unlink(missing_ok=True)
 
     def result(self) -> Any:
         self.join()
