@@ -345,9 +345,12 @@ class Bootstrapper:
     # ..................................................................... internals
 
     def _take(self) -> list[Task]:
+        """The pending tasks in load order, without those of nodes dropped meanwhile (a
+        build that failed). A complete index prepared for a dropped join stays on its
+        node, where ``full_output`` would read it: it is loaded all the same."""
         tasks = sorted(self.pending, key=lambda t: t.order)
         self.pending = []
-        return [t for t in tasks if t.node in self.graph.nodes and t.target in self.graph.nodes]
+        return [t for t in tasks if t.target in self.graph.nodes]
 
     def _work_dir(self) -> Path:
         work = self.database_file.parent / WORK_DIR
@@ -425,9 +428,10 @@ class Bootstrapper:
                 self.report.load_s += elapsed
             else:
                 self.report.in_process_s += elapsed
+            owner = self.graph.nodes.get(task.node) or self.graph.nodes[task.target]
             self.report.tasks.append({"node": task.node, "target": task.target,
                                       "index": task.columns is not None,
-                                      "op": self.graph.nodes[task.node].op.describe(),
+                                      "op": owner.op.describe(),
                                       "executor": task.executor, "seconds": round(elapsed, 4)})
             task.result = None
 
