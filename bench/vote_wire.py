@@ -589,11 +589,11 @@ def plot_results(results: dict[str, Any], path: Path) -> Path | None:
     return bar_chart(path, "vote over the MySQL protocol", [
         {"title": "throughput (operations/s)", "ylabel": "ops/s", "groups": names,
          "series": {"ops/s": [systems[n]["ops_per_s"] for n in names]}},
-        {"title": "latency (ms)", "ylabel": "ms", "groups": names, "log": False,
+        {"title": "latency (ms)", "ylabel": "ms", "groups": names,
          "series": {"p50": [systems[n]["latency_us"]["p50_us"] / 1000 for n in names],
                     "p95": [(systems[n]["latency_us"]["p95_us"] or 0) / 1000 for n in names]},
          "goals": [{"value": 10, "label": "p95 goal"}]},
-        {"title": "CPU per operation (µs)", "ylabel": "µs", "groups": names, "log": False,
+        {"title": "CPU per operation (µs)", "ylabel": "µs", "groups": names,
          "series": {"server": [systems[n]["server_cpu_us_per_op"] for n in names],
                     "load generators": [systems[n]["clients_cpu_us_per_op"] for n in names]}},
     ])
