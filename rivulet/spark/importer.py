@@ -156,7 +156,9 @@ def import_files(db: Database, table: str, files: str | os.PathLike[str] | Seque
     empty field and ``\\N`` are NULL, a quoted empty field (``""``) the empty string;
     quotes are doubled inside quoted fields (RFC 4180). ``options`` go to Spark's reader (e.g. ``{"sep": ";"}``,
     ``{"nullValue": "\\\\N"}``, ``{"multiLine": "true"}`` for newlines inside quoted fields).
-    Parquet and JSON: columns by name. Bad rows are skipped and reported
+    Parquet and JSON: columns by name (a column the Parquet files lack takes its DEFAULT;
+    in JSON a missing field is NULL: Spark's JSON reader does not tell it from ``null``;
+    fields the table lacks are ignored). Bad rows are skipped and reported
     (``on_error="reject"``), or the first one fails the whole import (``"fail"``).
     """
     if format not in FORMATS:
@@ -677,9 +679,14 @@ class _Progress:
 
 
 class _RowsPerSecond(ProgressColumn):
+    """Rows per second since the phase began (rich's own speed is a short moving window,
+    empty until several updates came)."""
+
     def render(self, task: Any) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text("" if speed is None else f"{speed:,.0f} rows/s")
+        elapsed = task.finished_time if task.finished else task.elapsed
+        if not task.completed or not elapsed:
+            return Text("")
+        return Text(f"{task.completed / elapsed:,.0f} rows/s")
 
 
 __all__ = ["ImportFailed", "ImportResult", "RejectedRow", "expand_paths", "import_files",
