@@ -118,6 +118,15 @@ def test_literals_in_key_positions_share_one_view(server: ServerThread, db: rivu
     assert query(conn, "SELECT name FROM items WHERE name = 'item 4'") == [("item 4",)]
     # one view for `id = ?`, one for `id IN (?)` (any length), one for `name = ?`
     assert len(db._views) == views_before + 3
+    with conn.cursor() as cursor:  # negative literals are parameters too
+        cursor.execute("INSERT INTO items (id, name, qty) VALUES (-3, 'minus three', -1), "
+                       "(-4, 'minus four', -2)")
+        cursor.execute("UPDATE items SET qty = -7 WHERE id = -4")
+    db.settle()
+    assert query(conn, "SELECT name, qty FROM items WHERE id = -3") == [("minus three", -1)]
+    assert query(conn, "SELECT name, qty FROM items WHERE id = -4") == [("minus four", -7)]
+    assert sorted(query(conn, "SELECT id FROM items WHERE id IN (-4, 5, -3)")) == [(-4,), (-3,), (5,)]
+    assert len(db._views) == views_before + 3
 
 
 def test_literals_outside_key_positions_stay_constants(server: ServerThread) -> None:

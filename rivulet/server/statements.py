@@ -17,6 +17,7 @@ query's literals alike. Nothing a client sends is ever spliced into SQL that get
 
 from __future__ import annotations
 
+import decimal
 import re
 import threading
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ CHATTER = "chatter"  # what drivers send at connect time: handled by mysql-mimic
 
 _MARKER = "__rv{}__"
 _MARKER_RE = re.compile(r"`?__rv(\d+)__`?")
+_RENDERED_MARKER = re.compile(r"(-?)`?__rv(\d+)__`?")  # sqlglot writes a unary minus adjacent
 _SYSTEM_SCHEMAS = {"information_schema", "mysql", "performance_schema", "sys"}
 _SHOW_VIEWS = re.compile(r"\s*SHOW\s+VIEWS\s*;?\s*", re.I)
 _COMPARISONS = (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
@@ -66,6 +68,7 @@ class Shape:
     node: exp.Expr | None = None
     rendered: str = ""  # the template as sqlglot renders it, with slot markers
     positions: frozenset[int] = frozenset()  # slots that may be parameters
+    negated: frozenset[int] = frozenset()  # ... of them, those written `-5`: the value negated
     #: Set when the view planner rejected the parameterized form (two range columns, say):
     #: the template's literals then stay constants.
     params_ok: bool = True
@@ -96,8 +99,14 @@ class Handler:
     columns: Any = None
 
 
-def picker(slots: Sequence[int]) -> Callable[[Sequence[Any]], tuple]:
-    """A fast function from slot values to the parameter tuple."""
+def picker(slots: Sequence[int], negated: Sequence[int] = ()) -> Callable[[Sequence[Any]], tuple]:
+    """A fast function from slot values to the parameter tuple (the ``negated``-th
+    parameters negated: ``id = -5`` reads key -5 from the view of ``id = ?``)."""
+    if negated:
+        get = picker(slots)
+        flip = frozenset(negated)
+        return lambda values: tuple(_negative(v) if i in flip else v
+                                    for i, v in enumerate(get(values)))
     if not slots:
         return lambda values: ()
     if len(slots) == 1:
@@ -105,6 +114,14 @@ def picker(slots: Sequence[int]) -> Callable[[Sequence[Any]], tuple]:
         return lambda values: (values[i],)
     get = itemgetter(*slots)
     return lambda values: get(values)
+
+
+def _negative(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, str):  # MySQL: -'5' is -5
+        value = decimal.Decimal(value.strip() or "0")
+    return -value
 
 
 class StatementCache:
@@ -188,26 +205,26 @@ class StatementCache:
         if not shape.checked:
             self._check(shape, split, sql)
         if shape.exact or not split.exact:
-            return self._bind(shape.kind, sql, list(split.params))
+            return self._bind(shape.kind, sql, list(split.params), [])
         if shape.params_ok:
-            text, order = _render(shape, split, shape.positions | set(split.params))
+            text, order, negated = _render(shape, split, shape.positions | set(split.params))
             try:
-                return self._bind(shape.kind, text, order)
+                return self._bind(shape.kind, text, order, negated)
             except SqlError:
                 if not (shape.positions - set(split.params)):
                     raise
                 shape.params_ok = False  # e.g. two range columns: keep the literals
-        text, order = _render(shape, split, set(split.params))
-        return self._bind(shape.kind, text, order)
+        text, order, negated = _render(shape, split, set(split.params))
+        return self._bind(shape.kind, text, order, negated)
 
-    def _bind(self, kind: str, text: str, order: list[int]) -> Handler:
+    def _bind(self, kind: str, text: str, order: list[int], negated: list[int]) -> Handler:
         db = self.db
         if kind == READ:
-            direct = direct_read(parse_one(text), db, order)
+            direct = direct_read(parse_one(text), db, order, negated)
             if direct is not None:
                 return direct
             view = db.prepare(text)
-            return Handler(READ, picker(order), view=view, view_key=view.name.lower())
+            return Handler(READ, picker(order, negated), view=view, view_key=view.name.lower())
         statement = st.bind_text(text, db.catalog)
         if not isinstance(statement, (st.Insert, st.Update, st.Delete)):
             raise UnsupportedSqlError(f"not a write statement: {text[:60]!r}")
@@ -215,14 +232,14 @@ class StatementCache:
             raise SqlError(
                 f"statement takes {statement.param_count} parameter(s), got {len(order)}"
             )
-        return Handler(WRITE, picker(order), statement=statement, make=db.writer(statement),
+        return Handler(WRITE, picker(order, negated), statement=statement, make=db.writer(statement),
                        table_key=statement.table.name.lower())
 
     def _check(self, shape: Shape, split: Split, sql: str) -> None:
         """Once per template: the rendered template, with the literals put back, must
         parse to the statement the client sent; otherwise statements of this template are
         handled by their exact text."""
-        with_values, _ = _render(shape, split, set(split.params))
+        with_values, _, _ = _render(shape, split, set(split.params))
         try:
             same = parse_one(with_values) == parse_one(sql)
         except SqlError:
@@ -237,19 +254,24 @@ class StatementCache:
         cache[key] = value
 
 
-def _render(shape: Shape, split: Split, placeholders: set[int] | frozenset[int]) -> tuple[str, list[int]]:
+def _render(shape: Shape, split: Split, placeholders: set[int] | frozenset[int]) -> tuple[str, list[int], list[int]]:
     """The template's SQL with the ``placeholders`` slots as ``?`` and the others as the
-    literals the client wrote; returns it with the slot of each ``?`` in text order."""
+    literals the client wrote; returns it with the slot of each ``?`` in text order, and
+    which of those ``?`` take their value negated (``-5`` became ``?``)."""
     order: list[int] = []
+    negated: list[int] = []
 
     def replace(match: re.Match[str]) -> str:
-        slot = int(match.group(1))
-        if slot in placeholders:
-            order.append(slot)
-            return "?"
-        return split.texts[slot]
+        minus, slot = match.group(1), int(match.group(2))
+        if slot not in placeholders:
+            return minus + split.texts[slot]
+        if minus and slot in shape.negated:
+            negated.append(len(order))
+            minus = ""
+        order.append(slot)
+        return minus + "?"
 
-    return _MARKER_RE.sub(replace, shape.rendered), order
+    return _RENDERED_MARKER.sub(replace, shape.rendered), order, negated
 
 
 # --------------------------------------------------------------------------- analysis
@@ -272,7 +294,9 @@ def analyze(split: Split, sql: str) -> Shape:
         return Shape(kind, node=node, checked=True)
     if exact:
         return Shape(kind, node=node, rendered=sql, exact=True, checked=True)
-    return Shape(kind, node=node, rendered=node.sql(dialect=DIALECT), positions=_positions(node))
+    positions, negated = _positions(node)
+    return Shape(kind, node=node, rendered=node.sql(dialect=DIALECT), positions=positions,
+                 negated=negated)
 
 
 def _kind(node: exp.Expr, sql: str) -> str:
@@ -305,52 +329,58 @@ def _is_marker(node: exp.Expr) -> bool:
     return isinstance(node, exp.Column) and not node.table and _MARKER_RE.fullmatch(node.name) is not None
 
 
+def _is_value(node: exp.Expr) -> bool:
+    """A slot, or a slot with a unary minus (``-5``)."""
+    return _is_marker(node.this if isinstance(node, exp.Neg) else node)
+
+
 def _slot(node: exp.Expr) -> int:
-    return int(_MARKER_RE.fullmatch(node.name).group(1))  # type: ignore[union-attr]
+    marker = node.this if isinstance(node, exp.Neg) else node
+    return int(_MARKER_RE.fullmatch(marker.name).group(1))  # type: ignore[union-attr]
 
 
-def _positions(node: exp.Expr) -> frozenset[int]:
-    """Slots in places where the statement can take a parameter instead of a constant."""
-    found: set[int] = set()
+def _positions(node: exp.Expr) -> tuple[frozenset[int], frozenset[int]]:
+    """Slots in places where the statement can take a parameter instead of a constant,
+    and those of them written with a minus."""
+    values: list[exp.Expr] = []
     if isinstance(node, exp.Insert) and isinstance(node.expression, exp.Values):
         for row in node.expression.expressions:
-            items = row.expressions if isinstance(row, exp.Tuple) else [row]
-            found.update(_slot(v) for v in items if _is_marker(v))
+            values.extend(row.expressions if isinstance(row, exp.Tuple) else [row])
     if isinstance(node, exp.Update):
-        for eq in node.expressions:
-            if isinstance(eq, exp.EQ) and _is_marker(eq.expression):
-                found.add(_slot(eq.expression))
+        values.extend(eq.expression for eq in node.expressions if isinstance(eq, exp.EQ))
     if isinstance(node, (exp.Select, exp.Update, exp.Delete)):
         where = node.args.get("where")
         if where is not None:
             for c in conjuncts(where.this):
-                found.update(_condition_slots(c))
-    return frozenset(found)
+                values.extend(_condition_values(c))
+    values = [v for v in values if _is_value(v)]
+    return (frozenset(_slot(v) for v in values),
+            frozenset(_slot(v) for v in values if isinstance(v, exp.Neg)))
 
 
-def _condition_slots(c: exp.Expr) -> list[int]:
+def _condition_values(c: exp.Expr) -> list[exp.Expr]:
     def column(n: exp.Expr) -> bool:
         return isinstance(n, exp.Column) and not _is_marker(n)
 
     if isinstance(c, _COMPARISONS):
-        if column(c.this) and _is_marker(c.expression):
-            return [_slot(c.expression)]
-        if column(c.expression) and _is_marker(c.this):
-            return [_slot(c.this)]
+        if column(c.this) and _is_value(c.expression):
+            return [c.expression]
+        if column(c.expression) and _is_value(c.this):
+            return [c.this]
     if isinstance(c, exp.In) and column(c.this) and not c.args.get("query") and c.expressions:
-        if all(_is_marker(e) for e in c.expressions):
-            return [_slot(e) for e in c.expressions]
+        if all(_is_value(e) for e in c.expressions):
+            return list(c.expressions)
     if isinstance(c, exp.Between) and column(c.this):
         low, high = c.args.get("low"), c.args.get("high")
-        if low is not None and high is not None and _is_marker(low) and _is_marker(high):
-            return [_slot(low), _slot(high)]
+        if low is not None and high is not None and _is_value(low) and _is_value(high):
+            return [low, high]
     return []
 
 
 # --------------------------------------------------------------------------- named views
 
 
-def direct_read(node: exp.Expr, db: Database, order: list[int]) -> Handler | None:
+def direct_read(node: exp.Expr, db: Database, order: list[int], negated: list[int]) -> Handler | None:
     """A SELECT of a view of the program by its parameters (``SELECT * FROM
     StoriesWithVC WHERE id = 5``) reads that view, as the view's own ``lookup`` would:
     a parameterized view, or one with a LIMIT, cannot be a table in another query.
@@ -408,7 +438,9 @@ def direct_read(node: exp.Expr, db: Database, order: list[int]) -> Handler | Non
         raise UnsupportedSqlError(
             f"view {name!r} cannot be filtered by {sorted(by_column)[0]!r}: only by its "
             f"parameter columns")
-    slots = [order[i] for p in sorted(by_param) for i in by_param[p]]
+    picked = [i for p in sorted(by_param) for i in by_param[p]]
+    slots = [order[i] for i in picked]
+    flips = [k for k, i in enumerate(picked) if i in negated]
     limit = node.args.get("limit")
     cut = None
     if limit is not None:
@@ -417,7 +449,7 @@ def direct_read(node: exp.Expr, db: Database, order: list[int]) -> Handler | Non
             raise UnsupportedSqlError(f"reading view {name!r}: LIMIT takes a number")
         cut = int(value.this)
     view = db.view(name)
-    return Handler(READ, picker(slots), view=view, view_key=name.lower(),
+    return Handler(READ, picker(slots, flips), view=view, view_key=name.lower(),
                    project=project, limit=cut)
 
 
