@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pymysql
@@ -32,8 +33,9 @@ def start(data_dir: Path, *extra: str) -> tuple[subprocess.Popen[str], int, list
         if not line:
             break
         lines.append(line)
-        found = re.search(r"-P (\d+)", line)
-        if found:
+        if "stop with Ctrl-C" in line:  # the last line of the connection instructions
+            found = re.search(r"-P (\d+)", "".join(lines))
+            assert found is not None, lines
             return proc, int(found.group(1)), lines
     proc.kill()
     raise AssertionError("rivulet serve did not start:\n" + "".join(lines))
@@ -49,6 +51,10 @@ def stop(proc: subprocess.Popen[str], lines: list[str]) -> str:
 def test_serve_keeps_acknowledged_writes_across_sigterm(tmp_path: Path) -> None:
     proc, port, lines = start(tmp_path)
     try:
+        http = re.search(r"(http://[\d.]+:\d+)/health", "".join(lines))
+        assert http is not None, lines
+        with urllib.request.urlopen(http.group(1) + "/health", timeout=10) as response:
+            assert response.status == 200
         conn = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
         with conn.cursor() as cursor:
             assert cursor.execute("SELECT id, title FROM stories WHERE id = 3") == 1
@@ -82,3 +88,24 @@ def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]
         main([command, "--help"])
     assert info.value.code == 0
     assert "usage: rivulet " + command in capsys.readouterr().out
+
+
+def test_shell_against_a_server(tmp_path: Path) -> None:
+    import rivulet
+    from rivulet.server.mysql import ServerThread
+
+    with rivulet.open(tmp_path) as db:
+        db.execute("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20))")
+        running = ServerThread(db, port=0)
+        try:
+            script = ("INSERT INTO t VALUES (1, 'one'), (2, 'two'); SELECT name FROM t WHERE id = 2;\n"
+                      "SELECT nope\n FROM t WHERE id = 1;\nSHOW TABLES;\n")
+            out = subprocess.run(
+                [sys.executable, "-m", "rivulet", "shell", "--server", f"mysql://root@127.0.0.1:{running.port}"],
+                input=script, capture_output=True, text=True, timeout=60).stdout
+        finally:
+            running.stop()
+    assert "ok (2 rows)" in out
+    assert "  two\n(1 rows)" in out
+    assert "error: unknown column 'nope'" in out
+    assert "  t\n(1 rows)" in out

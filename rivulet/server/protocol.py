@@ -67,6 +67,7 @@ COM_STMT_FETCH, COM_RESET_CONNECTION = 0x1C, 0x1F
 _MAX_PAYLOAD = 0xFFFFFF
 _SERVER_STATUS_AUTOCOMMIT = 0x0002
 _CURSOR_EXISTS, _LAST_ROW_SENT = 0x0040, 0x0080
+MAX_PREPARED = 16_382
 _EXPLAIN_PREFIX = re.compile(r"\s*EXPLAIN\s+", re.I)
 
 
@@ -513,6 +514,10 @@ class RivuletConnection(Connection):
             handler = await self._in_pool(self.cache.handler, split, sql)
         elif split.params:
             raise SqlError("only SELECT, INSERT, UPDATE and DELETE take '?' parameters")
+        if len(self.statements) >= MAX_PREPARED:
+            raise er.MysqlError(  # MySQL's max_prepared_stmt_count, per connection here
+                f"Can't create more than max_prepared_stmt_count statements ({MAX_PREPARED})",
+                er.ER_MAX_PREPARED)  # type: ignore[arg-type]
         self._next_stmt += 1
         stmt_id = self._next_stmt
         self.statements[stmt_id] = Prepared(split, sql, shape, handler)
