@@ -448,7 +448,8 @@ class Database:
         return found
 
     def views(self) -> list[str]:
-        return [v.plan.name for v in self._views.values() if not v.plan.name.startswith("_q_")]
+        views = list(self._views.values())  # a copy: views come and go on other threads
+        return [v.plan.name for v in views if not v.plan.name.startswith("_q_")]
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Answer a SELECT from a view made for it on first use (cached by normalized text)."""
