@@ -131,6 +131,30 @@ class View:
             out.extend(state.get(key) or ())
         return out
 
+    def held_keys(self) -> list[Any]:
+        """The keys the reader holds, as stored (a value for one key column, a tuple for
+        several, ``()`` for a view without parameters): every key with rows of a full view,
+        the filled holes of a partial one. ``rivulet verify`` checks exactly these."""
+        return list(self._state.entries)
+
+    def held_rows(self, key: Any) -> list[Row] | None:
+        """The rows the reader holds under ``key`` without reading it (no upquery, no
+        counters): a keyed view's answer as ``lookup`` gives it (default row included); a
+        range view's rows of that key, unfinished (all columns, no bounds). ``None`` if
+        the key is not held."""
+        state = self._state
+        if isinstance(state, RangeReader):
+            with state.lock:
+                rows = state.entries.get(key)
+                return None if rows is None else list(rows)
+        entry = state.entries.get(key)
+        if entry is None:
+            return None
+        rows = entry.expand()
+        if not rows and self._default is not None:
+            return list(self._finish(self._default(key, False)))
+        return list(self._finish(rows))
+
     @property
     def partial(self) -> bool:
         """Whether the view holds only the keys that were read (see ``rivulet explain``)."""
