@@ -150,10 +150,12 @@ class View:
         entry = state.entries.get(key)
         if entry is None:
             return None
-        rows = entry.expand()
-        if not rows and self._default is not None:
+        served = entry.result  # the cached answer a hit returns, if built
+        if served is None:
+            served = self._finish(entry.expand())
+        if not served and self._default is not None:
             return list(self._finish(self._default(key, False)))
-        return list(self._finish(rows))
+        return list(served)
 
     @property
     def partial(self) -> bool:
