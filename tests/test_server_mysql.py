@@ -368,6 +368,19 @@ def test_oversized_packet_is_refused_and_the_connection_goes_on(db: rivulet.Data
         running.stop()
 
 
+def test_packets_over_16mb_are_joined(server: ServerThread, db: rivulet.Database) -> None:
+    conn = connect(server)
+    body = "ab" * (9 * 1024 * 1024)  # an 18 MB statement: two protocol frames
+    with conn.cursor() as cursor:
+        cursor.execute("CREATE TABLE docs (id INT PRIMARY KEY, body LONGTEXT NOT NULL)")
+        assert cursor.execute("INSERT INTO docs VALUES (1, %s)", (body,)) == 1
+        with pytest.raises(pymysql.err.DataError) as info:  # too long for VARCHAR(100)
+            cursor.execute("INSERT INTO items (id, name) VALUES (777, %s)", (body,))
+        assert info.value.args[0] == 1406
+    db.settle()
+    assert query(conn, "SELECT body FROM docs WHERE id = 1") == [(body,)]
+
+
 def test_client_disconnecting_mid_query_leaves_others_served(server: ServerThread, db: rivulet.Database) -> None:
     db.table("tags").insert_many([(i, "bulk") for i in range(50_000)])
     db.settle()

@@ -7,10 +7,11 @@ on a hit), and the whole reply (column definitions framed once per handler, rows
 written to the socket buffer and flushed once. Prepared statements are parsed at PREPARE
 and their parameters decoded as values at EXECUTE (never spliced into SQL).
 
-Work that may block runs in the server's thread pool, off the event loop: writes (a
-durable commit; concurrent connections' writes are committed together), reads that miss
-(an upquery), view creation and DDL, read-your-writes waits. A failing statement gets an
-error packet; the connection always stays usable.
+Reads of keys in memory are answered synchronously as their packet arrives (wire.py).
+Work that may block runs off the event loop: writes go to the committer thread (all
+connections' writes committed together, batcher.py); reads that miss (an upquery), view
+creation, DDL and read-your-writes waits run in the server's thread pool. A failing
+statement gets an error packet; the connection always stays usable.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from rivulet.server.statements import (
     Handler,
     Shape,
 )
+from rivulet.server.wire import MAX_PAYLOAD, PacketTooLarge, Wire
 from rivulet.views import NOT_READY
 
 if TYPE_CHECKING:
@@ -64,112 +66,10 @@ COM_QUIT, COM_INIT_DB, COM_QUERY, COM_FIELD_LIST, COM_PING = 0x01, 0x02, 0x03, 0
 COM_CHANGE_USER, COM_STMT_PREPARE, COM_STMT_EXECUTE = 0x11, 0x16, 0x17
 COM_STMT_SEND_LONG_DATA, COM_STMT_CLOSE, COM_STMT_RESET = 0x18, 0x19, 0x1A
 COM_STMT_FETCH, COM_RESET_CONNECTION = 0x1C, 0x1F
-_MAX_PAYLOAD = 0xFFFFFF
 _SERVER_STATUS_AUTOCOMMIT = 0x0002
 _CURSOR_EXISTS, _LAST_ROW_SENT = 0x0040, 0x0080
 MAX_PREPARED = 16_382
 _EXPLAIN_PREFIX = re.compile(r"\s*EXPLAIN\s+", re.I)
-
-
-class PacketTooLarge(Exception):
-    pass
-
-
-class _Wire(asyncio.Protocol):
-    """The socket after authentication. Complete packets are answered in arrival order:
-    on the fast path right in ``data_received``; otherwise by a task, while later packets
-    wait. Replies are flushed once per batch of packets."""
-
-    def __init__(self, conn: RivuletConnection, transport: Any, limit: int) -> None:
-        self.conn = conn
-        self.transport = transport
-        self.limit = limit
-        self.buffer = bytearray()
-        self.busy = False
-        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.parts: list[bytes] = []  # frames of a packet of 16 MB or more
-        self.size = 0  # its size so far
-        self.drop = 0  # bytes of an oversized packet still to drop
-        self.dropping = False  # inside an oversized packet (more frames may follow)
-        self.seq = 0
-
-    def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        if not self.busy:
-            self.pump()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.closed.done():
-            self.closed.set_result(None)
-
-    def pump(self) -> None:
-        conn = self.conn
-        while not self.busy and not self.closed.done():
-            packet = self.next_packet()
-            if packet is None:
-                break
-            data, seq = packet
-            if data is None:
-                conn.too_large(self.size, seq)
-                self.size = 0
-            elif not conn.fast(data, seq):
-                self.busy = True
-                asyncio.ensure_future(conn.slow(data, seq)).add_done_callback(self.resume)
-        self.flush()
-
-    def resume(self, task: asyncio.Future[bool]) -> None:
-        self.busy = False
-        if task.cancelled() or task.exception() is not None or not task.result():
-            self.flush()
-            self.transport.close()
-            return
-        self.pump()
-
-    def flush(self) -> None:
-        out = self.conn.stream._buffer
-        if out and not self.transport.is_closing():
-            self.transport.write(bytes(out))
-        out.clear()
-
-    def next_packet(self) -> tuple[bytes | None, int] | None:
-        """The next complete packet and its last sequence id; ``(None, seq)`` for an
-        oversized packet once it has been dropped; None until more data arrives."""
-        buf = self.buffer
-        while True:
-            if self.drop:
-                n = min(self.drop, len(buf))
-                del buf[:n]
-                self.drop -= n
-                if self.drop:
-                    return None
-                if not self.dropping:
-                    return None, self.seq
-            if len(buf) < 4:
-                return None
-            length = buf[0] | buf[1] << 8 | buf[2] << 16
-            self.seq = buf[3]
-            more = length == _MAX_PAYLOAD
-            if self.dropping or self.size + length > self.limit:
-                self.size += length
-                self.parts = []
-                del buf[:4]
-                self.drop, self.dropping = length, more
-                if not length:
-                    return None, self.seq
-                continue
-            if len(buf) < 4 + length:
-                return None
-            payload = bytes(buf[4:4 + length])
-            del buf[:4 + length]
-            if more or self.parts:
-                self.parts.append(payload)
-                self.size += length
-                if more:
-                    continue
-                payload = b"".join(self.parts)
-                self.parts = []
-            self.size = 0
-            return payload, self.seq
 
 
 @dataclass(eq=False)
@@ -218,7 +118,7 @@ class RivuletConnection(Connection):
     # ..................................................................... loop
 
     async def command_phase(self) -> None:
-        """Hand the socket to a :class:`_Wire` protocol (no more stream reads) and wait
+        """Hand the socket to a :class:`Wire` protocol (no more stream reads) and wait
         until the client goes away."""
         if self.session.username is None:
             return  # authentication failed (mimic has sent the error): no commands
@@ -229,7 +129,7 @@ class RivuletConnection(Connection):
         self._texts = self.cache.texts_for(self._codec)
         await self.stream.drain()
         reader, transport = self.stream.reader, self.stream.writer.transport
-        wire = _Wire(self, transport, self.server.max_packet)
+        wire = Wire(self, transport, self.server.max_packet)
         leftover = bytes(reader._buffer)  # type: ignore[attr-defined]
         reader._buffer.clear()  # type: ignore[attr-defined]
         transport.set_protocol(wire)
@@ -339,7 +239,13 @@ class RivuletConnection(Connection):
         self._error(PacketTooLarge(message), er.ER_PACKET_TOO_LARGE, len(self.stream._buffer))
 
     def _send(self, payload: bytes) -> None:
-        self.stream.write_many((payload,))
+        """One packet; one of 16 MB or more goes out in several frames."""
+        if len(payload) < MAX_PAYLOAD:
+            self.stream.write_many((payload,))
+            return
+        payload = bytes(payload)
+        self.stream.write_many([payload[i:i + MAX_PAYLOAD]
+                                for i in range(0, len(payload) + 1, MAX_PAYLOAD)])
 
     def _error(self, exc: BaseException, code: int | None, mark: int) -> None:
         stream = self.stream
@@ -443,11 +349,17 @@ class RivuletConnection(Connection):
             cursor.columns = columns
             self._send(self.ok_or_eof(flags=_CURSOR_EXISTS))
             return
+        start, seq = len(stream._buffer), stream.seq.value
+        make = packets.make_binary_resultrow if binary else packets.make_text_resultset_row
         if binary:
-            make = packets.make_binary_resultrow
             stream.write_many([make(r, columns) for r in rows])
         else:
             stream.write_text_rows(rows, columns)
+        if len(stream._buffer) - start >= MAX_PAYLOAD:  # a row may need several frames
+            del stream._buffer[start:]
+            stream.seq.value = seq
+            for row in rows:
+                self._send(make(row, columns))
         self._send(self._end_bytes)
 
     def _reply(self, reply: Reply, binary: bool = False, cursor: Prepared | None = None) -> None:
