@@ -1,0 +1,216 @@
+"""``rivulet verify`` (rivulet/spark/verify.py; issue 4, part 4).
+
+An agreeing database passes (full and partial views, parameterized, ranges, top-k, implicit
+groups, joins); deliberately corrupted state (a reader entry, an aggregate's value, a key
+lost from a full view, a stale cached answer) is detected and reported with its key;
+partial views are checked on exactly the keys they hold; the report round-trips through
+its dict form (the HTTP API's) and prints the same.
+
+Spark tests share one local[2] session (tests/spark_fixtures.py) and never skip.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
+
+import rivulet
+from rivulet.spark.verify import VerifyReport, format_report, same_rows, verify
+
+pytestmark = pytest.mark.spark
+
+PROGRAM = """
+CREATE TABLE stories (id INT PRIMARY KEY, author INT, title VARCHAR(50), score DOUBLE);
+CREATE TABLE votes (id INT PRIMARY KEY, story INT NOT NULL, user_id INT NOT NULL);
+CREATE VIEW vc AS SELECT story, COUNT(*) AS n FROM votes WHERE story = ? GROUP BY story;
+CREATE VIEW story_votes AS SELECT stories.id, stories.title, COUNT(votes.id) AS n
+    FROM stories LEFT JOIN votes ON stories.id = votes.story WHERE stories.id = ?
+    GROUP BY stories.id, stories.title;
+CREATE VIEW by_author AS SELECT id, title FROM stories WHERE author = ? ORDER BY id DESC LIMIT 2;
+CREATE VIEW top AS SELECT story, COUNT(*) AS n FROM votes GROUP BY story ORDER BY n DESC, story
+    LIMIT 3;
+CREATE VIEW recent AS SELECT id, title FROM stories WHERE author = ? AND id > ?;
+CREATE VIEW avg_score AS SELECT author, AVG(score) AS a, SUM(score) AS s FROM stories
+    WHERE author = ? GROUP BY author;
+CREATE VIEW everything AS SELECT COUNT(*) AS n, SUM(score) AS s FROM stories;
+"""
+
+
+def make_db(path: Path, *, partial: bool = True) -> rivulet.Database:
+    db = rivulet.open(path, partial=partial)
+    db.execute_script(PROGRAM)
+    db.table("stories").insert_many(
+        [(i, i % 5, f"story {i} é", i / 7 if i % 4 else None) for i in range(40)])
+    db.table("votes").insert_many([(i, i * 7 % 40, i % 13) for i in range(300)])
+    db.table("votes").delete("id < ?", [20])
+    db.settle()
+    return db
+
+
+def read_some(db: rivulet.Database) -> None:
+    """Fill some holes of the partial views (and read every full one)."""
+    for key in (1, 2, 39, 1000):
+        db.view("story_votes").lookup(key)
+    db.view("by_author").lookup(3)
+    db.view("recent").lookup(2, 10)
+    db.view("top").lookup()
+    db.view("vc").lookup(5)
+
+
+def check(report: VerifyReport) -> dict[str, Any]:
+    return {v.view: (v.ok, v.keys_checked) for v in report.views}
+
+
+def test_an_agreeing_database_passes(tmp_path: Path, spark: Any) -> None:
+    with make_db(tmp_path / "data") as db:
+        read_some(db)
+        report = verify(db, spark=spark)
+        assert report.ok, format_report(report)
+        checked = check(report)
+        assert checked["story_votes"] == (True, 4)  # held keys only (1000: held, no rows)
+        assert checked["by_author"][1] == 1 and checked["recent"][1] == 1
+        assert report.lsn == db.lsn
+        assert "all views agree" in format_report(report)
+
+
+def test_full_state_agrees_everywhere(tmp_path: Path, spark: Any) -> None:
+    with make_db(tmp_path / "data", partial=False) as db:
+        report = verify(db, spark=spark)
+        assert report.ok, format_report(report)
+        checked = check(report)
+        assert checked["vc"] == (True, 40) and checked["by_author"] == (True, 5)
+        assert checked["story_votes"] == (True, 40)
+
+
+def corrupt_entry(db: rivulet.Database, view: str, key: Any, change: Any) -> None:
+    """Change a reader entry's rows behind the engine's back (and drop its cached answer)."""
+    entry = db._built[view].state.entries[key]
+    counts = dict(entry.counts)
+    entry.counts.clear()
+    for row, n in counts.items():
+        entry.counts[change(row)] = n
+    entry.result = None
+
+
+def test_corrupted_reader_entries_are_reported_with_their_keys(tmp_path: Path, spark: Any) -> None:
+    with make_db(tmp_path / "data", partial=False) as db:
+        corrupt_entry(db, "vc", 7, lambda r: (r[0], r[1] + 1))  # an aggregate value, off by one
+        corrupt_entry(db, "by_author", 2, lambda r: (r[0], "wrong"))
+        lost = db._built["avg_score"].state.entries.pop(4)  # a key the full view lost
+        assert lost.counts
+        report = verify(db, spark=spark)
+        assert not report.ok
+        by_view = {v.view: v for v in report.views}
+        vc = by_view["vc"]
+        assert (vc.keys_differing, vc.keys_missing, vc.keys_extra) == (1, 0, 0)
+        [m] = vc.mismatches
+        assert (m.key, m.kind) == (7, "differs") and m.engine[0][1] == m.spark[0][1] + 1
+        assert [m.key for m in by_view["by_author"].mismatches] == [2]
+        [gone] = by_view["avg_score"].mismatches
+        assert (gone.key, gone.kind, gone.engine) == (4, "missing", ())
+        assert by_view["top"].ok and by_view["story_votes"].ok
+        text = format_report(report)
+        assert "MISMATCHES FOUND" in text and "key 7: differs" in text and "key 4: missing" in text
+
+
+def test_stale_cached_answer_and_extra_key_are_detected(tmp_path: Path, spark: Any) -> None:
+    with make_db(tmp_path / "data") as db:
+        read_some(db)
+        state = db._built["story_votes"].state
+        entry = state.entries[2]
+        entry.result = ((2, "stale", 99),)  # what a hit would now serve
+        phantom = type(entry)()
+        phantom.counts[(77, "ghost", 1)] = 1
+        state.entries[77] = phantom  # a held key whose rows no base row explains
+        report = verify(db, ["story_votes", "vc"], spark=spark)
+        [sv, vc] = report.views
+        assert vc.ok
+        kinds = {m.key: m.kind for m in sv.mismatches}
+        assert kinds == {2: "differs", 77: "extra"}  # 77: no base row explains it
+        assert sv.keys_checked == 5
+
+
+def test_partial_views_are_checked_on_held_keys_only(tmp_path: Path, spark: Any) -> None:
+    with make_db(tmp_path / "data") as db:
+        db.view("by_author").lookup(1)
+        db.table("stories").insert_many([(100, 1, "new", 1.0), (101, 4, "other", 2.0)])
+        db.settle()
+        report = verify(db, ["by_author"], spark=spark)
+        [check_] = report.views
+        assert check_.ok and check_.partial and check_.keys_checked == 1
+        # A key nobody holds is not reported, however wrong its (absent) state would be:
+        db._built["by_author"].state.entries.pop(1)
+        assert verify(db, ["by_author"], spark=spark).views[0].keys_checked == 0
+
+
+def test_verify_while_writes_continue(tmp_path: Path, spark: Any) -> None:
+    with make_db(tmp_path / "data", partial=False) as db:
+        stop = threading.Event()
+
+        def write() -> None:
+            i = 1000
+            while not stop.is_set():
+                db.table("votes").insert_many([(i, i % 40, i % 13)])
+                i += 1
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        try:
+            report = verify(db, ["vc", "top"], spark=spark)
+        finally:
+            stop.set()
+            writer.join()
+        assert report.ok, format_report(report)
+
+
+def test_report_round_trips_through_its_dict(tmp_path: Path, spark: Any) -> None:
+    with make_db(tmp_path / "data", partial=False) as db:
+        corrupt_entry(db, "by_author", 3, lambda r: (r[0], r[1] + "!"))
+        report = verify(db, ["by_author", "avg_score"], spark=spark)
+        data = json.loads(json.dumps(report.to_dict()))
+        assert data["ok"] is False and data["views"][0]["mismatches"][0]["key"] == 3
+        again = VerifyReport.from_dict(data)
+        assert format_report(again) == format_report(report)
+        assert again.ok is False
+
+
+def test_unknown_view_is_an_error(tmp_path: Path, spark: Any) -> None:
+    with make_db(tmp_path / "data") as db:
+        with pytest.raises(rivulet.RivuletError, match="unknown view 'nope'"):
+            verify(db, ["nope"], spark=spark)
+
+
+def test_same_rows_tolerates_float_order_not_values() -> None:
+    assert same_rows([(1, 0.1 + 0.2)], [(1, 0.3)])
+    assert not same_rows([(1, 0.3)], [(1, 0.31)])
+    assert not same_rows([(1234567891,)], [(1234567892,)])
+    assert same_rows([(1, "a"), (2, None)], [(2, None), (1, "a")])
+    assert not same_rows([(1, "a")], [(1, "a"), (1, "a")])
+
+
+def test_commands_verify_and_import(tmp_path: Path, spark: Any, capsys: Any) -> None:
+    from rivulet.spark import commands
+
+    parser = argparse.ArgumentParser(prog="rivulet")
+    handlers = commands.register(parser.add_subparsers(dest="command", required=True))
+    data = tmp_path / "data"
+    make_db(data, partial=False).close()
+    csv = tmp_path / "votes.csv"
+    csv.write_text("id,story,user_id\n5000,1,2\n5001,x,3\n", encoding="utf-8")
+    args = parser.parse_args(["import", "--data-dir", str(data), "--table", "votes", str(csv),
+                              "--no-progress"])
+    assert handlers["import"](args) == 0  # a rejected row is reported, not a failure
+    out = capsys.readouterr().out
+    assert "imported 1 of 2 rows" in out and "row 2" in out
+    args = parser.parse_args(["import", "--data-dir", str(data), "--table", "votes", str(csv),
+                              "--on-error", "fail", "--no-progress"])
+    assert handlers["import"](args) == 1
+    assert handlers["verify"](parser.parse_args(["verify", "--data-dir", str(data)])) == 0
+    assert "all views agree" in capsys.readouterr().out
+    assert handlers["verify"](parser.parse_args(["verify", "--data-dir", str(data), "vc"])) == 0
