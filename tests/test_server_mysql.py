@@ -498,3 +498,20 @@ def test_sql_is_parsed_once_per_shape_not_per_query(server: ServerThread, monkey
             assert c.execute(f"UPDATE items SET qty = {i} WHERE id = {i}") == (1 if i >= 7 else 0)
     assert calls == []
     prepared.close()
+
+
+def test_a_failed_statement_does_not_cost_its_shape_the_parameters(server: ServerThread, db: rivulet.Database) -> None:
+    conn = connect(server)
+    with pytest.raises(pymysql.err.ProgrammingError):
+        query(conn, "SELECT b FROM later WHERE a = 1")  # no such table yet
+    with conn.cursor() as cursor:
+        cursor.execute("CREATE TABLE later (a INT PRIMARY KEY, b INT)")
+        cursor.execute("INSERT INTO later VALUES (1, 10), (2, 20), (3, 30)")
+    db.settle()
+    views = len(db._views)
+    for a in (1, 2, 3):
+        assert query(conn, f"SELECT b FROM later WHERE a = {a}") == [(10 * a,)]
+    assert len(db._views) == views + 1
+    # Two range columns cannot both be parameters: the literals stay, answers stay right.
+    assert query(conn, "SELECT a FROM later WHERE a > 1 AND b < 30") == [(2,)]
+    assert sorted(query(conn, "SELECT a FROM later WHERE a > 0 AND b < 30")) == [(1,), (2,)]

@@ -206,16 +206,20 @@ class StatementCache:
             self._check(shape, split, sql)
         if shape.exact or not split.exact:
             return self._bind(shape.kind, sql, list(split.params), [])
-        if shape.params_ok:
-            text, order, negated = _render(shape, split, shape.positions | set(split.params))
+        constants = _render(shape, split, set(split.params))
+        if not shape.params_ok or not (shape.positions - set(split.params)):
+            return self._bind(shape.kind, *constants)
+        try:
+            return self._bind(shape.kind, *_render(shape, split, shape.positions | set(split.params)))
+        except SqlError as refused:
             try:
-                return self._bind(shape.kind, text, order, negated)
+                handler = self._bind(shape.kind, *constants)
             except SqlError:
-                if not (shape.positions - set(split.params)):
-                    raise
-                shape.params_ok = False  # e.g. two range columns: keep the literals
-        text, order, negated = _render(shape, split, set(split.params))
-        return self._bind(shape.kind, text, order, negated)
+                raise refused from None  # the statement's own error (unknown column, ...)
+        # The engine takes the statement with its literals but not with parameters there
+        # (two range columns, say): this shape keeps its literals from now on.
+        shape.params_ok = False
+        return handler
 
     def _bind(self, kind: str, text: str, order: list[int], negated: list[int]) -> Handler:
         db = self.db
@@ -424,6 +428,12 @@ def direct_read(node: exp.Expr, db: Database, order: list[int], negated: list[in
     if plan.range_column is not None:
         raise UnsupportedSqlError(f"view {name!r} has range parameters: read it with "
                                   f"prepared-statement parameters through its defining query")
+    parameters = {plan.root.columns[c].name.lower() for c in plan.key}
+    strangers = sorted(set(by_column) - parameters)
+    if strangers:
+        raise UnsupportedSqlError(
+            f"view {name!r} cannot be filtered by {strangers[0]!r}: only by its parameter "
+            f"columns ({', '.join(sorted(parameters))})")
     by_param: dict[int, list[int]] = {}
     for root_col, param in zip(plan.key, plan.key_params):
         column = plan.root.columns[root_col].name.lower()
@@ -434,10 +444,6 @@ def direct_read(node: exp.Expr, db: Database, order: list[int], negated: list[in
         if len(params) != 1 and param not in plan.in_list:
             raise UnsupportedSqlError(f"view {name!r} takes one value for {column!r}")
         by_param[param] = params
-    if by_column:
-        raise UnsupportedSqlError(
-            f"view {name!r} cannot be filtered by {sorted(by_column)[0]!r}: only by its "
-            f"parameter columns")
     picked = [i for p in sorted(by_param) for i in by_param[p]]
     slots = [order[i] for i in picked]
     flips = [k for k, i in enumerate(picked) if i in negated]
