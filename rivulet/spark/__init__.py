@@ -5,14 +5,30 @@ view's plan into DataFrames over a consistent snapshot of the base tables
 (:mod:`rivulet.spark.snapshot`), through the one SparkSession of the process
 (:mod:`rivulet.spark.session`); expression semantics are the engine's
 (:mod:`rivulet.spark.exprs`), values cross over as Arrow (:mod:`rivulet.spark.values`).
+
+Importing this package costs nothing: pyspark loads when a name below is first used (the
+engine imports :mod:`rivulet.spark.bootstrap` at start-up, and a JVM-less CLI command must
+not pay a second of pyspark imports).
 """
 
-from rivulet.spark.compile import compile_plan, compute_lookups, compute_view, scan_view
-from rivulet.spark.session import SparkConfig, get_session, stop_session
-from rivulet.spark.snapshot import Snapshot, SnapshotError, load_snapshot, take_snapshot
+from __future__ import annotations
 
-__all__ = [
-    "Snapshot", "SnapshotError", "SparkConfig", "compile_plan", "compute_lookups",
-    "compute_view", "get_session", "load_snapshot", "scan_view", "stop_session",
-    "take_snapshot",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "compile_plan": "compile", "compute_lookups": "compile", "compute_view": "compile",
+    "scan_view": "compile",
+    "SparkConfig": "session", "get_session": "session", "stop_session": "session",
+    "Snapshot": "snapshot", "SnapshotError": "snapshot", "load_snapshot": "snapshot",
+    "take_snapshot": "snapshot",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rivulet.spark' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"rivulet.spark.{module}"), name)
