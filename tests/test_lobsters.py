@@ -1,0 +1,250 @@
+"""The Lobsters workload, scaled down: rivulet and SQLite, natural and baseline, agree.
+
+``bench/lobsters/`` holds the application (schema, the baseline and natural queries, a data
+generator, the page functions). Here a small data set (200 users, 500 stories, 1,500
+comments, ~7,000 votes) is loaded into four systems: rivulet with the natural queries,
+rivulet with the baseline queries, SQLite with each. A few hundred page views in a
+write-heavy mix (every page type; votes, comments and stories posted) run on all four,
+and every page must show the same data on all four: SQLite computes the natural views at
+read time (the oracle for rivulet's incrementally maintained ones), and the baseline's
+hand-maintained columns must keep matching what the natural views compute. After the run
+the maintained columns are compared with the natural views row by row, on SQLite and on
+rivulet.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ beside tests/
+
+from bench.lobsters.backends import (  # noqa: E402
+    Backend,
+    RivuletBackend,
+    SqlBackend,
+    rivulet_backend,
+    sqlite_backend,
+)
+from bench.lobsters.data import Dataset, Sizes, generate, table_columns  # noqa: E402
+from bench.lobsters.pages import PAGE_FUNCTIONS, Page, run_page  # noqa: E402
+from bench.lobsters.queries import (  # noqa: E402
+    PAGES,
+    VERSIONS,
+    expand_in,
+    query_set,
+)
+from bench.lobsters.workload import PRODUCTION_MIX, Request, Workload  # noqa: E402
+
+SIZES = Sizes(users=200, stories=500, comments=1_500, story_votes=3_000, comment_votes=3_000)
+REQUESTS = 250
+
+#: Every page type, writes far more often than in production so that the hand-maintained
+#: columns and the dataflow's incremental updates are exercised.
+WRITE_HEAVY_MIX = {
+    "story": 25, "front_page": 12, "user": 10, "comments": 8, "recent": 5, "login": 2,
+    "vote_story": 14, "vote_comment": 14, "post_comment": 7, "post_story": 3,
+}
+
+MAINTAINED = {
+    "users": ["karma"],
+    "stories": ["upvotes", "downvotes", "comments_count", "hotness"],
+    "comments": ["upvotes", "downvotes", "score"],
+}
+
+#: (baseline query, natural query): the maintained columns beside what the views compute.
+CONSISTENCY = {
+    "stories": (
+        "SELECT id, upvotes, downvotes, comments_count, hotness FROM stories",
+        "SELECT id, upvotes, downvotes, comments_count, hotness FROM stories_with_stats",
+    ),
+    "comments": (
+        "SELECT id, upvotes, downvotes, score FROM comments",
+        "SELECT id, upvotes, downvotes, score FROM comments_with_votes",
+    ),
+    "users": (
+        "SELECT id, karma FROM users",
+        "SELECT users.id, COALESCE(user_karma.karma, 0) AS karma "
+        "FROM users LEFT JOIN user_karma ON users.id = user_karma.user_id",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def dataset() -> Dataset:
+    return generate(SIZES, seed=3)
+
+
+@pytest.fixture(scope="module")
+def systems(dataset: Dataset) -> Iterator[list[Backend]]:
+    """SQLite baseline (the reference), SQLite natural, rivulet natural, rivulet baseline."""
+    opened: list[Backend] = []
+    try:
+        opened.append(sqlite_backend(query_set("baseline"), dataset))
+        opened.append(sqlite_backend(query_set("natural"), dataset))
+        for version in ("natural", "baseline"):
+            opened.append(rivulet_backend(query_set(version), dataset,
+                                          spark_bootstrap_rows=None, prewarm=False))
+        yield opened
+    finally:
+        for backend in opened:
+            backend.close()
+
+
+def _difference(request: Request, reference: Backend, ref: Page, other: Backend,
+                got: Page) -> str:
+    lines = [f"page {request.page} {request.args} (user {request.user}): "
+             f"{other.name} differs from {reference.name}"]
+    for part in sorted(set(ref) | set(got)):
+        if ref.get(part) != got.get(part):
+            lines.append(f"  {part}:\n    {reference.name}: {ref.get(part)!r}\n"
+                         f"    {other.name}: {got.get(part)!r}")
+    return "\n".join(lines)
+
+
+def _scan(backend: Backend, sql: str) -> list[tuple]:
+    if isinstance(backend, RivuletBackend):
+        rows = backend.db.query(sql)
+    else:
+        assert isinstance(backend, SqlBackend)
+        rows = backend.conn.execute(sql).fetchall()
+    return sorted(tuple(r) for r in rows)
+
+
+# --------------------------------------------------------------------------- program
+
+
+def test_natural_schema_is_the_baseline_without_maintained_columns() -> None:
+    baseline, natural = table_columns("baseline"), table_columns("natural")
+    assert set(baseline) == set(natural)
+    assert len(baseline) >= 13
+    for table, columns in baseline.items():
+        dropped = [c for c in columns if c not in natural[table]]
+        assert dropped == MAINTAINED.get(table, []), table
+        assert [c for c in columns if c not in dropped] == natural[table], table
+
+
+def test_every_page_names_statements_of_its_version() -> None:
+    for page, versions in PAGES.items():
+        assert page in PAGE_FUNCTIONS
+        for version in VERSIONS:
+            qs = query_set(version)
+            for name in versions[version]:
+                assert name in qs.reads or name in qs.writes, (page, version, name)
+    assert set(PAGES) == set(PAGE_FUNCTIONS) == set(PRODUCTION_MIX)
+
+
+def test_in_lists_expand_for_sql_drivers() -> None:
+    sql = "SELECT a FROM t WHERE u = ? AND b IN (?) AND c = ?"
+    assert expand_in(sql, 3) == "SELECT a FROM t WHERE u = ? AND b IN (?, ?, ?) AND c = ?"
+    assert expand_in(sql, 2, "%s") == "SELECT a FROM t WHERE u = %s AND b IN (%s, %s) AND c = %s"
+    with pytest.raises(ValueError):
+        expand_in(sql, 0)
+
+
+# --------------------------------------------------------------------------- data
+
+
+def test_generator_is_seeded_and_scales() -> None:
+    small = Sizes(users=30, stories=40, comments=90, story_votes=100, comment_votes=100)
+    a, b = generate(small, seed=9), generate(small, seed=9)
+    assert a.tables == b.tables
+    assert generate(small, seed=10).tables != a.tables
+    prod = Sizes.production()
+    assert (prod.users, prod.stories, prod.comments) == (9_200, 40_000, 120_000)
+    ten = Sizes.production(10)
+    assert (ten.users, ten.stories, ten.comments) == (92_000, 400_000, 1_200_000)
+    for table, rows in a.tables.items():
+        width = len(table_columns("baseline")[table])
+        assert all(len(r) == width for r in rows), table
+        natural = a.rows(table, "natural")
+        assert all(len(r) == len(table_columns("natural")[table]) for r in natural), table
+
+
+def test_generated_popularity_is_skewed(dataset: Dataset) -> None:
+    """A few stories draw most comments and votes (Zipf), as on the production site."""
+    per_story = Counter(r[2] for r in dataset.tables["comments"])
+    top = sum(n for _, n in per_story.most_common(SIZES.stories // 20))
+    assert top > 0.4 * len(dataset.tables["comments"])
+    votes = sorted(Counter(r[2] for r in dataset.tables["votes"] if r[3] is None).values())
+    assert votes[-1] > 10 * votes[len(votes) // 2]
+
+
+@pytest.mark.parametrize("table", sorted(CONSISTENCY))
+def test_generated_maintained_columns_match_the_natural_views(dataset: Dataset,
+                                                              table: str) -> None:
+    base = sqlite_backend(query_set("baseline"), dataset)
+    natural = sqlite_backend(query_set("natural"), dataset)
+    try:
+        want, got = CONSISTENCY[table]
+        expected = _scan(base, want)
+        assert len(expected) == len(dataset.tables[table])
+        assert _scan(natural, got) == expected
+    finally:
+        base.close()
+        natural.close()
+
+
+# --------------------------------------------------------------------------- the workload
+
+
+def test_every_page_agrees_on_all_four_systems(dataset: Dataset,
+                                               systems: list[Backend]) -> None:
+    requests = Workload(dataset, seed=5, mix=WRITE_HEAVY_MIX).take(REQUESTS)
+    reference, others = systems[0], systems[1:]
+    seen: Counter[str] = Counter()
+    pages: list[Page] = []
+    for request in requests:
+        ref = run_page(reference, request)
+        results = [run_page(other, request) for other in others]
+        if request.writes:
+            for backend in systems:
+                backend.settle()
+        for other, got in zip(others, results):
+            assert got == ref, _difference(request, reference, ref, other, got)
+        seen[request.page] += 1
+        pages.append(ref)
+    assert set(seen) == set(PAGE_FUNCTIONS), seen
+    _assert_pages_show_something(requests, pages)
+    _assert_maintained_columns_match_views(dataset, systems, seen)
+
+
+def _assert_maintained_columns_match_views(dataset: Dataset, systems: list[Backend],
+                                           seen: Counter[str]) -> None:
+    """Every baseline write kept its columns in step with what the natural views
+    compute, on SQLite and on rivulet (rivulet reads both through ad-hoc views)."""
+    sqlite_base, sqlite_natural, rivulet_natural, rivulet_base = systems
+    grown = {"users": 0, "stories": seen["post_story"], "comments": seen["post_comment"]}
+    for table, (want, got) in CONSISTENCY.items():
+        expected = _scan(sqlite_base, want)
+        assert len(expected) == len(dataset.tables[table]) + grown[table], table
+        assert _scan(sqlite_natural, got) == expected, f"sqlite natural, {table}"
+        assert _scan(rivulet_natural, got) == expected, f"rivulet natural, {table}"
+        assert _scan(rivulet_base, want) == expected, f"rivulet baseline, {table}"
+
+
+def _assert_pages_show_something(requests: list[Request], pages: list[Page]) -> None:
+    """Agreement on empty pages would prove nothing: the workload shows real data."""
+    def values(page: str, part: str) -> list[Any]:
+        return [p[part] for r, p in zip(requests, pages) if r.page == page]
+
+    assert all(len(v) >= 20 for v in values("front_page", "stories"))
+    assert any(len(v) >= 5 for v in values("story", "comments"))
+    assert any(h[1] > 0 for h in (p["header"] for p in pages)), "no unread replies anywhere"
+    assert any(h[0][2] != 0 for h in (p["header"] for p in pages)), "no karma anywhere"
+    assert all(v is not None for v in values("post_comment", "posted"))
+    assert all(v is not None for v in values("vote_comment", "voted"))
+    assert any(v["login"] for r, v in zip(requests, pages) if r.page == "login")
+
+
+def test_production_mix_is_read_dominated(dataset: Dataset) -> None:
+    requests = Workload(dataset, seed=11).take(5_000)
+    writes = sum(r.writes for r in requests) / len(requests)
+    story_and_front = sum(r.page in ("story", "front_page") for r in requests) / len(requests)
+    assert writes < 0.02
+    assert story_and_front > 0.8
