@@ -280,8 +280,10 @@ class Bootstrapper:
     def run(self) -> None:
         """Run every deferred task now, from a snapshot taken now. The caller holds the
         graph at the storage's LSN (a migration, or open before any write)."""
-        self._counts.clear()
-        if not self.pending or self.hold:
+        if self.hold:
+            return
+        self._counts.clear()  # tables change between migrations
+        if not self.pending:
             return
         tasks = self._take()
         snapshot_lsn = self.graph.lsn
