@@ -281,9 +281,9 @@ class Bootstrapper:
         """Run every deferred task now, from a snapshot taken now. The caller holds the
         graph at the storage's LSN (a migration, or open before any write)."""
         if self.hold:
-            return
-        self._counts.clear()  # tables change between migrations
+            return  # row counts are kept through a restore: one COUNT per table
         if not self.pending:
+            self._counts.clear()  # tables change between migrations
             return
         tasks = self._take()
         snapshot_lsn = self.graph.lsn
@@ -294,6 +294,7 @@ class Bootstrapper:
             with self.graph_lock:
                 self._load(tasks)
         finally:
+            self._counts.clear()
             shutil.rmtree(work, ignore_errors=True)
 
     def start_recovery(self) -> bool:
@@ -302,6 +303,7 @@ class Bootstrapper:
         the propagation worker; False if there is nothing to do in the background."""
         self.hold = False
         if not self.pending:
+            self._counts.clear()
             return False
         if not any(self._choose(t) == "spark" for t in self.pending):
             self.run()  # only in-process work: as fast here as in the background
@@ -312,6 +314,7 @@ class Bootstrapper:
         _freeze(self.database_file, frozen)
         self.report = Report(snapshot_s=time.perf_counter() - started)
         self._frozen = frozen
+        self._counts.clear()
         self._waiting_nodes = {n for t in self.pending for n in (t.node, t.target)}
         self._loaded.clear()
         return True
