@@ -23,9 +23,13 @@ Page = dict[str, Any]
 
 
 def run_page(backend: Backend, request: Request) -> Page:
-    """Execute ``request`` on ``backend``; the page's data."""
+    """Execute ``request`` on ``backend``; the page's data.
+
+    The header is read first, before the page's own writes: on an eventually consistent
+    backend (rivulet, like any cache) a read right after a write may not see it yet."""
+    top = header(backend, request.user)
     page = PAGE_FUNCTIONS[request.page](backend, request)
-    page["header"] = header(backend, request.user)
+    page["header"] = top
     return page
 
 

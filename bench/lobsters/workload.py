@@ -67,6 +67,7 @@ class Workload:
         self.stories = len(dataset.tables["stories"])
         self.comments = len(dataset.tables["comments"])
         self.story_of_comment = {r[0]: r[2] for r in dataset.tables["comments"]}
+        self.story_author = {r[0]: r[2] for r in dataset.tables["stories"]}
         self.next = {name: dataset.next_id(name)
                      for name in ("stories", "comments", "votes", "taggings")}
         self.now = dataset.now
@@ -130,6 +131,7 @@ class Workload:
         sid = self.next["stories"]
         self.next["stories"] += 1
         self.stories = sid
+        self.story_author[sid] = user
         tags = sorted({self.rnd.randint(1, self.tags) for _ in range(self.rnd.choice((1, 2)))})
         taggings = list(range(self.next["taggings"], self.next["taggings"] + len(tags)))
         self.next["taggings"] += len(tags)
@@ -142,6 +144,8 @@ class Workload:
 
     def _post_comment(self, user: int) -> Request:
         sid = self._any_story()
+        if self.rnd.random() < 0.25:  # submitters answer the comments on their stories
+            user = self.story_author[sid]
         cid = self.next["comments"]
         self.next["comments"] += 1
         siblings = self.story_comments.setdefault(sid, [])
