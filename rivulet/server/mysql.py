@@ -58,6 +58,7 @@ class MySQLServer(MysqlServer):
         self.variables = global_variables(max_packet)
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="rivulet-mysql")
         self._writers: set[asyncio.StreamWriter] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     @property
     def port(self) -> int:
@@ -75,6 +76,8 @@ class MySQLServer(MysqlServer):
         self.close()
         for writer in list(self._writers):
             writer.close()
+        if self._tasks:  # each ends once its connection is closed
+            await asyncio.wait(list(self._tasks), timeout=10)
         await self.wait_closed()
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self.pool.shutdown, True)
@@ -85,6 +88,10 @@ class MySQLServer(MysqlServer):
         stream = MysqlStream(reader, writer)
         peer = writer.get_extra_info("peername")
         self._writers.add(writer)
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         connection = RivuletConnection(
             self,
             stream=stream,

@@ -133,6 +133,8 @@ class RivuletConnection(Connection):
         leftover = bytes(reader._buffer)  # type: ignore[attr-defined]
         reader._buffer.clear()  # type: ignore[attr-defined]
         transport.set_protocol(wire)
+        if not transport.is_reading():  # paused by the StreamReader's flow control
+            transport.resume_reading()
         if leftover:
             wire.data_received(leftover)
         await wire.closed
