@@ -65,8 +65,8 @@ def server(db: rivulet.Database) -> Iterator[ServerThread]:
 def connect(server: ServerThread, **kwargs: Any) -> pymysql.Connection:
     kwargs.setdefault("user", "root")
     kwargs.setdefault("password", "")
-    return pymysql.connect(host="127.0.0.1", port=server.port, database="rivulet",
-                           autocommit=True, **kwargs)
+    kwargs.setdefault("autocommit", True)
+    return pymysql.connect(host="127.0.0.1", port=server.port, database="rivulet", **kwargs)
 
 
 def connector(server: ServerThread, **kwargs: Any) -> Any:
@@ -515,3 +515,28 @@ def test_a_failed_statement_does_not_cost_its_shape_the_parameters(server: Serve
     # Two range columns cannot both be parameters: the literals stay, answers stay right.
     assert query(conn, "SELECT a FROM later WHERE a > 1 AND b < 30") == [(2,)]
     assert sorted(query(conn, "SELECT a FROM later WHERE a > 0 AND b < 30")) == [(1,), (2,)]
+
+
+def test_rollback_cannot_undo_committed_writes_and_says_so(server: ServerThread, db: rivulet.Database) -> None:
+    conn = connect(server)
+    with conn.cursor() as cursor:
+        cursor.execute("BEGIN")
+        cursor.execute("ROLLBACK")  # nothing written: fine
+        cursor.execute("BEGIN")
+        cursor.execute("INSERT INTO items (id, name) VALUES (900, 'kept')")
+        with pytest.raises(pymysql.err.NotSupportedError, match="ROLLBACK cannot undo the 1 write"):
+            cursor.execute("ROLLBACK")
+        cursor.execute("ROLLBACK")  # the error ended the transaction
+        cursor.execute("INSERT INTO items (id, name) VALUES (901, 'autocommit')")
+        cursor.execute("ROLLBACK")  # autocommit: nothing to undo, as in MySQL
+    manual = connect(server, autocommit=False)  # PyMySQL's default: autocommit off
+    with manual.cursor() as cursor:
+        cursor.execute("INSERT INTO items (id, name) VALUES (902, 'x')")
+    manual.commit()
+    with manual.cursor() as cursor:
+        cursor.execute("UPDATE items SET name = 'y' WHERE id = 902")
+    with pytest.raises(pymysql.err.NotSupportedError):
+        manual.rollback()
+    db.settle()
+    assert sorted(query(conn, "SELECT id, name FROM items WHERE id IN (900, 901, 902)")) == [
+        (900, "kept"), (901, "autocommit"), (902, "y")]

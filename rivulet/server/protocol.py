@@ -294,7 +294,7 @@ class RivuletConnection(Connection):
         await self.server.writes.submit(request)
         if request.error is not None:
             raise request.error
-        self.session.last_write_lsn = request.lsn
+        self.session.wrote(request.lsn)
         self._send(self.ok(affected_rows=request.rowcount))
 
     async def _in_pool(self, fn: Any, *args: Any) -> Any:
@@ -375,6 +375,10 @@ class RivuletConnection(Connection):
         """Statements that are not view reads or writes: DDL, SHOW, EXPLAIN, SET, chatter."""
         kind = shape.kind
         if kind == NOOP:
+            node = shape.node
+            self.session.transaction_statement(
+                "rollback" if isinstance(node, exp.Rollback)
+                else "commit" if isinstance(node, exp.Commit) else "begin")
             self._send(self._ok_bytes)
         elif kind == DDL:
             await self._in_pool(self.db.execute, sql)

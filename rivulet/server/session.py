@@ -67,6 +67,25 @@ class RivuletSession(Session):
         #: Reads wait until this connection's acknowledged writes are in the views.
         self.read_your_writes = False
         self.last_write_lsn = 0
+        #: Writes since BEGIN (or, with autocommit off, since COMMIT): rivulet committed
+        #: each already, so a ROLLBACK cannot undo them and must say so.
+        self.uncommitted_writes = 0
+        self.in_transaction = False
+
+    def wrote(self, lsn: int) -> None:
+        self.last_write_lsn = lsn
+        if self.in_transaction or not self.variables.get("autocommit"):
+            self.uncommitted_writes += 1
+
+    def transaction_statement(self, statement: str) -> None:
+        """BEGIN, COMMIT or ROLLBACK. Every statement has committed as it ran, so they
+        succeed, except a ROLLBACK that would have to undo writes."""
+        writes, self.uncommitted_writes = self.uncommitted_writes, 0
+        self.in_transaction = statement == "begin"
+        if statement == "rollback" and writes:
+            raise MysqlError(
+                f"ROLLBACK cannot undo the {writes} write(s) since the transaction began: "
+                "rivulet commits every statement as it runs", ErrorCode.NOT_SUPPORTED_YET)
 
     async def schema(self) -> dict:
         """The catalog as mimic's ``information_schema`` wants it."""
