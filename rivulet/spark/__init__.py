@@ -22,6 +22,9 @@ _EXPORTS = {
     "SparkConfig": "session", "get_session": "session", "stop_session": "session",
     "Snapshot": "snapshot", "SnapshotError": "snapshot", "load_snapshot": "snapshot",
     "take_snapshot": "snapshot",
+    "ImportFailed": "importer", "ImportResult": "importer", "import_files": "importer",
+    "import_jdbc": "importer",
+    "VerifyReport": "verify", "format_report": "verify", "verify": "verify",
 }
 
 __all__ = sorted(_EXPORTS)
