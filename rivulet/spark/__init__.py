@@ -24,7 +24,7 @@ _EXPORTS = {
     "take_snapshot": "snapshot",
     "ImportFailed": "importer", "ImportResult": "importer", "import_files": "importer",
     "import_jdbc": "importer",
-    "VerifyReport": "verify", "format_report": "verify", "verify": "verify",
+    "VerifyReport": "verify", "format_report": "verify",  # verify(): rivulet.spark.verify
 }
 
 __all__ = sorted(_EXPORTS)
