@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 import rivulet
 from oracle import Pair, assert_same_answer, sorted_rows
+from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 from rivulet.cli import load_news_sample, news_program
 from rivulet.server.http import make_app, serve_http
 
@@ -687,9 +688,36 @@ def test_verify_calls_the_verifier(news):
     assert calls == [(news, ["FrontPage", "Karma"])]
     r = api.post("/verify")
     assert r.json()["views"] == news.views() and calls[-1] == (news, None)
+    # The form `rivulet verify --server` sends; an empty list means every view.
+    assert api.post("/verify", json={"views": ["karma"]}).json()["views"] == ["Karma"]
+    assert api.post("/verify", json={"views": []}).json()["views"] == news.views()
+    assert calls[-1] == (news, None)
     assert_error(api.post("/verify", json=["FrontPage", "Nope"]), 404, "not_found", "Nope")
-    assert_error(api.post("/verify", json={"views": []}), 400, "bad_request", "view names")
-    assert len(calls) == 2
+    assert_error(api.post("/verify", json={"view": ["Karma"]}), 400, "bad_request", "view names")
+    assert_error(api.post("/verify", json=[1]), 400, "bad_request", "view names")
+    assert len(calls) == 4
+
+
+@pytest.mark.spark
+def test_verify_on_spark_through_the_cli(news, spark, capsys):
+    """The real verifier behind POST /verify, asked by `rivulet verify --server URL`; a
+    reader entry corrupted behind the engine's back is reported with its key."""
+    from rivulet.cli import main
+
+    for key in (1, 2, 3):
+        news.view("StoriesWithVC").lookup(key)
+    server = serve_http(make_app(news), port=0)
+    try:
+        assert main(["verify", "--server", server.url, "--json", "StoriesWithVC", "Karma"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["ok"] and report["lsn"] == news.lsn
+        assert [v["view"] for v in report["views"]] == ["StoriesWithVC", "Karma"]
+        entry = news._built["storieswithvc"].state.entries[2]
+        entry.result = ((2, 0, "wrong", None, -1),)  # what a hit would now serve
+        assert main(["verify", "--server", server.url, "StoriesWithVC"]) == 1
+        assert "key 2: differs" in capsys.readouterr().out
+    finally:
+        server.stop()
 
 
 def test_verify_without_spark_verifier_is_503(news, api, monkeypatch):

@@ -501,10 +501,8 @@ class Api:
         return Response(svg, media_type="image/svg+xml")
 
     async def verify_views(self, request: Request) -> Response:
-        body = await _optional_json_body(request)
-        if body is not None and (not isinstance(body, list) or not all(isinstance(v, str) for v in body)):
-            raise ApiError(400, "bad_request", "the body must be a JSON list of view names (or empty)")
-        names = None if body is None else [_view(self.db, n).name for n in body]
+        names = _view_names(await _optional_json_body(request))
+        names = [_view(self.db, n).name for n in names] or None  # none named: every view
         verify = self.verify or _default_verify()
         try:
             report = await run_in_threadpool(verify, self.db, names)
@@ -514,6 +512,19 @@ class Api:
             log.exception("verification failed")
             raise ApiError(500, "verify_failed", f"verification failed: {exc!r}") from exc
         return Json(report.to_dict() if hasattr(report, "to_dict") else report)
+
+
+def _view_names(body: Any) -> list[str]:
+    """The views ``POST /verify`` names: a JSON list, ``{"views": [...]}`` (what ``rivulet
+    verify --server`` sends), or no body."""
+    if isinstance(body, dict) and set(body) <= {"views"}:
+        body = body.get("views")
+    if body is None:
+        return []
+    if not isinstance(body, list) or not all(isinstance(v, str) for v in body):
+        raise ApiError(400, "bad_request",
+                       'the body must be a JSON list of view names, {"views": [...]}, or empty')
+    return body
 
 
 async def _read(view: View, read: Callable[..., Any], block: bool) -> Any:
