@@ -109,3 +109,16 @@ def test_shell_against_a_server(tmp_path: Path) -> None:
     assert "  two\n(1 rows)" in out
     assert "error: unknown column 'nope'" in out
     assert "  t\n(1 rows)" in out
+
+
+def test_user_command_sets_hashed_passwords(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rivulet.server.auth import UserStore, hash_password
+
+    assert main(["user", "app", "--password", "pw", "--any-host", "--data-dir", str(tmp_path)]) == 0
+    store = UserStore(tmp_path)
+    assert store.accounts["app"].auth_string == hash_password("pw") != "pw"
+    assert store.accounts["app"].host == "%"
+    assert store.accounts["root"].host == "localhost" and store.accounts["root"].auth_string == ""
+    assert main(["user", "app", "--remove", "--data-dir", str(tmp_path)]) == 0
+    assert "app" not in UserStore(tmp_path).accounts
+    assert main(["user", "app", "--remove", "--data-dir", str(tmp_path)]) == 1
