@@ -10,6 +10,10 @@ read time (the oracle for rivulet's incrementally maintained ones), and the base
 hand-maintained columns must keep matching what the natural views compute. After the run
 the maintained columns are compared with the natural views row by row, on SQLite and on
 rivulet.
+
+The same replay runs against rivulet under a memory limit that keeps evicting partial
+state (pages filled by upqueries), and (marked ``spark``, ``slow``: ~45 s) against the
+natural program with its full state computed on Spark at open.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from spark_fixtures import SPARK_CONFIG, spark_session  # noqa: F401
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ beside tests/
 
@@ -105,6 +110,22 @@ def _difference(request: Request, reference: Backend, ref: Page, other: Backend,
             lines.append(f"  {part}:\n    {reference.name}: {ref.get(part)!r}\n"
                          f"    {other.name}: {got.get(part)!r}")
     return "\n".join(lines)
+
+
+def _replay(requests: list[Request], reference: Backend, others: list[Backend]) -> list[Page]:
+    """Run every request on every system; each page must equal the reference's. Writes
+    are settled before the next page (rivulet's reads are eventually consistent)."""
+    pages: list[Page] = []
+    for request in requests:
+        ref = run_page(reference, request)
+        results = [run_page(other, request) for other in others]
+        if request.writes:
+            for backend in others:
+                backend.settle()
+        for other, got in zip(others, results):
+            assert got == ref, _difference(request, reference, ref, other, got)
+        pages.append(ref)
+    return pages
 
 
 def _scan(backend: Backend, sql: str) -> list[tuple]:
@@ -196,19 +217,8 @@ def test_generated_maintained_columns_match_the_natural_views(dataset: Dataset,
 def test_every_page_agrees_on_all_four_systems(dataset: Dataset,
                                                systems: list[Backend]) -> None:
     requests = Workload(dataset, seed=5, mix=WRITE_HEAVY_MIX).take(REQUESTS)
-    reference, others = systems[0], systems[1:]
-    seen: Counter[str] = Counter()
-    pages: list[Page] = []
-    for request in requests:
-        ref = run_page(reference, request)
-        results = [run_page(other, request) for other in others]
-        if request.writes:
-            for backend in systems:
-                backend.settle()
-        for other, got in zip(others, results):
-            assert got == ref, _difference(request, reference, ref, other, got)
-        seen[request.page] += 1
-        pages.append(ref)
+    pages = _replay(requests, systems[0], systems[1:])
+    seen = Counter(r.page for r in requests)
     assert set(seen) == set(PAGE_FUNCTIONS), seen
     _assert_pages_show_something(requests, pages)
     _assert_maintained_columns_match_views(dataset, systems, seen)
@@ -240,6 +250,45 @@ def _assert_pages_show_something(requests: list[Request], pages: list[Page]) -> 
     assert all(v is not None for v in values("post_comment", "posted"))
     assert all(v is not None for v in values("vote_comment", "voted"))
     assert any(v["login"] for r, v in zip(requests, pages) if r.page == "login")
+
+
+#: Memory limits just above each version's full (unevictable) state at SIZES, so that
+#: partial state is evicted all the time and pages are filled by upqueries.
+TIGHT_MEMORY = {"natural": "2MB", "baseline": "300KB"}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_pages_agree_under_memory_pressure(dataset: Dataset, version: str) -> None:
+    """With a memory limit that keeps evicting partial state, every page still shows what
+    SQLite shows: misses are filled by upqueries, evicted keys come back right."""
+    reference = sqlite_backend(query_set("baseline"), dataset)
+    backend = rivulet_backend(query_set(version), dataset, spark_bootstrap_rows=None,
+                              prewarm=False, memory_limit=TIGHT_MEMORY[version])
+    try:
+        _replay(Workload(dataset, seed=6, mix=WRITE_HEAVY_MIX).take(120), reference, [backend])
+        stats = backend.db.stats()
+        assert stats["evictions"] > 1_000 and stats["upqueries"] > 1_000, stats
+    finally:
+        backend.close()
+        reference.close()
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_pages_agree_after_a_spark_bootstrap(dataset: Dataset, spark: Any) -> None:
+    """The natural program's full state (aggregates, top-k, join indexes) computed on
+    Spark at open serves the same pages, and keeps them right as writes arrive."""
+    reference = sqlite_backend(query_set("baseline"), dataset)
+    backend = rivulet_backend(query_set("natural"), dataset, spark_bootstrap_rows=None,
+                              prewarm=False)
+    try:
+        backend.reopen(spark_bootstrap_rows=0, spark=SPARK_CONFIG, prewarm=False)
+        report = backend.db.bootstrap_report()
+        assert report["tasks"] and {t["executor"] for t in report["tasks"]} == {"spark"}, report
+        _replay(Workload(dataset, seed=8, mix=WRITE_HEAVY_MIX).take(100), reference, [backend])
+    finally:
+        backend.close()
+        reference.close()
 
 
 def test_production_mix_is_read_dominated(dataset: Dataset) -> None:

@@ -70,11 +70,22 @@ class RivuletBackend(Backend):
                 handle.insert_many(rows[i:i + LOAD_BATCH])
         for statement in queries.view_statements():
             self.db.execute(statement)
-        self.views = {}
         for name, sql in queries.reads.items():
             self.db.execute(f"CREATE VIEW q_{name} AS {sql}")
-            self.views[name] = self.db.view(f"q_{name}")
+        self._bind_views()
         self.db.settle()
+
+    def _bind_views(self) -> None:
+        self.views = {name: self.db.view(f"q_{name}") for name in self.queries.reads}
+
+    def reopen(self, **open_args: Any) -> None:
+        """Close the database and open its directory again (state rebuilt at open, by
+        Spark if ``open_args`` say so), waiting until the state is loaded."""
+        path = self.db.path
+        self.db.close()
+        self.db = rivulet.open(path, **open_args)
+        self._bind_views()
+        self.db.settle(timeout=None)
 
     def read(self, name: str, params: Sequence[Any] = ()) -> list[Row]:
         return self.views[name].lookup(*params)
