@@ -749,9 +749,10 @@ queries = st.dictionaries(st.sampled_from(["key", "block", "limit", "min_lsn", "
           deadline=None)
 @given(method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE"]), path=paths,
        body=bodies, query=queries)
-def test_bad_input_never_gets_a_500(news, api, method, path, body, query):
+def test_bad_input_never_gets_a_500(news, method, path, body, query):
     if method in ("PUT", "DELETE") and path.startswith("/views/") and path.count("/") == 2:
         path = "/views/Scratch"  # do not drop or replace the news views
+    api = client_for(news, verify=lambda db, views: FakeReport(views or []))  # no Spark here
     r = api.request(method, path, params=query, content=body)
     assert r.status_code < 500 or r.status_code in (501, 503), r.text
     assert r.headers["content-type"].split(";")[0] in (
