@@ -119,9 +119,9 @@ def initial_votes(w: Workload) -> tuple[list[int], list[int]]:
 # ......................................................................... rivulet server
 
 
-def rivulet_server(directory: str, w: Workload, pipe: Any) -> None:
+def rivulet_server(directory: str, w: Workload, switch_interval: float, pipe: Any) -> None:
     """The rivulet server process: load, fill the view, serve until told to stop."""
-    sys.setswitchinterval(0.0005)  # as `rivulet serve` does
+    sys.setswitchinterval(switch_interval)
     import rivulet
     from rivulet.server.auth import LOOPBACK, UserStore
     from rivulet.server.mysql import MySQLServer
@@ -162,9 +162,10 @@ def rivulet_server(directory: str, w: Workload, pipe: Any) -> None:
 
 
 class RivuletProcess:
-    def __init__(self, directory: Path, w: Workload, ctx: Any) -> None:
+    def __init__(self, directory: Path, w: Workload, switch_interval: float, ctx: Any) -> None:
         self.pipe, child = ctx.Pipe()
-        self.process = ctx.Process(target=rivulet_server, args=(str(directory), w, child),
+        self.process = ctx.Process(target=rivulet_server,
+                                   args=(str(directory), w, switch_interval, child),
                                    name="rivulet-server")
         self.process.start()
         if not self.pipe.poll(1800):
@@ -442,6 +443,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--warmup", type=float, help="seconds before measuring, per phase")
     p.add_argument("--repeat", type=int, help="rounds over the systems (median reported)")
     p.add_argument("--mariadb-port", type=int, default=33306)
+    p.add_argument("--switch-interval", type=float, default=0.0005,
+                   help="the rivulet server's GIL switch interval (default: rivulet serve's)")
     args = p.parse_args(argv)
     quick = args.quick
     args.stories = args.stories or (10_000 if quick else 100_000)
@@ -469,7 +472,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     phases: dict[str, list[dict[str, Any]]] = {}
     try:
         t0 = time.perf_counter()
-        rivulet_proc = RivuletProcess(root / "rivulet", w, ctx)
+        rivulet_proc = RivuletProcess(root / "rivulet", w, args.switch_interval, ctx)
         log(f"rivulet: loaded and filled in {time.perf_counter() - t0:.1f} s, port {rivulet_proc.port}")
         targets: list[tuple[Target, int]] = [
             (Target("rivulet", rivulet_proc.port, "rivulet", NATURAL_READ, False), rivulet_proc.pid)]
@@ -551,6 +554,7 @@ def summarize(phases: dict[str, list[dict[str, Any]]], args: argparse.Namespace,
         "params": {**asdict(w), "generators": args.generators, "threads_per_generator": args.threads,
                    "connections": args.generators * args.threads, "seconds": args.seconds,
                    "warmup": args.warmup, "repeat": args.repeat,
+                   "rivulet_switch_interval": args.switch_interval,
                    "figure": "median round by operations/s",
                    "rivulet_read": NATURAL_READ, "mariadb_column_read": COLUMN_READ,
                    "mariadb_natural_read": NATURAL_READ, "mariadb_options": MARIADB_OPTIONS},
