@@ -492,15 +492,18 @@ def _segments(staging: Path, sources: dict[str, str]) -> list[_Segment]:
     segments: list[_Segment] = []
     for part in sorted(staging.glob("*.parquet")):
         where = pq.read_table(part, columns=[_FILE, _BLOCK, _POS])
-        files = where.column(_FILE).to_pylist()
-        blocks = where.column(_BLOCK).to_pylist()
-        positions = where.column(_POS).to_pylist()
-        start = 0
-        for i in range(1, len(files) + 1):
-            if i == len(files) or files[i] != files[start] or blocks[i] != blocks[start]:
-                name = sources.get(files[start]) or sources.get(_uri_key(files[start]), files[start])
-                segments.append(_Segment(name, blocks[start], positions[start], part, start, i))
-                start = i
+        n = where.num_rows
+        if not n:
+            continue
+        files, blocks = where.column(_FILE), where.column(_BLOCK)
+        changed = pc.or_(pc.not_equal(files.slice(1), files.slice(0, n - 1)),
+                         pc.not_equal(blocks.slice(1), blocks.slice(0, n - 1)))
+        starts = [0] + [i + 1 for i in pc.indices_nonzero(changed.combine_chunks()).to_pylist()]
+        for start, stop in zip(starts, starts[1:] + [n]):
+            file = files[start].as_py()
+            name = sources.get(file) or sources.get(_uri_key(file), file)
+            segments.append(_Segment(name, blocks[start].as_py(), where.column(_POS)[start].as_py(),
+                                     part, start, stop))
     rank = {name: n for n, name in enumerate(sources.values())}
     segments.sort(key=lambda s: (rank.get(s.source, len(rank)), s.block, s.first_pos))
     return segments
