@@ -86,14 +86,13 @@ class View:
         """
         if self._simple and len(params) == 1:
             entry = self._entries.get(params[0])
-            if entry is not None:
-                entry.reads += 1
+            if entry is not None:  # a hit: counted once, here or by ``get``
                 result = entry.result
                 if result is None:
                     result = self._state.get(params[0])  # type: ignore[union-attr]
-                if result:
-                    return list(result)
-                return self._lookup(params, True, timeout)
+                else:
+                    entry.reads += 1
+                return list(result) if result else self._defaults(params[0])
         return self._lookup(params, block, timeout)
 
     def lookup_many(self, keys: Iterable[Any], *, block: bool = True,

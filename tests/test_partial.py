@@ -1339,3 +1339,20 @@ def test_limit_below_full_state_warns_once(caplog: Any) -> None:
         assert len(warnings) == 1, caplog.records
         stats = pair.db.stats()
         assert stats["memory_bytes"] > 1_000 and stats["evictions"] > 0
+
+
+def test_a_hit_counts_once() -> None:
+    """Each read of a held key is one hit, whether its answer is cached, rebuilt after a
+    write, or empty (an implicit group's default row)."""
+    with make_pair() as pair:
+        db = pair.db
+        for name, key in (("StoriesWithVC", 3), ("UserVotes", 99), ("VoteCount", 99)):
+            db.view(name).lookup(key)  # the miss that fills it
+            before = db.stats()["per_view"][name]["hits"]
+            for _ in range(3):
+                db.view(name).lookup(key)
+            pair.execute("INSERT INTO votes VALUES (?, ?)", [99, 3])
+            pair.settle()
+            db.view(name).lookup(key)
+            assert db.stats()["per_view"][name]["hits"] - before == 4, name
+            pair.check_view(name, (key,))
