@@ -540,3 +540,13 @@ def test_rollback_cannot_undo_committed_writes_and_says_so(server: ServerThread,
     db.settle()
     assert sorted(query(conn, "SELECT id, name FROM items WHERE id IN (900, 901, 902)")) == [
         (900, "kept"), (901, "autocommit"), (902, "y")]
+
+
+def test_tables_may_be_qualified_by_the_database_name(server: ServerThread, db: rivulet.Database) -> None:
+    conn = connect(server)
+    with conn.cursor() as cursor:
+        assert cursor.execute("INSERT INTO rivulet.items (id, name) VALUES (950, 'q')") == 1
+    db.settle()
+    assert query(conn, "SELECT name FROM `rivulet`.`items` WHERE id = 950") == [("q",)]
+    with pytest.raises(pymysql.err.NotSupportedError, match="other.items"):
+        query(conn, "SELECT name FROM other.items WHERE id = 950")

@@ -29,6 +29,7 @@ from sqlglot import exp
 from rivulet.errors import SqlError, UnsupportedSqlError
 from rivulet.plan.planner import conjuncts
 from rivulet.server.normalize import Split, with_markers
+from rivulet.server.session import DATABASE_NAME
 from rivulet.sql import statements as st
 from rivulet.sql.parse import DIALECT, parse_one
 
@@ -245,7 +246,7 @@ class StatementCache:
         handled by their exact text."""
         with_values, _, _ = _render(shape, split, set(split.params))
         try:
-            same = parse_one(with_values) == parse_one(sql)
+            same = parse_one(with_values) == local_names(parse_one(sql))
         except SqlError:
             same = False
         shape.exact = shape.exact or not same
@@ -296,11 +297,20 @@ def analyze(split: Split, sql: str) -> Shape:
     kind = _kind(node, sql)
     if kind not in (READ, WRITE):
         return Shape(kind, node=node, checked=True)
+    node = local_names(node)
     if exact:
         return Shape(kind, node=node, rendered=sql, exact=True, checked=True)
     positions, negated = _positions(node)
     return Shape(kind, node=node, rendered=node.sql(dialect=DIALECT), positions=positions,
                  negated=negated)
+
+
+def local_names(node: exp.Expr) -> exp.Expr:
+    """``rivulet.stories`` as ``stories``: the server's one database may be named."""
+    for table in node.find_all(exp.Table):
+        if table.args.get("db") is not None and table.db.lower() == DATABASE_NAME:
+            table.set("db", None)
+    return node
 
 
 def _kind(node: exp.Expr, sql: str) -> str:
