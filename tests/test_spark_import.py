@@ -39,10 +39,16 @@ TABLE = ("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(6) NOT NULL, score DO
 COLUMNS = ["id", "name", "score", "n", "day", "price", "flag"]
 
 
-def write_csv(path: Path, header: list[str] | None, rows: list[list[str | None]]) -> Path:
-    """A CSV file: NULL as an unquoted ``\\N``, every other value quoted (RFC 4180)."""
+def write_csv(path: Path, header: list[str] | None, rows: list[list[str | None]],
+              quote_all: bool = True) -> Path:
+    """A CSV file: NULL as an unquoted ``\\N``, other values quoted (RFC 4180); with
+    ``quote_all=False`` only those that need it (and the empty string) are."""
     def cell(v: str | None) -> str:
-        return "\\N" if v is None else '"' + v.replace('"', '""') + '"'
+        if v is None:
+            return "\\N"
+        if not quote_all and v and v != "\\N" and not any(c in v for c in ',"\r\n'):
+            return v
+        return '"' + v.replace('"', '""') + '"'
     lines = ([",".join(header)] if header else []) + [",".join(cell(v) for v in r) for r in rows]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -95,15 +101,16 @@ ROW = st.tuples(nullable(st.integers(0, 25).map(str) | INT_TEXT), nullable(NAME_
 
 @settings(max_examples=EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(rows=st.lists(ROW, min_size=1, max_size=40))
+@given(rows=st.lists(ROW, min_size=1, max_size=40), quote_all=st.booleans())
 def test_import_accepts_and_rejects_what_normal_writes_do(tmp_path_factory: Any, spark: Any,
-                                                           rows: list[list[str | None]]) -> None:
+                                                           rows: list[list[str | None]],
+                                                           quote_all: bool) -> None:
     root = tmp_path_factory.mktemp("diff")
     expected_rows, expected_errors = normal_writes(root / "ref", rows)
     with rivulet.open(root / "db") as db:
         db.execute(TABLE)
-        result = import_files(db, "t", write_csv(root / "t.csv", COLUMNS, rows), progress=False,
-                              spark=spark, max_errors=1000)
+        result = import_files(db, "t", write_csv(root / "t.csv", COLUMNS, rows, quote_all),
+                              progress=False, spark=spark, max_errors=1000)
         assert table_rows(db) == expected_rows
         got = {e.row: e.reason for e in result.errors}
         assert sorted(got) == sorted(expected_errors)
