@@ -922,3 +922,13 @@ def test_logic_agrees_with_sqlite(a: Any, b: Any) -> None:
 def test_float_comparisons_with_infinities() -> None:
     assert F.lt(-math.inf, 0.0) == 1
     assert F.eq(math.inf, math.inf) == 1
+
+
+@pytest.mark.parametrize("value, expected", [
+    (b"\x00\xff", 0), (b"12abc", 12), ("abc", 0), ("1e400", 2**63 - 1), ("-1e400", -(2**63)),
+    (1e30, 2**63 - 1), (D("-1e30"), -(2**63)), (2.5, 3), (-2.5, -3),
+])
+def test_cast_to_signed_never_raises_and_saturates(value: object, expected: int) -> None:
+    """CAST(x AS SIGNED) reads the leading number of text and bytes (0 if none) and
+    saturates at the BIGINT range, as MySQL does (with a warning there)."""
+    assert F.cast_int(value) == expected

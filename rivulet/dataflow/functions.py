@@ -1412,6 +1412,8 @@ OPERATORS: dict[str, Callable[..., Any]] = {
 
 
 # ---------------------------------------------------------------------------- casts
+
+_BIGINT_MAX = 2**63 - 1
 # CAST(x AS type). Like every function here they never raise on data: MySQL turns a bad
 # value into 0 (numbers, with a warning) or NULL (dates).
 
@@ -1419,17 +1421,29 @@ OPERATORS: dict[str, Callable[..., Any]] = {
 def cast_int(v: Any) -> int | None:
     if v is None:
         return None
-    if isinstance(v, str):
-        return int(to_number(v))
+    if isinstance(v, (str, bytes)):
+        return _saturated(to_number(v))
     if isinstance(v, (_date, _datetime)):
         return int(v.strftime("%Y%m%d%H%M%S" if isinstance(v, _datetime) else "%Y%m%d"))
-    return int(round_(v) if isinstance(v, (float, Decimal)) else v)
+    return _saturated(round_(v)) if isinstance(v, (float, Decimal)) else int(v)
+
+
+def _saturated(x: Any) -> int:
+    """A number as a BIGINT the way MySQL's CAST makes one: out-of-range values saturate
+    (with a warning there), a NaN reads as 0."""
+    if x != x:
+        return 0
+    if x > _BIGINT_MAX:
+        return _BIGINT_MAX
+    if x < -_BIGINT_MAX - 1:
+        return -_BIGINT_MAX - 1
+    return int(x)
 
 
 def cast_float(v: Any) -> float | None:
     if v is None:
         return None
-    return float(to_number(v)) if isinstance(v, str) else float(v)
+    return float(to_number(v)) if isinstance(v, (str, bytes)) else float(v)
 
 
 def cast_decimal(v: Any) -> Decimal | None:
