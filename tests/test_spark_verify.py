@@ -214,3 +214,19 @@ def test_commands_verify_and_import(tmp_path: Path, spark: Any, capsys: Any) -> 
     assert handlers["verify"](parser.parse_args(["verify", "--data-dir", str(data)])) == 0
     assert "all views agree" in capsys.readouterr().out
     assert handlers["verify"](parser.parse_args(["verify", "--data-dir", str(data), "vc"])) == 0
+
+
+def test_cli_runs_import_and_verify(tmp_path: Path, spark: Any, capsys: Any) -> None:
+    from rivulet.cli import main
+
+    data = tmp_path / "data"
+    make_db(data, partial=False).close()
+    csv = tmp_path / "more.csv"
+    csv.write_text("id,story,user_id\n7000,3,1\n7001,3,2\n", encoding="utf-8")
+    assert main(["import", "--data-dir", str(data), "--table", "votes", str(csv),
+                 "--no-progress"]) == 0
+    assert main(["verify", "--data-dir", str(data), "vc", "top"]) == 0
+    out = capsys.readouterr().out
+    assert "imported 2 of 2 rows" in out and "all views agree" in out
+    assert main(["verify", "--data-dir", str(tmp_path / "nothing")]) == 1
+    assert "no rivulet database" in capsys.readouterr().err
