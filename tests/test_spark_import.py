@@ -306,3 +306,22 @@ def test_progress_bar_shows_rows_per_second(db: rivulet.Database, tmp_path: Path
     assert result.rows_imported == 1000 and result.rows_per_second > 0
     assert "rows/s" in capsys.readouterr().err
     assert "imported 1,000 of 1,000 rows into t" in result.summary()
+
+
+def test_a_failure_after_several_batches_rolls_all_back(db: rivulet.Database, tmp_path: Path,
+                                                        spark: Any, monkeypatch: Any) -> None:
+    from rivulet.spark import importer
+
+    monkeypatch.setattr(importer, "BATCH_ROWS", 10)  # rows 1..50 go in as 5 batches first
+    db.execute("CREATE VIEW names AS SELECT id, name FROM t")
+    lsn = db.lsn
+    rows = [[str(i), "ok"] for i in range(1, 56)] + [["56", "much too long"]]
+    with pytest.raises(ImportFailed, match="row 56"):
+        import_files(db, "t", write_csv(tmp_path / "r.csv", ["id", "name"], rows),
+                     on_error="fail", progress=False, spark=spark)
+    db.settle()
+    assert (db.lsn, table_rows(db), db.view("names").scan()) == (lsn, [], [])
+    result = import_files(db, "t", write_csv(tmp_path / "s.csv", ["id", "name"], rows[:-1]),
+                          progress=False, spark=spark)
+    db.settle()
+    assert result.lsn == lsn + 1 and len(db.view("names").scan()) == 55
