@@ -556,6 +556,18 @@ class Database:
                 else:
                     self._commit_group(group)
 
+    def submit_now(self, requests: Sequence[WriteRequest]) -> bool:
+        """:meth:`submit_many`, if no other thread is committing or migrating right now;
+        otherwise False, and nothing done (for an event loop, which must not wait)."""
+        self._check_open()
+        if not self._commit_lock.acquire(blocking=False):
+            return False
+        try:
+            self.submit_many(requests)
+        finally:
+            self._commit_lock.release()
+        return True
+
     def _commit_group(self, group: list[WriteRequest]) -> None:
         deltas: dict[int, list] = {}
         ok: list[WriteRequest] = []
