@@ -230,3 +230,43 @@ def test_cli_runs_import_and_verify(tmp_path: Path, spark: Any, capsys: Any) -> 
     assert "imported 2 of 2 rows" in out and "all views agree" in out
     assert main(["verify", "--data-dir", str(tmp_path / "nothing")]) == 1
     assert "no rivulet database" in capsys.readouterr().err
+
+
+def test_verify_against_a_server_prints_its_report(tmp_path: Path, spark: Any, capsys: Any) -> None:
+    """``rivulet verify --server``: POST /verify, the answer printed as a local report is
+    (a stand-in server calling ``verify`` as the HTTP API does)."""
+    import http.server
+
+    with make_db(tmp_path / "data", partial=False) as db:
+        corrupt_entry(db, "vc", 5, lambda r: (r[0], r[1] * 10))
+        asked: list[Any] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                asked.append((self.path, body))
+                payload = json.dumps(verify(db, body["views"] or None, spark=spark).to_dict())
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(payload.encode())
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        thread = threading.Thread(target=server.serve_forever)
+        thread.start()
+        try:
+            from rivulet.cli import main
+
+            url = f"http://127.0.0.1:{server.server_address[1]}"
+            assert main(["verify", "--server", url, "vc", "top"]) == 1
+        finally:
+            server.shutdown()
+            thread.join()
+        assert asked == [("/verify", {"views": ["vc", "top"]})]
+        out = capsys.readouterr().out
+        assert "MISMATCHES FOUND" in out and "key 5: differs" in out
+        assert main(["verify", "--server", "http://127.0.0.1:9"]) == 1
+        assert "cannot reach" in capsys.readouterr().err
