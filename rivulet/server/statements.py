@@ -192,6 +192,8 @@ class StatementCache:
         if shape.exact or not split.exact:
             return sql
         placeholders = shape.positions if shape.params_ok else frozenset()
+        if len(placeholders) == len(split.texts):  # every literal is a parameter
+            return (split.template, split.params, ())
         consts = tuple(t for i, t in enumerate(split.texts) if i not in placeholders)
         return (split.template, split.params, consts)
 
