@@ -1,5 +1,5 @@
 """The ``rivulet`` command line: ``serve`` (the main command), ``demo``, ``explain``,
-``status``, ``shell``, ``user``."""
+``status``, ``shell``, ``user``; ``import`` and ``verify`` come from rivulet/spark/commands.py."""
 
 from __future__ import annotations
 

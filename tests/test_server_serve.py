@@ -82,7 +82,8 @@ def test_serve_keeps_acknowledged_writes_across_sigterm(tmp_path: Path) -> None:
         stop(proc, lines)
 
 
-@pytest.mark.parametrize("command", ["serve", "demo", "explain", "status", "shell", "user"])
+@pytest.mark.parametrize("command", ["serve", "demo", "explain", "status", "shell", "user",
+                                     "import", "verify"])
 def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main([command, "--help"])
