@@ -4,10 +4,10 @@ The engine and Spark execute the same IR (rivulet/spark/compile.py); verify is t
 that they agree on live data, key by key:
 
 1. **One point in time.** Under the database's migration lock (no commit, no propagation,
-   every acknowledged write applied) the base tables are frozen into a snapshot
-   (rivulet/spark/snapshot.py) *and* the engine's answers are read from reader state, so
-   both sides are the state at one LSN. The lock is held only for the page copy and the
-   reads of reader state; Spark runs after it is released.
+   every acknowledged write applied) the database file is copied (SQLite's backup API)
+   *and* the engine's answers are read from reader state, so both sides are the state at
+   one LSN. The lock is held only for the page copy and the reads of reader state; the
+   copy's export to Parquet (rivulet/spark/snapshot.py) and Spark run after it.
 2. **What is compared.** For each view, the keys its reader holds (``View.held_keys``):
    every key of a full view, the filled holes of a partial one (a partial view is checked
    on the keys it serves; the rest it would compute when read). A keyed view's answer per
@@ -31,6 +31,7 @@ import datetime as dt
 import decimal
 import math
 import shutil
+import sqlite3
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
@@ -191,10 +192,12 @@ def verify(db: Database, views: Iterable[str] | None = None, *, spark: SparkSess
         spark = get_session()
     scratch = Path(tempfile.mkdtemp(prefix="rivulet-verify-", dir=workdir))
     try:
+        frozen = scratch / "frozen.db"
         with db._migration():  # noqa: SLF001 (the one place both sides see one LSN)
             lsn = db.lsn
-            snapshot = take_snapshot(db, scratch)
+            _copy_database(db.storage.path, frozen)
             served = {view.name: _served(view) for view in chosen}
+        snapshot = take_snapshot(frozen, scratch / "snapshot")  # Parquet, writes going on
         snapshot_done = time.perf_counter()
         if snapshot.lsn != lsn:
             raise ProgramError(f"snapshot LSN {snapshot.lsn} is not the engine's {lsn}")
@@ -205,6 +208,21 @@ def verify(db: Database, views: Iterable[str] | None = None, *, spark: SparkSess
         shutil.rmtree(scratch, ignore_errors=True)
     end = time.perf_counter()
     return VerifyReport(lsn, checks, snapshot_done - start, end - start)
+
+
+def _copy_database(source: Path, target: Path) -> None:
+    """A page copy of the database (SQLite's backup API): under the migration lock no
+    commit runs, so the copy is the state at the engine's LSN; the slower export to
+    Parquet then reads the copy while writes go on."""
+    src = sqlite3.connect(source, timeout=60)
+    try:
+        dst = sqlite3.connect(target)
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+    finally:
+        src.close()
 
 
 def _served(view: View) -> dict[Any, list[Row]]:
