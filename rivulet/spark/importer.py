@@ -9,27 +9,31 @@ caught by SQLite itself as the rows go in.
 
 How the work is split, and why:
 
-1. **Spark: parse.** Each column is read as text (a JDBC source through a ``customSchema``
-   derived from the table, so that no driver mapping can silently change a value) and
-   converted on Spark when it has the canonical form of its kind (``-?[0-9]{1,18}`` for an
-   integer, a plain decimal or exponent literal for a float); any other value marks its
-   row *suspect* and travels as text. The rows, with their source file, file block and
+1. **Spark: parse.** Spark's readers parse integers (and JSON floats) as they read, where
+   Java's parser reads exactly the values Python's does; other values stay text, a few
+   converted by checked casts (``_column``), and a JDBC source is read through a
+   ``customSchema`` derived from the table, so that no driver mapping can silently change a
+   value. A row Spark cannot parse, or whose value fails a check, keeps its text (the
+   record, or its values as JSON). The rows, with their source file, file block and
    position, go to a Parquet directory next to the database. Spark parallelises the
    parsing, which is the expensive part of reading text, and its CSV/JSON/JDBC readers
    handle quoting, encodings and drivers.
 2. **Python: check and insert.** The driver reads that directory with pyarrow, in file
    order (segments sorted by file, block, position: Spark packs file blocks into tasks by
    size, not by order), numbers each row within its source (for error messages and so
-   that, of two rows with one key, the first in the file wins), runs ``coerce_row`` on it
-   (a typed row takes its generated fast path; a suspect row is converted from its text,
-   exactly as a write of that text) and streams the good rows into
-   :meth:`rivulet.database.Database.bulk_insert`: one SQLite transaction, one LSN, one
-   dataflow wave. A failure anywhere, or ``on_error="fail"`` and one bad row, rolls it
-   all back: a table is never left half imported.
+   that, of two rows with one key, the first in the file wins), checks it and streams the
+   good rows into :meth:`rivulet.database.Database.bulk_insert`: one SQLite transaction,
+   one LSN, one dataflow wave. A chunk of typed rows passes when Arrow kernels find every
+   column within the rules of ``coerce_row``'s fast path (exact type, NOT NULL, range,
+   length), in which case ``coerce_row`` would return each row unchanged; any other chunk
+   goes through ``coerce_row`` row by row, kept text converted exactly as a write of that
+   text. A failure anywhere, or ``on_error="fail"`` and one bad row, rolls it all back: a
+   table is never left half imported.
 
 Why not validate on Spark alone: Spark's casts are not MySQL's (``CAST('1.5' AS BIGINT)``
 is 1 with ANSI off, an error with it on), and a second implementation of the rules would
-drift from the one the engine enforces. Only forms that both agree on are parsed there.
+drift from the one the engine enforces. Only forms that both agree on are parsed there;
+tests/test_spark_import.py checks the import against ``insert_many`` row by row.
 
 Why Parquet between the two instead of ``toLocalIterator``: it streams in bounded memory
 with pyarrow at several million rows per second, leaves Spark's tasks free to finish in
@@ -39,6 +43,7 @@ parallel, and lets the driver read the segments in file order.
 from __future__ import annotations
 
 import csv
+import functools
 import glob
 import json
 import os
@@ -154,8 +159,9 @@ def import_files(db: Database, table: str, files: str | os.PathLike[str] | Seque
     CSV: with ``header`` the first line names the columns (any order, a subset: missing
     columns take their DEFAULT), else the columns are the table's, in order; an unquoted
     empty field and ``\\N`` are NULL, a quoted empty field (``""``) the empty string;
-    quotes are doubled inside quoted fields (RFC 4180). ``options`` go to Spark's reader (e.g. ``{"sep": ";"}``,
-    ``{"nullValue": "\\\\N"}``, ``{"multiLine": "true"}`` for newlines inside quoted fields).
+    quotes are doubled inside quoted fields (RFC 4180). ``options`` go to Spark's reader
+    (e.g. ``{"sep": ";"}``, ``{"nullValue": "NULL"}``, ``{"multiLine": "true"}`` for
+    newlines inside quoted fields).
     Parquet and JSON: columns by name (a column the Parquet files lack takes its DEFAULT;
     in JSON a missing field is NULL: Spark's JSON reader does not tell it from ``null``;
     fields the table lacks are ignored). Bad rows are skipped and reported
@@ -167,7 +173,8 @@ def import_files(db: Database, table: str, files: str | os.PathLike[str] | Seque
     schema = _table(db, table)
     session = spark or _session()
     sources = {_uri_key(p): str(p) for p in paths}
-    reader = lambda: _read_files(session, schema, paths, format, header, dict(options or {}))  # noqa: E731
+    reader = functools.partial(_read_files, session, schema, paths, format, header,
+                               dict(options or {}))
     return _run_import(db, schema, reader, sources, on_error=on_error, progress=progress,
                        max_errors=max_errors)
 
@@ -194,7 +201,7 @@ def import_jdbc(db: Database, table: str, url: str, *, dbtable: str | None = Non
     conn.update({k: v for k, v in (("user", user), ("password", password),
                                    ("driver", driver or _jdbc_driver(url))) if v})
     conn.update(options or {})
-    reader = lambda: _read_jdbc(session, schema, conn, label)  # noqa: E731
+    reader = functools.partial(_read_jdbc, session, schema, conn, label)
     return _run_import(db, schema, reader, {label: label}, on_error=on_error,
                        progress=progress, max_errors=max_errors)
 
