@@ -633,14 +633,14 @@ class Database:
         from rivulet.errors import ConstraintError
 
         self._check_open()
-        schema = self.catalog.require_table(table)
-        base = self.graph.bases[schema.name.lower()]
-        track = bool(self.graph.nodes[base].children)
         deltas: list = []
         lsn: int | None = None
         imported = 0
-        with self._commit_lock:
+        with self._commit_lock:  # migrations hold it too: the table and its views stay put
             self._check_open()
+            schema = self.catalog.require_table(table)
+            base = self.graph.bases[schema.name.lower()]
+            track = bool(self.graph.nodes[base].children)
             before = self.storage.lsn
             try:
                 with self.storage.transaction():
