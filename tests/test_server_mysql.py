@@ -550,3 +550,32 @@ def test_tables_may_be_qualified_by_the_database_name(server: ServerThread, db: 
     assert query(conn, "SELECT name FROM `rivulet`.`items` WHERE id = 950") == [("q",)]
     with pytest.raises(pymysql.err.NotSupportedError, match="other.items"):
         query(conn, "SELECT name FROM other.items WHERE id = 950")
+
+
+def test_reads_go_on_while_a_migration_holds_the_writes(server: ServerThread, db: rivulet.Database) -> None:
+    reader, writer = connect(server), connect(server)
+    query(reader, "SELECT name FROM items WHERE id = 1")
+    held, release = threading.Event(), threading.Event()
+
+    def migration() -> None:  # holds the commit lock as a migration does
+        with db._commit_lock:
+            held.set()
+            release.wait(10)
+
+    threading.Thread(target=migration).start()
+    held.wait(10)
+    done: list[int] = []
+    write = threading.Thread(target=lambda: done.append(
+        writer.cursor().execute("INSERT INTO items (id, name) VALUES (960, 'late')")))
+    write.start()
+    time.sleep(0.2)
+    assert not done  # the write waits for the lock...
+    started = time.perf_counter()
+    for i in range(1, 20):  # ...and the event loop goes on serving reads
+        assert query(reader, f"SELECT name FROM items WHERE id = {i}") == [(f"item {i}",)]
+    assert time.perf_counter() - started < 2
+    release.set()
+    write.join(10)
+    assert done == [1]
+    db.settle()
+    assert query(reader, "SELECT name FROM items WHERE id = 960") == [("late",)]
