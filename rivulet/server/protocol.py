@@ -30,8 +30,8 @@ from mysql_mimic.stream import ConnectionClosed
 from mysql_mimic.types import ColumnDefinition
 from mysql_mimic.utils import aiterate
 
-from rivulet.cli import explain
 from rivulet.errors import ProgramError, RivuletError, SqlError
+from rivulet.explain import explain
 from rivulet.server import errors as er
 from rivulet.server import normalize
 from rivulet.server.params import Reader, read_params
