@@ -2,10 +2,13 @@
 
 Production Lobsters (as the Noria paper seeds it, section 8.1) had 9,200 users, 40,000
 stories and 120,000 comments; :meth:`Sizes.production` gives that times a ``scale``
-(10 for the paper's 10x experiment). Popularity is Zipf-skewed, as in the paper's
-workloads (s = 1.08 for stories, the vote benchmark's figure): a few stories draw most
-comments and votes, a few users write most of them. Every story and comment carries its
-author's upvote, as Lobsters casts it on submission.
+(10 for the paper's 10x experiment). Popularity is Zipf-skewed: a few users write most
+comments and cast most votes, a few stories draw most comments and votes. The skews are
+milder than the paper's s = 1.08, which describes *page views* (``ACCESS_SKEW``, used by
+the workload): with s = 1.08, the top story of 40,000 would hold 13% of all comments
+(15,000), where the real site's busiest threads have hundreds. Stories popular in the
+data are the ones popular in the workload (one popularity order per data set). Every
+story and comment carries its author's upvote, as Lobsters casts it on submission.
 
 Rows are generated once, in the baseline schema's column order with the hand-maintained
 columns (vote counts, scores, comment counts, karma, hotness) computed from the generated
@@ -26,10 +29,14 @@ from bench.lobsters.queries import COMMENT_POINT, SCHEMA, STORY_POINT
 
 Row = tuple[Any, ...]
 
-#: Story and comment popularity skew (the paper's Zipf parameter for Lobsters-like reads).
-STORY_SKEW = 1.08
-#: How unevenly activity is spread over users.
-USER_SKEW = 1.0
+#: Page views of stories and comments (the paper's Zipf parameter for Lobsters-like reads).
+ACCESS_SKEW = 1.08
+#: How unevenly activity (browsing, writing, voting) is spread over users.
+USER_SKEW = 0.7
+#: Comments per story.
+COMMENT_SKEW = 0.5
+#: Votes per story and per comment.
+VOTE_SKEW = 0.4
 EPOCH = 1_500_000_000  # created_at of the first story, seconds
 STORY_INTERVAL = 600  # seconds between stories at production scale
 TAGS = 40
@@ -103,6 +110,11 @@ class Dataset:
     comment_voters: set[tuple[int, int]] = field(default_factory=set)
     #: comment ids per story, oldest first (for replies)
     story_comments: dict[int, list[int]] = field(default_factory=dict)
+    #: popularity orders (index 0 most popular) of users, stories and comments, as 0-based
+    #: positions in their tables: the workload draws from the same orders
+    user_order: list[int] = field(default_factory=list)
+    story_order: list[int] = field(default_factory=list)
+    comment_order: list[int] = field(default_factory=list)
     now: int = 0  # later than every generated time
 
     def rows(self, table: str, version: str) -> list[Row]:
@@ -124,12 +136,16 @@ class Dataset:
 
 
 class _Picker:
-    """Zipf-skewed picks over ``0..n-1`` with popularity shuffled across ids."""
+    """Zipf-skewed picks over ``0..n-1``; rank ``k`` is ``order[k]`` (shuffled by default,
+    so that popularity is not tied to ids)."""
 
-    def __init__(self, n: int, s: float, seed: int, batch: int = 4096) -> None:
+    def __init__(self, n: int, s: float, seed: int, order: list[int] | None = None,
+                 batch: int = 4096) -> None:
         self.zipf = Zipf(n, s, seed)
-        self.order = list(range(n))
-        random.Random(seed).shuffle(self.order)
+        if order is None:
+            order = list(range(n))
+            random.Random(seed).shuffle(order)
+        self.order = order
         self.batch = batch
         self.pending: list[int] = []
 
@@ -143,7 +159,8 @@ def generate(sizes: Sizes, seed: int = 1) -> Dataset:
     """The whole data set; the same ``(sizes, seed)`` give the same rows."""
     rnd = random.Random(seed)
     pick_user = _Picker(sizes.users, USER_SKEW, seed + 1)
-    pick_story = _Picker(sizes.stories, STORY_SKEW, seed + 2)
+    pick_story = _Picker(sizes.stories, COMMENT_SKEW, seed + 2)
+    pick_voted = _Picker(sizes.stories, VOTE_SKEW, seed + 5, order=pick_story.order)
     pick_tag = _Picker(sizes.tags, 1.0, seed + 3)
     # one story every 10 minutes up to production size; a larger site posts more often
     interval = max(1, min(STORY_INTERVAL, round(STORY_INTERVAL * 40_000 / max(1, sizes.stories))))
@@ -157,8 +174,9 @@ def generate(sizes: Sizes, seed: int = 1) -> Dataset:
     users = _users(sizes, rnd, t)
     stories, story_tags = _stories(sizes, rnd, t, pick_user, pick_story, pick_tag, interval)
     comments = _comments(sizes, rnd, t, stories, pick_user, pick_story)
-    ds = Dataset(sizes=sizes, seed=seed, tables=t)
-    _votes(sizes, rnd, ds, stories, comments, pick_user, pick_story)
+    ds = Dataset(sizes=sizes, seed=seed, tables=t, user_order=pick_user.order,
+                 story_order=pick_story.order)
+    _votes(sizes, rnd, ds, stories, comments, pick_user, pick_voted)
     _personal(sizes, rnd, t, stories, comments, pick_user, pick_story)
     _maintained(ds, users, stories, comments, story_tags, tag_mods)
     ds.story_comments = defaultdict(list)
@@ -265,7 +283,8 @@ def _votes(sizes: Sizes, rnd: random.Random, ds: Dataset, stories: list[dict],
         ds.comment_voters.add((c["author"], c["id"]))
     if not comments:
         return
-    pick_comment = _Picker(len(comments), STORY_SKEW, ds.seed + 4)
+    pick_comment = _Picker(len(comments), VOTE_SKEW, ds.seed + 4)
+    ds.comment_order = pick_comment.order
     for _ in range(sizes.comment_votes):
         c, user = comments[pick_comment()], pick_user() + 1
         if (user, c["id"]) not in ds.comment_voters:

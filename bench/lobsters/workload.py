@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.lobsters.data import STORY_SKEW, USER_SKEW, Dataset, _Picker, short_id
+from bench.lobsters.data import ACCESS_SKEW, USER_SKEW, Dataset, _Picker, short_id
 
 #: Share of page views per page type (production Lobsters, rounded).
 PRODUCTION_MIX: dict[str, float] = {
@@ -61,9 +61,10 @@ class Workload:
         self.pages = list(mix)
         self.weights = [mix[p] for p in self.pages]
         sizes = dataset.sizes
-        self.pick_user = _Picker(sizes.users, USER_SKEW, seed + 11)
-        self.pick_story = _Picker(sizes.stories, STORY_SKEW, seed + 12)
-        self.pick_comment = _Picker(max(1, sizes.comments), STORY_SKEW, seed + 13)
+        self.pick_user = _Picker(sizes.users, USER_SKEW, seed + 11, dataset.user_order)
+        self.pick_story = _Picker(sizes.stories, ACCESS_SKEW, seed + 12, dataset.story_order)
+        self.pick_comment = _Picker(max(1, sizes.comments), ACCESS_SKEW, seed + 13,
+                                    dataset.comment_order or None)
         self.stories = len(dataset.tables["stories"])
         self.comments = len(dataset.tables["comments"])
         self.story_of_comment = {r[0]: r[2] for r in dataset.tables["comments"]}
