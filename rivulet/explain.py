@@ -22,7 +22,8 @@ def explain(db: Database, view: str) -> str:
     for node in sorted(built.nodes):
         entry = graph.nodes[node]
         parents = ", ".join(f"n{p}" for p in entry.op.parents)
-        shared = f"  (shared by {len(entry.users)} views)" if len(entry.users) > 1 else ""
+        users = sorted(entry.users, key=str.lower)
+        shared = f"  (shared by {len(users)} views: {', '.join(users)})" if len(users) > 1 else ""
         line = f"  n{node}: {entry.op.describe()}  <- {parents or 'writes'}{shared}"
         lines.append(line + "".join(f"\n      {d}" for d in _state_of(entry)))
     return "\n".join(lines)

@@ -46,6 +46,8 @@ def test_explain_shows_shared_nodes(tmp_path: Path) -> None:
     assert text.startswith("view FrontPage")
     assert "⟕" in text  # the stories-votes left join, shared with StoriesWithVC
     assert "shared by" in text
+    join = next(line for line in text.splitlines() if "⟕" in line)
+    assert "views: FrontPage, StoriesWithVC, StoryVotes)" in join, join  # which views share it
 
 
 def test_errors_are_reported_not_raised(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
