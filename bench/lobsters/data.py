@@ -246,8 +246,9 @@ def _comments(sizes: Sizes, rnd: random.Random, t: dict[str, list[Row]], stories
     drafts = []
     for _ in range(sizes.comments):
         story = stories[pick_story()]
-        drafts.append((story["created_at"] + rnd.randint(60, 3 * 86_400), story["id"],
-                       pick_user() + 1))
+        # submitters answer in their own threads (their comments add no hotness)
+        author = story["author"] if rnd.random() < 0.15 else pick_user() + 1
+        drafts.append((story["created_at"] + rnd.randint(60, 3 * 86_400), story["id"], author))
     drafts.sort()
     comments: list[dict] = []
     per_story: dict[int, list[dict]] = defaultdict(list)
