@@ -613,7 +613,8 @@ class Database:
             request.done.set()
 
     def bulk_insert(self, table: str, batches: Iterable[list[Row]], *,
-                    duplicate: Callable[[int, Row, str], None] | None = None) -> tuple[int | None, int]:
+                    duplicate: Callable[[int, Row, str], None] | None = None,
+                    expected_rows: int = 0) -> tuple[int | None, int]:
         """Insert many checked rows (``rivulet import``) in ONE transaction, as ONE write
         batch (one LSN), and hand them to the dataflow like any write.
 
@@ -629,7 +630,13 @@ class Database:
         log's deltas are never replayed), so pickling millions of rows would buy nothing.
         Views see the rows as one wave of deltas (the same path as ``insert_many``); a table
         no view reads keeps no deltas in memory at all. Returns (LSN or None, rows imported).
+
+        ``expected_rows`` (how many ``batches`` will yield, if known): when at least
+        ``BULK_INDEX_ROWS`` and at least the rows stored, the table's secondary indexes are
+        dropped and built again at the end, in the same transaction (see
+        ``SqliteStorage.indexes_deferred``).
         """
+        from contextlib import nullcontext
         from rivulet.errors import ConstraintError
 
         self._check_open()
@@ -643,7 +650,11 @@ class Database:
             track = bool(self.graph.nodes[base].children)
             before = self.storage.lsn
             try:
-                with self.storage.transaction():
+                with self.storage.transaction(), (
+                        self.storage.indexes_deferred(schema)
+                        if expected_rows >= BULK_INDEX_ROWS
+                        and expected_rows >= self.storage.count(schema)
+                        else nullcontext()):
                     for rows in batches:
                         skipped = self.storage.insert_new(schema, rows)
                         for position, reason in skipped:
@@ -825,6 +836,10 @@ class Database:
     def __repr__(self) -> str:
         return f"<rivulet.Database {str(self.path)!r} lsn={self.storage.lsn}>"
 
+
+#: Bulk imports of at least this many rows (and of at least the rows stored) rebuild the
+#: table's secondary indexes at the end instead of updating them row by row.
+BULK_INDEX_ROWS = 100_000
 
 #: Generation-0 threshold of CPython's cyclic garbage collector while rivulet runs.
 GC_THRESHOLD = (100_000, 50, 100)

@@ -325,3 +325,32 @@ def test_a_failure_after_several_batches_rolls_all_back(db: rivulet.Database, tm
                           progress=False, spark=spark)
     db.settle()
     assert result.lsn == lsn + 1 and len(db.view("names").scan()) == 55
+
+
+def test_large_imports_rebuild_secondary_indexes(db: rivulet.Database, tmp_path: Path,
+                                                 spark: Any, monkeypatch: Any) -> None:
+    import rivulet.database
+
+    monkeypatch.setattr(rivulet.database, "BULK_INDEX_ROWS", 10)
+    db.execute("CREATE VIEW by_n AS SELECT id, name FROM t WHERE n = ?")
+    db.view("by_n").lookup(3)  # a partial view: storage gets an index on n
+
+    def indexes() -> list[tuple]:
+        return db.storage.conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 't' "
+            "AND sql IS NOT NULL").fetchall()
+
+    before = indexes()
+    assert len(before) == 1
+    rows = [[str(i), "x", None, str(i % 4)] for i in range(40)]
+    header = ["id", "name", "score", "n"]
+    with pytest.raises(ImportFailed):
+        import_files(db, "t", write_csv(tmp_path / "a.csv", header, rows + [["x", "y", None, "1"]]),
+                     on_error="fail", progress=False, spark=spark)
+    assert indexes() == before and table_rows(db) == []
+    import_files(db, "t", write_csv(tmp_path / "b.csv", header, rows), progress=False, spark=spark)
+    db.settle()
+    assert indexes() == before
+    plan = db.storage.conn.execute("EXPLAIN QUERY PLAN SELECT * FROM t WHERE n = 3").fetchall()
+    assert any(before[0][0] in str(step) for step in plan)
+    assert sorted(r[0] for r in db.view("by_n").lookup(3)) == list(range(3, 40, 4))

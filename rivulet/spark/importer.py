@@ -468,7 +468,8 @@ def _run_import(db: Database, schema: TableSchema, reader: Callable[[], tuple[Da
                 raise ImportFailed(f"cannot read the import source: {_first_line(exc)}") from None
             spark_done = time.perf_counter()
             batches = _Batches(schema, source, _segments(staging, sources), absent, tally, bar)
-            lsn, imported = db.bulk_insert(schema.name, batches, duplicate=batches.duplicate)
+            lsn, imported = db.bulk_insert(schema.name, batches, duplicate=batches.duplicate,
+                                           expected_rows=batches.total)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     end = time.perf_counter()
