@@ -13,11 +13,13 @@ rivulet.
 
 The same replay runs against rivulet under a memory limit that keeps evicting partial
 state (pages filled by upqueries), and (marked ``spark``, ``slow``: ~45 s) against the
-natural program with its full state computed on Spark at open.
+natural program with its full state computed on Spark at open; and (``slow``) the same
+statements run on a private MariaDB, both versions, showing the same pages.
 """
 
 from __future__ import annotations
 
+import socket
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -288,6 +290,38 @@ def test_pages_agree_after_a_spark_bootstrap(dataset: Dataset, spark: Any) -> No
     finally:
         backend.close()
         reference.close()
+
+
+@pytest.mark.slow
+def test_the_same_statements_run_on_mariadb(dataset: Dataset, tmp_path: Path) -> None:
+    """The benchmark sends these statements to MariaDB too: the same text must run there
+    (through PyMySQL, ``%s`` placeholders) and show the same pages, in both versions."""
+    import pymysql
+
+    from bench.vote_wire import MariaDB
+
+    MariaDB.ensure_installed(print)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = MariaDB(tmp_path / "mariadb", port)
+    reference = sqlite_backend(query_set("baseline"), dataset)
+    systems: list[Backend] = []
+    try:
+        server.start()
+        for version in VERSIONS:
+            conn = pymysql.connect(host="127.0.0.1", port=port, user="bench", autocommit=False)
+            conn.cursor().execute(f"CREATE DATABASE lobsters_{version}")
+            conn.select_db(f"lobsters_{version}")
+            backend = SqlBackend(query_set(version), conn, name=f"mariadb-{version}", mark="%s")
+            systems.append(backend)
+            backend.create_program(dataset)
+        _replay(Workload(dataset, seed=5, mix=WRITE_HEAVY_MIX).take(120), reference, systems)
+    finally:
+        for backend in systems:
+            backend.close()
+        reference.close()
+        server.stop()
 
 
 def test_production_mix_is_read_dominated(dataset: Dataset) -> None:
