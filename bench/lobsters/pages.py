@@ -104,6 +104,9 @@ def story(b: Backend, r: Request) -> Page:
 
 
 def _touch_ribbon(b: Backend, user: int, story_id: int, now: int) -> None:
+    """Update the read ribbon, or create it. An UPDATE counts *changed* rows (MySQL's and
+    rivulet's rule), so ``now`` must move on between visits or the INSERT would collide:
+    the workload's clock only goes forward."""
     if b.write("touch_ribbon", [now, user, story_id]) == 0:
         b.write("insert_ribbon", [user, story_id, now])
 
