@@ -347,8 +347,11 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
     rss_start = rss_bytes()
     kind = spec["kind"]
     with Timer() as t_open:
+        # No pre-warming (each configuration starts cold, not with the previous one's hot
+        # keys) and no Spark: the configurations differ in partial state and limit only.
         db = rivulet.open(spec["data_dir"], partial=spec["partial"],
-                          memory_limit=spec.get("memory_limit"))
+                          memory_limit=spec.get("memory_limit"), prewarm=False,
+                          spark_bootstrap_rows=None)
     try:
         names = [n for n in VIEWS if n.lower() in {v.lower() for v in db.views()}]
         gc.collect()
