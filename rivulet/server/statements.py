@@ -176,9 +176,10 @@ class StatementCache:
 
     def remember(self, texts: dict[bytes, tuple[Handler, tuple]], data: bytes,
                  entry: tuple[Handler, tuple]) -> None:
-        if len(texts) >= TEXT_CACHE_LIMIT:
-            texts.clear()
-        texts[data] = entry
+        """Keep a query text's handler and parameters. A full cache takes no more: the
+        texts that filled it first are the popular ones (emptying it would drop them)."""
+        if len(texts) < TEXT_CACHE_LIMIT:
+            texts[data] = entry
 
     def clear(self) -> None:
         """Forget every handler (after DDL: bound statements refer to the old catalog)."""
