@@ -90,12 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _spark_commands(sub: Any) -> dict[str, Any]:
-    """``import`` and ``verify`` from rivulet/spark/commands.py, once that module exists."""
-    import importlib.util
-
-    if importlib.util.find_spec("rivulet.spark.commands") is None:
-        return {}
-    from rivulet.spark import commands  # type: ignore[attr-defined]
+    """``import`` and ``verify``, defined beside the Spark pipeline they drive."""
+    from rivulet.spark import commands
 
     return commands.register(sub)
 

@@ -39,10 +39,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from sqlglot import exp
 
-from rivulet.dataflow.builder import Builder, BuiltView
-from rivulet.spark.bootstrap import Bootstrapper, PlanRecordingBuilder
-from rivulet.dataflow.compile import bound_predicate, value_function
 from rivulet.config import parse_size
+from rivulet.dataflow.builder import Builder, BuiltView
+from rivulet.dataflow.compile import bound_predicate, value_function
 from rivulet.dataflow.graph import Graph
 from rivulet.errors import (
     ClosedError,
@@ -54,9 +53,10 @@ from rivulet.errors import (
 )
 from rivulet.lag import LagHistogram
 from rivulet.plan import ir
-from rivulet.plan.catalog import Catalog
+from rivulet.plan.catalog import ADHOC_PREFIX, Catalog, is_adhoc
 from rivulet.plan.planner import Planner
 from rivulet.schema import Row, SchemaError, TableSchema, coerce_row, coerce_value
+from rivulet.spark.bootstrap import Bootstrapper, PlanRecordingBuilder
 from rivulet.sql import statements as st
 from rivulet.sql.parse import DIALECT, parse_one, split_statements
 from rivulet.state.arrangement import key_function
@@ -412,7 +412,7 @@ class Database:
             if if_exists:
                 return
             raise ProgramError(f"unknown table {name!r}")
-        users = [v for v in self.catalog.users_of_table(name) if not v.startswith("_q_")]
+        users = [v for v in self.catalog.users_of_table(name) if not is_adhoc(v)]
         if users:
             raise ProgramError(f"table {name!r} is used by view(s) {', '.join(users)}")
         with self._migration():
@@ -449,7 +449,7 @@ class Database:
 
     def views(self) -> list[str]:
         views = list(self._views.values())  # a copy: views come and go on other threads
-        return [v.plan.name for v in views if not v.plan.name.startswith("_q_")]
+        return [v.plan.name for v in views if not is_adhoc(v.plan.name)]
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Answer a SELECT from a view made for it on first use (cached by normalized text)."""
@@ -476,7 +476,7 @@ class Database:
                 in_node.set("expressions", [exp.Placeholder()])
         normalized = node.sql(dialect=DIALECT)
         digest = hashlib.sha1(normalized.encode()).hexdigest()[:16]
-        name = f"_q_{digest}"
+        name = f"{ADHOC_PREFIX}{digest}"
         view = self._views.get(name)
         if view is None:
             plan = Planner(self.catalog).plan_view(name, node, normalized)  # reject before any change
@@ -637,6 +637,7 @@ class Database:
         ``SqliteStorage.indexes_deferred``).
         """
         from contextlib import nullcontext
+
         from rivulet.errors import ConstraintError
 
         self._check_open()

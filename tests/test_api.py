@@ -11,7 +11,6 @@ import sqlite3
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -577,3 +576,15 @@ def test_create_or_replace_with_bad_sql_keeps_the_old_view(tmp_path):
         assert db.view("v").lookup() == [(1,)]
     with rivulet.open(tmp_path / "db") as db:
         assert db.view("v").lookup() == [(1,)]
+
+
+def test_ad_hoc_views_do_not_hide_program_views(tmp_path: Path) -> None:
+    """Views made for ad-hoc queries carry a reserved prefix; a program view named like
+    the old one (``_q_...``) is listed like any other, and the reserved prefix is refused."""
+    with rivulet.open(tmp_path) as db:
+        db.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+        db.execute("CREATE VIEW _q_mine AS SELECT id, v FROM t WHERE id = ?")
+        db.query("SELECT v FROM t WHERE id = ?", (1,))
+        assert db.views() == ["_q_mine"]
+        with pytest.raises(rivulet.ProgramError):
+            db.execute("CREATE VIEW _rivulet_q_x AS SELECT id FROM t")

@@ -24,10 +24,10 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import rivulet
 from oracle import Pair, assert_same_answer, sorted_rows
 from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
+
+import rivulet
 from rivulet.cli import load_news_sample, news_program
 from rivulet.server.http import make_app, serve_http
 

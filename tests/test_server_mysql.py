@@ -18,14 +18,13 @@ import mysql.connector
 import pymysql
 import pytest
 import sqlalchemy as sa
+from oracle import assert_same_answer
 
 import rivulet
 from rivulet.cli import load_news_sample, news_program
 from rivulet.server.auth import UserStore
 from rivulet.server.mysql import ServerThread
 from rivulet.server.normalize import split
-
-from oracle import assert_same_answer
 
 SCHEMA = [
     "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(100) NOT NULL, "
@@ -187,7 +186,7 @@ def test_ddl_show_describe_and_explain(server: ServerThread, db: rivulet.Databas
     plan = [r[0] for r in query(conn, "EXPLAIN NotesById")]
     assert plan[0].startswith("view NotesById") and any("state: partial" in p for p in plan)
     plan = [r[0] for r in query(conn, "EXPLAIN SELECT body FROM notes WHERE score = 0")]
-    assert plan[0].startswith("view _q_") and "score = ?" in plan[0]
+    assert plan[0].startswith("view _rivulet_q_") and "score = ?" in plan[0]
     with conn.cursor() as cursor:
         cursor.execute("DROP VIEW NotesById")
     assert query(conn, "SHOW VIEWS") == []

@@ -11,9 +11,9 @@ from typing import Callable, Protocol
 
 from sqlglot import exp
 
+from rivulet.errors import UnsupportedSqlError
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.schema import BOOL, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
-from rivulet.errors import UnsupportedSqlError
 from rivulet.sql.parse import error_at, position, unsupported
 
 

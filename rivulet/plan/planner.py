@@ -16,7 +16,7 @@ from sqlglot import exp
 from rivulet.errors import SqlError
 from rivulet.plan import ir
 from rivulet.plan.expressions import is_aggregate, kind_of, translate, unify_kinds
-from rivulet.schema import FLOAT, DECIMAL, INT, TableSchema
+from rivulet.schema import DECIMAL, FLOAT, INT, TableSchema
 from rivulet.sql.parse import error_at, unsupported
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from rivulet.dataflow.ops.base import Base
 from rivulet.dataflow.ops.reader import Reader
+from rivulet.plan.catalog import is_adhoc
 
 if TYPE_CHECKING:
     from rivulet.database import Database
@@ -79,7 +80,7 @@ def _drawing(node: GraphNode, sql: str) -> NodeDrawing:
     if isinstance(op, Base):
         lines, shape, fill = [f"n{node.id}: table {op.table}"], "cylinder", None
     elif isinstance(op, Reader):
-        kind = "query" if op.view.startswith("_q_") else "view"
+        kind = "query" if is_adhoc(op.view) else "view"
         lines = [f"n{node.id}: {kind} {op.view}"]
         shape, fill = "box", ADHOC_FILL if kind == "query" else VIEW_FILL
     else:

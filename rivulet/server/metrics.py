@@ -6,7 +6,7 @@ the text format, and a registry of collector objects would only duplicate them.
 
 Counters are cumulative since the database was opened (a scrape after a restart sees them
 start again, which Prometheus' ``rate()`` handles). Per-view series carry a ``view`` label;
-ad-hoc queries appear under their ``_q_...`` view names.
+ad-hoc queries appear under their ``_rivulet_q_...`` view names.
 """
 
 from __future__ import annotations

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from mysql_mimic import packets
-from sqlglot import exp
 from mysql_mimic.connection import Connection
 from mysql_mimic.results import ResultColumn, ensure_result_set
 from mysql_mimic.stream import ConnectionClosed
 from mysql_mimic.types import ColumnDefinition
 from mysql_mimic.utils import aiterate
+from sqlglot import exp
 
 from rivulet.errors import ProgramError, RivuletError, SqlError
 from rivulet.explain import explain

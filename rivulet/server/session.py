@@ -23,7 +23,7 @@ from sqlglot import exp
 
 import rivulet
 from rivulet.errors import ProgramError
-from rivulet.plan.catalog import Catalog
+from rivulet.plan.catalog import Catalog, is_adhoc
 from rivulet.schema import TableSchema
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class RivuletSession(Session):
         for schema in list(catalog.tables.values()):
             tables[schema.name] = {c.name: (c.sql_type or c.kind).upper() for c in schema.columns}
         for plan in list(catalog.views.values()):
-            if not plan.name.startswith("_q_"):
+            if not is_adhoc(plan.name):
                 tables[plan.name] = {c.name: column_type_name(c.kind) for c in
                                      plan.root.columns[: plan.visible]}
         return {DATABASE_NAME: tables}

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from rivulet.dataflow.builder import BuiltView
 from rivulet.dataflow.ops.aggregate import Aggregate
 from rivulet.errors import UpqueryTimeout
+from rivulet.plan.catalog import is_adhoc
 from rivulet.state.reader import KeyedReader
 
 if TYPE_CHECKING:
@@ -223,7 +224,7 @@ def hot_keys(db: Database) -> dict[str, dict[str, Any]]:
     with db._graph_lock:
         for built in db._built.values():
             state = built.state
-            if not state.partial or not state.entries or built.plan.name.startswith("_q_"):
+            if not state.partial or not state.entries or is_adhoc(built.plan.name):
                 continue  # (an ad-hoc query's view is made again on first use, empty)
             if isinstance(state, KeyedReader):
                 read = [(k, e) for k, e in list(state.entries.items()) if e.reads]

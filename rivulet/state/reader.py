@@ -25,8 +25,8 @@ from rivulet.state.arrangement import (
     apply_to_sorted,
     clock_sweep,
     consolidate,
-    key_function,
     estimate_row_bytes,
+    key_function,
     key_has_null,
 )
 

@@ -22,7 +22,14 @@ from typing import Any, Callable, Iterable
 from sortedcontainers import SortedKeyList
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
-from rivulet.state.arrangement import Delta, Row, apply_to_sorted, consolidate, estimate_row_bytes, key_function
+from rivulet.state.arrangement import (
+    Delta,
+    Row,
+    apply_to_sorted,
+    consolidate,
+    estimate_row_bytes,
+    key_function,
+)
 from rivulet.state.groups import KeyedGroups
 
 #: Rough cost of one row held in a group's sorted list (list slot and its sort key).
