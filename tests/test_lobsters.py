@@ -12,7 +12,7 @@ the maintained columns are compared with the natural views row by row, on SQLite
 rivulet.
 
 The same replay runs against rivulet under a memory limit that keeps evicting partial
-state (pages filled by upqueries), and (marked ``spark``, ``slow``: ~45 s) against the
+state (pages filled by upqueries), and (marked ``spark``, ``slow``: 11-45 s) against the
 natural program with its full state computed on Spark at open; and (``slow``) the same
 statements run on a private MariaDB, both versions, showing the same pages.
 """
