@@ -19,11 +19,14 @@ if ! command -v java >/dev/null 2>&1; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y openjdk-17-jre-headless
 fi
 
-# The JDBC import tests read a SQLite file through Spark with the xerial JDBC driver.
-if [ ! -f /usr/share/java/xerial-sqlite-jdbc.jar ]; then
-    echo "==> SQLite JDBC driver not found: installing libxerial-sqlite-jdbc-java"
+# JDBC drivers for the import tests (a SQLite file and a private MariaDB as sources).
+JARS=()
+[ -f /usr/share/java/xerial-sqlite-jdbc.jar ] || JARS+=(libxerial-sqlite-jdbc-java)
+[ -f /usr/share/java/mariadb-java-client.jar ] || JARS+=(libmariadb-java)
+if [ ${#JARS[@]} -gt 0 ]; then
+    echo "==> JDBC drivers not found: installing ${JARS[*]}"
     as_root apt-get update
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y libxerial-sqlite-jdbc-java
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${JARS[@]}"
 fi
 
 if [ ! -x "$VENV/bin/python" ]; then

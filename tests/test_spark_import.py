@@ -354,3 +354,43 @@ def test_large_imports_rebuild_secondary_indexes(db: rivulet.Database, tmp_path:
     plan = db.storage.conn.execute("EXPLAIN QUERY PLAN SELECT * FROM t WHERE n = 3").fetchall()
     assert any(before[0][0] in str(step) for step in plan)
     assert sorted(r[0] for r in db.view("by_n").lookup(3)) == list(range(3, 40, 4))
+
+
+@pytest.mark.slow
+def test_jdbc_from_mariadb(db: rivulet.Database, tmp_path: Path, spark: Any) -> None:
+    """A MySQL-family source over JDBC (Debian's MariaDB Connector/J): a private MariaDB on
+    loopback, read through a customSchema derived from rivulet's table, so that BIGINTs,
+    dates and decimals arrive exactly and a bad value is rejected with its row number."""
+    import socket
+
+    from bench.vote_wire import MariaDB
+
+    MariaDB.ensure_installed(print)
+    assert Path("/usr/share/java/mariadb-java-client.jar").exists(), \
+        "libmariadb-java is missing: test.sh installs it"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = MariaDB(tmp_path / "mariadb", port)
+    try:
+        server.start()
+        conn = server.connect(None)
+        with conn.cursor() as cur:
+            cur.execute("CREATE DATABASE src CHARACTER SET utf8mb4")
+            cur.execute("CREATE TABLE src.items (id INT, name VARCHAR(20), n BIGINT, "
+                        "day DATE, price DECIMAL(8,2), score DOUBLE)")
+            cur.executemany("INSERT INTO src.items VALUES (%s, %s, %s, %s, %s, %s)", [
+                (1, "big", 2**62, "2024-03-01", "1.50", 0.25),
+                (2, "neg", -(2**40), None, "-3.00", None),
+                (3, "far too long", 5, None, None, None),  # longer than VARCHAR(6)
+                (4, "ü😀", None, "1999-12-31", None, 1e-300)])
+        conn.close()
+        result = import_jdbc(db, "t", f"jdbc:mariadb://127.0.0.1:{port}/src", dbtable="items",
+                             user="bench", progress=False, spark=spark)
+    finally:
+        server.stop()
+    assert [e.row for e in result.errors] == [3], result.errors
+    assert table_rows(db) == [
+        (1, "big", 0.25, 2**62, dt.date(2024, 3, 1), Decimal("1.50"), None, "dflt"),
+        (2, "neg", None, -(2**40), None, Decimal("-3.00"), None, "dflt"),
+        (4, "ü😀", 1e-300, None, dt.date(1999, 12, 31), None, None, "dflt")]

@@ -200,6 +200,11 @@ def import_jdbc(db: Database, table: str, url: str, *, dbtable: str | None = Non
     conn = {"url": url, **({"dbtable": dbtable} if dbtable else {"query": query or ""})}
     conn.update({k: v for k, v in (("user", user), ("password", password),
                                    ("driver", driver or _jdbc_driver(url))) if v})
+    if url.startswith(("jdbc:mariadb:", "jdbc:mysql:")):
+        # Spark quotes column names with double quotes unless it knows the URL as MySQL's:
+        # without ANSI_QUOTES, MariaDB reads "name" as a string and every row would hold
+        # the column's name instead of its value.
+        conn["sessionInitStatement"] = "SET SESSION sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES')"
     conn.update(options or {})
     reader = functools.partial(_read_jdbc, session, schema, conn, label)
     return _run_import(db, schema, reader, {label: label}, on_error=on_error,
