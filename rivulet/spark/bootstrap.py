@@ -55,7 +55,6 @@ from __future__ import annotations
 import itertools
 import logging
 import shutil
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
@@ -70,6 +69,7 @@ from rivulet.dataflow.ops.join import Join
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.plan import ir
 from rivulet.state.arrangement import Arrangement
+from rivulet.storage.sqlite import copy_database
 
 if TYPE_CHECKING:
     from rivulet.dataflow.graph import Graph
@@ -311,7 +311,7 @@ class Bootstrapper:
         work = self._work_dir()
         started = time.perf_counter()
         frozen = work / "frozen.db"
-        _freeze(self.database_file, frozen)
+        copy_database(self.database_file, frozen)
         self.report = Report(snapshot_s=time.perf_counter() - started)
         self._frozen = frozen
         self._counts.clear()
@@ -622,19 +622,6 @@ def _key_maker(width: int) -> Callable[[tuple], Any]:
     if width == 1:
         return lambda row: row[0]
     return lambda row: tuple(row[:width])
-
-
-def _freeze(database: Path, target: Path) -> None:
-    """Copy the database as of one commit (SQLite's backup API: one read transaction)."""
-    source = sqlite3.connect(database, timeout=60)
-    try:
-        copy = sqlite3.connect(target)
-        try:
-            source.backup(copy)
-        finally:
-            copy.close()
-    finally:
-        source.close()
 
 
 def _keeps_full_state(op: Operator) -> bool:

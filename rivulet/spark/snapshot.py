@@ -51,6 +51,7 @@ from rivulet.plan.catalog import Catalog
 from rivulet.schema import DATE, DATETIME, DECIMAL, TableSchema
 from rivulet.spark.values import arrow_type, fit_decimal, spark_type
 from rivulet.sql import statements as st
+from rivulet.storage.sqlite import copy_database
 
 DB_FILE = "rivulet.db"
 MANIFEST = "snapshot.json"
@@ -109,7 +110,7 @@ def take_snapshot(source: Any, out_dir: str | os.PathLike[str], *, keep_copy: bo
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     frozen = out / "frozen.db"
-    _freeze(database, frozen)
+    copy_database(database, frozen)
     try:
         conn = sqlite3.connect(frozen)
         try:
@@ -151,21 +152,6 @@ def _database_file(source: Any) -> Path:
     if not path.is_file():
         raise SnapshotError(f"no rivulet database at {path}")
     return path
-
-
-def _freeze(database: Path, target: Path) -> None:
-    """Copy ``database`` as of one commit (one backup step = one read transaction)."""
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{target}{suffix}").unlink(missing_ok=True)
-    src = sqlite3.connect(database, timeout=60)
-    try:
-        dst = sqlite3.connect(target)
-        try:
-            src.backup(dst, pages=-1)
-        finally:
-            dst.close()
-    finally:
-        src.close()
 
 
 def _export(conn: sqlite3.Connection, out: Path) -> Snapshot:

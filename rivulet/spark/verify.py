@@ -31,7 +31,6 @@ import datetime as dt
 import decimal
 import math
 import shutil
-import sqlite3
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
@@ -58,6 +57,7 @@ from rivulet.spark.compile import (
 )
 from rivulet.spark.snapshot import take_snapshot
 from rivulet.state.reader import RangeReader
+from rivulet.storage.sqlite import copy_database
 
 if TYPE_CHECKING:
     from rivulet.database import Database
@@ -195,7 +195,7 @@ def verify(db: Database, views: Iterable[str] | None = None, *, spark: SparkSess
         frozen = scratch / "frozen.db"
         with db._migration():  # noqa: SLF001 (the one place both sides see one LSN)
             lsn = db.lsn
-            _copy_database(db.storage.path, frozen)
+            copy_database(db.storage.path, frozen)  # the state at the engine's LSN
             served = {view.name: _served(view) for view in chosen}
         snapshot = take_snapshot(frozen, scratch / "snapshot")  # Parquet, writes going on
         snapshot_done = time.perf_counter()
@@ -208,21 +208,6 @@ def verify(db: Database, views: Iterable[str] | None = None, *, spark: SparkSess
         shutil.rmtree(scratch, ignore_errors=True)
     end = time.perf_counter()
     return VerifyReport(lsn, checks, snapshot_done - start, end - start)
-
-
-def _copy_database(source: Path, target: Path) -> None:
-    """A page copy of the database (SQLite's backup API): under the migration lock no
-    commit runs, so the copy is the state at the engine's LSN; the slower export to
-    Parquet then reads the copy while writes go on."""
-    src = sqlite3.connect(source, timeout=60)
-    try:
-        dst = sqlite3.connect(target)
-        try:
-            src.backup(dst)
-        finally:
-            dst.close()
-    finally:
-        src.close()
 
 
 def _served(view: View) -> dict[Any, list[Row]]:

@@ -404,6 +404,23 @@ class SqliteStorage(Storage):
 LOOKUP_CHUNK = 500
 
 
+def copy_database(source: Path, target: Path) -> None:
+    """Copy the database file ``source`` as of one commit to ``target`` (SQLite's backup
+    API in one step: one read transaction), while writers go on: the frozen copy that
+    Spark snapshots, bootstraps and verifies from."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)
+    src = sqlite3.connect(source, timeout=60)
+    try:
+        dst = sqlite3.connect(target)
+        try:
+            src.backup(dst, pages=-1)
+        finally:
+            dst.close()
+    finally:
+        src.close()
+
+
 def _key_to_db(key: Any, to_db: list[Callable | None], width: int) -> tuple:
     values = (key,) if width == 1 else key
     return tuple(v if fn is None or v is None else fn(v) for v, fn in zip(values, to_db))
