@@ -190,6 +190,7 @@ def latency_summary(nanos: list[int]) -> dict[str, float]:
         "samples": len(nanos),
         "p50_us": percentile(nanos, 50) / 1000,
         "p90_us": percentile(nanos, 90) / 1000,
+        "p95_us": percentile(nanos, 95) / 1000,
         "p99_us": percentile(nanos, 99) / 1000,
         "max_us": nanos[-1] / 1000,
         "mean_us": sum(nanos) / len(nanos) / 1000,

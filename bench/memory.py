@@ -81,7 +81,7 @@ from bench.common import (
     counts_of,
     environment,
     fmt_num,
-    percentile,
+    latency_summary,
     print_table,
     results_path,
     target,
@@ -240,21 +240,6 @@ def rss_bytes() -> dict[str, int]:
     return {"rss": out.get("VmRSS", 0), "hwm": out.get("VmHWM", 0)}
 
 
-def summary_us(nanos: list[int]) -> dict[str, float]:
-    """Percentiles (nearest rank) of latencies in ns, as µs: p50, p95, p99, max, mean."""
-    if not nanos:
-        return {"samples": 0}
-    nanos = sorted(nanos)
-    return {
-        "samples": len(nanos),
-        "p50_us": percentile(nanos, 50) / 1000,
-        "p95_us": percentile(nanos, 95) / 1000,
-        "p99_us": percentile(nanos, 99) / 1000,
-        "max_us": nanos[-1] / 1000,
-        "mean_us": sum(nanos) / len(nanos) / 1000,
-    }
-
-
 def top_nodes(stats: dict[str, Any], n: int = 12) -> list[dict[str, Any]]:
     """The nodes holding the most state, largest first."""
     nodes = [{"node": k, **v} for k, v in stats["per_node"].items() if v["memory_bytes"]]
@@ -323,12 +308,12 @@ def run_workload(db: Any, views: list[int], keys: list[int], names: list[str],
     return {
         "reads": len(all_ns), "skipped_reads": skipped, "seconds": t.seconds,
         "hits": sum(len(x) for x in hit_lat), "misses": sum(len(x) for x in miss_lat),
-        "latency_us": summary_us(all_ns),
-        "hit_latency_us": summary_us([x for per in hit_lat for x in per]),
-        "miss_latency_us": summary_us([x for per in miss_lat for x in per]),
+        "latency_us": latency_summary(all_ns),
+        "hit_latency_us": latency_summary([x for per in hit_lat for x in per]),
+        "miss_latency_us": latency_summary([x for per in miss_lat for x in per]),
         "per_view": {VIEWS[v]: {"reads": len(lat[v]), "misses": len(miss_lat[v]),
-                                "latency_us": summary_us(lat[v]),
-                                "miss_latency_us": summary_us(miss_lat[v])}
+                                "latency_us": latency_summary(lat[v]),
+                                "miss_latency_us": latency_summary(miss_lat[v])}
                      for v in range(len(VIEWS)) if lat[v]},
         "answers": {"rows": rows_total, "keys": len(digests),
                     "crc32": zlib.crc32(repr(sorted(digests.items())).encode()),
@@ -432,12 +417,12 @@ def miss_latency(db: Any, spec: dict[str, Any]) -> dict[str, Any]:
         t0 = clock()
         view.lookup(stories[i % len(stories)])
         hits.append(clock() - t0)
-    miss = to_ms(summary_us(misses))
+    miss = to_ms(latency_summary(misses))
     out = {
         "stories": stories, "vote_counts": counts, "samples": samples,
         "miss_ms": miss,
-        "miss_view_evicted_only_ms": to_ms(summary_us(view_only)),
-        "hit_us": summary_us(hits),
+        "miss_view_evicted_only_ms": to_ms(latency_summary(view_only)),
+        "hit_us": latency_summary(hits),
         "upqueries_per_miss": st["upqueries"] / (2 * samples + 1),
         "correct": not wrong, "wrong_answers": wrong[:5],
     }
