@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import rivulet
-
 from bench.lobsters.data import Dataset
 from bench.lobsters.queries import QuerySet, expand_in, has_in_list, split_script
 
