@@ -248,6 +248,16 @@ def load_average() -> list[float] | None:
         return None
 
 
+def logger() -> Callable[[str], None]:
+    """A progress logger: each message on stdout with the seconds since the logger was made."""
+    start = time.perf_counter()
+
+    def log(message: str) -> None:
+        print(f"[{time.perf_counter() - start:7.1f}s] {message}", flush=True)
+
+    return log
+
+
 def busy_warning(log: Callable[[str], None]) -> list[float] | None:
     """Log a warning when other work is loading the machine; returns the load averages."""
     load = load_average()

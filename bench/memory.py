@@ -82,6 +82,7 @@ from bench.common import (
     environment,
     fmt_num,
     latency_summary,
+    logger,
     print_table,
     results_path,
     target,
@@ -542,7 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import rivulet
 
     started = time.time()
-    log = _logger()
+    log = logger()
     parent = args.data_dir or Path(tempfile.mkdtemp(prefix="rivulet-bench-memory-"))
     parent.mkdir(parents=True, exist_ok=True)
     load_at_start = busy_warning(log)
@@ -874,15 +875,6 @@ def plot_results(results: dict[str, Any], path: Path) -> Path | None:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
-
-
-def _logger() -> Callable[[str], None]:
-    start = time.perf_counter()
-
-    def log(message: str) -> None:
-        print(f"[{time.perf_counter() - start:7.1f}s] {message}", flush=True)
-
-    return log
 
 
 if __name__ == "__main__":

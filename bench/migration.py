@@ -46,6 +46,7 @@ from bench.common import (
     environment,
     fmt_num,
     git_state,
+    logger,
     percentile,
     print_table,
     results_path,
@@ -81,11 +82,7 @@ CONFIGS = {
 BUCKET_S = 0.5
 
 
-def log(message: str) -> None:
-    print(f"[{time.monotonic() - START:8.1f}s] {message}", file=sys.stderr, flush=True)
-
-
-START = time.monotonic()
+log = logger()
 
 
 def load_template(directory: Path, stories: int, votes: int, seed: int) -> None:

@@ -55,6 +55,7 @@ from bench.common import (
     counts_of,
     environment,
     fmt_num,
+    logger,
     measure_rate,
     print_table,
     results_path,
@@ -445,7 +446,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.time()
-    log = _logger()
+    log = logger()
     parent = args.data_dir or Path(tempfile.mkdtemp(prefix="rivulet-bench-vote-"))
     parent.mkdir(parents=True, exist_ok=True)
     load_at_start = busy_warning(log)
@@ -721,15 +722,6 @@ def plot_results(results: dict[str, Any], path: Path) -> Path | None:
              "goals": [{"value": 1_000_000, "label": "goal 1M"}]},
         ],
     )
-
-
-def _logger() -> Callable[[str], None]:
-    start = time.perf_counter()
-
-    def log(message: str) -> None:
-        print(f"[{time.perf_counter() - start:7.1f}s] {message}", flush=True)
-
-    return log
 
 
 if __name__ == "__main__":

@@ -63,6 +63,7 @@ from bench.common import (
     environment,
     fmt_num,
     latency_summary,
+    logger,
     print_table,
     results_path,
     target,
@@ -457,7 +458,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    log = _logger()
+    log = logger()
     busy_warning(log)
     w = Workload(args.stories, args.votes, args.users, args.zipf, args.seed, args.write_fraction)
     with_mariadb = not args.quick or args.mariadb
@@ -601,15 +602,6 @@ def plot_results(results: dict[str, Any], path: Path) -> Path | None:
          "series": {"server": [systems[n]["server_cpu_us_per_op"] for n in names],
                     "load generators": [systems[n]["clients_cpu_us_per_op"] for n in names]}},
     ])
-
-
-def _logger() -> Any:
-    start = time.perf_counter()
-
-    def log(message: str) -> None:
-        print(f"[{time.perf_counter() - start:7.1f}s] {message}", flush=True)
-
-    return log
 
 
 if __name__ == "__main__":
