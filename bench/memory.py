@@ -98,27 +98,16 @@ READ_MIX = (("StoriesWithVC", 0.45), ("StoryComments", 0.35), ("Karma", 0.199))
 FRONT_PAGE = "FrontPage"
 VIEWS = [name for name, _ in READ_MIX] + [FRONT_PAGE]
 
-#: The diagnostic variant: news.sql's tables and parameterized views, without the views
-#: that keep full state (StoryVotes, FrontPage, RecentStories).
-VARIANT_VIEWS = """
+#: The diagnostic variant: news.sql's tables and parameterized views (taken from it), without
+#: the views that keep full state (StoryVotes, FrontPage, RecentStories), and StoriesWithVC
+#: written as the natural join and aggregate it stands for.
+VARIANT_STORIES_WITH_VC = """
 CREATE VIEW StoriesWithVC AS
     SELECT stories.id, stories.author, stories.title, stories.url, COUNT(votes.user_id) AS vcount
     FROM stories LEFT JOIN votes ON stories.id = votes.story_id
     WHERE stories.id = ?
-    GROUP BY stories.id;
-
-CREATE VIEW Karma AS
-    SELECT stories.author, COUNT(*) AS karma
-    FROM stories JOIN votes ON stories.id = votes.story_id
-    WHERE stories.author = ?
-    GROUP BY stories.author;
-
-CREATE VIEW StoryComments AS
-    SELECT comments.id, users.name, comments.body, comments.created_at
-    FROM comments JOIN users ON comments.author = users.id
-    WHERE comments.story_id = ?
-    ORDER BY comments.created_at;
-"""
+    GROUP BY stories.id"""
+VARIANT_FROM_NEWS = ("Karma", "StoryComments")
 
 LOREM = ("Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor "
          "incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud "
@@ -137,10 +126,17 @@ def news_program() -> str:
 
 
 def variant_program() -> str:
-    tables = news_program().split("-- Every story with its vote count")[0]
-    if "CREATE VIEW" in tables or "CREATE TABLE comments" not in tables:
-        raise RuntimeError("news.sql changed shape: update VARIANT_VIEWS' table split")
-    return tables + VARIANT_VIEWS
+    statements = [part.strip() for part in news_program().split(";") if part.strip()]
+
+    def body(statement: str) -> str:  # without the comment lines before it
+        return "\n".join(line for line in statement.splitlines() if not line.startswith("--"))
+
+    tables = [body(st) for st in statements if "CREATE TABLE" in st]
+    views = {name: body(st) for st in statements for name in VARIANT_FROM_NEWS
+             if f"CREATE VIEW {name} AS" in st}
+    if len(views) != len(VARIANT_FROM_NEWS) or len(tables) != 4:
+        raise RuntimeError("news.sql changed shape: update the variant program")
+    return ";\n".join([*tables, VARIANT_STORIES_WITH_VC, *views.values()]) + ";\n"
 
 
 class Dataset:
