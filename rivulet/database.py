@@ -51,6 +51,7 @@ from rivulet.errors import (
     StorageError,
     UpqueryTimeout,
 )
+from rivulet.faults import fault_point
 from rivulet.lag import LagHistogram
 from rivulet.plan import ir
 from rivulet.plan.catalog import ADHOC_PREFIX, Catalog, is_adhoc
@@ -364,12 +365,14 @@ class Database:
             self.drop_view(name)
         with self._migration():
             view = self._install_view(plan)
+            fault_point("migration_build")
             try:
                 with self.storage.transaction():
                     self.storage.add_statement("view", name, sql)
             except BaseException:
                 self._uninstall_view(name)
                 raise
+            fault_point("migration_commit")
         return view
 
     def _install_view(self, plan: ir.ViewPlan) -> View:
@@ -595,6 +598,7 @@ class Database:
                     )
                     lsn = self.storage.commit_batch(payload, sum(len(d) for d in deltas.values()))
                     self._unapplied[lsn] = deltas  # before COMMIT: see the module docstring
+                    fault_point("commit_before_durable")
         except BaseException as exc:  # the commit itself failed: nothing of the group is durable
             if lsn is not None:
                 self._unapplied.pop(lsn, None)
@@ -609,6 +613,7 @@ class Database:
             self._batches.put((lsn, deltas, time.monotonic()))
             for request in ok:
                 request.lsn = lsn
+            fault_point("commit_before_ack")
         for request in group:
             request.done.set()
 
@@ -695,6 +700,7 @@ class Database:
             try:
                 with self._graph_lock:
                     self._hook("before_propagate")
+                    fault_point("propagate")
                     try:
                         self.graph.propagate(deltas, lsn)
                     finally:

@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from rivulet.dataflow.ops.base import Base, Batch, Columns, Misses, NodeId, Operator
 from rivulet.dataflow.ops.reader import Reader
+from rivulet.faults import fault_point
 from rivulet.state.arrangement import Arrangement, Delta
 from rivulet.state.groups import GroupIndex
 
@@ -190,7 +191,9 @@ class Graph:
         missing = arrangement.missing(keys)
         if missing:
             self.nodes[node].counters["misses"] += len(missing)
-            arrangement.fill(missing, self._answer(node, arrangement.columns, missing), read=read)
+            answer = self._answer(node, arrangement.columns, missing)
+            fault_point("upquery")
+            arrangement.fill(missing, answer, read=read)
 
     def _answer(self, node: NodeId, columns: Columns, keys: list[Any]) -> Batch:
         entry = self.nodes[node]

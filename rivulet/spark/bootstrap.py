@@ -67,6 +67,7 @@ from rivulet.dataflow.ops.base import Base, Batch, Columns, NodeId, Operator
 from rivulet.dataflow.ops.distinct import Distinct
 from rivulet.dataflow.ops.join import Join
 from rivulet.dataflow.ops.reader import Reader
+from rivulet.faults import fault_point
 from rivulet.plan import ir
 from rivulet.state.arrangement import Arrangement
 from rivulet.storage.sqlite import copy_database
@@ -413,6 +414,7 @@ class Bootstrapper:
                 continue
             self.report.spark_input_rows += sum(self._rows_under(p) for p in self._inputs(task))
         self.report.spark_s = time.perf_counter() - started
+        fault_point("spark_bootstrap")
 
     def _spark_state(self, compiler: Any, task: Task) -> Any:
         op = self.graph.nodes[task.node].op
