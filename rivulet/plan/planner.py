@@ -320,6 +320,18 @@ class Planner:
             if value:
                 node = value[0] if isinstance(value, list) else value
                 raise unsupported(node, key.rstrip("_").upper())
+        if select.args.get("locks"):
+            raise unsupported(select.args["locks"][0], "locking read (FOR UPDATE/SHARE)")
+        group = select.args.get("group")
+        for key in ("rollup", "cube", "grouping_sets", "totals"):
+            if group is not None and group.args.get(key):
+                raise unsupported(group, f"GROUP BY with {key.upper().replace('_', ' ')}")
+        distinct = select.args.get("distinct")
+        if distinct is not None and distinct.args.get("on") is not None:
+            raise unsupported(distinct, "DISTINCT ON")
+        for item in select.expressions:
+            for sub in item.find_all(exp.Subquery, exp.Select):
+                raise unsupported(sub, "subquery in the select list")
         for sub in select.find_all(exp.Window):
             raise unsupported(sub, "window function")
         for sub in select.find_all(exp.Exists):

@@ -18,9 +18,19 @@ from rivulet.errors import SqlError, UnsupportedSqlError
 
 DIALECT = "mysql"
 
+#: Deepest nesting of parentheses a statement may have. sqlglot parses them by recursion
+#: (about 25 Python frames a level), so a few dozen levels would exhaust the interpreter's
+#: stack; no real query comes close (the example programs nest 3 deep).
+MAX_PARENS = 24
+#: Deepest expression tree a statement may have (``a + b + ...`` is one level a term):
+#: the planner and the compiled expressions recurse over it too.
+MAX_DEPTH = 64
+
 
 def parse_statements(text: str) -> list[exp.Expr]:
     """All statements of ``text`` (``;``-separated), or a :class:`SqlError` for the first bad one."""
+    tokens = _tokens(text)
+    _check_parens(tokens)
     try:
         statements = sqlglot.parse(text, read=DIALECT)
     except ParseError as exc:
@@ -33,11 +43,14 @@ def parse_statements(text: str) -> list[exp.Expr]:
         ) from None
     except TokenError as exc:
         raise SqlError(f"cannot tokenize SQL: {exc}") from None
+    except RecursionError:  # a nesting MAX_PARENS does not catch (a backstop)
+        raise SqlError("statement nested too deeply to parse") from None
     out = [s for s in statements if s is not None]
     for statement in out:
+        _check_depth(statement)
         if isinstance(statement, exp.Command):
             _explain_command(statement, text)
-    _reject_stray_commas(text)
+    _reject_stray_commas(tokens)
     return out
 
 
@@ -48,9 +61,33 @@ def _explain_command(statement: exp.Command, text: str) -> None:
     raise UnsupportedSqlError(f"unsupported statement {statement.sql(dialect=DIALECT)[:60]!r}")
 
 
-def _reject_stray_commas(text: str) -> None:
+def _check_parens(tokens: list) -> None:
+    """Reject parentheses nested past :data:`MAX_PARENS` before sqlglot recurses into them."""
+    depth = 0
+    for token in tokens:
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+            if depth > MAX_PARENS:
+                raise SqlError(f"parentheses nested more than {MAX_PARENS} deep",
+                               line=token.line, col=token.col)
+        elif token.token_type == TokenType.R_PAREN:
+            depth = max(0, depth - 1)
+
+
+def _check_depth(statement: exp.Expr) -> None:
+    """Reject expression trees deeper than :data:`MAX_DEPTH` (walked without recursion)."""
+    stack = [(statement, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            line, col = position(node)
+            raise SqlError(f"expression nested more than {MAX_DEPTH} deep (a chain of that "
+                           "many operators)", line=line, col=col)
+        stack.extend((child, depth + 1) for child in node.iter_expressions())
+
+
+def _reject_stray_commas(tokens: list) -> None:
     """MySQL rejects ``a,, b`` and ``a, FROM``; sqlglot quietly accepts them."""
-    tokens = _tokens(text)
     for token, following in zip(tokens, tokens[1:]):
         if token.token_type == TokenType.COMMA and following.token_type in (
             TokenType.COMMA, TokenType.FROM, TokenType.R_PAREN

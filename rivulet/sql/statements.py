@@ -93,6 +93,8 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
         if kind == "TABLE":
             if node.args.get("expression") is not None:
                 raise unsupported(node, "CREATE TABLE ... AS SELECT")
+            if node.find(exp.TemporaryProperty) is not None:
+                raise unsupported(node, "CREATE TEMPORARY TABLE")
             return CreateTable(table_schema(node), sql)
         if kind == "VIEW":
             query_text = view_query_text(text)
@@ -216,7 +218,8 @@ class _NoColumns:
 
 
 def _update(node: exp.Update, catalog: Catalog) -> Update:
-    if node.args.get("from") or node.args.get("from_") or node.args.get("joins"):
+    if node.args.get("from") or node.args.get("from_") or node.args.get("joins") \
+            or node.this.args.get("joins"):
         raise unsupported(node, "UPDATE with several tables")
     if node.args.get("order") or node.args.get("limit"):
         raise unsupported(node, "UPDATE ... ORDER BY/LIMIT")
@@ -238,6 +241,8 @@ def _update(node: exp.Update, catalog: Catalog) -> Update:
 def _delete(node: exp.Delete, catalog: Catalog) -> Delete:
     if node.args.get("using") or node.args.get("order") or node.args.get("limit"):
         raise unsupported(node, "DELETE with USING/ORDER BY/LIMIT")
+    if node.args.get("tables") or node.this.args.get("joins"):
+        raise unsupported(node, "DELETE with several tables")
     schema = _target(node.this, catalog)
     scope = _TableScope(schema, node.this.alias if isinstance(node.this, exp.Table) else None)
     params = _Params()
