@@ -31,6 +31,7 @@ import hashlib
 import logging
 import pickle
 import queue
+import sqlite3
 import threading
 import time
 from contextlib import contextmanager
@@ -95,7 +96,10 @@ class Database:
         self.path = Path(path)
         self.upquery_timeout = upquery_timeout
         self.graph = Graph(partial=partial, memory_limit=parse_size(memory_limit), eviction=eviction)
-        self.storage = SqliteStorage(self.path, durability=durability)
+        try:
+            self.storage = SqliteStorage(self.path, durability=durability)
+        except sqlite3.DatabaseError as exc:
+            raise unreadable_database(self.path, exc) from exc
         self.catalog = Catalog()
         self.graph.base_rows = self._base_rows
         self.graph.base_lookup = self._base_lookup
@@ -131,8 +135,12 @@ class Database:
         self.graph.bootstrapper = self._bootstrap
         self._prewarm_on_open = prewarm
         self._bootstrap.hold = True
-        self._restore()
-        recovering = self._bootstrap.start_recovery()
+        try:
+            self._restore()
+            recovering = self._bootstrap.start_recovery()
+        except sqlite3.DatabaseError as exc:
+            self.storage.close()
+            raise unreadable_database(self.path, exc) from exc
         self._propagator = threading.Thread(target=self._propagate_loop, name="rivulet-propagate", daemon=True)
         self._propagator.start()
         if not recovering:
@@ -604,7 +612,7 @@ class Database:
                 self._unapplied.pop(lsn, None)
             self.storage.rollback_lsn(before)
             for request in ok:
-                request.error = RivuletError(f"commit failed: {exc}")
+                request.error = StorageError(f"commit failed: {exc}{_disk_hint(exc, self.path)}")
             ok = []
         if ok:
             self.stats_counters["commits"] += 1
@@ -842,6 +850,28 @@ class Database:
 
     def __repr__(self) -> str:
         return f"<rivulet.Database {str(self.path)!r} lsn={self.storage.lsn}>"
+
+
+def unreadable_database(path: Path, exc: sqlite3.DatabaseError) -> StorageError:
+    """The error of an open that SQLite refused: a damaged file (not a database, malformed
+    pages) says so and points at the recovery path; anything else (locked, I/O) is named
+    as it is. Raised before anything is written, so the file stays as it was."""
+    if isinstance(exc, sqlite3.OperationalError):
+        return StorageError(f"cannot open the database in {str(path)!r}: {exc}{_disk_hint(exc, path)}")
+    return StorageError(
+        f"the database file {str(path / 'rivulet.db')!r} is damaged ({exc}); nothing was "
+        "changed. Restore it from a backup, or salvage its rows with the sqlite3 shell's "
+        "'.recover' into a new data directory (README: 'Crash safety and recovery')")
+
+
+def _disk_hint(exc: BaseException, path: Path) -> str:
+    """SQLite says 'database or disk is full' (ENOSPC) or 'disk I/O error' (EFBIG, EIO):
+    name the directory, and that the write is not stored, so the operator knows what to do."""
+    text = str(exc)
+    if "disk is full" in text or "disk I/O error" in text:
+        return (f" (is the disk holding {str(path)!r} full? nothing of this write was stored; "
+                "writes succeed again once space is freed)")
+    return ""
 
 
 #: Bulk imports of at least this many rows (and of at least the rows stored) rebuild the
