@@ -1,0 +1,176 @@
+"""Reliability benchmark (issue 8): crash cycles, fuzzing, and a soak under a memory limit.
+
+``python -m bench.reliability`` (full: >= 50 kill points, 10-minute soak; run it under the
+bench lock) or ``--quick`` (< 1 minute: a few kill points, a 40 s soak). Writes
+``bench/results/reliability[.quick].json`` with three targets:
+
+* ``kill_points_survived``: crash cycles (bench/reliability_crash.py) whose restart held
+  every acknowledged write exactly once and answered every view as SQLite does over the
+  recovered tables. Every named fault point in turn, random moments, a share of cycles
+  over ``rivulet serve``, and (full run) kills inside a Spark bootstrap. Goal: >= 50.
+* ``fuzz_inputs_without_failure``: from bench/reliability_fuzz.py when it exists (its
+  ``run(quick) -> dict`` reports ``inputs_without_failure``; see :func:`run_fuzz`).
+* ``soak_minutes_within_limit``: minutes of the soak (bench/reliability_soak.py) with no
+  client error and rivulet's state never above its memory limit. Goal: every minute.
+
+Plus the raw figures: each cycle (fault, acknowledged and in-flight writes, recovery time),
+the soak's throughput, memory against the limit, RSS, errors and slowest read per interval,
+and a plot of the soak (``reliability.png``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import random
+import shutil
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from bench import reliability_crash as crash
+from bench import reliability_soak as soak
+from bench.common import (
+    busy_warning,
+    environment,
+    git_state,
+    logger,
+    print_table,
+    results_path,
+    target,
+    write_results,
+)
+
+NAME = "reliability"
+KILL_POINTS = {True: 8, False: 60}
+KILL_GOAL = 50
+
+
+def run_crash(count: int, work: Path, log: Callable[[str], None], *, spark_every: int,
+              seed: int = 8) -> dict[str, Any]:
+    """``count`` crash cycles on one database; stops at the first failed check (the ledger
+    is no longer the truth after one)."""
+    path = work / "crash-db"
+    ledger = crash.new_database(path)
+    rnd = random.Random(seed)
+    cycles, failure = [], None
+    plan = crash.plan_cycles(count, rnd, spark_every=spark_every)
+    for cycle, (mode, fault) in enumerate(plan, 1):
+        try:
+            result = crash.run_cycle(path, ledger, cycle, mode, fault, rnd=rnd,
+                                     timeout=300 if fault == crash.SPARK_FAULT else 60)
+        except AssertionError as exc:
+            failure = {"cycle": cycle, "mode": mode, "fault": fault, "error": str(exc)[:2000]}
+            log(f"crash cycle {cycle} ({mode}, {fault}) FAILED: {exc}")
+            break
+        cycles.append(result.as_dict())
+        log(f"crash cycle {cycle:3d} {mode:8s} {fault:22s} reached={result.reached!s:5s} "
+            f"acked={result.acked:4d} in-flight={result.in_flight} "
+            f"recovery={result.check['recovery_s']:.2f}s rows={result.check['rows']:,}")
+    survived = sum(1 for c in cycles if c["reached"])
+    by_fault: dict[str, int] = {}
+    for c in cycles:
+        by_fault[c["fault"]] = by_fault.get(c["fault"], 0) + 1
+    return {"cycles_run": len(cycles), "survived": survived, "failure": failure,
+            "by_fault": by_fault, "acked_writes": sum(c["acked"] for c in cycles),
+            "in_flight_at_kill": sum(c["in_flight"] for c in cycles),
+            "rows_at_end": cycles[-1]["rows"] if cycles else 0,
+            "views_at_end": cycles[-1]["views"] if cycles else 0,
+            "max_recovery_s": max((c["recovery_s"] for c in cycles), default=None),
+            "cycles": cycles}
+
+
+def run_fuzz(quick: bool) -> dict[str, Any] | None:
+    """The fuzzing figures, if ``bench.reliability_fuzz`` exists and has ``run(quick)``:
+    it returns a dict with at least ``inputs_without_failure`` (an int). None otherwise."""
+    if importlib.util.find_spec("bench.reliability_fuzz") is None:
+        return None
+    from bench import reliability_fuzz
+
+    run = getattr(reliability_fuzz, "run", None)
+    return None if run is None else run(quick)
+
+
+def plot(path: Path, figures: dict[str, Any]) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    rows = figures["intervals"]
+    t = [r["t_s"] for r in rows]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    top.plot(t, [r["reads_per_s"] for r in rows], label="reads/s")
+    top.plot(t, [r["writes_per_s"] for r in rows], label="writes/s")
+    top.set_ylabel("operations / s")
+    top.legend()
+    top.set_title(f"soak: {figures['config']['clients']} MySQL clients, a view added every "
+                  f"{figures['config']['view_every']:.0f} s")
+    bottom.plot(t, [(r["memory_max_bytes"] or 0) / 1e6 for r in rows], label="state (max)")
+    bottom.axhline(figures["limit_bytes"] / 1e6, color="red", linestyle="--", label="limit")
+    bottom.plot(t, [(r["rss_max_bytes"] or 0) / 1e6 / 10 for r in rows], label="RSS / 10")
+    bottom.set_ylabel("MB")
+    bottom.set_xlabel("seconds")
+    bottom.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="< 1 minute")
+    parser.add_argument("--kill-points", type=int, default=None)
+    parser.add_argument("--soak-seconds", type=float, default=None)
+    parser.add_argument("--skip", choices=["crash", "fuzz", "soak"], action="append", default=[])
+    args = parser.parse_args(argv)
+    quick = args.quick
+    log = logger()
+    load = busy_warning(log)
+    work = Path(tempfile.mkdtemp(prefix="rivulet-reliability-"))
+    out: dict[str, Any] = {"benchmark": NAME, "quick": quick, "environment": environment(),
+                           "git": git_state(), "load_average_before": load}
+    started = time.perf_counter()
+    try:
+        if "crash" not in args.skip:
+            count = args.kill_points or KILL_POINTS[quick]
+            out["crash"] = run_crash(count, work, log, spark_every=0 if quick else 20)
+        if "fuzz" not in args.skip:
+            try:
+                out["fuzz"] = run_fuzz(quick)
+            except Exception:  # noqa: BLE001 - the other figures still count
+                out["fuzz"] = {"error": traceback.format_exc()[-2000:]}
+        if "soak" not in args.skip:
+            cfg = soak.QUICK if quick else soak.LONG
+            if args.soak_seconds:
+                cfg = soak.SoakConfig(**{**cfg.__dict__, "seconds": args.soak_seconds})
+            out["soak"] = soak.run_soak(cfg, work, log)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    crash_out, fuzz_out, soak_out = out.get("crash"), out.get("fuzz"), out.get("soak")
+    out["targets"] = {
+        "kill_points_survived": target(
+            crash_out["survived"] if crash_out and not crash_out["failure"] else 0,
+            KILL_GOAL if not quick else KILL_POINTS[True]),
+        "fuzz_inputs_without_failure": target(
+            (fuzz_out or {}).get("inputs_without_failure"),
+            (fuzz_out or {}).get("goal", 1000 if not quick else 100)),
+        "soak_minutes_within_limit": target(
+            soak_out["minutes_within_limit"] if soak_out else None,
+            soak_out["minutes"] if soak_out else 10.0),
+    }
+    path = write_results(NAME, out, quick)
+    if soak_out:
+        plot(results_path(NAME, quick, "png"), soak_out)
+    print_table("reliability targets", ["target", "value", "goal", "met"],
+                [(k, v["value"], v["goal"], v["met"]) for k, v in out["targets"].items()])
+    log(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,526 @@
+"""The crash harness: writers against rivulet, SIGKILL at fault points and at random, restart,
+and check that nothing acknowledged is lost or doubled and every view is right.
+
+One *cycle*: start a process that writes (the embedded API in a child process, or ``rivulet
+serve`` written to over the MySQL protocol by threads here), let it die at a named fault
+point (``RIVULET_FAULTS``, rivulet/faults.py) or kill it at a random moment, then open the
+data directory again (a restart: recovery runs) and check it (:func:`verify`):
+
+* every write acknowledged before the kill is present exactly once: ``events`` has no
+  primary key, so a batch applied twice would show as duplicate rows; an acknowledged
+  ``UPDATE counters SET n = n + 1`` is counted exactly once;
+* a write in flight at the kill (sent, not acknowledged) is all there or not at all;
+* nothing is present that no one wrote;
+* every view, the ones the writers added while running included, answers what SQLite
+  answers for the view's query over the recovered base tables (read from rivulet's SQLite
+  file itself, not through rivulet).
+
+What was written is deterministic (:func:`operation` of cycle, writer and sequence number),
+so a writer reports only ``S w seq`` (sent) and ``A w seq`` (acknowledged). After each
+check the ledger takes the recovered state as the truth for the next cycle, so the cycles
+run on one growing database and each restart recovers everything before it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+REPO_DIR = Path(__file__).resolve().parent.parent
+
+GROUPS = 16
+WRITERS = 4
+#: Writer 0 adds a view (a migration) every this many operations.
+VIEW_EVERY = 25
+#: Operations per writer and cycle at most (then the writer idles until killed).
+MAX_OPS = 600
+
+PROGRAM = """
+CREATE TABLE events (id INT NOT NULL, writer INT NOT NULL, g INT NOT NULL, v INT NOT NULL);
+CREATE TABLE counters (id INT PRIMARY KEY, n INT NOT NULL);
+CREATE VIEW per_g AS SELECT g, COUNT(*) AS c, SUM(v) AS s, MIN(id) AS lo, MAX(id) AS hi
+    FROM events GROUP BY g;
+CREATE VIEW of_g AS SELECT id, v FROM events WHERE g = ?;
+CREATE VIEW top_g AS SELECT id, v FROM events WHERE g = ? ORDER BY id DESC LIMIT 5;
+CREATE VIEW counts AS SELECT id, n FROM counters WHERE id = ?;
+CREATE VIEW joined AS SELECT counters.id, counters.n, COUNT(events.id) AS c
+    FROM counters LEFT JOIN events ON counters.id = events.writer GROUP BY counters.id, counters.n;
+CREATE VIEW total AS SELECT COUNT(*) AS c, COUNT(DISTINCT writer) AS w FROM events;
+"""
+
+#: The program's parameterized views and the parameters each is checked with.
+PARAMETERS: dict[str, list[tuple]] = {
+    "of_g": [(g,) for g in range(GROUPS)],
+    "top_g": [(g,) for g in range(GROUPS)],
+    "counts": [(w,) for w in range(WRITERS + 1)],
+}
+
+#: Fault points a cycle can kill at, with the range of ``n`` (which reach kills).
+FAULTS: dict[str, tuple[int, int]] = {
+    "commit_before_durable": (1, 40),
+    "commit_before_ack": (1, 40),
+    "propagate": (1, 40),
+    "upquery": (1, 15),
+    "migration_build": (1, 2),
+    "migration_commit": (1, 2),
+}
+SPARK_FAULT = "spark_bootstrap"
+
+
+# ......................................................................... operations
+
+
+@dataclass(frozen=True)
+class Op:
+    """One write: ``insert`` rows into events, ``update`` a counter, or ``view`` (CREATE VIEW)."""
+
+    writer: int
+    seq: int
+    kind: str
+    rows: tuple[tuple[int, int, int, int], ...] = ()
+    view: str = ""
+    sql: str = ""
+
+
+def operation(cycle: int, writer: int, seq: int) -> Op:
+    """The ``seq``-th write of ``writer`` in ``cycle`` (ids are unique over all of them)."""
+    rnd = random.Random((cycle * 64 + writer) * 1_000_003 + seq)
+    if writer == 0 and seq % VIEW_EVERY == VIEW_EVERY - 1:
+        name = f"mig_{cycle}_{seq}"
+        return Op(writer, seq, "view", view=name,
+                  sql=f"SELECT g, COUNT(*) AS c, SUM(v) AS s FROM events "
+                      f"WHERE v >= {rnd.randint(0, 90)} GROUP BY g")
+    if rnd.random() < 0.25:
+        return Op(writer, seq, "update")
+    base = ((cycle * 8 + writer) * 20_000 + seq) * 8
+    rows = tuple((base + j, writer, rnd.randrange(GROUPS), rnd.randint(0, 99))
+                 for j in range(rnd.randint(1, 5)))
+    return Op(writer, seq, "insert", rows=rows)
+
+
+def insert_sql(op: Op) -> tuple[str, list[int]]:
+    marks = ", ".join("(?, ?, ?, ?)" for _ in op.rows)
+    return f"INSERT INTO events VALUES {marks}", [x for row in op.rows for x in row]
+
+
+UPDATE_SQL = "UPDATE counters SET n = n + 1 WHERE id = ?"
+
+
+# ......................................................................... ledger
+
+
+@dataclass
+class Ledger:
+    """What the database must hold: exact after a check, plus this cycle's writes."""
+
+    ids: set[int] = field(default_factory=set)  # events ids present (each exactly once)
+    counters: dict[int, int] = field(default_factory=dict)
+    views: set[str] = field(default_factory=set)  # views added by writers
+    acked: list[Op] = field(default_factory=list)
+    in_flight: list[Op] = field(default_factory=list)
+
+
+def new_database(path: Path) -> Ledger:
+    """The program and one counter per writer, in a fresh data directory."""
+    import rivulet
+
+    with rivulet.open(path, prewarm=False) as db:
+        db.execute_script(PROGRAM)
+        db.table("counters").insert_many([(w, 0) for w in range(WRITERS + 1)])
+    return Ledger(counters={w: 0 for w in range(WRITERS + 1)})
+
+
+def record(ledger: Ledger, cycle: int, lines: Sequence[str]) -> None:
+    """Fold a writer's ``S``/``A`` report into this cycle's acknowledged and in-flight ops."""
+    sent: dict[tuple[int, int], bool] = {}
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 3 and parts[0] in ("S", "A"):
+            key = (int(parts[1]), int(parts[2]))
+            sent[key] = sent.get(key, False) or parts[0] == "A"
+    for (writer, seq), acked in sorted(sent.items()):
+        (ledger.acked if acked else ledger.in_flight).append(operation(cycle, writer, seq))
+
+
+# ......................................................................... check
+
+
+Compare = Callable[[str, Sequence[Any], list, sqlite3.Connection, str], None]
+
+
+def same_answer(sql: str, params: Sequence[Any], got: list, lite: sqlite3.Connection,
+                what: str) -> None:
+    """Rivulet's rows equal SQLite's: as a list with ORDER BY, else as a multiset."""
+    expected = lite.execute(sql, tuple(params)).fetchall()
+    if "ORDER BY" in sql.upper():
+        ok = [tuple(r) for r in got] == expected
+    else:
+        ok = Counter(map(tuple, got)) == Counter(expected)
+    if not ok:
+        raise AssertionError(
+            f"{what}: rivulet {sorted(got)[:20]} != sqlite {sorted(expected)[:20]}")
+
+
+def verify(path: Path, ledger: Ledger, compare: Compare = same_answer) -> dict[str, Any]:
+    """Open (recover) the database and check it against the ledger and SQLite; then make
+    the ledger the recovered state. Raises AssertionError on any loss or wrong view."""
+    import rivulet
+
+    started = time.perf_counter()
+    with rivulet.open(path, prewarm=False, spark_bootstrap_rows=None) as db:
+        recovered_s = time.perf_counter() - started
+        db.settle()
+        lite = _oracle(path)
+        _check_rows(lite, ledger)
+        views = set(db.views())
+        _check_views(db, lite, views, ledger, compare)
+        ledger.ids = {r[0] for r in lite.execute("SELECT id FROM events")}
+        ledger.counters = dict(lite.execute("SELECT id, n FROM counters").fetchall())
+        ledger.views = {v for v in views if v.startswith("mig_")}
+        ledger.acked, ledger.in_flight = [], []
+        # The recovered database takes writes, and its views follow them.
+        probe = 2**31 - 1 - len(ledger.ids)
+        db.execute("INSERT INTO events VALUES (?, ?, ?, ?)", [probe, WRITERS, 0, 1])
+        db.execute("DELETE FROM events WHERE id = ?", [probe])
+        db.settle()
+        _check_views(db, _oracle(path), views, ledger, compare)
+    return {"recovery_s": round(recovered_s, 3), "rows": len(ledger.ids), "views": len(views)}
+
+
+def _oracle(path: Path) -> sqlite3.Connection:
+    """The recovered base tables, read from rivulet's own SQLite file into SQLite."""
+    from rivulet.storage.sqlite import DB_FILE
+
+    source = sqlite3.connect(f"file:{path / DB_FILE}?mode=ro", uri=True)
+    lite = sqlite3.connect(":memory:")
+    for statement in PROGRAM.split(";")[:2]:
+        lite.execute(statement)
+    lite.executemany("INSERT INTO events VALUES (?, ?, ?, ?)",
+                     source.execute("SELECT id, writer, g, v FROM events").fetchall())
+    lite.executemany("INSERT INTO counters VALUES (?, ?)",
+                     source.execute("SELECT id, n FROM counters").fetchall())
+    source.close()
+    return lite
+
+
+def _check_rows(lite: sqlite3.Connection, ledger: Ledger) -> None:
+    stored = Counter(r[0] for r in lite.execute("SELECT id FROM events"))
+    doubled = [i for i, n in stored.items() if n > 1]
+    assert not doubled, f"rows stored more than once: {sorted(doubled)[:10]}"
+    must = set(ledger.ids)
+    for op in ledger.acked:
+        must.update(r[0] for r in op.rows)
+    lost = must - stored.keys()
+    assert not lost, f"acknowledged rows lost: {sorted(lost)[:10]} ({len(lost)} in all)"
+    may: set[int] = set()
+    for op in ledger.in_flight:
+        ids = {r[0] for r in op.rows}
+        present = ids & stored.keys()
+        assert present in (set(), ids), (
+            f"write {op.writer}/{op.seq} half applied: {present} of {ids}")
+        may |= ids
+    unknown = stored.keys() - must - may
+    assert not unknown, f"rows no one wrote: {sorted(unknown)[:10]}"
+    stored_rows = {r[0]: r for r in lite.execute("SELECT id, writer, g, v FROM events")}
+    for op in ledger.acked + ledger.in_flight:
+        for row in op.rows:
+            if row[0] in stored_rows:
+                assert stored_rows[row[0]] == row, f"row {row[0]} changed: {stored_rows[row[0]]}"
+    counters = dict(lite.execute("SELECT id, n FROM counters").fetchall())
+    for writer, before in ledger.counters.items():
+        acked = sum(1 for op in ledger.acked if op.kind == "update" and op.writer == writer)
+        maybe = sum(1 for op in ledger.in_flight if op.kind == "update" and op.writer == writer)
+        low, high = before + acked, before + acked + maybe
+        assert low <= counters[writer] <= high, (
+            f"counter {writer} is {counters[writer]}, acknowledged increments say {low}..{high}")
+
+
+def _check_views(db: Any, lite: sqlite3.Connection, views: set[str], ledger: Ledger,
+                 compare: Compare) -> None:
+    required = set(ledger.views) | {op.view for op in ledger.acked if op.kind == "view"}
+    missing = required - views
+    assert not missing, f"acknowledged CREATE VIEW lost: {sorted(missing)}"
+    allowed = required | {op.view for op in ledger.in_flight if op.kind == "view"}
+    unknown = {v for v in views if v.startswith("mig_")} - allowed
+    assert not unknown, f"views no one created: {sorted(unknown)}"
+    for name in sorted(views):
+        sql = db.catalog.views[name.lower()].sql
+        handle = db.view(name)
+        for params in PARAMETERS.get(name, [()]):
+            compare(sql, params, handle.lookup(*params), lite, f"view {name}{params}")
+
+
+# ......................................................................... the embedded writer
+
+
+def child_main(path: str, cycle: int, writers: int, spark: bool, memory_limit: str) -> None:
+    """A writer process on the embedded API: ``writers`` threads, each writing its ops in
+    order and reading views between them, reporting ``S``/``A`` lines on stdout."""
+    import rivulet
+
+    db = rivulet.open(path, prewarm=False, memory_limit=memory_limit,
+                      spark_bootstrap_rows=0 if spark else None)
+    out = threading.Lock()
+
+    def say(text: str) -> None:
+        with out:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+
+    def writer(w: int) -> None:
+        rnd = random.Random(cycle * 31 + w)
+        for seq in range(MAX_OPS):
+            op = operation(cycle, w, seq)
+            say(f"S {w} {seq}")
+            apply_embedded(db, op)
+            say(f"A {w} {seq}")
+            if rnd.random() < 0.5:
+                g = rnd.randrange(GROUPS)
+                db.view(rnd.choice(("of_g", "top_g"))).lookup(g)
+                db.view("counts").lookup(w)
+
+    say("READY")
+    threads = [threading.Thread(target=writer, args=(w,), daemon=True) for w in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    say("IDLE")
+    time.sleep(3600)  # until killed: the harness decides when the cycle ends
+
+
+def apply_embedded(db: Any, op: Op) -> None:
+    if op.kind == "insert":
+        db.execute(*insert_sql(op))
+    elif op.kind == "update":
+        db.execute(UPDATE_SQL, [op.writer])
+    else:
+        db.execute(f"CREATE VIEW {op.view} AS {op.sql}")
+
+
+# ......................................................................... cycles
+
+
+@dataclass
+class CycleResult:
+    cycle: int
+    mode: str  # "embedded" or "server"
+    fault: str  # a fault point, or "random"
+    reached: bool  # the process died at its fault point (random: killed by us)
+    acked: int
+    in_flight: int
+    seconds: float
+    check: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("cycle", "mode", "fault", "reached", "acked",
+                                             "in_flight", "seconds")} | self.check
+
+
+def run_cycle(path: Path, ledger: Ledger, cycle: int, mode: str, fault: str, *,
+              rnd: random.Random, compare: Compare = same_answer, writers: int = WRITERS,
+              memory_limit: str = "256KB", timeout: float = 60.0) -> CycleResult:
+    """One kill and restart on ``path``; raises AssertionError if the check fails."""
+    started = time.perf_counter()
+    env = {k: v for k, v in os.environ.items() if k != "RIVULET_FAULTS"}
+    env["PYTHONPATH"] = str(REPO_DIR)
+    env["PYTHONUNBUFFERED"] = "1"
+    if fault != "random":
+        low, high = FAULTS.get(fault, (1, 1))
+        env["RIVULET_FAULTS"] = f"{fault}:{rnd.randint(low, high)}"
+    kill_after = None if fault != "random" else rnd.uniform(0.2, 2.5)
+    if mode == "embedded":
+        lines, reached = _run_embedded(path, cycle, env, writers, fault == SPARK_FAULT,
+                                       memory_limit, kill_after, timeout)
+    else:
+        lines, reached = _run_server(path, cycle, env, writers, memory_limit, kill_after, timeout)
+    record(ledger, cycle, lines)
+    acked, in_flight = len(ledger.acked), len(ledger.in_flight)
+    check = verify(path, ledger, compare)
+    return CycleResult(cycle, mode, fault, reached, acked, in_flight,
+                       round(time.perf_counter() - started, 2), check)
+
+
+class _Process:
+    """A child process whose stdout lines are collected by a thread."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], stderr_path: Path) -> None:
+        self.stderr_path = stderr_path
+        self._stderr = stderr_path.open("w")
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+                                     env=env, cwd=str(REPO_DIR))
+        self.lines: list[str] = []
+        self.changed = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with self.changed:
+                if line.endswith("\n"):  # a line cut short by the kill says nothing for sure
+                    self.lines.append(line.rstrip("\n"))
+                self.changed.notify_all()
+        with self.changed:
+            self.changed.notify_all()
+
+    def wait_line(self, pattern: str, timeout: float) -> re.Match[str] | None:
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while True:
+                for line in self.lines:
+                    if found := re.search(pattern, line):
+                        return found
+                left = deadline - time.monotonic()
+                if left <= 0 or self.proc.poll() is not None and not self.reader.is_alive():
+                    return None
+                self.changed.wait(min(left, 0.2))
+
+    def finish(self, kill_after: float | None, timeout: float) -> bool:
+        """Kill after ``kill_after`` s, or wait for the fault point (up to ``timeout``, then
+        kill). True if it died the way the cycle meant it to."""
+        if kill_after is not None:
+            time.sleep(kill_after)
+        else:
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        alive = self.proc.poll() is None
+        if alive:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self.reader.join(10)
+        self._stderr.close()
+        if kill_after is not None:
+            return alive
+        return "rivulet-fault:" in self.stderr_path.read_text()
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text()[-3000:]
+
+
+def _run_embedded(path: Path, cycle: int, env: dict[str, str], writers: int, spark: bool,
+                  memory_limit: str, kill_after: float | None,
+                  timeout: float) -> tuple[list[str], bool]:
+    argv = [sys.executable, "-m", "bench.reliability_crash", "child", str(path), str(cycle),
+            "--writers", str(writers), "--memory-limit", memory_limit]
+    argv += ["--spark"] if spark else []
+    child = _Process(argv, env, path.parent / f"child-{cycle}.err")
+    if child.wait_line(r"^READY$", 180) is None:
+        child.finish(0, 0)
+        raise AssertionError(f"writer did not start: {child.stderr()}")
+    reached = child.finish(kill_after, timeout)
+    return child.lines, reached
+
+
+def _run_server(path: Path, cycle: int, env: dict[str, str], writers: int, memory_limit: str,
+                kill_after: float | None, timeout: float) -> tuple[list[str], bool]:
+    argv = [sys.executable, "-m", "rivulet", "serve", "--data-dir", str(path), "--no-demo",
+            "--no-http", "--mysql-port", "0", "--memory-limit", memory_limit]
+    server = _Process(argv, env, path.parent / f"server-{cycle}.err")
+    found = server.wait_line(r"-P (\d+)", 180)
+    if found is None or server.wait_line("stop with Ctrl-C", 30) is None:
+        server.finish(0, 0)
+        raise AssertionError(f"rivulet serve did not start: {server.stderr()}")
+    port = int(found.group(1))
+    lines: list[str] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def say(text: str) -> None:
+        with lock:
+            lines.append(text)
+
+    threads = [threading.Thread(target=_mysql_writer, args=(port, cycle, w, say, stop), daemon=True)
+               for w in range(writers)]
+    for t in threads:
+        t.start()
+    reached = server.finish(kill_after, timeout)
+    stop.set()
+    for t in threads:
+        t.join(30)
+    return lines, reached
+
+
+def _mysql_writer(port: int, cycle: int, w: int, say: Callable[[str], None],
+                  stop: threading.Event) -> None:
+    """One client connection writing its ops in order until the server dies."""
+    import pymysql
+
+    rnd = random.Random(cycle * 31 + w)
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True,
+                               read_timeout=60, write_timeout=60)
+    except pymysql.Error:
+        return
+    try:
+        with conn.cursor() as cur:
+            for seq in range(MAX_OPS):
+                if stop.is_set():
+                    return
+                op = operation(cycle, w, seq)
+                say(f"S {w} {seq}")
+                if op.kind == "insert":
+                    sql, params = insert_sql(op)
+                    cur.execute(sql.replace("?", "%s"), params)
+                elif op.kind == "update":
+                    cur.execute(UPDATE_SQL.replace("?", "%s"), (op.writer,))
+                else:
+                    cur.execute(f"CREATE VIEW {op.view} AS {op.sql}")
+                say(f"A {w} {seq}")
+                if rnd.random() < 0.5:
+                    cur.execute("SELECT id, v FROM events WHERE g = %s", (rnd.randrange(GROUPS),))
+                    cur.fetchall()
+    except (pymysql.Error, OSError):
+        return  # the server is gone: the last op sent is in flight
+    finally:
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 - the connection died with the server
+            pass
+
+
+def plan_cycles(count: int, rnd: random.Random, *, server_share: float = 0.3,
+                random_share: float = 0.3, spark_every: int = 0) -> list[tuple[str, str]]:
+    """(mode, fault) for ``count`` cycles: every named fault point in turn, random kills,
+    a share over the MySQL server; a Spark bootstrap kill every ``spark_every`` cycles."""
+    names = list(FAULTS)
+    out = []
+    for i in range(count):
+        if spark_every and i % spark_every == spark_every - 1:
+            out.append(("embedded", SPARK_FAULT))
+            continue
+        fault = "random" if rnd.random() < random_share else names[i % len(names)]
+        mode = "server" if rnd.random() < server_share else "embedded"
+        out.append((mode, fault))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    child = sub.add_parser("child", help="(internal) the embedded writer process")
+    child.add_argument("path")
+    child.add_argument("cycle", type=int)
+    child.add_argument("--writers", type=int, default=WRITERS)
+    child.add_argument("--spark", action="store_true")
+    child.add_argument("--memory-limit", default="256KB")
+    args = parser.parse_args(argv)
+    child_main(args.path, args.cycle, args.writers, args.spark, args.memory_limit)
+
+
+if __name__ == "__main__":
+    main()

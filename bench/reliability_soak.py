@@ -1,0 +1,331 @@
+"""The soak run: ``rivulet serve`` under many MySQL clients for minutes, with a tight memory
+limit, Zipf-popular reads, writes, evictions and a new view every minute.
+
+The news example (rivulet/examples/news.sql) is loaded in-process first; its state with
+every partial view empty (the full-state aggregate behind the front page, join indexes)
+is the floor, and the server runs with ``--memory-limit`` = floor + ``headroom`` bytes, far
+less than the partial views would take if every key were held, so eviction runs all the
+time. Clients (threads here, one connection each) read ``StoriesWithVC`` and ``Karma`` by
+Zipf-popular keys and the front page, and vote; every ``view_every`` seconds one more view
+is added (a migration under load) and the clients start reading it too.
+
+Sampled every second: rivulet's own accounting of its state (``rivulet_memory_bytes`` on
+``/metrics``) against the limit, the server's RSS. Per interval: reads and writes per
+second, errors, the slowest read (a read that misses waits for its upquery: a stuck
+upquery shows here) and the read p99. A minute is *within the limit* when no sample
+exceeded the limit and no client saw an error in it.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from bench.common import REPO_DIR, Zipf, percentile
+
+READ_SHARE = 0.9
+
+
+@dataclass
+class SoakConfig:
+    seconds: float
+    clients: int
+    stories: int
+    votes: int
+    headroom: int  # bytes above the floor
+    view_every: float  # seconds between added views
+    interval: float  # seconds per reported interval
+
+
+QUICK = SoakConfig(seconds=40, clients=8, stories=5_000, votes=50_000, headroom=512 * 1024,
+                   view_every=10, interval=5)
+LONG = SoakConfig(seconds=600, clients=16, stories=50_000, votes=500_000, headroom=2 << 20,
+                  view_every=60, interval=30)
+
+
+@dataclass
+class Interval:
+    """What the clients saw in one interval (filled by many threads under ``lock``)."""
+
+    reads: int = 0
+    writes: int = 0
+    errors: int = 0
+    latencies: list[float] = field(default_factory=list)
+    memory: list[int] = field(default_factory=list)
+    rss: list[int] = field(default_factory=list)
+    error_text: list[str] = field(default_factory=list)
+
+
+def prepare(path: Path, cfg: SoakConfig) -> int:
+    """Load the news example; returns the floor: bytes of state with partial views empty."""
+    import rivulet
+    from rivulet.cli import load_news_sample, news_program
+
+    shutil.rmtree(path, ignore_errors=True)
+    with rivulet.open(path, prewarm=False) as db:
+        db.execute_script(news_program())
+        load_news_sample(db, stories=cfg.stories, votes=cfg.votes)
+    with rivulet.open(path, prewarm=False) as db:  # as the server will start: cold
+        db.settle()
+        return int(db.stats()["memory_bytes"])
+
+
+class Server:
+    def __init__(self, path: Path, limit: int) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rivulet", "serve", "--data-dir", str(path), "--no-demo",
+             "--mysql-port", "0", "--http-port", "0", "--memory-limit", str(limit)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=str(REPO_DIR),
+            env={"PYTHONUNBUFFERED": "1", **_env()})
+        text = ""
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + 300
+        while "stop with Ctrl-C" not in text and time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"rivulet serve did not start:\n{text}")
+            text += line
+        port = re.search(r"-P (\d+)", text)
+        http = re.search(r"(http://[\d.]+:\d+)/health", text)
+        if port is None or http is None:
+            raise RuntimeError(f"rivulet serve did not say where it listens:\n{text}")
+        self.port, self.http = int(port.group(1)), http.group(1)
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        assert self.proc.stdout is not None
+        for _ in self.proc.stdout:
+            pass
+
+    def memory(self) -> tuple[int, int]:
+        """rivulet's accounted state bytes and the process's resident set (bytes)."""
+        with urllib.request.urlopen(self.http + "/metrics", timeout=30) as response:
+            text = response.read().decode()
+        found = re.search(r"^rivulet_memory_bytes (\S+)$", text, re.M)
+        rss = 0
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1]) * 1024
+        return int(float(found.group(1))) if found else -1, rss
+
+    def stop(self) -> int:
+        self.proc.terminate()
+        return self.proc.wait(120)
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k != "RIVULET_FAULTS"}
+
+
+def run_soak(cfg: SoakConfig, work: Path, log: Callable[[str], None]) -> dict[str, Any]:
+    path = work / "soak-db"
+    started = time.perf_counter()
+    floor = prepare(path, cfg)
+    limit = floor + cfg.headroom
+    log(f"soak: loaded {cfg.stories:,} stories / {cfg.votes:,} votes in "
+        f"{time.perf_counter() - started:.1f} s; state floor {floor / 1e6:.2f} MB, "
+        f"limit {limit / 1e6:.2f} MB")
+    server = Server(path, limit)
+    intervals: list[Interval] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+    views: list[str] = []  # added views, read by the clients too
+    t0 = time.monotonic()
+
+    def current() -> Interval:
+        index = int((time.monotonic() - t0) // cfg.interval)
+        while len(intervals) <= index:
+            intervals.append(Interval())
+        return intervals[index]
+
+    def client(n: int) -> None:
+        _client(server.port, n, cfg, stop, lock, current, views)
+
+    def sampler() -> None:
+        while not stop.wait(1.0):
+            try:
+                memory, rss = server.memory()
+            except OSError as exc:
+                with lock:
+                    current().errors += 1
+                    current().error_text.append(f"metrics: {exc!r}")
+                continue
+            with lock:
+                current().memory.append(memory)
+                current().rss.append(rss)
+
+    def migrator() -> None:
+        import pymysql
+
+        k = 0
+        while not stop.wait(cfg.view_every):
+            k += 1
+            name = f"soak_view_{k}"
+            sql = (f"CREATE VIEW {name} AS SELECT votes.user_id, votes.story_id, COUNT(*) AS n "
+                   f"FROM votes JOIN stories ON votes.story_id = stories.id "
+                   f"WHERE votes.user_id = ? AND stories.id >= {k} "
+                   f"GROUP BY votes.user_id, votes.story_id")
+            began = time.perf_counter()
+            try:
+                conn = pymysql.connect(host="127.0.0.1", port=server.port, user="root",
+                                       autocommit=True, read_timeout=600)
+                with conn.cursor() as cur:
+                    cur.execute(sql)
+                conn.close()
+            except pymysql.Error as exc:
+                with lock:
+                    current().errors += 1
+                    current().error_text.append(f"CREATE VIEW {name}: {exc!r}")
+                continue
+            views.append(name)
+            log(f"soak: added view {name} in {time.perf_counter() - began:.2f} s")
+
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(cfg.clients)]
+    threads += [threading.Thread(target=sampler, daemon=True),
+                threading.Thread(target=migrator, daemon=True)]
+    for t in threads:
+        t.start()
+    next_report = cfg.interval
+    while (elapsed := time.monotonic() - t0) < cfg.seconds:
+        time.sleep(min(1.0, cfg.seconds - elapsed))
+        if time.monotonic() - t0 >= next_report and len(intervals) >= 2:
+            _log_interval(log, intervals[-2], len(intervals) - 2, cfg, limit)
+            next_report += cfg.interval
+    stop.set()
+    for t in threads:
+        t.join(120)
+    code = server.stop()
+    whole = int(cfg.seconds // cfg.interval)
+    return summarize(intervals[:whole], cfg, floor, limit, views, code)
+
+
+def _client(port: int, n: int, cfg: SoakConfig, stop: threading.Event, lock: threading.Lock,
+            current: Callable[[], Interval], views: list[str]) -> None:
+    import pymysql
+
+    rnd = random.Random(n)
+    stories = Zipf(cfg.stories, 1.08, seed=n)
+    users_n = max(100, cfg.stories // 5)
+    users = Zipf(users_n, 1.0, seed=1000 + n)
+    conn = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True,
+                           read_timeout=600)
+    cur = conn.cursor()
+    story_keys: list[int] = []
+    user_keys: list[int] = []
+    next_story = cfg.stories + n * 1_000_000
+    while not stop.is_set():
+        if len(story_keys) < 2 or len(user_keys) < 2:
+            story_keys, user_keys = stories.sample(500), users.sample(500)
+        roll = rnd.random()
+        began = time.perf_counter()
+        try:
+            if roll < READ_SHARE:
+                which = rnd.random()
+                if which < 0.6:
+                    cur.execute("SELECT id, title, vcount FROM StoriesWithVC WHERE id = %s",
+                                (story_keys.pop(),))
+                elif which < 0.85:
+                    cur.execute("SELECT author, karma FROM Karma WHERE author = %s",
+                                (user_keys.pop(),))
+                elif which < 0.9 or not views:
+                    cur.execute("SELECT id, title, vcount FROM FrontPage")
+                else:
+                    cur.execute(f"SELECT story_id, n FROM {rnd.choice(views)} WHERE user_id = %s",
+                                (user_keys.pop(),))
+                cur.fetchall()
+                kind = "read"
+            elif roll < READ_SHARE + 0.095:
+                cur.execute("INSERT INTO votes (user_id, story_id) VALUES (%s, %s)",
+                            (rnd.randrange(users_n), story_keys.pop()))
+                kind = "write"
+            else:
+                next_story += 1
+                cur.execute("INSERT INTO stories VALUES (%s, %s, %s, NULL, '2025-01-01 00:00:00')",
+                            (next_story, rnd.randrange(users_n), f"soak {next_story}"))
+                kind = "write"
+        except pymysql.Error as exc:
+            with lock:
+                interval = current()
+                interval.errors += 1
+                if len(interval.error_text) < 5:
+                    interval.error_text.append(repr(exc))
+            if isinstance(exc, pymysql.OperationalError) and stop.is_set():
+                return
+            continue
+        seconds = time.perf_counter() - began
+        with lock:
+            interval = current()
+            if kind == "read":
+                interval.reads += 1
+                interval.latencies.append(seconds)
+            else:
+                interval.writes += 1
+    conn.close()
+
+
+def _log_interval(log: Callable[[str], None], iv: Interval, index: int, cfg: SoakConfig,
+                  limit: int) -> None:
+    lat = sorted(iv.latencies)
+    log(f"soak [{index * cfg.interval:5.0f} s] reads {iv.reads / cfg.interval:7.0f}/s  writes "
+        f"{iv.writes / cfg.interval:6.0f}/s  errors {iv.errors}  max read "
+        f"{(lat[-1] if lat else 0) * 1e3:7.1f} ms  memory max "
+        f"{max(iv.memory, default=0) / 1e6:.2f} / {limit / 1e6:.2f} MB  "
+        f"rss {max(iv.rss, default=0) / 1e6:.0f} MB")
+
+
+def summarize(intervals: list[Interval], cfg: SoakConfig, floor: int, limit: int,
+              views: list[str], exit_code: int) -> dict[str, Any]:
+    rows = []
+    for i, iv in enumerate(intervals):
+        lat = sorted(iv.latencies)
+        rows.append({
+            "t_s": round(i * cfg.interval, 1),
+            "reads_per_s": round(iv.reads / cfg.interval, 1),
+            "writes_per_s": round(iv.writes / cfg.interval, 1),
+            "errors": iv.errors,
+            "error_samples": iv.error_text[:5],
+            "read_p99_ms": round(percentile(lat, 99) * 1e3, 3) if lat else None,
+            "read_max_ms": round(lat[-1] * 1e3, 3) if lat else None,
+            "memory_max_bytes": max(iv.memory, default=None),
+            "memory_samples": len(iv.memory),
+            "rss_max_bytes": max(iv.rss, default=None),
+        })
+    per_minute = max(1, int(round(60 / cfg.interval)))
+    minutes = 0.0
+    for start in range(0, len(rows), per_minute):
+        chunk = rows[start:start + per_minute]
+        ok = all(r["errors"] == 0 and r["memory_samples"] > 0
+                 and (r["memory_max_bytes"] or 0) <= limit for r in chunk)
+        minutes += ok * len(chunk) * cfg.interval / 60
+    ops = [r["reads_per_s"] + r["writes_per_s"] for r in rows[1:]] or [0.0]
+    median = sorted(ops)[len(ops) // 2]
+    return {
+        "config": cfg.__dict__,
+        "floor_bytes": floor,
+        "limit_bytes": limit,
+        "minutes": round(cfg.seconds / 60, 2),
+        "minutes_within_limit": round(minutes, 2),
+        "errors": sum(r["errors"] for r in rows),
+        "memory_max_bytes": max((r["memory_max_bytes"] or 0 for r in rows), default=0),
+        "memory_max_over_limit": round(max((r["memory_max_bytes"] or 0 for r in rows),
+                                           default=0) / limit, 4),
+        "rss_first_bytes": rows[0]["rss_max_bytes"] if rows else None,
+        "rss_last_bytes": rows[-1]["rss_max_bytes"] if rows else None,
+        "read_max_ms": max((r["read_max_ms"] or 0 for r in rows), default=0),
+        "ops_per_s_median": round(median, 1),
+        "ops_per_s_min_over_median": round(min(ops) / median, 3) if median else None,
+        "views_added": views,
+        "server_exit_code": exit_code,
+        "intervals": rows,
+    }
