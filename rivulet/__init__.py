@@ -17,7 +17,7 @@ writes arrive, so reads are dictionary lookups. See README.md and design.md.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rivulet.database import Database, Table
 from rivulet.errors import (
@@ -69,6 +69,8 @@ def open(  # noqa: A001
     spark: SparkConfig | None = None,
     prewarm: bool = True,
     reuse: bool = True,
+    pipeline: str = "inprocess",
+    **streaming: Any,
 ) -> Database:
     """Open (or create) the database in directory ``path``.
 
@@ -92,7 +94,20 @@ def open(  # noqa: A001
 
     Views share every operator (and its state) that another view already built for the
     same sub-plan; ``reuse=False`` builds each view on its own, to measure what that saves.
+
+    ``pipeline="spark"`` maintains the views with Spark Structured Streaming instead of the
+    in-process dataflow (:mod:`rivulet.spark.streaming`; ``session=`` an existing
+    SparkSession, ``streaming=`` a ``StreamSettings``).
     """
+    if pipeline == "spark":
+        from rivulet.spark.streaming import StreamingDatabase
+
+        return StreamingDatabase(path, durability=durability, upquery_timeout=upquery_timeout,
+                                 tune_gc=tune_gc, spark=spark, reuse=reuse, **streaming)
+    if pipeline != "inprocess" or streaming:
+        raise ValueError(f"pipeline must be 'inprocess' or 'spark', got {pipeline!r}"
+                         if pipeline != "inprocess" else
+                         f"unexpected options {sorted(streaming)} (only with pipeline='spark')")
     return Database(path, durability=durability, memory_limit=memory_limit, eviction=eviction,
                     partial=partial, upquery_timeout=upquery_timeout, tune_gc=tune_gc,
                     spark_bootstrap_rows=spark_bootstrap_rows, spark=spark, prewarm=prewarm,

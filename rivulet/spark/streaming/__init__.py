@@ -1,0 +1,16 @@
+"""The dataflow on Spark Structured Streaming (``pipeline="spark"``).
+
+* :mod:`.log` ships the write log into immutable Parquet segments of signed deltas;
+* :mod:`.source` reads them as a Spark streaming source whose offsets are LSNs;
+* :mod:`.plan` turns a view plan into a query over signed deltas;
+* :mod:`.sink` stores each view's rows and last applied batch, so batches apply once;
+* :mod:`.pipeline` runs one query per view and watches them;
+* :mod:`.database` is the database that uses them.
+"""
+
+from rivulet.spark.streaming.database import StreamingDatabase
+from rivulet.spark.streaming.log import StreamingError
+from rivulet.spark.streaming.pipeline import StreamSettings
+from rivulet.spark.streaming.plan import StreamingUnsupported
+
+__all__ = ["StreamSettings", "StreamingDatabase", "StreamingError", "StreamingUnsupported"]

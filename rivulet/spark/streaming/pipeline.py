@@ -1,0 +1,480 @@
+"""Views maintained by Structured Streaming: one query per view over the shipped log.
+
+Layout under the data directory (``<data>/stream/``)::
+
+    log/<first>-<last>/<table>.parquet   the write log as segments (log.py)
+    views/<stream id>/checkpoint/        Spark's checkpoint of the view's query
+    views/<stream id>/snapshot/          the base tables the stream started from
+    sink.db                              each view's rows and last applied batch (sink.py)
+    status.json                          progress of every stream, for ``rivulet status``
+
+Why one query per view: adding or dropping a view then starts or stops its own query and
+touches no other (Spark cannot change a running query's plan; the Noria paper's complaint
+about restarting from a checkpoint does not apply to queries that never change). A new
+view's query is bootstrapped from a snapshot the batch pipeline takes at the LSN the view
+is created at (its first micro-batch reads the snapshot as +1 deltas) and then follows the
+log from that LSN (source.py). A view's stream id hashes its SQL: a view dropped and
+created again with other SQL gets a new checkpoint.
+
+Position: a micro-batch's end offsets (one per base table the view reads, each an LSN) are
+in Spark's offset log before the batch runs; the smallest of them is the LSN the view is
+consistent with once the batch is applied. The sink applies a batch to the view's reader
+after committing it (with its id) to ``sink.db``, and skips ids it already has.
+
+Failure: a query that stops with an error stops the whole pipeline (every query and the
+shipper) and makes reads wait and ``settle()`` raise :class:`StreamingError` with the
+cause; opening the database again resumes every stream from its checkpoint.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+from rivulet.dataflow.builder import default_rows
+from rivulet.lag import LagHistogram
+from rivulet.plan import ir
+from rivulet.schema import TableSchema
+from rivulet.spark.compile import name as column_name
+from rivulet.spark.snapshot import Snapshot, take_snapshot
+from rivulet.spark.streaming import plan as P
+from rivulet.spark.streaming.log import LogShipper, StreamingError, table_file_name, wait_until
+from rivulet.spark.streaming.sink import SinkStore
+from rivulet.spark.streaming.source import NAME, LogSource
+from rivulet.spark.values import rows_from_arrow, spark_type, to_kind
+from rivulet.state.reader import KeyedReader, RangeReader
+
+log = logging.getLogger("rivulet.spark.streaming")
+
+Row = tuple
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    """``trigger``: the micro-batch interval (Spark's processingTime); ``ship_interval``:
+    seconds between shipments of the write log."""
+
+    trigger: str = "0.5 seconds"
+    ship_interval: float = 0.2
+
+
+def stream_id(plan: ir.ViewPlan) -> str:
+    digest = hashlib.sha1(plan.sql.encode()).hexdigest()[:10]
+    return f"{re.sub(r'[^a-z0-9_]', '_', plan.name.lower())[:60]}-{digest}"
+
+
+def source_schema(schema: TableSchema) -> T.StructType:
+    return T.StructType([T.StructField("lsn", T.LongType(), True),
+                         T.StructField("sign", T.LongType(), True),
+                         *[T.StructField(f"c{i}", spark_type(c.kind, c.scale), True)
+                           for i, c in enumerate(schema.columns)]])
+
+
+class ViewStream:
+    """One view's query, its reader and its part of the sink."""
+
+    def __init__(self, pipeline: StreamingPipeline, plan: ir.ViewPlan,
+                 state: KeyedReader | RangeReader) -> None:
+        self.pipeline = pipeline
+        self.plan = plan
+        self.state = state
+        self.shape = P.shape_of(plan)
+        self.id = stream_id(plan)
+        self.directory = pipeline.root / "views" / self.id
+        self.checkpoint = self.directory / "checkpoint"
+        self.query: Any = None
+        self.lag = LagHistogram()
+        self.kinds = [c.kind for c in plan.root.columns]
+        self.groups: dict[tuple, tuple[Row, ...]] = {}
+        self.counts: dict[Row, int] = {}
+        self.present: set[Any] = set()
+        progress = pipeline.store.progress(self.id)
+        if progress is not None and not self.checkpoint.exists():
+            pipeline.store.drop(self.id)  # rows without the checkpoint that made them
+            progress = None
+        if progress is None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+        self.applied_batch, self.applied_lsn = progress if progress is not None else (-1, -1)
+        self.batches = 0
+        self.last_batch_seconds = 0.0
+        self.rows_applied = 0
+        self._load()
+
+    @property
+    def fresh(self) -> bool:
+        """No checkpoint yet: the stream starts from a snapshot."""
+        return not self.checkpoint.exists()
+
+    def default_rows(self) -> Callable[[Any, bool], list[Row]] | None:
+        if not self.plan.implicit_group:
+            return None
+        return default_rows(self.plan, lambda key: key in self.present)
+
+    # ..................................................................... start, stop
+
+    def start(self, spark: SparkSession, snapshot: Snapshot | None) -> None:
+        tables = {}
+        for scan in P.scans(self.plan):
+            table = scan.table.lower()
+            if table in tables:
+                continue
+            schema = self.pipeline.schemas()[table]
+            reader = (spark.readStream.format(NAME)
+                      .option("log", str(self.pipeline.log_root))
+                      .option("table", table)
+                      .option("file", table_file_name(table))
+                      .option("schema", source_schema(schema).json()))
+            if snapshot is not None:
+                path = {k.lower(): v for k, v in snapshot.tables.items()}[table]
+                reader = reader.option("snapshot", str(path)).option("snapshot_lsn", str(snapshot.lsn))
+            tables[table] = reader.load()
+        if self.shape.aggregate is not None:
+            frame = P.SignedCompiler(tables).aggregate_state(self.shape.aggregate)
+            mode = "update"
+        else:
+            frame = P.signed_rows(self.plan, tables)
+            mode = "append"
+        self.checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        self.query = (frame.writeStream.outputMode(mode)
+                      .queryName(f"rivulet_{self.id.replace('-', '_')}")
+                      .foreachBatch(self._batch)
+                      .option("checkpointLocation", str(self.checkpoint))
+                      .trigger(processingTime=self.pipeline.settings.trigger)
+                      .start())
+
+    def stop(self) -> None:
+        query, self.query = self.query, None
+        if query is not None:
+            try:
+                query.stop()
+            except Exception:  # stopping a failed query may raise its error again
+                log.debug("stopping the query of view %s", self.plan.name, exc_info=True)
+
+    # ..................................................................... batches
+
+    def _batch(self, df: DataFrame, batch_id: int) -> None:
+        """foreachBatch: apply one micro-batch, once."""
+        if batch_id <= self.applied_batch:
+            return  # applied before a restart: Spark runs it again, the sink must not
+        started = time.monotonic()
+        lsn = self._batch_lsn(batch_id)
+        self.pipeline.hook("batch", self, batch_id)
+        if self.shape.aggregate is not None:
+            deltas = self._apply_groups(df, batch_id, lsn)
+        else:
+            deltas = self._apply_rows(df, batch_id, lsn)
+        self.pipeline.hook("batch_committed", self, batch_id)
+        self.state.apply(deltas)
+        previous = self.applied_lsn
+        self.applied_batch, self.applied_lsn = batch_id, lsn
+        self.batches += 1
+        self.rows_applied += len(deltas)
+        self.last_batch_seconds = time.monotonic() - started
+        self.pipeline.observe_visible(self, previous, lsn)
+        self.pipeline.applied.set()
+
+    def _batch_lsn(self, batch_id: int) -> int:
+        """The LSN the view is consistent with after ``batch_id``: the smallest end offset
+        of its sources in Spark's offset log (written before the batch runs)."""
+        lines = (self.checkpoint / "offsets" / str(batch_id)).read_text().splitlines()
+        lsns = [json.loads(line)["lsn"] for line in lines[2:] if line.strip().startswith("{")]
+        if not lsns:
+            raise StreamingError(f"view {self.plan.name!r}: no offsets for batch {batch_id}")
+        return min(int(v) for v in lsns)
+
+    def _convert(self, values: tuple) -> Row:
+        return tuple(v if v is None or k is None else to_kind(v, k)
+                     for v, k in zip(values, self.kinds))
+
+    def _apply_groups(self, df: DataFrame, batch_id: int, lsn: int) -> list[tuple[Row, int]]:
+        aggregate = self.shape.aggregate
+        assert aggregate is not None
+        arity, width = self.plan.root.arity, len(aggregate.group_by)
+        table = P.finish_groups(self.plan, aggregate, df).toArrow()
+        changed: dict[tuple, list[Row]] = {}
+        counts: dict[tuple, int] = {}
+        for row in rows_from_arrow(table):
+            group = tuple(row[arity:arity + width])
+            rows = changed.setdefault(group, [])
+            if row[-1]:  # the group's marker
+                counts[group] = row[arity + width] or 0
+            else:
+                rows.append(self._convert(row[:arity]))
+        final: dict[tuple, tuple[Row, ...]] = {}
+        for group, rows in changed.items():
+            alive = width == 0 or counts.get(group, 0) > 0
+            final[group] = tuple(rows) if alive else ()
+        self.pipeline.store.commit_groups(self.id, batch_id, lsn, final)
+        deltas: list[tuple[Row, int]] = []
+        single = width == 1
+        for group, rows in final.items():
+            deltas.extend((r, -1) for r in self.groups.get(group, ()))
+            deltas.extend((r, 1) for r in rows)
+            key = group[0] if single else group
+            alive = width == 0 or counts.get(group, 0) > 0
+            if rows:
+                self.groups[group] = rows
+            else:
+                self.groups.pop(group, None)
+            if alive:
+                self.present.add(key)
+            else:
+                self.present.discard(key)
+        return deltas
+
+    def _apply_rows(self, df: DataFrame, batch_id: int, lsn: int) -> list[tuple[Row, int]]:
+        arity = self.plan.root.arity
+        net: dict[Row, int] = {}
+        for row in rows_from_arrow(df.toArrow()):
+            converted = self._convert(row[:arity])
+            net[converted] = net.get(converted, 0) + row[arity]
+        net = {r: n for r, n in net.items() if n}
+        changed = [(r, self.counts.get(r, 0) + n) for r, n in net.items()]
+        self.pipeline.store.commit_counts(self.id, batch_id, lsn, changed)
+        for row, n in changed:
+            if n:
+                self.counts[row] = n
+            else:
+                self.counts.pop(row, None)
+        return list(net.items())
+
+    def _load(self) -> None:
+        """The view's rows as the sink stored them (a restart), into the reader."""
+        store = self.pipeline.store
+        if self.shape.aggregate is not None:
+            self.groups = store.groups(self.id)
+            single = len(self.shape.aggregate.group_by) == 1
+            self.present = {g[0] if single else g for g in self.groups}
+            deltas = [(r, 1) for rows in self.groups.values() for r in rows]
+        else:
+            self.counts = store.counts(self.id)
+            deltas = list(self.counts.items())
+        if deltas:
+            self.state.apply(deltas)
+
+    # ..................................................................... progress
+
+    def progress(self, lsn: int) -> dict[str, Any]:
+        last = self.query.lastProgress if self.query is not None else None
+        out: dict[str, Any] = {
+            "view": self.plan.name,
+            "active": bool(self.query is not None and self.query.isActive),
+            "batch_id": self.applied_batch,
+            "applied_lsn": self.applied_lsn,
+            "lag_lsns": max(0, lsn - max(self.applied_lsn, 0)),
+            "lag_seconds": self.pipeline.lag_seconds(self.applied_lsn, lsn),
+            "batches": self.batches,
+            "rows_applied": self.rows_applied,
+            "sink_seconds": round(self.last_batch_seconds, 4),
+            "checkpoint": str(self.checkpoint),
+            "visibility_lag": self.lag.snapshot().as_dict(),
+        }
+        if last:
+            out["batch_duration_ms"] = last.get("batchDuration")
+            out["input_rows"] = last.get("numInputRows")
+            out["rows_per_second"] = last.get("processedRowsPerSecond")
+        return out
+
+
+class StreamingPipeline:
+    """The shipper, every view's stream, and the thread that watches them."""
+
+    def __init__(self, directory: Path, database_file: Path,
+                 schemas: Callable[[], dict[str, TableSchema]], current_lsn: Callable[[], int],
+                 spark: Callable[[], SparkSession], settings: StreamSettings) -> None:
+        self.root = directory / "stream"
+        self.log_root = self.root / "log"
+        self.database_file = database_file
+        self.schemas = schemas
+        self.current_lsn = current_lsn
+        self._spark = spark
+        self.settings = settings
+        self.store = SinkStore(self.root / "sink.db")
+        self.streams: dict[str, ViewStream] = {}
+        self.applied = threading.Event()
+        self.failure: BaseException | None = None
+        self.hooks: dict[str, Callable[..., None]] = {}
+        self.shipper = LogShipper(database_file, self.log_root, schemas,
+                                  interval=settings.ship_interval, on_error=self.fail)
+        self._running = False
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._monitor: threading.Thread | None = None
+        self._log_conn: sqlite3.Connection | None = None
+        self._log_lock = threading.Lock()
+
+    def hook(self, name: str, *args: Any) -> None:
+        fn = self.hooks.get(name)
+        if fn is not None:
+            fn(*args)
+
+    # ..................................................................... lifecycle
+
+    def add(self, plan: ir.ViewPlan, state: KeyedReader | RangeReader) -> ViewStream:
+        """Register a view (its reader is loaded from the sink); started by :meth:`start`
+        or, once running, at once (from a snapshot taken now)."""
+        stream = ViewStream(self, plan, state)
+        with self._lock:
+            self.streams[plan.name.lower()] = stream
+            if self._running:
+                self._start_streams([stream])
+        return stream
+
+    def start(self) -> None:
+        """Start the shipper and every registered stream (fresh ones from one snapshot)."""
+        with self._lock:
+            self._spark().dataSource.register(LogSource)
+            self.shipper.start()
+            self._running = True
+            self._start_streams(list(self.streams.values()))
+        self._monitor = threading.Thread(target=self._watch, name="rivulet-streams", daemon=True)
+        self._monitor.start()
+
+    def _start_streams(self, streams: list[ViewStream]) -> None:
+        spark = self._spark()
+        fresh = [s for s in streams if s.fresh]
+        snapshot = None
+        if fresh:
+            directory = self.root / "snapshots" / f"{int(time.time() * 1000)}"
+            snapshot = take_snapshot(self.database_file, directory)
+            for stream in fresh:
+                stream.applied_lsn = -1
+        for stream in streams:
+            stream.start(spark, snapshot if stream.fresh else None)
+
+    def remove(self, name: str) -> None:
+        """Stop a dropped view's stream and forget its checkpoint and rows."""
+        with self._lock:
+            stream = self.streams.pop(name.lower(), None)
+        if stream is None:
+            return
+        stream.stop()
+        self.store.drop(stream.id)
+        shutil.rmtree(stream.directory, ignore_errors=True)
+
+    def stop(self) -> None:
+        """Stop every query and the shipper (their checkpoints stay: a restart resumes)."""
+        self._stop.set()
+        with self._lock:
+            self._running = False
+            for stream in self.streams.values():
+                stream.stop()
+        self.shipper.stop()
+        if self._monitor is not None:
+            self._monitor.join()
+        self._write_status()
+        self.store.close()
+
+    def fail(self, exc: BaseException) -> None:
+        """Stop everything after a failure; waits raise it from now on."""
+        if self.failure is not None:
+            return
+        self.failure = exc
+        log.error("the Spark streaming pipeline stopped: %s", exc)
+        threading.Thread(target=self._stop_after_failure, daemon=True).start()
+        self.applied.set()
+
+    def _stop_after_failure(self) -> None:
+        with self._lock:
+            for stream in self.streams.values():
+                stream.stop()
+        self.shipper.stop()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.5):
+            for stream in list(self.streams.values()):
+                query = stream.query
+                if query is not None and not query.isActive and self.failure is None:
+                    error = query.exception()
+                    self.fail(StreamingError(
+                        f"the stream of view {stream.plan.name!r} stopped: "
+                        f"{_first_line(error) if error else 'stopped outside rivulet'}; "
+                        "opening the database again resumes from the checkpoint"))
+            self._write_status()
+
+    # ..................................................................... waiting, progress
+
+    def wait(self, lsn: int, timeout: float | None, views: list[str] | None = None) -> None:
+        """Until every stream (or those of ``views``) reflects LSN ``lsn``."""
+        self.shipper.nudge()
+
+        def done() -> bool:
+            self.check()
+            streams = [self.streams[v.lower()] for v in views] if views else list(self.streams.values())
+            return all(s.applied_lsn >= lsn for s in streams)
+
+        if not wait_until(done, timeout):
+            raise StreamingError(f"the Spark streams did not reach LSN {lsn} within {timeout} s")
+
+    def check(self) -> None:
+        if self.failure is not None:
+            raise StreamingError(str(self.failure)) from self.failure
+
+    def progress(self) -> dict[str, Any]:
+        lsn = self.current_lsn()
+        return {
+            "lsn": lsn,
+            "shipped_lsn": self.shipper.shipped,
+            "rows_shipped": self.shipper.rows_shipped,
+            "failure": None if self.failure is None else str(self.failure),
+            "streams": [s.progress(lsn) for s in list(self.streams.values())],
+        }
+
+    def _write_status(self) -> None:
+        try:
+            status = {"time": dt.datetime.now(dt.timezone.utc).isoformat(), **self.progress()}
+            tmp = self.root / "status.json.tmp"
+            tmp.write_text(json.dumps(status, indent=1, default=str))
+            os.replace(tmp, self.root / "status.json")
+        except Exception:  # status is advisory: never fail the pipeline for it
+            log.debug("could not write the streaming status", exc_info=True)
+
+    def _committed_at(self, low: int, high: int) -> list[float]:
+        """Commit times (epoch seconds) of LSNs ``low < lsn <= high``."""
+        with self._log_lock:
+            if self._log_conn is None:
+                self._log_conn = sqlite3.connect(self.database_file, check_same_thread=False)
+            found = self._log_conn.execute(
+                "SELECT committed_at FROM _rivulet_log WHERE lsn > ? AND lsn <= ?", (low, high)).fetchall()
+        return [dt.datetime.fromisoformat(t).timestamp() for (t,) in found]
+
+    def observe_visible(self, stream: ViewStream, previous: int, lsn: int) -> None:
+        """Write-to-visible seconds of each LSN the batch made visible."""
+        if previous < 0:
+            return  # the bootstrap batch: its LSNs were written before the view existed
+        now = time.time()
+        for committed in self._committed_at(previous, lsn):
+            stream.lag.observe(max(0.0, now - committed))
+
+    def lag_seconds(self, applied: int, lsn: int) -> float:
+        if applied >= lsn:
+            return 0.0
+        times = self._committed_at(max(applied, 0), max(applied, 0) + 1)
+        return round(time.time() - times[0], 3) if times else 0.0
+
+
+def _first_line(error: Any) -> str:
+    """The line of a (Java or Python) error that names it, not the traceback's header."""
+    text = str(getattr(error, "desc", None) or error)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    named = [line for line in lines if re.search(r"(Error|Exception)\b.*:", line)
+             and not line.startswith(("File ", "at "))]
+    return (named[-1] if named else lines[0] if lines else repr(error))[:400]
+
+
+__all__ = ["StreamSettings", "StreamingPipeline", "ViewStream", "column_name"]
