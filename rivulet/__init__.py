@@ -97,13 +97,16 @@ def open(  # noqa: A001
 
     ``pipeline="spark"`` maintains the views with Spark Structured Streaming instead of the
     in-process dataflow (:mod:`rivulet.spark.streaming`; ``session=`` an existing
-    SparkSession, ``streaming=`` a ``StreamSettings``).
+    SparkSession, ``streaming=`` a ``StreamSettings``, ``fallback=False`` to reject views
+    the streams cannot maintain instead of running them in process).
     """
     if pipeline == "spark":
         from rivulet.spark.streaming import StreamingDatabase
 
-        return StreamingDatabase(path, durability=durability, upquery_timeout=upquery_timeout,
-                                 tune_gc=tune_gc, spark=spark, reuse=reuse, **streaming)
+        return StreamingDatabase(path, durability=durability, memory_limit=memory_limit,
+                                 eviction=eviction, partial=partial,
+                                 upquery_timeout=upquery_timeout, tune_gc=tune_gc, spark=spark,
+                                 reuse=reuse, **streaming)
     if pipeline != "inprocess" or streaming:
         raise ValueError(f"pipeline must be 'inprocess' or 'spark', got {pipeline!r}"
                          if pipeline != "inprocess" else

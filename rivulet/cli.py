@@ -42,6 +42,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="start empty: no news example program or sample data")
     serve.add_argument("--stories", type=int, default=10_000, help="sample stories (first start)")
     serve.add_argument("--votes", type=int, default=100_000, help="sample votes (first start)")
+    serve.add_argument("--pipeline", choices=("inprocess", "spark"), default="inprocess",
+                       help="who maintains the views: the in-process dataflow (default) or "
+                            "Spark Structured Streaming (see the README)")
+    serve.add_argument("--spark-master", default="local[*]",
+                       help="Spark master for --pipeline spark (default: local[*])")
 
     user = sub.add_parser("user", help="add, change or remove a MySQL user of a database",
                           description="Users live in users.json in the data directory "
@@ -110,7 +115,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     sys.setswitchinterval(0.0005)  # see run_demo
     path = Path(args.data_dir)
-    db = rivulet.open(path, memory_limit=args.memory_limit)
+    db = _open_for_serving(path, args)
     try:
         if not args.no_demo and not db.catalog.tables:
             db.execute_script(news_program())
@@ -143,6 +148,15 @@ def run_serve(args: argparse.Namespace) -> int:
         db.close()
     print(f"rivulet: stopped (LSN {db.lsn})", flush=True)
     return 0
+
+
+def _open_for_serving(path: Path, args: argparse.Namespace) -> Database:
+    if args.pipeline == "spark":
+        from rivulet.spark.session import SparkConfig
+
+        return rivulet.open(path, memory_limit=args.memory_limit, pipeline="spark",
+                            spark=SparkConfig(master=args.spark_master))
+    return rivulet.open(path, memory_limit=args.memory_limit)
 
 
 def _start_http(db: Database, host: str, port: int) -> Any:
@@ -304,7 +318,25 @@ def run_status(args: argparse.Namespace) -> int:
             print(f"  table {schema.name}: {db.storage.count(schema):,} rows")
         for name in db.views():
             print(f"  view {name}")
+    _print_stream_status(Path(args.data_dir))
     return 0
+
+
+def _print_stream_status(path: Path) -> None:
+    """The Spark streams' progress, as the pipeline (running or last run) wrote it."""
+    import json
+
+    status_file = path / "stream" / "status.json"
+    if not status_file.exists():
+        return
+    status = json.loads(status_file.read_text())
+    print(f"spark streams (as of {status['time']}): shipped LSN {status['shipped_lsn']}"
+          + (f", FAILED: {status['failure']}" if status.get("failure") else ""))
+    for s in status["streams"]:
+        print(f"  view {s['view']}: {'running' if s['active'] else 'stopped'}, batch "
+              f"{s['batch_id']}, LSN {s['applied_lsn']}, lag {s['lag_lsns']} LSNs / "
+              f"{s['lag_seconds']} s, last batch {s.get('batch_duration_ms')} ms, "
+              f"{s.get('rows_per_second') or 0:.0f} rows/s")
 
 
 def run_shell(args: argparse.Namespace) -> int:

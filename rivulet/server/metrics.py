@@ -118,12 +118,34 @@ def render_metrics(db: Database, requests: RequestCounter | None = None) -> str:
     out.per_view("rivulet_view_partial", "gauge",
                  "1 if the view keeps partial state (only the keys read), 0 if full.",
                  {n: int(v["partial"]) for n, v in per_view.items()})
+    if "streams" in stats:
+        _streams(out, stats["streams"])
     if requests is not None:
         out.family("rivulet_http_requests_total", "counter",
                    "HTTP requests served, by endpoint, method and status.",
                    [("", (("endpoint", e), ("method", m), ("status", str(s))), n)
                     for (e, m, s), n in requests.items()])
     return out.text()
+
+
+def _streams(out: Exposition, progress: dict[str, Any]) -> None:
+    """Per view stream of the Spark pipeline (rivulet/spark/streaming)."""
+    streams = {s["view"]: s for s in progress["streams"]}
+    out.simple("rivulet_stream_shipped_lsn", "gauge",
+               "Last LSN shipped from the write log to the Spark streams.", progress["shipped_lsn"])
+    for metric, field, kind, help_text in (
+            ("active", "active", "gauge", "1 while the view's streaming query runs."),
+            ("applied_lsn", "applied_lsn", "gauge", "LSN the view's stream has applied."),
+            ("lag_lsns", "lag_lsns", "gauge", "Committed LSNs the view's stream has not applied."),
+            ("lag_seconds", "lag_seconds", "gauge",
+             "Age of the oldest committed write the view's stream has not applied."),
+            ("batches_total", "batches", "counter", "Micro-batches the view's stream applied."),
+            ("batch_duration_ms", "batch_duration_ms", "gauge",
+             "Duration of the stream's last micro-batch (Spark's trigger execution)."),
+            ("rows_per_second", "rows_per_second", "gauge",
+             "Input rows per second Spark processed in the stream's last micro-batch.")):
+        out.per_view(f"rivulet_stream_{metric}", kind, help_text,
+                     {v: float(s.get(field) or 0) for v, s in streams.items()})
 
 
 def _lag(out: Exposition, lag: LagSnapshot) -> None:

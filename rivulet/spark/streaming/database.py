@@ -6,7 +6,12 @@ dataflow graph, each view has a reader fed by its Structured Streaming query
 (:mod:`rivulet.spark.streaming.pipeline`); the graph keeps only its base-table nodes, so
 propagating a batch in process costs nothing.
 
-Readers here hold every key of their view (the sink stores the whole view anyway, and a
+A view the streams cannot maintain (a LEFT JOIN, MIN/MAX, top-k, ...: see
+:mod:`rivulet.spark.streaming.plan`) runs in the in-process dataflow instead, with a
+warning naming the construct (``fallback=False`` makes it an error), so a program such as
+the news example runs whole with ``--pipeline spark``.
+
+Readers of streamed views hold every key of their view (the sink stores the whole view anyway, and a
 miss would have no in-process operator state to be answered from); reads are the
 engine's hot path, a dict lookup. ``settle()`` waits until every stream has applied the
 last acknowledged LSN.
@@ -14,8 +19,9 @@ last acknowledged LSN.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -24,9 +30,11 @@ from rivulet.dataflow.builder import BuiltView, finisher
 from rivulet.plan import ir
 from rivulet.spark.session import SparkConfig, get_session
 from rivulet.spark.streaming.pipeline import StreamingPipeline, StreamSettings, ViewStream
-from rivulet.spark.streaming.plan import shape_of
+from rivulet.spark.streaming.plan import StreamingUnsupported, shape_of
 from rivulet.state.reader import KeyedReader, RangeReader
 from rivulet.views import View
+
+log = logging.getLogger("rivulet.spark.streaming")
 
 
 class StreamingDatabase(Database):
@@ -36,7 +44,10 @@ class StreamingDatabase(Database):
 
     def __init__(self, path: str | Path, *, spark: SparkConfig | None = None,
                  session: SparkSession | None = None, streaming: StreamSettings | None = None,
-                 **options: Any) -> None:
+                 fallback: bool = True, **options: Any) -> None:
+        self._fallback = fallback
+        #: Views the streams cannot maintain, run by the in-process dataflow.
+        self.inprocess_views: set[str] = set()
         self._spark_config = spark
         self._session = session
         self._pipeline: StreamingPipeline | None = None
@@ -71,7 +82,15 @@ class StreamingDatabase(Database):
     # ..................................................................... views
 
     def _install_view(self, plan: ir.ViewPlan) -> View:
-        shape_of(plan)  # reject what the streams cannot maintain, before any change
+        try:
+            shape_of(plan)  # decided before any change
+        except StreamingUnsupported as exc:
+            if not self._fallback:
+                raise
+            log.warning("%s: the view runs in the in-process dataflow", exc)
+            view = super()._install_view(plan)
+            self.inprocess_views.add(plan.name.lower())
+            return view
         finish = finisher(plan)
         if plan.range_column is not None:
             state: KeyedReader | RangeReader = RangeReader(plan.key, plan.range_column)
@@ -96,6 +115,10 @@ class StreamingDatabase(Database):
         view._default = defaults
 
     def _uninstall_view(self, name: str) -> None:
+        if name.lower() in self.inprocess_views:
+            self.inprocess_views.discard(name.lower())
+            super()._uninstall_view(name)
+            return
         built = self._built.pop(name.lower())
         del self.catalog.views[name.lower()]
         del self._views[name.lower()]
@@ -106,7 +129,8 @@ class StreamingDatabase(Database):
         """Add a view: its stream starts from a snapshot taken now; returns once the
         stream has applied its first batch. Other views' streams keep running."""
         view = super().create_view(name, sql, replace=replace)
-        self.pipeline.wait(self.storage.lsn, self.upquery_timeout, [name])
+        if name.lower() not in self.inprocess_views:
+            self.pipeline.wait(self.storage.lsn, self.upquery_timeout, [name])
         return view
 
     # ..................................................................... waiting, stats
@@ -125,19 +149,25 @@ class StreamingDatabase(Database):
         return self.pipeline.progress()
 
     def stats(self) -> dict[str, Any]:
-        views = {b.plan.name: {"partial": False, "keys": len(b.state),
-                               "memory_bytes": b.state.byte_size(), "hits": b.state.reads(),
-                               "misses": 0} for b in list(self._built.values())}
+        views = {}
+        for built in list(self._built.values()):
+            misses = 0 if built.reader_node < 0 else self.graph.nodes[built.reader_node].counters["misses"]
+            views[built.plan.name] = {
+                "partial": built.state.partial, "keys": len(built.state),
+                "memory_bytes": built.state.byte_size(),
+                "hits": max(0, built.state.reads() - misses), "misses": misses,
+                "pipeline": "spark" if built.reader_node < 0 else "inprocess"}
         return {
             **self.stats_counters,
             "pipeline": "spark",
             "lsn": self.storage.lsn,
-            "applied_lsn": min([s.applied_lsn for s in self.pipeline.streams.values()],
-                               default=self.storage.lsn),
+            "applied_lsn": min([self.applied_lsn, *[s.applied_lsn for s in self.pipeline.streams.values()]]),
             "memory_bytes": sum(v["memory_bytes"] for v in views.values()),
             "memory_limit": None,
             "hits": sum(v["hits"] for v in views.values()),
-            "misses": 0, "upqueries": 0, "evictions": 0, "nodes": len(self.graph.nodes),
+            "misses": sum(v["misses"] for v in views.values()),
+            "upqueries": self.graph.counters["upqueries"],
+            "evictions": self.graph.counters["evictions"], "nodes": len(self.graph.nodes),
             "views": len(self.views()),
             "visibility_lag": self.visibility_lag.snapshot().as_dict(),
             "streams": self.stream_progress(),
@@ -146,7 +176,9 @@ class StreamingDatabase(Database):
         }
 
     def evict(self, view: str | None = None) -> int:
-        return 0  # readers are full: nothing to evict
+        if view is not None and view.lower() not in self.inprocess_views:
+            return 0  # a streamed view's reader is full: nothing to evict
+        return super().evict(view)
 
     def close(self) -> None:
         if self._closed:
@@ -155,9 +187,3 @@ class StreamingDatabase(Database):
         if self._pipeline is not None:
             self._pipeline.stop()
 
-
-def open_streaming(path: str | Path, **options: Any) -> StreamingDatabase:
-    return StreamingDatabase(path, **options)
-
-
-Hook = Callable[..., None]
