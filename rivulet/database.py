@@ -54,9 +54,10 @@ from rivulet.errors import (
 )
 from rivulet.faults import fault_point
 from rivulet.lag import LagHistogram
-from rivulet.plan import ir
+from rivulet.plan import alter, ir
 from rivulet.plan.catalog import ADHOC_PREFIX, Catalog, is_adhoc
 from rivulet.plan.planner import Planner
+from rivulet.plan.usage import scan_columns
 from rivulet.schema import Row, SchemaError, TableSchema, coerce_row, coerce_value
 from rivulet.spark.bootstrap import Bootstrapper, PlanRecordingBuilder
 from rivulet.sql import statements as st
@@ -116,6 +117,7 @@ class Database:
         self._adhoc: dict[str, View] = {}  # ad-hoc SELECT text -> the view answering it
         self._closed = False
         self._failure: BaseException | None = None
+        self._converter: threading.Thread | None = None
 
         self._commit_lock = threading.RLock()
         self._graph_lock = threading.RLock()
@@ -145,6 +147,8 @@ class Database:
         self._propagator.start()
         if not recovering:
             self._prewarm_saved()
+        if any(t.converting for t in self.catalog.tables.values()):
+            self._start_converter()  # a conversion the last run did not finish
 
     # ..................................................................... start-up
 
@@ -154,8 +158,10 @@ class Database:
         for statement in self.storage.program():
             bound = st.bind_text(statement.sql, self.catalog) if statement.kind == "table" else None
             if isinstance(bound, st.CreateTable):
-                self.catalog.tables[bound.schema.name.lower()] = bound.schema
-                self.graph.add_base(bound.schema.name)
+                self._add_table(bound.schema)
+            elif statement.kind == "alter":
+                self._apply_schema_change(
+                    alter.replay(self.catalog.require_table(statement.name), statement.sql))
             elif statement.kind == "view":
                 plan = Planner(self.catalog).plan_view(
                     statement.name, parse_one(statement.sql), statement.sql
@@ -222,8 +228,11 @@ class Database:
                 return self._rewind(table, lsn, counts)
 
             graph.base_rows = rows
-            for table in self.graph.bases:
-                graph.add_base(self.catalog.require_table(table).name)
+            for table, versions in self.graph.versions.items():
+                name = self.catalog.require_table(table).name
+                for version, node in sorted(versions.items(), key=lambda v: v[1] == self.graph.bases[table]):
+                    copy = graph.add_base(name, version)
+                    graph.nodes[copy].op.set_layout(self.graph.nodes[node].op.layout)  # type: ignore[attr-defined]
             return Builder(graph).build_view(plan)
 
     def _upquery(self, built: BuiltView, keys: list[Any], timeout: float | None = None,
@@ -341,6 +350,8 @@ class Database:
             self.create_table(statement)
         elif isinstance(statement, st.CreateView):
             self.create_view(statement.name, statement.text, replace=statement.replace)
+        elif isinstance(statement, st.AlterTable):
+            self.alter_table(statement)
         elif isinstance(statement, st.Drop):
             if statement.kind == "view":
                 self.drop_view(statement.name, if_exists=statement.if_exists)
@@ -357,8 +368,110 @@ class Database:
             with self.storage.transaction():
                 self.storage.create_table(schema)
                 self.storage.add_statement("table", schema.name, statement.sql)
-            self.catalog.tables[schema.name.lower()] = schema
-            self.graph.add_base(schema.name)
+            self._add_table(schema)
+
+    def _add_table(self, schema: TableSchema) -> None:
+        self.catalog.tables[schema.name.lower()] = schema
+        self.catalog.layouts[schema.name.lower()] = {schema.version: alter.identity(schema)}
+        self.graph.add_base(schema.name, schema.version)
+
+    def alter_table(self, statement: st.AlterTable) -> None:
+        """ALTER TABLE, applied at once and in O(1) (see rivulet/plan/alter.py): views
+        planned before keep reading the table as it was; rows whose column changed type
+        are converted by the writes that touch them and by a background converter."""
+        self._check_open()
+        name = statement.change.old.name
+        self._convert(name, until_done=True)  # one conversion at a time per table
+        with self._migration():
+            change = alter.plan_alter(self.catalog.require_table(name), parse_one(statement.sql))
+            self._check_readers(change)
+            with self.storage.transaction():
+                self.storage.alter(change.old, change.steps)
+                self.storage.add_statement("alter", change.old.name, statement.sql)
+            self._apply_schema_change(change)
+        if change.new.converting:
+            self._start_converter()
+
+    def _check_readers(self, change: alter.SchemaChange) -> None:
+        """Refuse to drop or convert a column that a view reads (its state would be wrong)."""
+        table = change.old.name.lower()
+        readers: dict[str, set[str]] = {}
+        for plan in self.catalog.views.values():
+            if is_adhoc(plan.name):
+                continue  # made again on its next use
+            for (scanned, version), columns in scan_columns(plan.root).items():
+                if scanned != table:
+                    continue
+                layout = self.catalog.layouts[table][version]
+                hit = {layout[c] for c in columns if layout[c] is not None} & change.changed
+                for position in hit:
+                    readers.setdefault(change.old.columns[position].name, set()).add(plan.name)
+        if readers:
+            column, views = sorted(readers.items())[0]
+            raise ProgramError(f"column {change.old.name}.{column} is read by view(s) "
+                               f"{', '.join(sorted(views))}: drop them first (dropping or "
+                               "converting the column would change their answers)")
+
+    def _apply_schema_change(self, change: alter.SchemaChange) -> None:
+        """The change in catalog and graph (storage has it already)."""
+        name = change.old.name.lower()
+        layouts = {v: alter.compose(layout, change.moved)
+                   for v, layout in self.catalog.layouts[name].items()}
+        layouts[change.new.version] = alter.identity(change.new)
+        self.catalog.layouts[name] = layouts
+        self.catalog.tables[name] = change.new
+        self._drop_adhoc_views_of(name)
+        self.graph.add_version(change.new.name, change.new.version, layouts)
+
+    def _drop_adhoc_views_of(self, table: str) -> None:
+        """Ad-hoc views reading ``table``: they are made again, on the table as it is now,
+        on their next use."""
+        users = {u.lower() for u in self.catalog.users_of_table(table)}
+        for key, view in list(self._adhoc.items()):
+            if view.name.lower() in users:
+                if view.name.lower() in self._views:
+                    self._uninstall_view(view.name)
+                del self._adhoc[key]
+
+    # ..................................................................... conversions
+
+    def _start_converter(self) -> None:
+        """The background converter of rows to their columns' new types (one thread)."""
+        if self._converter is None or not self._converter.is_alive():
+            self._converter = threading.Thread(target=self._convert_loop,
+                                               name="rivulet-convert", daemon=True)
+            self._converter.start()
+
+    def _convert_loop(self) -> None:
+        try:
+            while not self._closed:
+                converting = [t.name for t in list(self.catalog.tables.values()) if t.converting]
+                if not converting:
+                    return
+                for name in converting:
+                    self._convert(name, until_done=False)
+        except ClosedError:
+            return
+        except Exception:  # the rows stay readable (converted on the fly); retried at open
+            log.exception("converting rows to their new column types failed")
+
+    def _convert(self, table: str, *, until_done: bool) -> None:
+        """Convert the rows of ``table`` still in a column's old type: one chunk at a time
+        under the commit lock (a chunk is one short write transaction; writers wait for
+        it, not for the table), all of them if ``until_done``. A finished table's schema
+        stops reading the old values."""
+        while True:
+            with self._commit_lock:
+                self._check_open()
+                schema = self.catalog.tables.get(table.lower())
+                if schema is None or not schema.converting:
+                    return
+                if not self.storage.convert_rows(schema, CONVERT_CHUNK):
+                    self.catalog.tables[table.lower()] = alter.replace_conversions(schema)
+                    return
+            if not until_done:
+                time.sleep(0)  # let writers and other tables in
+                return
 
     def create_view(self, name: str, sql: str, *, replace: bool = False) -> View:
         """Add a view to the running program; it serves reads as soon as this returns."""
@@ -427,18 +540,14 @@ class Database:
         if users:
             raise ProgramError(f"table {name!r} is used by view(s) {', '.join(users)}")
         with self._migration():
-            users = {u.lower() for u in self.catalog.users_of_table(name)}
-            for key, view in list(self._adhoc.items()):
-                if view.name.lower() in users:
-                    if view.name.lower() in self._views:
-                        self._uninstall_view(view.name)
-                    del self._adhoc[key]
+            self._drop_adhoc_views_of(name)
             with self.storage.transaction():
                 self.storage.drop_table(schema)
                 self.storage.remove_statement("table", name)
+                self.storage.remove_statement("alter", name)
             del self.catalog.tables[name.lower()]
-            base = self.graph.bases.pop(name.lower())
-            del self.graph.nodes[base]
+            del self.catalog.layouts[name.lower()]
+            self.graph.drop_base(name)
 
     @contextmanager
     def _migration(self) -> Iterator[None]:
@@ -588,6 +697,7 @@ class Database:
             with self.storage.transaction():
                 for request in group:
                     try:
+                        self._bring_up_to_date(request)
                         with self.storage.savepoint():
                             out = request.apply(self.storage)
                     except Exception as exc:  # this request fails alone; the group goes on
@@ -624,6 +734,27 @@ class Database:
             fault_point("commit_before_ack")
         for request in group:
             request.done.set()
+
+    def _bring_up_to_date(self, request: WriteRequest) -> None:
+        """A write prepared against an older version of its table (ALTER TABLE came in
+        between): inserted rows are carried to the newest columns, as MySQL would insert
+        them now; an UPDATE or DELETE was bound to the old columns and must be run again."""
+        current = self.catalog.tables.get(request.table.name.lower())
+        if current is None:
+            raise ProgramError(f"table {request.table.name!r} was dropped")
+        if request.table is current:
+            return
+        if request.table.version != current.version:
+            if request.kind != "insert":
+                raise ProgramError(
+                    f"table {current.name!r} was altered after this {request.kind.upper()} "
+                    "was prepared: run it again")
+            layout = self.catalog.layouts[current.name.lower()].get(request.table.version)
+            if layout is None:
+                raise ProgramError(f"table {current.name!r} was altered after this INSERT "
+                                   "was prepared: run it again")
+            request.rows = check_rows(current, [_carried(current, layout, row) for row in request.rows])
+        request.table = current
 
     def bulk_insert(self, table: str, batches: Iterable[list[Row]], *,
                     duplicate: Callable[[int, Row, str], None] | None = None,
@@ -828,6 +959,8 @@ class Database:
             view._close()
         self._batches.put(None)
         self._propagator.join()
+        if self._converter is not None:
+            self._converter.join()
         if self._background is not None:
             self._background.put(None)
         self.storage.close()
@@ -873,6 +1006,9 @@ def _disk_hint(exc: BaseException, path: Path) -> str:
                 "writes succeed again once space is freed)")
     return ""
 
+
+#: Rows converted to a column's new type per transaction of the background converter.
+CONVERT_CHUNK = 1000
 
 #: Bulk imports of at least this many rows (and of at least the rows stored) rebuild the
 #: table's secondary indexes at the end instead of updating them row by row.
@@ -935,8 +1071,8 @@ def check_rows(table: TableSchema, rows: Iterable[Any]) -> list[Row]:
     """Every row checked against the schema; an error names the row (1-based) at fault."""
     checked = []
     try:
-        for row in rows:
-            checked.append(coerce_row(table, row))
+        for row in rows:  # a list (an INSERT's values) as a tuple takes coerce_row's fast path
+            checked.append(coerce_row(table, tuple(row) if type(row) is list else row))
     except SchemaError as exc:
         raise SchemaError(f"row {len(checked) + 1}: {exc}") from None
     return checked
@@ -956,6 +1092,16 @@ def _assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], ...]) 
         return out
 
     return assign
+
+
+def _carried(table: TableSchema, layout: tuple[int | None, ...], row: Row) -> list[Any]:
+    """A row of an older version of ``table`` in its newest columns (new ones take their
+    defaults)."""
+    values = [c.default for c in table.columns]
+    for value, position in zip(row, layout):
+        if position is not None:
+            values[position] = value
+    return values
 
 
 def _coerce_key(table: TableSchema, key: tuple) -> tuple | None:

@@ -80,6 +80,27 @@ class Column:
     bounds: tuple[int, int] | None = None
     #: The type as written in the program, kept for ``SHOW CREATE`` and error messages.
     sql_type: str = ""
+    #: Set while the column's values are being converted to a new type (ALTER TABLE).
+    conversion: Conversion | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Conversion:
+    """A column whose type changed and whose rows are converted lazily (BullFrog).
+
+    Rows not converted yet keep their old value in the hidden stored column ``source``;
+    converting a row moves the value to the column's own storage and clears ``source``.
+    A cleared ``source`` is the row's mark of having been converted, written in the same
+    statement as the new value, so no row is converted twice, even across a crash. (A NULL
+    needs no converting: a NULL ``source`` is right either way.)
+    """
+
+    #: Stored column holding the values not converted yet (NULL once converted).
+    source: str
+    #: The column as it was: the kind and limits of the values in ``source``.
+    old: Column
+    #: Old value (a rivulet value of ``old``'s kind) -> the value in the new type.
+    convert: Callable[[Any], Any] = field(compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +110,9 @@ class TableSchema:
     name: str
     columns: tuple[Column, ...]
     primary_key: tuple[int, ...] = ()
+    #: Bumped by every ALTER TABLE: views planned on an older version read that version's
+    #: columns (see rivulet/plan/alter.py).
+    version: int = 0
     _positions: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
     _checker: list[Callable[[Any], Row]] = field(default_factory=list, compare=False, repr=False)
 
@@ -114,6 +138,11 @@ class TableSchema:
 
     def pk_of(self, row: Row) -> Row:
         return tuple(row[i] for i in self.primary_key)
+
+    @property
+    def converting(self) -> tuple[int, ...]:
+        """Positions of the columns whose rows are still being converted to a new type."""
+        return tuple(i for i, c in enumerate(self.columns) if c.conversion is not None)
 
 
 def coerce_row(schema: TableSchema, values: Any, *, where: str = "") -> Row:

@@ -199,7 +199,7 @@ class Builder:
         """Storage indexes for the upqueries that fill a join's index on ``columns`` of
         ``node``: down to the base tables, or to state that answers them itself."""
         if isinstance(node, ir.Scan):
-            self.ensure_index(node.table, columns)
+            self._scan_index(node, columns)
             return
         if isinstance(node, STATEFUL):
             return  # it answers from its own state (or by its own route, if partial)
@@ -221,14 +221,18 @@ class Builder:
         )
 
     def _scan(self, node: ir.Scan, demand: Demand, build: _Build) -> NodeId:
-        # A scan is its table's base node; it adds no node of its own.
-        base = self.graph.bases.get(node.table.lower())
-        if base is None:
-            raise KeyError(f"no base node for table {node.table!r}")
+        # A scan is its table version's base node; it adds no node of its own.
+        base = self.graph.base_node(node.table, node.version)
         if demand.columns is not None:
-            self.ensure_index(node.table, demand.columns)
+            self._scan_index(node, demand.columns)
         build.used.add(base)
         return base
+
+    def _scan_index(self, node: ir.Scan, columns: Columns) -> None:
+        """A storage index for upqueries on ``columns`` of a scanned table version (whose
+        positions storage knows in the newest version)."""
+        op = self.graph.nodes[self.graph.base_node(node.table, node.version)].op
+        self.ensure_index(node.table, op.newest_columns(columns))  # type: ignore[attr-defined]
 
     def _partial_key(self, node: ir.Node, demand: Demand) -> tuple[Columns | None, str]:
         """The key a stateful ``node`` keeps partial state on (``None``: full), and why not."""

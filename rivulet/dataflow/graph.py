@@ -76,7 +76,10 @@ class Graph:
         if eviction not in EVICTION_POLICIES:
             raise ValueError(f"eviction must be one of {EVICTION_POLICIES}, got {eviction!r}")
         self.nodes: dict[NodeId, GraphNode] = {}
+        #: Table (lower-cased) -> the base node of its newest version, where writes enter.
         self.bases: dict[str, NodeId] = {}
+        #: Table -> version -> base node (older versions: see ``Base``), while in use.
+        self.versions: dict[str, dict[int, NodeId]] = {}
         self._next_id = 0
         self.partial = partial
         self.memory_limit = memory_limit
@@ -99,11 +102,39 @@ class Graph:
 
     # ..................................................................... building
 
-    def add_base(self, table: str) -> NodeId:
-        node = self._insert(Base(table))
+    def add_base(self, table: str, version: int = 0) -> NodeId:
+        node = self._insert(Base(table, version))
         self.nodes[node].op.attach(self, node)
         self.bases[table.lower()] = node
+        self.versions.setdefault(table.lower(), {})[version] = node
         return node
+
+    def base_node(self, table: str, version: int) -> NodeId:
+        """The base node of one version of a table."""
+        try:
+            return self.versions[table.lower()][version]
+        except KeyError:
+            raise KeyError(f"no base node for table {table!r} version {version}") from None
+
+    def add_version(self, table: str, version: int, layouts: dict[int, Any]) -> NodeId:
+        """A new newest version of ``table`` (ALTER TABLE): its own base node; the nodes of
+        the older versions still in use get their ``layouts``, and the others go."""
+        node = self.add_base(table, version)
+        versions = self.versions[table.lower()]
+        for old_version, old in list(versions.items()):
+            if old == node:
+                continue
+            if not self.nodes[old].children:
+                del versions[old_version], self.nodes[old]
+            else:
+                self.nodes[old].op.set_layout(layouts[old_version])  # type: ignore[attr-defined]
+        return node
+
+    def drop_base(self, table: str) -> None:
+        """Forget every version of a table (DROP TABLE; no view reads it)."""
+        del self.bases[table.lower()]
+        for node in self.versions.pop(table.lower()).values():
+            del self.nodes[node]
 
     def add_node(self, op: Operator, *, full_reason: str = "") -> NodeId:
         """Add ``op`` below its parents. Full state is brought up to date from the parents'
@@ -166,7 +197,8 @@ class Graph:
             yield from snapshot
             return
         if isinstance(op, Base):
-            yield from self.base_rows(op.table)
+            rows = self.base_rows(op.table)
+            yield from (rows if op.layout is None else op.adapt(rows))
             return
         if op.stateful or isinstance(op, Reader):
             raise RuntimeError(f"n{node} ({op.describe()}) holds partial state: no full output")
@@ -219,11 +251,14 @@ class Graph:
             self.lsn = lsn
         pending: dict[NodeId, dict[NodeId, Batch]] = {}
         queue: list[NodeId] = []
+        nodes = self.nodes
         for base, deltas in writes.items():
             if deltas:
                 pending[base] = {-1: deltas}
                 heapq.heappush(queue, base)
-        nodes = self.nodes
+                for older in self._older_versions(base):
+                    pending[older] = {-1: nodes[older].op.adapt(deltas)}  # type: ignore[attr-defined]
+                    heapq.heappush(queue, older)
         while queue:
             node_id = heapq.heappop(queue)
             inputs = pending.pop(node_id)
@@ -247,6 +282,11 @@ class Graph:
                     heapq.heappush(queue, child)
                 else:
                     child_inputs[node_id] = out
+
+    def _older_versions(self, base: NodeId) -> list[NodeId]:
+        op = self.nodes[base].op
+        versions = self.versions.get(op.table.lower(), {})  # type: ignore[attr-defined]
+        return [n for n in versions.values() if n != base] if len(versions) > 1 else []
 
     # ..................................................................... memory
 
@@ -337,7 +377,13 @@ class Graph:
         removed = []
         for node_id in sorted(self.nodes, reverse=True):
             node = self.nodes[node_id]
-            if node.users or node.children or isinstance(node.op, Base):
+            if node.users or node.children:
+                continue
+            if isinstance(node.op, Base):
+                if node.op.layout is not None:  # an older version nobody reads any more
+                    del self.versions[node.op.table.lower()][node.op.version]
+                    del self.nodes[node_id]
+                    removed.append(node_id)
                 continue
             for parent in set(node.op.parents):
                 self.nodes[parent].children.remove(node_id)

@@ -23,6 +23,9 @@ def is_adhoc(name: str) -> bool:
 class Catalog:
     tables: dict[str, TableSchema] = field(default_factory=dict)
     views: dict[str, ViewPlan] = field(default_factory=dict)
+    #: Table -> version -> where that version's columns are in the newest version's rows,
+    #: for every version a view still reads (see rivulet/plan/alter.py).
+    layouts: dict[str, dict[int, tuple[int | None, ...]]] = field(default_factory=dict)
 
     def table(self, name: str) -> TableSchema | None:
         return self.tables.get(name.lower())

@@ -147,6 +147,10 @@ class Node:
 class Scan(Node):
     table: str
     columns: tuple[ColumnInfo, ...] = field(compare=False)
+    #: The table's schema version the plan was made on (ALTER TABLE makes a new one): a
+    #: plan on an older version reads that version's columns, and shares no operator
+    #: with plans on other versions.
+    version: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -358,7 +358,7 @@ class Planner:
             table = self.catalog.table(name)
             if table is not None:
                 cols = tuple(ir.ColumnInfo(c.name, c.kind, c.nullable) for c in table.columns)
-                return ir.Scan(table.name, cols), Relation(alias, list(table.column_names), offset, table)
+                return ir.Scan(table.name, cols, table.version), Relation(alias, list(table.column_names), offset, table)
             view = self.catalog.view(name)
             if view is not None:
                 if view.param_count:

@@ -255,6 +255,8 @@ class Bootstrapper:
         """The IR node whose rows are ``node``'s output (None: unknown, no Spark)."""
         op = self.graph.nodes[node].op
         if isinstance(op, Base):
+            if op.layout is not None:
+                return None  # an older version of an altered table: in-process
             schema = self.catalog.require_table(op.table)
             return ir.Scan(schema.name, tuple(ir.ColumnInfo(c.name, c.kind, c.nullable)
                                               for c in schema.columns))

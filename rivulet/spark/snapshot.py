@@ -47,11 +47,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from rivulet.errors import RivuletError
+from rivulet.plan.alter import program_tables, replace_conversions, replay
 from rivulet.plan.catalog import Catalog
 from rivulet.schema import DATE, DATETIME, DECIMAL, TableSchema
 from rivulet.spark.values import arrow_type, fit_decimal, spark_type
 from rivulet.sql import statements as st
-from rivulet.storage.sqlite import copy_database
+from rivulet.storage.sqlite import convert_all, copy_database
 
 DB_FILE = "rivulet.db"
 MANIFEST = "snapshot.json"
@@ -131,7 +132,7 @@ def load_snapshot(directory: str | os.PathLike[str]) -> Snapshot:
         manifest = json.loads((root / MANIFEST).read_text())
     except FileNotFoundError:
         raise SnapshotError(f"no snapshot in {root} (no {MANIFEST})") from None
-    schemas = {t["name"]: _table_schema(t["sql"]) for t in manifest["tables"]}
+    schemas = {t["name"]: _table_schema(t["sql"], t.get("alters", ())) for t in manifest["tables"]}
     return Snapshot(
         lsn=manifest["lsn"],
         directory=root,
@@ -156,20 +157,23 @@ def _database_file(source: Any) -> Path:
 
 def _export(conn: sqlite3.Connection, out: Path) -> Snapshot:
     lsn = conn.execute("SELECT COALESCE(MAX(lsn), 0) FROM _rivulet_log").fetchone()[0]
-    statements = conn.execute(
-        "SELECT sql FROM _rivulet_program WHERE kind = 'table' ORDER BY seq").fetchall()
+    program = program_tables(conn.execute(
+        "SELECT kind, sql FROM _rivulet_program WHERE kind IN ('table', 'alter') ORDER BY seq"))
+    # Rows a schema change left in a column's old type are converted here, in the copy:
+    # Spark reads every column by name.
+    convert_all(conn, [schema for schema, _ in program.values()])
     tables: dict[str, Path] = {}
     schemas: dict[str, TableSchema] = {}
     rows: dict[str, int] = {}
     entries = []
-    for i, (sql,) in enumerate(statements):
-        schema = _table_schema(sql)
+    for i, (schema, history) in enumerate(program.values()):
+        schema = replace_conversions(schema)
         path = out / f"{i:03d}_{_file_name(schema.name)}.parquet"
         rows[schema.name] = _export_table(conn, schema, path)
         tables[schema.name] = path
         schemas[schema.name] = schema
-        entries.append({"name": schema.name, "file": path.name, "sql": sql,
-                        "rows": rows[schema.name]})
+        entries.append({"name": schema.name, "file": path.name, "sql": history[0],
+                        "alters": history[1:], "rows": rows[schema.name]})
     manifest = {"lsn": lsn, "tables": entries}
     tmp = out / f"{MANIFEST}.tmp"
     tmp.write_text(json.dumps(manifest, indent=1))
@@ -177,11 +181,14 @@ def _export(conn: sqlite3.Connection, out: Path) -> Snapshot:
     return Snapshot(lsn=lsn, directory=out, tables=tables, schemas=schemas, rows=rows)
 
 
-def _table_schema(sql: str) -> TableSchema:
+def _table_schema(sql: str, alters: Iterable[str] = ()) -> TableSchema:
     statement = st.bind_text(sql, Catalog())
     if not isinstance(statement, st.CreateTable):
         raise SnapshotError(f"not a CREATE TABLE statement: {sql!r}")
-    return statement.schema
+    schema = statement.schema
+    for alter_sql in alters:
+        schema = replay(schema, alter_sql).new
+    return replace_conversions(schema)
 
 
 def _file_name(table: str) -> str:

@@ -30,7 +30,7 @@ def table_schema(create: exp.Create) -> TableSchema:
     pk_names: list[str] = []
     for item in schema.expressions:
         if isinstance(item, exp.ColumnDef):
-            column, is_pk = _column(item)
+            column, is_pk = column_definition(item)
             columns.append(column)
             if is_pk:
                 pk_names.append(column.name)
@@ -63,7 +63,8 @@ def _key_part_name(part: exp.Expr) -> str:
     return part.name
 
 
-def _column(item: exp.ColumnDef) -> tuple[Column, bool]:
+def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
+    """The column a column definition declares, and whether it says PRIMARY KEY."""
     name = item.this.name
     dtype = item.args.get("kind")
     if dtype is None:
@@ -97,11 +98,21 @@ def _column(item: exp.ColumnDef) -> tuple[Column, bool]:
     bounds = INT_RANGES.get(type_name.upper()) if kind == "int" else None
     column = Column(name, kind, nullable, None, length, scale, bounds=bounds, sql_type=sql_type)
     if default is not None:
-        try:
-            default = coerce_value(column, default, where=f"DEFAULT of {name}: ")
-        except Exception as exc:
-            raise error_at(item, str(exc)) from None
+        default = _checked_default(column, default, item)
     return replace(column, default=default), is_pk
+
+
+def default_value(column: Column, node: exp.Expr, where: exp.Expr) -> object:
+    """The value of a ``DEFAULT`` literal for ``column`` (``ALTER COLUMN ... SET DEFAULT``)."""
+    value = _literal(node, column.name)
+    return None if value is None else _checked_default(column, value, where)
+
+
+def _checked_default(column: Column, value: object, where: exp.Expr) -> object:
+    try:
+        return coerce_value(column, value, where=f"DEFAULT of {column.name}: ")
+    except Exception as exc:
+        raise error_at(where, str(exc)) from None
 
 
 def _params(dtype: exp.DataType) -> list[int]:

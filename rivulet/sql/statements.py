@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from rivulet.errors import SqlError
 from rivulet.plan import ir
+from rivulet.plan.alter import SchemaChange, plan_alter, replace_conversions
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.expressions import literal_value, translate
 from rivulet.plan.planner import conjuncts
@@ -37,6 +38,14 @@ class CreateView:
     @property
     def sql(self) -> str:
         return self.text.strip()
+
+
+@dataclass(frozen=True)
+class AlterTable:
+    """``ALTER TABLE``, planned against the table as it is now (see rivulet/plan/alter.py)."""
+
+    change: SchemaChange
+    sql: str
 
 
 @dataclass(frozen=True)
@@ -78,7 +87,7 @@ class Select:
     param_count: int
 
 
-Statement = Union[CreateTable, CreateView, Drop, Insert, Update, Delete, Select]
+Statement = Union[CreateTable, CreateView, AlterTable, Drop, Insert, Update, Delete, Select]
 
 
 def bind_text(text: str, catalog: Catalog) -> Statement:
@@ -101,6 +110,13 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
             return CreateView(node.this.name, parse_one(query_text), query_text,
                               bool(node.args.get("replace")))
         raise unsupported(node, f"CREATE {kind}")
+    if isinstance(node, exp.Alter):
+        if (node.args.get("kind") or "").upper() != "TABLE":
+            raise unsupported(node, f"ALTER {node.args.get('kind')}")
+        # Checked against the table as if conversions under way were done: the engine
+        # finishes them before it applies the change (Database.alter_table).
+        table = replace_conversions(catalog.require_table(node.this.name))
+        return AlterTable(plan_alter(table, node), sql)
     if isinstance(node, exp.Drop):
         kind = (node.args.get("kind") or "").upper()
         if kind not in ("TABLE", "VIEW"):

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from rivulet.schema import Row, TableSchema
+from rivulet.schema import Column, Row, TableSchema
 
 RowId = Any
 
@@ -23,9 +23,25 @@ class ProgramStatement:
     """One statement of the program, in the order it was applied."""
 
     seq: int
-    kind: str  # "table" or "view"
+    kind: str  # "table", "view" or "alter"
     name: str
     sql: str
+
+
+@dataclass(frozen=True, slots=True)
+class AddStored:
+    """Schema change step: add a stored column; rows already stored read ``fill`` in it."""
+
+    column: Column
+    fill: Any
+
+
+@dataclass(frozen=True, slots=True)
+class RenameStored:
+    """Schema change step: rename a stored column (also how a dropped column leaves sight)."""
+
+    old: str
+    new: str
 
 
 class Storage(ABC):

@@ -26,11 +26,12 @@ import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from rivulet.errors import ConstraintError, StorageError
+from rivulet.faults import fault_point
 from rivulet.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Row, TableSchema
-from rivulet.storage.base import ProgramStatement, RowId, Storage
+from rivulet.storage.base import AddStored, ProgramStatement, RenameStored, RowId, Storage
 
 DB_FILE = "rivulet.db"
 
@@ -97,7 +98,7 @@ class SqliteStorage(Storage):
         self.lsn = row[0] or 0
         self._in_transaction = False
         self._savepoints = 0
-        self._statements: dict[str, tuple[str, str, str, str, Callable | None, Callable | None]] = {}
+        self._statements: dict[str, _TableSql] = {}
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
 
@@ -185,35 +186,49 @@ class SqliteStorage(Storage):
         self.conn.execute(f"DROP TABLE {_quote(schema.name)}")
         self._statements.pop(schema.name.lower(), None)
 
+    def alter(self, schema: TableSchema, steps: Iterable[AddStored | RenameStored]) -> None:
+        """Apply the storage steps of a schema change (inside the open transaction). Each
+        costs O(1): SQLite adds and renames columns in its schema text alone."""
+        table = _quote(schema.name)
+        for step in steps:
+            if isinstance(step, RenameStored):
+                self.conn.execute(f"ALTER TABLE {table} RENAME COLUMN {_quote(step.old)} "
+                                  f"TO {_quote(step.new)}")
+            else:
+                column = step.column
+                default = "" if step.fill is None else f" DEFAULT {_sql_literal(column, step.fill)}"
+                self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {_quote(column.name)} "
+                                  f"{_SQLITE_TYPES[column.kind]}{default}")
+        self._statements.pop(schema.name.lower(), None)
+
+    def convert_rows(self, schema: TableSchema, limit: int = 1000) -> int:
+        """Convert up to ``limit`` rows of each column of ``schema`` still being converted
+        to its new type, in one transaction; returns how many rows were converted (0: the
+        table is done). See :class:`rivulet.schema.Conversion` for why no row is
+        converted twice."""
+        with self.transaction():
+            done = convert_rows(self.conn, schema, limit)
+            if done:
+                fault_point("schema_conversion_chunk")
+        return done
+
     # ..................................................................... rows
 
-    def _sql(self, schema: TableSchema) -> tuple[str, str, str, str, Callable | None, Callable | None]:
-        """Prepared statement texts and converters of a table (cached)."""
+    def _sql(self, schema: TableSchema) -> _TableSql:
+        """Prepared statement texts and converters of a table (cached per schema object:
+        ALTER TABLE makes a new one)."""
         cached = self._statements.get(schema.name.lower())
-        if cached is not None:
+        if cached is not None and cached.schema is schema:
             return cached
-        table = _quote(schema.name)
-        names = ", ".join(_quote(c.name) for c in schema.columns)
-        marks = ", ".join("?" for _ in schema.columns)
-        insert = f"INSERT INTO {table} ({names}) VALUES ({marks})"
-        if schema.primary_key:
-            where = " AND ".join(f"{_quote(schema.columns[i].name)} = ?" for i in schema.primary_key)
-            select = f"SELECT {names} FROM {table}"
-        else:
-            where = "rowid = ?"
-            select = f"SELECT rowid, {names} FROM {table}"
-        delete = f"DELETE FROM {table} WHERE {where}"
-        get = f"{select} WHERE {where}"
-        cached = (insert, delete, select, get, _converter(schema, _TO_DB), _converter(schema, _FROM_DB))
-        self._statements[schema.name.lower()] = cached
+        cached = self._statements[schema.name.lower()] = _TableSql(schema)
         return cached
 
     def insert(self, schema: TableSchema, rows: list[Row]) -> None:
-        insert, _, _, _, to_db, _ = self._sql(schema)
-        values = rows if to_db is None else list(map(to_db, rows))
+        sql = self._sql(schema)
+        values = rows if sql.to_db is None else list(map(sql.to_db, rows))
         try:
             with self.savepoint():
-                self.conn.executemany(insert, values)
+                self.conn.executemany(sql.insert, values)
         except sqlite3.IntegrityError:
             raise ConstraintError(self._describe_duplicate(schema, rows)) from None
         except (OverflowError, sqlite3.Error) as exc:
@@ -225,8 +240,9 @@ class SqliteStorage(Storage):
         skipped row's position in ``rows`` and why. The batch goes in with one
         ``executemany``; only a batch that clashes is retried row by row (a failed INSERT
         statement changes nothing in SQLite), so the common case costs nothing extra."""
-        insert, _, _, _, to_db, _ = self._sql(schema)
-        values = rows if to_db is None else list(map(to_db, rows))
+        sql = self._sql(schema)
+        insert = sql.insert
+        values = rows if sql.to_db is None else list(map(sql.to_db, rows))
         try:
             with self.savepoint():
                 self.conn.executemany(insert, values)
@@ -285,7 +301,7 @@ class SqliteStorage(Storage):
         return f"duplicate primary key ({names}) = ({shown}) in table {schema.name!r}"
 
     def delete(self, schema: TableSchema, ids: list[RowId]) -> None:
-        _, delete, _, _, to_db, _ = self._sql(schema)
+        delete = self._sql(schema).delete
         if schema.primary_key:
             keys = [self._key_to_db(schema, k) for k in ids]
         else:
@@ -300,18 +316,18 @@ class SqliteStorage(Storage):
         return tuple(out)
 
     def scan(self, schema: TableSchema) -> Iterator[tuple[RowId, Row]]:
-        _, _, select, _, _, from_db = self._sql(schema)
+        sql = self._sql(schema)
         with self._lock:
-            rows = self.conn.execute(select).fetchall()
-        yield from self._identified(schema, rows, from_db)
+            rows = self.conn.execute(sql.select).fetchall()
+        yield from self._identified(schema, rows, sql.from_db)
 
     def get(self, schema: TableSchema, keys: list[tuple]) -> list[tuple[RowId, Row]]:
-        _, _, _, get, _, from_db = self._sql(schema)
+        sql = self._sql(schema)
         rows = []
         with self._lock:
             for key in keys:
-                rows.extend(self.conn.execute(get, self._key_to_db(schema, key)).fetchall())
-        return list(self._identified(schema, rows, from_db))
+                rows.extend(self.conn.execute(sql.get, self._key_to_db(schema, key)).fetchall())
+        return list(self._identified(schema, rows, sql.from_db))
 
     def _identified(self, schema: TableSchema, rows: list, from_db: Callable | None) -> Iterator[tuple[RowId, Row]]:
         if schema.primary_key:
@@ -326,24 +342,42 @@ class SqliteStorage(Storage):
     # ..................................................................... upqueries
 
     def ensure_index(self, schema: TableSchema, columns: tuple[int, ...]) -> None:
-        """An index on ``columns`` unless the primary key already orders rows by them."""
+        """An index on ``columns`` unless the primary key already orders rows by them.
+        Indexes are found by the columns they cover, not by name: renaming a column
+        (ALTER TABLE) keeps its index under the old name."""
         pk = schema.primary_key
         if pk and tuple(columns) == tuple(pk[: len(columns)]):
             return
         names = [schema.columns[i].name for i in columns]
-        index = _quote(f"_rivulet_{schema.name}_{'_'.join(names)}")
         with self._lock:
+            existing = self._indexes(schema.name)
+            if [n.lower() for n in names] in existing.values():
+                return
+            base = f"_rivulet_{schema.name}_{'_'.join(names)}"
+            index = base
+            while index.lower() in (n.lower() for n in existing):
+                index = f"{base}_{len(existing)}"
+                existing[index] = []
             self.conn.execute(
-                f"CREATE INDEX IF NOT EXISTS {index} ON {_quote(schema.name)} "
+                f"CREATE INDEX {_quote(index)} ON {_quote(schema.name)} "
                 f"({', '.join(_quote(n) for n in names)})"
             )
+
+    def _indexes(self, table: str) -> dict[str, list[str]]:
+        """Index name -> the columns it covers, lower-cased, in order."""
+        out = {}
+        for row in self.conn.execute(f"PRAGMA index_list({_quote(table)})").fetchall():
+            name = row[1]
+            info = self.conn.execute(f"PRAGMA index_info({_quote(name)})").fetchall()
+            out[name] = [str(r[2]).lower() for r in info]
+        return out
 
     def lookup(self, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> tuple[int, list[Row]]:
         """Rows whose ``columns`` hold one of ``keys`` (scalars for one column, tuples for
         several), and the LSN of the snapshot they were read at. May return extra rows
         where SQLite's comparison is looser than Python's: callers filter by key."""
-        _, _, _, _, _, from_db = self._sql(schema)
-        names = [_quote(c.name) for c in schema.columns]
+        sql = self._sql(schema)
+        names = sql.selected
         target = [_quote(schema.columns[i].name) for i in columns]
         to_db = [_TO_DB.get(schema.columns[i].kind) for i in columns]
         # Distinct keys: a key given twice must not return its rows twice (see _lookup_sql).
@@ -360,26 +394,29 @@ class SqliteStorage(Storage):
                         _lookup_sql(schema.name, names, target, len(columns), len(chunk)),
                         [v for key in chunk for v in key],
                     ).fetchall())
+                if any(schema.columns[i].conversion is not None for i in columns):
+                    # Rows not converted yet have no value in the column's new storage:
+                    # they are read too, and the caller keeps those under its keys.
+                    rows.extend(conn.execute(sql.unconverted).fetchall())
             finally:
                 conn.execute("COMMIT")
-        if from_db is not None:
-            rows = [from_db(r) for r in rows]
+        if sql.from_db is not None:
+            rows = [sql.from_db(r) for r in rows]
         return lsn, rows
 
     def snapshot_scan(self, schema: TableSchema) -> tuple[int, list[Row]]:
         """Every row of a table from one snapshot, and the LSN of that snapshot."""
-        _, _, _, _, _, from_db = self._sql(schema)
-        names = ", ".join(_quote(c.name) for c in schema.columns)
+        sql = self._sql(schema)
         with self._reader_lock:
             conn = self._read_connection()
             conn.execute("BEGIN")
             try:
                 lsn = conn.execute("SELECT MAX(lsn) FROM _rivulet_log").fetchone()[0] or 0
-                rows = conn.execute(f"SELECT {names} FROM {_quote(schema.name)}").fetchall()
+                rows = conn.execute(sql.select_all).fetchall()
             finally:
                 conn.execute("COMMIT")
-        if from_db is not None:
-            rows = [from_db(r) for r in rows]
+        if sql.from_db is not None:
+            rows = [sql.from_db(r) for r in rows]
         return lsn, rows
 
     def _read_connection(self) -> sqlite3.Connection:
@@ -439,3 +476,110 @@ def _lookup_sql(table: str, names: list[str], target: list[str], width: int, cou
     columns = ", ".join(f"t.{n}" for n in names)
     return (f"WITH k({keys}) AS (VALUES {', '.join([row] * count)}) "
             f"SELECT {columns} FROM {_quote(table)} AS t JOIN k ON {on}")
+
+
+class _TableSql:
+    """The statement texts and value converters of one table schema.
+
+    Rows are read by column name, so stored columns that a schema change dropped (renamed
+    out of sight) are never read; columns being converted to a new type are read with
+    their old values (``Conversion.source``), appended after the row's own columns, and
+    converted on the way out while a row has one."""
+
+    def __init__(self, schema: TableSchema) -> None:
+        self.schema = schema
+        table = _quote(schema.name)
+        self.names = [_quote(c.name) for c in schema.columns]
+        sources = [_quote(c.conversion.source) for c in schema.columns if c.conversion]
+        self.selected = self.names + sources
+        listed = ", ".join(self.selected)
+        marks = ", ".join("?" for _ in schema.columns)
+        self.insert = f"INSERT INTO {table} ({', '.join(self.names)}) VALUES ({marks})"
+        if schema.primary_key:
+            where = " AND ".join(f"{self.names[i]} = ?" for i in schema.primary_key)
+            self.select = f"SELECT {listed} FROM {table}"
+        else:
+            where = "rowid = ?"
+            self.select = f"SELECT rowid, {listed} FROM {table}"
+        self.delete = f"DELETE FROM {table} WHERE {where}"
+        self.get = f"{self.select} WHERE {where}"
+        self.select_all = f"SELECT {listed} FROM {table}"
+        self.unconverted = (f"{self.select_all} WHERE "
+                            + " OR ".join(f"{s} IS NOT NULL" for s in sources)) if sources else ""
+        self.to_db = _converter(schema, _TO_DB)
+        self.from_db = _reader(schema)
+
+
+def _reader(schema: TableSchema) -> Callable[[Row], Row] | None:
+    """Stored row -> row: values converted from SQLite's, and rows not yet converted to a
+    column's new type converted now (without storing them: see convert_rows)."""
+    plain = _converter(schema, _FROM_DB)
+    width = len(schema.columns)
+    pending = [(i, width + j, c.conversion, _FROM_DB.get(c.conversion.old.kind))
+               for j, (i, c) in enumerate((i, c) for i, c in enumerate(schema.columns)
+                                          if c.conversion is not None)]
+    if not pending:
+        return plain
+
+    def read(row: Row) -> Row:
+        values = list(row[:width] if plain is None else plain(row[:width]))
+        for i, at, conversion, from_db in pending:
+            old = row[at]
+            if old is not None:
+                values[i] = conversion.convert(old if from_db is None else from_db(old))
+        return tuple(values)
+
+    return read
+
+
+def convert_rows(conn: sqlite3.Connection, schema: TableSchema, limit: int) -> int:
+    """Convert up to ``limit`` stored rows per converting column of ``schema`` on ``conn``
+    (in the caller's transaction): the new value stored, the old one cleared, in one
+    statement per row, guarded by the old one's not being cleared yet."""
+    table = _quote(schema.name)
+    pk = schema.primary_key
+    ident = [_quote(schema.columns[i].name) for i in pk] if pk else ["rowid"]
+    where = " AND ".join(f"{c} = ?" for c in ident)
+    done = 0
+    for column in schema.columns:
+        conversion = column.conversion
+        if conversion is None:
+            continue
+        source, target = _quote(conversion.source), _quote(column.name)
+        old_from = _FROM_DB.get(conversion.old.kind)
+        new_to = _TO_DB.get(column.kind)
+        rows = conn.execute(f"SELECT {', '.join(ident)}, {source} FROM {table} "
+                            f"WHERE {source} IS NOT NULL LIMIT ?", (limit,)).fetchall()
+        updates = []
+        for row in rows:
+            old = row[-1] if old_from is None else old_from(row[-1])
+            new = conversion.convert(old)
+            updates.append((new if new is None or new_to is None else new_to(new), *row[:-1]))
+        conn.executemany(f"UPDATE {table} SET {target} = ?, {source} = NULL "
+                         f"WHERE {where} AND {source} IS NOT NULL", updates)
+        done += len(updates)
+    return done
+
+
+def convert_all(conn: sqlite3.Connection, schemas: Iterable[TableSchema]) -> int:
+    """Finish every conversion on ``conn`` at once (a frozen copy that Spark reads)."""
+    total = 0
+    for schema in schemas:
+        while schema.converting:
+            done = convert_rows(conn, schema, 10_000)
+            total += done
+            if not done:
+                break
+    conn.commit()
+    return total
+
+
+def _sql_literal(column: Any, value: Any) -> str:
+    """A constant for a SQLite ``DEFAULT`` clause."""
+    fn = _TO_DB.get(column.kind)
+    value = value if fn is None else fn(value)
+    if isinstance(value, (bool, int, float)):
+        return repr(int(value) if isinstance(value, bool) else value)
+    if isinstance(value, bytes):
+        return f"X'{value.hex()}'"
+    return "'" + str(value).replace("'", "''") + "'"

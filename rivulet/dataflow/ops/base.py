@@ -151,22 +151,57 @@ class StatefulOperator(Operator):
 
 
 class Base(Operator):
-    """A base table: deltas enter here from committed writes; upqueries read storage."""
+    """A base table: deltas enter here from committed writes; upqueries read storage.
+
+    After ALTER TABLE a table has several versions, one base node each (a root, like any
+    base node). Writes and storage speak the newest version's columns; the node of an
+    older version maps them to its own columns through its ``layout`` (see
+    rivulet/plan/alter.py), so views planned on it keep running unchanged."""
 
     symbol = "B"
 
-    def __init__(self, table: str) -> None:
+    def __init__(self, table: str, version: int = 0) -> None:
         super().__init__(())
         self.table = table
+        self.version = version
+        #: Positions of this version's columns in the newest version's rows (None: newest).
+        self.layout: tuple[int | None, ...] | None = None
+        self._adapt: Callable[[Row], Row] | None = None
+
+    def set_layout(self, layout: tuple[int | None, ...] | None) -> None:
+        self.layout = layout
+        if layout is None:
+            self._adapt = None
+        else:
+            parts = ", ".join("None" if p is None else f"r[{p}]" for p in layout)
+            self._adapt = eval(f"lambda r: ({parts},)")  # noqa: S307 (positions only)
+
+    def adapt(self, batch: Iterable[Delta]) -> Batch:
+        """Deltas of the newest version as deltas of this one."""
+        adapt = self._adapt
+        if adapt is None:
+            return list(batch)
+        return [(adapt(row), n) for row, n in batch]
 
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
         return inputs[-1]
 
     def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
-        return self.graph.base_lookup(self.table, columns, keys)
+        if self.layout is None:
+            return self.graph.base_lookup(self.table, columns, keys)
+        return self.adapt(self.graph.base_lookup(self.table, self.newest_columns(columns), keys))
+
+    def newest_columns(self, columns: Columns) -> Columns:
+        """Positions in the newest version of this version's ``columns``."""
+        if self.layout is None:
+            return columns
+        out = tuple(self.layout[c] for c in columns)
+        if None in out:  # ALTER TABLE refuses to drop a column a view reads
+            raise RuntimeError(f"table {self.table!r} version {self.version}: column dropped")
+        return out  # type: ignore[return-value]
 
     def describe(self) -> str:
-        return f"B {self.table}"
+        return f"B {self.table}" + (f" (version {self.version})" if self.layout is not None else "")
 
 
 def rows_as_inserts(rows: Iterable[Row]) -> Batch:
