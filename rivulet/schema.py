@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -177,6 +178,10 @@ def _fast_checker(schema: TableSchema) -> Callable[[Any], Row | None]:
         if exact is None:
             return lambda r: None
         test = f"type(r[{i}]) is {exact}"
+        if col.kind == FLOAT:  # NaN and infinities fail (x - x is NaN): the slow path rejects them
+            test = f"({test} and r[{i}] - r[{i}] == 0.0)"
+        elif col.kind == STR:  # lone surrogates are not UTF-8: the slow path rejects them
+            test = f"({test} and (r[{i}].isascii() or _utf8(r[{i}])))"
         if col.nullable:
             test = f"(r[{i}] is None or {test})"
         if col.length is not None:
@@ -185,7 +190,16 @@ def _fast_checker(schema: TableSchema) -> Callable[[Any], Row | None]:
             low, high = col.bounds
             test = f"({test} and (r[{i}] is None or {low} <= r[{i}] <= {high}))"
         checks.append(test)
-    return eval(f"lambda r: r if ({' and '.join(checks)}) else None")  # noqa: S307
+    return eval(f"lambda r: r if ({' and '.join(checks)}) else None",  # noqa: S307
+                {"_utf8": _is_utf8})
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _coerce_row_slowly(schema: TableSchema, values: Any, where: str) -> Row:
@@ -233,7 +247,11 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
             f"{where or col.name}: value {out} is out of range for {col.sql_type or col.kind}"
         )
     if col.scale is not None and col.kind == DECIMAL:
-        out = out.quantize(decimal.Decimal(1).scaleb(-col.scale), rounding=decimal.ROUND_HALF_UP)
+        try:
+            out = out.quantize(decimal.Decimal(1).scaleb(-col.scale), rounding=decimal.ROUND_HALF_UP)
+        except decimal.InvalidOperation:
+            raise SchemaError(f"{where or col.name}: value {value!r} is out of range for "
+                              f"{col.sql_type or col.kind}") from None
     return out
 
 
@@ -257,13 +275,24 @@ def _to_int(v: Any) -> int:
 
 def _to_float(v: Any) -> float:
     if isinstance(v, (int, float, decimal.Decimal)):
-        return float(v)
-    if isinstance(v, str):
-        return float(v.strip())
-    raise TypeError(f"a {type(v).__name__} is not a number")
+        out = float(v)
+    elif isinstance(v, str):
+        out = float(v.strip())
+    else:
+        raise TypeError(f"a {type(v).__name__} is not a number")
+    if not math.isfinite(out):  # SQLite would store NaN as NULL, even in a NOT NULL column
+        raise ValueError("MySQL has no NaN or infinity")
+    return out
 
 
 def _to_decimal(v: Any) -> decimal.Decimal:
+    out = _decimal(v)
+    if not out.is_finite():
+        raise ValueError("MySQL has no NaN or infinity")
+    return out
+
+
+def _decimal(v: Any) -> decimal.Decimal:
     if isinstance(v, decimal.Decimal):
         return v
     if isinstance(v, (bool, int)):
@@ -280,6 +309,8 @@ def _to_decimal(v: Any) -> decimal.Decimal:
 
 def _to_str(v: Any) -> str:
     if isinstance(v, str):
+        if not v.isascii():
+            v.encode("utf-8")  # UnicodeEncodeError (a ValueError) for a lone surrogate
         return v
     if isinstance(v, (bool, int, float, decimal.Decimal)):
         return str(int(v) if isinstance(v, bool) else v)
