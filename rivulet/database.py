@@ -34,7 +34,7 @@ import queue
 import sqlite3
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
@@ -435,6 +435,13 @@ class Database:
 
     # ..................................................................... conversions
 
+    def finish_conversions(self) -> None:
+        """Convert now every row a schema change left in a column's old type (the
+        background converter would get there too; reads never wait for it)."""
+        for schema in list(self.catalog.tables.values()):
+            if schema.converting:
+                self._convert(schema.name, until_done=True)
+
     def _start_converter(self) -> None:
         """The background converter of rows to their columns' new types (one thread)."""
         if self._converter is None or not self._converter.is_alive():
@@ -632,8 +639,10 @@ class Database:
                       for row in statement.rows for e in row}
 
             def insert(params: Sequence[Any]) -> WriteRequest:
-                rows = st.insert_values(statement, check(params), lambda e, p: values[id(e)]((), p))
-                return WriteRequest(table, "insert", rows=check_rows(table, rows))
+                bound = check(params)
+                rows = st.insert_values(statement, bound, lambda e, p: values[id(e)]((), p))
+                return WriteRequest(table, "insert", rows=check_rows(table, rows), params=bound,
+                                    sql=statement.sql)
 
             return insert
         predicate = bound_predicate(statement.where, kinds, nullable) if statement.where else None
@@ -649,9 +658,10 @@ class Database:
                 keys = [_coerce_key(table, tuple(f((), bound) for f in key)) for key in key_values]
                 keys = [k for k in keys if k is not None]
             if assign is None:
-                return WriteRequest(table, "delete", predicate=predicate, keys=keys, params=bound)
+                return WriteRequest(table, "delete", predicate=predicate, keys=keys, params=bound,
+                                    sql=statement.sql)
             return WriteRequest(table, "update", predicate=predicate, assign=assign, keys=keys,
-                                params=bound)
+                                params=bound, sql=statement.sql)
 
         return change
 
@@ -698,7 +708,7 @@ class Database:
                 for request in group:
                     try:
                         self._bring_up_to_date(request)
-                        with self.storage.savepoint():
+                        with nullcontext() if request.atomic else self.storage.savepoint():
                             out = request.apply(self.storage)
                     except Exception as exc:  # this request fails alone; the group goes on
                         request.error = exc if isinstance(exc, RivuletError) else StorageError(
@@ -736,24 +746,26 @@ class Database:
             request.done.set()
 
     def _bring_up_to_date(self, request: WriteRequest) -> None:
-        """A write prepared against an older version of its table (ALTER TABLE came in
-        between): inserted rows are carried to the newest columns, as MySQL would insert
-        them now; an UPDATE or DELETE was bound to the old columns and must be run again."""
+        """A write prepared against an older version of its table (an ALTER TABLE came in
+        between) is bound again to the table as it is now, as MySQL would run it now;
+        rows inserted through a table handle are carried to the newest columns."""
         current = self.catalog.tables.get(request.table.name.lower())
         if current is None:
             raise ProgramError(f"table {request.table.name!r} was dropped")
         if request.table is current:
             return
         if request.table.version != current.version:
-            if request.kind != "insert":
-                raise ProgramError(
-                    f"table {current.name!r} was altered after this {request.kind.upper()} "
-                    "was prepared: run it again")
-            layout = self.catalog.layouts[current.name.lower()].get(request.table.version)
-            if layout is None:
-                raise ProgramError(f"table {current.name!r} was altered after this INSERT "
-                                   "was prepared: run it again")
-            request.rows = check_rows(current, [_carried(current, layout, row) for row in request.rows])
+            if request.sql:
+                statement = st.bind_text(request.sql, self.catalog)
+                fresh = self.writer(statement)(request.params)  # type: ignore[arg-type]
+                request.kind, request.rows = fresh.kind, fresh.rows
+                request.predicate, request.assign, request.keys = fresh.predicate, fresh.assign, fresh.keys
+            elif request.kind == "insert":
+                layout = self.catalog.layouts[current.name.lower()][request.table.version]
+                request.rows = check_rows(current, [_carried(current, layout, r) for r in request.rows])
+            else:
+                raise ProgramError(f"table {current.name!r} was altered after this "
+                                   f"{request.kind.upper()} was prepared: run it again")
         request.table = current
 
     def bulk_insert(self, table: str, batches: Iterable[list[Row]], *,

@@ -27,11 +27,20 @@ class WriteRequest:
     assign: Callable[[Row, tuple], list[Any]] | None = None
     keys: list[tuple] | None = None  # primary keys that bound the rows considered
     params: tuple = ()
+    #: The statement's text, if it came from one (bound again after an ALTER TABLE).
+    sql: str = ""
     # Set by the commit worker:
     lsn: int = 0
     rowcount: int = 0
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def atomic(self) -> bool:
+        """Whether :meth:`apply` either succeeds or changes nothing by itself, so the commit
+        needs no savepoint around it: an INSERT is one ``Storage.insert``, which is atomic;
+        an UPDATE deletes and inserts, and may fail in between."""
+        return self.kind == "insert"
 
     def apply(self, storage: Storage) -> list[Delta]:
         """Perform the write inside the open transaction; return its deltas."""

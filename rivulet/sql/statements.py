@@ -6,7 +6,7 @@ constructs) is found here, before anything changes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Union
 
 from sqlglot import exp
@@ -61,6 +61,8 @@ class Insert:
     columns: tuple[int, ...]  # table positions the VALUES fill, in order
     rows: tuple[tuple[ir.Expr, ...], ...]  # constants and Params
     param_count: int
+    #: The statement's text: bound again if its table changes before it commits.
+    sql: str = ""
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ class Update:
     where: ir.Expr | None
     key_lookup: tuple[tuple[ir.Expr, ...], ...] | None  # primary keys the WHERE pins down
     param_count: int
+    #: The statement's text: bound again if its table changes before it commits.
+    sql: str = ""
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ class Delete:
     where: ir.Expr | None
     key_lookup: tuple[tuple[ir.Expr, ...], ...] | None
     param_count: int
+    #: The statement's text: bound again if its table changes before it commits.
+    sql: str = ""
 
 
 @dataclass(frozen=True)
@@ -126,11 +132,11 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
             raise unsupported(node, f"DROP {kind} of several names")
         return Drop(kind.lower(), names[0].name, bool(node.args.get("exists")))
     if isinstance(node, exp.Insert):
-        return _insert(node, catalog)
+        return replace(_insert(node, catalog), sql=sql)
     if isinstance(node, exp.Update):
-        return _update(node, catalog)
+        return replace(_update(node, catalog), sql=sql)
     if isinstance(node, exp.Delete):
-        return _delete(node, catalog)
+        return replace(_delete(node, catalog), sql=sql)
     if isinstance(node, (exp.Select, exp.Union)):
         count = sum(1 for _ in node.find_all(exp.Placeholder))
         return Select(node, sql, count)
