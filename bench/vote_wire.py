@@ -125,7 +125,7 @@ def rivulet_server(directory: str, w: Workload, switch_interval: float, pipe: An
     sys.setswitchinterval(switch_interval)
     import rivulet
     from rivulet.server.auth import LOOPBACK, UserStore
-    from rivulet.server.mysql import MySQLServer
+    from rivulet.server.mysql import MySQLServer, new_event_loop
 
     db = rivulet.open(directory)
     UserStore(directory).set_user("bench", "", LOOPBACK)  # the user MariaDB's clients use
@@ -140,7 +140,7 @@ def rivulet_server(directory: str, w: Workload, switch_interval: float, pipe: An
     view = db.prepare(NATURAL_READ.replace("%s", "?"))
     for lo in range(0, w.stories, 10_000):  # fill the view for every story (see docstring)
         view.lookup_many(range(lo, min(w.stories, lo + 10_000)))
-    loop = asyncio.new_event_loop()
+    loop = new_event_loop()  # as rivulet serve does
     server = MySQLServer(db, port=0)
     loop.run_until_complete(server.start())
 

@@ -111,7 +111,7 @@ def run_serve(args: argparse.Namespace) -> int:
     import asyncio
     import signal
 
-    from rivulet.server.mysql import MySQLServer
+    from rivulet.server.mysql import MySQLServer, new_event_loop
 
     sys.setswitchinterval(0.0005)  # see run_demo
     path = Path(args.data_dir)
@@ -140,7 +140,8 @@ def run_serve(args: argparse.Namespace) -> int:
             await server.stop()
 
         try:
-            asyncio.run(serve())
+            with asyncio.Runner(loop_factory=new_event_loop) as runner:
+                runner.run(serve())
         finally:
             if http is not None:
                 http.stop()

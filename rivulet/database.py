@@ -939,6 +939,7 @@ class Database:
                     "misses": misses,
                 }
             memory = graph.memory_bytes()
+            sharing = graph.index_sharing()
         return {
             **self.stats_counters,
             "lsn": self.storage.lsn,
@@ -952,6 +953,7 @@ class Database:
             "nodes": len(graph.nodes),
             "views": len(self.views()),
             "visibility_lag": self.visibility_lag.snapshot().as_dict(),
+            "shared_indexes": sharing,
             "per_view": views,
             "per_node": nodes,
         }
