@@ -328,6 +328,8 @@ def _to_bytes(v: Any) -> bytes:
 def _to_bool(v: Any) -> int:
     # MySQL's BOOLEAN is TINYINT(1): TRUE is stored and returned as 1.
     if isinstance(v, (bool, int)) or (isinstance(v, float) and v.is_integer()):
+        if not -128 <= v <= 127:  # SQLite cannot even store some (past 64 bits)
+            raise ValueError("out of range for BOOLEAN (TINYINT(1): -128..127)")
         return int(v)
     if isinstance(v, str) and v.strip().lower() in ("0", "1", "true", "false"):
         return int(v.strip().lower() in ("1", "true"))
