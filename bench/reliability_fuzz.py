@@ -1,0 +1,603 @@
+"""Fuzzing rivulet's inputs: SQL text, written values and MySQL protocol packets.
+
+The generators (Hypothesis strategies) and the checks live here so that the test suite
+(tests/test_fuzz_*.py, a few dozen inputs each) and the reliability benchmark
+(``bench.reliability`` calls :func:`run`: thousands of inputs in a time budget) fuzz the
+same way. Each check says what must hold for one input:
+
+* SQL: rivulet either runs the statement or raises a :class:`rivulet.RivuletError` whose
+  message names the construct (never ``KeyError``, ``RecursionError``, ...), and a
+  statement that fails leaves the database exactly as it was (:func:`digest`).
+* Writes: a batch of rows with hostile values (wrong types, huge numbers and strings,
+  NULL into NOT NULL, NUL, lone surrogates, combining marks, 4-byte emoji) is stored and
+  read back unchanged, or rejected whole with a :class:`rivulet.SchemaError`.
+* Protocol: a malformed, truncated, out-of-sequence or oversize packet gets an error
+  packet or the end of that one connection; the server keeps serving other clients and
+  no data changes.
+
+    python -m bench.reliability_fuzz [--quick]     # prints the counts, writes no file
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import decimal
+import hashlib
+import json
+import socket
+import struct
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import rivulet
+from rivulet.errors import RivuletError, SchemaError
+
+# --------------------------------------------------------------------------- the database
+
+SCHEMA = [
+    "CREATE TABLE t (id INT PRIMARY KEY, a INT, s VARCHAR(20) NOT NULL)",
+    "CREATE TABLE u (id INT PRIMARY KEY, t_id INT, b INT)",
+    "CREATE VIEW by_id AS SELECT id, a, s FROM t WHERE id = ?",
+    ("CREATE VIEW sums AS SELECT t.id, COUNT(u.id) AS n FROM t LEFT JOIN u ON t.id = u.t_id "
+    "GROUP BY t.id"),
+]
+ROWS_T = [(i, i % 5, f"s{i}") for i in range(1, 21)]
+ROWS_U = [(i, i % 20 + 1, i * 3) for i in range(1, 41)]
+
+#: A table with one column of every kind, for the write fuzzer.
+WRITE_TABLE = (
+    "CREATE TABLE w (id INT PRIMARY KEY, n INT NOT NULL, tiny TINYINT, big BIGINT, "
+    "name VARCHAR(8), body TEXT, price DECIMAL(6,2), ratio DOUBLE, raw VARBINARY(8), "
+    "seen DATETIME, day DATE, flag BOOLEAN)"
+)
+
+
+def make_database(path: str | Path) -> rivulet.Database:
+    """The database every SQL and protocol fuzzer runs against (two tables, two views)."""
+    db = rivulet.open(path)
+    for sql in SCHEMA:
+        db.execute(sql)
+    db.table("t").insert_many(ROWS_T)
+    db.table("u").insert_many(ROWS_U)
+    db.execute(WRITE_TABLE)
+    db.settle()
+    return db
+
+
+def digest(db: rivulet.Database) -> str:
+    """A fingerprint of everything a statement could change: the LSN, the program (tables,
+    views, ad-hoc views, dataflow nodes) and every base table's rows."""
+    db.settle()
+    h = hashlib.sha256()
+    h.update(repr((db.lsn, sorted(db.catalog.tables), sorted(db.catalog.views),
+                   sorted(db._views), len(db.graph.nodes))).encode())
+    for name in sorted(db.catalog.tables):
+        schema = db.catalog.tables[name]
+        h.update(repr(schema).encode())
+        rows = sorted((repr(row) for _, row in db.storage.scan(schema)))
+        h.update("\n".join(rows).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+class Failure(AssertionError):
+    """One input broke a rule (the message says which and how)."""
+
+
+# --------------------------------------------------------------------------- SQL inputs
+
+_COLS = ["id", "a", "s"]
+_UNKNOWN_FUNCTIONS = ["JSON_EXTRACT(s, '$.a')", "SOUNDEX(s)", "GROUP_CONCAT(s)", "RAND()",
+                      "UUID()", "SLEEP(1)", "BENCHMARK(10, a)", "LOAD_FILE('/etc/passwd')",
+                      "MATCH(s) AGAINST ('x')", "s REGEXP 'a'", "@x := 1", "CAST(s AS JSON)"]
+
+
+@st.composite
+def _base_select(draw: Any) -> str:
+    cols = draw(st.lists(st.sampled_from(_COLS), min_size=1, max_size=3, unique=True))
+    where = draw(st.sampled_from(["", " WHERE a > 1", " WHERE id = ?", " WHERE s LIKE 's%'"]))
+    return f"SELECT {', '.join(cols)} FROM t{where}"
+
+
+@st.composite
+def unsupported_sql(draw: Any) -> tuple[str, str, list[str]]:
+    """(construct, statement, words one of which the error must contain): syntactically
+    valid SQL built around one construct rivulet does not support."""
+    base = draw(_base_select())
+    col = draw(st.sampled_from(["a", "id"]))
+    fn = draw(st.sampled_from(["ROW_NUMBER()", "RANK()", "LAG(a)", "SUM(a)", "COUNT(*)"]))
+    unknown = draw(st.sampled_from(_UNKNOWN_FUNCTIONS))
+    invented = "fn_" + draw(st.text("abcdefghij", min_size=3, max_size=8))
+    choices: list[tuple[str, str, list[str]]] = [
+        ("window function", f"SELECT id, {fn} OVER (PARTITION BY {col} ORDER BY id) FROM t",
+         ["window", "over"]),
+        ("CTE", f"WITH c AS ({base}) SELECT * FROM c", ["with"]),
+        ("recursive CTE", ("WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c "
+         "WHERE n < 5) SELECT n FROM c"), ["with"]),
+        ("IN subquery", f"{base.split(' WHERE')[0]} WHERE {col} IN (SELECT b FROM u)",
+         ["subquery", "select"]),
+        ("EXISTS", "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.t_id = t.id)",
+         ["exists"]),
+        ("scalar subquery in select", "SELECT id, (SELECT MAX(b) FROM u) FROM t",
+         ["subquery", "select"]),
+        ("scalar subquery in where", f"SELECT id FROM t WHERE {col} = (SELECT MIN(b) FROM u)",
+         ["subquery", "select"]),
+        ("ALL subquery", f"SELECT id FROM t WHERE {col} > ALL (SELECT b FROM u)",
+         ["all", "select"]),
+        ("subquery in join", "SELECT t.id FROM t JOIN u ON t.id = (SELECT 1)",
+         ["subquery", "select", "join"]),
+        ("right join", "SELECT t.id FROM t RIGHT JOIN u ON t.id = u.t_id", ["right join"]),
+        ("full join", "SELECT t.id FROM t FULL OUTER JOIN u ON t.id = u.t_id", ["full"]),
+        ("cross join", "SELECT t.id FROM t CROSS JOIN u", ["cross"]),
+        ("comma join", "SELECT t.id FROM t, u WHERE t.id = u.t_id", ["join"]),
+        ("theta join", "SELECT t.id FROM t JOIN u ON t.id < u.t_id", ["join"]),
+        ("intersect", f"{base} INTERSECT SELECT id, a, s FROM t", ["intersect", "statement"]),
+        ("except", f"{base} EXCEPT SELECT id, a, s FROM t", ["except", "statement"]),
+        ("unsupported function", f"SELECT {unknown} FROM t", [unknown.split("(")[0].split()[-1]
+                                                               .strip("@:=").lower() or "@",
+                                                               "expression", "cast", "match",
+                                                               "regexp", "from"]),
+        ("invented function", f"SELECT {invented}(a) FROM t", [invented]),
+        ("LIMIT ?", f"{base} LIMIT ?", ["limit"]),
+        ("ORDER BY ?", "SELECT id FROM t ORDER BY ? LIMIT 3", ["order", "?", "parameter"]),
+        ("? in select list", "SELECT ?, id FROM t", ["parameter", "?"]),
+        ("? in join", "SELECT t.id FROM t JOIN u ON t.id = u.t_id AND u.b = ?",
+         ["parameter", "?"]),
+        ("? under OR", "SELECT id FROM t WHERE a = ? OR id = ?", ["parameter"]),
+        ("rollup", f"SELECT {col}, COUNT(*) FROM t GROUP BY {col} WITH ROLLUP", ["rollup"]),
+        ("distinct on", f"SELECT DISTINCT ON ({col}) id FROM t", ["distinct on"]),
+        ("for update", f"{base} FOR UPDATE", ["locking", "update"]),
+        ("select into", "SELECT id INTO @v FROM t", ["into", "parse"]),
+        ("select without from", "SELECT 1 + 1", ["from"]),
+        ("insert select", "INSERT INTO u SELECT id, id, a FROM t", ["insert ... select"]),
+        ("on duplicate key", "INSERT INTO t VALUES (1, 1, 'x') ON DUPLICATE KEY UPDATE a = 2",
+         ["conflict", "duplicate"]),
+        ("insert ignore", "INSERT IGNORE INTO t VALUES (1, 1, 'x')", ["ignore"]),
+        ("replace", "REPLACE INTO t VALUES (1, 2, 'x')", ["replace", "statement"]),
+        ("multi-table update", "UPDATE t JOIN u ON t.id = u.t_id SET t.a = 1",
+         ["several tables"]),
+        ("comma update", "UPDATE t, u SET t.a = 1 WHERE t.id = u.t_id", ["several tables"]),
+        ("multi-table delete", "DELETE t FROM t JOIN u ON t.id = u.t_id", ["several tables"]),
+        ("delete using", "DELETE FROM t USING t JOIN u ON t.id = u.t_id", ["using"]),
+        ("update limit", "UPDATE t SET a = 1 ORDER BY id LIMIT 1", ["limit"]),
+        ("create index", f"CREATE INDEX ix ON t ({col})", ["index"]),
+        ("truncate", "TRUNCATE TABLE t", ["truncate", "statement"]),
+        ("grant", "GRANT ALL ON *.* TO 'x'@'%'", ["grant", "statement"]),
+        ("call", "CALL proc(1)", ["call", "statement"]),
+        ("set variable", "SET @x = 1", ["set", "statement"]),
+        ("use", "USE other", ["use", "statement"]),
+        ("lock tables", "LOCK TABLES t WRITE", ["lock", "statement", "parse"]),
+        ("create trigger", "CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET @x = 1",
+         ["trigger", "statement", "create"]),
+        ("create procedure", "CREATE PROCEDURE p() SELECT 1", ["procedure", "statement",
+                                                                 "create"]),
+        ("foreign key", "CREATE TABLE z (id INT, FOREIGN KEY (id) REFERENCES t (id))",
+         ["foreign", "table element"]),
+        ("check", "CREATE TABLE z (id INT CHECK (id > 0))", ["check", "constraint"]),
+        ("spatial type", "CREATE TABLE z (id INT, g GEOMETRY)", ["geometry"]),
+        ("create table as", f"CREATE TABLE z AS {base.split(' WHERE')[0]}", ["as select"]),
+        ("temporary table", "CREATE TEMPORARY TABLE z (id INT)", ["temporary"]),
+        ("drop database", "DROP DATABASE rivulet", ["database"]),
+        ("drop several", "DROP TABLE t, u", ["several"]),
+        ("alter view", "ALTER VIEW by_id AS SELECT id FROM t", ["alter", "statement"]),
+        ("load data", "LOAD DATA INFILE '/etc/passwd' INTO TABLE t", ["parse", "load",
+                                                                        "statement"]),
+        ("outfile", "SELECT * INTO OUTFILE '/tmp/x' FROM t", ["parse", "into", "outfile"]),
+        ("view with window", f"CREATE VIEW vw AS SELECT id, {fn} OVER () FROM t",
+         ["window", "over"]),
+        ("view with CTE", f"CREATE VIEW vc AS WITH c AS ({base}) SELECT * FROM c", ["with"]),
+        ("view of unknown table", "CREATE VIEW vu AS SELECT x FROM nowhere", ["nowhere"]),
+        ("view replacing a table", "CREATE VIEW t AS SELECT id FROM u", ["exists", "'t'"]),
+        ("write to a view", "INSERT INTO by_id VALUES (1, 1, 'x')", ["view", "read-only"]),
+        ("deep parentheses", "SELECT id FROM t WHERE " + "(" * 60 + "a" + ")" * 60 + " = 1",
+         ["nested"]),
+        ("long operator chain", "SELECT id FROM t WHERE a = " + " + ".join(["1"] * 300),
+         ["nested"]),
+    ]
+    return draw(st.sampled_from(choices))
+
+
+_TOKENS = ["SELECT", "FROM", "WHERE", "t", "u", "id", "a", "s", "b", "(", ")", ",", "=", "?",
+           "1", "'x'", "NULL", "AND", "OR", "NOT", "IN", "JOIN", "ON", "GROUP", "BY", "ORDER",
+           "LIMIT", "UNION", "*", "+", "-", "/", "COUNT", "SUM", "AS", "CREATE", "VIEW",
+           "TABLE", "INSERT", "INTO", "VALUES", "UPDATE", "SET", "DELETE", "DROP", "`", "'",
+           '"', ";", "--", "/*", "*/", "#", "\\", "\x00", "😀", "é", "\u0301", "CASE", "WHEN",
+           "THEN", "END", "HAVING", "DISTINCT", "BETWEEN", "LIKE", "IS", "@", "@@", "0x",
+           "1e999", "99999999999999999999999999", ".", "IF", "EXISTS", "OVER", "WITH"]
+
+
+def token_soup() -> Any:
+    """Statements stitched from SQL tokens: mostly invalid, sometimes runnable."""
+    return st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=25).map(" ".join)
+
+
+def random_text() -> Any:
+    """Any text, including control characters, NUL and lone surrogates; and raw bytes
+    read as Latin-1 (what a client with the wrong charset sends)."""
+    return st.one_of(st.text(max_size=200),
+                     st.binary(max_size=200).map(lambda b: b.decode("latin-1")))
+
+
+def sql_inputs() -> Any:
+    """(construct, statement, words) for the SQL fuzzer; words None: any error will do."""
+    return st.one_of(
+        unsupported_sql(),
+        token_soup().map(lambda s: ("token soup", s, None)),
+        random_text().map(lambda s: ("random text", s, None)),
+    )
+
+
+def check_sql(db: rivulet.Database, construct: str, sql: str, words: list[str] | None,
+              how: str = "execute") -> str:
+    """Run ``sql`` one way (``execute``, ``query``, ``create_view`` or ``script``) and check
+    the rules (module docstring); returns the digest the database has afterwards."""
+    before = digest(db)
+    try:
+        if how == "query":
+            db.query(sql)
+        elif how == "create_view":
+            db.create_view("fuzz_v", sql)
+        elif how == "script":
+            db.execute_script(sql)
+        else:
+            db.execute(sql)
+    except RivuletError as exc:
+        after = digest(db)
+        if after != before:
+            raise Failure(f"{construct}: {sql!r} failed ({exc}) but changed the database")
+        message = str(exc).lower()
+        if how in ("query", "create_view") and sql.lstrip()[:6].upper() not in ("SELECT",
+                                                                               "WITH"):
+            words = None  # "query() takes a SELECT statement" is the error to give
+        if words is not None and not any(w.lower() in message for w in words):
+            raise Failure(f"{construct}: {sql!r}: the error {str(exc)!r} names none of {words}")
+        return after
+    except Exception as exc:
+        raise Failure(f"{construct}: {sql!r} ({how}) raised {type(exc).__name__}: {exc}") from exc
+    if words is not None:
+        raise Failure(f"{construct}: {sql!r} ({how}) ran, but rivulet does not support it")
+    _drop_fuzz_view(db)
+    return digest(db)
+
+
+def _drop_fuzz_view(db: rivulet.Database) -> None:
+    db.drop_view("fuzz_v", if_exists=True)
+
+
+# --------------------------------------------------------------------------- write inputs
+
+_HUGE = [2**31, -(2**31) - 1, 2**63, -(2**63) - 1, 10**30, -(10**40)]
+_STRINGS = ["", "\x00", "a\x00b", "\ud800", "x\udfffy", "e\u0301", "\u0301", "😀", "👩‍👩‍👧",
+            "𝔘𝔫𝔦", "\u202e", "\ufeff", "\uffff", "\U0010ffff", "'; DROP TABLE w; --", "\\",
+            "x" * 9, "é" * 8, "😀" * 8, "😀" * 9, "a" * 70000]
+
+
+def any_value() -> Any:
+    """A value of any type a client might send, with the edge cases first in mind."""
+    return st.one_of(
+        st.none(), st.booleans(), st.integers(), st.sampled_from(_HUGE),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.decimals(allow_nan=True, allow_infinity=True, places=None),
+        st.text(max_size=12), st.sampled_from(_STRINGS), st.binary(max_size=12),
+        st.datetimes(), st.dates(), st.lists(st.integers(), max_size=2),
+        st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
+    )
+
+
+_WRITE_COLUMNS = ["id", "n", "tiny", "big", "name", "body", "price", "ratio", "raw", "seen",
+                  "day", "flag"]
+
+
+_TEXT = st.one_of(st.text(max_size=10), st.sampled_from(_STRINGS))
+#: Values of each column's own type (edge cases included), so most batches are valid and
+#: the round trip is checked; any_value() mixes in everything else.
+_TYPED = {
+    "n": st.integers(-(2**31), 2**31 - 1), "tiny": st.integers(-128, 127),
+    "big": st.integers(-(2**63), 2**63 - 1), "name": _TEXT, "body": _TEXT,
+    "price": st.decimals(-9999, 9999, places=2), "ratio": st.floats(),
+    "raw": st.binary(max_size=8), "seen": st.datetimes(), "day": st.dates(),
+    "flag": st.booleans(),
+}
+
+
+@st.composite
+def write_batch(draw: Any) -> list[tuple]:
+    """1-4 rows for table ``w``: distinct ints as primary keys, values of each column's
+    type (edge cases included), and in about half the rows one column with NULL or a value
+    of any type at all."""
+    count = draw(st.integers(1, 4))
+    ids = draw(st.lists(st.integers(1, 10**6), min_size=count, max_size=count, unique=True))
+    rows = []
+    for pk in ids:
+        hostile = draw(st.one_of(st.none(), st.sampled_from(_WRITE_COLUMNS[1:])))
+        rest = [draw(st.one_of(st.none(), any_value()) if column == hostile else _TYPED[column])
+                for column in _WRITE_COLUMNS[1:]]
+        rows.append((pk, *rest))
+    return rows
+
+
+def _same(stored: Any, sent: Any, column: str) -> bool:
+    """Whether a value read back is the one written (as the column's type keeps it)."""
+    if sent is None or stored is None:
+        return sent is None and stored is None
+    if column in ("name", "body"):
+        return stored == sent if isinstance(sent, str) else isinstance(stored, str)
+    if column == "raw":
+        return stored == (sent.encode() if isinstance(sent, str) else sent)
+    if column in ("id", "n", "tiny", "big"):
+        return isinstance(sent, (int, str, float, decimal.Decimal, bool)) and stored == sent
+    if column == "ratio" and isinstance(sent, float):
+        return stored == sent
+    if column == "seen" and isinstance(sent, dt.date):
+        return stored == (sent if isinstance(sent, dt.datetime)
+                          else dt.datetime.combine(sent, dt.time()))
+    if column == "day" and isinstance(sent, dt.date):
+        return stored == (sent.date() if isinstance(sent, dt.datetime) else sent)
+    return True  # numbers, dates, flags: converted by MySQL's rules (tests/test_functions.py)
+
+
+def check_writes(db: rivulet.Database, rows: list[tuple], via: str = "table") -> None:
+    """Insert ``rows`` into ``w`` (by ``Table.insert_many`` or a parameterized INSERT);
+    either all are stored and read back as sent, or a SchemaError leaves nothing."""
+    before = digest(db)
+    try:
+        if via == "table":
+            db.table("w").insert_many(rows)
+        else:
+            marks = ", ".join(["(" + ", ".join("?" * len(_WRITE_COLUMNS)) + ")"] * len(rows))
+            db.execute(f"INSERT INTO w VALUES {marks}", [v for row in rows for v in row])
+    except SchemaError as exc:
+        if digest(db) != before:
+            raise Failure(f"rejected batch {rows!r} ({exc}) changed the database") from exc
+        if not str(exc):
+            raise Failure(f"rejected batch {rows!r} with an empty message")
+        return
+    except RivuletError as exc:
+        if "duplicate" in str(exc):
+            return
+        raise Failure(f"batch {rows!r}: {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:
+        raise Failure(f"batch {rows!r} raised {type(exc).__name__}: {exc}") from exc
+    db.settle()
+    try:
+        for row in rows:
+            stored = db.query("SELECT * FROM w WHERE id = ?", [row[0]])
+            if len(stored) != 1:
+                raise Failure(f"row {row!r} written, {len(stored)} read back")
+            for column, got, sent in zip(_WRITE_COLUMNS, stored[0], row):
+                if not _same(got, sent, column):
+                    raise Failure(f"column {column}: wrote {sent!r}, read back {got!r}")
+    finally:
+        db.execute(f"DELETE FROM w WHERE id IN ({', '.join('?' * len(rows))})",
+                   [row[0] for row in rows])
+
+
+# --------------------------------------------------------------------------- protocol inputs
+
+
+def mysql_packet(payload: bytes, seq: int) -> bytes:
+    return len(payload).to_bytes(3, "little") + bytes([seq & 0xFF]) + payload
+
+
+class RawClient:
+    """A MySQL client on a bare socket: handshake as ``root`` (empty password), then any
+    bytes at all."""
+
+    def __init__(self, port: int, *, login: bool = True, timeout: float = 5.0) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.greeting = self.read_packet()
+        if login:
+            self.login()
+
+    def login(self, user: str = "root") -> None:
+        caps = 0x00000200 | 0x00008000 | 0x00080000 | 0x00000001 | 0x00002000
+        payload = (struct.pack("<IIB", caps, 1 << 24, 45) + b"\x00" * 23 + user.encode()
+                   + b"\x00" + b"\x00" + b"mysql_native_password\x00")
+        self.sock.sendall(mysql_packet(payload, 1))
+        reply = self.read_packet()
+        if reply[:1] == b"\xfe":  # auth switch: answer with the empty password
+            self.sock.sendall(mysql_packet(b"", 3))
+            reply = self.read_packet()
+        if reply[:1] != b"\x00":
+            raise ConnectionError(f"login failed: {reply!r}")
+
+    def read_packet(self) -> bytes:
+        header = self._read(4)
+        return self._read(int.from_bytes(header[:3], "little"))
+
+    def _read(self, n: int) -> bytes:
+        out = b""
+        while len(out) < n:
+            chunk = self.sock.recv(n - len(out))
+            if not chunk:
+                raise ConnectionError("closed by the server")
+            out += chunk
+        return out
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def reply(self) -> str:
+        """What the server did: "error", "ok", "rows", "closed" or "silent" (nothing in
+        the timeout: the server waits for the rest of a packet, or sends no reply)."""
+        try:
+            packet = self.read_packet()
+        except TimeoutError:
+            return "silent"
+        except (ConnectionError, OSError):
+            return "closed"
+        kind = {0xFF: "error", 0x00: "ok", 0xFE: "ok"}.get(packet[0] if packet else -1, "rows")
+        if kind == "rows":  # drain a result set so the next command starts clean
+            self.sock.settimeout(0.5)
+            try:
+                while True:
+                    self.read_packet()
+            except (OSError, ConnectionError):
+                pass
+        return kind
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+_COMMANDS = [0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x0E, 0x11, 0x16, 0x17, 0x18, 0x19, 0x1A,
+             0x1C, 0x1F, 0x20, 0x7F, 0xFF]
+
+
+@st.composite
+def protocol_input(draw: Any) -> tuple[str, bytes, bool]:
+    """(kind, bytes to send, whether to log in first): one malformed exchange."""
+    kind = draw(st.sampled_from(["command", "command", "truncated", "bad sequence",
+                                 "oversize", "before login", "garbage stream", "stmt"]))
+    command = draw(st.sampled_from(_COMMANDS))
+    body = draw(st.binary(max_size=64))
+    if kind == "command":  # a whole packet: a command byte and random arguments
+        return kind, mysql_packet(bytes([command]) + body, 0), True
+    if kind == "truncated":  # the header promises more than follows (then the socket ends)
+        payload = bytes([command]) + body
+        cut = draw(st.integers(0, len(payload)))
+        return kind, (len(payload) + draw(st.integers(1, 1000))).to_bytes(3, "little") + \
+            b"\x00" + payload[:cut], True
+    if kind == "bad sequence":
+        sql = draw(st.sampled_from([b"SELECT id FROM t WHERE id = 1", b"SELECT 1", b"\x00"]))
+        return kind, mysql_packet(b"\x03" + sql, draw(st.integers(1, 255))), True
+    if kind == "oversize":  # a payload header past max_allowed_packet, in 16 MB frames
+        return kind, b"\xff\xff\xff\x00" + bytes([command]) + body, True
+    if kind == "before login":
+        return kind, draw(st.one_of(st.binary(max_size=200),
+                                    st.builds(mysql_packet, st.binary(max_size=100),
+                                              st.integers(0, 255)))), False
+    if kind == "stmt":  # prepared-statement commands naming statements that may not exist
+        stmt_id = draw(st.sampled_from([0, 1, 2, 0xFFFFFFFF]))
+        which = draw(st.sampled_from([0x17, 0x18, 0x19, 0x1A, 0x1C]))
+        return kind, mysql_packet(bytes([which]) + stmt_id.to_bytes(4, "little") + body, 0), True
+    return kind, draw(st.binary(min_size=1, max_size=300)), True
+
+
+def check_protocol(port: int, db: rivulet.Database, kind: str, data: bytes, login: bool,
+                   witness: Any) -> None:
+    """Send one malformed exchange, then check the server: it answered with an error or
+    closed (or, for an incomplete packet, waits), another client still reads and writes
+    nothing changed. ``witness`` is a connected PyMySQL connection (the other client)."""
+    before = digest(db)
+    client = RawClient(port, login=login, timeout=3.0)
+    try:
+        client.send(data)
+        outcome = client.reply()
+        if kind == "oversize" and outcome not in ("error", "closed"):
+            raise Failure(f"oversize packet answered {outcome!r}")
+    except (ConnectionError, OSError):
+        outcome = "closed"
+    finally:
+        client.close()
+    with witness.cursor() as cursor:
+        cursor.execute("SELECT id, a, s FROM by_id WHERE id = %s", (3,))
+        if cursor.fetchall() != ((3, 3, "s3"),):
+            raise Failure(f"{kind} {data[:40]!r}: the other client's read went wrong")
+    if digest(db) != before:
+        raise Failure(f"{kind} {data[:40]!r} ({outcome}) changed the database")
+
+
+# --------------------------------------------------------------------------- the budgeted run
+
+
+class _TimeUp(Exception):
+    """Raised into Hypothesis to end a budgeted run."""
+
+
+def _budget(seconds: float, inputs: list[int], failed: list[int], failures: list[str],
+            check: Callable[..., None]) -> Callable[..., None]:
+    """``check`` wrapped to count inputs and failures (without stopping) until the time is
+    up, then to end the run."""
+    deadline = time.monotonic() + seconds
+
+    def run(*args: Any) -> None:
+        if time.monotonic() > deadline:
+            raise _TimeUp
+        inputs[0] += 1
+        try:
+            check(*args)
+        except Failure as exc:
+            if not any(f.split(":")[0] == str(exc).split(":")[0] for f in failures):
+                failures.append(str(exc)[:500])  # one example of each kind of failure
+            failed[0] += 1
+    return run
+
+
+def _drive(strategy: Any, seconds: float, check: Callable[..., None]) -> dict[str, Any]:
+    inputs, failed, failures = [0], [0], []  # type: ignore[var-annotated]
+    counted = _budget(seconds, inputs, failed, failures, check)
+
+    @settings(max_examples=10_000_000, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def fuzz(example: Any) -> None:
+        counted(*example)
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:  # Hypothesis may stop early once it exhausts a space
+        try:
+            fuzz()
+        except _TimeUp:
+            break
+    return {"inputs": inputs[0], "failures": failed[0], "examples": failures[:20]}
+
+
+def run(quick: bool) -> dict[str, Any]:
+    """Fuzz SQL, writes and the protocol for a time budget (``quick``: ~30 s in all, else
+    ~6 min); returns ``{"inputs": n, "failures": k, "by_fuzzer": {...}}``."""
+    import pymysql
+
+    from rivulet.server.mysql import ServerThread
+
+    seconds = 10.0 if quick else 120.0
+    by_fuzzer: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="rivulet-fuzz-") as tmp:
+        db = make_database(Path(tmp) / "db")
+        try:
+            hows = st.sampled_from(["execute", "query", "create_view", "script"])
+            by_fuzzer["sql"] = _drive(st.tuples(sql_inputs(), hows), seconds,
+                                      lambda example, how: check_sql(db, *example, how=how))
+            by_fuzzer["writes"] = _drive(st.tuples(write_batch(),
+                                                   st.sampled_from(["table", "insert"])),
+                                         seconds, lambda rows, via: check_writes(db, rows, via))
+            server = ServerThread(db, port=0, max_packet=1 << 20)
+            witness = pymysql.connect(host="127.0.0.1", port=server.port, user="root",
+                                      autocommit=True)
+            try:
+                by_fuzzer["protocol"] = _drive(
+                    protocol_input(), seconds,
+                    lambda kind, data, login: check_protocol(server.port, db, kind, data,
+                                                             login, witness))
+            finally:
+                witness.close()
+                server.stop()
+        finally:
+            db.close()
+    return {
+        "inputs": sum(f["inputs"] for f in by_fuzzer.values()),
+        "failures": sum(f["failures"] for f in by_fuzzer.values()),
+        "seconds_per_fuzzer": seconds,
+        "by_fuzzer": by_fuzzer,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    print(json.dumps(run(args.quick), indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["Failure", "RawClient", "check_protocol", "check_sql", "check_writes", "digest",
+           "make_database", "protocol_input", "sql_inputs", "unsupported_sql", "write_batch"]
