@@ -360,6 +360,7 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
                               "after_workload": rss_end["rss"], "peak": rss_end["hwm"]},
                 "rss_database_bytes": rss_end["rss"] - rss_start["rss"],
                 "stats": {k: st[k] for k in ("hits", "misses", "upqueries", "evictions")},
+                "shared_indexes": st["shared_indexes"],
                 "per_view": st["per_view"],
                 "top_nodes": top_nodes(st),
                 "workload": w,

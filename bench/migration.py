@@ -182,7 +182,7 @@ def run_config(name: str, options: dict[str, Any], template: Path, args: argpars
     shutil.rmtree(directory, ignore_errors=True)
     return summarize(name, options, setup_s, migration, old, writes, new, args) | {
         "new_view_correct": correct, "nodes": stats.get("nodes"),
-        "memory_bytes": stats["memory_bytes"]}
+        "memory_bytes": stats["memory_bytes"], "shared_indexes": stats["shared_indexes"]}
 
 
 def check_new_view(db: rivulet.Database, keys: list[int]) -> bool:
@@ -341,6 +341,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "environment": {**environment(), "load_average_at_start": load}, "git": git_state(),
     }
     if main_config is not None:
+        sharing = main_config["shared_indexes"]
+        results["index_sharing"] = {  # issue 6, part 2: shared against private indexes
+            **sharing, "bytes_saved": sharing["private_memory_bytes"] - sharing["memory_bytes"]}
+        log(f"shared indexes: {sharing['indexes']} read by {sharing['readers']} operators, "
+            f"{sharing['memory_bytes']:,} bytes; private ones would take "
+            f"{sharing['private_memory_bytes']:,}")
         results["targets"] = {
             "transition_ms": target(main_config["transition_ms"], 100, at_least=False),
             "old_view_throughput_ratio": target(main_config["old_view_throughput_ratio"], 0.8),

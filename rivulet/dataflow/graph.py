@@ -64,6 +64,8 @@ class GraphNode:
     users: set[str] = field(default_factory=set)
     #: Why the node's state is full (for ``explain``), when it keeps full state.
     full_reason: str = ""
+    #: Columns -> how many operators read the shared index ``arrangements[columns]``.
+    index_users: Counter = field(default_factory=Counter)
     counters: Counter = field(default_factory=Counter)
 
 
@@ -162,6 +164,7 @@ class Graph:
         empty (a cache filled by upqueries) under partial state, else complete. ``full``
         asks for a complete one (where upqueries cannot fill it), upgrading a cache."""
         arrangements = self.nodes[node].arrangements
+        self.nodes[node].index_users[columns] += 1
         found = arrangements.get(columns)
         full = full or not self.partial
         if found is None:
@@ -304,6 +307,23 @@ class Graph:
     def memory_bytes(self) -> int:
         return sum(state.byte_size() for _, state in self.states())
 
+    def index_sharing(self) -> dict[str, int]:
+        """What sharing indexes saves (shared arrangements): each index of a node's output
+        is kept once however many operators read it; private indexes would keep one copy
+        per reader (as many bytes for a full index; a partial one would hold the keys its
+        own reader asked for)."""
+        indexes = users = shared = private = 0
+        for node in self.nodes.values():
+            for columns, index in node.arrangements.items():
+                readers = max(1, node.index_users[columns])
+                size = index.byte_size()
+                indexes += 1
+                users += readers
+                shared += size
+                private += size * readers
+        return {"indexes": indexes, "readers": users, "memory_bytes": shared,
+                "private_memory_bytes": private}
+
     def enforce_memory_limit(self) -> int:
         """Evict partial state until the accounted bytes are under the limit (with 10% to
         spare, so that eviction runs in batches rather than on every write). Returns the
@@ -387,6 +407,8 @@ class Graph:
                 continue
             for parent in set(node.op.parents):
                 self.nodes[parent].children.remove(node_id)
+            for parent, columns in node.op.indexes_read():
+                self.nodes[parent].index_users[columns] -= 1
             del self.nodes[node_id]
             removed.append(node_id)
         if removed:

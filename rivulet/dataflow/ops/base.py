@@ -89,6 +89,10 @@ class Operator:
         (or only part of it)."""
         return None
 
+    def indexes_read(self) -> list[tuple[NodeId, tuple[int, ...]]]:
+        """The shared indexes (parent node, columns) this operator reads (joins do)."""
+        return []
+
     def describe(self) -> str:
         return type(self).__name__
 

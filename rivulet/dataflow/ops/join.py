@@ -75,6 +75,9 @@ class Join(Operator):
         self.left_state = graph.arrangement(self.left, self.left_keys, full=self.full[0])
         self.right_state = graph.arrangement(self.right, self.right_keys, full=self.full[1])
 
+    def indexes_read(self) -> list[tuple[NodeId, tuple[int, ...]]]:
+        return [(self.left, self.left_keys), (self.right, self.right_keys)]
+
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
         dl = inputs.get(self.left) or []
         dr = inputs.get(self.right) or []
