@@ -6,8 +6,9 @@ whatever the limit (the full-state aggregate behind the front page and its index
 built by the first read) is the floor, and the server runs with ``--memory-limit`` = floor
 + ``headroom`` bytes, far less than the partial views would take if every key were held,
 so eviction runs all the time. Clients (threads here, one connection each) read
-``StoriesWithVC`` and ``Karma`` by Zipf-popular keys and the front page, and vote; every ``view_every`` seconds one more view
-is added (a migration under load) and the clients start reading it too.
+``StoriesWithVC`` and ``Karma`` by Zipf-popular keys and the front page, and vote; every
+``view_every`` seconds one more view is added (a migration under load) and the clients
+start reading it too.
 
 Sampled every second: rivulet's own accounting of its state (``rivulet_memory_bytes`` on
 ``/metrics``) against the limit, the server's RSS. Per interval: reads and writes per
