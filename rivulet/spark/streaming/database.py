@@ -130,7 +130,7 @@ class StreamingDatabase(Database):
         stream has applied its first batch. Other views' streams keep running."""
         view = super().create_view(name, sql, replace=replace)
         if name.lower() not in self.inprocess_views:
-            self.pipeline.wait(self.storage.lsn, self.upquery_timeout, [name])
+            self.pipeline.wait(self.storage.lsn, self._streaming.start_timeout, [name])
         return view
 
     # ..................................................................... waiting, stats

@@ -21,9 +21,10 @@ in Spark's offset log before the batch runs; the smallest of them is the LSN the
 consistent with once the batch is applied. The sink applies a batch to the view's reader
 after committing it (with its id) to ``sink.db``, and skips ids it already has.
 
-Failure: a query that stops with an error stops the whole pipeline (every query and the
-shipper) and makes reads wait and ``settle()`` raise :class:`StreamingError` with the
-cause; opening the database again resumes every stream from its checkpoint.
+Failure: a query that stops with an error is restarted from its checkpoint (at most
+:data:`MAX_RESTARTS` times); then it stops the whole pipeline (every query and the
+shipper), and ``settle()`` raises :class:`StreamingError` naming the view and the cause.
+Opening the database again resumes every stream from its checkpoint.
 """
 
 from __future__ import annotations
@@ -63,14 +64,21 @@ log = logging.getLogger("rivulet.spark.streaming")
 
 Row = tuple
 
+#: Times a failed query is restarted from its checkpoint before the pipeline gives up
+#: (a Python worker that misses Spark's connect timeout on a busy machine is transient).
+MAX_RESTARTS = 2
+
 
 @dataclass(frozen=True)
 class StreamSettings:
     """``trigger``: the micro-batch interval (Spark's processingTime); ``ship_interval``:
-    seconds between shipments of the write log."""
+    seconds between shipments of the write log; ``start_timeout``: how long creating a
+    view waits for its bootstrap batch (a cold JVM takes tens of seconds)."""
 
     trigger: str = "0.5 seconds"
     ship_interval: float = 0.2
+    #: How long creating a view waits for its stream's first (bootstrap) batch.
+    start_timeout: float = 300.0
 
 
 def stream_id(plan: ir.ViewPlan) -> str:
@@ -103,6 +111,7 @@ class ViewStream:
         self.groups: dict[tuple, tuple[Row, ...]] = {}
         self.counts: dict[Row, int] = {}
         self.present: set[Any] = set()
+        self.restarts = 0
         progress = pipeline.store.progress(self.id)
         if progress is not None and not self.checkpoint.exists():
             pipeline.store.drop(self.id)  # rows without the checkpoint that made them
@@ -111,14 +120,15 @@ class ViewStream:
             shutil.rmtree(self.directory, ignore_errors=True)
         self.applied_batch, self.applied_lsn = progress if progress is not None else (-1, -1)
         self.batches = 0
+        self.skipped_batches = 0
         self.last_batch_seconds = 0.0
         self.rows_applied = 0
         self._load()
 
     @property
     def fresh(self) -> bool:
-        """No checkpoint yet: the stream starts from a snapshot."""
-        return not self.checkpoint.exists()
+        """Never started: the stream starts from a snapshot."""
+        return not (self.directory / "snapshot.json").exists()
 
     def default_rows(self) -> Callable[[Any, bool], list[Row]] | None:
         if not self.plan.implicit_group:
@@ -128,6 +138,15 @@ class ViewStream:
     # ..................................................................... start, stop
 
     def start(self, spark: SparkSession, snapshot: Snapshot | None) -> None:
+        """Start (or restart) the query. The snapshot a stream starts from is recorded in
+        its directory: a restart re-plans the bootstrap batch from Spark's offset log, and
+        that must read the same snapshot."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        origin = self.directory / "snapshot.json"
+        if snapshot is not None:
+            paths = {k.lower(): str(v) for k, v in snapshot.tables.items()}
+            origin.write_text(json.dumps({"lsn": snapshot.lsn, "tables": paths}))
+        seed = json.loads(origin.read_text()) if origin.exists() else None
         tables = {}
         for scan in P.scans(self.plan):
             table = scan.table.lower()
@@ -139,9 +158,9 @@ class ViewStream:
                       .option("table", table)
                       .option("file", table_file_name(table))
                       .option("schema", source_schema(schema).json()))
-            if snapshot is not None:
-                path = {k.lower(): v for k, v in snapshot.tables.items()}[table]
-                reader = reader.option("snapshot", str(path)).option("snapshot_lsn", str(snapshot.lsn))
+            if seed is not None:
+                reader = (reader.option("snapshot", seed["tables"][table])
+                          .option("snapshot_lsn", str(seed["lsn"])))
             tables[table] = reader.load()
         if self.shape.aggregate is not None:
             frame = P.SignedCompiler(tables).aggregate_state(self.shape.aggregate)
@@ -149,13 +168,19 @@ class ViewStream:
         else:
             frame = P.signed_rows(self.plan, tables)
             mode = "append"
-        self.checkpoint.parent.mkdir(parents=True, exist_ok=True)
         self.query = (frame.writeStream.outputMode(mode)
-                      .queryName(f"rivulet_{self.id.replace('-', '_')}")
+                      .queryName(f"rivulet_{self.pipeline.token}_{self.id.replace('-', '_')}")
                       .foreachBatch(self._batch)
                       .option("checkpointLocation", str(self.checkpoint))
                       .trigger(processingTime=self.pipeline.settings.trigger)
                       .start())
+        self._await_sources()
+
+    def _await_sources(self, timeout: float = 120.0) -> None:
+        """Wait until the query has set up its sources: each starts Python processes, and
+        starting many at once on a busy machine makes them miss Spark's connect timeout."""
+        wait_until(lambda: self.query is None or not self.query.isActive
+                   or self.query.status.get("message") != "Initializing sources", timeout, 0.05)
 
     def stop(self) -> None:
         query, self.query = self.query, None
@@ -170,6 +195,7 @@ class ViewStream:
     def _batch(self, df: DataFrame, batch_id: int) -> None:
         """foreachBatch: apply one micro-batch, once."""
         if batch_id <= self.applied_batch:
+            self.skipped_batches += 1
             return  # applied before a restart: Spark runs it again, the sink must not
         started = time.monotonic()
         lsn = self._batch_lsn(batch_id)
@@ -258,6 +284,10 @@ class ViewStream:
         store = self.pipeline.store
         if self.shape.aggregate is not None:
             self.groups = store.groups(self.id)
+            if not self.shape.aggregate.group_by and () not in self.groups:
+                # SQL answers an aggregate without GROUP BY over no rows with one row:
+                # until the stream's first batch says otherwise, that is the view.
+                self.groups[()] = tuple(default_rows(self.plan, lambda key: False)((), False))
             single = len(self.shape.aggregate.group_by) == 1
             self.present = {g[0] if single else g for g in self.groups}
             deltas = [(r, 1) for rows in self.groups.values() for r in rows]
@@ -279,6 +309,7 @@ class ViewStream:
             "lag_lsns": max(0, lsn - max(self.applied_lsn, 0)),
             "lag_seconds": self.pipeline.lag_seconds(self.applied_lsn, lsn),
             "batches": self.batches,
+            "skipped_batches": self.skipped_batches,
             "rows_applied": self.rows_applied,
             "sink_seconds": round(self.last_batch_seconds, 4),
             "checkpoint": str(self.checkpoint),
@@ -298,6 +329,8 @@ class StreamingPipeline:
                  schemas: Callable[[], dict[str, TableSchema]], current_lsn: Callable[[], int],
                  spark: Callable[[], SparkSession], settings: StreamSettings) -> None:
         self.root = directory / "stream"
+        #: Query names are unique per SparkSession: several databases may share one.
+        self.token = hashlib.sha1(str(self.root.resolve()).encode()).hexdigest()[:6]
         self.log_root = self.root / "log"
         self.database_file = database_file
         self.schemas = schemas
@@ -399,12 +432,26 @@ class StreamingPipeline:
         while not self._stop.wait(0.5):
             for stream in list(self.streams.values()):
                 query = stream.query
-                if query is not None and not query.isActive and self.failure is None:
-                    error = query.exception()
-                    self.fail(StreamingError(
-                        f"the stream of view {stream.plan.name!r} stopped: "
-                        f"{_first_line(error) if error else 'stopped outside rivulet'}; "
-                        "opening the database again resumes from the checkpoint"))
+                if query is None or query.isActive or self.failure is not None:
+                    continue
+                error = query.exception()
+                cause = _first_line(error) if error else "stopped outside rivulet"
+                with self._lock:
+                    if self._stop.is_set() or stream.query is not query:
+                        continue  # stopped or dropped meanwhile
+                    if stream.restarts < MAX_RESTARTS:
+                        stream.restarts += 1
+                        log.warning("the stream of view %s stopped (%s): restarting it from "
+                                    "its checkpoint (%d of %d)", stream.plan.name, cause,
+                                    stream.restarts, MAX_RESTARTS)
+                        try:
+                            stream.start(self._spark(), None)
+                            continue
+                        except Exception as exc:  # noqa: BLE001 - reported below
+                            cause = _first_line(exc)
+                self.fail(StreamingError(
+                    f"the stream of view {stream.plan.name!r} stopped: {cause}; "
+                    "opening the database again resumes from the checkpoint"))
             self._write_status()
 
     # ..................................................................... waiting, progress

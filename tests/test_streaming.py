@@ -1,0 +1,378 @@
+"""The Spark streaming pipeline (``pipeline="spark"``, rivulet/spark/streaming) against SQLite.
+
+All tests share the one local[2] session of tests/spark_fixtures.py (two shuffle
+partitions) and short triggers. What they show:
+
+* ``test_differential_*``: after ``settle()``, every view a stream maintains (aggregates
+  with signed sums, inner joins, a join feeding an aggregate with HAVING, an aggregate
+  without GROUP BY, a filter) and a view that falls back to the in-process dataflow (LEFT
+  JOIN) answers what SQLite answers, after random inserts, updates and deletes
+  (Hypothesis chooses them; the database persists across examples, as does SQLite).
+* ``test_sigkill_mid_batch_then_restart``: a driver process is killed with SIGKILL in the
+  middle of a micro-batch (after the sink committed it, before Spark recorded it as done);
+  the reopened database re-runs that batch from the checkpoint, the sink skips it, and
+  every view equals SQLite over the acknowledged writes: no batch lost or applied twice.
+* ``test_live_view_add_and_drop``: adding and dropping a view while writes flow leaves the
+  other view's query running (same run id, batches applied meanwhile).
+* ``test_failed_stream_*``: a failing query stops the pipeline with an error naming the
+  view and cause; reopening resumes from the checkpoint with nothing lost.
+* progress in ``stream_progress()``, ``/metrics`` and ``rivulet status``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracle import Pair, same_multiset, sqlite_rows
+from spark_fixtures import spark_session  # noqa: F401  (the shared session fixture)
+
+import rivulet
+from rivulet.spark.streaming import StreamingError, StreamingUnsupported, StreamSettings
+
+pytestmark = pytest.mark.spark
+
+FAST = StreamSettings(trigger="0.1 seconds", ship_interval=0.05)
+SETTLE = 180  # seconds: the machine is shared, and a cold stream takes tens of them
+ROOT = Path(__file__).resolve().parent.parent
+
+SCHEMA = """
+CREATE TABLE articles (id INT PRIMARY KEY, title VARCHAR(10) NOT NULL, cat INT);
+CREATE TABLE votes (id INT PRIMARY KEY, uid INT NOT NULL, aid INT, w INT);
+"""
+
+#: name -> (SELECT, probe values of its one parameter, or None for no parameter)
+AIDS = [*range(-1, 8), None]
+CATS = [*range(0, 4), None]
+VIEWS: dict[str, tuple[str, list[Any] | None]] = {
+    "VoteStats": ("SELECT aid, COUNT(*) AS n, COUNT(w) AS k, SUM(w) AS s, AVG(w) AS a "
+                  "FROM votes WHERE aid = ? GROUP BY aid", AIDS),
+    "VoteCount": ("SELECT COUNT(*) AS n FROM votes WHERE aid = ?", AIDS),
+    "Totals": ("SELECT COUNT(*) AS n, SUM(w) AS s FROM votes", None),
+    "CatVoters": ("SELECT a.id, a.title, v.uid, v.w FROM articles a JOIN votes v ON a.id = v.aid "
+                  "WHERE a.cat = ?", CATS),
+    "BusyCats": ("SELECT a.cat, COUNT(*) AS n, SUM(v.w) AS s FROM articles a JOIN votes v "
+                 "ON a.id = v.aid WHERE a.cat = ? GROUP BY a.cat HAVING COUNT(*) > 1", CATS),
+    "HeavyVotes": ("SELECT id, uid, w + 1 AS w1 FROM votes WHERE w > 2 AND aid = ?", AIDS),
+    "WithLeft": ("SELECT a.id, v.uid FROM articles a LEFT JOIN votes v ON a.id = v.aid "
+                 "WHERE a.id = ?", AIDS),  # not streamable: runs in process
+}
+
+
+class StreamingPair(Pair):
+    """The oracle's pair with rivulet on the Spark streaming pipeline."""
+
+    def __init__(self, path: str, spark: Any) -> None:
+        self.own_dir = False
+        self.path = path
+        self.spark = spark
+        self.db = rivulet.open(path, pipeline="spark", session=spark, streaming=FAST)
+        self.lite = sqlite3.connect(":memory:", isolation_level=None)
+        self.lite.execute("PRAGMA case_sensitive_like = ON")
+        self.views = {}
+
+    def settle(self) -> None:
+        self.db.settle(timeout=SETTLE)
+
+    def reopen(self) -> None:
+        self.db.close()
+        self.db = rivulet.open(self.path, pipeline="spark", session=self.spark, streaming=FAST)
+
+
+def check_all(pair: Pair, names: list[str] | None = None) -> None:
+    for name in names or list(pair.views):
+        probes = VIEWS[name][1]
+        for value in ([()] if probes is None else [(v,) for v in probes]):
+            pair.check_view(name, value)
+
+
+def expected_rows(lite: sqlite3.Connection, name: str, params: tuple) -> list[tuple]:
+    return sqlite_rows(lite, VIEWS[name][0], params)
+
+
+# --------------------------------------------------------------------------- differential
+
+WRITES = st.one_of(
+    st.tuples(st.just("INSERT INTO votes VALUES (?, ?, ?, ?)"),
+              st.tuples(st.integers(0, 60), st.integers(0, 5), st.sampled_from([*range(0, 7), None]),
+                        st.sampled_from([0, 1, 3, 5, None]))),
+    st.tuples(st.just("DELETE FROM votes WHERE aid = ?"), st.tuples(st.integers(0, 6))),
+    st.tuples(st.just("DELETE FROM votes WHERE id = ?"), st.tuples(st.integers(0, 60))),
+    st.tuples(st.just("UPDATE votes SET w = ? WHERE uid = ?"),
+              st.tuples(st.sampled_from([1, 4, None]), st.integers(0, 5))),
+    st.tuples(st.just("UPDATE votes SET aid = ? WHERE id = ?"),
+              st.tuples(st.integers(0, 6), st.integers(0, 60))),
+    st.tuples(st.just("INSERT INTO articles VALUES (?, ?, ?)"),
+              st.tuples(st.integers(0, 6), st.sampled_from(["x", "y"]),
+                        st.sampled_from([0, 1, 2, None]))),
+    st.tuples(st.just("UPDATE articles SET cat = ? WHERE id = ?"),
+              st.tuples(st.sampled_from([0, 1, 2, None]), st.integers(0, 6))),
+    st.tuples(st.just("DELETE FROM articles WHERE id = ?"), st.tuples(st.integers(0, 6))),
+)
+
+
+@pytest.fixture(scope="module")
+def streaming_pair(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    pair = StreamingPair(str(tmp_path_factory.mktemp("streaming-diff")), spark)
+    for statement in SCHEMA.strip().split(";\n"):
+        pair.execute(statement.strip().rstrip(";"))
+    pair.insert_many("articles", [(i, "t", i % 3) for i in range(5)])
+    pair.insert_many("votes", [(i, i % 4, i % 6, i % 3) for i in range(12)])
+    for name, (sql, _) in VIEWS.items():
+        pair.create_view(name, sql)
+    yield pair
+    pair.close()
+
+
+def test_differential_views_created_from_the_snapshot(streaming_pair: StreamingPair) -> None:
+    """Each streamed view starts from the rows its snapshot holds (the bootstrap batch)."""
+    streaming_pair.settle()
+    check_all(streaming_pair)
+    db = streaming_pair.db
+    assert db.inprocess_views == {"withleft"}
+    assert {s.plan.name for s in db.pipeline.streams.values()} == set(VIEWS) - {"WithLeft"}
+
+
+@settings(max_examples=6, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(writes=st.lists(WRITES, min_size=1, max_size=12))
+def test_differential_after_random_writes(streaming_pair: StreamingPair,
+                                          writes: list[tuple[str, tuple]]) -> None:
+    for sql, params in writes:
+        streaming_pair.execute(sql, params)
+    streaming_pair.settle()
+    check_all(streaming_pair)
+
+
+def test_differential_after_reopen(streaming_pair: StreamingPair) -> None:
+    """Closed and opened again: readers come back from the sink, streams from their
+    checkpoints, and later writes still apply once."""
+    streaming_pair.reopen()
+    check_all(streaming_pair)
+    streaming_pair.execute("INSERT INTO votes VALUES (?, ?, ?, ?)", (100, 1, 2, 7))
+    streaming_pair.execute("DELETE FROM votes WHERE aid = ?", (3,))
+    streaming_pair.settle()
+    check_all(streaming_pair)
+
+
+def test_unstreamable_view_rejected_without_fallback(spark: Any, tmp_path: Path) -> None:
+    with rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST,
+                      fallback=False) as db:
+        db.execute_script(SCHEMA)
+        with pytest.raises(StreamingUnsupported, match=r"LEFT JOIN.*Spark streaming"):
+            db.execute("CREATE VIEW l AS " + VIEWS["WithLeft"][0])
+        with pytest.raises(StreamingUnsupported, match=r"view 'm': MAX\(\)"):
+            db.execute("CREATE VIEW m AS SELECT aid, MAX(w) FROM votes GROUP BY aid")
+        assert db.views() == []  # nothing changed
+        assert db.pipeline.streams == {}
+
+
+# --------------------------------------------------------------------------- live changes
+
+
+def test_live_view_add_and_drop(spark: Any, tmp_path: Path) -> None:
+    db = rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST)
+    lite = sqlite3.connect(":memory:")
+    try:
+        db.execute_script(SCHEMA)
+        lite.executescript(SCHEMA)
+        db.execute(f"CREATE VIEW VoteStats AS {VIEWS['VoteStats'][0]}")
+        first = db.pipeline.streams["votestats"]
+        run_id, query = first.query.runId, first.query
+        stop = threading.Event()
+        written: list[tuple] = []
+
+        def write() -> None:
+            i = 0
+            while not stop.is_set():
+                row = (i, i % 5, i % 7, i % 4)
+                db.execute("INSERT INTO votes VALUES (?, ?, ?, ?)", row)
+                written.append(row)
+                i += 1
+                time.sleep(0.005)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        try:
+            wait_for_batches(first, 2)
+            before = first.batches
+            db.execute(f"CREATE VIEW CatVoters AS {VIEWS['CatVoters'][0]}")
+            db.execute("INSERT INTO articles VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 1)")
+            wait_for_batches(first, before + 2)
+            applied_during = first.batches - before
+        finally:
+            stop.set()
+            writer.join()
+        # The first view's query never stopped: same query, same run, batches went on.
+        assert first.query is query and query.isActive and query.runId == run_id
+        assert applied_during >= 2
+        lite.executemany("INSERT INTO votes VALUES (?, ?, ?, ?)", written)
+        lite.execute("INSERT INTO articles VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 1)")
+        db.settle(timeout=SETTLE)
+        for name in ("VoteStats", "CatVoters"):
+            for value in VIEWS[name][1] or []:
+                got = db.view(name).lookup(value)
+                assert same_multiset(got, expected_rows(lite, name, (value,))), (name, value)
+        second = db.pipeline.streams["catvoters"]
+        db.execute("DROP VIEW CatVoters")
+        assert not second.directory.exists() and second.query is None
+        assert query.isActive and "catvoters" not in db.pipeline.streams
+        db.execute("INSERT INTO votes VALUES (10000, 1, 1, 1)")
+        lite.execute("INSERT INTO votes VALUES (10000, 1, 1, 1)")
+        db.settle(timeout=SETTLE)
+        assert same_multiset(db.view("VoteStats").lookup(1), expected_rows(lite, "VoteStats", (1,)))
+    finally:
+        db.close()
+
+
+def wait_for_batches(stream: Any, n: int, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while stream.batches < n:
+        assert time.monotonic() < deadline, f"only {stream.batches} batches applied"
+        stream.pipeline.check()
+        time.sleep(0.05)
+
+
+# --------------------------------------------------------------------------- crash
+
+
+CHILD = """
+import sys, time
+from pathlib import Path
+import rivulet
+from rivulet.spark.session import SparkConfig
+from rivulet.spark.streaming import StreamSettings
+
+path, marker, hold_at = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+db = rivulet.open(path, pipeline="spark", streaming=StreamSettings(trigger="0.1 seconds", ship_interval=0.05),
+                  spark=SparkConfig(master="local[2]", shuffle_partitions=2, driver_memory="1g"))
+if not db.views():
+    db.execute_script(sys.argv[4])
+    for name, sql in [line.split(" ", 1) for line in sys.argv[5].splitlines()]:
+        db.execute(f"CREATE VIEW {name} AS {sql}")
+
+def hold(stream, batch_id):
+    # The sink has committed this batch; Spark has not recorded it as done: die here.
+    if stream.plan.name == "VoteStats" and batch_id >= hold_at:
+        marker.write_text(str(batch_id))
+        time.sleep(3600)
+
+db.pipeline.hooks["batch_committed"] = hold
+i = 0
+while True:
+    db.execute("INSERT INTO votes VALUES (?, ?, ?, ?)", [i, i % 5, i % 7, i % 4])
+    if i % 9 == 8:
+        db.execute("DELETE FROM votes WHERE id = ?", [i - 3])
+    i += 1
+    time.sleep(0.01)
+"""
+
+
+def test_sigkill_mid_batch_then_restart(spark: Any, tmp_path: Path) -> None:
+    data, marker = tmp_path / "db", tmp_path / "held"
+    names = ["VoteStats", "VoteCount", "CatVoters"]
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYTHONPATH": str(ROOT)}
+    log = tmp_path / "child.log"
+    with log.open("wb") as out:
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(data), str(marker), "3", SCHEMA,
+             "\n".join(f"{n} {VIEWS[n][0]}" for n in names)],
+            env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 300
+        while not marker.exists():
+            assert child.poll() is None, log.read_text()[-3000:]
+            assert time.monotonic() < deadline, "the child never reached the batch to kill in"
+            time.sleep(0.1)
+        time.sleep(0.3)  # the other views' streams go on meanwhile
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    held = int(marker.read_text())
+
+    db = rivulet.open(data, pipeline="spark", session=spark, streaming=FAST)
+    try:
+        stream = db.pipeline.streams["votestats"]
+        assert stream.applied_batch == held  # the sink committed the batch it died in
+        db.settle(timeout=SETTLE)
+        assert stream.skipped_batches == 1  # Spark ran it again; the sink did not apply it
+        lite = sqlite3.connect(data / "rivulet.db")  # the acknowledged writes
+        try:
+            for name in names:
+                for value in VIEWS[name][1] or []:
+                    got = db.view(name).lookup(value)
+                    expected = expected_rows(lite, name, (value,))
+                    assert same_multiset(got, expected), (name, value, got, expected)
+        finally:
+            lite.close()
+    finally:
+        db.close()
+
+
+# --------------------------------------------------------------------------- failure
+
+
+def test_failed_stream_stops_cleanly_and_restart_resumes(spark: Any, tmp_path: Path) -> None:
+    db = rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST)
+    db.execute_script(SCHEMA)
+    db.execute(f"CREATE VIEW VoteCount AS {VIEWS['VoteCount'][0]}")
+
+    def explode(stream: Any, batch_id: int) -> None:
+        raise RuntimeError("injected executor failure")
+
+    db.pipeline.hooks["batch"] = explode
+    db.execute("INSERT INTO votes VALUES (1, 1, 2, 3), (2, 1, 2, 3)")
+    with pytest.raises(StreamingError, match=r"view 'VoteCount'.*injected executor failure"):
+        db.settle(timeout=120)
+    assert db.pipeline.failure is not None
+    assert db.stream_progress()["streams"][0]["active"] is False
+    db.close()
+
+    db = rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST)
+    try:
+        db.execute("INSERT INTO votes VALUES (3, 1, 2, 3)")
+        db.settle(timeout=SETTLE)
+        assert db.view("VoteCount").lookup(2) == [(3,)]
+    finally:
+        db.close()
+
+
+# --------------------------------------------------------------------------- operation
+
+
+def test_progress_metrics_and_status(spark: Any, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from rivulet.cli import main
+    from rivulet.server.metrics import render_metrics
+
+    with rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST) as db:
+        db.execute_script(SCHEMA)
+        db.execute(f"CREATE VIEW VoteCount AS {VIEWS['VoteCount'][0]}")
+        db.execute("INSERT INTO votes VALUES (1, 1, 2, 3)")
+        db.settle(timeout=SETTLE)
+        progress = db.stream_progress()
+        (stream,) = progress["streams"]
+        assert stream["view"] == "VoteCount" and stream["active"]
+        assert stream["applied_lsn"] == db.lsn and stream["lag_lsns"] == 0
+        assert stream["batch_duration_ms"] > 0 and stream["visibility_lag"]["count"] >= 1
+        assert Path(stream["checkpoint"]).is_relative_to(tmp_path)
+        text = render_metrics(db)
+        assert f'rivulet_stream_applied_lsn{{view="VoteCount"}} {float(db.lsn)!r}' in text
+        assert 'rivulet_stream_lag_lsns{view="VoteCount"} 0.0' in text
+    assert main(["status", "--data-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "view VoteCount: stopped, batch" in out and "lag 0 LSNs" in out
