@@ -50,6 +50,7 @@ MAX_OPS = 600
 PROGRAM = """
 CREATE TABLE events (id INT NOT NULL, writer INT NOT NULL, g INT NOT NULL, v INT NOT NULL);
 CREATE TABLE counters (id INT PRIMARY KEY, n INT NOT NULL);
+CREATE TABLE notes (id INT PRIMARY KEY, score INT NOT NULL);
 CREATE VIEW per_g AS SELECT g, COUNT(*) AS c, SUM(v) AS s, MIN(id) AS lo, MAX(id) AS hi
     FROM events GROUP BY g;
 CREATE VIEW of_g AS SELECT id, v FROM events WHERE g = ?;
@@ -67,6 +68,12 @@ PARAMETERS: dict[str, list[tuple]] = {
     "counts": [(w,) for w in range(WRITERS + 1)],
 }
 
+#: Rows of ``notes``, whose ``score`` an ALTER TABLE turns from INT to VARCHAR and back:
+#: converted lazily in chunks of 1,000 rows (the ``schema_conversion_chunk`` fault point).
+NOTES = 3_000
+#: The writer number of the one ALTER TABLE of a conversion cycle.
+ALTERER = 7
+
 #: Fault points a cycle can kill at, with the range of ``n`` (which reach kills).
 FAULTS: dict[str, tuple[int, int]] = {
     "commit_before_durable": (1, 40),
@@ -75,6 +82,7 @@ FAULTS: dict[str, tuple[int, int]] = {
     "upquery": (1, 15),
     "migration_build": (1, 2),
     "migration_commit": (1, 2),
+    "schema_conversion_chunk": (1, 3),
 }
 SPARK_FAULT = "spark_bootstrap"
 
@@ -84,7 +92,8 @@ SPARK_FAULT = "spark_bootstrap"
 
 @dataclass(frozen=True)
 class Op:
-    """One write: ``insert`` rows into events, ``update`` a counter, or ``view`` (CREATE VIEW)."""
+    """One write: ``insert`` rows into events, ``update`` a counter, ``view`` (CREATE VIEW),
+    or ``alter`` (toggle the type of ``notes.score`` between INT and VARCHAR)."""
 
     writer: int
     seq: int
@@ -97,6 +106,8 @@ class Op:
 def operation(cycle: int, writer: int, seq: int) -> Op:
     """The ``seq``-th write of ``writer`` in ``cycle`` (ids are unique over all of them)."""
     rnd = random.Random((cycle * 64 + writer) * 1_000_003 + seq)
+    if writer == ALTERER:
+        return Op(writer, seq, "alter")
     if writer == 0 and seq % VIEW_EVERY == VIEW_EVERY - 1:
         name = f"mig_{cycle}_{seq}"
         return Op(writer, seq, "view", view=name,
@@ -118,6 +129,18 @@ def insert_sql(op: Op) -> tuple[str, list[int]]:
 UPDATE_SQL = "UPDATE counters SET n = n + 1 WHERE id = ?"
 
 
+def note_score(i: int) -> int:
+    return i * 7 % 1000
+
+
+def alter_sql(db: Any) -> str:
+    """The ALTER that toggles ``notes.score`` from its current type."""
+    from rivulet.schema import STR
+
+    text = db.catalog.require_table("notes").columns[1].kind == STR
+    return f"ALTER TABLE notes MODIFY score {'INT' if text else 'VARCHAR(12)'} NOT NULL"
+
+
 # ......................................................................... ledger
 
 
@@ -128,6 +151,7 @@ class Ledger:
     ids: set[int] = field(default_factory=set)  # events ids present (each exactly once)
     counters: dict[int, int] = field(default_factory=dict)
     views: set[str] = field(default_factory=set)  # views added by writers
+    notes_text: bool = False  # notes.score is VARCHAR (after an odd number of ALTERs)
     acked: list[Op] = field(default_factory=list)
     in_flight: list[Op] = field(default_factory=list)
 
@@ -139,6 +163,7 @@ def new_database(path: Path) -> Ledger:
     with rivulet.open(path, prewarm=False) as db:
         db.execute_script(PROGRAM)
         db.table("counters").insert_many([(w, 0) for w in range(WRITERS + 1)])
+        db.table("notes").insert_many([(i, note_score(i)) for i in range(NOTES)])
     return Ledger(counters={w: 0 for w in range(WRITERS + 1)})
 
 
@@ -186,9 +211,11 @@ def verify(path: Path, ledger: Ledger, compare: Compare = same_answer) -> dict[s
         _check_rows(lite, ledger)
         views = set(db.views())
         _check_views(db, lite, views, ledger, compare)
+        notes_text = _check_notes(db, ledger)
         ledger.ids = {r[0] for r in lite.execute("SELECT id FROM events")}
         ledger.counters = dict(lite.execute("SELECT id, n FROM counters").fetchall())
         ledger.views = {v for v in views if v.startswith("mig_")}
+        ledger.notes_text = notes_text
         ledger.acked, ledger.in_flight = [], []
         # The recovered database takes writes, and its views follow them.
         probe = 2**31 - 1 - len(ledger.ids)
@@ -247,6 +274,28 @@ def _check_rows(lite: sqlite3.Connection, ledger: Ledger) -> None:
             f"counter {writer} is {counters[writer]}, acknowledged increments say {low}..{high}")
 
 
+def _check_notes(db: Any, ledger: Ledger) -> bool:
+    """``notes`` after any ALTERs: every row once, every score of the type the acknowledged
+    ALTERs say (either, if one was in flight), none half converted; read while rows are
+    still being converted (reads convert on the fly) and again once all are. Returns
+    whether the scores are text now."""
+    toggles = sum(1 for op in ledger.acked if op.kind == "alter")
+    text = ledger.notes_text ^ (toggles % 2 == 1)
+    allowed = {text} | ({not text} if any(op.kind == "alter" for op in ledger.in_flight) else set())
+    as_int = sorted((i, note_score(i)) for i in range(NOTES))
+    as_text = sorted((i, str(note_score(i))) for i in range(NOTES))
+    for when in ("while converting", "converted"):
+        if when == "converted":
+            db.finish_conversions()
+        rows = sorted(db.query("SELECT id, score FROM notes"))
+        kinds = {is_text for is_text, expected in ((False, as_int), (True, as_text))
+                 if rows == expected}
+        assert kinds & allowed, (
+            f"notes {when}: {rows[:5]}... ({len(rows)} rows) is neither all "
+            f"{' nor all '.join('text' if k else 'int' for k in sorted(allowed))}")
+    return kinds.pop()
+
+
 def _check_views(db: Any, lite: sqlite3.Connection, views: set[str], ledger: Ledger,
                  compare: Compare) -> None:
     required = set(ledger.views) | {op.view for op in ledger.acked if op.kind == "view"}
@@ -265,9 +314,11 @@ def _check_views(db: Any, lite: sqlite3.Connection, views: set[str], ledger: Led
 # ......................................................................... the embedded writer
 
 
-def child_main(path: str, cycle: int, writers: int, spark: bool, memory_limit: str) -> None:
+def child_main(path: str, cycle: int, writers: int, spark: bool, memory_limit: str,
+               alter: bool = False) -> None:
     """A writer process on the embedded API: ``writers`` threads, each writing its ops in
-    order and reading views between them, reporting ``S``/``A`` lines on stdout."""
+    order and reading views between them, reporting ``S``/``A`` lines on stdout; with
+    ``alter``, one ALTER TABLE first, whose rows convert in the background meanwhile."""
     import rivulet
 
     db = rivulet.open(path, prewarm=False, memory_limit=memory_limit,
@@ -292,6 +343,10 @@ def child_main(path: str, cycle: int, writers: int, spark: bool, memory_limit: s
                 db.view("counts").lookup(w)
 
     say("READY")
+    if alter:
+        say(f"S {ALTERER} 0")
+        db.execute(alter_sql(db))
+        say(f"A {ALTERER} 0")
     threads = [threading.Thread(target=writer, args=(w,), daemon=True) for w in range(writers)]
     for t in threads:
         t.start()
@@ -342,8 +397,8 @@ def run_cycle(path: Path, ledger: Ledger, cycle: int, mode: str, fault: str, *,
         env["RIVULET_FAULTS"] = f"{fault}:{rnd.randint(low, high)}"
     kill_after = None if fault != "random" else rnd.uniform(0.2, 2.5)
     if mode == "embedded":
-        lines, reached = _run_embedded(path, cycle, env, writers, fault == SPARK_FAULT,
-                                       memory_limit, kill_after, timeout)
+        lines, reached = _run_embedded(path, cycle, env, writers, fault, memory_limit,
+                                       kill_after, timeout)
     else:
         lines, reached = _run_server(path, cycle, env, writers, memory_limit, kill_after, timeout)
     record(ledger, cycle, lines)
@@ -412,12 +467,13 @@ class _Process:
         return self.stderr_path.read_text()[-3000:]
 
 
-def _run_embedded(path: Path, cycle: int, env: dict[str, str], writers: int, spark: bool,
+def _run_embedded(path: Path, cycle: int, env: dict[str, str], writers: int, fault: str,
                   memory_limit: str, kill_after: float | None,
                   timeout: float) -> tuple[list[str], bool]:
     argv = [sys.executable, "-m", "bench.reliability_crash", "child", str(path), str(cycle),
             "--writers", str(writers), "--memory-limit", memory_limit]
-    argv += ["--spark"] if spark else []
+    argv += ["--spark"] if fault == SPARK_FAULT else []
+    argv += ["--alter"] if fault == "schema_conversion_chunk" else []
     child = _Process(argv, env, path.parent / f"child-{cycle}.err")
     if child.wait_line(r"^READY$", 180) is None:
         child.finish(0, 0)
@@ -505,6 +561,8 @@ def plan_cycles(count: int, rnd: random.Random, *, server_share: float = 0.3,
             continue
         fault = "random" if rnd.random() < random_share else names[i % len(names)]
         mode = "server" if rnd.random() < server_share else "embedded"
+        if fault == "schema_conversion_chunk":
+            mode = "embedded"  # the ALTER comes from the embedded writer
         out.append((mode, fault))
     return out
 
@@ -518,8 +576,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     child.add_argument("--writers", type=int, default=WRITERS)
     child.add_argument("--spark", action="store_true")
     child.add_argument("--memory-limit", default="256KB")
+    child.add_argument("--alter", action="store_true")
     args = parser.parse_args(argv)
-    child_main(args.path, args.cycle, args.writers, args.spark, args.memory_limit)
+    child_main(args.path, args.cycle, args.writers, args.spark, args.memory_limit, args.alter)
 
 
 if __name__ == "__main__":

@@ -77,7 +77,8 @@ def test_every_fault_point_is_placed_in_the_engine() -> None:
 
 def test_checker_catches_lost_doubled_and_half_writes(tmp_path: Path) -> None:
     """The check that the crash cycles rely on fails when a write is lost, doubled, or
-    half applied, or a counter increment is lost (else a passing cycle would prove nothing)."""
+    half applied, a counter increment is lost, or a converted value is wrong (else a
+    passing cycle would prove nothing)."""
     path = tmp_path / "db"
     ledger = crash.new_database(path)
     with rivulet.open(path, prewarm=False) as db:
@@ -106,6 +107,7 @@ def test_checker_catches_lost_doubled_and_half_writes(tmp_path: Path) -> None:
     broken("INSERT INTO events SELECT * FROM events WHERE id = ?", (some,), "more than once")
     broken("UPDATE counters SET n = n + 1 WHERE id = 1", (), "counter 1")
     broken("INSERT INTO events VALUES (5, 1, 1, 1)", (), "no one wrote")
+    broken("UPDATE notes SET score = score + 1 WHERE id = 5", (), "notes while converting")
     # An in-flight insert of several rows must be all there or not at all.
     in_flight = crash.operation(2, 1, 0)
     while in_flight.kind != "insert" or len(in_flight.rows) < 2:
@@ -126,7 +128,8 @@ def crash_db(tmp_path: Path) -> Iterator[tuple[Path, crash.Ledger]]:
 
 def test_kill_at_every_fault_point_and_at_random(crash_db: tuple[Path, crash.Ledger]) -> None:
     """Embedded writers (four threads, group commit, reads that miss under a 256 KB memory
-    limit, a view added every 25 writes): killed at each named fault point in turn and at a
+    limit, a view added every 25 writes, and for the conversion point an ALTER TABLE whose
+    3,000 rows convert in the background): killed at each named fault point in turn and at a
     random moment; then ``rivulet serve`` written to over MySQL, killed between commit and
     acknowledgement and at random. Each restart recovers everything before it."""
     path, ledger = crash_db
