@@ -423,9 +423,10 @@ class RawClient:
     def send(self, data: bytes) -> None:
         self.sock.sendall(data)
 
-    def reply(self) -> str:
+    def reply(self, timeout: float = 3.0) -> str:
         """What the server did: "error", "ok", "rows", "closed" or "silent" (nothing in
-        the timeout: the server waits for the rest of a packet, or sends no reply)."""
+        ``timeout`` seconds: the server waits for the rest of a packet, or sends no reply)."""
+        self.sock.settimeout(timeout)
         try:
             packet = self.read_packet()
         except TimeoutError:
@@ -446,6 +447,9 @@ class RawClient:
         self.sock.close()
 
 
+#: max_allowed_packet of the server the protocol fuzzer runs against.
+PROTOCOL_MAX_PACKET = 1 << 20
+
 _COMMANDS = [0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x0E, 0x11, 0x16, 0x17, 0x18, 0x19, 0x1A,
              0x1C, 0x1F, 0x20, 0x7F, 0xFF]
 
@@ -465,10 +469,13 @@ def protocol_input(draw: Any) -> tuple[str, bytes, bool]:
         return kind, (len(payload) + draw(st.integers(1, 1000))).to_bytes(3, "little") + \
             b"\x00" + payload[:cut], True
     if kind == "bad sequence":
-        sql = draw(st.sampled_from([b"SELECT id FROM t WHERE id = 1", b"SELECT 1", b"\x00"]))
+        sql = draw(st.sampled_from([b"SELECT id, a, s FROM by_id WHERE id = 1", b"SELECT 1",
+                                    b"\x00"]))
         return kind, mysql_packet(b"\x03" + sql, draw(st.integers(1, 255))), True
-    if kind == "oversize":  # a payload header past max_allowed_packet, in 16 MB frames
-        return kind, b"\xff\xff\xff\x00" + bytes([command]) + body, True
+    if kind == "oversize":  # a whole packet past max_allowed_packet (PROTOCOL_MAX_PACKET)
+        size = PROTOCOL_MAX_PACKET + draw(st.integers(1, 1000))
+        payload = (bytes([command]) + body + b"\x00" * size)[:size]
+        return kind, mysql_packet(payload, 0), True
     if kind == "before login":
         return kind, draw(st.one_of(st.binary(max_size=200),
                                     st.builds(mysql_packet, st.binary(max_size=100),
@@ -480,18 +487,30 @@ def protocol_input(draw: Any) -> tuple[str, bytes, bool]:
     return kind, draw(st.binary(min_size=1, max_size=300)), True
 
 
+_NO_REPLY = {0x18, 0x19}  # COM_STMT_SEND_LONG_DATA and COM_STMT_CLOSE answer nothing
+
+
 def check_protocol(port: int, db: rivulet.Database, kind: str, data: bytes, login: bool,
                    witness: Any) -> None:
-    """Send one malformed exchange, then check the server: it answered with an error or
-    closed (or, for an incomplete packet, waits), another client still reads and writes
-    nothing changed. ``witness`` is a connected PyMySQL connection (the other client)."""
+    """Send one malformed exchange, then check the server: it answered (with an error for
+    an oversize packet) or closed the connection, and a connection it kept open is still
+    in step (a ping is answered); an incomplete packet may be waited for. Another client
+    still reads, and nothing changed. ``witness`` is that other client (PyMySQL)."""
     before = digest(db)
-    client = RawClient(port, login=login, timeout=3.0)
+    client = RawClient(port, login=login)
     try:
         client.send(data)
-        outcome = client.reply()
-        if kind == "oversize" and outcome not in ("error", "closed"):
-            raise Failure(f"oversize packet answered {outcome!r}")
+        whole = kind in ("command", "stmt", "bad sequence", "oversize")
+        no_reply = not whole or data[4] in _NO_REPLY
+        outcome = client.reply(0.3 if no_reply else 3.0)
+        if kind == "oversize" and outcome != "error":
+            raise Failure(f"oversize packet: answered {outcome!r}, not error 1153")
+        if whole and outcome == "silent" and data[4] not in _NO_REPLY:
+            raise Failure(f"{kind} {data[:40]!r}: no answer")
+        if whole and outcome != "closed":
+            client.send(mysql_packet(b"\x0e", 0))  # COM_PING
+            if client.reply() not in ("ok", "closed"):
+                raise Failure(f"{kind} {data[:40]!r}: the connection is out of step after it")
     except (ConnectionError, OSError):
         outcome = "closed"
     finally:
@@ -567,7 +586,7 @@ def run(quick: bool) -> dict[str, Any]:
             by_fuzzer["writes"] = _drive(st.tuples(write_batch(),
                                                    st.sampled_from(["table", "insert"])),
                                          seconds, lambda rows, via: check_writes(db, rows, via))
-            server = ServerThread(db, port=0, max_packet=1 << 20)
+            server = ServerThread(db, port=0, max_packet=PROTOCOL_MAX_PACKET)
             witness = pymysql.connect(host="127.0.0.1", port=server.port, user="root",
                                       autocommit=True)
             try:

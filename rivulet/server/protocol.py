@@ -197,11 +197,11 @@ class RivuletConnection(Connection):
         try:
             command = data[0]
             if command == COM_QUERY:
-                await self._query(data[1:].decode(self._codec))
+                await self._query(self._statement_text(data))
             elif command == COM_STMT_EXECUTE:
                 await self._execute(data)
             elif command == COM_STMT_PREPARE:
-                await self._prepare(data[1:].decode(self._codec))
+                await self._prepare(self._statement_text(data))
             elif command == COM_STMT_CLOSE:
                 self.statements.pop(int.from_bytes(data[1:5], "little"), None)  # no reply
             elif command == COM_STMT_SEND_LONG_DATA:
@@ -233,6 +233,14 @@ class RivuletConnection(Connection):
                 log.exception("statement failed on connection %s", self.connection_id)
             self._error(exc, None, mark)
         return True
+
+    def _statement_text(self, data: bytes) -> str:
+        """The SQL of a COM_QUERY or COM_STMT_PREPARE, in the connection's character set."""
+        try:
+            return data[1:].decode(self._codec)
+        except UnicodeDecodeError as exc:
+            raise SqlError(f"the statement is not valid {self._codec} text: byte "
+                           f"{data[1 + exc.start:2 + exc.start]!r} at offset {exc.start}") from None
 
     def too_large(self, total: int, seq: int) -> None:
         self._seq = (seq + 1) & 0xFF
