@@ -47,8 +47,8 @@ class SoakConfig:
     interval: float  # seconds per reported interval
 
 
-QUICK = SoakConfig(seconds=40, clients=8, stories=5_000, votes=50_000, headroom=512 * 1024,
-                   view_every=10, interval=5)
+QUICK = SoakConfig(seconds=20, clients=8, stories=5_000, votes=50_000, headroom=512 * 1024,
+                   view_every=8, interval=5)
 LONG = SoakConfig(seconds=600, clients=16, stories=50_000, votes=500_000, headroom=2 << 20,
                   view_every=60, interval=30)
 
