@@ -42,11 +42,8 @@ votes; ``bench/results/vote_wire.json`` and ``.png``), or ``--quick`` (10,000 st
 from __future__ import annotations
 
 import argparse
-import asyncio
 import multiprocessing as mp
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -55,6 +52,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from bench import mariadb
 from bench.common import (
     Zipf,
     bar_chart,
@@ -70,6 +68,7 @@ from bench.common import (
     uniform_ints,
     write_results,
 )
+from bench.mariadb import MARIADB_OPTIONS, process_cpu
 
 NAME = "vote_wire"
 
@@ -83,11 +82,6 @@ COLUMN_READ = "SELECT id, title, vcount FROM stories WHERE id = %s"
 VOTE = "INSERT INTO votes (user_id, story_id) VALUES (%s, %s)"
 BUMP = "UPDATE stories SET vcount = vcount + 1 WHERE id = %s"
 
-MARIADB_OPTIONS = [
-    "--thread-handling=pool-of-threads", "--innodb-flush-log-at-trx-commit=0",
-    "--skip-log-bin", "--innodb-buffer-pool-size=1G", "--innodb-doublewrite=0",
-    "--skip-name-resolve", "--skip-grant-tables", "--max-connections=500",
-]
 
 
 @dataclass(frozen=True)
@@ -189,52 +183,8 @@ class RivuletProcess:
 # ......................................................................... MariaDB
 
 
-class MariaDB:
-    """A private mariadbd on loopback with its data directory in tmpfs."""
-
-    def __init__(self, root: Path, port: int) -> None:
-        self.root = root
-        self.port = port
-        self.data = root / "data"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @staticmethod
-    def ensure_installed(log: Any) -> None:
-        if shutil.which("mariadbd") and shutil.which("mariadb-install-db"):
-            return
-        log("installing mariadb-server with apt")
-        sudo = [] if os.geteuid() == 0 else ["sudo"]
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run([*sudo, "apt-get", "install", "-y", "--no-install-recommends",
-                        "mariadb-server"], check=True, env=env)
-
-    def start(self) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={self.data}",
-                        "--user=root", "--skip-test-db", "--auth-root-authentication-method=normal"],
-                       check=True, capture_output=True)
-        self.proc = subprocess.Popen(
-            ["mariadbd", "--no-defaults", f"--datadir={self.data}",
-             f"--socket={self.root / 'sock'}", f"--port={self.port}", "--bind-address=127.0.0.1",
-             "--user=root", f"--pid-file={self.root / 'pid'}",
-             f"--log-error={self.root / 'error.log'}", f"--secure-file-priv={self.root}",
-             *MARIADB_OPTIONS],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                self.connect(None).close()
-                return
-            except Exception:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise RuntimeError("mariadbd did not start: see " + str(self.root / "error.log"))
-                time.sleep(0.2)
-
-    def connect(self, database: str | None) -> Any:
-        import pymysql
-
-        return pymysql.connect(host="127.0.0.1", port=self.port, user="bench", database=database,
-                               autocommit=True, local_infile=False)
+class MariaDB(mariadb.MariaDB):
+    """The benchmarks' MariaDB, able to load the vote tables."""
 
     def load(self, database: str, w: Workload, column: bool) -> None:
         """Tables, stories and the initial votes (LOAD DATA from files in tmpfs)."""
@@ -259,20 +209,6 @@ class MariaDB:
                           "GROUP BY story_id) v ON stories.id = v.story_id SET stories.vcount = v.n")
             c.execute("ANALYZE TABLE stories, votes")
         conn.close()
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        shutil.rmtree(self.root, ignore_errors=True)
 
 
 # ......................................................................... load generators
@@ -351,12 +287,6 @@ def generator(t: Target, w: Workload, seed: int, threads: int, start_at: float, 
         "cpu_seconds": cpu1 - cpu0,
         "errors": errors[:5],
     })
-
-
-def process_cpu(pid: int) -> float:
-    """CPU seconds (user + system, all threads) a process has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_phase(t: Target, server_pid: int, w: Workload, args: argparse.Namespace, ctx: Any,

@@ -1,0 +1,91 @@
+"""A private MariaDB server for the benchmarks: the Debian package, started on loopback.
+
+The paper's configuration for its MySQL baseline: the data directory in tmpfs
+(``/dev/shm`` by the callers' choice of ``root``), the thread pool, no log flush at commit
+(``innodb_flush_log_at_trx_commit=0``), no binary log, a 1 GB buffer pool, and no grant
+tables (any user name connects). ``mariadb-server`` is installed with apt when missing.
+Used by ``bench.vote_wire``, ``bench.lobsters.run`` and the Lobsters test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+MARIADB_OPTIONS = [
+    "--thread-handling=pool-of-threads", "--innodb-flush-log-at-trx-commit=0",
+    "--skip-log-bin", "--innodb-buffer-pool-size=1G", "--innodb-doublewrite=0",
+    "--skip-name-resolve", "--skip-grant-tables", "--max-connections=500",
+]
+
+
+class MariaDB:
+    """A private mariadbd on loopback with its data directory under ``root``."""
+
+    def __init__(self, root: Path, port: int) -> None:
+        self.root = root
+        self.port = port
+        self.data = root / "data"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @staticmethod
+    def ensure_installed(log: Any) -> None:
+        if shutil.which("mariadbd") and shutil.which("mariadb-install-db"):
+            return
+        log("installing mariadb-server with apt")
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run([*sudo, "apt-get", "install", "-y", "--no-install-recommends",
+                        "mariadb-server"], check=True, env=env)
+
+    def start(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={self.data}",
+                        "--user=root", "--skip-test-db", "--auth-root-authentication-method=normal"],
+                       check=True, capture_output=True)
+        self.proc = subprocess.Popen(
+            ["mariadbd", "--no-defaults", f"--datadir={self.data}",
+             f"--socket={self.root / 'sock'}", f"--port={self.port}", "--bind-address=127.0.0.1",
+             "--user=root", f"--pid-file={self.root / 'pid'}",
+             f"--log-error={self.root / 'error.log'}", f"--secure-file-priv={self.root}",
+             *MARIADB_OPTIONS],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.connect(None).close()
+                return
+            except Exception:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError("mariadbd did not start: see " + str(self.root / "error.log"))
+                time.sleep(0.2)
+
+    def connect(self, database: str | None) -> Any:
+        import pymysql
+
+        return pymysql.connect(host="127.0.0.1", port=self.port, user="bench", database=database,
+                               autocommit=True, local_infile=False)
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
