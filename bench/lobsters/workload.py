@@ -31,6 +31,9 @@ PRODUCTION_MIX: dict[str, float] = {
 
 WRITE_PAGES = ("vote_comment", "vote_story", "post_comment", "post_story")
 
+#: Ids one workload may assign per table when several run at once (``id_block``).
+ID_BLOCK = 1_000_000
+
 
 @dataclass(frozen=True)
 class Request:
@@ -50,11 +53,13 @@ class Workload:
 
     Writes are applied to the workload's own bookkeeping (ids, who voted on what, the
     comments of each story) as they are generated, so later requests can name the new
-    rows: run requests in the order they come.
+    rows: run requests in the order they come. Workloads that write to one database at
+    the same time (the load generator's processes) take distinct ``id_block`` numbers, so
+    the rows they insert never share an id.
     """
 
     def __init__(self, dataset: Dataset, seed: int = 7,
-                 mix: dict[str, float] | None = None) -> None:
+                 mix: dict[str, float] | None = None, id_block: int = 0) -> None:
         self.ds = dataset
         self.rnd = random.Random(seed)
         mix = mix or PRODUCTION_MIX
@@ -65,11 +70,12 @@ class Workload:
         self.pick_story = _Picker(sizes.stories, ACCESS_SKEW, seed + 12, dataset.story_order)
         self.pick_comment = _Picker(max(1, sizes.comments), ACCESS_SKEW, seed + 13,
                                     dataset.comment_order or None)
-        self.stories = len(dataset.tables["stories"])
         self.comments = len(dataset.tables["comments"])
+        self.new_stories: list[int] = []  # posted by this workload
+        self.new_comments: list[int] = []
         self.story_of_comment = {r[0]: r[2] for r in dataset.tables["comments"]}
         self.story_author = {r[0]: r[2] for r in dataset.tables["stories"]}
-        self.next = {name: dataset.next_id(name)
+        self.next = {name: dataset.next_id(name) + id_block * ID_BLOCK
                      for name in ("stories", "comments", "votes", "taggings")}
         self.now = dataset.now
         # copies: the data set stays as generated, whatever the workload does
@@ -84,15 +90,15 @@ class Workload:
 
     def _any_story(self) -> int:
         """A story id: mostly the generated ones by popularity, sometimes a new one."""
-        if self.stories > self.ds.sizes.stories and self.rnd.random() < 0.2:
-            return self.rnd.randint(self.ds.sizes.stories + 1, self.stories)
+        if self.new_stories and self.rnd.random() < 0.2:
+            return self.rnd.choice(self.new_stories)
         return self.pick_story() + 1
 
     def _any_comment(self) -> int | None:
+        if self.new_comments and self.rnd.random() < 0.2:
+            return self.rnd.choice(self.new_comments)
         if self.comments == 0:
             return None
-        if self.comments > self.ds.sizes.comments and self.rnd.random() < 0.2:
-            return self.rnd.randint(self.ds.sizes.comments + 1, self.comments)
         return min(self.pick_comment() + 1, self.comments)
 
     def __iter__(self) -> Workload:
@@ -131,7 +137,7 @@ class Workload:
     def _post_story(self, user: int) -> Request:
         sid = self.next["stories"]
         self.next["stories"] += 1
-        self.stories = sid
+        self.new_stories.append(sid)
         self.story_author[sid] = user
         tags = sorted({self.rnd.randint(1, self.tags) for _ in range(self.rnd.choice((1, 2)))})
         taggings = list(range(self.next["taggings"], self.next["taggings"] + len(tags)))
@@ -152,7 +158,7 @@ class Workload:
         siblings = self.story_comments.setdefault(sid, [])
         parent = self.rnd.choice(siblings) if siblings and self.rnd.random() < 0.5 else None
         siblings.append(cid)
-        self.comments = cid
+        self.new_comments.append(cid)
         self.story_of_comment[cid] = sid
         self.comment_voters.add((user, cid))
         return Request("post_comment", user, {
