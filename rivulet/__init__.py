@@ -69,6 +69,7 @@ def open(  # noqa: A001
     spark: SparkConfig | None = None,
     prewarm: bool = True,
     reuse: bool = True,
+    background_migration: bool = True,
     pipeline: str = "inprocess",
     **streaming: Any,
 ) -> Database:
@@ -95,6 +96,10 @@ def open(  # noqa: A001
     Views share every operator (and its state) that another view already built for the
     same sub-plan; ``reuse=False`` builds each view on its own, to measure what that saves.
 
+    Schema changes (``ALTER TABLE``, ``CREATE TABLE ... AS SELECT``) migrate rows lazily:
+    on demand, and by a background thread; ``background_migration=False`` leaves them to
+    demand and :meth:`Database.finish_conversions`.
+
     ``pipeline="spark"`` maintains the views with Spark Structured Streaming instead of the
     in-process dataflow (:mod:`rivulet.spark.streaming`; ``session=`` an existing
     SparkSession, ``streaming=`` a ``StreamSettings``, ``fallback=False`` to reject views
@@ -114,7 +119,7 @@ def open(  # noqa: A001
     return Database(path, durability=durability, memory_limit=memory_limit, eviction=eviction,
                     partial=partial, upquery_timeout=upquery_timeout, tune_gc=tune_gc,
                     spark_bootstrap_rows=spark_bootstrap_rows, spark=spark, prewarm=prewarm,
-                    reuse=reuse)
+                    reuse=reuse, background_migration=background_migration)
 
 
 def connect(path: str | Path, **kwargs: object) -> "dbapi.Connection":

@@ -54,8 +54,10 @@ from rivulet.errors import (
 )
 from rivulet.faults import fault_point
 from rivulet.lag import LagHistogram
+from rivulet.lazy import LazyWork
 from rivulet.plan import alter, ir
 from rivulet.plan.catalog import ADHOC_PREFIX, Catalog, is_adhoc
+from rivulet.plan.copy import plan_copy
 from rivulet.plan.planner import Planner
 from rivulet.plan.usage import scan_columns
 from rivulet.schema import Row, SchemaError, TableSchema, coerce_row, coerce_value
@@ -91,6 +93,7 @@ class Database:
         spark: SparkConfig | None = None,
         prewarm: bool = True,
         reuse: bool = True,
+        background_migration: bool = True,
     ) -> None:
         if tune_gc:
             tune_garbage_collector()
@@ -117,7 +120,8 @@ class Database:
         self._adhoc: dict[str, View] = {}  # ad-hoc SELECT text -> the view answering it
         self._closed = False
         self._failure: BaseException | None = None
-        self._converter: threading.Thread | None = None
+        self._lazy = LazyWork(self.storage, self.catalog, lambda: self._closed,
+                              background=background_migration)
 
         self._commit_lock = threading.RLock()
         self._graph_lock = threading.RLock()
@@ -147,8 +151,7 @@ class Database:
         self._propagator.start()
         if not recovering:
             self._prewarm_saved()
-        if any(t.converting for t in self.catalog.tables.values()):
-            self._start_converter()  # a conversion the last run did not finish
+        self._lazy.start()  # what the last run's schema changes left to do
 
     # ..................................................................... start-up
 
@@ -159,6 +162,11 @@ class Database:
             bound = st.bind_text(statement.sql, self.catalog) if statement.kind == "table" else None
             if isinstance(bound, st.CreateTable):
                 self._add_table(bound.schema)
+            elif statement.kind == "copy":
+                plan = plan_copy(self.catalog, parse_one(statement.sql))
+                self._add_table(plan.target)
+                if self.storage.has_table(plan.tracking):
+                    self._lazy.copies[plan.target.name.lower()] = plan
             elif statement.kind == "alter":
                 self._apply_schema_change(
                     alter.replay(self.catalog.require_table(statement.name), statement.sql))
@@ -172,6 +180,8 @@ class Database:
         """Every row of base ``table`` as of the graph's LSN (the whole-table counterpart of
         ``_base_lookup``): full state built, or a whole view filled, while writes commit
         must not see batches the graph has yet to apply."""
+        if self._lazy.copies:
+            self._lazy.before_read(table, None, [])
         snapshot_lsn, rows = self.storage.snapshot_scan(self.catalog.require_table(table))
         later = {row: -n for row, n in self._rewind(table, snapshot_lsn, {})}  # net changes
         for row in rows:
@@ -192,6 +202,8 @@ class Database:
     def _base_lookup(self, table: str, columns: tuple[int, ...], keys: list[Any]) -> list[tuple[Row, int]]:
         """Rows of base ``table`` under ``keys``, as of the graph's LSN (see module doc)."""
         schema = self.catalog.require_table(table)
+        if self._lazy.copies:
+            self._lazy.before_read(table, columns, keys)
         self._hook("upquery_snapshot")
         snapshot_lsn, rows = self.storage.lookup(schema, columns, keys)
         self._hook("upquery_answer")
@@ -221,6 +233,8 @@ class Database:
             graph = Graph(partial=False)
 
             def rows(table: str) -> list[tuple[Row, int]]:
+                if self._lazy.copies:
+                    self._lazy.before_read(table, None, [])
                 lsn, stored = self.storage.snapshot_scan(self.catalog.require_table(table))
                 counts: dict[Row, int] = {}
                 for row in stored:
@@ -352,6 +366,8 @@ class Database:
             self.create_view(statement.name, statement.text, replace=statement.replace)
         elif isinstance(statement, st.AlterTable):
             self.alter_table(statement)
+        elif isinstance(statement, st.CreateTableAs):
+            self.create_table_as(statement)
         elif isinstance(statement, st.Drop):
             if statement.kind == "view":
                 self.drop_view(statement.name, if_exists=statement.if_exists)
@@ -381,7 +397,7 @@ class Database:
         are converted by the writes that touch them and by a background converter."""
         self._check_open()
         name = statement.change.old.name
-        self._convert(name, until_done=True)  # one conversion at a time per table
+        self._lazy.finish(name.lower())  # one change at a time per table
         with self._migration():
             change = alter.plan_alter(self.catalog.require_table(name), parse_one(statement.sql))
             self._check_readers(change)
@@ -389,8 +405,7 @@ class Database:
                 self.storage.alter(change.old, change.steps)
                 self.storage.add_statement("alter", change.old.name, statement.sql)
             self._apply_schema_change(change)
-        if change.new.converting:
-            self._start_converter()
+        self._lazy.start()
 
     def _check_readers(self, change: alter.SchemaChange) -> None:
         """Refuse to drop or convert a column that a view reads (its state would be wrong)."""
@@ -436,49 +451,27 @@ class Database:
     # ..................................................................... conversions
 
     def finish_conversions(self) -> None:
-        """Convert now every row a schema change left in a column's old type (the
-        background converter would get there too; reads never wait for it)."""
-        for schema in list(self.catalog.tables.values()):
-            if schema.converting:
-                self._convert(schema.name, until_done=True)
+        """Do now what schema changes left to do lazily: rows still in a column's old
+        type are converted, tables split off by ``CREATE TABLE ... AS SELECT`` copied
+        (the background thread would get there too; reads never wait for it)."""
+        self._check_open()
+        self._lazy.finish()
 
-    def _start_converter(self) -> None:
-        """The background converter of rows to their columns' new types (one thread)."""
-        if self._converter is None or not self._converter.is_alive():
-            self._converter = threading.Thread(target=self._convert_loop,
-                                               name="rivulet-convert", daemon=True)
-            self._converter.start()
-
-    def _convert_loop(self) -> None:
-        try:
-            while not self._closed:
-                converting = [t.name for t in list(self.catalog.tables.values()) if t.converting]
-                if not converting:
-                    return
-                for name in converting:
-                    self._convert(name, until_done=False)
-        except ClosedError:
-            return
-        except Exception:  # the rows stay readable (converted on the fly); retried at open
-            log.exception("converting rows to their new column types failed")
-
-    def _convert(self, table: str, *, until_done: bool) -> None:
-        """Convert the rows of ``table`` still in a column's old type: one chunk at a time
-        under the commit lock (a chunk is one short write transaction; writers wait for
-        it, not for the table), all of them if ``until_done``. A finished table's schema
-        stops reading the old values."""
-        while True:
-            with self._commit_lock:
-                self._check_open()
-                schema = self.catalog.tables.get(table.lower())
-                if schema is None or not schema.converting:
-                    return
-                if not self.storage.convert_rows(schema, CONVERT_CHUNK):
-                    self.catalog.tables[table.lower()] = alter.replace_conversions(schema)
-                    return
-            if not until_done:
-                time.sleep(0)  # let writers and other tables in
-                return
+    def create_table_as(self, statement: st.CreateTableAs) -> None:
+        """``CREATE TABLE ... AS SELECT``: the new table holds the SELECT's rows as of now,
+        copied key by key when first needed (see rivulet/plan/copy.py)."""
+        self._check_open()
+        self.catalog.check_new_name(statement.plan.target.name)
+        self._lazy.finish(statement.plan.source.lower())  # copies read the source's rows
+        with self._migration():
+            plan = plan_copy(self.catalog, parse_one(statement.sql))
+            with self.storage.transaction():
+                self.storage.create_table(plan.target)
+                self.storage.create_tracking(plan.tracking, len(plan.target_key))
+                self.storage.add_statement("copy", plan.target.name, statement.sql)
+            self._add_table(plan.target)
+            self._lazy.copies[plan.target.name.lower()] = plan
+        self._lazy.start()
 
     def create_view(self, name: str, sql: str, *, replace: bool = False) -> View:
         """Add a view to the running program; it serves reads as soon as this returns."""
@@ -546,12 +539,17 @@ class Database:
         users = [v for v in self.catalog.users_of_table(name) if not is_adhoc(v)]
         if users:
             raise ProgramError(f"table {name!r} is used by view(s) {', '.join(users)}")
+        if any(p.source.lower() == name.lower() for p in self._lazy.copies.values()):
+            self._lazy.finish(name.lower())  # a table copied from it needs its rows
         with self._migration():
             self._drop_adhoc_views_of(name)
             with self.storage.transaction():
                 self.storage.drop_table(schema)
-                self.storage.remove_statement("table", name)
-                self.storage.remove_statement("alter", name)
+                for kind in ("table", "copy", "alter"):
+                    self.storage.remove_statement(kind, name)
+                copy = self._lazy.copies.pop(name.lower(), None)
+                if copy is not None:
+                    self.storage.drop_tracking(copy.tracking)
             del self.catalog.tables[name.lower()]
             del self.catalog.layouts[name.lower()]
             self.graph.drop_base(name)
@@ -708,6 +706,8 @@ class Database:
                 for request in group:
                     try:
                         self._bring_up_to_date(request)
+                        if self._lazy.copies:  # copied as they were, before the write
+                            self._lazy.before_write(request)
                         with nullcontext() if request.atomic else self.storage.savepoint():
                             out = request.apply(self.storage)
                     except Exception as exc:  # this request fails alone; the group goes on
@@ -797,6 +797,7 @@ class Database:
         from rivulet.errors import ConstraintError
 
         self._check_open()
+        self._lazy.finish(table.lower())  # an import is no place to copy key by key
         deltas: list = []
         lsn: int | None = None
         imported = 0
@@ -973,8 +974,7 @@ class Database:
             view._close()
         self._batches.put(None)
         self._propagator.join()
-        if self._converter is not None:
-            self._converter.join()
+        self._lazy.join()
         if self._background is not None:
             self._background.put(None)
         self.storage.close()
@@ -1020,9 +1020,6 @@ def _disk_hint(exc: BaseException, path: Path) -> str:
                 "writes succeed again once space is freed)")
     return ""
 
-
-#: Rows converted to a column's new type per transaction of the background converter.
-CONVERT_CHUNK = 1000
 
 #: Bulk imports of at least this many rows (and of at least the rows stored) rebuild the
 #: table's secondary indexes at the end instead of updating them row by row.

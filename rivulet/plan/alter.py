@@ -321,7 +321,7 @@ def replay(schema: TableSchema, alter_sql: str) -> SchemaChange:
 
 def program_tables(statements: Iterable[tuple[str, str]]) -> dict[str, tuple[TableSchema, list[str]]]:
     """The tables a stored program declares, from its ``(kind, sql)`` statements in order
-    ("table" and "alter"; others are skipped): each table's schema now, and the statements
+    ("table", "copy" and "alter"; others are skipped): each table's schema now, and the statements
     that made it (to store beside a copy of its rows, as Spark snapshots do)."""
     from rivulet.sql.ddl import table_schema
     from rivulet.sql.parse import parse_one
@@ -334,6 +334,13 @@ def program_tables(statements: Iterable[tuple[str, str]]) -> dict[str, tuple[Tab
             if schema is None:
                 raise SqlError(f"not a CREATE TABLE statement: {sql!r}")
             out[schema.name.lower()] = (schema, [sql])
+        elif kind == "copy":
+            from rivulet.plan.catalog import Catalog
+            from rivulet.plan.copy import plan_copy
+
+            catalog = Catalog(tables={n: schema for n, (schema, _) in out.items()})
+            target = plan_copy(catalog, parse_one(sql)).target
+            out[target.name.lower()] = (target, [sql])
         elif kind == "alter":
             node = parse_one(sql)
             name = node.this.name.lower()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from rivulet.errors import ProgramError
 from rivulet.plan.ir import ViewPlan
@@ -26,6 +27,9 @@ class Catalog:
     #: Table -> version -> where that version's columns are in the newest version's rows,
     #: for every version a view still reads (see rivulet/plan/alter.py).
     layouts: dict[str, dict[int, tuple[int | None, ...]]] = field(default_factory=dict)
+    #: Tables being copied lazily (CREATE TABLE ... AS SELECT), by lower-cased name -> the
+    #: copy's plan (rivulet/plan/copy.py).
+    copies: dict[str, Any] = field(default_factory=dict)
 
     def table(self, name: str) -> TableSchema | None:
         return self.tables.get(name.lower())

@@ -194,6 +194,7 @@ class Bootstrapper:
         for parent, columns, full in sides:
             if not (full or not self.graph.partial):
                 continue
+            parent, columns = self.graph.index_home(parent, columns)  # a table's, maybe
             arrangements = self.graph.nodes[parent].arrangements
             existing = arrangements.get(columns)
             if existing is not None and not existing.partial:
@@ -255,8 +256,8 @@ class Bootstrapper:
         """The IR node whose rows are ``node``'s output (None: unknown, no Spark)."""
         op = self.graph.nodes[node].op
         if isinstance(op, Base):
-            if op.layout is not None:
-                return None  # an older version of an altered table: in-process
+            if op.layout is not None or op.table.lower() in self.catalog.copies:
+                return None  # an older version of an altered table, a table being copied
             schema = self.catalog.require_table(op.table)
             return ir.Scan(schema.name, tuple(ir.ColumnInfo(c.name, c.kind, c.nullable)
                                               for c in schema.columns))

@@ -47,7 +47,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from rivulet.errors import RivuletError
-from rivulet.plan.alter import program_tables, replace_conversions, replay
+from rivulet.plan.alter import program_tables, replace_conversions
 from rivulet.plan.catalog import Catalog
 from rivulet.schema import DATE, DATETIME, DECIMAL, TableSchema
 from rivulet.spark.values import arrow_type, fit_decimal, spark_type
@@ -132,7 +132,12 @@ def load_snapshot(directory: str | os.PathLike[str]) -> Snapshot:
         manifest = json.loads((root / MANIFEST).read_text())
     except FileNotFoundError:
         raise SnapshotError(f"no snapshot in {root} (no {MANIFEST})") from None
-    schemas = {t["name"]: _table_schema(t["sql"], t.get("alters", ())) for t in manifest["tables"]}
+    if "program" in manifest:  # the statements that made the tables, ALTERs included
+        made = program_tables(tuple(s) for s in manifest["program"])
+        schemas = {t["name"]: replace_conversions(made[t["name"].lower()][0])
+                   for t in manifest["tables"]}
+    else:
+        schemas = {t["name"]: _table_schema(t["sql"]) for t in manifest["tables"]}
     return Snapshot(
         lsn=manifest["lsn"],
         directory=root,
@@ -157,8 +162,10 @@ def _database_file(source: Any) -> Path:
 
 def _export(conn: sqlite3.Connection, out: Path) -> Snapshot:
     lsn = conn.execute("SELECT COALESCE(MAX(lsn), 0) FROM _rivulet_log").fetchone()[0]
-    program = program_tables(conn.execute(
-        "SELECT kind, sql FROM _rivulet_program WHERE kind IN ('table', 'alter') ORDER BY seq"))
+    statements = conn.execute(
+        "SELECT kind, sql FROM _rivulet_program WHERE kind IN ('table', 'copy', 'alter') "
+        "ORDER BY seq").fetchall()
+    program = program_tables(statements)
     # Rows a schema change left in a column's old type are converted here, in the copy:
     # Spark reads every column by name.
     convert_all(conn, [schema for schema, _ in program.values()])
@@ -173,22 +180,19 @@ def _export(conn: sqlite3.Connection, out: Path) -> Snapshot:
         tables[schema.name] = path
         schemas[schema.name] = schema
         entries.append({"name": schema.name, "file": path.name, "sql": history[0],
-                        "alters": history[1:], "rows": rows[schema.name]})
-    manifest = {"lsn": lsn, "tables": entries}
+                        "rows": rows[schema.name]})
+    manifest = {"lsn": lsn, "tables": entries, "program": [list(s) for s in statements]}
     tmp = out / f"{MANIFEST}.tmp"
     tmp.write_text(json.dumps(manifest, indent=1))
     os.replace(tmp, out / MANIFEST)
     return Snapshot(lsn=lsn, directory=out, tables=tables, schemas=schemas, rows=rows)
 
 
-def _table_schema(sql: str, alters: Iterable[str] = ()) -> TableSchema:
+def _table_schema(sql: str) -> TableSchema:
     statement = st.bind_text(sql, Catalog())
     if not isinstance(statement, st.CreateTable):
         raise SnapshotError(f"not a CREATE TABLE statement: {sql!r}")
-    schema = statement.schema
-    for alter_sql in alters:
-        schema = replay(schema, alter_sql).new
-    return replace_conversions(schema)
+    return statement.schema
 
 
 def _file_name(table: str) -> str:

@@ -193,6 +193,7 @@ def verify(db: Database, views: Iterable[str] | None = None, *, spark: SparkSess
     scratch = Path(tempfile.mkdtemp(prefix="rivulet-verify-", dir=workdir))
     try:
         frozen = scratch / "frozen.db"
+        db.finish_conversions()  # the copy is read by column name, as of now
         with db._migration():  # noqa: SLF001 (the one place both sides see one LSN)
             lsn = db.lsn
             copy_database(db.storage.path, frozen)  # the state at the engine's LSN

@@ -15,6 +15,7 @@ from rivulet.errors import SqlError
 from rivulet.plan import ir
 from rivulet.plan.alter import SchemaChange, plan_alter, replace_conversions
 from rivulet.plan.catalog import Catalog
+from rivulet.plan.copy import CopyPlan, plan_copy
 from rivulet.plan.expressions import literal_value, translate
 from rivulet.plan.planner import conjuncts
 from rivulet.schema import TableSchema
@@ -38,6 +39,14 @@ class CreateView:
     @property
     def sql(self) -> str:
         return self.text.strip()
+
+
+@dataclass(frozen=True)
+class CreateTableAs:
+    """``CREATE TABLE ... AS SELECT``: a table copied lazily (see rivulet/plan/copy.py)."""
+
+    plan: CopyPlan
+    sql: str
 
 
 @dataclass(frozen=True)
@@ -93,7 +102,7 @@ class Select:
     param_count: int
 
 
-Statement = Union[CreateTable, CreateView, AlterTable, Drop, Insert, Update, Delete, Select]
+Statement = Union[CreateTable, CreateTableAs, CreateView, AlterTable, Drop, Insert, Update, Delete, Select]
 
 
 def bind_text(text: str, catalog: Catalog) -> Statement:
@@ -107,7 +116,7 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
         kind = (node.args.get("kind") or "").upper()
         if kind == "TABLE":
             if node.args.get("expression") is not None:
-                raise unsupported(node, "CREATE TABLE ... AS SELECT")
+                return CreateTableAs(plan_copy(catalog, node), sql)
             if node.find(exp.TemporaryProperty) is not None:
                 raise unsupported(node, "CREATE TEMPORARY TABLE")
             return CreateTable(table_schema(node), sql)

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from rivulet.errors import ConstraintError, StorageError
-from rivulet.faults import fault_point
 from rivulet.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Row, TableSchema
 from rivulet.storage.base import AddStored, ProgramStatement, RenameStored, RowId, Storage
 
@@ -203,14 +202,70 @@ class SqliteStorage(Storage):
 
     def convert_rows(self, schema: TableSchema, limit: int = 1000) -> int:
         """Convert up to ``limit`` rows of each column of ``schema`` still being converted
-        to its new type, in one transaction; returns how many rows were converted (0: the
-        table is done). See :class:`rivulet.schema.Conversion` for why no row is
-        converted twice."""
-        with self.transaction():
-            done = convert_rows(self.conn, schema, limit)
-            if done:
-                fault_point("schema_conversion_chunk")
-        return done
+        to its new type (inside the open transaction); returns how many rows were
+        converted (0: the table is done). See :class:`rivulet.schema.Conversion` for why
+        no row is converted twice."""
+        return convert_rows(self.conn, schema, limit)
+
+    # ..................................................................... lazy copies
+
+    def create_tracking(self, name: str, width: int) -> None:
+        """The table of keys copied so far of a lazily copied table (rivulet/plan/copy.py)."""
+        keys = ", ".join(f"k{i}" for i in range(width))
+        self.conn.execute(f"CREATE TABLE {_quote(name)} ({keys}, PRIMARY KEY ({keys})) WITHOUT ROWID")
+
+    def has_table(self, name: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                 (name,)).fetchone() is not None
+
+    def drop_tracking(self, name: str) -> None:
+        self.conn.execute(f"DROP TABLE IF EXISTS {_quote(name)}")
+
+    def rows_by(self, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> list[Row]:
+        """Rows whose ``columns`` hold one of ``keys``, on the writer's connection (inside
+        the open transaction, so seeing its own writes)."""
+        sql = self._sql(schema)
+        target = [_quote(schema.columns[i].name) for i in columns]
+        to_db = [_TO_DB.get(schema.columns[i].kind) for i in columns]
+        values = list(dict.fromkeys(_key_to_db(k, to_db, len(columns)) for k in keys))
+        rows: list = []
+        for start in range(0, len(values), LOOKUP_CHUNK):
+            chunk = values[start:start + LOOKUP_CHUNK]
+            rows.extend(self.conn.execute(
+                _lookup_sql(schema.name, sql.selected, target, len(columns), len(chunk)),
+                [v for key in chunk for v in key]).fetchall())
+        return rows if sql.from_db is None else [sql.from_db(r) for r in rows]
+
+    def untracked(self, tracking: str, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> list[Any]:
+        """Those of ``keys`` (of ``columns`` of ``schema``) not marked in ``tracking``."""
+        to_db = [_TO_DB.get(schema.columns[i].kind) for i in columns]
+        width = len(columns)
+        out = []
+        for key in dict.fromkeys(keys):
+            stored = _key_to_db(key, to_db, width)
+            where = " AND ".join(f"k{i} IS ?" for i in range(width))
+            if self.conn.execute(f"SELECT 1 FROM {_quote(tracking)} WHERE {where}",
+                                 stored).fetchone() is None:
+                out.append(key)
+        return out
+
+    def track(self, tracking: str, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> None:
+        to_db = [_TO_DB.get(schema.columns[i].kind) for i in columns]
+        marks = ", ".join("?" * len(columns))
+        self.conn.executemany(f"INSERT INTO {_quote(tracking)} VALUES ({marks})",
+                              [_key_to_db(k, to_db, len(columns)) for k in keys])
+
+    def keys_left(self, tracking: str, schema: TableSchema, columns: tuple[int, ...], limit: int) -> list[Any]:
+        """Up to ``limit`` distinct keys of ``schema``'s rows not marked in ``tracking``."""
+        names = [_quote(schema.columns[i].name) for i in columns]
+        on = " AND ".join(f"t.k{i} IS s.{n}" for i, n in enumerate(names))
+        rows = self.conn.execute(
+            f"SELECT DISTINCT {', '.join('s.' + n for n in names)} FROM {_quote(schema.name)} AS s "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {_quote(tracking)} AS t WHERE {on}) LIMIT ?",
+            (limit,)).fetchall()
+        from_db = [_FROM_DB.get(schema.columns[i].kind) for i in columns]
+        keys = [tuple(v if f is None or v is None else f(v) for v, f in zip(r, from_db)) for r in rows]
+        return [k[0] for k in keys] if len(columns) == 1 else keys
 
     # ..................................................................... rows
 
