@@ -671,3 +671,41 @@ def test_random_interleavings_of_a_split_agree_with_sqlite(name: str, ops: list)
         finally:
             db.close()
             lite.close()
+
+
+def test_schema_changes_over_the_mysql_protocol(tmp_path: Path) -> None:
+    """An application alters its tables through its MySQL driver: the statements it
+    prepared before keep working, and SHOW/DESCRIBE show the new columns."""
+    import pymysql
+
+    from rivulet.server.mysql import ServerThread
+
+    with rivulet.open(tmp_path) as db:
+        db.execute(TABLE)
+        db.table("items").insert_many([(i, f"n{i % 3}", i, None) for i in range(20)])
+        server = ServerThread(db, port=0)
+        try:
+            conn = pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
+                                   database="rivulet", autocommit=True)
+            with conn.cursor() as cur:
+                cur.execute("SELECT name FROM items WHERE id = %s", (4,))
+                assert cur.fetchall() == (("n1",),)
+                cur.execute("ALTER TABLE items ADD COLUMN score INT NOT NULL DEFAULT 1, "
+                            "MODIFY qty VARCHAR(10)")
+                cur.execute("SELECT name FROM items WHERE id = %s", (5,))  # prepared before
+                assert cur.fetchall() == (("n2",),)
+                cur.execute("SELECT qty, score FROM items WHERE id = %s", (5,))
+                assert cur.fetchall() == (("5", 1),)
+                cur.execute("INSERT INTO items (id, name, qty, score) VALUES (%s, %s, %s, %s)",
+                            (100, "new", "x", 9))
+                cur.execute("CREATE TABLE per_name AS SELECT name, COUNT(*) AS n FROM items "
+                            "GROUP BY name")
+                cur.execute("SELECT n FROM per_name WHERE name = %s", ("n0",))
+                assert cur.fetchall() == ((7,),)
+                cur.execute("DESCRIBE items")
+                assert [r[0] for r in cur.fetchall()] == ["id", "name", "qty", "note", "score"]
+                with pytest.raises(pymysql.MySQLError, match="primary key"):
+                    cur.execute("ALTER TABLE items DROP COLUMN id")
+            conn.close()
+        finally:
+            server.stop()
