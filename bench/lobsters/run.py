@@ -1,0 +1,724 @@
+"""The Lobsters comparison (the Noria paper's section 8.1, Figure 6): page latency against
+offered load for MariaDB and rivulet, each with the baseline and the natural queries.
+
+Data: :func:`bench.lobsters.data.generate` at production scale (9,200 users, 40,000 stories,
+120,000 comments, ~640,000 votes; ``--scale 10`` for ten times that). Each system under
+test is loaded with it before its sweep:
+
+* rivulet: the program and rows are bulk-loaded into a data directory in tmpfs
+  (``insert_many``, embedded), then ``rivulet serve`` runs it as a subprocess and the
+  clients speak the MySQL protocol to it; the reads' text becomes views on first use.
+* MariaDB (Debian package, :class:`bench.mariadb.MariaDB`: loopback, data in tmpfs, the
+  thread pool, no log flush at commit), one database per version, with the secondary
+  indexes the Lobsters application has (:data:`MARIADB_INDEXES`); the natural version's
+  internal views are MariaDB views, computed at every read.
+
+Load: several client processes (``--clients``), each with a Poisson arrival schedule at its
+share of the offered page rate and a bounded number of connections (``--connections``, the
+bound on outstanding pages per process: a partially open loop). A page's latency is its
+*sojourn time*, from its scheduled start to its completion, so a system that cannot keep up
+shows rising latency instead of hidden queueing; pages still waiting when a phase ends
+(plus ``GRACE`` seconds) are counted at the time waited so far (``censored``). Each page
+issues its statements one after the other (:mod:`bench.lobsters.pages`), values spliced
+into the text by PyMySQL as a Rails application's driver would.
+
+The offered load is swept upward per configuration (``--rates``) until the system
+collapses (p95 over ``COLLAPSE_MS`` or under 80% of the offered pages done). A load is
+*sustained* when at least 95% of its pages complete in the phase with p95 at most
+``P95_GOAL_MS`` (100 ms) and no errors. Target: ``natural_vs_mariadb_baseline_ratio``, the
+highest load rivulet sustains with the natural queries over MariaDB's with the baseline
+queries (goal 2; the paper reports 5 on 16 cores).
+
+Run from the repository root: ``python -m bench.lobsters.run`` (full; serialize with
+``flock /tmp/rivulet-bench.lock``), ``--quick`` (a tenth of the data, rivulet natural and
+MariaDB baseline, three loads).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import multiprocessing as mp
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.common import (
+    REPO_DIR,
+    busy_warning,
+    environment,
+    fmt_num,
+    logger,
+    percentile,
+    print_table,
+    results_path,
+    target,
+    write_results,
+)
+from bench.lobsters.backends import LOAD_BATCH, SqlBackend
+from bench.lobsters.data import Dataset, Sizes, generate
+from bench.lobsters.pages import run_page
+from bench.lobsters.queries import QuerySet, query_set
+from bench.lobsters.workload import Workload
+from bench.mariadb import MariaDB, process_cpu
+
+PROFILE_ENV = "RIVULET_SERVER_PROFILE"  # rivulet.server.mysql: profile the event loop
+
+NAME = "lobsters"
+P95_GOAL_MS = 100.0
+COLLAPSE_MS = 1_000.0
+GRACE = 2.0  # seconds after a phase in which pages already due may still start
+#: MariaDB stops a statement after this many seconds (the natural front page would
+#: otherwise keep a connection busy long after its phase).
+STATEMENT_LIMIT_S = 10
+FULL_RATES = (5, 10, 20, 30, 45, 65, 90, 130, 180, 250, 350, 500, 700, 1000)
+QUICK_RATES = (5, 20, 60)
+CONFIGURATIONS = ("mariadb-baseline", "rivulet-baseline", "rivulet-natural", "mariadb-natural")
+
+#: Secondary indexes of the Lobsters application's schema (what its queries look rows up
+#: by), for MariaDB; rivulet keeps the indexes its views need by itself.
+MARIADB_INDEXES = (
+    "CREATE INDEX users_username ON users (username)",
+    "CREATE INDEX stories_short_id ON stories (short_id)",
+    "CREATE INDEX stories_user ON stories (user_id)",
+    "CREATE INDEX stories_created ON stories (created_at)",
+    "CREATE INDEX comments_short_id ON comments (short_id)",
+    "CREATE INDEX comments_story ON comments (story_id)",
+    "CREATE INDEX comments_user ON comments (user_id)",
+    "CREATE INDEX comments_parent ON comments (parent_comment_id)",
+    "CREATE INDEX votes_user_story ON votes (user_id, story_id)",
+    "CREATE INDEX votes_user_comment ON votes (user_id, comment_id)",
+    "CREATE INDEX votes_story ON votes (story_id)",
+    "CREATE INDEX votes_comment ON votes (comment_id)",
+    "CREATE INDEX taggings_story ON taggings (story_id)",
+    "CREATE INDEX taggings_tag ON taggings (tag_id)",
+    "CREATE INDEX hidden_user ON hidden_stories (user_id)",
+    "CREATE INDEX saved_user_story ON saved_stories (user_id, story_id)",
+    "CREATE INDEX ribbons_story ON read_ribbons (story_id)",
+    "CREATE INDEX messages_recipient ON messages (recipient_user_id)",
+    "CREATE INDEX invitations_user ON invitations (user_id)",
+    "CREATE INDEX moderations_user ON moderations (user_id)",
+    "CREATE INDEX tag_filters_user ON tag_filters (user_id)",
+)
+#: Only the baseline reads its hand-maintained hotness column.
+MARIADB_BASELINE_INDEXES = ("CREATE INDEX stories_hotness ON stories (hotness)",)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a configuration's clients connect, and what they send."""
+
+    config: str
+    engine: str  # "rivulet" or "mariadb"
+    version: str  # "baseline" or "natural"
+    port: int
+    database: str
+    user: str
+    server_pid: int
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One offered load for one configuration."""
+
+    rate: float  # pages per second over all client processes
+    warmup: float
+    seconds: float
+    clients: int
+    connections: int  # per client process
+    seed: int
+    block: int  # first id block of this phase's workloads (one per client process)
+
+
+# ......................................................................... rivulet
+
+
+def load_rivulet(directory: Path, queries: QuerySet, dataset: Dataset) -> None:
+    """The program and every row, written embedded (the bulk load); closed after."""
+    import rivulet
+
+    db = rivulet.open(directory, spark_bootstrap_rows=None, prewarm=False)
+    try:
+        db.execute_script(queries.schema_sql)
+        for table in dataset.tables:
+            rows = dataset.rows(table, queries.version)
+            handle = db.table(table)
+            for i in range(0, len(rows), LOAD_BATCH):
+                handle.insert_many(rows[i:i + LOAD_BATCH])
+        for statement in queries.view_statements():
+            db.execute(statement)
+        db.settle(timeout=None)
+    finally:
+        db.close()
+
+
+class RivuletServer:
+    """``rivulet serve`` on a free port, as a subprocess (its output in ``log``); with
+    ``profile``, the server's event loop is profiled (cProfile) into that file."""
+
+    def __init__(self, directory: Path, log: Path, profile: Path | None = None) -> None:
+        self.log = log
+        self.out = log.open("wb")
+        env = {**os.environ, "PYTHONPATH": str(REPO_DIR), "SPARK_LOCAL_IP": "127.0.0.1"}
+        if profile is not None:
+            env[PROFILE_ENV] = str(profile)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rivulet", "serve", "--data-dir", str(directory),
+             "--no-demo", "--no-http", "--mysql-port", "0"],
+            stdout=self.out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+            cwd=REPO_DIR)
+        self.port = self._wait_for_port()
+
+    def _wait_for_port(self, timeout: float = 600) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = re.search(r"-P (\d+)", self.log.read_text(errors="replace"))
+            if found:
+                return int(found.group(1))
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"rivulet serve did not start: see {self.log}")
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(300)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.out.close()
+
+
+# ......................................................................... MariaDB
+
+
+def load_mariadb(server: MariaDB, queries: QuerySet, dataset: Dataset) -> str:
+    """One database with the version's program, rows and indexes; its name."""
+    database = f"lobsters_{queries.version}"
+    conn = server.connect(None)
+    conn.autocommit(False)
+    conn.cursor().execute(f"CREATE DATABASE {database}")
+    conn.select_db(database)
+    backend = SqlBackend(queries, conn, name=database, mark="%s")
+    backend.create_program(dataset)
+    cur = conn.cursor()
+    indexes = MARIADB_INDEXES + (MARIADB_BASELINE_INDEXES if queries.version == "baseline"
+                                 else ())
+    for statement in indexes:
+        cur.execute(statement)
+    cur.execute("ANALYZE TABLE " + ", ".join(dataset.tables))
+    cur.fetchall()
+    conn.commit()
+    conn.close()
+    return database
+
+
+# ......................................................................... clients
+
+
+class WireBackend(SqlBackend):
+    """A page's statements over one PyMySQL connection in autocommit mode.
+
+    A read ribbon that another client process created between this page's UPDATE and its
+    INSERT is a duplicate key: the application's upsert would have updated it, so the
+    page goes on (the row is there either way)."""
+
+    def write(self, name: str, params: Sequence[Any]) -> int:
+        import pymysql
+
+        cur = self.conn.cursor()
+        try:
+            cur.execute(self._writes[name], tuple(params))
+        except pymysql.err.IntegrityError:
+            if name != "insert_ribbon":
+                raise
+            return 0
+        return cur.rowcount
+
+
+def connect(endpoint: Endpoint) -> Any:
+    import pymysql
+
+    conn = pymysql.connect(host="127.0.0.1", port=endpoint.port, user=endpoint.user,
+                           database=endpoint.database, autocommit=True)
+    if endpoint.engine == "mariadb":
+        conn.cursor().execute(f"SET SESSION max_statement_time = {STATEMENT_LIMIT_S}")
+    return conn
+
+
+def arrivals(rate: float, until: float, seed: int) -> list[float]:
+    """Poisson arrival offsets (seconds from the phase's start) up to ``until``."""
+    rnd = random.Random(seed)
+    out, t = [], 0.0
+    while rate > 0:
+        t += rnd.expovariate(rate)
+        if t >= until:
+            return out
+        out.append(t)
+    return out
+
+
+def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Dataset,
+                   start_at: float, out: Any) -> None:
+    """One load-generator process: its share of the arrivals, ``phase.connections``
+    workers (threads, one connection each) that run each page at its scheduled time or
+    as soon as one of them is free."""
+    seed = phase.seed * 100 + index
+    workload = Workload(dataset, seed=seed, id_block=phase.block + index)
+    span = phase.warmup + phase.seconds
+    schedule = arrivals(phase.rate / phase.clients, span, seed)
+    requests = workload.take(len(schedule))
+    queries = query_set(endpoint.version)
+    stop_at = start_at + span + GRACE
+    taken = itertools.count()
+    results: list[tuple[int, float, str, bool]] = []  # (arrival, latency, page, ok)
+    errors: list[str] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        try:
+            backend = WireBackend(queries, connect(endpoint), name=endpoint.config, mark="%s")
+        except Exception as exc:  # noqa: BLE001 - reported, the phase fails
+            errors.append(f"connect: {exc!r}")
+            return
+        clock = time.monotonic
+        while True:
+            i = next(taken)
+            if i >= len(schedule):
+                break
+            due = start_at + schedule[i]
+            now = clock()
+            if now > stop_at:
+                break
+            if due > now:
+                time.sleep(due - now)
+            ok = True
+            try:
+                run_page(backend, requests[i])
+            except Exception as exc:  # noqa: BLE001 - counted, the load goes on
+                ok = False
+                with lock:
+                    if len(errors) < 20:
+                        errors.append(f"{requests[i].page}: {exc!r}"[:300])
+            with lock:
+                results.append((i, clock() - due, requests[i].page, ok))
+        backend.close()
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(phase.connections)]
+    for t in threads:
+        t.start()
+    time.sleep(max(0.0, start_at + phase.warmup - time.monotonic()))
+    cpu0 = time.process_time()
+    time.sleep(max(0.0, start_at + span - time.monotonic()))
+    cpu1 = time.process_time()
+    for t in threads:
+        t.join()
+    started = {r[0] for r in results}
+    out.put({"results": [(schedule[i], lat, page, ok) for i, lat, page, ok in results],
+             "missed": [s for i, s in enumerate(schedule) if i not in started],
+             "stopped": stop_at - start_at,
+             "cpu_seconds": cpu1 - cpu0, "errors": errors})
+
+
+def thread_cpu(pid: int) -> tuple[float, float]:
+    """CPU seconds of a process's main thread (rivulet serve's event loop: statements
+    parsed, reads answered, writes committed) and of its other threads together (the
+    dataflow's propagation, eviction, Spark's gateway)."""
+    main = other = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended
+            continue
+        seconds = (int(fields[11]) + int(fields[12])) / tick
+        if task.name == str(pid):
+            main += seconds
+        else:
+            other += seconds
+    return main, other
+
+
+def run_phase(endpoint: Endpoint, phase: Phase, dataset: Dataset) -> dict[str, Any]:
+    """Clients (forked: they share the generated data set) at ``phase.rate``; the
+    phase's sojourn times, throughput and CPU use."""
+    ctx = mp.get_context("fork")
+    out = ctx.Queue()
+    start_at = time.monotonic() + 3.0  # connections opened, requests generated
+    procs = [ctx.Process(target=client_process,
+                         args=(endpoint, phase, k, dataset, start_at, out), daemon=True)
+             for k in range(phase.clients)]
+    for p in procs:
+        p.start()
+    time.sleep(max(0.0, start_at + phase.warmup - time.monotonic()))
+    pid = endpoint.server_pid
+    cpu0, threads0, wall0 = process_cpu(pid), thread_cpu(pid), time.monotonic()
+    time.sleep(max(0.0, start_at + phase.warmup + phase.seconds - time.monotonic()))
+    cpu1, threads1, wall1 = process_cpu(pid), thread_cpu(pid), time.monotonic()
+    parts = [out.get(timeout=STATEMENT_LIMIT_S * 3 + 600) for _ in procs]
+    for p in procs:
+        p.join(60)
+    wall = wall1 - wall0
+    point = summarize_phase(phase, parts, (cpu1 - cpu0) / wall)
+    point["server_main_thread_cores"] = (threads1[0] - threads0[0]) / wall
+    point["server_other_threads_cores"] = (threads1[1] - threads0[1]) / wall
+    return point
+
+
+def summarize_phase(phase: Phase, parts: list[dict[str, Any]],
+                    server_cores: float) -> dict[str, Any]:
+    lo, hi = phase.warmup, phase.warmup + phase.seconds
+    latencies: list[float] = []
+    by_page: dict[str, list[float]] = {}
+    completed = failed = censored = 0
+    for part in parts:
+        for due, latency, page, ok in part["results"]:
+            if not lo <= due < hi:
+                continue
+            if not ok:
+                failed += 1
+                continue
+            completed += 1
+            latencies.append(latency)
+            by_page.setdefault(page, []).append(latency)
+        for due in part["missed"]:
+            if lo <= due < hi:
+                censored += 1
+                latencies.append(part["stopped"] - due)  # waited at least this long
+    latencies.sort()
+    offered = len(latencies) + failed
+    clients_cpu = sum(p["cpu_seconds"] for p in parts)
+
+    def ms(values: list[float], pct: float) -> float | None:
+        return percentile(values, pct) * 1000 if values else None
+
+    point = {
+        "offered_rate": phase.rate,
+        "scheduled": offered,
+        "completed": completed,
+        "failed": failed,
+        "censored": censored,
+        "achieved_rate": completed / phase.seconds,
+        "p50_ms": ms(latencies, 50),
+        "p95_ms": ms(latencies, 95),
+        "p99_ms": ms(latencies, 99),
+        "page_p50_ms": {k: ms(sorted(v), 50) for k, v in sorted(by_page.items())},
+        "page_p95_ms": {k: ms(sorted(v), 95) for k, v in sorted(by_page.items())},
+        "server_cores": server_cores,
+        "clients_cores": clients_cpu / phase.seconds,
+        "errors": [e for p in parts for e in p["errors"]][:5],
+    }
+    point["sustained"] = bool(
+        offered and completed >= 0.95 * offered and not failed
+        and point["p95_ms"] is not None and point["p95_ms"] <= P95_GOAL_MS)
+    point["collapsed"] = bool(
+        not offered or completed < 0.8 * offered
+        or (point["p95_ms"] or 0) > COLLAPSE_MS)
+    return point
+
+
+def sweep(endpoint: Endpoint, dataset: Dataset, args: argparse.Namespace, block: int,
+          log: Any) -> list[dict[str, Any]]:
+    """The offered loads in order, up to the first that collapses the system."""
+    points = []
+    for n, rate in enumerate(args.rates):
+        phase = Phase(rate=rate, warmup=args.warmup, seconds=args.seconds,
+                      clients=args.clients, connections=args.connections,
+                      seed=args.seed + 1000 * block + n, block=block + n * args.clients)
+        point = run_phase(endpoint, phase, dataset)
+        points.append(point)
+        log(f"[{endpoint.config}] offered {rate:g}/s: done {point['achieved_rate']:.1f}/s, "
+            f"p50 {_ms(point['p50_ms'])}, p95 {_ms(point['p95_ms'])} ms, "
+            f"{point['censored']} unstarted, {point['failed']} failed; server "
+            f"{point['server_cores']:.2f} cores, clients {point['clients_cores']:.2f}"
+            + (f"; errors {point['errors'][:2]}" if point["errors"] else ""))
+        if point["collapsed"]:
+            break
+    return points
+
+
+def warm(endpoint: Endpoint, dataset: Dataset, args: argparse.Namespace, block: int,
+         log: Any) -> dict[str, Any]:
+    """A phase before the sweep (not part of it): views made and filled for the popular
+    keys, buffer pools read, connections' first statements parsed."""
+    phase = Phase(rate=args.warm_rate, warmup=0.0, seconds=args.warm_seconds,
+                  clients=args.clients, connections=args.connections, seed=args.seed + 999,
+                  block=block)
+    point = run_phase(endpoint, phase, dataset)
+    log(f"[{endpoint.config}] warm-up at {args.warm_rate:g}/s: done "
+        f"{point['achieved_rate']:.1f}/s, p95 {_ms(point['p95_ms'])} ms")
+    return point
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+# ......................................................................... results
+
+
+def best_sustained(points: list[dict[str, Any]]) -> float:
+    """The highest offered load sustained (0 if none was)."""
+    return max((p["offered_rate"] for p in points if p["sustained"]), default=0.0)
+
+
+def summarize(configs: dict[str, dict[str, Any]], args: argparse.Namespace,
+              dataset: Dataset) -> dict[str, Any]:
+    best = {name: best_sustained(c["points"]) for name, c in configs.items()}
+
+    def ratio(a: str, b: str) -> float | None:
+        if a not in best or b not in best or not best[b]:
+            return None
+        return best[a] / best[b]
+
+    return {
+        "benchmark": NAME,
+        "quick": args.quick,
+        "params": {
+            "scale": args.scale, "sizes": asdict(dataset.sizes),
+            "rows": {t: len(r) for t, r in dataset.tables.items()},
+            "rates": list(args.rates), "warmup": args.warmup, "seconds": args.seconds,
+            "clients": args.clients, "connections_per_client": args.connections,
+            "warm_rate": args.warm_rate, "warm_seconds": args.warm_seconds,
+            "p95_goal_ms": P95_GOAL_MS, "collapse_ms": COLLAPSE_MS,
+            "sustained": "at least 95% of the offered pages done in the phase, p95 sojourn "
+                         f"<= {P95_GOAL_MS:g} ms, no failed page",
+            "mariadb_statement_limit_s": STATEMENT_LIMIT_S,
+        },
+        "targets": {
+            "natural_vs_mariadb_baseline_ratio": target(
+                ratio("rivulet-natural", "mariadb-baseline"), 2.0),
+            "natural_p95_ms_at_best_load": target(
+                _p95_at(configs.get("rivulet-natural"), best.get("rivulet-natural")),
+                P95_GOAL_MS, at_least=False),
+        },
+        "ratios": {
+            "rivulet_natural_vs_mariadb_baseline": ratio("rivulet-natural", "mariadb-baseline"),
+            "rivulet_baseline_vs_mariadb_baseline": ratio("rivulet-baseline",
+                                                          "mariadb-baseline"),
+            "rivulet_natural_vs_mariadb_natural": ratio("rivulet-natural", "mariadb-natural"),
+            "rivulet_natural_vs_rivulet_baseline": ratio("rivulet-natural", "rivulet-baseline"),
+        },
+        "best_sustained_pages_per_s": best,
+        "configurations": configs,
+        "environment": environment(),
+    }
+
+
+def profile_summary(path: Path, top: int = 40) -> dict[str, Any]:
+    """The event loop's profile: total time, and the functions that took most of it by
+    their own time and by the time of what they called."""
+    import pstats
+
+    stats = pstats.Stats(str(path))
+    rows = stats.stats  # type: ignore[attr-defined]
+
+    def name(func: tuple[str, int, str]) -> str:
+        file, line, fn = func
+        short = file.split("site-packages/")[-1].split("/work/main/")[-1]
+        return f"{short}:{line}({fn})"
+
+    def ranked(index: int) -> list[dict[str, Any]]:
+        ordered = sorted(rows.items(), key=lambda kv: kv[1][index], reverse=True)[:top]
+        return [{"function": name(f), "calls": v[1], "own_s": round(v[2], 3),
+                 "cumulative_s": round(v[3], 3)} for f, v in ordered]
+
+    return {"file": str(path), "total_s": round(stats.total_tt, 3),  # type: ignore[attr-defined]
+            "by_own_time": ranked(2), "by_cumulative_time": ranked(3)}
+
+
+def profile_text(summary: dict[str, Any], top: int = 25) -> str:
+    lines = [f"{summary['total_s']} s in the event loop; by own time:"]
+    lines += [f"  {r['own_s']:8.3f} {r['cumulative_s']:8.3f} {r['calls']:>9} {r['function']}"
+              for r in summary["by_own_time"][:top]]
+    lines.append("by cumulative time:")
+    lines += [f"  {r['own_s']:8.3f} {r['cumulative_s']:8.3f} {r['calls']:>9} {r['function']}"
+              for r in summary["by_cumulative_time"][:top]]
+    return "\n".join(lines)
+
+
+def _p95_at(config: dict[str, Any] | None, rate: float | None) -> float | None:
+    if not config or not rate:
+        return None
+    return next(p["p95_ms"] for p in config["points"] if p["offered_rate"] == rate)
+
+
+def report(results: dict[str, Any]) -> None:
+    rows = []
+    for name, c in results["configurations"].items():
+        for p in c["points"]:
+            rows.append([name, f"{p['offered_rate']:g}", f"{p['achieved_rate']:.1f}",
+                         _ms(p["p50_ms"]), _ms(p["p95_ms"]), str(p["censored"]),
+                         str(p["failed"]), f"{p['server_cores']:.2f}",
+                         f"{p['clients_cores']:.2f}", "yes" if p["sustained"] else ""])
+    print_table("Lobsters: page sojourn time against offered load",
+                ["configuration", "offered/s", "done/s", "p50 ms", "p95 ms", "unstarted",
+                 "failed", "server cores", "client cores", "sustained"], rows)
+    rows = [[k, fmt_num(v["value"]), f"{'<=' if v['direction'] == 'at most' else '>='} "
+             f"{v['goal']}", "met" if v["met"] else "MISSED"]
+            for k, v in results["targets"].items()]
+    print_table("targets", ["target", "value", "goal", ""], rows)
+
+
+def plot(results: dict[str, Any], path: Path) -> Path | None:
+    """p50 and p95 sojourn time against offered load, one line per configuration (the
+    paper's Figure 6)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+    for ax, key, title in ((axes[0], "p50_ms", "median"), (axes[1], "p95_ms", "95th percentile")):
+        for name, c in results["configurations"].items():
+            pts = [(p["offered_rate"], p[key]) for p in c["points"] if p[key] is not None]
+            if pts:
+                ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=name)
+        ax.axhline(P95_GOAL_MS, color="gray", linestyle="--", linewidth=1)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("offered load (pages/s)")
+        ax.set_title(f"{title} page latency (sojourn)")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("ms")
+    axes[1].legend()
+    fig.suptitle(f"Lobsters, scale {results['params']['scale']:g} "
+                 f"({results['params']['sizes']['stories']:,} stories)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# ......................................................................... main
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.lobsters.run", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="small run (about a minute)")
+    p.add_argument("--scale", type=float, help="data size in production Lobsters (default 1)")
+    p.add_argument("--configs", default=None,
+                   help=f"comma-separated subset of {','.join(CONFIGURATIONS)}")
+    p.add_argument("--rates", default=None, help="comma-separated offered loads (pages/s)")
+    p.add_argument("--seconds", type=float, help="measured seconds per load")
+    p.add_argument("--warmup", type=float, help="unmeasured seconds before each load")
+    p.add_argument("--warm-rate", type=float, help="pages/s of the warm-up before a sweep")
+    p.add_argument("--warm-seconds", type=float, help="seconds of the warm-up before a sweep")
+    p.add_argument("--clients", type=int, default=3, help="client processes")
+    p.add_argument("--connections", type=int, default=8,
+                   help="connections (outstanding pages) per client process")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--profile", action="store_true",
+                   help="profile rivulet's event loop (cProfile; slows it: results go to "
+                        "bench/results/lobsters.profile.json, not the figures)")
+    p.add_argument("--mariadb-port", type=int, default=33316)
+    args = p.parse_args(argv)
+    quick = args.quick
+    args.scale = args.scale or (0.1 if quick else 1.0)
+    args.configs = (args.configs.split(",") if args.configs else
+                    ["mariadb-baseline", "rivulet-natural"] if quick else list(CONFIGURATIONS))
+    unknown = set(args.configs) - set(CONFIGURATIONS)
+    if unknown:
+        p.error(f"unknown configuration(s) {sorted(unknown)}; expected {CONFIGURATIONS}")
+    args.rates = ([float(r) for r in args.rates.split(",")] if args.rates else
+                  list(QUICK_RATES if quick else FULL_RATES))
+    args.seconds = args.seconds or (4.0 if quick else 12.0)
+    args.warmup = args.warmup if args.warmup is not None else (1.0 if quick else 3.0)
+    args.warm_rate = args.warm_rate or (20.0 if quick else 30.0)
+    args.warm_seconds = args.warm_seconds or (4.0 if quick else 30.0)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    log = logger()
+    busy_warning(log)
+    dataset = generate(Sizes.production(args.scale), seed=args.seed)
+    log(f"lobsters: scale {args.scale:g}, {dataset.row_count():,} rows generated; "
+        f"configurations {', '.join(args.configs)}; loads {args.rates}; {args.clients} client "
+        f"processes x {args.connections} connections")
+    shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
+    root = Path(tempfile.mkdtemp(prefix="rivulet-lobsters-", dir=shm))
+    configs: dict[str, dict[str, Any]] = {}
+    mariadb: MariaDB | None = None
+    try:
+        databases: dict[str, str] = {}
+        if any(c.startswith("mariadb") for c in args.configs):
+            MariaDB.ensure_installed(log)
+            mariadb = MariaDB(root / "mariadb", args.mariadb_port)
+            mariadb.start()
+            for version in ("baseline", "natural"):
+                if f"mariadb-{version}" in args.configs:
+                    t0 = time.perf_counter()
+                    databases[version] = load_mariadb(mariadb, query_set(version), dataset)
+                    log(f"mariadb: {version} loaded in {time.perf_counter() - t0:.1f} s")
+        for block, config in enumerate(args.configs):
+            engine, version = config.split("-")
+            first_block = 1 + block * args.clients * (len(args.rates) + 1)  # one per client and phase
+            if engine == "mariadb":
+                assert mariadb is not None
+                endpoint = Endpoint(config, engine, version, mariadb.port, databases[version],
+                                    "bench", mariadb.pid)
+                configs[config] = run_config(endpoint, dataset, args, first_block, log)
+                continue
+            directory = root / f"rivulet-{version}"
+            t0 = time.perf_counter()
+            load_rivulet(directory, query_set(version), dataset)
+            loaded = time.perf_counter() - t0
+            profile = root / f"{config}.prof" if args.profile else None
+            server = RivuletServer(directory, root / f"rivulet-{version}.log", profile)
+            try:
+                log(f"rivulet: {version} loaded in {loaded:.1f} s, serving on port {server.port}")
+                endpoint = Endpoint(config, engine, version, server.port, "rivulet", "root",
+                                    server.pid)
+                configs[config] = run_config(endpoint, dataset, args, first_block, log)
+                configs[config]["load_seconds"] = loaded
+            finally:
+                server.stop()
+            if profile is not None:
+                configs[config]["profile"] = profile_summary(profile)
+                log(f"[{config}] event loop profiled: {profile_text(configs[config]['profile'])}")
+    finally:
+        if mariadb is not None:
+            mariadb.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    results = summarize(configs, args, dataset)
+    name = f"{NAME}.profile" if args.profile else NAME  # a profiled server is slower
+    path = write_results(name, results, args.quick)
+    report(results)
+    png = plot(results, results_path(name, args.quick, "png"))
+    log(f"results: {path}" + (f", {png}" if png else ""))
+    return 0
+
+
+def run_config(endpoint: Endpoint, dataset: Dataset, args: argparse.Namespace, block: int,
+               log: Any) -> dict[str, Any]:
+    warmed = warm(endpoint, dataset, args, block, log)
+    points = sweep(endpoint, dataset, args, block + args.clients, log)
+    return {"engine": endpoint.engine, "version": endpoint.version, "warm_up": warmed,
+            "points": points, "best_sustained": best_sustained(points)}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
