@@ -30,6 +30,7 @@ from rivulet.dataflow.ops.topk import TopK
 from rivulet.dataflow.ops.union import Union
 from rivulet.plan import ir, keys
 from rivulet.plan.keys import Demand
+from rivulet.plan.prune import prune
 from rivulet.state.reader import KeyedReader, RangeReader
 
 Row = tuple
@@ -89,6 +90,7 @@ class Builder:
         self.ensure_index = ensure_index or (lambda table, columns: None)
 
     def build_view(self, plan: ir.ViewPlan) -> BuiltView:
+        plan = prune(plan)  # each table's rows narrowed to what the view reads, at the table
         build = _Build()
         demand = self.root_demand(plan)
         try:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from rivulet.dataflow.ops.base import Base, Batch, Columns, Misses, NodeId, Operator
+from rivulet.dataflow.ops.project import Project, ProjectedArrangement
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.faults import fault_point
 from rivulet.state.arrangement import Arrangement, Delta
@@ -163,6 +164,10 @@ class Graph:
         """The shared index of ``node``'s output on ``columns``, made on first request:
         empty (a cache filled by upqueries) under partial state, else complete. ``full``
         asks for a complete one (where upqueries cannot fill it), upgrading a cache."""
+        home, at = self.index_home(node, columns)
+        if home != node:
+            inner = self.arrangement(home, at, full=full)
+            return ProjectedArrangement(inner, self.nodes[node].op.fn)  # type: ignore[return-value,attr-defined]
         arrangements = self.nodes[node].arrangements
         self.nodes[node].index_users[columns] += 1
         found = arrangements.get(columns)
@@ -178,6 +183,17 @@ class Graph:
             found.partial = False
             found.apply(rows)
         return found
+
+    def index_home(self, node: NodeId, columns: Columns) -> tuple[NodeId, Columns]:
+        """Where the index of ``node``'s output on ``columns`` is kept: a projection that
+        copies columns of a base table (column pruning puts one over each table a view
+        reads part of) keeps none; its readers share the table's index on the same
+        columns, read through the projection."""
+        op = self.nodes[node].op
+        if isinstance(op, Project) and op.copies \
+                and isinstance(self.nodes[op.parents[0]].op, Base):
+            return op.parents[0], tuple(op.sources[c] for c in columns)  # type: ignore[misc]
+        return node, columns
 
     def add_dependent(self, source: NodeId, node: NodeId, state: State) -> None:
         """``state`` (of ``node``) holds keys of partial ``source`` by the same values."""

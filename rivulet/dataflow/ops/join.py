@@ -74,9 +74,12 @@ class Join(Operator):
         super().attach(graph, node)
         self.left_state = graph.arrangement(self.left, self.left_keys, full=self.full[0])
         self.right_state = graph.arrangement(self.right, self.right_keys, full=self.full[1])
+        #: Where each side's index lives (the base table's, for a projection of its columns).
+        self.left_at = graph.index_home(self.left, self.left_keys)
+        self.right_at = graph.index_home(self.right, self.right_keys)
 
     def indexes_read(self) -> list[tuple[NodeId, tuple[int, ...]]]:
-        return [(self.left, self.left_keys), (self.right, self.right_keys)]
+        return [self.left_at, self.right_at]
 
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
         dl = inputs.get(self.left) or []
@@ -111,10 +114,10 @@ class Join(Operator):
         misses = Misses()
         held = right_state.missing(left_keys)
         if held:
-            misses.append(Miss(self.right, self.right_keys, tuple(held)))
+            misses.append(Miss(*self.right_at, tuple(held)))
         held = left_state.missing(right_keys)
         if held:
-            misses.append(Miss(self.left, self.left_keys, tuple(held)))
+            misses.append(Miss(*self.left_at, tuple(held)))
         return misses
 
     def _keys(self, deltas: Batch, key_of: Callable[[Row], Any]) -> set[Any]:
@@ -129,14 +132,14 @@ class Join(Operator):
             raise ValueError(f"{self.describe()}: no route for an upquery on {columns}")
         graph, out = self.graph, []
         if route.side == "both":
-            graph.fill(self.left, self.left_state, keys)
-            graph.fill(self.right, self.right_state, keys)
+            graph.fill(self.left_at[0], self.left_state, keys)
+            graph.fill(self.right_at[0], self.right_state, keys)
             for key in keys:
                 for row, n in self.left_state.get(key).items():
                     self._join_row(row, n, self.right_state.get(key), out)
         elif route.side == "left":
             rows = graph.upquery(self.left, route.columns, keys)
-            graph.fill(self.right, self.right_state, self._keys(rows, self.left_key))
+            graph.fill(self.right_at[0], self.right_state, self._keys(rows, self.left_key))
             for row, n in rows:
                 key = self.left_key(row)
                 matches = {} if key_has_null(key, self.width) else self.right_state.get(key)
@@ -144,7 +147,7 @@ class Join(Operator):
         else:
             # Rows named by right columns: only matched pairs can have them (padding is NULL).
             rows = graph.upquery(self.right, route.columns, keys)
-            graph.fill(self.left, self.left_state, self._keys(rows, self.right_key))
+            graph.fill(self.left_at[0], self.left_state, self._keys(rows, self.right_key))
             residual = self.residual
             for row, n in rows:
                 for left_row, m in self.left_state.get(self.right_key(row)).items():

@@ -1,13 +1,19 @@
 """π: compute each output row from one input row. Linear.
 
 An upquery on output columns that copy input columns becomes an upquery on those input
-columns (the builder only routes upqueries through copied columns)."""
+columns (the builder only routes upqueries through copied columns).
+
+A projection may map different rows to one: an UPDATE of a column it drops arrives as
+``-old`` and ``+new`` and leaves as two equal rows of opposite sign. Those cancel here, so
+the update stops at the projection (the column pruning of ``rivulet/plan/prune.py`` puts
+such projections right above the base tables)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, Operator
+from rivulet.state.arrangement import Arrangement, Delta, Row, consolidate
 
 
 class Project(Operator):
@@ -22,7 +28,10 @@ class Project(Operator):
 
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
         fn = self.fn
-        return [(fn(row), diff) for row, diff in inputs[self.parents[0]]]
+        out = [(fn(row), diff) for row, diff in inputs[self.parents[0]]]
+        if len(out) > 1 and any(diff < 0 for _, diff in out):  # inserts alone cannot cancel
+            return consolidate(out)
+        return out
 
     def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
         traced = tuple(self.sources[c] for c in columns)
@@ -31,5 +40,59 @@ class Project(Operator):
         rows = self.graph.upquery(self.parents[0], traced, keys)  # type: ignore[arg-type]
         return self.on_input({self.parents[0]: rows})
 
+    @property
+    def copies(self) -> bool:
+        """Whether every output column is a copy of an input column (no computed one)."""
+        return bool(self.sources) and None not in self.sources
+
     def describe(self) -> str:
         return f"π {self.text}"
+
+
+class ProjectedArrangement:
+    """An index of a copying projection's output that is its input's index, read through
+    the projection (see ``Graph.index_home``): joins of different column subsets of one
+    table share the table's index instead of each keeping one of its own. Holes, fills
+    and eviction are the input index's; rows are projected (and equal ones merged) as
+    they are read."""
+
+    def __init__(self, inner: Arrangement, fn: Callable[[Row], Row]) -> None:
+        self.inner = inner
+        self.fn = fn
+        self.index = _ProjectedIndex(inner.index, fn)
+
+    def get(self, key: Any) -> dict[Row, int]:
+        return _projected(self.inner.index.get(key), self.fn)
+
+    def rows_of(self, keys: Iterable[Any]) -> list[Delta]:
+        fn = self.fn
+        return [(fn(row), n) for row, n in self.inner.rows_of(keys)]
+
+    def all_rows(self) -> Iterable[Delta]:
+        fn = self.fn
+        return ((fn(row), n) for row, n in self.inner.all_rows())
+
+    def __getattr__(self, name: str) -> Any:  # columns, partial, missing, fill, evict, ...
+        return getattr(self.inner, name)
+
+
+class _ProjectedIndex:
+    """``key -> {projected row: multiplicity}`` over an index of whole rows."""
+
+    __slots__ = ("index", "fn")
+
+    def __init__(self, index: dict[Any, dict[Row, int]], fn: Callable[[Row], Row]) -> None:
+        self.index = index
+        self.fn = fn
+
+    def get(self, key: Any, default: Any = None) -> dict[Row, int] | None:
+        rows = self.index.get(key)
+        return default if rows is None else _projected(rows, self.fn)
+
+
+def _projected(rows: dict[Row, int] | None, fn: Callable[[Row], Row]) -> dict[Row, int]:
+    out: dict[Row, int] = {}
+    for row, n in (rows or {}).items():
+        row = fn(row)
+        out[row] = out.get(row, 0) + n
+    return out

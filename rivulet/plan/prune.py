@@ -1,0 +1,162 @@
+"""Column pruning: base-table rows narrowed, right after their table, to what the plan reads.
+
+Without it a join carries whole rows of both tables, so an UPDATE of a column no view
+reads (Lobsters' hand-maintained ``stories.upvotes``) travels through every join and
+aggregate above it as a ``-old``/``+new`` pair of rows that differ only in that column.
+This pass computes, top-down, which columns of each node the nodes above read, and puts a
+projection of exactly those columns over every scan that has more. Such an update then
+becomes two equal rows at the projection, which cancel there (``dataflow/ops/project.py``),
+and nothing above runs.
+
+The pass is deterministic, so equal sub-plans under equal needs stay equal and views still
+share operators. Stateful operators are barriers that keep their shape whatever is read of
+them (an aggregate keeps all its groups and aggregates; DISTINCT, top-k and UNION need every
+input column), so the sub-plans below them are pruned the same way in every view that
+reads them. Every column a key, a join key or a predicate uses is kept, so partial state
+keeps its keys and upqueries route through the projections as through any other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rivulet.plan import ir
+
+#: A pruned node and, for each of its columns, the column of the original node it holds.
+Pruned = tuple[ir.Node, tuple[int, ...]]
+
+
+def prune(plan: ir.ViewPlan) -> ir.ViewPlan:
+    """``plan`` with every scan narrowed to the columns the view depends on. The root
+    keeps all its columns (visible, key, range and sort columns), in order."""
+    root, kept = _prune(plan.root, set(range(plan.root.arity)), top=True)
+    assert kept == tuple(range(plan.root.arity)), kept
+    return plan if root is plan.root else replace(plan, root=root)
+
+
+def _prune(node: ir.Node, needed: set[int], top: bool = False) -> Pruned:
+    """``node`` narrowed to at least the columns ``needed`` of it."""
+    if isinstance(node, ir.Scan):
+        return _scan(node, needed)
+    if isinstance(node, ir.Filter):
+        return _filter(node, needed)
+    if isinstance(node, ir.Project):
+        return _project(node, needed, top)
+    if isinstance(node, ir.Join):
+        return _join(node, needed)
+    if isinstance(node, ir.Aggregate):
+        return _aggregate(node)
+    return _barrier(node)
+
+
+def _scan(node: ir.Scan, needed: set[int]) -> Pruned:
+    if len(needed) >= node.arity:
+        return node, _identity(node)
+    keep = sorted(needed) or [0]  # COUNT(*) reads no column: rows still need a shape
+    exprs = tuple(ir.Col(i, node.columns[i].name) for i in keep)
+    return ir.Project(node, exprs, tuple(node.columns[i] for i in keep)), tuple(keep)
+
+
+def _filter(node: ir.Filter, needed: set[int]) -> Pruned:
+    child, kept = _prune(node.input, needed | ir.columns_used(node.predicate))
+    if child is node.input:
+        return node, kept
+    predicate = remap(node.predicate, _positions(kept))
+    return ir.Filter(child, predicate, child.columns), kept
+
+
+def _project(node: ir.Project, needed: set[int], top: bool) -> Pruned:
+    out = list(range(len(node.exprs))) if top else (sorted(needed) or [0][: len(node.exprs)])
+    exprs = [node.exprs[i] for i in out]
+    child, kept = _prune(node.input, set().union(*(ir.columns_used(e) for e in exprs)))
+    positions = _positions(kept)
+    new = tuple(remap(e, positions) for e in exprs)
+    columns = tuple(node.columns[i] for i in out)
+    if isinstance(child, ir.Project) and all(isinstance(e, ir.Col) for e in new):
+        # A projection of a projection is one projection (canonical: a view read by another
+        # view is not projected twice).
+        child, new = child.input, tuple(_named(child.exprs[e.index], e) for e in new)  # type: ignore[union-attr]
+    if not top and _is_identity(new, child):
+        return child, tuple(out)
+    if child is node.input and new == node.exprs and len(out) == len(node.exprs):
+        return node, tuple(out)
+    return ir.Project(child, new, columns), tuple(out)
+
+
+def _join(node: ir.Join, needed: set[int]) -> Pruned:
+    width = node.left.arity
+    residual = ir.columns_used(node.residual) if node.residual is not None else set()
+    wanted = needed | residual
+    left, left_kept = _prune(node.left, {i for i in wanted if i < width} | set(node.left_keys))
+    right, right_kept = _prune(
+        node.right, {i - width for i in wanted if i >= width} | set(node.right_keys))
+    kept = left_kept + tuple(width + i for i in right_kept)
+    if left is node.left and right is node.right:
+        return node, kept
+    left_at, right_at = _positions(left_kept), _positions(right_kept)
+    return ir.Join(
+        left, right, node.kind,
+        tuple(left_at[i] for i in node.left_keys),
+        tuple(right_at[i] for i in node.right_keys),
+        remap(node.residual, _positions(kept)) if node.residual is not None else None,
+        tuple(node.columns[i] for i in kept),
+    ), kept
+
+
+def _aggregate(node: ir.Aggregate) -> Pruned:
+    """An aggregate keeps its shape; its input is narrowed to the grouped and aggregated
+    columns."""
+    needed = set(node.group_by) | {a.arg for a in node.aggs if a.arg is not None}
+    child, kept = _prune(node.input, needed)
+    if child is node.input:
+        return node, _identity(node)
+    at = _positions(kept)
+    aggs = tuple(a if a.arg is None else replace(a, arg=at[a.arg]) for a in node.aggs)
+    return ir.Aggregate(child, tuple(at[i] for i in node.group_by), aggs,
+                        node.columns), _identity(node)
+
+
+def _barrier(node: ir.Node) -> Pruned:
+    """DISTINCT, top-k (ties broken by the whole row) and UNION read every input column;
+    below them each input is pruned on its own."""
+    inputs = [_prune(child, set(range(child.arity)))[0] for child in node.inputs()]
+    if all(new is old for new, old in zip(inputs, node.inputs())):
+        return node, _identity(node)
+    if isinstance(node, ir.Union):
+        return replace(node, branches=tuple(inputs)), _identity(node)
+    return replace(node, input=inputs[0]), _identity(node)  # type: ignore[call-arg]
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+def remap(expr: ir.Expr, positions: dict[int, int]) -> ir.Expr:
+    """``expr`` with each input column ``Col(i)`` moved to ``positions[i]``."""
+    if isinstance(expr, ir.Col):
+        return ir.Col(positions[expr.index], expr.name)
+    if isinstance(expr, ir.Call):
+        return ir.Call(expr.fn, tuple(remap(a, positions) for a in expr.args))
+    if isinstance(expr, ir.Case):
+        whens = tuple((remap(c, positions), remap(v, positions)) for c, v in expr.whens)
+        default = remap(expr.default, positions) if expr.default is not None else None
+        return ir.Case(whens, default)
+    if expr.children():
+        raise TypeError(f"column pruning does not know {type(expr).__name__}")
+    return expr
+
+
+def _named(expr: ir.Expr, outer: ir.Col) -> ir.Expr:
+    return ir.Col(expr.index, outer.name or expr.name) if isinstance(expr, ir.Col) else expr
+
+
+def _positions(kept: tuple[int, ...]) -> dict[int, int]:
+    return {old: new for new, old in enumerate(kept)}
+
+
+def _identity(node: ir.Node) -> tuple[int, ...]:
+    return tuple(range(node.arity))
+
+
+def _is_identity(exprs: tuple[ir.Expr, ...], child: ir.Node) -> bool:
+    return len(exprs) == child.arity and all(
+        isinstance(e, ir.Col) and e.index == i for i, e in enumerate(exprs))
