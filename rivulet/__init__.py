@@ -30,6 +30,7 @@ from rivulet.errors import (
     UnsupportedSqlError,
     UpqueryTimeout,
 )
+from rivulet.limits import LimitError, Limits
 from rivulet.views import NOT_READY, View
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ __all__ = [
     "ClosedError",
     "ConstraintError",
     "Database",
+    "LimitError",
+    "Limits",
     "ProgramError",
     "RivuletError",
     "SchemaError",
@@ -71,6 +74,7 @@ def open(  # noqa: A001
     reuse: bool = True,
     background_migration: bool = True,
     pipeline: str = "inprocess",
+    limits: Limits | None = None,
     **streaming: Any,
 ) -> Database:
     """Open (or create) the database in directory ``path``.
@@ -82,7 +86,9 @@ def open(  # noqa: A001
     ``"512MB"``): past it, the least recently read keys of partial state are evicted
     (``eviction="lru"``, or ``"random"``) and refilled when read again. ``partial=False``
     keeps every view's state whole instead (no misses; more memory). A read that misses
-    waits at most ``upquery_timeout`` seconds for the dataflow.
+    waits at most ``upquery_timeout`` seconds for the dataflow. ``limits`` bounds what one
+    request may ask (statement length, rows per write, rows per answer to a server client,
+    number of views: :class:`rivulet.limits.Limits`).
 
     ``tune_gc`` raises CPython's garbage-collection thresholds process-wide (see
     :func:`rivulet.database.tune_garbage_collector`).
@@ -111,7 +117,7 @@ def open(  # noqa: A001
         return StreamingDatabase(path, durability=durability, memory_limit=memory_limit,
                                  eviction=eviction, partial=partial,
                                  upquery_timeout=upquery_timeout, tune_gc=tune_gc, spark=spark,
-                                 reuse=reuse, **streaming)
+                                 reuse=reuse, limits=limits, **streaming)
     if pipeline != "inprocess" or streaming:
         raise ValueError(f"pipeline must be 'inprocess' or 'spark', got {pipeline!r}"
                          if pipeline != "inprocess" else
@@ -119,7 +125,7 @@ def open(  # noqa: A001
     return Database(path, durability=durability, memory_limit=memory_limit, eviction=eviction,
                     partial=partial, upquery_timeout=upquery_timeout, tune_gc=tune_gc,
                     spark_bootstrap_rows=spark_bootstrap_rows, spark=spark, prewarm=prewarm,
-                    reuse=reuse, background_migration=background_migration)
+                    reuse=reuse, background_migration=background_migration, limits=limits)
 
 
 def connect(path: str | Path, **kwargs: object) -> "dbapi.Connection":

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import itertools
 import logging
 import pickle
 import queue
@@ -55,6 +56,7 @@ from rivulet.errors import (
 from rivulet.faults import fault_point
 from rivulet.lag import LagHistogram
 from rivulet.lazy import LazyWork
+from rivulet.limits import Limits
 from rivulet.plan import alter, ir
 from rivulet.plan.catalog import ADHOC_PREFIX, Catalog, is_adhoc
 from rivulet.plan.copy import plan_copy
@@ -94,11 +96,13 @@ class Database:
         prewarm: bool = True,
         reuse: bool = True,
         background_migration: bool = True,
+        limits: Limits | None = None,
     ) -> None:
         if tune_gc:
             tune_garbage_collector()
         self.path = Path(path)
         self.upquery_timeout = upquery_timeout
+        self.limits = limits if limits is not None else Limits()
         self.graph = Graph(partial=partial, memory_limit=parse_size(memory_limit), eviction=eviction)
         try:
             self.storage = SqliteStorage(self.path, durability=durability)
@@ -345,6 +349,7 @@ class Database:
         prepared = self._adhoc.get(sql)
         if prepared is not None:  # a SELECT seen before: skip parsing
             return prepared.lookup(*params)
+        self.limits.check_statement(sql)
         statement = st.bind_text(sql, self.catalog)
         if isinstance(statement, st.Select):
             return self.query(sql, params)
@@ -356,6 +361,7 @@ class Database:
 
     def execute_script(self, text: str) -> None:
         """Run several ``;``-separated statements (a program file), in order."""
+        self.limits.check_statement(text)
         for statement in split_statements(text):
             self.execute(statement)
 
@@ -476,10 +482,12 @@ class Database:
     def create_view(self, name: str, sql: str, *, replace: bool = False) -> View:
         """Add a view to the running program; it serves reads as soon as this returns."""
         self._check_open()
+        self.limits.check_statement(sql)
         query = parse_one(sql)
         sql = sql.strip()
         replacing = replace and self.catalog.view(name) is not None
         if not replacing:
+            self.limits.check_new_view(len(self._views))
             self.catalog.check_new_name(name)
         plan = Planner(self.catalog).plan_view(name, query, sql)  # reject before any change
         if replacing:
@@ -593,6 +601,7 @@ class Database:
         return view
 
     def _adhoc_view(self, sql: str) -> View:
+        self.limits.check_statement(sql)
         node = parse_one(sql)
         if not isinstance(node, (exp.Select, exp.Union)):
             raise SqlError("query() takes a SELECT statement")
@@ -606,7 +615,10 @@ class Database:
         if view is None:
             plan = Planner(self.catalog).plan_view(name, node, normalized)  # reject before any change
             with self._migration():
-                view = self._views.get(name) or self._install_view(plan)
+                view = self._views.get(name)
+                if view is None:
+                    self.limits.check_new_view(len(self._views))
+                    view = self._install_view(plan)
         return view
 
     def table(self, name: str) -> Table:
@@ -633,6 +645,7 @@ class Database:
             return tuple(params)
 
         if isinstance(statement, st.Insert):
+            self.limits.check_batch(len(statement.rows))
             values = {id(e): value_function(e, [], [], with_params=True)
                       for row in statement.rows for e in row}
 
@@ -1053,7 +1066,9 @@ class Table:
     def insert_many(self, rows: Iterable[Sequence[Any] | dict[str, Any]]) -> int:
         """Insert rows (sequences in column order, or dicts by column name) atomically:
         either all are committed or, if any is bad, none is. Returns the count."""
-        checked = check_rows(self.schema, rows)
+        most = self._db.limits.max_batch_rows
+        checked = check_rows(self.schema, itertools.islice(rows, most + 1))
+        self._db.limits.check_batch(len(checked))
         if not checked:
             return 0
         return self._db.submit(WriteRequest(self.schema, "insert", rows=checked))
