@@ -71,13 +71,17 @@ def make_database(path: str | Path) -> rivulet.Database:
     return db
 
 
-def digest(db: rivulet.Database) -> str:
+def digest(db: rivulet.Database, *, adhoc: bool = True) -> str:
     """A fingerprint of everything a statement could change: the LSN, the program (tables,
-    views, ad-hoc views, dataflow nodes) and every base table's rows."""
+    views, and with ``adhoc`` the views made for ad-hoc queries and the dataflow's nodes)
+    and every base table's rows. (A read may make an ad-hoc view: ``adhoc=False`` for a
+    check of reads.)"""
     db.settle()
     h = hashlib.sha256()
-    h.update(repr((db.lsn, sorted(db.catalog.tables), sorted(db.catalog.views),
-                   sorted(db._views), len(db.graph.nodes))).encode())
+    program = (db.lsn, sorted(db.catalog.tables), sorted(db.views()))
+    if adhoc:
+        program += (sorted(db.catalog.views), sorted(db._views), len(db.graph.nodes))
+    h.update(repr(program).encode())
     for name in sorted(db.catalog.tables):
         schema = db.catalog.tables[name]
         h.update(repr(schema).encode())

@@ -40,6 +40,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="bound on in-memory state, e.g. 256MB (default: none)")
     serve.add_argument("--no-demo", action="store_true",
                        help="start empty: no news example program or sample data")
+    serve.add_argument("--tls-cert", default=None,
+                       help="PEM certificate (chain): TLS for MySQL clients and HTTPS for the "
+                            "HTTP API (with --tls-key)")
+    serve.add_argument("--tls-key", default=None, help="PEM private key of --tls-cert")
     serve.add_argument("--stories", type=int, default=10_000, help="sample stories (first start)")
     serve.add_argument("--votes", type=int, default=100_000, help="sample votes (first start)")
     serve.add_argument("--pipeline", choices=("inprocess", "spark"), default="inprocess",
@@ -56,6 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     user.add_argument("--password", default="", help="the password (default: empty)")
     user.add_argument("--any-host", action="store_true",
                       help="may connect from any host (default: loopback only)")
+    user.add_argument("--read-only", action="store_true",
+                      help="may read tables and views, but not write or change the program")
     user.add_argument("--remove", action="store_true", help="remove the user")
     user.add_argument("--data-dir", default="data")
 
@@ -111,9 +117,14 @@ def run_serve(args: argparse.Namespace) -> int:
     import asyncio
     import signal
 
+    from rivulet.server.auth import UserStore, tls_context
     from rivulet.server.mysql import MySQLServer, new_event_loop
 
     sys.setswitchinterval(0.0005)  # see run_demo
+    if (args.tls_cert is None) != (args.tls_key is None):
+        print("error: --tls-cert and --tls-key go together", file=sys.stderr)
+        return 2
+    tls = tls_context(args.tls_cert, args.tls_key) if args.tls_cert else None
     path = Path(args.data_dir)
     db = _open_for_serving(path, args)
     try:
@@ -122,10 +133,11 @@ def run_serve(args: argparse.Namespace) -> int:
             load_news_sample(db, stories=args.stories, votes=args.votes)
             print(f"rivulet: installed the news example ({args.stories:,} stories, "
                   f"{args.votes:,} votes)", flush=True)
-        http = None if args.no_http else _start_http(db, args.host, args.http_port)
+        users = UserStore(path)
+        http = None if args.no_http else _start_http(db, args.host, args.http_port, users, args)
 
         async def serve() -> None:
-            server = MySQLServer(db, host=args.host, port=args.mysql_port)
+            server = MySQLServer(db, host=args.host, port=args.mysql_port, users=users, tls=tls)
             await server.start()
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
@@ -140,7 +152,7 @@ def run_serve(args: argparse.Namespace) -> int:
             await server.stop()
 
         try:
-            with asyncio.Runner(loop_factory=new_event_loop) as runner:
+            with asyncio.Runner(loop_factory=lambda: new_event_loop(tls=tls is not None)) as runner:
                 runner.run(serve())
         finally:
             if http is not None:
@@ -160,13 +172,14 @@ def _open_for_serving(path: Path, args: argparse.Namespace) -> Database:
     return rivulet.open(path, memory_limit=args.memory_limit)
 
 
-def _start_http(db: Database, host: str, port: int) -> Any:
+def _start_http(db: Database, host: str, port: int, users: Any, args: argparse.Namespace) -> Any:
     try:
         from rivulet.server.http import make_app, serve_http
     except ImportError as exc:  # pragma: no cover - only while the HTTP API is missing
         print(f"rivulet: no HTTP API ({exc})", file=sys.stderr)
         return None
-    return serve_http(make_app(db), host, port)
+    return serve_http(make_app(db, users=users), host, port, tls_cert=args.tls_cert,
+                      tls_key=args.tls_key)
 
 
 def _print_connect(path: Path, host: str, port: int, http: Any) -> None:
@@ -190,9 +203,15 @@ def run_user(args: argparse.Namespace) -> int:
             return 1
         print(f"removed user {args.name!r}")
         return 0
-    store.set_user(args.name, args.password, ANY_HOST if args.any_host else LOOPBACK)
+    try:
+        store.set_user(args.name, args.password, ANY_HOST if args.any_host else LOOPBACK,
+                       read_only=args.read_only)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     where = "any host" if args.any_host else "loopback only"
-    print(f"user {args.name!r} set ({where}); a running server sees it after a restart")
+    rights = "read-only" if args.read_only else "read-write"
+    print(f"user {args.name!r} set ({where}, {rights}); a running server sees it after a restart")
     return 0
 
 

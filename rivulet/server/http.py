@@ -23,6 +23,12 @@ GET      /metrics                         Prometheus text
 GET      /graph[?format=svg]              the dataflow in Graphviz dot (or SVG)
 =======  ===============================  ==============================================
 
+With a user store (``make_app(db, users=UserStore(path))``, as ``rivulet serve`` does),
+requests authenticate with HTTP Basic against the MySQL server's users (auth.py): 401
+without valid credentials (none at all count as ``root`` with an empty password, from
+loopback only unless root may connect from anywhere), 403 for a read-only user's write or
+program change. ``GET /health`` needs no credentials (load balancers probe it).
+
 Errors are JSON ``{"error": message, "kind": ...}``: 400 for bad input (the message names
 the problem; for SQL the construct and where), 404 for an unknown view, table or row, 409
 for a constraint or program conflict, 503 when the database is closed or failed. Nothing
@@ -50,6 +56,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence
 
 import uvicorn
+from sqlglot import exp
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -72,8 +79,9 @@ from rivulet.errors import (
 )
 from rivulet.schema import TableSchema, coerce_value
 from rivulet.server import graphviz
+from rivulet.server.auth import UserStore
 from rivulet.server.metrics import CONTENT_TYPE, RequestCounter, render_metrics
-from rivulet.sql.parse import split_statements
+from rivulet.sql.parse import parse_one, split_statements
 from rivulet.views import NOT_READY, View
 
 log = logging.getLogger("rivulet.http")
@@ -464,6 +472,9 @@ class Api:
         statements = split_statements(sql)
         if len(statements) != 1:
             raise ApiError(400, "sql", f"POST /sql runs one statement, got {len(statements)}")
+        if request.scope.get(READ_ONLY_SCOPE) and not isinstance(parse_one(sql), exp.Query):
+            raise ApiError(403, "forbidden", f"user {request.scope.get(USER_SCOPE)!r} is "
+                           "read-only: POST /sql takes only a SELECT")
         result = await run_in_threadpool(self.db.execute, sql, params)
         if isinstance(result, list):
             columns = self.db.prepare(sql).columns  # cached by execute: no second parse
@@ -605,6 +616,60 @@ class LimitBody:
         await _error(413, "too_large", self._message())(scope, receive, send)
 
 
+USER_SCOPE, READ_ONLY_SCOPE = "rivulet.user", "rivulet.read_only"
+
+
+class Authenticate:
+    """ASGI middleware: HTTP Basic authentication against the MySQL users, and read-only
+    users kept to reads (every GET, ``POST .../lookup``, ``POST /verify``; ``POST /sql``
+    checks its statement itself, see ``Api.sql``)."""
+
+    def __init__(self, app: ASGIApp, users: UserStore) -> None:
+        self.app = app
+        self.users = users
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] == "/health":
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("client")
+        name, password = _basic_credentials(dict(scope["headers"]).get(b"authorization"))
+        account = None if name is None else self.users.check_password(
+            name, password, client[0] if client else None)
+        if account is None:
+            response = _error(401, "unauthorized", "authentication required: HTTP Basic with "
+                              "a rivulet user's name and password")
+            response.headers["WWW-Authenticate"] = 'Basic realm="rivulet", charset="UTF-8"'
+            await response(scope, receive, send)
+            return
+        scope[USER_SCOPE], scope[READ_ONLY_SCOPE] = account.name, account.read_only
+        if account.read_only and not _is_read(scope["method"], scope["path"]):
+            await _error(403, "forbidden", f"user {account.name!r} is read-only: "
+                         f"{scope['method']} {scope['path']} is denied")(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _basic_credentials(header: bytes | None) -> tuple[str | None, str]:
+    """(name, password) of an ``Authorization: Basic`` header; no header is ``root``
+    with an empty password (as ``mysql -u root`` without one); a malformed one, no user."""
+    if header is None:
+        return "root", ""
+    scheme, _, value = header.partition(b" ")
+    if scheme.lower() != b"basic":
+        return None, ""
+    try:
+        name, sep, password = base64.b64decode(value.strip(), validate=True).decode().partition(":")
+    except (ValueError, UnicodeDecodeError):
+        return None, ""
+    return (name, password) if sep else (None, "")
+
+
+def _is_read(method: str, path: str) -> bool:
+    return method in ("GET", "HEAD") or (method == "POST" and (
+        path.endswith("/lookup") or path in ("/sql", "/verify")))
+
+
 class CountRequests:
     """ASGI middleware counting responses by endpoint, method and status (for /metrics)."""
 
@@ -631,10 +696,13 @@ class CountRequests:
             self.counter.add(name, scope["method"], status[0])
 
 
-def make_app(db: Database, *, verify: Verify | None = None, max_body: int = MAX_BODY) -> Starlette:
+def make_app(db: Database, *, verify: Verify | None = None, max_body: int = MAX_BODY,
+             users: UserStore | None = None) -> Starlette:
     """The HTTP API over ``db``. ``verify(db, view_names or None)`` answers ``POST /verify``
     (default: :func:`rivulet.spark.verify.verify`, imported on first use); request bodies
-    over ``max_body`` bytes are refused (413)."""
+    over ``max_body`` bytes are refused (413); with ``users``, requests authenticate as
+    one of them (:class:`Authenticate`), without, the caller vouches for every request
+    (an application embedding the API behind its own authentication)."""
     api = Api(db, verify, RequestCounter())
     routes = [
         Route("/health", api.health, methods=["GET"]),
@@ -655,6 +723,8 @@ def make_app(db: Database, *, verify: Verify | None = None, max_body: int = MAX_
     ]
     app = Starlette(routes=routes, exception_handlers=_exception_handlers(db))
     app.add_middleware(LimitBody, limit=max_body)
+    if users is not None:
+        app.add_middleware(Authenticate, users=users)
     app.add_middleware(CountRequests, counter=api.requests)
     app.state.api = api
     return app
@@ -672,9 +742,11 @@ class HttpServer:
     host: str
     port: int
 
+    tls: bool = False
+
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop accepting, let requests in flight finish (up to ``timeout``), and return."""
@@ -683,7 +755,8 @@ class HttpServer:
 
 
 def serve_http(app: ASGIApp, host: str = "127.0.0.1", port: int = 8080, *,
-               start_timeout: float = 10.0) -> HttpServer:
+               start_timeout: float = 10.0, tls_cert: str | None = None,
+               tls_key: str | None = None) -> HttpServer:
     """Serve ``app`` on ``host:port`` (``port=0``: any free port, see ``.port``) until
     ``.stop()``. Returns once the server accepts; raises ``OSError`` if the port is taken.
 
@@ -695,7 +768,7 @@ def serve_http(app: ASGIApp, host: str = "127.0.0.1", port: int = 8080, *,
         raise OSError(exc.errno, f"HTTP API: cannot listen on {host}:{port}: {exc.strerror}") from None
     bound = sock.getsockname()[1]
     config = uvicorn.Config(app, host=host, port=bound, log_level="warning", access_log=False,
-                            lifespan="off")
+                            lifespan="off", ssl_certfile=tls_cert, ssl_keyfile=tls_key)
     server = uvicorn.Server(config)
     failure: list[BaseException] = []
 
@@ -715,7 +788,7 @@ def serve_http(app: ASGIApp, host: str = "127.0.0.1", port: int = 8080, *,
             server.should_exit = True
             raise OSError(f"the HTTP server did not start on {host}:{bound}: {failure or 'timeout'}")
         time.sleep(0.01)
-    return HttpServer(server, thread, host, bound)
+    return HttpServer(server, thread, host, bound, tls=tls_cert is not None)
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import cProfile
 import logging
+import ssl
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -53,8 +54,8 @@ class MySQLServer(MysqlServer):
 
     def __init__(self, db: Database, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
                  users: UserStore | None = None, max_packet: int = DEFAULT_MAX_PACKET,
-                 workers: int = 32) -> None:
-        super().__init__(capabilities=CAPABILITIES)
+                 workers: int = 32, tls: ssl.SSLContext | None = None) -> None:
+        super().__init__(capabilities=CAPABILITIES, ssl=tls)
         self.db = db
         self.host = host
         self.requested_port = port
@@ -113,6 +114,7 @@ class MySQLServer(MysqlServer):
             control=self.control,
             identity_provider=self.users.identity(peer[0] if peer else None),
             server_capabilities=self.capabilities,
+            ssl=self.ssl,  # TLS offered (CLIENT_SSL) when a certificate is configured
         )
         try:
             try:
@@ -133,10 +135,13 @@ class MySQLServer(MysqlServer):
             writer.close()
 
 
-def new_event_loop() -> asyncio.AbstractEventLoop:
+def new_event_loop(tls: bool = False) -> asyncio.AbstractEventLoop:
     """The event loop to serve on: uvloop's when it is installed (libuv's loop, in C, takes
     a fraction of the selector loop's time per socket event, and every request is one),
-    else asyncio's own."""
+    else asyncio's own. With TLS, asyncio's: uvloop's ``start_tls`` aborts the upgrade of
+    mysql-mimic's stream at once ("SSL handshake is taking longer than 60.0 seconds")."""
+    if tls:
+        return asyncio.new_event_loop()
     try:
         import uvloop
     except ImportError:  # pragma: no cover - uvloop is a dependency on POSIX systems
@@ -150,7 +155,7 @@ class ServerThread:
 
     def __init__(self, db: Database, **kwargs: Any) -> None:
         self.server = MySQLServer(db, **kwargs)
-        self.loop = new_event_loop()
+        self.loop = new_event_loop(tls=self.server.ssl is not None)
         started = threading.Event()
         self._error: BaseException | None = None
 

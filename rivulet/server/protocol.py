@@ -114,6 +114,7 @@ class RivuletConnection(Connection):
         self._seq = 1  # sequence id of the current reply's first packet
         self._header_key: Any = None
         self._texts: dict[bytes, tuple[Handler, tuple]] = {}
+        self.read_only = True  # until authentication says who the user is
 
     # ..................................................................... loop
 
@@ -122,6 +123,7 @@ class RivuletConnection(Connection):
         until the client goes away."""
         if self.session.username is None:
             return  # authentication failed (mimic has sent the error): no commands
+        self.read_only = self.server.users.is_read_only(self.session.username)
         self._codec = self.client_charset.codec
         self._ok_bytes = self.ok()
         self._end_bytes = self.ok_or_eof()
@@ -297,7 +299,14 @@ class RivuletConnection(Connection):
             rows = await self._in_pool(lambda: view.lookup(*args))  # type: ignore[union-attr]
         self._answer(handler, rows, binary, cursor)
 
+    def _check_may_change(self, what: str) -> None:
+        """A read-only user's write or DDL: MySQL's "command denied" (1142)."""
+        if self.read_only:
+            raise er.MysqlError(f"{what} denied to read-only user '{self.session.username}'",
+                                er.ER_TABLEACCESS_DENIED)  # type: ignore[arg-type]
+
     async def _write(self, handler: Handler, args: tuple) -> None:
+        self._check_may_change("write")
         request = handler.make(args)  # type: ignore[misc]
         await self.server.writes.submit(request)
         if request.error is not None:
@@ -389,6 +398,7 @@ class RivuletConnection(Connection):
                 else "commit" if isinstance(node, exp.Commit) else "begin")
             self._send(self._ok_bytes)
         elif kind == DDL:
+            self._check_may_change("changing the program (DDL)")
             await self._in_pool(self.db.execute, sql)
             self.cache.clear()
             self._send(self._ok_bytes)
