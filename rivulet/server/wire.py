@@ -53,12 +53,21 @@ class Wire(asyncio.Protocol):
             self.closed.set_result(None)
 
     def pump(self) -> None:
-        conn = self.conn
-        while not self.busy and not self.closed.done():
-            packet = self.next_packet()
-            if packet is None:
-                break
-            data, seq = packet
+        conn, buf, closed = self.conn, self.buffer, self.closed
+        while not self.busy and not closed.done():
+            # The common case inline: a whole packet under 16 MB at the buffer's start.
+            size = len(buf)
+            length = buf[0] | buf[1] << 8 | buf[2] << 16 if size >= 4 else MAX_PAYLOAD
+            if (length < MAX_PAYLOAD and size >= 4 + length and length <= self.limit
+                    and not (self.drop or self.dropping or self.parts)):
+                data: bytes | None = bytes(buf[4:4 + length])
+                seq = self.seq = buf[3]
+                del buf[:4 + length]
+            else:
+                packet = self.next_packet()
+                if packet is None:
+                    break
+                data, seq = packet
             if data is None:
                 conn.too_large(self.size, seq)
                 self.size = 0
