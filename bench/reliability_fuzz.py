@@ -29,11 +29,13 @@ import socket
 import struct
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import HypothesisWarning
 from hypothesis import strategies as st
 
 import rivulet
@@ -579,6 +581,7 @@ def run(quick: bool) -> dict[str, Any]:
 
     from rivulet.server.mysql import ServerThread
 
+    warnings.filterwarnings("ignore", category=HypothesisWarning)  # reprs of 70 kB strings
     seconds = 10.0 if quick else 120.0
     by_fuzzer: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="rivulet-fuzz-") as tmp:

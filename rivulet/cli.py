@@ -44,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="PEM certificate (chain): TLS for MySQL clients and HTTPS for the "
                             "HTTP API (with --tls-key)")
     serve.add_argument("--tls-key", default=None, help="PEM private key of --tls-cert")
+    _limit_options(serve)
     serve.add_argument("--stories", type=int, default=10_000, help="sample stories (first start)")
     serve.add_argument("--votes", type=int, default=100_000, help="sample votes (first start)")
     serve.add_argument("--pipeline", choices=("inprocess", "spark"), default="inprocess",
@@ -163,13 +164,35 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _limit_options(parser: argparse.ArgumentParser) -> None:
+    """One option per field of :class:`rivulet.limits.Limits`, and the upquery timeout."""
+    from rivulet.limits import Limits
+
+    defaults = Limits()
+    for name, help_text in (("max_statement_chars", "characters of SQL text parsed at once"),
+                            ("max_batch_rows", "rows in one write"),
+                            ("max_result_rows", "rows in one answer to a client"),
+                            ("max_views", "views in the program, ad-hoc ones included")):
+        parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name),
+                            help=f"{help_text} (default: {getattr(defaults, name):,})")
+    parser.add_argument("--upquery-timeout", type=float, default=30.0,
+                        help="seconds a read that misses may wait for its upquery (default: 30)")
+
+
 def _open_for_serving(path: Path, args: argparse.Namespace) -> Database:
+    from rivulet.limits import Limits
+
+    limits = Limits(max_statement_chars=args.max_statement_chars,
+                    max_batch_rows=args.max_batch_rows, max_result_rows=args.max_result_rows,
+                    max_views=args.max_views)
     if args.pipeline == "spark":
         from rivulet.spark.session import SparkConfig
 
         return rivulet.open(path, memory_limit=args.memory_limit, pipeline="spark",
-                            spark=SparkConfig(master=args.spark_master))
-    return rivulet.open(path, memory_limit=args.memory_limit)
+                            spark=SparkConfig(master=args.spark_master), limits=limits,
+                            upquery_timeout=args.upquery_timeout)
+    return rivulet.open(path, memory_limit=args.memory_limit, limits=limits,
+                        upquery_timeout=args.upquery_timeout)
 
 
 def _start_http(db: Database, host: str, port: int, users: Any, args: argparse.Namespace) -> Any:

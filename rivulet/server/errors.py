@@ -9,6 +9,7 @@ from typing import NamedTuple
 from mysql_mimic.errors import MysqlError
 
 from rivulet import errors
+from rivulet.limits import LimitError
 
 # MySQL server error codes used here.
 ER_DUP_ENTRY = 1062
@@ -33,6 +34,7 @@ ER_WRONG_VALUE_FOR_VAR = 1231
 ER_MALFORMED_PACKET = 1835
 ER_MAX_PREPARED = 1461
 ER_TABLEACCESS_DENIED = 1142
+ER_TOO_BIG_SELECT = 1104
 
 SQLSTATES = {
     ER_DUP_ENTRY: "23000", ER_PARSE_ERROR: "42000", ER_TABLE_EXISTS: "42S01",
@@ -42,7 +44,7 @@ SQLSTATES = {
     ER_PACKET_TOO_LARGE: "08S01", ER_WRONG_ARGUMENTS: "HY000", ER_UNKNOWN_STMT: "HY000",
     ER_UNKNOWN_SYSTEM_VARIABLE: "HY000", ER_WRONG_VALUE_FOR_VAR: "42000",
     1045: "28000", 1040: "08004", 1047: "08S01", ER_MALFORMED_PACKET: "HY000",
-    ER_MAX_PREPARED: "42000", ER_TABLEACCESS_DENIED: "42000",
+    ER_MAX_PREPARED: "42000", ER_TABLEACCESS_DENIED: "42000", ER_TOO_BIG_SELECT: "42000",
 }
 
 
@@ -91,6 +93,8 @@ def _code(exc: BaseException) -> int:
         if "no column" in text:
             return ER_BAD_FIELD
         return ER_WRONG_VALUE
+    if isinstance(exc, LimitError):
+        return ER_TOO_BIG_SELECT if "result" in text else ER_UNKNOWN
     if isinstance(exc, errors.UpqueryTimeout):
         return ER_QUERY_TIMEOUT
     if isinstance(exc, errors.ClosedError):

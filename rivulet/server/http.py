@@ -77,6 +77,7 @@ from rivulet.errors import (
     UnsupportedSqlError,
     UpqueryTimeout,
 )
+from rivulet.limits import LimitError, Limits
 from rivulet.schema import TableSchema, coerce_value
 from rivulet.server import graphviz
 from rivulet.server.auth import UserStore
@@ -183,6 +184,8 @@ def _classify(db: Database, exc: RivuletError) -> tuple[int, str]:
     """HTTP status and error kind of an engine error."""
     if isinstance(exc, ConstraintError):
         return 409, "constraint"
+    if isinstance(exc, LimitError):
+        return 400, "limit"
     if isinstance(exc, ClosedError):
         return 503, "closed"
     if isinstance(exc, UpqueryTimeout):
@@ -297,10 +300,11 @@ def _lookup_keys(body: Any) -> list[Any]:
     return keys
 
 
-def _answer(view: View, rows: Any) -> Json:
+def _answer(view: View, rows: Any, limits: Limits) -> Json:
     if rows is NOT_READY:
         return Json({"view": view.name, "ready": False,
                      "message": "not in memory yet: being computed, ask again"}, status_code=202)
+    limits.check_result(len(rows))
     return Json({"view": view.name, "columns": list(view.columns), "rows": _rows(rows)})
 
 
@@ -357,22 +361,25 @@ class Api:
         params = _key_params(request)
         block = _flag(request, "block", True)
         await self.wait_lsn(request)
-        return _answer(view, await _read(view, functools.partial(view.lookup, *params), block))
+        return _answer(view, await _read(view, functools.partial(view.lookup, *params), block),
+                       self.db.limits)
 
     async def lookup_view(self, request: Request) -> Response:
         view = _view(self.db, request.path_params["name"])
         keys = _lookup_keys(await _json_body(request))
         block = _flag(request, "block", True)
         await self.wait_lsn(request)
-        return _answer(view, await _read(view, functools.partial(view.lookup_many, keys), block))
+        return _answer(view, await _read(view, functools.partial(view.lookup_many, keys), block),
+                       self.db.limits)
 
     async def scan_view(self, request: Request) -> Response:
         view = _view(self.db, request.path_params["name"])
         limit = _int_param(request, "limit")
         await self.wait_lsn(request)
         rows = await run_in_threadpool(view.scan)
-        return Json({"view": view.name, "columns": list(view.columns),
-                     "rows": _rows(rows if limit is None else rows[:limit])})
+        rows = rows if limit is None else rows[:limit]
+        self.db.limits.check_result(len(rows))
+        return Json({"view": view.name, "columns": list(view.columns), "rows": _rows(rows)})
 
     async def put_view(self, request: Request) -> Response:
         name = request.path_params["name"]
@@ -477,6 +484,7 @@ class Api:
                            "read-only: POST /sql takes only a SELECT")
         result = await run_in_threadpool(self.db.execute, sql, params)
         if isinstance(result, list):
+            self.db.limits.check_result(len(result))
             columns = self.db.prepare(sql).columns  # cached by execute: no second parse
             return Json({"columns": list(columns), "rows": _rows(result)})
         return Json({"rowcount": result, "lsn": self.db.lsn})

@@ -324,6 +324,8 @@ class RivuletConnection(Connection):
         """A view's rows as a result set; the header packets are built once per handler."""
         if handler.limit is not None:
             rows = rows[: handler.limit]
+        if len(rows) > self.db.limits.max_result_rows:
+            self.db.limits.check_result(len(rows))
         if handler.project is not None:
             project = handler.project
             rows = [tuple(r[i] for i in project) for r in rows]
