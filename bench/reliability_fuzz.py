@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis.errors import HypothesisWarning
 from hypothesis import strategies as st
+from hypothesis.errors import HypothesisWarning
 
 import rivulet
 from rivulet.errors import RivuletError, SchemaError

@@ -15,8 +15,8 @@ from __future__ import annotations
 import asyncio
 import cProfile
 import logging
-import ssl
 import os
+import ssl
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
