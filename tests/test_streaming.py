@@ -278,6 +278,7 @@ while True:
 """
 
 
+@pytest.mark.timeout(900)  # a second JVM, three views, on a shared two-core machine
 def test_sigkill_mid_batch_then_restart(spark: Any, tmp_path: Path) -> None:
     data, marker = tmp_path / "db", tmp_path / "held"
     names = ["VoteStats", "VoteCount", "CatVoters"]

@@ -157,7 +157,8 @@ class ViewStream:
                       .option("log", str(self.pipeline.log_root))
                       .option("table", table)
                       .option("file", table_file_name(table))
-                      .option("schema", source_schema(schema).json()))
+                      .option("schema", source_schema(schema).json())
+                      .option("partitions", spark.conf.get("spark.sql.shuffle.partitions", "2")))
             if seed is not None:
                 reader = (reader.option("snapshot", seed["tables"][table])
                           .option("snapshot_lsn", str(seed["lsn"])))

@@ -39,9 +39,12 @@ BEFORE_SNAPSHOT = -1
 
 @dataclass
 class LogPartition(InputPartition):
-    """One file to read: rows with ``low < lsn <= high`` (a snapshot file: all, as +1)."""
+    """Files to read: rows with ``low < lsn <= high`` (a snapshot file: all, as +1).
 
-    path: str
+    A partition is one Spark task (and a Python worker's round trip): a batch groups its
+    segments into at most ``partitions`` of them, however many shipments it covers."""
+
+    paths: list[str]
     low: int
     high: int
     snapshot_lsn: int | None = None  # set for a snapshot file
@@ -50,7 +53,8 @@ class LogPartition(InputPartition):
 class LogSource(DataSource):
     """``spark.readStream.format("rivulet_log")`` with options ``log`` (the segments'
     directory), ``table``, ``schema`` (JSON of the output schema), and optionally
-    ``snapshot`` (a Parquet file of the table) with ``snapshot_lsn``."""
+    ``snapshot`` (a Parquet file of the table) with ``snapshot_lsn``; ``partitions``: the
+    most tasks a batch reads the log with (default 2)."""
 
     @classmethod
     def name(cls) -> str:
@@ -70,6 +74,7 @@ class LogReader(DataSourceStreamReader):
         self.file = options["file"]
         self.snapshot = options.get("snapshot") or None
         self.snapshot_lsn = int(options.get("snapshot_lsn", "0"))
+        self.max_partitions = max(1, int(options.get("partitions", "2")))
         self.arrow = pa.schema([pa.field(f.name, _arrow(f.dataType)) for f in schema.fields])
 
     def initialOffset(self) -> dict:
@@ -83,19 +88,21 @@ class LogReader(DataSourceStreamReader):
         out: list[InputPartition] = []
         if low == BEFORE_SNAPSHOT:
             if self.snapshot:
-                out.append(LogPartition(self.snapshot, 0, 0, self.snapshot_lsn))
+                out.append(LogPartition([self.snapshot], 0, 0, self.snapshot_lsn))
             low = self.snapshot_lsn
-        for segment in segments(self.root):
-            if segment.last > low and segment.first <= high:
-                path = segment.path / self.file
-                if path.exists():
-                    out.append(LogPartition(str(path), low, high))
+        files = [str(s.path / self.file) for s in segments(self.root)
+                 if s.last > low and s.first <= high and (s.path / self.file).exists()]
+        n = min(len(files), self.max_partitions)
+        out.extend(LogPartition(files[i::n], low, high) for i in range(n))
         return out
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, LogPartition)
-        parquet = pq.ParquetFile(partition.path)
-        for batch in parquet.iter_batches(batch_size=65536):
+        for path in partition.paths:
+            yield from self._read_file(path, partition)
+
+    def _read_file(self, path: str, partition: LogPartition) -> Iterator[pa.RecordBatch]:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=65536):
             if partition.snapshot_lsn is not None:
                 n = batch.num_rows
                 columns = [pa.array([partition.snapshot_lsn] * n, pa.int64()),
