@@ -468,9 +468,13 @@ class Database:
         copied key by key when first needed (see rivulet/plan/copy.py)."""
         self._check_open()
         self.catalog.check_new_name(statement.plan.target.name)
-        self._lazy.finish(statement.plan.source.lower())  # copies read the source's rows
+        # A table being copied is copied whole before another is split off it.
+        self._lazy.finish(statement.plan.source.lower(), conversions=False)
         with self._migration():
             plan = plan_copy(self.catalog, parse_one(statement.sql))
+            # Keys are copied by a lookup on the old table, and in order by the background
+            # pass: both read an index on the key (cheap if upqueries made one already).
+            self._ensure_index(plan.source, plan.source_key)
             with self.storage.transaction():
                 self.storage.create_table(plan.target)
                 self.storage.create_tracking(plan.tracking, len(plan.target_key))

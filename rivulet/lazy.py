@@ -33,6 +33,8 @@ log = logging.getLogger("rivulet")
 
 #: Rows (or keys) migrated per transaction of the background thread.
 CHUNK = 1000
+#: The share of its time the background thread spends working (it sleeps the rest).
+BACKGROUND_SHARE = 0.5
 
 
 class _DryRun(Exception):
@@ -48,6 +50,9 @@ class LazyWork:
         self.closed = closed
         #: Tables being copied (target name lower-cased -> how), kept in the catalog.
         self.copies: dict[str, CopyPlan] = catalog.copies
+        #: Where each table's background pass stopped (row identity, or key): the next
+        #: chunk starts there (a restart starts again from the top; done work is skipped).
+        self._cursors: dict[str, Any] = {}
         self._thread: threading.Thread | None = None
 
     # ..................................................................... background
@@ -70,20 +75,23 @@ class LazyWork:
     def _loop(self) -> None:
         try:
             while not self.closed() and self.pending():
+                began = time.perf_counter()
                 for schema in [t for t in list(self.catalog.tables.values()) if t.converting]:
                     self.convert_chunk(schema.name)
                 for name in list(self.copies):
                     self.copy_chunk(name)
-                time.sleep(0)  # let writers in between chunks
+                # Rest as long as the chunks took: the foreground keeps at least half of
+                # the time (and of the GIL) while the work goes on.
+                time.sleep((time.perf_counter() - began) * (1 - BACKGROUND_SHARE) / BACKGROUND_SHARE)
         except ClosedError:
             return
         except Exception:  # readers still see right answers (converted / copied on demand)
             log.exception("lazy schema work failed; it resumes at the next open")
 
-    def finish(self, table: str | None = None) -> None:
+    def finish(self, table: str | None = None, *, conversions: bool = True) -> None:
         """Do now every conversion and copy (of ``table``: as target or as source)."""
         for schema in list(self.catalog.tables.values()):
-            if schema.converting and table in (None, schema.name.lower()):
+            if conversions and schema.converting and table in (None, schema.name.lower()):
                 while self.convert_chunk(schema.name):
                     pass
         for name, plan in list(self.copies.items()):
@@ -102,9 +110,14 @@ class LazyWork:
             schema = self.catalog.tables.get(table.lower())
             if schema is None or not schema.converting:
                 return False
-            if self.storage.convert_rows(schema, CHUNK):
+            cursor = ("convert", table.lower())
+            done, after = self.storage.convert_rows(schema, CHUNK, self._cursors.get(cursor))
+            if done:
                 fault_point("schema_conversion_chunk")
+            if after is not None:
+                self._cursors[cursor] = after
                 return True
+            self._cursors.pop(cursor, None)
             self.catalog.tables[table.lower()] = replace_conversions(schema)
             return False
 
@@ -119,11 +132,16 @@ class LazyWork:
             if plan is None:
                 return False
             source = self.catalog.require_table(plan.source)
-            keys = self.storage.keys_left(plan.tracking, source, plan.source_key, limit)
+            # One pass over the old table's keys in order: a key behind the pass that is
+            # not copied yet was written since, and the write copied it first.
+            cursor = ("copy", name)
+            keys = self.storage.keys_after(source, plan.source_key, limit, self._cursors.get(cursor))
             if keys:
                 self._copy_keys(plan, keys)
                 fault_point("schema_conversion_chunk")
+                self._cursors[cursor] = keys[-1]
                 return True
+            self._cursors.pop(cursor, None)
             self.storage.drop_tracking(plan.tracking)
             del self.copies[name]
             return False

@@ -116,6 +116,10 @@ def plan_copy(catalog: Catalog, create: exp.Create) -> CopyPlan:
             raise error_at(select, f"table {source.name!r} has no primary key: CREATE TABLE ... "
                                    "AS SELECT copies it by key")
         why = f"the primary key of {source.name!r}"
+    nullable = [source.columns[k].name for k in key_sources if source.columns[k].nullable]
+    if nullable:
+        raise error_at(select, f"column {nullable[0]!r} may be NULL: it cannot be part of the "
+                               "key by which CREATE TABLE ... AS SELECT copies the table")
     outputs = {src: out for out, src in passed.items()}
     if any(k not in outputs for k in key_sources):
         raise error_at(select, f"CREATE TABLE ... AS SELECT must select {why} "

@@ -200,12 +200,10 @@ class SqliteStorage(Storage):
                                   f"{_SQLITE_TYPES[column.kind]}{default}")
         self._statements.pop(schema.name.lower(), None)
 
-    def convert_rows(self, schema: TableSchema, limit: int = 1000) -> int:
-        """Convert up to ``limit`` rows of each column of ``schema`` still being converted
-        to its new type (inside the open transaction); returns how many rows were
-        converted (0: the table is done). See :class:`rivulet.schema.Conversion` for why
-        no row is converted twice."""
-        return convert_rows(self.conn, schema, limit)
+    def convert_rows(self, schema: TableSchema, limit: int = 1000,
+                     after: tuple | None = None) -> tuple[int, tuple | None]:
+        """:func:`convert_rows` inside the open transaction."""
+        return convert_rows(self.conn, schema, limit, after)
 
     # ..................................................................... lazy copies
 
@@ -255,14 +253,20 @@ class SqliteStorage(Storage):
         self.conn.executemany(f"INSERT INTO {_quote(tracking)} VALUES ({marks})",
                               [_key_to_db(k, to_db, len(columns)) for k in keys])
 
-    def keys_left(self, tracking: str, schema: TableSchema, columns: tuple[int, ...], limit: int) -> list[Any]:
-        """Up to ``limit`` distinct keys of ``schema``'s rows not marked in ``tracking``."""
+    def keys_after(self, schema: TableSchema, columns: tuple[int, ...], limit: int,
+                   after: Any = None) -> list[Any]:
+        """Up to ``limit`` distinct keys (``columns``) of ``schema``'s rows, in order, from
+        just after ``after`` (None: the first): one pass over an index on them."""
         names = [_quote(schema.columns[i].name) for i in columns]
-        on = " AND ".join(f"t.k{i} IS s.{n}" for i, n in enumerate(names))
-        rows = self.conn.execute(
-            f"SELECT DISTINCT {', '.join('s.' + n for n in names)} FROM {_quote(schema.name)} AS s "
-            f"WHERE NOT EXISTS (SELECT 1 FROM {_quote(tracking)} AS t WHERE {on}) LIMIT ?",
-            (limit,)).fetchall()
+        listed = ", ".join(names)
+        start = ""
+        params: list[Any] = []
+        if after is not None:
+            to_db = [_TO_DB.get(schema.columns[i].kind) for i in columns]
+            params = list(_key_to_db(after, to_db, len(columns)))
+            start = f"WHERE ({listed}) > ({', '.join('?' * len(columns))}) "
+        rows = self.conn.execute(f"SELECT DISTINCT {listed} FROM {_quote(schema.name)} {start}"
+                                 f"ORDER BY {listed} LIMIT ?", (*params, limit)).fetchall()
         from_db = [_FROM_DB.get(schema.columns[i].kind) for i in columns]
         keys = [tuple(v if f is None or v is None else f(v) for v, f in zip(r, from_db)) for r in rows]
         return [k[0] for k in keys] if len(columns) == 1 else keys
@@ -587,43 +591,55 @@ def _reader(schema: TableSchema) -> Callable[[Row], Row] | None:
     return read
 
 
-def convert_rows(conn: sqlite3.Connection, schema: TableSchema, limit: int) -> int:
+def convert_rows(conn: sqlite3.Connection, schema: TableSchema, limit: int,
+                 after: tuple | None = None) -> tuple[int, tuple | None]:
     """Convert up to ``limit`` stored rows per converting column of ``schema`` on ``conn``
-    (in the caller's transaction): the new value stored, the old one cleared, in one
-    statement per row, guarded by the old one's not being cleared yet."""
+    (in the caller's transaction), in row order from just ``after`` the row identity given
+    (None: the first), so that each chunk starts where the last one stopped instead of
+    scanning the converted rows again: the new value stored, the old one cleared, in one
+    statement per row, guarded by the old one's not being cleared yet. Returns the rows
+    converted and the identity of the last row looked at (None: the end of the table)."""
     table = _quote(schema.name)
     pk = schema.primary_key
     ident = [_quote(schema.columns[i].name) for i in pk] if pk else ["rowid"]
     where = " AND ".join(f"{c} = ?" for c in ident)
+    order = ", ".join(ident)
+    start = "" if after is None else f"({order}) > ({', '.join('?' * len(ident))}) AND "
+    converting = [c for c in schema.columns if c.conversion is not None]
+    sources = [_quote(c.conversion.source) for c in converting]  # type: ignore[union-attr]
+    pending = " OR ".join(f"{s} IS NOT NULL" for s in sources)
+    rows = conn.execute(f"SELECT {order}, {', '.join(sources)} FROM {table} "
+                        f"WHERE {start}({pending}) ORDER BY {order} LIMIT ?",
+                        (*(after or ()), limit)).fetchall()
+    width = len(ident)
     done = 0
-    for column in schema.columns:
+    for j, column in enumerate(converting):
         conversion = column.conversion
-        if conversion is None:
-            continue
-        source, target = _quote(conversion.source), _quote(column.name)
+        assert conversion is not None
         old_from = _FROM_DB.get(conversion.old.kind)
         new_to = _TO_DB.get(column.kind)
-        rows = conn.execute(f"SELECT {', '.join(ident)}, {source} FROM {table} "
-                            f"WHERE {source} IS NOT NULL LIMIT ?", (limit,)).fetchall()
         updates = []
         for row in rows:
-            old = row[-1] if old_from is None else old_from(row[-1])
-            new = conversion.convert(old)
-            updates.append((new if new is None or new_to is None else new_to(new), *row[:-1]))
-        conn.executemany(f"UPDATE {table} SET {target} = ?, {source} = NULL "
-                         f"WHERE {where} AND {source} IS NOT NULL", updates)
+            old = row[width + j]
+            if old is None:
+                continue
+            new = conversion.convert(old if old_from is None else old_from(old))
+            updates.append((new if new is None or new_to is None else new_to(new), *row[:width]))
+        conn.executemany(f"UPDATE {table} SET {_quote(column.name)} = ?, {sources[j]} = NULL "
+                         f"WHERE {where} AND {sources[j]} IS NOT NULL", updates)
         done += len(updates)
-    return done
+    return done, (tuple(rows[-1][:width]) if len(rows) == limit else None)
 
 
 def convert_all(conn: sqlite3.Connection, schemas: Iterable[TableSchema]) -> int:
     """Finish every conversion on ``conn`` at once (a frozen copy that Spark reads)."""
     total = 0
     for schema in schemas:
+        after: tuple | None = None
         while schema.converting:
-            done = convert_rows(conn, schema, 10_000)
+            done, after = convert_rows(conn, schema, 10_000, after)
             total += done
-            if not done:
+            if after is None:
                 break
     conn.commit()
     return total
