@@ -52,7 +52,10 @@ class LazyWork:
         self.copies: dict[str, CopyPlan] = catalog.copies
         #: Where each table's background pass stopped (row identity, or key): the next
         #: chunk starts there (a restart starts again from the top; done work is skipped).
-        self._cursors: dict[str, Any] = {}
+        self._cursors: dict[Any, Any] = {}
+        #: Copies complete in a transaction not committed yet (or just committed): the
+        #: entry in ``copies`` goes only after the commit, for the reason in convert_chunk.
+        self._complete: set[str] = set()
         self._thread: threading.Thread | None = None
 
     # ..................................................................... background
@@ -118,8 +121,11 @@ class LazyWork:
                 self._cursors[cursor] = after
                 return True
             self._cursors.pop(cursor, None)
+        # Only once the last rows are committed: a reader takes the schema before its
+        # snapshot, so one that reads the old values' column no more sees them converted.
+        if self.catalog.tables.get(table.lower()) is schema:
             self.catalog.tables[table.lower()] = replace_conversions(schema)
-            return False
+        return False
 
     # ..................................................................... copies
 
@@ -129,7 +135,7 @@ class LazyWork:
             if self.closed():
                 raise ClosedError("the database is closed")
             plan = self.copies.get(name)
-            if plan is None:
+            if plan is None or name in self._complete:
                 return False
             source = self.catalog.require_table(plan.source)
             # One pass over the old table's keys in order: a key behind the pass that is
@@ -143,8 +149,10 @@ class LazyWork:
                 return True
             self._cursors.pop(cursor, None)
             self.storage.drop_tracking(plan.tracking)
-            del self.copies[name]
-            return False
+            self._complete.add(name)
+        self.copies.pop(name, None)
+        self._complete.discard(name)
+        return False
 
     def before_read(self, table: str, columns: tuple[int, ...] | None, keys: list[Any]) -> None:
         """A read of ``table`` by ``columns`` (None: all of it) is about to run: copy what
@@ -157,14 +165,16 @@ class LazyWork:
                 pass
             return
         with self.storage.transaction():
-            if table.lower() in self.copies:
+            if table.lower() in self.copies and table.lower() not in self._complete:
                 self._copy_keys(plan, keys)
 
     def before_write(self, request: WriteRequest) -> None:
         """In the commit's transaction, before ``request`` runs: copy the keys it touches
         of a table being copied, or of the table one is copied from (as it is still)."""
         name = request.table.name.lower()
-        for plan in list(self.copies.values()):
+        for target, plan in list(self.copies.items()):
+            if target in self._complete:
+                continue
             if plan.target.name.lower() == name:
                 keys = self._target_keys(plan, request)
                 if keys is None:
