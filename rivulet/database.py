@@ -61,6 +61,7 @@ from rivulet.plan import alter, ir
 from rivulet.plan.catalog import ADHOC_PREFIX, Catalog, is_adhoc
 from rivulet.plan.copy import plan_copy
 from rivulet.plan.planner import Planner
+from rivulet.plan.prune import prune
 from rivulet.plan.usage import scan_columns
 from rivulet.schema import Row, SchemaError, TableSchema, coerce_row, coerce_value
 from rivulet.spark.bootstrap import Bootstrapper, PlanRecordingBuilder
@@ -420,7 +421,8 @@ class Database:
         for plan in self.catalog.views.values():
             if is_adhoc(plan.name):
                 continue  # made again on its next use
-            for (scanned, version), columns in scan_columns(plan.root).items():
+            # As built: narrowed to what the view reads (rivulet/plan/prune.py).
+            for (scanned, version), columns in scan_columns(prune(plan).root).items():
                 if scanned != table:
                     continue
                 layout = self.catalog.layouts[table][version]

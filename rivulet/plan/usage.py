@@ -3,9 +3,10 @@
 ALTER TABLE needs it: a column that a view depends on may not be dropped or change its
 values under the view, while every other column may. Reading is not all: a join keeps
 whole input rows in its indexes, and a later delete must find the row exactly as it was
-stored, so every column that reaches a join's input counts (a projection below the join
-limits that to the columns it keeps). DISTINCT and top-k (which breaks ties by the row)
-depend on every column of their input.
+stored, so every column that reaches a join's input counts. Asked of a plan as built
+(narrowed by rivulet/plan/prune.py, whose projection right above each table keeps only
+what is read), that is what the view reads. DISTINCT and top-k (which breaks ties by the
+row) depend on every column of their input.
 """
 
 from __future__ import annotations
