@@ -1,0 +1,377 @@
+"""The vote workload on the Spark streaming pipeline (issue 9): in-process vs local[1] vs local[2].
+
+Workload: ``articles`` and ``votes``; the view ``VoteCount`` (votes per article, keyed by
+article: ``SELECT aid, COUNT(*) ... WHERE aid = ? GROUP BY aid``); votes go to Zipf-popular
+articles (s = 1.08) and are written in large batches (``insert_many``, one durable commit
+each, 20 commits per second), so the driver's commit path and the sink are not what is
+measured.
+
+Each system runs in its own subprocess (a JVM's master cannot change within a process):
+
+* ``inprocess``: rivulet's own dataflow;
+* ``local[1]`` / ``local[2]``: ``pipeline="spark"`` with that master and as many shuffle
+  partitions as cores.
+
+Two measurements per system:
+
+1. **Rising write rates.** For each offered rate, a writer thread commits votes at that
+   rate for ``--seconds``; a poller records when each LSN becomes visible in the view
+   (write-to-visible latency, p50/p95), then the backlog drains. A rate is *sustained*
+   when the writer achieved at least 90% of it and the view caught up within 5 s after
+   the writer stopped.
+2. **Backlog catch-up** (Spark only): a backlog of ``--backlog`` votes is committed and
+   shipped while the streams are stopped; the database is opened again and the stream
+   catches up. Rows per second of Spark's own batch time (its ``batchDuration``, the sink
+   included) is the processing capacity that more cores (a cluster) extend; the ratio
+   local[2] / local[1] is the ``local2_vs_local1_ratio`` target.
+
+Targets (``bench/results/streaming.json``): ``spark_writes_per_s`` (highest sustained rate
+on local[2], >= 50,000), ``spark_p50_lag_s`` (p50 write-to-visible at that rate, < 2 s),
+``local2_vs_local1_ratio`` (>= 1.4). At the end each system's view is compared with the
+vote counts in SQLite (the benchmark fails on a mismatch).
+
+``python -m bench.streaming`` (full: rates 10k-150k/s, 20 s each, 2M-vote backlog; run it
+under ``flock /tmp/rivulet-bench.lock``), ``--quick`` (in-process and local[2], one rate, a
+small backlog: about a minute, most of it the JVM starting).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import rivulet
+from bench.common import (
+    RESULTS_DIR,
+    Zipf,
+    busy_warning,
+    environment,
+    fmt_num,
+    logger,
+    percentile,
+    print_table,
+    results_path,
+    target,
+    write_results,
+)
+
+SYSTEMS = ("inprocess", "local[1]", "local[2]")
+VIEW = "SELECT aid, COUNT(*) AS votes FROM votes WHERE aid = ? GROUP BY aid"
+COMMITS_PER_SECOND = 20
+SUSTAIN_FRACTION = 0.9
+DRAIN_LIMIT_S = 5.0
+FULL = {"rates": [10_000, 25_000, 50_000, 100_000, 150_000], "seconds": 20.0,
+        "backlog": 2_000_000, "articles": 10_000}
+QUICK = {"rates": [20_000], "seconds": 6.0, "backlog": 200_000, "articles": 2_000}
+
+
+# --------------------------------------------------------------------------- worker
+
+
+def open_db(path: Path, system: str) -> rivulet.Database:
+    if system == "inprocess":
+        return rivulet.open(path)
+    from rivulet.spark.session import SparkConfig
+    from rivulet.spark.streaming import StreamSettings
+
+    cores = int(system[len("local["):-1])
+    return rivulet.open(path, pipeline="spark",
+                        spark=SparkConfig(master=system, shuffle_partitions=cores,
+                                          driver_memory="2g"),
+                        streaming=StreamSettings(trigger="0.25 seconds", ship_interval=0.1),
+                        fallback=False)
+
+
+def visible_lsn(db: Any) -> int:
+    """The LSN every view reflects."""
+    streams = getattr(db, "pipeline", None)
+    if streams is None:
+        return db.applied_lsn
+    return min((s.applied_lsn for s in list(streams.streams.values())), default=db.lsn)
+
+
+class Writer:
+    """Commits votes at ``rate`` rows/s for ``seconds``; records each LSN's commit time."""
+
+    def __init__(self, db: Any, articles: int, seed: int) -> None:
+        self.db = db
+        self.zipf = Zipf(articles, 1.08, seed)
+        self.rng = random.Random(seed)
+        self.committed: dict[int, float] = {}
+        self.rows = 0
+
+    def run(self, rate: int, seconds: float) -> float:
+        table = self.db.table("votes")
+        per_commit = max(1, rate // COMMITS_PER_SECOND)
+        start = time.perf_counter()
+        n = 0
+        while True:
+            due = start + n / COMMITS_PER_SECOND
+            now = time.perf_counter()
+            if now - start >= seconds:
+                break
+            if due > now:
+                time.sleep(due - now)
+            aids = self.zipf.sample(per_commit)
+            table.insert_many([(self.rng.randrange(1_000_000), a) for a in aids])
+            self.committed[self.db.lsn] = time.perf_counter()
+            self.rows += per_commit
+            n += 1
+        return time.perf_counter() - start
+
+
+class Poller:
+    """Watches the visible LSN; each LSN's write-to-visible latency."""
+
+    def __init__(self, db: Any, committed: dict[int, float]) -> None:
+        self.db, self.committed = db, committed
+        self.lags: dict[int, float] = {}
+        self.stop = threading.Event()
+        self.seen = visible_lsn(db)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            now_lsn = visible_lsn(self.db)
+            if now_lsn > self.seen:
+                now = time.perf_counter()
+                for lsn in range(self.seen + 1, now_lsn + 1):
+                    at = self.committed.get(lsn)
+                    if at is not None:
+                        self.lags[lsn] = now - at
+                self.seen = now_lsn
+            time.sleep(0.005)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def rate_phase(db: Any, writer: Writer, rate: int, seconds: float, log: Callable[[str], None]) -> dict[str, Any]:
+    first = db.lsn
+    poller = Poller(db, writer.committed)
+    rows_before = writer.rows
+    elapsed = writer.run(rate, seconds)
+    achieved = (writer.rows - rows_before) / elapsed
+    last = db.lsn
+    stopped = time.perf_counter()
+    deadline = stopped + 120
+    while visible_lsn(db) < last and time.perf_counter() < deadline:
+        time.sleep(0.01)
+    drain = time.perf_counter() - stopped
+    time.sleep(0.05)
+    poller.close()
+    lags = sorted(v for k, v in poller.lags.items() if first < k <= last)
+    caught_up = visible_lsn(db) >= last
+    out = {
+        "offered_per_s": rate, "achieved_per_s": round(achieved), "commits": last - first,
+        "drain_s": round(drain, 3), "caught_up": caught_up,
+        "lag_p50_s": round(percentile(lags, 50), 4) if lags else None,
+        "lag_p95_s": round(percentile(lags, 95), 4) if lags else None,
+        "lag_max_s": round(lags[-1], 4) if lags else None,
+        "sustained": bool(caught_up and achieved >= SUSTAIN_FRACTION * rate
+                          and drain <= DRAIN_LIMIT_S),
+    }
+    log(f"  {rate:>7,}/s offered: {achieved:,.0f}/s written, p50 {out['lag_p50_s']} s, "
+        f"p95 {out['lag_p95_s']} s, drain {drain:.2f} s, sustained {out['sustained']}")
+    return out
+
+
+def check_counts(db: Any, path: Path, articles: int) -> int:
+    """Mismatches between the view and SQLite's own counts."""
+    db.settle(timeout=600)
+    lite = sqlite3.connect(path / "rivulet.db")
+    truth = dict(lite.execute("SELECT aid, COUNT(*) FROM votes GROUP BY aid").fetchall())
+    lite.close()
+    view = db.view("VoteCount")
+    bad = 0
+    for aid in range(articles):
+        rows = view.lookup(aid)
+        got = rows[0][1] if rows else 0
+        bad += got != truth.get(aid, 0)
+    return bad
+
+
+def backlog_phase(path: Path, system: str, rows: int, articles: int,
+                  log: Callable[[str], None]) -> dict[str, Any]:
+    """Commit and ship ``rows`` votes with the streams stopped, then time the catch-up."""
+    from rivulet.spark.streaming.log import LogShipper
+
+    db = rivulet.open(path)  # in process: the streams are not running
+    zipf, rng = Zipf(articles, 1.08, 7), random.Random(7)
+    per_commit = 50_000
+    for _ in range(rows // per_commit):
+        db.table("votes").insert_many([(rng.randrange(1_000_000), a) for a in zipf.sample(per_commit)])
+    target_lsn = db.lsn
+    schemas = dict(db.catalog.tables)
+    db.close()
+    shipper = LogShipper(path / "rivulet.db", path / "stream" / "log", lambda: schemas)
+    while shipper.ship_once():
+        pass
+    shipper.stop()
+    opened = time.perf_counter()
+    db = open_db(path, system)
+    stream = next(iter(db.pipeline.streams.values()))
+    first_batch = stream.batches
+    db.settle(timeout=900)
+    wall = time.perf_counter() - opened
+    progress = [p for p in stream.query.recentProgress if p["numInputRows"] > 0]
+    spark_ms = sum(p["batchDuration"] for p in progress)
+    input_rows = sum(p["numInputRows"] for p in progress)
+    out = {"rows": input_rows, "lsn": target_lsn, "batches": stream.batches - first_batch,
+           "spark_batch_s": round(spark_ms / 1000, 3), "wall_s_with_jvm": round(wall, 2),
+           "rows_per_s": round(input_rows / (spark_ms / 1000)) if spark_ms else None,
+           "mismatches": check_counts(db, path, articles)}
+    db.close()
+    log(f"  backlog of {input_rows:,} rows: {out['batches']} batch(es), "
+        f"{out['spark_batch_s']} s of Spark batches -> {fmt_num(out['rows_per_s'])} rows/s")
+    return out
+
+
+def worker(system: str, config: dict[str, Any], out_file: Path) -> None:
+    log = logger()
+    path = Path(tempfile.mkdtemp(prefix=f"rivulet-stream-bench-{system.strip('[]')}-"))
+    try:
+        started = time.perf_counter()
+        db = open_db(path, system)
+        db.execute("CREATE TABLE articles (id INT PRIMARY KEY, title VARCHAR(64) NOT NULL)")
+        db.execute("CREATE TABLE votes (uid INT NOT NULL, aid INT NOT NULL)")
+        db.table("articles").insert_many([(i, f"article {i}") for i in range(config["articles"])])
+        db.execute(f"CREATE VIEW VoteCount AS {VIEW}")
+        log(f"{system}: ready after {time.perf_counter() - started:.1f} s")
+        writer = Writer(db, config["articles"], seed=1)
+        phases = []
+        for rate in config["rates"]:
+            phases.append(rate_phase(db, writer, rate, config["seconds"], log))
+        mismatches = check_counts(db, path, config["articles"])
+        result: dict[str, Any] = {"system": system, "rates": phases, "mismatches": mismatches}
+        if system != "inprocess":
+            result["progress"] = db.stream_progress()["streams"]
+        db.close()
+        if system != "inprocess" and config["backlog"]:
+            result["backlog"] = backlog_phase(path, system, config["backlog"],
+                                              config["articles"], log)
+        out_file.write_text(json.dumps(result, default=str))
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def run_system(system: str, config: dict[str, Any], log: Callable[[str], None]) -> dict[str, Any]:
+    out = Path(tempfile.mkstemp(prefix="rivulet-stream-bench-", suffix=".json")[1])
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable,
+           "SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")}
+    log(f"running {system} in a subprocess")
+    done = subprocess.run([sys.executable, "-m", "bench.streaming", "--worker", system,
+                           "--config", json.dumps(config), "--out", str(out)],
+                          env=env, cwd=Path(__file__).resolve().parent.parent)
+    try:
+        if done.returncode != 0:
+            raise SystemExit(f"the {system} run failed (exit status {done.returncode})")
+        return json.loads(out.read_text())
+    finally:
+        out.unlink(missing_ok=True)
+
+
+def best_sustained(result: dict[str, Any]) -> dict[str, Any] | None:
+    ok = [p for p in result["rates"] if p["sustained"]]
+    return max(ok, key=lambda p: p["offered_per_s"]) if ok else None
+
+
+def summarize(results: dict[str, dict[str, Any]], quick: bool) -> dict[str, Any]:
+    rows = []
+    for system, result in results.items():
+        for p in result["rates"]:
+            rows.append([system, f"{p['offered_per_s']:,}", f"{p['achieved_per_s']:,}",
+                         fmt_num(p["lag_p50_s"]), fmt_num(p["lag_p95_s"]),
+                         fmt_num(p["drain_s"]), "yes" if p["sustained"] else "no"])
+    print_table("vote workload: write rate and write-to-visible latency",
+                ["system", "offered/s", "written/s", "p50 s", "p95 s", "drain s", "sustained"], rows)
+    local2, local1 = results.get("local[2]"), results.get("local[1]")
+    best = best_sustained(local2) if local2 else None
+    cap2 = (local2 or {}).get("backlog", {}).get("rows_per_s")
+    cap1 = (local1 or {}).get("backlog", {}).get("rows_per_s")
+    return {
+        "spark_writes_per_s": target(best["achieved_per_s"] if best else 0, 50_000),
+        "spark_p50_lag_s": target(best["lag_p50_s"] if best else None, 2.0, at_least=False),
+        "local2_vs_local1_ratio": target(round(cap2 / cap1, 3) if cap1 and cap2 else None, 1.4),
+    }
+
+
+def plot(results: dict[str, dict[str, Any]], path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    for system, result in results.items():
+        offered = [p["offered_per_s"] for p in result["rates"]]
+        left.plot(offered, [p["achieved_per_s"] for p in result["rates"]], marker="o", label=system)
+        right.plot(offered, [p["lag_p50_s"] or float("nan") for p in result["rates"]],
+                   marker="o", label=f"{system} p50")
+        right.plot(offered, [p["lag_p95_s"] or float("nan") for p in result["rates"]],
+                   marker="x", linestyle="--", label=f"{system} p95")
+    left.set(title="writes/s achieved", xlabel="offered writes/s", ylabel="writes/s")
+    right.set(title="write-to-visible latency", xlabel="offered writes/s", ylabel="seconds",
+              yscale="log")
+    left.legend()
+    right.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--systems", default=None, help="comma-separated subset of " + ",".join(SYSTEMS))
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--config", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker(args.worker, json.loads(args.config), Path(args.out))
+        return 0
+    log = logger()
+    load = busy_warning(log)
+    config = dict(QUICK if args.quick else FULL)
+    systems = args.systems.split(",") if args.systems else (
+        ["inprocess", "local[2]"] if args.quick else list(SYSTEMS))
+    results = {s: run_system(s, config, log) for s in systems}
+    targets = summarize(results, args.quick)
+    mismatches = {s: r["mismatches"] + r.get("backlog", {}).get("mismatches", 0)
+                  for s, r in results.items()}
+    data = {"benchmark": "streaming", "quick": args.quick, "config": config,
+            "targets": targets, "systems": results, "mismatches": mismatches,
+            "load_average_at_start": load, "environment": environment()}
+    path = write_results("streaming", data, args.quick)
+    plot(results, results_path("streaming", args.quick, "png"))
+    for name, t in targets.items():
+        log(f"target {name}: {t['value']} (goal {t['direction']} {t['goal']}): "
+            f"{'met' if t['met'] else 'NOT met'}")
+    log(f"results in {path.relative_to(RESULTS_DIR.parent.parent)}")
+    if any(mismatches.values()):
+        log(f"MISMATCHES between the view and SQLite: {mismatches}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
