@@ -177,25 +177,34 @@ class LazyWork:
                 continue
             if plan.target.name.lower() == name:
                 keys = self._target_keys(plan, request)
-                if keys is None:
-                    while self.copy_chunk(name):
-                        pass
-                    continue
-                self._copy_keys(plan, keys)
+                if keys is None:  # a scan: every key, in this transaction
+                    self._copy_rest(plan)
+                else:
+                    self._copy_keys(plan, keys)
             elif plan.source.lower() == name:
                 key_of = plan.key_of_source()
                 self._copy_keys(plan, [key_of(row) for row, _ in self._touched(request)])
 
-    def _target_keys(self, plan: CopyPlan, request: WriteRequest) -> list[Any] | None:
-        key = plan.target_key
+    @staticmethod
+    def _target_keys(plan: CopyPlan, request: WriteRequest) -> list[Any] | None:
+        """The new table's keys a write to it touches (None: it scans the table)."""
         if request.kind == "insert":
-            rows = request.rows
-        elif request.keys is not None:  # primary keys: the target's key is its primary key
+            rows: list = request.rows
+        elif request.keys is not None:  # primary keys, and the new table's key is its own
             rows = [dict(zip(request.table.primary_key, k)) for k in request.keys]
-            return [r[key[0]] if len(key) == 1 else tuple(r[i] for i in key) for r in rows]
         else:
             return None
+        key = plan.target_key
         return [r[key[0]] if len(key) == 1 else tuple(r[i] for i in key) for r in rows]
+
+    def _copy_rest(self, plan: CopyPlan) -> None:
+        """Copy every key left, inside the open transaction (the next chunk of the
+        background pass then finds nothing and completes the copy)."""
+        source = self.catalog.require_table(plan.source)
+        after = None
+        while keys := self.storage.keys_after(source, plan.source_key, CHUNK, after):
+            self._copy_keys(plan, keys)
+            after = keys[-1]
 
     def _touched(self, request: WriteRequest) -> list[tuple[tuple, int]]:
         """The rows ``request`` would delete and insert, found by running it in a savepoint
