@@ -23,7 +23,9 @@ issues its statements one after the other (:mod:`bench.lobsters.pages`), values 
 into the text by PyMySQL as a Rails application's driver would.
 
 The offered load is swept upward per configuration (``--rates``) until the system
-collapses (p95 over ``COLLAPSE_MS`` or under 80% of the offered pages done). A load is
+collapses at two loads in a row (p95 over ``COLLAPSE_MS`` or under 80% of the offered
+pages done). Before its sweep, each configuration is warmed up by a closed loop (every
+connection runs pages back to back for ``--warm-seconds``). A load is
 *sustained* when at least 95% of its pages complete in the phase with p95 at most
 ``P95_GOAL_MS`` (100 ms) and no errors. Target: ``natural_vs_mariadb_baseline_ratio``, the
 highest load rivulet sustains with the natural queries over MariaDB's with the baseline
@@ -82,6 +84,7 @@ GRACE = 2.0  # seconds after a phase in which pages already due may still start
 #: MariaDB stops a statement after this many seconds (the natural front page would
 #: otherwise keep a connection busy long after its phase).
 STATEMENT_LIMIT_S = 10
+CLOSED_LOOP_MAX_RATE = 400  # pages/s a closed-loop warm-up can take at most (requests made)
 FULL_RATES = (5, 10, 20, 30, 45, 65, 90, 130, 180, 250, 350, 500, 700, 1000)
 QUICK_RATES = (5, 20, 60)
 CONFIGURATIONS = ("mariadb-baseline", "rivulet-baseline", "rivulet-natural", "mariadb-natural")
@@ -132,7 +135,7 @@ class Endpoint:
 class Phase:
     """One offered load for one configuration."""
 
-    rate: float  # pages per second over all client processes
+    rate: float  # pages per second over all client processes; 0: a closed loop
     warmup: float
     seconds: float
     clients: int
@@ -195,6 +198,32 @@ class RivuletServer:
     @property
     def pid(self) -> int:
         return self.proc.pid
+
+    def wait_ready(self, timeout: float = 1800) -> float:
+        """Seconds until the server answers a read after a write of this connection.
+
+        ``rivulet serve`` computes full state over a million base rows on Spark at open
+        and accepts writes meanwhile, but a connection's reads wait for its own writes to
+        be visible (read-your-writes), so a page after a write would wait for Spark: the
+        sweep starts once that is over. The probe row is a moderation of no user, which
+        no page reads."""
+        import pymysql
+
+        t0 = time.monotonic()
+        conn = pymysql.connect(host="127.0.0.1", port=self.port, user="root",
+                               database="rivulet", autocommit=True)
+        with conn.cursor() as cur:
+            cur.execute("INSERT INTO moderations (id, moderator_user_id, action, created_at) "
+                        "VALUES (2000000000, 1, 'benchmark probe', 0)")
+            while True:
+                try:
+                    cur.execute("SELECT id, username FROM users WHERE id = 1")
+                    break
+                except pymysql.err.MySQLError:
+                    if time.monotonic() - t0 > timeout:
+                        raise
+        conn.close()
+        return time.monotonic() - t0
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -280,11 +309,13 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
                    start_at: float, out: Any) -> None:
     """One load-generator process: its share of the arrivals, ``phase.connections``
     workers (threads, one connection each) that run each page at its scheduled time or
-    as soon as one of them is free."""
+    as soon as one of them is free; at rate 0, each worker runs pages back to back."""
     seed = phase.seed * 100 + index
     workload = Workload(dataset, seed=seed, id_block=phase.block + index)
     span = phase.warmup + phase.seconds
-    schedule = arrivals(phase.rate / phase.clients, span, seed)
+    closed = phase.rate <= 0
+    schedule = ([0.0] * int(CLOSED_LOOP_MAX_RATE * span / phase.clients) if closed
+                else arrivals(phase.rate / phase.clients, span, seed))
     requests = workload.take(len(schedule))
     queries = query_set(endpoint.version)
     stop_at = start_at + span + GRACE
@@ -306,8 +337,10 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
                 break
             due = start_at + schedule[i]
             now = clock()
-            if now > stop_at:
+            if now > stop_at or (closed and now > start_at + span):
                 break
+            if closed:
+                due = now
             if due > now:
                 time.sleep(due - now)
             ok = True
@@ -320,6 +353,8 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
                         errors.append(f"{requests[i].page}: {exc!r}"[:300])
             with lock:
                 results.append((i, clock() - due, requests[i].page, ok))
+                if closed:
+                    schedule[i] = due - start_at
         backend.close()
 
     threads = [threading.Thread(target=worker, daemon=True) for _ in range(phase.connections)]
@@ -333,7 +368,8 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
         t.join()
     started = {r[0] for r in results}
     out.put({"results": [(schedule[i], lat, page, ok) for i, lat, page, ok in results],
-             "missed": [s for i, s in enumerate(schedule) if i not in started],
+             "missed": [] if closed else [s for i, s in enumerate(schedule)
+                                          if i not in started],
              "stopped": stop_at - start_at,
              "cpu_seconds": cpu1 - cpu0, "errors": errors})
 
@@ -437,7 +473,8 @@ def summarize_phase(phase: Phase, parts: list[dict[str, Any]],
 
 def sweep(endpoint: Endpoint, dataset: Dataset, args: argparse.Namespace, block: int,
           log: Any) -> list[dict[str, Any]]:
-    """The offered loads in order, up to the first that collapses the system."""
+    """The offered loads in order, until two in a row collapse the system (one could be
+    a hiccup of a shared machine)."""
     points = []
     for n, rate in enumerate(args.rates):
         phase = Phase(rate=rate, warmup=args.warmup, seconds=args.seconds,
@@ -450,7 +487,7 @@ def sweep(endpoint: Endpoint, dataset: Dataset, args: argparse.Namespace, block:
             f"{point['censored']} unstarted, {point['failed']} failed; server "
             f"{point['server_cores']:.2f} cores, clients {point['clients_cores']:.2f}"
             + (f"; errors {point['errors'][:2]}" if point["errors"] else ""))
-        if point["collapsed"]:
+        if len(points) >= 2 and points[-1]["collapsed"] and points[-2]["collapsed"]:
             break
     return points
 
@@ -458,13 +495,15 @@ def sweep(endpoint: Endpoint, dataset: Dataset, args: argparse.Namespace, block:
 def warm(endpoint: Endpoint, dataset: Dataset, args: argparse.Namespace, block: int,
          log: Any) -> dict[str, Any]:
     """A phase before the sweep (not part of it): views made and filled for the popular
-    keys, buffer pools read, connections' first statements parsed."""
-    phase = Phase(rate=args.warm_rate, warmup=0.0, seconds=args.warm_seconds,
+    keys, buffer pools read, connections' first statements parsed. A closed loop (every
+    connection runs pages back to back) rather than a rate: a cold system is slow, and
+    an open loop would leave the sweep's first load a backlog."""
+    phase = Phase(rate=0.0, warmup=0.0, seconds=args.warm_seconds,
                   clients=args.clients, connections=args.connections, seed=args.seed + 999,
                   block=block)
     point = run_phase(endpoint, phase, dataset)
-    log(f"[{endpoint.config}] warm-up at {args.warm_rate:g}/s: done "
-        f"{point['achieved_rate']:.1f}/s, p95 {_ms(point['p95_ms'])} ms")
+    log(f"[{endpoint.config}] warm-up, closed loop: {point['achieved_rate']:.1f} pages/s, "
+        f"p50 {_ms(point['p50_ms'])}, p95 {_ms(point['p95_ms'])} ms")
     return point
 
 
@@ -497,7 +536,7 @@ def summarize(configs: dict[str, dict[str, Any]], args: argparse.Namespace,
             "rows": {t: len(r) for t, r in dataset.tables.items()},
             "rates": list(args.rates), "warmup": args.warmup, "seconds": args.seconds,
             "clients": args.clients, "connections_per_client": args.connections,
-            "warm_rate": args.warm_rate, "warm_seconds": args.warm_seconds,
+            "warm_seconds": args.warm_seconds, "warm_up": "closed loop",
             "p95_goal_ms": P95_GOAL_MS, "collapse_ms": COLLAPSE_MS,
             "sustained": "at least 95% of the offered pages done in the phase, p95 sojourn "
                          f"<= {P95_GOAL_MS:g} ms, no failed page",
@@ -623,7 +662,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--rates", default=None, help="comma-separated offered loads (pages/s)")
     p.add_argument("--seconds", type=float, help="measured seconds per load")
     p.add_argument("--warmup", type=float, help="unmeasured seconds before each load")
-    p.add_argument("--warm-rate", type=float, help="pages/s of the warm-up before a sweep")
     p.add_argument("--warm-seconds", type=float, help="seconds of the warm-up before a sweep")
     p.add_argument("--clients", type=int, default=3, help="client processes")
     p.add_argument("--connections", type=int, default=8,
@@ -645,7 +683,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                   list(QUICK_RATES if quick else FULL_RATES))
     args.seconds = args.seconds or (4.0 if quick else 12.0)
     args.warmup = args.warmup if args.warmup is not None else (1.0 if quick else 3.0)
-    args.warm_rate = args.warm_rate or (20.0 if quick else 30.0)
     args.warm_seconds = args.warm_seconds or (4.0 if quick else 30.0)
     return args
 
@@ -690,10 +727,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             server = RivuletServer(directory, root / f"rivulet-{version}.log", profile)
             try:
                 log(f"rivulet: {version} loaded in {loaded:.1f} s, serving on port {server.port}")
+                ready = server.wait_ready()
+                log(f"rivulet: {version} ready {ready:.1f} s later (full state loaded)")
                 endpoint = Endpoint(config, engine, version, server.port, "rivulet", "root",
                                     server.pid)
                 configs[config] = run_config(endpoint, dataset, args, first_block, log)
                 configs[config]["load_seconds"] = loaded
+                configs[config]["ready_seconds"] = ready
             finally:
                 server.stop()
             if profile is not None:
