@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 from oracle import assert_same_answer, same_multiset
+from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 import rivulet
 from rivulet.errors import ProgramError, SqlError
@@ -480,7 +481,7 @@ def test_a_crash_in_the_middle_of_a_conversion_resumes_where_it_stopped(tmp_path
 def test_a_spark_snapshot_reads_an_altered_table_as_it_is_now(tmp_path: Path) -> None:
     from rivulet.spark.snapshot import load_snapshot, take_snapshot
 
-    with rivulet.open(tmp_path / "db") as db:
+    with rivulet.open(tmp_path / "db", background_migration=False) as db:
         db.execute(TABLE)
         db.table("items").insert_many([(i, "n", i, "x") for i in range(50)])
         db.execute("ALTER TABLE items DROP COLUMN note, ADD COLUMN w INT DEFAULT 2, MODIFY qty VARCHAR(5)")
@@ -751,3 +752,25 @@ def test_schema_changes_over_the_mysql_protocol(tmp_path: Path) -> None:
             conn.close()
         finally:
             server.stop()
+
+
+@pytest.mark.spark
+def test_verify_on_spark_checks_views_planned_before_a_change(tmp_path: Path, spark) -> None:
+    from rivulet.spark.verify import verify
+
+    with rivulet.open(tmp_path / "db") as db:
+        db.execute(TABLE)
+        for name, sql in OLD_VIEWS.items():
+            db.execute(f"CREATE VIEW {name} AS {sql}")
+        db.table("items").insert_many([(i, f"n{i % 4}", i, "x") for i in range(40)])
+        db.execute("ALTER TABLE items DROP COLUMN note, ADD COLUMN w INT DEFAULT 2 FIRST")
+        db.execute("CREATE VIEW by_w AS SELECT id FROM items WHERE w = ?")
+        db.execute("INSERT INTO items VALUES (9, 100, 'n1', 3)")  # w, id, name, qty
+        db.settle()
+        for key in range(5):
+            db.view("by_id").lookup(key)
+        db.view("per_name").lookup()
+        db.view("by_w").lookup(2)
+        report = verify(db, spark=spark)
+        assert report.ok, report
+        assert {v.view for v in report.views} >= {"by_id", "per_name", "by_w"}

@@ -109,7 +109,8 @@ class PlanCompiler:
     # ..................................................................... operators
 
     def _scan(self, node: ir.Scan) -> DataFrame:
-        df = self.tables.get(node.table.lower())
+        # An older version of an altered table comes as "table@version" (old_versions).
+        df = self.tables.get(f"{node.table.lower()}@{node.version}") or self.tables.get(node.table.lower())
         if df is None:
             raise SqlError(f"no DataFrame given for table {node.table!r}")
         if len(df.columns) != node.arity:
@@ -258,6 +259,22 @@ def sort_columns(order: Sequence[ir.SortKey], width: int) -> list[Column]:
     out = [SF.col(name(k.column)).desc_nulls_last() if k.descending
            else SF.col(name(k.column)).asc_nulls_first() for k in order]
     return out + [SF.col(name(i)).asc_nulls_first() for i in range(width)]
+
+
+def old_versions(tables: Tables, layouts: Mapping[str, Mapping[int, tuple[int | None, ...]]],
+                 current: Mapping[str, int]) -> dict[str, DataFrame]:
+    """``tables`` plus, for every older version of an altered table, its rows as that
+    version had them (keyed ``"table@version"``): the newest columns picked by the
+    version's layout (rivulet/plan/alter.py), a dropped one read as NULL."""
+    out = dict(tables)
+    for name, df in tables.items():
+        for version, layout in layouts.get(name.lower(), {}).items():
+            if version == current.get(name.lower()):
+                continue
+            out[f"{name.lower()}@{version}"] = df.select(*[
+                SF.lit(None).alias(f"_dropped{i}") if p is None else SF.col(df.columns[p])
+                for i, p in enumerate(layout)])
+    return out
 
 
 def compile_plan(node: ir.Node, tables: Tables) -> DataFrame:

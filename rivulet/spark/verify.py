@@ -54,6 +54,7 @@ from rivulet.spark.compile import (
     local_frame,
     name,
     names,
+    old_versions,
 )
 from rivulet.spark.snapshot import take_snapshot
 from rivulet.state.reader import RangeReader
@@ -202,7 +203,8 @@ def verify(db: Database, views: Iterable[str] | None = None, *, spark: SparkSess
         snapshot_done = time.perf_counter()
         if snapshot.lsn != lsn:
             raise ProgramError(f"snapshot LSN {snapshot.lsn} is not the engine's {lsn}")
-        tables = snapshot.dataframes(spark)
+        tables = old_versions(snapshot.dataframes(spark), db.catalog.layouts,
+                              {n: t.version for n, t in db.catalog.tables.items()})
         checks = tuple(_check_view(view, tables, served[view.name], max_mismatches)
                        for view in chosen)
     finally:
