@@ -89,7 +89,7 @@ def open_db(path: Path, system: str) -> rivulet.Database:
     return rivulet.open(path, pipeline="spark",
                         spark=SparkConfig(master=system, shuffle_partitions=cores,
                                           driver_memory="2g"),
-                        streaming=StreamSettings(trigger="0.25 seconds", ship_interval=0.1),
+                        streaming=StreamSettings(trigger="0.25 seconds", ship_interval=0.25),
                         fallback=False)
 
 

@@ -1,7 +1,7 @@
 """The dataflow on Spark Structured Streaming (``pipeline="spark"``).
 
-* :mod:`.log` ships the write log into immutable Parquet segments of signed deltas;
-* :mod:`.source` reads them as a Spark streaming source whose offsets are LSNs;
+* :mod:`.log` ships the write log into immutable Parquet segments of signed deltas, which
+  Spark reads with its own Parquet file source;
 * :mod:`.plan` turns a view plan into a query over signed deltas;
 * :mod:`.sink` stores each view's rows and last applied batch, so batches apply once;
 * :mod:`.pipeline` runs one query per view and watches them;

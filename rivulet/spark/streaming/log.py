@@ -3,16 +3,19 @@
 Every committed write batch is already durable in ``_rivulet_log`` (SQLite, one row per
 LSN, the batch's deltas pickled by table). The :class:`LogShipper` copies the batches
 committed since its last shipment into ONE *segment*: a directory
-``<data>/stream/log/<first LSN>-<last LSN>/`` holding one Parquet file per table that has
-rows in it, columns ``lsn, sign, c0..cN`` (the table's columns, typed as
+``<data>/stream/log/<first LSN>-<last LSN>/`` holding one Parquet file per table (empty
+when the table has no rows in it), columns ``lsn, sign, c0..cN`` (the table's columns, typed as
 :mod:`rivulet.spark.values` types them; ``sign`` is the delta's multiplicity, negative for
 deletes). The directory is written under a temporary name and renamed into place, so a
 reader sees a segment whole or not at all.
 
 Why this gives exactly-once: segments cover consecutive, disjoint LSN ranges, and their
 names say which. After a crash the shipper resumes after the last segment on disk (a
-half-written temporary directory is removed), so no LSN is shipped twice or skipped, and a
-stream's offset is simply an LSN (:mod:`rivulet.spark.streaming.source`).
+half-written temporary directory is removed), so no LSN is shipped twice or skipped, and the
+LSN a stream has read up to is the last LSN of the newest segment it read.
+
+Spark reads each table's part with its own Parquet file source over the glob
+``log/*/<table>.parquet`` (in the JVM: no Python worker per task, no Python planner).
 
 Why a shipper thread rather than writing Parquet in the commit path: a commit stays one
 SQLite transaction (the in-process pipeline pays nothing), and one segment per shipment
@@ -44,7 +47,6 @@ from rivulet.spark.values import arrow_type
 log = logging.getLogger("rivulet.spark.streaming")
 
 _SEGMENT = re.compile(r"^(\d{12})-(\d{12})$")
-_TMP_PREFIX = ".tmp-"
 #: Most LSNs one shipment takes (bounds the memory of one segment).
 MAX_LSNS_PER_SEGMENT = 20_000
 
@@ -111,9 +113,10 @@ class LogShipper:
         self.interval = interval
         self.on_error = on_error
         self.root.mkdir(parents=True, exist_ok=True)
-        for entry in os.listdir(root):  # a shipment cut short by a crash
-            if entry.startswith(_TMP_PREFIX):
-                shutil.rmtree(root / entry, ignore_errors=True)
+        # Segments are written beside the log (a glob over the log must never match a
+        # half-written one) and renamed into it; a shipment cut short by a crash is removed.
+        self.tmp_root = root.parent / f"{root.name}-tmp"
+        shutil.rmtree(self.tmp_root, ignore_errors=True)
         self.shipped = shipped_lsn(root)
         self.rows_shipped = 0
         self._wake = threading.Event()
@@ -185,14 +188,17 @@ class LogShipper:
         return True
 
     def _write(self, first: int, last: int, by_table: dict[str, tuple[list[int], list[int], list[tuple]]]) -> None:
+        """One file per table, with rows or not: a stream learns that its table has no
+        changes up to ``last`` from the (empty) file of a shipment."""
         schemas = self.schemas()
-        tmp = self.root / f"{_TMP_PREFIX}{first:012d}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
-        for table, (lsns, signs, values) in by_table.items():
-            schema = schemas.get(table)
-            if schema is None:
+        for table in by_table:
+            if table not in schemas:
                 raise StreamingError(f"the write log has rows of table {table!r}, which no longer exists")
+        tmp = self.tmp_root / f"{first:012d}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        for table, schema in schemas.items():
+            lsns, signs, values = by_table.get(table, ([], [], []))
             pq.write_table(arrow_rows(schema, lsns, signs, values), tmp / table_file_name(table))
         os.rename(tmp, self.root / f"{first:012d}-{last:012d}")
 

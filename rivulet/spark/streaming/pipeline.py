@@ -13,12 +13,12 @@ touches no other (Spark cannot change a running query's plan; the Noria paper's 
 about restarting from a checkpoint does not apply to queries that never change). A new
 view's query is bootstrapped from a snapshot the batch pipeline takes at the LSN the view
 is created at (its first micro-batch reads the snapshot as +1 deltas) and then follows the
-log from that LSN (source.py). A view's stream id hashes its SQL: a view dropped and
+log after that LSN. A view's stream id hashes its SQL: a view dropped and
 created again with other SQL gets a new checkpoint.
 
-Position: a micro-batch's end offsets (one per base table the view reads, each an LSN) are
-in Spark's offset log before the batch runs; the smallest of them is the LSN the view is
-consistent with once the batch is applied. The sink applies a batch to the view's reader
+Position: before a micro-batch runs, Spark's offset log and each file source's log record
+which segments it reads; the view is consistent, once the batch is applied, with the
+smallest over its tables of the newest segment's last LSN (:meth:`ViewStream._batch_lsn`). The sink applies a batch to the view's reader
 after committing it (with its id) to ``sink.db``, and skips ids it already has.
 
 Failure: a query that stops with an error is restarted from its checkpoint (at most
@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as SF
 from pyspark.sql import types as T
 
 from rivulet.dataflow.builder import default_rows
@@ -52,11 +53,10 @@ from rivulet.lag import LagHistogram
 from rivulet.plan import ir
 from rivulet.schema import TableSchema
 from rivulet.spark.compile import name as column_name
-from rivulet.spark.snapshot import Snapshot, take_snapshot
+from rivulet.spark.snapshot import Snapshot, spark_schema, take_snapshot
 from rivulet.spark.streaming import plan as P
 from rivulet.spark.streaming.log import LogShipper, StreamingError, table_file_name, wait_until
 from rivulet.spark.streaming.sink import SinkStore
-from rivulet.spark.streaming.source import NAME, LogSource
 from rivulet.spark.values import rows_from_arrow, spark_type, to_kind
 from rivulet.state.reader import KeyedReader, RangeReader
 
@@ -102,6 +102,7 @@ class ViewStream:
         self.plan = plan
         self.state = state
         self.shape = P.shape_of(plan)
+        self.above = P.above_function(self.shape)
         self.id = stream_id(plan)
         self.directory = pipeline.root / "views" / self.id
         self.checkpoint = self.directory / "checkpoint"
@@ -112,6 +113,7 @@ class ViewStream:
         self.counts: dict[Row, int] = {}
         self.present: set[Any] = set()
         self.restarts = 0
+        self.snapshot_lsn = 0
         progress = pipeline.store.progress(self.id)
         if progress is not None and not self.checkpoint.exists():
             pipeline.store.drop(self.id)  # rows without the checkpoint that made them
@@ -147,22 +149,12 @@ class ViewStream:
             paths = {k.lower(): str(v) for k, v in snapshot.tables.items()}
             origin.write_text(json.dumps({"lsn": snapshot.lsn, "tables": paths}))
         seed = json.loads(origin.read_text()) if origin.exists() else None
+        self.snapshot_lsn = seed["lsn"] if seed is not None else 0
         tables = {}
         for scan in P.scans(self.plan):
             table = scan.table.lower()
-            if table in tables:
-                continue
-            schema = self.pipeline.schemas()[table]
-            reader = (spark.readStream.format(NAME)
-                      .option("log", str(self.pipeline.log_root))
-                      .option("table", table)
-                      .option("file", table_file_name(table))
-                      .option("schema", source_schema(schema).json())
-                      .option("partitions", spark.conf.get("spark.sql.shuffle.partitions", "2")))
-            if seed is not None:
-                reader = (reader.option("snapshot", seed["tables"][table])
-                          .option("snapshot_lsn", str(seed["lsn"])))
-            tables[table] = reader.load()
+            if table not in tables:
+                tables[table] = self._table_stream(spark, table, seed)
         if self.shape.aggregate is not None:
             frame = P.SignedCompiler(tables).aggregate_state(self.shape.aggregate)
             mode = "update"
@@ -176,6 +168,24 @@ class ViewStream:
                       .trigger(processingTime=self.pipeline.settings.trigger)
                       .start())
         self._await_sources()
+
+    def _table_stream(self, spark: SparkSession, table: str, seed: dict[str, Any] | None) -> DataFrame:
+        """A table's signed deltas: the log's segments after the snapshot, and (for a
+        stream started from one) the snapshot's rows as +1 deltas at its LSN."""
+        schema = self.pipeline.schemas()[table]
+        glob = str(self.pipeline.log_root / "*" / table_file_name(table))
+        deltas = spark.readStream.schema(source_schema(schema)).parquet(glob)
+        if seed is None:
+            return deltas
+        deltas = deltas.where(SF.col("lsn") > SF.lit(seed["lsn"]))
+        path = Path(seed["tables"][table])  # a file source reads directories or globs:
+        glob = str(path.parent / f"[{path.name[0]}]{path.name[1:]}")  # this one file
+        snapshot = spark.readStream.schema(spark_schema(schema)).parquet(glob)
+        rows = snapshot.select(SF.lit(seed["lsn"]).cast("long").alias("lsn"),
+                               SF.lit(1).cast("long").alias("sign"),
+                               *[SF.col(f"`{c.name}`").alias(f"c{i}")
+                                 for i, c in enumerate(schema.columns)])
+        return deltas.unionByName(rows)
 
     def _await_sources(self, timeout: float = 120.0) -> None:
         """Wait until the query has set up its sources: each starts Python processes, and
@@ -216,13 +226,26 @@ class ViewStream:
         self.pipeline.applied.set()
 
     def _batch_lsn(self, batch_id: int) -> int:
-        """The LSN the view is consistent with after ``batch_id``: the smallest end offset
-        of its sources in Spark's offset log (written before the batch runs)."""
-        lines = (self.checkpoint / "offsets" / str(batch_id)).read_text().splitlines()
-        lsns = [json.loads(line)["lsn"] for line in lines[2:] if line.strip().startswith("{")]
-        if not lsns:
-            raise StreamingError(f"view {self.plan.name!r}: no offsets for batch {batch_id}")
-        return min(int(v) for v in lsns)
+        """The LSN the view is consistent with after ``batch_id``.
+
+        Spark's offset log (written before the batch runs) gives each source's offset,
+        and each file source's own log lists the files up to it. A log source has read
+        every segment up to the newest one it lists (segments appear in LSN order, and
+        every shipment writes every table's file), so the view has every change up to
+        the smallest such LSN over its log sources; a snapshot source adds nothing."""
+        lines = (self.checkpoint / "offsets" / str(batch_id)).read_text().splitlines()[2:]
+        floor = self.snapshot_lsn
+        positions = []
+        for index, line in enumerate(lines):
+            if not line.strip().startswith("{"):
+                continue
+            position = _source_position(self.checkpoint / "sources" / str(index),
+                                        int(json.loads(line)["logOffset"]))
+            if position is not None:
+                positions.append(position)
+        if not positions:
+            return floor
+        return max(floor, min(positions))
 
     def _convert(self, values: tuple) -> Row:
         return tuple(v if v is None or k is None else to_kind(v, k)
@@ -231,21 +254,20 @@ class ViewStream:
     def _apply_groups(self, df: DataFrame, batch_id: int, lsn: int) -> list[tuple[Row, int]]:
         aggregate = self.shape.aggregate
         assert aggregate is not None
-        arity, width = self.plan.root.arity, len(aggregate.group_by)
-        table = P.finish_groups(self.plan, aggregate, df).toArrow()
-        changed: dict[tuple, list[Row]] = {}
-        counts: dict[tuple, int] = {}
+        width, arity = len(aggregate.group_by), aggregate.arity
+        table = P.finished_aggregate(aggregate, df).toArrow()
+        kinds = [c.kind for c in aggregate.columns]
+        final: dict[tuple, tuple[Row, ...]] = {}
+        alive: dict[tuple, bool] = {}
         for row in rows_from_arrow(table):
             group = tuple(row[arity:arity + width])
-            rows = changed.setdefault(group, [])
-            if row[-1]:  # the group's marker
-                counts[group] = row[arity + width] or 0
-            else:
-                rows.append(self._convert(row[:arity]))
-        final: dict[tuple, tuple[Row, ...]] = {}
-        for group, rows in changed.items():
-            alive = width == 0 or counts.get(group, 0) > 0
-            final[group] = tuple(rows) if alive else ()
+            alive[group] = width == 0 or (row[-1] or 0) > 0
+            if not alive[group]:
+                final[group] = ()
+                continue
+            out = self.above(tuple(v if v is None or k is None else to_kind(v, k)
+                                   for v, k in zip(row[:arity], kinds)))
+            final[group] = () if out is None else (self._convert(out),)
         self.pipeline.store.commit_groups(self.id, batch_id, lsn, final)
         deltas: list[tuple[Row, int]] = []
         single = width == 1
@@ -253,12 +275,11 @@ class ViewStream:
             deltas.extend((r, -1) for r in self.groups.get(group, ()))
             deltas.extend((r, 1) for r in rows)
             key = group[0] if single else group
-            alive = width == 0 or counts.get(group, 0) > 0
             if rows:
                 self.groups[group] = rows
             else:
                 self.groups.pop(group, None)
-            if alive:
+            if alive[group]:
                 self.present.add(key)
             else:
                 self.present.discard(key)
@@ -372,7 +393,6 @@ class StreamingPipeline:
     def start(self) -> None:
         """Start the shipper and every registered stream (fresh ones from one snapshot)."""
         with self._lock:
-            self._spark().dataSource.register(LogSource)
             self.shipper.start()
             self._running = True
             self._start_streams(list(self.streams.values()))
@@ -514,6 +534,25 @@ class StreamingPipeline:
             return 0.0
         times = self._committed_at(max(applied, 0), max(applied, 0) + 1)
         return round(time.time() - times[0], 3) if times else 0.0
+
+
+def _source_position(directory: Path, offset: int) -> int | None:
+    """The last LSN of the newest log segment a file source has listed up to ``offset``
+    (None for a source that reads no log segment: a snapshot)."""
+    entries = directory / str(offset)
+    if not entries.exists():
+        entries = directory / f"{offset}.compact"
+    if offset < 0 or not entries.exists():
+        return None  # no file yet
+    newest = None
+    for line in entries.read_text().splitlines()[1:]:
+        match = _SEGMENT_PATH.search(json.loads(line)["path"])
+        if match is not None:
+            newest = max(newest or 0, int(match.group(1)))
+    return newest
+
+
+_SEGMENT_PATH = re.compile(r"/stream/log/\d{12}-(\d{12})/[^/]+$")
 
 
 def _first_line(error: Any) -> str:

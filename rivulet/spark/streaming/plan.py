@@ -16,9 +16,9 @@ so the signs are arithmetic, never Spark semantics:
   changed group's new totals.
 
 The operators above the aggregate (a HAVING filter, the final projection) are applied by
-the sink to each micro-batch's changed groups, which is a static DataFrame there
-(:meth:`StreamPlan.finish_groups`), so the query itself has one stateful operator, or a
-join feeding one aggregate, which Spark accepts in one query.
+the sink to each micro-batch's changed groups (:func:`above_function`), so the query
+itself has one stateful operator, or a join feeding one aggregate, which Spark accepts in
+one query.
 
 Not supported (rejected when the view is created, naming the construct): LEFT joins,
 MIN/MAX and DISTINCT aggregates, DISTINCT, ORDER BY ... LIMIT inside the plan (top-k),
@@ -29,14 +29,16 @@ second stage reading the first one's deltas: the follow-ups the README lists.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import reduce
+from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as SF
 from pyspark.sql import types as T
 
+from rivulet.dataflow.compile import predicate_function, row_function
 from rivulet.errors import UnsupportedSqlError
 from rivulet.plan import ir
 from rivulet.schema import DECIMAL
@@ -48,6 +50,8 @@ from rivulet.spark.compile import (
 )
 from rivulet.spark.exprs import ExprCompiler, join_operands
 from rivulet.spark.values import DEFAULT_DECIMAL_SCALE, spark_type
+
+Row = tuple
 
 SIGN = "_s"
 COUNT = "_n"
@@ -198,16 +202,30 @@ def group_columns(node: ir.Aggregate) -> list[str]:
     return [f"_g{j}" for j in range(len(node.group_by))]
 
 
-def finish_groups(plan: ir.ViewPlan, node: ir.Aggregate, state: DataFrame) -> DataFrame:
-    """The root rows of each changed group (the operators above the aggregate applied),
-    unioned with one marker row per changed group (``_key`` true) so that a group whose
-    rows a HAVING filter removed is still seen as changed."""
-    carry = (*group_columns(node), COUNT)
-    aggregate = finished_aggregate(node, state)
-    root = PlanCompiler({}, overrides={node: aggregate}, carry=carry).frame(plan.root)
-    rows = root.select(*names(plan.root.arity), *carry, SF.lit(False).alias("_key"))
-    keys = state.select(*carry, SF.lit(True).alias("_key"))
-    return rows.unionByName(keys, allowMissingColumns=True)
+def above_function(shape: Shape) -> Callable[[Row], Row | None]:
+    """The operators above the aggregate (HAVING, the final projection) as one Python
+    function of an aggregate output row: the root row, or None when filtered out. They
+    run in the sink on each batch's changed groups, with the engine's own compiled row
+    functions, so the micro-batch is one Spark job (a second one over the same batch
+    DataFrame would run the stateful aggregate again)."""
+    steps: list[tuple[bool, Callable[[Row], Any]]] = []
+    for node in reversed(shape.above):
+        kinds = [c.kind for c in node.inputs()[0].columns]
+        nullable = [True] * len(kinds)
+        if isinstance(node, ir.Project):
+            steps.append((True, row_function(node.exprs, kinds, nullable)))
+        elif isinstance(node, ir.Filter):
+            steps.append((False, predicate_function(node.predicate, kinds, nullable)))
+
+    def apply(row: Row) -> Row | None:
+        for project, fn in steps:
+            if project:
+                row = fn(row)
+            elif not fn(row):
+                return None
+        return row
+
+    return apply
 
 
 def signed_rows(plan: ir.ViewPlan, tables: Mapping[str, DataFrame]) -> DataFrame:
