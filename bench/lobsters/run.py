@@ -268,11 +268,30 @@ class WireBackend(SqlBackend):
 
     A read ribbon that another client process created between this page's UPDATE and its
     INSERT is a duplicate key: the application's upsert would have updated it, so the
-    page goes on (the row is there either way)."""
+    page goes on (the row is there either way). Each statement's time is added up by
+    name in ``timings`` (statements, seconds): where a page's time goes, on any system."""
+
+    def __init__(self, queries: QuerySet, connection: Any, *, name: str,
+                 timings: dict[str, list[float]]) -> None:
+        super().__init__(queries, connection, name=name, mark="%s")
+        self.timings = timings
+
+    def _timed(self, name: str, started: float) -> None:
+        entry = self.timings.setdefault(name, [0, 0.0])
+        entry[0] += 1
+        entry[1] += time.perf_counter() - started
+
+    def read(self, name: str, params: Sequence[Any] = ()) -> list[tuple]:
+        started = time.perf_counter()
+        try:
+            return super().read(name, params)
+        finally:
+            self._timed(name, started)
 
     def write(self, name: str, params: Sequence[Any]) -> int:
         import pymysql
 
+        started = time.perf_counter()
         cur = self.conn.cursor()
         try:
             cur.execute(self._writes[name], tuple(params))
@@ -280,6 +299,8 @@ class WireBackend(SqlBackend):
             if name != "insert_ribbon":
                 raise
             return 0
+        finally:
+            self._timed(name, started)
         return cur.rowcount
 
 
@@ -323,10 +344,12 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
     results: list[tuple[int, float, str, bool]] = []  # (arrival, latency, page, ok)
     errors: list[str] = []
     lock = threading.Lock()
+    timings: dict[str, list[float]] = {}  # all workers' (their += races are harmless here)
 
     def worker() -> None:
         try:
-            backend = WireBackend(queries, connect(endpoint), name=endpoint.config, mark="%s")
+            backend = WireBackend(queries, connect(endpoint), name=endpoint.config,
+                                  timings=timings)
         except Exception as exc:  # noqa: BLE001 - reported, the phase fails
             errors.append(f"connect: {exc!r}")
             return
@@ -370,7 +393,7 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
     out.put({"results": [(schedule[i], lat, page, ok) for i, lat, page, ok in results],
              "missed": [] if closed else [s for i, s in enumerate(schedule)
                                           if i not in started],
-             "stopped": stop_at - start_at,
+             "stopped": stop_at - start_at, "timings": timings,
              "cpu_seconds": cpu1 - cpu0, "errors": errors})
 
 
@@ -442,6 +465,12 @@ def summarize_phase(phase: Phase, parts: list[dict[str, Any]],
     latencies.sort()
     offered = len(latencies) + failed
     clients_cpu = sum(p["cpu_seconds"] for p in parts)
+    statements: dict[str, list[float]] = {}
+    for part in parts:
+        for name, (n, total) in part["timings"].items():
+            entry = statements.setdefault(name, [0, 0.0])
+            entry[0] += n
+            entry[1] += total
 
     def ms(values: list[float], pct: float) -> float | None:
         return percentile(values, pct) * 1000 if values else None
@@ -460,6 +489,11 @@ def summarize_phase(phase: Phase, parts: list[dict[str, Any]],
         "page_p95_ms": {k: ms(sorted(v), 95) for k, v in sorted(by_page.items())},
         "server_cores": server_cores,
         "clients_cores": clients_cpu / phase.seconds,
+        # per statement over the whole phase (warm-up included): count, mean ms, share
+        "statements": {name: {"count": n, "mean_ms": 1000 * total / n,
+                              "share": total / max(1e-9, sum(t for _, t in statements.values()))}
+                       for name, (n, total) in sorted(statements.items(),
+                                                      key=lambda kv: -kv[1][1])},
         "errors": [e for p in parts for e in p["errors"]][:5],
     }
     point["sustained"] = bool(
@@ -683,7 +717,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                   list(QUICK_RATES if quick else FULL_RATES))
     args.seconds = args.seconds or (4.0 if quick else 12.0)
     args.warmup = args.warmup if args.warmup is not None else (1.0 if quick else 3.0)
-    args.warm_seconds = args.warm_seconds or (4.0 if quick else 30.0)
+    args.warm_seconds = args.warm_seconds or (4.0 if quick else 60.0)
     return args
 
 
