@@ -87,9 +87,7 @@ def test_checker_catches_lost_doubled_and_half_writes(tmp_path: Path) -> None:
             crash.apply_embedded(db, op)
             ledger.acked.append(op)
     inserts = [op for op in ledger.acked if op.kind == "insert" and len(op.rows) > 1]
-    saved = list(ledger.acked)
     crash.verify(path, ledger, oracle_compare)  # intact: passes, and takes the state in
-    file = path / "rivulet.db"
 
     def broken(sql: str, params: tuple, match: str, acked: list | None = None,
                in_flight: list | None = None) -> None:
@@ -114,7 +112,6 @@ def test_checker_catches_lost_doubled_and_half_writes(tmp_path: Path) -> None:
         in_flight = crash.operation(2, 1, in_flight.seq + 1)
     broken("INSERT INTO events VALUES (?, ?, ?, ?)", in_flight.rows[0], "half applied",
            in_flight=[in_flight])
-    assert file.exists() and saved
 
 
 # --------------------------------------------------------------------------- crash cycles
