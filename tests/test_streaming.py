@@ -278,20 +278,20 @@ while True:
 """
 
 
-@pytest.mark.timeout(900)  # a second JVM, three views, on a shared two-core machine
+@pytest.mark.timeout(1500)  # a second JVM and two views, on a shared two-core machine
 def test_sigkill_mid_batch_then_restart(spark: Any, tmp_path: Path) -> None:
     data, marker = tmp_path / "db", tmp_path / "held"
-    names = ["VoteStats", "VoteCount", "CatVoters"]
+    names = ["VoteStats", "CatVoters"]
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1",
            "PYTHONPATH": str(ROOT)}
     log = tmp_path / "child.log"
     with log.open("wb") as out:
         child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, str(data), str(marker), "3", SCHEMA,
+            [sys.executable, "-c", CHILD, str(data), str(marker), "2", SCHEMA,
              "\n".join(f"{n} {VIEWS[n][0]}" for n in names)],
             env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + 900
         while not marker.exists():
             assert child.poll() is None, log.read_text()[-3000:]
             assert time.monotonic() < deadline, "the child never reached the batch to kill in"

@@ -106,12 +106,14 @@ class LogShipper:
     told (once) when a batch cannot be shipped; the shipper then stops."""
 
     def __init__(self, database_file: Path, root: Path, schemas: Callable[[], Mapping[str, TableSchema]],
-                 *, interval: float = 0.1, on_error: Callable[[BaseException], None] | None = None) -> None:
+                 *, interval: float = 0.1, on_error: Callable[[BaseException], None] | None = None,
+                 max_lsns: int = MAX_LSNS_PER_SEGMENT) -> None:
         self.database_file = database_file
         self.root = root
         self.schemas = schemas
         self.interval = interval
         self.on_error = on_error
+        self.max_lsns = max_lsns
         self.root.mkdir(parents=True, exist_ok=True)
         # Segments are written beside the log (a glob over the log must never match a
         # half-written one) and renamed into it; a shipment cut short by a crash is removed.
@@ -164,7 +166,7 @@ class LogShipper:
         there were none."""
         rows = self._connection().execute(
             "SELECT lsn, payload FROM _rivulet_log WHERE lsn > ? ORDER BY lsn LIMIT ?",
-            (self.shipped, MAX_LSNS_PER_SEGMENT)).fetchall()
+            (self.shipped, self.max_lsns)).fetchall()
         if not rows:
             return False
         first, last = rows[0][0], rows[-1][0]
