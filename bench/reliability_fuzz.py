@@ -29,6 +29,7 @@ import socket
 import struct
 import tempfile
 import time
+import urllib.parse
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -150,7 +151,7 @@ def unsupported_sql(draw: Any) -> tuple[str, str, list[str]]:
                                                                "expression", "cast", "match",
                                                                "regexp", "from"]),
         ("invented function", f"SELECT {invented}(a) FROM t", [invented]),
-        ("LIMIT ?", f"{base} LIMIT ?", ["limit"]),
+        ("LIMIT ?", f"{base} LIMIT ?", ["limit", "parameter"]),
         ("ORDER BY ?", "SELECT id FROM t ORDER BY ? LIMIT 3", ["order", "?", "parameter"]),
         ("? in select list", "SELECT ?, id FROM t", ["parameter", "?"]),
         ("? in join", "SELECT t.id FROM t JOIN u ON t.id = u.t_id AND u.b = ?",
@@ -176,7 +177,7 @@ def unsupported_sql(draw: Any) -> tuple[str, str, list[str]]:
         ("truncate", "TRUNCATE TABLE t", ["truncate", "statement"]),
         ("grant", "GRANT ALL ON *.* TO 'x'@'%'", ["grant", "statement"]),
         ("call", "CALL proc(1)", ["call", "statement"]),
-        ("set variable", "SET @x = 1", ["set", "statement"]),
+        ("set variable", "SET @x = 1", ["set", "statement", "variable"]),
         ("use", "USE other", ["use", "statement"]),
         ("lock tables", "LOCK TABLES t WRITE", ["lock", "statement", "parse"]),
         ("create trigger", "CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET @x = 1",
@@ -187,7 +188,6 @@ def unsupported_sql(draw: Any) -> tuple[str, str, list[str]]:
          ["foreign", "table element"]),
         ("check", "CREATE TABLE z (id INT CHECK (id > 0))", ["check", "constraint"]),
         ("spatial type", "CREATE TABLE z (id INT, g GEOMETRY)", ["geometry"]),
-        ("create table as", f"CREATE TABLE z AS {base.split(' WHERE')[0]}", ["as select"]),
         ("temporary table", "CREATE TEMPORARY TABLE z (id INT)", ["temporary"]),
         ("drop database", "DROP DATABASE rivulet", ["database"]),
         ("drop several", "DROP TABLE t, u", ["several"]),
@@ -464,11 +464,14 @@ _COMMANDS = [0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x0E, 0x11, 0x16, 0x17, 0x18, 0
 def protocol_input(draw: Any) -> tuple[str, bytes, bool]:
     """(kind, bytes to send, whether to log in first): one malformed exchange."""
     kind = draw(st.sampled_from(["command", "command", "truncated", "bad sequence",
-                                 "oversize", "before login", "garbage stream", "stmt"]))
+                                 "oversize", "before login", "garbage stream", "stmt", "sql"]))
     command = draw(st.sampled_from(_COMMANDS))
     body = draw(st.binary(max_size=64))
     if kind == "command":  # a whole packet: a command byte and random arguments
         return kind, mysql_packet(bytes([command]) + body, 0), True
+    if kind == "sql":  # unsupported SQL as a text query or a prepared statement
+        _, sql, _ = draw(unsupported_sql())
+        return kind, mysql_packet(draw(st.sampled_from([b"\x03", b"\x16"])) + sql.encode(), 0), True
     if kind == "truncated":  # the header promises more than follows (then the socket ends)
         payload = bytes([command]) + body
         cut = draw(st.integers(0, len(payload)))
@@ -506,7 +509,7 @@ def check_protocol(port: int, db: rivulet.Database, kind: str, data: bytes, logi
     client = RawClient(port, login=login)
     try:
         client.send(data)
-        whole = kind in ("command", "stmt", "bad sequence", "oversize")
+        whole = kind in ("command", "stmt", "bad sequence", "oversize", "sql")
         no_reply = not whole or data[4] in _NO_REPLY
         outcome = client.reply(0.3 if no_reply else 3.0)
         if kind == "oversize" and outcome != "error":
@@ -527,6 +530,67 @@ def check_protocol(port: int, db: rivulet.Database, kind: str, data: bytes, logi
             raise Failure(f"{kind} {data[:40]!r}: the other client's read went wrong")
     if digest(db) != before:
         raise Failure(f"{kind} {data[:40]!r} ({outcome}) changed the database")
+
+
+# --------------------------------------------------------------------------- HTTP inputs
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                 max_size=4),
+    max_leaves=12)
+_NAMES = st.one_of(st.sampled_from(["t", "u", "w", "by_id", "sums", "nowhere", "T", "BY_ID"]),
+                   st.text(max_size=12), st.sampled_from(_STRINGS[:16]))
+
+
+def _segment(text: str) -> str:
+    """``text`` percent-encoded as one path segment (its bytes, lone surrogates included)."""
+    return urllib.parse.quote(text.encode("utf-8", "surrogatepass"), safe="")
+
+
+@st.composite
+def http_request(draw: Any) -> tuple[str, str, dict[str, Any]]:
+    """(method, path, httpx keyword arguments): one request to any endpoint, with names,
+    keys, query parameters and bodies that are mostly wrong."""
+    name = draw(_NAMES)
+    key = draw(st.one_of(st.integers().map(str), st.text(max_size=12), st.just("[1, 2]")))
+    method, path = draw(st.sampled_from([
+        ("GET", "/views/{n}"), ("POST", "/views/{n}/lookup"), ("GET", "/views/{n}/rows"),
+        ("PUT", "/views/{n}"), ("DELETE", "/views/{n}"), ("POST", "/tables/{n}/rows"),
+        ("PATCH", "/tables/{n}/rows/{k}"), ("DELETE", "/tables/{n}/rows/{k}"),
+        ("POST", "/sql"), ("GET", "/views"), ("GET", "/tables"), ("GET", "/graph"),
+        ("POST", "/views"), ("GET", "/{n}"), ("OPTIONS", "/sql"),
+    ]))
+    path = path.replace("{n}", _segment(name)).replace("{k}", _segment(key))
+    params = draw(st.dictionaries(st.sampled_from(["key", "block", "limit", "min_lsn", "format"]),
+                                  st.text(max_size=10), max_size=3))
+    body = draw(st.one_of(
+        st.none(), _JSON.map(lambda v: {"json": v}),
+        st.binary(max_size=100).map(lambda b: {"content": b}),
+        unsupported_sql().map(lambda e: {"json": {"sql": e[1], "params": []}}),
+        unsupported_sql().map(lambda e: {"content": e[1].encode()}),
+    ))
+    return method, path, {"params": params, **(body or {})}
+
+
+def check_http(client: Any, db: rivulet.Database, method: str, path: str,
+               kwargs: dict[str, Any]) -> None:
+    """One request: never a 5xx (kept for rivulet's own bugs), an error answer is JSON
+    ``{"error", "kind"}`` and changes nothing. A request that succeeded may have changed
+    the program or the data (a PUT of a valid view, a valid row): it is undone by a fresh
+    baseline (the next request's digest)."""
+    before = digest(db)
+    response = client.request(method, path, **kwargs)
+    if response.status_code >= 500:
+        raise Failure(f"HTTP {method} {path} {kwargs!r}: {response.status_code} {response.text[:300]}")
+    if response.status_code >= 400:
+        body = response.json()
+        if not isinstance(body, dict) or not body.get("error") or not body.get("kind"):
+            raise Failure(f"HTTP {method} {path}: error answer without error/kind: {body!r}")
+        if digest(db) != before:
+            raise Failure(f"HTTP {method} {path} {kwargs!r}: {response.status_code} but the "
+                          "database changed")
 
 
 # --------------------------------------------------------------------------- the budgeted run
@@ -575,14 +639,14 @@ def _drive(strategy: Any, seconds: float, check: Callable[..., None]) -> dict[st
 
 
 def run(quick: bool) -> dict[str, Any]:
-    """Fuzz SQL, writes and the protocol for a time budget (``quick``: ~30 s in all, else
-    ~6 min); returns ``{"inputs": n, "failures": k, "by_fuzzer": {...}}``."""
+    """Fuzz SQL, writes, the HTTP API and the MySQL protocol for a time budget (``quick``:
+    ~40 s in all, else ~7 min); returns ``{"inputs": n, "failures": k, "by_fuzzer": {...}}``."""
     import pymysql
 
     from rivulet.server.mysql import ServerThread
 
     warnings.filterwarnings("ignore", category=HypothesisWarning)  # reprs of 70 kB strings
-    seconds = 10.0 if quick else 120.0
+    seconds = 10.0 if quick else 100.0
     by_fuzzer: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="rivulet-fuzz-") as tmp:
         db = make_database(Path(tmp) / "db")
@@ -593,6 +657,17 @@ def run(quick: bool) -> dict[str, Any]:
             by_fuzzer["writes"] = _drive(st.tuples(write_batch(),
                                                    st.sampled_from(["table", "insert"])),
                                          seconds, lambda rows, via: check_writes(db, rows, via))
+            import httpx
+
+            from rivulet.server.http import make_app, serve_http
+
+            http = serve_http(make_app(db), port=0)
+            try:
+                with httpx.Client(base_url=http.url, timeout=30) as client:
+                    by_fuzzer["http"] = _drive(http_request(), seconds,
+                                               lambda *request: check_http(client, db, *request))
+            finally:
+                http.stop()
             server = ServerThread(db, port=0, max_packet=PROTOCOL_MAX_PACKET)
             witness = pymysql.connect(host="127.0.0.1", port=server.port, user="root",
                                       autocommit=True)

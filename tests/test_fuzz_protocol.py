@@ -1,13 +1,15 @@
 """Fuzzing the MySQL protocol on raw sockets (bench/reliability_fuzz.py has the generators
 and checks): malformed, truncated, out-of-sequence and oversize packets, prepared-statement
-commands for statements that do not exist, and garbage before and after the handshake.
-The server answers with an error packet or closes that one connection, keeps serving
-another client, and no data changes."""
+commands for statements that do not exist, unsupported SQL, and garbage before and after
+the handshake. The server answers with an error packet or closes that one connection,
+keeps serving another client, and no data changes. The HTTP API likewise: any request
+gets a 2xx or a JSON 4xx, never a 5xx."""
 
 from __future__ import annotations
 
 from typing import Iterator
 
+import httpx
 import pymysql
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,12 +18,15 @@ import rivulet
 from bench.reliability_fuzz import (
     PROTOCOL_MAX_PACKET,
     RawClient,
+    check_http,
     check_protocol,
     digest,
+    http_request,
     make_database,
     mysql_packet,
     protocol_input,
 )
+from rivulet.server.http import make_app, serve_http
 from rivulet.server.mysql import ServerThread
 
 FIXTURE = settings(suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -112,3 +117,59 @@ def test_many_half_open_connections_do_not_stop_other_clients(server, witness) -
     finally:
         for c in clients:
             c.close()
+
+
+@pytest.fixture(scope="module")
+def http_client(db: rivulet.Database) -> Iterator[httpx.Client]:
+    running = serve_http(make_app(db), port=0)
+    with httpx.Client(base_url=running.url, timeout=30) as client:
+        yield client
+    running.stop()
+
+
+@FIXTURE
+@given(request=http_request())
+def test_http_requests_get_a_clear_answer(http_client, db, request) -> None:
+    """Any endpoint with mostly wrong names, keys, parameters and bodies: never a 5xx, an
+    error is JSON naming the problem, and a refused request changes nothing."""
+    check_http(http_client, db, *request)
+
+
+HANDSHAKE_HEADER = (0x200 | 0x8000 | 0x80000 | 0x100000).to_bytes(4, "little") + \
+    (1 << 24).to_bytes(4, "little") + b"\x2d" + b"\x00" * 23
+
+
+@pytest.mark.parametrize("payload", [
+    HANDSHAKE_HEADER + b"root-without-its-nul",
+    HANDSHAKE_HEADER + b"root\x00\x00mysql_native_password",  # plugin name without NUL
+    HANDSHAKE_HEADER + b"root\x00\x05ab",  # auth response shorter than its length
+    HANDSHAKE_HEADER + b"root\x00\x00mysql_native_password\x00\xfe" + b"\xff" * 8,  # 2**64 attrs
+])
+def test_malformed_handshake_ends_only_that_connection(server, witness, payload) -> None:
+    """Used to freeze the whole server: mimic's compiled parser looped forever on the
+    event loop (a string without its NUL, connection attributes longer than the packet)."""
+    client = RawClient(server.port, login=False)
+    try:
+        client.send(mysql_packet(payload, 1))
+        assert client.reply() in ("error", "closed")
+    finally:
+        client.close()
+    with witness.cursor() as cursor:
+        cursor.execute("SELECT s FROM by_id WHERE id = %s", (6,))
+        assert cursor.fetchall() == (("s6",),)
+
+
+def test_field_list_without_its_nul_is_an_error(server, witness) -> None:
+    """COM_FIELD_LIST with a table name lacking its NUL froze the server the same way."""
+    client = RawClient(server.port)
+    try:
+        client.send(mysql_packet(b"\x04t", 0))
+        code, message = _error_message(client.read_packet())
+        assert code == 1835 and "NUL" in message
+        client.send(mysql_packet(b"\x04t\x00", 0))  # a well-formed one still works
+        assert client.reply() in ("rows", "ok")
+    finally:
+        client.close()
+    with witness.cursor() as cursor:
+        cursor.execute("SELECT s FROM by_id WHERE id = %s", (6,))
+        assert cursor.fetchall() == (("s6",),)

@@ -30,6 +30,7 @@ from mysql_mimic.types import Capabilities
 from rivulet.database import Database
 from rivulet.server.auth import UserStore
 from rivulet.server.batcher import WriteBatcher
+from rivulet.server.handshake import GuardedStream
 from rivulet.server.protocol import RivuletConnection
 from rivulet.server.session import RivuletSession, global_variables
 from rivulet.server.statements import StatementCache
@@ -100,7 +101,7 @@ class MySQLServer(MysqlServer):
 
     async def _client_connected_cb(self, reader: asyncio.StreamReader,
                                    writer: asyncio.StreamWriter) -> None:
-        stream = MysqlStream(reader, writer)
+        stream = GuardedStream(MysqlStream(reader, writer), self.capabilities)
         peer = writer.get_extra_info("peername")
         self._writers.add(writer)
         task = asyncio.current_task()

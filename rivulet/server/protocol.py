@@ -34,6 +34,7 @@ from rivulet.errors import ProgramError, RivuletError, SqlError
 from rivulet.explain import explain
 from rivulet.server import errors as er
 from rivulet.server import normalize
+from rivulet.server.handshake import GuardedStream, check_field_list
 from rivulet.server.params import Reader, read_params
 from rivulet.server.session import (
     RivuletSession,
@@ -124,6 +125,8 @@ class RivuletConnection(Connection):
         if self.session.username is None:
             return  # authentication failed (mimic has sent the error): no commands
         self.read_only = self.server.users.is_read_only(self.session.username)
+        if isinstance(self.stream, GuardedStream):  # checked the handshake: done with it
+            self.stream = self.stream.inner
         self._codec = self.client_charset.codec
         self._ok_bytes = self.ok()
         self._end_bytes = self.ok_or_eof()
@@ -223,6 +226,7 @@ class RivuletConnection(Connection):
                 await self.session.reset()
                 self._send(self._ok_bytes)
             elif command == COM_FIELD_LIST:
+                check_field_list(data[1:])  # mimic's parser loops forever without the NUL
                 await self.handle_field_list(data[1:])
             else:  # COM_CHANGE_USER included: reconnect instead
                 raise er.MysqlError(f"unsupported command {command:#x}", 1047)  # type: ignore[arg-type]
