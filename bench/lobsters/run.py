@@ -85,7 +85,7 @@ GRACE = 2.0  # seconds after a phase in which pages already due may still start
 #: otherwise keep a connection busy long after its phase).
 STATEMENT_LIMIT_S = 10
 CLOSED_LOOP_MAX_RATE = 400  # pages/s a closed-loop warm-up can take at most (requests made)
-FULL_RATES = (5, 10, 20, 30, 45, 65, 90, 130, 180, 250, 350, 500, 700, 1000)
+FULL_RATES = (5, 10, 20, 35, 50, 70, 100, 140, 200, 280, 400, 560, 800)
 QUICK_RATES = (5, 20, 60)
 CONFIGURATIONS = ("mariadb-baseline", "rivulet-baseline", "rivulet-natural", "mariadb-natural")
 
@@ -715,9 +715,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         p.error(f"unknown configuration(s) {sorted(unknown)}; expected {CONFIGURATIONS}")
     args.rates = ([float(r) for r in args.rates.split(",")] if args.rates else
                   list(QUICK_RATES if quick else FULL_RATES))
-    args.seconds = args.seconds or (4.0 if quick else 12.0)
-    args.warmup = args.warmup if args.warmup is not None else (1.0 if quick else 3.0)
-    args.warm_seconds = args.warm_seconds or (4.0 if quick else 60.0)
+    args.seconds = args.seconds or (4.0 if quick else 8.0)
+    args.warmup = args.warmup if args.warmup is not None else (1.0 if quick else 2.0)
+    args.warm_seconds = args.warm_seconds or (4.0 if quick else 45.0)
     return args
 
 
