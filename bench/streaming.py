@@ -243,7 +243,8 @@ def backlog_phase(path: Path, system: str, rows: int, articles: int,
 
 def worker(system: str, config: dict[str, Any], out_file: Path) -> None:
     log = logger()
-    path = Path(tempfile.mkdtemp(prefix=f"rivulet-stream-bench-{system.strip('[]')}-"))
+    label = system.replace("[", "").replace("]", "")  # no glob characters in the path
+    path = Path(tempfile.mkdtemp(prefix=f"rivulet-stream-bench-{label}-"))
     try:
         started = time.perf_counter()
         db = open_db(path, system)

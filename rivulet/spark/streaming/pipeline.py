@@ -173,13 +173,13 @@ class ViewStream:
         """A table's signed deltas: the log's segments after the snapshot, and (for a
         stream started from one) the snapshot's rows as +1 deltas at its LSN."""
         schema = self.pipeline.schemas()[table]
-        glob = str(self.pipeline.log_root / "*" / table_file_name(table))
+        glob = f"{_glob_escape(str(self.pipeline.log_root))}/*/{table_file_name(table)}"
         deltas = spark.readStream.schema(source_schema(schema)).parquet(glob)
         if seed is None:
             return deltas
         deltas = deltas.where(SF.col("lsn") > SF.lit(seed["lsn"]))
         path = Path(seed["tables"][table])  # a file source reads directories or globs:
-        glob = str(path.parent / f"[{path.name[0]}]{path.name[1:]}")  # this one file
+        glob = f"{_glob_escape(str(path.parent))}/[{path.name[0]}]{path.name[1:]}"  # one file
         snapshot = spark.readStream.schema(spark_schema(schema)).parquet(glob)
         rows = snapshot.select(SF.lit(seed["lsn"]).cast("long").alias("lsn"),
                                SF.lit(1).cast("long").alias("sign"),
@@ -350,6 +350,12 @@ class StreamingPipeline:
     def __init__(self, directory: Path, database_file: Path,
                  schemas: Callable[[], dict[str, TableSchema]], current_lsn: Callable[[], int],
                  spark: Callable[[], SparkSession], settings: StreamSettings) -> None:
+        if re.search(r"[\[\]{}*?\\]", str(directory.resolve())):
+            # Spark's file source re-reads every file of a glob whose fixed part has
+            # such a character (escaped or not: its seen-file check then never matches).
+            raise StreamingError(f"the data directory {str(directory)!r} has a character "
+                                 "of [ ] { } * ? \\ in its path, which the Spark streaming "
+                                 "pipeline cannot read files under; use another path")
         self.root = directory / "stream"
         #: Query names are unique per SparkSession: several databases may share one.
         self.token = hashlib.sha1(str(self.root.resolve()).encode()).hexdigest()[:6]
@@ -534,6 +540,11 @@ class StreamingPipeline:
             return 0.0
         times = self._committed_at(max(applied, 0), max(applied, 0) + 1)
         return round(time.time() - times[0], 3) if times else 0.0
+
+
+def _glob_escape(path: str) -> str:
+    """``path`` matched literally by Hadoop's glob (a data directory may be ``x[1]``)."""
+    return re.sub(r"([\\\[\]{}*?])", r"\\\1", path)
 
 
 def _source_position(directory: Path, offset: int) -> int | None:
