@@ -4,7 +4,8 @@ mysql-mimic reads packets with ``StreamReader.readexactly``: a future, a task wa
 a buffer copy per read, tens of microseconds of a read that is otherwise a dict lookup.
 :class:`Wire` takes the socket over once the client is authenticated: bytes arrive in
 ``data_received``, complete packets (joined across 16 MB frames) go to the connection's
-synchronous fast path, or else to a task, while later packets wait their turn; replies
+synchronous fast path (a write: to the group commit, answered when done), or else to a
+task, while later packets wait their turn; replies
 are written with one ``transport.write`` per batch of packets. A packet over
 ``max_allowed_packet`` is dropped as it arrives and answered with error 1153; the
 connection stays in step.
@@ -71,9 +72,14 @@ class Wire(asyncio.Protocol):
             if data is None:
                 conn.too_large(self.size, seq)
                 self.size = 0
-            elif not conn.fast(data, seq):
+            else:
+                done = conn.fast(data, seq)
+                if done is True:
+                    continue
                 self.busy = True
-                asyncio.ensure_future(conn.slow(data, seq)).add_done_callback(self.resume)
+                if done is False:
+                    done = asyncio.ensure_future(conn.slow(data, seq))
+                done.add_done_callback(self.resume)
         self.flush()
 
     def resume(self, task: asyncio.Future[bool]) -> None:
