@@ -121,6 +121,9 @@ class LogShipper:
         shutil.rmtree(self.tmp_root, ignore_errors=True)
         self.shipped = shipped_lsn(root)
         self.rows_shipped = 0
+        #: (last LSN, rows per table) of each segment shipped by this process, for the
+        #: streams' input-row counts (Spark's own undercount under foreachBatch).
+        self.segment_rows: list[tuple[int, dict[str, int]]] = []
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -156,6 +159,11 @@ class LogShipper:
             self._wake.wait(self.interval)
             self._wake.clear()
 
+    def rows_between(self, low: int, high: int, tables: set[str]) -> int:
+        """Rows of ``tables`` in the segments shipped after ``low`` up to ``high``."""
+        return sum(n for last, rows in list(self.segment_rows) if low < last <= high
+                   for t, n in rows.items() if t in tables)
+
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             self._conn = sqlite3.connect(self.database_file, check_same_thread=False)
@@ -185,6 +193,7 @@ class LogShipper:
                 signs.extend([d for _, d in deltas])
                 values.extend([r for r, _ in deltas])
         self._write(first, last, by_table)
+        self.segment_rows.append((last, {t: len(v[0]) for t, v in by_table.items()}))
         self.shipped = last
         self.rows_shipped += sum(len(v[0]) for v in by_table.values())
         return True

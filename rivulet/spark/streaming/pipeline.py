@@ -123,6 +123,7 @@ class ViewStream:
         self.applied_batch, self.applied_lsn = progress if progress is not None else (-1, -1)
         self.batches = 0
         self.skipped_batches = 0
+        self.last_input_rows = 0
         self.last_batch_seconds = 0.0
         self.rows_applied = 0
         self._load()
@@ -222,6 +223,8 @@ class ViewStream:
         self.batches += 1
         self.rows_applied += len(deltas)
         self.last_batch_seconds = time.monotonic() - started
+        self.last_input_rows = self.pipeline.shipper.rows_between(
+            max(previous, 0), lsn, {s.table.lower() for s in P.scans(self.plan)})
         self.pipeline.observe_visible(self, previous, lsn)
         self.pipeline.applied.set()
 
@@ -337,10 +340,11 @@ class ViewStream:
             "checkpoint": str(self.checkpoint),
             "visibility_lag": self.lag.snapshot().as_dict(),
         }
+        out["input_rows"] = self.last_input_rows  # of the last batch, from the shipper's
+        out["rows_per_second"] = (round(self.last_input_rows / self.last_batch_seconds)
+                                  if self.last_batch_seconds else 0)  # counts (see log.py)
         if last:
             out["batch_duration_ms"] = last.get("batchDuration")
-            out["input_rows"] = last.get("numInputRows")
-            out["rows_per_second"] = last.get("processedRowsPerSecond")
         return out
 
 
