@@ -16,7 +16,8 @@ Two measurements per system:
 
 1. **Rising write rates.** For each offered rate, a writer thread commits votes at that
    rate for ``--seconds``; a poller records when each LSN becomes visible in the view
-   (write-to-visible latency, p50/p95), then the backlog drains. A rate is *sustained*
+   (write-to-visible latency, p50/p95), then the backlog drains (after a warm-up at half
+   the first rate, not measured: a cold JVM's first batches compile code). A rate is *sustained*
    when the writer achieved at least 90% of it and the view caught up within 5 s after
    the writer stopped; the first rate not sustained is the last one tried.
 2. **Backlog catch-up** (Spark only): a backlog of ``--backlog`` votes is committed and
@@ -262,6 +263,8 @@ def worker(system: str, config: dict[str, Any], out_file: Path) -> None:
         db.execute(f"CREATE VIEW VoteCount AS {VIEW}")
         log(f"{system}: ready after {time.perf_counter() - started:.1f} s")
         writer = Writer(db, config["articles"], seed=1)
+        log(f"{system}: warm-up (not measured)")  # a cold JVM's first batches compile code
+        rate_phase(db, writer, config["rates"][0] // 2, config["seconds"] / 2, log)
         phases = []
         for rate in config["rates"]:
             phases.append(rate_phase(db, writer, rate, config["seconds"], log))
