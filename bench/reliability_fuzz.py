@@ -640,13 +640,13 @@ def _drive(strategy: Any, seconds: float, check: Callable[..., None]) -> dict[st
 
 def run(quick: bool) -> dict[str, Any]:
     """Fuzz SQL, writes, the HTTP API and the MySQL protocol for a time budget (``quick``:
-    ~40 s in all, else ~7 min); returns ``{"inputs": n, "failures": k, "by_fuzzer": {...}}``."""
+    ~40 s of fuzzing in all, else 6 min); returns ``{"inputs": n, "failures": k, "by_fuzzer": {...}}``."""
     import pymysql
 
     from rivulet.server.mysql import ServerThread
 
     warnings.filterwarnings("ignore", category=HypothesisWarning)  # reprs of 70 kB strings
-    seconds = 10.0 if quick else 100.0
+    seconds = 10.0 if quick else 90.0
     by_fuzzer: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="rivulet-fuzz-") as tmp:
         db = make_database(Path(tmp) / "db")
@@ -670,7 +670,7 @@ def run(quick: bool) -> dict[str, Any]:
                 http.stop()
             server = ServerThread(db, port=0, max_packet=PROTOCOL_MAX_PACKET)
             witness = pymysql.connect(host="127.0.0.1", port=server.port, user="root",
-                                      autocommit=True)
+                                      autocommit=True, read_timeout=60, write_timeout=60)
             try:
                 by_fuzzer["protocol"] = _drive(
                     protocol_input(), seconds,
