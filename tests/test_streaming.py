@@ -177,6 +177,24 @@ def test_unstreamable_view_rejected_without_fallback(spark: Any, tmp_path: Path)
         assert db.pipeline.streams == {}
 
 
+def test_data_directory_with_glob_characters_refused(spark: Any, tmp_path: Path) -> None:
+    """Spark's file source would re-read every log segment under such a path."""
+    path = tmp_path / "data[1]"
+    with pytest.raises(StreamingError, match=r"data\[1\].*\[ \] \{ \} \* \?"):
+        rivulet.open(path, pipeline="spark", session=spark, streaming=FAST)
+    with rivulet.open(path) as db:  # closed again: the in-process pipeline opens it
+        assert db.lsn == 0
+
+
+def test_bulk_import_stops_the_pipeline_with_a_clear_error(spark: Any, tmp_path: Path) -> None:
+    with rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST) as db:
+        db.execute_script(SCHEMA)
+        db.execute(f"CREATE VIEW VoteCount AS {VIEWS['VoteCount'][0]}")
+        db.bulk_insert("votes", [[(1, 1, 2, 3)]])
+        with pytest.raises(StreamingError, match=r"LSN \d+ is a bulk import"):
+            db.settle(timeout=SETTLE)
+
+
 # --------------------------------------------------------------------------- live changes
 
 

@@ -55,9 +55,13 @@ class StreamingDatabase(Database):
         self._streaming = streaming or StreamSettings()
         options.update(prewarm=False, spark_bootstrap_rows=None)
         super().__init__(path, spark=spark, **options)
-        pipeline = StreamingPipeline(
-            self.path, self.storage.path, lambda: dict(self.catalog.tables),
-            lambda: self.storage.lsn, self.spark_session, self._streaming)
+        try:
+            pipeline = StreamingPipeline(
+                self.path, self.storage.path, lambda: dict(self.catalog.tables),
+                lambda: self.storage.lsn, self.spark_session, self._streaming)
+        except BaseException:
+            super().close()
+            raise
         for plan, state in self._pending_streams:
             self._attach(pipeline.add(plan, state))
         self._pending_streams = []
