@@ -3,7 +3,8 @@
 The paper's configuration for its MySQL baseline: the data directory in tmpfs
 (``/dev/shm`` by the callers' choice of ``root``), the thread pool, no log flush at commit
 (``innodb_flush_log_at_trx_commit=0``), no binary log, a 1 GB buffer pool, and no grant
-tables (any user name connects). ``mariadb-server`` is installed with apt when missing.
+tables (any user name connects). Its temporary tables live under ``root`` too, not in
+``/tmp``, where other work on a shared machine may clean them away mid-query. ``mariadb-server`` is installed with apt when missing.
 Used by ``bench.vote_wire``, ``bench.lobsters.run`` and the Lobsters test.
 """
 
@@ -52,7 +53,7 @@ class MariaDB:
              f"--socket={self.root / 'sock'}", f"--port={self.port}", "--bind-address=127.0.0.1",
              "--user=root", f"--pid-file={self.root / 'pid'}",
              f"--log-error={self.root / 'error.log'}", f"--secure-file-priv={self.root}",
-             *MARIADB_OPTIONS],
+             f"--tmpdir={self.root}", *MARIADB_OPTIONS],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while True:
