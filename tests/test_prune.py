@@ -142,6 +142,31 @@ def test_an_update_of_a_column_no_view_reads_stops_at_the_projection(tmp_path: P
         pair.db.close()
 
 
+def test_dropping_a_column_no_view_reads_keeps_joins_right(tmp_path: Path) -> None:
+    """The join reads the table's index (whole rows, stored before the ALTER) through its
+    projection; rows stored before and their later deletes differ only in the dropped
+    column, and must cancel."""
+    pair = _open_pair(tmp_path)
+    try:
+        pair.insert_many("stories", [(1, 7, "a", 0, "u"), (2, 7, "b", 0, None)])
+        pair.insert_many("votes", [(10, 1, 1), (11, 1, 1), (12, 2, -1)])
+        pair.settle()
+        pair.check_view("by_author", [7])
+        pair.drop_view("linked")  # it reads url
+        pair.execute("ALTER TABLE stories DROP COLUMN url")
+        pair.execute("UPDATE stories SET title = 'z' WHERE id = 1")
+        pair.execute("DELETE FROM stories WHERE id = 2")
+        pair.insert_many("votes", [(13, 1, 1), (14, 2, 1)])
+        pair.settle()
+        for author in (7, 8):
+            pair.check_view("by_author", [author])
+            pair.check_view("hot", [author])
+        pair.db.evict()
+        pair.check_view("by_author", [7])
+    finally:
+        pair.db.close()
+
+
 def _count_join_inputs(db: rivulet.Database) -> dict[int, int]:
     calls: dict[int, int] = {}
     for node_id, node in db.graph.nodes.items():

@@ -66,7 +66,7 @@ class ProjectedArrangement:
 
     def rows_of(self, keys: Iterable[Any]) -> list[Delta]:
         fn = self.fn
-        return [(fn(row), n) for row, n in self.inner.rows_of(keys)]
+        return consolidate((fn(row), n) for row, n in self.inner.rows_of(keys))
 
     def all_rows(self) -> Iterable[Delta]:
         fn = self.fn
@@ -91,8 +91,11 @@ class _ProjectedIndex:
 
 
 def _projected(rows: dict[Row, int] | None, fn: Callable[[Row], Row]) -> dict[Row, int]:
+    """Rows projected, equal ones merged, and those that cancel dropped: after ALTER TABLE
+    drops or converts a column no reader of the index reads, a row stored before it and
+    its later deletion (which carries the column's new value) differ only there."""
     out: dict[Row, int] = {}
     for row, n in (rows or {}).items():
         row = fn(row)
         out[row] = out.get(row, 0) + n
-    return out
+    return {row: n for row, n in out.items() if n}
