@@ -329,6 +329,7 @@ def test_sigkill_mid_batch_then_restart(spark: Any, tmp_path: Path) -> None:
         assert stream.applied_batch == held  # the sink committed the batch it died in
         db.settle(timeout=SETTLE)
         assert stream.skipped_batches == 1  # Spark ran it again; the sink did not apply it
+        assert stream.restarts == 0  # ... and the re-run batch committed its state
         lite = sqlite3.connect(data / "rivulet.db")  # the acknowledged writes
         try:
             for name in names:
