@@ -668,6 +668,10 @@ def run(quick: bool) -> dict[str, Any]:
                                                lambda *request: check_http(client, db, *request))
             finally:
                 http.stop()
+            # A fresh database: requests the HTTP fuzzer made that succeeded may have
+            # changed the program (DELETE /views/by_id), and the witness reads by_id.
+            db.close()
+            db = make_database(Path(tmp) / "protocol")
             server = ServerThread(db, port=0, max_packet=PROTOCOL_MAX_PACKET)
             witness = pymysql.connect(host="127.0.0.1", port=server.port, user="root",
                                       autocommit=True, read_timeout=60, write_timeout=60)
