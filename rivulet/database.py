@@ -738,7 +738,7 @@ class Database:
                     if out:
                         base = self.graph.bases[request.table.name.lower()]
                         deltas.setdefault(base, []).extend(out)
-                if ok:
+                if ok and deltas:  # a group that changed no row takes no LSN
                     payload = pickle.dumps(
                         {self.graph.nodes[b].op.table: d for b, d in deltas.items()},  # type: ignore[attr-defined]
                         protocol=pickle.HIGHEST_PROTOCOL,
@@ -757,9 +757,10 @@ class Database:
             self.stats_counters["commits"] += 1
             self.stats_counters["writes"] += len(ok)
             self.stats_counters["rows_written"] += sum(r.rowcount for r in ok)
-            self._batches.put((lsn, deltas, time.monotonic()))
-            for request in ok:
-                request.lsn = lsn
+            if lsn is not None:
+                self._batches.put((lsn, deltas, time.monotonic()))
+            for request in ok:  # (nothing changed: what they read is what came before)
+                request.lsn = lsn if lsn is not None else before
             fault_point("commit_before_ack")
         for request in group:
             request.done.set()

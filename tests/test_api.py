@@ -588,3 +588,18 @@ def test_ad_hoc_views_do_not_hide_program_views(tmp_path: Path) -> None:
         assert db.views() == ["_q_mine"]
         with pytest.raises(rivulet.ProgramError):
             db.execute("CREATE VIEW _rivulet_q_x AS SELECT id FROM t")
+
+
+def test_a_write_that_changes_no_row_takes_no_lsn(tmp_path: Path) -> None:
+    """Found by the HTTP fuzzer: a DELETE of a missing row answered 404 and still logged an
+    empty write batch (a new LSN)."""
+    with rivulet.open(tmp_path) as db:
+        db.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+        db.execute("INSERT INTO t VALUES (1, 1)")
+        lsn = db.lsn
+        assert db.execute("DELETE FROM t WHERE id = 7") == 0
+        assert db.execute("UPDATE t SET v = 1 WHERE id = 1") == 0
+        assert db.lsn == lsn
+        db.settle()
+        assert db.execute("UPDATE t SET v = 2 WHERE id = 1") == 1
+        assert db.lsn == lsn + 1
