@@ -11,7 +11,10 @@ CREATE TABLE stories (id INT PRIMARY KEY, author INT NOT NULL, title VARCHAR(50)
 CREATE TABLE votes (user_id INT NOT NULL, story_id INT NOT NULL);
 """
 
-COUNTS = ("SELECT stories.id, stories.title, COUNT(votes.user_id) AS n FROM stories "
+# An aggregate over a join. COUNT(user_id + 0), not COUNT(user_id): eager aggregation
+# (rivulet/plan/eager.py, tested in test_eager_aggregation.py) would move the plain count
+# below the join, and these tests are about sharing a join and an aggregate above it.
+COUNTS = ("SELECT stories.id, stories.title, COUNT(votes.user_id + 0) AS n FROM stories "
           "LEFT JOIN votes ON stories.id = votes.story_id GROUP BY stories.id")
 
 

@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from rivulet.errors import SqlError
 from rivulet.plan import ir
+from rivulet.plan.eager import push_down
 from rivulet.plan.expressions import is_aggregate, kind_of, translate, unify_kinds
 from rivulet.schema import DECIMAL, FLOAT, INT, TableSchema
 from rivulet.sql.parse import error_at, unsupported
@@ -475,11 +476,27 @@ class Planner:
                           c.fn != "count")
             for a, c in zip(agg_nodes, calls)
         )
-        agg = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
+        agg: ir.Node = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
+        if not implicit_group:  # (its empty-key row is built from the aggregate: keep it)
+            agg = push_down(agg, self._primary_key, tuple(key_positions),  # type: ignore[arg-type]
+                            self._held_full)
         grouped = GroupedScope(scope, group_exprs, columns=out_columns)
         for i, a in enumerate(agg_nodes):
             grouped.aggregates[a] = len(group_exprs) + i
         return agg, grouped, key_positions, implicit_group
+
+    def _held_full(self, node: ir.Aggregate) -> bool:
+        """Whether a view without a key (whose state is all full) has ``node`` already."""
+        views = getattr(self.catalog, "views", {})
+        return any(not v.key and v.range_column is None and node in ir.walk(v.root)
+                   for v in views.values())
+
+    def _primary_key(self, scan: ir.Scan) -> tuple[int, ...]:
+        """The primary key of the table version ``scan`` reads (for eager aggregation)."""
+        table = self.catalog.table(scan.table)
+        if table is None or table.version != scan.version:
+            return ()
+        return tuple(table.primary_key)
 
     def _aggregate_sources(self, select: exp.Select) -> list[exp.Expr]:
         parts: list[exp.Expr] = list(select.expressions)

@@ -1,0 +1,252 @@
+"""Eager aggregation: an aggregate over a join, computed on one join side before the join.
+
+``SELECT s.id, s.title, COUNT(v.user_id) FROM s LEFT JOIN v ON s.id = v.story_id GROUP BY
+s.id`` planned as written keeps one group per story holding every story column, and, for
+upqueries by ``s.id``, an index from ``s.id`` to those groups: the aggregate's state is a
+second copy of the stories table. When the groups are the rows of one side (the GROUP BY
+holds that side's primary key) and the aggregates read only the other side, the aggregate
+can run on the other side alone, grouped by its join key, and be joined afterwards::
+
+    γ[s.*] f(v.x) (s ⟕ v)  =  π[s.*, fix(f)] (s ⟕ γ[v.story_id] f(v.x) (v))
+
+The state is then ``(story_id, count)`` per story with votes; the story columns are read
+from the table when needed. ``fix`` gives a story without votes what the original gives
+it, the aggregate over one null-extended row: ``COUNT(col)`` 0, ``COUNT(*)`` 1 (a matched
+story counts at least one row, so ``COALESCE(count, 1)`` is exact), other aggregates NULL.
+
+When the GROUP BY is made of one side's columns but not its whole primary key, an inner
+join still lets decomposable aggregates run in two steps (COUNT as a SUM of counts, SUM,
+MIN, MAX), so a join looked up by a key of the other side reads one small row per join key
+instead of every row under it::
+
+    γ[g] count(*) (s ⋈ v)  =  γ[g] sum(c) (s ⋈ γ[v.story_id] count(*) AS c (v))
+
+Both rewrites keep the aggregate's output columns and their order, so the rest of the plan
+does not change. The pass is deterministic, and ``COUNT(col)`` of a NOT NULL column is
+written ``COUNT(*)``, so the pushed aggregates of different views share one operator.
+
+What is not rewritten (the plan is kept as written): a join with a residual ON condition,
+a filter between the join and the aggregate, a LEFT JOIN whose aggregates read an
+expression rather than a column (its value on the null-extended row would be needed),
+join keys of different kinds or of floats (grouping and matching must agree on which
+values are equal), DISTINCT aggregates and AVG in the two-step form.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rivulet.plan import ir
+from rivulet.plan.prune import remap
+from rivulet.schema import FLOAT, INT
+
+#: The primary key (column positions) of a scanned table version; ``()`` when it has none.
+PrimaryKey = Callable[[ir.Scan], tuple[int, ...]]
+
+#: The aggregate that combines partial results of each function in the two-step form.
+COMBINE = {"count": "sum", "sum": "sum", "min": "min", "max": "max"}
+
+
+def push_down(agg: ir.Aggregate, primary_key: PrimaryKey, keyed: tuple[int, ...] = (),
+              held_full: Callable[[ir.Aggregate], bool] = lambda inner: False) -> ir.Node:
+    """``agg`` computed below its join where that is exact, else ``agg`` itself; the result
+    has ``agg``'s output columns in order.
+
+    ``keyed``: the output columns a reader looks the aggregate up by (its ``?`` columns).
+    They must be join keys of the kept side: a lookup by another column reaches the pushed
+    aggregate through the join by a different key, which makes it full state (see
+    rivulet/plan/keys.py), where the aggregate as written could be partial; unless
+    ``held_full`` says another view already keeps that aggregate as full state (then the
+    lookup shares it and adds nothing)."""
+    found = _join_below(agg)
+    if found is None:
+        return agg
+    exprs, join = found
+    sides = (True,) if join.kind == "left" else (True, False)
+    for kept_left in sides:
+        out = _rewrite(agg, exprs, join, kept_left, primary_key, keyed, held_full)
+        if out is not None:
+            return out
+    return agg
+
+
+def _join_below(agg: ir.Aggregate) -> tuple[list[ir.Expr], ir.Join] | None:
+    """The join the aggregate reads through projections only, with the aggregate's input
+    columns as expressions over the join's row."""
+    node = agg.input
+    exprs: list[ir.Expr] = [ir.Col(i, c.name) for i, c in enumerate(node.columns)]
+    while isinstance(node, ir.Project):
+        exprs = [substitute(e, node.exprs) for e in exprs]
+        node = node.input
+    if isinstance(node, ir.Join) and node.residual is None and node.kind in ("inner", "left"):
+        return exprs, node
+    return None
+
+
+class _Sides:
+    """The join seen from the side kept whole (K) and the side aggregated first (A)."""
+
+    def __init__(self, join: ir.Join, kept_left: bool) -> None:
+        width = join.left.arity
+        self.kind = join.kind
+        if kept_left:
+            self.kept, self.agg = join.left, join.right
+            self.kept_keys, self.agg_keys = join.left_keys, join.right_keys
+            self.kept_at, self.agg_at = 0, width
+        else:
+            self.kept, self.agg = join.right, join.left
+            self.kept_keys, self.agg_keys = join.right_keys, join.left_keys
+            self.kept_at, self.agg_at = width, 0
+
+    def kept_column(self, e: ir.Expr) -> int | None:
+        """The kept side's column ``e`` is, if it is one."""
+        if isinstance(e, ir.Col) and 0 <= e.index - self.kept_at < self.kept.arity:
+            return e.index - self.kept_at
+        return None
+
+    def on_agg_side(self, e: ir.Expr) -> ir.Expr | None:
+        """``e`` over the aggregated side's columns, if it reads only those."""
+        used = ir.columns_used(e)
+        lo, hi = self.agg_at, self.agg_at + self.agg.arity
+        if not all(lo <= i < hi for i in used):
+            return None
+        return remap(e, {i: i - self.agg_at for i in used})
+
+    def keys_comparable(self) -> bool:
+        """Grouping by the A key and matching K keys must agree on equal values."""
+        for k, a in zip(self.kept_keys, self.agg_keys):
+            kind = self.kept.columns[k].kind
+            if kind != self.agg.columns[a].kind or kind in (FLOAT, None):
+                return False
+        return True
+
+
+def _rewrite(agg: ir.Aggregate, exprs: list[ir.Expr], join: ir.Join, kept_left: bool,
+             primary_key: PrimaryKey, keyed: tuple[int, ...],
+             held_full: Callable[[ir.Aggregate], bool]) -> ir.Node | None:
+    sides = _Sides(join, kept_left)
+    group = [sides.kept_column(exprs[i]) for i in agg.group_by]
+    if any(g is None for g in group) or not sides.keys_comparable():
+        return None
+    args: list[ir.Expr | None] = []
+    for call in agg.aggs:
+        if call.arg is None:
+            args.append(None)
+            continue
+        arg = sides.on_agg_side(exprs[call.arg])
+        if arg is None or (sides.kind == "left" and not isinstance(arg, ir.Col)):
+            return None
+        args.append(arg)
+    pk = primary_key(sides.kept) if isinstance(sides.kept, ir.Scan) else ()
+    per_row = bool(pk) and set(pk) <= set(group)  # type: ignore[arg-type]
+    if not per_row and not (sides.kind == "inner" and all(_combinable(c, agg) for c in agg.aggs)):
+        return None
+    inner = _inner_aggregate(agg, sides, args)
+    if any(group[agg.group_by.index(k)] not in sides.kept_keys for k in keyed) \
+            and not held_full(inner):
+        return None
+    if per_row:
+        return _per_row(agg, sides, group, inner)  # type: ignore[arg-type]
+    return _two_step(agg, sides, group, inner)  # type: ignore[arg-type]
+
+
+def _combinable(call: ir.AggCall, agg: ir.Aggregate) -> bool:
+    """Whether partial results of ``call`` combine exactly (float sums would round in
+    another order)."""
+    if call.fn not in COMBINE or call.distinct:
+        return False
+    return call.fn != "sum" or agg.input.columns[call.arg].kind != FLOAT  # type: ignore[index]
+
+
+def _per_row(agg: ir.Aggregate, sides: _Sides, group: list[int],
+             inner: ir.Aggregate) -> ir.Node:
+    """Each group is one kept row: join it to its partner's aggregate, as is."""
+    joined = _join(sides, inner)
+    at = sides.kept.arity + len(sides.agg_keys)
+    out: list[ir.Expr] = [ir.Col(g, sides.kept.columns[g].name) for g in group]
+    for j, call in enumerate(agg.aggs):
+        value: ir.Expr = ir.Col(at + j, inner.columns[len(sides.agg_keys) + j].name)
+        if sides.kind == "left" and call.fn == "count":
+            # The unmatched row's aggregate: over one null-extended row.
+            empty = 1 if call.arg is None else 0
+            value = ir.Call("COALESCE", (value, ir.Lit(empty, INT)))
+        out.append(value)
+    return ir.Project(joined, tuple(out), agg.columns)
+
+
+def _two_step(agg: ir.Aggregate, sides: _Sides, group: list[int],
+              inner: ir.Aggregate) -> ir.Node:
+    """Groups of several kept rows: combine the partner aggregates per group."""
+    joined = _join(sides, inner)
+    at = sides.kept.arity + len(sides.agg_keys)
+    exprs = [ir.Col(g, sides.kept.columns[g].name) for g in group] + [
+        ir.Col(at + j, inner.columns[len(sides.agg_keys) + j].name) for j in range(len(agg.aggs))]
+    pre = ir.Project(joined, tuple(exprs), tuple(joined.columns[e.index] for e in exprs))
+    calls = tuple(ir.AggCall(COMBINE[c.fn], len(group) + j) for j, c in enumerate(agg.aggs))
+    return ir.Aggregate(pre, tuple(range(len(group))), calls, agg.columns)
+
+
+def _inner_aggregate(agg: ir.Aggregate, sides: _Sides, args: list[ir.Expr | None]) -> ir.Aggregate:
+    """The aggregates over the A side alone, grouped by its join key (NULL keys, which
+    match nothing, filtered out first)."""
+    source = sides.agg
+    nullable = [k for k in sides.agg_keys if source.columns[k].nullable]
+    if nullable:
+        checks = [ir.Call("is_not_null", (ir.Col(k, source.columns[k].name),)) for k in nullable]
+        predicate = checks[0]
+        for check in checks[1:]:
+            predicate = ir.Call("and_", (predicate, check))
+        source = ir.Filter(source, predicate, source.columns)
+    exprs: list[ir.Expr] = [ir.Col(k, source.columns[k].name) for k in sides.agg_keys]
+    columns = [source.columns[k] for k in sides.agg_keys]
+    calls: list[ir.AggCall] = []
+    for call, arg in zip(agg.aggs, args):
+        if arg is not None and not call.distinct and call.fn == "count" \
+                and isinstance(arg, ir.Col) and not source.columns[arg.index].nullable:
+            arg = None  # COUNT of a NOT NULL column is COUNT(*): one shared operator
+        if arg is None:
+            calls.append(ir.AggCall(call.fn, None, call.distinct))
+            continue
+        if arg not in exprs[len(sides.agg_keys):]:
+            exprs.append(arg)
+            columns.append(_column_of(arg, source))
+        index = exprs.index(arg, len(sides.agg_keys))
+        calls.append(ir.AggCall(call.fn, index, call.distinct))
+    width = len(sides.agg_keys)
+    pre: ir.Node = ir.Project(source, tuple(exprs), tuple(columns))
+    if [getattr(e, "index", None) for e in exprs] == list(range(source.arity)):
+        pre = source
+    results = agg.columns[len(agg.group_by):]
+    out = tuple(columns[:width]) + tuple(
+        ir.ColumnInfo(f"{c.fn}_{j}", result.kind, c.fn != "count")
+        for j, (c, result) in enumerate(zip(calls, results)))
+    return ir.Aggregate(pre, tuple(range(width)), tuple(calls), out)
+
+
+def _join(sides: _Sides, inner: ir.Aggregate) -> ir.Join:
+    width = len(sides.agg_keys)
+    right = tuple(ir.ColumnInfo(c.name, c.kind, c.nullable or sides.kind == "left")
+                  for c in inner.columns)
+    return ir.Join(sides.kept, inner, sides.kind, sides.kept_keys, tuple(range(width)), None,
+                   sides.kept.columns + right)
+
+
+def _column_of(e: ir.Expr, node: ir.Node) -> ir.ColumnInfo:
+    if isinstance(e, ir.Col):
+        return node.columns[e.index]
+    return ir.ColumnInfo("expr", None)
+
+
+def substitute(expr: ir.Expr, exprs: tuple[ir.Expr, ...]) -> ir.Expr:
+    """``expr`` over a projection's input: each ``Col(i)`` replaced by ``exprs[i]``."""
+    if isinstance(expr, ir.Col):
+        return exprs[expr.index]
+    if isinstance(expr, ir.Call):
+        return ir.Call(expr.fn, tuple(substitute(a, exprs) for a in expr.args))
+    if isinstance(expr, ir.Case):
+        whens = tuple((substitute(c, exprs), substitute(v, exprs)) for c, v in expr.whens)
+        default = substitute(expr.default, exprs) if expr.default is not None else None
+        return ir.Case(whens, default)
+    if expr.children():
+        raise TypeError(f"eager aggregation does not know {type(expr).__name__}")
+    return expr
