@@ -70,6 +70,7 @@ from rivulet.sql.parse import DIALECT, parse_one, split_statements
 from rivulet.state.arrangement import key_function
 from rivulet.state.reader import KeyedReader
 from rivulet.storage.sqlite import SqliteStorage
+from rivulet.unapplied import UnappliedBatches
 from rivulet.views import View
 from rivulet.writes import WriteRequest
 
@@ -77,6 +78,9 @@ if TYPE_CHECKING:
     from rivulet.spark.session import SparkConfig
 
 log = logging.getLogger("rivulet")
+
+#: At most this many queued write batches are propagated as one wave (``_next_batches``).
+PROPAGATE_COALESCE = 64
 
 
 class Database:
@@ -115,7 +119,7 @@ class Database:
         self.graph.lsn = self.storage.lsn
         self.builder = PlanRecordingBuilder(self.graph, self._ensure_index, reuse=reuse)
         #: Deltas of committed batches the graph has not applied yet, by LSN.
-        self._unapplied: dict[int, dict[int, list]] = {}
+        self._unapplied = UnappliedBatches()
         #: Test hooks: name -> callable, run at named points (see ``_hook``).
         self.hooks: dict[str, Any] = {}
         self._background: queue.Queue[tuple[BuiltView, list[Any]] | None] | None = None
@@ -225,8 +229,8 @@ class Database:
         """Rows read at ``snapshot_lsn`` taken back to the graph's LSN: the deltas of the
         batches in between (those ``wanted``) are subtracted."""
         base = self.graph.bases[table.lower()]
-        for lsn in range(self.graph.lsn + 1, snapshot_lsn + 1):
-            for row, diff in self._unapplied[lsn].get(base, ()):
+        for batch in self._unapplied.since(base, self.graph.lsn, snapshot_lsn):
+            for row, diff in batch:
                 if wanted is None or wanted(row):
                     counts[row] = counts.get(row, 0) - diff
         return [(row, n) for row, n in counts.items() if n]
@@ -744,11 +748,11 @@ class Database:
                         protocol=pickle.HIGHEST_PROTOCOL,
                     )
                     lsn = self.storage.commit_batch(payload, sum(len(d) for d in deltas.values()))
-                    self._unapplied[lsn] = deltas  # before COMMIT: see the module docstring
+                    self._unapplied.add(lsn, deltas)  # before COMMIT: see the module docstring
                     fault_point("commit_before_durable")
         except BaseException as exc:  # the commit itself failed: nothing of the group is durable
             if lsn is not None:
-                self._unapplied.pop(lsn, None)
+                self._unapplied.discard(lsn)
             self.storage.rollback_lsn(before)
             for request in ok:
                 request.error = StorageError(f"commit failed: {exc}{_disk_hint(exc, self.path)}")
@@ -847,10 +851,10 @@ class Database:
                             deltas.extend([(row, 1) for row in rows])
                     if imported:
                         lsn = self.storage.commit_batch(None, imported)  # type: ignore[arg-type]
-                        self._unapplied[lsn] = {base: deltas}  # before COMMIT (module doc)
+                        self._unapplied.add(lsn, {base: deltas})  # before COMMIT (module doc)
             except BaseException:
                 if lsn is not None:
-                    self._unapplied.pop(lsn, None)
+                    self._unapplied.discard(lsn)
                 self.storage.rollback_lsn(before)
                 raise
             if lsn is not None:
@@ -865,26 +869,57 @@ class Database:
             self._bootstrap.finish_recovery(self._fail)
             self._prewarm_saved(on_spark=False)  # no migration here: it would wait on itself
         while True:
-            item = self._batches.get()
-            if item is None:
+            items, stop = self._next_batches()
+            if items:
+                self._apply_batches(items)
+            if stop:
                 return
-            lsn, deltas, committed_at = item
+
+    def _next_batches(self) -> tuple[list[tuple[int, dict[int, list], float]], bool]:
+        """The next committed batch and every one queued behind it (up to a bound), and
+        whether the worker was told to stop. Applying the queued batches as one wave
+        costs one graph-lock acquisition and one walk of the graph instead of one each, so
+        a worker that falls behind catches up instead of falling further behind."""
+        items = []
+        item = self._batches.get()
+        while item is not None:
+            items.append(item)
+            if len(items) >= PROPAGATE_COALESCE:
+                return items, False
             try:
-                with self._graph_lock:
-                    self._hook("before_propagate")
-                    fault_point("propagate")
-                    try:
-                        self.graph.propagate(deltas, lsn)
-                    finally:
-                        del self._unapplied[lsn]
-                    self.graph.enforce_memory_limit()
-            except BaseException as exc:  # a bug: views can no longer be trusted
-                log.exception("propagation of LSN %s failed", lsn)
-                self._failure = exc
-            self.visibility_lag.observe(time.monotonic() - committed_at)
-            with self._applied:
-                self.applied_lsn = lsn
-                self._applied.notify_all()
+                item = self._batches.get_nowait()
+            except queue.Empty:
+                return items, False
+        return items, True
+
+    def _apply_batches(self, items: list[tuple[int, dict[int, list], float]]) -> None:
+        lsn = items[-1][0]
+        if len(items) == 1:
+            deltas = items[0][1]
+        else:  # one wave; each base's deltas stay in LSN order
+            deltas = {}
+            for _, batch, _ in items:
+                for base, rows in batch.items():
+                    deltas.setdefault(base, []).extend(rows)
+        try:
+            with self._graph_lock:
+                self._hook("before_propagate")
+                fault_point("propagate")
+                try:
+                    self.graph.propagate(deltas, lsn)
+                finally:
+                    for applied, _, _ in items:
+                        self._unapplied.discard(applied)
+                self.graph.enforce_memory_limit()
+        except BaseException as exc:  # a bug: views can no longer be trusted
+            log.exception("propagation of LSN %s failed", lsn)
+            self._failure = exc
+        now = time.monotonic()
+        for _, _, committed_at in items:
+            self.visibility_lag.observe(now - committed_at)
+        with self._applied:
+            self.applied_lsn = lsn
+            self._applied.notify_all()
 
     # ..................................................................... settle
 

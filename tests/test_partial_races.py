@@ -520,3 +520,29 @@ def test_stress_with_migrations() -> None:
         assert not errors, errors
         check_views(pair)
         held_invariant(db)
+
+
+def test_batches_queued_behind_held_propagation_apply_as_one_wave() -> None:
+    """Batches that queue while propagation is held are applied together: one more wave,
+    not one per batch (the worker catches up instead of trailing), and every write still
+    counts exactly once in every view; a read in between answers from storage taken back
+    across all of them."""
+    with make_pair() as pair:
+        db = pair.db
+        gate = Gate()
+        db.hooks["before_propagate"] = gate
+        story = STORIES_UNDER_RACE[0]
+        writes = [("INSERT INTO votes (user_id, story_id) VALUES (?, ?)", (user, story))
+                  for user in range(100, 130)]
+        try:
+            pair.execute(*writes[0])
+            assert gate.reached.wait(WAIT)
+            for sql, params in writes[1:]:
+                pair.execute(sql, params)
+        finally:
+            gate.release.set()
+        pair.settle()
+        assert not gate.errors, gate.errors
+        assert gate.calls <= 3, f"{len(writes)} batches took {gate.calls} waves"
+        check_views(pair)
+        held_invariant(db)
