@@ -28,6 +28,7 @@ import itertools
 import logging
 import math
 import random
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Protocol
@@ -102,6 +103,8 @@ class Graph:
         self.counters: Counter = Counter()
         self._random = random.Random(0)
         self._warned_floor = False
+        #: Per thread, inside a read upquery: the cache keys it filled that are not kept.
+        self._transient = threading.local()
 
     # ..................................................................... building
 
@@ -228,12 +231,28 @@ class Graph:
 
     def upquery(self, node: NodeId, columns: Columns, keys: list[Any]) -> Batch:
         """``node``'s current output rows whose ``columns`` hold one of ``keys``, filling
-        every partial state on the way."""
-        arrangement = self.nodes[node].arrangements.get(columns)
-        if arrangement is not None:
-            self.fill(node, arrangement, keys)
-            return arrangement.rows_of(keys)
-        return self._answer(node, columns, keys)
+        every partial state on the way.
+
+        Join indexes over state that answers by itself at the cost of a lookup (a base
+        table, from storage's index; a full aggregate or top-k, from its groups) are not
+        kept filled after the outermost upquery: the state it fills (a reader, a partial
+        operator) holds the answer, and a second copy of those rows would be held for no
+        read. A write that later probes such a key fills it again (and keeps it)."""
+        transient = self._transient
+        outer = getattr(transient, "fills", None) is None
+        if outer:
+            transient.fills = []
+        try:
+            arrangement = self.nodes[node].arrangements.get(columns)
+            if arrangement is not None:
+                self.fill(node, arrangement, keys)
+                return arrangement.rows_of(keys)
+            return self._answer(node, columns, keys)
+        finally:
+            if outer:
+                fills, transient.fills = transient.fills, None
+                for filled, filled_keys in fills:
+                    filled.evict(filled_keys)
 
     def fill(self, node: NodeId, arrangement: Arrangement, keys: Iterable[Any], *,
              read: bool = True) -> None:
@@ -245,6 +264,9 @@ class Graph:
             answer = self._answer(node, arrangement.columns, missing)
             fault_point("upquery")
             arrangement.fill(missing, answer, read=read)
+            fills = getattr(self._transient, "fills", None)
+            if read and fills is not None and _answers_itself(self.nodes[node].op):
+                fills.append((arrangement, missing))
 
     def _answer(self, node: NodeId, columns: Columns, keys: list[Any]) -> Batch:
         entry = self.nodes[node]
@@ -435,6 +457,11 @@ class Graph:
                 else:
                     self.dependents[source] = [(n, s) for n, s in self.dependents[source] if n not in gone]
         return removed
+
+
+def _answers_itself(op: Operator) -> bool:
+    """Whether an index of ``op``'s output is a copy of rows ``op`` looks up by itself."""
+    return isinstance(op, Base) or (op.stateful and not op.partial)  # type: ignore[attr-defined]
 
 
 def _keeps_full_state(op: Operator) -> bool:

@@ -29,7 +29,9 @@ What is not rewritten (the plan is kept as written): a join with a residual ON c
 a filter between the join and the aggregate, a LEFT JOIN whose aggregates read an
 expression rather than a column (its value on the null-extended row would be needed),
 join keys of different kinds or of floats (grouping and matching must agree on which
-values are equal), DISTINCT aggregates and AVG in the two-step form.
+values are equal), DISTINCT aggregates and AVG in the two-step form, an aggregate without
+GROUP BY (its one row over no input says COUNT 0, not a SUM of no counts), and a view
+keyed by a column that is not the join key (see :func:`push_down`).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def push_down(agg: ir.Aggregate, primary_key: PrimaryKey, keyed: tuple[int, ...]
     ``held_full`` says another view already keeps that aggregate as full state (then the
     lookup shares it and adds nothing)."""
     found = _join_below(agg)
-    if found is None:
+    if found is None or not agg.group_by:  # one group over everything: COUNT of none is 0
         return agg
     exprs, join = found
     sides = (True,) if join.kind == "left" else (True, False)
