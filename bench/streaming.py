@@ -75,12 +75,21 @@ DRAIN_LIMIT_S = 5.0
 FULL = {"rates": [10_000, 25_000, 50_000, 100_000], "seconds": 15.0,
         "backlog": 2_000_000, "articles": 10_000}
 QUICK = {"rates": [20_000], "seconds": 6.0, "backlog": 200_000, "articles": 2_000}
+#: Micro-batch trigger: None starts the next batch as soon as the last one ends (each
+#: batch has a fixed cost of about a second here, so a timer only adds waiting).
+TRIGGER: str | None = None
+SHIP_INTERVAL = 0.1
+#: Backlog catch-up: votes per commit, commits per shipped file, files per micro-batch.
+BACKLOG_COMMIT = 50_000
+BACKLOG_COMMITS_PER_FILE = 2
+BACKLOG_FILES_PER_BATCH = 10
 
 
 # --------------------------------------------------------------------------- worker
 
 
-def open_db(path: Path, system: str) -> rivulet.Database:
+def open_db(path: Path, system: str, max_files: int | None = None) -> rivulet.Database:
+    """``max_files``: most log files (shipments) one micro-batch reads (None: all)."""
     if system == "inprocess":
         return rivulet.open(path)
     from rivulet.spark.session import SparkConfig
@@ -90,8 +99,24 @@ def open_db(path: Path, system: str) -> rivulet.Database:
     return rivulet.open(path, pipeline="spark",
                         spark=SparkConfig(master=system, shuffle_partitions=cores,
                                           driver_memory="2g"),
-                        streaming=StreamSettings(trigger="0.25 seconds", ship_interval=0.25),
+                        streaming=StreamSettings(trigger=TRIGGER, ship_interval=SHIP_INTERVAL,
+                                                 max_files_per_trigger=max_files),
                         fallback=False)
+
+
+def executor_totals(spark: Any) -> dict[str, float]:
+    """Seconds the executors spent in tasks so far (run time and CPU time), from Spark's
+    own status store: the work more cores (a cluster) share, apart from the driver's."""
+    jvm = spark.sparkContext._jvm
+    stages = spark.sparkContext._jsc.sc().statusStore().stageList(
+        jvm.java.util.ArrayList(), False, False,
+        spark.sparkContext._gateway.new_array(jvm.double, 0), jvm.java.util.ArrayList())
+    run = cpu = 0.0
+    for i in range(stages.length()):
+        stage = stages.apply(i)
+        run += stage.executorRunTime() / 1000
+        cpu += stage.executorCpuTime() / 1e9
+    return {"run_s": run, "cpu_s": cpu}
 
 
 def visible_lsn(db: Any) -> int:
@@ -160,8 +185,36 @@ class Poller:
         self.thread.join()
 
 
+def batch_profile(db: Any, after_batch: int) -> dict[str, Any] | None:
+    """Where the micro-batches after ``after_batch`` spent their time: Spark's phases
+    (``durationMs``: listing the log, planning, the batch function, the checkpoint's
+    offset and commit logs) and, within the batch function, its Spark job and the
+    sink's Python."""
+    pipeline = getattr(db, "pipeline", None)
+    if pipeline is None:
+        return None
+    stream = next(iter(pipeline.streams.values()))
+    progress = [p for p in stream.query.recentProgress if p["batchId"] > after_batch]
+    own = [(total, job) for b, total, job in list(stream.recent) if b > after_batch]
+    if not progress:
+        return None
+
+    def mean(values: list[float]) -> float:
+        return round(sum(values) / len(values), 1) if values else 0.0
+
+    return {"batches": len(progress),
+            "batch_ms_median": percentile(sorted(p["batchDuration"] for p in progress), 50),
+            "phase_ms_mean": {k: mean([p["durationMs"].get(k, 0) for p in progress])
+                              for k in ("latestOffset", "getBatch", "walCommit", "queryPlanning",
+                                        "addBatch", "commitOffsets")},
+            "spark_job_ms_mean": mean([job * 1000 for _, job in own]),
+            "sink_python_ms_mean": mean([(total - job) * 1000 for total, job in own])}
+
+
 def rate_phase(db: Any, writer: Writer, rate: int, seconds: float, log: Callable[[str], None]) -> dict[str, Any]:
     first = db.lsn
+    pipeline = getattr(db, "pipeline", None)
+    first_batch = next(iter(pipeline.streams.values())).applied_batch if pipeline else 0
     poller = Poller(db, writer.committed)
     rows_before = writer.rows
     elapsed = writer.run(rate, seconds)
@@ -184,6 +237,7 @@ def rate_phase(db: Any, writer: Writer, rate: int, seconds: float, log: Callable
         "lag_max_s": round(lags[-1], 4) if lags else None,
         "sustained": bool(caught_up and achieved >= SUSTAIN_FRACTION * rate
                           and drain <= DRAIN_LIMIT_S),
+        "batch_profile": batch_profile(db, first_batch),
     }
     log(f"  {rate:>7,}/s offered: {achieved:,.0f}/s written, p50 {out['lag_p50_s']} s, "
         f"p95 {out['lag_p95_s']} s, drain {drain:.2f} s, sustained {out['sustained']}")
@@ -212,21 +266,24 @@ def backlog_phase(path: Path, system: str, rows: int, articles: int,
 
     db = rivulet.open(path)  # in process: the streams are not running
     zipf, rng = Zipf(articles, 1.08, 7), random.Random(7)
-    per_commit = 50_000
-    for _ in range(rows // per_commit):
-        db.table("votes").insert_many([(rng.randrange(1_000_000), a) for a in zipf.sample(per_commit)])
+    for _ in range(rows // BACKLOG_COMMIT):
+        db.table("votes").insert_many([(rng.randrange(1_000_000), a) for a in zipf.sample(BACKLOG_COMMIT)])
     target_lsn = db.lsn
     schemas = dict(db.catalog.tables)
     db.close()
-    # Segments of two commits (100,000 rows): files enough for every core to read some.
-    shipper = LogShipper(path / "rivulet.db", path / "stream" / "log", lambda: schemas, max_lsns=2)
+    # Shipments of BACKLOG_COMMITS_PER_FILE commits; a micro-batch reads at most
+    # BACKLOG_FILES_PER_BATCH of them (the source's maxFilesPerTrigger), so the backlog
+    # runs as several large batches, each with files (and row groups) for every core.
+    shipper = LogShipper(path / "rivulet.db", path / "stream" / "log", lambda: schemas,
+                         max_lsns=BACKLOG_COMMITS_PER_FILE)
     while shipper.ship_once():
         pass
     shipper.stop()
     opened = time.perf_counter()
-    db = open_db(path, system)
+    db = open_db(path, system, max_files=BACKLOG_FILES_PER_BATCH)
     stream = next(iter(db.pipeline.streams.values()))
     first_batch = stream.batches
+    executors_before = executor_totals(db.spark_session())
     db.settle(timeout=900)
     wall = time.perf_counter() - opened
     # Spark's numInputRows is not reliable with foreachBatch (it reads the metrics of a
@@ -236,17 +293,35 @@ def backlog_phase(path: Path, system: str, rows: int, articles: int,
     while (not stream.query.recentProgress or stream.query.recentProgress[-1]["batchId"]
            < stream.applied_batch) and time.monotonic() < deadline:
         time.sleep(0.05)
-    progress = list(stream.query.recentProgress)
-    spark_ms = sum(p["batchDuration"] for p in progress)
-    written = rows // per_commit * per_commit
+    executors = executor_totals(db.spark_session())
+    progress = [p for p in stream.query.recentProgress if p["numInputRows"] or p["batchId"] > 0]
+    spark_s = sum(p["batchDuration"] for p in progress) / 1000
+    # The driver's Python in the batches: the sink's own work (the batch function's
+    # time outside its one Spark job), which more cores do not share.
+    sink_python_s = stream.total_batch_seconds - stream.total_job_seconds
+    written = rows // BACKLOG_COMMIT * BACKLOG_COMMIT
+    executor_run = executors["run_s"] - executors_before["run_s"]
+    executor_cpu = executors["cpu_s"] - executors_before["cpu_s"]
     out = {"rows": written, "lsn": target_lsn, "batches": stream.batches - first_batch,
-           "spark_batch_s": round(spark_ms / 1000, 3), "wall_s_with_jvm": round(wall, 2),
-           "rows_per_s": round(written / (spark_ms / 1000)) if spark_ms else None,
+           "rows_per_batch": round(written / max(1, stream.batches - first_batch)),
+           "spark_batch_s": round(spark_s, 3), "wall_s_with_jvm": round(wall, 2),
+           "rows_per_s": round(written / spark_s) if spark_s else None,
+           "sink_python_s": round(sink_python_s, 3),
+           "rows_per_s_without_sink": (round(written / (spark_s - sink_python_s))
+                                       if spark_s > sink_python_s else None),
+           "executor_run_s": round(executor_run, 3), "executor_cpu_s": round(executor_cpu, 3),
+           "executor_parallelism": round(executor_run / spark_s, 2) if spark_s else None,
            "batch_durations_ms": [p["batchDuration"] for p in progress],
+           "phase_ms": {k: sum(p["durationMs"].get(k, 0) for p in progress)
+                        for k in ("latestOffset", "queryPlanning", "getBatch", "addBatch",
+                                  "walCommit", "commitOffsets")},
            "mismatches": check_counts(db, path, articles)}
     db.close()
     log(f"  backlog of {written:,} rows: {out['batches']} batch(es), "
-        f"{out['spark_batch_s']} s of Spark batches -> {fmt_num(out['rows_per_s'])} rows/s")
+        f"{out['spark_batch_s']} s of Spark batches -> {fmt_num(out['rows_per_s'])} rows/s "
+        f"({fmt_num(out['rows_per_s_without_sink'])} without the Python sink's "
+        f"{out['sink_python_s']} s); executors: {out['executor_run_s']} s run, "
+        f"{out['executor_cpu_s']} s CPU (x{out['executor_parallelism']} in parallel)")
     return out
 
 
@@ -263,9 +338,10 @@ def worker(system: str, config: dict[str, Any], out_file: Path) -> None:
         db.execute(f"CREATE VIEW VoteCount AS {VIEW}")
         log(f"{system}: ready after {time.perf_counter() - started:.1f} s")
         writer = Writer(db, config["articles"], seed=1)
-        log(f"{system}: warm-up (not measured)")  # a cold JVM's first batches compile code
-        rate_phase(db, writer, config["rates"][0] // 2, config["seconds"] / 2, log)
-        phases = []
+        phases: list[dict[str, Any]] = []
+        if config["rates"]:
+            log(f"{system}: warm-up (not measured)")  # a cold JVM's first batches compile code
+            rate_phase(db, writer, config["rates"][0] // 2, config["seconds"] / 2, log)
         for rate in config["rates"]:
             phases.append(rate_phase(db, writer, rate, config["seconds"], log))
             if not phases[-1]["sustained"]:

@@ -2,7 +2,7 @@
 
 Layout under the data directory (``<data>/stream/``)::
 
-    log/<first>-<last>/<table>.parquet   the write log as segments (log.py)
+    log/<table>/<first>-<last>.parquet   the write log as segments (log.py)
     views/<stream id>/checkpoint/        Spark's checkpoint of the view's query
     views/<stream id>/snapshot/          the base tables the stream started from
     sink.db                              each view's rows and last applied batch (sink.py)
@@ -39,6 +39,7 @@ import shutil
 import sqlite3
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +56,7 @@ from rivulet.schema import TableSchema
 from rivulet.spark.compile import name as column_name
 from rivulet.spark.snapshot import Snapshot, spark_schema, take_snapshot
 from rivulet.spark.streaming import plan as P
-from rivulet.spark.streaming.log import LogShipper, StreamingError, table_file_name, wait_until
+from rivulet.spark.streaming.log import LogShipper, StreamingError, wait_until
 from rivulet.spark.streaming.sink import SinkStore
 from rivulet.spark.values import rows_from_arrow, spark_type, to_kind
 from rivulet.state.reader import KeyedReader, RangeReader
@@ -71,12 +72,16 @@ MAX_RESTARTS = 2
 
 @dataclass(frozen=True)
 class StreamSettings:
-    """``trigger``: the micro-batch interval (Spark's processingTime); ``ship_interval``:
-    seconds between shipments of the write log; ``start_timeout``: how long creating a
-    view waits for its bootstrap batch (a cold JVM takes tens of seconds)."""
+    """``trigger``: the micro-batch interval (Spark's processingTime; None: the next batch
+    starts as soon as the last one ends and a new file is there); ``ship_interval``:
+    seconds between shipments of the write log; ``max_files_per_trigger``: most log
+    files (shipments) of a table one micro-batch reads (None: all there are), so a
+    backlog runs as several batches; ``start_timeout``: how long creating a view waits
+    for its bootstrap batch (a cold JVM takes tens of seconds)."""
 
-    trigger: str = "0.5 seconds"
+    trigger: str | None = "0.5 seconds"
     ship_interval: float = 0.2
+    max_files_per_trigger: int | None = None
     #: How long creating a view waits for its stream's first (bootstrap) batch.
     start_timeout: float = 300.0
 
@@ -125,6 +130,14 @@ class ViewStream:
         self.skipped_batches = 0
         self.last_input_rows = 0
         self.last_batch_seconds = 0.0
+        #: Seconds of the last batch's Spark job (reading, aggregating, state), within
+        #: ``last_batch_seconds`` (the whole foreachBatch call, the Python sink included).
+        self.last_job_seconds = 0.0
+        #: Totals of both over this process's batches (where a backlog's time went).
+        self.total_batch_seconds = 0.0
+        self.total_job_seconds = 0.0
+        #: (batch id, seconds of the batch function, of its Spark job) of recent batches.
+        self.recent: deque[tuple[int, float, float]] = deque(maxlen=200)
         self.rows_applied = 0
         self._load()
 
@@ -162,20 +175,23 @@ class ViewStream:
         else:
             frame = P.signed_rows(self.plan, tables)
             mode = "append"
-        self.query = (frame.writeStream.outputMode(mode)
-                      .queryName(f"rivulet_{self.pipeline.token}_{self.id.replace('-', '_')}")
-                      .foreachBatch(self._batch)
-                      .option("checkpointLocation", str(self.checkpoint))
-                      .trigger(processingTime=self.pipeline.settings.trigger)
-                      .start())
+        writer = (frame.writeStream.outputMode(mode)
+                  .queryName(f"rivulet_{self.pipeline.token}_{self.id.replace('-', '_')}")
+                  .foreachBatch(self._batch)
+                  .option("checkpointLocation", str(self.checkpoint)))
+        if self.pipeline.settings.trigger:
+            writer = writer.trigger(processingTime=self.pipeline.settings.trigger)
+        self.query = writer.start()
         self._await_sources()
 
     def _table_stream(self, spark: SparkSession, table: str, seed: dict[str, Any] | None) -> DataFrame:
         """A table's signed deltas: the log's segments after the snapshot, and (for a
         stream started from one) the snapshot's rows as +1 deltas at its LSN."""
         schema = self.pipeline.schemas()[table]
-        glob = f"{_glob_escape(str(self.pipeline.log_root))}/*/{table_file_name(table)}"
-        deltas = spark.readStream.schema(source_schema(schema)).parquet(glob)
+        reader = spark.readStream.schema(source_schema(schema))
+        if self.pipeline.settings.max_files_per_trigger:
+            reader = reader.option("maxFilesPerTrigger", self.pipeline.settings.max_files_per_trigger)
+        deltas = reader.parquet(str(self.pipeline.shipper.table_directory(table)))
         if seed is None:
             return deltas
         deltas = deltas.where(SF.col("lsn") > SF.lit(seed["lsn"]))
@@ -227,6 +243,9 @@ class ViewStream:
         self.batches += 1
         self.rows_applied += len(deltas)
         self.last_batch_seconds = time.monotonic() - started
+        self.total_batch_seconds += self.last_batch_seconds
+        self.total_job_seconds += self.last_job_seconds
+        self.recent.append((batch_id, self.last_batch_seconds, self.last_job_seconds))
         self.last_input_rows = self.pipeline.shipper.rows_between(
             max(previous, 0), lsn, {s.table.lower() for s in P.scans(self.plan)})
         self.pipeline.observe_visible(self, previous, lsn)
@@ -262,7 +281,7 @@ class ViewStream:
         aggregate = self.shape.aggregate
         assert aggregate is not None
         width, arity = len(aggregate.group_by), aggregate.arity
-        table = P.finished_aggregate(aggregate, df).toArrow()
+        table = self._collect(P.finished_aggregate(aggregate, df))
         kinds = [c.kind for c in aggregate.columns]
         final: dict[tuple, tuple[Row, ...]] = {}
         alive: dict[tuple, bool] = {}
@@ -295,7 +314,7 @@ class ViewStream:
     def _apply_rows(self, df: DataFrame, batch_id: int, lsn: int) -> list[tuple[Row, int]]:
         arity = self.plan.root.arity
         net: dict[Row, int] = {}
-        for row in rows_from_arrow(df.toArrow()):
+        for row in rows_from_arrow(self._collect(df)):
             converted = self._convert(row[:arity])
             net[converted] = net.get(converted, 0) + row[arity]
         net = {r: n for r, n in net.items() if n}
@@ -307,6 +326,13 @@ class ViewStream:
             else:
                 self.counts.pop(row, None)
         return list(net.items())
+
+    def _collect(self, df: DataFrame) -> Any:
+        """The batch's rows as an Arrow table: the one Spark job of a micro-batch."""
+        started = time.monotonic()
+        table = df.toArrow()
+        self.last_job_seconds = time.monotonic() - started
+        return table
 
     def _load(self) -> None:
         """The view's rows as the sink stored them (a restart), into the reader."""
@@ -341,6 +367,7 @@ class ViewStream:
             "skipped_batches": self.skipped_batches,
             "rows_applied": self.rows_applied,
             "sink_seconds": round(self.last_batch_seconds, 4),
+            "job_seconds": round(self.last_job_seconds, 4),
             "checkpoint": str(self.checkpoint),
             "visibility_lag": self.lag.snapshot().as_dict(),
         }
@@ -349,6 +376,7 @@ class ViewStream:
                                   if self.last_batch_seconds else 0)  # counts (see log.py)
         if last:
             out["batch_duration_ms"] = last.get("batchDuration")
+            out["duration_ms"] = dict(last.get("durationMs") or {})
         return out
 
 
@@ -571,7 +599,7 @@ def _source_position(directory: Path, offset: int) -> int | None:
     return newest
 
 
-_SEGMENT_PATH = re.compile(r"/stream/log/\d{12}-(\d{12})/[^/]+$")
+_SEGMENT_PATH = re.compile(r"/stream/log/[^/]+/\d{12}-(\d{12})\.parquet$")
 
 
 def _first_line(error: Any) -> str:
