@@ -72,15 +72,16 @@ MAX_RESTARTS = 2
 
 @dataclass(frozen=True)
 class StreamSettings:
-    """``trigger``: the micro-batch interval (Spark's processingTime; None: the next batch
-    starts as soon as the last one ends and a new file is there); ``ship_interval``:
+    """``trigger``: the micro-batch interval (Spark's processingTime: a batch that takes
+    longer is followed at once, so a short interval only bounds how often an idle query
+    lists the log; None: Spark's own poll every 10 ms); ``ship_interval``:
     seconds between shipments of the write log; ``max_files_per_trigger``: most log
     files (shipments) of a table one micro-batch reads (None: all there are), so a
     backlog runs as several batches; ``start_timeout``: how long creating a view waits
     for its bootstrap batch (a cold JVM takes tens of seconds)."""
 
-    trigger: str | None = "0.5 seconds"
-    ship_interval: float = 0.2
+    trigger: str | None = "0.1 seconds"
+    ship_interval: float = 0.1
     max_files_per_trigger: int | None = None
     #: How long creating a view waits for its stream's first (bootstrap) batch.
     start_timeout: float = 300.0
