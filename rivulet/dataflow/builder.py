@@ -31,6 +31,7 @@ from rivulet.dataflow.ops.union import Union
 from rivulet.plan import ir, keys
 from rivulet.plan.keys import Demand
 from rivulet.plan.prune import prune
+from rivulet.plan.pushdown import push_filters
 from rivulet.state.reader import KeyedReader, RangeReader
 
 Row = tuple
@@ -90,6 +91,7 @@ class Builder:
         self.ensure_index = ensure_index or (lambda table, columns: None)
 
     def build_view(self, plan: ir.ViewPlan) -> BuiltView:
+        plan = push_filters(plan)  # each condition as close to its tables as it can go
         plan = prune(plan)  # each table's rows narrowed to what the view reads, at the table
         build = _Build()
         demand = self.root_demand(plan)

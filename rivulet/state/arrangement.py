@@ -42,7 +42,8 @@ class Arrangement:
     an empty bucket. A full arrangement holds every key, and absent means empty.
     """
 
-    __slots__ = ("columns", "key_of", "index", "partial", "rows", "recent", "row_bytes")
+    __slots__ = ("columns", "key_of", "index", "partial", "rows", "recent", "row_bytes",
+                 "version")
 
     def __init__(self, columns: tuple[int, ...], *, partial: bool = False) -> None:
         self.columns = columns
@@ -52,8 +53,10 @@ class Arrangement:
         self.rows = 0  # distinct rows held, for byte accounting
         self.recent: set[Any] = set()  # keys read since the last eviction pass
         self.row_bytes = 0
+        self.version = 0  # bumped by every change, so views of the index know to recompute
 
     def apply(self, deltas: Iterable[Delta]) -> None:
+        self.version += 1
         index = self.index
         key_of = self.key_of
         partial = self.partial
@@ -93,6 +96,7 @@ class Arrangement:
     def fill(self, keys: Iterable[Any], deltas: Iterable[Delta], *, read: bool = True) -> None:
         """Fill the holes ``keys`` with an upquery's answer (rows of other keys are ignored).
         ``read=False`` for fills a write needed: they get no second chance from eviction."""
+        self.version += 1
         index = self.index
         fresh = {}
         for key in keys:
@@ -115,6 +119,7 @@ class Arrangement:
         """Turn ``keys`` back into holes; returns how many keys were held."""
         if not self.partial:
             return 0
+        self.version += 1
         index = self.index
         n = 0
         for key in keys:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, Operator
-from rivulet.state.arrangement import Arrangement, Delta, Row, consolidate
+from rivulet.state.arrangement import EMPTY, Arrangement, Delta, Row, consolidate
 
 
 class Project(Operator):
@@ -59,10 +59,10 @@ class ProjectedArrangement:
     def __init__(self, inner: Arrangement, fn: Callable[[Row], Row]) -> None:
         self.inner = inner
         self.fn = fn
-        self.index = _ProjectedIndex(inner.index, fn)
+        self.index = _ProjectedIndex(inner, fn)
 
     def get(self, key: Any) -> dict[Row, int]:
-        return _projected(self.inner.index.get(key), self.fn)
+        return self.index.get(key, EMPTY)
 
     def rows_of(self, keys: Iterable[Any]) -> list[Delta]:
         fn = self.fn
@@ -77,17 +77,37 @@ class ProjectedArrangement:
 
 
 class _ProjectedIndex:
-    """``key -> {projected row: multiplicity}`` over an index of whole rows."""
+    """``key -> {projected row: multiplicity}`` over an index of whole rows.
 
-    __slots__ = ("index", "fn")
+    A join probes the same popular keys of a rarely written table over and over (a
+    story's comments, for every read ribbon written), so projected buckets are kept until
+    the inner index changes at all (its ``version``), at most ``CACHED_KEYS`` of them:
+    a bounded CPU cache, not state (it is not counted, and a cleared one costs nothing
+    but the projections)."""
 
-    def __init__(self, index: dict[Any, dict[Row, int]], fn: Callable[[Row], Row]) -> None:
-        self.index = index
+    __slots__ = ("inner", "fn", "cache", "version")
+
+    CACHED_KEYS = 4096
+
+    def __init__(self, inner: Arrangement, fn: Callable[[Row], Row]) -> None:
+        self.inner = inner
         self.fn = fn
+        self.cache: dict[Any, dict[Row, int]] = {}
+        self.version = inner.version
 
     def get(self, key: Any, default: Any = None) -> dict[Row, int] | None:
-        rows = self.index.get(key)
-        return default if rows is None else _projected(rows, self.fn)
+        cache = self.cache
+        if self.version != self.inner.version or len(cache) >= self.CACHED_KEYS:
+            cache.clear()
+            self.version = self.inner.version
+        found = cache.get(key)
+        if found is not None:
+            return found
+        rows = self.inner.index.get(key)
+        if rows is None:
+            return default
+        found = cache[key] = _projected(rows, self.fn)
+        return found
 
 
 def _projected(rows: dict[Row, int] | None, fn: Callable[[Row], Row]) -> dict[Row, int]:
@@ -98,4 +118,6 @@ def _projected(rows: dict[Row, int] | None, fn: Callable[[Row], Row]) -> dict[Ro
     for row, n in (rows or {}).items():
         row = fn(row)
         out[row] = out.get(row, 0) + n
+    if rows and len(out) == len(rows):  # nothing merged, so nothing cancelled
+        return out
     return {row: n for row, n in out.items() if n}

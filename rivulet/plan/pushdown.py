@@ -1,0 +1,139 @@
+"""Predicate pushdown: each conjunct of a WHERE clause evaluated as low as its columns allow.
+
+The planner puts a query's WHERE clause in one filter above all of its joins. In a dataflow
+that is where it hurts most: every write to one side of a join is matched against the
+other side's rows, and all of the matches travel through the joins above before the
+filter drops them. In Lobsters' ``replying_comments`` a new read ribbon is joined with
+every comment of its story (dozens on a popular one), and each match was joined with the
+story and the parent comment before ``comments.created_at > read_ribbons.updated_at``
+dropped nearly all of them. Pushed down, that conjunct runs right after the first join,
+the conditions on one table run right above its scan, and the joins above see only rows
+that can reach the view.
+
+Rules (the classic ones, valid under SQL's three-valued logic because a filter keeps a
+row only when its predicate is TRUE, above or below):
+
+* a conjunct reading only one input of an inner join moves into that input;
+* under a LEFT join, only conjuncts on the preserved (left) side move down: a condition
+  on the right side above the join also removes padded rows, which below it would
+  instead produce them;
+* through a projection when every column the conjunct reads is a copied column;
+* adjacent filters merge; aggregates, DISTINCT, top-k and unions stop the descent.
+
+The pass is deterministic and leaves a plan without such filters unchanged, so equal
+sub-plans of different views stay equal and keep sharing operators.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rivulet.plan import ir
+
+
+def push_filters(plan: ir.ViewPlan) -> ir.ViewPlan:
+    """``plan`` with every filter's conjuncts moved as far down as they can go."""
+    root = _push(plan.root)
+    return plan if root is plan.root else replace(plan, root=root)
+
+
+def _push(node: ir.Node) -> ir.Node:
+    if isinstance(node, ir.Filter):
+        return _sink(_push(node.input), conjuncts(node.predicate))
+    return _with_inputs(node, [_push(child) for child in _inputs(node)])
+
+
+def _sink(node: ir.Node, preds: list[ir.Expr]) -> ir.Node:
+    """A node equal to ``node`` filtered by all of ``preds``, with each applied as low as
+    it can be."""
+    if not preds:
+        return node
+    if isinstance(node, ir.Filter):
+        return _sink(node.input, conjuncts(node.predicate) + preds)
+    if isinstance(node, ir.Join):
+        return _into_join(node, preds)
+    if isinstance(node, ir.Project):
+        return _through_project(node, preds)
+    return _filter(node, preds)
+
+
+def _into_join(node: ir.Join, preds: list[ir.Expr]) -> ir.Node:
+    width = node.left.arity
+    left: list[ir.Expr] = []
+    right: list[ir.Expr] = []
+    stay: list[ir.Expr] = []
+    for pred in preds:
+        used = ir.columns_used(pred)
+        if used and max(used) < width:
+            left.append(pred)
+        elif used and min(used) >= width and node.kind == "inner":
+            right.append(_remap(pred, {c: c - width for c in used}))
+        else:
+            stay.append(pred)
+    if not left and not right:
+        return _filter(node, preds)
+    joined = replace(node, left=_sink(node.left, left), right=_sink(node.right, right))
+    return _filter(joined, stay)
+
+
+def _through_project(node: ir.Project, preds: list[ir.Expr]) -> ir.Node:
+    down: list[ir.Expr] = []
+    stay: list[ir.Expr] = []
+    for pred in preds:
+        used = ir.columns_used(pred)
+        sources = {c: node.exprs[c] for c in used}
+        if all(isinstance(e, ir.Col) for e in sources.values()):
+            down.append(_remap(pred, {c: e.index for c, e in sources.items()}))  # type: ignore[attr-defined]
+        else:
+            stay.append(pred)
+    if not down:
+        return _filter(node, preds)
+    return _filter(replace(node, input=_sink(node.input, down)), stay)
+
+
+def _filter(node: ir.Node, preds: list[ir.Expr]) -> ir.Node:
+    if not preds:
+        return node
+    predicate = preds[0]
+    for pred in preds[1:]:
+        predicate = ir.Call("and_", (predicate, pred))
+    return ir.Filter(node, predicate, node.columns)
+
+
+def conjuncts(expr: ir.Expr) -> list[ir.Expr]:
+    """``a AND b AND c`` as ``[a, b, c]``."""
+    if isinstance(expr, ir.Call) and expr.fn == "and_":
+        return [part for arg in expr.args for part in conjuncts(arg)]
+    return [expr]
+
+
+def _remap(expr: ir.Expr, mapping: dict[int, int]) -> ir.Expr:
+    """``expr`` reading column ``mapping[c]`` wherever it read ``c``."""
+    if isinstance(expr, ir.Col):
+        return ir.Col(mapping[expr.index], expr.name)
+    if isinstance(expr, ir.Call):
+        return replace(expr, args=tuple(_remap(a, mapping) for a in expr.args))
+    if isinstance(expr, ir.Case):
+        whens = tuple((_remap(c, mapping), _remap(v, mapping)) for c, v in expr.whens)
+        default = None if expr.default is None else _remap(expr.default, mapping)
+        return replace(expr, whens=whens, default=default)
+    return expr
+
+
+def _inputs(node: ir.Node) -> list[ir.Node]:
+    if isinstance(node, ir.Join):
+        return [node.left, node.right]
+    if isinstance(node, ir.Union):
+        return list(node.branches)
+    child = getattr(node, "input", None)
+    return [child] if child is not None else []
+
+
+def _with_inputs(node: ir.Node, inputs: list[ir.Node]) -> ir.Node:
+    if all(new is old for new, old in zip(inputs, _inputs(node))):
+        return node
+    if isinstance(node, ir.Join):
+        return replace(node, left=inputs[0], right=inputs[1])
+    if isinstance(node, ir.Union):
+        return replace(node, branches=tuple(inputs))
+    return replace(node, input=inputs[0])
