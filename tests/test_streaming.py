@@ -195,6 +195,49 @@ def test_bulk_import_stops_the_pipeline_with_a_clear_error(spark: Any, tmp_path:
             db.settle(timeout=SETTLE)
 
 
+def test_shipment_cut_short_is_finished_before_the_next(tmp_path: Path) -> None:
+    """A crash between the renames of one shipment's files: the next shipper writes the
+    missing tables' files for exactly that LSN range, then ships on from its end; every
+    LSN is in exactly one file per table (no Spark needed)."""
+    import pyarrow.parquet as pq
+
+    from rivulet.spark.streaming.log import LogShipper, segments
+
+    with rivulet.open(tmp_path / "db") as db:
+        db.execute_script(SCHEMA)
+        first_lsn = db.lsn
+        for i in range(6):
+            db.execute("INSERT INTO votes VALUES (?, ?, ?, ?)", (i, i, i % 3, 1))
+        db.execute("INSERT INTO articles VALUES (1, 'a', 0)")
+        schemas = dict(db.catalog.tables)
+    root = tmp_path / "log"
+    shipper = LogShipper(tmp_path / "db" / "rivulet.db", root, lambda: schemas, max_lsns=3)
+    while shipper.ship_once():
+        pass
+    newest = segments(root / "articles")[-1]
+    newest.path.unlink()  # the crash: votes' file of the last shipment was renamed, articles' not
+    with rivulet.open(tmp_path / "db") as db:
+        db.execute("INSERT INTO articles VALUES (2, 'b', 1)")
+        last = db.lsn
+    shipper = LogShipper(tmp_path / "db" / "rivulet.db", root, lambda: schemas, max_lsns=3)
+    assert shipper.shipped == newest.last
+    while shipper.ship_once():
+        pass
+    assert shipper.shipped == last
+    for table in ("votes", "articles"):
+        found = segments(root / table)
+        ranges = [(s.first, s.last) for s in found]
+        assert all(b + 1 == c for (_, b), (c, _) in zip(ranges, ranges[1:])), ranges
+        assert ranges[-1][1] == last and (newest.first, newest.last) in ranges
+        lsns = [lsn for s in found for lsn in pq.read_table(s.path).column("lsn").to_pylist()]
+        assert len(lsns) == len(set(lsns))  # no LSN's rows twice
+    votes = [lsn for s in segments(root / "votes")
+             for lsn in pq.read_table(s.path).column("lsn").to_pylist()]
+    assert sorted(votes) == list(range(first_lsn + 1, first_lsn + 7))
+    times = [s.path.stat().st_mtime_ns for s in segments(root / "votes")]
+    assert times == sorted(set(times))  # Spark's file source orders new files by them
+
+
 # --------------------------------------------------------------------------- live changes
 
 
