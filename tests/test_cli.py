@@ -44,10 +44,11 @@ def test_explain_shows_shared_nodes(tmp_path: Path) -> None:
         db.execute_script(news_program())
         text = explain(db, "FrontPage")
     assert text.startswith("view FrontPage")
-    assert "⟕" in text  # the stories-votes left join, shared with StoriesWithVC
+    assert "⟕" in text  # stories LEFT JOIN the per-story vote counts
     assert "shared by" in text
-    join = next(line for line in text.splitlines() if "⟕" in line)
-    assert "views: FrontPage, StoriesWithVC, StoryVotes)" in join, join  # which views share it
+    # the vote counts (eager aggregation, rivulet/plan/eager.py) serve four views
+    counts = next(line for line in text.splitlines() if "γ" in line)
+    assert "views: FrontPage, Karma, StoriesWithVC, StoryVotes)" in counts, counts
 
 
 def test_errors_are_reported_not_raised(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
