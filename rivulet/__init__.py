@@ -65,6 +65,7 @@ def open(  # noqa: A001
     durability: str = "normal",
     memory_limit: int | str | None = None,
     eviction: str = "lru",
+    join_caches: str = "lean",
     partial: bool = True,
     upquery_timeout: float = 30.0,
     tune_gc: bool = True,
@@ -89,6 +90,13 @@ def open(  # noqa: A001
     waits at most ``upquery_timeout`` seconds for the dataflow. ``limits`` bounds what one
     request may ask (statement length, rows per write, rows per answer to a server client,
     number of views: :class:`rivulet.limits.Limits`).
+
+    A join looks up its other side in an index over that side's output. Where that side
+    answers such a lookup by itself (a base table from storage's index, a full aggregate
+    from its groups), ``join_caches="lean"`` (the default) keeps in the index only the keys
+    writes probed: what a read's upquery filled is held by the reader, and a second copy
+    would cost memory. ``"kept"`` keeps those too (evicted like any partial state under
+    ``memory_limit``): repeated misses and writes then skip storage, for more memory.
 
     ``tune_gc`` raises CPython's garbage-collection thresholds process-wide (see
     :func:`rivulet.database.tune_garbage_collector`).
@@ -115,7 +123,7 @@ def open(  # noqa: A001
         from rivulet.spark.streaming import StreamingDatabase
 
         return StreamingDatabase(path, durability=durability, memory_limit=memory_limit,
-                                 eviction=eviction, partial=partial,
+                                 eviction=eviction, join_caches=join_caches, partial=partial,
                                  upquery_timeout=upquery_timeout, tune_gc=tune_gc, spark=spark,
                                  reuse=reuse, limits=limits, **streaming)
     if pipeline != "inprocess" or streaming:
@@ -123,7 +131,7 @@ def open(  # noqa: A001
                          if pipeline != "inprocess" else
                          f"unexpected options {sorted(streaming)} (only with pipeline='spark')")
     return Database(path, durability=durability, memory_limit=memory_limit, eviction=eviction,
-                    partial=partial, upquery_timeout=upquery_timeout, tune_gc=tune_gc,
+                    join_caches=join_caches, partial=partial, upquery_timeout=upquery_timeout, tune_gc=tune_gc,
                     spark_bootstrap_rows=spark_bootstrap_rows, spark=spark, prewarm=prewarm,
                     reuse=reuse, background_migration=background_migration, limits=limits)
 

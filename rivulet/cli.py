@@ -38,6 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--no-http", action="store_true", help="do not serve the HTTP API")
     serve.add_argument("--memory-limit", default=None,
                        help="bound on in-memory state, e.g. 256MB (default: none)")
+    serve.add_argument("--join-caches", choices=("lean", "kept"), default="lean",
+                       help="keep what reads fill in join indexes over base tables and full "
+                            "aggregates (kept: faster misses, more memory; default: lean)")
     serve.add_argument("--no-demo", action="store_true",
                        help="start empty: no news example program or sample data")
     serve.add_argument("--tls-cert", default=None,
@@ -189,10 +192,11 @@ def _open_for_serving(path: Path, args: argparse.Namespace) -> Database:
         from rivulet.spark.session import SparkConfig
 
         return rivulet.open(path, memory_limit=args.memory_limit, pipeline="spark",
+                            join_caches=args.join_caches,
                             spark=SparkConfig(master=args.spark_master), limits=limits,
                             upquery_timeout=args.upquery_timeout)
     return rivulet.open(path, memory_limit=args.memory_limit, limits=limits,
-                        upquery_timeout=args.upquery_timeout)
+                        join_caches=args.join_caches, upquery_timeout=args.upquery_timeout)
 
 
 def _start_http(db: Database, host: str, port: int, users: Any, args: argparse.Namespace) -> Any:

@@ -95,6 +95,7 @@ class Database:
         partial: bool = True,
         memory_limit: int | str | None = None,
         eviction: str = "lru",
+        join_caches: str = "lean",
         upquery_timeout: float = 30.0,
         spark_bootstrap_rows: int | None = 1_000_000,
         spark: SparkConfig | None = None,
@@ -108,7 +109,8 @@ class Database:
         self.path = Path(path)
         self.upquery_timeout = upquery_timeout
         self.limits = limits if limits is not None else Limits()
-        self.graph = Graph(partial=partial, memory_limit=parse_size(memory_limit), eviction=eviction)
+        self.graph = Graph(partial=partial, memory_limit=parse_size(memory_limit), eviction=eviction,
+                           join_caches=join_caches)
         try:
             self.storage = SqliteStorage(self.path, durability=durability)
         except sqlite3.DatabaseError as exc:

@@ -351,3 +351,38 @@ def test_read_upqueries_keep_no_second_copy_of_rows() -> None:
             _check_comments(pair, story)
         for user in (1, 2, 3):
             pair.check_view("Karma", (user,))
+
+
+def test_kept_join_caches_hold_what_reads_filled_and_stay_right() -> None:
+    """``join_caches="kept"``: the same reads leave their base-table keys in the join
+    indexes (a repeated miss skips storage), and every answer is the same as SQLite's
+    through writes and evictions."""
+    with PartialPair(join_caches="kept") as pair:
+        for statement in NEWS.read_text().split(";"):
+            text = "\n".join(l for l in statement.splitlines() if not l.lstrip().startswith("--"))
+            if text.strip():
+                pair.execute(text.strip())
+        pair.execute("INSERT INTO users VALUES (1, 'ann'), (2, 'bob')")
+        pair.execute("INSERT INTO stories VALUES (1, 1, 'a', NULL, '2020-01-01 00:00:00'), "
+                     "(2, 2, 'b', 'u', '2020-01-02 00:00:00')")
+        pair.execute("INSERT INTO votes VALUES (1, 1), (2, 1), (2, 2)")
+        pair.execute("INSERT INTO comments VALUES (1, 1, 2, 'hi', '2020-01-03 00:00:00')")
+        pair.settle()
+        pair.db.evict()
+        for story in (1, 2, 3):
+            _check_comments(pair, story)
+        for user in (1, 2, 3):
+            pair.check_view("Karma", (user,))
+        assert _cached_keys(pair.db, "B") > 0
+        pair.execute("INSERT INTO comments VALUES (2, 1, 1, 'yo', '2020-01-04 00:00:00')")
+        pair.execute("DELETE FROM votes WHERE user_id = 2")
+        pair.settle()
+        for story in (1, 2, 3):
+            _check_comments(pair, story)
+        for user in (1, 2, 3):
+            pair.check_view("Karma", (user,))
+
+
+def test_an_unknown_join_cache_policy_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="join_caches must be one of"):
+        rivulet.open(tmp_path, join_caches="huge")

@@ -72,13 +72,19 @@ class GraphNode:
 
 
 EVICTION_POLICIES = ("lru", "random")
+JOIN_CACHE_POLICIES = ("lean", "kept")
 
 
 class Graph:
     def __init__(self, *, partial: bool = True, memory_limit: int | None = None,
-                 eviction: str = "lru") -> None:
+                 eviction: str = "lru", join_caches: str = "lean") -> None:
         if eviction not in EVICTION_POLICIES:
             raise ValueError(f"eviction must be one of {EVICTION_POLICIES}, got {eviction!r}")
+        if join_caches not in JOIN_CACHE_POLICIES:
+            raise ValueError(f"join_caches must be one of {JOIN_CACHE_POLICIES}, got {join_caches!r}")
+        #: "lean": join indexes over state that answers by itself keep only what writes
+        #: probed (see ``upquery``); "kept": also what reads filled, until evicted.
+        self.join_caches = join_caches
         self.nodes: dict[NodeId, GraphNode] = {}
         #: Table (lower-cased) -> the base node of its newest version, where writes enter.
         self.bases: dict[str, NodeId] = {}
@@ -237,7 +243,8 @@ class Graph:
         table, from storage's index; a full aggregate or top-k, from its groups) are not
         kept filled after the outermost upquery: the state it fills (a reader, a partial
         operator) holds the answer, and a second copy of those rows would be held for no
-        read. A write that later probes such a key fills it again (and keeps it)."""
+        read. A write that later probes such a key fills it again (and keeps it). With
+        ``join_caches="kept"`` they are kept, trading that memory for fewer lookups."""
         transient = self._transient
         outer = getattr(transient, "fills", None) is None
         if outer:
@@ -265,7 +272,8 @@ class Graph:
             fault_point("upquery")
             arrangement.fill(missing, answer, read=read)
             fills = getattr(self._transient, "fills", None)
-            if read and fills is not None and _answers_itself(self.nodes[node].op):
+            if (read and fills is not None and self.join_caches == "lean"
+                    and _answers_itself(self.nodes[node].op)):
                 fills.append((arrangement, missing))
 
     def _answer(self, node: NodeId, columns: Columns, keys: list[Any]) -> Batch:
