@@ -311,21 +311,26 @@ def _check_comments(pair: Pair, story: int) -> None:
     assert got == [tuple(r) for r in want]
 
 
+def _news_with_rows(pair: Pair) -> None:
+    """The news program, two users, two stories, three votes and a comment, settled."""
+    for statement in NEWS.read_text().split(";"):
+        text = "\n".join(l for l in statement.splitlines() if not l.lstrip().startswith("--"))
+        if text.strip():
+            pair.execute(text.strip())
+    pair.execute("INSERT INTO users VALUES (1, 'ann'), (2, 'bob')")
+    pair.execute("INSERT INTO stories VALUES (1, 1, 'a', NULL, '2020-01-01 00:00:00'), "
+                 "(2, 2, 'b', 'u', '2020-01-02 00:00:00')")
+    pair.execute("INSERT INTO votes VALUES (1, 1), (2, 1), (2, 2)")
+    pair.execute("INSERT INTO comments VALUES (1, 1, 2, 'hi', '2020-01-03 00:00:00')")
+    pair.settle()
+
+
 def test_read_upqueries_keep_no_second_copy_of_rows() -> None:
     """A read that misses fills the reader; the join indexes it went through over a base
     table (answered from storage) or a full aggregate (answered from its groups) are not
     kept filled. Writes after it still reach the reader (they fill what they probe)."""
     with PartialPair() as pair:
-        for statement in NEWS.read_text().split(";"):
-            text = "\n".join(l for l in statement.splitlines() if not l.lstrip().startswith("--"))
-            if text.strip():
-                pair.execute(text.strip())
-        pair.execute("INSERT INTO users VALUES (1, 'ann'), (2, 'bob')")
-        pair.execute("INSERT INTO stories VALUES (1, 1, 'a', NULL, '2020-01-01 00:00:00'), "
-                     "(2, 2, 'b', 'u', '2020-01-02 00:00:00')")
-        pair.execute("INSERT INTO votes VALUES (1, 1), (2, 1), (2, 2)")
-        pair.execute("INSERT INTO comments VALUES (1, 1, 2, 'hi', '2020-01-03 00:00:00')")
-        pair.settle()
+        _news_with_rows(pair)
         written = _cached_keys(pair.db, "B")  # what the writes' joins probed, kept
         for story in (1, 2, 3):
             pair.check_view("StoriesWithVC", (story,))
@@ -358,16 +363,7 @@ def test_kept_join_caches_hold_what_reads_filled_and_stay_right() -> None:
     indexes (a repeated miss skips storage), and every answer is the same as SQLite's
     through writes and evictions."""
     with PartialPair(join_caches="kept") as pair:
-        for statement in NEWS.read_text().split(";"):
-            text = "\n".join(l for l in statement.splitlines() if not l.lstrip().startswith("--"))
-            if text.strip():
-                pair.execute(text.strip())
-        pair.execute("INSERT INTO users VALUES (1, 'ann'), (2, 'bob')")
-        pair.execute("INSERT INTO stories VALUES (1, 1, 'a', NULL, '2020-01-01 00:00:00'), "
-                     "(2, 2, 'b', 'u', '2020-01-02 00:00:00')")
-        pair.execute("INSERT INTO votes VALUES (1, 1), (2, 1), (2, 2)")
-        pair.execute("INSERT INTO comments VALUES (1, 1, 2, 'hi', '2020-01-03 00:00:00')")
-        pair.settle()
+        _news_with_rows(pair)
         pair.db.evict()
         for story in (1, 2, 3):
             _check_comments(pair, story)

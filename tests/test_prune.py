@@ -133,7 +133,7 @@ def test_an_update_of_a_column_no_view_reads_stops_at_the_projection(tmp_path: P
         pair.settle()
         for name, params in (("counts", [1]), ("by_author", [7]), ("hot", [7]), ("linked", [7])):
             pair.check_view(name, params)
-        calls = _count_join_inputs(pair.db)
+        calls = count_join_inputs(pair.db)
         pair.execute("UPDATE stories SET url = 'x' WHERE id = 1")  # only `linked` reads url
         pair.settle()
         assert sum(calls.values()) == 0
@@ -171,7 +171,8 @@ def test_dropping_a_column_no_view_reads_keeps_joins_right(tmp_path: Path) -> No
         pair.db.close()
 
 
-def _count_join_inputs(db: rivulet.Database) -> dict[int, int]:
+def count_join_inputs(db: rivulet.Database) -> dict[int, int]:
+    """Join node -> how many times its ``on_input`` runs from now on."""
     calls: dict[int, int] = {}
     for node_id, node in db.graph.nodes.items():
         if isinstance(node.op, Join):

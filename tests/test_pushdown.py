@@ -11,14 +11,13 @@ across both sides, and conditions on computed columns.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import Pair
+from test_prune import count_join_inputs
 
 import rivulet
-from rivulet.dataflow.ops.join import Join
 from rivulet.plan import ir
 from rivulet.plan.pushdown import conjuncts, push_filters
 
@@ -120,7 +119,7 @@ def test_a_write_that_fails_a_pushed_condition_stops_at_the_first_join(tmp_path:
         pair.insert_many("comments", [(i, 1, 8, None, i) for i in range(1, 30)])
         pair.settle()
         pair.check_view("replies", [7])
-        calls = _count_join_inputs(pair.db)
+        calls = count_join_inputs(pair.db)
         pair.execute("INSERT INTO ribbons (user_id, story_id, at) VALUES (7, 1, 100)")
         pair.settle()
         # the ribbon-comment join of `replies` (and of `reply_counts`, if not shared), and
@@ -144,21 +143,6 @@ def _open_pair(tmp: Path | None = None) -> Pair:
     for name, sql in VIEWS.items():
         pair.create_view(name, sql)
     return pair
-
-
-def _count_join_inputs(db: rivulet.Database) -> dict[int, int]:
-    calls: dict[int, int] = {}
-    for node_id, node in db.graph.nodes.items():
-        if isinstance(node.op, Join):
-            calls[node_id] = 0
-            original = node.op.on_input
-
-            def counted(inputs: Any, original: Any = original, node_id: int = node_id) -> Any:
-                calls[node_id] += 1
-                return original(inputs)
-
-            node.op.on_input = counted  # type: ignore[method-assign]
-    return calls
 
 
 _users = st.integers(1, 4)
