@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rivulet.plan import ir
+from rivulet.plan.prune import remap
 
 
 def push_filters(plan: ir.ViewPlan) -> ir.ViewPlan:
@@ -67,7 +68,7 @@ def _into_join(node: ir.Join, preds: list[ir.Expr]) -> ir.Node:
         if used and max(used) < width:
             left.append(pred)
         elif used and min(used) >= width and node.kind == "inner":
-            right.append(_remap(pred, {c: c - width for c in used}))
+            right.append(remap(pred, {c: c - width for c in used}))
         else:
             stay.append(pred)
     if not left and not right:
@@ -83,7 +84,7 @@ def _through_project(node: ir.Project, preds: list[ir.Expr]) -> ir.Node:
         used = ir.columns_used(pred)
         sources = {c: node.exprs[c] for c in used}
         if all(isinstance(e, ir.Col) for e in sources.values()):
-            down.append(_remap(pred, {c: e.index for c, e in sources.items()}))  # type: ignore[attr-defined]
+            down.append(remap(pred, {c: e.index for c, e in sources.items()}))  # type: ignore[attr-defined]
         else:
             stay.append(pred)
     if not down:
@@ -105,19 +106,6 @@ def conjuncts(expr: ir.Expr) -> list[ir.Expr]:
     if isinstance(expr, ir.Call) and expr.fn == "and_":
         return [part for arg in expr.args for part in conjuncts(arg)]
     return [expr]
-
-
-def _remap(expr: ir.Expr, mapping: dict[int, int]) -> ir.Expr:
-    """``expr`` reading column ``mapping[c]`` wherever it read ``c``."""
-    if isinstance(expr, ir.Col):
-        return ir.Col(mapping[expr.index], expr.name)
-    if isinstance(expr, ir.Call):
-        return replace(expr, args=tuple(_remap(a, mapping) for a in expr.args))
-    if isinstance(expr, ir.Case):
-        whens = tuple((_remap(c, mapping), _remap(v, mapping)) for c, v in expr.whens)
-        default = None if expr.default is None else _remap(expr.default, mapping)
-        return replace(expr, whens=whens, default=default)
-    return expr
 
 
 def _inputs(node: ir.Node) -> list[ir.Node]:
