@@ -289,6 +289,20 @@ def generator(t: Target, w: Workload, seed: int, threads: int, start_at: float, 
     })
 
 
+def quiesce(pids: Sequence[int], idle_cores: float = 0.05, timeout: float = 60.0) -> float:
+    """Wait until every server is idle (under ``idle_cores`` over half a second); the
+    seconds waited. MariaDB finishes the natural phase's queued 200-500 ms statements
+    after its clients have gone: measured right after it, the next system ran on a machine
+    still busy with them (its rounds after the first were ~25% slower, the clients' too)."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout:
+        before = [process_cpu(pid) for pid in pids]
+        time.sleep(0.5)
+        if all(process_cpu(pid) - cpu < idle_cores * 0.5 for pid, cpu in zip(pids, before)):
+            break
+    return time.perf_counter() - start
+
+
 def run_phase(t: Target, server_pid: int, w: Workload, args: argparse.Namespace, ctx: Any,
               seed: int) -> dict[str, Any]:
     out = ctx.Queue()
@@ -419,7 +433,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         (Target("mariadb_natural", mariadb.port, "nat", NATURAL_READ, False), mariadb.pid)]
         for rnd in range(args.repeat):
             for t, pid in targets:
+                waited = quiesce(sorted({p for _, p in targets}))
                 r = run_phase(t, pid, w, args, ctx, seed=rnd * 10 + len(phases.get(t.name, [])) + 1)
+                r["quiesce_s"] = round(waited, 1)
                 phases.setdefault(t.name, []).append(r)
                 log(f"[{t.name}] round {rnd + 1}: {fmt_num(r['ops_per_s'])} ops/s "
                     f"(p50 {r['latency_us']['p50_us'] / 1000:.2f} ms, p95 "
