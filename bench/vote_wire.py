@@ -291,9 +291,10 @@ def generator(t: Target, w: Workload, seed: int, threads: int, start_at: float, 
 
 def quiesce(pids: Sequence[int], idle_cores: float = 0.05, timeout: float = 60.0) -> float:
     """Wait until every server is idle (under ``idle_cores`` over half a second); the
-    seconds waited. MariaDB finishes the natural phase's queued 200-500 ms statements
-    after its clients have gone: measured right after it, the next system ran on a machine
-    still busy with them (its rounds after the first were ~25% slower, the clients' too)."""
+    seconds waited. MariaDB may still be running the natural phase's 200-500 ms statements
+    after its clients have gone, and no phase should measure another system's leftover
+    work. (It was not why rounds after the first run ~10% slower for every system and its
+    clients alike; that cause is unknown.)"""
     start = time.perf_counter()
     while time.perf_counter() - start < timeout:
         before = [process_cpu(pid) for pid in pids]
