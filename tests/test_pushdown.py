@@ -19,7 +19,8 @@ from test_prune import count_join_inputs
 
 import rivulet
 from rivulet.plan import ir
-from rivulet.plan.pushdown import conjuncts, push_filters
+from rivulet.plan.ir import conjuncts
+from rivulet.plan.pushdown import push_filters
 
 SCHEMA = [
     "CREATE TABLE stories (id INT PRIMARY KEY, author INT NOT NULL, hidden INT NOT NULL)",

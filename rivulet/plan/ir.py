@@ -107,6 +107,21 @@ def columns_used(expr: Expr) -> set[int]:
     return out
 
 
+def and_all(exprs: list[Expr]) -> Expr:
+    """``a AND b AND ...`` of one or more predicates."""
+    out = exprs[0]
+    for e in exprs[1:]:
+        out = Call("and_", (out, e))
+    return out
+
+
+def conjuncts(expr: Expr) -> list[Expr]:
+    """``a AND b AND c`` as ``[a, b, c]``."""
+    if isinstance(expr, Call) and expr.fn == "and_":
+        return [part for arg in expr.args for part in conjuncts(arg)]
+    return [expr]
+
+
 # --------------------------------------------------------------------------- aggregates
 
 AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")

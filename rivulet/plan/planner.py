@@ -253,7 +253,7 @@ class Planner:
         node, scope = self._plan_from(select)
         plain, params = extract_parameters(select.args.get("where"), scope)
         if plain:
-            predicate = _and_all([translate(c, scope) for c in plain])
+            predicate = ir.and_all([translate(c, scope) for c in plain])
             node = ir.Filter(node, predicate, node.columns)
 
         grouped = bool(select.args.get("group")) or _has_aggregate(select)
@@ -413,7 +413,7 @@ class Planner:
                 right_keys.append(pair[1] - left.arity)
         if not left_keys:
             raise unsupported(join, "JOIN without an equality between its two sides")
-        residual = _and_all(rest) if rest else None
+        residual = ir.and_all(rest) if rest else None
         if side == "LEFT":
             return ir.Join(left, right, "left", tuple(left_keys), tuple(right_keys), residual, columns)
         node = _inner_join(left, right, tuple(left_keys), tuple(right_keys), columns)
@@ -757,13 +757,6 @@ def _inside_aggregate(node: exp.Expr) -> bool:
             return True
         parent = parent.parent
     return False
-
-
-def _and_all(exprs: list[ir.Expr]) -> ir.Expr:
-    out = exprs[0]
-    for e in exprs[1:]:
-        out = ir.Call("and_", (out, e))
-    return out
 
 
 def _equi_pair(node: exp.Expr, scope: FromScope, split: int) -> tuple[int, int] | None:

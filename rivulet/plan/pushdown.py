@@ -40,8 +40,8 @@ def push_filters(plan: ir.ViewPlan) -> ir.ViewPlan:
 
 def _push(node: ir.Node) -> ir.Node:
     if isinstance(node, ir.Filter):
-        return _sink(_push(node.input), conjuncts(node.predicate))
-    return _with_inputs(node, [_push(child) for child in _inputs(node)])
+        return _sink(_push(node.input), ir.conjuncts(node.predicate))
+    return _with_inputs(node, [_push(child) for child in node.inputs()])
 
 
 def _sink(node: ir.Node, preds: list[ir.Expr]) -> ir.Node:
@@ -50,7 +50,7 @@ def _sink(node: ir.Node, preds: list[ir.Expr]) -> ir.Node:
     if not preds:
         return node
     if isinstance(node, ir.Filter):
-        return _sink(node.input, conjuncts(node.predicate) + preds)
+        return _sink(node.input, ir.conjuncts(node.predicate) + preds)
     if isinstance(node, ir.Join):
         return _into_join(node, preds)
     if isinstance(node, ir.Project):
@@ -93,32 +93,11 @@ def _through_project(node: ir.Project, preds: list[ir.Expr]) -> ir.Node:
 
 
 def _filter(node: ir.Node, preds: list[ir.Expr]) -> ir.Node:
-    if not preds:
-        return node
-    predicate = preds[0]
-    for pred in preds[1:]:
-        predicate = ir.Call("and_", (predicate, pred))
-    return ir.Filter(node, predicate, node.columns)
-
-
-def conjuncts(expr: ir.Expr) -> list[ir.Expr]:
-    """``a AND b AND c`` as ``[a, b, c]``."""
-    if isinstance(expr, ir.Call) and expr.fn == "and_":
-        return [part for arg in expr.args for part in conjuncts(arg)]
-    return [expr]
-
-
-def _inputs(node: ir.Node) -> list[ir.Node]:
-    if isinstance(node, ir.Join):
-        return [node.left, node.right]
-    if isinstance(node, ir.Union):
-        return list(node.branches)
-    child = getattr(node, "input", None)
-    return [child] if child is not None else []
+    return ir.Filter(node, ir.and_all(preds), node.columns) if preds else node
 
 
 def _with_inputs(node: ir.Node, inputs: list[ir.Node]) -> ir.Node:
-    if all(new is old for new, old in zip(inputs, _inputs(node))):
+    if all(new is old for new, old in zip(inputs, node.inputs())):
         return node
     if isinstance(node, ir.Join):
         return replace(node, left=inputs[0], right=inputs[1])
