@@ -241,14 +241,4 @@ def _column_of(e: ir.Expr, node: ir.Node) -> ir.ColumnInfo:
 
 def substitute(expr: ir.Expr, exprs: tuple[ir.Expr, ...]) -> ir.Expr:
     """``expr`` over a projection's input: each ``Col(i)`` replaced by ``exprs[i]``."""
-    if isinstance(expr, ir.Col):
-        return exprs[expr.index]
-    if isinstance(expr, ir.Call):
-        return ir.Call(expr.fn, tuple(substitute(a, exprs) for a in expr.args))
-    if isinstance(expr, ir.Case):
-        whens = tuple((substitute(c, exprs), substitute(v, exprs)) for c, v in expr.whens)
-        default = substitute(expr.default, exprs) if expr.default is not None else None
-        return ir.Case(whens, default)
-    if expr.children():
-        raise TypeError(f"eager aggregation does not know {type(expr).__name__}")
-    return expr
+    return ir.replace_columns(expr, lambda c: exprs[c.index])

@@ -22,7 +22,7 @@ Map of relational nodes (output columns in brackets)::
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any
+from typing import Any, Callable
 
 # --------------------------------------------------------------------------- columns
 
@@ -105,6 +105,24 @@ def columns_used(expr: Expr) -> set[int]:
     for child in expr.children():
         out |= columns_used(child)
     return out
+
+
+def replace_columns(expr: Expr, column: Callable[[Col], Expr]) -> Expr:
+    """``expr`` with every column reference ``c`` replaced by ``column(c)``: the one walk
+    behind moving a predicate across a join (new positions) or a projection (its
+    expressions)."""
+    if isinstance(expr, Col):
+        return column(expr)
+    if isinstance(expr, Call):
+        return Call(expr.fn, tuple(replace_columns(a, column) for a in expr.args))
+    if isinstance(expr, Case):
+        whens = tuple((replace_columns(c, column), replace_columns(v, column))
+                      for c, v in expr.whens)
+        default = replace_columns(expr.default, column) if expr.default is not None else None
+        return Case(whens, default)
+    if expr.children():
+        raise TypeError(f"no column rewrite for {type(expr).__name__} expressions")
+    return expr
 
 
 def and_all(exprs: list[Expr]) -> Expr:

@@ -132,17 +132,7 @@ def _barrier(node: ir.Node) -> Pruned:
 
 def remap(expr: ir.Expr, positions: dict[int, int]) -> ir.Expr:
     """``expr`` with each input column ``Col(i)`` moved to ``positions[i]``."""
-    if isinstance(expr, ir.Col):
-        return ir.Col(positions[expr.index], expr.name)
-    if isinstance(expr, ir.Call):
-        return ir.Call(expr.fn, tuple(remap(a, positions) for a in expr.args))
-    if isinstance(expr, ir.Case):
-        whens = tuple((remap(c, positions), remap(v, positions)) for c, v in expr.whens)
-        default = remap(expr.default, positions) if expr.default is not None else None
-        return ir.Case(whens, default)
-    if expr.children():
-        raise TypeError(f"column pruning does not know {type(expr).__name__}")
-    return expr
+    return ir.replace_columns(expr, lambda c: ir.Col(positions[c.index], c.name))
 
 
 def _named(expr: ir.Expr, outer: ir.Col) -> ir.Expr:
