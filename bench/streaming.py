@@ -20,21 +20,26 @@ Two measurements per system:
    the first rate, not measured: a cold JVM's first batches compile code). A rate is *sustained*
    when the writer achieved at least 90% of it and the view caught up within 5 s after
    the writer stopped; the first rate not sustained is the last one tried.
-2. **Backlog catch-up** (Spark only): a backlog of votes is committed and shipped while
-   the streams are stopped; the database is opened again and the stream catches up in
-   several large micro-batches (``maxFilesPerTrigger``). Rows per second of Spark's own
-   batch time (its ``batchDuration``, the sink included) is the processing capacity that
-   more cores (a cluster) extend; the ratio local[2] / local[1] is the
-   ``local2_vs_local1_ratio`` target. Beside it: the same without the sink's Python
-   time, and the executors' run and CPU seconds (Spark's status store).
+2. **Backlog catch-up** (Spark only, in the same process after the rates, so the JVM is
+   warm): a backlog of votes is committed and shipped while the streams are stopped; the
+   database is opened again and the stream catches up in large micro-batches
+   (``maxFilesPerTrigger``: 8M votes each). Rows per second of Spark's own batch time
+   (its ``batchDuration``, the sink included) over the batches after the first (the
+   JIT's warm-up for that batch size) is the processing capacity that more cores (a
+   cluster) extend; the ratio local[2] / local[1] is the ``local2_vs_local1_ratio``
+   target. Beside it: the same without the sink's Python time, and the executors' run
+   and CPU seconds (Spark's status store).
+
+The Spark systems' JVM stops at the C1 compiler and splits files into 8 MB tasks (see
+``SPARK_JVM`` for why); both are in the results' ``config``.
 
 Targets (``bench/results/streaming.json``): ``spark_writes_per_s`` (highest sustained rate
 on local[2], >= 50,000), ``spark_p50_lag_s`` (p50 write-to-visible at that rate, < 2 s),
 ``local2_vs_local1_ratio`` (>= 1.4). At the end each system's view is compared with the
 vote counts in SQLite (the benchmark fails on a mismatch).
 
-``python -m bench.streaming`` (full: rates 10k-100k/s, 15 s each, a 12M-vote backlog in
-batches of 4M; run it
+``python -m bench.streaming`` (full: rates 10k-100k/s, 15 s each, a 24M-vote backlog in
+batches of 8M; run it
 under ``flock /tmp/rivulet-bench.lock``), ``--quick`` (in-process and local[2], one rate, a
 small backlog: about a minute, most of it the JVM starting).
 """
@@ -77,14 +82,27 @@ SUSTAIN_FRACTION = 0.9
 DRAIN_LIMIT_S = 5.0
 #: The backlog: ``backlog`` votes in commits of BACKLOG_COMMIT, shipped as files of
 #: ``commits_per_file`` commits, read ``files_per_batch`` files per micro-batch (the
-#: source's maxFilesPerTrigger): several large batches, each with files (and row groups)
-#: for every core. A batch has about two seconds of fixed driver-side cost here and the
-#: executors need about 0.2 us of CPU per vote, so batches of millions of votes are what
-#: it takes for the executors' part to be worth sharing.
+#: source's maxFilesPerTrigger). A batch has about half a second of fixed driver-side
+#: cost here (listing, planning, the offset and commit logs, the sink) and the executors
+#: need about 0.1-0.2 us of CPU per vote, so batches of millions of votes are what it takes
+#: for the executors' part to be worth sharing. The first ``warmup_batches`` of the
+#: catch-up are not measured: their size is new to the JVM and its JIT compiles for them.
+#:
+#: ``jvm_options``: the Spark systems' driver JVM (local mode: the executors too) stops at
+#: the C1 compiler. Measured here: with both tiers, HotSpot's C2 compiler thread keeps
+#: about one CPU-second busy per 12M-vote batch even after three such batches (thousands
+#: of Spark methods warming up), which on two cores leaves local[2]'s second task thread
+#: no core (1.16x local[1]); stopping at C1 the JIT is done within the first batch and
+#: local[2] runs a warm 12M-vote batch in 1.55 s against 1.70 s with both tiers.
+#: ``spark_conf`` splits a batch's files into 8 MB tasks, so every core gets several.
+SPARK_JVM = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+SPARK_CONF = {"spark.sql.files.maxPartitionBytes": "8m"}
 FULL = {"rates": [10_000, 25_000, 50_000, 100_000], "seconds": 15.0, "articles": 10_000,
-        "backlog": 12_000_000, "commits_per_file": 4, "files_per_batch": 20}
+        "backlog": 24_000_000, "commits_per_file": 4, "files_per_batch": 40, "warmup_batches": 1,
+        "jvm_options": SPARK_JVM, "spark_conf": SPARK_CONF}
 QUICK = {"rates": [20_000], "seconds": 6.0, "articles": 2_000,
-         "backlog": 400_000, "commits_per_file": 1, "files_per_batch": 4}
+         "backlog": 400_000, "commits_per_file": 1, "files_per_batch": 4, "warmup_batches": 1,
+         "jvm_options": SPARK_JVM, "spark_conf": SPARK_CONF}
 #: Micro-batch trigger: a batch (about a second of fixed cost here) longer than it is
 #: followed at once; it only sets how often an idle query looks for new log files.
 TRIGGER = "0.1 seconds"
@@ -95,7 +113,8 @@ BACKLOG_COMMIT = 50_000
 # --------------------------------------------------------------------------- worker
 
 
-def open_db(path: Path, system: str, max_files: int | None = None) -> rivulet.Database:
+def open_db(path: Path, system: str, config: dict[str, Any],
+            max_files: int | None = None) -> rivulet.Database:
     """``max_files``: most log files (shipments) one micro-batch reads (None: all)."""
     if system == "inprocess":
         return rivulet.open(path)
@@ -105,7 +124,9 @@ def open_db(path: Path, system: str, max_files: int | None = None) -> rivulet.Da
     cores = int(system[len("local["):-1])
     return rivulet.open(path, pipeline="spark",
                         spark=SparkConfig(master=system, shuffle_partitions=cores,
-                                          driver_memory="2g"),
+                                          driver_memory="2g", extra={
+                                              "spark.driver.extraJavaOptions": config["jvm_options"],
+                                              **config["spark_conf"]}),
                         streaming=StreamSettings(trigger=TRIGGER, ship_interval=SHIP_INTERVAL,
                                                  max_files_per_trigger=max_files),
                         fallback=False)
@@ -268,7 +289,8 @@ def check_counts(db: Any, path: Path, articles: int) -> int:
 
 def backlog_phase(path: Path, system: str, config: dict[str, Any],
                   log: Callable[[str], None]) -> dict[str, Any]:
-    """Commit and ship ``rows`` votes with the streams stopped, then time the catch-up."""
+    """Commit and ship ``rows`` votes with the streams stopped, then time the catch-up's
+    batches after the first ``warmup_batches``."""
     from rivulet.spark.streaming.log import LogShipper
 
     rows, articles = config["backlog"], config["articles"]
@@ -276,7 +298,6 @@ def backlog_phase(path: Path, system: str, config: dict[str, Any],
     zipf, rng = Zipf(articles, 1.08, 7), random.Random(7)
     for _ in range(rows // BACKLOG_COMMIT):
         db.table("votes").insert_many([(rng.randrange(1_000_000), a) for a in zipf.sample(BACKLOG_COMMIT)])
-    target_lsn = db.lsn
     schemas = dict(db.catalog.tables)
     db.close()
     shipper = LogShipper(path / "rivulet.db", path / "stream" / "log", lambda: schemas,
@@ -285,30 +306,41 @@ def backlog_phase(path: Path, system: str, config: dict[str, Any],
         pass
     shipper.stop()
     opened = time.perf_counter()
-    db = open_db(path, system, max_files=config["files_per_batch"])
+    db = open_db(path, system, config, max_files=config["files_per_batch"])
     stream = next(iter(db.pipeline.streams.values()))
-    first_batch = stream.batches
-    executors_before = executor_totals(db.spark_session())
+    spark = db.spark_session()
+    #: At the start of each batch function (before its one Spark job): the LSN applied
+    #: so far and the executors' totals, so that a batch's rows and executor seconds can
+    #: be told apart from the warm-up's.
+    marks: dict[int, tuple[int, dict[str, float]]] = {}
+    db.pipeline.hooks["batch"] = lambda s, batch_id: marks.setdefault(
+        batch_id, (s.applied_lsn, executor_totals(spark)))
     db.settle(timeout=900)
     wall = time.perf_counter() - opened
-    # Spark's numInputRows is not reliable with foreachBatch (it reads the metrics of a
-    # plan the batch function does not run), so rows are the votes written; time is the
-    # duration of this run's micro-batches (planning, reading, aggregating, the sink).
+    applied = sorted(b for b, _, _ in stream.recent)
+    measured = applied[config["warmup_batches"]:] or applied[-1:]
+    if measured[0] not in marks:
+        raise SystemExit(f"batch {measured[0]} started before the benchmark could mark it")
     deadline = time.monotonic() + 60  # progress is posted after the batch commits
     while (not stream.query.recentProgress or stream.query.recentProgress[-1]["batchId"]
-           < stream.applied_batch) and time.monotonic() < deadline:
+           < measured[-1]) and time.monotonic() < deadline:
         time.sleep(0.05)
-    executors = executor_totals(db.spark_session())
-    progress = [p for p in stream.query.recentProgress if p["numInputRows"] or p["batchId"] > 0]
+    executors = executor_totals(spark)
+    lsn_before, executors_before = marks[measured[0]]
+    # Rows are the votes committed (each LSN is one commit of BACKLOG_COMMIT votes):
+    # Spark's numInputRows is not reliable with foreachBatch. Time is Spark's own
+    # duration of the measured batches (listing, planning, reading, aggregating, the sink).
+    written = (stream.applied_lsn - lsn_before) * BACKLOG_COMMIT
+    progress = [p for p in stream.query.recentProgress if p["batchId"] in set(measured)]
     spark_s = sum(p["batchDuration"] for p in progress) / 1000
-    # The driver's Python in the batches: the sink's own work (the batch function's
+    # The driver's Python in those batches: the sink's own work (the batch function's
     # time outside its one Spark job), which more cores do not share.
-    sink_python_s = stream.total_batch_seconds - stream.total_job_seconds
-    written = rows // BACKLOG_COMMIT * BACKLOG_COMMIT
+    sink_python_s = sum(total - job for b, total, job in stream.recent if b in set(measured))
     executor_run = executors["run_s"] - executors_before["run_s"]
     executor_cpu = executors["cpu_s"] - executors_before["cpu_s"]
-    out = {"rows": written, "lsn": target_lsn, "batches": stream.batches - first_batch,
-           "rows_per_batch": round(written / max(1, stream.batches - first_batch)),
+    out = {"rows": rows // BACKLOG_COMMIT * BACKLOG_COMMIT, "batches": len(applied),
+           "warmup_batches": len(applied) - len(measured), "measured_rows": written,
+           "rows_per_batch": round(written / len(measured)),
            "spark_batch_s": round(spark_s, 3), "wall_s_with_jvm": round(wall, 2),
            "rows_per_s": round(written / spark_s) if spark_s else None,
            "sink_python_s": round(sink_python_s, 3),
@@ -322,11 +354,12 @@ def backlog_phase(path: Path, system: str, config: dict[str, Any],
                                   "walCommit", "commitOffsets")},
            "mismatches": check_counts(db, path, articles)}
     db.close()
-    log(f"  backlog of {written:,} rows: {out['batches']} batch(es), "
-        f"{out['spark_batch_s']} s of Spark batches -> {fmt_num(out['rows_per_s'])} rows/s "
-        f"({fmt_num(out['rows_per_s_without_sink'])} without the Python sink's "
-        f"{out['sink_python_s']} s); executors: {out['executor_run_s']} s run, "
-        f"{out['executor_cpu_s']} s CPU (x{out['executor_parallelism']} in parallel)")
+    log(f"  backlog of {out['rows']:,} rows in {out['batches']} batches; the last "
+        f"{len(measured)} ({written:,} rows): {out['spark_batch_s']} s of Spark batches -> "
+        f"{fmt_num(out['rows_per_s'])} rows/s ({fmt_num(out['rows_per_s_without_sink'])} "
+        f"without the Python sink's {out['sink_python_s']} s); executors: "
+        f"{out['executor_run_s']} s run, {out['executor_cpu_s']} s CPU "
+        f"(x{out['executor_parallelism']} in parallel)")
     return out
 
 
@@ -336,7 +369,7 @@ def worker(system: str, config: dict[str, Any], out_file: Path) -> None:
     path = Path(tempfile.mkdtemp(prefix=f"rivulet-stream-bench-{label}-"))
     try:
         started = time.perf_counter()
-        db = open_db(path, system)
+        db = open_db(path, system, config)
         db.execute("CREATE TABLE articles (id INT PRIMARY KEY, title VARCHAR(64) NOT NULL)")
         db.execute("CREATE TABLE votes (uid INT NOT NULL, aid INT NOT NULL)")
         db.table("articles").insert_many([(i, f"article {i}") for i in range(config["articles"])])
@@ -420,7 +453,7 @@ def secondary(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
         if b:
             out[f"{system}_backlog_executor"] = {k: b.get(k) for k in (
                 "executor_run_s", "executor_cpu_s", "executor_parallelism", "spark_batch_s",
-                "sink_python_s", "batches", "rows_per_batch")}
+                "sink_python_s", "batches", "warmup_batches", "rows_per_batch")}
     for system, result in results.items():
         at = [p for p in result["rates"] if p["offered_per_s"] == 50_000]
         if at:

@@ -55,6 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "Spark Structured Streaming (see the README)")
     serve.add_argument("--spark-master", default="local[*]",
                        help="Spark master for --pipeline spark (default: local[*])")
+    serve.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                       type=_spark_setting,
+                       help="a Spark setting for --pipeline spark, applied last (repeatable), "
+                            "e.g. spark.driver.extraJavaOptions='-XX:TieredStopAtLevel=1'")
 
     user = sub.add_parser("user", help="add, change or remove a MySQL user of a database",
                           description="Users live in users.json in the data directory "
@@ -182,6 +186,14 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
                         help="seconds a read that misses may wait for its upquery (default: 30)")
 
 
+def _spark_setting(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` of ``--spark-conf`` (argparse reports the error as a usage error)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip().startswith("spark."):
+        raise argparse.ArgumentTypeError(f"expected spark.KEY=VALUE, got {text!r}")
+    return key.strip(), value
+
+
 def _open_for_serving(path: Path, args: argparse.Namespace) -> Database:
     from rivulet.limits import Limits
 
@@ -193,7 +205,8 @@ def _open_for_serving(path: Path, args: argparse.Namespace) -> Database:
 
         return rivulet.open(path, memory_limit=args.memory_limit, pipeline="spark",
                             join_caches=args.join_caches,
-                            spark=SparkConfig(master=args.spark_master), limits=limits,
+                            spark=SparkConfig(master=args.spark_master,
+                                              extra=dict(args.spark_conf)), limits=limits,
                             upquery_timeout=args.upquery_timeout)
     return rivulet.open(path, memory_limit=args.memory_limit, limits=limits,
                         join_caches=args.join_caches, upquery_timeout=args.upquery_timeout)

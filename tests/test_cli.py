@@ -54,3 +54,32 @@ def test_explain_shows_shared_nodes(tmp_path: Path) -> None:
 def test_errors_are_reported_not_raised(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", "nope", "--data-dir", str(tmp_path)]) == 1
     assert "unknown view 'nope'" in capsys.readouterr().err
+
+
+def test_serve_passes_spark_settings_to_the_session(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: dict = {}
+
+    class Opened(Exception):
+        pass
+
+    def fake_open(path: Path, **options: object) -> None:
+        opened.update(options)
+        raise Opened
+
+    monkeypatch.setattr(rivulet, "open", fake_open)
+    with pytest.raises(Opened):
+        main(["serve", "--data-dir", str(tmp_path), "--pipeline", "spark", "--spark-master", "local[1]",
+              "--spark-conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
+              "--spark-conf", "spark.sql.files.maxPartitionBytes=8m"])
+    assert opened["spark"].master == "local[1]"
+    assert opened["spark"].extra == {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+                                     "spark.sql.files.maxPartitionBytes": "8m"}
+    assert opened["spark"].conf()["spark.driver.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
+
+
+def test_serve_refuses_a_spark_setting_without_a_value(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["serve", "--spark-conf", "spark.sql.shuffle.partitions"])
+    assert exit_.value.code == 2
+    assert "expected spark.KEY=VALUE" in capsys.readouterr().err

@@ -18,10 +18,15 @@ A local master binds the driver to loopback (nothing outside the machine can rea
 runs its JVM with the serial collector (two cores: no collector threads to compete with
 the tasks). It also lists files in the driver however many paths there are: above 32
 paths Spark lists them with a job of one task per path, which on one machine only adds
-task overhead (a streaming micro-batch over 40 new log files spent 1.5-2.9 s in it). The JIT keeps both tiers: stopping at C1 (``-XX:TieredStopAtLevel=1``) starts a
+task overhead (a streaming micro-batch over 40 new log files spent 1.5-2.9 s in it).
+
+The JIT keeps both tiers by default: stopping at C1 (``-XX:TieredStopAtLevel=1``) starts a
 few seconds faster, but made a 10-million-row CSV parse 3 to 4 times slower (110-130 s
 against 29-37 s in one process each, same machine load), and bulk jobs are what Spark is
-for here. A cluster master (``spark://``, ``k8s://``,
+for here. A process that only streams on two cores may want C1 all the same: there the C2
+compiler thread stays busy for minutes (about a CPU-second per large micro-batch) and
+competes with the second task thread; ``bench.streaming`` runs that way (set it through
+``extra["spark.driver.extraJavaOptions"]`` or ``rivulet serve --spark-conf``). A cluster master (``spark://``, ``k8s://``,
 ``yarn``) must be reachable from its executors, so there the driver address is left to
 Spark (set it through ``SparkConfig.extra`` when needed). A Spark Connect URL (``sc://``)
 creates a remote session; the server owns static settings there, so only the SQL
