@@ -398,8 +398,11 @@ def test_client_disconnecting_mid_query_leaves_others_served(server: ServerThrea
 
 
 def test_read_your_writes(server: ServerThread, db: rivulet.Database) -> None:
-    # Propagation is slowed down so that a read right after a write would miss it.
+    # Propagation is slowed down so that a read right after a write would miss it, and
+    # left to the propagation thread (small write groups are otherwise propagated on the
+    # event loop before their reply: see the next test).
     db.hooks["before_propagate"] = lambda: time.sleep(0.05)
+    server.server.writes.propagate = False
     conn = connect(server)
     query(conn, "SELECT qty FROM items WHERE id = 7")  # the view exists and holds id 7
     with conn.cursor() as cursor:
@@ -417,6 +420,32 @@ def test_read_your_writes(server: ServerThread, db: rivulet.Database) -> None:
             cursor.execute(f"UPDATE items SET qty = {200 + n} WHERE id = 7")
         stale += query(conn, "SELECT qty FROM items WHERE id = 7") != [(200 + n,)]
     assert stale > 0  # without it, reads are eventually consistent (the test is meaningful)
+
+
+def test_small_write_groups_are_propagated_before_the_reply(server: ServerThread,
+                                                            db: rivulet.Database) -> None:
+    threads: list[str] = []
+
+    def slow() -> None:  # a read right after a write would miss a background propagation
+        threads.append(threading.current_thread().name)
+        time.sleep(0.05)
+
+    db.hooks["before_propagate"] = slow
+    conn = connect(server)
+    query(conn, "SELECT qty FROM items WHERE id = 7")  # the view exists and holds id 7
+    for n in range(1, 6):  # read-your-writes is off: fresh anyway, on the event loop
+        with conn.cursor() as cursor:
+            cursor.execute(f"UPDATE items SET qty = {300 + n} WHERE id = 7")
+        assert query(conn, "SELECT qty FROM items WHERE id = 7") == [(300 + n,)]
+    assert threads and set(threads) == {server.thread.name}
+    # A group of more rows than PROPAGATE_HERE_ROWS is the propagation thread's.
+    threads.clear()
+    values = ", ".join(f"({1000 + i}, 'bulk {i}', 1.0, {i})" for i in range(65))
+    with conn.cursor() as cursor:
+        cursor.execute(f"INSERT INTO items (id, name, price, qty) VALUES {values}")
+    db.settle()
+    assert threads == ["rivulet-propagate"]
+    assert query(conn, "SELECT name FROM items WHERE id = 1064") == [("bulk 64",)]
 
 
 # --------------------------------------------------------------------------- users
