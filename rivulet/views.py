@@ -95,6 +95,19 @@ class View:
                 return list(result) if result else self._defaults(params[0])
         return self._lookup(params, block, timeout)
 
+    def answer(self, key: Any) -> tuple[Row, ...] | None:
+        """The rows under a one-value key exactly as the reader keeps them, if they are at
+        hand and not empty; else None (use :meth:`lookup`). The tuple stays the same object
+        until a write changes the rows under the key, so the MySQL server can reuse the
+        reply it encoded from it. Counted as a read, as :meth:`lookup` counts."""
+        if not self._simple:
+            return None
+        entry = self._entries.get(key)
+        if entry is None or not entry.result:  # (None until a lookup finishes the rows)
+            return None
+        entry.reads += 1
+        return entry.result
+
     def lookup_many(self, keys: Iterable[Any], *, block: bool = True,
                     timeout: float | None = None) -> Any:
         """Rows for several keys at once (one value, or a tuple of the key's values, each).

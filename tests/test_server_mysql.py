@@ -422,6 +422,25 @@ def test_read_your_writes(server: ServerThread, db: rivulet.Database) -> None:
     assert stale > 0  # without it, reads are eventually consistent (the test is meaningful)
 
 
+def test_repeated_reads_follow_writes_and_each_clients_framing(server: ServerThread) -> None:
+    """A text read answered before is answered with the reply encoded then while the
+    view's rows under its key are unchanged: it must follow every write to the key, and
+    clients with other capabilities (PyMySQL's and MySQL Connector's differ) must each
+    get a reply framed for them."""
+    clients = [connect(server), connect(server), connector(server)]
+    sql = "SELECT name, qty FROM items WHERE id = 9"
+    for n in range(6):
+        for conn in clients:
+            for _ in range(2):  # the second read of the same rows is the cached reply
+                assert query(conn, sql) == [(f"item 9 v{n}" if n else "item 9", n * 10 or 2)]
+        writer = clients[n % len(clients)]
+        with writer.cursor() as cursor:
+            cursor.execute(f"UPDATE items SET name = 'item 9 v{n + 1}', qty = {(n + 1) * 10} "
+                           "WHERE id = 9")
+        if n % 2:  # (and once by another key: the cache is per query text)
+            assert query(writer, "SELECT name, qty FROM items WHERE id = 10") == [("item 10", 3)]
+
+
 def test_small_write_groups_are_propagated_before_the_reply(server: ServerThread,
                                                             db: rivulet.Database) -> None:
     threads: list[str] = []

@@ -100,6 +100,21 @@ class Handler:
     columns: Any = None
 
 
+@dataclass(eq=False, slots=True)
+class Known:
+    """A query text answered before: its handler and parameters, and for a read of a
+    one-value key, the last reply encoded for it (the framed result set), the reader's
+    rows it was encoded from and the client protocol flags it was framed for: while the
+    reader holds that very tuple, the reply is sent again as it is."""
+
+    handler: Handler
+    args: tuple
+    rows: Any = None
+    reply: bytes = b""
+    framing: Any = None
+    end_seq: int = 0
+
+
 def picker(slots: Sequence[int], negated: Sequence[int] = ()) -> Callable[[Sequence[Any]], tuple]:
     """A fast function from slot values to the parameter tuple (the ``negated``-th
     parameters negated: ``id = -5`` reads key -5 from the view of ``id = ?``)."""
@@ -136,7 +151,8 @@ class StatementCache:
         self.handlers: dict[Any, Handler] = {}
         #: Whole COM_QUERY packets of reads answered before, by character set: the
         #: handler and its parameters (a popular key's query skips even the split).
-        self.texts: dict[str, dict[bytes, tuple[Handler, tuple]]] = {}
+        self.texts: dict[str, dict[bytes, Known]] = {}
+        self.framings: dict[Any, Any] = {}
         self._lock = threading.Lock()
 
     # ..................................................................... lookup
@@ -171,11 +187,15 @@ class StatementCache:
         self._put(self.handlers, self._key(shape, split, sql), handler)
         return handler
 
-    def texts_for(self, codec: str) -> dict[bytes, tuple[Handler, tuple]]:
+    def texts_for(self, codec: str) -> dict[bytes, Known]:
         return self.texts.setdefault(codec, {})
 
-    def remember(self, texts: dict[bytes, tuple[Handler, tuple]], data: bytes,
-                 entry: tuple[Handler, tuple]) -> None:
+    def framing(self, key: Any) -> Any:
+        """One object for each distinct client framing (protocol flags, character set,
+        end-of-result packet), so that a cached reply's framing is checked by identity."""
+        return self.framings.setdefault(key, key)
+
+    def remember(self, texts: dict[bytes, Known], data: bytes, entry: Known) -> None:
         """Keep a query text's handler and parameters. A full cache takes no more: the
         texts that filled it first are the popular ones (emptying it would drop them)."""
         if len(texts) < TEXT_CACHE_LIMIT:
