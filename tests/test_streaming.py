@@ -8,6 +8,11 @@ partitions) and short triggers. What they show:
   without GROUP BY, a filter) and a view that falls back to the in-process dataflow (LEFT
   JOIN) answers what SQLite answers, after random inserts, updates and deletes
   (Hypothesis chooses them; the database persists across examples, as does SQLite).
+* ``test_partial_*``, ``test_miss_waits_for_the_batch_being_applied``: readers of
+  streamed views keyed by a parameter are partial (they hold the keys read, a miss is
+  filled from the sink store); reads interleaved with writes, and a miss forced into the
+  middle of a batch (committed to the sink store, not yet applied to the reader), still
+  give SQLite's answer.
 * ``test_sigkill_mid_batch_then_restart``: a driver process is killed with SIGKILL in the
   middle of a micro-batch (after the sink committed it, before Spark recorded it as done);
   the reopened database re-runs that batch from the checkpoint, the sink skips it, and
@@ -163,6 +168,109 @@ def test_differential_after_reopen(streaming_pair: StreamingPair) -> None:
     streaming_pair.execute("DELETE FROM votes WHERE aid = ?", (3,))
     streaming_pair.settle()
     check_all(streaming_pair)
+
+
+READS = st.tuples(st.just("read"), st.tuples(st.sampled_from(["VoteStats", "CatVoters", "HeavyVotes"]),
+                                              st.integers(-1, 7)))
+
+
+@settings(max_examples=5, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(ops=st.lists(st.one_of(WRITES, READS), min_size=1, max_size=16))
+def test_partial_reads_interleaved_with_writes(streaming_pair: StreamingPair,
+                                               ops: list[tuple[str, tuple]]) -> None:
+    """Reads that miss while batches are in flight fill from the sink store at the
+    stream's batch; after settling every view still equals SQLite (a fill applied twice,
+    or a batch's deltas lost for a key filled meanwhile, would show)."""
+    db = streaming_pair.db
+    db.evict()  # every streamed partial reader starts the example empty
+    for op, params in ops:
+        if op == "read":
+            name, key = params
+            db.view(name).lookup(key, block=False)
+        else:
+            streaming_pair.execute(op, params)
+    streaming_pair.settle()
+    check_all(streaming_pair)
+
+
+def test_partial_reader_holds_the_keys_read(spark: Any, tmp_path: Path) -> None:
+    db = rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST)
+    lite = sqlite3.connect(":memory:")
+    try:
+        for script in (db.execute_script, lite.executescript):
+            script(SCHEMA)
+        rows = [(i, i % 5, i % 7, i % 4) for i in range(60)]
+        db.table("votes").insert_many(rows)
+        lite.executemany("INSERT INTO votes VALUES (?, ?, ?, ?)", rows)
+        for name in ("VoteStats", "VoteCount"):
+            db.execute(f"CREATE VIEW {name} AS {VIEWS[name][0]}")
+        stats, count = db.view("VoteStats"), db.view("VoteCount")
+        assert stats.partial and not count.partial  # an implicit group keeps a full reader
+        assert stats.held_keys() == []
+        assert same_multiset(stats.lookup(3), expected_rows(lite, "VoteStats", (3,)))
+        assert same_multiset(stats.lookup(9), [])
+        assert sorted(stats.held_keys()) == [3, 9]
+        per_view = db.stats()["per_view"]["VoteStats"]
+        assert per_view["misses"] == 2 and per_view["keys"] == 2
+        db.execute("INSERT INTO votes VALUES (100, 1, 3, 2), (101, 1, 4, 2)")
+        lite.execute("INSERT INTO votes VALUES (100, 1, 3, 2), (101, 1, 4, 2)")
+        db.settle(timeout=SETTLE)
+        assert sorted(stats.held_keys()) == [3, 9]  # the write to key 4 was dropped
+        for key in (3, 4):
+            assert same_multiset(stats.lookup(key), expected_rows(lite, "VoteStats", (key,)))
+        assert db.evict("VoteStats") == 3 and stats.held_keys() == []
+        db.close()
+        db = rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST)
+        stats = db.view("VoteStats")
+        assert stats.held_keys() == []  # reopened: empty, filled from the sink store
+        for key in range(-1, 8):
+            assert same_multiset(stats.lookup(key), expected_rows(lite, "VoteStats", (key,)))
+    finally:
+        db.close()
+
+
+def test_miss_waits_for_the_batch_being_applied(spark: Any, tmp_path: Path) -> None:
+    """The classic race, forced: a batch has committed to the sink store but not yet
+    reached the reader when a read misses on a key it changes. The fill must not read
+    the store then (the batch's deltas would be applied on top of rows that have them):
+    it waits for the batch, and the answer counts the write once."""
+    db = rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST)
+    lite = sqlite3.connect(":memory:")
+    try:
+        for script in (db.execute_script, lite.executescript):
+            script(SCHEMA)
+        db.execute(f"CREATE VIEW VoteStats AS {VIEWS['VoteStats'][0]}")
+        stream, view = db.pipeline.streams["votestats"], db.view("VoteStats")
+        held, release = threading.Event(), threading.Event()
+        target = db.lsn + 1  # the insert's LSN
+
+        def hold(s: Any, batch_id: int) -> None:
+            if not held.is_set() and s._batch_lsn(batch_id) >= target:
+                held.set()
+                assert release.wait(60)
+
+        db.pipeline.hooks["batch_committed"] = hold
+        db.execute("INSERT INTO votes VALUES (1, 1, 5, 2), (2, 2, 5, 3)")
+        lite.execute("INSERT INTO votes VALUES (1, 1, 5, 2), (2, 2, 5, 3)")
+        assert held.wait(SETTLE)
+        answers: list[Any] = []
+        reader = threading.Thread(target=lambda: answers.append(view.lookup(5)))
+        reader.start()
+        reader.join(1.0)
+        assert reader.is_alive() and not answers  # waiting for the held batch
+        release.set()
+        reader.join(SETTLE)
+        assert same_multiset(answers[0], expected_rows(lite, "VoteStats", (5,)))
+        db.pipeline.hooks.pop("batch_committed")
+        db.execute("INSERT INTO votes VALUES (3, 3, 5, 1)")
+        lite.execute("INSERT INTO votes VALUES (3, 3, 5, 1)")
+        db.settle(timeout=SETTLE)
+        assert same_multiset(view.lookup(5), expected_rows(lite, "VoteStats", (5,)))
+        assert stream.misses == 1
+    finally:
+        release.set()
+        db.close()
 
 
 def test_unstreamable_view_rejected_without_fallback(spark: Any, tmp_path: Path) -> None:

@@ -11,10 +11,16 @@ A view the streams cannot maintain (a LEFT JOIN, MIN/MAX, top-k, ...: see
 warning naming the construct (``fallback=False`` makes it an error), so a program such as
 the news example runs whole with ``--pipeline spark``.
 
-Readers of streamed views hold every key of their view (the sink stores the whole view anyway, and a
-miss would have no in-process operator state to be answered from); reads are the
-engine's hot path, a dict lookup. ``settle()`` waits until every stream has applied the
-last acknowledged LSN.
+A streamed view keyed by its parameters has a partial reader (unless partial state is
+off): it holds the keys read, and a miss is filled from the sink store, which holds the
+whole view at exactly the batch the reader has applied (see
+:meth:`ViewStream.fill`). That beats the two other upqueries a streamed view could make:
+the engine's, through base tables, would read SQLite ahead of the stream (the writes
+since the stream's LSN would have to be taken out again), and a batched Spark lookup
+costs a Spark job (tenths of a second) per miss. Views with implicit groups
+(``SELECT COUNT(*) ... WHERE k = ?``) and range views keep full readers. Reads that hit
+are the engine's hot path, a dict lookup. ``settle()`` waits until every stream has
+applied the last acknowledged LSN.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from pyspark.sql import SparkSession
 
 from rivulet.database import Database
 from rivulet.dataflow.builder import BuiltView, finisher
+from rivulet.errors import ProgramError, UpqueryTimeout
 from rivulet.plan import ir
 from rivulet.spark.session import SparkConfig, get_session
 from rivulet.spark.streaming.pipeline import StreamingPipeline, StreamSettings, ViewStream
@@ -99,7 +106,8 @@ class StreamingDatabase(Database):
         if plan.range_column is not None:
             state: KeyedReader | RangeReader = RangeReader(plan.key, plan.range_column)
         else:
-            state = KeyedReader(plan.key, finish)
+            partial = self.graph.partial and bool(plan.key) and not plan.implicit_group
+            state = KeyedReader(plan.key, finish, partial=partial)
         built = BuiltView(plan, -1, -1, state, finish, None)
         name = plan.name.lower()
         self.catalog.views[name] = plan
@@ -129,6 +137,22 @@ class StreamingDatabase(Database):
         if self._pipeline is not None:
             self._pipeline.remove(built.plan.name)
 
+    def _upquery(self, built: BuiltView, keys: list[Any], timeout: float | None = None,
+                 read: Any = None) -> Any:
+        """A streamed view's miss is filled by its stream, from the sink store."""
+        if built.reader_node >= 0:
+            return super()._upquery(built, keys, timeout, read)
+        self._check_open()
+        stream = self.pipeline.streams.get(built.plan.name.lower())
+        if stream is None or self._built.get(built.plan.name.lower()) is not built:
+            raise ProgramError(f"view {built.plan.name!r} was dropped")
+        timeout = self.upquery_timeout if timeout is None else timeout
+        answers = stream.fill(keys, timeout)
+        if answers is None:
+            raise UpqueryTimeout(f"view {built.plan.name!r}: filling {len(keys)} key(s) did "
+                                 f"not start within {timeout} s (a micro-batch is applying)")
+        return answers
+
     def create_view(self, name: str, sql: str, *, replace: bool = False) -> View:
         """Add a view: its stream starts from a snapshot taken now; returns once the
         stream has applied its first batch. Other views' streams keep running."""
@@ -155,7 +179,11 @@ class StreamingDatabase(Database):
     def stats(self) -> dict[str, Any]:
         views = {}
         for built in list(self._built.values()):
-            misses = 0 if built.reader_node < 0 else self.graph.nodes[built.reader_node].counters["misses"]
+            if built.reader_node >= 0:
+                misses = self.graph.nodes[built.reader_node].counters["misses"]
+            else:
+                stream = self.pipeline.streams.get(built.plan.name.lower())
+                misses = stream.misses if stream is not None else 0
             views[built.plan.name] = {
                 "partial": built.state.partial, "keys": len(built.state),
                 "memory_bytes": built.state.byte_size(),
@@ -170,7 +198,8 @@ class StreamingDatabase(Database):
             "memory_limit": None,
             "hits": sum(v["hits"] for v in views.values()),
             "misses": sum(v["misses"] for v in views.values()),
-            "upqueries": self.graph.counters["upqueries"],
+            "upqueries": self.graph.counters["upqueries"] + sum(
+                s.fills for s in self.pipeline.streams.values()),
             "evictions": self.graph.counters["evictions"], "nodes": len(self.graph.nodes),
             "views": len(self.views()),
             "visibility_lag": self.visibility_lag.snapshot().as_dict(),
@@ -180,9 +209,14 @@ class StreamingDatabase(Database):
         }
 
     def evict(self, view: str | None = None) -> int:
+        """Evict a view's keys (every view's with None); a streamed view's partial
+        reader gives up every key it holds (a full one none)."""
+        streams = [s for s in self.pipeline.streams.values()
+                   if view is None or s.plan.name.lower() == view.lower()]
+        evicted = sum(s.evict_all() for s in streams)
         if view is not None and view.lower() not in self.inprocess_views:
-            return 0  # a streamed view's reader is full: nothing to evict
-        return super().evict(view)
+            return evicted
+        return evicted + super().evict(view)
 
     def close(self) -> None:
         if self._closed:

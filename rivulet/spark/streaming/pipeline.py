@@ -29,6 +29,7 @@ Opening the database again resumes every stream from its checkpoint.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -115,6 +116,16 @@ class ViewStream:
         self.query: Any = None
         self.lag = LagHistogram()
         self.kinds = [c.kind for c in plan.root.columns]
+        #: A partial reader holds only the keys read (filled by :meth:`fill` from the
+        #: sink store); then the stream keeps no copy of the view in memory either: the
+        #: previous rows of the groups a batch changes are read from the sink store.
+        self.partial = state.partial
+        self.key_of = state.key_of
+        #: Held while a batch commits and applies its deltas, and while a miss is filled:
+        #: a fill reads the sink store at exactly the batch the reader has applied.
+        self.apply_lock = threading.Lock()
+        self.misses = 0
+        self.fills = 0
         self.groups: dict[tuple, tuple[Row, ...]] = {}
         self.counts: dict[Row, int] = {}
         self.present: set[Any] = set()
@@ -234,13 +245,18 @@ class ViewStream:
         lsn = self._batch_lsn(batch_id)
         self.pipeline.hook("batch", self, batch_id)
         if self.shape.aggregate is not None:
-            deltas = self._apply_groups(df, batch_id, lsn)
+            table = self._collect(P.finished_aggregate(self.shape.aggregate, df))
         else:
-            deltas = self._apply_rows(df, batch_id, lsn)
-        self.pipeline.hook("batch_committed", self, batch_id)
-        self.state.apply(deltas)
-        previous = self.applied_lsn
-        self.applied_batch, self.applied_lsn = batch_id, lsn
+            table = self._collect(df)
+        with self.apply_lock:
+            if self.shape.aggregate is not None:
+                deltas = self._apply_groups(table, batch_id, lsn)
+            else:
+                deltas = self._apply_rows(table, batch_id, lsn)
+            self.pipeline.hook("batch_committed", self, batch_id)
+            self.state.apply(deltas)
+            previous = self.applied_lsn
+            self.applied_batch, self.applied_lsn = batch_id, lsn
         self.batches += 1
         self.rows_applied += len(deltas)
         self.last_batch_seconds = time.monotonic() - started
@@ -278,11 +294,10 @@ class ViewStream:
         return tuple(v if v is None or k is None else to_kind(v, k)
                      for v, k in zip(values, self.kinds))
 
-    def _apply_groups(self, df: DataFrame, batch_id: int, lsn: int) -> list[tuple[Row, int]]:
+    def _apply_groups(self, table: Any, batch_id: int, lsn: int) -> list[tuple[Row, int]]:
         aggregate = self.shape.aggregate
         assert aggregate is not None
         width, arity = len(aggregate.group_by), aggregate.arity
-        table = self._collect(P.finished_aggregate(aggregate, df))
         kinds = [c.kind for c in aggregate.columns]
         final: dict[tuple, tuple[Row, ...]] = {}
         alive: dict[tuple, bool] = {}
@@ -295,12 +310,16 @@ class ViewStream:
             out = self.above(tuple(v if v is None or k is None else to_kind(v, k)
                                    for v, k in zip(row[:arity], kinds)))
             final[group] = () if out is None else (self._convert(out),)
-        self.pipeline.store.commit_groups(self.id, batch_id, lsn, final)
+        store = self.pipeline.store
+        previous = store.previous_groups(self.id, final) if self.partial else self.groups
+        store.commit_groups(self.id, batch_id, lsn, final, self.key_of)
         deltas: list[tuple[Row, int]] = []
         single = width == 1
         for group, rows in final.items():
-            deltas.extend((r, -1) for r in self.groups.get(group, ()))
+            deltas.extend((r, -1) for r in previous.get(group, ()))
             deltas.extend((r, 1) for r in rows)
+            if self.partial:
+                continue
             key = group[0] if single else group
             if rows:
                 self.groups[group] = rows
@@ -312,15 +331,19 @@ class ViewStream:
                 self.present.discard(key)
         return deltas
 
-    def _apply_rows(self, df: DataFrame, batch_id: int, lsn: int) -> list[tuple[Row, int]]:
+    def _apply_rows(self, table: Any, batch_id: int, lsn: int) -> list[tuple[Row, int]]:
         arity = self.plan.root.arity
         net: dict[Row, int] = {}
-        for row in rows_from_arrow(self._collect(df)):
+        for row in rows_from_arrow(table):
             converted = self._convert(row[:arity])
             net[converted] = net.get(converted, 0) + row[arity]
         net = {r: n for r, n in net.items() if n}
-        changed = [(r, self.counts.get(r, 0) + n) for r, n in net.items()]
-        self.pipeline.store.commit_counts(self.id, batch_id, lsn, changed)
+        store = self.pipeline.store
+        previous = store.previous_counts(self.id, net) if self.partial else self.counts
+        changed = [(r, previous.get(r, 0) + n) for r, n in net.items()]
+        store.commit_counts(self.id, batch_id, lsn, changed, self.key_of)
+        if self.partial:
+            return list(net.items())
         for row, n in changed:
             if n:
                 self.counts[row] = n
@@ -335,9 +358,36 @@ class ViewStream:
         self.last_job_seconds = time.monotonic() - started
         return table
 
+    def fill(self, keys: list[Any], timeout: float | None = None) -> dict[Any, list[Row]] | None:
+        """Fill the keys a partial reader misses from the sink store (the view as of the
+        batch the reader has applied: a batch's commit and apply hold the same lock) and
+        return every key's rows, read under that lock; None if the lock was not had
+        within ``timeout`` seconds (a batch is applying)."""
+        if not self.apply_lock.acquire(timeout=-1 if timeout is None else timeout):
+            return None
+        with contextlib.ExitStack() as held:
+            held.callback(self.apply_lock.release)
+            missing = self.state.missing(keys)
+            if missing:
+                self.misses += len(missing)
+                self.fills += 1
+                self.state.fill(missing, self.pipeline.store.rows_for(self.id, missing))
+            return {key: self.state.raw(key) or [] for key in keys}
+
+    def evict_all(self) -> int:
+        """Give up every key of a partial reader (they are filled again when read)."""
+        if not self.partial:
+            return 0
+        with self.apply_lock:
+            return self.state.evict(list(self.state.entries))
+
     def _load(self) -> None:
-        """The view's rows as the sink stored them (a restart), into the reader."""
+        """The view's rows as the sink stored them (a restart), into the reader; a
+        partial reader starts empty."""
         store = self.pipeline.store
+        store.backfill_keys(self.id, self.key_of)
+        if self.partial:
+            return
         if self.shape.aggregate is not None:
             self.groups = store.groups(self.id)
             if not self.shape.aggregate.group_by and () not in self.groups:
