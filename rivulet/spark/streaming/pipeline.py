@@ -29,7 +29,6 @@ Opening the database again resumes every stream from its checkpoint.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -365,14 +364,15 @@ class ViewStream:
         within ``timeout`` seconds (a batch is applying)."""
         if not self.apply_lock.acquire(timeout=-1 if timeout is None else timeout):
             return None
-        with contextlib.ExitStack() as held:
-            held.callback(self.apply_lock.release)
+        try:
             missing = self.state.missing(keys)
             if missing:
                 self.misses += len(missing)
                 self.fills += 1
                 self.state.fill(missing, self.pipeline.store.rows_for(self.id, missing))
             return {key: self.state.raw(key) or [] for key in keys}
+        finally:
+            self.apply_lock.release()
 
     def evict_all(self) -> int:
         """Give up every key of a partial reader (they are filled again when read)."""
