@@ -22,12 +22,12 @@ Two measurements per system:
    the writer stopped; the first rate not sustained is the last one tried.
 2. **Backlog catch-up** (Spark only): one backlog, built before the systems run (the
    schema and the view's stream, then votes committed and shipped while the stream is
-   stopped), is caught up by each system twice, in the process that ran its rates, in
-   large micro-batches (``maxFilesPerTrigger``: 12M votes each). The first pass warms
-   the JVM up for batches of that size; in the second, rows per second of Spark's own
-   batch time (its ``batchDuration``, the sink included) is the processing capacity
-   that more cores (a cluster) extend; the ratio local[2] / local[1] is the
-   ``local2_vs_local1_ratio`` target. Beside it: the same without the sink's Python
+   stopped), is caught up by each system three times, in the process that ran its
+   rates, in large micro-batches (``maxFilesPerTrigger``: 12M votes each). The first
+   pass warms the JVM up for batches of that size; over the other two, votes per second
+   of the median batch (Spark's own ``batchDuration``, the sink included) is the
+   processing capacity that more cores (a cluster) extend; the ratio local[2] /
+   local[1] is the ``local2_vs_local1_ratio`` target. Beside it: the same without the sink's Python
    time, the executors' run, CPU and GC seconds (Spark's status store), and each
    batch's Spark job and sink seconds. The stream was started with two shuffle
    partitions (Spark keeps a query's state partitioning in its checkpoint), so both
@@ -55,6 +55,7 @@ import os
 import random
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -88,10 +89,11 @@ DRAIN_LIMIT_S = 5.0
 #: source's maxFilesPerTrigger). A batch has about half a second of fixed driver-side
 #: cost here (listing, planning, the offset and commit logs, the sink) and the executors
 #: need about 0.1-0.2 us of CPU per vote, so batches of millions of votes are what it takes
-#: for the executors' part to be worth sharing. The catch-up is run twice and the second
-#: measured: a batch size new to the JVM makes its JIT compile and its heap grow (with the
-#: first two of four 8M-vote batches left out, one run's local[2] still took 2.3 s for
-#: its third batch and 1.4 s for its fourth).
+#: for the executors' part to be worth sharing. The catch-up is run three times and the
+#: first pass not measured: a batch size new to the JVM makes its JIT compile and its heap
+#: grow (with the first two of four 8M-vote batches left out, one run's local[2] still
+#: took 2.3 s for its third batch and 1.4 s for its fourth). ``driver_memory`` 4g: with
+#: 2g, full collections of the serial collector took up to a second of a batch.
 #:
 #: ``jvm_options``: the Spark systems' driver JVM (local mode: the executors too) stops at
 #: the C1 compiler. Measured here: with both tiers, HotSpot's C2 compiler thread keeps
@@ -104,10 +106,10 @@ SPARK_JVM = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 SPARK_CONF = {"spark.sql.files.maxPartitionBytes": "8m"}
 FULL = {"rates": [10_000, 25_000, 50_000, 100_000], "seconds": 15.0, "articles": 10_000,
         "backlog": 24_000_000, "commits_per_file": 4, "files_per_batch": 60,
-        "jvm_options": SPARK_JVM, "spark_conf": SPARK_CONF}
+        "jvm_options": SPARK_JVM, "spark_conf": SPARK_CONF, "driver_memory": "4g"}
 QUICK = {"rates": [20_000], "seconds": 6.0, "articles": 2_000,
          "backlog": 400_000, "commits_per_file": 1, "files_per_batch": 4,
-         "jvm_options": SPARK_JVM, "spark_conf": SPARK_CONF}
+         "jvm_options": SPARK_JVM, "spark_conf": SPARK_CONF, "driver_memory": "4g"}
 #: Micro-batch trigger: a batch (about a second of fixed cost here) longer than it is
 #: followed at once; it only sets how often an idle query looks for new log files.
 TRIGGER = "0.1 seconds"
@@ -129,7 +131,7 @@ def open_db(path: Path, system: str, config: dict[str, Any],
     cores = int(system[len("local["):-1])
     return rivulet.open(path, pipeline="spark",
                         spark=SparkConfig(master=system, shuffle_partitions=cores,
-                                          driver_memory="2g", extra={
+                                          driver_memory=config["driver_memory"], extra={
                                               "spark.driver.extraJavaOptions": config["jvm_options"],
                                               **config["spark_conf"]}),
                         streaming=StreamSettings(trigger=TRIGGER, ship_interval=SHIP_INTERVAL,
@@ -329,23 +331,41 @@ def build_backlog(root: Path, config: dict[str, Any], log: Callable[[str], None]
 
 
 def backlog_phase(system: str, config: dict[str, Any], log: Callable[[str], None]) -> dict[str, Any]:
-    """The same catch-up twice in this process (whose JVM has run the rates): the first
-    pass warms the JVM up for batches of this size (its JIT compiles for them, its heap
-    grows), the second is measured."""
+    """The same catch-up three times in this process (whose JVM has run the rates): the
+    first pass warms the JVM up for batches of this size (its JIT compiles for them, its
+    heap grows); the capacity is the median batch of the other two. A median, because
+    one batch in a pass may take a full garbage collection (one measured 12M-vote batch
+    of local[2] took 2.2 s with 1.1 s of executor GC, its neighbour 1.7 s)."""
     root = Path(config["backlog_dir"])
     passes = []
-    for label in ("warm-up", "measured"):
+    for label in ("warm-up", "measured", "measured"):
         shutil.rmtree(root / "work", ignore_errors=True)
         shutil.copytree(root / "pristine", root / "work")
         passes.append(catch_up(root / "work", system, config))
         out = passes[-1]
-        log(f"  {label}: {out['rows']:,} backlogged votes in {out['batches']} batches, "
-            f"{out['spark_batch_s']} s of Spark batches -> {fmt_num(out['rows_per_s'])} rows/s "
-            f"({fmt_num(out['rows_per_s_without_sink'])} without the Python sink's "
-            f"{out['sink_python_s']} s); executors: {out['executor_run_s']} s run, "
-            f"{out['executor_cpu_s']} s CPU (x{out['executor_parallelism']} in parallel)")
+        log(f"  {label}: {out['rows']:,} backlogged votes in {out['batches']} batches "
+            f"{out['batch_durations_ms']} ms, sink {out['batch_job_and_sink_s']} s; "
+            f"executors: {out['executor_run_s']} s run, {out['executor_cpu_s']} s CPU, "
+            f"{out['executor_gc_s']} s GC")
     shutil.rmtree(root / "work", ignore_errors=True)
-    return {**passes[1], "warm_up": passes[0]}
+    measured = passes[1:]
+    durations = sorted(d / 1000 for p in measured for d in p["batch_durations_ms"])
+    without_sink = sorted(d / 1000 - sink for p in measured for d, (_, sink)
+                          in zip(p["batch_durations_ms"], p["batch_job_and_sink_s"]))
+    rows = measured[0]["rows_per_batch"]
+    out = {"rows_per_batch": rows, "batches": len(durations),
+           "median_batch_s": round(statistics.median(durations), 3),
+           "rows_per_s": round(rows / statistics.median(durations)),
+           "rows_per_s_without_sink": round(rows / statistics.median(without_sink)),
+           "mismatches": sum(p["mismatches"] for p in passes),
+           "passes": passes}
+    for key in ("spark_batch_s", "sink_python_s", "executor_run_s", "executor_cpu_s", "executor_gc_s"):
+        out[key] = round(sum(p[key] for p in measured), 3)
+    out["executor_parallelism"] = round(out["executor_run_s"] / out["spark_batch_s"], 2)
+    log(f"  capacity: median batch {out['median_batch_s']} s of {rows:,} votes -> "
+        f"{fmt_num(out['rows_per_s'])} rows/s ({fmt_num(out['rows_per_s_without_sink'])} "
+        f"without the sink's Python)")
+    return out
 
 
 def catch_up(path: Path, system: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -488,7 +508,7 @@ def secondary(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
             out[f"{system}_backlog_executor"] = {k: b.get(k) for k in (
                 "executor_run_s", "executor_cpu_s", "executor_parallelism", "spark_batch_s",
                 "executor_gc_s", "sink_python_s", "batches", "rows_per_batch",
-                "batch_durations_ms")}
+                "median_batch_s")}
     for system, result in results.items():
         at = [p for p in result["rates"] if p["offered_per_s"] == 50_000]
         if at:
