@@ -132,42 +132,32 @@ class SinkStore:
     def rows_for(self, stream: str, keys: Iterable[Any]) -> list[tuple[Row, int]]:
         """The stored rows (with multiplicities) of the view whose reader key is one of
         ``keys``: what a partial reader fills a miss with."""
-        out: list[tuple[Row, int]] = []
-        for chunk in _chunks([_dump(k) for k in keys]):
-            marks = ",".join("?" * len(chunk))
-            with self.lock:
-                groups = self.conn.execute(
-                    f"SELECT rows FROM groups WHERE stream = ? AND key IN ({marks})",
-                    (stream, *chunk)).fetchall()
-                counts = self.conn.execute(
-                    f"SELECT row, n FROM counts WHERE stream = ? AND key IN ({marks})",
-                    (stream, *chunk)).fetchall()
-            out.extend((row, 1) for (rows,) in groups for row in pickle.loads(rows))
-            out.extend((pickle.loads(row), n) for row, n in counts)
-        return out
+        blobs = [_dump(k) for k in keys]
+        groups = self._select_in("SELECT rows FROM groups WHERE stream = ? AND key IN", stream, blobs)
+        counts = self._select_in("SELECT row, n FROM counts WHERE stream = ? AND key IN", stream, blobs)
+        return ([(row, 1) for (rows,) in groups for row in pickle.loads(rows)]
+                + [(pickle.loads(row), n) for row, n in counts])
 
     def previous_groups(self, stream: str, groups: Iterable[tuple]) -> dict[tuple, tuple[Row, ...]]:
         """The stored rows of ``groups`` (those it has)."""
-        out: dict[tuple, tuple[Row, ...]] = {}
-        for chunk in _chunks([_dump(g) for g in groups]):
-            marks = ",".join("?" * len(chunk))
-            with self.lock:
-                found = self.conn.execute(
-                    f"SELECT grp, rows FROM groups WHERE stream = ? AND grp IN ({marks})",
-                    (stream, *chunk)).fetchall()
-            out.update((pickle.loads(g), pickle.loads(r)) for g, r in found)
-        return out
+        found = self._select_in("SELECT grp, rows FROM groups WHERE stream = ? AND grp IN",
+                                stream, [_dump(g) for g in groups])
+        return {pickle.loads(g): pickle.loads(r) for g, r in found}
 
     def previous_counts(self, stream: str, rows: Iterable[Row]) -> dict[Row, int]:
         """The stored multiplicities of ``rows`` (those it has)."""
-        out: dict[Row, int] = {}
-        for chunk in _chunks([_dump(r) for r in rows]):
-            marks = ",".join("?" * len(chunk))
+        found = self._select_in("SELECT row, n FROM counts WHERE stream = ? AND row IN",
+                                stream, [_dump(r) for r in rows])
+        return {pickle.loads(r): n for r, n in found}
+
+    def _select_in(self, query: str, stream: str, values: list[bytes]) -> list[tuple]:
+        """``query`` (ending in ``IN``) for ``stream`` and each chunk of ``values``."""
+        out: list[tuple] = []
+        for start in range(0, len(values), _CHUNK):
+            chunk = values[start:start + _CHUNK]
             with self.lock:
-                found = self.conn.execute(
-                    f"SELECT row, n FROM counts WHERE stream = ? AND row IN ({marks})",
-                    (stream, *chunk)).fetchall()
-            out.update((pickle.loads(r), n) for r, n in found)
+                out.extend(self.conn.execute(f"{query} ({','.join('?' * len(chunk))})",
+                                             (stream, *chunk)).fetchall())
         return out
 
     @contextmanager
@@ -194,7 +184,3 @@ class SinkStore:
         with self.lock:
             self.conn.close()
 
-
-def _chunks(values: list[Any]) -> Iterator[list[Any]]:
-    for start in range(0, len(values), _CHUNK):
-        yield values[start:start + _CHUNK]
