@@ -26,8 +26,8 @@ a batch also finds its deltas.
 
 from __future__ import annotations
 
-import gc
 import collections
+import gc
 import hashlib
 import itertools
 import logging
@@ -743,13 +743,19 @@ class Database:
         return True
 
     def _propagate_here(self) -> None:
-        """Apply the queued batches on the caller's thread if they are small and nobody
-        else is applying; otherwise leave them to the propagation thread (woken)."""
+        """Apply the queued batches on the caller's thread if they are small, nobody else
+        is applying and the graph is free; otherwise leave them to the propagation thread
+        (woken). The caller is an event loop: it must not wait for an upquery (a read's
+        miss in the pool) that holds the graph."""
         if self._propagating and self._apply_lock.acquire(blocking=False):
             try:
-                items = self._take_batches(PROPAGATE_HERE_ROWS)
-                if items:
-                    self._apply_batches(items)
+                if self._graph_lock.acquire(blocking=False):  # re-entered by _apply_batches
+                    try:
+                        items = self._take_batches(PROPAGATE_HERE_ROWS)
+                        if items:
+                            self._apply_batches(items)
+                    finally:
+                        self._graph_lock.release()
             finally:
                 self._apply_lock.release()
         with self._batch_ready:

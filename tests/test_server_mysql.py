@@ -467,6 +467,35 @@ def test_small_write_groups_are_propagated_before_the_reply(server: ServerThread
     assert query(conn, "SELECT name FROM items WHERE id = 1064") == [("bulk 64",)]
 
 
+def test_a_write_does_not_wait_on_the_loop_for_a_busy_graph(server: ServerThread,
+                                                           db: rivulet.Database) -> None:
+    """While an upquery (here: a thread holding the graph) has the dataflow, a small
+    write is acknowledged at once and its propagation left to the propagation thread:
+    the event loop serves every connection and must not wait for a read's miss."""
+    conn = connect(server)
+    query(conn, "SELECT qty FROM items WHERE id = 7")
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with db._graph_lock:
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        started = time.monotonic()
+        with conn.cursor() as cursor:
+            cursor.execute("UPDATE items SET qty = 4242 WHERE id = 7")
+        assert time.monotonic() - started < 2.0  # acknowledged while the graph is held
+    finally:
+        release.set()
+        holder.join()
+    db.settle()
+    assert query(conn, "SELECT qty FROM items WHERE id = 7") == [(4242,)]
+
+
 # --------------------------------------------------------------------------- users
 
 
