@@ -135,8 +135,7 @@ def open_db(path: Path, system: str, config: dict[str, Any],
                                               "spark.driver.extraJavaOptions": config["jvm_options"],
                                               **config["spark_conf"]}),
                         streaming=StreamSettings(trigger=TRIGGER, ship_interval=SHIP_INTERVAL,
-                                                 max_files_per_trigger=max_files),
-                        fallback=False)
+                                                 max_files_per_trigger=max_files))
 
 
 def executor_totals(spark: Any) -> dict[str, float]:

@@ -59,7 +59,7 @@ def run(config: dict[str, Any], log: Any) -> dict[str, Any]:
 
     path = Path(tempfile.mkdtemp(prefix="rivulet-stream-miss-"))
     try:
-        db = rivulet.open(path, pipeline="spark", fallback=False,
+        db = rivulet.open(path, pipeline="spark",
                           spark=SparkConfig(master="local[2]", shuffle_partitions=2))
         db.execute("CREATE TABLE votes (uid INT NOT NULL, aid INT NOT NULL)")
         zipf, rng = Zipf(config["articles"], 1.08, 3), random.Random(3)

@@ -116,8 +116,7 @@ def open(  # noqa: A001
 
     ``pipeline="spark"`` maintains the views with Spark Structured Streaming instead of the
     in-process dataflow (:mod:`rivulet.spark.streaming`; ``session=`` an existing
-    SparkSession, ``streaming=`` a ``StreamSettings``, ``fallback=False`` to reject views
-    the streams cannot maintain instead of running them in process).
+    SparkSession, ``streaming=`` a ``StreamSettings``).
     """
     if pipeline == "spark":
         from rivulet.spark.streaming import StreamingDatabase

@@ -43,7 +43,7 @@ from oracle import Pair, same_multiset, sqlite_rows
 from spark_fixtures import spark_session  # noqa: F401  (the shared session fixture)
 
 import rivulet
-from rivulet.spark.streaming import StreamingError, StreamingUnsupported, StreamSettings
+from rivulet.spark.streaming import StreamingError, StreamSettings
 
 pytestmark = pytest.mark.spark
 
@@ -69,8 +69,24 @@ VIEWS: dict[str, tuple[str, list[Any] | None]] = {
     "BusyCats": ("SELECT a.cat, COUNT(*) AS n, SUM(v.w) AS s FROM articles a JOIN votes v "
                  "ON a.id = v.aid WHERE a.cat = ? GROUP BY a.cat HAVING COUNT(*) > 1", CATS),
     "HeavyVotes": ("SELECT id, uid, w + 1 AS w1 FROM votes WHERE w > 2 AND aid = ?", AIDS),
+    # Keyed processors (transformWithState): MIN/MAX/COUNT(DISTINCT), top-k, DISTINCT,
+    # UNION, LEFT joins, aggregates under a join and under another aggregate.
     "WithLeft": ("SELECT a.id, v.uid FROM articles a LEFT JOIN votes v ON a.id = v.aid "
-                 "WHERE a.id = ?", AIDS),  # not streamable: runs in process
+                 "WHERE a.id = ?", AIDS),
+    "VoteRange": ("SELECT aid, MIN(w) AS lo, MAX(w) AS hi, COUNT(DISTINCT uid) AS voters "
+                  "FROM votes WHERE aid = ? GROUP BY aid", AIDS),
+    "TopVotes": ("SELECT id, w FROM votes WHERE aid = ? ORDER BY w DESC, id LIMIT 2", AIDS),
+    "TopAll": ("SELECT id, w FROM votes ORDER BY w DESC, id LIMIT 3", None),
+    "ArticleVotes": ("SELECT a.id, a.title, c.n FROM articles a JOIN (SELECT aid, COUNT(*) AS n "
+                     "FROM votes GROUP BY aid) c ON a.id = c.aid WHERE a.cat = ?", CATS),
+    "Voters": ("SELECT DISTINCT uid FROM votes WHERE aid = ?", AIDS),
+    "MaxOfCounts": ("SELECT MAX(n) AS m, COUNT(*) AS g FROM (SELECT aid, COUNT(*) AS n "
+                    "FROM votes GROUP BY aid) c", None),
+    "CountOfTotal": ("SELECT COUNT(*) AS c, MIN(t) AS t FROM (SELECT COUNT(*) AS t FROM votes "
+                     "WHERE w > 3) x", None),
+    "Ids": ("SELECT uid AS x FROM votes WHERE aid = 1 UNION SELECT id FROM articles", None),
+    "LeftCount": ("SELECT a.id, COUNT(v.id) AS n FROM articles a LEFT JOIN votes v "
+                  "ON a.id = v.aid AND v.w > 0 GROUP BY a.id", None),
 }
 
 
@@ -143,9 +159,7 @@ def test_differential_views_created_from_the_snapshot(streaming_pair: StreamingP
     """Each streamed view starts from the rows its snapshot holds (the bootstrap batch)."""
     streaming_pair.settle()
     check_all(streaming_pair)
-    db = streaming_pair.db
-    assert db.inprocess_views == {"withleft"}
-    assert {s.plan.name for s in db.pipeline.streams.values()} == set(VIEWS) - {"WithLeft"}
+    assert {s.plan.name for s in streaming_pair.db.pipeline.streams.values()} == set(VIEWS)
 
 
 @settings(max_examples=6, deadline=None, derandomize=True,
@@ -273,16 +287,32 @@ def test_miss_waits_for_the_batch_being_applied(spark: Any, tmp_path: Path) -> N
         db.close()
 
 
-def test_unstreamable_view_rejected_without_fallback(spark: Any, tmp_path: Path) -> None:
-    with rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST,
-                      fallback=False) as db:
-        db.execute_script(SCHEMA)
-        with pytest.raises(StreamingUnsupported, match=r"LEFT JOIN.*Spark streaming"):
-            db.execute("CREATE VIEW l AS " + VIEWS["WithLeft"][0])
-        with pytest.raises(StreamingUnsupported, match=r"view 'm': MAX\(\)"):
-            db.execute("CREATE VIEW m AS SELECT aid, MAX(w) FROM votes GROUP BY aid")
-        assert db.views() == []  # nothing changed
-        assert db.pipeline.streams == {}
+def test_keyed_state_takes_back_what_deletes_remove(spark: Any, tmp_path: Path) -> None:
+    """What Spark's own streaming operators cannot retract: the MAX when its row goes, the
+    next row of a top-k when one leaves, a LEFT JOIN's padded row when the first match
+    arrives and again when the last one leaves, a group of a nested aggregate."""
+    pair = StreamingPair(str(tmp_path), spark)
+    try:
+        for statement in SCHEMA.strip().split(";\n"):
+            pair.execute(statement.strip().rstrip(";"))
+        pair.insert_many("articles", [(1, "a", 0), (2, "b", 0)])
+        pair.insert_many("votes", [(1, 1, 1, 5), (2, 2, 1, 9), (3, 3, 1, 7)])
+        names = ["VoteRange", "TopVotes", "WithLeft", "MaxOfCounts", "CountOfTotal"]
+        for name in names:
+            pair.create_view(name, VIEWS[name][0])
+        assert list(pair.db.view("VoteRange").lookup(1)) == [(1, 5, 9, 3)]
+        assert list(pair.db.view("WithLeft").lookup(2)) == [(2, None)]
+        for sql, params in [("DELETE FROM votes WHERE id = ?", (2,)),  # the MAX, top of the top-k
+                            ("INSERT INTO votes VALUES (?, ?, ?, ?)", (4, 4, 2, 1)),  # 2's first
+                            ("DELETE FROM votes WHERE aid = ?", (1,))]:
+            pair.execute(sql, params)
+            pair.settle()
+            check_all(pair, names)
+        assert list(pair.db.view("VoteRange").lookup(1)) == []
+        assert list(pair.db.view("WithLeft").lookup(1)) == [(1, None)]
+        assert list(pair.db.view("MaxOfCounts").lookup()) == [(1, 1)]
+    finally:
+        pair.close()
 
 
 def test_data_directory_with_glob_characters_refused(spark: Any, tmp_path: Path) -> None:
@@ -422,7 +452,7 @@ import rivulet
 from rivulet.spark.session import SparkConfig
 from rivulet.spark.streaming import StreamSettings
 
-path, marker, hold_at = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+path, marker, hold_at, held_view = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), sys.argv[6]
 db = rivulet.open(path, pipeline="spark", streaming=StreamSettings(trigger="0.1 seconds", ship_interval=0.05),
                   spark=SparkConfig(master="local[2]", shuffle_partitions=2, driver_memory="1g"))
 if not db.views():
@@ -432,7 +462,7 @@ if not db.views():
 
 def hold(stream, batch_id):
     # The sink has committed this batch; Spark has not recorded it as done: die here.
-    if stream.plan.name == "VoteStats" and batch_id >= hold_at:
+    if stream.plan.name == held_view and batch_id >= hold_at:
         marker.write_text(str(batch_id))
         time.sleep(3600)
 
@@ -447,17 +477,18 @@ while True:
 """
 
 
-@pytest.mark.timeout(1500)  # a second JVM and two views, on a shared two-core machine
-def test_sigkill_mid_batch_then_restart(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.timeout(1500)  # a second JVM and four views, on a shared two-core machine
+@pytest.mark.parametrize("held_view", ["VoteStats", "VoteRange"])  # Spark's state; keyed state
+def test_sigkill_mid_batch_then_restart(spark: Any, tmp_path: Path, held_view: str) -> None:
     data, marker = tmp_path / "db", tmp_path / "held"
-    names = ["VoteStats", "CatVoters"]
+    names = ["VoteStats", "CatVoters", "VoteRange", "WithLeft"]
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1",
            "PYTHONPATH": str(ROOT)}
     log = tmp_path / "child.log"
     with log.open("wb") as out:
         child = subprocess.Popen(
             [sys.executable, "-c", CHILD, str(data), str(marker), "2", SCHEMA,
-             "\n".join(f"{n} {VIEWS[n][0]}" for n in names)],
+             "\n".join(f"{n} {VIEWS[n][0]}" for n in names), held_view],
             env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 900
@@ -476,7 +507,7 @@ def test_sigkill_mid_batch_then_restart(spark: Any, tmp_path: Path) -> None:
 
     db = rivulet.open(data, pipeline="spark", session=spark, streaming=FAST)
     try:
-        stream = db.pipeline.streams["votestats"]
+        stream = db.pipeline.streams[held_view.lower()]
         assert stream.applied_batch == held  # the sink committed the batch it died in
         db.settle(timeout=SETTLE)
         assert stream.skipped_batches == 1  # Spark ran it again; the sink did not apply it

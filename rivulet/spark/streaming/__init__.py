@@ -3,6 +3,7 @@
 * :mod:`.log` ships the write log into immutable Parquet segments of signed deltas, which
   Spark reads with its own Parquet file source;
 * :mod:`.plan` turns a view plan into a query over signed deltas;
+* :mod:`.keyed` holds the operators that need keyed state (MIN/MAX, top-k, DISTINCT, LEFT joins);
 * :mod:`.sink` stores each view's rows and last applied batch, so batches apply once;
 * :mod:`.pipeline` runs one query per view and watches them;
 * :mod:`.database` is the database that uses them.
@@ -11,6 +12,5 @@
 from rivulet.spark.streaming.database import StreamingDatabase
 from rivulet.spark.streaming.log import StreamingError
 from rivulet.spark.streaming.pipeline import StreamSettings
-from rivulet.spark.streaming.plan import StreamingUnsupported
 
-__all__ = ["StreamSettings", "StreamingDatabase", "StreamingError", "StreamingUnsupported"]
+__all__ = ["StreamSettings", "StreamingDatabase", "StreamingError"]

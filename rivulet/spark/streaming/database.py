@@ -6,10 +6,10 @@ dataflow graph, each view has a reader fed by its Structured Streaming query
 (:mod:`rivulet.spark.streaming.pipeline`); the graph keeps only its base-table nodes, so
 propagating a batch in process costs nothing.
 
-A view the streams cannot maintain (a LEFT JOIN, MIN/MAX, top-k, ...: see
-:mod:`rivulet.spark.streaming.plan`) runs in the in-process dataflow instead, with a
-warning naming the construct (``fallback=False`` makes it an error), so a program such as
-the news example runs whole with ``--pipeline spark``.
+Every view is streamed: what Spark's own operators cannot keep under deletes (MIN/MAX,
+top-k, DISTINCT, LEFT joins, aggregates under other operators) runs in keyed processors
+(:mod:`rivulet.spark.streaming.keyed`), so a program such as the news example runs whole
+with ``--pipeline spark``.
 
 A streamed view keyed by its parameters has a partial reader (unless partial state is
 off): it holds the keys read, and a miss is filled from the sink store, which holds the
@@ -25,7 +25,6 @@ applied the last acknowledged LSN.
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +36,8 @@ from rivulet.errors import ProgramError, UpqueryTimeout
 from rivulet.plan import ir
 from rivulet.spark.session import SparkConfig, get_session
 from rivulet.spark.streaming.pipeline import StreamingPipeline, StreamSettings, ViewStream
-from rivulet.spark.streaming.plan import StreamingUnsupported, shape_of
 from rivulet.state.reader import KeyedReader, RangeReader
 from rivulet.views import View
-
-log = logging.getLogger("rivulet.spark.streaming")
 
 
 class StreamingDatabase(Database):
@@ -51,10 +47,7 @@ class StreamingDatabase(Database):
 
     def __init__(self, path: str | Path, *, spark: SparkConfig | None = None,
                  session: SparkSession | None = None, streaming: StreamSettings | None = None,
-                 fallback: bool = True, **options: Any) -> None:
-        self._fallback = fallback
-        #: Views the streams cannot maintain, run by the in-process dataflow.
-        self.inprocess_views: set[str] = set()
+                 **options: Any) -> None:
         self._spark_config = spark
         self._session = session
         self._pipeline: StreamingPipeline | None = None
@@ -93,15 +86,6 @@ class StreamingDatabase(Database):
     # ..................................................................... views
 
     def _install_view(self, plan: ir.ViewPlan) -> View:
-        try:
-            shape_of(plan)  # decided before any change
-        except StreamingUnsupported as exc:
-            if not self._fallback:
-                raise
-            log.warning("%s: the view runs in the in-process dataflow", exc)
-            view = super()._install_view(plan)
-            self.inprocess_views.add(plan.name.lower())
-            return view
         finish = finisher(plan)
         if plan.range_column is not None:
             state: KeyedReader | RangeReader = RangeReader(plan.key, plan.range_column)
@@ -127,10 +111,6 @@ class StreamingDatabase(Database):
         view._default = defaults
 
     def _uninstall_view(self, name: str) -> None:
-        if name.lower() in self.inprocess_views:
-            self.inprocess_views.discard(name.lower())
-            super()._uninstall_view(name)
-            return
         built = self._built.pop(name.lower())
         del self.catalog.views[name.lower()]
         del self._views[name.lower()]
@@ -140,8 +120,6 @@ class StreamingDatabase(Database):
     def _upquery(self, built: BuiltView, keys: list[Any], timeout: float | None = None,
                  read: Any = None) -> Any:
         """A streamed view's miss is filled by its stream, from the sink store."""
-        if built.reader_node >= 0:
-            return super()._upquery(built, keys, timeout, read)
         self._check_open()
         stream = self.pipeline.streams.get(built.plan.name.lower())
         if stream is None or self._built.get(built.plan.name.lower()) is not built:
@@ -157,8 +135,7 @@ class StreamingDatabase(Database):
         """Add a view: its stream starts from a snapshot taken now; returns once the
         stream has applied its first batch. Other views' streams keep running."""
         view = super().create_view(name, sql, replace=replace)
-        if name.lower() not in self.inprocess_views:
-            self.pipeline.wait(self.storage.lsn, self._streaming.start_timeout, [name])
+        self.pipeline.wait(self.storage.lsn, self._streaming.start_timeout, [name])
         return view
 
     # ..................................................................... waiting, stats
@@ -179,16 +156,13 @@ class StreamingDatabase(Database):
     def stats(self) -> dict[str, Any]:
         views = {}
         for built in list(self._built.values()):
-            if built.reader_node >= 0:
-                misses = self.graph.nodes[built.reader_node].counters["misses"]
-            else:
-                stream = self.pipeline.streams.get(built.plan.name.lower())
-                misses = stream.misses if stream is not None else 0
+            stream = self.pipeline.streams.get(built.plan.name.lower())
+            misses = stream.misses if stream is not None else 0
             views[built.plan.name] = {
                 "partial": built.state.partial, "keys": len(built.state),
                 "memory_bytes": built.state.byte_size(),
                 "hits": max(0, built.state.reads() - misses), "misses": misses,
-                "pipeline": "spark" if built.reader_node < 0 else "inprocess"}
+                "pipeline": "spark"}
         return {
             **self.stats_counters,
             "pipeline": "spark",
@@ -213,10 +187,7 @@ class StreamingDatabase(Database):
         reader gives up every key it holds (a full one none)."""
         streams = [s for s in self.pipeline.streams.values()
                    if view is None or s.plan.name.lower() == view.lower()]
-        evicted = sum(s.evict_all() for s in streams)
-        if view is not None and view.lower() not in self.inprocess_views:
-            return evicted
-        return evicted + super().evict(view)
+        return sum(s.evict_all() for s in streams)
 
     def close(self) -> None:
         if self._closed:

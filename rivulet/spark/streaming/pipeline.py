@@ -40,11 +40,14 @@ import sqlite3
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as SF
 from pyspark.sql import types as T
@@ -55,6 +58,7 @@ from rivulet.plan import ir
 from rivulet.schema import TableSchema
 from rivulet.spark.compile import name as column_name
 from rivulet.spark.snapshot import Snapshot, spark_schema, take_snapshot
+from rivulet.spark.streaming import keyed as K
 from rivulet.spark.streaming import plan as P
 from rivulet.spark.streaming.log import LogShipper, StreamingError, wait_until
 from rivulet.spark.streaming.sink import SinkStore
@@ -180,20 +184,34 @@ class ViewStream:
             table = scan.table.lower()
             if table not in tables:
                 tables[table] = self._table_stream(spark, table, seed)
-        if self.shape.aggregate is not None:
-            frame = P.SignedCompiler(tables).aggregate_state(self.shape.aggregate)
-            mode = "update"
+        compiler = P.SignedCompiler(tables, seed=lambda: self._seed(spark))
+        aggregate, mode = self.shape.aggregate, "append"
+        if aggregate is None:
+            frame = P.signed_rows(compiler, self.plan)
+        elif self.shape.native:
+            frame, mode = compiler.aggregate_state(aggregate), "update"
         else:
-            frame = P.signed_rows(self.plan, tables)
-            mode = "append"
+            frame = compiler.keyed_aggregate(aggregate, K.GROUPS)
         writer = (frame.writeStream.outputMode(mode)
                   .queryName(f"rivulet_{self.pipeline.token}_{self.id.replace('-', '_')}")
                   .foreachBatch(self._batch)
                   .option("checkpointLocation", str(self.checkpoint)))
         if self.pipeline.settings.trigger:
             writer = writer.trigger(processingTime=self.pipeline.settings.trigger)
-        self.query = writer.start()
+        with _state_store(spark, ROCKSDB if compiler.keyed else None):
+            self.query = writer.start()
         self._await_sources()
+
+    def _seed(self, spark: SparkSession) -> DataFrame:
+        """A stream of one row (see ``SignedCompiler``), written once with the checkpoint."""
+        directory = self.directory / "seed"
+        if not directory.exists():
+            staging = self.directory / "seed.tmp"
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(parents=True)
+            pq.write_table(pa.table({"seed": pa.array([0], pa.int64())}), staging / "seed.parquet")
+            os.replace(staging, directory)
+        return spark.readStream.schema("seed long").parquet(str(directory))
 
     def _table_stream(self, spark: SparkSession, table: str, seed: dict[str, Any] | None) -> DataFrame:
         """A table's signed deltas: the log's segments after the snapshot, and (for a
@@ -243,7 +261,7 @@ class ViewStream:
         started = time.monotonic()
         lsn = self._batch_lsn(batch_id)
         self.pipeline.hook("batch", self, batch_id)
-        if self.shape.aggregate is not None:
+        if self.shape.aggregate is not None and self.shape.native:
             table = self._collect(P.finished_aggregate(self.shape.aggregate, df))
         else:
             table = self._collect(df)
@@ -627,6 +645,31 @@ class StreamingPipeline:
             return 0.0
         times = self._committed_at(max(applied, 0), max(applied, 0) + 1)
         return round(time.time() - times[0], 3) if times else 0.0
+
+
+#: Spark's state store for queries with keyed processors (``transformWithState`` needs it);
+#: the others keep the default store, which their checkpoints were started with.
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+_PROVIDER = "spark.sql.streaming.stateStore.providerClass"
+
+
+@contextmanager
+def _state_store(spark: SparkSession, provider: str | None) -> Iterator[None]:
+    """Start a query with ``provider`` as its state store: a query takes the session's
+    setting when it starts (and keeps it in its checkpoint), so it is set only meanwhile
+    (queries start under the pipeline's lock)."""
+    if provider is None:
+        yield
+        return
+    previous = spark.conf.get(_PROVIDER, None)
+    spark.conf.set(_PROVIDER, provider)
+    try:
+        yield
+    finally:
+        if previous is None:
+            spark.conf.unset(_PROVIDER)
+        else:
+            spark.conf.set(_PROVIDER, previous)
 
 
 def _glob_escape(path: str) -> str:

@@ -9,22 +9,18 @@ so the signs are arithmetic, never Spark semantics:
   one side with everything the other side holds (its state keeps every row, negative
   ones too), which is exactly the delta rule ``dL x R + L' x dR``; the output's sign is
   the product of the two signs.
-* An aggregate keeps *signed sums* per group in Spark's state (update mode): ``COUNT(*)``
-  is ``sum(_s)``, ``COUNT(x)`` sums the signs of non-NULL ``x``, ``SUM(x)`` is
-  ``sum(_s * x)`` (NULL while the group has no non-NULL ``x``), ``AVG`` their ratio, and
-  ``_n = sum(_s)`` says whether the group still has rows. Update mode then emits each
-  changed group's new totals.
+* The view's root aggregate, when it only counts, sums and averages, keeps *signed sums*
+  per group in Spark's own state (update mode): ``COUNT(*)`` is ``sum(_s)``, ``COUNT(x)``
+  sums the signs of non-NULL ``x``, ``SUM(x)`` is ``sum(_s * x)`` (NULL while the group has
+  no non-NULL ``x``), ``AVG`` their ratio, and ``_n = sum(_s)`` says whether the group
+  still has rows. Update mode then emits each changed group's new totals.
+* Everything that needs state surviving deletes (MIN, MAX, the DISTINCT aggregates, an
+  aggregate under another operator, top-k, DISTINCT and UNION, LEFT joins) is a keyed
+  ``transformWithState`` processor (:mod:`rivulet.spark.streaming.keyed`) emitting signed
+  deltas; Spark runs any chain of them, with joins and the root aggregate, in one query.
 
-The operators above the aggregate (a HAVING filter, the final projection) are applied by
-the sink to each micro-batch's changed groups (:func:`above_function`), so the query
-itself has one stateful operator, or a join feeding one aggregate, which Spark accepts in
-one query.
-
-Not supported (rejected when the view is created, naming the construct): LEFT joins,
-MIN/MAX and DISTINCT aggregates, DISTINCT, ORDER BY ... LIMIT inside the plan (top-k),
-and an aggregate under a join or under another aggregate. Each needs keyed state that
-survives deletes (``transformWithStateInPandas`` holding a multiset per group) or a
-second stage reading the first one's deltas: the follow-ups the README lists.
+The operators above the root aggregate (a HAVING filter, the final projection) are
+applied by the sink to each micro-batch's changed groups (:func:`above_function`).
 """
 
 from __future__ import annotations
@@ -39,7 +35,6 @@ from pyspark.sql import functions as SF
 from pyspark.sql import types as T
 
 from rivulet.dataflow.compile import predicate_function, row_function
-from rivulet.errors import UnsupportedSqlError
 from rivulet.plan import ir
 from rivulet.schema import DECIMAL
 from rivulet.spark.compile import (
@@ -49,6 +44,7 @@ from rivulet.spark.compile import (
     names,
 )
 from rivulet.spark.exprs import ExprCompiler, join_operands
+from rivulet.spark.streaming import keyed as K
 from rivulet.spark.values import DEFAULT_DECIMAL_SCALE, spark_type
 
 Row = tuple
@@ -57,71 +53,54 @@ SIGN = "_s"
 COUNT = "_n"
 
 
-class StreamingUnsupported(UnsupportedSqlError):
-    """A view the streaming pipeline cannot maintain (the message names the construct)."""
-
-
 @dataclass(frozen=True)
 class Shape:
-    """How a view's plan splits: ``aggregate`` (or None) with the operators above it."""
+    """How a view's plan splits: the root ``aggregate`` (or None) with the operators above
+    it; ``native``: Spark's own aggregate keeps it (signed sums), else a keyed processor."""
 
     aggregate: ir.Aggregate | None
     above: tuple[ir.Node, ...]  # from the root down to just above the aggregate
+    native: bool = True
 
 
 def shape_of(plan: ir.ViewPlan) -> Shape:
-    """Check that the streaming pipeline can maintain ``plan``; raise naming what it cannot."""
+    """Where the view's root aggregate is, and whether Spark's own aggregate can keep it."""
     above: list[ir.Node] = []
     node = plan.root
     while isinstance(node, (ir.Project, ir.Filter)):
         above.append(node)
         node = node.input
     if isinstance(node, ir.Aggregate):
-        _check_aggregate(plan, node)
-        _check_stateless(plan, node.input, "under an aggregate")
-        return Shape(node, tuple(above))
-    _check_stateless(plan, plan.root, "")
+        return Shape(node, tuple(above), native=signed_sums_suffice(node))
     return Shape(None, ())
 
 
-def _check_aggregate(plan: ir.ViewPlan, node: ir.Aggregate) -> None:
-    for call in node.aggs:
-        if call.fn in ("min", "max"):
-            _reject(plan, f"{call.fn.upper()}() (needs keyed multiset state)")
-        if call.distinct:
-            _reject(plan, f"{call.fn.upper()}(DISTINCT ...)")
-
-
-def _check_stateless(plan: ir.ViewPlan, node: ir.Node, where: str) -> None:
-    for n in ir.walk(node):
-        if isinstance(n, ir.Join) and n.kind != "inner":
-            _reject(plan, f"a {n.kind.upper()} JOIN")
-        elif isinstance(n, ir.Aggregate):
-            _reject(plan, "an aggregate below another operator (a second stage)" if not where
-                    else "an aggregate " + where)
-        elif isinstance(n, ir.Distinct):
-            _reject(plan, "DISTINCT / UNION")
-        elif isinstance(n, ir.TopK):
-            _reject(plan, "ORDER BY ... LIMIT inside the plan (top-k)")
-
-
-def _reject(plan: ir.ViewPlan, what: str) -> None:
-    raise StreamingUnsupported(
-        f"view {plan.name!r}: {what} is not supported by the Spark streaming pipeline "
-        "(use the in-process pipeline for this view)")
+def signed_sums_suffice(node: ir.Aggregate) -> bool:
+    """COUNT, SUM and AVG are kept by signed sums; MIN, MAX and DISTINCT need the values."""
+    return all(call.fn in ("count", "sum", "avg") and not call.distinct for call in node.aggs)
 
 
 class SignedCompiler(PlanCompiler):
-    """IR to streaming DataFrames of signed rows (columns ``c0..`` and ``_s``)."""
+    """IR to streaming DataFrames of signed rows (columns ``c0..`` and ``_s``).
 
-    def __init__(self, tables: Mapping[str, DataFrame]) -> None:
+    ``seed``: a stream of one row, read once by the query's first batch; a global
+    aggregate (no GROUP BY) under another operator takes it as a sign-0 delta, so that
+    its one row exists before any input does. ``keyed`` says whether the query uses keyed
+    processors (which need the RocksDB state store)."""
+
+    def __init__(self, tables: Mapping[str, DataFrame],
+                 seed: Callable[[], DataFrame] | None = None) -> None:
         super().__init__(tables, carry=(SIGN,))
+        self.seed = seed
+        self.keyed = False
 
     def _scan(self, node: ir.Scan) -> DataFrame:
         df = self.tables[node.table.lower()]
         return df.select(*[SF.col(f"c{i}") for i in range(node.arity)], SF.col("sign").alias(SIGN))
 
     def _join(self, node: ir.Join) -> DataFrame:
+        if node.kind != "inner":
+            return self._left_join(node)
         n = node.left.arity
         left = self.frame(node.left).select(*names(n), SF.col(SIGN).alias("_ls"))
         right = self.frame(node.right).select(
@@ -141,8 +120,100 @@ class SignedCompiler(PlanCompiler):
         return joined.select(*names(n + node.right.arity),
                              (SF.col("_ls") * SF.col("_rs")).alias(SIGN))
 
+    def _left_join(self, node: ir.Join) -> DataFrame:
+        """Both sides' signed rows, tagged ``_side``, grouped by the join key."""
+        n, m = node.left.arity, node.right.arity
+        left = self.frame(node.left)
+        right = self.frame(node.right).select(
+            *[SF.col(name(j)).alias(name(n + j)) for j in range(m)], SIGN)
+        exprs = ExprCompiler([*[left.schema[name(i)] for i in range(n)],
+                              *[right.schema[name(n + j)] for j in range(m)]])
+        keys = []
+        for i, (a, b) in enumerate(zip(node.left_keys, node.right_keys)):
+            x, y = join_operands(exprs, exprs.compile(ir.Col(a)), exprs.compile(ir.Col(n + b)))
+            left = left.withColumn(f"_k{i}", x)
+            right = right.withColumn(f"_k{i}", y)
+            keys.append(f"_k{i}")
+        lcols = [left.schema[name(i)] for i in range(n)]
+        rcols = [right.schema[name(n + j)] for j in range(m)]
+        sides = [left.select(*keys, SF.lit(0).alias("_side"), *names(n),
+                             *[SF.lit(None).cast(f.dataType).alias(f.name) for f in rcols], SIGN),
+                 right.select(*keys, SF.lit(1).alias("_side"),
+                              *[SF.lit(None).cast(f.dataType).alias(f.name) for f in lcols],
+                              *[name(n + j) for j in range(m)], SIGN)]
+        tagged = sides[0].unionByName(sides[1])
+        processor = K.LeftJoinProcessor(
+            [K.Column(f.dataType) for f in lcols], [K.Column(f.dataType) for f in rcols],
+            len(keys), node.residual, [c.kind for c in node.columns])
+        return self._keyed(tagged.groupBy(*keys), processor, [*lcols, *rcols])
+
+    def _topk(self, node: ir.TopK) -> DataFrame:
+        df = self.frame(node.input)
+        fields = [df.schema[name(i)] for i in range(node.arity)]
+        processor = K.TopKProcessor([K.Column(f.dataType) for f in fields], node.order, node.k)
+        return self._keyed(self._grouped(df, node.group_by), processor, fields)
+
+    def _distinct(self, node: ir.Distinct) -> DataFrame:
+        df = self.frame(node.input)
+        fields = [df.schema[name(i)] for i in range(node.arity)]
+        return self._keyed(df.groupBy(*names(node.arity)), K.DistinctProcessor(node.arity), fields)
+
     def _aggregate(self, node: ir.Aggregate) -> DataFrame:
-        raise StreamingUnsupported("an aggregate below another operator")
+        return self.keyed_aggregate(node, K.DELTAS)
+
+    def keyed_aggregate(self, node: ir.Aggregate, form: str) -> DataFrame:
+        """The aggregate as a keyed processor: signed deltas of its rows (``DELTAS``), or
+        each changed group's new row, group and row count (``GROUPS``, at the root)."""
+        df = self.frame(node.input)
+        exprs = self.expressions(df, node.input.arity)
+        width = len(node.group_by)
+        groups = [SF.col(name(g)).alias(f"_g{j}") for j, g in enumerate(node.group_by)]
+        inputs: list[Column] = []
+        kinds: list[tuple[str | None, int]] = []
+        for i, call in enumerate(node.aggs):
+            if call.arg is None:
+                kinds.append((None, 0))
+                continue
+            arg, kind, scale = _aggregate_argument(exprs, exprs.compile(ir.Col(call.arg)), call)
+            inputs.append(arg.alias(f"_a{i}"))
+            kinds.append((kind, scale))
+        prepared = df.select(*groups, *inputs, SIGN)
+        if not groups and self.seed is not None and form == K.DELTAS:
+            seed = self.seed().select(*[SF.lit(None).cast(prepared.schema[c].dataType).alias(c)
+                                        for c in prepared.columns[:-1]], SF.lit(0).cast("long").alias(SIGN))
+            prepared = prepared.unionByName(seed)
+        group_fields = [prepared.schema[f"_g{j}"] for j in range(width)]
+        outputs = [T.StructField(name(j), f.dataType) for j, f in enumerate(group_fields)]
+        for i, call in enumerate(node.aggs):
+            field = prepared.schema[f"_a{i}"] if call.arg is not None else None
+            outputs.append(T.StructField(name(width + i), _aggregate_type(call, field, kinds[i])))
+        processor = K.AggregateProcessor(
+            node.aggs, [K.Column(f.dataType) for f in group_fields],
+            [K.Column(prepared.schema[f"_a{i}"].dataType) if c.arg is not None else None
+             for i, c in enumerate(node.aggs)],
+            [K.Column(f.dataType) for f in outputs], form)
+        grouped = self._grouped(prepared, tuple(range(width)), [f"_g{j}" for j in range(width)])
+        if form == K.DELTAS:
+            return self._keyed(grouped, processor, outputs)
+        extra = [T.StructField(f"_g{j}", f.dataType) for j, f in enumerate(group_fields)]
+        return self._keyed(grouped, processor, [*outputs, *extra,
+                                                T.StructField(COUNT, T.LongType())], signed=False)
+
+    def _grouped(self, df: DataFrame, columns: tuple[int, ...], labels: list[str] | None = None) -> Any:
+        """``df`` grouped by ``columns`` (by one constant for none: one group)."""
+        if not columns:
+            return df.withColumn("_one", SF.lit(0)).groupBy("_one")
+        return df.groupBy(*(labels or [name(c) for c in columns]))
+
+    def _keyed(self, grouped: Any, processor: K._Keyed, fields: list[T.StructField],
+               signed: bool = True) -> DataFrame:
+        self.keyed = True
+        schema = T.StructType([T.StructField(name(i), f.dataType, True) for i, f in enumerate(fields)]
+                              if signed else [T.StructField(f.name, f.dataType, True) for f in fields])
+        if signed:
+            schema = schema.add(SIGN, T.LongType(), True)
+        processor.output = schema.names
+        return grouped.transformWithState(processor, schema, "Append", "None")
 
     def aggregate_state(self, node: ir.Aggregate) -> DataFrame:
         """The streaming aggregate: per group ``_g0..``, signed sums ``_t<i>``/``_k<i>``
@@ -161,6 +232,20 @@ class SignedCompiler(PlanCompiler):
                 sums.append(SF.sum(_signed(arg, sign)).alias(f"_t{i}"))
         groups = [SF.col(name(g)).alias(f"_g{j}") for j, g in enumerate(node.group_by)]
         return df.groupBy(*groups).agg(*sums)
+
+
+def _aggregate_type(call: ir.AggCall, arg: T.StructField | None,
+                    kind: tuple[str | None, int]) -> T.DataType:
+    """The Spark type of an aggregate's result, as the batch compiler types it."""
+    if call.fn == "count" or arg is None:
+        return T.LongType() if call.fn == "count" else T.NullType()
+    if call.fn in ("min", "max"):
+        return arg.dataType
+    if call.fn == "sum":
+        return arg.dataType if kind[0] != DECIMAL else spark_type(DECIMAL, kind[1])
+    if kind[0] == DECIMAL:  # avg
+        return spark_type(DECIMAL, min(kind[1] + 4, DEFAULT_DECIMAL_SCALE + 4))
+    return T.DoubleType()
 
 
 def _signed(arg: Column, sign: Column) -> Column:
@@ -228,9 +313,9 @@ def above_function(shape: Shape) -> Callable[[Row], Row | None]:
     return apply
 
 
-def signed_rows(plan: ir.ViewPlan, tables: Mapping[str, DataFrame]) -> DataFrame:
-    """The streaming DataFrame of a view without aggregate: root rows and ``_s``."""
-    return SignedCompiler(tables).frame(plan.root).select(*names(plan.root.arity), SIGN)
+def signed_rows(compiler: SignedCompiler, plan: ir.ViewPlan) -> DataFrame:
+    """The streaming DataFrame of a view without root aggregate: root rows and ``_s``."""
+    return compiler.frame(plan.root).select(*names(plan.root.arity), SIGN)
 
 
 def scans(plan: ir.ViewPlan) -> list[ir.Scan]:

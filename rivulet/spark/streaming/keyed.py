@@ -1,0 +1,292 @@
+"""Operators that need keyed state surviving deletes, as ``transformWithState`` processors.
+
+Spark's streaming aggregates only ever add: they cannot take MIN or MAX back when the row
+holding it is deleted, nor say which rows left a top-k, nor tell a LEFT JOIN's padded row
+when its first match arrives. Each such operator here is a Python stateful processor over
+signed deltas, grouped by its key (the group, the top-k partition, the whole row, the
+join key), with what the key needs in Spark's state store (RocksDB):
+
+* :class:`AggregateProcessor`: the group's row count and the engine's own accumulators
+  (``rivulet.dataflow.ops.aggregate``: signed sums for COUNT/SUM/AVG, the multiset of
+  values for MIN, MAX and the DISTINCT forms);
+* :class:`TopKProcessor`: the partition's rows as a multiset, cut with the engine's order;
+* :class:`DistinctProcessor`: the row's multiplicity;
+* :class:`LeftJoinProcessor`: both sides' rows under the join key.
+
+A processor computes the key's output before and after the batch's deltas and emits the
+difference as signed rows (``_s``), so any operator can sit above it: Spark accepts a
+chain of these, stream-stream joins and one aggregate in one query (append mode), which is
+why no plan is split into stages. An aggregate at the view's root instead emits each
+changed group's new row (:data:`GROUPS`), the sink's group layout.
+
+Values cross into the processor as Spark gives them and are converted to the engine's
+kinds (``to_kind``), so every result is the one the in-process dataflow computes.
+The state is one pickled value per key: a get and an update per key and batch (each a
+round trip to the JVM), whatever the size of the key's multiset.
+"""
+
+from __future__ import annotations
+
+import decimal
+import pickle
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from pyspark.sql import Row as SparkRow
+from pyspark.sql import types as T
+from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
+
+from rivulet.plan import ir
+from rivulet.schema import DECIMAL
+from rivulet.spark.values import fit_decimal, kind_of_type, scale_of_type, to_kind
+
+Row = tuple
+
+SIGN = "_s"
+COUNT = "_n"
+#: Output forms: signed deltas of the operator's rows, or (a root aggregate) each changed
+#: group's new row followed by the group columns ``_g0..`` and its row count ``_n``.
+DELTAS = "deltas"
+GROUPS = "groups"
+
+_BLOB = T.StructType([T.StructField("state", T.BinaryType(), True)])
+
+
+class Column:
+    """How one column's values cross between Spark and the engine (picklable)."""
+
+    __slots__ = ("kind", "scale")
+
+    def __init__(self, data_type: T.DataType, kind: str | None = None) -> None:
+        self.kind = kind if kind is not None else _kind(data_type)
+        self.scale = scale_of_type(data_type)
+
+    def __getstate__(self) -> tuple[str | None, int]:
+        return self.kind, self.scale
+
+    def __setstate__(self, state: tuple[str | None, int]) -> None:
+        self.kind, self.scale = state
+
+    def engine(self, value: Any) -> Any:
+        return None if value is None else to_kind(value, self.kind, self.scale)
+
+    def spark(self, value: Any) -> Any:
+        if value is None:
+            return None
+        if self.kind == DECIMAL:
+            return fit_decimal(decimal.Decimal(value), self.scale)
+        return to_kind(value, self.kind, self.scale)
+
+
+def _kind(data_type: T.DataType) -> str | None:
+    return None if isinstance(data_type, T.NullType) else kind_of_type(data_type)
+
+
+def columns_of(schema: T.StructType, names: list[str]) -> list[Column]:
+    return [Column(schema[n].dataType) for n in names]
+
+
+class _Keyed(StatefulProcessor):
+    """One pickled state value per key; subclasses say what it is and what it outputs.
+    ``output``: the names of the output columns (set by the compiler)."""
+
+    output: list[str]
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.state = handle.getValueState("state", _BLOB)
+        self.row = SparkRow(*self.output)  # Spark takes output rows by column name
+        self.prepare()
+
+    def prepare(self) -> None:
+        """Build what the processor computes with (on the executor: closures do not pickle)."""
+
+    def load(self) -> Any:
+        if not self.state.exists():
+            return None
+        return pickle.loads(self.state.get()[0])
+
+    def save(self, value: Any, empty: bool) -> None:
+        if empty:
+            self.state.clear()
+        else:
+            self.state.update((pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL),))
+
+    def close(self) -> None:
+        pass
+
+
+def _signed(old: dict[Row, int], new: dict[Row, int]) -> Iterator[tuple[Row, int]]:
+    """The signed deltas turning multiset ``old`` into ``new``."""
+    for row, n in old.items():
+        d = new.get(row, 0) - n
+        if d:
+            yield row, d
+    for row, n in new.items():
+        if row not in old:
+            yield row, n
+
+
+class AggregateProcessor(_Keyed):
+    """A GROUP BY's groups with the engine's accumulators (see the module docstring).
+
+    Input columns: ``_g0..`` (the group), ``_a<i>`` (aggregate ``i``'s argument), ``_s``.
+    A group exists while it has rows; without GROUP BY the one group always does (SQL
+    answers one row over no rows), once any delta (or the seed row, sign 0) reached it.
+    """
+
+    def __init__(self, aggs: tuple[ir.AggCall, ...], groups: list[Column], args: list[Column | None],
+                 outputs: list[Column], form: str) -> None:
+        self.aggs = aggs
+        self.groups = groups
+        self.args = args
+        self.outputs = outputs
+        self.form = form
+
+    def prepare(self) -> None:
+        from rivulet.dataflow.ops.aggregate import ACCUMULATORS
+        self.factories = [ACCUMULATORS[(a.fn, a.distinct)] for a in self.aggs]
+
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: Any) -> Iterator[SparkRow]:
+        is_global = not self.groups
+        group = tuple(c.engine(v) for c, v in zip(self.groups, key)) if not is_global else ()
+        stored = self.load()
+        count, accs = stored if stored is not None else (0, self._new())
+        old = self._output(group, count, accs) if stored is not None and (count > 0 or is_global) else None
+        for row in rows:
+            sign = row[SIGN]
+            count += sign
+            for i, (acc, arg) in enumerate(zip(accs, self.args)):
+                if acc is not None and arg is not None:
+                    acc.add(arg.engine(row[f"_a{i}"]), sign)
+        alive = count > 0 or is_global
+        new = self._output(group, count, accs) if alive else None
+        self.save((count, accs), empty=not alive)
+        if self.form == GROUPS:
+            values = new if new is not None else (None,) * len(self.outputs)
+            yield self.row(*self._spark(values), *key[:len(self.groups)], count)
+        elif old != new:
+            if old is not None:
+                yield self.row(*self._spark(old), -1)
+            if new is not None:
+                yield self.row(*self._spark(new), 1)
+
+    def _new(self) -> list[Any]:
+        return [None if a.arg is None else f() for a, f in zip(self.aggs, self.factories)]
+
+    def _output(self, group: Row, count: int, accs: list[Any]) -> Row:
+        return group + tuple(count if acc is None else acc.result() for acc in accs)
+
+    def _spark(self, row: Row) -> list[Any]:
+        return [c.spark(v) for c, v in zip(self.outputs, row)]
+
+
+class TopKProcessor(_Keyed):
+    """One partition of a top-k: all its rows (a multiset), so that a delete below the
+    cut brings up the next row; emits the change of the first ``k`` in the engine's order."""
+
+    def __init__(self, columns: list[Column], order: tuple[ir.SortKey, ...], k: int) -> None:
+        self.columns = columns
+        self.order = order
+        self.k = k
+
+    def prepare(self) -> None:
+        from rivulet.dataflow.builder import sort_key_function
+        self.sort_key = sort_key_function(self.order, tie_break=len(self.columns))
+
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: Any) -> Iterator[SparkRow]:
+        rows_held: dict[Row, int] = self.load() or {}
+        old = self._top(rows_held)
+        for row in rows:
+            values = tuple(c.engine(row[f"c{i}"]) for i, c in enumerate(self.columns))
+            n = rows_held.get(values, 0) + row[SIGN]
+            if n:
+                rows_held[values] = n
+            else:
+                del rows_held[values]
+        self.save(rows_held, empty=not rows_held)
+        for values, d in _signed(old, self._top(rows_held)):
+            yield self.row(*[c.spark(v) for c, v in zip(self.columns, values)], d)
+
+    def _top(self, rows: dict[Row, int]) -> dict[Row, int]:
+        ordered = sorted((r for r, n in rows.items() if n > 0), key=self.sort_key)
+        out: dict[Row, int] = {}
+        taken = 0
+        for row in ordered:
+            if taken >= self.k:
+                break
+            n = min(rows[row], self.k - taken)
+            out[row] = n
+            taken += n
+        return out
+
+
+class DistinctProcessor(_Keyed):
+    """DISTINCT: grouped by the whole row, holds its multiplicity; the row is in the output
+    while that is positive."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: Any) -> Iterator[SparkRow]:
+        before = self.load() or 0
+        after = before + sum(row[SIGN] for row in rows)
+        self.save(after, empty=after == 0)
+        if (before > 0) != (after > 0):
+            yield self.row(*key[:self.width], 1 if after > 0 else -1)
+
+
+class LeftJoinProcessor(_Keyed):
+    """A LEFT JOIN's rows under one join key: both sides as multisets. The key's output
+    is every left row with each right row matching it (the residual condition too), or
+    padded with NULLs when none does; a key with a NULL matches nothing."""
+
+    def __init__(self, left: list[Column], right: list[Column], keys: int,
+                 residual: ir.Expr | None, kinds: list[str | None]) -> None:
+        self.left = left
+        self.right = right
+        self.keys = keys
+        self.residual = residual
+        self.kinds = kinds
+
+    def prepare(self) -> None:
+        from rivulet.dataflow.compile import predicate_function
+        self.condition: Callable[[Row], Any] | None = None
+        if self.residual is not None:
+            self.condition = predicate_function(self.residual, self.kinds, [True] * len(self.kinds))
+
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: Any) -> Iterator[SparkRow]:
+        sides: tuple[dict[Row, int], dict[Row, int]] = self.load() or ({}, {})
+        matches = None not in tuple(key[:self.keys])
+        old = self._joined(*sides, matches)
+        n = len(self.left)
+        for row in rows:
+            side = row["_side"]
+            columns = self.right if side else self.left
+            offset = n if side else 0
+            values = tuple(c.engine(row[f"c{offset + i}"]) for i, c in enumerate(columns))
+            held = sides[side]
+            count = held.get(values, 0) + row[SIGN]
+            if count:
+                held[values] = count
+            else:
+                del held[values]
+        self.save(sides, empty=not sides[0] and not sides[1])
+        everything = self.left + self.right
+        for values, d in _signed(old, self._joined(*sides, matches)):
+            yield self.row(*[c.spark(v) for c, v in zip(everything, values)], d)
+
+    def _joined(self, left: dict[Row, int], right: dict[Row, int], matches: bool) -> dict[Row, int]:
+        out: dict[Row, int] = {}
+        pad = (None,) * len(self.right)
+        for lrow, ln in left.items():
+            found = False
+            if matches:
+                for rrow, rn in right.items():
+                    joined = lrow + rrow
+                    if self.condition is None or self.condition(joined):
+                        out[joined] = out.get(joined, 0) + ln * rn
+                        found = True
+            if not found:
+                padded = lrow + pad
+                out[padded] = out.get(padded, 0) + ln
+        return out
