@@ -101,9 +101,8 @@ class _Keyed(StatefulProcessor):
         """Build what the processor computes with (on the executor: closures do not pickle)."""
 
     def load(self) -> Any:
-        if not self.state.exists():
-            return None
-        return pickle.loads(self.state.get()[0])
+        stored = self.state.get()  # None when the key has none (one round trip, not two)
+        return None if stored is None else pickle.loads(stored[0])
 
     def save(self, value: Any, empty: bool) -> None:
         if empty:
