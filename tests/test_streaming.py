@@ -75,6 +75,7 @@ VIEWS: dict[str, tuple[str, list[Any] | None]] = {
                  "WHERE a.id = ?", AIDS),
     "VoteRange": ("SELECT aid, MIN(w) AS lo, MAX(w) AS hi, COUNT(DISTINCT uid) AS voters "
                   "FROM votes WHERE aid = ? GROUP BY aid", AIDS),
+    "VoteMax": ("SELECT MAX(w) AS m FROM votes WHERE aid = ?", AIDS),  # an implicit group
     "TopVotes": ("SELECT id, w FROM votes WHERE aid = ? ORDER BY w DESC, id LIMIT 2", AIDS),
     "TopAll": ("SELECT id, w FROM votes ORDER BY w DESC, id LIMIT 3", None),
     "ArticleVotes": ("SELECT a.id, a.title, c.n FROM articles a JOIN (SELECT aid, COUNT(*) AS n "
@@ -240,6 +241,38 @@ def test_partial_reader_holds_the_keys_read(spark: Any, tmp_path: Path) -> None:
         assert stats.held_keys() == []  # reopened: empty, filled from the sink store
         for key in range(-1, 8):
             assert same_multiset(stats.lookup(key), expected_rows(lite, "VoteStats", (key,)))
+    finally:
+        db.close()
+
+
+def test_partial_readers_stay_under_the_memory_limit(spark: Any, tmp_path: Path) -> None:
+    """Streamed partial readers give up least recently read keys when a fill or a batch
+    takes them over ``memory_limit``; the keys given up are filled again when read."""
+    limit = 12_000
+    db = rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST, memory_limit=limit)
+    lite = sqlite3.connect(":memory:")
+    try:
+        for script in (db.execute_script, lite.executescript):
+            script(SCHEMA)
+        rows = [(i, i % 9, i % 150, i % 4) for i in range(1500)]
+        db.table("votes").insert_many(rows)
+        lite.executemany("INSERT INTO votes VALUES (?, ?, ?, ?)", rows)
+        names = ["VoteStats", "TopVotes"]
+        for name in names:
+            db.execute(f"CREATE VIEW {name} AS {VIEWS[name][0]}")
+        for round_ in range(2):
+            for key in range(150):
+                for name in names:
+                    got = db.view(name).lookup(key)
+                    assert same_multiset(got, expected_rows(lite, name, (key,))), (name, key)
+                    assert db.stats()["memory_bytes"] <= limit
+            if round_ == 0:  # writes to held and evicted keys alike, then read them all again
+                db.execute("DELETE FROM votes WHERE uid = 3")
+                lite.execute("DELETE FROM votes WHERE uid = 3")
+                db.settle(timeout=SETTLE)
+        stats = db.stats()
+        assert stats["evictions"] > 0 and stats["memory_limit"] == limit
+        assert all(len(db.view(n).held_keys()) < 150 for n in names)
     finally:
         db.close()
 

@@ -408,7 +408,7 @@ class Graph:
     def _victims(self, node: NodeId, state: State, count: int) -> list[Any]:
         held = _held_keys(state)
         if self.eviction == "random":
-            return _random_keys(held, count, self._random)
+            return random_keys(held, count, self._random)
         if isinstance(state, Operator):
             deps = self.dependents.get(node, [])
             return state.clock_candidates(  # type: ignore[attr-defined]
@@ -491,7 +491,7 @@ def _held(state: Any) -> int:
     return len(_held_keys(state))
 
 
-def _random_keys(held: dict[Any, Any], count: int, rng: random.Random) -> list[Any]:
+def random_keys(held: dict[Any, Any], count: int, rng: random.Random) -> list[Any]:
     """``count`` keys picked at random (from a window at a random place among the first
     65,536 keys, since a dict has no random access)."""
     if not held:

@@ -58,7 +58,8 @@ class StreamingDatabase(Database):
         try:
             pipeline = StreamingPipeline(
                 self.path, self.storage.path, lambda: dict(self.catalog.tables),
-                lambda: self.storage.lsn, self.spark_session, self._streaming)
+                lambda: self.storage.lsn, self.spark_session, self._streaming,
+                memory_limit=self.graph.memory_limit, eviction=self.graph.eviction)
         except BaseException:
             super().close()
             raise
@@ -169,12 +170,13 @@ class StreamingDatabase(Database):
             "lsn": self.storage.lsn,
             "applied_lsn": min([self.applied_lsn, *[s.applied_lsn for s in self.pipeline.streams.values()]]),
             "memory_bytes": sum(v["memory_bytes"] for v in views.values()),
-            "memory_limit": None,
+            "memory_limit": self.pipeline.memory_limit,
             "hits": sum(v["hits"] for v in views.values()),
             "misses": sum(v["misses"] for v in views.values()),
             "upqueries": self.graph.counters["upqueries"] + sum(
                 s.fills for s in self.pipeline.streams.values()),
-            "evictions": self.graph.counters["evictions"], "nodes": len(self.graph.nodes),
+            "evictions": self.graph.counters["evictions"] + self.pipeline.evictions,
+            "nodes": len(self.graph.nodes),
             "views": len(self.views()),
             "visibility_lag": self.visibility_lag.snapshot().as_dict(),
             "streams": self.stream_progress(),

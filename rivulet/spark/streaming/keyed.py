@@ -86,7 +86,7 @@ def columns_of(schema: T.StructType, names: list[str]) -> list[Column]:
     return [Column(schema[n].dataType) for n in names]
 
 
-class _Keyed(StatefulProcessor):
+class KeyedProcessor(StatefulProcessor):
     """One pickled state value per key; subclasses say what it is and what it outputs.
     ``output``: the names of the output columns (set by the compiler)."""
 
@@ -125,7 +125,7 @@ def _signed(old: dict[Row, int], new: dict[Row, int]) -> Iterator[tuple[Row, int
             yield row, n
 
 
-class AggregateProcessor(_Keyed):
+class AggregateProcessor(KeyedProcessor):
     """A GROUP BY's groups with the engine's accumulators (see the module docstring).
 
     Input columns: ``_g0..`` (the group), ``_a<i>`` (aggregate ``i``'s argument), ``_s``.
@@ -179,7 +179,7 @@ class AggregateProcessor(_Keyed):
         return [c.spark(v) for c, v in zip(self.outputs, row)]
 
 
-class TopKProcessor(_Keyed):
+class TopKProcessor(KeyedProcessor):
     """One partition of a top-k: all its rows (a multiset), so that a delete below the
     cut brings up the next row; emits the change of the first ``k`` in the engine's order."""
 
@@ -219,7 +219,7 @@ class TopKProcessor(_Keyed):
         return out
 
 
-class DistinctProcessor(_Keyed):
+class DistinctProcessor(KeyedProcessor):
     """DISTINCT: grouped by the whole row, holds its multiplicity; the row is in the output
     while that is positive."""
 
@@ -234,7 +234,7 @@ class DistinctProcessor(_Keyed):
             yield self.row(*key[:self.width], 1 if after > 0 else -1)
 
 
-class LeftJoinProcessor(_Keyed):
+class LeftJoinProcessor(KeyedProcessor):
     """A LEFT JOIN's rows under one join key: both sides as multisets. The key's output
     is every left row with each right row matching it (the residual condition too), or
     padded with NULLs when none does; a key with a NULL matches nothing."""

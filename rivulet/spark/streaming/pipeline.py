@@ -33,7 +33,9 @@ import datetime as dt
 import hashlib
 import json
 import logging
+import math
 import os
+import random
 import re
 import shutil
 import sqlite3
@@ -53,6 +55,7 @@ from pyspark.sql import functions as SF
 from pyspark.sql import types as T
 
 from rivulet.dataflow.builder import default_rows
+from rivulet.dataflow.graph import random_keys
 from rivulet.lag import LagHistogram
 from rivulet.plan import ir
 from rivulet.schema import TableSchema
@@ -284,6 +287,7 @@ class ViewStream:
             max(previous, 0), lsn, {s.table.lower() for s in P.scans(self.plan)})
         self.pipeline.observe_visible(self, previous, lsn)
         self.pipeline.applied.set()
+        self.pipeline.enforce_memory_limit()
 
     def _batch_lsn(self, batch_id: int) -> int:
         """The LSN the view is consistent with after ``batch_id``.
@@ -388,9 +392,24 @@ class ViewStream:
                 self.misses += len(missing)
                 self.fills += 1
                 self.state.fill(missing, self.pipeline.store.rows_for(self.id, missing))
-            return {key: self.state.raw(key) or [] for key in keys}
+            answers = {key: self.state.raw(key) or [] for key in keys}
         finally:
             self.apply_lock.release()
+        if missing:
+            self.pipeline.enforce_memory_limit()
+        return answers
+
+    def evict(self, count: int, policy: str, rng: random.Random) -> int:
+        """Evict up to ``count`` keys of a partial reader: least recently read first
+        (``"lru"``, the engine's clock sweep) or at random."""
+        if not self.partial:
+            return 0
+        with self.apply_lock:
+            if policy == "random":
+                keys = random_keys(self.state.entries, count, rng)
+            else:
+                keys = self.state.clock_candidates(count)
+            return self.state.evict(keys)
 
     def evict_all(self) -> int:
         """Give up every key of a partial reader (they are filled again when read)."""
@@ -454,7 +473,8 @@ class StreamingPipeline:
 
     def __init__(self, directory: Path, database_file: Path,
                  schemas: Callable[[], dict[str, TableSchema]], current_lsn: Callable[[], int],
-                 spark: Callable[[], SparkSession], settings: StreamSettings) -> None:
+                 spark: Callable[[], SparkSession], settings: StreamSettings,
+                 memory_limit: int | None = None, eviction: str = "lru") -> None:
         if re.search(r"[\[\]{}*?\\]", str(directory.resolve())):
             # Spark's file source re-reads every file of a glob whose fixed part has
             # such a character (escaped or not: its seen-file check then never matches).
@@ -472,6 +492,13 @@ class StreamingPipeline:
         self.settings = settings
         self.store = SinkStore(self.root / "sink.db")
         self.streams: dict[str, ViewStream] = {}
+        #: Bytes the readers may hold (None: no limit); partial readers give up keys
+        #: (``eviction``: "lru" or "random") when a batch or a fill takes them above it.
+        self.memory_limit = memory_limit
+        self.eviction = eviction
+        self.evictions = 0
+        self._random = random.Random(0)
+        self._evict_lock = threading.Lock()
         self.applied = threading.Event()
         self.failure: BaseException | None = None
         self.hooks: dict[str, Callable[..., None]] = {}
@@ -483,6 +510,37 @@ class StreamingPipeline:
         self._monitor: threading.Thread | None = None
         self._log_conn: sqlite3.Connection | None = None
         self._log_lock = threading.Lock()
+
+    def memory_bytes(self) -> int:
+        return sum(s.state.byte_size() for s in list(self.streams.values()))
+
+    def enforce_memory_limit(self) -> int:
+        """Evict keys of partial readers, the largest reader first, until the readers'
+        bytes are under the limit (with 10% to spare, as the engine does, so eviction runs
+        in batches). Full readers cannot give keys up: when they alone exceed the limit,
+        reads of partial views miss. Returns the keys evicted."""
+        limit = self.memory_limit
+        if limit is None or self.memory_bytes() <= limit or not self._evict_lock.acquire(blocking=False):
+            return 0  # another thread is evicting already
+        try:
+            target = int(limit * 0.9)
+            evicted = 0
+            total = self.memory_bytes()
+            partial = sorted((s for s in list(self.streams.values()) if s.partial),
+                             key=lambda s: s.state.byte_size(), reverse=True)
+            for stream in partial:
+                while total > target and len(stream.state):
+                    size = max(1, stream.state.byte_size())
+                    count = max(1, min(1000, math.ceil((total - target) * len(stream.state) / size)))
+                    n = stream.evict(count, self.eviction, self._random)
+                    if not n:
+                        break
+                    evicted += n
+                    total = self.memory_bytes()
+            self.evictions += evicted
+            return evicted
+        finally:
+            self._evict_lock.release()
 
     def hook(self, name: str, *args: Any) -> None:
         fn = self.hooks.get(name)

@@ -205,7 +205,7 @@ class SignedCompiler(PlanCompiler):
             return df.withColumn("_one", SF.lit(0)).groupBy("_one")
         return df.groupBy(*(labels or [name(c) for c in columns]))
 
-    def _keyed(self, grouped: Any, processor: K._Keyed, fields: list[T.StructField],
+    def _keyed(self, grouped: Any, processor: K.KeyedProcessor, fields: list[T.StructField],
                signed: bool = True) -> DataFrame:
         self.keyed = True
         schema = T.StructType([T.StructField(name(i), f.dataType, True) for i, f in enumerate(fields)]
@@ -237,8 +237,9 @@ class SignedCompiler(PlanCompiler):
 def _aggregate_type(call: ir.AggCall, arg: T.StructField | None,
                     kind: tuple[str | None, int]) -> T.DataType:
     """The Spark type of an aggregate's result, as the batch compiler types it."""
-    if call.fn == "count" or arg is None:
-        return T.LongType() if call.fn == "count" else T.NullType()
+    if call.fn == "count":
+        return T.LongType()
+    assert arg is not None, f"{call.fn.upper()} without an argument"
     if call.fn in ("min", "max"):
         return arg.dataType
     if call.fn == "sum":
