@@ -50,6 +50,7 @@ DELTAS = "deltas"
 GROUPS = "groups"
 
 _BLOB = T.StructType([T.StructField("state", T.BinaryType(), True)])
+_LISTED = T.StructType([T.StructField("row", T.BinaryType(), True), T.StructField("n", T.LongType(), True)])
 
 
 class Column:
@@ -180,31 +181,97 @@ class AggregateProcessor(KeyedProcessor):
 
 
 class TopKProcessor(KeyedProcessor):
-    """One partition of a top-k: all its rows (a multiset), so that a delete below the
-    cut brings up the next row; emits the change of the first ``k`` in the engine's order."""
+    """One partition of a top-k. Deletes below the cut must bring up the next rows, so
+    every row is kept, but a popular partition's rows must not be read and written whole
+    on every batch: the state holds a sorted *prefix* (the best ``bound`` rows, at least
+    ``k``), and the other rows go to an append-only list (``ListState``: one round trip
+    appends a batch's rows; deletes of listed rows are appended as negative entries).
+    Every listed row sorts after every prefix row, so the top-k is the prefix's first
+    ``k``. When deletes leave fewer than ``k`` in the prefix, the list is read, netted,
+    and the best rows move up (the engine's top-k refills from its parent the same way);
+    the list is also compacted when its entries far outnumber its rows."""
 
     def __init__(self, columns: list[Column], order: tuple[ir.SortKey, ...], k: int) -> None:
         self.columns = columns
         self.order = order
         self.k = k
+        self.bound = max(2 * k, k + 16)
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        super().init(handle)
+        self.listed = handle.getListState("listed", _LISTED)
 
     def prepare(self) -> None:
         from rivulet.dataflow.builder import sort_key_function
         self.sort_key = sort_key_function(self.order, tie_break=len(self.columns))
 
     def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: Any) -> Iterator[SparkRow]:
-        rows_held: dict[Row, int] = self.load() or {}
-        old = self._top(rows_held)
+        prefix, listed, entries = self.load() or ({}, 0, 0)
+        old = self._top(prefix)
+        worst = max(map(self.sort_key, prefix)) if prefix and listed else None
+        spill: list[tuple[Row, int]] = []
         for row in rows:
             values = tuple(c.engine(row[f"c{i}"]) for i, c in enumerate(self.columns))
-            n = rows_held.get(values, 0) + row[SIGN]
-            if n:
-                rows_held[values] = n
-            else:
-                del rows_held[values]
-        self.save(rows_held, empty=not rows_held)
-        for values, d in _signed(old, self._top(rows_held)):
+            n = row[SIGN]
+            if values in prefix or not listed or (worst is not None and self.sort_key(values) < worst):
+                _add(prefix, values, n)
+            else:  # after every prefix row: so it stays
+                spill.append((values, n))
+                listed += n
+        trimmed = self._trim(prefix)
+        listed += sum(n for _, n in trimmed)
+        spill.extend(trimmed)
+        listed, entries = self._store_listed(prefix, spill, listed, entries)
+        self.save((prefix, listed, entries), empty=not prefix and not listed)
+        for values, d in _signed(old, self._top(prefix)):
             yield self.row(*[c.spark(v) for c, v in zip(self.columns, values)], d)
+
+    def _trim(self, prefix: dict[Row, int]) -> list[tuple[Row, int]]:
+        """The worst rows of a prefix grown past ``bound``, taken out of it."""
+        total = sum(prefix.values())
+        if total <= self.bound:
+            return []
+        moved = []
+        for row in sorted(prefix, key=self.sort_key, reverse=True):
+            n = prefix[row]
+            if total - n < self.bound:
+                break
+            moved.append((row, n))
+            del prefix[row]
+            total -= n
+        return moved
+
+    def _store_listed(self, prefix: dict[Row, int], spill: list[tuple[Row, int]],
+                      listed: int, entries: int) -> tuple[int, int]:
+        """Append ``spill`` to the list, or (a prefix short of ``k``, a list mostly
+        cancelled entries) read it whole, refill the prefix and write the rest back.
+        Returns the list's rows and entries."""
+        if listed == 0:  # every listed row was deleted again: nothing to keep
+            if entries:
+                self.listed.clear()
+            return 0, 0
+        short = sum(prefix.values()) < self.k and listed > 0
+        if not short and entries + len(spill) <= 4 * max(listed, 0) + 1024:
+            if spill:
+                self.listed.appendList([(_dump(r), n) for r, n in spill])
+            return listed, entries + len(spill)
+        rest: dict[Row, int] = {}
+        for blob, n in self.listed.get():
+            _add(rest, pickle.loads(blob), n)
+        for row, n in spill:
+            _add(rest, row, n)
+        ordered = sorted((r for r, n in rest.items() if n > 0), key=self.sort_key)
+        total = sum(prefix.values())
+        for row in ordered:
+            if total >= self.bound:
+                break
+            prefix[row] = prefix.get(row, 0) + rest.pop(row)
+            total += prefix[row]
+        remaining = [(_dump(r), n) for r, n in rest.items() if n]
+        self.listed.clear()
+        if remaining:
+            self.listed.put(remaining)
+        return sum(n for _, n in remaining), len(remaining)
 
     def _top(self, rows: dict[Row, int]) -> dict[Row, int]:
         ordered = sorted((r for r, n in rows.items() if n > 0), key=self.sort_key)
@@ -217,6 +284,18 @@ class TopKProcessor(KeyedProcessor):
             out[row] = n
             taken += n
         return out
+
+
+def _add(multiset: dict[Row, int], row: Row, n: int) -> None:
+    count = multiset.get(row, 0) + n
+    if count:
+        multiset[row] = count
+    else:
+        multiset.pop(row, None)
+
+
+def _dump(value: Any) -> bytes:
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class DistinctProcessor(KeyedProcessor):
@@ -263,12 +342,7 @@ class LeftJoinProcessor(KeyedProcessor):
             columns = self.right if side else self.left
             offset = n if side else 0
             values = tuple(c.engine(row[f"c{offset + i}"]) for i, c in enumerate(columns))
-            held = sides[side]
-            count = held.get(values, 0) + row[SIGN]
-            if count:
-                held[values] = count
-            else:
-                del held[values]
+            _add(sides[side], values, row[SIGN])
         self.save(sides, empty=not sides[0] and not sides[1])
         everything = self.left + self.right
         for values, d in _signed(old, self._joined(*sides, matches)):
