@@ -475,6 +475,49 @@ def wait_for_batches(stream: Any, n: int, timeout: float = 120) -> None:
         time.sleep(0.05)
 
 
+def test_log_segments_and_snapshots_deleted_once_read(spark: Any, tmp_path: Path) -> None:
+    """Retention: what every stream's committed batches have read is deleted (each
+    table's newest segment stays); the streams go on, a view created afterwards starts
+    from the segments left, and so does a reopened database."""
+    settings_ = StreamSettings(trigger="0.1 seconds", ship_interval=0.05, retention_interval=None)
+    pair = StreamingPair(str(tmp_path), spark)
+    pair.db.close()
+    pair.db = rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=settings_)
+    log_root = tmp_path / "stream" / "log"
+
+    def segment_files() -> list[Path]:
+        return sorted(log_root.glob("*/*.parquet"))
+
+    try:
+        for statement in SCHEMA.strip().split(";\n"):
+            pair.execute(statement.strip().rstrip(";"))
+        names = ["VoteStats", "TopVotes"]
+        for name in names:
+            pair.create_view(name, VIEWS[name][0])
+        for i in range(6):
+            pair.insert_many("votes", [(10 * i + j, j, j % 5, i) for j in range(10)])
+            pair.settle()
+        before = segment_files()
+        segments, snapshots = pair.db.pipeline.collect()
+        assert segments > 0 and snapshots == 2  # a snapshot per view created
+        left = segment_files()
+        assert len(left) == len(before) - segments and {p.parent.name for p in left} == {"articles", "votes"}
+        assert not list((tmp_path / "stream" / "snapshots").iterdir())
+        pair.execute("DELETE FROM votes WHERE uid = ?", (3,))
+        pair.settle()
+        check_all(pair, names)
+        pair.create_view("VoteRange", VIEWS["VoteRange"][0])  # reads the segments left
+        pair.insert_many("votes", [(100, 1, 2, 3)])
+        pair.db.close()
+        pair.db = rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=settings_)
+        pair.execute("DELETE FROM votes WHERE aid = ?", (2,))
+        pair.settle()
+        check_all(pair, [*names, "VoteRange"])
+        assert pair.db.pipeline.collect()[0] > 0
+    finally:
+        pair.close()
+
+
 # --------------------------------------------------------------------------- crash
 
 

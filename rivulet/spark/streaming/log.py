@@ -189,6 +189,20 @@ class LogShipper:
         return sum(n for last, rows in list(self.segment_rows) if low < last <= high
                    for t, n in rows.items() if t in tables)
 
+    def remove_through(self, lsn: int) -> int:
+        """Delete the segments every stream has read (last LSN at most ``lsn``), but each
+        table's newest (its name says where shipping resumes); returns the files deleted.
+        Spark's file sources only read files they have not listed before, so files its
+        committed batches read are never opened again."""
+        removed = 0
+        for directory in (self.root.iterdir() if self.root.is_dir() else ()):
+            for segment in segments(directory)[:-1]:
+                if segment.last <= lsn:
+                    segment.path.unlink(missing_ok=True)
+                    removed += 1
+        self.segment_rows = [(last, rows) for last, rows in list(self.segment_rows) if last > lsn]
+        return removed
+
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             self._conn = sqlite3.connect(self.database_file, check_same_thread=False)

@@ -81,7 +81,9 @@ MAX_RESTARTS = 2
 class StreamSettings:
     """``trigger``: the micro-batch interval (Spark's processingTime: a batch that takes
     longer is followed at once, so a short interval only bounds how often an idle query
-    lists the log; None: Spark's own poll every 10 ms); ``ship_interval``:
+    lists the log; None: Spark's own poll every 10 ms); ``retention_interval``: how
+    often the log segments and snapshots every stream is done with are deleted;
+    ``ship_interval``:
     seconds between shipments of the write log; ``max_files_per_trigger``: most log
     files (shipments) of a table one micro-batch reads (None: all there are), so a
     backlog runs as several batches; ``start_timeout``: how long creating a view waits
@@ -92,6 +94,9 @@ class StreamSettings:
     max_files_per_trigger: int | None = None
     #: How long creating a view waits for its stream's first (bootstrap) batch.
     start_timeout: float = 300.0
+    #: Seconds between deletions of the log segments and snapshots every stream has
+    #: read (None: keep them all).
+    retention_interval: float | None = 30.0
 
 
 def stream_id(plan: ir.ViewPlan) -> str:
@@ -289,6 +294,22 @@ class ViewStream:
         self.pipeline.applied.set()
         self.pipeline.enforce_memory_limit()
 
+    def committed_lsn(self) -> int | None:
+        """The LSN every log source had read by the newest batch Spark has committed (a
+        restart re-runs only later batches, which read only later files); None before
+        that batch has listed a segment of each table."""
+        try:
+            ids = [int(p.name) for p in (self.checkpoint / "commits").iterdir() if p.name.isdigit()]
+        except FileNotFoundError:
+            return None
+        if not ids:
+            return None
+        positions = self._log_positions(max(ids))
+        tables = {scan.table.lower() for scan in P.scans(self.plan)}
+        # Until every table's source has listed a segment, a later batch may still list
+        # (and read) segments from before the snapshot: keep them all.
+        return min(positions) if len(positions) == len(tables) else None
+
     def _batch_lsn(self, batch_id: int) -> int:
         """The LSN the view is consistent with after ``batch_id``.
 
@@ -297,8 +318,12 @@ class ViewStream:
         every segment up to the newest one it lists (segments appear in LSN order, and
         every shipment writes every table's file), so the view has every change up to
         the smallest such LSN over its log sources; a snapshot source adds nothing."""
+        positions = self._log_positions(batch_id)
+        return max(self.snapshot_lsn, min(positions)) if positions else self.snapshot_lsn
+
+    def _log_positions(self, batch_id: int) -> list[int]:
+        """Per log source that has listed a segment by ``batch_id``: the newest one's last LSN."""
         lines = (self.checkpoint / "offsets" / str(batch_id)).read_text().splitlines()[2:]
-        floor = self.snapshot_lsn
         positions = []
         for index, line in enumerate(lines):
             if not line.strip().startswith("{"):
@@ -307,9 +332,7 @@ class ViewStream:
                                         int(json.loads(line)["logOffset"]))
             if position is not None:
                 positions.append(position)
-        if not positions:
-            return floor
-        return max(floor, min(positions))
+        return positions
 
     def _convert(self, values: tuple) -> Row:
         return tuple(v if v is None or k is None else to_kind(v, k)
@@ -618,8 +641,37 @@ class StreamingPipeline:
                 stream.stop()
         self.shipper.stop()
 
+    def collect(self) -> tuple[int, int]:
+        """Delete the log segments and snapshots no stream needs again: segments up to the
+        smallest LSN any stream's committed batches reached, and snapshots of streams
+        whose bootstrap batch is committed. Nothing goes while a stream has not committed
+        its bootstrap batch (it reads every segment there is). Returns (segments,
+        snapshots) deleted."""
+        with self._lock:
+            if not self._running or self.failure is not None:
+                return 0, 0
+            streams = list(self.streams.values())
+            positions = [s.committed_lsn() for s in streams]
+            if any(p is None for p in positions):
+                return 0, 0
+            upto = min(positions, default=self.shipper.shipped)
+            segments = self.shipper.remove_through(upto)
+            snapshots = 0
+            for directory in (self.root / "snapshots").glob("*"):
+                shutil.rmtree(directory, ignore_errors=True)  # every bootstrap is committed
+                snapshots += 1
+        return segments, snapshots
+
     def _watch(self) -> None:
+        collected = time.monotonic()
         while not self._stop.wait(0.5):
+            interval = self.settings.retention_interval
+            if interval is not None and time.monotonic() - collected >= interval:
+                collected = time.monotonic()
+                try:
+                    self.collect()
+                except OSError:  # retention is housekeeping: the next pass tries again
+                    log.warning("deleting old log segments failed", exc_info=True)
             for stream in list(self.streams.values()):
                 query = stream.query
                 if query is None or query.isActive or self.failure is not None:
