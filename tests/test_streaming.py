@@ -209,15 +209,19 @@ def test_partial_reads_interleaved_with_writes(streaming_pair: StreamingPair,
     check_all(streaming_pair)
 
 
+def load_votes(db: Any, lite: sqlite3.Connection, rows: list[tuple]) -> None:
+    """The schema and ``rows`` of votes, in rivulet and in SQLite."""
+    db.execute_script(SCHEMA)
+    lite.executescript(SCHEMA)
+    db.table("votes").insert_many(rows)
+    lite.executemany("INSERT INTO votes VALUES (?, ?, ?, ?)", rows)
+
+
 def test_partial_reader_holds_the_keys_read(spark: Any, tmp_path: Path) -> None:
     db = rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST)
     lite = sqlite3.connect(":memory:")
     try:
-        for script in (db.execute_script, lite.executescript):
-            script(SCHEMA)
-        rows = [(i, i % 5, i % 7, i % 4) for i in range(60)]
-        db.table("votes").insert_many(rows)
-        lite.executemany("INSERT INTO votes VALUES (?, ?, ?, ?)", rows)
+        load_votes(db, lite, [(i, i % 5, i % 7, i % 4) for i in range(60)])
         for name in ("VoteStats", "VoteCount"):
             db.execute(f"CREATE VIEW {name} AS {VIEWS[name][0]}")
         stats, count = db.view("VoteStats"), db.view("VoteCount")
@@ -252,11 +256,7 @@ def test_partial_readers_stay_under_the_memory_limit(spark: Any, tmp_path: Path)
     db = rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST, memory_limit=limit)
     lite = sqlite3.connect(":memory:")
     try:
-        for script in (db.execute_script, lite.executescript):
-            script(SCHEMA)
-        rows = [(i, i % 9, i % 150, i % 4) for i in range(1500)]
-        db.table("votes").insert_many(rows)
-        lite.executemany("INSERT INTO votes VALUES (?, ?, ?, ?)", rows)
+        load_votes(db, lite, [(i, i % 9, i % 150, i % 4) for i in range(1500)])
         names = ["VoteStats", "TopVotes"]
         for name in names:
             db.execute(f"CREATE VIEW {name} AS {VIEWS[name][0]}")

@@ -22,7 +22,10 @@ changed group's new row (:data:`GROUPS`), the sink's group layout.
 Values cross into the processor as Spark gives them and are converted to the engine's
 kinds (``to_kind``), so every result is the one the in-process dataflow computes.
 The state is one pickled value per key: a get and an update per key and batch (each a
-round trip to the JVM), whatever the size of the key's multiset.
+round trip to the JVM: about 55 us, beside about 90 us of Spark's own per-key work in
+Python, measured on this machine). A top-k partition keeps only its best rows in that
+value and the others in an append-only list, so a popular partition costs what its
+batch's rows cost; the other processors read and write their key's whole multiset.
 """
 
 from __future__ import annotations
@@ -81,10 +84,6 @@ class Column:
 
 def _kind(data_type: T.DataType) -> str | None:
     return None if isinstance(data_type, T.NullType) else kind_of_type(data_type)
-
-
-def columns_of(schema: T.StructType, names: list[str]) -> list[Column]:
-    return [Column(schema[n].dataType) for n in names]
 
 
 class KeyedProcessor(StatefulProcessor):
