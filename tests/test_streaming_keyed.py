@@ -98,6 +98,7 @@ def test_topk_prefix_and_list_give_the_top_k(batches: list, k: int, descending: 
     order = (ir.SortKey(1, descending),)
     processor = K.TopKProcessor([LONG, LONG], order, k)
     processor.bound = k + 2  # a small prefix: the list, refills and trims all happen
+    processor.compact_after = 0  # and compactions
     processor.output = ["c0", "c1", "_s"]
     key = sort_key_function(order, tie_break=2)
 
@@ -121,3 +122,46 @@ def test_aggregate_min_max_count_after_deletes(batches: list) -> None:
         return Counter([(min(bs) if bs else None, max(bs) if bs else None, len(values))])
 
     run_batches(processor, batches, aggregate, lambda a, b, s: SparkRow(_a0=b, _a1=b, _s=s))
+
+
+# LEFT JOIN under one join key value (or a NULL one): left rows (k, a), right rows (k, b),
+# joined (k, a, k, b) when the residual a <= b holds (or always, without residual).
+JOIN_OPS = st.lists(st.lists(st.tuples(st.booleans(), st.booleans(), st.integers(0, 5)),
+                             min_size=1, max_size=25), min_size=1, max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(batches=JOIN_OPS, residual=st.booleans(), null_key=st.booleans(), compact=st.booleans())
+def test_left_join_delta_rule_and_padding(batches: list, residual: bool, null_key: bool,
+                                          compact: bool) -> None:
+    condition = ir.Call("le", (ir.Col(1), ir.Col(3))) if residual else None
+    processor = K.LeftJoinProcessor([LONG, LONG], [LONG, LONG], 1, condition, ["int"] * 4)
+    processor.compact_after = 0 if compact else 1024
+    processor.output = ["c0", "c1", "c2", "c3", "_s"]
+    handle = FakeHandle()
+    processor.init(handle)  # type: ignore[arg-type]
+    key = None if null_key else 7
+    rows: tuple[Counter, Counter] = (Counter(), Counter())
+    output: Counter = Counter()
+    for batch in batches:
+        deltas = []
+        for is_right, insert, value in batch:
+            held = rows[is_right]
+            sign = 1 if insert or held[value] <= 0 else -1
+            held[value] += sign
+            deltas.append(SparkRow(_side=int(is_right), c0=None if is_right else key,
+                                   c1=None if is_right else value, c2=key if is_right else None,
+                                   c3=value if is_right else None, _s=sign))
+        for out in processor.handleInputRows((key,), iter(deltas), None):
+            *values, sign = out
+            output[tuple(values)] += sign
+        output = +output
+        expected: Counter = Counter()
+        for a, m in (+rows[0]).items():
+            matched = [(b, n) for b, n in (+rows[1]).items()
+                       if key is not None and (not residual or a <= b)]
+            for b, n in matched:
+                expected[(key, a, key, b)] += m * n
+            if not matched:
+                expected[(key, a, None, None)] += m
+        assert output == expected, (dict(output), dict(expected))

@@ -195,6 +195,8 @@ class TopKProcessor(KeyedProcessor):
         self.order = order
         self.k = k
         self.bound = max(2 * k, k + 16)
+        #: Entries beyond four per listed row before the list is rewritten as its rows.
+        self.compact_after = 1024
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
@@ -250,13 +252,11 @@ class TopKProcessor(KeyedProcessor):
                 self.listed.clear()
             return 0, 0
         short = sum(prefix.values()) < self.k and listed > 0
-        if not short and entries + len(spill) <= 4 * max(listed, 0) + 1024:
+        if not short and entries + len(spill) <= 4 * max(listed, 0) + self.compact_after:
             if spill:
                 self.listed.appendList([(_dump(r), n) for r, n in spill])
             return listed, entries + len(spill)
-        rest: dict[Row, int] = {}
-        for blob, n in self.listed.get():
-            _add(rest, pickle.loads(blob), n)
+        rest = _read_listed(self.listed)
         for row, n in spill:
             _add(rest, row, n)
         ordered = sorted((r for r, n in rest.items() if n > 0), key=self.sort_key)
@@ -313,9 +313,16 @@ class DistinctProcessor(KeyedProcessor):
 
 
 class LeftJoinProcessor(KeyedProcessor):
-    """A LEFT JOIN's rows under one join key: both sides as multisets. The key's output
-    is every left row with each right row matching it (the residual condition too), or
-    padded with NULLs when none does; a key with a NULL matches nothing."""
+    """A LEFT JOIN's rows under one join key, maintained by the delta rule
+    ``dL x R + L' x dR``, with each left row padded with NULLs while no right row
+    matches it (the residual condition too); a key with a NULL matches nothing.
+
+    The left rows are kept in the value state, each with its multiplicity and the
+    multiplicity of right rows matching it; the right rows go to an append-only list,
+    read only when left rows change. So the usual shape, a parent LEFT JOIN its many
+    children (articles and their votes), costs per batch what its new children cost,
+    not what the parent's children add up to. (The mirror shape keeps the many rows in
+    the value state, read and written whole per batch.)"""
 
     def __init__(self, left: list[Column], right: list[Column], keys: int,
                  residual: ir.Expr | None, kinds: list[str | None]) -> None:
@@ -324,41 +331,92 @@ class LeftJoinProcessor(KeyedProcessor):
         self.keys = keys
         self.residual = residual
         self.kinds = kinds
+        #: Entries beyond four per listed row before the list is rewritten as its rows.
+        self.compact_after = 1024
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        super().init(handle)
+        self.listed = handle.getListState("right", _LISTED)
 
     def prepare(self) -> None:
         from rivulet.dataflow.compile import predicate_function
         self.condition: Callable[[Row], Any] | None = None
         if self.residual is not None:
             self.condition = predicate_function(self.residual, self.kinds, [True] * len(self.kinds))
+        self.pad = (None,) * len(self.right)
 
     def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: Any) -> Iterator[SparkRow]:
-        sides: tuple[dict[Row, int], dict[Row, int]] = self.load() or ({}, {})
-        matches = None not in tuple(key[:self.keys])
-        old = self._joined(*sides, matches)
+        dl: dict[Row, int] = {}
+        dr: dict[Row, int] = {}
         n = len(self.left)
         for row in rows:
             side = row["_side"]
-            columns = self.right if side else self.left
-            offset = n if side else 0
-            values = tuple(c.engine(row[f"c{offset + i}"]) for i, c in enumerate(columns))
-            _add(sides[side], values, row[SIGN])
-        self.save(sides, empty=not sides[0] and not sides[1])
+            columns, offset = (self.right, n) if side else (self.left, 0)
+            _add(dr if side else dl, tuple(c.engine(row[f"c{offset + i}"]) for i, c in enumerate(columns)),
+                 row[SIGN])
+        if None in tuple(key[:self.keys]):  # nothing matches: the left rows are padded, no state
+            out = {left + self.pad: d for left, d in dl.items()}
+        else:
+            out = self._join(dl, dr)
         everything = self.left + self.right
-        for values, d in _signed(old, self._joined(*sides, matches)):
-            yield self.row(*[c.spark(v) for c, v in zip(everything, values)], d)
+        for values, d in out.items():
+            if d:
+                yield self.row(*[c.spark(v) for c, v in zip(everything, values)], d)
 
-    def _joined(self, left: dict[Row, int], right: dict[Row, int], matches: bool) -> dict[Row, int]:
+    def _join(self, dl: dict[Row, int], dr: dict[Row, int]) -> dict[Row, int]:
+        left, right_rows, entries = self.load() or ({}, 0, 0)
         out: dict[Row, int] = {}
-        pad = (None,) * len(self.right)
-        for lrow, ln in left.items():
-            found = False
-            if matches:
-                for rrow, rn in right.items():
-                    joined = lrow + rrow
-                    if self.condition is None or self.condition(joined):
-                        out[joined] = out.get(joined, 0) + ln * rn
-                        found = True
-            if not found:
-                padded = lrow + pad
-                out[padded] = out.get(padded, 0) + ln
+        padded_before: dict[Row, int] = {}
+        if dl:
+            right = _read_listed(self.listed)
+            for lrow, d in dl.items():
+                held = left.get(lrow)
+                if held is None:  # a new left row: how many right rows match it
+                    held = left[lrow] = [0, sum(m for r, m in right.items() if self._matches(lrow + r))]
+                padded_before[lrow] = held[0] if held[1] == 0 else 0
+                for rrow, m in right.items():
+                    if self._matches(lrow + rrow):
+                        _add(out, lrow + rrow, d * m)
+                held[0] += d
+        for rrow, d in dr.items():
+            for lrow, held in left.items():
+                if self._matches(lrow + rrow):
+                    padded_before.setdefault(lrow, held[0] if held[1] == 0 else 0)
+                    _add(out, lrow + rrow, held[0] * d)
+                    held[1] += d
+        for lrow, before in padded_before.items():
+            held = left[lrow]
+            after = held[0] if held[0] > 0 and held[1] == 0 else 0
+            _add(out, lrow + self.pad, after - before)
+            if held[0] <= 0:
+                del left[lrow]
+        right_rows, entries = self._append(dr, right_rows, entries)
+        self.save((left, right_rows, entries), empty=not left and not right_rows)
         return out
+
+    def _matches(self, joined: Row) -> bool:
+        return self.condition is None or bool(self.condition(joined))
+
+    def _append(self, dr: dict[Row, int], rows: int, entries: int) -> tuple[int, int]:
+        rows += sum(dr.values())
+        if rows == 0:  # every right row was deleted again
+            if entries:
+                self.listed.clear()
+            return 0, 0
+        if dr:
+            self.listed.appendList([(_dump(r), d) for r, d in dr.items()])
+        entries += len(dr)
+        if entries > 4 * rows + self.compact_after:  # mostly cancelling entries: rewrite
+            right = _read_listed(self.listed)
+            self.listed.clear()
+            self.listed.put([(_dump(r), m) for r, m in right.items()])
+            entries = len(right)
+        return rows, entries
+
+
+def _read_listed(listed: Any) -> dict[Row, int]:
+    """The net multiset of an append-only list of (pickled row, signed count) entries."""
+    out: dict[Row, int] = {}
+    for blob, n in listed.get():
+        _add(out, pickle.loads(blob), n)
+    return out
