@@ -26,7 +26,9 @@ partitions) and short triggers. What they show:
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -514,6 +516,50 @@ def test_log_segments_and_snapshots_deleted_once_read(spark: Any, tmp_path: Path
         pair.settle()
         check_all(pair, [*names, "VoteRange"])
         assert pair.db.pipeline.collect()[0] > 0
+    finally:
+        pair.close()
+
+
+NEWS = ROOT / "rivulet" / "examples" / "news.sql"
+
+
+def test_news_program_runs_whole_on_spark(spark: Any, tmp_path: Path) -> None:
+    """The example program streams every view (a LEFT JOIN under an aggregate, a top-k
+    over it, a range view, DATETIME columns) and answers what SQLite answers."""
+    pair = StreamingPair(str(tmp_path), spark)
+
+    def check_text(name: str, params: tuple) -> None:  # SQLite returns DATETIME as text
+        got = [tuple(str(v) if isinstance(v, dt.datetime) else v for v in row)
+               for row in pair.db.view(name).lookup(*params)]
+        assert same_multiset(got, pair.lite.execute(pair.views[name], params).fetchall()), name
+
+    try:
+        for statement in NEWS.read_text().split(";"):
+            text = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--"))
+            if text.strip().upper().startswith("CREATE VIEW"):
+                name, select = re.match(r"CREATE VIEW (\w+) AS\s+(.*)", text.strip(), re.S).groups()
+                pair.create_view(name, select)
+            elif text.strip():
+                pair.execute(text.strip())
+        assert set(pair.db.pipeline.streams) == {name.lower() for name in pair.views}
+        pair.insert_many("users", [(1, "ann"), (2, "bob"), (3, "cy")])
+        pair.insert_many("stories", [(i, 1 + i % 3, f"s{i}", None, f"2020-01-0{i} 00:00:00")
+                                     for i in range(1, 6)])
+        for sql, params in [("INSERT INTO votes VALUES (?, ?)", (1, 1)),
+                            ("INSERT INTO votes VALUES (?, ?)", (2, 1)),
+                            ("INSERT INTO votes VALUES (?, ?)", (2, 3)),
+                            ("INSERT INTO comments VALUES (?, ?, ?, ?, ?)", (1, 1, 2, "hi", "2020-02-01 00:00:00")),
+                            ("DELETE FROM votes WHERE story_id = ?", (1,)),
+                            ("DELETE FROM stories WHERE id = ?", (4,))]:
+            pair.execute(sql, params)
+            pair.settle()
+            for story in range(0, 6):
+                pair.check_view("StoriesWithVC", (story,))
+                check_text("StoryComments", (story,))
+            for user in range(0, 4):
+                pair.check_view("Karma", (user,))
+            pair.check_view("FrontPage")
+            check_text("RecentStories", ("2020-01-02 12:00:00",))
     finally:
         pair.close()
 

@@ -543,8 +543,10 @@ class StreamingPipeline:
         in batches). Full readers cannot give keys up: when they alone exceed the limit,
         reads of partial views miss. Returns the keys evicted."""
         limit = self.memory_limit
-        if limit is None or self.memory_bytes() <= limit or not self._evict_lock.acquire(blocking=False):
-            return 0  # another thread is evicting already
+        if limit is None or self.memory_bytes() <= limit:
+            return 0
+        if not self._evict_lock.acquire(blocking=False):
+            return 0  # another thread (a batch, a read) is evicting already
         try:
             target = int(limit * 0.9)
             evicted = 0
