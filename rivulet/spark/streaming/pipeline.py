@@ -334,15 +334,27 @@ class ViewStream:
                 positions.append(position)
         return positions
 
-    def _convert(self, values: tuple) -> Row:
-        return tuple(v if v is None or k is None else to_kind(v, k)
-                     for v, k in zip(values, self.kinds))
+    @staticmethod
+    def _converter(table: Any, kinds: list[str | None]) -> Callable[[tuple], Row]:
+        """Spark's values of a batch's first columns as values of the plan's ``kinds``.
+        A DECIMAL keeps the scale Spark typed it with (the column's, or MySQL's rule for a
+        computed one), as the batch pipeline's results do: converting without it would
+        give every DECIMAL the default 18 places."""
+        scales = [f.type.scale if pa.types.is_decimal(f.type) else None
+                  for f in list(table.schema)[:len(kinds)]]
+        spec = list(zip(kinds, scales))
+
+        def convert(values: tuple) -> Row:
+            return tuple(v if v is None or k is None else to_kind(v, k, scale)
+                         for v, (k, scale) in zip(values, spec))
+
+        return convert
 
     def _apply_groups(self, table: Any, batch_id: int, lsn: int) -> list[tuple[Row, int]]:
         aggregate = self.shape.aggregate
         assert aggregate is not None
         width, arity = len(aggregate.group_by), aggregate.arity
-        kinds = [c.kind for c in aggregate.columns]
+        convert = self._converter(table, [c.kind for c in aggregate.columns])
         final: dict[tuple, tuple[Row, ...]] = {}
         alive: dict[tuple, bool] = {}
         for row in rows_from_arrow(table):
@@ -351,9 +363,10 @@ class ViewStream:
             if not alive[group]:
                 final[group] = ()
                 continue
-            out = self.above(tuple(v if v is None or k is None else to_kind(v, k)
-                                   for v, k in zip(row[:arity], kinds)))
-            final[group] = () if out is None else (self._convert(out),)
+            # HAVING and the projection run the engine's own functions: their values are
+            # what the in-process dataflow would serve, so they are kept as they come.
+            out = self.above(convert(row[:arity]))
+            final[group] = () if out is None else (out,)
         store = self.pipeline.store
         previous = store.previous_groups(self.id, final) if self.partial else self.groups
         store.commit_groups(self.id, batch_id, lsn, final, self.key_of)
@@ -378,8 +391,9 @@ class ViewStream:
     def _apply_rows(self, table: Any, batch_id: int, lsn: int) -> list[tuple[Row, int]]:
         arity = self.plan.root.arity
         net: dict[Row, int] = {}
+        convert = self._converter(table, self.kinds)
         for row in rows_from_arrow(table):
-            converted = self._convert(row[:arity])
+            converted = convert(row[:arity])
             net[converted] = net.get(converted, 0) + row[arity]
         net = {r: n for r, n in net.items() if n}
         store = self.pipeline.store
