@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -192,6 +193,21 @@ def test_sum_of_ints_is_an_int_and_avg_a_float(db: rivulet.Database) -> None:
     assert isinstance(avg, float) and avg == 6.0  # (5 + 7) / 2; an AVG is never an int
     ((avg,),) = db.query("SELECT AVG(a) FROM t WHERE id IN (1, 5)")
     assert isinstance(avg, float) and avg == 4.5  # SQLite too; MySQL 4.5000
+
+
+def test_avg_of_a_decimal_has_four_more_places_rounded_half_up(tmp_path: Path) -> None:
+    """MySQL: AVG of a DECIMAL(10,2) is a DECIMAL with 6 places, rounded half up (the
+    Spark pipelines compute it so too); not Python's 28 significant digits."""
+    with rivulet.open(tmp_path) as db:
+        db.execute("CREATE TABLE p (id INT PRIMARY KEY, g INT, d DECIMAL(10,2))")
+        db.table("p").insert_many([(1, 1, "1.00"), (2, 1, "1.00"), (3, 1, "0.00"),
+                                   (4, 2, "2.50"), (5, 2, "0.50"), (6, 3, "-1.00"), (7, 3, "-1.00"),
+                                   (8, 3, "0.00")])
+        db.execute("CREATE VIEW a AS SELECT g, AVG(d), AVG(DISTINCT d) FROM p WHERE g = ? GROUP BY g")
+        assert db.view("a").lookup(1) == [(1, decimal.Decimal("0.666667"), decimal.Decimal("0.500000"))]
+        assert db.view("a").lookup(2) == [(2, decimal.Decimal("1.500000"), decimal.Decimal("1.500000"))]
+        assert db.view("a").lookup(3) == [(3, decimal.Decimal("-0.666667"), decimal.Decimal("-0.500000"))]
+        assert [str(v) for v in db.view("a").lookup(2)[0][1:]] == ["1.500000", "1.500000"]
 
 
 def test_avg_of_ints_is_not_truncated(db: rivulet.Database) -> None:

@@ -649,7 +649,7 @@ def test_where_the_engine_and_mysql_differ_spark_answers_mysql(world: World) -> 
     # A join of an INT with a VARCHAR compares them as numbers (the engine never matched).
     plan = _planned(db, "SELECT t.id, items.id FROM t JOIN items ON t.s = items.score")
     assert sorted(compute_view(plan, tables, ())) == [(5, 6)]  # '3' = 3
-    # AVG of a DECIMAL keeps 4 more places, rounded half up (the engine: 28 digits).
+    # AVG of a DECIMAL keeps 4 more places, rounded half up (as the engine does).
     plan = _planned(db, "SELECT AVG(price) FROM items WHERE cat = ?")
     assert compute_view(plan, tables, ("x",)) == [(Decimal("3.747500"),)]
     plan = _planned(db, "SELECT AVG(price) FROM items WHERE cat = ?")

@@ -83,8 +83,21 @@ class Avg(Sum):
         if total is None:
             return None
         if isinstance(total, decimal.Decimal):
-            return total / self.n
+            return decimal_mean(total, self.n)
         return total / self.n
+
+
+#: MySQL: the AVG of a DECIMAL has 4 more places than its argument (at most 30), rounded half up.
+AVG_EXTRA_PLACES = 4
+MAX_DECIMAL_PLACES = 30
+_EXACT = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP)
+
+
+def decimal_mean(total: decimal.Decimal, n: int) -> decimal.Decimal:
+    """``total / n`` with the places MySQL gives an AVG: the sum's (the argument's scale)
+    plus four, rounded half up; not Python's 28 significant digits."""
+    places = min(max(0, -int(total.as_tuple().exponent)) + AVG_EXTRA_PLACES, MAX_DECIMAL_PLACES)
+    return _EXACT.divide(total, decimal.Decimal(n)).quantize(decimal.Decimal(1).scaleb(-places), context=_EXACT)
 
 
 class Values(Accumulator):
@@ -143,7 +156,10 @@ class AvgDistinct(Values):
     def result(self) -> Any:
         if not self.values:
             return None
-        return sum(self.values) / len(self.values)
+        total = sum(self.values)
+        if isinstance(total, decimal.Decimal):
+            return decimal_mean(total, len(self.values))
+        return total / len(self.values)
 
 
 ACCUMULATORS: dict[tuple[str, bool], type[Accumulator]] = {
