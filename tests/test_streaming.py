@@ -526,38 +526,70 @@ CREATE TABLE u (k VARCHAR(10) PRIMARY KEY, note VARCHAR(10));
 """
 TYPED_VIEWS = {
     "Plain": "SELECT id, d, s, ts, f FROM t WHERE g = ?",
-    "Sums": "SELECT g, SUM(d) AS total, COUNT(d) AS n FROM t WHERE g = ? GROUP BY g",
-    "Extremes": "SELECT g, MIN(d) AS lo, MAX(s) AS s, MAX(ts) AS ts, MIN(f) AS f FROM t "
-                "WHERE g = ? GROUP BY g",
+    "Sums": "SELECT g, SUM(d) AS total, COUNT(d) AS n, AVG(d) AS mean FROM t WHERE g = ? GROUP BY g",
+    "Extremes": "SELECT g, MIN(d) AS lo, MAX(s) AS s, MAX(ts) AS ts, MIN(f) AS f, "
+                "AVG(DISTINCT d) AS m FROM t WHERE g = ? GROUP BY g",
     "Top": "SELECT id, d, ts FROM t WHERE g = ? ORDER BY d DESC, ts, id LIMIT 2",
     "Left": "SELECT t.id, t.d, u.note FROM t LEFT JOIN u ON t.s = u.k WHERE t.g = ?",
 }
 
 
-def test_values_typed_as_the_in_process_engine_serves_them(spark: Any, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def typed_pair(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The typed schema and views, streamed and in process, fed the same writes."""
+    root = tmp_path_factory.mktemp("streaming-typed")
+    streamed = rivulet.open(root / "s", pipeline="spark", session=spark, streaming=FAST)
+    local = rivulet.open(root / "l")
+    for db in (streamed, local):
+        db.execute_script(TYPED)
+        db.table("u").insert_many([("a", "na"), ("c", "nc")])
+        for name, sql in TYPED_VIEWS.items():
+            db.execute(f"CREATE VIEW {name} AS {sql}")
+    yield streamed, local
+    streamed.close()
+    local.close()
+
+
+TYPED_WRITES = st.one_of(
+    st.tuples(st.just("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)"),
+              st.tuples(st.integers(0, 12), st.integers(0, 2),
+                        st.sampled_from([None, "2.50", "-3.25", "10.00", "0.01", "0.02"]),
+                        st.sampled_from([None, "a", "b", "c"]),
+                        st.sampled_from([None, "2020-01-01 10:00:00", "2021-05-06 07:08:09"]),
+                        st.sampled_from([None, 1.5, -2.0, 0.25]))),
+    st.tuples(st.just("DELETE FROM t WHERE id = ?"), st.tuples(st.integers(0, 12))),
+    st.tuples(st.just("UPDATE t SET d = ?, s = ? WHERE id = ?"),
+              st.tuples(st.sampled_from([None, "7.77", "-0.05"]), st.sampled_from([None, "a", "c"]),
+                        st.integers(0, 12))),
+    st.tuples(st.just("DELETE FROM u WHERE k = ?"), st.tuples(st.sampled_from(["a", "c"]))),
+    st.tuples(st.just("INSERT INTO u VALUES (?, ?)"), st.tuples(st.sampled_from(["a", "b", "c"]),
+                                                              st.sampled_from(["n1", "n2"]))),
+)
+
+
+@settings(max_examples=10, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(writes=st.lists(TYPED_WRITES, min_size=1, max_size=15))
+def test_values_typed_as_the_in_process_engine_serves_them(typed_pair: Any, writes: list) -> None:
     """DECIMAL scales, DATETIMEs, strings and doubles come out of every kind of streamed
     view (filter, signed sums, keyed aggregate, top-k, LEFT JOIN) exactly as the
-    in-process dataflow gives them: the same Python types and the same DECIMAL places."""
-    rows = [(1, 0, "2.50", "a", "2020-01-01 10:00:00", 1.5), (2, 0, "-3.25", "b", None, None),
-            (3, 1, None, "a", "2021-05-06 07:08:09", -2.0), (4, 1, "10.00", None, None, 0.25)]
-    streamed = rivulet.open(tmp_path / "s", pipeline="spark", session=spark, streaming=FAST)
-    local = rivulet.open(tmp_path / "l")
-    try:
-        for db in (streamed, local):
-            db.execute_script(TYPED)
-            db.table("t").insert_many(rows)
-            db.table("u").insert_many([("a", "na"), ("c", "nc")])
-            for name, sql in TYPED_VIEWS.items():
-                db.execute(f"CREATE VIEW {name} AS {sql}")
-            db.execute("DELETE FROM t WHERE id = 2")
-            db.settle(timeout=SETTLE)
-        for name in TYPED_VIEWS:
-            for g in (0, 1, 2):
-                got = sorted(map(repr, streamed.view(name).lookup(g)))
-                assert got == sorted(map(repr, local.view(name).lookup(g))), (name, g)
-    finally:
-        streamed.close()
-        local.close()
+    in-process dataflow gives them (the reprs: the same Python types and DECIMAL places),
+    after random writes to both."""
+    streamed, local = typed_pair
+    for sql, params in writes:
+        try:
+            local.execute(sql, params)
+        except rivulet.errors.RivuletError:
+            with pytest.raises(rivulet.errors.RivuletError):  # the same error, nothing written
+                streamed.execute(sql, params)
+            continue
+        streamed.execute(sql, params)
+    for db in (streamed, local):
+        db.settle(timeout=SETTLE)
+    for name in TYPED_VIEWS:
+        for g in (0, 1, 2):
+            got = sorted(map(repr, streamed.view(name).lookup(g)))
+            assert got == sorted(map(repr, local.view(name).lookup(g))), (name, g)
 
 
 NEWS = ROOT / "rivulet" / "examples" / "news.sql"
