@@ -8,9 +8,9 @@ a multiset of values so that deleting the current extreme finds the next one.
 
 from __future__ import annotations
 
-import decimal
 from typing import Any, Iterable
 
+from rivulet.dataflow.functions import div
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
 from rivulet.plan.ir import AggCall
 from rivulet.state.arrangement import Delta, Row, key_function
@@ -76,28 +76,16 @@ class Sum(Accumulator):
 
 
 class Avg(Sum):
+    """SUM / COUNT, divided as SQL's ``/`` divides: a DECIMAL keeps its scale plus four
+    places, rounded half up (MySQL's ``div_precision_increment``)."""
+
     __slots__ = ()
 
     def result(self) -> Any:
         total = super().result()
         if total is None:
             return None
-        if isinstance(total, decimal.Decimal):
-            return decimal_mean(total, self.n)
-        return total / self.n
-
-
-#: MySQL: the AVG of a DECIMAL has 4 more places than its argument (at most 30), rounded half up.
-AVG_EXTRA_PLACES = 4
-MAX_DECIMAL_PLACES = 30
-_EXACT = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP)
-
-
-def decimal_mean(total: decimal.Decimal, n: int) -> decimal.Decimal:
-    """``total / n`` with the places MySQL gives an AVG: the sum's (the argument's scale)
-    plus four, rounded half up; not Python's 28 significant digits."""
-    places = min(max(0, -int(total.as_tuple().exponent)) + AVG_EXTRA_PLACES, MAX_DECIMAL_PLACES)
-    return _EXACT.divide(total, decimal.Decimal(n)).quantize(decimal.Decimal(1).scaleb(-places), context=_EXACT)
+        return div(total, self.n)
 
 
 class Values(Accumulator):
@@ -156,10 +144,7 @@ class AvgDistinct(Values):
     def result(self) -> Any:
         if not self.values:
             return None
-        total = sum(self.values)
-        if isinstance(total, decimal.Decimal):
-            return decimal_mean(total, len(self.values))
-        return total / len(self.values)
+        return div(sum(self.values), len(self.values))
 
 
 ACCUMULATORS: dict[tuple[str, bool], type[Accumulator]] = {
