@@ -153,17 +153,10 @@ class PlanCompiler:
         left = self.frame(node.left).select(*names(n))
         right = self.frame(node.right).select(
             *[SF.col(name(j)).alias(name(n + j)) for j in range(node.right.arity)])
-        # Each side's key operand, converted as MySQL compares the two kinds, becomes a
-        # column of its own side: the join stays an equi-join Spark can hash or sort.
         exprs = ExprCompiler([*left.schema.fields, *right.schema.fields])
-        condition: list[Column] = []
-        for i, (a, b) in enumerate(zip(node.left_keys, node.right_keys)):
-            x, y = join_operands(exprs, exprs.compile(ir.Col(a)), exprs.compile(ir.Col(n + b)))
-            left = left.withColumn(f"_lk{i}", x)
-            right = right.withColumn(f"_rk{i}", y)
-            condition.append(SF.col(f"_lk{i}") == SF.col(f"_rk{i}"))
-        keys = [f"_lk{i}" for i in range(len(condition))] + [f"_rk{i}" for i in range(len(condition))]
-        on = reduce(lambda p, q: p & q, condition)
+        left, right, lkeys, rkeys = with_join_keys(node, exprs, left, right)
+        keys = lkeys + rkeys
+        on = reduce(lambda p, q: p & q, [SF.col(x) == SF.col(y) for x, y in zip(lkeys, rkeys)])
         if node.residual is None:
             return left.join(right, on, node.kind).drop(*keys)
         m = node.right.arity
@@ -195,6 +188,22 @@ class PlanCompiler:
         out = grouped.agg(*outputs) if outputs else grouped.agg(SF.count(SF.lit(1)).alias("_n"))
         return out.select(*[SF.col(f"_g{j}").alias(name(j)) for j in range(width)],
                           *[name(width + i) for i in range(len(node.aggs))])
+
+
+def with_join_keys(node: ir.Join, exprs: ExprCompiler, left: DataFrame, right: DataFrame,
+                   left_prefix: str = "_lk", right_prefix: str = "_rk") -> tuple[DataFrame, DataFrame, list[str], list[str]]:
+    """Each side with a column per join key (``<prefix><i>``): its key operand, converted
+    as MySQL compares the two kinds, so that the join stays an equi-join Spark can hash or
+    sort. ``exprs`` compiles over the joined row (left columns, then right ones)."""
+    n = node.left.arity
+    lkeys, rkeys = [], []
+    for i, (a, b) in enumerate(zip(node.left_keys, node.right_keys)):
+        x, y = join_operands(exprs, exprs.compile(ir.Col(a)), exprs.compile(ir.Col(n + b)))
+        lkeys.append(f"{left_prefix}{i}")
+        rkeys.append(f"{right_prefix}{i}")
+        left = left.withColumn(lkeys[-1], x)
+        right = right.withColumn(rkeys[-1], y)
+    return left, right, lkeys, rkeys
 
 
 def _union_type(types: list[T.DataType]) -> T.DataType | None:

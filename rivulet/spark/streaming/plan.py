@@ -42,8 +42,9 @@ from rivulet.spark.compile import (
     _aggregate_argument,
     name,
     names,
+    with_join_keys,
 )
-from rivulet.spark.exprs import ExprCompiler, join_operands
+from rivulet.spark.exprs import ExprCompiler
 from rivulet.spark.streaming import keyed as K
 from rivulet.spark.values import DEFAULT_DECIMAL_SCALE, spark_type
 
@@ -107,13 +108,8 @@ class SignedCompiler(PlanCompiler):
             *[SF.col(name(j)).alias(name(n + j)) for j in range(node.right.arity)],
             SF.col(SIGN).alias("_rs"))
         exprs = ExprCompiler([*left.schema.fields[:n], *right.schema.fields[:node.right.arity]])
-        condition: list[Column] = []
-        for i, (a, b) in enumerate(zip(node.left_keys, node.right_keys)):
-            x, y = join_operands(exprs, exprs.compile(ir.Col(a)), exprs.compile(ir.Col(n + b)))
-            left = left.withColumn(f"_lk{i}", x)
-            right = right.withColumn(f"_rk{i}", y)
-            condition.append(SF.col(f"_lk{i}") == SF.col(f"_rk{i}"))
-        on = reduce(lambda p, q: p & q, condition)
+        left, right, lkeys, rkeys = with_join_keys(node, exprs, left, right)
+        on = reduce(lambda p, q: p & q, [SF.col(x) == SF.col(y) for x, y in zip(lkeys, rkeys)])
         joined = left.join(right, on, "inner")
         if node.residual is not None:
             joined = joined.where(exprs.predicate(node.residual))
@@ -128,12 +124,7 @@ class SignedCompiler(PlanCompiler):
             *[SF.col(name(j)).alias(name(n + j)) for j in range(m)], SIGN)
         exprs = ExprCompiler([*[left.schema[name(i)] for i in range(n)],
                               *[right.schema[name(n + j)] for j in range(m)]])
-        keys = []
-        for i, (a, b) in enumerate(zip(node.left_keys, node.right_keys)):
-            x, y = join_operands(exprs, exprs.compile(ir.Col(a)), exprs.compile(ir.Col(n + b)))
-            left = left.withColumn(f"_k{i}", x)
-            right = right.withColumn(f"_k{i}", y)
-            keys.append(f"_k{i}")
+        left, right, keys, _ = with_join_keys(node, exprs, left, right, "_k", "_k")  # one key column
         lcols = [left.schema[name(i)] for i in range(n)]
         rcols = [right.schema[name(n + j)] for j in range(m)]
         sides = [left.select(*keys, SF.lit(0).alias("_side"), *names(n),
