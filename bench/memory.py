@@ -4,8 +4,12 @@ The program is ``rivulet/examples/news.sql`` (stories, votes, users, comments an
 ``StoryVotes``, ``StoriesWithVC``, ``FrontPage``, ``Karma``, ``StoryComments``,
 ``RecentStories``). The data set: 40,000 stories, 120,000 comments, 500,000 votes and 9,000
 users (``--quick``: a tenth), loaded with ``db.table(t).insert_many`` in batches of 10,000.
-Story ``k`` has popularity rank ``k`` (Zipf, s = 1.08) for votes, comments and reads alike;
-vote and comment authors and story authors are uniform over the users.
+Story ``k`` has popularity rank ``k`` for votes, comments and reads alike. Reads are Zipf
+with s = 1.08 (the paper's page-view skew); votes and comments per story are Zipf with the
+Lobsters data set's milder skews (``bench.lobsters.data``: 0.4 and 0.5), which give the
+busiest story a few hundred comments, as on the real site. With s = 1.08 for comments too
+(``--comment-skew 1.08 --vote-skew 1.08``) the top story would hold 13% of all comments
+(15,000). Vote and comment authors and story authors are uniform over the users.
 
 The read workload is one fixed sequence of 100,000 reads (``--quick``: 10,000), written to
 a file once and replayed by every configuration: 45% ``StoriesWithVC`` by story id, 35%
@@ -21,11 +25,10 @@ opens the loaded data directory, so that its resident memory is its own:
 * ``partial``: partial state on, no memory limit; after the workload, ``db.evict()`` gives
   the state that cannot be evicted (full state: the ``floor``);
 * ``limit_<p>``: partial state with ``memory_limit`` = the floor plus p% of the evictable
-  state the ``partial`` run held after the workload (100, 50, 25 by default; ``--quick``:
-  100, 25; ``--limits``): read latency as memory shrinks towards what cannot be evicted, and
-  ``stats()["memory_bytes"]`` against the limit after the workload. Below 25% the misses of
-  the most commented stories (thousands of rows each) thrash and a full run takes hours; a
-  limit below the floor cannot be met at all (rivulet logs a warning; see
+  state the ``partial`` run held after the workload (100, 50, 25, 10, 5 by default;
+  ``--quick``: 100, 25, 5; ``--limits``): read latency as memory shrinks towards what cannot
+  be evicted, and ``stats()["memory_bytes"]`` against the limit after the workload. A limit
+  below the floor cannot be met at all (rivulet logs a warning; see
   tests/test_partial.py::test_limit_below_full_state_warns_once);
 * ``miss``: a story with exactly 100 votes (else the nearest count) read from
   ``StoriesWithVC`` after ``db.evict()``, 200 times: the latency of a read that misses.
@@ -89,6 +92,7 @@ from bench.common import (
     uniform_ints,
     write_results,
 )
+from bench.lobsters.data import COMMENT_SKEW, VOTE_SKEW
 
 NAME = "memory"
 
@@ -143,14 +147,14 @@ class Dataset:
     """The rows of the four tables (generated once, seeded) and the facts the benchmark
     needs about them."""
 
-    def __init__(self, stories: int, comments: int, votes: int, users: int, s: float,
-                 seed: int) -> None:
+    def __init__(self, stories: int, comments: int, votes: int, users: int,
+                 vote_skew: float, comment_skew: float, seed: int) -> None:
         self.n_stories, self.n_comments, self.n_votes, self.n_users = (
             stories, comments, votes, users)
         self.story_authors = uniform_ints(0, users - 1, stories, seed + 1)
         self.vote_users = uniform_ints(0, users - 1, votes, seed + 2)
-        self.vote_stories = Zipf(stories, s, seed + 3).sample(votes)
-        self.comment_stories = Zipf(stories, s, seed + 4).sample(comments)
+        self.vote_stories = Zipf(stories, vote_skew, seed + 3).sample(votes)
+        self.comment_stories = Zipf(stories, comment_skew, seed + 4).sample(comments)
         self.comment_authors = uniform_ints(0, users - 1, comments, seed + 5)
         self.comment_lengths = uniform_ints(20, len(LOREM), comments, seed + 6)
         self.vote_counts = counts_of(self.vote_stories, stories)
@@ -492,7 +496,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--votes", type=int, help="default 500,000 (quick 50,000)")
     p.add_argument("--users", type=int, help="default 9,000 (quick 900)")
     p.add_argument("--reads", type=int, help="reads in the workload (100,000; quick 10,000)")
-    p.add_argument("--zipf", type=float, default=1.08, help="Zipf exponent s (default 1.08)")
+    p.add_argument("--zipf", type=float, default=1.08,
+                   help="Zipf exponent s of the reads (default 1.08)")
+    p.add_argument("--vote-skew", type=float, default=VOTE_SKEW,
+                   help=f"Zipf exponent of votes per story (default {VOTE_SKEW}, as Lobsters)")
+    p.add_argument("--comment-skew", type=float, default=COMMENT_SKEW,
+                   help=f"Zipf exponent of comments per story (default {COMMENT_SKEW}, as "
+                   "Lobsters)")
     p.add_argument("--limits", help="memory limits, as %% of the partial state after the "
                    "workload (default 100,50,25,10,5; quick 100,25,5)")
     p.add_argument("--variant-limits", help="the same for the diagnostic variant (default: "
@@ -518,7 +528,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.users = args.users or 9_000 // tenth
     args.reads = args.reads or 100_000 // tenth
     if args.limits is None:
-        args.limits = "100,25" if args.quick else "100,50,25"
+        args.limits = "100,25,5" if args.quick else "100,50,25,10,5"
     if args.variant_limits is None:
         args.variant_limits = ""
     args.limit_percents = [float(x) for x in args.limits.split(",") if x.strip()]
@@ -548,7 +558,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"stories, {args.comments:,} comments, {args.votes:,} votes, {args.users:,} users; "
         f"{args.reads:,} Zipf reads (s={args.zipf}); data in {parent}")
 
-    data = Dataset(args.stories, args.comments, args.votes, args.users, args.zipf, args.seed)
+    data = Dataset(args.stories, args.comments, args.votes, args.users, args.vote_skew,
+                   args.comment_skew, args.seed)
     views, keys = make_workload(args.reads, args.stories, args.users, args.zipf, args.seed + 10)
     workload_path = parent / "workload.json"
     workload_path.write_text(json.dumps({"views": views, "keys": keys}))
@@ -557,9 +568,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     read_counts = {name: sum(1 for v in views if VIEWS[v] == name) for name in VIEWS}
     params = {
         "stories": args.stories, "comments": args.comments, "votes": args.votes,
-        "users": args.users, "reads": args.reads, "zipf_s": args.zipf, "seed": args.seed,
-        "popularity": "story id k has rank k for votes, comments and story reads; Karma reads "
-                      "are Zipf over user ids; authors uniform over users",
+        "users": args.users, "reads": args.reads, "zipf_s": args.zipf,
+        "vote_skew": args.vote_skew, "comment_skew": args.comment_skew, "seed": args.seed,
+        "popularity": "story id k has rank k for votes, comments and story reads (Zipf with "
+                      "vote_skew, comment_skew and zipf_s); Karma reads are Zipf over user "
+                      "ids; authors uniform over users",
+        "most_comments_on_a_story": max(counts_of(data.comment_stories, args.stories)),
+        "most_votes_on_a_story": max(data.vote_counts),
         "read_mix": {**{n: s for n, s in READ_MIX}, FRONT_PAGE: round(1 - sum(
             s for _, s in READ_MIX), 6)},
         "reads_per_view": read_counts,
@@ -866,7 +881,8 @@ def plot_results(results: dict[str, Any], path: Path) -> Path | None:
     p = results["params"]
     fig.suptitle(f"memory: {p['stories']:,} stories, {p['comments']:,} comments, "
                  f"{p['votes']:,} votes, {p['users']:,} users, {p['reads']:,} Zipf reads "
-                 f"(s={p['zipf_s']}){' — quick' if results['quick'] else ''}")
+                 f"(s={p['zipf_s']}; votes, comments per story s={p.get('vote_skew')}, "
+                 f"{p.get('comment_skew')}){' — quick' if results['quick'] else ''}")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
