@@ -14,6 +14,7 @@ connection stays in step.
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ class Wire(asyncio.Protocol):
         self.drop = 0  # bytes of an oversized packet still to drop
         self.dropping = False  # inside an oversized packet (more frames may follow)
         self.seq = 0
+        self.fd = _plain_fd(transport)
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -93,7 +95,16 @@ class Wire(asyncio.Protocol):
     def flush(self) -> None:
         out = self.conn.stream._buffer
         if out and not self.transport.is_closing():
-            self.transport.write(bytes(out))
+            data = bytes(out)
+            if self.fd >= 0 and not self.transport.get_write_buffer_size():
+                # os.write lets go of the GIL while the kernel sends and wakes the client,
+                # so the pool's threads run meanwhile (the transport's write holds it).
+                try:
+                    data = data[os.write(self.fd, data):]
+                except OSError:
+                    pass  # the transport's write retries it, and reports a broken socket
+            if data:
+                self.transport.write(data)
         out.clear()
 
     def next_packet(self) -> tuple[bytes | None, int] | None:
@@ -135,3 +146,12 @@ class Wire(asyncio.Protocol):
                 self.parts = []
             self.size = 0
             return payload, self.seq
+
+
+def _plain_fd(transport: Any) -> int:
+    """The socket's descriptor when bytes may be written to it directly (not under TLS),
+    else -1."""
+    sock = transport.get_extra_info("socket")
+    if sock is None or transport.get_extra_info("ssl_object") is not None:
+        return -1
+    return sock.fileno()
