@@ -70,7 +70,7 @@ from rivulet.sql import statements as st
 from rivulet.sql.parse import DIALECT, parse_one, split_statements
 from rivulet.state.arrangement import key_function
 from rivulet.state.reader import KeyedReader
-from rivulet.storage.sqlite import SqliteStorage
+from rivulet.storage.sqlite import SqliteStorage, page_cache_bytes
 from rivulet.unapplied import UnappliedBatches
 from rivulet.views import View
 from rivulet.writes import WriteRequest
@@ -115,10 +115,12 @@ class Database:
         self.path = Path(path)
         self.upquery_timeout = upquery_timeout
         self.limits = limits if limits is not None else Limits()
-        self.graph = Graph(partial=partial, memory_limit=parse_size(memory_limit), eviction=eviction,
+        limit = parse_size(memory_limit)
+        self.graph = Graph(partial=partial, memory_limit=limit, eviction=eviction,
                            join_caches=join_caches)
         try:
-            self.storage = SqliteStorage(self.path, durability=durability)
+            self.storage = SqliteStorage(self.path, durability=durability,
+                                         cache_bytes=page_cache_bytes(limit))
         except sqlite3.DatabaseError as exc:
             raise unreadable_database(self.path, exc) from exc
         self.catalog = Catalog()

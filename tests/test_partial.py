@@ -1341,6 +1341,19 @@ def test_limit_below_full_state_warns_once(caplog: Any) -> None:
         assert stats["memory_bytes"] > 1_000 and stats["evictions"] > 0
 
 
+@pytest.mark.parametrize("limit,kib", [(None, 65536), ("16MB", 1953), ("1GB", 65536),
+                                       (100_000, 1024)])
+def test_sqlite_page_caches_follow_the_memory_limit(limit: Any, kib: int) -> None:
+    """The limit does not account SQLite's page caches, so with one each connection's
+    cache is an eighth of it (1 MiB to 64 MiB): a process under a small limit does not keep
+    128 MiB of pages besides."""
+    with tempfile.TemporaryDirectory() as directory, \
+            rivulet.open(directory, memory_limit=limit) as db:
+        storage = db.storage
+        for conn in (storage.conn, storage._read_connection()):
+            assert conn.execute("PRAGMA cache_size").fetchone()[0] == -kib
+
+
 def test_a_hit_counts_once() -> None:
     """Each read of a held key is one hit, whether its answer is cached, rebuilt after a
     write, or empty (an implicit group's default row)."""

@@ -72,8 +72,22 @@ def _converter(schema: TableSchema, table: dict[str, Callable[[Any], Any]]) -> C
     return convert
 
 
+#: SQLite's page cache per connection (the writer's and the reader's), without a memory limit.
+PAGE_CACHE_BYTES = 64 << 20
+
+
+def page_cache_bytes(memory_limit: int | None) -> int:
+    """Each connection's page cache: with a memory limit, an eighth of it (at least 1 MiB,
+    at most the default), so that the two caches, which the limit does not account, keep
+    the process near the limit instead of 128 MiB above it."""
+    if memory_limit is None:
+        return PAGE_CACHE_BYTES
+    return max(1 << 20, min(PAGE_CACHE_BYTES, memory_limit // 8))
+
+
 class SqliteStorage(Storage):
-    def __init__(self, directory: str | Path, *, durability: str = "normal") -> None:
+    def __init__(self, directory: str | Path, *, durability: str = "normal",
+                 cache_bytes: int = PAGE_CACHE_BYTES) -> None:
         if durability not in SYNCHRONOUS:
             raise ValueError(f"durability must be one of {sorted(SYNCHRONOUS)}, got {durability!r}")
         self.directory = Path(directory)
@@ -81,8 +95,9 @@ class SqliteStorage(Storage):
         self.path = self.directory / DB_FILE
         self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._lock = threading.RLock()
+        self._cache_pragma = f"cache_size=-{max(1, cache_bytes >> 10)}"  # in KiB
         for pragma in ("journal_mode=WAL", f"synchronous={SYNCHRONOUS[durability]}",
-                       "cache_size=-65536", "temp_store=MEMORY"):
+                       self._cache_pragma, "temp_store=MEMORY"):
             self.conn.execute(f"PRAGMA {pragma}")
         self.conn.executescript(
             """
@@ -481,7 +496,7 @@ class SqliteStorage(Storage):
     def _read_connection(self) -> sqlite3.Connection:
         if self._reader is None:
             self._reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            self._reader.execute("PRAGMA cache_size=-65536")
+            self._reader.execute(f"PRAGMA {self._cache_pragma}")
         return self._reader
 
     def count(self, schema: TableSchema) -> int:
