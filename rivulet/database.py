@@ -206,14 +206,14 @@ class Database:
         must not see batches the graph has yet to apply."""
         if self._lazy.copies:
             self._lazy.before_read(table, None, [])
-        snapshot_lsn, rows = self.storage.snapshot_scan(self.catalog.require_table(table))
-        later = {row: -n for row, n in self._rewind(table, snapshot_lsn, {})}  # net changes
-        for row in rows:
-            n = later.get(row, 0)
-            if n > 0:  # inserted by a batch not applied yet
-                later[row] = n - 1
-                continue
-            yield row, 1
+        with self.storage.snapshot_scan(self.catalog.require_table(table)) as (snapshot_lsn, rows):
+            later = {row: -n for row, n in self._rewind(table, snapshot_lsn, {})}  # net changes
+            for row in rows:
+                n = later.get(row, 0)
+                if n > 0:  # inserted by a batch not applied yet
+                    later[row] = n - 1
+                    continue
+                yield row, 1
         for row, n in later.items():
             if n < 0:  # deleted by a batch not applied yet
                 yield from [(row, 1)] * -n
@@ -259,10 +259,10 @@ class Database:
             def rows(table: str) -> list[tuple[Row, int]]:
                 if self._lazy.copies:
                     self._lazy.before_read(table, None, [])
-                lsn, stored = self.storage.snapshot_scan(self.catalog.require_table(table))
                 counts: dict[Row, int] = {}
-                for row in stored:
-                    counts[row] = counts.get(row, 0) + 1
+                with self.storage.snapshot_scan(self.catalog.require_table(table)) as (lsn, stored):
+                    for row in stored:
+                        counts[row] = counts.get(row, 0) + 1
                 return self._rewind(table, lsn, counts)
 
             graph.base_rows = rows

@@ -108,8 +108,9 @@ class Storage(ABC):
         and the LSN of that snapshot. Callable from another thread while writes commit."""
 
     @abstractmethod
-    def snapshot_scan(self, schema: TableSchema) -> tuple[int, list[Row]]:
-        """Every row of a table from one consistent snapshot, and its LSN (like ``lookup``)."""
+    def snapshot_scan(self, schema: TableSchema) -> AbstractContextManager[tuple[int, Iterator[Row]]]:
+        """Every row of a table from one consistent snapshot, and its LSN (like ``lookup``),
+        while the context lasts."""
 
     @abstractmethod
     def close(self) -> None: ...

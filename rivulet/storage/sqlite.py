@@ -478,20 +478,28 @@ class SqliteStorage(Storage):
             rows = [sql.from_db(r) for r in rows]
         return lsn, rows
 
-    def snapshot_scan(self, schema: TableSchema) -> tuple[int, list[Row]]:
-        """Every row of a table from one snapshot, and the LSN of that snapshot."""
+    @contextmanager
+    def snapshot_scan(self, schema: TableSchema) -> Iterator[tuple[int, Iterator[Row]]]:
+        """Every row of a table from one snapshot, and the LSN of that snapshot, read a
+        chunk at a time while the context lasts: a table is never held whole in memory,
+        where the pieces freed after building state from it would stay in the process. The
+        scan has a connection of its own, so lookups go on meanwhile (and may be made from
+        the code consuming the rows)."""
         sql = self._sql(schema)
-        with self._reader_lock:
-            conn = self._read_connection()
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA {self._cache_pragma}")
             conn.execute("BEGIN")
-            try:
-                lsn = conn.execute("SELECT MAX(lsn) FROM _rivulet_log").fetchone()[0] or 0
-                rows = conn.execute(sql.select_all).fetchall()
-            finally:
-                conn.execute("COMMIT")
-        if sql.from_db is not None:
-            rows = [sql.from_db(r) for r in rows]
-        return lsn, rows
+            lsn = conn.execute("SELECT MAX(lsn) FROM _rivulet_log").fetchone()[0] or 0
+            yield lsn, self._fetch_chunks(conn.execute(sql.select_all), sql.from_db)
+        finally:
+            conn.close()  # ends the read transaction
+
+    @staticmethod
+    def _fetch_chunks(cursor: sqlite3.Cursor, from_db: Callable[[Row], Row] | None
+                      ) -> Iterator[Row]:
+        while rows := cursor.fetchmany(SCAN_CHUNK):
+            yield from rows if from_db is None else map(from_db, rows)
 
     def _read_connection(self) -> sqlite3.Connection:
         if self._reader is None:
@@ -513,6 +521,8 @@ class SqliteStorage(Storage):
 
 #: Keys per lookup statement (well under SQLite's limit on bound variables).
 LOOKUP_CHUNK = 500
+#: Rows per fetch of a whole-table scan.
+SCAN_CHUNK = 5_000
 
 
 def copy_database(source: Path, target: Path) -> None:
