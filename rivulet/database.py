@@ -132,6 +132,7 @@ class Database:
         self._unapplied = UnappliedBatches()
         #: Test hooks: name -> callable, run at named points (see ``_hook``).
         self.hooks: dict[str, Any] = {}
+        self._thread = threading.local()  # per calling thread: last_insert_id
         self._background: queue.Queue[tuple[BuiltView, list[Any]] | None] | None = None
         self._in_flight: set[tuple[str, Any]] = set()
         self._views: dict[str, View] = {}
@@ -705,7 +706,17 @@ class Database:
         """Commit a write (with any others queued meanwhile); returns rows changed once the
         write is durable. Raises the write's own error if it was rejected."""
         self.submit_many([request])
-        return request.wait()
+        count = request.wait()
+        if request.last_insert_id:
+            self._thread.last_insert_id = request.last_insert_id
+        return count
+
+    @property
+    def last_insert_id(self) -> int:
+        """The AUTO_INCREMENT value of the calling thread's last insert into such a table
+        (the first one generated, for several rows; else the last one given), as MySQL's
+        ``mysql_insert_id()``; 0 before any."""
+        return getattr(self._thread, "last_insert_id", 0)
 
     def submit_many(self, requests: Sequence[WriteRequest], *, wake: bool = True) -> None:
         """Commit several writes in one group (each fails alone: see its ``error``) and
@@ -1193,14 +1204,28 @@ class Table:
 
 
 def check_rows(table: TableSchema, rows: Iterable[Any]) -> list[Row]:
-    """Every row checked against the schema; an error names the row (1-based) at fault."""
+    """Every row checked against the schema; an error names the row (1-based) at fault.
+    An AUTO_INCREMENT column given NULL or no value holds 0 until the commit numbers it."""
     checked = []
+    if table.auto_column is not None:
+        rows = _unnumbered(table, table.auto_column, rows)
     try:
         for row in rows:  # a list (an INSERT's values) as a tuple takes coerce_row's fast path
             checked.append(coerce_row(table, tuple(row) if type(row) is list else row))
     except SchemaError as exc:
         raise SchemaError(f"row {len(checked) + 1}: {exc}") from None
     return checked
+
+
+def _unnumbered(table: TableSchema, column: int, rows: Iterable[Any]) -> Iterator[Any]:
+    name = table.columns[column].name.lower()
+    for row in rows:
+        if isinstance(row, dict):
+            if next((v for k, v in row.items() if k.lower() == name), None) is None:
+                row = {**{k: v for k, v in row.items() if k.lower() != name}, name: 0}
+        elif len(row) > column and row[column] is None:
+            row = (*row[:column], 0, *row[column + 1:])
+        yield row
 
 
 def _assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], ...]) -> Any:

@@ -158,6 +158,8 @@ class Cursor:
                 conn._last_write_lsn = db.lsn
                 self._rows, self.description = [], None
                 self.rowcount = result if isinstance(result, int) else -1
+                if isinstance(statement, st.Insert):
+                    self.lastrowid = db.last_insert_id or None
         except errors.RivuletError as exc:
             raise _translate(exc) from exc
         self._pos = 0

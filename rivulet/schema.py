@@ -83,6 +83,8 @@ class Column:
     sql_type: str = ""
     #: Set while the column's values are being converted to a new type (ALTER TABLE).
     conversion: Conversion | None = None
+    #: AUTO_INCREMENT: an INSERT that gives it NULL or 0 (or no value) gets the next number.
+    auto_increment: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +138,11 @@ class TableSchema:
 
     def has_column(self, name: str) -> bool:
         return name.lower() in self._positions
+
+    @property
+    def auto_column(self) -> int | None:
+        """Position of the AUTO_INCREMENT column, if the table has one."""
+        return next((i for i, c in enumerate(self.columns) if c.auto_increment), None)
 
     def pk_of(self, row: Row) -> Row:
         return tuple(row[i] for i in self.primary_key)

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from rivulet.errors import RivuletError
+from rivulet.errors import RivuletError, SchemaError
 from rivulet.schema import Row, TableSchema, coerce_row
 from rivulet.state.arrangement import Delta
 from rivulet.storage.base import RowId, Storage
@@ -32,6 +32,9 @@ class WriteRequest:
     # Set by the commit worker:
     lsn: int = 0
     rowcount: int = 0
+    #: The first AUTO_INCREMENT value the insert generated, else the last it was given (0:
+    #: none), as MySQL reports it in the OK packet.
+    last_insert_id: int = 0
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
 
@@ -45,7 +48,12 @@ class WriteRequest:
     def apply(self, storage: Storage) -> list[Delta]:
         """Perform the write inside the open transaction; return its deltas."""
         if self.kind == "insert":
+            column = self.table.auto_column
+            if column is not None:
+                highest = self._number_rows(storage, column)
             storage.insert(self.table, self.rows)
+            if column is not None:  # numbers of a rejected insert are handed out again
+                storage.note_auto_increment(self.table, column, highest)
             self.rowcount = len(self.rows)
             return [(row, 1) for row in self.rows]
         matched = self._matching_rows(storage)
@@ -54,6 +62,32 @@ class WriteRequest:
             self.rowcount = len(matched)
             return [(row, -1) for _, row in matched]
         return self._update(storage, matched)
+
+    def _number_rows(self, storage: Storage, column: int) -> int:
+        """Give rows whose AUTO_INCREMENT column is 0 (NULL or no value was written) the
+        next numbers, in row order, as MySQL does: each is one above every value stored,
+        handed out before, or given explicitly by an earlier row of this insert. Returns
+        the highest value of the column among the rows."""
+        given = [row[column] for row in self.rows if row[column]]
+        if len(given) == len(self.rows):
+            self.last_insert_id = given[-1]
+            return max(given)
+        counter = storage.auto_increment_base(self.table, column)
+        numbered, first = [], 0
+        for row in self.rows:
+            value = row[column]
+            if not value:
+                counter += 1
+                value, first = counter, first or counter
+                row = row[:column] + (value,) + row[column + 1:]
+            counter = max(counter, value)
+            numbered.append(row)
+        col = self.table.columns[column]
+        if col.bounds is not None and counter > col.bounds[1]:
+            raise SchemaError(f"{self.table.name}.{col.name}: AUTO_INCREMENT value {counter} is "
+                              f"out of range for {col.sql_type or col.kind}")
+        self.rows, self.last_insert_id = numbered, first
+        return counter
 
     def _matching_rows(self, storage: Storage) -> list[tuple[RowId, Row]]:
         candidates = (

@@ -119,6 +119,9 @@ class _Work:
         column, is_pk = column_definition(node)
         if is_pk:
             raise unsupported(node, "ADD COLUMN ... PRIMARY KEY (the primary key is fixed)")
+        if column.auto_increment:
+            raise unsupported(node, "ADD COLUMN ... AUTO_INCREMENT (only a primary key column "
+                                    "can be AUTO_INCREMENT)")
         self._check_new_name(node, column.name)
         fill = column.default if column.default is not None or column.nullable \
             else IMPLICIT_DEFAULTS[column.kind]
@@ -166,6 +169,12 @@ class _Work:
             new = replace(new, nullable=False)
         elif is_pk:
             raise unsupported(node, "MODIFY ... PRIMARY KEY (the primary key is fixed)")
+        if new.auto_increment and not is_key:
+            raise error_at(definition, f"AUTO_INCREMENT column {old.name!r} must be part of "
+                                       "the primary key (rivulet keeps no other keys)")
+        if new.auto_increment and any(c.auto_increment and i != at
+                                      for i, (c, _) in enumerate(self.columns)):
+            raise error_at(definition, "a table has at most one AUTO_INCREMENT column")
         if old.nullable and not new.nullable and not is_key:
             raise error_at(definition, f"column {old.name!r} cannot become NOT NULL: rows may "
                                        "hold NULL in it (add a NOT NULL column instead)")

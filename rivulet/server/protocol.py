@@ -210,7 +210,8 @@ class RivuletConnection(Connection):
                     self._error(request.error, None, mark)
                 else:
                     self.session.wrote(request.lsn)
-                    self._send(self.ok(affected_rows=request.rowcount))
+                    self._send(self.ok(affected_rows=request.rowcount,
+                                       last_insert_id=request.last_insert_id))
             except Exception:  # cannot answer: the connection closes (as a failed task's)
                 log.exception("answering a write failed on connection %s", self.connection_id)
                 answered.set_result(False)
@@ -379,7 +380,8 @@ class RivuletConnection(Connection):
         if request.error is not None:
             raise request.error
         self.session.wrote(request.lsn)
-        self._send(self.ok(affected_rows=request.rowcount))
+        self._send(self.ok(affected_rows=request.rowcount,
+                           last_insert_id=request.last_insert_id))
 
     async def _in_pool(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)

@@ -205,7 +205,8 @@ def describe(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColu
         for i, c in enumerate(schema.columns):
             default = None if c.default is None else str(c.default)
             rows.append((c.name, _type_text(c.sql_type or c.kind), "YES" if c.nullable else "NO",
-                         "PRI" if i in schema.primary_key else "", default, ""))
+                         "PRI" if i in schema.primary_key else "", default,
+                         "auto_increment" if c.auto_increment else ""))
         return rows, columns
     plan = catalog.view(name)
     if plan is None:
@@ -226,6 +227,8 @@ def create_table_sql(schema: TableSchema) -> str:
             line += f" DEFAULT {_default_literal(c.default)}"
         elif c.nullable:
             line += " DEFAULT NULL"
+        if c.auto_increment:
+            line += " AUTO_INCREMENT"
         lines.append(line)
     if schema.primary_key:
         keys = ", ".join(f"`{schema.columns[i].name}`" for i in schema.primary_key)

@@ -10,6 +10,7 @@ from rivulet.errors import SqlError
 from rivulet.schema import (
     BYTES,
     DECIMAL,
+    INT,
     INT_RANGES,
     SQL_TYPE_KINDS,
     STR,
@@ -47,6 +48,12 @@ def table_schema(create: exp.Create) -> TableSchema:
         pk = tuple(by_name[n.lower()] for n in pk_names)
     except KeyError as missing:
         raise error_at(schema, f"primary key column {missing} is not a column of {name!r}") from None
+    autos = [i for i, c in enumerate(columns) if c.auto_increment]
+    if len(autos) > 1:
+        raise error_at(schema, f"table {name!r} declares more than one AUTO_INCREMENT column")
+    if autos and autos[0] not in pk:
+        raise error_at(schema, f"AUTO_INCREMENT column {columns[autos[0]].name!r} must be part "
+                               "of the primary key (rivulet keeps no other keys)")
     # Primary key columns are implicitly NOT NULL, as in MySQL.
     columns = [
         replace(c, nullable=False) if i in pk else c
@@ -80,7 +87,7 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
     length = params[0] if kind in (STR, BYTES) and params and type_name.upper() in (
         "CHAR", "VARCHAR", "NCHAR", "NVARCHAR", "BINARY", "VARBINARY") else None
     scale = (params[1] if len(params) > 1 else 0) if kind == DECIMAL and params else None
-    nullable, is_pk, default = True, False, None
+    nullable, is_pk, default, auto = True, False, None, False
     for constraint in item.args.get("constraints") or []:
         c = constraint.args.get("kind")
         if isinstance(c, exp.NotNullColumnConstraint):
@@ -89,14 +96,19 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
             is_pk = True
         elif isinstance(c, exp.DefaultColumnConstraint):
             default = _literal(c.this, name)
-        elif isinstance(c, (exp.AutoIncrementColumnConstraint, exp.UniqueColumnConstraint,
-                            exp.CommentColumnConstraint, exp.CharacterSetColumnConstraint,
-                            exp.CollateColumnConstraint)):
+        elif isinstance(c, exp.AutoIncrementColumnConstraint):
+            if kind != INT:
+                raise error_at(constraint, f"AUTO_INCREMENT column {name!r} must be an integer, "
+                                           f"not {sql_type}")
+            auto = True
+        elif isinstance(c, (exp.UniqueColumnConstraint, exp.CommentColumnConstraint,
+                            exp.CharacterSetColumnConstraint, exp.CollateColumnConstraint)):
             continue
         else:
             raise unsupported(constraint, "column constraint")
     bounds = INT_RANGES.get(type_name.upper()) if kind == "int" else None
-    column = Column(name, kind, nullable, None, length, scale, bounds=bounds, sql_type=sql_type)
+    column = Column(name, kind, nullable, None, length, scale, bounds=bounds, sql_type=sql_type,
+                    auto_increment=auto)
     if default is not None:
         default = _checked_default(column, default, item)
     return replace(column, default=default), is_pk

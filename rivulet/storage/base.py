@@ -108,6 +108,15 @@ class Storage(ABC):
         and the LSN of that snapshot. Callable from another thread while writes commit."""
 
     @abstractmethod
+    def auto_increment_base(self, schema: TableSchema, column: int) -> int:
+        """The largest value of AUTO_INCREMENT ``column`` stored or handed out (inside the
+        open transaction): the next one generated is one above it."""
+
+    @abstractmethod
+    def note_auto_increment(self, schema: TableSchema, column: int, value: int) -> None:
+        """Values up to ``value`` of AUTO_INCREMENT ``column`` are handed out."""
+
+    @abstractmethod
     def snapshot_scan(self, schema: TableSchema) -> AbstractContextManager[tuple[int, Iterator[Row]]]:
         """Every row of a table from one consistent snapshot, and its LSN (like ``lookup``),
         while the context lasts."""

@@ -113,6 +113,7 @@ class SqliteStorage(Storage):
         self._in_transaction = False
         self._savepoints = 0
         self._statements: dict[str, _TableSql] = {}
+        self._auto_increment: dict[str, int] = {}  # by table: the largest number handed out
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
 
@@ -199,6 +200,7 @@ class SqliteStorage(Storage):
     def drop_table(self, schema: TableSchema) -> None:
         self.conn.execute(f"DROP TABLE {_quote(schema.name)}")
         self._statements.pop(schema.name.lower(), None)
+        self._auto_increment.pop(schema.name.lower(), None)
 
     def alter(self, schema: TableSchema, steps: Iterable[AddStored | RenameStored]) -> None:
         """Apply the storage steps of a schema change (inside the open transaction). Each
@@ -359,6 +361,18 @@ class SqliteStorage(Storage):
         stored = self.lookup(schema, schema.primary_key, [key if len(key) > 1 else key[0]])[1]
         where = "already in the table" if stored else "given earlier in the import"
         return f"duplicate primary key ({names}) = ({shown}): {where}"
+
+    def auto_increment_base(self, schema: TableSchema, column: int) -> int:
+        stored = self.conn.execute(
+            f"SELECT MAX({_quote(schema.columns[column].name)}) FROM {_quote(schema.name)}"
+        ).fetchone()[0] or 0
+        return max(stored, self._auto_increment.get(schema.name.lower(), 0))
+
+    def note_auto_increment(self, schema: TableSchema, column: int, value: int) -> None:
+        # Kept in memory only: the number of a row since deleted is not given again until
+        # the database is reopened (MySQL 5.7's rule; 8.0 also persists it).
+        key = schema.name.lower()
+        self._auto_increment[key] = max(value, self._auto_increment.get(key, 0))
 
     def _describe_duplicate(self, schema: TableSchema, rows: list[Row]) -> str:
         """Which key clashed, judged against the table as it was before the batch."""
