@@ -200,6 +200,17 @@ class Database:
                     statement.name, parse_one(statement.sql), statement.sql
                 )
                 self._install_view(plan)
+        for schema in self.catalog.tables.values():
+            if schema.unique:
+                self._ensure_unique(schema)
+
+    def _ensure_unique(self, schema: TableSchema) -> None:
+        try:
+            with self.storage.transaction():
+                self.storage.ensure_unique(schema)
+        except sqlite3.IntegrityError:
+            log.warning("table %r holds rows that share the value of a UNIQUE key: the key is "
+                        "not enforced until they are removed", schema.name)
 
     def _base_rows(self, table: str) -> Iterator[tuple[Row, int]]:
         """Every row of base ``table`` as of the graph's LSN (the whole-table counterpart of

@@ -85,6 +85,8 @@ class Column:
     conversion: Conversion | None = None
     #: AUTO_INCREMENT: an INSERT that gives it NULL or 0 (or no value) gets the next number.
     auto_increment: bool = False
+    #: Declared precision of a DECIMAL column (total digits), if any.
+    precision: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +118,8 @@ class TableSchema:
     #: Bumped by every ALTER TABLE: views planned on an older version read that version's
     #: columns (see rivulet/plan/alter.py).
     version: int = 0
+    #: UNIQUE keys other than the primary key: the columns of each.
+    unique: tuple[tuple[int, ...], ...] = ()
     _positions: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
     _checker: list[Callable[[Any], Row]] = field(default_factory=list, compare=False, repr=False)
 
@@ -259,7 +263,15 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
         except decimal.InvalidOperation:
             raise SchemaError(f"{where or col.name}: value {value!r} is out of range for "
                               f"{col.sql_type or col.kind}") from None
+        if col.precision is not None and abs(out) >= decimal_limit(col):
+            raise SchemaError(f"{where or col.name}: value {out} is out of range for "
+                              f"{col.sql_type or col.kind}")
     return out
+
+
+def decimal_limit(col: Column) -> decimal.Decimal:
+    """The smallest magnitude too large for a DECIMAL(p, s) column: 10^(p - s)."""
+    return decimal.Decimal(10) ** ((col.precision or 0) - (col.scale or 0))
 
 
 def _to_int(v: Any) -> int:

@@ -417,6 +417,13 @@ def test_integer_out_of_range_for_int(db, path):
                      SchemaError, "n", "range")
 
 
+@pytest.mark.parametrize("declared", ["DECIMAL(66, 2)", "DECIMAL(5, 6)", "DECIMAL(0)"])
+def test_decimal_mysql_does_not_allow_is_refused(db, path, declared):
+    expect_unchanged(db, path, lambda: db.execute(f"CREATE TABLE d (id INT PRIMARY KEY, "
+                                                  f"x {declared})"),
+                     SqlError, "precision 1 to 65")
+
+
 def test_value_too_long_for_varchar(db, path):
     err = expect_unchanged(db, path,
                            lambda: db.execute("INSERT INTO t VALUES (7, 'toolong', 1, 1)"),

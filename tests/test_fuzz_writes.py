@@ -44,6 +44,8 @@ GOOD = (1, 7, 1, 2, "ok", "text", decimal.Decimal("1.50"), 0.5, b"\x00", None, N
     (7, float("-inf"), "infinity"),
     (6, decimal.Decimal("NaN"), "NaN"),
     (6, decimal.Decimal("1e400"), "out of range"),
+    (6, decimal.Decimal("10000"), "value 10000.00 is out of range"),  # DECIMAL(6,2): 4 digits
+    (6, decimal.Decimal("-9999.995"), "value -10000.00 is out of range"),  # once rounded
     (4, "\ud800", "surrogates"),
     (5, "x\udfffy", "surrogates"),
     (4, "😀" * 9, "too long"),

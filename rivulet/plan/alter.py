@@ -38,8 +38,9 @@ from rivulet.schema import (
     Column,
     Conversion,
     TableSchema,
+    decimal_limit,
 )
-from rivulet.sql.ddl import column_definition, default_value
+from rivulet.sql.ddl import column_definition, declares_unique, default_value
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.storage.base import AddStored, RenameStored
 
@@ -97,6 +98,7 @@ class _Work:
         self.steps: list[Step] = []
         self.changed: set[int] = set()
         self.primary_key = [schema.columns[i].name.lower() for i in schema.primary_key]
+        self.unique = [[schema.columns[i].name.lower() for i in key] for key in schema.unique]
 
     def apply(self, number: int, action: exp.Expr) -> None:
         if isinstance(action, exp.ColumnDef):
@@ -122,6 +124,9 @@ class _Work:
         if column.auto_increment:
             raise unsupported(node, "ADD COLUMN ... AUTO_INCREMENT (only a primary key column "
                                     "can be AUTO_INCREMENT)")
+        if declares_unique(node):
+            raise unsupported(node, "ADD COLUMN ... UNIQUE (UNIQUE keys are declared with the "
+                                    "table)")
         self._check_new_name(node, column.name)
         fill = column.default if column.default is not None or column.nullable \
             else IMPLICIT_DEFAULTS[column.kind]
@@ -135,6 +140,8 @@ class _Work:
         column, origin = self.columns[at]
         if column.name.lower() in self.primary_key:
             raise error_at(node, f"cannot drop primary key column {column.name!r}")
+        if self._in_unique_key(column):
+            raise error_at(node, f"cannot drop column {column.name!r}: it is in a UNIQUE key")
         if len(self.columns) == 1:
             raise error_at(node, f"cannot drop {column.name!r}, the only column of "
                                  f"table {self.schema.name!r}")
@@ -171,16 +178,21 @@ class _Work:
             raise unsupported(node, "MODIFY ... PRIMARY KEY (the primary key is fixed)")
         if new.auto_increment and not is_key:
             raise error_at(definition, f"AUTO_INCREMENT column {old.name!r} must be part of "
-                                       "the primary key (rivulet keeps no other keys)")
+                                       "the primary key")
         if new.auto_increment and any(c.auto_increment and i != at
                                       for i, (c, _) in enumerate(self.columns)):
             raise error_at(definition, "a table has at most one AUTO_INCREMENT column")
         if old.nullable and not new.nullable and not is_key:
             raise error_at(definition, f"column {old.name!r} cannot become NOT NULL: rows may "
                                        "hold NULL in it (add a NOT NULL column instead)")
+        if declares_unique(definition) and [old.name.lower()] not in self.unique:
+            raise unsupported(node, "MODIFY ... UNIQUE (UNIQUE keys are declared with the table)")
         if keeps_values(old, new):
             self.columns[at] = (replace(new, name=old.name), origin)
             return
+        if self._in_unique_key(old):
+            raise error_at(definition, f"cannot change the type of column {old.name!r} from "
+                                       f"{old.sql_type} to {new.sql_type}: it is in a UNIQUE key")
         if is_key:
             raise error_at(definition, f"cannot change the type of primary key column "
                                        f"{old.name!r} from {old.sql_type} to {new.sql_type}")
@@ -211,7 +223,8 @@ class _Work:
         names = [c.name.lower() for c, _ in self.columns]
         new = TableSchema(
             self.schema.name, tuple(c for c, _ in self.columns),
-            tuple(names.index(n) for n in self.primary_key), version=self.version)
+            tuple(names.index(n) for n in self.primary_key), version=self.version,
+            unique=tuple(tuple(names.index(n) for n in key) for key in self.unique))
         moved: list[int | None] = [None] * len(self.schema.columns)
         for position, (_, origin) in enumerate(self.columns):
             if origin is not None:
@@ -249,6 +262,11 @@ class _Work:
 
     def _rename_key(self, old: str, new: str) -> None:
         self.primary_key = [new.lower() if k == old.lower() else k for k in self.primary_key]
+        self.unique = [[new.lower() if k == old.lower() else k for k in key]
+                       for key in self.unique]
+
+    def _in_unique_key(self, column: Column) -> bool:
+        return any(column.name.lower() in key for key in self.unique)
 
 
 # --------------------------------------------------------------------------- values
@@ -270,7 +288,8 @@ def keeps_values(old: Column, new: Column) -> bool:
         return False
     if new.length is not None and (old.length is None or old.length > new.length):
         return False
-    return old.kind != DECIMAL or old.scale == new.scale
+    return old.kind != DECIMAL or old.scale == new.scale and (new.precision is None or (
+        old.precision is not None and old.precision <= new.precision))
 
 
 def value_conversion(old: Column, new: Column) -> Callable[[Any], Any]:
@@ -292,6 +311,9 @@ def value_conversion(old: Column, new: Column) -> Callable[[Any], Any]:
         if new.scale is not None and new.kind == DECIMAL:
             out = out.quantize(decimal.Decimal(1).scaleb(-new.scale),
                                rounding=decimal.ROUND_HALF_UP)
+            if new.precision is not None and abs(out) >= decimal_limit(new):  # saturates
+                top = decimal_limit(new) - decimal.Decimal(1).scaleb(-new.scale)
+                out = top.copy_sign(out)
         return out
 
     return convert
@@ -364,4 +386,4 @@ def replace_conversions(schema: TableSchema) -> TableSchema:
     if not schema.converting:
         return schema
     return TableSchema(schema.name, tuple(replace(c, conversion=None) for c in schema.columns),
-                       schema.primary_key, version=schema.version)
+                       schema.primary_key, version=schema.version, unique=schema.unique)

@@ -205,7 +205,7 @@ def describe(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColu
         for i, c in enumerate(schema.columns):
             default = None if c.default is None else str(c.default)
             rows.append((c.name, _type_text(c.sql_type or c.kind), "YES" if c.nullable else "NO",
-                         "PRI" if i in schema.primary_key else "", default,
+                         _key_text(schema, i), default,
                          "auto_increment" if c.auto_increment else ""))
         return rows, columns
     plan = catalog.view(name)
@@ -214,6 +214,15 @@ def describe(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColu
     rows = [(c.name, column_type_name(c.kind).lower(), "YES" if c.nullable else "NO", "", None, "")
             for c in plan.root.columns[: plan.visible]]
     return rows, columns
+
+
+def _key_text(schema: TableSchema, column: int) -> str:
+    """DESCRIBE's Key: PRI, UNI (a one-column UNIQUE key) or MUL (first of a longer one)."""
+    if column in schema.primary_key:
+        return "PRI"
+    if (column,) in schema.unique:
+        return "UNI"
+    return "MUL" if any(key[0] == column for key in schema.unique) else ""
 
 
 def create_table_sql(schema: TableSchema) -> str:
@@ -233,6 +242,9 @@ def create_table_sql(schema: TableSchema) -> str:
     if schema.primary_key:
         keys = ", ".join(f"`{schema.columns[i].name}`" for i in schema.primary_key)
         lines.append(f"  PRIMARY KEY ({keys})")
+    for key in schema.unique:
+        names = ", ".join(f"`{schema.columns[i].name}`" for i in key)
+        lines.append(f"  UNIQUE KEY `{schema.columns[key[0]].name}` ({names})")
     body = ",\n".join(lines)
     return f"CREATE TABLE `{schema.name}` (\n{body}\n) ENGINE=rivulet DEFAULT CHARSET=utf8mb4"
 

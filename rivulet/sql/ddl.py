@@ -29,17 +29,25 @@ def table_schema(create: exp.Create) -> TableSchema:
     name = schema.this.name
     columns: list[Column] = []
     pk_names: list[str] = []
+    unique_names: list[tuple[exp.Expr, list[str]]] = []
     for item in schema.expressions:
         if isinstance(item, exp.ColumnDef):
             column, is_pk = column_definition(item)
             columns.append(column)
             if is_pk:
                 pk_names.append(column.name)
+            if declares_unique(item):
+                unique_names.append((item, [column.name]))
+        elif isinstance(item, exp.UniqueColumnConstraint):
+            parts = item.this.expressions if isinstance(item.this, exp.Schema) else []
+            if not parts:
+                raise unsupported(item, "UNIQUE without a column list")
+            unique_names.append((item, [_key_part_name(e) for e in parts]))
         elif isinstance(item, exp.PrimaryKey):
             if pk_names:
                 raise error_at(item, f"table {name!r} declares its primary key twice")
             pk_names = [_key_part_name(e) for e in item.expressions]
-        elif isinstance(item, (exp.IndexColumnConstraint, exp.UniqueColumnConstraint)):
+        elif isinstance(item, exp.IndexColumnConstraint):
             continue  # secondary indexes are derived from the queries, not declared
         else:
             raise unsupported(item, "table element")
@@ -53,13 +61,29 @@ def table_schema(create: exp.Create) -> TableSchema:
         raise error_at(schema, f"table {name!r} declares more than one AUTO_INCREMENT column")
     if autos and autos[0] not in pk:
         raise error_at(schema, f"AUTO_INCREMENT column {columns[autos[0]].name!r} must be part "
-                               "of the primary key (rivulet keeps no other keys)")
+                               "of the primary key")
+    unique: list[tuple[int, ...]] = []
+    for node, names in unique_names:
+        try:
+            key = tuple(by_name[n.lower()] for n in names)
+        except KeyError as missing:
+            raise error_at(node, f"UNIQUE key column {missing} is not a column of {name!r}") from None
+        if len(set(key)) != len(key):
+            raise error_at(node, f"UNIQUE key ({', '.join(names)}) names a column twice")
+        if key != pk and key not in unique:  # the primary key is unique already
+            unique.append(key)
     # Primary key columns are implicitly NOT NULL, as in MySQL.
     columns = [
         replace(c, nullable=False) if i in pk else c
         for i, c in enumerate(columns)
     ]
-    return TableSchema(name, tuple(columns), pk)
+    return TableSchema(name, tuple(columns), pk, unique=tuple(unique))
+
+
+def declares_unique(item: exp.ColumnDef) -> bool:
+    """Whether a column definition says UNIQUE."""
+    return any(isinstance(c.args.get("kind"), exp.UniqueColumnConstraint)
+               for c in item.args.get("constraints") or [])
 
 
 def _key_part_name(part: exp.Expr) -> str:
@@ -87,6 +111,10 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
     length = params[0] if kind in (STR, BYTES) and params and type_name.upper() in (
         "CHAR", "VARCHAR", "NCHAR", "NVARCHAR", "BINARY", "VARBINARY") else None
     scale = (params[1] if len(params) > 1 else 0) if kind == DECIMAL and params else None
+    precision = params[0] if kind == DECIMAL and params else None
+    if precision is not None and not (0 < precision <= 65 and scale <= min(30, precision)):
+        raise error_at(dtype, f"column {name!r}: {sql_type} is not a DECIMAL MySQL allows "
+                              "(precision 1 to 65, scale at most 30 and at most the precision)")
     nullable, is_pk, default, auto = True, False, None, False
     for constraint in item.args.get("constraints") or []:
         c = constraint.args.get("kind")
@@ -101,14 +129,15 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
                 raise error_at(constraint, f"AUTO_INCREMENT column {name!r} must be an integer, "
                                            f"not {sql_type}")
             auto = True
-        elif isinstance(c, (exp.UniqueColumnConstraint, exp.CommentColumnConstraint,
-                            exp.CharacterSetColumnConstraint, exp.CollateColumnConstraint)):
+        elif isinstance(c, (exp.UniqueColumnConstraint,  # a key of the table: see table_schema
+                            exp.CommentColumnConstraint, exp.CharacterSetColumnConstraint,
+                            exp.CollateColumnConstraint)):
             continue
         else:
             raise unsupported(constraint, "column constraint")
     bounds = INT_RANGES.get(type_name.upper()) if kind == "int" else None
     column = Column(name, kind, nullable, None, length, scale, bounds=bounds, sql_type=sql_type,
-                    auto_increment=auto)
+                    auto_increment=auto, precision=precision)
     if default is not None:
         default = _checked_default(column, default, item)
     return replace(column, default=default), is_pk

@@ -108,6 +108,10 @@ class Storage(ABC):
         and the LSN of that snapshot. Callable from another thread while writes commit."""
 
     @abstractmethod
+    def ensure_unique(self, schema: TableSchema) -> None:
+        """Enforce the table's UNIQUE keys (inside the open transaction)."""
+
+    @abstractmethod
     def auto_increment_base(self, schema: TableSchema, column: int) -> int:
         """The largest value of AUTO_INCREMENT ``column`` stored or handed out (inside the
         open transaction): the next one generated is one above it."""

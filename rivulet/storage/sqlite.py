@@ -196,6 +196,16 @@ class SqliteStorage(Storage):
             cols.append(f"PRIMARY KEY ({', '.join(_quote(schema.columns[i].name) for i in pk)})")
             suffix = " WITHOUT ROWID"
         self.conn.execute(f"CREATE TABLE {_quote(schema.name)} ({', '.join(cols)}){suffix}")
+        self.ensure_unique(schema)
+
+    def ensure_unique(self, schema: TableSchema) -> None:
+        """The unique index of each UNIQUE key (made with the table; at open, made for a
+        table stored before rivulet enforced its keys)."""
+        for n, key in enumerate(schema.unique):
+            names = ", ".join(_quote(schema.columns[i].name) for i in key)
+            self.conn.execute(
+                f"CREATE UNIQUE INDEX IF NOT EXISTS {_quote(f'{UNIQUE_PREFIX}{schema.name}_{n}')} "
+                f"ON {_quote(schema.name)} ({names})")
 
     def drop_table(self, schema: TableSchema) -> None:
         self.conn.execute(f"DROP TABLE {_quote(schema.name)}")
@@ -305,8 +315,8 @@ class SqliteStorage(Storage):
         try:
             with self.savepoint():
                 self.conn.executemany(sql.insert, values)
-        except sqlite3.IntegrityError:
-            raise ConstraintError(self._describe_duplicate(schema, rows)) from None
+        except sqlite3.IntegrityError as exc:
+            raise ConstraintError(self._describe_duplicate(schema, rows, exc)) from None
         except (OverflowError, sqlite3.Error) as exc:
             raise StorageError(f"cannot store a row of table {schema.name!r}: {exc}") from None
 
@@ -335,6 +345,16 @@ class SqliteStorage(Storage):
                 clashes.append(i)
         return [(i, self._clash_reason(schema, rows[i])) for i in clashes]
 
+    def _unique_clash(self, schema: TableSchema, row: Row) -> tuple[int, ...] | None:
+        """The UNIQUE key (not the primary key) whose value ``row`` shares with a stored
+        row (the writer's view: the import's own rows included), if any."""
+        for key in schema.unique:
+            value = tuple(row[i] for i in key)
+            if None not in value and self.rows_by(schema, key, [
+                    value if len(value) > 1 else value[0]]):
+                return key
+        return None
+
     @contextmanager
     def indexes_deferred(self, schema: TableSchema) -> Iterator[None]:
         """Inside the open transaction: drop the table's secondary indexes, then build them
@@ -342,9 +362,10 @@ class SqliteStorage(Storage):
         it while millions of rows go in costs a B-tree insert at a random place per row
         (10M rows into a table with one secondary index: 103 s of inserts against 19 s).
         On an error the transaction's rollback restores them with everything else."""
-        indexes = self.conn.execute(
+        indexes = self.conn.execute(  # UNIQUE keys stay: a clash must be found row by row
             "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
-            "AND lower(tbl_name) = lower(?)", (schema.name,)).fetchall()
+            "AND lower(tbl_name) = lower(?) AND substr(name, 1, length(?)) <> ?",
+            (schema.name, UNIQUE_PREFIX, UNIQUE_PREFIX)).fetchall()
         for name, _ in indexes:
             self.conn.execute(f"DROP INDEX {_quote(name)}")
         yield
@@ -355,12 +376,15 @@ class SqliteStorage(Storage):
         """Why a bulk-imported row clashed: the last committed state (the read connection
         does not see the import's open transaction) tells a stored key from an earlier
         row of the import."""
-        names = ", ".join(schema.columns[i].name for i in schema.primary_key)
-        key = schema.pk_of(row)
+        unique = self._unique_clash(schema, row) if schema.unique else None
+        columns = schema.primary_key if unique is None else unique
+        names = ", ".join(schema.columns[i].name for i in columns)
+        key = tuple(row[i] for i in columns)
         shown = ", ".join(repr(v) for v in key)
-        stored = self.lookup(schema, schema.primary_key, [key if len(key) > 1 else key[0]])[1]
+        stored = self.lookup(schema, columns, [key if len(key) > 1 else key[0]])[1]
         where = "already in the table" if stored else "given earlier in the import"
-        return f"duplicate primary key ({names}) = ({shown}): {where}"
+        what = "primary key" if unique is None else "value of UNIQUE key"
+        return f"duplicate {what} ({names}) = ({shown}): {where}"
 
     def auto_increment_base(self, schema: TableSchema, column: int) -> int:
         stored = self.conn.execute(
@@ -374,19 +398,25 @@ class SqliteStorage(Storage):
         key = schema.name.lower()
         self._auto_increment[key] = max(value, self._auto_increment.get(key, 0))
 
-    def _describe_duplicate(self, schema: TableSchema, rows: list[Row]) -> str:
+    def _describe_duplicate(self, schema: TableSchema, rows: list[Row],
+                            error: sqlite3.IntegrityError) -> str:
         """Which key clashed, judged against the table as it was before the batch."""
-        names = ", ".join(schema.columns[i].name for i in schema.primary_key)
+        columns = _failed_key(schema, error)
+        if not columns:
+            return f"a row clashes with a key of table {schema.name!r} ({error})"
+        names = ", ".join(schema.columns[i].name for i in columns)
         seen: set[tuple] = set()
         key: tuple = ()
         for row in rows:
-            candidate = schema.pk_of(row)
-            if candidate in seen or self.get(schema, [candidate]):
+            candidate = tuple(row[i] for i in columns)
+            if candidate in seen or self.rows_by(schema, columns, [
+                    candidate if len(candidate) > 1 else candidate[0]]):
                 key = candidate
                 break
             seen.add(candidate)
         shown = ", ".join(repr(v) for v in key)
-        return f"duplicate primary key ({names}) = ({shown}) in table {schema.name!r}"
+        what = "primary key" if columns == schema.primary_key else "value of UNIQUE key"
+        return f"duplicate {what} ({names}) = ({shown}) in table {schema.name!r}"
 
     def delete(self, schema: TableSchema, ids: list[RowId]) -> None:
         delete = self._sql(schema).delete
@@ -531,6 +561,20 @@ class SqliteStorage(Storage):
                 self._reader.close()
         with self._lock:
             self.conn.close()
+
+
+#: Name prefix of the SQLite indexes that enforce UNIQUE keys.
+UNIQUE_PREFIX = "_rivulet_unique_"
+
+
+def _failed_key(schema: TableSchema, error: sqlite3.IntegrityError) -> tuple[int, ...]:
+    """The key a constraint error is about, from SQLite's message (``UNIQUE constraint
+    failed: t.a, t.b``); the primary key when it names no other."""
+    named = str(error).partition("failed:")[2]
+    columns = tuple(schema.position(part.strip().rpartition(".")[2])
+                    for part in named.split(",") if part.strip()
+                    and schema.has_column(part.strip().rpartition(".")[2]))
+    return columns if columns in schema.unique else schema.primary_key
 
 
 #: Keys per lookup statement (well under SQLite's limit on bound variables).
