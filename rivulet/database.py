@@ -132,7 +132,7 @@ class Database:
         self._unapplied = UnappliedBatches()
         #: Test hooks: name -> callable, run at named points (see ``_hook``).
         self.hooks: dict[str, Any] = {}
-        self._thread = threading.local()  # per calling thread: last_insert_id
+        self._per_thread = threading.local()  # last_insert_id of each calling thread
         self._background: queue.Queue[tuple[BuiltView, list[Any]] | None] | None = None
         self._in_flight: set[tuple[str, Any]] = set()
         self._views: dict[str, View] = {}
@@ -719,7 +719,7 @@ class Database:
         self.submit_many([request])
         count = request.wait()
         if request.last_insert_id:
-            self._thread.last_insert_id = request.last_insert_id
+            self._per_thread.last_insert_id = request.last_insert_id
         return count
 
     @property
@@ -727,7 +727,7 @@ class Database:
         """The AUTO_INCREMENT value of the calling thread's last insert into such a table
         (the first one generated, for several rows; else the last one given), as MySQL's
         ``mysql_insert_id()``; 0 before any."""
-        return getattr(self._thread, "last_insert_id", 0)
+        return getattr(self._per_thread, "last_insert_id", 0)
 
     def submit_many(self, requests: Sequence[WriteRequest], *, wake: bool = True) -> None:
         """Commit several writes in one group (each fails alone: see its ``error``) and
@@ -1229,6 +1229,8 @@ def check_rows(table: TableSchema, rows: Iterable[Any]) -> list[Row]:
 
 
 def _unnumbered(table: TableSchema, column: int, rows: Iterable[Any]) -> Iterator[Any]:
+    """``rows`` with 0, the number-me mark, where the AUTO_INCREMENT ``column`` is NULL or
+    missing (a NULL would fail the column's NOT NULL check before the commit numbers it)."""
     name = table.columns[column].name.lower()
     for row in rows:
         if isinstance(row, dict):
