@@ -158,16 +158,21 @@ class Graph:
         deferred = self.bootstrapper is not None and self.bootstrapper(node, op)
         op.attach(self, node)
         if _keeps_full_state(op) and not deferred:
-            parents = set(op.parents)
-            if len(parents) == 1:  # fed a chunk at a time: the same state, a chunk's memory
-                (parent,) = parents
-                for chunk in _chunks(self.full_output(parent)):
-                    op.on_input({parent: chunk})
-            else:
-                inputs = {p: list(self.full_output(p)) for p in parents}
-                if any(inputs.values()):
-                    op.on_input(inputs)
+            self.bootstrap(op)
         return node
+
+    def bootstrap(self, op: Operator) -> None:
+        """Bring ``op``'s full state up to date from its parents' whole output. From one
+        parent the rows come a chunk at a time (the same state, a chunk's memory)."""
+        parents = set(op.parents)
+        if len(parents) == 1:
+            (parent,) = parents
+            for chunk in _chunks(self.full_output(parent)):
+                op.on_input({parent: chunk})
+            return
+        inputs = {p: list(self.full_output(p)) for p in parents}
+        if any(inputs.values()):
+            op.on_input(inputs)
 
     def _insert(self, op: Operator) -> NodeId:
         node = self._next_id

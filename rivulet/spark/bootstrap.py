@@ -469,11 +469,11 @@ class Bootstrapper:
             op.load_groups(task.result)
         elif task.result is not None and isinstance(op, Distinct):
             op.load_counts(task.result)
+        elif task.result is not None:
+            if any(task.result.values()):
+                op.on_input(task.result)
         else:
-            inputs = task.result if task.result is not None else {
-                p: list(graph.full_output(p)) for p in set(op.parents)}
-            if any(inputs.values()):
-                op.on_input(inputs)
+            graph.bootstrap(op)
 
 
 class _SessionStarter(threading.Thread):
