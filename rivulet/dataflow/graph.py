@@ -162,17 +162,22 @@ class Graph:
         return node
 
     def bootstrap(self, op: Operator) -> None:
-        """Bring ``op``'s full state up to date from its parents' whole output. From one
-        parent the rows come a chunk at a time (the same state, a chunk's memory)."""
+        """Bring ``op``'s full state up to date from its parents' whole output."""
+        for inputs in self._whole_inputs(op):
+            if any(inputs.values()):
+                op.on_input(inputs)
+
+    def _whole_inputs(self, op: Operator) -> Iterator[dict[NodeId, Batch]]:
+        """The whole output of ``op``'s parents, as inputs to hand it in turn: from one
+        parent a chunk at a time (the same result for an operator that maps rows one by one
+        or keeps state, with a chunk's memory); from several, all of it at once."""
         parents = set(op.parents)
         if len(parents) == 1:
             (parent,) = parents
             for chunk in _chunks(self.full_output(parent)):
-                op.on_input({parent: chunk})
-            return
-        inputs = {p: list(self.full_output(p)) for p in parents}
-        if any(inputs.values()):
-            op.on_input(inputs)
+                yield {parent: chunk}
+        else:
+            yield {p: list(self.full_output(p)) for p in parents}
 
     def _insert(self, op: Operator) -> NodeId:
         node = self._next_id
@@ -241,14 +246,8 @@ class Graph:
             return
         if op.stateful or isinstance(op, Reader):
             raise RuntimeError(f"n{node} ({op.describe()}) holds partial state: no full output")
-        parents = set(op.parents)
-        if len(parents) == 1:  # a filter or projection maps rows one by one: streamed
-            (parent,) = parents
-            for chunk in _chunks(self.full_output(parent)):
-                yield from op.compute({parent: chunk})
-            return
-        inputs = {p: list(self.full_output(p)) for p in parents}
-        yield from op.compute(inputs)
+        for inputs in self._whole_inputs(op):
+            yield from op.compute(inputs)
 
     # ..................................................................... upqueries
 
