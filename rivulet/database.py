@@ -309,7 +309,7 @@ class Database:
             missing = state.missing(keys)
             if missing:
                 self.graph.nodes[built.reader_node].counters["misses"] += len(missing)
-                rows = self.graph.upquery(built.root, built.plan.key, missing)
+                rows = self.graph.upquery(built.root, state.key_columns, missing)
                 state.fill(missing, rows)
             if read is not None:
                 answers = read()

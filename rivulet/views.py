@@ -64,6 +64,11 @@ class View:
             Column(plan.root.columns[i].name, plan.root.columns[i].kind or "str")
             for i in plan.key
         ]
+        #: The IN list's column when the reader holds rows by the equality parameters
+        #: only (``rivulet.dataflow.builder.in_list_prefix``): a read keeps the rows whose
+        #: value there is listed.
+        self._listed_column: int | None = (
+            plan.key[-1] if plan.in_list and len(built.state.key_columns) < len(plan.key) else None)
         self._single = len(plan.key) == 1 and plan.range_column is None and not plan.in_list
         self._simple = self._single and plan.param_count == 1 and plan.key_params == (0,)
         self._unparameterized = plan.param_count == 0
@@ -124,6 +129,8 @@ class View:
                     f"view {self.name!r} is keyed by {len(self._key_columns)} value(s), "
                     f"got a key of {len(k)}: {k!r}"
                 )
+        if self._listed_column is not None:
+            return self._read_listed(keys, block, timeout)
         return self._read_keys(keys, block, timeout)
 
     def scan(self) -> list[Row]:
@@ -146,14 +153,16 @@ class View:
     def held_keys(self) -> list[Any]:
         """The keys the reader holds, as stored (a value for one key column, a tuple for
         several, ``()`` for a view without parameters): every key with rows of a full view,
-        the filled holes of a partial one. ``rivulet verify`` checks exactly these."""
+        the filled holes of a partial one; for an IN view whose reader is keyed by its
+        equality parameters alone, those values. ``rivulet verify`` checks exactly these."""
         return list(self._state.entries)
 
     def held_rows(self, key: Any) -> list[Row] | None:
         """The rows the reader holds under ``key`` without reading it (no upquery, no
         counters): a keyed view's answer as ``lookup`` gives it (default row included); a
-        range view's rows of that key, unfinished (all columns, no bounds). ``None`` if
-        the key is not held."""
+        range view's rows of that key, unfinished (all columns, no bounds), and so an IN
+        view's rows under its equality values when its reader is keyed by those alone.
+        ``None`` if the key is not held."""
         state = self._state
         if isinstance(state, RangeReader):
             with state.lock:
@@ -162,6 +171,8 @@ class View:
         entry = state.entries.get(key)
         if entry is None:
             return None
+        if self._listed_column is not None:
+            return entry.expand()
         served = entry.result  # the cached answer a hit returns, if built
         if served is None:
             served = self._finish(entry.expand())
@@ -198,6 +209,8 @@ class View:
             keys = [tuple(eq_key)]
         if plan.range_column is not None:
             return self._read_range(keys[0], values, block, timeout)
+        if self._listed_column is not None:
+            return self._read_listed(keys, block, timeout)
         if len(keys) == 1:
             return self._read_one(keys[0], block, timeout)
         return self._read_keys(keys, block, timeout)
@@ -273,6 +286,36 @@ class View:
                 return NOT_READY
             for rows in self._db._upquery(self._built, missing, timeout).values():
                 raw.extend(rows)  # default rows included
+        return list(self._finish(raw))
+
+    def _read_listed(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
+        """Keys of an IN view whose reader holds rows by the equality values alone: each
+        distinct prefix is read (or filled) once, and its rows are kept when their IN
+        column holds one of the values listed with that prefix."""
+        listed: dict[Any, set[Any]] = {}
+        for key in keys:
+            key = self._coerce_key(key)
+            if key is None or any(v is None for v in key):
+                continue  # matches no row (and an IN view has no implicit group)
+            prefix = key[0] if len(key) == 2 else key[:-1]
+            listed.setdefault(prefix, set()).add(key[-1])
+        state: KeyedReader = self._state  # type: ignore[assignment]
+        column = self._listed_column
+        raw: list[Row] = []
+        missing: list[Any] = []
+        for prefix, values in listed.items():
+            rows = state.raw(prefix)
+            if rows is None:
+                missing.append(prefix)
+            else:
+                raw.extend(r for r in rows if r[column] in values)
+        if missing:
+            if not block:
+                self._db._upquery_in_background(self._built, missing)
+                return NOT_READY
+            for prefix, rows in self._db._upquery(self._built, missing, timeout).items():
+                values = listed[prefix]
+                raw.extend(r for r in rows if r[column] in values)
         return list(self._finish(raw))
 
     def _read_range(self, key: tuple, values: dict[Any, Any], block: bool,

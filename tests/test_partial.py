@@ -432,6 +432,11 @@ VIEWS = {
     # compound key, IN list, equality + range
     "PairVotes": "SELECT COUNT(*) AS n FROM votes WHERE user_id = ? AND story_id = ?",
     "StoriesIn": "SELECT id, title, author FROM stories WHERE id IN (?, ?)",
+    # IN lists after an equality: readers keyed by the equality value alone, over a base
+    # table and over a partial aggregate keyed by it
+    "UserVotedIn": "SELECT story_id FROM votes WHERE user_id = ? AND story_id IN (?, ?)",
+    "UserVoteCountIn": "SELECT story_id, COUNT(*) AS n FROM votes "
+    "WHERE user_id = ? AND story_id IN (?, ?) GROUP BY story_id",
     "AuthorAfter": "SELECT id, title FROM stories WHERE author = ? AND id > ? ORDER BY id",
     # a range and no equality key: read whole, straight from a base table
     "StoriesAfter": "SELECT id, title FROM stories WHERE id > ? ORDER BY id",
@@ -470,6 +475,10 @@ KEYS: dict[str, list[tuple]] = {
     "TopicTop": one(TOPIC_KEYS),
     "PairVotes": [(u, s) for u in [0, 2, 5, 99, None] for s in [1, 4, 7, 99]],
     "StoriesIn": [(1, 2), (3,), (4, 99), (5, 5, None), (0, 6, 8, 9)],
+    "UserVotedIn": [(0, 1, 4), (2, 7), (5, 1, 4, 7, 99), (99, 1), (None, 1), (0, None, 3),
+                    (2, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 3, 3)],
+    "UserVoteCountIn": [(0, 1, 4), (2, 7), (5, 1, 4, 7, 99), (99, 1), (None, 1),
+                        (0, None, 3), (2, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9)],
     "AuthorAfter": [(a, lo) for a in [0, 1, 3, 5, None] for lo in [-1, 3, 8]],
     "Computed": one(range(8)),
     "ByCount": one(range(6)),
@@ -485,6 +494,8 @@ MANY = {
     "Voters": STORY_KEYS[:-1],
     "PairVotes": [(u, s) for u in [0, 2, 5, 99] for s in [1, 4, 7, 99]],
     "StoriesIn": STORY_KEYS[:-1],
+    "UserVotedIn": [(2, s) for s in [1, 4, 7, 99]],  # (the oracle's IN keys share a user)
+    "UserVoteCountIn": [(0, s) for s in [1, 4, 7, 99]],
 }
 
 #: Views created and dropped while the program runs (migrations): they share operators and
@@ -896,6 +907,39 @@ def test_lookup_many_is_one_upquery(name: str) -> None:
         assert node_stat(db, b.root, "upqueries") == upqueries + 2
 
 
+@pytest.mark.parametrize("name", ["UserVotedIn", "UserVoteCountIn"])
+def test_in_list_after_an_equality_is_filled_by_the_equality(name: str) -> None:
+    """``user_id = ? AND story_id IN (...)``: the reader is keyed by ``user_id`` alone
+    (``explain`` says so). A user's first read fills everything of that user by one
+    upquery; reads of other lists for the same user then hit, stories without a vote
+    included; a write for the user reaches the held rows; eviction drops the user and the
+    next read fills it again."""
+    with make_pair(views=[name]) as pair:
+        db = pair.db
+        b = built(db, name)
+        plan = db.view(name).plan
+        assert b.state.key_columns == plan.key[:-1]
+        assert f"state: partial, keyed by (#{plan.key[0]})" in explain(db, name).splitlines()[-1]
+        upqueries = node_stat(db, b.root, "upqueries")
+        pair.check_view(name, (2, 1, 4))
+        assert view_stat(db, name, "misses") == 1
+        for stories in [(7,), (0, 3, 9), (99, 1), tuple(STORIES)]:
+            pair.check_view(name, (2, *stories))
+        assert view_stat(db, name, "misses") == 1 and view_stat(db, name, "keys") == 1
+        assert node_stat(db, b.root, "upqueries") == upqueries + 1
+        pair.check_view_many(name, [(2, 5), (2, 6)])
+        assert view_stat(db, name, "misses") == 1
+        pair.execute("INSERT INTO votes VALUES (?, ?)", [2, 8])
+        pair.execute("INSERT INTO votes VALUES (?, ?)", [3, 8])  # another user's: not held
+        pair.settle()
+        pair.check_view(name, (2, 8, 1))
+        assert view_stat(db, name, "misses") == 1
+        db.evict(name)
+        pair.check_view(name, (2, 8))
+        assert view_stat(db, name, "misses") == 2
+        check_views(pair)
+
+
 @pytest.mark.parametrize("policy", ["lru", "random"])
 def test_memory_limit_bounds_state(policy: str) -> None:
     """Under a memory limit a read workload over many keys keeps the accounted bytes
@@ -955,6 +999,7 @@ def _partial_stateful(db: rivulet.Database, view: str) -> int:
     ("Voters", (5,), ("INSERT INTO votes VALUES (?, ?)", [77, 5])),
     ("LatestComments", (5,), ("INSERT INTO comments VALUES (?, ?, ?, ?, ?)", [500, 5, 1, "x", 99])),
     ("TopicTop", ("b",), ("INSERT INTO stories VALUES (?, ?, ?, ?)", [50, 1, "new", "b"])),
+    ("UserVoteCountIn", (0, 5), ("INSERT INTO votes VALUES (?, ?)", [0, 5])),
 ])
 def test_descendant_eviction(name: str, params: tuple, write: tuple) -> None:
     """Evicting a key of a partial aggregate / distinct / top-k evicts the reader's key

@@ -25,6 +25,7 @@ VIEWS = {
     "by_cat": "SELECT id, name FROM items WHERE cat = ?",
     "cat_count": "SELECT cat, COUNT(*) AS n, SUM(qty) AS q FROM items WHERE cat = ? GROUP BY cat",
     "by_pair": "SELECT id FROM items WHERE cat = ? AND name = ?",
+    "names_in": "SELECT id, name FROM items WHERE cat = ? AND name IN (?, ?)",
 }
 
 
@@ -72,6 +73,21 @@ def test_prewarm_fills_keys_that_reads_then_hit(pair: Pair) -> None:
     for cat in [1, 2, 3, 999]:
         pair.check_view("cat_count", [cat])
     assert_all_hits(db, "cat_count", 8)
+
+
+def test_prewarm_of_an_in_view_fills_its_equality_values(pair: Pair) -> None:
+    """The reader of ``cat = ? AND name IN (...)`` is keyed by ``cat``: a pre-warm takes
+    the category alone or a full key (its IN value dropped), and every list read for a
+    pre-warmed category then hits; so after a reopen, from the saved hot keys."""
+    db = pair.db
+    assert db.prewarm("names_in", [4, (5, "a"), (5, "b")]) == 2
+    for names in [("a",), ("b", "c"), ("zz", "a")]:
+        pair.check_view("names_in", [4, *names])
+        pair.check_view("names_in", [5, *names])
+    assert_all_hits(db, "names_in", 6)
+    pair.reopen()
+    pair.check_view("names_in", [5, "c"])
+    assert_all_hits(pair.db, "names_in", 1)
 
 
 def test_prewarm_rejects_bad_keys(pair: Pair) -> None:
@@ -204,6 +220,11 @@ def test_prewarm_falls_back_in_process_where_spark_cannot_fill_consistently(spar
     assert spark_plan(db, built) is None  # a partial top-k over a partial aggregate
     result = prewarm_view(db, db.view("top_names"), [3, 4], on_spark=True)
     assert (result.executor, result.filled) == ("in-process", 2)
+    assert spark_plan(db, db._built["names_in"]) is None  # keyed by cat, not (cat, name)
+    result = prewarm_view(db, db.view("names_in"), [(3, "a"), 4], on_spark=True)
+    assert (result.executor, result.filled) == ("in-process", 2)
     spark_writes(spark_pair)
     for key in [3, 4]:
         spark_pair.check_view("top_names", [key])
+        spark_pair.check_view("names_in", [key, "a", "c"])
+    assert_all_hits(db, "names_in", 2)

@@ -39,6 +39,8 @@ CREATE VIEW recent AS SELECT id, title FROM stories WHERE author = ? AND id > ?;
 CREATE VIEW avg_score AS SELECT author, AVG(score) AS a, SUM(score) AS s FROM stories
     WHERE author = ? GROUP BY author;
 CREATE VIEW everything AS SELECT COUNT(*) AS n, SUM(score) AS s FROM stories;
+CREATE VIEW voted_in AS SELECT story, id FROM votes WHERE user_id = ? AND story IN (?, ?)
+    ORDER BY id LIMIT 3;
 """
 
 
@@ -61,6 +63,8 @@ def read_some(db: rivulet.Database) -> None:
     db.view("recent").lookup(2, 10)
     db.view("top").lookup()
     db.view("vc").lookup(5)
+    db.view("voted_in").lookup(4, 1, 2, 3)
+    db.view("voted_in").lookup(1000, 5)
 
 
 def check(report: VerifyReport) -> dict[str, Any]:
@@ -75,6 +79,7 @@ def test_an_agreeing_database_passes(tmp_path: Path, spark: Any) -> None:
         checked = check(report)
         assert checked["story_votes"] == (True, 4)  # held keys only (1000: held, no rows)
         assert checked["by_author"][1] == 1 and checked["recent"][1] == 1
+        assert checked["voted_in"] == (True, 2)  # the users: its reader is keyed by them
         assert report.lsn == db.lsn
         assert "all views agree" in format_report(report)
 
@@ -134,6 +139,19 @@ def test_stale_cached_answer_and_extra_key_are_detected(tmp_path: Path, spark: A
         kinds = {m.key: m.kind for m in sv.mismatches}
         assert kinds == {2: "differs", 77: "extra"}  # 77: no base row explains it
         assert sv.keys_checked == 5
+
+
+def test_an_in_view_keyed_by_its_equality_is_checked_on_all_held_rows(
+        tmp_path: Path, spark: Any) -> None:
+    """The reader of ``user_id = ? AND story IN (...)`` holds every row of a user read:
+    verify compares all of them, so a wrong row of a story no read listed is found."""
+    with make_db(tmp_path / "data") as db:
+        db.view("voted_in").lookup(4, 1)
+        entry = db._built["voted_in"].state.entries[4]
+        row = max(entry.counts)  # some vote of user 4 (not necessarily on story 1)
+        entry.counts[(row[0], row[1] + 1000, *row[2:])] = entry.counts.pop(row)
+        [check_] = verify(db, ["voted_in"], spark=spark).views
+        assert not check_.ok and [m.key for m in check_.mismatches] == [4]
 
 
 def test_partial_views_are_checked_on_held_keys_only(tmp_path: Path, spark: Any) -> None:

@@ -41,6 +41,22 @@ STATEFUL = (ir.Aggregate, ir.TopK, ir.Distinct)
 TOPK_SLACK = 16
 
 
+def in_list_prefix(plan: ir.ViewPlan) -> Columns:
+    """The key a partial reader of an ``IN (?, ...)`` view is filled by: its equality
+    parameters without the IN column (empty when the list is the only parameter).
+
+    Keyed by every parameter, such a reader holds one entry per (prefix, listed value)
+    pair. An application reads those in lists that change from page to page ("which of
+    these 25 stories did this user vote on"), so nearly every pair is read once, misses,
+    and is filled empty: a user's first page fills 25 holes and the next page 25 others.
+    Keyed by the prefix, one upquery fills everything the user has (rows the lists will
+    pick from again) and no pair without rows takes an entry. The cost is that a prefix
+    with very many rows is held whole, and a read scans its rows."""
+    if not plan.in_list or len(plan.key) < 2 or plan.implicit_group:
+        return ()
+    return plan.key[:-1]
+
+
 def sort_key_function(order: tuple[ir.SortKey, ...], tie_break: int | None = None) -> Callable[[Row], Any]:
     """A key for ``sorted`` giving MySQL's order (NULLs first ascending, last descending).
 
@@ -105,7 +121,7 @@ class Builder:
                 state: KeyedReader | RangeReader = RangeReader(
                     plan.key, plan.range_column, partial=partial)
             else:
-                state = KeyedReader(plan.key, finish, partial=partial)
+                state = KeyedReader(demand.columns or plan.key, finish, partial=partial)
             reader = self.graph.add_node(Reader(root, state, plan.name), full_reason=demand.reason)
             for source in sources:
                 self.graph.add_dependent(source, reader, state)
@@ -118,11 +134,19 @@ class Builder:
         return BuiltView(plan, root, reader, state, finish, self._default_rows(plan, build), build.used)
 
     def root_demand(self, plan: ir.ViewPlan) -> Demand:
-        """What the view's reader asks of the plan: its key, partial if the key can be traced."""
+        """What the view's reader asks of the plan: its key, partial if the key can be
+        traced.
+
+        A partial ``col = ? AND x IN (?, ...)`` view is keyed by its equality parameters
+        alone when they can be traced (:func:`in_list_prefix`): its reader holds all the
+        rows of ``col = ?`` and a read keeps those whose ``x`` is in the list."""
         if not self.graph.partial:
             return Demand(None, False, "partial state is off")
         if not plan.key:
             return Demand(None, False, "the view has no equality parameter to key it by")
+        prefix = in_list_prefix(plan)
+        if prefix and keys.routable(plan.root, Demand(prefix, True)) is None:
+            return Demand(prefix, True)
         demand = Demand(plan.key, True)
         why = keys.routable(plan.root, demand)
         if why is not None:

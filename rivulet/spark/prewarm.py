@@ -108,7 +108,7 @@ def _prewarm_in_process(db: Database, built: BuiltView, wanted: list[Any]) -> in
                 return filled  # dropped meanwhile
             missing = state.missing(batch)
             if missing:
-                rows = db.graph.upquery(built.root, built.plan.key, missing)
+                rows = db.graph.upquery(built.root, state.key_columns, missing)
                 state.fill(missing, rows)
                 filled += len(missing)
             db.graph.enforce_memory_limit()
@@ -127,6 +127,8 @@ def spark_plan(db: Database, built: BuiltView) -> tuple[str, Any] | None:
     keys marked held; the reader then fills from it by an in-process upquery, which also
     fills anything between them). The reader's keys are the aggregate's partial keys by
     the same values (``Graph.add_dependent``)."""
+    if built.state.key_columns != built.plan.key:
+        return None  # an IN view keyed by its equality values: Spark fills by plan keys
     graph = db.graph
     partial_ops = [n for n in built.nodes if n in graph.nodes and n != built.reader_node
                    and graph.nodes[n].op.stateful and graph.nodes[n].op.partial]
@@ -183,7 +185,7 @@ def _prewarm_on_spark(db: Database, built: BuiltView, keys: list[Any]) -> int | 
                 df = compiler.frame(agg.input)
                 df = df.where(_isin(df, column, fresh))
                 op.load_groups(aggregate_state(df, agg, op), filled=fresh)
-            rows = db.graph.upquery(built.root, built.plan.key, keys)
+            rows = db.graph.upquery(built.root, state.key_columns, keys)
             state.fill(keys, rows)
             db.graph.enforce_memory_limit()
             return len(keys)
@@ -204,10 +206,12 @@ def _isin(df: Any, column: str, values: list[Any]) -> Any:
 def _state_keys(view: View, keys: Iterable[Any]) -> list[Any]:
     """Keys as the reader holds them: coerced to the key columns' kinds, a scalar for a
     one-column key; keys that cannot match (a NULL, a value of the wrong kind) dropped."""
-    width = len(view.plan.key)
+    width = len(view._state.key_columns)
     out: dict[Any, None] = {}
     for key in keys:
         values = key if isinstance(key, tuple) else (key,)
+        if len(values) == len(view.plan.key):
+            values = values[:width]  # an IN view's reader holds the equality values alone
         if len(values) != width:
             raise ValueError(f"view {view.name!r} is keyed by {width} value(s), "
                              f"got a key of {len(values)}: {key!r}")
@@ -268,7 +272,7 @@ def prewarm_saved(db: Database, *, on_spark: bool | None = None) -> int:
         if built is None or built.plan.sql != entry.get("sql") or not built.state.partial:
             continue
         view = db._views[name.lower()]
-        keys = [k if isinstance(k, tuple) and len(view.plan.key) != 1 else (k,)
+        keys = [k if isinstance(k, tuple) and len(built.state.key_columns) != 1 else (k,)
                 for k in entry["keys"]]
         try:
             filled += prewarm_view(db, view, keys, on_spark=on_spark).filled

@@ -14,7 +14,8 @@ that they agree on live data, key by key:
    key is what ``lookup`` returns (ordered, cut to its LIMIT, default rows included),
    against Spark's answer for the same key (``compile.finish`` partitioned by the key, or
    ``compute_lookups`` where an implicit group answers keys without rows). A range view
-   compares the rows held under each key. A full view also reports keys Spark has and
+   compares the rows held under each key, and so does an IN view whose reader is keyed by
+   its equality values alone (under each of those). A full view also reports keys Spark has and
    the engine lacks.
 3. **How rows compare.** As multisets per key (rows tied under ORDER BY may come in any
    order): numbers within a relative 1e-9 (sums of floats in another order), decimals by
@@ -230,6 +231,8 @@ def _check_view(view: View, tables: dict[str, DataFrame], engine: dict[Any, list
     partial = view.partial
     if isinstance(view._state, RangeReader):  # noqa: SLF001
         spark_rows = _range_rows(plan, tables, None if not partial else list(engine))
+    elif view._state.key_columns != plan.key:  # noqa: SLF001 (IN view keyed by its prefix)
+        spark_rows = _held_rows(plan, view._state.key_columns, tables, list(engine))  # noqa: SLF001
     elif plan.implicit_group and partial:
         spark_rows = _lookups(plan, tables, list(engine))
     else:
@@ -254,19 +257,22 @@ def _state_key(values: Sequence[Any]) -> Any:
     return values[0] if len(values) == 1 else tuple(values)
 
 
-def _restricted(plan: ir.ViewPlan, root: DataFrame, keys: list[Any] | None) -> DataFrame | None:
-    """Root rows with non-NULL keys; only those of ``keys`` when given (None if none)."""
+def _restricted(plan: ir.ViewPlan, root: DataFrame, keys: list[Any] | None,
+                key: tuple[int, ...] | None = None) -> DataFrame | None:
+    """Root rows with non-NULL keys (on ``key``, the plan's by default); only those of
+    ``keys`` when given (None if none)."""
     if keys is not None and not keys:
         return None
-    columns = [name(i) for i in plan.key]
+    key = plan.key if key is None else key
+    columns = [name(i) for i in key]
     for c in columns:
         root = root.where(SF.col(c).isNotNull())
     if keys is None or not columns:
         return root
-    tuples = [k if isinstance(k, tuple) and len(plan.key) > 1 else (k,) for k in keys]
+    tuples = [k if isinstance(k, tuple) and len(key) > 1 else (k,) for k in keys]
     types = [root.schema[c].dataType for c in columns]
     if len(tuples) <= PUSHDOWN_KEYS:
-        return root.where(_key_filter(plan.key, types, tuples))
+        return root.where(_key_filter(key, types, tuples))
     schema = T.StructType([T.StructField(f"_k{j}", t) for j, t in enumerate(types)])
     frame = local_frame(root.sparkSession, tuples, schema)
     on = [SF.col(c) == SF.col(f"_k{j}") for j, c in enumerate(columns)]
@@ -319,6 +325,19 @@ def _range_rows(plan: ir.ViewPlan, tables: dict[str, DataFrame],
     out: dict[Any, list[Row]] = {}
     for row in rows:
         out.setdefault(_state_key([row[i] for i in plan.key]) if plan.key else (), []).append(row)
+    return out
+
+
+def _held_rows(plan: ir.ViewPlan, key: tuple[int, ...], tables: dict[str, DataFrame],
+               keys: list[Any]) -> dict[Any, list[Row]]:
+    """The root rows (all columns) under each of ``keys`` on ``key``: what the reader of
+    an IN view keyed by its equality values alone holds under them."""
+    root = _restricted(plan, compile_plan(plan.root, tables), keys, key)
+    if root is None:
+        return {}
+    out: dict[Any, list[Row]] = {}
+    for row in _collect(root, []):
+        out.setdefault(_state_key([row[i] for i in key]), []).append(row)
     return out
 
 
