@@ -130,7 +130,7 @@ class View:
                     f"got a key of {len(k)}: {k!r}"
                 )
         if self._listed_column is not None:
-            return self._read_listed(keys, block, timeout)
+            return self._read_listed(_by_prefix(keys), block, timeout)
         return self._read_keys(keys, block, timeout)
 
     def scan(self) -> list[Row]:
@@ -203,14 +203,14 @@ class View:
             return self._read_one((), block, timeout)
         values = self._values_by_param(params)
         eq_key = [values[p] for p in plan.key_params[: len(plan.key) - (1 if plan.in_list else 0)]]
+        if self._listed_column is not None:
+            return self._read_listed({tuple(eq_key): values["in"]}, block, timeout)
         if plan.in_list:
             keys = [tuple(eq_key) + (v,) for v in values["in"]]
         else:
             keys = [tuple(eq_key)]
         if plan.range_column is not None:
             return self._read_range(keys[0], values, block, timeout)
-        if self._listed_column is not None:
-            return self._read_listed(keys, block, timeout)
         if len(keys) == 1:
             return self._read_one(keys[0], block, timeout)
         return self._read_keys(keys, block, timeout)
@@ -288,35 +288,57 @@ class View:
                 raw.extend(rows)  # default rows included
         return list(self._finish(raw))
 
-    def _read_listed(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
-        """Keys of an IN view whose reader holds rows by the equality values alone: each
-        distinct prefix is read (or filled) once, and its rows are kept when their IN
-        column holds one of the values listed with that prefix."""
+    def _read_listed(self, lists: dict[tuple, list[Any]], block: bool,
+                     timeout: float | None) -> Any:
+        """An IN view whose reader holds rows by the equality values alone, read for
+        ``lists`` (the IN values listed with each tuple of equality values): each one is
+        read (or filled) once, and its rows are kept when their IN column holds a listed
+        value. The reader's cached answer under a key is its rows by IN value
+        (``builder.rows_by``)."""
         listed: dict[Any, set[Any]] = {}
-        for key in keys:
-            key = self._coerce_key(key)
-            if key is None or any(v is None for v in key):
+        columns = self._key_columns
+        for raw_prefix, values in lists.items():
+            prefix = self._coerce_key(raw_prefix)
+            if prefix is None or None in prefix:
                 continue  # matches no row (and an IN view has no implicit group)
-            prefix = key[0] if len(key) == 2 else key[:-1]
-            listed.setdefault(prefix, set()).add(key[-1])
+            coerced = self._coerce_values(columns[-1], values)
+            if coerced:
+                listed.setdefault(prefix[0] if len(prefix) == 1 else prefix, set()).update(coerced)
         state: KeyedReader = self._state  # type: ignore[assignment]
-        column = self._listed_column
         raw: list[Row] = []
         missing: list[Any] = []
         for prefix, values in listed.items():
-            rows = state.raw(prefix)
-            if rows is None:
+            by_value: dict[Any, list[Row]] | None = state.get(prefix)  # type: ignore[assignment]
+            if by_value is None:
                 missing.append(prefix)
-            else:
-                raw.extend(r for r in rows if r[column] in values)
+                continue
+            for value in values:
+                rows = by_value.get(value)
+                if rows:
+                    raw.extend(rows)
         if missing:
             if not block:
                 self._db._upquery_in_background(self._built, missing)
                 return NOT_READY
+            column = self._listed_column
             for prefix, rows in self._db._upquery(self._built, missing, timeout).items():
                 values = listed[prefix]
                 raw.extend(r for r in rows if r[column] in values)
         return list(self._finish(raw))
+
+    @staticmethod
+    def _coerce_values(column: Column, values: Iterable[Any]) -> list[Any]:
+        """The values of an IN list as ``column`` holds them; NULLs and values that cannot
+        be of its kind match no row and are dropped."""
+        out = []
+        for v in values:
+            if v is None:
+                continue
+            try:
+                out.append(coerce_value(column, v))
+            except SchemaError:
+                continue
+        return out
 
     def _read_range(self, key: tuple, values: dict[Any, Any], block: bool,
                     timeout: float | None) -> Any:
@@ -365,6 +387,15 @@ class View:
             )
         except SchemaError:
             return None
+
+
+def _by_prefix(keys: Iterable[tuple]) -> dict[tuple, list[Any]]:
+    """Full keys of an IN view (equality values, then one listed value) grouped by their
+    equality values."""
+    out: dict[tuple, list[Any]] = {}
+    for key in keys:
+        out.setdefault(key[:-1], []).append(key[-1])
+    return out
 
 
 def _coerce(kind: str | None, value: Any) -> Any:

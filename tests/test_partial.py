@@ -793,7 +793,7 @@ def wait_answer(read: Any, deadline: float = WAIT) -> Any:
 
 @pytest.mark.parametrize("name", ["Karma", "StoryComments", "VoteCount", "UserVotes", "Voters",
                                   "LatestComments", "TopicTop", "PairVotes", "AuthorAfter",
-                                  "StoriesWithVC", "ByCount"])
+                                  "StoriesWithVC", "ByCount", "UserVotedIn", "UserVoteCountIn"])
 def test_nonblocking_read_then_answer(name: str) -> None:
     """block=False on a missing key returns NOT_READY at once and fills it in the
     background: a later read hits, with SQLite's answer."""
@@ -825,7 +825,7 @@ def test_nonblocking_lookup_many_then_answer() -> None:
 
 
 @pytest.mark.parametrize("block", [True, False])
-@pytest.mark.parametrize("name", ["Karma", "StoryComments", "Voters"])
+@pytest.mark.parametrize("name", ["Karma", "StoryComments", "Voters", "UserVotedIn"])
 def test_concurrent_misses_fill_once(name: str, block: bool) -> None:
     """Many threads missing on one key at once: one fill (one miss, one upquery at the
     view's root), every thread gets the same answer."""

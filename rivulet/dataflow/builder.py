@@ -120,8 +120,12 @@ class Builder:
             if plan.range_column is not None:
                 state: KeyedReader | RangeReader = RangeReader(
                     plan.key, plan.range_column, partial=partial)
+            elif demand.columns is not None and demand.columns != plan.key:
+                # keyed by the equality values of an IN view: its cached answer under a
+                # key is the rows by IN value, which a read picks its list from
+                state = KeyedReader(demand.columns, rows_by(plan.key[-1]), partial=partial)
             else:
-                state = KeyedReader(demand.columns or plan.key, finish, partial=partial)
+                state = KeyedReader(plan.key, finish, partial=partial)
             reader = self.graph.add_node(Reader(root, state, plan.name), full_reason=demand.reason)
             for source in sources:
                 self.graph.add_dependent(source, reader, state)
@@ -383,6 +387,25 @@ def finisher(plan: ir.ViewPlan) -> Callable[[list[Row]], tuple[Row, ...]]:
         return tuple(rows)
 
     return finish
+
+
+def rows_by(column: int) -> Callable[[list[Row]], Any]:
+    """The answer a reader keyed by an IN view's equality values caches under a key: its
+    rows grouped by their value in the IN list's column (a read of a list then costs one
+    dict lookup per listed value, not a pass over every row of the key)."""
+
+    def group(rows: list[Row]) -> dict[Any, list[Row]]:
+        out: dict[Any, list[Row]] = {}
+        for row in rows:
+            value = row[column]
+            listed = out.get(value)
+            if listed is None:
+                out[value] = [row]
+            else:
+                listed.append(row)
+        return out
+
+    return group
 
 
 def default_rows(
