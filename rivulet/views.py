@@ -72,6 +72,12 @@ class View:
         self._single = len(plan.key) == 1 and plan.range_column is None and not plan.in_list
         self._simple = self._single and plan.param_count == 1 and plan.key_params == (0,)
         self._unparameterized = plan.param_count == 0
+        #: Whether the answer of several keys is each key's answer, one after the other
+        #: (no order, cut or DISTINCT across them, no implicit group's default row): a
+        #: read of several keys then takes each key's cached answer as it is.
+        self._concatenated = (not plan.order and plan.limit is None and not plan.offset
+                              and not plan.distinct_on_read and self._default is None
+                              and isinstance(built.state, KeyedReader))
         self._closed = False
 
     def _close(self) -> None:
@@ -101,11 +107,12 @@ class View:
         return self._lookup(params, block, timeout)
 
     def answer(self, key: Any) -> tuple[Row, ...] | None:
-        """The rows under a one-value key exactly as the reader keeps them, if they are at
-        hand and not empty; else None (use :meth:`lookup`). The tuple stays the same object
-        until a write changes the rows under the key, so the MySQL server can reuse the
-        reply it encoded from it. Counted as a read, as :meth:`lookup` counts."""
-        if not self._simple:
+        """The rows under a one-value key (``()`` for a view without parameters) exactly
+        as the reader keeps them, if they are at hand and not empty; else None (use
+        :meth:`lookup`). The tuple stays the same object until a write changes the rows
+        under the key, so the MySQL server can reuse the reply it encoded from it.
+        Counted as a read, as :meth:`lookup` counts."""
+        if not (self._simple or (self._unparameterized and key == ())):
             return None
         entry = self._entries.get(key)
         if entry is None or not entry.result:  # (None until a lookup finishes the rows)
@@ -259,6 +266,8 @@ class View:
 
     def _read_keys(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
         state: KeyedReader = self._state  # type: ignore[assignment]
+        if self._concatenated:
+            return self._read_each(keys, block, timeout)
         state_keys: list[Any] = []
         raw: list[Row] = []
         for key in dict.fromkeys(keys):
@@ -287,6 +296,35 @@ class View:
             for rows in self._db._upquery(self._built, missing, timeout).values():
                 raw.extend(rows)  # default rows included
         return list(self._finish(raw))
+
+    def _read_each(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
+        """:meth:`_read_keys` for a view whose answer over several keys is their answers
+        one after the other: each held key's cached answer is taken as it is."""
+        state: KeyedReader = self._state  # type: ignore[assignment]
+        out: list[Row] = []
+        missing: list[Any] = []
+        held = state.partial
+        seen: set[Any] = set()
+        for key in dict.fromkeys(keys):
+            key = self._coerce_key(key)
+            if key is None or None in key:
+                continue  # matches no row
+            state_key = key[0] if len(key) == 1 else key
+            if state_key in seen:
+                continue  # (1 and 1.0 are one key)
+            seen.add(state_key)
+            rows = state.get(state_key)
+            if rows is not None:
+                out.extend(rows)
+            elif held:
+                missing.append(state_key)
+        if missing:
+            if not block:
+                self._db._upquery_in_background(self._built, missing)
+                return NOT_READY
+            for rows in self._db._upquery(self._built, missing, timeout).values():
+                out.extend(self._finish(rows))
+        return out
 
     def _read_listed(self, lists: dict[tuple, list[Any]], block: bool,
                      timeout: float | None) -> Any:

@@ -441,6 +441,21 @@ def test_repeated_reads_follow_writes_and_each_clients_framing(server: ServerThr
             assert query(writer, "SELECT name, qty FROM items WHERE id = 10") == [("item 10", 3)]
 
 
+def test_repeated_reads_of_a_view_without_parameters_follow_writes(server: ServerThread) -> None:
+    """A read without parameters (every page's front-page list) reuses its encoded reply
+    too, and only while its rows are unchanged."""
+    conn = connect(server)
+    sql = "SELECT COUNT(*), SUM(qty) FROM items"
+    [(count, total)] = query(conn, sql)
+    [(qty,)] = query(conn, "SELECT qty FROM items WHERE id = 9")
+    for n in range(1, 5):
+        with conn.cursor() as cursor:
+            cursor.execute(f"UPDATE items SET qty = {1000 + n} WHERE id = 9")
+        for _ in range(2):
+            [(c, t)] = query(conn, sql)
+            assert (c, int(t)) == (count, int(total) - qty + 1000 + n)
+
+
 def test_small_write_groups_are_propagated_before_the_reply(server: ServerThread,
                                                             db: rivulet.Database) -> None:
     threads: list[str] = []

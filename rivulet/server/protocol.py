@@ -233,16 +233,17 @@ class RivuletConnection(Connection):
         return True
 
     def _read_text(self, known: Known, seq: int) -> bool:
-        """:meth:`_read_now` for a text query. A read of one key whose rows are the very
-        tuple its last reply was encoded from gets that reply again, as it is: no row
-        encoding, no framing (most reads of a popular key between two writes to it)."""
+        """:meth:`_read_now` for a text query. A read of one key (or of a view without
+        parameters) whose rows are the very tuple its last reply was encoded from gets
+        that reply again, as it is: no row encoding, no framing (most reads of a popular
+        key between two writes to it)."""
         handler, args = known.handler, known.args
-        if seq != 0 or len(args) != 1:
+        if seq != 0 or len(args) > 1:
             return self._read_now(handler, args, seq, False)
         session = self.session
         if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
             return False
-        rows = handler.view.answer(args[0])  # type: ignore[union-attr]
+        rows = handler.view.answer(args[0] if args else ())  # type: ignore[union-attr]
         if rows is None or len(rows) > self.db.limits.max_result_rows:
             return self._read_now(handler, args, seq, False)
         stream = self.stream
