@@ -85,6 +85,9 @@ PROPAGATE_COALESCE = 64
 #: :meth:`Database.submit_now` with ``propagate=True`` applies committed batches of at most
 #: this many rows on the caller's thread; bigger ones are left to the propagation thread.
 PROPAGATE_HERE_ROWS = 64
+#: Write statement texts whose compiled writers ``execute`` keeps (the first ones seen:
+#: an application's statements, not the literal-laden texts of one-off writes).
+WRITE_TEXTS_LIMIT = 10_000
 
 _Batch = tuple[int, dict[int, list], float]
 
@@ -138,6 +141,9 @@ class Database:
         self._views: dict[str, View] = {}
         self._built: dict[str, BuiltView] = {}
         self._adhoc: dict[str, View] = {}  # ad-hoc SELECT text -> the view answering it
+        #: INSERT/UPDATE/DELETE text -> the table it was compiled for and its writer
+        #: (parsing and compiling take far longer than the write; see :meth:`execute`)
+        self._write_texts: dict[str, tuple[TableSchema, Callable[[Sequence[Any]], WriteRequest]]] = {}
         self._closed = False
         self._failure: BaseException | None = None
         self._lazy = LazyWork(self.storage, self.catalog, lambda: self._closed,
@@ -381,12 +387,18 @@ class Database:
         prepared = self._adhoc.get(sql)
         if prepared is not None:  # a SELECT seen before: skip parsing
             return prepared.lookup(*params)
+        known = self._write_texts.get(sql)
+        if known is not None and self.catalog.tables.get(known[0].name.lower()) is known[0]:
+            return self.submit(known[1](tuple(params)))  # a write seen before, same table
         self.limits.check_statement(sql)
         statement = st.bind_text(sql, self.catalog)
         if isinstance(statement, st.Select):
             return self.query(sql, params)
         if isinstance(statement, (st.Insert, st.Update, st.Delete)):
-            return self._write_statement(statement, tuple(params))
+            make = self.writer(statement)
+            if len(self._write_texts) < WRITE_TEXTS_LIMIT:
+                self._write_texts[sql] = (statement.table, make)
+            return self.submit(make(tuple(params)))
         if params:
             raise SqlError("DDL statements take no parameters")
         return self._ddl(statement)
@@ -663,9 +675,6 @@ class Database:
         return Table(self, self.catalog.require_table(name))
 
     # ..................................................................... writes
-
-    def _write_statement(self, statement: st.Insert | st.Update | st.Delete, params: tuple) -> int:
-        return self.submit(self.writer(statement)(params))
 
     def writer(self, statement: st.Insert | st.Update | st.Delete) -> Callable[[Sequence[Any]], WriteRequest]:
         """A bound write statement compiled once: a function from its ``?`` values to the

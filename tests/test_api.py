@@ -113,6 +113,32 @@ def test_execute_returns_rowcounts(db):
     assert db.view("v").lookup(2) == []
 
 
+def test_a_write_text_is_compiled_once_until_its_table_changes(db, monkeypatch):
+    """``execute`` keeps the writer of an INSERT/UPDATE/DELETE text: the same text again
+    is not parsed; after its table is altered (or dropped and made again) it is bound to
+    the table as it is then."""
+    from rivulet.sql import statements
+
+    parsed = Counter()
+    bind_text = statements.bind_text
+    monkeypatch.setattr(statements, "bind_text",
+                        lambda sql, catalog: parsed.update([sql]) or bind_text(sql, catalog))
+    insert, update = "INSERT INTO u VALUES (?, ?, ?)", "UPDATE u SET score = ? WHERE id = ?"
+    for i in range(3):
+        assert db.execute(insert, (i, i, i)) == 1
+        assert db.execute(update, (10 * i + 1, i)) == 1
+    assert parsed == {insert: 1, update: 1}
+    db.execute("ALTER TABLE u ADD COLUMN extra INT")
+    with pytest.raises(RivuletError, match="4"):
+        db.execute(insert, (3, 3, 3))  # u has four columns now
+    assert db.execute(update, (5, 0)) == 1
+    db.execute("DROP TABLE u")
+    db.execute("CREATE TABLE u (id INT PRIMARY KEY, tid INT, score INT)")
+    assert db.execute(insert, (7, 7, 7)) == 1
+    assert db.query("SELECT id, tid, score FROM u") == [(7, 7, 7)]
+    assert (parsed[insert], parsed[update]) == (3, 2)
+
+
 def test_execute_select_equals_query(loaded):
     sql = "SELECT id, name FROM t WHERE g = ?"
     assert bag(loaded.execute(sql, (1,))) == bag(loaded.query(sql, (1,))) == bag([(1, "a"), (2, "b")])
