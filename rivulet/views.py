@@ -78,6 +78,9 @@ class View:
         self._concatenated = (not plan.order and plan.limit is None and not plan.offset
                               and not plan.distinct_on_read and self._default is None
                               and isinstance(built.state, KeyedReader))
+        #: ``WHERE col IN (?, ...)`` and nothing else: every parameter is one key.
+        self._list_only = (self._concatenated and bool(plan.in_list) and len(plan.key) == 1
+                           and plan.param_count == len(plan.in_list))
         self._closed = False
 
     def _close(self) -> None:
@@ -119,6 +122,26 @@ class View:
             return None
         entry.reads += 1
         return entry.result
+
+    def answer_each(self, keys: Sequence[Any]) -> list[tuple[Row, ...]] | None:
+        """For a ``WHERE col IN (?, ...)`` view whose answer is its keys' answers one after
+        the other: each distinct key's rows exactly as the reader keeps them, if every
+        key is at hand; else None (use :meth:`lookup`). As with :meth:`answer`, while
+        every tuple is the same object the reply encoded from them can be sent again."""
+        if not self._list_only:
+            return None
+        entries = self._entries
+        held: dict[int, Any] = {}  # (1 and 1.0 are one key: one entry)
+        for key in keys:
+            entry = entries.get(key)
+            if entry is None or entry.result is None:
+                return None
+            held[id(entry)] = entry
+        out = []
+        for entry in held.values():
+            entry.reads += 1
+            out.append(entry.result)
+        return out
 
     def lookup_many(self, keys: Iterable[Any], *, block: bool = True,
                     timeout: float | None = None) -> Any:

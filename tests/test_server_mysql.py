@@ -456,6 +456,23 @@ def test_repeated_reads_of_a_view_without_parameters_follow_writes(server: Serve
             assert (c, int(t)) == (count, int(total) - qty + 1000 + n)
 
 
+def test_repeated_in_list_reads_follow_writes_to_any_listed_key(server: ServerThread) -> None:
+    """A text read of an IN list reuses its encoded reply while every listed key's rows
+    are unchanged; a write to any one of them is seen. A value listed twice (3 and 3.0)
+    is one key."""
+    conn = connect(server)
+    sql = "SELECT id, qty FROM items WHERE id IN (9, 3, 3.0, 11)"
+    [before] = [dict(query(conn, sql))]
+    assert set(before) == {3, 9, 11} and len(query(conn, sql)) == 3
+    for n, changed in enumerate([9, 3, 11, 3], start=1):
+        with conn.cursor() as cursor:
+            cursor.execute(f"UPDATE items SET qty = {500 + n} WHERE id = {changed}")
+        before[changed] = 500 + n
+        for _ in range(2):
+            got = query(conn, sql)
+            assert len(got) == 3 and dict(got) == before
+
+
 def test_small_write_groups_are_propagated_before_the_reply(server: ServerThread,
                                                             db: rivulet.Database) -> None:
     threads: list[str] = []

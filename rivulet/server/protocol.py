@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import operator
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
@@ -57,7 +58,7 @@ from rivulet.server.statements import (
     Shape,
 )
 from rivulet.server.wire import MAX_PAYLOAD, PacketTooLarge, Wire
-from rivulet.views import NOT_READY
+from rivulet.views import NOT_READY, View
 
 if TYPE_CHECKING:
     from rivulet.server.mysql import MySQLServer
@@ -238,23 +239,35 @@ class RivuletConnection(Connection):
         that reply again, as it is: no row encoding, no framing (most reads of a popular
         key between two writes to it)."""
         handler, args = known.handler, known.args
-        if seq != 0 or len(args) > 1:
+        if seq != 0:
             return self._read_now(handler, args, seq, False)
         session = self.session
         if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
             return False
-        rows = handler.view.answer(args[0] if args else ())  # type: ignore[union-attr]
-        if rows is None or len(rows) > self.db.limits.max_result_rows:
+        view: View = handler.view  # type: ignore[assignment]
+        rows: Any = view.answer(args[0] if args else ()) if len(args) <= 1 else None
+        if rows is not None:
+            same = rows is known.rows
+            parts = rows
+        else:  # an IN list: the same reply while every key's rows are the same tuples
+            parts = view.answer_each(args)
+            if parts is None:
+                return self._read_now(handler, args, seq, False)
+            last = known.rows
+            same = (type(last) is list and len(last) == len(parts)
+                    and all(map(operator.is_, parts, last)))
+            rows = parts[0] if len(parts) == 1 else [r for part in parts for r in part]
+        if len(rows) > self.db.limits.max_result_rows:
             return self._read_now(handler, args, seq, False)
         stream = self.stream
-        if rows is known.rows and known.framing is self._framing:
+        if same and known.framing is self._framing:
             stream._buffer += known.reply
             stream.seq.value = known.end_seq
             return True
         self._seq = 1
         mark = len(stream._buffer)
         self._answer(handler, rows, False)
-        known.rows, known.reply = rows, bytes(stream._buffer[mark:])
+        known.rows, known.reply = parts, bytes(stream._buffer[mark:])
         known.framing, known.end_seq = self._framing, stream.seq.value
         return True
 
