@@ -90,7 +90,7 @@ GRACE = 2.0  # seconds after a phase in which pages already due may still start
 #: otherwise keep a connection busy long after its phase).
 STATEMENT_LIMIT_S = 10
 CLOSED_LOOP_MAX_RATE = 400  # pages/s a closed-loop warm-up can take at most (requests made)
-FULL_RATES = (5, 10, 20, 35, 50, 70, 100, 140, 200, 280, 400, 560, 800)
+FULL_RATES = (5, 10, 20, 35, 50, 70, 100, 140, 200, 240, 280, 340, 400, 480, 560, 680, 800)
 QUICK_RATES = (5, 20, 60)
 CONFIGURATIONS = ("mariadb-baseline", "rivulet-baseline", "rivulet-natural", "mariadb-natural")
 
