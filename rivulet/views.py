@@ -313,12 +313,20 @@ class View:
             else:
                 raw.extend(rows)
         if missing:
-            if not block:
-                self._db._upquery_in_background(self._built, missing)
+            answers = self._fill(missing, block, timeout)
+            if answers is NOT_READY:
                 return NOT_READY
-            for rows in self._db._upquery(self._built, missing, timeout).values():
+            for rows in answers.values():
                 raw.extend(rows)  # default rows included
         return list(self._finish(raw))
+
+    def _fill(self, keys: list[Any], block: bool, timeout: float | None) -> Any:
+        """Fill the reader's holes ``keys``: each key's raw rows (default rows included);
+        without ``block``, :data:`NOT_READY` at once, the keys filled in the background."""
+        if not block:
+            self._db._upquery_in_background(self._built, keys)
+            return NOT_READY
+        return self._db._upquery(self._built, keys, timeout)
 
     def _read_each(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
         """:meth:`_read_keys` for a view whose answer over several keys is their answers
@@ -342,10 +350,10 @@ class View:
             elif held:
                 missing.append(state_key)
         if missing:
-            if not block:
-                self._db._upquery_in_background(self._built, missing)
+            answers = self._fill(missing, block, timeout)
+            if answers is NOT_READY:
                 return NOT_READY
-            for rows in self._db._upquery(self._built, missing, timeout).values():
+            for rows in answers.values():
                 out.extend(self._finish(rows))
         return out
 
@@ -378,11 +386,11 @@ class View:
                 if rows:
                     raw.extend(rows)
         if missing:
-            if not block:
-                self._db._upquery_in_background(self._built, missing)
+            answers = self._fill(missing, block, timeout)
+            if answers is NOT_READY:
                 return NOT_READY
             column = self._listed_column
-            for prefix, rows in self._db._upquery(self._built, missing, timeout).items():
+            for prefix, rows in answers.items():
                 values = listed[prefix]
                 raw.extend(r for r in rows if r[column] in values)
         return list(self._finish(raw))
