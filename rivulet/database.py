@@ -292,15 +292,19 @@ class Database:
             return Builder(graph).build_view(plan)
 
     def _upquery(self, built: BuiltView, keys: list[Any], timeout: float | None = None,
-                 read: Callable[[], Any] | None = None) -> Any:
+                 read: Callable[[], Any] | None = None, *, wait: bool = True) -> Any:
         """Fill the holes among ``keys`` in a partial view's reader; returns the raw rows
         of each key, default rows included (or what ``read`` returns), read before anything
-        can be evicted."""
+        can be evicted. With ``wait=False``, None at once if the dataflow is busy (a write
+        or another fill holds it) or the view's state is still being recovered."""
         timeout = self.upquery_timeout if timeout is None else timeout
-        if self._bootstrap.waits(built) and not self._bootstrap.await_loaded(timeout):
+        if not wait:
+            if self._bootstrap.waits(built) or not self._graph_lock.acquire(blocking=False):
+                return None
+        elif self._bootstrap.waits(built) and not self._bootstrap.await_loaded(timeout):
             raise UpqueryTimeout(f"view {built.plan.name!r}: its state is still being "
                                  f"recovered on Spark after {timeout} s")
-        if not self._graph_lock.acquire(timeout=timeout):
+        elif not self._graph_lock.acquire(timeout=timeout):
             raise UpqueryTimeout(
                 f"view {built.plan.name!r}: upquery for {len(keys)} key(s) did not start "
                 f"within {timeout} s (the dataflow is busy)"

@@ -78,6 +78,12 @@ class View:
         self._concatenated = (not plan.order and plan.limit is None and not plan.offset
                               and not plan.distinct_on_read and self._default is None
                               and isinstance(built.state, KeyedReader))
+        #: Whether a miss is filled by reading base tables through filters and projections
+        #: alone (an index lookup in storage): :meth:`lookup_nowait` fills such a miss at
+        #: once instead of in the background.
+        graph = db.graph
+        self._fills_inline = built.state.partial and all(
+            isinstance(graph.nodes[n].op, _INLINE_OPS) for n in built.nodes if n in graph.nodes)
         #: ``WHERE col IN (?, ...)`` and nothing else: every parameter is one key.
         self._list_only = (self._concatenated and bool(plan.in_list) and len(plan.key) == 1
                            and plan.param_count == len(plan.in_list))
@@ -108,6 +114,13 @@ class View:
                     entry.reads += 1
                 return list(result) if result else self._defaults(params[0])
         return self._lookup(params, block, timeout)
+
+    def lookup_nowait(self, *params: Any) -> Any:
+        """``lookup(..., block=False)`` for a server's event loop: never waits. A miss on a
+        view whose fill is a storage lookup (:attr:`_fills_inline`) is filled now when no
+        write holds the dataflow (cheaper than handing it to another thread); any other
+        miss returns :data:`NOT_READY` and is filled in the background."""
+        return self.lookup(*params, block=None if self._fills_inline else False)  # type: ignore[arg-type]
 
     def answer(self, key: Any) -> tuple[Row, ...] | None:
         """The rows under a one-value key (``()`` for a view without parameters) exactly
@@ -278,10 +291,9 @@ class View:
         state_key = key[0] if len(key) == 1 else key
         result = state.get(state_key)
         if result is None and state.partial:
-            if not block:
-                self._db._upquery_in_background(self._built, [state_key])
+            answers = self._fill([state_key], block, timeout)
+            if answers is NOT_READY:
                 return NOT_READY
-            answers = self._db._upquery(self._built, [state_key], timeout)
             return list(self._finish(answers[state_key]))  # default rows included
         if not result:
             return self._defaults(state_key)
@@ -320,9 +332,15 @@ class View:
                 raw.extend(rows)  # default rows included
         return list(self._finish(raw))
 
-    def _fill(self, keys: list[Any], block: bool, timeout: float | None) -> Any:
+    def _fill(self, keys: list[Any], block: bool | None, timeout: float | None) -> Any:
         """Fill the reader's holes ``keys``: each key's raw rows (default rows included);
-        without ``block``, :data:`NOT_READY` at once, the keys filled in the background."""
+        with ``block=False``, :data:`NOT_READY` at once, the keys filled in the background;
+        with ``block=None`` (:meth:`lookup_nowait`), filled now if that costs a storage
+        lookup and the dataflow is free, else as with ``False``."""
+        if block is None and self._fills_inline:
+            answers = self._db._upquery(self._built, keys, wait=False)
+            if answers is not None:
+                return answers
         if not block:
             self._db._upquery_in_background(self._built, keys)
             return NOT_READY
@@ -456,6 +474,19 @@ class View:
             )
         except SchemaError:
             return None
+
+
+def _inline_ops() -> tuple[type, ...]:
+    from rivulet.dataflow.ops.base import Base
+    from rivulet.dataflow.ops.filter import Filter
+    from rivulet.dataflow.ops.project import Project
+    from rivulet.dataflow.ops.reader import Reader
+
+    return (Base, Filter, Project, Reader)
+
+
+#: Operators a miss passes through at the cost of a storage index lookup.
+_INLINE_OPS = _inline_ops()
 
 
 def _by_prefix(keys: Iterable[tuple]) -> dict[tuple, list[Any]]:

@@ -813,6 +813,35 @@ def test_nonblocking_read_then_answer(name: str) -> None:
         assert view_stat(db, name, "misses") == 1
 
 
+def test_lookup_nowait_fills_a_storage_lookup_at_once() -> None:
+    """``lookup_nowait`` (the server's read): a miss on a view over a base table through
+    filters and projections is filled at once, unless the dataflow is busy; a miss that
+    needs a join or an aggregate is left to the background, as ``block=False`` is."""
+    with make_pair(views=["UserVotedIn", "StoriesIn", "VoteCount"]) as pair:
+        db = pair.db
+        pair.check_answer("StoriesIn", (1, 2), db.view("StoriesIn").lookup_nowait(1, 2))
+        pair.check_answer("UserVotedIn", (2, 1, 4), db.view("UserVotedIn").lookup_nowait(2, 1, 4))
+        assert view_stat(db, "UserVotedIn", "misses") == 1
+        assert db.view("VoteCount").lookup_nowait(5) is rivulet.NOT_READY
+        pair.check_answer("VoteCount", (5,), wait_answer(lambda: db.view("VoteCount").lookup_nowait(5)))
+        held, release = threading.Event(), threading.Event()
+
+        def hold() -> None:  # another thread (a write) holds the dataflow
+            with db._graph_lock:
+                held.set()
+                release.wait(WAIT)
+
+        holder = threading.Thread(target=hold, daemon=True)
+        holder.start()
+        assert held.wait(WAIT)
+        try:  # no waiting on the event loop: the background fills it once the lock is free
+            assert db.view("StoriesIn").lookup_nowait(3) is rivulet.NOT_READY
+        finally:
+            release.set()
+            holder.join(WAIT)
+        pair.check_answer("StoriesIn", (3,), wait_answer(lambda: db.view("StoriesIn").lookup_nowait(3)))
+
+
 def test_nonblocking_lookup_many_then_answer() -> None:
     with make_pair(views=["Karma"]) as pair:
         view = pair.db.view("Karma")
