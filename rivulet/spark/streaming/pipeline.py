@@ -41,7 +41,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -149,6 +149,8 @@ class ViewStream:
         if progress is None:
             shutil.rmtree(self.directory, ignore_errors=True)
         self.applied_batch, self.applied_lsn = progress if progress is not None else (-1, -1)
+        #: The sink store has a batch the reader lacks (see :meth:`_commit_and_apply`).
+        self.reader_behind = False
         self.batches = 0
         self.skipped_batches = 0
         self.last_input_rows = 0
@@ -259,6 +261,8 @@ class ViewStream:
 
     def _batch(self, df: DataFrame, batch_id: int) -> None:
         """foreachBatch: apply one micro-batch, once."""
+        if self.reader_behind:
+            self._resync_reader()
         if batch_id <= self.applied_batch:
             # Applied before a restart: Spark runs it again, the sink must not apply it.
             # The batch is still computed (and discarded), so that its stateful operators
@@ -273,15 +277,11 @@ class ViewStream:
             table = self._collect(P.finished_aggregate(self.shape.aggregate, df))
         else:
             table = self._collect(df)
+        self.pipeline.hook("batch_collected", self, batch_id)
         with self.apply_lock:
-            if self.shape.aggregate is not None:
-                deltas = self._apply_groups(table, batch_id, lsn)
-            else:
-                deltas = self._apply_rows(table, batch_id, lsn)
-            self.pipeline.hook("batch_committed", self, batch_id)
-            self.state.apply(deltas)
             previous = self.applied_lsn
-            self.applied_batch, self.applied_lsn = batch_id, lsn
+            deltas = self._commit_and_apply(table, batch_id, lsn)
+        self.pipeline.hook("batch_applied", self, batch_id)
         self.batches += 1
         self.rows_applied += len(deltas)
         self.last_batch_seconds = time.monotonic() - started
@@ -294,6 +294,43 @@ class ViewStream:
         self.pipeline.applied.set()
         self.pipeline.enforce_memory_limit()
 
+    def _commit_and_apply(self, table: Any, batch_id: int, lsn: int) -> list[tuple[Row, int]]:
+        """Commit the batch to the sink store, then apply its deltas to the reader (under
+        ``apply_lock``). Once committed, a re-run of the batch is skipped; so from the
+        commit until the reader has the deltas the reader is *behind*: a failure there
+        stops the query with the reader lacking a batch no re-run will apply again, and
+        the next batch call (the re-run, after the restart) first makes the stream's
+        memory the store's again (:meth:`_resync_reader`). ``applied_lsn`` moves only once
+        the reader has the batch, so nothing waiting for it reads the reader before."""
+        self.reader_behind = True
+        if self.shape.aggregate is not None:
+            deltas = self._apply_groups(table, batch_id, lsn)
+        else:
+            deltas = self._apply_rows(table, batch_id, lsn)
+        self.applied_batch = batch_id
+        self.pipeline.hook("batch_committed", self, batch_id)
+        self.state.apply(deltas)
+        self.reader_behind = False
+        self.applied_lsn = lsn
+        return deltas
+
+    def _resync_reader(self) -> None:
+        """The stream's memory (progress, reader, groups or counts) as the sink store has
+        it, after a batch failed between its commit and its reader apply. A partial
+        reader gives up its keys (each fills again from the store when read); a full one
+        takes the difference between the stored rows and its own."""
+        with self.apply_lock:
+            progress = self.pipeline.store.progress(self.id)
+            applied = progress if progress is not None else (-1, -1)
+            if self.partial:
+                self.state.evict(list(self.state.entries))
+            else:
+                self.state.apply(_difference(self._stored_rows(), self.state.all_raw()))
+            self.applied_batch, self.applied_lsn = applied
+            self.reader_behind = False
+        log.warning("the reader of view %s was behind the sink store (a batch failed after its "
+                    "commit): resynchronized at batch %d", self.plan.name, self.applied_batch)
+
     def committed_lsn(self) -> int | None:
         """The LSN every log source had read by the newest batch Spark has committed (a
         restart re-runs only later batches, which read only later files); None before
@@ -304,11 +341,10 @@ class ViewStream:
             return None
         if not ids:
             return None
-        positions = self._log_positions(max(ids))
-        tables = {scan.table.lower() for scan in P.scans(self.plan)}
         # Until every table's source has listed a segment, a later batch may still list
         # (and read) segments from before the snapshot: keep them all.
-        return min(positions) if len(positions) == len(tables) else None
+        positions = self._log_positions(max(ids))
+        return min(positions) if positions else None
 
     def _batch_lsn(self, batch_id: int) -> int:
         """The LSN the view is consistent with after ``batch_id``.
@@ -317,19 +353,31 @@ class ViewStream:
         and each file source's own log lists the files up to it. A log source has read
         every segment up to the newest one it lists (segments appear in LSN order, and
         every shipment writes every table's file), so the view has every change up to
-        the smallest such LSN over its log sources; a snapshot source adds nothing."""
+        the smallest such LSN over its log sources; a snapshot source adds nothing.
+
+        A log source that has listed no segment yet has read nothing after the snapshot:
+        the view is then at the snapshot's LSN, whatever the other tables' sources read.
+        (The shipper renames a shipment's files one by one, so a batch may list one
+        table's first segment and not another's: counting only the sources that listed
+        one claimed the whole shipment, and ``settle()`` returned before the view had it.)"""
         positions = self._log_positions(batch_id)
         return max(self.snapshot_lsn, min(positions)) if positions else self.snapshot_lsn
 
-    def _log_positions(self, batch_id: int) -> list[int]:
-        """Per log source that has listed a segment by ``batch_id``: the newest one's last LSN."""
+    def _log_positions(self, batch_id: int) -> list[int] | None:
+        """Per log source, the last LSN of the newest segment it has listed by
+        ``batch_id``; None while some source has listed no file at all: a log source
+        that has read nothing yet (a snapshot source lists its one file in the first
+        batch, and a log source lists only segments)."""
         lines = (self.checkpoint / "offsets" / str(batch_id)).read_text().splitlines()[2:]
         positions = []
         for index, line in enumerate(lines):
-            if not line.strip().startswith("{"):
+            line = line.strip()
+            if not line:
                 continue
-            position = _source_position(self.checkpoint / "sources" / str(index),
-                                        int(json.loads(line)["logOffset"]))
+            offset = int(json.loads(line)["logOffset"]) if line.startswith("{") else -1
+            if offset < 0:
+                return None
+            position = _source_position(self.checkpoint / "sources" / str(index), offset)
             if position is not None:
                 positions.append(position)
         return positions
@@ -458,10 +506,17 @@ class ViewStream:
     def _load(self) -> None:
         """The view's rows as the sink stored them (a restart), into the reader; a
         partial reader starts empty."""
-        store = self.pipeline.store
-        store.backfill_keys(self.id, self.key_of)
+        self.pipeline.store.backfill_keys(self.id, self.key_of)
         if self.partial:
             return
+        deltas = self._stored_rows()
+        if deltas:
+            self.state.apply(deltas)
+
+    def _stored_rows(self) -> list[tuple[Row, int]]:
+        """The rows of a full stream's view as the sink stored them (with multiplicities);
+        the stream's groups or counts (and present keys) are set to match."""
+        store = self.pipeline.store
         if self.shape.aggregate is not None:
             self.groups = store.groups(self.id)
             if not self.shape.aggregate.group_by and () not in self.groups:
@@ -470,12 +525,9 @@ class ViewStream:
                 self.groups[()] = tuple(default_rows(self.plan, lambda key: False)((), False))
             single = len(self.shape.aggregate.group_by) == 1
             self.present = {g[0] if single else g for g in self.groups}
-            deltas = [(r, 1) for rows in self.groups.values() for r in rows]
-        else:
-            self.counts = store.counts(self.id)
-            deltas = list(self.counts.items())
-        if deltas:
-            self.state.apply(deltas)
+            return [(r, 1) for rows in self.groups.values() for r in rows]
+        self.counts = store.counts(self.id)
+        return list(self.counts.items())
 
     # ..................................................................... progress
 
@@ -820,6 +872,14 @@ def _source_position(directory: Path, offset: int) -> int | None:
 
 
 _SEGMENT_PATH = re.compile(r"/stream/log/[^/]+/\d{12}-(\d{12})\.parquet$")
+
+
+def _difference(wanted: list[tuple[Row, int]], held: list[Row]) -> list[tuple[Row, int]]:
+    """The deltas that turn the rows ``held`` (one entry per copy) into ``wanted``."""
+    counts = Counter(held)
+    for row, n in wanted:
+        counts[row] -= n
+    return [(row, -n) for row, n in counts.items() if n]
 
 
 def _first_line(error: Any) -> str:
