@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from rivulet.dataflow import functions as F
 from rivulet.dataflow.builder import BuiltView, sort_key_function
+from rivulet.dataflow.ops.base import Base
+from rivulet.dataflow.ops.filter import Filter
+from rivulet.dataflow.ops.project import Project
+from rivulet.dataflow.ops.reader import Reader
 from rivulet.errors import ClosedError, RivuletError
 from rivulet.schema import Column, SchemaError, coerce_value
 from rivulet.state.reader import KeyedReader, RangeReader
@@ -82,7 +86,7 @@ class View:
         #: alone (an index lookup in storage): :meth:`lookup_nowait` fills such a miss at
         #: once instead of in the background.
         graph = db.graph
-        self._fills_inline = built.state.partial and all(
+        self._fills_inline = built.state.partial and bool(built.nodes) and all(
             isinstance(graph.nodes[n].op, _INLINE_OPS) for n in built.nodes if n in graph.nodes)
         #: ``WHERE col IN (?, ...)`` and nothing else: every parameter is one key.
         self._list_only = (self._concatenated and bool(plan.in_list) and len(plan.key) == 1
@@ -476,17 +480,8 @@ class View:
             return None
 
 
-def _inline_ops() -> tuple[type, ...]:
-    from rivulet.dataflow.ops.base import Base
-    from rivulet.dataflow.ops.filter import Filter
-    from rivulet.dataflow.ops.project import Project
-    from rivulet.dataflow.ops.reader import Reader
-
-    return (Base, Filter, Project, Reader)
-
-
 #: Operators a miss passes through at the cost of a storage index lookup.
-_INLINE_OPS = _inline_ops()
+_INLINE_OPS = (Base, Filter, Project, Reader)
 
 
 def _by_prefix(keys: Iterable[tuple]) -> dict[tuple, list[Any]]:

@@ -247,6 +247,13 @@ def test_partial_reader_holds_the_keys_read(spark: Any, tmp_path: Path) -> None:
         assert stats.held_keys() == []  # reopened: empty, filled from the sink store
         for key in range(-1, 8):
             assert same_multiset(stats.lookup(key), expected_rows(lite, "VoteStats", (key,)))
+        # The server's read never waits: a streamed view's miss is filled in the background.
+        db.evict("VoteStats")
+        assert stats.lookup_nowait(2) is rivulet.NOT_READY
+        deadline = time.monotonic() + SETTLE
+        while (rows := stats.lookup_nowait(2)) is rivulet.NOT_READY and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert same_multiset(rows, expected_rows(lite, "VoteStats", (2,)))
     finally:
         db.close()
 

@@ -119,8 +119,11 @@ class StreamingDatabase(Database):
             self._pipeline.remove(built.plan.name)
 
     def _upquery(self, built: BuiltView, keys: list[Any], timeout: float | None = None,
-                 read: Any = None) -> Any:
-        """A streamed view's miss is filled by its stream, from the sink store."""
+                 read: Any = None, *, wait: bool = True) -> Any:
+        """A streamed view's miss is filled by its stream, from the sink store (never at
+        once, ``wait=False``: the caller fills it in the background)."""
+        if not wait:
+            return None
         self._check_open()
         stream = self.pipeline.streams.get(built.plan.name.lower())
         if stream is None or self._built.get(built.plan.name.lower()) is not built:
