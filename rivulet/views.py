@@ -72,7 +72,7 @@ class View:
         #: only (``rivulet.dataflow.builder.in_list_prefix``): a read keeps the rows whose
         #: value there is listed.
         self._listed_column: int | None = (
-            plan.key[-1] if plan.in_list and len(built.state.key_columns) < len(plan.key) else None)
+            plan.key[-1] if built.keyed_by_prefix else None)
         self._single = len(plan.key) == 1 and plan.range_column is None and not plan.in_list
         self._simple = self._single and plan.param_count == 1 and plan.key_params == (0,)
         self._unparameterized = plan.param_count == 0
@@ -304,9 +304,9 @@ class View:
         return list(result)
 
     def _read_keys(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
-        state: KeyedReader = self._state  # type: ignore[assignment]
         if self._concatenated:
             return self._read_each(keys, block, timeout)
+        state: KeyedReader = self._state  # type: ignore[assignment]
         state_keys: list[Any] = []
         raw: list[Row] = []
         for key in dict.fromkeys(keys):

@@ -51,7 +51,8 @@ def in_list_prefix(plan: ir.ViewPlan) -> Columns:
     and is filled empty: a user's first page fills 25 holes and the next page 25 others.
     Keyed by the prefix, one upquery fills everything the user has (rows the lists will
     pick from again) and no pair without rows takes an entry. The cost is that a prefix
-    with very many rows is held whole, and a read scans its rows."""
+    with very many rows is held whole (and grouped by IN value, :func:`rows_by`, when
+    read after a change)."""
     if not plan.in_list or len(plan.key) < 2 or plan.implicit_group:
         return ()
     return plan.key[:-1]
@@ -85,6 +86,13 @@ class BuiltView:
     finish: Callable[[list[Row]], tuple[Row, ...]]
     default_rows: Callable[[Any, bool], list[Row]] | None
     nodes: set[NodeId] = field(default_factory=set)
+
+    @property
+    def keyed_by_prefix(self) -> bool:
+        """Whether the reader is keyed by an IN view's equality values alone
+        (:func:`in_list_prefix`), not by the plan's key: its rows are filtered by the IN
+        list at read time."""
+        return self.state.key_columns != self.plan.key
 
 
 @dataclass

@@ -127,7 +127,7 @@ def spark_plan(db: Database, built: BuiltView) -> tuple[str, Any] | None:
     keys marked held; the reader then fills from it by an in-process upquery, which also
     fills anything between them). The reader's keys are the aggregate's partial keys by
     the same values (``Graph.add_dependent``)."""
-    if built.state.key_columns != built.plan.key:
+    if built.keyed_by_prefix:
         return None  # an IN view keyed by its equality values: Spark fills by plan keys
     graph = db.graph
     partial_ops = [n for n in built.nodes if n in graph.nodes and n != built.reader_node

@@ -231,7 +231,7 @@ def _check_view(view: View, tables: dict[str, DataFrame], engine: dict[Any, list
     partial = view.partial
     if isinstance(view._state, RangeReader):  # noqa: SLF001
         spark_rows = _range_rows(plan, tables, None if not partial else list(engine))
-    elif view._state.key_columns != plan.key:  # noqa: SLF001 (IN view keyed by its prefix)
+    elif view._built.keyed_by_prefix:  # noqa: SLF001 (an IN view's reader)
         spark_rows = _held_rows(plan, view._state.key_columns, tables, list(engine))  # noqa: SLF001
     elif plan.implicit_group and partial:
         spark_rows = _lookups(plan, tables, list(engine))
