@@ -130,7 +130,8 @@ class Database:
         self.graph.base_rows = self._base_rows
         self.graph.base_lookup = self._base_lookup
         self.graph.lsn = self.storage.lsn
-        self.builder = PlanRecordingBuilder(self.graph, self._ensure_index, reuse=reuse)
+        self.builder = PlanRecordingBuilder(self.graph, self._ensure_index, reuse=reuse,
+                                            rows_per_value=self._rows_per_value)
         #: Deltas of committed batches the graph has not applied yet, by LSN.
         self._unapplied = UnappliedBatches()
         #: Test hooks: name -> callable, run at named points (see ``_hook``).
@@ -238,6 +239,15 @@ class Database:
 
     def _ensure_index(self, table: str, columns: tuple[int, ...]) -> None:
         self.storage.ensure_index(self.catalog.require_table(table), columns)
+
+    def _rows_per_value(self, table: str, names: tuple[str, ...]) -> float | None:
+        """The planner's statistics (``Storage.rows_per_value``), by column names."""
+        schema = self.catalog.require_table(table)
+        positions = {c.name.lower(): i for i, c in enumerate(schema.columns)}
+        columns = tuple(positions.get(n.lower(), -1) for n in names)
+        if -1 in columns:
+            return None  # planned on an older version of the table
+        return self.storage.rows_per_value(schema, columns)
 
     # ..................................................................... upqueries
 

@@ -11,6 +11,7 @@ A partial view misses on keys it does not hold: the read then fills them by an u
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from rivulet.dataflow import functions as F
@@ -20,7 +21,7 @@ from rivulet.dataflow.ops.filter import Filter
 from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.errors import ClosedError, RivuletError
-from rivulet.schema import Column, SchemaError, coerce_value
+from rivulet.schema import FLOAT, INT, Column, SchemaError, coerce_value
 from rivulet.state.reader import KeyedReader, RangeReader
 
 if TYPE_CHECKING:
@@ -48,6 +49,9 @@ NOT_READY = _NotReady()
 _LOWER = {">": False, ">=": True}
 _UPPER = {"<": False, "<=": True}
 _CHECK = {">": F.gt, ">=": F.ge, "<": F.lt, "<=": F.le}
+#: Key column kinds whose values of this exact Python type are already what the column
+#: holds (``coerce_value`` would return them as they are: key columns have no bounds).
+_NATIVE: dict[str, type] = {INT: int, FLOAT: float}
 
 
 class View:
@@ -68,11 +72,14 @@ class View:
             Column(plan.root.columns[i].name, plan.root.columns[i].kind or "str")
             for i in plan.key
         ]
-        #: The IN list's column when the reader holds rows by the equality parameters
-        #: only (``rivulet.dataflow.builder.in_list_prefix``): a read keeps the rows whose
-        #: value there is listed.
-        self._listed_column: int | None = (
-            plan.key[-1] if built.keyed_by_prefix else None)
+        #: Where the reader is keyed by part of the plan's key (``BuiltView.listed``):
+        #: the position of the rest in the key, its column, and the columns of the
+        #: reader's keys. A read keeps the rows whose value in the column it asks for.
+        self._listed = built.listed
+        self._listed_column: int | None = None if built.listed is None else plan.key[built.listed]
+        self._reader_columns = [c for i, c in enumerate(self._key_columns) if i != built.listed]
+        #: Per key column, the Python type a value of it already is (no conversion).
+        self._native = tuple(_NATIVE.get(c.kind) for c in self._key_columns)
         self._single = len(plan.key) == 1 and plan.range_column is None and not plan.in_list
         self._simple = self._single and plan.param_count == 1 and plan.key_params == (0,)
         self._unparameterized = plan.param_count == 0
@@ -176,8 +183,8 @@ class View:
                     f"view {self.name!r} is keyed by {len(self._key_columns)} value(s), "
                     f"got a key of {len(k)}: {k!r}"
                 )
-        if self._listed_column is not None:
-            return self._read_listed(_by_prefix(keys), block, timeout)
+        if self._listed is not None:
+            return self._read_listed(_by_prefix(keys, self._listed), block, timeout)
         return self._read_keys(keys, block, timeout)
 
     def scan(self) -> list[Row]:
@@ -250,8 +257,9 @@ class View:
             return self._read_one((), block, timeout)
         values = self._values_by_param(params)
         eq_key = [values[p] for p in plan.key_params[: len(plan.key) - (1 if plan.in_list else 0)]]
-        if self._listed_column is not None:
-            return self._read_listed({tuple(eq_key): values["in"]}, block, timeout)
+        if self._listed is not None:
+            listed = values["in"] if plan.in_list else [eq_key.pop(self._listed)]
+            return self._read_listed({tuple(eq_key): listed}, block, timeout)
         if plan.in_list:
             keys = [tuple(eq_key) + (v,) for v in values["in"]]
         else:
@@ -381,18 +389,17 @@ class View:
 
     def _read_listed(self, lists: dict[tuple, list[Any]], block: bool,
                      timeout: float | None) -> Any:
-        """An IN view whose reader holds rows by the equality values alone, read for
-        ``lists`` (the IN values listed with each tuple of equality values): each one is
-        read (or filled) once, and its rows are kept when their IN column holds a listed
-        value. The reader's cached answer under a key is its rows by IN value
-        (``builder.rows_by``)."""
+        """A view whose reader is keyed by part of its key, read for ``lists`` (values
+        of the rest, listed with each reader key): each reader key is read (or filled)
+        once, and its rows are kept when they hold a listed value. The reader's cached
+        answer under a key is its rows by that value (``builder.rows_by``)."""
         listed: dict[Any, set[Any]] = {}
-        columns = self._key_columns
+        column = self._key_columns[self._listed]  # type: ignore[index]
         for raw_prefix, values in lists.items():
-            prefix = self._coerce_key(raw_prefix)
+            prefix = self._coerce_key(raw_prefix, self._reader_columns)
             if prefix is None or None in prefix:
-                continue  # matches no row (and an IN view has no implicit group)
-            coerced = self._coerce_values(columns[-1], values)
+                continue  # matches no row (and such a view has no implicit group)
+            coerced = self._coerce_values(column, values)
             if coerced:
                 listed.setdefault(prefix[0] if len(prefix) == 1 else prefix, set()).update(coerced)
         state: KeyedReader = self._state  # type: ignore[assignment]
@@ -471,11 +478,14 @@ class View:
             return []
         return list(self._finish(self._default(key, matches_nothing)))
 
-    def _coerce_key(self, key: tuple) -> tuple | None:
+    def _coerce_key(self, key: tuple, columns: list[Column] | None = None) -> tuple | None:
+        """``key`` as the key columns (or ``columns``) hold it; None if it cannot be."""
+        if columns is None:
+            if all(map(operator.is_, map(type, key), self._native)):
+                return key  # (an id read in a list of hundreds: no conversion to make)
+            columns = self._key_columns
         try:
-            return tuple(
-                v if v is None else coerce_value(col, v) for col, v in zip(self._key_columns, key)
-            )
+            return tuple(v if v is None else coerce_value(col, v) for col, v in zip(columns, key))
         except SchemaError:
             return None
 
@@ -484,12 +494,11 @@ class View:
 _INLINE_OPS = (Base, Filter, Project, Reader)
 
 
-def _by_prefix(keys: Iterable[tuple]) -> dict[tuple, list[Any]]:
-    """Full keys of an IN view (equality values, then one listed value) grouped by their
-    equality values."""
+def _by_prefix(keys: Iterable[tuple], listed: int) -> dict[tuple, list[Any]]:
+    """Whole keys grouped by the reader's part of them (all but position ``listed``)."""
     out: dict[tuple, list[Any]] = {}
     for key in keys:
-        out.setdefault(key[:-1], []).append(key[-1])
+        out.setdefault(key[:listed] + key[listed + 1:], []).append(key[listed])
     return out
 
 

@@ -507,11 +507,21 @@ EXTRA = {
     "HAVING COUNT(*) > 2",
     "VotersAgain": VIEWS["Voters"],
     "TopicTop1": "SELECT id, title FROM stories WHERE topic = ? ORDER BY id DESC LIMIT 1",
+    # two equalities, made while rows exist: readers keyed by the value with the fewest
+    # rows alone (``Builder._narrowed``), over a base table and through a join, with a
+    # per-pair order and cut
+    "UserStoryVotes": "SELECT user_id, story_id FROM votes WHERE user_id = ? AND story_id = ?",
+    "AuthorComments": "SELECT comments.id, users.name FROM comments JOIN users "
+    "ON comments.author = users.id WHERE comments.story_id = ? AND comments.author = ? "
+    "ORDER BY comments.created DESC, comments.id LIMIT 2",
 }
+PAIRS = [(u, s) for u in [0, 2, 5, 99, None] for s in [1, 4, 7, 99]]
 KEYS.update({"KarmaAgain": KEYS["Karma"], "KarmaOver2": KEYS["Karma"],
-             "VotersAgain": KEYS["Voters"], "TopicTop1": KEYS["TopicTop"]})
+             "VotersAgain": KEYS["Voters"], "TopicTop1": KEYS["TopicTop"],
+             "UserStoryVotes": PAIRS, "AuthorComments": [(s, u) for u, s in PAIRS]})
 MANY.update({"KarmaAgain": MANY["Karma"], "KarmaOver2": MANY["Karma"],
-             "VotersAgain": MANY["Voters"]})
+             "VotersAgain": MANY["Voters"],
+             "UserStoryVotes": [p for p in PAIRS if None not in p]})
 
 #: Views used in FROM by other views.
 NEEDS = {"StoriesWithVC": ["StoryVotes"], "FrontPage": ["StoryVotes"]}
@@ -967,6 +977,64 @@ def test_in_list_after_an_equality_is_filled_by_the_equality(name: str) -> None:
         pair.check_view(name, (2, 8))
         assert view_stat(db, name, "misses") == 2
         check_views(pair)
+
+
+@pytest.mark.parametrize("name, listed", [("UserStoryVotes", 0), ("AuthorComments", 1)])
+def test_two_equalities_are_filled_by_the_value_with_fewest_rows(name: str, listed: int) -> None:
+    """``user_id = ? AND story_id = ?`` made over existing rows: the reader is keyed by
+    the column whose base table has the fewest rows per value (a story has fewer votes
+    than a user here, and a story fewer comments than an author), so reads of other pairs
+    with a held value hit; writes reach the held rows; eviction drops the value."""
+    with make_pair(views=[]) as pair:
+        pair.insert_many("votes", [(u, s) for u in USERS for s in STORIES if (u + s) % 3])
+        pair.insert_many("comments", [(100 + i, i % 3, i % 2, f"x{i}", i) for i in range(12)])
+        pair.settle()
+        pair.create_view(name, EXTRA[name])
+        db = pair.db
+        b = built(db, name)
+        plan = db.view(name).plan
+        kept = plan.key[1 - listed]
+        assert b.listed == listed and b.state.key_columns == (kept,)
+        assert f"state: partial, keyed by (#{kept})" in explain(db, name).splitlines()[-1]
+        first = (0, 1) if listed == 0 else (1, 0)
+        pair.check_view(name, first)
+        assert view_stat(db, name, "misses") == 1
+        others = [(u, 1) for u in USERS + [99]] if listed == 0 else [(1, a) for a in (0, 1, 7)]
+        for params in others:
+            pair.check_view(name, params)
+        assert view_stat(db, name, "misses") == 1 and view_stat(db, name, "keys") == 1
+        if listed == 0:
+            pair.check_view_many(name, [(2, 1), (4, 1), (2, 1)])
+            assert view_stat(db, name, "misses") == 1
+            pair.execute("INSERT INTO votes VALUES (?, ?)", [2, 1])
+            pair.execute("DELETE FROM votes WHERE user_id = ? AND story_id = ?", [4, 1])
+        else:
+            pair.execute("INSERT INTO comments VALUES (?, ?, ?, ?, ?)", [200, 1, 0, "new", 99])
+            pair.execute("UPDATE users SET name = ? WHERE id = ?", ["renamed", 0])
+        pair.settle()
+        for params in others:
+            pair.check_view(name, params)
+        assert view_stat(db, name, "misses") == 1
+        db.evict(name)
+        pair.check_view(name, first)
+        assert view_stat(db, name, "misses") == 2
+        check_views(pair)
+
+
+def test_two_equalities_keep_their_whole_key_without_statistics(tmp_path: Any) -> None:
+    """Made over an empty table (nothing to count), or over values with many rows each,
+    a reader of two equalities is keyed by both."""
+    sql = "SELECT a, b FROM t WHERE a = ? AND b = ?"
+    with rivulet.open(tmp_path / "db") as db:
+        db.execute("CREATE TABLE t (a INT NOT NULL, b INT NOT NULL)")
+        db.execute(f"CREATE VIEW empty AS {sql}")
+        db.table("t").insert_many([(i % 3, i % 5) for i in range(600)])  # 120+ per value
+        db.settle()
+        db.execute(f"CREATE VIEW crowded AS {sql}")
+        for name in ("empty", "crowded"):
+            b = db._built[name]
+            assert b.listed is None and b.state.key_columns == b.plan.key, name
+            assert db.view(name).lookup(1, 1) == [(1, 1)] * 40
 
 
 @pytest.mark.parametrize("policy", ["lru", "random"])

@@ -92,7 +92,7 @@ def test_prewarm_of_an_in_view_fills_its_equality_values(pair: Pair) -> None:
 
 def test_prewarm_rejects_bad_keys(pair: Pair) -> None:
     with pytest.raises(ValueError, match="keyed by 2 value"):
-        pair.db.prewarm("by_pair", [1])
+        pair.db.prewarm("by_pair", [(1, "a", 2)])
     with pytest.raises(rivulet.ProgramError):
         pair.db.prewarm("nope", [1])
     assert pair.db.prewarm("by_cat", [None, "not a number"]) == 0

@@ -154,6 +154,24 @@ def test_an_in_view_keyed_by_its_equality_is_checked_on_all_held_rows(
         assert not check_.ok and [m.key for m in check_.mismatches] == [4]
 
 
+def test_a_pair_view_keyed_by_one_value_is_checked_on_all_held_rows(
+        tmp_path: Path, spark: Any) -> None:
+    """``user_id = ? AND story = ?`` made over rows is kept by story (fewer rows per
+    value): verify compares every row held under a story, whichever users a read asked
+    for, and reports a wrong one under the story."""
+    with make_db(tmp_path / "data") as db:
+        db.execute("CREATE VIEW user_story AS SELECT id FROM votes WHERE user_id = ? AND story = ?")
+        built = db._built["user_story"]
+        assert built.listed == 0 and built.state.key_columns == built.plan.key[1:]
+        db.view("user_story").lookup(4, 21)
+        assert check(verify(db, ["user_story"], spark=spark)) == {"user_story": (True, 1)}
+        entry = built.state.entries[21]
+        row = max(entry.counts)  # some vote on story 21 (the id is the first column)
+        entry.counts[(row[0] + 1000, *row[1:])] = entry.counts.pop(row)
+        [check_] = verify(db, ["user_story"], spark=spark).views
+        assert not check_.ok and [m.key for m in check_.mismatches] == [21]
+
+
 def test_partial_views_are_checked_on_held_keys_only(tmp_path: Path, spark: Any) -> None:
     with make_db(tmp_path / "data") as db:
         db.view("by_author").lookup(1)

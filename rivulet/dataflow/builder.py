@@ -39,6 +39,9 @@ Columns = tuple[int, ...]
 STATEFUL = (ir.Aggregate, ir.TopK, ir.Distinct)
 #: Rows a full top-k keeps beyond its k at least, so that deletes seldom empty its prefix.
 TOPK_SLACK = 16
+#: A reader of ``a = ? AND b = ?`` is keyed by ``a`` alone when ``a``'s base table has at
+#: most this many rows per value of it on average (:meth:`Builder._narrowed`).
+NARROW_ROWS_LIMIT = 32.0
 
 
 def in_list_prefix(plan: ir.ViewPlan) -> Columns:
@@ -56,6 +59,18 @@ def in_list_prefix(plan: ir.ViewPlan) -> Columns:
     if not plan.in_list or len(plan.key) < 2 or plan.implicit_group:
         return ()
     return plan.key[:-1]
+
+
+def narrowed_keys(plan: ir.ViewPlan) -> list[tuple[int, Columns]]:
+    """The keys a partial reader of a view with several scalar equality parameters (``a
+    = ? AND b = ?``) could be filled by instead of its whole key: the key without one of
+    its columns, with that column's position. None for other views (an IN view's key is
+    :func:`in_list_prefix`; a range or an implicit group keeps its key)."""
+    key = plan.key
+    if (len(key) < 2 or plan.in_list or plan.range_column is not None
+            or plan.implicit_group):
+        return []
+    return [(d, key[:d] + key[d + 1:]) for d in range(len(key))]
 
 
 def sort_key_function(order: tuple[ir.SortKey, ...], tie_break: int | None = None) -> Callable[[Row], Any]:
@@ -86,13 +101,22 @@ class BuiltView:
     finish: Callable[[list[Row]], tuple[Row, ...]]
     default_rows: Callable[[Any, bool], list[Row]] | None
     nodes: set[NodeId] = field(default_factory=set)
+    #: The position in the plan's key of the one column the reader is *not* keyed by
+    #: (an IN view's list, :func:`in_list_prefix`, or the column left out by
+    #: :meth:`Builder.root_demand`), None when it is keyed by the whole key. Its cached
+    #: answer under a key is then the rows by their value in that column (:func:`rows_by`),
+    #: and a read keeps the rows of the values it asks for.
+    listed: int | None = None
 
     @property
     def keyed_by_prefix(self) -> bool:
-        """Whether the reader is keyed by an IN view's equality values alone
-        (:func:`in_list_prefix`), not by the plan's key: its rows are filtered by the IN
-        list at read time."""
-        return self.state.key_columns != self.plan.key
+        """Whether the reader is keyed by part of the plan's key (see :attr:`listed`)."""
+        return self.listed is not None
+
+    def reader_key(self, key: tuple) -> tuple:
+        """A key of the plan's (all its values, in order) as the reader holds it."""
+        d = self.listed
+        return key if d is None else key[:d] + key[d + 1:]
 
 
 @dataclass
@@ -105,7 +129,9 @@ class _Build:
 
 class Builder:
     def __init__(self, graph: Graph, ensure_index: Callable[[str, Columns], None] | None = None,
-                 *, reuse: bool = True) -> None:
+                 *, reuse: bool = True,
+                 rows_per_value: Callable[[str, tuple[str, ...]], float | None] | None = None
+                 ) -> None:
         self.graph = graph
         #: Whether a view reuses the operators (and state) other views already built; off
         #: only to measure what sharing saves.
@@ -113,12 +139,17 @@ class Builder:
         self.signatures: dict[tuple, NodeId] = {}
         #: Creates a storage index on a base table's columns (upqueries look rows up by them).
         self.ensure_index = ensure_index or (lambda table, columns: None)
+        #: Statistics: the rows a base table has per distinct value of some of its columns
+        #: (None: not known, as for an empty table).
+        self.rows_per_value = rows_per_value or (lambda table, columns: None)
 
     def build_view(self, plan: ir.ViewPlan) -> BuiltView:
         plan = push_filters(plan)  # each condition as close to its tables as it can go
         plan = prune(plan)  # each table's rows narrowed to what the view reads, at the table
         build = _Build()
         demand = self.root_demand(plan)
+        listed = next((d for d in range(len(plan.key))
+                       if plan.key[:d] + plan.key[d + 1:] == demand.columns), None)
         try:
             root, sources = self._node(plan.root, demand, build)
             finish = finisher(plan)
@@ -128,10 +159,10 @@ class Builder:
             if plan.range_column is not None:
                 state: KeyedReader | RangeReader = RangeReader(
                     plan.key, plan.range_column, partial=partial)
-            elif demand.columns is not None and demand.columns != plan.key:
-                # keyed by the equality values of an IN view: its cached answer under a
-                # key is the rows by IN value, which a read picks its list from
-                state = KeyedReader(demand.columns, rows_by(plan.key[-1]), partial=partial)
+            elif listed is not None:
+                # keyed by part of the key: its cached answer under a key is the rows by
+                # their value in the rest, which a read picks its values from
+                state = KeyedReader(demand.columns, rows_by(plan.key[listed]), partial=partial)
             else:
                 state = KeyedReader(plan.key, finish, partial=partial)
             reader = self.graph.add_node(Reader(root, state, plan.name), full_reason=demand.reason)
@@ -143,7 +174,8 @@ class Builder:
         build.used.add(reader)
         for node in build.used:
             self.graph.nodes[node].users.add(plan.name)
-        return BuiltView(plan, root, reader, state, finish, self._default_rows(plan, build), build.used)
+        return BuiltView(plan, root, reader, state, finish, self._default_rows(plan, build),
+                         build.used, listed if isinstance(state, KeyedReader) else None)
 
     def root_demand(self, plan: ir.ViewPlan) -> Demand:
         """What the view's reader asks of the plan: its key, partial if the key can be
@@ -163,7 +195,33 @@ class Builder:
         why = keys.routable(plan.root, demand)
         if why is not None:
             return Demand(None, False, why)
-        return demand
+        return self._narrowed(plan) or demand
+
+    def _narrowed(self, plan: ir.ViewPlan) -> Demand | None:
+        """The demand of a reader of ``a = ? AND b = ?`` keyed by ``a`` alone, when the
+        statistics say ``a`` has few rows (:data:`NARROW_ROWS_LIMIT` per value at most),
+        by the column with the fewest.
+
+        Keyed by both, a reader holds one entry per pair. When the pairs an application
+        reads rarely repeat while one of the values does ("this user's votes on this
+        story's comments": a user reads many stories, a story is read by many users),
+        nearly every read misses. Keyed by one of them, a fill reads that value's few rows
+        and later pairs with it are hits. Which of the values repeats is not known at plan
+        time; the fewest rows per value bounds what a fill costs."""
+        best: tuple[float, Columns] | None = None
+        for _, prefix in narrowed_keys(plan):
+            if keys.routable(plan.root, Demand(prefix, True)) is not None:
+                continue
+            source = keys.source_columns(plan.root, prefix)
+            if source is None:
+                continue
+            scan, columns = source
+            rows = self.rows_per_value(scan.table, tuple(scan.columns[c].name for c in columns))
+            if rows is not None and rows <= NARROW_ROWS_LIMIT and (best is None or rows < best[0]):
+                best = (rows, prefix)
+        if best is None:
+            return None
+        return Demand(best[1], True)
 
     def _default_rows(self, plan: ir.ViewPlan, build: _Build) -> Callable[[Any, bool], list[Row]] | None:
         if not plan.implicit_group:

@@ -164,3 +164,23 @@ def routable(node: ir.Node, demand: Demand) -> str | None:
         if why is not None:
             return why
     return None
+
+
+def source_columns(node: ir.Node, columns: Columns) -> tuple[ir.Scan, Columns] | None:
+    """A base table that upqueries on ``columns`` of ``node`` look up, and its columns
+    there (the left one where a join asks both inputs by its key); None when the key
+    cannot be traced. What the planner's statistics are read from."""
+    while not isinstance(node, ir.Scan):
+        if isinstance(node, ir.Join):
+            route = trace_join(columns, node.left.arity, node.left_keys, node.right_keys,
+                               node.kind)
+            if route is None:
+                return None
+            node = node.right if route.side == "right" else node.left
+            columns = route.columns
+            continue
+        traced = trace(node, Demand(columns, True))
+        if isinstance(traced, str) or not traced or traced[0].columns is None:
+            return None
+        node, columns = node.inputs()[0], traced[0].columns
+    return node, columns

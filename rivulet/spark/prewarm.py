@@ -211,11 +211,15 @@ def _state_keys(view: View, keys: Iterable[Any]) -> list[Any]:
     for key in keys:
         values = key if isinstance(key, tuple) else (key,)
         if len(values) == len(view.plan.key):
-            values = values[:width]  # an IN view's reader holds the equality values alone
-        if len(values) != width:
-            raise ValueError(f"view {view.name!r} is keyed by {width} value(s), "
-                             f"got a key of {len(values)}: {key!r}")
-        coerced = view._coerce_key(values)
+            coerced = view._coerce_key(values)
+            if coerced is not None:  # the reader may hold part of it (BuiltView.listed)
+                coerced = view._built.reader_key(coerced)
+        elif len(values) == width:
+            coerced = view._coerce_key(values, view._reader_columns)
+        else:
+            of = "" if width == len(view.plan.key) else f" (its state by {width} of them)"
+            raise ValueError(f"view {view.name!r} is keyed by {len(view.plan.key)} "
+                             f"value(s){of}, got a key of {len(values)}: {key!r}")
         if coerced is None or any(v is None for v in coerced):
             continue
         out[coerced[0] if width == 1 else coerced] = None

@@ -102,6 +102,11 @@ class Storage(ABC):
     def ensure_index(self, schema: TableSchema, columns: tuple[int, ...]) -> None:
         """Make lookups of ``schema`` by ``columns`` fast (an index obligation)."""
 
+    def rows_per_value(self, schema: TableSchema, columns: tuple[int, ...]) -> float | None:
+        """Statistics for the planner: the rows per distinct value of ``columns`` (NULLs
+        left out), or None when not known (no rows, or a store that keeps no statistics)."""
+        return None
+
     @abstractmethod
     def lookup(self, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> tuple[int, list[Row]]:
         """Rows whose ``columns`` hold one of ``keys``, read from one consistent snapshot,

@@ -490,6 +490,21 @@ class SqliteStorage(Storage):
             out[name] = [str(r[2]).lower() for r in info]
         return out
 
+    def rows_per_value(self, schema: TableSchema, columns: tuple[int, ...]) -> float | None:
+        """Counted in one pass (an index's when one covers the columns): tens of
+        milliseconds per million rows, paid once when a view is planned."""
+        if any(schema.columns[i].conversion is not None for i in columns):
+            return None  # rows not converted yet hold no value there
+        names = ", ".join(_quote(schema.columns[i].name) for i in columns)
+        not_null = " AND ".join(f"{_quote(schema.columns[i].name)} IS NOT NULL" for i in columns)
+        table = _quote(schema.name)
+        with self._reader_lock:
+            rows, values = self._read_connection().execute(
+                f"SELECT (SELECT COUNT(*) FROM {table} WHERE {not_null}), "
+                f"(SELECT COUNT(*) FROM (SELECT DISTINCT {names} FROM {table} WHERE {not_null}))"
+            ).fetchone()
+        return None if not values else rows / values
+
     def lookup(self, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> tuple[int, list[Row]]:
         """Rows whose ``columns`` hold one of ``keys`` (scalars for one column, tuples for
         several), and the LSN of the snapshot they were read at. May return extra rows
