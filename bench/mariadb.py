@@ -10,9 +10,11 @@ Used by ``bench.vote_wire``, ``bench.lobsters.run`` and the Lobsters test.
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,42 @@ MARIADB_OPTIONS = [
     "--skip-log-bin", "--innodb-buffer-pool-size=1G", "--innodb-doublewrite=0",
     "--skip-name-resolve", "--skip-grant-tables", "--max-connections=500",
 ]
+
+
+#: Debian packages mysqlclient is built with (libmariadb's headers, pkg-config, a compiler).
+MYSQLCLIENT_BUILD_PACKAGES = ["libmariadb-dev", "pkg-config", "gcc"]
+
+
+def _apt_install(packages: list[str]) -> None:
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run([*sudo, "apt-get", "install", "-y", "--no-install-recommends", *packages],
+                   check=True, env=env)
+
+
+def ensure_mysqlclient(log: Any) -> bool:
+    """mysqlclient (``MySQLdb``: libmariadb's C protocol code, the driver a Rails
+    application's mysql2 is to Ruby) in this interpreter, installed with pip when missing;
+    it has no binary package for Linux, so its build needs are installed with apt first.
+    False if that fails (the caller falls back to PyMySQL and says so)."""
+    try:
+        import MySQLdb  # noqa: F401
+        return True
+    except ImportError:
+        pass
+    log("installing mysqlclient (the load generator's MySQL driver) with pip")
+    try:
+        if not (shutil.which("pkg-config") and shutil.which("gcc")
+                and Path("/usr/include/mariadb/mysql.h").exists()):
+            _apt_install(MYSQLCLIENT_BUILD_PACKAGES)
+        subprocess.run([sys.executable, "-m", "pip", "install", "--disable-pip-version-check",
+                        "-q", "mysqlclient"], check=True)
+        importlib.invalidate_caches()
+        import MySQLdb  # noqa: F401, F811
+        return True
+    except (OSError, subprocess.CalledProcessError, ImportError) as exc:
+        log(f"mysqlclient could not be installed ({exc!r})")
+        return False
 
 
 class MariaDB:
@@ -38,10 +76,7 @@ class MariaDB:
         if shutil.which("mariadbd") and shutil.which("mariadb-install-db"):
             return
         log("installing mariadb-server with apt")
-        sudo = [] if os.geteuid() == 0 else ["sudo"]
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run([*sudo, "apt-get", "install", "-y", "--no-install-recommends",
-                        "mariadb-server"], check=True, env=env)
+        _apt_install(["mariadb-server"])
 
     def start(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)

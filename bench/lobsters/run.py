@@ -20,7 +20,12 @@ bound on outstanding pages per process: a partially open loop). A page's latency
 shows rising latency instead of hidden queueing; pages still waiting when a phase ends
 (plus ``GRACE`` seconds) are counted at the time waited so far (``censored``). Each page
 issues its statements one after the other (:mod:`bench.lobsters.pages`), values spliced
-into the text by PyMySQL as a Rails application's driver would.
+into the text by the driver as a Rails application's mysql2 does. The driver is mysqlclient
+(libmariadb's C protocol code, like mysql2's), installed by a full run when missing
+(``bench.mariadb.ensure_mysqlclient``); PyMySQL where it cannot be had (``--quick`` does not
+install it). The clients share the machine with the server under test, and PyMySQL, pure
+Python, takes nearly twice their CPU per page (1.8 against 1.0 ms measured): the load a
+server sustains then says more about its clients than about it.
 
 The offered load is swept upward per configuration (``--rates``) until the system
 collapses at two loads in a row (p95 over ``COLLAPSE_MS`` or under 80% of the offered
@@ -74,7 +79,7 @@ from bench.lobsters.data import Dataset, Sizes, generate
 from bench.lobsters.pages import run_page
 from bench.lobsters.queries import QuerySet, query_set
 from bench.lobsters.workload import Workload
-from bench.mariadb import MariaDB, process_cpu
+from bench.mariadb import MariaDB, ensure_mysqlclient, process_cpu
 
 PROFILE_ENV = "RIVULET_SERVER_PROFILE"  # rivulet.server.mysql: profile the event loop
 
@@ -137,6 +142,7 @@ class Endpoint:
     database: str
     user: str
     server_pid: int
+    driver: str = "pymysql"  # or "mysqlclient" (module MySQLdb)
 
 
 @dataclass(frozen=True)
@@ -280,9 +286,10 @@ class WireBackend(SqlBackend):
     name in ``timings`` (statements, seconds): where a page's time goes, on any system."""
 
     def __init__(self, queries: QuerySet, connection: Any, *, name: str,
-                 timings: dict[str, list[float]]) -> None:
+                 timings: dict[str, list[float]], driver: str = "pymysql") -> None:
         super().__init__(queries, connection, name=name, mark="%s")
         self.timings = timings
+        self.integrity_error = driver_module(driver).IntegrityError
 
     def _timed(self, name: str, started: float) -> None:
         entry = self.timings.setdefault(name, [0, 0.0])
@@ -297,13 +304,11 @@ class WireBackend(SqlBackend):
             self._timed(name, started)
 
     def write(self, name: str, params: Sequence[Any]) -> int:
-        import pymysql
-
         started = time.perf_counter()
         cur = self.conn.cursor()
         try:
             cur.execute(self._writes[name], tuple(params))
-        except pymysql.err.IntegrityError:
+        except self.integrity_error:
             if name != "insert_ribbon":
                 raise
             return 0
@@ -312,11 +317,17 @@ class WireBackend(SqlBackend):
         return cur.rowcount
 
 
-def connect(endpoint: Endpoint) -> Any:
-    import pymysql
+def driver_module(driver: str) -> Any:
+    """The DB-API module of a client driver name (see the module docstring)."""
+    import importlib
 
-    conn = pymysql.connect(host="127.0.0.1", port=endpoint.port, user=endpoint.user,
-                           database=endpoint.database, autocommit=True)
+    return importlib.import_module("MySQLdb" if driver == "mysqlclient" else "pymysql")
+
+
+def connect(endpoint: Endpoint) -> Any:
+    conn = driver_module(endpoint.driver).connect(
+        host="127.0.0.1", port=endpoint.port, user=endpoint.user, database=endpoint.database,
+        autocommit=True, charset="utf8mb4")
     if endpoint.engine == "mariadb":
         conn.cursor().execute(f"SET SESSION max_statement_time = {STATEMENT_LIMIT_S}")
     return conn
@@ -357,7 +368,7 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
     def worker() -> None:
         try:
             backend = WireBackend(queries, connect(endpoint), name=endpoint.config,
-                                  timings=timings)
+                                  timings=timings, driver=endpoint.driver)
         except Exception as exc:  # noqa: BLE001 - reported, the phase fails
             errors.append(f"connect: {exc!r}")
             return
@@ -549,6 +560,12 @@ def warm(endpoint: Endpoint, dataset: Dataset, args: argparse.Namespace, block: 
     return point
 
 
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
@@ -602,6 +619,7 @@ def summarize(configs: dict[str, dict[str, Any]], args: argparse.Namespace,
             "rows": {t: len(r) for t, r in dataset.tables.items()},
             "rates": list(args.rates), "warmup": args.warmup, "seconds": args.seconds,
             "clients": args.clients, "connections_per_client": args.connections,
+            "client_driver": args.driver,
             "warm_seconds": args.warm_seconds, "warm_up": "closed loop",
             "p95_goal_ms": P95_GOAL_MS, "collapse_ms": COLLAPSE_MS,
             "sustained": "at least 95% of the offered pages done in the phase, p95 sojourn "
@@ -735,6 +753,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--connections", type=int, default=8,
                    help="connections (outstanding pages) per client process")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--driver", choices=("mysqlclient", "pymysql"),
+                   help="the clients' MySQL driver (default: mysqlclient, installed when "
+                        "missing; with --quick, mysqlclient if installed, else PyMySQL)")
     p.add_argument("--merge", action="store_true",
                    help="keep the other configurations of the existing results file (re-run "
                         "some configurations of a full run)")
@@ -762,6 +783,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     log = logger()
     busy_warning(log)
+    if args.driver is None:
+        installed = ensure_mysqlclient(log) if not args.quick else _importable("MySQLdb")
+        args.driver = "mysqlclient" if installed else "pymysql"
     dataset = generate(Sizes.production(args.scale), seed=args.seed)
     log(f"lobsters: scale {args.scale:g}, {dataset.row_count():,} rows generated; "
         f"configurations {', '.join(args.configs)}; loads {args.rates}; {args.clients} client "
@@ -787,7 +811,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if engine == "mariadb":
                 assert mariadb is not None
                 endpoint = Endpoint(config, engine, version, mariadb.port, databases[version],
-                                    "bench", mariadb.pid)
+                                    "bench", mariadb.pid, args.driver)
                 configs[config] = run_config(endpoint, dataset, args, first_block, log)
                 continue
             directory = root / f"rivulet-{version}"
@@ -801,7 +825,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ready = server.wait_ready()
                 log(f"rivulet: {version} ready {ready:.1f} s later (full state loaded)")
                 endpoint = Endpoint(config, engine, version, server.port, "rivulet", "root",
-                                    server.pid)
+                                    server.pid, args.driver)
                 configs[config] = run_config(endpoint, dataset, args, first_block, log)
                 configs[config]["load_seconds"] = loaded
                 configs[config]["ready_seconds"] = ready
