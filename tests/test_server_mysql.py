@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import itertools
 import socket
 import sqlite3
 import struct
@@ -18,6 +19,8 @@ import mysql.connector
 import pymysql
 import pytest
 import sqlalchemy as sa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from oracle import assert_same_answer
 
 import rivulet
@@ -102,6 +105,31 @@ def test_split_turns_literals_into_slots_and_leaves_names_and_comments() -> None
     assert split("SELECT a FROM t WHERE b = 1e3").values == (1000.0,)
     assert not split("SELECT a FROM t WHERE b = X'1f'").exact
     assert split(r"SELECT 'a\nb\0\\\%'").values == ("a\nb\0\\\\%",)
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=st.lists(st.one_of(
+           st.integers(0, 10**20),
+           st.sampled_from(["2.5", "3e2", "1.", "7E-1", "?", "'9'", "-4", "x1", "0x1f"])),
+           min_size=1, max_size=12),
+       seps=st.lists(st.sampled_from([",", ", ", " ,\t", ",\n", " , "]), min_size=12, max_size=12))
+def test_split_of_a_list_gives_a_slot_per_value(items: list[Any], seps: list[str]) -> None:
+    """A list of integers is split in one match (a run of them), and gives exactly the
+    slots, values and template that splitting each number alone gives, whatever is
+    around it (decimals, exponents, names with digits, strings, '?')."""
+    texts = [str(i) for i in items]
+    body = "".join(t + (seps[k] if k < len(texts) - 1 else "") for k, t in enumerate(texts))
+    sql = f"SELECT a FROM t WHERE b IN ({body}) AND c = 5"
+    got = split(sql)
+    alone = [split(f"SELECT {t}") for t in texts]  # one number (or name, string, ?) alone
+    template = "".join(a.template[len("SELECT "):] + (seps[k] if k < len(texts) - 1 else "")
+                       for k, a in enumerate(alone))
+    assert got.template == f"SELECT a FROM t WHERE b IN ({template}) AND c = ?"
+    assert got.values == (*(v for a in alone for v in a.values), 5)
+    assert got.texts == (*(v for a in alone for v in a.texts), "5")
+    assert got.exact == all(a.exact for a in alone)
+    offsets = itertools.accumulate([len(a.values) for a in alone], initial=0)
+    assert got.params == tuple(o + p for a, o in zip(alone, offsets) for p in a.params)
 
 
 def test_literals_in_key_positions_share_one_view(server: ServerThread, db: rivulet.Database) -> None:
