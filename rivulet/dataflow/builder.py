@@ -61,16 +61,16 @@ def in_list_prefix(plan: ir.ViewPlan) -> Columns:
     return plan.key[:-1]
 
 
-def narrowed_keys(plan: ir.ViewPlan) -> list[tuple[int, Columns]]:
+def narrowed_keys(plan: ir.ViewPlan) -> list[Columns]:
     """The keys a partial reader of a view with several scalar equality parameters (``a
     = ? AND b = ?``) could be filled by instead of its whole key: the key without one of
-    its columns, with that column's position. None for other views (an IN view's key is
-    :func:`in_list_prefix`; a range or an implicit group keeps its key)."""
+    its columns. None for other views (an IN view's is :func:`in_list_prefix`; a range or
+    an implicit group keeps its key)."""
     key = plan.key
     if (len(key) < 2 or plan.in_list or plan.range_column is not None
             or plan.implicit_group):
         return []
-    return [(d, key[:d] + key[d + 1:]) for d in range(len(key))]
+    return [key[:d] + key[d + 1:] for d in range(len(key))]
 
 
 def sort_key_function(order: tuple[ir.SortKey, ...], tie_break: int | None = None) -> Callable[[Row], Any]:
@@ -209,7 +209,7 @@ class Builder:
         and later pairs with it are hits. Which of the values repeats is not known at plan
         time; the fewest rows per value bounds what a fill costs."""
         best: tuple[float, Columns] | None = None
-        for _, prefix in narrowed_keys(plan):
+        for prefix in narrowed_keys(plan):
             if keys.routable(plan.root, Demand(prefix, True)) is not None:
                 continue
             source = keys.source_columns(plan.root, prefix)
