@@ -292,6 +292,42 @@ def test_pages_agree_after_a_spark_bootstrap(dataset: Dataset, spark: Any) -> No
         reference.close()
 
 
+def test_pages_agree_through_the_load_generators_client(dataset: Dataset,
+                                                        tmp_path: Path) -> None:
+    """The benchmark's clients (``bench.lobsters.run``: its data load, its connection,
+    the statements' text with ``%s`` values, a read ribbon's duplicate INSERT taken as
+    the application's upsert) against ``rivulet``'s MySQL server show SQLite's pages."""
+    import rivulet
+    from bench.lobsters.run import Endpoint, WireBackend, connect, load_rivulet
+    from rivulet.server.mysql import ServerThread
+
+    queries = query_set("natural")
+    load_rivulet(tmp_path / "db", queries, dataset)
+    reference = sqlite_backend(query_set("baseline"), dataset)
+    db = rivulet.open(tmp_path / "db")
+    server = ServerThread(db, port=0)
+
+    class Wire(WireBackend):
+        def settle(self) -> None:
+            db.settle()
+
+    endpoint = Endpoint("rivulet-natural", "rivulet", "natural", server.port, "rivulet",
+                        "root", 0)
+    backend = Wire(queries, connect(endpoint), name=endpoint.config, timings={})
+    try:
+        requests = Workload(dataset, seed=9, mix=WRITE_HEAVY_MIX).take(120)
+        _replay(requests, reference, [backend])
+        ribbon = next(r for r in requests if r.page == "story")
+        backend.write("insert_ribbon", [ribbon.user, 1, 0])  # (a duplicate: no error)
+        assert backend.write("insert_ribbon", [ribbon.user, 1, 0]) == 0
+        assert set(backend.timings) >= {"story_comments", "touch_ribbon"}
+    finally:
+        backend.close()
+        server.stop()
+        db.close()
+        reference.close()
+
+
 @pytest.mark.slow
 def test_the_same_statements_run_on_mariadb(dataset: Dataset, tmp_path: Path) -> None:
     """The benchmark sends these statements to MariaDB too: the same text must run there
