@@ -131,7 +131,7 @@ class Database:
         self.graph.base_lookup = self._base_lookup
         self.graph.lsn = self.storage.lsn
         self.builder = PlanRecordingBuilder(self.graph, self._ensure_index, reuse=reuse,
-                                            rows_per_value=self._rows_per_value)
+                                            value_counts=self._value_counts)
         #: Deltas of committed batches the graph has not applied yet, by LSN.
         self._unapplied = UnappliedBatches()
         #: Test hooks: name -> callable, run at named points (see ``_hook``).
@@ -240,14 +240,14 @@ class Database:
     def _ensure_index(self, table: str, columns: tuple[int, ...]) -> None:
         self.storage.ensure_index(self.catalog.require_table(table), columns)
 
-    def _rows_per_value(self, table: str, names: tuple[str, ...]) -> float | None:
-        """The planner's statistics (``Storage.rows_per_value``), by column names."""
+    def _value_counts(self, table: str, names: tuple[str, ...]) -> tuple[int, int] | None:
+        """The planner's statistics (``Storage.value_counts``), by column names."""
         schema = self.catalog.require_table(table)
         positions = {c.name.lower(): i for i, c in enumerate(schema.columns)}
         columns = tuple(positions.get(n.lower(), -1) for n in names)
         if -1 in columns:
             return None  # planned on an older version of the table
-        return self.storage.rows_per_value(schema, columns)
+        return self.storage.value_counts(schema, columns)
 
     # ..................................................................... upqueries
 

@@ -982,12 +982,14 @@ def test_in_list_after_an_equality_is_filled_by_the_equality(name: str) -> None:
 @pytest.mark.parametrize("name, listed", [("UserStoryVotes", 0), ("AuthorComments", 1)])
 def test_two_equalities_are_filled_by_the_value_with_fewest_rows(name: str, listed: int) -> None:
     """``user_id = ? AND story_id = ?`` made over existing rows: the reader is keyed by
-    the column whose base table has the fewest rows per value (a story has fewer votes
-    than a user here, and a story fewer comments than an author), so reads of other pairs
-    with a held value hit; writes reach the held rows; eviction drops the value."""
+    the column whose base table has few rows per value while the other column has many
+    values (here a story, by 40 users; a user's 10 stories are too few to leave out),
+    so reads of other pairs with a held value hit; writes reach the held rows; eviction
+    drops the value."""
     with make_pair(views=[]) as pair:
-        pair.insert_many("votes", [(u, s) for u in USERS for s in STORIES if (u + s) % 3])
-        pair.insert_many("comments", [(100 + i, i % 3, i % 2, f"x{i}", i) for i in range(12)])
+        pair.insert_many("users", [(u, f"user{u}") for u in range(len(USERS), 40)])
+        pair.insert_many("votes", [(u, s) for u in range(40) for s in STORIES if (u + s) % 3])
+        pair.insert_many("comments", [(100 + i, i % 6, i % 40, f"x{i}", i) for i in range(120)])
         pair.settle()
         pair.create_view(name, EXTRA[name])
         db = pair.db
@@ -1022,8 +1024,9 @@ def test_two_equalities_are_filled_by_the_value_with_fewest_rows(name: str, list
 
 
 def test_two_equalities_keep_their_whole_key_without_statistics(tmp_path: Any) -> None:
-    """Made over an empty table (nothing to count), or over values with many rows each,
-    a reader of two equalities is keyed by both."""
+    """Made over an empty table (nothing to count), over values with many rows each, or
+    where the other column has few values (a flag), a reader of two equalities is keyed
+    by both."""
     sql = "SELECT a, b FROM t WHERE a = ? AND b = ?"
     with rivulet.open(tmp_path / "db") as db:
         db.execute("CREATE TABLE t (a INT NOT NULL, b INT NOT NULL)")
@@ -1031,10 +1034,15 @@ def test_two_equalities_keep_their_whole_key_without_statistics(tmp_path: Any) -
         db.table("t").insert_many([(i % 3, i % 5) for i in range(600)])  # 120+ per value
         db.settle()
         db.execute(f"CREATE VIEW crowded AS {sql}")
-        for name in ("empty", "crowded"):
+        db.execute("CREATE TABLE f (id INT NOT NULL, flag INT NOT NULL)")
+        db.table("f").insert_many([(i // 2, i % 2) for i in range(600)])  # 2 per id, 2 flags
+        db.settle()
+        db.execute("CREATE VIEW flagged AS SELECT id, flag FROM f WHERE id = ? AND flag = ?")
+        for name in ("empty", "crowded", "flagged"):
             b = db._built[name]
             assert b.listed is None and b.state.key_columns == b.plan.key, name
-            assert db.view(name).lookup(1, 1) == [(1, 1)] * 40
+        assert db.view("crowded").lookup(1, 1) == [(1, 1)] * 40
+        assert db.view("flagged").lookup(7, 1) == [(7, 1)]
 
 
 @pytest.mark.parametrize("policy", ["lru", "random"])

@@ -160,6 +160,8 @@ def test_a_pair_view_keyed_by_one_value_is_checked_on_all_held_rows(
     value): verify compares every row held under a story, whichever users a read asked
     for, and reports a wrong one under the story."""
     with make_db(tmp_path / "data") as db:
+        db.table("votes").insert_many([(1000 + i, i % 40, 20 + i % 17) for i in range(200)])
+        db.settle()  # (30 users: enough values to leave the user out of the key)
         db.execute("CREATE VIEW user_story AS SELECT id FROM votes WHERE user_id = ? AND story = ?")
         built = db._built["user_story"]
         assert built.listed == 0 and built.state.key_columns == built.plan.key[1:]

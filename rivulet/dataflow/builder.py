@@ -40,8 +40,10 @@ STATEFUL = (ir.Aggregate, ir.TopK, ir.Distinct)
 #: Rows a full top-k keeps beyond its k at least, so that deletes seldom empty its prefix.
 TOPK_SLACK = 16
 #: A reader of ``a = ? AND b = ?`` is keyed by ``a`` alone when ``a``'s base table has at
-#: most this many rows per value of it on average (:meth:`Builder._narrowed`).
+#: most this many rows per value of it on average, and ``b`` at least
+#: :data:`NARROW_MIN_VALUES` distinct values (:meth:`Builder._narrowed`).
 NARROW_ROWS_LIMIT = 32.0
+NARROW_MIN_VALUES = 16
 
 
 def in_list_prefix(plan: ir.ViewPlan) -> Columns:
@@ -130,8 +132,8 @@ class _Build:
 class Builder:
     def __init__(self, graph: Graph, ensure_index: Callable[[str, Columns], None] | None = None,
                  *, reuse: bool = True,
-                 rows_per_value: Callable[[str, tuple[str, ...]], float | None] | None = None
-                 ) -> None:
+                 value_counts: Callable[[str, tuple[str, ...]], tuple[int, int] | None]
+                 | None = None) -> None:
         self.graph = graph
         #: Whether a view reuses the operators (and state) other views already built; off
         #: only to measure what sharing saves.
@@ -139,9 +141,9 @@ class Builder:
         self.signatures: dict[tuple, NodeId] = {}
         #: Creates a storage index on a base table's columns (upqueries look rows up by them).
         self.ensure_index = ensure_index or (lambda table, columns: None)
-        #: Statistics: the rows a base table has per distinct value of some of its columns
-        #: (None: not known, as for an empty table).
-        self.rows_per_value = rows_per_value or (lambda table, columns: None)
+        #: Statistics: a base table's rows with values in some of its columns, and the
+        #: distinct values there (None: not known, as for an empty table).
+        self.value_counts = value_counts or (lambda table, columns: None)
 
     def build_view(self, plan: ir.ViewPlan) -> BuiltView:
         plan = push_filters(plan)  # each condition as close to its tables as it can go
@@ -199,29 +201,43 @@ class Builder:
 
     def _narrowed(self, plan: ir.ViewPlan) -> Demand | None:
         """The demand of a reader of ``a = ? AND b = ?`` keyed by ``a`` alone, when the
-        statistics say ``a`` has few rows (:data:`NARROW_ROWS_LIMIT` per value at most),
-        by the column with the fewest.
+        statistics say ``a`` has few rows (:data:`NARROW_ROWS_LIMIT` per value at most)
+        and ``b`` many values (:data:`NARROW_MIN_VALUES` at least); by the ``a`` with the
+        fewest rows.
 
         Keyed by both, a reader holds one entry per pair. When the pairs an application
         reads rarely repeat while one of the values does ("this user's votes on this
         story's comments": a user reads many stories, a story is read by many users),
         nearly every read misses. Keyed by one of them, a fill reads that value's few rows
         and later pairs with it are hits. Which of the values repeats is not known at plan
-        time; the fewest rows per value bounds what a fill costs."""
+        time; the fewest rows per value bounds what a fill costs. A ``b`` of few values (a
+        flag, ``is_deleted = 0``) makes few pairs: left in the key, it costs no misses,
+        while a read of a narrowed reader filters and orders its rows every time."""
         best: tuple[float, Columns] | None = None
         for prefix in narrowed_keys(plan):
             if keys.routable(plan.root, Demand(prefix, True)) is not None:
                 continue
-            source = keys.source_columns(plan.root, prefix)
-            if source is None:
+            rest = tuple(c for c in plan.key if c not in prefix)
+            if not rest:
+                continue  # (the same column twice)
+            kept, dropped = self._counts(plan, prefix), self._counts(plan, rest)
+            if kept is None or dropped is None or dropped[1] < NARROW_MIN_VALUES:
                 continue
-            scan, columns = source
-            rows = self.rows_per_value(scan.table, tuple(scan.columns[c].name for c in columns))
-            if rows is not None and rows <= NARROW_ROWS_LIMIT and (best is None or rows < best[0]):
+            rows = kept[0] / kept[1]
+            if rows <= NARROW_ROWS_LIMIT and (best is None or rows < best[0]):
                 best = (rows, prefix)
         if best is None:
             return None
         return Demand(best[1], True)
+
+    def _counts(self, plan: ir.ViewPlan, columns: Columns) -> tuple[int, int] | None:
+        """:attr:`value_counts` of the base table columns that upqueries on ``columns``
+        of the view's root look up."""
+        source = keys.source_columns(plan.root, columns)
+        if source is None:
+            return None
+        scan, traced = source
+        return self.value_counts(scan.table, tuple(scan.columns[c].name for c in traced))
 
     def _default_rows(self, plan: ir.ViewPlan, build: _Build) -> Callable[[Any, bool], list[Row]] | None:
         if not plan.implicit_group:

@@ -102,9 +102,10 @@ class Storage(ABC):
     def ensure_index(self, schema: TableSchema, columns: tuple[int, ...]) -> None:
         """Make lookups of ``schema`` by ``columns`` fast (an index obligation)."""
 
-    def rows_per_value(self, schema: TableSchema, columns: tuple[int, ...]) -> float | None:
-        """Statistics for the planner: the rows per distinct value of ``columns`` (NULLs
-        left out), or None when not known (no rows, or a store that keeps no statistics)."""
+    def value_counts(self, schema: TableSchema, columns: tuple[int, ...]) -> tuple[int, int] | None:
+        """Statistics for the planner: the rows with a value in every one of ``columns``
+        and the distinct values they hold there, or None when not known (no such rows,
+        or a store that keeps no statistics)."""
         return None
 
     @abstractmethod
