@@ -9,9 +9,10 @@ test is loaded with it before its sweep:
   (``insert_many``, embedded), then ``rivulet serve`` runs it as a subprocess and the
   clients speak the MySQL protocol to it; the reads' text becomes views on first use.
 * MariaDB (Debian package, :class:`bench.mariadb.MariaDB`: loopback, data in tmpfs, the
-  thread pool, no log flush at commit), one database per version, with the secondary
-  indexes the Lobsters application has (:data:`MARIADB_INDEXES`); the natural version's
-  internal views are MariaDB views, computed at every read.
+  thread pool, no log flush at commit), a server of its own per configuration, started,
+  loaded and stopped around its sweep as rivulet's are, with the secondary indexes the
+  Lobsters application has (:data:`MARIADB_INDEXES`); the natural version's internal
+  views are MariaDB views, computed at every read.
 
 Load: several client processes (``--clients``), each with a Poisson arrival schedule at its
 share of the offered page rate and a bounded number of connections (``--connections``, the
@@ -793,26 +794,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
     root = Path(tempfile.mkdtemp(prefix="rivulet-lobsters-", dir=shm))
     configs: dict[str, dict[str, Any]] = {}
-    mariadb: MariaDB | None = None
     try:
-        databases: dict[str, str] = {}
         if any(c.startswith("mariadb") for c in args.configs):
             MariaDB.ensure_installed(log)
-            mariadb = MariaDB(root / "mariadb", args.mariadb_port)
-            mariadb.start()
-            for version in ("baseline", "natural"):
-                if f"mariadb-{version}" in args.configs:
-                    t0 = time.perf_counter()
-                    databases[version] = load_mariadb(mariadb, query_set(version), dataset)
-                    log(f"mariadb: {version} loaded in {time.perf_counter() - t0:.1f} s")
         for block, config in enumerate(args.configs):
             engine, version = config.split("-")
             first_block = 1 + block * args.clients * (len(args.rates) + 1)  # one per client and phase
             if engine == "mariadb":
-                assert mariadb is not None
-                endpoint = Endpoint(config, engine, version, mariadb.port, databases[version],
-                                    "bench", mariadb.pid, args.driver)
-                configs[config] = run_config(endpoint, dataset, args, first_block, log)
+                configs[config] = run_mariadb(config, version, dataset, args, root, first_block,
+                                              log)
                 continue
             directory = root / f"rivulet-{version}"
             t0 = time.perf_counter()
@@ -835,8 +825,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 configs[config]["profile"] = profile_summary(profile)
                 log(f"[{config}] event loop profiled: {profile_text(configs[config]['profile'])}")
     finally:
-        if mariadb is not None:
-            mariadb.stop()
         shutil.rmtree(root, ignore_errors=True)
     if args.merge:
         previous = json.loads(results_path(NAME, args.quick).read_text())["configurations"]
@@ -849,6 +837,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     png = plot(results, results_path(name, args.quick, "png"))
     log(f"results: {path}" + (f", {png}" if png else ""))
     return 0
+
+
+def run_mariadb(config: str, version: str, dataset: Dataset, args: argparse.Namespace,
+                root: Path, block: int, log: Any) -> dict[str, Any]:
+    """One MariaDB configuration on a server of its own, started for it and stopped after
+    (as each ``rivulet serve`` is): no other database's load (InnoDB flushing and purging
+    a million rows just written) or buffer pool shares the machine with its sweep."""
+    mariadb = MariaDB(root / f"mariadb-{version}", args.mariadb_port)
+    mariadb.start()
+    try:
+        t0 = time.perf_counter()
+        database = load_mariadb(mariadb, query_set(version), dataset)
+        log(f"mariadb: {version} loaded in {time.perf_counter() - t0:.1f} s")
+        endpoint = Endpoint(config, "mariadb", version, mariadb.port, database, "bench",
+                            mariadb.pid, args.driver)
+        return run_config(endpoint, dataset, args, block, log)
+    finally:
+        mariadb.stop()  # (its data directory removed)
 
 
 def run_config(endpoint: Endpoint, dataset: Dataset, args: argparse.Namespace, block: int,
