@@ -214,13 +214,17 @@ class Builder:
         flag, ``is_deleted = 0``) makes few pairs: left in the key, it costs no misses,
         while a read of a narrowed reader filters and orders its rows every time."""
         best: tuple[float, Columns] | None = None
+        counted: dict[Columns, tuple[int, int] | None] = {}  # (a pair's columns count twice)
         for prefix in narrowed_keys(plan):
             if keys.routable(plan.root, Demand(prefix, True)) is not None:
                 continue
             rest = tuple(c for c in plan.key if c not in prefix)
             if not rest:
                 continue  # (the same column twice)
-            kept, dropped = self._counts(plan, prefix), self._counts(plan, rest)
+            for columns in (prefix, rest):
+                if columns not in counted:
+                    counted[columns] = self._counts(plan, columns)
+            kept, dropped = counted[prefix], counted[rest]
             if kept is None or dropped is None or dropped[1] < NARROW_MIN_VALUES:
                 continue
             rows = kept[0] / kept[1]
