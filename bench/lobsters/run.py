@@ -279,7 +279,7 @@ def load_mariadb(server: MariaDB, queries: QuerySet, dataset: Dataset) -> str:
 
 
 class WireBackend(SqlBackend):
-    """A page's statements over one PyMySQL connection in autocommit mode.
+    """A page's statements over one connection (:func:`connect`) in autocommit mode.
 
     A read ribbon that another client process created between this page's UPDATE and its
     INSERT is a duplicate key: the application's upsert would have updated it, so the
