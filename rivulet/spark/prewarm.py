@@ -128,7 +128,7 @@ def spark_plan(db: Database, built: BuiltView) -> tuple[str, Any] | None:
     fills anything between them). The reader's keys are the aggregate's partial keys by
     the same values (``Graph.add_dependent``)."""
     if built.keyed_by_prefix:
-        return None  # an IN view keyed by its equality values: Spark fills by plan keys
+        return None  # a reader keyed by part of the key (BuiltView.listed): filled in-process
     graph = db.graph
     partial_ops = [n for n in built.nodes if n in graph.nodes and n != built.reader_node
                    and graph.nodes[n].op.stateful and graph.nodes[n].op.partial]

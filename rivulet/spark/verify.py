@@ -231,7 +231,7 @@ def _check_view(view: View, tables: dict[str, DataFrame], engine: dict[Any, list
     partial = view.partial
     if isinstance(view._state, RangeReader):  # noqa: SLF001
         spark_rows = _range_rows(plan, tables, None if not partial else list(engine))
-    elif view._built.keyed_by_prefix:  # noqa: SLF001 (an IN view's reader)
+    elif view._built.keyed_by_prefix:  # noqa: SLF001 (a reader keyed by part of the key)
         spark_rows = _held_rows(plan, view._state.key_columns, tables, list(engine))  # noqa: SLF001
     elif plan.implicit_group and partial:
         spark_rows = _lookups(plan, tables, list(engine))
@@ -330,8 +330,9 @@ def _range_rows(plan: ir.ViewPlan, tables: dict[str, DataFrame],
 
 def _held_rows(plan: ir.ViewPlan, key: tuple[int, ...], tables: dict[str, DataFrame],
                keys: list[Any]) -> dict[Any, list[Row]]:
-    """The root rows (all columns) under each of ``keys`` on ``key``: what the reader of
-    an IN view keyed by its equality values alone holds under them."""
+    """The root rows (all columns) under each of ``keys`` on ``key``: what a reader keyed
+    by part of its view's key (an IN view's equality values, ``BuiltView.listed``) holds
+    under them."""
     root = _restricted(plan, compile_plan(plan.root, tables), keys, key)
     if root is None:
         return {}
