@@ -27,7 +27,6 @@ a batch also finds its deltas.
 from __future__ import annotations
 
 import collections
-import gc
 import hashlib
 import itertools
 import logging
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from sqlglot import exp
 
+from rivulet import collector
 from rivulet.config import parse_size
 from rivulet.dataflow.builder import Builder, BuiltView
 from rivulet.dataflow.compile import bound_predicate, value_function
@@ -113,6 +113,7 @@ class Database:
         background_migration: bool = True,
         limits: Limits | None = None,
     ) -> None:
+        self._tune_gc = tune_gc
         if tune_gc:
             tune_garbage_collector()
         self.path = Path(path)
@@ -1135,6 +1136,8 @@ class Database:
         if self._background is not None:
             self._background.put(None)
         self.storage.close()
+        if self._tune_gc and collector.full_collection_due():
+            collector.collect_all()  # databases closed before this one become garbage
 
     def _save_hot_keys(self) -> None:
         if not self._prewarm_on_open:
@@ -1182,17 +1185,11 @@ def _disk_hint(exc: BaseException, path: Path) -> str:
 #: table's secondary indexes at the end instead of updating them row by row.
 BULK_INDEX_ROWS = 100_000
 
-#: Generation-0 threshold of CPython's cyclic garbage collector while rivulet runs.
-GC_THRESHOLD = (100_000, 50, 100)
-
-
 def tune_garbage_collector() -> None:
-    """Collect cycles less often: the dataflow allocates millions of short-lived tuples and
-    dicts that never form cycles, and with the default thresholds (700, 10, 10) collection
-    took a quarter of the write path's time at a million rows of state. Process-wide;
-    pass ``tune_gc=False`` to :func:`rivulet.open` to keep the interpreter's settings."""
-    if gc.get_threshold()[0] < GC_THRESHOLD[0]:
-        gc.set_threshold(*GC_THRESHOLD)
+    """Keep the cyclic collector's pauses short over millions of objects of state (see
+    :mod:`rivulet.collector`). Process-wide; pass ``tune_gc=False`` to
+    :func:`rivulet.open` to keep the interpreter's settings."""
+    collector.install()
 
 
 class Table:
