@@ -98,8 +98,8 @@ def open(  # noqa: A001
     would cost memory. ``"kept"`` keeps those too (evicted like any partial state under
     ``memory_limit``): repeated misses and writes then skip storage, for more memory.
 
-    ``tune_gc`` raises CPython's garbage-collection thresholds process-wide (see
-    :func:`rivulet.database.tune_garbage_collector`).
+    ``tune_gc`` sets a garbage-collector policy for the process that keeps collection
+    pauses short over a large heap of state (see :mod:`rivulet.collector`).
 
     Full state over at least ``spark_bootstrap_rows`` base-table rows is computed on Spark
     when a view is created and at open (``None``: never; ``0``: always), through a
