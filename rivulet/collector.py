@@ -59,9 +59,10 @@ class _Freezer:
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "stop" and info["generation"] >= 1:
-            before = gc.get_freeze_count()
+            # After a middle collection the survivors are all in the oldest generation:
+            # count them there (get_freeze_count walks the whole frozen heap).
+            self.since_full += len(gc.get_objects(2))
             gc.freeze()
-            self.since_full += gc.get_freeze_count() - before
 
     def __repr__(self) -> str:
         return "rivulet.collector.freezer"
