@@ -10,6 +10,7 @@ PyMySQL is the same class with ``mark="%s"`` and a connection made by the caller
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import tempfile
 from abc import ABC, abstractmethod
@@ -60,7 +61,8 @@ class RivuletBackend(Backend):
                  **open_args: Any) -> None:
         self.queries = queries
         self.name = f"rivulet-{queries.version}"
-        self.db = rivulet.open(path or tempfile.mkdtemp(prefix="lobsters-"), **open_args)
+        self._scratch = None if path else tempfile.mkdtemp(prefix="lobsters-")  # removed at close
+        self.db = rivulet.open(path or self._scratch, **open_args)
         self.db.execute_script(queries.schema_sql)
         for table in dataset.tables:
             rows = dataset.rows(table, queries.version)
@@ -97,6 +99,8 @@ class RivuletBackend(Backend):
 
     def close(self) -> None:
         self.db.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
 
 
 class SqlBackend(Backend):
