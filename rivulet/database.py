@@ -330,10 +330,7 @@ class Database:
             missing = state.missing(keys)
             if missing:
                 self.graph.nodes[built.reader_node].counters["misses"] += len(missing)
-                # One storage snapshot for all the upquery's base lookups, unless a lazy
-                # copy may write rows it then reads (an open snapshot would not see them).
-                with nullcontext() if self._lazy.copies else self.storage.read_snapshot():
-                    rows = self.graph.upquery(built.root, state.key_columns, missing)
+                rows = self.graph.upquery(built.root, state.key_columns, missing)
                 state.fill(missing, rows)
             if read is not None:
                 answers = read()

@@ -9,7 +9,7 @@ updates and deletes name rows by identity.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -112,13 +112,6 @@ class Storage(ABC):
     def lookup(self, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> tuple[int, list[Row]]:
         """Rows whose ``columns`` hold one of ``keys``, read from one consistent snapshot,
         and the LSN of that snapshot. Callable from another thread while writes commit."""
-
-    @contextmanager
-    def read_snapshot(self) -> Iterator[None]:
-        """The calling thread's lookups inside share one snapshot (an upquery's many base
-        lookups then read one point in time, and pay for opening it once). By default,
-        each lookup opens its own."""
-        yield
 
     @abstractmethod
     def ensure_unique(self, schema: TableSchema) -> None:

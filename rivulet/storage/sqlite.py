@@ -15,8 +15,7 @@ SQLite index costs insert throughput.
 
 Upqueries read on a second connection (:meth:`lookup`), in a read transaction that also
 reads the last LSN: in WAL mode both see one snapshot, so the engine knows exactly which
-writes the rows include, while the writer goes on committing. All the base lookups of one
-upquery share one such transaction (:meth:`read_snapshot`).
+writes the rows include, while the writer goes on committing.
 """
 
 from __future__ import annotations
@@ -117,7 +116,6 @@ class SqliteStorage(Storage):
         self._auto_increment: dict[str, int] = {}  # by table: the largest number handed out
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
-        self._snapshot: tuple[int, int] | None = None  # (thread, LSN) of read_snapshot
 
     # ..................................................................... transactions
 
@@ -507,61 +505,37 @@ class SqliteStorage(Storage):
             ).fetchone()
         return (rows, values) if values else None
 
-    @contextmanager
-    def read_snapshot(self) -> Iterator[None]:
-        """One read transaction for the calling thread's lookups inside, its LSN read once:
-        an upquery's base lookups (dozens on a cold join) cost one BEGIN, one MAX(lsn) and
-        one COMMIT instead of one each, and hand the GIL back and forth less. Other
-        threads' lookups wait, as they wait for one another's."""
-        with self._reader_lock:
-            conn = self._read_connection()
-            conn.execute("BEGIN")
-            try:
-                self._snapshot = (threading.get_ident(), self._snapshot_lsn(conn))
-                yield
-            finally:
-                self._snapshot = None
-                conn.execute("COMMIT")
-
     def lookup(self, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> tuple[int, list[Row]]:
         """Rows whose ``columns`` hold one of ``keys`` (scalars for one column, tuples for
         several), and the LSN of the snapshot they were read at. May return extra rows
         where SQLite's comparison is looser than Python's: callers filter by key."""
-        snapshot = self._snapshot
-        if snapshot is not None and snapshot[0] == threading.get_ident():
-            return snapshot[1], self._read_rows(self._read_connection(), schema, columns, keys)
-        with self._reader_lock:
-            conn = self._read_connection()
-            conn.execute("BEGIN")
-            try:
-                return self._snapshot_lsn(conn), self._read_rows(conn, schema, columns, keys)
-            finally:
-                conn.execute("COMMIT")
-
-    @staticmethod
-    def _snapshot_lsn(conn: sqlite3.Connection) -> int:
-        return conn.execute("SELECT MAX(lsn) FROM _rivulet_log").fetchone()[0] or 0
-
-    def _read_rows(self, conn: sqlite3.Connection, schema: TableSchema, columns: tuple[int, ...],
-                   keys: list[Any]) -> list[Row]:
-        """:meth:`lookup`'s rows, inside the read transaction open on ``conn``."""
         sql = self._sql(schema)
+        names = sql.selected
         target = [_quote(schema.columns[i].name) for i in columns]
         to_db = [_TO_DB.get(schema.columns[i].kind) for i in columns]
         # Distinct keys: a key given twice must not return its rows twice (see _lookup_sql).
         values = list(dict.fromkeys(_key_to_db(k, to_db, len(columns)) for k in keys))
-        rows: list = []
-        for start in range(0, len(values), LOOKUP_CHUNK):
-            chunk = values[start:start + LOOKUP_CHUNK]
-            rows.extend(conn.execute(
-                _lookup_sql(schema.name, sql.selected, target, len(columns), len(chunk)),
-                [v for key in chunk for v in key],
-            ).fetchall())
-        if any(schema.columns[i].conversion is not None for i in columns):
-            # Rows not converted yet have no value in the column's new storage: they are
-            # read too, and the caller keeps those under its keys.
-            rows.extend(conn.execute(sql.unconverted).fetchall())
-        return rows if sql.from_db is None else [sql.from_db(r) for r in rows]
+        with self._reader_lock:
+            conn = self._read_connection()
+            conn.execute("BEGIN")
+            try:
+                lsn = conn.execute("SELECT MAX(lsn) FROM _rivulet_log").fetchone()[0] or 0
+                rows: list = []
+                for start in range(0, len(values), LOOKUP_CHUNK):
+                    chunk = values[start:start + LOOKUP_CHUNK]
+                    rows.extend(conn.execute(
+                        _lookup_sql(schema.name, names, target, len(columns), len(chunk)),
+                        [v for key in chunk for v in key],
+                    ).fetchall())
+                if any(schema.columns[i].conversion is not None for i in columns):
+                    # Rows not converted yet have no value in the column's new storage:
+                    # they are read too, and the caller keeps those under its keys.
+                    rows.extend(conn.execute(sql.unconverted).fetchall())
+            finally:
+                conn.execute("COMMIT")
+        if sql.from_db is not None:
+            rows = [sql.from_db(r) for r in rows]
+        return lsn, rows
 
     @contextmanager
     def snapshot_scan(self, schema: TableSchema) -> Iterator[tuple[int, Iterator[Row]]]:
