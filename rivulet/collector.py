@@ -119,7 +119,6 @@ class _IdleCollector(threading.Thread):
 
     def __init__(self) -> None:
         super().__init__(name="rivulet-collector", daemon=True)
-        self.collections = 0
 
     def run(self) -> None:
         cpu = time.process_time()
@@ -128,6 +127,5 @@ class _IdleCollector(threading.Thread):
             now = time.process_time()
             if now - cpu <= IDLE_SHARE * IDLE_SECONDS and full_collection_due():
                 collect_all()
-                self.collections += 1
                 now = time.process_time()
             cpu = now
