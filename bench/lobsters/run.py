@@ -3,16 +3,15 @@ offered load for MariaDB and rivulet, each with the baseline and the natural que
 
 Data: :func:`bench.lobsters.data.generate` at production scale (9,200 users, 40,000 stories,
 120,000 comments, ~640,000 votes; ``--scale 10`` for ten times that). Each system under
-test is loaded with it before its sweep:
+test is loaded with it, into a server of its own, before the sweeps begin:
 
 * rivulet: the program and rows are bulk-loaded into a data directory in tmpfs
   (``insert_many``, embedded), then ``rivulet serve`` runs it as a subprocess and the
   clients speak the MySQL protocol to it; the reads' text becomes views on first use.
 * MariaDB (Debian package, :class:`bench.mariadb.MariaDB`: loopback, data in tmpfs, the
-  thread pool, no log flush at commit), a server of its own per configuration, started,
-  loaded and stopped around its sweep as rivulet's are, with the secondary indexes the
-  Lobsters application has (:data:`MARIADB_INDEXES`); the natural version's internal
-  views are MariaDB views, computed at every read.
+  thread pool, no log flush at commit), a server of its own per configuration, with the
+  secondary indexes the Lobsters application has (:data:`MARIADB_INDEXES`); the natural
+  version's internal views are MariaDB views, computed at every read.
 
 Load: several client processes (``--clients``), each with a Poisson arrival schedule at its
 share of the offered page rate and a bounded number of connections (``--connections``, the
@@ -28,10 +27,15 @@ install it). The clients share the machine with the server under test, and PyMyS
 Python, takes nearly twice their CPU per page (1.8 against 1.0 ms measured): the load a
 server sustains then says more about its clients than about it.
 
-The offered load is swept upward per configuration (``--rates``) until the system
-collapses at two loads in a row (p95 over ``COLLAPSE_MS`` or under 80% of the offered
-pages done). Before its sweep, each configuration is warmed up by a closed loop (every
-connection runs pages back to back for ``--warm-seconds``). A load is
+The offered load is swept upward (``--rates``) until a configuration collapses at two
+loads in a row (p95 over ``COLLAPSE_MS`` or under 80% of the offered pages done). The
+configurations' servers are up together, idle but for the one under load, and each load
+is run on each of them in turn, in alternating order: the machine's speed drifts (the same
+bulk load took 18 to 46 s within half an hour), and configurations compared at one load
+then meet it in the same minute. MariaDB with the natural queries comes last, alone: its
+statements run on for their 10 s limit after a phase ends. Before the sweeps, each
+configuration is warmed up by a closed loop (every connection runs pages back to back for
+``--warm-seconds``). A load is
 *sustained* when at least 95% of its pages complete in the phase with p95 at most
 ``P95_GOAL_MS`` (100 ms) and no errors. Target: ``natural_vs_mariadb_baseline_ratio``, the
 highest load rivulet sustains with the natural queries over MariaDB's with the baseline
@@ -45,6 +49,7 @@ MariaDB baseline, three loads).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import multiprocessing as mp
@@ -525,24 +530,31 @@ def summarize_phase(phase: Phase, parts: list[dict[str, Any]],
     return point
 
 
-def sweep(endpoint: Endpoint, dataset: Dataset, args: argparse.Namespace, block: int,
-          log: Any) -> list[dict[str, Any]]:
-    """The offered loads in order, until two in a row collapse the system (one could be
-    a hiccup of a shared machine)."""
-    points = []
+def sweep(endpoints: dict[str, Endpoint], blocks: dict[str, int], dataset: Dataset,
+          args: argparse.Namespace, log: Any) -> dict[str, list[dict[str, Any]]]:
+    """The offered loads in order, each run on every configuration in turn (in reverse
+    order every other load), until two loads in a row collapse a configuration (one could
+    be a hiccup of a shared machine): configurations compared at one load meet the machine
+    in the same minute, where sweeping one after the other would give each its own
+    (this machine's speed drifts by 2x within half an hour)."""
+    points: dict[str, list[dict[str, Any]]] = {config: [] for config in endpoints}
+    order = list(endpoints)
     for n, rate in enumerate(args.rates):
-        phase = Phase(rate=rate, warmup=args.warmup, seconds=args.seconds,
-                      clients=args.clients, connections=args.connections,
-                      seed=args.seed + 1000 * block + n, block=block + n * args.clients)
-        point = run_phase(endpoint, phase, dataset)
-        points.append(point)
-        log(f"[{endpoint.config}] offered {rate:g}/s: done {point['achieved_rate']:.1f}/s, "
-            f"p50 {_ms(point['p50_ms'])}, p95 {_ms(point['p95_ms'])} ms, "
-            f"{point['censored']} unstarted, {point['failed']} failed; server "
-            f"{point['server_cores']:.2f} cores, clients {point['clients_cores']:.2f}"
-            + (f"; errors {point['errors'][:2]}" if point["errors"] else ""))
-        if len(points) >= 2 and points[-1]["collapsed"] and points[-2]["collapsed"]:
-            break
+        for config in order if n % 2 == 0 else order[::-1]:
+            done = points[config]
+            if len(done) >= 2 and done[-1]["collapsed"] and done[-2]["collapsed"]:
+                continue
+            block = blocks[config] + args.clients
+            phase = Phase(rate=rate, warmup=args.warmup, seconds=args.seconds,
+                          clients=args.clients, connections=args.connections,
+                          seed=args.seed + 1000 * block + n, block=block + n * args.clients)
+            point = run_phase(endpoints[config], phase, dataset)
+            done.append(point)
+            log(f"[{config}] offered {rate:g}/s: done {point['achieved_rate']:.1f}/s, "
+                f"p50 {_ms(point['p50_ms'])}, p95 {_ms(point['p95_ms'])} ms, "
+                f"{point['censored']} unstarted, {point['failed']} failed; server "
+                f"{point['server_cores']:.2f} cores, clients {point['clients_cores']:.2f}"
+                + (f"; errors {point['errors'][:2]}" if point["errors"] else ""))
     return points
 
 
@@ -794,38 +806,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
     root = Path(tempfile.mkdtemp(prefix="rivulet-lobsters-", dir=shm))
     configs: dict[str, dict[str, Any]] = {}
+    blocks = {config: 1 + n * args.clients * (len(args.rates) + 1)  # one per client and phase
+              for n, config in enumerate(args.configs)}
+    together = [c for c in args.configs if c != "mariadb-natural"]
     try:
         if any(c.startswith("mariadb") for c in args.configs):
             MariaDB.ensure_installed(log)
-        for block, config in enumerate(args.configs):
-            engine, version = config.split("-")
-            first_block = 1 + block * args.clients * (len(args.rates) + 1)  # one per client and phase
-            if engine == "mariadb":
-                configs[config] = run_mariadb(config, version, dataset, args, root, first_block,
-                                              log)
-                continue
-            directory = root / f"rivulet-{version}"
-            t0 = time.perf_counter()
-            load_rivulet(directory, query_set(version), dataset)
-            loaded = time.perf_counter() - t0
-            profile = root / f"{config}.prof" if args.profile else None
-            server = RivuletServer(directory, root / f"rivulet-{version}.log", profile)
-            try:
-                log(f"rivulet: {version} loaded in {loaded:.1f} s, serving on port {server.port}")
-                ready = server.wait_ready()
-                log(f"rivulet: {version} ready {ready:.1f} s later (full state loaded)")
-                endpoint = Endpoint(config, engine, version, server.port, "rivulet", "root",
-                                    server.pid, args.driver)
-                configs[config] = run_config(endpoint, dataset, args, first_block, log)
-                configs[config]["load_seconds"] = loaded
-                configs[config]["ready_seconds"] = ready
-            finally:
-                server.stop()
-            if profile is not None:
+        with contextlib.ExitStack() as servers:
+            endpoints = {config: start(config, dataset, args, root, servers, configs, log)
+                         for config in together}
+            run_configs(endpoints, blocks, dataset, args, configs, log)
+        if "mariadb-natural" in args.configs:
+            # Alone, after the others: its statements run on for their 10 s limit after
+            # a phase ends, into whatever runs next.
+            with contextlib.ExitStack() as servers:
+                endpoints = {"mariadb-natural": start("mariadb-natural", dataset, args, root,
+                                                      servers, configs, log)}
+                run_configs(endpoints, blocks, dataset, args, configs, log)
+        for config in together:
+            profile = root / f"{config}.prof"
+            if args.profile and profile.exists():
                 configs[config]["profile"] = profile_summary(profile)
                 log(f"[{config}] event loop profiled: {profile_text(configs[config]['profile'])}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    configs = {k: configs[k] for k in CONFIGURATIONS if k in configs}
     if args.merge:
         previous = json.loads(results_path(NAME, args.quick).read_text())["configurations"]
         configs = {**{k: v for k, v in previous.items() if k not in configs}, **configs}
@@ -839,30 +844,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def run_mariadb(config: str, version: str, dataset: Dataset, args: argparse.Namespace,
-                root: Path, block: int, log: Any) -> dict[str, Any]:
-    """One MariaDB configuration on a server of its own, started for it and stopped after
-    (as each ``rivulet serve`` is): no other database's load (InnoDB flushing and purging
-    a million rows just written) or buffer pool shares the machine with its sweep."""
-    mariadb = MariaDB(root / f"mariadb-{version}", args.mariadb_port)
-    mariadb.start()
-    try:
+def start(config: str, dataset: Dataset, args: argparse.Namespace, root: Path,
+          servers: contextlib.ExitStack, configs: dict[str, dict[str, Any]], log: Any) -> Endpoint:
+    """Load a configuration's server and start it (stopped when ``servers`` closes); its
+    load and start-up times go into ``configs``. Each MariaDB configuration has a server
+    of its own, as each ``rivulet serve`` is: no other database's buffer pool or
+    background work (InnoDB flushing and purging a million rows just written) shares it.
+    (The two MariaDB configurations never run at once: they may share the port.)"""
+    engine, version = config.split("-")
+    if engine == "mariadb":
+        mariadb = MariaDB(root / f"mariadb-{version}", args.mariadb_port)
+        mariadb.start()
+        servers.callback(mariadb.stop)  # (its data directory removed)
         t0 = time.perf_counter()
         database = load_mariadb(mariadb, query_set(version), dataset)
         log(f"mariadb: {version} loaded in {time.perf_counter() - t0:.1f} s")
-        endpoint = Endpoint(config, "mariadb", version, mariadb.port, database, "bench",
-                            mariadb.pid, args.driver)
-        return run_config(endpoint, dataset, args, block, log)
-    finally:
-        mariadb.stop()  # (its data directory removed)
+        return Endpoint(config, "mariadb", version, mariadb.port, database, "bench",
+                        mariadb.pid, args.driver)
+    directory = root / f"rivulet-{version}"
+    t0 = time.perf_counter()
+    load_rivulet(directory, query_set(version), dataset)
+    loaded = time.perf_counter() - t0
+    profile = root / f"{config}.prof" if args.profile else None
+    server = RivuletServer(directory, root / f"rivulet-{version}.log", profile)
+    servers.callback(server.stop)
+    log(f"rivulet: {version} loaded in {loaded:.1f} s, serving on port {server.port}")
+    ready = server.wait_ready()
+    log(f"rivulet: {version} ready {ready:.1f} s later (full state loaded)")
+    configs[config] = {"load_seconds": loaded, "ready_seconds": ready}
+    return Endpoint(config, engine, version, server.port, "rivulet", "root", server.pid,
+                    args.driver)
 
 
-def run_config(endpoint: Endpoint, dataset: Dataset, args: argparse.Namespace, block: int,
-               log: Any) -> dict[str, Any]:
-    warmed = warm(endpoint, dataset, args, block, log)
-    points = sweep(endpoint, dataset, args, block + args.clients, log)
-    return {"engine": endpoint.engine, "version": endpoint.version, "warm_up": warmed,
-            "points": points, "best_sustained": best_sustained(points)}
+def run_configs(endpoints: dict[str, Endpoint], blocks: dict[str, int], dataset: Dataset,
+                args: argparse.Namespace, configs: dict[str, dict[str, Any]], log: Any) -> None:
+    """Warm every configuration up, then sweep them together (see :func:`sweep`); each
+    one's results go into its entry of ``configs``."""
+    warmed = {config: warm(endpoint, dataset, args, blocks[config], log)
+              for config, endpoint in endpoints.items()}
+    points = sweep(endpoints, blocks, dataset, args, log)
+    for config, endpoint in endpoints.items():
+        configs[config] = {"engine": endpoint.engine, "version": endpoint.version,
+                           "warm_up": warmed[config], "points": points[config],
+                           "best_sustained": best_sustained(points[config]),
+                           **configs.get(config, {})}
 
 
 if __name__ == "__main__":
