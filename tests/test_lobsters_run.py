@@ -90,3 +90,37 @@ def test_id_blocks_keep_concurrent_inserts_apart() -> None:
         assert posted & voted
     assert ids[0] and ids[1] and not ids[0] & ids[1]
     assert min(ids[0]) > len(dataset.tables["votes"])
+
+
+def test_sweep_runs_each_load_on_every_configuration_in_alternating_order(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Configurations meet each load in turn (reversed every other load), each with its
+    own id blocks; one that collapsed at two loads in a row is left out of the rest."""
+    import argparse
+
+    from bench.lobsters import run
+
+    ran: list[tuple[str, float, int]] = []
+
+    def fake_phase(endpoint: run.Endpoint, phase: Phase, dataset: object) -> dict:
+        ran.append((endpoint.config, phase.rate, phase.block))
+        collapsed = endpoint.config == "b" and phase.rate >= 2
+        return {"collapsed": collapsed, "achieved_rate": phase.rate, "p50_ms": 1.0,
+                "p95_ms": 1.0, "censored": 0, "failed": 0, "server_cores": 0.1,
+                "clients_cores": 0.1, "errors": []}
+
+    monkeypatch.setattr(run, "run_phase", fake_phase)
+    endpoints = {c: run.Endpoint(c, "rivulet", "natural", 1, "db", "root", 1) for c in "abc"}
+    args = argparse.Namespace(rates=[1.0, 2.0, 3.0, 4.0, 5.0], warmup=0.0, seconds=1.0,
+                              clients=2, connections=1, seed=0)
+    points = run.sweep(endpoints, {"a": 1, "b": 100, "c": 200}, None, args, lambda _: None)
+    assert [(c, r) for c, r, _ in ran] == [
+        ("a", 1.0), ("b", 1.0), ("c", 1.0),
+        ("c", 2.0), ("b", 2.0), ("a", 2.0),
+        ("a", 3.0), ("b", 3.0), ("c", 3.0),
+        ("c", 4.0), ("a", 4.0),  # b collapsed at 2 and 3: left out
+        ("a", 5.0), ("c", 5.0),
+    ]
+    assert {c: len(p) for c, p in points.items()} == {"a": 5, "b": 3, "c": 5}
+    blocks = [b for _, _, b in ran]
+    assert len(set(blocks)) == len(blocks), "every phase has id blocks of its own"

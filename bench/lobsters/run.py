@@ -812,16 +812,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if any(c.startswith("mariadb") for c in args.configs):
             MariaDB.ensure_installed(log)
-        with contextlib.ExitStack() as servers:
-            endpoints = {config: start(config, dataset, args, root, servers, configs, log)
-                         for config in together}
-            run_configs(endpoints, blocks, dataset, args, configs, log)
-        if "mariadb-natural" in args.configs:
-            # Alone, after the others: its statements run on for their 10 s limit after
-            # a phase ends, into whatever runs next.
+        # MariaDB natural alone, after the others: its statements run on for their 10 s
+        # limit after a phase ends, into whatever runs next.
+        alone = [["mariadb-natural"]] if "mariadb-natural" in args.configs else []
+        for group in [together, *alone] if together else alone:
             with contextlib.ExitStack() as servers:
-                endpoints = {"mariadb-natural": start("mariadb-natural", dataset, args, root,
-                                                      servers, configs, log)}
+                endpoints = {config: start(config, dataset, args, root, servers, configs, log)
+                             for config in group}
                 run_configs(endpoints, blocks, dataset, args, configs, log)
         for config in together:
             profile = root / f"{config}.prof"
