@@ -387,8 +387,8 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
             now = clock()
             if now > stop_at or (closed and now > start_at + span):
                 break
-            if closed:
-                due = now
+            if closed:  # back to back, from the phase's start (not before: the requests
+                due = max(now, start_at)  # made for it would run out before its window)
             if due > now:
                 time.sleep(due - now)
             ok = True
