@@ -104,12 +104,11 @@ def collect_all() -> int:
     microsecond per tracked object): run it when nobody waits. Returns the number of
     objects collected."""
     gc.unfreeze()
+    _FREEZER.since_full = 0
     try:
-        return gc.collect()
+        return gc.collect()  # the freezer counts the survivors (the whole heap) and freezes them
     finally:
-        if installed():
-            gc.freeze()
-        _FREEZER.after_full, _FREEZER.since_full = gc.get_freeze_count(), 0
+        _FREEZER.after_full, _FREEZER.since_full = _FREEZER.since_full, 0
 
 
 class _IdleCollector(threading.Thread):
