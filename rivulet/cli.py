@@ -36,6 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--http-port", type=int, default=8080,
                        help="HTTP API port (default: 8080; 0 picks a free port)")
     serve.add_argument("--no-http", action="store_true", help="do not serve the HTTP API")
+    serve.add_argument("--replicas", type=int, default=0, metavar="N",
+                       help="replica processes serving reads of MySQL connections on more "
+                            "cores (default: 0; see README, 'Replicas')")
     serve.add_argument("--memory-limit", default=None,
                        help="bound on in-memory state, e.g. 256MB (default: none)")
     serve.add_argument("--join-caches", choices=("lean", "kept"), default="lean",
@@ -127,10 +130,15 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from rivulet.server.auth import UserStore, tls_context
     from rivulet.server.mysql import MySQLServer, new_event_loop
+    from rivulet.server.primary import Replicas, replica_options
 
     sys.setswitchinterval(0.0005)  # see run_demo
     if (args.tls_cert is None) != (args.tls_key is None):
         print("error: --tls-cert and --tls-key go together", file=sys.stderr)
+        return 2
+    if args.replicas < 0 or (args.replicas and args.pipeline == "spark"):
+        print("error: --replicas takes a count of 0 or more, and serves the in-process "
+              "pipeline only", file=sys.stderr)
         return 2
     tls = tls_context(args.tls_cert, args.tls_key) if args.tls_cert else None
     path = Path(args.data_dir)
@@ -141,12 +149,17 @@ def run_serve(args: argparse.Namespace) -> int:
             load_news_sample(db, stories=args.stories, votes=args.votes)
             print(f"rivulet: installed the news example ({args.stories:,} stories, "
                   f"{args.votes:,} votes)", flush=True)
+        if args.replicas:
+            db.finish_conversions()  # a replica opens on a program fully migrated
         users = UserStore(path)
         http = None if args.no_http else _start_http(db, args.host, args.http_port, users, args)
 
         async def serve() -> None:
             server = MySQLServer(db, host=args.host, port=args.mysql_port, users=users, tls=tls)
             await server.start()
+            if args.replicas:
+                server.replicas = Replicas(server, args.replicas, replica_options(args))
+                await server.replicas.start()
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):

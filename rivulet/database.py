@@ -410,13 +410,33 @@ class Database:
         if isinstance(statement, st.Select):
             return self.query(sql, params)
         if isinstance(statement, (st.Insert, st.Update, st.Delete)):
-            make = self.writer(statement)
-            if len(self._write_texts) < WRITE_TEXTS_LIMIT:
-                self._write_texts[sql] = (statement.table, make)
-            return self.submit(make(tuple(params)))
+            return self.submit(self._remember_writer(sql, statement)(tuple(params)))
         if params:
             raise SqlError("DDL statements take no parameters")
         return self._ddl(statement)
+
+    def write_request(self, sql: str, params: Sequence[Any] = (), *,
+                      compiled_only: bool = False) -> WriteRequest | None:
+        """The request of an INSERT, UPDATE or DELETE text, to :meth:`submit` (compiled once
+        per text, as :meth:`execute` does: a replica forwards its clients' writes as text).
+        ``compiled_only``: None instead of compiling (parsing takes milliseconds)."""
+        known = self._write_texts.get(sql)
+        if known is not None and self.catalog.tables.get(known[0].name.lower()) is known[0]:
+            return known[1](tuple(params))
+        if compiled_only:
+            return None
+        self.limits.check_statement(sql)
+        statement = st.bind_text(sql, self.catalog)
+        if not isinstance(statement, (st.Insert, st.Update, st.Delete)):
+            raise SqlError(f"not an INSERT, UPDATE or DELETE: {sql[:60]!r}")
+        return self._remember_writer(sql, statement)(tuple(params))
+
+    def _remember_writer(self, sql: str, statement: st.Insert | st.Update | st.Delete
+                         ) -> Callable[[Sequence[Any]], WriteRequest]:
+        make = self.writer(statement)
+        if len(self._write_texts) < WRITE_TEXTS_LIMIT:
+            self._write_texts[sql] = (statement.table, make)
+        return make
 
     def execute_script(self, text: str) -> None:
         """Run several ``;``-separated statements (a program file), in order."""

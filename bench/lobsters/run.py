@@ -190,7 +190,8 @@ class RivuletServer:
     """``rivulet serve`` on a free port, as a subprocess (its output in ``log``); with
     ``profile``, the server's event loop is profiled (cProfile) into that file."""
 
-    def __init__(self, directory: Path, log: Path, profile: Path | None = None) -> None:
+    def __init__(self, directory: Path, log: Path, profile: Path | None = None,
+                 replicas: int = 0) -> None:
         self.log = log
         self.out = log.open("wb")
         env = {**os.environ, "PYTHONPATH": str(REPO_DIR), "SPARK_LOCAL_IP": "127.0.0.1"}
@@ -198,7 +199,8 @@ class RivuletServer:
             env[PROFILE_ENV] = str(profile)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "rivulet", "serve", "--data-dir", str(directory),
-             "--no-demo", "--no-http", "--mysql-port", "0", *RIVULET_OPTIONS],
+             "--no-demo", "--no-http", "--mysql-port", "0", *RIVULET_OPTIONS,
+             "--replicas", str(replicas)],
             stdout=self.out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
             cwd=REPO_DIR)
         self.port = self._wait_for_port()
@@ -422,22 +424,47 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
              "cpu_seconds": cpu1 - cpu0, "errors": errors})
 
 
-def thread_cpu(pid: int) -> tuple[float, float]:
-    """CPU seconds of a process's main thread (rivulet serve's event loop: statements
-    parsed, reads answered, writes committed) and of its other threads together (the
-    dataflow's propagation, eviction, Spark's gateway)."""
+def server_processes(pid: int) -> list[int]:
+    """A server process and its children (``rivulet serve --replicas``' replicas)."""
+    pids = [pid]
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                pids.append(int(stat.parent.name))
+        except (OSError, ValueError):  # the process ended
+            continue
+    return pids
+
+
+def server_cpu(pids: list[int]) -> float:
+    """CPU seconds the server's processes have used so far."""
+    total = 0.0
+    for pid in pids:
+        try:
+            total += process_cpu(pid)
+        except OSError:
+            continue
+    return total
+
+
+def thread_cpu(pids: list[int]) -> tuple[float, float]:
+    """CPU seconds of the server processes' main threads (rivulet serve's event loops:
+    statements parsed, reads answered, writes committed) and of their other threads
+    together (the dataflow's propagation, eviction, Spark's gateway)."""
     main = other = 0.0
     tick = os.sysconf("SC_CLK_TCK")
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # the thread ended
-            continue
-        seconds = (int(fields[11]) + int(fields[12])) / tick
-        if task.name == str(pid):
-            main += seconds
-        else:
-            other += seconds
+    for pid in pids:
+        tasks = Path(f"/proc/{pid}/task")
+        for task in tasks.iterdir() if tasks.exists() else ():
+            try:
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # the thread ended
+                continue
+            seconds = (int(fields[11]) + int(fields[12])) / tick
+            if task.name == str(pid):
+                main += seconds
+            else:
+                other += seconds
     return main, other
 
 
@@ -453,10 +480,10 @@ def run_phase(endpoint: Endpoint, phase: Phase, dataset: Dataset) -> dict[str, A
     for p in procs:
         p.start()
     time.sleep(max(0.0, start_at + phase.warmup - time.monotonic()))
-    pid = endpoint.server_pid
-    cpu0, threads0, wall0 = process_cpu(pid), thread_cpu(pid), time.monotonic()
+    pids = server_processes(endpoint.server_pid)
+    cpu0, threads0, wall0 = server_cpu(pids), thread_cpu(pids), time.monotonic()
     time.sleep(max(0.0, start_at + phase.warmup + phase.seconds - time.monotonic()))
-    cpu1, threads1, wall1 = process_cpu(pid), thread_cpu(pid), time.monotonic()
+    cpu1, threads1, wall1 = server_cpu(pids), thread_cpu(pids), time.monotonic()
     parts = [out.get(timeout=STATEMENT_LIMIT_S * 3 + 600) for _ in procs]
     for p in procs:
         p.join(60)
@@ -638,7 +665,7 @@ def summarize(configs: dict[str, dict[str, Any]], args: argparse.Namespace,
             "sustained": "at least 95% of the offered pages done in the phase, p95 sojourn "
                          f"<= {P95_GOAL_MS:g} ms, no failed page",
             "mariadb_statement_limit_s": STATEMENT_LIMIT_S,
-            "rivulet_options": list(RIVULET_OPTIONS),
+            "rivulet_options": [*RIVULET_OPTIONS, "--replicas", str(args.replicas)],
         },
         "targets": {
             "natural_vs_mariadb_baseline_ratio": target(
@@ -763,6 +790,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--warmup", type=float, help="unmeasured seconds before each load")
     p.add_argument("--warm-seconds", type=float, help="seconds of the warm-up before a sweep")
     p.add_argument("--clients", type=int, default=3, help="client processes")
+    p.add_argument("--replicas", type=int, default=1,
+                   help="replica processes of each rivulet server (rivulet serve --replicas)")
     p.add_argument("--connections", type=int, default=8,
                    help="connections (outstanding pages) per client process")
     p.add_argument("--seed", type=int, default=1)
@@ -863,7 +892,7 @@ def start(config: str, dataset: Dataset, args: argparse.Namespace, root: Path,
     load_rivulet(directory, query_set(version), dataset)
     loaded = time.perf_counter() - t0
     profile = root / f"{config}.prof" if args.profile else None
-    server = RivuletServer(directory, root / f"rivulet-{version}.log", profile)
+    server = RivuletServer(directory, root / f"rivulet-{version}.log", profile, args.replicas)
     servers.callback(server.stop)
     log(f"rivulet: {version} loaded in {loaded:.1f} s, serving on port {server.port}")
     ready = server.wait_ready()

@@ -54,6 +54,15 @@ class Failure(NamedTuple):
     message: str
 
 
+class Forwarded(errors.RivuletError):
+    """The error the primary reported for a statement a replica forwarded to it: the
+    client gets the primary's error code and message."""
+
+    def __init__(self, reported: Failure) -> None:
+        super().__init__(reported.message)
+        self.code = reported.code
+
+
 def failure(exc: BaseException) -> Failure:
     """The MySQL error a client gets for ``exc``."""
     code = _code(exc)
@@ -65,6 +74,8 @@ def _code(exc: BaseException) -> int:
     text = str(exc).lower()
     if isinstance(exc, MysqlError):
         return int(exc.code)
+    if isinstance(exc, Forwarded):
+        return exc.code
     if isinstance(exc, errors.UnsupportedSqlError):
         return ER_NOT_SUPPORTED
     if isinstance(exc, errors.SqlError):

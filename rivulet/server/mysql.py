@@ -19,7 +19,7 @@ import os
 import ssl
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mysql_mimic import MysqlServer
 from mysql_mimic.constants import DEFAULT_SERVER_CAPABILITIES
@@ -34,6 +34,9 @@ from rivulet.server.handshake import GuardedStream
 from rivulet.server.protocol import RivuletConnection
 from rivulet.server.session import RivuletSession, global_variables
 from rivulet.server.statements import StatementCache
+
+if TYPE_CHECKING:
+    from rivulet.server.primary import Replicas
 
 log = logging.getLogger("rivulet.server")
 
@@ -68,6 +71,8 @@ class MySQLServer(MysqlServer):
         self._writers: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._profile: cProfile.Profile | None = None
+        #: Replica processes this server deals connections to (``rivulet serve --replicas``).
+        self.replicas: Replicas | None = None
 
     @property
     def port(self) -> int:
@@ -86,6 +91,8 @@ class MySQLServer(MysqlServer):
         """Stop listening and close every connection (statements in flight finish in the
         pool; the caller closes the database after)."""
         self.close()
+        if self.replicas is not None:
+            await self.replicas.stop()
         for writer in list(self._writers):
             writer.close()
         if self._tasks:  # each ends once its connection is closed
@@ -99,8 +106,19 @@ class MySQLServer(MysqlServer):
             self._profile.dump_stats(os.environ[PROFILE_ENV])
             self._profile = None
 
+    async def catch_up(self) -> None:
+        """Before a statement is bound: nothing to do here (a replica's program may lag)."""
+
+    async def run_ddl(self, sql: str) -> None:
+        """Change the program (off the event loop); handlers bound before are dropped."""
+        await asyncio.get_running_loop().run_in_executor(self.pool, self.db.execute, sql)
+        self.cache.clear()
+
     async def _client_connected_cb(self, reader: asyncio.StreamReader,
                                    writer: asyncio.StreamWriter) -> None:
+        if self.replicas is not None and self.replicas.hand_off(writer):
+            writer.close()  # our copy of the socket: the replica has its own
+            return
         stream = GuardedStream(MysqlStream(reader, writer), self.capabilities)
         peer = writer.get_extra_info("peername")
         self._writers.add(writer)
@@ -111,7 +129,7 @@ class MySQLServer(MysqlServer):
         connection = RivuletConnection(
             self,
             stream=stream,
-            session=RivuletSession(self.db, self.variables),
+            session=RivuletSession(self, self.variables),
             control=self.control,
             identity_provider=self.users.identity(peer[0] if peer else None),
             server_capabilities=self.capabilities,

@@ -61,7 +61,9 @@ from rivulet.server.wire import MAX_PAYLOAD, PacketTooLarge, Wire
 from rivulet.views import NOT_READY, View
 
 if TYPE_CHECKING:
+    from rivulet.database import Database
     from rivulet.server.mysql import MySQLServer
+    from rivulet.server.statements import StatementCache
 
 log = logging.getLogger("rivulet.server")
 
@@ -106,8 +108,6 @@ class RivuletConnection(Connection):
     def __init__(self, server: MySQLServer, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.server = server
-        self.db = server.db
-        self.cache = server.cache
         self.pool = server.pool
         self.status_flags |= _SERVER_STATUS_AUTOCOMMIT
         self.statements: dict[int, Prepared] = {}
@@ -119,6 +119,15 @@ class RivuletConnection(Connection):
         self._framing: Any = None  # (header key, end packet), canonical (see _read_text)
         self._texts: dict[bytes, Known] = {}
         self.read_only = True  # until authentication says who the user is
+
+    @property
+    def db(self) -> Database:
+        """The server's database (a replica swaps in a new follower after DDL)."""
+        return self.server.db
+
+    @property
+    def cache(self) -> StatementCache:
+        return self.server.cache
 
     # ..................................................................... loop
 
@@ -364,7 +373,7 @@ class RivuletConnection(Connection):
                 return
             if split.params:
                 raise SqlError("a '?' parameter marker in a text query: use a prepared statement")
-            handler = await self._in_pool(self.cache.handler, split, sql)
+            handler = await self._handler(split, sql)
         if handler.kind == READ:
             await self._read(handler, handler.args(split.values), False)
         else:
@@ -396,6 +405,12 @@ class RivuletConnection(Connection):
         self.session.wrote(request.lsn)
         self._send(self.ok(affected_rows=request.rowcount,
                            last_insert_id=request.last_insert_id))
+
+    async def _handler(self, split: normalize.Split, sql: str) -> Handler:
+        """A statement's handler, built off the event loop on the program as it is now (a
+        replica first catches up with DDL run elsewhere)."""
+        await self.server.catch_up()
+        return await self._in_pool(self.cache.handler, split, sql)
 
     async def _in_pool(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
@@ -484,8 +499,7 @@ class RivuletConnection(Connection):
             self._send(self._ok_bytes)
         elif kind == DDL:
             self._check_may_change("changing the program (DDL)")
-            await self._in_pool(self.db.execute, sql)
-            self.cache.clear()
+            await self.server.run_ddl(sql)
             self._send(self._ok_bytes)
         elif kind == SHOW:
             rows, columns = show(self.db, shape.node, sql)
@@ -519,7 +533,7 @@ class RivuletConnection(Connection):
         else:
             inner = _EXPLAIN_PREFIX.sub("", sql, count=1)
             split = normalize.split(inner)
-            handler = await self._in_pool(self.cache.handler, split, inner)
+            handler = await self._handler(split, inner)
             if handler.kind != READ:
                 raise ProgramError("EXPLAIN takes a SELECT or a view name")
             name = handler.view.name  # type: ignore[union-attr]
@@ -533,7 +547,7 @@ class RivuletConnection(Connection):
         shape = self.cache.shape(split, sql)
         handler = None
         if shape.kind in (READ, WRITE):
-            handler = await self._in_pool(self.cache.handler, split, sql)
+            handler = await self._handler(split, sql)
         elif split.params:
             raise SqlError("only SELECT, INSERT, UPDATE and DELETE take '?' parameters")
         if len(self.statements) >= MAX_PREPARED:
@@ -585,7 +599,7 @@ class RivuletConnection(Connection):
             await self._other(stmt.shape, stmt.sql, True, cursor)
             return
         if not self.cache.current(handler):  # DDL replaced what the statement was bound to
-            handler = stmt.handler = await self._in_pool(self.cache.handler, stmt.split, stmt.sql)
+            handler = stmt.handler = await self._handler(stmt.split, stmt.sql)
         if handler.kind == READ:
             await self._read(handler, handler.args(slots), True, cursor)
         else:

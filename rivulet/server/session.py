@@ -28,9 +28,12 @@ from rivulet.schema import TableSchema
 
 if TYPE_CHECKING:
     from rivulet.database import Database
+    from rivulet.server.mysql import MySQLServer
 
 DATABASE_NAME = "rivulet"
 READ_YOUR_WRITES = "rivulet_read_your_writes"
+#: Which process serves the connection: "primary", or "replica N" (``serve --replicas``).
+SERVER_ROLE = "rivulet_server"
 
 #: MySQL column types of rivulet's value kinds (None: a column that is only ever NULL).
 _TYPES = {
@@ -41,8 +44,8 @@ _TYPES = {
 _TEXTUAL = {"str", None}
 
 
-def global_variables(max_packet: int) -> GlobalVariables:
-    """mimic's system variables, with rivulet's identity and its own variable."""
+def global_variables(max_packet: int, role: str = "primary") -> GlobalVariables:
+    """mimic's system variables, with rivulet's identity and its own variables."""
     schema = dict(SYSTEM_VARIABLES)
     schema.update({
         "version": (str, f"8.0.36-rivulet-{rivulet.__version__}", False),
@@ -53,6 +56,7 @@ def global_variables(max_packet: int) -> GlobalVariables:
         "transaction_isolation": (str, "READ-COMMITTED", True),
         "tx_isolation": (str, "READ-COMMITTED", True),
         READ_YOUR_WRITES: (int, 0, True),
+        SERVER_ROLE: (str, role, False),
     })
     return GlobalVariables(schema)
 
@@ -60,9 +64,9 @@ def global_variables(max_packet: int) -> GlobalVariables:
 class RivuletSession(Session):
     """One client connection's session."""
 
-    def __init__(self, db: Database, variables: GlobalVariables) -> None:
+    def __init__(self, server: MySQLServer, variables: GlobalVariables) -> None:
         super().__init__(SessionVariables(variables))
-        self.db = db
+        self.server = server
         self.database = DATABASE_NAME
         #: Reads wait until this connection's acknowledged writes are in the views.
         self.read_your_writes = False
@@ -89,7 +93,7 @@ class RivuletSession(Session):
 
     async def schema(self) -> dict:
         """The catalog as mimic's ``information_schema`` wants it."""
-        catalog = self.db.catalog
+        catalog = self.server.db.catalog
         tables: dict[str, dict[str, str]] = {}
         for schema in list(catalog.tables.values()):
             tables[schema.name] = {c.name: (c.sql_type or c.kind).upper() for c in schema.columns}

@@ -207,6 +207,12 @@ class StatementCache:
         for texts in self.texts.values():
             texts.clear()
 
+    def rebind(self, db: Database) -> None:
+        """Bind statements to another database from now on (a replica's new follower);
+        shapes are the SQL's own and stay."""
+        self.db = db
+        self.clear()
+
     # ..................................................................... building
 
     def _key(self, shape: Shape, split: Split, sql: str) -> Any:

@@ -1,0 +1,223 @@
+"""``rivulet serve --replicas N``: connections dealt to the primary and replica processes.
+
+Whichever process serves a connection, it must behave as one server: every read answers
+what SQLite answers over the same writes once they are visible, a connection reads its
+own writes at once, errors are the primary's, DDL sent to a replica takes effect for its
+connection before the OK, and stopping the server stops the replicas. A replica that
+dies takes its connections with it; the primary serves the next ones.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pymysql
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_server_serve import start, stop
+
+CONNECTIONS = 4
+USERS = range(6)
+STORIES = range(5)
+#: The table, in rivulet's (MySQL's) words and in SQLite's.
+SCHEMA = ("CREATE TABLE votes (id INT PRIMARY KEY AUTO_INCREMENT, user_id INT NOT NULL, "
+          "story_id INT NOT NULL)",
+          "CREATE TABLE votes (id INTEGER PRIMARY KEY AUTOINCREMENT, user_id INT NOT NULL, "
+          "story_id INT NOT NULL)")
+READS = {
+    "count": ("SELECT COUNT(*) FROM votes WHERE story_id = %s", STORIES),
+    "by_user": ("SELECT story_id FROM votes WHERE user_id = %s", USERS),
+}
+
+
+class Cluster:
+    """A server with one replica, its connections, and SQLite fed the same writes."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.proc, self.port, self.lines = start(data_dir, "--replicas", "1", "--no-demo",
+                                                 "--no-http")
+        self.data_dir = data_dir
+        self.conns = [self.connect() for _ in range(CONNECTIONS)]
+        self.roles = [self.scalar(c, "SELECT @@rivulet_server") for c in self.conns]
+        self.lite = sqlite3.connect(":memory:", isolation_level=None)
+
+    def connect(self) -> pymysql.Connection:
+        return pymysql.connect(host="127.0.0.1", port=self.port, user="root",
+                               database="rivulet", autocommit=True)
+
+    @staticmethod
+    def scalar(conn: pymysql.Connection, sql: str, *params: Any) -> Any:
+        with conn.cursor() as cur:
+            cur.execute(sql, params)
+            return cur.fetchone()[0]
+
+    def create_schema(self, conn: pymysql.Connection) -> None:
+        with conn.cursor() as cur:
+            cur.execute(SCHEMA[0])
+        self.lite.execute(SCHEMA[1])
+
+    def on(self, role: str) -> pymysql.Connection:
+        return self.conns[self.roles.index(role)]
+
+    def execute(self, conn: pymysql.Connection, sql: str, *params: Any,
+                changed: int | None = None) -> int:
+        """A write on ``conn`` and on SQLite; returns rivulet's rowcount, which is SQLite's
+        (or ``changed``: MySQL counts the rows an UPDATE changed, SQLite those it matched)."""
+        with conn.cursor() as cur:
+            cur.execute(sql, params)
+            n = cur.rowcount
+        expected = self.lite.execute(sql.replace("%s", "?"), params).rowcount
+        expected = expected if changed is None else changed
+        assert n == expected, f"{sql} {params}: rivulet changed {n} rows, SQLite {expected}"
+        return n
+
+    def read(self, conn: pymysql.Connection, kind: str, key: Any) -> list[tuple]:
+        sql = READS[kind][0]
+        with conn.cursor() as cur:
+            cur.execute(sql, (key,))
+            return sorted(cur.fetchall())
+
+    def expected(self, kind: str, key: Any) -> list[tuple]:
+        return sorted(self.lite.execute(READS[kind][0].replace("%s", "?"), (key,)).fetchall())
+
+    def close(self) -> str:
+        for conn in self.conns:
+            conn.close()
+        return stop(self.proc, self.lines)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    c = Cluster(tmp_path_factory.mktemp("replicas"))
+    c.create_schema(c.on("replica 1"))  # DDL through the replica
+    yield c
+    c.close()
+
+
+def test_connections_are_dealt_to_the_primary_and_the_replica(cluster: Cluster) -> None:
+    assert sorted(set(cluster.roles)) == ["primary", "replica 1"]
+    assert cluster.roles.count("primary") == CONNECTIONS // 2
+
+
+OPS = st.lists(st.tuples(st.integers(0, CONNECTIONS - 1),
+                         st.sampled_from(["vote", "unvote", "move", "count", "by_user"]),
+                         st.sampled_from(list(USERS)), st.sampled_from(list(STORIES))),
+               min_size=1, max_size=30)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS)
+def test_every_connection_answers_as_sqlite_and_reads_its_own_writes(
+        cluster: Cluster, ops: list[tuple[int, str, int, int]]) -> None:
+    for index, op, user, story in ops:
+        conn = cluster.conns[index]
+        if op == "vote":
+            assert cluster.execute(conn, "INSERT INTO votes (user_id, story_id) VALUES (%s, %s)",
+                                   user, story) == 1
+            assert conn.insert_id() == cluster.lite.execute("SELECT MAX(id) FROM votes").fetchone()[0]
+        elif op == "unvote":
+            cluster.execute(conn, "DELETE FROM votes WHERE user_id = %s AND story_id = %s",
+                            user, story)
+        elif op == "move":
+            changed = cluster.lite.execute("SELECT COUNT(*) FROM votes WHERE user_id = ? AND "
+                                           "story_id <> ?", (user, story)).fetchone()[0]
+            cluster.execute(conn, "UPDATE votes SET story_id = %s WHERE user_id = %s", story, user,
+                            changed=changed)
+        if op in ("vote", "unvote", "move"):  # the writer reads its write at once
+            assert cluster.read(conn, "count", story) == cluster.expected("count", story)
+            assert cluster.read(conn, "by_user", user) == cluster.expected("by_user", user)
+        else:
+            key = story if op == "count" else user
+            cluster.read(conn, op, key)  # other connections' writes may still be on their way
+    for conn, role in zip(cluster.conns, cluster.roles):
+        for kind, (_, keys) in READS.items():
+            for key in keys:
+                expected = cluster.expected(kind, key)
+                deadline = time.monotonic() + 10
+                while (got := cluster.read(conn, kind, key)) != expected:
+                    assert time.monotonic() < deadline, f"{role}: {kind}({key}) = {got}, not {expected}"
+                    time.sleep(0.01)
+
+
+def test_a_replica_reports_the_primarys_errors_and_changes_nothing(cluster: Cluster) -> None:
+    conn = cluster.on("replica 1")
+    before = cluster.read(conn, "count", 1)
+    with pytest.raises(pymysql.err.IntegrityError, match="1062"):
+        with conn.cursor() as cur:
+            cur.execute("INSERT INTO votes VALUES (1, 1, 1), (1, 2, 1)")
+    with pytest.raises(pymysql.err.ProgrammingError, match="nosuch"):
+        with conn.cursor() as cur:
+            cur.execute("INSERT INTO nosuch VALUES (1)")
+    assert cluster.read(conn, "count", 1) == before
+    assert cluster.read(cluster.on("primary"), "count", 1) == before
+
+
+def test_ddl_through_a_replica_is_in_effect_before_its_ok(cluster: Cluster) -> None:
+    replica, primary = cluster.on("replica 1"), cluster.on("primary")
+    with replica.cursor() as cur:
+        cur.execute("CREATE VIEW VotesPerStory AS SELECT story_id, COUNT(*) AS n FROM votes "
+                    "GROUP BY story_id")
+        cur.execute("SELECT n FROM VotesPerStory WHERE story_id = %s", (2,))
+        got = cur.fetchall()
+    expected = cluster.lite.execute("SELECT COUNT(*) FROM votes WHERE story_id = 2 "
+                                    "HAVING COUNT(*) > 0").fetchall()
+    assert [tuple(r) for r in got] == expected
+    with primary.cursor() as cur:  # and on the primary
+        cur.execute("SELECT n FROM VotesPerStory WHERE story_id = %s", (2,))
+        assert [tuple(r) for r in cur.fetchall()] == expected
+    cluster.execute(replica, "INSERT INTO votes (user_id, story_id) VALUES (%s, %s)", 9, 2)
+    assert cluster.scalar(replica, "SELECT n FROM VotesPerStory WHERE story_id = 2") == \
+        cluster.lite.execute("SELECT COUNT(*) FROM votes WHERE story_id = 2").fetchone()[0]
+
+
+def _replica_pids(data_dir: Path) -> list[int]:
+    out = subprocess.run(["pgrep", "-f", f"rivulet.server.replica --data-dir {data_dir}"],
+                         capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def test_stop_stops_the_replicas_and_keeps_their_writes(tmp_path: Path) -> None:
+    cluster = Cluster(tmp_path)
+    try:
+        assert len(_replica_pids(tmp_path)) == 1
+        cluster.create_schema(cluster.on("primary"))
+        for conn in cluster.conns:
+            cluster.execute(conn, "INSERT INTO votes (user_id, story_id) VALUES (%s, %s)", 1, 1)
+    finally:
+        out = cluster.close()
+    assert "Traceback" not in out, out
+    assert _replica_pids(tmp_path) == []
+    proc, port, lines = start(tmp_path, "--no-demo", "--no-http")
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=port, user="root", database="rivulet")
+        assert Cluster.scalar(conn, "SELECT COUNT(*) FROM votes WHERE story_id = 1") == CONNECTIONS
+        conn.close()
+    finally:
+        stop(proc, lines)
+
+
+def test_when_a_replica_dies_the_primary_serves_new_connections(tmp_path: Path) -> None:
+    cluster = Cluster(tmp_path)
+    try:
+        cluster.create_schema(cluster.on("primary"))
+        [pid] = _replica_pids(tmp_path)
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while _replica_pids(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        fresh = [cluster.connect() for _ in range(3)]
+        assert {Cluster.scalar(c, "SELECT @@rivulet_server") for c in fresh} == {"primary"}
+        cluster.execute(fresh[0], "INSERT INTO votes (user_id, story_id) VALUES (%s, %s)", 2, 3)
+        assert cluster.read(fresh[1], "count", 3) == cluster.expected("count", 3)
+        for c in fresh:
+            c.close()
+    finally:
+        cluster.conns = [c for c, r in zip(cluster.conns, cluster.roles) if r == "primary"]
+        cluster.close()
