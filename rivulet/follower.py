@@ -73,9 +73,10 @@ class Follower(Database):
 
     # ..................................................................... following
 
-    def follow(self, upto: int | None = None) -> int:
+    def follow(self, upto: int | None = None, *, wake: bool = True) -> int:
         """Queue every batch the primary has committed (at least up to ``upto``) for the
-        propagation worker; returns the LSN followed to."""
+        propagation worker (woken unless ``wake`` is False: the caller then applies them
+        with ``apply_here``); returns the LSN followed to."""
         if upto is not None and self.storage.lsn >= upto:
             return self.storage.lsn
         with self._tail_lock:
@@ -90,7 +91,7 @@ class Follower(Database):
                         break
                     self._unapplied.add(lsn, deltas)
                     self.storage.lsn = lsn
-                    self._queue_batch((lsn, deltas, time.monotonic()))
+                    self._queue_batch((lsn, deltas, time.monotonic()), wake)
                 if len(rows) < TAIL_CHUNK:
                     break
         return self.storage.lsn
@@ -125,6 +126,12 @@ class Follower(Database):
                 return None
             deltas[self.graph.bases[table.lower()]] = rows
         return deltas
+
+    def apply_here(self) -> None:
+        """Apply the queued batches on the calling thread if they are small and the graph
+        is free, else wake the propagation worker (the primary's loop does the same with
+        its own commits: see ``Database.submit_now``)."""
+        self._propagate_here()
 
     def _go_stale(self, why: str) -> None:
         if self.stale is None:

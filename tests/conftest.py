@@ -1,4 +1,4 @@
-"""Shared pytest configuration: Hypothesis profiles.
+"""Shared pytest configuration: Hypothesis profiles, and the TLS test certificate.
 
 Profiles: "ci" (used when the CI environment variable is set), "dev" (the default),
 "long" (selected with ``pytest --long``). HYPOTHESIS_PROFILE=<name> picks one explicitly
@@ -6,8 +6,11 @@ when CI is not set.
 """
 
 import os
+import shutil
+import subprocess
 import sys
 
+import pytest
 from hypothesis import settings
 
 # For Spark tests run without ./test.sh: workers use this interpreter (which has pandas and
@@ -43,3 +46,15 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     if config.getoption("--long"):
         settings.load_profile("long")
+
+
+@pytest.fixture(scope="session")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is needed to make a test certificate")
+    where = tmp_path_factory.mktemp("tls")
+    cert, key = where / "cert.pem", where / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    return str(cert), str(key)

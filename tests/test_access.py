@@ -5,10 +5,8 @@ hostile strings that must travel as values over both protocols (no SQL injection
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import ssl
-import subprocess
 from pathlib import Path
 from typing import Iterator
 
@@ -48,18 +46,6 @@ def server(db: rivulet.Database) -> Iterator[ServerThread]:
     running = ServerThread(db, port=0)
     yield running
     running.stop()
-
-
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    if shutil.which("openssl") is None:
-        pytest.skip("the openssl command is needed to make a test certificate")
-    where = tmp_path_factory.mktemp("tls")
-    cert, key = where / "cert.pem", where / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
-    return str(cert), str(key)
 
 
 def connect(port: int, user: str, password: str, **kwargs) -> pymysql.Connection:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+import ssl
 import subprocess
 import time
 from pathlib import Path
@@ -22,6 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_server_serve import start, stop
+
+from rivulet.server.auth import LOOPBACK, UserStore
 
 CONNECTIONS = 4
 USERS = range(6)
@@ -221,3 +224,32 @@ def test_when_a_replica_dies_the_primary_serves_new_connections(tmp_path: Path) 
     finally:
         cluster.conns = [c for c, r in zip(cluster.conns, cluster.roles) if r == "primary"]
         cluster.close()
+
+
+def test_replicas_offer_tls_and_keep_read_only_users_read_only(
+        tmp_path: Path, certificate: tuple[str, str]) -> None:
+    cert, key = certificate
+    UserStore(tmp_path).set_user("reader", "r-secret", LOOPBACK, read_only=True)
+    proc, port, lines = start(tmp_path, "--replicas", "1", "--no-demo", "--no-http",
+                              "--tls-cert", cert, "--tls-key", key)
+    try:
+        root = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True,
+                               ssl={"ca": cert})
+        with root.cursor() as cur:
+            cur.execute(SCHEMA[0])
+        readers = [pymysql.connect(host="127.0.0.1", port=port, user="reader",
+                                   password="r-secret", autocommit=True, ssl={"ca": cert})
+                   for _ in range(3)]
+        conns = [root, *readers]
+        assert all(isinstance(c._sock, ssl.SSLSocket) for c in conns)
+        assert {Cluster.scalar(c, "SELECT @@rivulet_server") for c in conns} == {
+            "primary", "replica 1"}
+        for reader in readers:
+            with pytest.raises(pymysql.err.OperationalError, match="1142"):
+                with reader.cursor() as cur:
+                    cur.execute("INSERT INTO votes (user_id, story_id) VALUES (1, 1)")
+            assert Cluster.scalar(reader, "SELECT COUNT(*) FROM votes WHERE story_id = 1") == 0
+        for c in conns:
+            c.close()
+    finally:
+        stop(proc, lines)

@@ -17,11 +17,12 @@ import logging
 import socket
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rivulet.server import errors as er
-from rivulet.server.replica import frame, read_frame
+from rivulet.server.replica import NOTICE, frame, read_frame
 
 if TYPE_CHECKING:
     from rivulet.server.mysql import MySQLServer
@@ -64,6 +65,9 @@ class Replicas:
 
     async def start(self, timeout: float = READY_SECONDS) -> None:
         """Start the processes and wait until each has opened the database."""
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self.server.db.commit_listeners.append(self._committed)
         for index in range(self.count):
             self.replicas.append(self._spawn(index))
         for replica in self.replicas:
@@ -107,6 +111,22 @@ class Replicas:
             log.warning("replica %d does not take connections", serving[turn].index)
             return False
         return True
+
+    # ..................................................................... commits
+
+    def _committed(self, lsn: int) -> None:
+        """(the committing thread) Tell the replicas at once: they follow the log when
+        told, where polling it would cost them a wake-up every few milliseconds."""
+        if threading.get_ident() == self._loop_thread:
+            self._announce(lsn)
+        elif not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._announce, lsn)
+
+    def _announce(self, lsn: int) -> None:
+        message = frame(NOTICE + (lsn,))
+        for replica in self.replicas:
+            if replica.writer is not None and replica.serving:
+                replica.writer.write(message)
 
     # ..................................................................... forwarded work
 
@@ -158,6 +178,8 @@ class Replicas:
 
     async def stop(self) -> None:
         """Tell every replica to stop (its connections close) and wait for it."""
+        if self._committed in self.server.db.commit_listeners:
+            self.server.db.commit_listeners.remove(self._committed)
         for replica in self.replicas:
             replica.connections.close()  # the replica's signal to stop
         loop = asyncio.get_running_loop()
@@ -182,6 +204,8 @@ def replica_options(args: Any) -> list[str]:
     options = ["--join-caches", args.join_caches, "--upquery-timeout", str(args.upquery_timeout)]
     if args.memory_limit is not None:
         options += ["--memory-limit", str(args.memory_limit)]
+    if args.tls_cert is not None:  # a replica's clients are offered TLS as the primary's
+        options += ["--tls-cert", str(args.tls_cert), "--tls-key", str(args.tls_key)]
     limits = ",".join(f"{name}={getattr(args, name)}" for name in
                       ("max_statement_chars", "max_batch_rows", "max_result_rows", "max_views"))
     return options + ["--limits", limits]

@@ -33,7 +33,7 @@ from rivulet.errors import ClosedError
 from rivulet.follower import Follower
 from rivulet.limits import Limits
 from rivulet.server import errors as er
-from rivulet.server.auth import UserStore
+from rivulet.server.auth import UserStore, tls_context
 from rivulet.server.mysql import MySQLServer, new_event_loop
 from rivulet.server.session import global_variables
 from rivulet.writes import WriteRequest
@@ -44,6 +44,11 @@ log = logging.getLogger("rivulet.server")
 RETIRE_SECONDS = 5.0
 #: Connections passed in one message on the connections socket, at most.
 FDS_PER_MESSAGE = 16
+#: The primary's message that it committed a batch (then the LSN): the reply to no request.
+NOTICE = (0, None, 0, 0)
+#: Seconds between a replica's polls of the log: the primary's notices bring each batch
+#: at once; the poll finds DDL (which commits no batch) and is the fallback.
+REPLICA_POLL_SECONDS = 0.05
 
 
 # ..................................................................... the channel
@@ -97,6 +102,9 @@ class Forwarder:
         try:
             while True:
                 ident, failure, rowcount, last_insert_id, lsn = await read_frame(self.reader)
+                if ident == 0:  # a NOTICE: a batch was committed
+                    self.server.follow(lsn)
+                    continue
                 request, future = self.waiting.pop(ident)
                 if failure is not None:
                     error = er.Forwarded(er.Failure(*failure))
@@ -164,11 +172,16 @@ class ReplicaServer(MySQLServer):
             return
         await self._client_connected_cb(reader, writer)
 
+    def follow(self, lsn: int) -> None:
+        """Follow the primary's log up to ``lsn``; small batches are applied right here,
+        on the event loop, as the primary applies its own (see ``Database.submit_now``)."""
+        self.db.follow(lsn, wake=False)
+        self.db.apply_here()
+
     def when_visible(self, lsn: int, future: asyncio.Future[Any], result: Any) -> None:
         """Complete ``future`` once this replica's views hold batch ``lsn``."""
+        self.follow(lsn)
         db = self.db
-        db.follow(lsn)
-        db._propagate_here()  # small batches are applied right here, as the primary does
         if db.applied_lsn >= lsn or db.stale is not None:
             future.set_result(result)
             return
@@ -253,6 +266,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--join-caches", default="lean")
     p.add_argument("--upquery-timeout", type=float, default=30.0)
     p.add_argument("--limits", default="", help="Limits fields as name=value,...")
+    p.add_argument("--tls-cert", default=None)
+    p.add_argument("--tls-key", default=None)
     return p.parse_args(argv)
 
 
@@ -263,10 +278,12 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the primary tells us when to stop
     limits = Limits(**{k: int(v) for k, v in (f.split("=") for f in args.limits.split(",") if f)})
     path = Path(args.data_dir)
+    tls = tls_context(args.tls_cert, args.tls_key) if args.tls_cert else None
     server: ReplicaServer | None = None
 
     def open_follower() -> Follower:
-        return Follower(path, memory_limit=args.memory_limit, join_caches=args.join_caches,
+        return Follower(path, poll_seconds=REPLICA_POLL_SECONDS,
+                        memory_limit=args.memory_limit, join_caches=args.join_caches,
                         upquery_timeout=args.upquery_timeout, limits=limits,
                         on_stale=lambda why: server.on_stale(why) if server else None)
 
@@ -275,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         loop = asyncio.get_running_loop()
         follower = await loop.run_in_executor(None, open_follower)
         server = ReplicaServer(follower, index=args.index, open_follower=open_follower,
-                               users=UserStore(path))
+                               users=UserStore(path), tls=tls)
         await server.attach(socket.socket(fileno=args.primary_fd))
         stop = asyncio.Event()
         connections = socket.socket(fileno=args.connections_fd)
@@ -287,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         await server.stop()
         server.db.close()
 
-    with asyncio.Runner(loop_factory=new_event_loop) as runner:
+    with asyncio.Runner(loop_factory=lambda: new_event_loop(tls=tls is not None)) as runner:
         runner.run(serve())
     return 0
 
