@@ -481,9 +481,11 @@ def run_phase(endpoint: Endpoint, phase: Phase, dataset: Dataset) -> dict[str, A
         p.start()
     time.sleep(max(0.0, start_at + phase.warmup - time.monotonic()))
     pids = server_processes(endpoint.server_pid)
+    each0 = [server_cpu([p]) for p in pids]
     cpu0, threads0, wall0 = server_cpu(pids), thread_cpu(pids), time.monotonic()
     time.sleep(max(0.0, start_at + phase.warmup + phase.seconds - time.monotonic()))
     cpu1, threads1, wall1 = server_cpu(pids), thread_cpu(pids), time.monotonic()
+    each1 = [server_cpu([p]) for p in pids]
     parts = [out.get(timeout=STATEMENT_LIMIT_S * 3 + 600) for _ in procs]
     for p in procs:
         p.join(60)
@@ -491,6 +493,8 @@ def run_phase(endpoint: Endpoint, phase: Phase, dataset: Dataset) -> dict[str, A
     point = summarize_phase(phase, parts, (cpu1 - cpu0) / wall)
     point["server_main_thread_cores"] = (threads1[0] - threads0[0]) / wall
     point["server_other_threads_cores"] = (threads1[1] - threads0[1]) / wall
+    if len(pids) > 1:  # the primary first, then its replicas
+        point["server_process_cores"] = [(b - a) / wall for a, b in zip(each0, each1)]
     return point
 
 
