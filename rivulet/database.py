@@ -164,8 +164,9 @@ class Database:
         self._applied = threading.Condition()
         self.applied_lsn = self.storage.lsn
         self.stats_counters = {"writes": 0, "commits": 0, "rows_written": 0}
-        #: Called with the LSN of each batch committed by a write, in the committing thread
-        #: right after the commit (a server tells its replicas: see rivulet/server/primary.py).
+        #: Called with the LSN of each committed batch (a write's, an import's) in the
+        #: committing thread, once it is queued for propagation (a server tells its
+        #: replicas: see rivulet/server/primary.py).
         self.commit_listeners: list[Callable[[int], None]] = []
         #: Seconds from a batch's commit to its being visible in every view (``/metrics``).
         self.visibility_lag = LagHistogram()
@@ -838,6 +839,9 @@ class Database:
             self._batches.append(item)
             if wake:
                 self._batch_ready.notify()
+        if item is not None:
+            for listener in self.commit_listeners:
+                listener(item[0])
 
     def _commit_group(self, group: list[WriteRequest], wake: bool = True) -> None:
         deltas: dict[int, list] = {}
@@ -883,8 +887,6 @@ class Database:
             self.stats_counters["rows_written"] += sum(r.rowcount for r in ok)
             if lsn is not None:
                 self._queue_batch((lsn, deltas, time.monotonic()), wake)
-                for listener in self.commit_listeners:
-                    listener(lsn)
             for request in ok:  # (nothing changed: what they read is what came before)
                 request.lsn = lsn if lsn is not None else before
             fault_point("commit_before_ack")

@@ -129,7 +129,10 @@ class Forwarder:
             self.server.primary_gone.set()
 
     def close(self) -> None:
-        self.writer.close()
+        """(any thread: the server closes its write path from a worker)"""
+        loop = self.task.get_loop()
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(self.writer.close)
 
 
 # ..................................................................... the server
