@@ -52,8 +52,13 @@ class Cluster:
         self.lite = sqlite3.connect(":memory:", isolation_level=None)
 
     def connect(self) -> pymysql.Connection:
-        return pymysql.connect(host="127.0.0.1", port=self.port, user="root",
+        """A connection that reads its own writes (as on one server: the setting's
+        guarantee, which the primary and a replica must both keep)."""
+        conn = pymysql.connect(host="127.0.0.1", port=self.port, user="root",
                                database="rivulet", autocommit=True)
+        with conn.cursor() as cur:
+            cur.execute("SET rivulet_read_your_writes = 1")
+        return conn
 
     @staticmethod
     def scalar(conn: pymysql.Connection, sql: str, *params: Any) -> Any:

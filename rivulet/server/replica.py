@@ -101,23 +101,12 @@ class Forwarder:
     async def _replies(self) -> None:
         try:
             while True:
-                ident, failure, rowcount, last_insert_id, lsn = await read_frame(self.reader)
-                if ident == 0:  # a NOTICE: a batch was committed
-                    self.server.follow(lsn)
-                    continue
-                request, future = self.waiting.pop(ident)
-                if failure is not None:
-                    error = er.Forwarded(er.Failure(*failure))
-                    if request is None:
-                        future.set_exception(error)
-                        continue
-                    request.error = error
-                    future.set_result(request)
-                    continue
-                if request is not None:
-                    request.rowcount, request.last_insert_id, request.lsn = (
-                        rowcount, last_insert_id, lsn)
-                self.server.when_visible(lsn, future, request)
+                message = await read_frame(self.reader)
+                try:
+                    self._reply(*message)
+                except Exception:  # following the log failed: the poll tries again
+                    log.exception("replica: handling the primary's message %r failed",
+                                  message[:2])
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
@@ -127,6 +116,27 @@ class Forwarder:
                     future.set_exception(ClosedError("the primary went away"))
             self.waiting.clear()
             self.server.primary_gone.set()
+
+    def _reply(self, ident: int, failure: tuple | None, rowcount: int, last_insert_id: int,
+               lsn: int) -> None:
+        if ident == 0:  # a NOTICE: a batch was committed
+            self.server.follow(lsn)
+            return
+        request, future = self.waiting.pop(ident)
+        if failure is not None:
+            error = er.Forwarded(er.Failure(*failure))
+            if request is None:
+                future.set_exception(error)
+            else:
+                request.error = error
+                future.set_result(request)
+            return
+        if request is not None:
+            request.rowcount, request.last_insert_id, request.lsn = rowcount, last_insert_id, lsn
+        try:
+            self.server.when_visible(lsn, future, request)
+        except Exception as exc:
+            future.set_exception(exc)
 
     def close(self) -> None:
         """(any thread: the server closes its write path from a worker)"""
@@ -141,6 +151,8 @@ class Forwarder:
 class ReplicaServer(MySQLServer):
     """A :class:`MySQLServer` that listens on no port: the primary passes it connections.
     Its database is a :class:`Follower`, replaced when it goes stale."""
+
+    db: Follower
 
     def __init__(self, follower: Follower, *, index: int, open_follower: Any,
                  **kwargs: Any) -> None:
@@ -216,7 +228,13 @@ class ReplicaServer(MySQLServer):
         """Called by the follower (any thread) when it stops following."""
         loop = self.loop
         if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(lambda: loop.create_task(self.rebuild()))
+            loop.call_soon_threadsafe(lambda: loop.create_task(self._rebuild_in_background()))
+
+    async def _rebuild_in_background(self) -> None:
+        try:
+            await self.rebuild()
+        except Exception:  # the old follower serves on; the next statement tries again
+            log.exception("replica: opening a follower of the changed program failed")
 
     async def rebuild(self) -> None:
         """Serve from a follower of the program as it is now: if the one serving is
