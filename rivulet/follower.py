@@ -14,7 +14,8 @@ answer's snapshot: every batch the snapshot holds is then known, and subtracted.
 
 A change of the program (DDL, or an import, whose log entry holds no deltas) cannot be
 followed batch by batch: the follower stops applying, says it is ``stale``, and its owner
-opens a new one (see :mod:`rivulet.server.replica`).
+opens a new one (see :mod:`rivulet.server.replica`). The one thing a follower writes is
+what a schema change left to migrate lazily, if it opens before the primary is done.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from rivulet.database import Database
-from rivulet.errors import ProgramError, RivuletError
+from rivulet.errors import ProgramError
 from rivulet.schema import Row, TableSchema
 from rivulet.storage.sqlite import DB_FILE
 from rivulet.writes import WriteRequest
@@ -64,9 +65,12 @@ class Follower(Database):
         options.update(spark_bootstrap_rows=None, prewarm=False, background_migration=False)
         super().__init__(path, **options)
         if self._lazy.pending():
-            self.close()
-            raise RivuletError("the database has schema changes still migrating; a follower "
-                               "opens once they are done (Database.finish_conversions)")
+            # Replayed schema changes start out as migrating; the primary has usually
+            # done the work (a server with replicas finishes it before answering DDL),
+            # and finishing then only confirms it. What is left is done here: migrating
+            # a row or key writes no delta, and each step is guarded so that no unit is
+            # migrated twice, whichever process gets to it.
+            self._lazy.finish()
         self._poller = threading.Thread(target=self._poll_loop, name="rivulet-follow",
                                         daemon=True)
         self._poller.start()

@@ -185,3 +185,25 @@ def test_a_follower_takes_no_writes_and_no_ddl(pair: Any) -> None:
             follower.bulk_insert("votes", [[(1, 1)]])
         assert pair.db.lsn == lsn
         check_follower(pair, follower, ["UserVotes"])
+
+
+def test_a_follower_opens_while_a_type_change_is_still_converting(tmp_path: Any) -> None:
+    """What a schema change left to convert lazily is done by the follower that opens
+    first (no row twice); both then read the converted values."""
+    db = rivulet.open(tmp_path, background_migration=False)
+    try:
+        db.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10) NOT NULL)")
+        db.table("t").insert_many([(i, str(i * 3)) for i in range(50)])
+        db.execute("ALTER TABLE t MODIFY COLUMN v INT NOT NULL")
+        assert db._lazy.pending()
+        with Follower(tmp_path) as follower:
+            assert not follower._lazy.pending()
+            assert follower.query("SELECT id FROM t WHERE v = ?", [21]) == [(7,)]
+            db.execute("INSERT INTO t VALUES (?, ?)", [99, 21])
+            follower.follow(db.lsn)
+            follower.wait_for(db.lsn, timeout=WAIT)
+            assert sorted(follower.query("SELECT id FROM t WHERE v = ?", [21])) == [(7,), (99,)]
+        assert sorted(db.query("SELECT id, v FROM t WHERE id IN (?, ?)", [7, 99])) == [
+            (7, 21), (99, 21)]
+    finally:
+        db.close()

@@ -9,6 +9,7 @@ dies takes its connections with it; the primary serves the next ones.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sqlite3
@@ -24,7 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_server_serve import start, stop
 
+import rivulet
 from rivulet.server.auth import LOOPBACK, UserStore
+from rivulet.server.mysql import MySQLServer
+from rivulet.server.primary import Replicas
 
 CONNECTIONS = 4
 USERS = range(6)
@@ -185,6 +189,30 @@ def test_ddl_through_a_replica_is_in_effect_before_its_ok(cluster: Cluster) -> N
         cluster.lite.execute("SELECT COUNT(*) FROM votes WHERE story_id = 2").fetchone()[0]
 
 
+def test_alter_table_through_a_replica_reaches_both_processes(tmp_path: Path) -> None:
+    """A column added and a type changed (converted lazily on one server) through the
+    replica: both processes answer with the new table at once."""
+    cluster = Cluster(tmp_path)
+    try:
+        replica, primary = cluster.on("replica 1"), cluster.on("primary")
+        cluster.create_schema(primary)
+        for user in range(3):
+            cluster.execute(primary, "INSERT INTO votes (user_id, story_id) VALUES (%s, %s)",
+                            user, 7)
+        with replica.cursor() as cur:
+            cur.execute("ALTER TABLE votes ADD COLUMN weight INT NOT NULL DEFAULT 2, "
+                        "MODIFY COLUMN story_id VARCHAR(10) NOT NULL")
+            cur.execute("INSERT INTO votes (user_id, story_id, weight) VALUES (9, '7', 5)")
+        for conn in (replica, primary):
+            with conn.cursor() as cur:
+                cur.execute("SELECT user_id, story_id, weight FROM votes WHERE story_id = %s",
+                            ("7",))
+                assert sorted(cur.fetchall()) == [(0, "7", 2), (1, "7", 2), (2, "7", 2),
+                                                  (9, "7", 5)]
+    finally:
+        cluster.close()
+
+
 def _replica_pids(data_dir: Path) -> list[int]:
     out = subprocess.run(["pgrep", "-f", f"rivulet.server.replica --data-dir {data_dir}"],
                          capture_output=True, text=True).stdout
@@ -258,3 +286,23 @@ def test_replicas_offer_tls_and_keep_read_only_users_read_only(
             c.close()
     finally:
         stop(proc, lines)
+
+
+def test_a_replica_that_cannot_start_fails_the_start_at_once(tmp_path: Path) -> None:
+    """The primary does not wait out its start-up timeout for a replica that exited, and
+    leaves no process behind."""
+    db = rivulet.open(tmp_path)
+    try:
+        replicas = Replicas(MySQLServer(db), 1, ["--no-such-option"])
+
+        async def start() -> None:
+            began = time.monotonic()
+            with pytest.raises(RuntimeError, match=r"replica\(s\) \[1\] did not open"):
+                await replicas.start(timeout=120)
+            assert time.monotonic() - began < 60
+
+        asyncio.run(start())
+        assert [r.process.poll() for r in replicas.replicas] == [2]  # argparse's status
+        assert replicas._committed not in db.commit_listeners
+    finally:
+        db.close()

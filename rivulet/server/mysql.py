@@ -110,9 +110,14 @@ class MySQLServer(MysqlServer):
         """Before a statement is bound: nothing to do here (a replica's program may lag)."""
 
     async def run_ddl(self, sql: str) -> None:
-        """Change the program (off the event loop); handlers bound before are dropped."""
-        await asyncio.get_running_loop().run_in_executor(self.pool, self.db.execute, sql)
+        """Change the program (off the event loop); handlers bound before are dropped.
+        With replicas, what the change leaves to migrate lazily is done first: a replica
+        opens only on a program fully migrated."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self.pool, self.db.execute, sql)
         self.cache.clear()
+        if self.replicas is not None:
+            await loop.run_in_executor(self.pool, self.db.finish_conversions)
 
     async def _client_connected_cb(self, reader: asyncio.StreamReader,
                                    writer: asyncio.StreamWriter) -> None:

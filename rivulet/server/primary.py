@@ -39,11 +39,12 @@ STOP_SECONDS = 30.0
 class Replica:
     """One replica process and the primary's ends of its two sockets."""
 
-    index: int
+    index: int  # from 1, as in "replica 1"
     process: subprocess.Popen[bytes]
     connections: socket.socket  # SOCK_SEQPACKET: one client socket per message
     channel: socket.socket  # writes and DDL in, outcomes out
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    ended: asyncio.Event = field(default_factory=asyncio.Event)  # its channel closed
     writer: asyncio.StreamWriter | None = None
     task: asyncio.Task[None] | None = None
 
@@ -68,18 +69,19 @@ class Replicas:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self.server.db.commit_listeners.append(self._committed)
-        for index in range(self.count):
+        for index in range(1, self.count + 1):
             self.replicas.append(self._spawn(index))
         for replica in self.replicas:
             replica.task = asyncio.get_running_loop().create_task(self._serve(replica))
-        waits = [asyncio.create_task(r.ready.wait()) for r in self.replicas]
-        done, pending = await asyncio.wait(waits, timeout=timeout)
+        opened = [asyncio.create_task(_first(r.ready, r.ended)) for r in self.replicas]
+        _, pending = await asyncio.wait(opened, timeout=timeout)
         for wait in pending:
             wait.cancel()
-        missing = [r.index for r in self.replicas if not r.ready.is_set()]
-        if missing:
-            raise RuntimeError(f"replica(s) {missing} did not open the database within "
-                               f"{timeout:.0f} s")
+        failed = [r.index for r in self.replicas if not r.serving]
+        if failed:
+            await self.stop()
+            raise RuntimeError(f"replica(s) {failed} did not open the database within "
+                               f"{timeout:.0f} s (see their errors above)")
 
     def _spawn(self, index: int) -> Replica:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -87,7 +89,7 @@ class Replicas:
         command = [sys.executable, "-m", "rivulet.server.replica",
                    "--data-dir", str(self.server.db.path),
                    "--connections-fd", str(theirs.fileno()),
-                   "--primary-fd", str(their_channel.fileno()), "--index", str(index + 1),
+                   "--primary-fd", str(their_channel.fileno()), "--index", str(index),
                    *self.options]
         process = subprocess.Popen(command, pass_fds=(theirs.fileno(), their_channel.fileno()),
                                    stdin=subprocess.DEVNULL)
@@ -145,9 +147,12 @@ class Replicas:
                 pending.add(task)
                 task.add_done_callback(pending.discard)
         except (asyncio.IncompleteReadError, ConnectionError):
-            code = replica.process.poll()
+            code = await asyncio.get_running_loop().run_in_executor(None, _exit_status,
+                                                                    replica.process)
             if code not in (None, 0):
                 log.error("replica %d exited with status %s", replica.index, code)
+        finally:
+            replica.ended.set()
 
     async def _answer(self, writer: asyncio.StreamWriter, kind: str, ident: int, body: list[Any]) -> None:
         try:
@@ -197,6 +202,22 @@ class Replicas:
 
     def pids(self) -> list[int]:
         return [r.process.pid for r in self.replicas]
+
+
+async def _first(*events: asyncio.Event) -> None:
+    """Until one of ``events`` is set."""
+    waits = [asyncio.create_task(e.wait()) for e in events]
+    _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    for wait in pending:
+        wait.cancel()
+
+
+def _exit_status(process: subprocess.Popen[bytes], timeout: float = 5.0) -> int | None:
+    """A process's exit status once it has ended (its channel closing comes first)."""
+    try:
+        return process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 def replica_options(args: Any) -> list[str]:
