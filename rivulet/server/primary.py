@@ -200,9 +200,6 @@ class Replicas:
             if replica.task is not None:
                 await asyncio.gather(replica.task, return_exceptions=True)
 
-    def pids(self) -> list[int]:
-        return [r.process.pid for r in self.replicas]
-
 
 async def _first(*events: asyncio.Event) -> None:
     """Until one of ``events`` is set."""
