@@ -406,9 +406,9 @@ class Database:
         prepared = self._adhoc.get(sql)
         if prepared is not None:  # a SELECT seen before: skip parsing
             return prepared.lookup(*params)
-        known = self._write_texts.get(sql)
-        if known is not None and self.catalog.tables.get(known[0].name.lower()) is known[0]:
-            return self.submit(known[1](tuple(params)))  # a write seen before, same table
+        request = self.write_request(sql, params, compiled_only=True)
+        if request is not None:  # a write seen before, same table
+            return self.submit(request)
         self.limits.check_statement(sql)
         statement = st.bind_text(sql, self.catalog)
         if isinstance(statement, st.Select):

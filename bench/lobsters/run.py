@@ -481,11 +481,10 @@ def run_phase(endpoint: Endpoint, phase: Phase, dataset: Dataset) -> dict[str, A
         p.start()
     time.sleep(max(0.0, start_at + phase.warmup - time.monotonic()))
     pids = server_processes(endpoint.server_pid)
-    each0 = [server_cpu([p]) for p in pids]
-    cpu0, threads0, wall0 = server_cpu(pids), thread_cpu(pids), time.monotonic()
+    each0, threads0, wall0 = [server_cpu([p]) for p in pids], thread_cpu(pids), time.monotonic()
     time.sleep(max(0.0, start_at + phase.warmup + phase.seconds - time.monotonic()))
-    cpu1, threads1, wall1 = server_cpu(pids), thread_cpu(pids), time.monotonic()
-    each1 = [server_cpu([p]) for p in pids]
+    each1, threads1, wall1 = [server_cpu([p]) for p in pids], thread_cpu(pids), time.monotonic()
+    cpu0, cpu1 = sum(each0), sum(each1)
     parts = [out.get(timeout=STATEMENT_LIMIT_S * 3 + 600) for _ in procs]
     for p in procs:
         p.join(60)

@@ -18,9 +18,10 @@ import socket
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from rivulet.limits import Limits
 from rivulet.server import errors as er
 from rivulet.server.replica import NOTICE, frame, read_frame
 
@@ -224,7 +225,6 @@ def replica_options(args: Any) -> list[str]:
         options += ["--memory-limit", str(args.memory_limit)]
     if args.tls_cert is not None:  # a replica's clients are offered TLS as the primary's
         options += ["--tls-cert", str(args.tls_cert), "--tls-key", str(args.tls_key)]
-    limits = ",".join(f"{name}={getattr(args, name)}" for name in
-                      ("max_statement_chars", "max_batch_rows", "max_result_rows", "max_views"))
+    limits = ",".join(f"{f.name}={getattr(args, f.name)}" for f in fields(Limits))
     return options + ["--limits", limits]
 
