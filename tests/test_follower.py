@@ -207,3 +207,25 @@ def test_a_follower_opens_while_a_type_change_is_still_converting(tmp_path: Any)
             (7, 21), (99, 21)]
     finally:
         db.close()
+
+
+def test_an_index_made_by_the_other_process_meanwhile_is_no_error(tmp_path: Any) -> None:
+    """A primary and its replica's follower plan the same views at once (a server
+    starting): each reads the table's indexes, then makes the one its upqueries need. The
+    one that comes second finds it made, and goes on; the index exists once."""
+    from rivulet.schema import INT, Column, TableSchema
+    from rivulet.storage.sqlite import SqliteStorage
+
+    schema = TableSchema("votes", (Column("id", INT), Column("story_id", INT)), (0,))
+    first, second = SqliteStorage(tmp_path), SqliteStorage(tmp_path)
+    try:
+        first.create_table(schema)
+        before = second._indexes("votes")  # what the second read before the first made it
+        first.ensure_index(schema, (1,))
+        second._indexes = lambda table: dict(before)  # type: ignore[method-assign]
+        second.ensure_index(schema, (1,))
+        del second._indexes
+        assert list(second._indexes("votes").values()) == [["story_id"]]
+    finally:
+        first.close()
+        second.close()

@@ -476,8 +476,10 @@ class SqliteStorage(Storage):
             while index.lower() in (n.lower() for n in existing):
                 index = f"{base}_{len(existing)}"
                 existing[index] = []
+            # IF NOT EXISTS: another process on this file (a replica's follower) may
+            # have made the same index since ``existing`` was read.
             self.conn.execute(
-                f"CREATE INDEX {_quote(index)} ON {_quote(schema.name)} "
+                f"CREATE INDEX IF NOT EXISTS {_quote(index)} ON {_quote(schema.name)} "
                 f"({', '.join(_quote(n) for n in names)})"
             )
 
