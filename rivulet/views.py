@@ -135,17 +135,20 @@ class View:
 
     def answer(self, key: Any) -> tuple[Row, ...] | None:
         """The rows under a one-value key (``()`` for a view without parameters) exactly
-        as the reader keeps them, if they are at hand and not empty; else None (use
-        :meth:`lookup`). The tuple stays the same object until a write changes the rows
+        as the reader keeps them (empty too, unless the view makes a default row for an
+        empty group), if they are at hand; else None (use :meth:`lookup`). The tuple stays the same object until a write changes the rows
         under the key, so the MySQL server can reuse the reply it encoded from it.
         Counted as a read, as :meth:`lookup` counts."""
         if not (self._simple or (self._unparameterized and key == ())):
             return None
         entry = self._entries.get(key)
-        if entry is None or not entry.result:  # (None until a lookup finishes the rows)
+        if entry is None:
             return None
+        result = entry.result  # (None until a lookup finishes the rows)
+        if result is None or not (result or self._default is None):
+            return None  # (no rows, but an implicit group's default row to make)
         entry.reads += 1
-        return entry.result
+        return result
 
     def answer_each(self, keys: Sequence[Any]) -> list[tuple[Row, ...]] | None:
         """For a ``WHERE col IN (?, ...)`` view whose answer is its keys' answers one after

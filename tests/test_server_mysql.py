@@ -469,6 +469,24 @@ def test_repeated_reads_follow_writes_and_each_clients_framing(server: ServerThr
             assert query(writer, "SELECT name, qty FROM items WHERE id = 10") == [("item 10", 3)]
 
 
+def test_repeated_empty_reads_follow_writes(server: ServerThread) -> None:
+    """An empty answer is reused as any other (every page reads the user's few saved
+    and hidden stories, mostly none), until a write gives the key rows, and again once
+    they are deleted; a count's empty group still answers its default row."""
+    conn = connect(server)
+    tags = "SELECT tag FROM tags WHERE item_id = 77"
+    count = "SELECT COUNT(*) FROM tags WHERE item_id = 77"
+    for n in range(3):
+        for _ in range(2):
+            assert query(conn, tags) == [] and query(conn, count) == [(0,)]
+        with conn.cursor() as cursor:
+            cursor.execute(f"INSERT INTO tags VALUES (77, 'tag {n}')")
+        for _ in range(2):
+            assert query(conn, tags) == [(f"tag {n}",)] and query(conn, count) == [(1,)]
+        with conn.cursor() as cursor:
+            cursor.execute("DELETE FROM tags WHERE item_id = 77")
+
+
 def test_repeated_reads_of_a_view_without_parameters_follow_writes(server: ServerThread) -> None:
     """A read without parameters (every page's front-page list) reuses its encoded reply
     too, and only while its rows are unchanged."""
@@ -499,6 +517,46 @@ def test_repeated_in_list_reads_follow_writes_to_any_listed_key(server: ServerTh
         for _ in range(2):
             got = query(conn, sql)
             assert len(got) == 3 and dict(got) == before
+
+
+@pytest.mark.parametrize("kept", [100, 2])
+def test_rows_are_encoded_once_and_follow_writes_in_any_list(
+        server: ServerThread, monkeypatch: pytest.MonkeyPatch, kept: int) -> None:
+    """Keys read in many different IN lists (each text new, so no whole reply to reuse)
+    have their rows encoded once per value, not once per read (twice at most: a key's
+    first read after a change gets the rows its fill made, the next the reader's kept
+    tuple); a write to a row is seen in every list after it. With the per-statement
+    cache of encoded rows kept small (``kept``), it is emptied as it fills and answers
+    stay right."""
+    from mysql_mimic import packets
+
+    from rivulet.server import protocol
+
+    monkeypatch.setattr(protocol, "ENCODED_ROWS", kept)
+    encode = packets.make_text_resultset_row
+    encoded: list[tuple] = []
+
+    def counting(row: Any, columns: Any) -> bytes:
+        encoded.append(tuple(row))
+        return encode(row, columns)
+
+    monkeypatch.setattr(packets, "make_text_resultset_row", counting)
+    conn = connect(server)
+    qty = {i: i % 7 for i in range(1, 41)}
+    for n in range(16):
+        ids = [5, 6, 7 + n % 3, 20 + n]
+        sql = f"SELECT id, qty FROM items WHERE id IN ({', '.join(map(str, ids))})"
+        assert sorted(query(conn, sql)) == sorted((i, qty[i]) for i in ids)
+        if n % 4 == 3:
+            qty[5] = 900 + n
+            with conn.cursor() as cursor:
+                cursor.execute(f"UPDATE items SET qty = {qty[5]} WHERE id = 5")
+    per_value = {row: encoded.count(row) for row in encoded}
+    if kept == 100:
+        assert set(per_value) >= {(5, 5), (5, 903), (5, 907), (5, 911), (6, 6)}
+        assert max(per_value.values()) <= 2, per_value
+    else:
+        assert per_value[(6, 6)] > 2  # the cache was emptied: the row encoded again
 
 
 def test_small_write_groups_are_propagated_before_the_reply(server: ServerThread,

@@ -74,6 +74,8 @@ COM_STMT_FETCH, COM_RESET_CONNECTION = 0x1C, 0x1F
 _SERVER_STATUS_AUTOCOMMIT = 0x0002
 _CURSOR_EXISTS, _LAST_ROW_SENT = 0x0040, 0x0080
 MAX_PREPARED = 16_382
+#: Encoded rows a statement's handler keeps (see ``_text_payloads``): a few MB at most.
+ENCODED_ROWS = 20_000
 _EXPLAIN_PREFIX = re.compile(r"\s*EXPLAIN\s+", re.I)
 
 
@@ -424,9 +426,6 @@ class RivuletConnection(Connection):
             rows = rows[: handler.limit]
         if len(rows) > self.db.limits.max_result_rows:
             self.db.limits.check_result(len(rows))
-        if handler.project is not None:
-            project = handler.project
-            rows = [tuple(r[i] for i in project) for r in rows]
         columns = handler.columns
         if columns is None:
             columns = handler.columns = _columns_of(handler)
@@ -434,6 +433,13 @@ class RivuletConnection(Connection):
         header = handler.headers.get(key)
         if header is None:
             header = handler.headers[key] = self._header(*columns)
+        if not binary and cursor is None:
+            self._write_rows(header, columns[0], _text_payloads(handler, rows, columns[0]),
+                             encoded=True)
+            return
+        if handler.project is not None:
+            project = handler.project
+            rows = [tuple(r[i] for i in project) for r in rows]
         self._write_rows(header, columns[0], rows, binary, cursor)
 
     def _header(self, columns: Sequence[ResultColumn], flags: Sequence[ColumnDefinition]) -> tuple[bytes, int]:
@@ -454,7 +460,10 @@ class RivuletConnection(Connection):
         return bytes(framed), (len(payloads) + 1) & 0xFF
 
     def _write_rows(self, header: tuple[bytes, int], columns: Sequence[ResultColumn],
-                    rows: Sequence[Sequence[Any]], binary: bool, cursor: Prepared | None = None) -> None:
+                    rows: Sequence[Any], binary: bool = False, cursor: Prepared | None = None,
+                    encoded: bool = False) -> None:
+        """A result set: ``header`` (see :meth:`_header`), then ``rows`` (text-protocol
+        row payloads already, when ``encoded``), then the end packet."""
         stream = self.stream
         framed, next_seq = header
         if self._seq != 1:  # headers are framed for a reply starting at sequence id 1
@@ -467,6 +476,14 @@ class RivuletConnection(Connection):
             cursor.cursor = list(rows)
             cursor.columns = columns
             self._send(self.ok_or_eof(flags=_CURSOR_EXISTS))
+            return
+        if encoded:
+            if rows and max(map(len, rows)) >= MAX_PAYLOAD:
+                for payload in rows:
+                    self._send(payload)
+            else:
+                stream.write_many(rows)
+            self._send(self._end_bytes)
             return
         start, seq = len(stream._buffer), stream.seq.value
         make = packets.make_binary_resultrow if binary else packets.make_text_resultset_row
@@ -641,6 +658,29 @@ def _columns_of(handler: Handler) -> tuple[tuple[ResultColumn, ...], tuple[Colum
     if handler.project is not None:
         out = [out[i] for i in handler.project]
     return result_columns(out), column_flags(out)
+
+
+def _text_payloads(handler: Handler, rows: Sequence[Sequence[Any]],
+                   columns: Sequence[ResultColumn]) -> list[bytes]:
+    """The text-protocol payloads of a read's rows (projected as the handler says). A
+    reader keeps each row as the same tuple until a write changes it, so a row is encoded
+    once per handler and its payload reused by every later reply that holds it (the rows
+    of a key read in many IN lists, of an unchanged result). The cache holds the rows it
+    encoded (their ids stay theirs) and is emptied when it grows past
+    :data:`ENCODED_ROWS`."""
+    cache = handler.encoded
+    project = handler.project
+    make = packets.make_text_resultset_row
+    out = []
+    for row in rows:
+        hit = cache.get(id(row))
+        if hit is None or hit[0] is not row:
+            values = row if project is None else tuple(row[i] for i in project)
+            hit = cache[id(row)] = (row, make(values, columns))
+        out.append(hit[1])
+    if len(cache) > ENCODED_ROWS:
+        cache.clear()
+    return out
 
 
 def _unframe(framed: bytes) -> list[bytes]:

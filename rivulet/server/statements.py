@@ -98,6 +98,9 @@ class Handler:
     #: Framed result-set header packets, by the client's protocol flags (see protocol.py).
     headers: dict[Any, Any] = field(default_factory=dict)
     columns: Any = None
+    #: Text-protocol row payloads already encoded, by the identity of the reader's row
+    #: they were encoded from: ``id(row) -> (row, payload)`` (see protocol.py).
+    encoded: dict[int, tuple[Any, bytes]] = field(default_factory=dict)
 
 
 @dataclass(eq=False, slots=True)
