@@ -292,14 +292,20 @@ def test_pages_agree_after_a_spark_bootstrap(dataset: Dataset, spark: Any) -> No
         reference.close()
 
 
-def test_pages_agree_through_the_load_generators_client(dataset: Dataset,
-                                                        tmp_path: Path) -> None:
+@pytest.mark.parametrize("driver", ["pymysql", "mysqlclient"])
+def test_pages_agree_through_the_load_generators_client(dataset: Dataset, tmp_path: Path,
+                                                        driver: str) -> None:
     """The benchmark's clients (``bench.lobsters.run``: its data load, its connection,
     the statements' text with ``%s`` values, a read ribbon's duplicate INSERT taken as
-    the application's upsert) against ``rivulet``'s MySQL server show SQLite's pages."""
+    the application's upsert) against ``rivulet``'s MySQL server show SQLite's pages,
+    over either driver (mysqlclient's statements bypass its cursor)."""
     import rivulet
     from bench.lobsters.run import Endpoint, WireBackend, connect, load_rivulet
+    from bench.mariadb import ensure_mysqlclient
     from rivulet.server.mysql import ServerThread
+
+    if driver == "mysqlclient":
+        assert ensure_mysqlclient(print), "mysqlclient could not be installed"
 
     queries = query_set("natural")
     load_rivulet(tmp_path / "db", queries, dataset)
@@ -312,8 +318,9 @@ def test_pages_agree_through_the_load_generators_client(dataset: Dataset,
             db.settle()
 
     endpoint = Endpoint("rivulet-natural", "rivulet", "natural", server.port, "rivulet",
-                        "root", 0)
-    backend = Wire(queries, connect(endpoint), name=endpoint.config, timings={})
+                        "root", 0, driver)
+    backend = Wire(queries, connect(endpoint), name=endpoint.config, timings={},
+                   driver=driver)
     try:
         requests = Workload(dataset, seed=9, mix=WRITE_HEAVY_MIX).take(120)
         _replay(requests, reference, [backend])

@@ -115,6 +115,7 @@ class SqlBackend(Backend):
         self.mark = mark
         self._plain = {n: sql.replace("?", mark) for n, sql in queries.reads.items()}
         self._writes = {n: sql.replace("?", mark) for n, sql in queries.writes.items()}
+        self._listed = {n for n, sql in queries.reads.items() if has_in_list(sql)}
 
     def create_program(self, dataset: Dataset) -> None:
         """Tables, rows and views, committed."""
@@ -132,10 +133,16 @@ class SqlBackend(Backend):
             cur.execute(statement)
         self.conn.commit()
 
-    def read(self, name: str, params: Sequence[Any] = ()) -> list[Row]:
+    def read_text(self, name: str, params: Sequence[Any]) -> str:
+        """Read ``name``'s text in the driver's paramstyle, its IN list as long as
+        ``params`` make it."""
         sql = self.queries.reads[name]
-        text = (expand_in(sql, _in_count(sql, params), self.mark) if has_in_list(sql)
-                else self._plain[name])
+        if name in self._listed:
+            return expand_in(sql, _in_count(sql, params), self.mark)
+        return self._plain[name]
+
+    def read(self, name: str, params: Sequence[Any] = ()) -> list[Row]:
+        text = self.read_text(name, params)
         cur = self.conn.cursor()
         cur.execute(text, tuple(params))
         return [tuple(r) for r in cur.fetchall()]
