@@ -132,6 +132,32 @@ def test_split_of_a_list_gives_a_slot_per_value(items: list[Any], seps: list[str
     assert got.params == tuple(o + p for a, o in zip(alone, offsets) for p in a.params)
 
 
+def test_query_texts_are_kept_from_their_second_time_and_while_asked_for() -> None:
+    """The cache of whole query texts (statements.Texts) keeps a text the second time it
+    is answered, not the first (most texts come once); it holds at most its limit and
+    keeps the texts asked for lately, whatever came in between."""
+    from rivulet.server.statements import Known, Texts
+
+    texts = Texts(limit=8)
+    known = {n: Known(None, (n,)) for n in range(100)}  # type: ignore[arg-type]
+    text = {n: f"SELECT {n}".encode() for n in range(100)}
+    texts.remember(text[0], known[0])
+    assert texts.get(text[0]) is None  # once: only noted
+    texts.remember(text[0], known[0])
+    assert texts.get(text[0]) is known[0]
+    for n in range(1, 60):  # many others, each twice; text 0 asked for all along
+        texts.remember(text[n], known[n])
+        texts.remember(text[n], known[n])
+        assert texts.get(text[0]) is known[0]
+        assert len(texts) <= 8
+    assert texts.get(text[59]) is known[59] and texts.get(text[1]) is None
+    stale = Known(None, ("changed",))  # type: ignore[arg-type]
+    texts.remember(text[0], stale)  # answered again (after DDL): replaced at once
+    assert texts.get(text[0]) is stale
+    texts.clear()
+    assert texts.get(text[0]) is None and len(texts) == 0
+
+
 def test_literals_in_key_positions_share_one_view(server: ServerThread, db: rivulet.Database) -> None:
     conn = connect(server)
     views_before = len(db._views)

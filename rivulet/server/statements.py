@@ -57,7 +57,7 @@ _COMPARISONS = (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 #: Bound on each cache; a full cache is emptied (shapes come back on their next use).
 CACHE_LIMIT = 20_000
-#: Bound on the cache of whole query texts (per client character set).
+#: Bound on the cache of whole query texts (per client character set: see Texts).
 TEXT_CACHE_LIMIT = 50_000
 
 
@@ -118,6 +118,58 @@ class Known:
     end_seq: int = 0
 
 
+class Texts:
+    """Whole COM_QUERY packets of reads answered before (one client character set): the
+    handler and parameters of each, so that a popular query skips even the split.
+
+    An application sends a few popular texts again and again among a stream of texts it
+    sends once (an IN list of one page's ids, one user's key): a text is kept only when
+    it comes a second time while the one-off ones are remembered (as hashes, in a set
+    emptied past ``limit``). Kept texts live in two generations of ``limit / 2`` each:
+    when the young one is full it becomes the old one, and the old one is dropped; a
+    text found in the old generation moves to the young one. So the cache holds what was
+    asked for lately, at most ``limit`` texts, and costs one dict lookup on a hit."""
+
+    __slots__ = ("young", "old", "seen", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.young: dict[bytes, Known] = {}
+        self.old: dict[bytes, Known] = {}
+        self.seen: set[int] = set()
+        self.limit = limit
+
+    def get(self, data: bytes) -> Known | None:
+        known = self.young.get(data)
+        if known is None:
+            known = self.old.pop(data, None)
+            if known is not None:
+                self._keep(data, known)
+        return known
+
+    def remember(self, data: bytes, known: Known) -> None:
+        """Keep a text answered now if it came before (else only note it)."""
+        key = hash(data)
+        if key in self.seen or data in self.young or data in self.old:
+            self._keep(data, known)  # (a kept text is answered again after DDL, say)
+            return
+        if len(self.seen) >= self.limit:
+            self.seen.clear()
+        self.seen.add(key)
+
+    def _keep(self, data: bytes, known: Known) -> None:
+        young = self.young
+        young[data] = known
+        if len(young) >= self.limit // 2:
+            self.old, self.young = young, {}
+
+    def clear(self) -> None:
+        self.young, self.old = {}, {}
+        self.seen.clear()
+
+    def __len__(self) -> int:
+        return len(self.young) + len(self.old)
+
+
 def picker(slots: Sequence[int], negated: Sequence[int] = ()) -> Callable[[Sequence[Any]], tuple]:
     """A fast function from slot values to the parameter tuple (the ``negated``-th
     parameters negated: ``id = -5`` reads key -5 from the view of ``id = ?``)."""
@@ -152,9 +204,8 @@ class StatementCache:
         self.db = db
         self.shapes: dict[str, Shape] = {}
         self.handlers: dict[Any, Handler] = {}
-        #: Whole COM_QUERY packets of reads answered before, by character set: the
-        #: handler and its parameters (a popular key's query skips even the split).
-        self.texts: dict[str, dict[bytes, Known]] = {}
+        #: Whole COM_QUERY packets of reads answered before, by character set.
+        self.texts: dict[str, Texts] = {}
         self.framings: dict[Any, Any] = {}
         self._lock = threading.Lock()
 
@@ -190,19 +241,16 @@ class StatementCache:
         self._put(self.handlers, self._key(shape, split, sql), handler)
         return handler
 
-    def texts_for(self, codec: str) -> dict[bytes, Known]:
-        return self.texts.setdefault(codec, {})
+    def texts_for(self, codec: str) -> Texts:
+        texts = self.texts.get(codec)
+        if texts is None:
+            texts = self.texts[codec] = Texts(TEXT_CACHE_LIMIT)
+        return texts
 
     def framing(self, key: Any) -> Any:
         """One object for each distinct client framing (protocol flags, character set,
         end-of-result packet), so that a cached reply's framing is checked by identity."""
         return self.framings.setdefault(key, key)
-
-    def remember(self, texts: dict[bytes, Known], data: bytes, entry: Known) -> None:
-        """Keep a query text's handler and parameters. A full cache takes no more: the
-        texts that filled it first are the popular ones (emptying it would drop them)."""
-        if len(texts) < TEXT_CACHE_LIMIT:
-            texts[data] = entry
 
     def clear(self) -> None:
         """Forget every handler (after DDL: bound statements refer to the old catalog)."""
