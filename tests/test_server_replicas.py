@@ -114,8 +114,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 
 def test_connections_are_dealt_to_the_primary_and_the_replica(cluster: Cluster) -> None:
+    """Half the connections each; every one has its own CONNECTION_ID(), whichever
+    process serves it (each numbers its connections from 1)."""
     assert sorted(set(cluster.roles)) == ["primary", "replica 1"]
     assert cluster.roles.count("primary") == CONNECTIONS // 2
+    ids = [cluster.scalar(c, "SELECT CONNECTION_ID()") for c in cluster.conns]
+    assert len(set(ids)) == CONNECTIONS, ids
 
 
 OPS = st.lists(st.tuples(st.integers(0, CONNECTIONS - 1),

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from mysql_mimic import MysqlServer
 from mysql_mimic.constants import DEFAULT_SERVER_CAPABILITIES
-from mysql_mimic.control import TooManyConnections
+from mysql_mimic.control import LocalControl, TooManyConnections
 from mysql_mimic.stream import MysqlStream
 from mysql_mimic.types import Capabilities
 
@@ -58,8 +58,12 @@ class MySQLServer(MysqlServer):
 
     def __init__(self, db: Database, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
                  users: UserStore | None = None, max_packet: int = DEFAULT_MAX_PACKET,
-                 workers: int = 32, tls: ssl.SSLContext | None = None) -> None:
-        super().__init__(capabilities=CAPABILITIES, ssl=tls)
+                 workers: int = 32, tls: ssl.SSLContext | None = None,
+                 process: int = 0) -> None:
+        # Connection ids are the process's number (the primary 0, replica N N) plus one,
+        # then a sequence: CONNECTION_ID() is unique across the server's processes.
+        super().__init__(capabilities=CAPABILITIES, ssl=tls,
+                         control=LocalControl(server_id=process + 1))
         self.db = db
         self.host = host
         self.requested_port = port

@@ -156,7 +156,7 @@ class ReplicaServer(MySQLServer):
 
     def __init__(self, follower: Follower, *, index: int, open_follower: Any,
                  **kwargs: Any) -> None:
-        super().__init__(follower, **kwargs)
+        super().__init__(follower, process=index, **kwargs)
         self.variables = global_variables(self.max_packet, role=f"replica {index}")
         self.open_follower = open_follower
         self.primary_gone = asyncio.Event()
