@@ -189,12 +189,10 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
     from rivulet.limits import Limits
 
     defaults = Limits()
-    for name, help_text in (("max_statement_chars", "characters of SQL text parsed at once"),
-                            ("max_batch_rows", "rows in one write"),
-                            ("max_result_rows", "rows in one answer to a client"),
-                            ("max_views", "views in the program, ad-hoc ones included")):
-        parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name),
-                            help=f"{help_text} (default: {getattr(defaults, name):,})")
+    for name in Limits.names():
+        default = getattr(defaults, name)
+        parser.add_argument("--" + name.replace("_", "-"), type=int, default=default,
+                            help=f"{Limits.help(name)} (default: {default:,})")
     parser.add_argument("--upquery-timeout", type=float, default=30.0,
                         help="seconds a read that misses may wait for its upquery (default: 30)")
 
@@ -210,9 +208,7 @@ def _spark_setting(text: str) -> tuple[str, str]:
 def _open_for_serving(path: Path, args: argparse.Namespace) -> Database:
     from rivulet.limits import Limits
 
-    limits = Limits(max_statement_chars=args.max_statement_chars,
-                    max_batch_rows=args.max_batch_rows, max_result_rows=args.max_result_rows,
-                    max_views=args.max_views)
+    limits = Limits.from_options(args)
     if args.pipeline == "spark":
         from rivulet.spark.session import SparkConfig
 

@@ -14,7 +14,8 @@ HTTP API a request body (64 MB, 413).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from rivulet.errors import RivuletError
 
@@ -23,28 +24,47 @@ class LimitError(RivuletError):
     """A request over one of the :class:`Limits`."""
 
 
+def _limit(default: int, help_text: str) -> Any:
+    """A limit: its default, and what it bounds (``rivulet serve``'s option help)."""
+    return field(default=default, metadata={"help": help_text})
+
+
 @dataclass(frozen=True)
 class Limits:
     #: Characters of SQL text parsed at once (a statement, or a script of several). Values
     #: sent as parameters (and, over MySQL, the literals of a query, which are split off
     #: before parsing) do not count.
-    max_statement_chars: int = 1_000_000
+    max_statement_chars: int = _limit(1_000_000, "characters of SQL text parsed at once")
     #: Rows in one write: an INSERT's VALUES, an ``insert_many`` call, an HTTP POST of
     #: rows (bulk loads go through ``rivulet import`` or ``Database.bulk_insert``).
-    max_batch_rows: int = 1_000_000
+    max_batch_rows: int = _limit(1_000_000, "rows in one write")
     #: Rows in one answer to a client of the MySQL server or the HTTP API (an embedded
     #: caller gets every row it asks for).
-    max_result_rows: int = 1_000_000
+    max_result_rows: int = _limit(1_000_000, "rows in one answer to a client")
     #: Views in the program, the views made for ad-hoc queries included (each holds
     #: dataflow nodes and state: a client sending ever-different queries would otherwise
     #: grow the program without end).
-    max_views: int = 10_000
+    max_views: int = _limit(10_000, "views in the program, ad-hoc ones included")
 
     def __post_init__(self) -> None:
-        for name in ("max_statement_chars", "max_batch_rows", "max_result_rows", "max_views"):
+        for name in self.names():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"limit {name} must be a positive integer, got {value!r}")
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """The limits' names (each one is an option of ``rivulet serve``)."""
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def help(cls, name: str) -> str:
+        return next(f.metadata["help"] for f in fields(cls) if f.name == name)
+
+    @classmethod
+    def from_options(cls, options: Any) -> Limits:
+        """The limits an ``argparse`` namespace names, one attribute per limit."""
+        return cls(**{name: getattr(options, name) for name in cls.names()})
 
     def check_statement(self, sql: str) -> None:
         if len(sql) > self.max_statement_chars:

@@ -18,7 +18,7 @@ import socket
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rivulet.limits import Limits
@@ -225,6 +225,6 @@ def replica_options(args: Any) -> list[str]:
         options += ["--memory-limit", str(args.memory_limit)]
     if args.tls_cert is not None:  # a replica's clients are offered TLS as the primary's
         options += ["--tls-cert", str(args.tls_cert), "--tls-key", str(args.tls_key)]
-    limits = ",".join(f"{f.name}={getattr(args, f.name)}" for f in fields(Limits))
+    limits = ",".join(f"{name}={getattr(args, name)}" for name in Limits.names())
     return options + ["--limits", limits]
 
