@@ -120,7 +120,7 @@ class RivuletConnection(Connection):
         self._seq = 1  # sequence id of the current reply's first packet
         self._header_key: Any = None
         self._framing: Any = None  # (header key, end packet), canonical (see _read_text)
-        self._texts: Texts | None = None  # (set at the command phase)
+        self._texts = Texts(1)  # (the cache's, for the client's character set, once known)
         self.read_only = True  # until authentication says who the user is
 
     @property
@@ -175,7 +175,7 @@ class RivuletConnection(Connection):
     def _fast(self, data: bytes, seq: int) -> bool | asyncio.Future[bool]:
         command = data[0]
         if command == COM_QUERY:
-            known = self._texts.get(data)  # type: ignore[union-attr]  # answered before
+            known = self._texts.get(data)  # this very text answered before: no decoding
             if known is None or not self.cache.current(known.handler):
                 sql = data[1:].decode(self._codec)
                 split = normalize.split(sql)
@@ -189,7 +189,7 @@ class RivuletConnection(Connection):
                         return False
                     return self._write_soon(handler, handler.args(split.values), seq)
                 known = Known(handler, handler.args(split.values))
-                self._texts.remember(data, known)  # type: ignore[union-attr]
+                self._texts.remember(data, known)
             return self._read_text(known, seq)
         if command == COM_STMT_EXECUTE:
             stmt = self.statements.get(int.from_bytes(data[1:5], "little"))
