@@ -136,9 +136,10 @@ class View:
     def answer(self, key: Any) -> tuple[Row, ...] | None:
         """The rows under a one-value key (``()`` for a view without parameters) exactly
         as the reader keeps them (empty too, unless the view makes a default row for an
-        empty group), if they are at hand; else None (use :meth:`lookup`). The tuple stays the same object until a write changes the rows
-        under the key, so the MySQL server can reuse the reply it encoded from it.
-        Counted as a read, as :meth:`lookup` counts."""
+        empty group), if they are at hand; else None (use :meth:`lookup`). The tuple
+        stays the same object until a write changes the rows under the key, so the MySQL
+        server can reuse the reply it encoded from it. Counted as a read, as
+        :meth:`lookup` counts."""
         if not (self._simple or (self._unparameterized and key == ())):
             return None
         entry = self._entries.get(key)
