@@ -478,17 +478,11 @@ class RivuletConnection(Connection):
             cursor.columns = columns
             self._send(self.ok_or_eof(flags=_CURSOR_EXISTS))
             return
-        if encoded:
-            if rows and max(map(len, rows)) >= MAX_PAYLOAD:
-                for payload in rows:
-                    self._send(payload)
-            else:
-                stream.write_many(rows)
-            self._send(self._end_bytes)
-            return
         start, seq = len(stream._buffer), stream.seq.value
         make = packets.make_binary_resultrow if binary else packets.make_text_resultset_row
-        if binary:
+        if encoded:
+            stream.write_many(rows)
+        elif binary:
             stream.write_many([make(r, columns) for r in rows])
         else:
             stream.write_text_rows(rows, columns)
@@ -496,7 +490,7 @@ class RivuletConnection(Connection):
             del stream._buffer[start:]
             stream.seq.value = seq
             for row in rows:
-                self._send(make(row, columns))
+                self._send(row if encoded else make(row, columns))
         self._send(self._end_bytes)
 
     def _reply(self, reply: Reply, binary: bool = False, cursor: Prepared | None = None) -> None:
