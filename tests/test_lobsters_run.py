@@ -68,6 +68,20 @@ def test_failed_pages_and_slow_percentiles_are_not_sustained() -> None:
     assert not point["collapsed"]
 
 
+def test_a_closed_loop_of_pages_is_measured_over_the_time_it_took() -> None:
+    """A warm-up runs a number of pages, split among the client processes, and ends when
+    they are done: its rate is over the time the slowest client took, not its limit."""
+    closed = Phase(rate=0.0, warmup=0.0, seconds=200.0, clients=3, connections=8, seed=1,
+                   block=1, pages=60_001)
+    assert [closed.share(k) for k in range(3)] == [20_001, 20_000, 20_000]
+    parts = [dict(_part([(i * 0.001, 0.005, "story", True) for i in range(n)]), elapsed=t)
+             for n, t in ((2000, 4.0), (2000, 5.0))]
+    point = summarize_phase(closed, parts, server_cores=1.0)
+    assert point["completed"] == 4000 and point["seconds"] == pytest.approx(5.0)
+    assert point["achieved_rate"] == pytest.approx(800.0)
+    assert point["clients_cores"] == pytest.approx(2 / 5.0)
+
+
 def test_best_sustained_load() -> None:
     points = [{"offered_rate": r, "sustained": s}
               for r, s in ((10, True), (20, True), (40, False), (80, False))]

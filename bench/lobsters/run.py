@@ -33,9 +33,18 @@ configurations' servers are up together, idle but for the one under load, and ea
 is run on each of them in turn, in alternating order: the machine's speed drifts (the same
 bulk load took 18 to 46 s within half an hour), and configurations compared at one load
 then meet it in the same minute. MariaDB with the natural queries comes last, alone: its
-statements run on for their 10 s limit after a phase ends. Before the sweeps, each
-configuration is warmed up by a closed loop (every connection runs pages back to back for
-``--warm-seconds``). A load is
+statements run on for their 10 s limit after a phase ends.
+
+Before the sweeps, each configuration is warmed up by a closed loop (every connection runs
+pages back to back) of the same number of pages, ``--warm-pages`` (60,000), or for at
+most ``--warm-seconds`` (200 s) if it is slower: the sweep measures each system in its
+steady state, as a site that has been up for a while meets it, after the same history.
+rivulet's partial views fill as pages name users and stories, and a process's cost per
+page keeps falling for tens of thousands of pages: misses per page from 5.6 over its
+first 5,000 pages to 1.2 over pages 25,000-35,000, its engine's CPU per page from 2.6 to
+0.5 ms (embedded, measured). A warm-up in seconds would give a faster system more pages
+(and a slower one fewer) than another; MariaDB's buffer pool holds the whole data set
+from its bulk load on. A load is
 *sustained* when at least 95% of its pages complete in the phase with p95 at most
 ``P95_GOAL_MS`` (100 ms) and no errors. Target: ``natural_vs_mariadb_baseline_ratio``, the
 highest load rivulet sustains with the natural queries over MariaDB's with the baseline
@@ -100,7 +109,6 @@ GRACE = 2.0  # seconds after a phase in which pages already due may still start
 #: MariaDB stops a statement after this many seconds (the natural front page would
 #: otherwise keep a connection busy long after its phase).
 STATEMENT_LIMIT_S = 10
-CLOSED_LOOP_MAX_RATE = 400  # pages/s a closed-loop warm-up can take at most (requests made)
 FULL_RATES = (5, 10, 20, 35, 50, 70, 100, 140, 200, 240, 280, 340, 400, 480, 560, 680, 800)
 QUICK_RATES = (5, 20, 60)
 CONFIGURATIONS = ("mariadb-baseline", "rivulet-baseline", "rivulet-natural", "mariadb-natural")
@@ -157,11 +165,16 @@ class Phase:
 
     rate: float  # pages per second over all client processes; 0: a closed loop
     warmup: float
-    seconds: float
+    seconds: float  # a closed loop's limit: it ends sooner when its pages are done
     clients: int
     connections: int  # per client process
     seed: int
     block: int  # first id block of this phase's workloads (one per client process)
+    pages: int = 0  # a closed loop's pages, over all client processes
+
+    def share(self, index: int) -> int:
+        """Client process ``index``'s share of a closed loop's pages."""
+        return self.pages // self.clients + (index < self.pages % self.clients)
 
 
 # ......................................................................... rivulet
@@ -375,12 +388,13 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
                    start_at: float, out: Any) -> None:
     """One load-generator process: its share of the arrivals, ``phase.connections``
     workers (threads, one connection each) that run each page at its scheduled time or
-    as soon as one of them is free; at rate 0, each worker runs pages back to back."""
+    as soon as one of them is free; at rate 0, each worker runs pages back to back until
+    the process's share of ``phase.pages`` is done or the phase's time is up."""
     seed = phase.seed * 100 + index
     workload = Workload(dataset, seed=seed, id_block=phase.block + index)
     span = phase.warmup + phase.seconds
     closed = phase.rate <= 0
-    schedule = ([0.0] * int(CLOSED_LOOP_MAX_RATE * span / phase.clients) if closed
+    schedule = ([0.0] * phase.share(index) if closed
                 else arrivals(phase.rate / phase.clients, span, seed))
     requests = workload.take(len(schedule))
     queries = query_set(endpoint.version)
@@ -430,15 +444,20 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
         t.start()
     time.sleep(max(0.0, start_at + phase.warmup - time.monotonic()))
     cpu0 = time.process_time()
-    time.sleep(max(0.0, start_at + span - time.monotonic()))
+    if closed:  # over when its pages are done (or its time is up)
+        for t in threads:
+            t.join()
+    else:
+        time.sleep(max(0.0, start_at + span - time.monotonic()))
     cpu1 = time.process_time()
     for t in threads:
         t.join()
+    elapsed = min(span, time.monotonic() - start_at)
     started = {r[0] for r in results}
     out.put({"results": [(schedule[i], lat, page, ok) for i, lat, page, ok in results],
              "missed": [] if closed else [s for i, s in enumerate(schedule)
                                           if i not in started],
-             "stopped": stop_at - start_at, "timings": timings,
+             "stopped": stop_at - start_at, "elapsed": elapsed, "timings": timings,
              "cpu_seconds": cpu1 - cpu0, "errors": errors})
 
 
@@ -491,7 +510,7 @@ def run_phase(endpoint: Endpoint, phase: Phase, dataset: Dataset) -> dict[str, A
     phase's sojourn times, throughput and CPU use."""
     ctx = mp.get_context("fork")
     out = ctx.Queue()
-    start_at = time.monotonic() + 3.0  # connections opened, requests generated
+    start_at = time.monotonic() + 2.0  # connections opened, requests generated (~0.1 s)
     procs = [ctx.Process(target=client_process,
                          args=(endpoint, phase, k, dataset, start_at, out), daemon=True)
              for k in range(phase.clients)]
@@ -500,10 +519,15 @@ def run_phase(endpoint: Endpoint, phase: Phase, dataset: Dataset) -> dict[str, A
     time.sleep(max(0.0, start_at + phase.warmup - time.monotonic()))
     pids = server_processes(endpoint.server_pid)
     each0, threads0, wall0 = [server_cpu([p]) for p in pids], thread_cpu(pids), time.monotonic()
-    time.sleep(max(0.0, start_at + phase.warmup + phase.seconds - time.monotonic()))
+    timeout = phase.seconds + STATEMENT_LIMIT_S * 3 + 600
+    if phase.rate > 0:
+        time.sleep(max(0.0, start_at + phase.warmup + phase.seconds - time.monotonic()))
+    else:  # a closed loop is over when its pages are done
+        parts = [out.get(timeout=timeout) for _ in procs]
     each1, threads1, wall1 = [server_cpu([p]) for p in pids], thread_cpu(pids), time.monotonic()
     cpu0, cpu1 = sum(each0), sum(each1)
-    parts = [out.get(timeout=STATEMENT_LIMIT_S * 3 + 600) for _ in procs]
+    if phase.rate > 0:
+        parts = [out.get(timeout=timeout) for _ in procs]
     for p in procs:
         p.join(60)
     wall = wall1 - wall0
@@ -518,6 +542,9 @@ def run_phase(endpoint: Endpoint, phase: Phase, dataset: Dataset) -> dict[str, A
 def summarize_phase(phase: Phase, parts: list[dict[str, Any]],
                     server_cores: float) -> dict[str, Any]:
     lo, hi = phase.warmup, phase.warmup + phase.seconds
+    # a closed loop's measured time ends with its last client's pages
+    seconds = phase.seconds if phase.rate > 0 else max(
+        (p.get("elapsed", hi) for p in parts), default=hi) - lo
     latencies: list[float] = []
     by_page: dict[str, list[float]] = {}
     completed = failed = censored = 0
@@ -554,14 +581,15 @@ def summarize_phase(phase: Phase, parts: list[dict[str, Any]],
         "completed": completed,
         "failed": failed,
         "censored": censored,
-        "achieved_rate": completed / phase.seconds,
+        "seconds": seconds,
+        "achieved_rate": completed / seconds,
         "p50_ms": ms(latencies, 50),
         "p95_ms": ms(latencies, 95),
         "p99_ms": ms(latencies, 99),
         "page_p50_ms": {k: ms(sorted(v), 50) for k, v in sorted(by_page.items())},
         "page_p95_ms": {k: ms(sorted(v), 95) for k, v in sorted(by_page.items())},
         "server_cores": server_cores,
-        "clients_cores": clients_cpu / phase.seconds,
+        "clients_cores": clients_cpu / seconds,
         # per statement over the whole phase (warm-up included): count, mean ms, share
         "statements": {name: {"count": n, "mean_ms": 1000 * total / n,
                               "share": total / max(1e-9, sum(t for _, t in statements.values()))}
@@ -611,12 +639,14 @@ def warm(endpoint: Endpoint, dataset: Dataset, args: argparse.Namespace, block: 
     """A phase before the sweep (not part of it): views made and filled for the popular
     keys, buffer pools read, connections' first statements parsed. A closed loop (every
     connection runs pages back to back) rather than a rate: a cold system is slow, and
-    an open loop would leave the sweep's first load a backlog."""
+    an open loop would leave the sweep's first load a backlog. Its length is in pages,
+    the same for every configuration (see the module's docstring)."""
     phase = Phase(rate=0.0, warmup=0.0, seconds=args.warm_seconds,
                   clients=args.clients, connections=args.connections, seed=args.seed + 999,
-                  block=block)
+                  block=block, pages=args.warm_pages)
     point = run_phase(endpoint, phase, dataset)
-    log(f"[{endpoint.config}] warm-up, closed loop: {point['achieved_rate']:.1f} pages/s, "
+    log(f"[{endpoint.config}] warm-up, closed loop: {point['completed']:,} pages in "
+        f"{point['seconds']:.0f} s ({point['achieved_rate']:.1f} pages/s), "
         f"p50 {_ms(point['p50_ms'])}, p95 {_ms(point['p95_ms'])} ms")
     return point
 
@@ -681,7 +711,8 @@ def summarize(configs: dict[str, dict[str, Any]], args: argparse.Namespace,
             "rates": list(args.rates), "warmup": args.warmup, "seconds": args.seconds,
             "clients": args.clients, "connections_per_client": args.connections,
             "client_driver": args.driver,
-            "warm_seconds": args.warm_seconds, "warm_up": "closed loop",
+            "warm_pages": args.warm_pages, "warm_seconds": args.warm_seconds,
+            "warm_up": "closed loop of warm_pages pages, or warm_seconds if slower",
             "p95_goal_ms": P95_GOAL_MS, "collapse_ms": COLLAPSE_MS,
             "sustained": "at least 95% of the offered pages done in the phase, p95 sojourn "
                          f"<= {P95_GOAL_MS:g} ms, no failed page",
@@ -809,7 +840,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--rates", default=None, help="comma-separated offered loads (pages/s)")
     p.add_argument("--seconds", type=float, help="measured seconds per load")
     p.add_argument("--warmup", type=float, help="unmeasured seconds before each load")
-    p.add_argument("--warm-seconds", type=float, help="seconds of the warm-up before a sweep")
+    p.add_argument("--warm-pages", type=int,
+                   help="pages of the warm-up before a sweep (default 60,000; quick 1,500)")
+    p.add_argument("--warm-seconds", type=float,
+                   help="the warm-up's time limit (default 200 s; quick 6 s)")
     p.add_argument("--clients", type=int, default=3, help="client processes")
     p.add_argument("--replicas", type=int, default=1,
                    help="replica processes of each rivulet server (rivulet serve --replicas)")
@@ -836,9 +870,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         p.error(f"unknown configuration(s) {sorted(unknown)}; expected {CONFIGURATIONS}")
     args.rates = ([float(r) for r in args.rates.split(",")] if args.rates else
                   list(QUICK_RATES if quick else FULL_RATES))
-    args.seconds = args.seconds or (4.0 if quick else 8.0)
+    args.seconds = args.seconds or (3.0 if quick else 8.0)
     args.warmup = args.warmup if args.warmup is not None else (1.0 if quick else 2.0)
-    args.warm_seconds = args.warm_seconds or (4.0 if quick else 45.0)
+    args.warm_pages = args.warm_pages or (1_500 if quick else 60_000)
+    args.warm_seconds = args.warm_seconds or (6.0 if quick else 200.0)
     return args
 
 
