@@ -46,6 +46,9 @@ class _NotReady:
 #: Returned by ``lookup(..., block=False)`` when the answer is not in memory yet.
 NOT_READY = _NotReady()
 
+#: The ``block`` of :meth:`View.probe`: never wait, and start nothing.
+_PROBE = "probe"
+
 _LOWER = {">": False, ">=": True}
 _UPPER = {"<": False, "<=": True}
 _CHECK = {">": F.gt, ">=": F.ge, "<": F.lt, "<=": F.le}
@@ -132,6 +135,15 @@ class View:
         write holds the dataflow (cheaper than handing it to another thread); any other
         miss returns :data:`NOT_READY` and is filled in the background."""
         return self.lookup(*params, block=None if self._fills_inline else False)  # type: ignore[arg-type]
+
+    def probe(self, *params: Any) -> Any:
+        """:meth:`lookup_nowait` for a caller that reads a miss itself, with :meth:`lookup`
+        on another thread (the server's pool): a miss that cannot be filled right here
+        returns :data:`NOT_READY` and starts nothing. A background fill as well would put
+        a second thread on the same miss, at the cost of two more thread wake-ups (the
+        background worker's, and the pool's wait for it), each tens of microseconds with
+        the event loop's GIL held."""
+        return self.lookup(*params, block=_PROBE)  # type: ignore[arg-type]
 
     def answer(self, key: Any) -> tuple[Row, ...] | None:
         """The rows under a one-value key (``()`` for a view without parameters) exactly
@@ -348,15 +360,18 @@ class View:
                 raw.extend(rows)  # default rows included
         return list(self._finish(raw))
 
-    def _fill(self, keys: list[Any], block: bool | None, timeout: float | None) -> Any:
+    def _fill(self, keys: list[Any], block: bool | str | None, timeout: float | None) -> Any:
         """Fill the reader's holes ``keys``: each key's raw rows (default rows included);
         with ``block=False``, :data:`NOT_READY` at once, the keys filled in the background;
         with ``block=None`` (:meth:`lookup_nowait`), filled now if that costs a storage
-        lookup and the dataflow is free, else as with ``False``."""
-        if block is None and self._fills_inline:
+        lookup and the dataflow is free, else as with ``False``; with ``_PROBE``
+        (:meth:`probe`), the same but nothing started in the background."""
+        if (block is None or block is _PROBE) and self._fills_inline:
             answers = self._db._upquery(self._built, keys, wait=False)
             if answers is not None:
                 return answers
+        if block is _PROBE:
+            return NOT_READY
         if not block:
             self._db._upquery_in_background(self._built, keys)
             return NOT_READY
@@ -463,6 +478,8 @@ class View:
         state_key = coerced[0] if len(coerced) == 1 else coerced
         rows = state.range(state_key, low, low_inc, high, high_inc)
         if rows is None:
+            if block is _PROBE:
+                return NOT_READY
             if not block:
                 self._db._upquery_in_background(self._built, [state_key])
                 return NOT_READY

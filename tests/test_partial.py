@@ -852,6 +852,24 @@ def test_lookup_nowait_fills_a_storage_lookup_at_once() -> None:
         pair.check_answer("StoriesIn", (3,), wait_answer(lambda: db.view("StoriesIn").lookup_nowait(3)))
 
 
+def test_probe_fills_a_storage_lookup_at_once_and_starts_nothing_else() -> None:
+    """``probe`` (the server's read, which reads a miss itself in its pool): what
+    ``lookup_nowait`` fills at once it fills too; any other miss is NOT_READY and stays a
+    hole until someone reads it with ``lookup`` (no background fill runs meanwhile)."""
+    with make_pair(views=["StoriesIn", "VoteCount", "AuthorAfter"]) as pair:
+        db = pair.db
+        pair.check_answer("StoriesIn", (1, 2), db.view("StoriesIn").probe(1, 2))
+        for name, params in (("VoteCount", (5,)), ("AuthorAfter", (1, 0))):
+            view = db.view(name)
+            assert view.probe(*params) is rivulet.NOT_READY
+            time.sleep(0.2)  # a background fill would be done by now
+            assert view.probe(*params) is rivulet.NOT_READY
+            assert view_stat(db, name, "misses") == 0, "nothing filled it"
+            pair.check_answer(name, params, view.lookup(*params))
+            assert view_stat(db, name, "misses") == 1
+            pair.check_answer(name, params, view.probe(*params))  # a hit now
+
+
 def test_nonblocking_lookup_many_then_answer() -> None:
     with make_pair(views=["Karma"]) as pair:
         view = pair.db.view("Karma")

@@ -239,8 +239,8 @@ class RivuletConnection(Connection):
         if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
             return False
         self._seq = (seq + 1) & 0xFF
-        rows = handler.view.lookup_nowait(*args)  # type: ignore[union-attr]
-        if rows is NOT_READY:
+        rows = handler.view.probe(*args)  # type: ignore[union-attr]
+        if rows is NOT_READY:  # read by the slow path, in the pool
             return False
         self._answer(handler, rows, binary)
         return True
@@ -388,7 +388,7 @@ class RivuletConnection(Connection):
         if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
             await self._in_pool(self.db.wait_for, session.last_write_lsn)
         view = handler.view
-        rows = view.lookup_nowait(*args)  # type: ignore[union-attr]
+        rows = view.probe(*args)  # type: ignore[union-attr]
         if rows is NOT_READY:  # a miss: the upquery runs off the event loop
             rows = await self._in_pool(lambda: view.lookup(*args))  # type: ignore[union-attr]
         self._answer(handler, rows, binary, cursor)
