@@ -43,6 +43,11 @@ VIEWS = {
     "total": "SELECT COUNT(*) AS c FROM votes WHERE story_id = ?",
     # a filter on a column nothing selects
     "linked": "SELECT id FROM stories WHERE url IS NOT NULL AND author = ?",
+    # a view read by another view, which uses one of its columns
+    "upvoters": "SELECT stories.author, stories.title, votes.user_id FROM stories "
+                "JOIN votes ON votes.story_id = stories.id WHERE votes.vote > 0",
+    "upvoted_authors": "SELECT author, COUNT(*) AS n FROM upvoters WHERE author = ? "
+                       "GROUP BY author",
 }
 
 
@@ -120,6 +125,31 @@ def test_same_needs_give_equal_plans_for_sharing(tmp_path: Path) -> None:
         joins = [n for n in db.graph.nodes.values() if isinstance(n.op, Join)]
         assert len(joins) == 1
         assert len(db.graph.nodes) - before <= 2  # its own projection and reader
+
+
+def test_a_view_read_by_another_view_shares_its_operators(tmp_path: Path) -> None:
+    """``upvoted_authors`` uses one column of ``upvoters``; pruned to it, the view's join
+    would be built a second time (and every write to it done twice). It is pruned as the
+    view itself is: one join, and the reader adds only its own aggregate."""
+    pair = _open_pair(tmp_path)
+    try:
+        joins = [n for n, e in pair.db.graph.nodes.items() if isinstance(e.op, Join)]
+        both = {"upvoters", "upvoted_authors"}
+        users = {n: pair.db.graph.nodes[n].users & both for n in joins}
+        shared = [n for n, views in users.items() if views]
+        assert len(shared) == 1 and users[shared[0]] == both, users
+        pair.insert_many("stories", [(1, 7, "a", 0, None), (2, 8, "b", 0, None)])
+        pair.insert_many("votes", [(10, 1, 1), (11, 1, -1), (12, 2, 1), (13, 1, 1)])
+        pair.settle()
+        pair.check_view("upvoted_authors", [7])
+        calls = count_join_inputs(pair.db)
+        pair.insert_many("votes", [(14, 1, 1)])
+        pair.settle()
+        assert calls[shared[0]] == 1, calls
+        pair.check_view("upvoted_authors", [7])
+        pair.check_view("upvoters", [])
+    finally:
+        pair.db.close()
 
 
 # --------------------------------------------------------------------------- dataflow
@@ -251,3 +281,5 @@ def _check_all(pair: Pair) -> None:
         pair.check_view("by_author", [author])
         pair.check_view("hot", [author])
         pair.check_view("linked", [author])
+        pair.check_view("upvoted_authors", [author])
+    pair.check_view("upvoters", [])

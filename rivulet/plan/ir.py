@@ -201,6 +201,11 @@ class Project(Node):
     input: Node
     exprs: tuple[Expr, ...]
     columns: tuple[ColumnInfo, ...] = field(compare=False)
+    #: The view whose select list this is, when another view reads it in FROM: column
+    #: pruning then leaves the view's sub-plan as the view itself has it, so that both
+    #: share its operators (see ``rivulet/plan/prune.py``). Not part of the node's
+    #: identity: the same query over a subquery is the same plan.
+    view: str = field(default="", compare=False)
 
     def inputs(self) -> tuple[Node, ...]:
         return (self.input,)

@@ -8,7 +8,7 @@ FROM/JOIN -> WHERE -> GROUP BY/aggregates -> HAVING -> SELECT list -> DISTINCT -
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from sqlglot import exp
@@ -378,6 +378,8 @@ class Planner:
         if view.limit is not None or view.offset:
             raise SqlError(f"view {view.name!r} has a LIMIT and cannot be used in FROM")
         root = view.root
+        if isinstance(root, ir.Project):  # shared with the view itself (plan/prune.py)
+            root = replace(root, view=view.name)
         if root.arity != view.visible:
             root = _project_columns(root, list(range(view.visible)))
         return root, list(view.column_names)

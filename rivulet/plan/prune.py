@@ -9,7 +9,12 @@ becomes two equal rows at the projection, which cancel there (``dataflow/ops/pro
 and nothing above runs.
 
 The pass is deterministic, so equal sub-plans under equal needs stay equal and views still
-share operators. Stateful operators are barriers that keep their shape whatever is read of
+share operators. A view read by another view (its select list marked ``Project.view``) is
+pruned as the view itself is, whatever the reader uses of it: the two then share every
+operator of the view's sub-plan, so a write's work in it is done once. Narrowed to what
+the reader uses, it would be a second copy of the view's joins: Lobsters'
+``unread_replies`` counts rows of ``replying_comments``, and each read ribbon's change fanned
+out over the story's comments in both. Stateful operators are barriers that keep their shape whatever is read of
 them (an aggregate keeps all its groups and aggregates; DISTINCT, top-k and UNION need every
 input column), so the sub-plans below them are pruned the same way in every view that
 reads them. Every column a key, a join key or a predicate uses is kept, so partial state
@@ -41,6 +46,8 @@ def _prune(node: ir.Node, needed: set[int], top: bool = False) -> Pruned:
     if isinstance(node, ir.Filter):
         return _filter(node, needed)
     if isinstance(node, ir.Project):
+        if node.view and not top:  # another view, pruned as it is alone
+            return _project(node, set(range(node.arity)), True)[0], _identity(node)
         return _project(node, needed, top)
     if isinstance(node, ir.Join):
         return _join(node, needed)
@@ -72,7 +79,7 @@ def _project(node: ir.Project, needed: set[int], top: bool) -> Pruned:
     positions = _positions(kept)
     new = tuple(remap(e, positions) for e in exprs)
     columns = tuple(node.columns[i] for i in out)
-    if isinstance(child, ir.Project) and all(isinstance(e, ir.Col) for e in new):
+    if isinstance(child, ir.Project) and not child.view and all(isinstance(e, ir.Col) for e in new):
         # A projection of a projection is one projection (canonical: a view read by another
         # view is not projected twice).
         child, new = child.input, tuple(_named(child.exprs[e.index], e) for e in new)  # type: ignore[union-attr]
@@ -80,7 +87,7 @@ def _project(node: ir.Project, needed: set[int], top: bool) -> Pruned:
         return child, tuple(out)
     if child is node.input and new == node.exprs and len(out) == len(node.exprs):
         return node, tuple(out)
-    return ir.Project(child, new, columns), tuple(out)
+    return ir.Project(child, new, columns, node.view), tuple(out)
 
 
 def _join(node: ir.Join, needed: set[int]) -> Pruned:
