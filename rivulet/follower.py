@@ -145,13 +145,17 @@ class Follower(Database):
                 self._on_stale(why)
 
     def _poll_loop(self) -> None:
+        """Follow the log every ``poll_seconds``, the first time ``poll_seconds`` after
+        opening (which read the log as it was then)."""
         while not self._closed and self.stale is None:
+            time.sleep(self._poll_seconds)
+            if self._closed or self.stale is not None:
+                return
             try:
                 self.follow()
             except Exception:  # the primary's file is being replaced, say: try again
                 log.exception("following the log of %s failed", self.path)
                 time.sleep(1.0)
-            time.sleep(self._poll_seconds)
 
     def _rewind(self, table: str, snapshot_lsn: int, counts: dict[Row, int],
                 wanted: Callable[[Row], bool] | None = None) -> list[tuple[Row, int]]:
