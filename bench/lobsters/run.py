@@ -109,7 +109,8 @@ GRACE = 2.0  # seconds after a phase in which pages already due may still start
 #: MariaDB stops a statement after this many seconds (the natural front page would
 #: otherwise keep a connection busy long after its phase).
 STATEMENT_LIMIT_S = 10
-FULL_RATES = (5, 10, 20, 35, 50, 70, 100, 140, 200, 240, 280, 340, 400, 480, 560, 680, 800)
+FULL_RATES = (5, 10, 20, 35, 50, 70, 100, 140, 200, 240, 280, 340, 400, 480, 560, 680, 800,
+              900, 1000, 1120, 1250)
 QUICK_RATES = (5, 20, 60)
 CONFIGURATIONS = ("mariadb-baseline", "rivulet-baseline", "rivulet-natural", "mariadb-natural")
 

@@ -9,16 +9,16 @@ becomes two equal rows at the projection, which cancel there (``dataflow/ops/pro
 and nothing above runs.
 
 The pass is deterministic, so equal sub-plans under equal needs stay equal and views still
-share operators. A view read by another view (its select list marked ``Project.view``) is
-pruned as the view itself is, whatever the reader uses of it: the two then share every
-operator of the view's sub-plan, so a write's work in it is done once. Narrowed to what
-the reader uses, it would be a second copy of the view's joins: Lobsters'
-``unread_replies`` counts rows of ``replying_comments``, and each read ribbon's change fanned
-out over the story's comments in both. Stateful operators are barriers that keep their shape whatever is read of
+share operators. Stateful operators are barriers that keep their shape whatever is read of
 them (an aggregate keeps all its groups and aggregates; DISTINCT, top-k and UNION need every
 input column), so the sub-plans below them are pruned the same way in every view that
-reads them. Every column a key, a join key or a predicate uses is kept, so partial state
-keeps its keys and upqueries route through the projections as through any other.
+reads them. So is a view read by another view (its select list marked ``Project.view``):
+it is pruned as it is alone, whatever the reader uses of it, and the two share every
+operator of its sub-plan, so a write's work there is done once. Narrowed to what the reader
+uses, it would be a second copy of the view's joins: Lobsters' ``unread_replies`` counts
+rows of ``replying_comments``, and each read ribbon's change fanned out over the story's
+comments in both. Every column a key, a join key or a predicate uses is kept, so partial
+state keeps its keys and upqueries route through the projections as through any other.
 """
 
 from __future__ import annotations
