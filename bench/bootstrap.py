@@ -35,7 +35,7 @@ with its own ratio. Both runs must serve the same ``StoryVotes`` and ``FrontPage
 (checksums; else exit status 1).
 
 **Import.** A CSV file of 10,000,000 rows ``(id, user_id, story_id)`` (``--quick``:
-500,000) is imported with ``rivulet.spark.importer.import_files`` into ``imported (id INT
+500,000) is imported with ``rivulet.pipeline.importer.import_files`` into ``imported (id INT
 PRIMARY KEY, ...)``, an indexed table (its primary key; a partial view keyed by
 ``story_id`` gives it a second index with ``--import-index``), in the Spark worker after
 the bootstrap (the JVM is warm).
@@ -189,7 +189,7 @@ def worker_spark(data_dir: Path, threshold: int, csv_path: Path | None) -> dict[
     }
     out.update(answers(db))
     if csv_path is not None:
-        from rivulet.spark.importer import import_files
+        from rivulet.pipeline.importer import import_files
 
         result = import_files(db, "imported", [str(csv_path)], format="csv", progress=False,
                               spark=get_session(config))

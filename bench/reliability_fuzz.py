@@ -643,7 +643,7 @@ def run(quick: bool) -> dict[str, Any]:
     ~40 s of fuzzing in all, else 6 min); returns ``{"inputs": n, "failures": k, "by_fuzzer": {...}}``."""
     import pymysql
 
-    from rivulet.server.mysql import ServerThread
+    from rivulet.server.mysql.server import ServerThread
 
     warnings.filterwarnings("ignore", category=HypothesisWarning)  # reprs of 70 kB strings
     seconds = 10.0 if quick else 90.0
@@ -659,7 +659,7 @@ def run(quick: bool) -> dict[str, Any]:
                                          seconds, lambda rows, via: check_writes(db, rows, via))
             import httpx
 
-            from rivulet.server.http import make_app, serve_http
+            from rivulet.server.http.app import make_app, serve_http
 
             http = serve_http(make_app(db), port=0)
             try:

@@ -126,7 +126,7 @@ def open_db(path: Path, system: str, config: dict[str, Any],
     if system == "inprocess":
         return rivulet.open(path)
     from rivulet.spark.session import SparkConfig
-    from rivulet.spark.streaming import StreamSettings
+    from rivulet.pipeline.streaming import StreamSettings
 
     cores = int(system[len("local["):-1])
     return rivulet.open(path, pipeline="spark",
@@ -306,7 +306,7 @@ def build_backlog(root: Path, config: dict[str, Any], log: Callable[[str], None]
     view's stream started (and stopped), then ``backlog`` votes committed with the stream
     stopped and shipped into the log. ``root/pristine`` keeps it; a catch-up runs on a
     copy at ``root/work``, the path the stream's checkpoint names."""
-    from rivulet.spark.streaming.log import LogShipper
+    from rivulet.pipeline.streaming.log import LogShipper
 
     work = root / "work"
     db = open_db(work, "local[2]", config)

@@ -6,7 +6,7 @@ s = 1.08 for reads and votes alike), run by load generators in separate processe
 operation is a read (the story's vote count) or, with probability ``--write-fraction``, a
 vote. Systems, each read by the query its application would send:
 
-* ``rivulet`` -- ``rivulet.server.mysql.MySQLServer`` in its own process. Clients send the
+* ``rivulet`` -- ``rivulet.server.mysql.server.MySQLServer`` in its own process. Clients send the
   *natural* query (``SELECT ... FROM stories LEFT JOIN votes ... WHERE stories.id = 5
   GROUP BY stories.id``) as text with the id spliced in, as PyMySQL does; rivulet turns the
   literal into a parameter and answers from one view. A vote is one ``INSERT``.
@@ -119,7 +119,7 @@ def rivulet_server(directory: str, w: Workload, switch_interval: float, pipe: An
     sys.setswitchinterval(switch_interval)
     import rivulet
     from rivulet.server.auth import LOOPBACK, UserStore
-    from rivulet.server.mysql import MySQLServer, new_event_loop
+    from rivulet.server.mysql.server import MySQLServer, new_event_loop
 
     db = rivulet.open(directory)
     UserStore(directory).set_user("bench", "", LOOPBACK)  # the user MariaDB's clients use

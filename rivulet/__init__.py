@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rivulet.database import Database, Table
+from rivulet.engine.database import Database, Table
 from rivulet.errors import (
     ClosedError,
     ConstraintError,
@@ -30,8 +30,8 @@ from rivulet.errors import (
     UnsupportedSqlError,
     UpqueryTimeout,
 )
-from rivulet.limits import LimitError, Limits
-from rivulet.views import NOT_READY, View
+from rivulet.engine.limits import LimitError, Limits
+from rivulet.engine.views import NOT_READY, View
 
 if TYPE_CHECKING:
     from rivulet import dbapi
@@ -89,7 +89,7 @@ def open(  # noqa: A001
     keeps every view's state whole instead (no misses; more memory). A read that misses
     waits at most ``upquery_timeout`` seconds for the dataflow. ``limits`` bounds what one
     request may ask (statement length, rows per write, rows per answer to a server client,
-    number of views: :class:`rivulet.limits.Limits`).
+    number of views: :class:`rivulet.engine.limits.Limits`).
 
     A join looks up its other side in an index over that side's output. Where that side
     answers such a lookup by itself (a base table from storage's index, a full aggregate
@@ -99,7 +99,7 @@ def open(  # noqa: A001
     ``memory_limit``): repeated misses and writes then skip storage, for more memory.
 
     ``tune_gc`` sets a garbage-collector policy for the process that keeps collection
-    pauses short over a large heap of state (see :mod:`rivulet.collector`).
+    pauses short over a large heap of state (see :mod:`rivulet.engine.collector`).
 
     Full state over at least ``spark_bootstrap_rows`` base-table rows is computed on Spark
     when a view is created and at open (``None``: never; ``0``: always), through a
@@ -115,11 +115,11 @@ def open(  # noqa: A001
     demand and :meth:`Database.finish_conversions`.
 
     ``pipeline="spark"`` maintains the views with Spark Structured Streaming instead of the
-    in-process dataflow (:mod:`rivulet.spark.streaming`; ``session=`` an existing
+    in-process dataflow (:mod:`rivulet.pipeline.streaming`; ``session=`` an existing
     SparkSession, ``streaming=`` a ``StreamSettings``).
     """
     if pipeline == "spark":
-        from rivulet.spark.streaming import StreamingDatabase
+        from rivulet.pipeline.streaming import StreamingDatabase
 
         return StreamingDatabase(path, durability=durability, memory_limit=memory_limit,
                                  eviction=eviction, join_caches=join_caches, partial=partial,

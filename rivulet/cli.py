@@ -1,5 +1,5 @@
 """The ``rivulet`` command line: ``serve`` (the main command), ``demo``, ``explain``,
-``status``, ``shell``, ``user``; ``import`` and ``verify`` come from rivulet/spark/commands.py."""
+``status``, ``shell``, ``user``; ``import`` and ``verify`` come from rivulet/pipeline/commands.py."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import rivulet
-from rivulet.database import Database
+from rivulet.engine.database import Database
 from rivulet.errors import RivuletError
-from rivulet.explain import explain
+from rivulet.engine.explain import explain
 from rivulet.sql.parse import split_statements
 
 
@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _spark_commands(sub: Any) -> dict[str, Any]:
     """``import`` and ``verify``, defined beside the Spark pipeline they drive."""
-    from rivulet.spark import commands
+    from rivulet.pipeline import commands
 
     return commands.register(sub)
 
@@ -129,8 +129,8 @@ def run_serve(args: argparse.Namespace) -> int:
     import signal
 
     from rivulet.server.auth import UserStore, tls_context
-    from rivulet.server.mysql import MySQLServer, new_event_loop
-    from rivulet.server.primary import Replicas, replica_options
+    from rivulet.server.mysql.server import MySQLServer, new_event_loop
+    from rivulet.server.mysql.primary import Replicas, replica_options
 
     sys.setswitchinterval(0.0005)  # see run_demo
     if (args.tls_cert is None) != (args.tls_key is None):
@@ -185,8 +185,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def _limit_options(parser: argparse.ArgumentParser) -> None:
-    """One option per field of :class:`rivulet.limits.Limits`, and the upquery timeout."""
-    from rivulet.limits import Limits
+    """One option per field of :class:`rivulet.engine.limits.Limits`, and the upquery timeout."""
+    from rivulet.engine.limits import Limits
 
     defaults = Limits()
     for name in Limits.names():
@@ -206,7 +206,7 @@ def _spark_setting(text: str) -> tuple[str, str]:
 
 
 def _open_for_serving(path: Path, args: argparse.Namespace) -> Database:
-    from rivulet.limits import Limits
+    from rivulet.engine.limits import Limits
 
     limits = Limits.from_options(args)
     if args.pipeline == "spark":
@@ -223,7 +223,7 @@ def _open_for_serving(path: Path, args: argparse.Namespace) -> Database:
 
 def _start_http(db: Database, host: str, port: int, users: Any, args: argparse.Namespace) -> Any:
     try:
-        from rivulet.server.http import make_app, serve_http
+        from rivulet.server.http.app import make_app, serve_http
     except ImportError as exc:  # pragma: no cover - only while the HTTP API is missing
         print(f"rivulet: no HTTP API ({exc})", file=sys.stderr)
         return None

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from rivulet import errors
-from rivulet.database import Database
-from rivulet.sql import statements as st
+from rivulet.engine.database import Database
+from rivulet.bind import statements as st
 
 apilevel = "2.0"
 threadsafety = 2  # threads may share the module and connections, not cursors

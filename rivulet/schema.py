@@ -116,7 +116,7 @@ class TableSchema:
     columns: tuple[Column, ...]
     primary_key: tuple[int, ...] = ()
     #: Bumped by every ALTER TABLE: views planned on an older version read that version's
-    #: columns (see rivulet/plan/alter.py).
+    #: columns (see rivulet/migrate/alter.py).
     version: int = 0
     #: UNIQUE keys other than the primary key: the columns of each.
     unique: tuple[tuple[int, ...], ...] = ()

@@ -19,8 +19,8 @@ import rivulet
 from bench.reliability_fuzz import digest, make_database
 from rivulet.cli import main as cli_main
 from rivulet.server.auth import ANY_HOST, UserStore, tls_context
-from rivulet.server.http import make_app, serve_http
-from rivulet.server.mysql import DEFAULT_HOST, ServerThread
+from rivulet.server.http.app import make_app, serve_http
+from rivulet.server.mysql.server import DEFAULT_HOST, ServerThread
 
 HOSTILE = [
     "' OR 1=1 --", "'; DROP TABLE t; --", "\\'", "\\", "\\\\'", '"', "''", "it's", "a\0b",

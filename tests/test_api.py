@@ -117,7 +117,7 @@ def test_a_write_text_is_compiled_once_until_its_table_changes(db, monkeypatch):
     """``execute`` keeps the writer of an INSERT/UPDATE/DELETE text: the same text again
     is not parsed; after its table is altered (or dropped and made again) it is bound to
     the table as it is then."""
-    from rivulet.sql import statements
+    from rivulet.bind import statements
 
     parsed = Counter()
     bind_text = statements.bind_text

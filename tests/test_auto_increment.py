@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import rivulet
 from rivulet.errors import RivuletError, SchemaError, SqlError
-from rivulet.server.mysql import ServerThread
+from rivulet.server.mysql.server import ServerThread
 
 TABLE = "CREATE TABLE posts (id INT PRIMARY KEY AUTO_INCREMENT, title VARCHAR(40), n INT)"
 VIEW = "CREATE VIEW AllPosts AS SELECT id, title, n FROM posts"

@@ -1,4 +1,4 @@
-"""The garbage-collector policy (rivulet/collector.py): old objects are frozen, so that
+"""The garbage-collector policy (rivulet/engine/collector.py): old objects are frozen, so that
 automatic collections walk only young ones; cycles among frozen objects wait for a full
 collection, which is run when due."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rivulet import collector
+from rivulet.engine import collector
 
 
 class Node:

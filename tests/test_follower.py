@@ -1,4 +1,4 @@
-"""A follower (rivulet/follower.py): a read-only database applying another's log.
+"""A follower (rivulet/engine/follower.py): a read-only database applying another's log.
 
 The follower opens the directory a primary writes and follows its ``_rivulet_log``. Its
 views must answer what SQLite answers over the primary's rows once it has followed the
@@ -34,7 +34,7 @@ from test_partial import (
 )
 
 import rivulet
-from rivulet.follower import Follower, ReadOnlyError
+from rivulet.engine.follower import Follower, ReadOnlyError
 
 NEVER = 3600.0  # a poll interval: the follower reads the log only when it must
 

@@ -1,4 +1,4 @@
-"""Limits (rivulet.limits.Limits): statement length, rows per write, rows per answer and
+"""Limits (rivulet.engine.limits.Limits): statement length, rows per write, rows per answer and
 number of views, enforced by the engine and by both servers with an error naming the limit,
 and nothing changed by the request that went over one."""
 
@@ -14,9 +14,9 @@ import pytest
 import rivulet
 from bench.reliability_fuzz import digest, make_database
 from rivulet.cli import main as cli_main
-from rivulet.limits import LimitError, Limits
-from rivulet.server.http import make_app, serve_http
-from rivulet.server.mysql import ServerThread
+from rivulet.engine.limits import LimitError, Limits
+from rivulet.server.http.app import make_app, serve_http
+from rivulet.server.mysql.server import ServerThread
 
 SMALL = Limits(max_statement_chars=300, max_batch_rows=5, max_result_rows=10, max_views=6)
 

@@ -302,7 +302,7 @@ def test_pages_agree_through_the_load_generators_client(dataset: Dataset, tmp_pa
     import rivulet
     from bench.lobsters.run import Endpoint, WireBackend, connect, load_rivulet
     from bench.mariadb import ensure_mysqlclient
-    from rivulet.server.mysql import ServerThread
+    from rivulet.server.mysql.server import ServerThread
 
     if driver == "mysqlclient":
         assert ensure_mysqlclient(print), "mysqlclient could not be installed"

@@ -68,7 +68,7 @@ from test_differential import (
 
 import rivulet
 from rivulet.cli import explain
-from rivulet.config import parse_size
+from rivulet.engine.config import parse_size
 
 #: Every wait on another thread is bounded (pytest-timeout friendly).
 WAIT = 10.0

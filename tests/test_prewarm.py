@@ -1,4 +1,4 @@
-"""Pre-warming partial views (rivulet/spark/prewarm.py): ``db.prewarm`` and the hot keys
+"""Pre-warming partial views (rivulet/engine/prewarm.py): ``db.prewarm`` and the hot keys
 saved at close and filled again at open; on Spark for the shapes it can fill
 consistently (the reader alone, or one partial aggregate), in-process otherwise.
 
@@ -19,7 +19,7 @@ from oracle import Pair
 from spark_fixtures import SPARK_CONFIG, spark_session  # noqa: F401
 
 import rivulet
-from rivulet.spark.prewarm import HOT_KEYS_FILE, prewarm_view, spark_plan
+from rivulet.engine.prewarm import HOT_KEYS_FILE, prewarm_view, spark_plan
 
 VIEWS = {
     "by_cat": "SELECT id, name FROM items WHERE cat = ?",

@@ -283,7 +283,7 @@ def test_writes_prepared_before_a_change_run_on_the_table_as_it_is(tmp_path: Pat
     """A statement bound before an ALTER that commits after it is bound again (MySQL would
     run it on the table as it is then); rows inserted through a table handle are carried
     over; a statement naming a column that is gone fails alone, naming it."""
-    from rivulet.sql.statements import bind_text
+    from rivulet.bind.statements import bind_text
 
     with rivulet.open(tmp_path) as db:
         db.execute(TABLE)
@@ -721,7 +721,7 @@ def test_schema_changes_over_the_mysql_protocol(tmp_path: Path) -> None:
     prepared before keep working, and SHOW/DESCRIBE show the new columns."""
     import pymysql
 
-    from rivulet.server.mysql import ServerThread
+    from rivulet.server.mysql.server import ServerThread
 
     with rivulet.open(tmp_path) as db:
         db.execute(TABLE)
@@ -756,7 +756,7 @@ def test_schema_changes_over_the_mysql_protocol(tmp_path: Path) -> None:
 
 @pytest.mark.spark
 def test_verify_on_spark_checks_views_planned_before_a_change(tmp_path: Path, spark) -> None:
-    from rivulet.spark.verify import verify
+    from rivulet.pipeline.verify import verify
 
     with rivulet.open(tmp_path / "db") as db:
         db.execute(TABLE)

@@ -14,7 +14,7 @@ import pytest
 
 import rivulet
 from rivulet.server.auth import LOOPBACK, UserStore
-from rivulet.server.mysql import ServerThread
+from rivulet.server.mysql.server import ServerThread
 
 
 @pytest.fixture()

@@ -1,4 +1,4 @@
-"""The HTTP/JSON API (rivulet.server.http): every endpoint, its errors, and its answers
+"""The HTTP/JSON API (rivulet.server.http.app): every endpoint, its errors, and its answers
 compared with SQLite (tests/oracle.py) after writes made through the API itself.
 
 Most tests drive the ASGI app with Starlette's TestClient; the ones about threads and the
@@ -29,7 +29,7 @@ from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fix
 
 import rivulet
 from rivulet.cli import load_news_sample, news_program
-from rivulet.server.http import make_app, serve_http
+from rivulet.server.http.app import make_app, serve_http
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette's notice about httpx vs httpx2
@@ -723,7 +723,7 @@ def test_verify_on_spark_through_the_cli(news, spark, capsys):
 def test_verify_without_spark_verifier_is_503(news, api, monkeypatch):
     import sys
 
-    monkeypatch.setitem(sys.modules, "rivulet.spark.verify", None)  # import fails
+    monkeypatch.setitem(sys.modules, "rivulet.pipeline.verify", None)  # import fails
     assert_error(api.post("/verify"), 503, "unavailable", "verification")
 
 

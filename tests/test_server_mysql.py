@@ -26,8 +26,8 @@ from oracle import assert_same_answer
 import rivulet
 from rivulet.cli import load_news_sample, news_program
 from rivulet.server.auth import UserStore
-from rivulet.server.mysql import ServerThread
-from rivulet.server.normalize import split
+from rivulet.server.mysql.server import ServerThread
+from rivulet.server.mysql.normalize import split
 
 SCHEMA = [
     "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(100) NOT NULL, "
@@ -136,7 +136,7 @@ def test_query_texts_are_kept_from_their_second_time_and_while_asked_for() -> No
     """The cache of whole query texts (statements.Texts) keeps a text the second time it
     is answered, not the first (most texts come once); it holds at most its limit and
     keeps the texts asked for lately, whatever came in between."""
-    from rivulet.server.statements import Known, Texts
+    from rivulet.server.mysql.statements import Known, Texts
 
     texts = Texts(limit=8)
     known = {n: Known(None, (n,)) for n in range(100)}  # type: ignore[arg-type]
@@ -556,7 +556,7 @@ def test_rows_are_encoded_once_and_follow_writes_in_any_list(
     stay right."""
     from mysql_mimic import packets
 
-    from rivulet.server import protocol
+    from rivulet.server.mysql import protocol
 
     monkeypatch.setattr(protocol, "ENCODED_ROWS", kept)
     encode = packets.make_text_resultset_row
@@ -689,7 +689,7 @@ def _non_loopback_address() -> str | None:
 
 
 def test_sql_is_parsed_once_per_shape_not_per_query(server: ServerThread, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rivulet.server import statements
+    from rivulet.server.mysql import statements
     from rivulet.sql import parse
 
     calls: list[str] = []

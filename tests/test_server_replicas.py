@@ -27,8 +27,8 @@ from test_server_serve import start, stop
 
 import rivulet
 from rivulet.server.auth import LOOPBACK, UserStore
-from rivulet.server.mysql import MySQLServer
-from rivulet.server.primary import Replicas
+from rivulet.server.mysql.server import MySQLServer
+from rivulet.server.mysql.primary import Replicas
 
 CONNECTIONS = 4
 USERS = range(6)
@@ -218,7 +218,7 @@ def test_alter_table_through_a_replica_reaches_both_processes(tmp_path: Path) ->
 
 
 def _replica_pids(data_dir: Path) -> list[int]:
-    out = subprocess.run(["pgrep", "-f", f"rivulet.server.replica --data-dir {data_dir}"],
+    out = subprocess.run(["pgrep", "-f", f"rivulet.server.mysql.replica --data-dir {data_dir}"],
                          capture_output=True, text=True).stdout
     return [int(p) for p in out.split()]
 

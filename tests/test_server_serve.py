@@ -93,7 +93,7 @@ def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]
 
 def test_shell_against_a_server(tmp_path: Path) -> None:
     import rivulet
-    from rivulet.server.mysql import ServerThread
+    from rivulet.server.mysql.server import ServerThread
 
     with rivulet.open(tmp_path) as db:
         db.execute("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20))")

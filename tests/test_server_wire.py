@@ -1,4 +1,4 @@
-"""How :class:`rivulet.server.wire.Wire` writes replies: straight to a plain socket (the
+"""How :class:`rivulet.server.mysql.wire.Wire` writes replies: straight to a plain socket (the
 GIL released during the send) while the transport has nothing queued, and through the
 transport otherwise, so that bytes always leave in the order they were answered."""
 
@@ -9,7 +9,7 @@ import socket
 from types import SimpleNamespace
 from typing import Any
 
-from rivulet.server.wire import Wire
+from rivulet.server.mysql.wire import Wire
 
 
 class RecordingTransport:

@@ -1,4 +1,4 @@
-"""Bulk import through Spark (rivulet/spark/importer.py; issue 4, part 2).
+"""Bulk import through Spark (rivulet/pipeline/importer.py; issue 4, part 2).
 
 The oracle of an import is the normal write path: every data row of a generated CSV file
 is also inserted on its own with ``insert_many`` into a second database; the import must
@@ -28,7 +28,7 @@ from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fix
 
 import rivulet
 from rivulet.errors import RivuletError
-from rivulet.spark.importer import ImportFailed, import_files, import_jdbc
+from rivulet.pipeline.importer import ImportFailed, import_files, import_jdbc
 
 pytestmark = pytest.mark.spark
 
@@ -310,7 +310,7 @@ def test_progress_bar_shows_rows_per_second(db: rivulet.Database, tmp_path: Path
 
 def test_a_failure_after_several_batches_rolls_all_back(db: rivulet.Database, tmp_path: Path,
                                                         spark: Any, monkeypatch: Any) -> None:
-    from rivulet.spark import importer
+    from rivulet.pipeline import importer
 
     monkeypatch.setattr(importer, "BATCH_ROWS", 10)  # rows 1..50 go in as 5 batches first
     db.execute("CREATE VIEW names AS SELECT id, name FROM t")
@@ -329,9 +329,9 @@ def test_a_failure_after_several_batches_rolls_all_back(db: rivulet.Database, tm
 
 def test_large_imports_rebuild_secondary_indexes(db: rivulet.Database, tmp_path: Path,
                                                  spark: Any, monkeypatch: Any) -> None:
-    import rivulet.database
+    import rivulet.engine.database
 
-    monkeypatch.setattr(rivulet.database, "BULK_INDEX_ROWS", 10)
+    monkeypatch.setattr(rivulet.engine.database, "BULK_INDEX_ROWS", 10)
     db.execute("CREATE VIEW by_n AS SELECT id, name FROM t WHERE n = ?")
     db.view("by_n").lookup(3)  # a partial view: storage gets an index on n
 

@@ -1,4 +1,4 @@
-"""``rivulet verify`` (rivulet/spark/verify.py; issue 4, part 4).
+"""``rivulet verify`` (rivulet/pipeline/verify.py; issue 4, part 4).
 
 An agreeing database passes (full and partial views, parameterized, ranges, top-k, implicit
 groups, joins); deliberately corrupted state (a reader entry, an aggregate's value, a key
@@ -21,7 +21,7 @@ import pytest
 from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 import rivulet
-from rivulet.spark.verify import VerifyReport, format_report, same_rows, verify
+from rivulet.pipeline.verify import VerifyReport, format_report, same_rows, verify
 
 pytestmark = pytest.mark.spark
 
@@ -233,7 +233,7 @@ def test_same_rows_tolerates_float_order_not_values() -> None:
 
 
 def test_commands_verify_and_import(tmp_path: Path, spark: Any, capsys: Any) -> None:
-    from rivulet.spark import commands
+    from rivulet.pipeline import commands
 
     parser = argparse.ArgumentParser(prog="rivulet")
     handlers = commands.register(parser.add_subparsers(dest="command", required=True))

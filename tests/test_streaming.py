@@ -1,4 +1,4 @@
-"""The Spark streaming pipeline (``pipeline="spark"``, rivulet/spark/streaming) against SQLite.
+"""The Spark streaming pipeline (``pipeline="spark"``, rivulet/pipeline/streaming) against SQLite.
 
 All tests share the one local[2] session of tests/spark_fixtures.py (two shuffle
 partitions) and short triggers. What they show:
@@ -45,7 +45,7 @@ from oracle import Pair, same_multiset, sqlite_rows
 from spark_fixtures import spark_session  # noqa: F401  (the shared session fixture)
 
 import rivulet
-from rivulet.spark.streaming import StreamingError, StreamSettings
+from rivulet.pipeline.streaming import StreamingError, StreamSettings
 
 pytestmark = pytest.mark.spark
 
@@ -381,7 +381,7 @@ def test_shipment_cut_short_is_finished_before_the_next(tmp_path: Path) -> None:
     LSN is in exactly one file per table (no Spark needed)."""
     import pyarrow.parquet as pq
 
-    from rivulet.spark.streaming.log import LogShipper, segments
+    from rivulet.pipeline.streaming.log import LogShipper, segments
 
     with rivulet.open(tmp_path / "db") as db:
         db.execute_script(SCHEMA)
@@ -651,7 +651,7 @@ def test_view_waits_for_the_table_whose_first_file_is_not_listed_yet(
     after the snapshot, so the view has not reached the shipment's LSN. Here the vote's
     file comes late (the race made certain): ``settle()`` must wait for the batch that
     reads it, and Karma must count the vote (the news program's flaky failure)."""
-    from rivulet.spark.streaming import log as stream_log
+    from rivulet.pipeline.streaming import log as stream_log
 
     pair = StreamingPair(str(tmp_path), spark)
     try:
@@ -689,7 +689,7 @@ import sys, time
 from pathlib import Path
 import rivulet
 from rivulet.spark.session import SparkConfig
-from rivulet.spark.streaming import StreamSettings
+from rivulet.pipeline.streaming import StreamSettings
 
 path, marker, hold_at, held_view = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), sys.argv[6]
 db = rivulet.open(path, pipeline="spark", streaming=StreamSettings(trigger="0.1 seconds", ship_interval=0.05),
@@ -869,7 +869,7 @@ def test_batch_failing_once_is_applied_by_the_restarted_query(spark: Any, tmp_pa
 def test_progress_metrics_and_status(spark: Any, tmp_path: Path,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     from rivulet.cli import main
-    from rivulet.server.metrics import render_metrics
+    from rivulet.server.http.metrics import render_metrics
 
     with rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST) as db:
         db.execute_script(SCHEMA)

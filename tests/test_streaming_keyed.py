@@ -1,4 +1,4 @@
-"""The keyed processors of the streaming pipeline (rivulet/spark/streaming/keyed.py),
+"""The keyed processors of the streaming pipeline (rivulet/pipeline/streaming/keyed.py),
 driven without Spark: a fake state handle stands in for Spark's state store, and the
 deltas each processor emits, summed over random batches of inserts and deletes, must
 equal the operator's answer computed from scratch over the rows so far (the oracle).
@@ -16,7 +16,7 @@ from pyspark.sql import types as T
 
 from rivulet.dataflow.builder import sort_key_function
 from rivulet.plan import ir
-from rivulet.spark.streaming import keyed as K
+from rivulet.pipeline.streaming import keyed as K
 
 
 class FakeValue:

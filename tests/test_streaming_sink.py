@@ -1,4 +1,4 @@
-"""The streaming sink's store (rivulet/spark/streaming/sink.py) on its own, without Spark:
+"""The streaming sink's store (rivulet/pipeline/streaming/sink.py) on its own, without Spark:
 reader keys, the lookups a partial reader fills from, and data directories of the first
 layout (no reader keys) brought up to date."""
 
@@ -8,7 +8,7 @@ import pickle
 import sqlite3
 from pathlib import Path
 
-from rivulet.spark.streaming.sink import SinkStore
+from rivulet.pipeline.streaming.sink import SinkStore
 from rivulet.state.arrangement import key_function
 
 KEY_OF = key_function((0,))  # the reader key: the first column

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import rivulet
 from rivulet.errors import ConstraintError, RivuletError, SqlError
-from rivulet.server.mysql import ServerThread
-from rivulet.server.session import create_table_sql, describe
+from rivulet.server.mysql.server import ServerThread
+from rivulet.server.mysql.session import create_table_sql, describe
 
 TABLE = ("CREATE TABLE users (id INT PRIMARY KEY, email VARCHAR(20) UNIQUE, a INT, b INT, "
          "UNIQUE KEY pair (a, b))")

@@ -96,7 +96,7 @@ from bench.lobsters.queries import QuerySet, query_set
 from bench.lobsters.workload import Workload
 from bench.mariadb import MariaDB, ensure_mysqlclient, process_cpu
 
-PROFILE_ENV = "RIVULET_SERVER_PROFILE"  # rivulet.server.mysql: profile the event loop
+PROFILE_ENV = "RIVULET_SERVER_PROFILE"  # rivulet.server.mysql.server: profile the event loop
 
 NAME = "lobsters"
 P95_GOAL_MS = 100.0

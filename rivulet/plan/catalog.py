@@ -25,10 +25,10 @@ class Catalog:
     tables: dict[str, TableSchema] = field(default_factory=dict)
     views: dict[str, ViewPlan] = field(default_factory=dict)
     #: Table -> version -> where that version's columns are in the newest version's rows,
-    #: for every version a view still reads (see rivulet/plan/alter.py).
+    #: for every version a view still reads (see rivulet/migrate/alter.py).
     layouts: dict[str, dict[int, tuple[int | None, ...]]] = field(default_factory=dict)
     #: Tables being copied lazily (CREATE TABLE ... AS SELECT), by lower-cased name -> the
-    #: copy's plan (rivulet/plan/copy.py).
+    #: copy's plan (rivulet/migrate/copy.py).
     copies: dict[str, Any] = field(default_factory=dict)
 
     def table(self, name: str) -> TableSchema | None:

@@ -9,7 +9,7 @@ from typing import NamedTuple
 from mysql_mimic.errors import MysqlError
 
 from rivulet import errors
-from rivulet.limits import LimitError
+from rivulet.engine.limits import LimitError
 
 # MySQL server error codes used here.
 ER_DUP_ENTRY = 1062

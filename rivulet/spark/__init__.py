@@ -1,4 +1,4 @@
-"""rivulet's data pipeline on Spark (design.md, "The data pipeline on Spark").
+"""The IR on Spark, called by the engine (design.md, "The data pipeline on Spark").
 
 The in-process engine and Spark execute the same IR: :mod:`rivulet.spark.compile` turns a
 view's plan into DataFrames over a consistent snapshot of the base tables
@@ -9,6 +9,9 @@ view's plan into DataFrames over a consistent snapshot of the base tables
 Importing this package costs nothing: pyspark loads when a name below is first used (the
 engine imports :mod:`rivulet.spark.bootstrap` at start-up, and a JVM-less CLI command must
 not pay a second of pyspark imports).
+
+What drives the engine from Spark (bulk import, verify, the streaming pipeline) sits above
+the engine, in :mod:`rivulet.pipeline`.
 """
 
 from __future__ import annotations
@@ -22,9 +25,6 @@ _EXPORTS = {
     "SparkConfig": "session", "get_session": "session", "stop_session": "session",
     "Snapshot": "snapshot", "SnapshotError": "snapshot", "load_snapshot": "snapshot",
     "take_snapshot": "snapshot",
-    "ImportFailed": "importer", "ImportResult": "importer", "import_files": "importer",
-    "import_jdbc": "importer",
-    "VerifyReport": "verify", "format_report": "verify",  # verify(): rivulet.spark.verify
 }
 
 __all__ = sorted(_EXPORTS)

@@ -6,7 +6,7 @@ are positional in the IR, so every DataFrame names its columns ``c0..cN``: a nod
 column ``i`` is ``ci``, whatever the SQL called it.
 
 :func:`compute_view` then answers what the engine's view handle answers
-(rivulet/views.py): ``lookup(*params)`` for given parameter values, ``scan()`` for all of
+(rivulet/engine/views.py): ``lookup(*params)`` for given parameter values, ``scan()`` for all of
 them. Reading a view is more than its root relation: the parameters select keys (coerced
 to the key columns' kinds, NULL matching nothing), an IN list reads several keys, a range
 parameter filters an ordered column, a key of an aggregate with no rows still answers the
@@ -274,7 +274,7 @@ def old_versions(tables: Tables, layouts: Mapping[str, Mapping[int, tuple[int | 
                  current: Mapping[str, int]) -> dict[str, DataFrame]:
     """``tables`` plus, for every older version of an altered table, its rows as that
     version had them (keyed ``"table@version"``): the newest columns picked by the
-    version's layout (rivulet/plan/alter.py), a dropped one read as NULL."""
+    version's layout (rivulet/migrate/alter.py), a dropped one read as NULL."""
     out = dict(tables)
     for name, df in tables.items():
         for version, layout in layouts.get(name.lower(), {}).items():
@@ -297,7 +297,7 @@ def compile_plan(node: ir.Node, tables: Tables) -> DataFrame:
 @dataclass(frozen=True)
 class _Request:
     """What one ``lookup(*params)`` reads, decided in Python exactly as the view handle
-    decides it (rivulet/views.py); Spark then reads every request at once."""
+    decides it (rivulet/engine/views.py); Spark then reads every request at once."""
 
     whole: bool = False  # an unparameterized view: all its rows
     keys: tuple[tuple, ...] = ()  # equality keys (coerced, no NULLs, each once)

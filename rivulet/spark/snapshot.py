@@ -47,11 +47,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from rivulet.errors import RivuletError
-from rivulet.plan.alter import program_tables, replace_conversions
+from rivulet.migrate.alter import program_tables, replace_conversions
 from rivulet.plan.catalog import Catalog
 from rivulet.schema import DATE, DATETIME, DECIMAL, TableSchema
 from rivulet.spark.values import arrow_type, fit_decimal, spark_type
-from rivulet.sql import statements as st
+from rivulet.bind import statements as st
 from rivulet.storage.sqlite import convert_all, copy_database
 
 DB_FILE = "rivulet.db"

@@ -235,7 +235,7 @@ class SqliteStorage(Storage):
     # ..................................................................... lazy copies
 
     def create_tracking(self, name: str, width: int) -> None:
-        """The table of keys copied so far of a lazily copied table (rivulet/plan/copy.py)."""
+        """The table of keys copied so far of a lazily copied table (rivulet/migrate/copy.py)."""
         keys = ", ".join(f"k{i}" for i in range(width))
         self.conn.execute(f"CREATE TABLE {_quote(name)} ({keys}, PRIMARY KEY ({keys})) WITHOUT ROWID")
 

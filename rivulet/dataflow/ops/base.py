@@ -21,16 +21,45 @@ Partial state adds two things (Noria paper, section 4):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
-from rivulet.state.arrangement import Delta, Row
-
-if TYPE_CHECKING:
-    from rivulet.dataflow.graph import Graph
+from rivulet.state.arrangement import Arrangement, Delta, Row
 
 NodeId = int
 Batch = list[Delta]
 Columns = tuple[int, ...]
+
+
+class Upstream(Protocol):
+    """What an operator asks of the graph it runs in (:class:`rivulet.dataflow.graph.Graph`
+    is the one implementation): its ancestors' rows on demand and the shared indexes over
+    them. Operators know the graph only through this, so the operator modules never import
+    the graph that imports them."""
+
+    def upquery(self, node: NodeId, columns: Columns, keys: list[Any]) -> Batch:
+        """``node``'s current output rows whose ``columns`` hold one of ``keys``."""
+        ...
+
+    def base_lookup(self, table: str, columns: Columns, keys: list[Any]) -> Batch:
+        """A base table's stored rows whose ``columns`` hold one of ``keys``."""
+        ...
+
+    def arrangement(self, node: NodeId, columns: Columns, *, full: bool = False) -> Arrangement:
+        """The shared index of ``node``'s output on ``columns``."""
+        ...
+
+    def index_home(self, node: NodeId, columns: Columns) -> tuple[NodeId, Columns]:
+        """Where the index of ``node``'s output on ``columns`` is kept."""
+        ...
+
+    def fill(self, node: NodeId, arrangement: Arrangement, keys: Iterable[Any], *,
+             read: bool = True) -> None:
+        """Fill the holes among ``keys`` in an arrangement of ``node``."""
+        ...
+
+    def full_output(self, node: NodeId) -> Iterator[Delta]:
+        """Every row ``node`` currently outputs."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -57,10 +86,10 @@ class Operator:
 
     def __init__(self, parents: tuple[NodeId, ...]) -> None:
         self.parents = parents
-        self.graph: Graph
+        self.graph: Upstream
         self.node: NodeId = -1
 
-    def attach(self, graph: Graph, node: NodeId) -> None:
+    def attach(self, graph: Upstream, node: NodeId) -> None:
         """Called once the node exists: take the arrangements the operator reads."""
         self.graph = graph
         self.node = node
@@ -160,7 +189,7 @@ class Base(Operator):
     After ALTER TABLE a table has several versions, one base node each (a root, like any
     base node). Writes and storage speak the newest version's columns; the node of an
     older version maps them to its own columns through its ``layout`` (see
-    rivulet/plan/alter.py), so views planned on it keep running unchanged."""
+    rivulet/migrate/alter.py), so views planned on it keep running unchanged."""
 
     symbol = "B"
 

@@ -21,9 +21,9 @@ the input that has them, then probes the other side by the join key.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
-from rivulet.dataflow.ops.base import Batch, Columns, Miss, Misses, NodeId, Operator
+from rivulet.dataflow.ops.base import Batch, Columns, Miss, Misses, NodeId, Operator, Upstream
 from rivulet.plan.keys import trace_join
 from rivulet.state.arrangement import (
     Arrangement,
@@ -33,9 +33,6 @@ from rivulet.state.arrangement import (
     key_has_null,
     subtract,
 )
-
-if TYPE_CHECKING:
-    from rivulet.dataflow.graph import Graph
 
 
 class Join(Operator):
@@ -70,7 +67,7 @@ class Join(Operator):
         self.left_state: Arrangement
         self.right_state: Arrangement
 
-    def attach(self, graph: Graph, node: NodeId) -> None:
+    def attach(self, graph: Upstream, node: NodeId) -> None:
         super().attach(graph, node)
         self.left_state = graph.arrangement(self.left, self.left_keys, full=self.full[0])
         self.right_state = graph.arrangement(self.right, self.right_keys, full=self.full[1])

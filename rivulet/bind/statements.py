@@ -1,0 +1,326 @@
+"""Statements, checked against the catalog and bound to IR, ready for the engine to run.
+
+Everything that can be wrong with a statement (syntax, unknown names, unsupported
+constructs) is found here, before anything changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Union
+
+from sqlglot import exp
+
+from rivulet.errors import SqlError
+from rivulet.plan import ir
+from rivulet.migrate.alter import SchemaChange, plan_alter, replace_conversions
+from rivulet.plan.catalog import Catalog
+from rivulet.migrate.copy import CopyPlan, plan_copy
+from rivulet.plan.expressions import literal_value, translate
+from rivulet.plan.planner import conjuncts
+from rivulet.schema import TableSchema
+from rivulet.sql.ddl import table_schema
+from rivulet.sql.parse import DIALECT, error_at, parse_one, unsupported, view_query_text
+
+
+@dataclass(frozen=True)
+class CreateTable:
+    schema: TableSchema
+    sql: str
+
+
+@dataclass(frozen=True)
+class CreateView:
+    name: str
+    query: exp.Expr
+    text: str  # the SELECT as written, blank-padded so that positions match the statement
+    replace: bool = False
+
+    @property
+    def sql(self) -> str:
+        return self.text.strip()
+
+
+@dataclass(frozen=True)
+class CreateTableAs:
+    """``CREATE TABLE ... AS SELECT``: a table copied lazily (see rivulet/migrate/copy.py)."""
+
+    plan: CopyPlan
+    sql: str
+
+
+@dataclass(frozen=True)
+class AlterTable:
+    """``ALTER TABLE``, planned against the table as it is now (see rivulet/migrate/alter.py)."""
+
+    change: SchemaChange
+    sql: str
+
+
+@dataclass(frozen=True)
+class Drop:
+    kind: str  # "table" or "view"
+    name: str
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class Insert:
+    table: TableSchema
+    columns: tuple[int, ...]  # table positions the VALUES fill, in order
+    rows: tuple[tuple[ir.Expr, ...], ...]  # constants and Params
+    param_count: int
+    #: The statement's text: bound again if its table changes before it commits.
+    sql: str = ""
+
+
+@dataclass(frozen=True)
+class Update:
+    table: TableSchema
+    assignments: tuple[tuple[int, ir.Expr], ...]  # over the old row, may read Params
+    where: ir.Expr | None
+    key_lookup: tuple[tuple[ir.Expr, ...], ...] | None  # primary keys the WHERE pins down
+    param_count: int
+    #: The statement's text: bound again if its table changes before it commits.
+    sql: str = ""
+
+
+@dataclass(frozen=True)
+class Delete:
+    table: TableSchema
+    where: ir.Expr | None
+    key_lookup: tuple[tuple[ir.Expr, ...], ...] | None
+    param_count: int
+    #: The statement's text: bound again if its table changes before it commits.
+    sql: str = ""
+
+
+@dataclass(frozen=True)
+class Select:
+    query: exp.Expr
+    sql: str
+    param_count: int
+
+
+Statement = Union[CreateTable, CreateTableAs, CreateView, AlterTable, Drop, Insert, Update, Delete, Select]
+
+
+def bind_text(text: str, catalog: Catalog) -> Statement:
+    """Parse and bind one statement, as written."""
+    return bind(parse_one(text), catalog, text)
+
+
+def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
+    sql = text.strip().rstrip(";").strip()
+    if isinstance(node, exp.Create):
+        kind = (node.args.get("kind") or "").upper()
+        if kind == "TABLE":
+            if node.args.get("expression") is not None:
+                return CreateTableAs(plan_copy(catalog, node), sql)
+            if node.find(exp.TemporaryProperty) is not None:
+                raise unsupported(node, "CREATE TEMPORARY TABLE")
+            return CreateTable(table_schema(node), sql)
+        if kind == "VIEW":
+            query_text = view_query_text(text)
+            return CreateView(node.this.name, parse_one(query_text), query_text,
+                              bool(node.args.get("replace")))
+        raise unsupported(node, f"CREATE {kind}")
+    if isinstance(node, exp.Alter):
+        if (node.args.get("kind") or "").upper() != "TABLE":
+            raise unsupported(node, f"ALTER {node.args.get('kind')}")
+        # Checked against the table as if conversions under way were done: the engine
+        # finishes them before it applies the change (Database.alter_table).
+        table = replace_conversions(catalog.require_table(node.this.name))
+        return AlterTable(plan_alter(table, node), sql)
+    if isinstance(node, exp.Drop):
+        kind = (node.args.get("kind") or "").upper()
+        if kind not in ("TABLE", "VIEW"):
+            raise unsupported(node, f"DROP {kind}")
+        names = node.args.get("tables") or ([node.this] if node.this is not None else [])
+        if len(names) != 1:
+            raise unsupported(node, f"DROP {kind} of several names")
+        return Drop(kind.lower(), names[0].name, bool(node.args.get("exists")))
+    if isinstance(node, exp.Insert):
+        return replace(_insert(node, catalog), sql=sql)
+    if isinstance(node, exp.Update):
+        return replace(_update(node, catalog), sql=sql)
+    if isinstance(node, exp.Delete):
+        return replace(_delete(node, catalog), sql=sql)
+    if isinstance(node, (exp.Select, exp.Union)):
+        count = sum(1 for _ in node.find_all(exp.Placeholder))
+        return Select(node, sql, count)
+    raise unsupported(node, "statement")
+
+
+# --------------------------------------------------------------------------- writes
+
+
+class _Params:
+    """Numbers the ``?`` of a write statement in the order translation meets them, which is
+    the order they are written (SET before WHERE, left to right)."""
+
+    def __init__(self) -> None:
+        self.order: dict[int, int] = {}
+        self.count = 0
+
+    def __call__(self, placeholder: exp.Placeholder) -> ir.Expr:
+        index = self.order.get(id(placeholder))
+        if index is None:
+            index = self.order[id(placeholder)] = self.count
+            self.count += 1
+        return ir.Param(index)
+
+
+class _TableScope:
+    def __init__(self, table: TableSchema, alias: str | None = None) -> None:
+        self.table = table
+        self.alias = (alias or table.name).lower()
+
+    def column(self, node: exp.Column) -> ir.Expr:
+        if node.table and node.table.lower() not in (self.alias, self.table.name.lower()):
+            raise error_at(node, f"unknown table {node.table!r} in {node.sql(dialect=DIALECT)!r}")
+        if not self.table.has_column(node.name):
+            raise error_at(node, f"unknown column {node.name!r} in table {self.table.name!r}")
+        i = self.table.position(node.name)
+        return ir.Col(i, self.table.columns[i].name)
+
+    def special(self, node: exp.Expr) -> ir.Expr | None:
+        return None
+
+
+def _target(node: exp.Expr, catalog: Catalog) -> TableSchema:
+    table = node if isinstance(node, exp.Table) else node.find(exp.Table)
+    if table is None:
+        raise unsupported(node, "statement without a table")
+    schema = catalog.table(table.name)
+    if schema is None:
+        what = "a view, which is read-only" if catalog.view(table.name) else "not a table"
+        raise error_at(table, f"cannot write to {table.name!r}: {what}")
+    return schema
+
+
+def _insert(node: exp.Insert, catalog: Catalog) -> Insert:
+    for key in ("overwrite", "returning", "conflict", "where"):
+        if node.args.get(key):
+            raise unsupported(node, f"INSERT with {key.upper()}")
+    if node.args.get("ignore"):
+        raise unsupported(node, "INSERT IGNORE")
+    target = node.this
+    schema = _target(target.this if isinstance(target, exp.Schema) else target, catalog)
+    if isinstance(target, exp.Schema):
+        columns = []
+        for ident in target.expressions:
+            if not schema.has_column(ident.name):
+                raise error_at(ident, f"unknown column {ident.name!r} in table {schema.name!r}")
+            columns.append(schema.position(ident.name))
+        if len(set(columns)) != len(columns):
+            raise error_at(target, "a column is named twice in the INSERT column list")
+    else:
+        columns = list(range(len(schema.columns)))
+    values = node.expression
+    if not isinstance(values, exp.Values):
+        raise unsupported(values, "INSERT ... SELECT")
+    params = _Params()
+    rows = []
+    for tup in values.expressions:
+        items = tup.expressions if isinstance(tup, exp.Tuple) else [tup]
+        if len(items) != len(columns):
+            raise error_at(tup, f"INSERT row has {len(items)} values for {len(columns)} columns")
+        rows.append(tuple(_value(v, params) for v in items))
+    return Insert(schema, tuple(columns), tuple(rows), params.count)
+
+
+def _value(node: exp.Expr, params: _Params) -> ir.Expr:
+    if isinstance(node, exp.Placeholder):
+        return params(node)
+    try:
+        return ir.Lit(literal_value(node))
+    except SqlError:
+        scope = _NoColumns()
+        return translate(node, scope, params)
+
+
+class _NoColumns:
+    def column(self, node: exp.Column) -> ir.Expr:
+        raise error_at(node, f"a column ({node.name!r}) cannot be used in VALUES")
+
+    def special(self, node: exp.Expr) -> ir.Expr | None:
+        return None
+
+
+def _update(node: exp.Update, catalog: Catalog) -> Update:
+    if node.args.get("from") or node.args.get("from_") or node.args.get("joins") \
+            or node.this.args.get("joins"):
+        raise unsupported(node, "UPDATE with several tables")
+    if node.args.get("order") or node.args.get("limit"):
+        raise unsupported(node, "UPDATE ... ORDER BY/LIMIT")
+    schema = _target(node.this, catalog)
+    scope = _TableScope(schema, node.this.alias)
+    params = _Params()
+    assignments = []
+    for eq in node.expressions:
+        if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
+            raise unsupported(eq, "assignment")
+        column = scope.column(eq.this)
+        assignments.append((column.index, translate(eq.expression, scope, params)))  # type: ignore[attr-defined]
+    where = node.args.get("where")
+    predicate = translate(where.this, scope, params) if where is not None else None
+    keys = _key_lookup(where.this if where is not None else None, schema, scope, params)
+    return Update(schema, tuple(assignments), predicate, keys, params.count)
+
+
+def _delete(node: exp.Delete, catalog: Catalog) -> Delete:
+    if node.args.get("using") or node.args.get("order") or node.args.get("limit"):
+        raise unsupported(node, "DELETE with USING/ORDER BY/LIMIT")
+    if node.args.get("tables") or node.this.args.get("joins"):
+        raise unsupported(node, "DELETE with several tables")
+    schema = _target(node.this, catalog)
+    scope = _TableScope(schema, node.this.alias if isinstance(node.this, exp.Table) else None)
+    params = _Params()
+    where = node.args.get("where")
+    predicate = translate(where.this, scope, params) if where is not None else None
+    keys = _key_lookup(where.this if where is not None else None, schema, scope, params)
+    return Delete(schema, predicate, keys, params.count)
+
+
+def _key_lookup(
+    where: exp.Expr | None, schema: TableSchema, scope: _TableScope, params: _Params
+) -> tuple[tuple[ir.Expr, ...], ...] | None:
+    """Primary keys a WHERE clause pins down (``pk = v`` or ``pk IN (...)``), if it does.
+
+    The full predicate is still checked on each row found; this only avoids a scan.
+    Placeholders were already numbered by the WHERE translation, so they resolve the same.
+    """
+    if where is None or not schema.primary_key:
+        return None
+    found: dict[int, list[ir.Expr]] = {}
+    for c in conjuncts(where):
+        if isinstance(c, exp.EQ):
+            col, value = (c.this, c.expression) if isinstance(c.this, exp.Column) else (c.expression, c.this)
+            if isinstance(col, exp.Column) and not any(True for _ in value.find_all(exp.Column)):
+                i = scope.column(col).index  # type: ignore[attr-defined]
+                if i in schema.primary_key:
+                    found[i] = [translate(value, scope, params)]
+        elif isinstance(c, exp.In) and isinstance(c.this, exp.Column) and not c.args.get("query"):
+            i = scope.column(c.this).index  # type: ignore[attr-defined]
+            if i in schema.primary_key and not any(True for e in c.expressions for _ in e.find_all(exp.Column)):
+                found[i] = [translate(e, scope, params) for e in c.expressions]
+    if set(found) != set(schema.primary_key):
+        return None
+    keys: list[tuple[ir.Expr, ...]] = [()]
+    for i in schema.primary_key:
+        keys = [k + (v,) for k in keys for v in found[i]]
+    return tuple(keys)
+
+
+
+def insert_values(statement: Insert, params: tuple[Any, ...], evaluate: Any) -> list[list[Any]]:
+    """The INSERT's rows in table column order (unlisted columns take their defaults)."""
+    out = []
+    width = len(statement.table.columns)
+    for exprs in statement.rows:
+        row: list[Any] = [c.default for c in statement.table.columns]
+        for position, e in zip(statement.columns, exprs):
+            row[position] = evaluate(e, params)
+        out.append(row[:width])
+    return out

@@ -1,0 +1,532 @@
+"""Read handles on views: parameters in, finished rows out, straight from reader state.
+
+``lookup`` is the hot path. For the common shape (one equality parameter) it is a dict
+lookup and a cached tuple; everything else (several keys, IN lists, ranges, keys of the
+wrong Python type) takes the general path.
+
+A partial view misses on keys it does not hold: the read then fills them by an upquery
+(all the keys of one ``lookup_many`` or ``IN`` list in one batch) and answers, or, with
+``block=False``, returns :data:`NOT_READY` at once and fills them in the background.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from rivulet.dataflow import functions as F
+from rivulet.dataflow.builder import BuiltView, sort_key_function
+from rivulet.dataflow.ops.base import Base
+from rivulet.dataflow.ops.filter import Filter
+from rivulet.dataflow.ops.project import Project
+from rivulet.dataflow.ops.reader import Reader
+from rivulet.errors import ClosedError, RivuletError
+from rivulet.schema import FLOAT, INT, Column, SchemaError, coerce_value
+from rivulet.state.reader import KeyedReader, RangeReader
+
+if TYPE_CHECKING:
+    from rivulet.engine.database import Database
+
+Row = tuple
+
+class _NotReady:
+    """The answer of a non-blocking read that missed: the rows are being computed."""
+
+    _instance: _NotReady | None = None
+
+    def __new__(cls) -> _NotReady:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "rivulet.NOT_READY"
+
+
+#: Returned by ``lookup(..., block=False)`` when the answer is not in memory yet.
+NOT_READY = _NotReady()
+
+#: The ``block`` of :meth:`View.probe`: never wait, and start nothing.
+_PROBE = "probe"
+
+_LOWER = {">": False, ">=": True}
+_UPPER = {"<": False, "<=": True}
+_CHECK = {">": F.gt, ">=": F.ge, "<": F.lt, "<=": F.le}
+#: Key column kinds whose values of this exact Python type are already what the column
+#: holds (``coerce_value`` would return them as they are: key columns have no bounds).
+_NATIVE: dict[str, type] = {INT: int, FLOAT: float}
+
+
+class View:
+    """A view of the program, read by its ``?`` parameters."""
+
+    def __init__(self, db: Database, built: BuiltView) -> None:
+        self._db = db
+        self._built = built
+        plan = built.plan
+        self.name = plan.name
+        self.columns: tuple[str, ...] = plan.column_names
+        self.plan = plan
+        self._state = built.state
+        self._entries = built.state.entries  # the hot path reads the reader's dict directly
+        self._finish = built.finish
+        self._default = built.default_rows
+        self._key_columns = [
+            Column(plan.root.columns[i].name, plan.root.columns[i].kind or "str")
+            for i in plan.key
+        ]
+        #: Where the reader is keyed by part of the plan's key (``BuiltView.listed``):
+        #: the position of the rest in the key, its column, and the columns of the
+        #: reader's keys. A read keeps the rows whose value in the column it asks for.
+        self._listed = built.listed
+        self._listed_column: int | None = None if built.listed is None else plan.key[built.listed]
+        self._reader_columns = [c for i, c in enumerate(self._key_columns) if i != built.listed]
+        #: Per key column, the Python type a value of it already is (no conversion).
+        self._native = tuple(_NATIVE.get(c.kind) for c in self._key_columns)
+        self._single = len(plan.key) == 1 and plan.range_column is None and not plan.in_list
+        self._simple = self._single and plan.param_count == 1 and plan.key_params == (0,)
+        self._unparameterized = plan.param_count == 0
+        #: Whether the answer of several keys is each key's answer, one after the other
+        #: (no order, cut or DISTINCT across them, no implicit group's default row): a
+        #: read of several keys then takes each key's cached answer as it is.
+        self._concatenated = (not plan.order and plan.limit is None and not plan.offset
+                              and not plan.distinct_on_read and self._default is None
+                              and isinstance(built.state, KeyedReader))
+        #: Whether a miss is filled by reading base tables through filters and projections
+        #: alone (an index lookup in storage): :meth:`lookup_nowait` fills such a miss at
+        #: once instead of in the background.
+        graph = db.graph
+        self._fills_inline = built.state.partial and bool(built.nodes) and all(
+            isinstance(graph.nodes[n].op, _INLINE_OPS) for n in built.nodes if n in graph.nodes)
+        #: ``WHERE col IN (?, ...)`` and nothing else: every parameter is one key.
+        self._list_only = (self._concatenated and bool(plan.in_list) and len(plan.key) == 1
+                           and plan.param_count == len(plan.in_list))
+        self._closed = False
+
+    def _close(self) -> None:
+        """Called when the database closes: every read now fails with ClosedError."""
+        self._closed = True
+        self._entries = {}
+
+    # ..................................................................... reads
+
+    def lookup(self, *params: Any, block: bool = True, timeout: float | None = None) -> Any:
+        """The view's rows for these ``?`` values, in the order the ``?`` appear.
+
+        For ``BETWEEN ? AND ?`` pass both bounds; for ``IN (?, ...)`` pass any number of
+        values in its place. A miss blocks until the rows are computed (at most
+        ``timeout`` seconds to start, the database's ``upquery_timeout`` by default); with
+        ``block=False`` it returns :data:`NOT_READY` instead and computes them meanwhile.
+        """
+        if self._simple and len(params) == 1:
+            entry = self._entries.get(params[0])
+            if entry is not None:  # a hit: counted once, here or by ``get``
+                result = entry.result
+                if result is None:
+                    result = self._state.get(params[0])  # type: ignore[union-attr]
+                else:
+                    entry.reads += 1
+                return list(result) if result else self._defaults(params[0])
+        return self._lookup(params, block, timeout)
+
+    def lookup_nowait(self, *params: Any) -> Any:
+        """``lookup(..., block=False)`` for a server's event loop: never waits. A miss on a
+        view whose fill is a storage lookup (:attr:`_fills_inline`) is filled now when no
+        write holds the dataflow (cheaper than handing it to another thread); any other
+        miss returns :data:`NOT_READY` and is filled in the background."""
+        return self.lookup(*params, block=None if self._fills_inline else False)  # type: ignore[arg-type]
+
+    def probe(self, *params: Any) -> Any:
+        """:meth:`lookup_nowait` for a caller that reads a miss itself, with :meth:`lookup`
+        on another thread (the server's pool): a miss that cannot be filled right here
+        returns :data:`NOT_READY` and starts nothing. A background fill as well would put
+        a second thread on the same miss, at the cost of two more thread wake-ups (the
+        background worker's, and the pool's wait for it), each tens of microseconds with
+        the event loop's GIL held."""
+        return self.lookup(*params, block=_PROBE)  # type: ignore[arg-type]
+
+    def answer(self, key: Any) -> tuple[Row, ...] | None:
+        """The rows under a one-value key (``()`` for a view without parameters) exactly
+        as the reader keeps them (empty too, unless the view makes a default row for an
+        empty group), if they are at hand; else None (use :meth:`lookup`). The tuple
+        stays the same object until a write changes the rows under the key, so the MySQL
+        server can reuse the reply it encoded from it. Counted as a read, as
+        :meth:`lookup` counts."""
+        if not (self._simple or (self._unparameterized and key == ())):
+            return None
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        result = entry.result  # (None until a lookup finishes the rows)
+        if result is None or not (result or self._default is None):
+            return None  # (no rows, but an implicit group's default row to make)
+        entry.reads += 1
+        return result
+
+    def answer_each(self, keys: Sequence[Any]) -> list[tuple[Row, ...]] | None:
+        """For a ``WHERE col IN (?, ...)`` view whose answer is its keys' answers one after
+        the other: each distinct key's rows exactly as the reader keeps them, if every
+        key is at hand; else None (use :meth:`lookup`). As with :meth:`answer`, while
+        every tuple is the same object the reply encoded from them can be sent again."""
+        if not self._list_only:
+            return None
+        entries = self._entries
+        held: dict[int, Any] = {}  # (1 and 1.0 are one key: one entry)
+        for key in keys:
+            entry = entries.get(key)
+            if entry is None or entry.result is None:
+                return None
+            held[id(entry)] = entry
+        out = []
+        for entry in held.values():
+            entry.reads += 1
+            out.append(entry.result)
+        return out
+
+    def lookup_many(self, keys: Iterable[Any], *, block: bool = True,
+                    timeout: float | None = None) -> Any:
+        """Rows for several keys at once (one value, or a tuple of the key's values, each).
+
+        For an ``IN (?, ...)`` view, each key gives the values of the equality parameters
+        followed by one value of the IN list. The keys a partial view misses are filled by
+        one upquery.
+        """
+        self._check_open()
+        keys = [k if isinstance(k, tuple) else (k,) for k in keys]
+        for k in keys:
+            if len(k) != len(self._key_columns):
+                raise RivuletError(
+                    f"view {self.name!r} is keyed by {len(self._key_columns)} value(s), "
+                    f"got a key of {len(k)}: {k!r}"
+                )
+        if self._listed is not None:
+            return self._read_listed(_by_prefix(keys, self._listed), block, timeout)
+        return self._read_keys(keys, block, timeout)
+
+    def scan(self) -> list[Row]:
+        """Every row of the view, over all parameter values (hidden columns dropped): the
+        answers of every key, each ordered and cut to its LIMIT, one after the other. A
+        range view has no keys to cut by: it returns all its rows in the view's order.
+        A partial view computes them from the base tables, without filling its state."""
+        self._check_open()
+        state = self._state if not self._state.partial else self._db._computed(self.plan).state
+        if isinstance(state, RangeReader):
+            rows = state.all_raw()
+            if self.plan.order:
+                rows.sort(key=sort_key_function(self.plan.order))
+            return [r[: self.plan.visible] for r in rows]
+        out: list[Row] = []
+        for key in list(state.entries):
+            out.extend(state.get(key) or ())
+        return out
+
+    def held_keys(self) -> list[Any]:
+        """The keys the reader holds, as stored (a value for one key column, a tuple for
+        several, ``()`` for a view without parameters): every key with rows of a full view,
+        the filled holes of a partial one; for an IN view whose reader is keyed by its
+        equality parameters alone, those values. ``rivulet verify`` checks exactly these."""
+        return list(self._state.entries)
+
+    def held_rows(self, key: Any) -> list[Row] | None:
+        """The rows the reader holds under ``key`` without reading it (no upquery, no
+        counters): a keyed view's answer as ``lookup`` gives it (default row included); a
+        range view's rows of that key, unfinished (all columns, no bounds), and so an IN
+        view's rows under its equality values when its reader is keyed by those alone.
+        ``None`` if the key is not held."""
+        state = self._state
+        if isinstance(state, RangeReader):
+            with state.lock:
+                rows = state.entries.get(key)
+                return None if rows is None else list(rows)
+        entry = state.entries.get(key)
+        if entry is None:
+            return None
+        if self._listed_column is not None:
+            return entry.expand()
+        served = entry.result  # the cached answer a hit returns, if built
+        if served is None:
+            served = self._finish(entry.expand())
+        if not served and self._default is not None:
+            return list(self._finish(self._default(key, False)))
+        return list(served)
+
+    @property
+    def partial(self) -> bool:
+        """Whether the view holds only the keys that were read (see ``rivulet explain``)."""
+        return self._state.partial
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedError("the database is closed")
+
+    def __repr__(self) -> str:
+        return f"<View {self.name} ({', '.join(self.columns)})>"
+
+    # ..................................................................... general path
+
+    def _lookup(self, params: Sequence[Any], block: bool, timeout: float | None) -> Any:
+        self._check_open()
+        plan = self.plan
+        if self._unparameterized:
+            if params:
+                raise RivuletError(f"view {self.name!r} takes no parameters, got {len(params)}")
+            return self._read_one((), block, timeout)
+        values = self._values_by_param(params)
+        eq_key = [values[p] for p in plan.key_params[: len(plan.key) - (1 if plan.in_list else 0)]]
+        if self._listed is not None:
+            listed = values["in"] if plan.in_list else [eq_key.pop(self._listed)]
+            return self._read_listed({tuple(eq_key): listed}, block, timeout)
+        if plan.in_list:
+            keys = [tuple(eq_key) + (v,) for v in values["in"]]
+        else:
+            keys = [tuple(eq_key)]
+        if plan.range_column is not None:
+            return self._read_range(keys[0], values, block, timeout)
+        if len(keys) == 1:
+            return self._read_one(keys[0], block, timeout)
+        return self._read_keys(keys, block, timeout)
+
+    def _values_by_param(self, params: Sequence[Any]) -> dict[Any, Any]:
+        plan = self.plan
+        n = plan.param_count
+        if not plan.in_list:
+            if len(params) != n:
+                raise RivuletError(f"view {self.name!r} takes {n} parameter(s), got {len(params)}")
+            return dict(enumerate(params))
+        extra = len(params) - n
+        start, size = plan.in_list[0], len(plan.in_list) + extra
+        if size < 1:
+            raise RivuletError(
+                f"view {self.name!r} takes {n - len(plan.in_list)} parameter(s) and at least one "
+                f"IN value, got {len(params)} values"
+            )
+        values: dict[Any, Any] = {}
+        for p in range(n):
+            if p < start:
+                values[p] = params[p]
+            elif p >= start + len(plan.in_list):
+                values[p] = params[p + extra]
+        values["in"] = list(params[start:start + size])
+        return values
+
+    def _read_one(self, key: tuple, block: bool, timeout: float | None) -> Any:
+        key = self._coerce_key(key)
+        if key is None:
+            return []
+        if any(v is None for v in key):
+            return self._defaults(key, matches_nothing=True)
+        state: KeyedReader = self._state  # type: ignore[assignment]
+        state_key = key[0] if len(key) == 1 else key
+        result = state.get(state_key)
+        if result is None and state.partial:
+            answers = self._fill([state_key], block, timeout)
+            if answers is NOT_READY:
+                return NOT_READY
+            return list(self._finish(answers[state_key]))  # default rows included
+        if not result:
+            return self._defaults(state_key)
+        return list(result)
+
+    def _read_keys(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
+        if self._concatenated:
+            return self._read_each(keys, block, timeout)
+        state: KeyedReader = self._state  # type: ignore[assignment]
+        state_keys: list[Any] = []
+        raw: list[Row] = []
+        for key in dict.fromkeys(keys):
+            key = self._coerce_key(key)
+            if key is None:
+                continue
+            if any(v is None for v in key):  # matches no row: only an implicit group answers
+                if self._default is not None:
+                    raw.extend(self._default(key[0] if len(key) == 1 else key, True))
+                continue
+            state_keys.append(key[0] if len(key) == 1 else key)
+        state_keys = list(dict.fromkeys(state_keys))
+        answers = {k: state.raw(k) for k in state_keys}
+        missing = [k for k, rows in answers.items() if rows is None]
+        for key, rows in answers.items():
+            if rows is None:
+                continue
+            if not rows and self._default is not None:
+                raw.extend(self._default(key, False))
+            else:
+                raw.extend(rows)
+        if missing:
+            answers = self._fill(missing, block, timeout)
+            if answers is NOT_READY:
+                return NOT_READY
+            for rows in answers.values():
+                raw.extend(rows)  # default rows included
+        return list(self._finish(raw))
+
+    def _fill(self, keys: list[Any], block: bool | str | None, timeout: float | None) -> Any:
+        """Fill the reader's holes ``keys``: each key's raw rows (default rows included);
+        with ``block=False``, :data:`NOT_READY` at once, the keys filled in the background;
+        with ``block=None`` (:meth:`lookup_nowait`), filled now if that costs a storage
+        lookup and the dataflow is free, else as with ``False``; with ``_PROBE``
+        (:meth:`probe`), the same but nothing started in the background."""
+        if (block is None or block is _PROBE) and self._fills_inline:
+            answers = self._db._upquery(self._built, keys, wait=False)
+            if answers is not None:
+                return answers
+        if block is _PROBE:
+            return NOT_READY
+        if not block:
+            self._db._upquery_in_background(self._built, keys)
+            return NOT_READY
+        return self._db._upquery(self._built, keys, timeout)
+
+    def _read_each(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
+        """:meth:`_read_keys` for a view whose answer over several keys is their answers
+        one after the other: each held key's cached answer is taken as it is."""
+        state: KeyedReader = self._state  # type: ignore[assignment]
+        out: list[Row] = []
+        missing: list[Any] = []
+        held = state.partial
+        seen: set[Any] = set()
+        for key in dict.fromkeys(keys):
+            key = self._coerce_key(key)
+            if key is None or None in key:
+                continue  # matches no row
+            state_key = key[0] if len(key) == 1 else key
+            if state_key in seen:
+                continue  # (1 and 1.0 are one key)
+            seen.add(state_key)
+            rows = state.get(state_key)
+            if rows is not None:
+                out.extend(rows)
+            elif held:
+                missing.append(state_key)
+        if missing:
+            answers = self._fill(missing, block, timeout)
+            if answers is NOT_READY:
+                return NOT_READY
+            for rows in answers.values():
+                out.extend(self._finish(rows))
+        return out
+
+    def _read_listed(self, lists: dict[tuple, list[Any]], block: bool,
+                     timeout: float | None) -> Any:
+        """A view whose reader is keyed by part of its key, read for ``lists`` (values
+        of the rest, listed with each reader key): each reader key is read (or filled)
+        once, and its rows are kept when they hold a listed value. The reader's cached
+        answer under a key is its rows by that value (``builder.rows_by``)."""
+        listed: dict[Any, set[Any]] = {}
+        column = self._key_columns[self._listed]  # type: ignore[index]
+        for raw_prefix, values in lists.items():
+            prefix = self._coerce_key(raw_prefix, self._reader_columns)
+            if prefix is None or None in prefix:
+                continue  # matches no row (and such a view has no implicit group)
+            coerced = self._coerce_values(column, values)
+            if coerced:
+                listed.setdefault(prefix[0] if len(prefix) == 1 else prefix, set()).update(coerced)
+        state: KeyedReader = self._state  # type: ignore[assignment]
+        raw: list[Row] = []
+        missing: list[Any] = []
+        for prefix, values in listed.items():
+            by_value: dict[Any, list[Row]] | None = state.get(prefix)  # type: ignore[assignment]
+            if by_value is None:
+                missing.append(prefix)
+                continue
+            for value in values:
+                rows = by_value.get(value)
+                if rows:
+                    raw.extend(rows)
+        if missing:
+            answers = self._fill(missing, block, timeout)
+            if answers is NOT_READY:
+                return NOT_READY
+            column = self._listed_column
+            for prefix, rows in answers.items():
+                values = listed[prefix]
+                raw.extend(r for r in rows if r[column] in values)
+        return list(self._finish(raw))
+
+    @staticmethod
+    def _coerce_values(column: Column, values: Iterable[Any]) -> list[Any]:
+        """The values of an IN list as ``column`` holds them; NULLs and values that cannot
+        be of its kind match no row and are dropped."""
+        out = []
+        for v in values:
+            if v is None:
+                continue
+            try:
+                out.append(coerce_value(column, v))
+            except SchemaError:
+                continue
+        return out
+
+    def _read_range(self, key: tuple, values: dict[Any, Any], block: bool,
+                    timeout: float | None) -> Any:
+        state: RangeReader = self._state  # type: ignore[assignment]
+        coerced = self._coerce_key(key) if key else ()
+        if coerced is None or any(v is None for v in coerced):
+            return []
+        low = high = None
+        low_inc = high_inc = True
+        bounds = [(b.op, values[b.param]) for b in self.plan.range_bounds]
+        if any(v is None for _, v in bounds):
+            return []  # a comparison with NULL is never true
+        range_kind = self.plan.root.columns[self.plan.range_column].kind  # type: ignore[index]
+        bounds = [(op, _coerce(range_kind, v)) for op, v in bounds]
+        for op, v in bounds:
+            if op in _LOWER and low is None:
+                low, low_inc = v, _LOWER[op]
+            elif op in _UPPER and high is None:
+                high, high_inc = v, _UPPER[op]
+        state_key = coerced[0] if len(coerced) == 1 else coerced
+        rows = state.range(state_key, low, low_inc, high, high_inc)
+        if rows is None:
+            if block is _PROBE:
+                return NOT_READY
+            if not block:
+                self._db._upquery_in_background(self._built, [state_key])
+                return NOT_READY
+            rows = self._db._upquery(
+                self._built, [state_key], timeout,
+                read=lambda: state.range(state_key, low, low_inc, high, high_inc),
+            ) or []
+        if len(bounds) > 2 or sum(op in _LOWER for op, _ in bounds) > 1:
+            col = self.plan.range_column
+            rows = [r for r in rows if all(_CHECK[op](r[col], v) for op, v in bounds)]
+        return list(self._finish(rows))
+
+    def _defaults(self, key: Any, *, matches_nothing: bool = False) -> list[Row]:
+        """Rows of an implicit group that has no input rows (see ``default_rows``);
+        ``matches_nothing`` for a key with a NULL, which no row can match."""
+        if self._default is None:
+            return []
+        return list(self._finish(self._default(key, matches_nothing)))
+
+    def _coerce_key(self, key: tuple, columns: list[Column] | None = None) -> tuple | None:
+        """``key`` as the key columns (or ``columns``) hold it; None if it cannot be."""
+        if columns is None:
+            if all(map(operator.is_, map(type, key), self._native)):
+                return key  # (an id read in a list of hundreds: no conversion to make)
+            columns = self._key_columns
+        try:
+            return tuple(v if v is None else coerce_value(col, v) for col, v in zip(columns, key))
+        except SchemaError:
+            return None
+
+
+#: Operators a miss passes through at the cost of a storage index lookup.
+_INLINE_OPS = (Base, Filter, Project, Reader)
+
+
+def _by_prefix(keys: Iterable[tuple], listed: int) -> dict[tuple, list[Any]]:
+    """Whole keys grouped by the reader's part of them (all but position ``listed``)."""
+    out: dict[tuple, list[Any]] = {}
+    for key in keys:
+        out.setdefault(key[:listed] + key[listed + 1:], []).append(key[listed])
+    return out
+
+
+def _coerce(kind: str | None, value: Any) -> Any:
+    if kind is None:
+        return value
+    try:
+        return coerce_value(Column("bound", kind), value)
+    except SchemaError:
+        raise RivuletError(f"range parameter {value!r} is not comparable with a {kind} column") from None

@@ -1,0 +1,389 @@
+"""ALTER TABLE as a schema change: planned (and rejected) before anything changes.
+
+A change is applied at once *logically* and costs O(1) in storage: columns are added and
+renamed with SQLite's constant-time ALTER, a dropped column is renamed out of sight, and a
+column whose type changes gets a new stored column while its old values stay where they
+are, to be converted row by row later (BullFrog, part III of the cloud-architectures
+paper): by the write that next touches the row, or by the background converter
+(rivulet/storage/convert.py). Reads convert unconverted rows on the fly, so every reader
+sees the new type at once.
+
+Views planned before the change keep reading the table version they were planned on (its
+``ir.Scan.version``): rows of the newest version are mapped to an older version's columns
+by a *layout* (see :func:`compose`). Dropping a column, or changing the values of one, that
+a view reads would change that view's answers under it, so it is refused with the views'
+names, as PostgreSQL does; changes of a type that keep every value (a wider integer, a
+longer VARCHAR) are allowed under views.
+"""
+
+from __future__ import annotations
+
+import decimal
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable
+
+from sqlglot import exp
+
+from rivulet.dataflow.functions import CASTS
+from rivulet.errors import SqlError
+from rivulet.schema import (
+    BOOL,
+    BYTES,
+    DATE,
+    DATETIME,
+    DECIMAL,
+    FLOAT,
+    INT,
+    STR,
+    Column,
+    Conversion,
+    TableSchema,
+    decimal_limit,
+)
+from rivulet.sql.ddl import column_definition, declares_unique, default_value
+from rivulet.sql.parse import error_at, unsupported
+from rivulet.storage.base import AddStored, RenameStored
+
+#: Positions of an older table version's columns in the newest version's rows (None: a
+#: column dropped since, read as NULL; no view of that version reads it).
+Layout = tuple[int | None, ...]
+
+HIDDEN_PREFIX = "_rivulet_"
+
+
+Step = AddStored | RenameStored
+
+
+@dataclass(frozen=True)
+class SchemaChange:
+    old: TableSchema
+    new: TableSchema
+    #: Each column of ``old``: its position in ``new``, or None if dropped.
+    moved: Layout
+    #: What storage does, in order.
+    steps: tuple[Step, ...]
+    #: Positions in ``old`` of the columns whose values change (dropped, or converted).
+    changed: frozenset[int]
+
+
+def plan_alter(schema: TableSchema, alter: exp.Alter) -> SchemaChange:
+    """The change ``alter`` makes to ``schema``, or a SqlError naming what is wrong."""
+    if schema.converting:
+        busy = ", ".join(schema.columns[i].name for i in schema.converting)
+        raise SqlError(f"table {schema.name!r}: column(s) {busy} are still being converted "
+                       "to their new type; alter the table again when that has finished")
+    work = _Work(schema, schema.version + 1)
+    for number, action in enumerate(alter.args.get("actions") or []):
+        work.apply(number, action)
+    return work.change()
+
+
+def compose(layout: Layout, moved: Layout) -> Layout:
+    """An older version's layout after one more change."""
+    return tuple(None if p is None else moved[p] for p in layout)
+
+
+def identity(schema: TableSchema) -> Layout:
+    return tuple(range(len(schema.columns)))
+
+
+class _Work:
+    """The columns of the table as the actions of one ALTER change them, in order."""
+
+    def __init__(self, schema: TableSchema, version: int) -> None:
+        self.schema = schema
+        self.version = version
+        #: (column, its position in the old schema or None if added).
+        self.columns: list[tuple[Column, int | None]] = [(c, i) for i, c in enumerate(schema.columns)]
+        self.steps: list[Step] = []
+        self.changed: set[int] = set()
+        self.primary_key = [schema.columns[i].name.lower() for i in schema.primary_key]
+        self.unique = [[schema.columns[i].name.lower() for i in key] for key in schema.unique]
+
+    def apply(self, number: int, action: exp.Expr) -> None:
+        if isinstance(action, exp.ColumnDef):
+            self._add(action)
+        elif isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() == "COLUMN":
+            for column in action.args.get("tables") or []:
+                self._drop(number, column, bool(action.args.get("exists")))
+        elif isinstance(action, exp.RenameColumn):
+            self._rename(action.this, action.args["to"].name)
+        elif isinstance(action, exp.ModifyColumn):
+            self._modify(number, action)
+        elif isinstance(action, exp.AlterColumn) and not action.args.get("dtype"):
+            self._alter_default(action)
+        else:
+            raise unsupported(action, "ALTER TABLE action")
+
+    # ..................................................................... actions
+
+    def _add(self, node: exp.ColumnDef) -> None:
+        column, is_pk = column_definition(node)
+        if is_pk:
+            raise unsupported(node, "ADD COLUMN ... PRIMARY KEY (the primary key is fixed)")
+        if column.auto_increment:
+            raise unsupported(node, "ADD COLUMN ... AUTO_INCREMENT (only a primary key column "
+                                    "can be AUTO_INCREMENT)")
+        if declares_unique(node):
+            raise unsupported(node, "ADD COLUMN ... UNIQUE (UNIQUE keys are declared with the "
+                                    "table)")
+        self._check_new_name(node, column.name)
+        fill = column.default if column.default is not None or column.nullable \
+            else IMPLICIT_DEFAULTS[column.kind]
+        self.steps.append(AddStored(column, fill))
+        self.columns.insert(self._position(node), (column, None))
+
+    def _drop(self, number: int, node: exp.Expr, if_exists: bool) -> None:
+        at = self._find(node, node.name, missing_ok=if_exists)
+        if at is None:
+            return
+        column, origin = self.columns[at]
+        if column.name.lower() in self.primary_key:
+            raise error_at(node, f"cannot drop primary key column {column.name!r}")
+        if self._in_unique_key(column):
+            raise error_at(node, f"cannot drop column {column.name!r}: it is in a UNIQUE key")
+        if len(self.columns) == 1:
+            raise error_at(node, f"cannot drop {column.name!r}, the only column of "
+                                 f"table {self.schema.name!r}")
+        self.steps.append(RenameStored(column.name, self._hidden(number, "dropped", column.name)))
+        del self.columns[at]
+        if origin is not None:
+            self.changed.add(origin)
+
+    def _rename(self, node: exp.Expr, new: str) -> None:
+        at = self._find(node, node.name)
+        assert at is not None
+        column, origin = self.columns[at]
+        if new.lower() != column.name.lower():
+            self._check_new_name(node, new)
+        self.steps.append(RenameStored(column.name, new))
+        self._rename_key(column.name, new)
+        self.columns[at] = (replace(column, name=new), origin)
+
+    def _modify(self, number: int, node: exp.ModifyColumn) -> None:
+        definition = node.this
+        source = node.args.get("rename_from")
+        name = source.name if source is not None else definition.name
+        if source is not None and source.name.lower() != definition.name.lower():
+            self._rename(source, definition.name)
+            name = definition.name
+        at = self._find(definition, name)
+        assert at is not None
+        old, origin = self.columns[at]
+        new, is_pk = column_definition(definition)
+        is_key = old.name.lower() in self.primary_key
+        if is_key:
+            new = replace(new, nullable=False)
+        elif is_pk:
+            raise unsupported(node, "MODIFY ... PRIMARY KEY (the primary key is fixed)")
+        if new.auto_increment and not is_key:
+            raise error_at(definition, f"AUTO_INCREMENT column {old.name!r} must be part of "
+                                       "the primary key")
+        if new.auto_increment and any(c.auto_increment and i != at
+                                      for i, (c, _) in enumerate(self.columns)):
+            raise error_at(definition, "a table has at most one AUTO_INCREMENT column")
+        if old.nullable and not new.nullable and not is_key:
+            raise error_at(definition, f"column {old.name!r} cannot become NOT NULL: rows may "
+                                       "hold NULL in it (add a NOT NULL column instead)")
+        if declares_unique(definition) and [old.name.lower()] not in self.unique:
+            raise unsupported(node, "MODIFY ... UNIQUE (UNIQUE keys are declared with the table)")
+        if keeps_values(old, new):
+            self.columns[at] = (replace(new, name=old.name), origin)
+            return
+        if self._in_unique_key(old):
+            raise error_at(definition, f"cannot change the type of column {old.name!r} from "
+                                       f"{old.sql_type} to {new.sql_type}: it is in a UNIQUE key")
+        if is_key:
+            raise error_at(definition, f"cannot change the type of primary key column "
+                                       f"{old.name!r} from {old.sql_type} to {new.sql_type}")
+        hidden = self._hidden(number, "old", old.name)
+        self.steps.append(RenameStored(old.name, hidden))
+        self.steps.append(AddStored(replace(new, name=old.name), None))
+        converted = replace(new, name=old.name,
+                            conversion=Conversion(hidden, old, value_conversion(old, new)))
+        self.columns[at] = (converted, origin)
+        if origin is not None:
+            self.changed.add(origin)
+
+    def _alter_default(self, node: exp.AlterColumn) -> None:
+        at = self._find(node, node.this.name)
+        assert at is not None
+        column, origin = self.columns[at]
+        if node.args.get("drop"):
+            default = None
+        elif node.args.get("default") is not None:
+            default = default_value(column, node.args["default"], node)
+        else:
+            raise unsupported(node, "ALTER COLUMN action")
+        self.columns[at] = (replace(column, default=default), origin)
+
+    # ..................................................................... helpers
+
+    def change(self) -> SchemaChange:
+        names = [c.name.lower() for c, _ in self.columns]
+        new = TableSchema(
+            self.schema.name, tuple(c for c, _ in self.columns),
+            tuple(names.index(n) for n in self.primary_key), version=self.version,
+            unique=tuple(tuple(names.index(n) for n in key) for key in self.unique))
+        moved: list[int | None] = [None] * len(self.schema.columns)
+        for position, (_, origin) in enumerate(self.columns):
+            if origin is not None:
+                moved[origin] = position
+        return SchemaChange(self.schema, new, tuple(moved), tuple(self.steps),
+                            frozenset(self.changed))
+
+    def _find(self, node: exp.Expr, name: str, *, missing_ok: bool = False) -> int | None:
+        for i, (column, _) in enumerate(self.columns):
+            if column.name.lower() == name.lower():
+                return i
+        if missing_ok:
+            return None
+        raise error_at(node, f"table {self.schema.name!r} has no column {name!r}")
+
+    def _check_new_name(self, node: exp.Expr, name: str) -> None:
+        if name.lower().startswith(HIDDEN_PREFIX):
+            raise error_at(node, f"column names starting with {HIDDEN_PREFIX!r} are reserved: "
+                                 f"{name!r}")
+        if any(c.name.lower() == name.lower() for c, _ in self.columns):
+            raise error_at(node, f"table {self.schema.name!r} already has a column {name!r}")
+
+    def _position(self, node: exp.ColumnDef) -> int:
+        where = node.args.get("position")
+        if where is None:
+            return len(self.columns)
+        if (where.args.get("position") or "").upper() == "FIRST":
+            return 0
+        after = self._find(where, where.this.name)
+        assert after is not None
+        return after + 1
+
+    def _hidden(self, number: int, what: str, name: str) -> str:
+        return f"{HIDDEN_PREFIX}v{self.version}_{number}_{what}_{name}"
+
+    def _rename_key(self, old: str, new: str) -> None:
+        self.primary_key = [new.lower() if k == old.lower() else k for k in self.primary_key]
+        self.unique = [[new.lower() if k == old.lower() else k for k in key]
+                       for key in self.unique]
+
+    def _in_unique_key(self, column: Column) -> bool:
+        return any(column.name.lower() in key for key in self.unique)
+
+
+# --------------------------------------------------------------------------- values
+
+#: What rows already stored read in an added NOT NULL column without DEFAULT (MySQL's
+#: implicit defaults).
+IMPLICIT_DEFAULTS: dict[str, Any] = {
+    INT: 0, BOOL: 0, FLOAT: 0.0, DECIMAL: decimal.Decimal(0), STR: "", BYTES: b"",
+    DATE: None, DATETIME: None,
+}
+
+
+def keeps_values(old: Column, new: Column) -> bool:
+    """Whether every value of ``old`` is, unchanged, a value of ``new`` (no conversion)."""
+    if old.kind != new.kind or (old.nullable and not new.nullable):
+        return False
+    if old.bounds is not None and new.bounds is not None and not (
+            new.bounds[0] <= old.bounds[0] and old.bounds[1] <= new.bounds[1]):
+        return False
+    if new.length is not None and (old.length is None or old.length > new.length):
+        return False
+    return old.kind != DECIMAL or old.scale == new.scale and (new.precision is None or (
+        old.precision is not None and old.precision <= new.precision))
+
+
+def value_conversion(old: Column, new: Column) -> Callable[[Any], Any]:
+    """Old value -> new value, as MySQL converts outside strict mode: CAST to the new kind,
+    then fit it (integers saturate at the type's range, text is cut at its length)."""
+    cast = _CAST_TO[new.kind]
+    zero = IMPLICIT_DEFAULTS[new.kind]
+
+    def convert(value: Any) -> Any:
+        if value is None:
+            return None
+        out = cast(value)
+        if out is None:
+            return None if new.nullable else zero
+        if new.bounds is not None:
+            out = min(max(out, new.bounds[0]), new.bounds[1])
+        if new.length is not None and new.kind in (STR, BYTES):
+            out = out[: new.length]
+        if new.scale is not None and new.kind == DECIMAL:
+            out = out.quantize(decimal.Decimal(1).scaleb(-new.scale),
+                               rounding=decimal.ROUND_HALF_UP)
+            if new.precision is not None and abs(out) >= decimal_limit(new):  # saturates
+                top = decimal_limit(new) - decimal.Decimal(1).scaleb(-new.scale)
+                out = top.copy_sign(out)
+        return out
+
+    return convert
+
+
+def _to_bytes(value: Any) -> bytes | None:
+    text = CASTS["cast_str"](value)
+    return text if isinstance(text, bytes) or text is None else text.encode()
+
+
+def _to_bool(value: Any) -> int | None:
+    number = CASTS["cast_int"](value)
+    return None if number is None else int(number != 0)
+
+
+_CAST_TO: dict[str, Callable[[Any], Any]] = {
+    INT: CASTS["cast_int"], FLOAT: CASTS["cast_float"], DECIMAL: CASTS["cast_decimal"],
+    STR: lambda v: _text(CASTS["cast_str"](v)), BYTES: _to_bytes, BOOL: _to_bool,
+    DATE: CASTS["cast_date"], DATETIME: CASTS["cast_datetime"],
+}
+
+
+def _text(value: Any) -> str | None:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def replay(schema: TableSchema, alter_sql: str) -> SchemaChange:
+    """The change a stored ALTER statement made (rebuilding the program at open)."""
+    from rivulet.sql.parse import parse_one
+
+    node = parse_one(alter_sql)
+    if not isinstance(node, exp.Alter):
+        raise SqlError(f"not an ALTER TABLE statement: {alter_sql!r}")
+    return plan_alter(replace_conversions(schema), node)
+
+
+def program_tables(statements: Iterable[tuple[str, str]]) -> dict[str, tuple[TableSchema, list[str]]]:
+    """The tables a stored program declares, from its ``(kind, sql)`` statements in order
+    ("table", "copy" and "alter"; others are skipped): each table's schema now, and the statements
+    that made it (to store beside a copy of its rows, as Spark snapshots do)."""
+    from rivulet.sql.ddl import table_schema
+    from rivulet.sql.parse import parse_one
+
+    out: dict[str, tuple[TableSchema, list[str]]] = {}
+    for kind, sql in statements:
+        if kind == "table":
+            node = parse_one(sql)
+            schema = table_schema(node) if isinstance(node, exp.Create) else None
+            if schema is None:
+                raise SqlError(f"not a CREATE TABLE statement: {sql!r}")
+            out[schema.name.lower()] = (schema, [sql])
+        elif kind == "copy":
+            from rivulet.plan.catalog import Catalog
+            from rivulet.migrate.copy import plan_copy
+
+            catalog = Catalog(tables={n: schema for n, (schema, _) in out.items()})
+            target = plan_copy(catalog, parse_one(sql)).target
+            out[target.name.lower()] = (target, [sql])
+        elif kind == "alter":
+            node = parse_one(sql)
+            name = node.this.name.lower()
+            schema, history = out[name]
+            out[name] = (replay(schema, sql).new, [*history, sql])
+    return out
+
+
+def replace_conversions(schema: TableSchema) -> TableSchema:
+    """``schema`` with its conversions taken as finished (at open, conversions left over
+    are resumed separately; planning the next change needs none pending)."""
+    if not schema.converting:
+        return schema
+    return TableSchema(schema.name, tuple(replace(c, conversion=None) for c in schema.columns),
+                       schema.primary_key, version=schema.version, unique=schema.unique)

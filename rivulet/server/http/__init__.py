@@ -1,0 +1,1 @@
+"""The HTTP/JSON API, its metrics and its dataflow graph pictures."""

@@ -1,0 +1,1 @@
+"""The MySQL-protocol server: connections, sessions, statements, replicas."""

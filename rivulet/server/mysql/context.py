@@ -1,0 +1,49 @@
+"""What a connection, a session and the replica dealer need of the server they run in.
+
+:class:`~rivulet.server.mysql.server.MySQLServer` (and the replica's subclass) implements
+:class:`ServerContext`; the modules it is made of know it only through this protocol, so
+imports run one way: ``server`` imports ``protocol``, ``session`` and ``primary``, never
+the reverse.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import Executor
+from typing import Protocol
+
+from rivulet.engine.database import Database
+from rivulet.server.auth import UserStore
+from rivulet.server.mysql.batcher import WriteBatcher
+from rivulet.server.mysql.statements import StatementCache
+
+
+class ServerContext(Protocol):
+    """The server as its connections see it."""
+
+    db: Database
+    users: UserStore
+    max_packet: int
+    cache: StatementCache
+    pool: Executor
+    writes: WriteBatcher
+
+    async def catch_up(self) -> None:
+        """Before a statement is bound: bring the program up to date (a replica's may lag)."""
+        ...
+
+    async def run_ddl(self, sql: str) -> None:
+        """Change the program (off the event loop)."""
+        ...
+
+
+class ConnectionDealer(Protocol):
+    """Hands new connections to other processes (the primary's replicas)."""
+
+    def hand_off(self, writer: asyncio.StreamWriter) -> bool:
+        """True if a replica took the connection (the caller closes its copy)."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop the other processes."""
+        ...

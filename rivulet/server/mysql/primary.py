@@ -1,0 +1,230 @@
+"""The primary's side of replicas: their processes, the hand-off of connections, and the
+writes and DDL they forward (the replica's side, and why: :mod:`rivulet.server.mysql.replica`).
+
+The primary accepts every connection on the MySQL port and deals them out in turn to
+itself and its ready replicas, passing the socket (``SCM_RIGHTS``) before the handshake,
+so a client never knows which process serves it. A replica's writes arrive as statement
+text and parameters and join the primary's own group commits; its DDL runs as the
+primary's does. A replica that exits gets no more connections (those it served are
+closed with it); the primary goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rivulet.engine.limits import Limits
+from rivulet.server import errors as er
+from rivulet.server.mysql.replica import NOTICE, frame, read_frame
+
+if TYPE_CHECKING:
+    from rivulet.server.mysql.context import ServerContext
+
+log = logging.getLogger("rivulet.server")
+
+#: Seconds a replica may take to open the database (it builds the program's full state).
+READY_SECONDS = 1800.0
+#: Seconds a replica may take to stop once told to.
+STOP_SECONDS = 30.0
+
+
+@dataclass(eq=False)
+class Replica:
+    """One replica process and the primary's ends of its two sockets."""
+
+    index: int  # from 1, as in "replica 1"
+    process: subprocess.Popen[bytes]
+    connections: socket.socket  # SOCK_SEQPACKET: one client socket per message
+    channel: socket.socket  # writes and DDL in, outcomes out
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    ended: asyncio.Event = field(default_factory=asyncio.Event)  # its channel closed
+    writer: asyncio.StreamWriter | None = None
+    task: asyncio.Task[None] | None = None
+
+    @property
+    def serving(self) -> bool:
+        return self.ready.is_set() and self.process.poll() is None
+
+
+class Replicas:
+    """``count`` replica processes of ``server``'s database, started with ``options``
+    (the replica's command line options: memory limit, join caches, limits)."""
+
+    def __init__(self, server: ServerContext, count: int, options: list[str]) -> None:
+        self.server = server
+        self.count = count
+        self.options = options
+        self.replicas: list[Replica] = []
+        self._turn = itertools.count()
+
+    async def start(self, timeout: float = READY_SECONDS) -> None:
+        """Start the processes and wait until each has opened the database."""
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self.server.db.commit_listeners.append(self._committed)
+        for index in range(1, self.count + 1):
+            self.replicas.append(self._spawn(index))
+        for replica in self.replicas:
+            replica.task = asyncio.get_running_loop().create_task(self._serve(replica))
+        opened = [asyncio.create_task(_first(r.ready, r.ended)) for r in self.replicas]
+        _, pending = await asyncio.wait(opened, timeout=timeout)
+        for wait in pending:
+            wait.cancel()
+        failed = [r.index for r in self.replicas if not r.serving]
+        if failed:
+            await self.stop()
+            raise RuntimeError(f"replica(s) {failed} did not open the database within "
+                               f"{timeout:.0f} s (see their errors above)")
+
+    def _spawn(self, index: int) -> Replica:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        channel, their_channel = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        command = [sys.executable, "-m", "rivulet.server.mysql.replica",
+                   "--data-dir", str(self.server.db.path),
+                   "--connections-fd", str(theirs.fileno()),
+                   "--primary-fd", str(their_channel.fileno()), "--index", str(index),
+                   *self.options]
+        process = subprocess.Popen(command, pass_fds=(theirs.fileno(), their_channel.fileno()),
+                                   stdin=subprocess.DEVNULL)
+        theirs.close()
+        their_channel.close()
+        return Replica(index, process, ours, channel)
+
+    # ..................................................................... connections
+
+    def hand_off(self, writer: asyncio.StreamWriter) -> bool:
+        """Pass a new connection to the replica whose turn it is; False when it is the
+        primary's turn (or no replica is serving): the caller serves it."""
+        serving = [r for r in self.replicas if r.serving]
+        turn = next(self._turn) % (len(serving) + 1)
+        if turn == len(serving):
+            return False
+        sock = writer.get_extra_info("socket")
+        try:
+            socket.send_fds(serving[turn].connections, [b"c"], [sock.fileno()])
+        except OSError:  # the replica is gone: serve the connection here
+            log.warning("replica %d does not take connections", serving[turn].index)
+            return False
+        return True
+
+    # ..................................................................... commits
+
+    def _committed(self, lsn: int) -> None:
+        """(the committing thread) Tell the replicas at once: they follow the log when
+        told, where polling it would cost them a wake-up every few milliseconds."""
+        if threading.get_ident() == self._loop_thread:
+            self._announce(lsn)
+        elif not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._announce, lsn)
+
+    def _announce(self, lsn: int) -> None:
+        message = frame(NOTICE + (lsn,))
+        for replica in self.replicas:
+            if replica.writer is not None and replica.serving:
+                replica.writer.write(message)
+
+    # ..................................................................... forwarded work
+
+    async def _serve(self, replica: Replica) -> None:
+        """Requests from one replica, each answered when done (in any order)."""
+        reader, writer = await asyncio.open_unix_connection(sock=replica.channel)
+        replica.writer = writer
+        pending: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                kind, ident, *body = await read_frame(reader)
+                if kind == "ready":
+                    replica.ready.set()
+                    continue
+                task = asyncio.get_running_loop().create_task(self._answer(writer, kind, ident, body))
+                pending.add(task)
+                task.add_done_callback(pending.discard)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            code = await asyncio.get_running_loop().run_in_executor(None, _exit_status,
+                                                                    replica.process)
+            if code not in (None, 0):
+                log.error("replica %d exited with status %s", replica.index, code)
+        finally:
+            replica.ended.set()
+
+    async def _answer(self, writer: asyncio.StreamWriter, kind: str, ident: int, body: list[Any]) -> None:
+        try:
+            if kind == "write":
+                outcome = await self._write(*body)
+            elif kind == "ddl":
+                await self.server.run_ddl(*body)
+                outcome = (None, 0, 0, self.server.db.lsn)
+            else:
+                raise er.MysqlError(f"unknown request {kind!r} from a replica", er.ER_UNKNOWN)  # type: ignore[arg-type]
+        except Exception as exc:  # the replica's client gets the error
+            outcome = (tuple(er.failure(exc)), 0, 0, 0)
+        if not writer.is_closing():
+            writer.write(frame((ident, *outcome)))
+
+    async def _write(self, sql: str, params: tuple) -> tuple[Any, int, int, int]:
+        db = self.server.db
+        request = db.write_request(sql, params, compiled_only=True)
+        if request is None:  # a statement new to the primary: compiled off the loop
+            request = await asyncio.get_running_loop().run_in_executor(
+                self.server.pool, db.write_request, sql, params)
+        await self.server.writes.submit(request)
+        if request.error is not None:
+            return tuple(er.failure(request.error)), 0, 0, 0
+        return None, request.rowcount, request.last_insert_id, request.lsn
+
+    # ..................................................................... stop
+
+    async def stop(self) -> None:
+        """Tell every replica to stop (its connections close) and wait for it."""
+        if self._committed in self.server.db.commit_listeners:
+            self.server.db.commit_listeners.remove(self._committed)
+        for replica in self.replicas:
+            replica.connections.close()  # the replica's signal to stop
+        loop = asyncio.get_running_loop()
+        for replica in self.replicas:
+            try:
+                await loop.run_in_executor(None, replica.process.wait, STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                log.warning("replica %d did not stop in %.0f s: killed", replica.index,
+                            STOP_SECONDS)
+                replica.process.kill()
+            if replica.writer is not None:
+                replica.writer.close()
+            if replica.task is not None:
+                await asyncio.gather(replica.task, return_exceptions=True)
+
+
+async def _first(*events: asyncio.Event) -> None:
+    """Until one of ``events`` is set."""
+    waits = [asyncio.create_task(e.wait()) for e in events]
+    _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    for wait in pending:
+        wait.cancel()
+
+
+def _exit_status(process: subprocess.Popen[bytes], timeout: float = 5.0) -> int | None:
+    """A process's exit status once it has ended (its channel closing comes first)."""
+    try:
+        return process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def replica_options(args: Any) -> list[str]:
+    """The replica's options from ``rivulet serve``'s."""
+    options = ["--join-caches", args.join_caches, "--upquery-timeout", str(args.upquery_timeout)]
+    if args.memory_limit is not None:
+        options += ["--memory-limit", str(args.memory_limit)]
+    if args.tls_cert is not None:  # a replica's clients are offered TLS as the primary's
+        options += ["--tls-cert", str(args.tls_cert), "--tls-key", str(args.tls_key)]
+    limits = ",".join(f"{name}={getattr(args, name)}" for name in Limits.names())
+    return options + ["--limits", limits]
+

@@ -1,0 +1,689 @@
+"""The command phase of a MySQL connection, rivulet's way.
+
+mysql-mimic does the handshake and authentication; :class:`RivuletConnection` replaces its
+command loop, because the hot path must be short: a query is split into template and
+values (no parsing), its handler found in the shared cache, the view read (a dict lookup
+on a hit), and the whole reply (column definitions framed once per handler, rows, OK)
+written to the socket buffer and flushed once. Prepared statements are parsed at PREPARE
+and their parameters decoded as values at EXECUTE (never spliced into SQL).
+
+Reads of keys in memory are answered synchronously as their packet arrives (wire.py).
+Work that may block runs off the event loop: writes go to the committer thread (all
+connections' writes committed together, batcher.py); reads that miss (an upquery), view
+creation, DDL and read-your-writes waits run in the server's thread pool. A failing
+statement gets an error packet; the connection always stays usable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import operator
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+from mysql_mimic import packets
+from mysql_mimic.connection import Connection
+from mysql_mimic.results import ResultColumn, ensure_result_set
+from mysql_mimic.stream import ConnectionClosed
+from mysql_mimic.types import ColumnDefinition
+from mysql_mimic.utils import aiterate
+from sqlglot import exp
+
+from rivulet.errors import ProgramError, RivuletError, SqlError
+from rivulet.engine.explain import explain
+from rivulet.server import errors as er
+from rivulet.server.mysql import normalize
+from rivulet.server.mysql.context import ServerContext
+from rivulet.server.mysql.handshake import GuardedStream, check_field_list
+from rivulet.server.mysql.params import Reader, read_params
+from rivulet.server.mysql.session import (
+    RivuletSession,
+    column_flags,
+    describe,
+    result_columns,
+    show,
+    text_columns,
+)
+from rivulet.server.mysql.statements import (
+    DDL,
+    EXPLAIN,
+    NOOP,
+    READ,
+    SET,
+    SHOW,
+    WRITE,
+    Handler,
+    Known,
+    Shape,
+    Texts,
+)
+from rivulet.server.mysql.wire import MAX_PAYLOAD, PacketTooLarge, Wire
+from rivulet.engine.views import NOT_READY, View
+
+if TYPE_CHECKING:
+    from rivulet.engine.database import Database
+    from rivulet.server.mysql.statements import StatementCache
+
+log = logging.getLogger("rivulet.server")
+
+COM_QUIT, COM_INIT_DB, COM_QUERY, COM_FIELD_LIST, COM_PING = 0x01, 0x02, 0x03, 0x04, 0x0E
+COM_CHANGE_USER, COM_STMT_PREPARE, COM_STMT_EXECUTE = 0x11, 0x16, 0x17
+COM_STMT_SEND_LONG_DATA, COM_STMT_CLOSE, COM_STMT_RESET = 0x18, 0x19, 0x1A
+COM_STMT_FETCH, COM_RESET_CONNECTION = 0x1C, 0x1F
+_SERVER_STATUS_AUTOCOMMIT = 0x0002
+_CURSOR_EXISTS, _LAST_ROW_SENT = 0x0040, 0x0080
+MAX_PREPARED = 16_382
+#: Encoded rows a statement's handler keeps (see ``_text_payloads``): a few MB at most.
+ENCODED_ROWS = 20_000
+_EXPLAIN_PREFIX = re.compile(r"\s*EXPLAIN\s+", re.I)
+
+
+@dataclass(eq=False)
+class Prepared:
+    """A prepared statement: parsed at PREPARE, bound to its handler."""
+
+    split: normalize.Split
+    sql: str
+    shape: Shape
+    handler: Handler | None
+    types: list[tuple[int, bool]] | None = None
+    long_data: dict[int, bytearray] | None = None
+    cursor: list[tuple] | None = None
+    columns: Any = None
+
+
+@dataclass(eq=False)
+class Reply:
+    """A result set to send: rows and their column descriptions."""
+
+    rows: Sequence[Sequence[Any]]
+    columns: Sequence[ResultColumn]
+    flags: Sequence[ColumnDefinition] = field(default_factory=tuple)
+
+
+class RivuletConnection(Connection):
+    """One client connection (see the module docstring)."""
+
+    session: RivuletSession
+
+    def __init__(self, server: ServerContext, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.server = server
+        self.pool = server.pool
+        self.status_flags |= _SERVER_STATUS_AUTOCOMMIT
+        self.statements: dict[int, Prepared] = {}
+        self._next_stmt = 0
+        self._codec = "utf-8"
+        self._ok_bytes = self._end_bytes = b""
+        self._seq = 1  # sequence id of the current reply's first packet
+        self._header_key: Any = None
+        self._framing: Any = None  # (header key, end packet), canonical (see _read_text)
+        self._texts = Texts(1)  # (the cache's, for the client's character set, once known)
+        self.read_only = True  # until authentication says who the user is
+
+    @property
+    def db(self) -> Database:
+        """The server's database (a replica swaps in a new follower after DDL)."""
+        return self.server.db
+
+    @property
+    def cache(self) -> StatementCache:
+        return self.server.cache
+
+    # ..................................................................... loop
+
+    async def command_phase(self) -> None:
+        """Hand the socket to a :class:`Wire` protocol (no more stream reads) and wait
+        until the client goes away."""
+        if self.session.username is None:
+            return  # authentication failed (mimic has sent the error): no commands
+        self.read_only = self.server.users.is_read_only(self.session.username)
+        if isinstance(self.stream, GuardedStream):  # checked the handshake: done with it
+            self.stream = self.stream.inner
+        self._codec = self.client_charset.codec
+        self._ok_bytes = self.ok()
+        self._end_bytes = self.ok_or_eof()
+        self._header_key = (self.capabilities, self.server_charset)
+        self._framing = self.cache.framing((self._header_key, self._end_bytes))
+        self._texts = self.cache.texts_for(self._codec)
+        await self.stream.drain()
+        reader, transport = self.stream.reader, self.stream.writer.transport
+        wire = Wire(self, transport, self.server.max_packet)
+        leftover = bytes(reader._buffer)  # type: ignore[attr-defined]
+        reader._buffer.clear()  # type: ignore[attr-defined]
+        transport.set_protocol(wire)
+        if not transport.is_reading():  # paused by the StreamReader's flow control
+            transport.resume_reading()
+        if leftover:
+            wire.data_received(leftover)
+        await wire.closed
+
+    def fast(self, data: bytes, seq: int) -> bool | asyncio.Future[bool]:
+        """Answer a read whose handler is cached and whose keys are in memory, at once:
+        no task, no future, no thread. A write whose handler is cached is queued for the
+        next group commit, and a future is returned that is done once it is answered.
+        False: the packet needs :meth:`slow`."""
+        mark = len(self.stream._buffer)
+        try:
+            return self._fast(data, seq)
+        except Exception:  # the slow path runs it again and reports the error
+            del self.stream._buffer[mark:]
+            return False
+
+    def _fast(self, data: bytes, seq: int) -> bool | asyncio.Future[bool]:
+        command = data[0]
+        if command == COM_QUERY:
+            known = self._texts.get(data)  # this very text answered before: no decoding
+            if known is None or not self.cache.current(known.handler):
+                sql = data[1:].decode(self._codec)
+                split = normalize.split(sql)
+                if split.params:
+                    return False
+                handler = self.cache.lookup(split, sql)
+                if handler is None:
+                    return False
+                if handler.kind != READ:
+                    if handler.kind != WRITE or self.read_only:
+                        return False
+                    return self._write_soon(handler, handler.args(split.values), seq)
+                known = Known(handler, handler.args(split.values))
+                self._texts.remember(data, known)
+            return self._read_text(known, seq)
+        if command == COM_STMT_EXECUTE:
+            stmt = self.statements.get(int.from_bytes(data[1:5], "little"))
+            if stmt is None or data[5] & 0x01 or stmt.long_data is not None:
+                return False  # unknown, a cursor, or long data: the slow path
+            handler = stmt.handler
+            if handler is None or handler.kind != READ or not self.cache.current(handler):
+                return False
+            return self._read_now(handler, handler.args(self._slot_values(stmt, Reader(data, 10))),
+                                  seq, True)
+        return False
+
+    def _write_soon(self, handler: Handler, args: tuple, seq: int) -> asyncio.Future[bool]:
+        """:meth:`_write` without a task: a text INSERT/UPDATE/DELETE is made into its
+        request and queued for the group commit here; the reply is written when it is
+        done (a task per write, and splitting its text twice, cost more than the commit)."""
+        request = handler.make(args)  # type: ignore[misc]
+        reply = (seq + 1) & 0xFF
+        committed = self.server.writes.submit(request)
+        answered: asyncio.Future[bool] = committed.get_loop().create_future()
+
+        def answer(_: Any) -> None:
+            stream = self.stream
+            mark = len(stream._buffer)
+            self._seq = stream.seq.value = reply
+            try:
+                if request.error is not None:
+                    if not isinstance(request.error, RivuletError):
+                        log.error("write failed on connection %s: %r", self.connection_id,
+                                  request.error)
+                    self._error(request.error, None, mark)
+                else:
+                    self.session.wrote(request.lsn)
+                    self._send(self.ok(affected_rows=request.rowcount,
+                                       last_insert_id=request.last_insert_id))
+            except Exception:  # cannot answer: the connection closes (as a failed task's)
+                log.exception("answering a write failed on connection %s", self.connection_id)
+                answered.set_result(False)
+                return
+            answered.set_result(True)
+
+        committed.add_done_callback(answer)
+        return answered
+
+    def _read_now(self, handler: Handler, args: tuple, seq: int, binary: bool) -> bool:
+        session = self.session
+        if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
+            return False
+        self._seq = (seq + 1) & 0xFF
+        rows = handler.view.probe(*args)  # type: ignore[union-attr]
+        if rows is NOT_READY:  # read by the slow path, in the pool
+            return False
+        self._answer(handler, rows, binary)
+        return True
+
+    def _read_text(self, known: Known, seq: int) -> bool:
+        """:meth:`_read_now` for a text query. A read of one key (or of a view without
+        parameters) whose rows are the very tuple its last reply was encoded from gets
+        that reply again, as it is: no row encoding, no framing (most reads of a popular
+        key between two writes to it)."""
+        handler, args = known.handler, known.args
+        if seq != 0:
+            return self._read_now(handler, args, seq, False)
+        session = self.session
+        if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
+            return False
+        view: View = handler.view  # type: ignore[assignment]
+        rows: Any = view.answer(args[0] if args else ()) if len(args) <= 1 else None
+        if rows is not None:
+            same = rows is known.rows
+            parts = rows
+        else:  # an IN list: the same reply while every key's rows are the same tuples
+            parts = view.answer_each(args)
+            if parts is None:
+                return self._read_now(handler, args, seq, False)
+            last = known.rows
+            same = (type(last) is list and len(last) == len(parts)
+                    and all(map(operator.is_, parts, last)))
+            rows = parts[0] if len(parts) == 1 else [r for part in parts for r in part]
+        if len(rows) > self.db.limits.max_result_rows:
+            return self._read_now(handler, args, seq, False)
+        stream = self.stream
+        if same and known.framing is self._framing:
+            stream._buffer += known.reply
+            stream.seq.value = known.end_seq
+            return True
+        self._seq = 1
+        mark = len(stream._buffer)
+        self._answer(handler, rows, False)
+        known.rows, known.reply = parts, bytes(stream._buffer[mark:])
+        known.framing, known.end_seq = self._framing, stream.seq.value
+        return True
+
+    async def slow(self, data: bytes, seq: int) -> bool:
+        """Any command; False when the connection is to be closed."""
+        stream = self.stream
+        mark = len(stream._buffer)
+        self._seq = (seq + 1) & 0xFF
+        stream.seq.value = self._seq
+        try:
+            command = data[0]
+            if command == COM_QUERY:
+                await self._query(self._statement_text(data))
+            elif command == COM_STMT_EXECUTE:
+                await self._execute(data)
+            elif command == COM_STMT_PREPARE:
+                await self._prepare(self._statement_text(data))
+            elif command == COM_STMT_CLOSE:
+                self.statements.pop(int.from_bytes(data[1:5], "little"), None)  # no reply
+            elif command == COM_STMT_SEND_LONG_DATA:
+                self._long_data(data)  # no reply
+            elif command == COM_STMT_RESET:
+                stmt = self._statement(int.from_bytes(data[1:5], "little"))
+                stmt.long_data = stmt.cursor = None
+                self._send(self._ok_bytes)
+            elif command == COM_STMT_FETCH:
+                self._fetch(data)
+            elif command == COM_PING or command == COM_INIT_DB:
+                self._send(self._ok_bytes)
+            elif command == COM_QUIT:
+                return False
+            elif command == COM_RESET_CONNECTION:
+                self.statements.clear()
+                await self.session.reset()
+                self._send(self._ok_bytes)
+            elif command == COM_FIELD_LIST:
+                check_field_list(data[1:])  # mimic's parser loops forever without the NUL
+                await self.handle_field_list(data[1:])
+            else:  # COM_CHANGE_USER included: reconnect instead
+                raise er.MysqlError(f"unsupported command {command:#x}", 1047)  # type: ignore[arg-type]
+        except (ConnectionClosed, ConnectionError):
+            return False
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # every failure is the client's error packet
+            if not isinstance(exc, (er.MysqlError, RivuletError)):
+                log.exception("statement failed on connection %s", self.connection_id)
+            self._error(exc, None, mark)
+        return True
+
+    def _statement_text(self, data: bytes) -> str:
+        """The SQL of a COM_QUERY or COM_STMT_PREPARE, in the connection's character set."""
+        try:
+            return data[1:].decode(self._codec)
+        except UnicodeDecodeError as exc:
+            raise SqlError(f"the statement is not valid {self._codec} text: byte "
+                           f"{data[1 + exc.start:2 + exc.start]!r} at offset {exc.start}") from None
+
+    def too_large(self, total: int, seq: int) -> None:
+        self._seq = (seq + 1) & 0xFF
+        message = (f"Got a packet bigger than 'max_allowed_packet' bytes "
+                   f"({total} > {self.server.max_packet})")
+        self._error(PacketTooLarge(message), er.ER_PACKET_TOO_LARGE, len(self.stream._buffer))
+
+    def _send(self, payload: bytes) -> None:
+        """One packet; one of 16 MB or more goes out in several frames."""
+        if len(payload) < MAX_PAYLOAD:
+            self.stream.write_many((payload,))
+            return
+        payload = bytes(payload)
+        self.stream.write_many([payload[i:i + MAX_PAYLOAD]
+                                for i in range(0, len(payload) + 1, MAX_PAYLOAD)])
+
+    def _error(self, exc: BaseException, code: int | None, mark: int) -> None:
+        stream = self.stream
+        del stream._buffer[mark:]  # drop what was buffered of a reply that failed half-way
+        stream.seq.value = self._seq
+        failure = er.failure(exc)
+        code = code or failure.code
+        payload = (b"\xff" + code.to_bytes(2, "little") + b"#"
+                   + er.SQLSTATES.get(code, failure.sqlstate).encode()
+                   + failure.message.encode("utf-8", "replace"))
+        self._send(payload)
+
+    # ..................................................................... text queries
+
+    async def _query(self, sql: str) -> None:
+        split = normalize.split(sql)
+        handler = None if split.params else self.cache.lookup(split, sql)
+        if handler is None:
+            shape = self.cache.shape(split, sql)
+            if shape.kind not in (READ, WRITE):
+                await self._other(shape, sql)  # CREATE VIEW ... = ? keeps its '?'
+                return
+            if split.params:
+                raise SqlError("a '?' parameter marker in a text query: use a prepared statement")
+            handler = await self._handler(split, sql)
+        if handler.kind == READ:
+            await self._read(handler, handler.args(split.values), False)
+        else:
+            await self._write(handler, handler.args(split.values))
+
+    async def _read(self, handler: Handler, args: tuple, binary: bool,
+                    cursor: Prepared | None = None) -> None:
+        session = self.session
+        if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
+            await self._in_pool(self.db.wait_for, session.last_write_lsn)
+        view = handler.view
+        rows = view.probe(*args)  # type: ignore[union-attr]
+        if rows is NOT_READY:  # a miss: the upquery runs off the event loop
+            rows = await self._in_pool(lambda: view.lookup(*args))  # type: ignore[union-attr]
+        self._answer(handler, rows, binary, cursor)
+
+    def _check_may_change(self, what: str) -> None:
+        """A read-only user's write or DDL: MySQL's "command denied" (1142)."""
+        if self.read_only:
+            raise er.MysqlError(f"{what} denied to read-only user '{self.session.username}'",
+                                er.ER_TABLEACCESS_DENIED)  # type: ignore[arg-type]
+
+    async def _write(self, handler: Handler, args: tuple) -> None:
+        self._check_may_change("write")
+        request = handler.make(args)  # type: ignore[misc]
+        await self.server.writes.submit(request)
+        if request.error is not None:
+            raise request.error
+        self.session.wrote(request.lsn)
+        self._send(self.ok(affected_rows=request.rowcount,
+                           last_insert_id=request.last_insert_id))
+
+    async def _handler(self, split: normalize.Split, sql: str) -> Handler:
+        """A statement's handler, built off the event loop on the program as it is now (a
+        replica first catches up with DDL run elsewhere)."""
+        await self.server.catch_up()
+        return await self._in_pool(self.cache.handler, split, sql)
+
+    async def _in_pool(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    # ..................................................................... replies
+
+    def _answer(self, handler: Handler, rows: Sequence[Sequence[Any]], binary: bool,
+                cursor: Prepared | None = None) -> None:
+        """A view's rows as a result set; the header packets are built once per handler."""
+        if handler.limit is not None:
+            rows = rows[: handler.limit]
+        if len(rows) > self.db.limits.max_result_rows:
+            self.db.limits.check_result(len(rows))
+        columns = handler.columns
+        if columns is None:
+            columns = handler.columns = _columns_of(handler)
+        key = self._header_key
+        header = handler.headers.get(key)
+        if header is None:
+            header = handler.headers[key] = self._header(*columns)
+        if not binary and cursor is None:
+            self._write_rows(header, columns[0], _text_payloads(handler, rows, columns[0]),
+                             encoded=True)
+            return
+        if handler.project is not None:
+            project = handler.project
+            rows = [tuple(r[i] for i in project) for r in rows]
+        self._write_rows(header, columns[0], rows, binary, cursor)
+
+    def _header(self, columns: Sequence[ResultColumn], flags: Sequence[ColumnDefinition]) -> tuple[bytes, int]:
+        """The framed column-count, column-definition (and EOF) packets of a reply, and
+        the sequence id of the packet after them."""
+        payloads = [packets.make_column_count(capabilities=self.capabilities, column_count=len(columns))]
+        for i, column in enumerate(columns):
+            payloads.append(packets.make_column_definition_41(
+                server_charset=self.server_charset, schema="rivulet", name=column.name,
+                column_type=column.type, character_set=column.character_set,
+                flags=flags[i] if flags else ColumnDefinition(0),
+            ))
+        if not self.deprecate_eof():
+            payloads.append(self.eof())
+        framed = bytearray()
+        for seq, payload in enumerate(payloads, start=1):
+            framed += len(payload).to_bytes(3, "little") + bytes([seq & 0xFF]) + payload
+        return bytes(framed), (len(payloads) + 1) & 0xFF
+
+    def _write_rows(self, header: tuple[bytes, int], columns: Sequence[ResultColumn],
+                    rows: Sequence[Any], binary: bool = False, cursor: Prepared | None = None,
+                    encoded: bool = False) -> None:
+        """A result set: ``header`` (see :meth:`_header`), then ``rows`` (text-protocol
+        row payloads already, when ``encoded``), then the end packet."""
+        stream = self.stream
+        framed, next_seq = header
+        if self._seq != 1:  # headers are framed for a reply starting at sequence id 1
+            stream.seq.value = self._seq
+            stream.write_many(_unframe(framed))
+        else:
+            stream._buffer += framed
+            stream.seq.value = next_seq
+        if cursor is not None:
+            cursor.cursor = list(rows)
+            cursor.columns = columns
+            self._send(self.ok_or_eof(flags=_CURSOR_EXISTS))
+            return
+        start, seq = len(stream._buffer), stream.seq.value
+        make = packets.make_binary_resultrow if binary else packets.make_text_resultset_row
+        if encoded:
+            stream.write_many(rows)
+        elif binary:
+            stream.write_many([make(r, columns) for r in rows])
+        else:
+            stream.write_text_rows(rows, columns)
+        if len(stream._buffer) - start >= MAX_PAYLOAD:  # a row may need several frames
+            del stream._buffer[start:]
+            stream.seq.value = seq
+            for row in rows:
+                self._send(row if encoded else make(row, columns))
+        self._send(self._end_bytes)
+
+    def _reply(self, reply: Reply, binary: bool = False, cursor: Prepared | None = None) -> None:
+        self._write_rows(self._header(reply.columns, reply.flags), reply.columns, reply.rows,
+                         binary, cursor)
+
+    # ..................................................................... other statements
+
+    async def _other(self, shape: Shape, sql: str, binary: bool = False,
+                     cursor: Prepared | None = None) -> None:
+        """Statements that are not view reads or writes: DDL, SHOW, EXPLAIN, SET, chatter."""
+        kind = shape.kind
+        if kind == NOOP:
+            node = shape.node
+            self.session.transaction_statement(
+                "rollback" if isinstance(node, exp.Rollback)
+                else "commit" if isinstance(node, exp.Commit) else "begin")
+            self._send(self._ok_bytes)
+        elif kind == DDL:
+            self._check_may_change("changing the program (DDL)")
+            await self.server.run_ddl(sql)
+            self._send(self._ok_bytes)
+        elif kind == SHOW:
+            rows, columns = show(self.db, shape.node, sql)
+            self._reply(Reply(rows, columns), binary, cursor)
+        elif kind == EXPLAIN:
+            self._reply(await self._explain(shape, sql), binary, cursor)
+        else:  # SET and driver chatter: mysql-mimic's session handlers
+            result = await ensure_result_set(await self.session.handle_query(sql, {}))
+            if kind == SET:
+                self.session.refresh()
+                self._codec = self.client_charset.codec
+                self._header_key = (self.capabilities, self.server_charset)
+                self._framing = self.cache.framing((self._header_key, self._end_bytes))
+                self._texts = self.cache.texts_for(self._codec)
+            if not result:
+                self._send(self._ok_bytes)
+                return
+            rows = [tuple(r) async for r in aiterate(result.rows)]
+            self._reply(Reply(rows, result.columns), binary, cursor)
+
+    async def _explain(self, shape: Shape, sql: str) -> Reply:
+        """``EXPLAIN SELECT ...``: the dataflow of the view that answers the query (made
+        now if new); ``EXPLAIN name``: of a view, or the columns of a table."""
+        node = shape.node
+        target = node.this if node is not None else None
+        if target is not None and not isinstance(target, exp.Query):
+            name = target.name
+            if self.db.catalog.view(name) is None:
+                rows, columns = describe(self.db.catalog, name)
+                return Reply(rows, columns)
+        else:
+            inner = _EXPLAIN_PREFIX.sub("", sql, count=1)
+            split = normalize.split(inner)
+            handler = await self._handler(split, inner)
+            if handler.kind != READ:
+                raise ProgramError("EXPLAIN takes a SELECT or a view name")
+            name = handler.view.name  # type: ignore[union-attr]
+        lines = explain(self.db, name).splitlines()
+        return Reply([(line,) for line in lines], text_columns("plan"))
+
+    # ..................................................................... prepared statements
+
+    async def _prepare(self, sql: str) -> None:
+        split = normalize.split(sql)
+        shape = self.cache.shape(split, sql)
+        handler = None
+        if shape.kind in (READ, WRITE):
+            handler = await self._handler(split, sql)
+        elif split.params:
+            raise SqlError("only SELECT, INSERT, UPDATE and DELETE take '?' parameters")
+        if len(self.statements) >= MAX_PREPARED:
+            raise er.MysqlError(  # MySQL's max_prepared_stmt_count, per connection here
+                f"Can't create more than max_prepared_stmt_count statements ({MAX_PREPARED})",
+                er.ER_MAX_PREPARED)  # type: ignore[arg-type]
+        self._next_stmt += 1
+        stmt_id = self._next_stmt
+        self.statements[stmt_id] = Prepared(split, sql, shape, handler)
+        n_params = len(split.params)
+        columns: Sequence[ResultColumn] = ()
+        flags: Sequence[ColumnDefinition] = ()
+        if handler is not None and handler.kind == READ:
+            columns, flags = handler.columns = handler.columns or _columns_of(handler)
+        payloads = [b"\x00" + stmt_id.to_bytes(4, "little") + len(columns).to_bytes(2, "little")
+                    + n_params.to_bytes(2, "little") + b"\x00\x00\x00"]
+        for _ in range(n_params):
+            payloads.append(packets.make_column_definition_41(server_charset=self.server_charset, name="?"))
+        if n_params and not self.deprecate_eof():
+            payloads.append(self.eof())
+        for i, column in enumerate(columns):
+            payloads.append(packets.make_column_definition_41(
+                server_charset=self.server_charset, schema="rivulet", name=column.name,
+                column_type=column.type, character_set=column.character_set, flags=flags[i]))
+        if columns and not self.deprecate_eof():
+            payloads.append(self.eof())
+        self.stream.write_many(payloads)
+
+    def _slot_values(self, stmt: Prepared, reader: Reader) -> list[Any]:
+        """The statement's slot values: its literals, with the ``?`` filled from EXECUTE."""
+        split = stmt.split
+        values, stmt.types = read_params(reader, len(split.params), stmt.types, stmt.long_data,
+                                         self._codec)
+        stmt.long_data = None
+        slots = list(split.values)
+        for slot, value in zip(split.params, values):
+            slots[slot] = value
+        return slots
+
+    async def _execute(self, data: bytes) -> None:
+        reader = Reader(data, 1)
+        stmt = self._statement(reader.uint(4))
+        cursor_flags = reader.uint(1)
+        reader.uint(4)  # iteration count, always 1
+        slots = self._slot_values(stmt, reader)
+        cursor = stmt if cursor_flags & 0x01 else None
+        handler = stmt.handler
+        if handler is None:
+            await self._other(stmt.shape, stmt.sql, True, cursor)
+            return
+        if not self.cache.current(handler):  # DDL replaced what the statement was bound to
+            handler = stmt.handler = await self._handler(stmt.split, stmt.sql)
+        if handler.kind == READ:
+            await self._read(handler, handler.args(slots), True, cursor)
+        else:
+            await self._write(handler, handler.args(slots))
+
+    def _fetch(self, data: bytes) -> None:
+        reader = Reader(data, 1)
+        stmt = self._statement(reader.uint(4))
+        count = reader.uint(4)
+        rows = stmt.cursor or []
+        batch, stmt.cursor = rows[:count], rows[count:]
+        make = packets.make_binary_resultrow
+        self.stream.write_many([make(r, stmt.columns) for r in batch])
+        done = not stmt.cursor
+        self._send(self.ok_or_eof(flags=_LAST_ROW_SENT if done else _CURSOR_EXISTS))
+
+    def _long_data(self, data: bytes) -> None:
+        reader = Reader(data, 1)
+        stmt = self.statements.get(reader.uint(4))
+        if stmt is None:
+            return  # no reply to long data, not even an error
+        param = reader.uint(2)
+        if stmt.long_data is None:
+            stmt.long_data = {}
+        stmt.long_data.setdefault(param, bytearray()).extend(data[7:])
+
+    def _statement(self, stmt_id: int) -> Prepared:
+        stmt = self.statements.get(stmt_id)
+        if stmt is None:
+            raise er.MysqlError(f"unknown prepared statement handler ({stmt_id})",
+                                er.ER_UNKNOWN_STMT)  # type: ignore[arg-type]
+        return stmt
+
+
+def _columns_of(handler: Handler) -> tuple[tuple[ResultColumn, ...], tuple[ColumnDefinition, ...]]:
+    """Result columns of a view read, typed from the view's schema."""
+    plan = handler.view.plan  # type: ignore[union-attr]
+    out = plan.root.columns[: plan.visible]
+    if handler.project is not None:
+        out = [out[i] for i in handler.project]
+    return result_columns(out), column_flags(out)
+
+
+def _text_payloads(handler: Handler, rows: Sequence[Sequence[Any]],
+                   columns: Sequence[ResultColumn]) -> list[bytes]:
+    """The text-protocol payloads of a read's rows (projected as the handler says). A
+    reader keeps each row as the same tuple until a write changes it, so a row is encoded
+    once per handler and its payload reused by every later reply that holds it (the rows
+    of a key read in many IN lists, of an unchanged result). The cache holds the rows it
+    encoded (their ids stay theirs) and is emptied when it grows past
+    :data:`ENCODED_ROWS`."""
+    cache = handler.encoded
+    project = handler.project
+    make = packets.make_text_resultset_row
+    out = []
+    for row in rows:
+        hit = cache.get(id(row))
+        if hit is None or hit[0] is not row:
+            values = row if project is None else tuple(row[i] for i in project)
+            hit = cache[id(row)] = (row, make(values, columns))
+        out.append(hit[1])
+    if len(cache) > ENCODED_ROWS:
+        cache.clear()
+    return out
+
+
+def _unframe(framed: bytes) -> list[bytes]:
+    """The payloads of framed packets (to frame them again with other sequence ids)."""
+    out, pos = [], 0
+    while pos < len(framed):
+        n = int.from_bytes(framed[pos:pos + 3], "little")
+        out.append(framed[pos + 4:pos + 4 + n])
+        pos += 4 + n
+    return out
+

@@ -1,0 +1,273 @@
+"""Per-connection state, and the statements answered from the catalog rather than a view.
+
+:class:`RivuletSession` is a mysql-mimic ``Session``: what drivers send at connect time
+(``SELECT @@version``, ``SET NAMES``, ``SHOW VARIABLES``, ``information_schema``) goes to
+mimic's handlers, fed with rivulet's catalog. Everything else is rivulet's (see
+protocol.py); this module also renders ``SHOW TABLES``, ``SHOW VIEWS``, ``SHOW CREATE``,
+``DESCRIBE`` and ``EXPLAIN``.
+"""
+
+from __future__ import annotations
+
+import decimal
+import re
+from typing import TYPE_CHECKING, Any
+
+from mysql_mimic import Session
+from mysql_mimic.charset import CharacterSet
+from mysql_mimic.errors import ErrorCode, MysqlError
+from mysql_mimic.results import ResultColumn
+from mysql_mimic.types import ColumnDefinition, ColumnType
+from mysql_mimic.variables import SYSTEM_VARIABLES, GlobalVariables, SessionVariables
+from sqlglot import exp
+
+import rivulet
+from rivulet.errors import ProgramError
+from rivulet.plan.catalog import Catalog, is_adhoc
+from rivulet.schema import TableSchema
+from rivulet.server.mysql.statements import DATABASE_NAME
+
+if TYPE_CHECKING:
+    from rivulet.engine.database import Database
+    from rivulet.server.mysql.context import ServerContext
+
+READ_YOUR_WRITES = "rivulet_read_your_writes"
+#: Which process serves the connection: "primary", or "replica N" (``serve --replicas``).
+SERVER_ROLE = "rivulet_server"
+
+#: MySQL column types of rivulet's value kinds (None: a column that is only ever NULL).
+_TYPES = {
+    "int": ColumnType.LONGLONG, "float": ColumnType.DOUBLE, "decimal": ColumnType.NEWDECIMAL,
+    "str": ColumnType.VAR_STRING, "bytes": ColumnType.BLOB, "bool": ColumnType.TINY,
+    "date": ColumnType.DATE, "datetime": ColumnType.DATETIME, None: ColumnType.VAR_STRING,
+}
+_TEXTUAL = {"str", None}
+
+
+def global_variables(max_packet: int, role: str = "primary") -> GlobalVariables:
+    """mimic's system variables, with rivulet's identity and its own variables."""
+    schema = dict(SYSTEM_VARIABLES)
+    schema.update({
+        "version": (str, f"8.0.36-rivulet-{rivulet.__version__}", False),
+        "version_comment": (str, "rivulet", False),
+        "sql_mode": (str, "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION", True),
+        "default_storage_engine": (str, "rivulet", True),
+        "max_allowed_packet": (int, max_packet, True),
+        "transaction_isolation": (str, "READ-COMMITTED", True),
+        "tx_isolation": (str, "READ-COMMITTED", True),
+        READ_YOUR_WRITES: (int, 0, True),
+        SERVER_ROLE: (str, role, False),
+    })
+    return GlobalVariables(schema)
+
+
+class RivuletSession(Session):
+    """One client connection's session."""
+
+    def __init__(self, server: ServerContext, variables: GlobalVariables) -> None:
+        super().__init__(SessionVariables(variables))
+        self.server = server
+        self.database = DATABASE_NAME
+        #: Reads wait until this connection's acknowledged writes are in the views.
+        self.read_your_writes = False
+        self.last_write_lsn = 0
+        #: Writes since BEGIN (or, with autocommit off, since COMMIT): rivulet committed
+        #: each already, so a ROLLBACK cannot undo them and must say so.
+        self.uncommitted_writes = 0
+        self.in_transaction = False
+
+    def wrote(self, lsn: int) -> None:
+        self.last_write_lsn = lsn
+        if self.in_transaction or not self.variables.get("autocommit"):
+            self.uncommitted_writes += 1
+
+    def transaction_statement(self, statement: str) -> None:
+        """BEGIN, COMMIT or ROLLBACK. Every statement has committed as it ran, so they
+        succeed, except a ROLLBACK that would have to undo writes."""
+        writes, self.uncommitted_writes = self.uncommitted_writes, 0
+        self.in_transaction = statement == "begin"
+        if statement == "rollback" and writes:
+            raise MysqlError(
+                f"ROLLBACK cannot undo the {writes} write(s) since the transaction began: "
+                "rivulet commits every statement as it runs", ErrorCode.NOT_SUPPORTED_YET)
+
+    async def schema(self) -> dict:
+        """The catalog as mimic's ``information_schema`` wants it."""
+        catalog = self.server.db.catalog
+        tables: dict[str, dict[str, str]] = {}
+        for schema in list(catalog.tables.values()):
+            tables[schema.name] = {c.name: (c.sql_type or c.kind).upper() for c in schema.columns}
+        for plan in list(catalog.views.values()):
+            if not is_adhoc(plan.name):
+                tables[plan.name] = {c.name: column_type_name(c.kind) for c in
+                                     plan.root.columns[: plan.visible]}
+        return {DATABASE_NAME: tables}
+
+    async def query(self, expression: exp.Expression, sql: str, attrs: dict[str, str]) -> Any:
+        raise MysqlError(f"unsupported statement {sql.strip()[:60]!r}", ErrorCode.NOT_SUPPORTED_YET)
+
+    def refresh(self) -> None:
+        """Pick up variables a SET may have changed."""
+        self.read_your_writes = bool(int(self.variables.get(READ_YOUR_WRITES) or 0))
+
+    async def reset(self) -> None:
+        self.read_your_writes = False
+        self.variables.set(READ_YOUR_WRITES, 0)
+
+
+# --------------------------------------------------------------------------- result columns
+
+
+def result_columns(columns: Any) -> tuple[ResultColumn, ...]:
+    """Result columns for a plan's output columns (``.name``, ``.kind``, ``.nullable``)."""
+    return tuple(_result_column(c.name, c.kind) for c in columns)
+
+
+def _result_column(name: str, kind: str | None) -> ResultColumn:
+    charset = CharacterSet.utf8mb4 if kind in _TEXTUAL else CharacterSet.binary
+    column = ResultColumn(name, _TYPES.get(kind, ColumnType.VAR_STRING), character_set=charset)
+    column.codec = "utf-8"  # numbers and dates are ASCII text; bytes are sent as they are
+    return column
+
+
+def column_flags(columns: Any) -> tuple[ColumnDefinition, ...]:
+    out = []
+    for c in columns:
+        flags = ColumnDefinition(0)
+        if not c.nullable:
+            flags |= ColumnDefinition.NOT_NULL_FLAG
+        if c.kind == "bytes":
+            flags |= ColumnDefinition.BINARY_FLAG | ColumnDefinition.BLOB_FLAG
+        out.append(flags)
+    return tuple(out)
+
+
+def column_type_name(kind: str | None) -> str:
+    return {"int": "BIGINT", "float": "DOUBLE", "decimal": "DECIMAL(65,30)", "str": "TEXT",
+            "bytes": "BLOB", "bool": "TINYINT(1)", "date": "DATE",
+            "datetime": "DATETIME"}.get(kind or "str", "TEXT")
+
+
+def text_columns(*names: str) -> tuple[ResultColumn, ...]:
+    return tuple(_result_column(n, "str") for n in names)
+
+
+# --------------------------------------------------------------------------- SHOW, DESCRIBE
+
+
+def show(db: Database, node: exp.Expr | None, sql: str) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
+    """Rows and columns of a SHOW or DESCRIBE statement about rivulet's program."""
+    catalog = db.catalog
+    if node is None:  # SHOW VIEWS
+        rows = [(name, catalog.views[name.lower()].sql) for name in sorted(db.views())]
+        return rows, text_columns("View", "Definition")
+    if isinstance(node, exp.Describe):
+        return describe(catalog, node.this.name)
+    kind = node.name.upper()
+    target = node.args.get("target")
+    if kind == "TABLES":
+        names = [(t.name, "BASE TABLE") for t in catalog.tables.values()]
+        names += [(v, "VIEW") for v in db.views()]
+        like = node.args.get("like")
+        if like is not None:
+            pattern = _like_regex(like.name)
+            names = [n for n in names if pattern.fullmatch(n[0])]
+        names.sort()
+        if node.args.get("full"):
+            return names, text_columns(f"Tables_in_{DATABASE_NAME}", "Table_type")
+        return [(n,) for n, _ in names], text_columns(f"Tables_in_{DATABASE_NAME}")
+    name = target.name if isinstance(target, exp.Expr) else str(target or "")
+    if kind == "CREATE TABLE":
+        schema = catalog.table(name)
+        if schema is None:
+            if catalog.view(name) is not None:
+                return _create_view(catalog, name)
+            raise ProgramError(f"unknown table {name!r}")
+        return [(schema.name, create_table_sql(schema))], text_columns("Table", "Create Table")
+    if kind == "CREATE VIEW":
+        return _create_view(catalog, name)
+    if kind in ("COLUMNS", "FIELDS"):
+        return describe(catalog, name)
+    raise MysqlError(f"unsupported SHOW {kind}", ErrorCode.NOT_SUPPORTED_YET)
+
+
+def _create_view(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
+    plan = catalog.view(name)
+    if plan is None:
+        raise ProgramError(f"unknown view {name!r}")
+    text = f"CREATE VIEW `{plan.name}` AS {plan.sql}"
+    return ([(plan.name, text, "utf8mb4", "utf8mb4_0900_bin")],
+            text_columns("View", "Create View", "character_set_client", "collation_connection"))
+
+
+def describe(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
+    """``DESCRIBE name``: Field, Type, Null, Key, Default, Extra."""
+    columns = text_columns("Field", "Type", "Null", "Key", "Default", "Extra")
+    schema = catalog.table(name)
+    if schema is not None:
+        rows = []
+        for i, c in enumerate(schema.columns):
+            default = None if c.default is None else str(c.default)
+            rows.append((c.name, _type_text(c.sql_type or c.kind), "YES" if c.nullable else "NO",
+                         _key_text(schema, i), default,
+                         "auto_increment" if c.auto_increment else ""))
+        return rows, columns
+    plan = catalog.view(name)
+    if plan is None:
+        raise ProgramError(f"unknown table {name!r}")
+    rows = [(c.name, column_type_name(c.kind).lower(), "YES" if c.nullable else "NO", "", None, "")
+            for c in plan.root.columns[: plan.visible]]
+    return rows, columns
+
+
+def _key_text(schema: TableSchema, column: int) -> str:
+    """DESCRIBE's Key: PRI, UNI (a one-column UNIQUE key) or MUL (first of a longer one)."""
+    if column in schema.primary_key:
+        return "PRI"
+    if (column,) in schema.unique:
+        return "UNI"
+    return "MUL" if any(key[0] == column for key in schema.unique) else ""
+
+
+def create_table_sql(schema: TableSchema) -> str:
+    """A ``CREATE TABLE`` statement for ``schema`` in MySQL's ``SHOW CREATE TABLE`` layout."""
+    lines = []
+    for c in schema.columns:
+        line = f"  `{c.name}` {_type_text(c.sql_type or c.kind)}"
+        if not c.nullable:
+            line += " NOT NULL"
+        if c.default is not None:
+            line += f" DEFAULT {_default_literal(c.default)}"
+        elif c.nullable:
+            line += " DEFAULT NULL"
+        if c.auto_increment:
+            line += " AUTO_INCREMENT"
+        lines.append(line)
+    if schema.primary_key:
+        keys = ", ".join(f"`{schema.columns[i].name}`" for i in schema.primary_key)
+        lines.append(f"  PRIMARY KEY ({keys})")
+    for key in schema.unique:
+        names = ", ".join(f"`{schema.columns[i].name}`" for i in key)
+        lines.append(f"  UNIQUE KEY `{schema.columns[key[0]].name}` ({names})")
+    body = ",\n".join(lines)
+    return f"CREATE TABLE `{schema.name}` (\n{body}\n) ENGINE=rivulet DEFAULT CHARSET=utf8mb4"
+
+
+def _type_text(sql_type: str) -> str:
+    """``DECIMAL(10, 2)`` as MySQL prints it: ``decimal(10,2)`` (SQLAlchemy's reflection
+    reads this layout)."""
+    return re.sub(r",\s+", ",", sql_type.lower())
+
+
+def _default_literal(value: Any) -> str:
+    if isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool):
+        return f"'{value}'"
+    text = str(value).replace("\\", "\\\\").replace("'", "''")
+    return f"'{text}'"
+
+
+def _like_regex(pattern: str) -> re.Pattern[str]:
+    out = []
+    for ch in pattern:
+        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+    return re.compile("".join(out), re.I)

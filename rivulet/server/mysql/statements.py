@@ -1,0 +1,578 @@
+"""What the MySQL server does with each statement shape, decided once and cached.
+
+A statement's text is split into a template and slot values (:mod:`.normalize`). The first
+time a template is seen it is parsed (sqlglot, ~0.5 ms) into a :class:`Shape`: what kind
+of statement it is and which slots sit where a view or a write can take a parameter
+(``col = ?``, ``col IN (?, ...)``, ``col BETWEEN ? AND ?``, range comparisons in the outer
+``WHERE`` conjuncts; a value of ``INSERT ... VALUES``; the value of a ``SET col = ?``).
+Every other literal stays a constant of the statement. A :class:`Handler` then binds
+the shape and its constants to the engine: a SELECT to the view that answers it (made on
+first use; ``id = 5`` and ``id = 6`` share it), a write to its bound statement. After
+that, a query costs one regular-expression pass and two dict lookups before the engine
+is called: no SQL parsing on the hot path.
+
+Parameters always reach the engine as values: a prepared statement's ``?`` and a text
+query's literals alike. Nothing a client sends is ever spliced into SQL that gets run.
+"""
+
+from __future__ import annotations
+
+import decimal
+import re
+import threading
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from sqlglot import exp
+
+from rivulet.errors import SqlError, UnsupportedSqlError
+from rivulet.plan.planner import conjuncts
+from rivulet.server.mysql.normalize import Split, with_markers
+from rivulet.bind import statements as st
+from rivulet.sql.parse import DIALECT, parse_one
+
+if TYPE_CHECKING:
+    from rivulet.engine.database import Database
+    from rivulet.engine.views import View
+    from rivulet.storage.writes import WriteRequest
+
+#: The one database (schema) a client sees: ``USE rivulet``, ``rivulet.table``.
+DATABASE_NAME = "rivulet"
+
+# Statement kinds.
+READ = "read"  # a SELECT answered from a view
+WRITE = "write"  # INSERT / UPDATE / DELETE
+DDL = "ddl"  # CREATE / DROP / ALTER, through the engine
+SHOW = "show"  # SHOW TABLES / VIEWS / CREATE TABLE / CREATE VIEW / COLUMNS, DESCRIBE
+EXPLAIN = "explain"  # the dataflow plan of a view or a query
+SET = "set"  # SET, rivulet's own variables included
+NOOP = "noop"  # BEGIN / COMMIT / ROLLBACK: every statement commits on its own
+CHATTER = "chatter"  # what drivers send at connect time: handled by mysql-mimic
+
+_MARKER = "__rv{}__"
+_MARKER_RE = re.compile(r"`?__rv(\d+)__`?")
+_RENDERED_MARKER = re.compile(r"(-?)`?__rv(\d+)__`?")  # sqlglot writes a unary minus adjacent
+_SYSTEM_SCHEMAS = {"information_schema", "mysql", "performance_schema", "sys"}
+_SHOW_VIEWS = re.compile(r"\s*SHOW\s+VIEWS\s*;?\s*", re.I)
+_COMPARISONS = (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+
+#: Bound on each cache; a full cache is emptied (shapes come back on their next use).
+CACHE_LIMIT = 20_000
+#: Bound on the cache of whole query texts (per client character set: see Texts).
+TEXT_CACHE_LIMIT = 50_000
+
+
+@dataclass(eq=False)
+class Shape:
+    """A template, parsed once."""
+
+    kind: str
+    node: exp.Expr | None = None
+    rendered: str = ""  # the template as sqlglot renders it, with slot markers
+    positions: frozenset[int] = frozenset()  # slots that may be parameters
+    negated: frozenset[int] = frozenset()  # ... of them, those written `-5`: the value negated
+    #: Set when the view planner rejected the parameterized form (two range columns, say):
+    #: the template's literals then stay constants.
+    params_ok: bool = True
+    #: Set when the template cannot stand for its statements (rendering changed their
+    #: meaning): each statement text is then handled on its own.
+    exact: bool = False
+    checked: bool = False
+
+
+@dataclass(eq=False)
+class Handler:
+    """A statement bound to the engine. ``args(values)`` picks the parameters from the
+    slot values, in the order the bound statement numbers them."""
+
+    kind: str
+    args: Callable[[Sequence[Any]], tuple]
+    view: View | None = None
+    view_key: str = ""
+    statement: st.Insert | st.Update | st.Delete | None = None
+    make: Callable[[Sequence[Any]], WriteRequest] | None = None  # parameters -> write request
+    table_key: str = ""
+    #: A named view read directly: which of its columns the query selects (None: all of
+    #: them, in order) and a LIMIT to cut its answer to.
+    project: tuple[int, ...] | None = None
+    limit: int | None = None
+    #: Framed result-set header packets, by the client's protocol flags (see protocol.py).
+    headers: dict[Any, Any] = field(default_factory=dict)
+    columns: Any = None
+    #: Text-protocol row payloads already encoded, by the identity of the reader's row
+    #: they were encoded from: ``id(row) -> (row, payload)`` (see protocol.py).
+    encoded: dict[int, tuple[Any, bytes]] = field(default_factory=dict)
+
+
+@dataclass(eq=False, slots=True)
+class Known:
+    """A query text answered before: its handler and parameters, and for a read of a
+    one-value key, the last reply encoded for it (the framed result set), the reader's
+    rows it was encoded from and the client protocol flags it was framed for: while the
+    reader holds that very tuple, the reply is sent again as it is."""
+
+    handler: Handler
+    args: tuple
+    rows: Any = None
+    reply: bytes = b""
+    framing: Any = None
+    end_seq: int = 0
+
+
+class Texts:
+    """Whole COM_QUERY packets of reads answered before (one client character set): the
+    handler and parameters of each, so that a popular query skips even the split.
+
+    An application sends a few popular texts again and again among a stream of texts it
+    sends once (an IN list of one page's ids, one user's key): a text is kept only when
+    it comes a second time while the one-off ones are remembered (as hashes, in a set
+    emptied past ``limit``). Kept texts live in two generations of ``limit / 2`` each:
+    when the young one is full it becomes the old one, and the old one is dropped; a
+    text found in the old generation moves to the young one. So the cache holds what was
+    asked for lately, at most ``limit`` texts, and costs one dict lookup on a hit."""
+
+    __slots__ = ("young", "old", "seen", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.young: dict[bytes, Known] = {}
+        self.old: dict[bytes, Known] = {}
+        self.seen: set[int] = set()
+        self.limit = limit
+
+    def get(self, data: bytes) -> Known | None:
+        known = self.young.get(data)
+        if known is None:
+            known = self.old.pop(data, None)
+            if known is not None:
+                self._keep(data, known)
+        return known
+
+    def remember(self, data: bytes, known: Known) -> None:
+        """Keep a text answered now if it came before (else only note it)."""
+        key = hash(data)
+        if key in self.seen or data in self.young or data in self.old:
+            self._keep(data, known)  # (a kept text is answered again after DDL, say)
+            return
+        if len(self.seen) >= self.limit:
+            self.seen.clear()
+        self.seen.add(key)
+
+    def _keep(self, data: bytes, known: Known) -> None:
+        young = self.young
+        young[data] = known
+        if len(young) >= self.limit // 2:
+            self.old, self.young = young, {}
+
+    def clear(self) -> None:
+        self.young, self.old = {}, {}
+        self.seen.clear()
+
+    def __len__(self) -> int:
+        return len(self.young) + len(self.old)
+
+
+def picker(slots: Sequence[int], negated: Sequence[int] = ()) -> Callable[[Sequence[Any]], tuple]:
+    """A fast function from slot values to the parameter tuple (the ``negated``-th
+    parameters negated: ``id = -5`` reads key -5 from the view of ``id = ?``)."""
+    if negated:
+        get = picker(slots)
+        flip = frozenset(negated)
+        return lambda values: tuple(_negative(v) if i in flip else v
+                                    for i, v in enumerate(get(values)))
+    if not slots:
+        return lambda values: ()
+    if len(slots) == 1:
+        i = slots[0]
+        return lambda values: (values[i],)
+    get = itemgetter(*slots)
+    return lambda values: get(values)
+
+
+def _negative(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, str):  # MySQL: -'5' is -5
+        value = decimal.Decimal(value.strip() or "0")
+    return -value
+
+
+class StatementCache:
+    """Shapes by template and handlers by (template, ``?`` slots, constants), shared by
+    every connection of a server. Safe to use from the event loop and worker threads:
+    entries are only added (or the whole dict replaced), never changed in place."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.shapes: dict[str, Shape] = {}
+        self.handlers: dict[Any, Handler] = {}
+        #: Whole COM_QUERY packets of reads answered before, by character set.
+        self.texts: dict[str, Texts] = {}
+        self.framings: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+
+    # ..................................................................... lookup
+
+    def lookup(self, split: Split, sql: str) -> Handler | None:
+        """The cached handler of a statement, if it has one that is still current."""
+        shape = self.shapes.get(split.template)
+        if shape is None:
+            return None
+        handler = self.handlers.get(self._key(shape, split, sql))
+        if handler is None or not self.current(handler):
+            return None
+        return handler
+
+    def shape(self, split: Split, sql: str) -> Shape:
+        """The shape of a statement's template (parsed now if new)."""
+        shape = self.shapes.get(split.template)
+        if shape is None:
+            shape = analyze(split, sql)
+            self._put(self.shapes, split.template, shape)
+        return shape
+
+    def handler(self, split: Split, sql: str) -> Handler:
+        """The handler of a READ or WRITE statement, built if needed (may create a view:
+        call it off the event loop)."""
+        shape = self.shape(split, sql)
+        key = self._key(shape, split, sql)
+        handler = self.handlers.get(key)
+        if handler is not None and self.current(handler):
+            return handler
+        handler = self._build(shape, split, sql)
+        self._put(self.handlers, self._key(shape, split, sql), handler)
+        return handler
+
+    def texts_for(self, codec: str) -> Texts:
+        texts = self.texts.get(codec)
+        if texts is None:
+            texts = self.texts[codec] = Texts(TEXT_CACHE_LIMIT)
+        return texts
+
+    def framing(self, key: Any) -> Any:
+        """One object for each distinct client framing (protocol flags, character set,
+        end-of-result packet), so that a cached reply's framing is checked by identity."""
+        return self.framings.setdefault(key, key)
+
+    def clear(self) -> None:
+        """Forget every handler (after DDL: bound statements refer to the old catalog)."""
+        self.handlers = {}
+        for texts in self.texts.values():
+            texts.clear()
+
+    def rebind(self, db: Database) -> None:
+        """Bind statements to another database from now on (a replica's new follower);
+        shapes are the SQL's own and stay."""
+        self.db = db
+        self.clear()
+
+    # ..................................................................... building
+
+    def _key(self, shape: Shape, split: Split, sql: str) -> Any:
+        if shape.exact or not split.exact:
+            return sql
+        placeholders = shape.positions if shape.params_ok else frozenset()
+        if len(placeholders) == len(split.texts):  # every literal is a parameter
+            return (split.template, split.params, ())
+        consts = tuple(t for i, t in enumerate(split.texts) if i not in placeholders)
+        return (split.template, split.params, consts)
+
+    def current(self, handler: Handler) -> bool:
+        """Whether the view or table a handler is bound to is still the one of that name
+        (DDL from another connection or the HTTP API may have replaced it)."""
+        if handler.kind == READ:
+            return self.db._views.get(handler.view_key) is handler.view
+        return self.db.catalog.tables.get(handler.table_key) is getattr(handler.statement, "table", None)
+
+    def _build(self, shape: Shape, split: Split, sql: str) -> Handler:
+        if not shape.checked:
+            self._check(shape, split, sql)
+        if shape.exact or not split.exact:
+            return self._bind(shape.kind, sql, list(split.params), [])
+        constants = _render(shape, split, set(split.params))
+        if not shape.params_ok or not (shape.positions - set(split.params)):
+            return self._bind(shape.kind, *constants)
+        try:
+            return self._bind(shape.kind, *_render(shape, split, shape.positions | set(split.params)))
+        except SqlError as refused:
+            try:
+                handler = self._bind(shape.kind, *constants)
+            except SqlError:
+                raise refused from None  # the statement's own error (unknown column, ...)
+        # The engine takes the statement with its literals but not with parameters there
+        # (two range columns, say): this shape keeps its literals from now on.
+        shape.params_ok = False
+        return handler
+
+    def _bind(self, kind: str, text: str, order: list[int], negated: list[int]) -> Handler:
+        db = self.db
+        if kind == READ:
+            direct = direct_read(parse_one(text), db, order, negated)
+            if direct is not None:
+                return direct
+            view = db.prepare(text)
+            return Handler(READ, picker(order, negated), view=view, view_key=view.name.lower())
+        statement = st.bind_text(text, db.catalog)
+        if not isinstance(statement, (st.Insert, st.Update, st.Delete)):
+            raise UnsupportedSqlError(f"not a write statement: {text[:60]!r}")
+        if statement.param_count != len(order):
+            raise SqlError(
+                f"statement takes {statement.param_count} parameter(s), got {len(order)}"
+            )
+        return Handler(WRITE, picker(order, negated), statement=statement, make=db.writer(statement),
+                       table_key=statement.table.name.lower())
+
+    def _check(self, shape: Shape, split: Split, sql: str) -> None:
+        """Once per template: the rendered template, with the literals put back, must
+        parse to the statement the client sent; otherwise statements of this template are
+        handled by their exact text."""
+        with_values, _, _ = _render(shape, split, set(split.params))
+        try:
+            same = parse_one(with_values) == local_names(parse_one(sql))
+        except SqlError:
+            same = False
+        shape.exact = shape.exact or not same
+        shape.checked = True
+
+    def _put(self, cache: dict, key: Any, value: Any) -> None:
+        if len(cache) >= CACHE_LIMIT:
+            with self._lock:
+                cache.clear()
+        cache[key] = value
+
+
+def _render(shape: Shape, split: Split, placeholders: set[int] | frozenset[int]) -> tuple[str, list[int], list[int]]:
+    """The template's SQL with the ``placeholders`` slots as ``?`` and the others as the
+    literals the client wrote; returns it with the slot of each ``?`` in text order, and
+    which of those ``?`` take their value negated (``-5`` became ``?``)."""
+    order: list[int] = []
+    negated: list[int] = []
+
+    def replace(match: re.Match[str]) -> str:
+        minus, slot = match.group(1), int(match.group(2))
+        if slot not in placeholders:
+            return minus + split.texts[slot]
+        if minus and slot in shape.negated:
+            negated.append(len(order))
+            minus = ""
+        order.append(slot)
+        return minus + "?"
+
+    return _RENDERED_MARKER.sub(replace, shape.rendered), order, negated
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+def analyze(split: Split, sql: str) -> Shape:
+    """Parse a template and decide its kind and parameter positions."""
+    if _SHOW_VIEWS.fullmatch(sql):
+        return Shape(SHOW, checked=True)
+    exact = not split.exact
+    try:
+        node = parse_one(sql if exact else with_markers(split.template, _MARKER))
+    except SqlError:
+        if exact:
+            raise
+        node = parse_one(sql)  # a bad statement raises its own error, located in its text
+        exact = True  # markers where sqlglot wants a constant (``DECIMAL(10, 2)``)
+    kind = _kind(node, sql)
+    if kind not in (READ, WRITE):
+        return Shape(kind, node=node, checked=True)
+    node = local_names(node)
+    if exact:
+        return Shape(kind, node=node, rendered=sql, exact=True, checked=True)
+    positions, negated = _positions(node)
+    return Shape(kind, node=node, rendered=node.sql(dialect=DIALECT), positions=positions,
+                 negated=negated)
+
+
+def local_names(node: exp.Expr) -> exp.Expr:
+    """``rivulet.stories`` as ``stories``: the server's one database may be named."""
+    for table in node.find_all(exp.Table):
+        if table.args.get("db") is not None and table.db.lower() == DATABASE_NAME:
+            table.set("db", None)
+    return node
+
+
+def _kind(node: exp.Expr, sql: str) -> str:
+    if isinstance(node, (exp.Select, exp.Union)):
+        tables = list(node.find_all(exp.Table))
+        if not tables or any(t.db.lower() in _SYSTEM_SCHEMAS for t in tables):
+            return CHATTER
+        return READ
+    if isinstance(node, (exp.Insert, exp.Update, exp.Delete)):
+        return WRITE
+    if isinstance(node, (exp.Create, exp.Drop, exp.Alter, exp.TruncateTable)):
+        return DDL
+    if isinstance(node, exp.Show):
+        return SHOW if node.name.upper() in ("TABLES", "CREATE TABLE", "CREATE VIEW",
+                                            "COLUMNS", "FIELDS") else CHATTER
+    if isinstance(node, exp.Describe):
+        if isinstance(node.this, exp.Query) or re.match(r"\s*EXPLAIN\b", sql, re.I):
+            return EXPLAIN
+        return SHOW
+    if isinstance(node, exp.Set):
+        return SET
+    if isinstance(node, (exp.Transaction, exp.Commit, exp.Rollback)):
+        return NOOP
+    if isinstance(node, (exp.Use, exp.Kill)):
+        return CHATTER
+    raise UnsupportedSqlError(f"unsupported statement {sql.strip()[:60]!r}")
+
+
+def _is_marker(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Column) and not node.table and _MARKER_RE.fullmatch(node.name) is not None
+
+
+def _is_value(node: exp.Expr) -> bool:
+    """A slot, or a slot with a unary minus (``-5``)."""
+    return _is_marker(node.this if isinstance(node, exp.Neg) else node)
+
+
+def _slot(node: exp.Expr) -> int:
+    marker = node.this if isinstance(node, exp.Neg) else node
+    return int(_MARKER_RE.fullmatch(marker.name).group(1))  # type: ignore[union-attr]
+
+
+def _positions(node: exp.Expr) -> tuple[frozenset[int], frozenset[int]]:
+    """Slots in places where the statement can take a parameter instead of a constant,
+    and those of them written with a minus."""
+    values: list[exp.Expr] = []
+    if isinstance(node, exp.Insert) and isinstance(node.expression, exp.Values):
+        for row in node.expression.expressions:
+            values.extend(row.expressions if isinstance(row, exp.Tuple) else [row])
+    if isinstance(node, exp.Update):
+        values.extend(eq.expression for eq in node.expressions if isinstance(eq, exp.EQ))
+    if isinstance(node, (exp.Select, exp.Update, exp.Delete)):
+        where = node.args.get("where")
+        if where is not None:
+            for c in conjuncts(where.this):
+                values.extend(_condition_values(c))
+    values = [v for v in values if _is_value(v)]
+    return (frozenset(_slot(v) for v in values),
+            frozenset(_slot(v) for v in values if isinstance(v, exp.Neg)))
+
+
+def _condition_values(c: exp.Expr) -> list[exp.Expr]:
+    def column(n: exp.Expr) -> bool:
+        return isinstance(n, exp.Column) and not _is_marker(n)
+
+    if isinstance(c, _COMPARISONS):
+        if column(c.this) and _is_value(c.expression):
+            return [c.expression]
+        if column(c.expression) and _is_value(c.this):
+            return [c.this]
+    if isinstance(c, exp.In) and column(c.this) and not c.args.get("query") and c.expressions:
+        if all(_is_value(e) for e in c.expressions):
+            return list(c.expressions)
+    if isinstance(c, exp.Between) and column(c.this):
+        low, high = c.args.get("low"), c.args.get("high")
+        if low is not None and high is not None and _is_value(low) and _is_value(high):
+            return [low, high]
+    return []
+
+
+# --------------------------------------------------------------------------- named views
+
+
+def direct_read(node: exp.Expr, db: Database, order: list[int], negated: list[int]) -> Handler | None:
+    """A SELECT of a view of the program by its parameters (``SELECT * FROM
+    StoriesWithVC WHERE id = 5``) reads that view, as the view's own ``lookup`` would:
+    a parameterized view, or one with a LIMIT, cannot be a table in another query.
+
+    Returns None for any other query. The SELECT may list the view's columns (or ``*``),
+    give each equality parameter of the view as ``col = value`` (``col IN (...)`` for an
+    ``IN (?)`` parameter) and end with ``LIMIT n``; anything more is an error that says so.
+    """
+    if not isinstance(node, exp.Select) or node.args.get("joins"):
+        return None
+    source = node.args.get("from") or node.args.get("from_")
+    table = source.this if source is not None else None
+    if not isinstance(table, exp.Table) or table.db:
+        return None
+    plan = db.catalog.view(table.name)
+    if plan is None:
+        return None
+    if plan.param_count == 0 and plan.limit is None:
+        return None  # an ordinary view: it can be a table of any query
+    name = plan.name
+    for arg in ("group", "having", "order", "distinct", "offset", "windows", "qualify"):
+        if node.args.get(arg):
+            raise UnsupportedSqlError(
+                f"view {name!r} takes parameters or has a LIMIT: it can be read with "
+                f"SELECT columns FROM {name} WHERE <its parameter columns> = values [LIMIT n], "
+                f"without {arg.upper()}")
+    visible = [c.name.lower() for c in plan.root.columns[: plan.visible]]
+    project = _projection(node, visible, name)
+    where = node.args.get("where")
+    by_column: dict[str, list[int]] = {}
+    positions = {id(p): i for i, p in enumerate(
+        n for n in (where.walk(bfs=False) if where is not None else ()) if isinstance(n, exp.Placeholder))}
+    for c in conjuncts(where.this) if where is not None else []:
+        column, params = _parameter_condition(c, positions)
+        if column is None or column in by_column:
+            raise UnsupportedSqlError(
+                f"reading view {name!r}: each condition must be `column = value` or "
+                f"`column IN (values)` on one of its parameter columns, got "
+                f"{c.sql(dialect=DIALECT)[:60]!r}")
+        by_column[column] = params
+    if plan.range_column is not None:
+        raise UnsupportedSqlError(f"view {name!r} has range parameters: read it with "
+                                  f"prepared-statement parameters through its defining query")
+    parameters = {plan.root.columns[c].name.lower() for c in plan.key}
+    strangers = sorted(set(by_column) - parameters)
+    if strangers:
+        raise UnsupportedSqlError(
+            f"view {name!r} cannot be filtered by {strangers[0]!r}: only by its parameter "
+            f"columns ({', '.join(sorted(parameters))})")
+    by_param: dict[int, list[int]] = {}
+    for root_col, param in zip(plan.key, plan.key_params):
+        column = plan.root.columns[root_col].name.lower()
+        params = by_column.pop(column, None)
+        if params is None:
+            raise UnsupportedSqlError(f"view {name!r} takes a value for {column!r}: "
+                                      f"add `{column} = value` to the WHERE clause")
+        if len(params) != 1 and param not in plan.in_list:
+            raise UnsupportedSqlError(f"view {name!r} takes one value for {column!r}")
+        by_param[param] = params
+    picked = [i for p in sorted(by_param) for i in by_param[p]]
+    slots = [order[i] for i in picked]
+    flips = [k for k, i in enumerate(picked) if i in negated]
+    limit = node.args.get("limit")
+    cut = None
+    if limit is not None:
+        value = limit.expression
+        if not isinstance(value, exp.Literal) or value.is_string:
+            raise UnsupportedSqlError(f"reading view {name!r}: LIMIT takes a number")
+        cut = int(value.this)
+    view = db.view(name)
+    return Handler(READ, picker(slots, flips), view=view, view_key=name.lower(),
+                   project=project, limit=cut)
+
+
+def _projection(node: exp.Select, visible: list[str], name: str) -> tuple[int, ...] | None:
+    items = node.expressions
+    if len(items) == 1 and isinstance(items[0], exp.Star):
+        return None
+    out = []
+    for item in items:
+        target = item.this if isinstance(item, exp.Alias) else item
+        if isinstance(item, exp.Alias) or not isinstance(target, exp.Column) \
+                or target.name.lower() not in visible:
+            raise UnsupportedSqlError(
+                f"reading view {name!r}: select `*` or its columns ({', '.join(visible)}), "
+                f"got {item.sql(dialect=DIALECT)[:60]!r}")
+        out.append(visible.index(target.name.lower()))
+    return None if out == list(range(len(visible))) else tuple(out)
+
+
+def _parameter_condition(c: exp.Expr, positions: dict[int, int]) -> tuple[str | None, list[int]]:
+    if isinstance(c, exp.EQ):
+        col, value = (c.this, c.expression) if isinstance(c.this, exp.Column) else (c.expression, c.this)
+        if isinstance(col, exp.Column) and isinstance(value, exp.Placeholder):
+            return col.name.lower(), [positions[id(value)]]
+    if isinstance(c, exp.In) and isinstance(c.this, exp.Column) and c.expressions \
+            and all(isinstance(e, exp.Placeholder) for e in c.expressions):
+        return c.this.name.lower(), [positions[id(e)] for e in c.expressions]
+    return None, []
