@@ -83,7 +83,7 @@ def digest(db: rivulet.Database, *, adhoc: bool = True) -> str:
     h = hashlib.sha256()
     program = (db.lsn, sorted(db.catalog.tables), sorted(db.views()))
     if adhoc:
-        program += (sorted(db.catalog.views), sorted(db._views), len(db.graph.nodes))
+        program += (sorted(db.catalog.views), sorted(db.program.views), len(db.graph.nodes))
     h.update(repr(program).encode())
     for name in sorted(db.catalog.tables):
         schema = db.catalog.tables[name]

@@ -195,9 +195,9 @@ def test_a_follower_opens_while_a_type_change_is_still_converting(tmp_path: Any)
         db.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10) NOT NULL)")
         db.table("t").insert_many([(i, str(i * 3)) for i in range(50)])
         db.execute("ALTER TABLE t MODIFY COLUMN v INT NOT NULL")
-        assert db._lazy.pending()
+        assert db.core.lazy.pending()
         with Follower(tmp_path) as follower:
-            assert not follower._lazy.pending()
+            assert not follower.core.lazy.pending()
             assert follower.query("SELECT id FROM t WHERE v = ?", [21]) == [(7,)]
             db.execute("INSERT INTO t VALUES (?, ?)", [99, 21])
             follower.follow(db.lsn)

@@ -577,7 +577,7 @@ def held_invariant(db: rivulet.Database) -> None:
     dependent needs)."""
     from rivulet.dataflow.graph import _held_keys
 
-    with db._graph_lock:
+    with db.graph_lock:
         for source, deps in db.graph.dependents.items():
             op = db.graph.nodes[source].op
             if not getattr(op, "partial", False):
@@ -779,7 +779,7 @@ TestPartialStateMachine.settings = settings(
 
 
 def built(db: rivulet.Database, view: str) -> Any:
-    return db._built[view.lower()]
+    return db.core.built[view.lower()]
 
 
 def node_stat(db: rivulet.Database, node: int, counter: str) -> int:
@@ -837,7 +837,7 @@ def test_lookup_nowait_fills_a_storage_lookup_at_once() -> None:
         held, release = threading.Event(), threading.Event()
 
         def hold() -> None:  # another thread (a write) holds the dataflow
-            with db._graph_lock:
+            with db.graph_lock:
                 held.set()
                 release.wait(WAIT)
 
@@ -1057,7 +1057,7 @@ def test_two_equalities_keep_their_whole_key_without_statistics(tmp_path: Any) -
         db.settle()
         db.execute("CREATE VIEW flagged AS SELECT id, flag FROM f WHERE id = ? AND flag = ?")
         for name in ("empty", "crowded", "flagged"):
-            b = db._built[name]
+            b = db.core.built[name]
             assert b.listed is None and b.state.key_columns == b.plan.key, name
         assert db.view("crowded").lookup(1, 1) == [(1, 1)] * 40
         assert db.view("flagged").lookup(7, 1) == [(7, 1)]
@@ -1137,7 +1137,7 @@ def test_descendant_eviction(name: str, params: tuple, write: tuple) -> None:
         key = params[0]
         assert view_stat(db, name, "keys") == 1
         reader_evictions = node_stat(db, b.reader_node, "evictions")
-        with db._graph_lock:
+        with db.graph_lock:
             assert db.graph.evict(node, op, [key]) == 1
         assert view_stat(db, name, "keys") == 0, "the reader kept a key its source evicted"
         assert node_stat(db, b.reader_node, "evictions") == reader_evictions + 1

@@ -432,7 +432,7 @@ def _evict_join_caches(db: rivulet.Database) -> int:
     """Evict the partial join indexes (caches of base tables) only, keeping readers and
     aggregates: the next wave's join lookups miss and fill inside the wave."""
     n = 0
-    with db._graph_lock:
+    with db.graph_lock:
         for node_id in db.graph.bases.values():
             for index in db.graph.nodes[node_id].arrangements.values():
                 if index.partial:

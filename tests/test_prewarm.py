@@ -203,7 +203,7 @@ def test_prewarm_on_spark(spark_pair: Pair, view: str) -> None:
 def test_prewarm_on_spark_shares_an_aggregate_some_keys_of_which_are_held(spark_pair: Pair) -> None:
     db = spark_pair.db
     spark_pair.check_view("cat_count", [3])  # the aggregate now holds 3 (through cat_count)
-    assert spark_plan(db, db._built["cat_count"]) is not None
+    assert spark_plan(db.program, db.core.built["cat_count"]) is not None
     result = prewarm_view(db, db.view("cat_count"), [3, 4, 6], on_spark=True)
     assert (result.executor, result.filled) == ("spark", 2)
     for key in [3, 4, 6]:
@@ -216,11 +216,11 @@ def test_prewarm_on_spark_shares_an_aggregate_some_keys_of_which_are_held(spark_
 @pytest.mark.spark
 def test_prewarm_falls_back_in_process_where_spark_cannot_fill_consistently(spark_pair: Pair) -> None:
     db = spark_pair.db
-    built = db._built["top_names"]
-    assert spark_plan(db, built) is None  # a partial top-k over a partial aggregate
+    built = db.core.built["top_names"]
+    assert spark_plan(db.program, built) is None  # a partial top-k over a partial aggregate
     result = prewarm_view(db, db.view("top_names"), [3, 4], on_spark=True)
     assert (result.executor, result.filled) == ("in-process", 2)
-    assert spark_plan(db, db._built["names_in"]) is None  # keyed by cat, not (cat, name)
+    assert spark_plan(db.program, db.core.built["names_in"]) is None  # keyed by cat, not (cat, name)
     result = prewarm_view(db, db.view("names_in"), [(3, "a"), 4], on_spark=True)
     assert (result.executor, result.filled) == ("in-process", 2)
     spark_writes(spark_pair)

@@ -704,7 +704,7 @@ def test_random_interleavings_of_a_split_agree_with_sqlite(name: str, ops: list)
                     _check_split(db, lite, name)
                     continue
                 else:
-                    db._lazy.copy_chunk(name, limit=3)  # noqa: SLF001 (a background chunk)
+                    db.core.lazy.copy_chunk(name, limit=3)  # a background chunk
                     continue
                 for conn in (db, lite):
                     conn.execute(*statement)

@@ -612,10 +612,10 @@ def test_graph_dot_marks_every_node(news, api):
         shared = len(node.users) > 1
         assert (f"shared by {len(node.users)} views" in attrs) == shared, attrs
         assert ('fillcolor="#ffe9a8"' in attrs) == shared
-    readers = {b.reader_node: b.plan.name for b in news._built.values()}
+    readers = {b.reader_node: b.plan.name for b in news.built_views()}
     for node_id, name in readers.items():
         assert f"view {name}" in lines[node_id] or f"query {name}" in lines[node_id]
-        state = news._built[name.lower()].state
+        state = news.core.built[name.lower()].state
         assert ("dashed" in lines[node_id]) == state.partial
         assert ("partial on" in lines[node_id] or "partial (whole" in lines[node_id]) == state.partial
     # State: partial dashed, full bold with its reason (the front page's top-k has no key
@@ -712,7 +712,7 @@ def test_verify_on_spark_through_the_cli(news, spark, capsys):
         report = json.loads(capsys.readouterr().out)
         assert report["ok"] and report["lsn"] == news.lsn
         assert [v["view"] for v in report["views"]] == ["StoriesWithVC", "Karma"]
-        entry = news._built["storieswithvc"].state.entries[2]
+        entry = news.core.built["storieswithvc"].state.entries[2]
         entry.result = ((2, 0, "wrong", None, -1),)  # what a hit would now serve
         assert main(["verify", "--server", server.url, "StoriesWithVC"]) == 1
         assert "key 2: differs" in capsys.readouterr().out

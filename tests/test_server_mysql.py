@@ -160,7 +160,7 @@ def test_query_texts_are_kept_from_their_second_time_and_while_asked_for() -> No
 
 def test_literals_in_key_positions_share_one_view(server: ServerThread, db: rivulet.Database) -> None:
     conn = connect(server)
-    views_before = len(db._views)
+    views_before = len(db.program.views)
     for i in (5, 6, 7):
         assert query(conn, f"SELECT name, qty FROM items WHERE id = {i}") == [(f"item {i}", i % 7)]
     for n in (1, 2, 5):
@@ -170,7 +170,7 @@ def test_literals_in_key_positions_share_one_view(server: ServerThread, db: rivu
     assert query(conn, "SELECT name FROM items WHERE name = 'item 3'") == [("item 3",)]
     assert query(conn, "SELECT name FROM items WHERE name = 'item 4'") == [("item 4",)]
     # one view for `id = ?`, one for `id IN (?)` (any length), one for `name = ?`
-    assert len(db._views) == views_before + 3
+    assert len(db.program.views) == views_before + 3
     with conn.cursor() as cursor:  # negative literals are parameters too
         cursor.execute("INSERT INTO items (id, name, qty) VALUES (-3, 'minus three', -1), "
                        "(-4, 'minus four', -2)")
@@ -179,7 +179,7 @@ def test_literals_in_key_positions_share_one_view(server: ServerThread, db: rivu
     assert query(conn, "SELECT name, qty FROM items WHERE id = -3") == [("minus three", -1)]
     assert query(conn, "SELECT name, qty FROM items WHERE id = -4") == [("minus four", -7)]
     assert sorted(query(conn, "SELECT id FROM items WHERE id IN (-4, 5, -3)")) == [(-4,), (-3,), (5,)]
-    assert len(db._views) == views_before + 3
+    assert len(db.program.views) == views_before + 3
 
 
 def test_literals_outside_key_positions_stay_constants(server: ServerThread) -> None:
@@ -621,7 +621,7 @@ def test_a_write_does_not_wait_on_the_loop_for_a_busy_graph(server: ServerThread
     held, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with db._graph_lock:
+        with db.graph_lock:
             held.set()
             release.wait(30)
 
@@ -728,10 +728,10 @@ def test_a_failed_statement_does_not_cost_its_shape_the_parameters(server: Serve
         cursor.execute("CREATE TABLE later (a INT PRIMARY KEY, b INT)")
         cursor.execute("INSERT INTO later VALUES (1, 10), (2, 20), (3, 30)")
     db.settle()
-    views = len(db._views)
+    views = len(db.program.views)
     for a in (1, 2, 3):
         assert query(conn, f"SELECT b FROM later WHERE a = {a}") == [(10 * a,)]
-    assert len(db._views) == views + 1
+    assert len(db.program.views) == views + 1
     # Two range columns cannot both be parameters: the literals stay, answers stay right.
     assert query(conn, "SELECT a FROM later WHERE a > 1 AND b < 30") == [(2,)]
     assert sorted(query(conn, "SELECT a FROM later WHERE a > 0 AND b < 30")) == [(1,), (2,)]
@@ -778,7 +778,7 @@ def test_reads_go_on_while_a_migration_holds_the_writes(server: ServerThread, db
     held, release = threading.Event(), threading.Event()
 
     def migration() -> None:  # holds the commit lock as a migration does
-        with db._commit_lock:
+        with db.core.commit_lock:
             held.set()
             release.wait(10)
 

@@ -242,7 +242,7 @@ class Writer(threading.Thread):
                 else:
                     statement = ("UPDATE items SET qty = qty + 1 WHERE cat = ?",
                                  (self.rng.choice([1, 2, 3, 4]),))
-                loading = not self.db._bootstrap.await_loaded(0)
+                loading = not self.db.core.bootstrap.await_loaded(0)
                 self.db.execute(*statement)
                 self.done.append(statement)
                 self.during_recovery += loading
@@ -273,14 +273,14 @@ def test_restart_recovers_full_state_on_spark_while_writes_continue(
 
     monkeypatch.setattr(bootstrap_module.Bootstrapper, "_compute", after_some_writes)
     db = pair.db = rivulet.open(pair.path, spark=SPARK_CONFIG, spark_bootstrap_rows=0)
-    assert not db._bootstrap.await_loaded(0), "open waited for Spark instead of returning"
+    assert not db.core.bootstrap.await_loaded(0), "open waited for Spark instead of returning"
     writer = Writer(db, seed=6)
     writers.append(writer)
     writer.start()
     # Reads of views whose state is not loaded yet wait for it.
     assert len(db.view("top_cats").lookup()) == 3
     assert db.view("per_cat").lookup()
-    assert db._bootstrap.await_loaded(120)
+    assert db.core.bootstrap.await_loaded(120)
     time.sleep(0.3)  # and a few writes after the load
     writer.stop.set()
     writer.join()

@@ -329,9 +329,9 @@ def test_a_failure_after_several_batches_rolls_all_back(db: rivulet.Database, tm
 
 def test_large_imports_rebuild_secondary_indexes(db: rivulet.Database, tmp_path: Path,
                                                  spark: Any, monkeypatch: Any) -> None:
-    import rivulet.engine.database
+    import rivulet.engine.commit
 
-    monkeypatch.setattr(rivulet.engine.database, "BULK_INDEX_ROWS", 10)
+    monkeypatch.setattr(rivulet.engine.commit, "BULK_INDEX_ROWS", 10)
     db.execute("CREATE VIEW by_n AS SELECT id, name FROM t WHERE n = ?")
     db.view("by_n").lookup(3)  # a partial view: storage gets an index on n
 

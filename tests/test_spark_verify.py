@@ -95,7 +95,7 @@ def test_full_state_agrees_everywhere(tmp_path: Path, spark: Any) -> None:
 
 def corrupt_entry(db: rivulet.Database, view: str, key: Any, change: Any) -> None:
     """Change a reader entry's rows behind the engine's back (and drop its cached answer)."""
-    entry = db._built[view].state.entries[key]
+    entry = db.core.built[view].state.entries[key]
     counts = dict(entry.counts)
     entry.counts.clear()
     for row, n in counts.items():
@@ -107,7 +107,7 @@ def test_corrupted_reader_entries_are_reported_with_their_keys(tmp_path: Path, s
     with make_db(tmp_path / "data", partial=False) as db:
         corrupt_entry(db, "vc", 7, lambda r: (r[0], r[1] + 1))  # an aggregate value, off by one
         corrupt_entry(db, "by_author", 2, lambda r: (r[0], "wrong"))
-        lost = db._built["avg_score"].state.entries.pop(4)  # a key the full view lost
+        lost = db.core.built["avg_score"].state.entries.pop(4)  # a key the full view lost
         assert lost.counts
         report = verify(db, spark=spark)
         assert not report.ok
@@ -127,7 +127,7 @@ def test_corrupted_reader_entries_are_reported_with_their_keys(tmp_path: Path, s
 def test_stale_cached_answer_and_extra_key_are_detected(tmp_path: Path, spark: Any) -> None:
     with make_db(tmp_path / "data") as db:
         read_some(db)
-        state = db._built["story_votes"].state
+        state = db.core.built["story_votes"].state
         entry = state.entries[2]
         entry.result = ((2, "stale", 99),)  # what a hit would now serve
         phantom = type(entry)()
@@ -147,7 +147,7 @@ def test_an_in_view_keyed_by_its_equality_is_checked_on_all_held_rows(
     verify compares all of them, so a wrong row of a story no read listed is found."""
     with make_db(tmp_path / "data") as db:
         db.view("voted_in").lookup(4, 1)
-        entry = db._built["voted_in"].state.entries[4]
+        entry = db.core.built["voted_in"].state.entries[4]
         row = max(entry.counts)  # some vote of user 4 (not necessarily on story 1)
         entry.counts[(row[0], row[1] + 1000, *row[2:])] = entry.counts.pop(row)
         [check_] = verify(db, ["voted_in"], spark=spark).views
@@ -163,7 +163,7 @@ def test_a_pair_view_keyed_by_one_value_is_checked_on_all_held_rows(
         db.table("votes").insert_many([(1000 + i, i % 40, 20 + i % 17) for i in range(200)])
         db.settle()  # (30 users: enough values to leave the user out of the key)
         db.execute("CREATE VIEW user_story AS SELECT id FROM votes WHERE user_id = ? AND story = ?")
-        built = db._built["user_story"]
+        built = db.core.built["user_story"]
         assert built.listed == 0 and built.state.key_columns == built.plan.key[1:]
         db.view("user_story").lookup(4, 21)
         assert check(verify(db, ["user_story"], spark=spark)) == {"user_story": (True, 1)}
@@ -183,7 +183,7 @@ def test_partial_views_are_checked_on_held_keys_only(tmp_path: Path, spark: Any)
         [check_] = report.views
         assert check_.ok and check_.partial and check_.keys_checked == 1
         # A key nobody holds is not reported, however wrong its (absent) state would be:
-        db._built["by_author"].state.entries.pop(1)
+        db.core.built["by_author"].state.entries.pop(1)
         assert verify(db, ["by_author"], spark=spark).views[0].keys_checked == 0
 
 

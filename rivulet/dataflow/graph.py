@@ -121,6 +121,13 @@ class Graph:
         self.versions.setdefault(table.lower(), {})[version] = node
         return node
 
+    def base(self, node: NodeId) -> Base:
+        """The operator of base node ``node``."""
+        op = self.nodes[node].op
+        if not isinstance(op, Base):
+            raise TypeError(f"node {node} is not a base table: {op.describe()}")
+        return op
+
     def base_node(self, table: str, version: int) -> NodeId:
         """The base node of one version of a table."""
         try:

@@ -14,7 +14,7 @@ from rivulet.errors import RivuletError
 def explain(db: Database, view: str) -> str:
     """The dataflow nodes behind ``view``, one per line, parents first, with the state each
     keeps: partial (and on which key) or full (and why it cannot be partial)."""
-    built = db._built.get(view.lower())
+    built = db.built_view(view)
     if built is None:
         raise RivuletError(f"unknown view {view!r}")
     graph = db.graph

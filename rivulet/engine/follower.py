@@ -9,7 +9,7 @@ The primary's log is its replication stream. Every committed batch is a row of
 polls it, and each new batch is queued for the propagation worker exactly as the primary
 queues its own commits. Upqueries read the base tables from SQLite like the primary's do,
 and SQLite may be ahead of this graph by batches the tail has not read yet, so before an
-answer is taken back to the graph's LSN (``_rewind``), the log is tailed up to the
+answer is taken back to the graph's LSN (``Upqueries.rewind``), the log is tailed up to the
 answer's snapshot: every batch the snapshot holds is then known, and subtracted.
 
 A change of the program (DDL, or an import, whose log entry holds no deltas) cannot be
@@ -28,9 +28,14 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from rivulet.engine.core import Core
 from rivulet.engine.database import Database
+from rivulet.engine.program import Program
+from rivulet.engine.propagate import CommittedBatch
+from rivulet.engine.upquery import Upqueries
 from rivulet.errors import ProgramError
 from rivulet.schema import Row, TableSchema
+from rivulet.spark.bootstrap import PlanRecordingBuilder
 from rivulet.storage.sqlite import DB_FILE
 from rivulet.storage.writes import WriteRequest
 
@@ -64,13 +69,13 @@ class Follower(Database):
         self._poll_seconds = poll_seconds
         options.update(spark_bootstrap_rows=None, prewarm=False, background_migration=False)
         super().__init__(path, **options)
-        if self._lazy.pending():
+        if self.core.lazy.pending():
             # Replayed schema changes start out as migrating; the primary has usually
             # done the work (a server with replicas finishes it before answering DDL),
             # and finishing then only confirms it. What is left is done here: migrating
             # a row or key writes no delta, and each step is guarded so that no unit is
             # migrated twice, whichever process gets to it.
-            self._lazy.finish()
+            self.core.lazy.finish()
         self._poller = threading.Thread(target=self._poll_loop, name="rivulet-follow",
                                         daemon=True)
         self._poller.start()
@@ -84,7 +89,7 @@ class Follower(Database):
         if upto is not None and self.storage.lsn >= upto:
             return self.storage.lsn
         with self._tail_lock:
-            while self.stale is None and not self._closed:
+            while self.stale is None and not self.closed:
                 rows, program = self._read_log()
                 if program != self._program:
                     self._go_stale("the program changed (DDL on the primary)")
@@ -93,9 +98,9 @@ class Follower(Database):
                     deltas = self._deltas(payload)
                     if deltas is None:
                         break
-                    self._unapplied.add(lsn, deltas)
+                    self.core.unapplied.add(lsn, deltas)
                     self.storage.lsn = lsn
-                    self._queue_batch((lsn, deltas, time.monotonic()), wake)
+                    self.propagation.queue(CommittedBatch(lsn, deltas, time.monotonic()), wake)
                 if len(rows) < TAIL_CHUNK:
                     break
         return self.storage.lsn
@@ -135,7 +140,7 @@ class Follower(Database):
         """Apply the queued batches on the calling thread if they are small and the graph
         is free, else wake the propagation worker (the primary's loop does the same with
         its own commits: see ``Database.submit_now``)."""
-        self._propagate_here()
+        self.propagation.apply_here()
 
     def _go_stale(self, why: str) -> None:
         if self.stale is None:
@@ -147,9 +152,9 @@ class Follower(Database):
     def _poll_loop(self) -> None:
         """Follow the log every ``poll_seconds``, the first time ``poll_seconds`` after
         opening (which read the log as it was then)."""
-        while not self._closed and self.stale is None:
+        while not self.closed and self.stale is None:
             time.sleep(self._poll_seconds)
-            if self._closed or self.stale is not None:
+            if self.closed or self.stale is not None:
                 return
             try:
                 self.follow()
@@ -157,20 +162,22 @@ class Follower(Database):
                 log.exception("following the log of %s failed", self.path)
                 time.sleep(1.0)
 
-    def _rewind(self, table: str, snapshot_lsn: int, counts: dict[Row, int],
-                wanted: Callable[[Row], bool] | None = None) -> list[tuple[Row, int]]:
-        self.follow(snapshot_lsn)  # every batch the snapshot holds is known (module doc)
-        return super()._rewind(table, snapshot_lsn, counts, wanted)
+    def make_upqueries(self, core: Core) -> Upqueries:
+        return _FollowingUpqueries(core, self.follow)
+
+    def make_program(self, core: Core, builder: PlanRecordingBuilder,
+                     upqueries: Upqueries) -> Program:
+        return Program(core, builder, upqueries, enforce_unique=False)  # the primary's work
 
     # ..................................................................... read-only
-
-    def _ensure_unique(self, schema: TableSchema) -> None:
-        """The primary enforces unique keys; a follower only reads."""
 
     def submit_many(self, requests: Sequence[WriteRequest], *, wake: bool = True) -> None:
         raise ReadOnlyError("a follower takes no writes: send them to the primary")
 
-    def _ddl(self, statement: Any) -> int:
+    def submit_now(self, requests: Sequence[WriteRequest], *, propagate: bool = False) -> bool:
+        raise ReadOnlyError("a follower takes no writes: send them to the primary")
+
+    def _ddl(self, statement: Any) -> None:
         raise ReadOnlyError("a follower takes no DDL: send it to the primary")
 
     def bulk_insert(self, table: str, batches: Any, **options: Any) -> tuple[int | None, int]:
@@ -182,6 +189,20 @@ class Follower(Database):
             if self._tail is not None:
                 self._tail.close()
                 self._tail = None
+
+
+class _FollowingUpqueries(Upqueries):
+    """Upqueries of a follower: before a base table's rows read at some LSN are taken back
+    to the graph's, every batch up to that LSN is followed (see the module docstring)."""
+
+    def __init__(self, core: Core, follow: Callable[[int], int]) -> None:
+        super().__init__(core)
+        self._follow = follow
+
+    def rewind(self, table: str, snapshot_lsn: int, counts: dict[Row, int],
+               wanted: Callable[[Row], bool] | None = None) -> list[tuple[Row, int]]:
+        self._follow(snapshot_lsn)  # every batch the snapshot holds is known (module doc)
+        return super().rewind(table, snapshot_lsn, counts, wanted)
 
 
 _PROGRAM_SIGNATURE = "SELECT COALESCE(MAX(seq), 0), COUNT(*) FROM _rivulet_program"

@@ -45,7 +45,7 @@ from rivulet.plan.catalog import is_adhoc
 from rivulet.state.reader import KeyedReader
 
 if TYPE_CHECKING:
-    from rivulet.engine.database import Database
+    from rivulet.engine.program import Program
     from rivulet.engine.views import View
 
 log = logging.getLogger("rivulet")
@@ -69,53 +69,53 @@ class PrewarmResult:
     seconds: float
 
 
-def prewarm_view(db: Database, view: View, keys: Iterable[Any], *,
+def prewarm_view(program: Program, view: View, keys: Iterable[Any], *,
                  on_spark: bool | None = None) -> PrewarmResult:
     """Fill ``keys`` of ``view`` (values, or tuples of the key's values). On Spark when
     ``on_spark`` (None: when at least :data:`SPARK_KEYS` keys are missing) and the view's
     shape allows it (:func:`spark_plan`), else by batched upqueries. A full view holds
     every key already."""
     started = time.perf_counter()
-    built = db._built[view.name.lower()]
+    built = program.core.built[view.name.lower()]
     state = built.state
     if not state.partial:
         return PrewarmResult(0, "", 0.0)
     wanted = _state_keys(view, keys)
-    if db._bootstrap.waits(built) and not db._bootstrap.await_loaded(db.upquery_timeout):
+    if program.core.bootstrap.waits(built) and not program.core.bootstrap.await_loaded(program.core.upquery_timeout):
         raise UpqueryTimeout(f"view {view.name!r}: its state is still being recovered")
     missing = state.missing(wanted)
     if not missing:
         return PrewarmResult(0, "", time.perf_counter() - started)
     if on_spark is None:
         on_spark = len(missing) >= SPARK_KEYS
-    if on_spark and spark_plan(db, built) is not None:
-        filled = _prewarm_on_spark(db, built, missing)
+    if on_spark and spark_plan(program, built) is not None:
+        filled = _prewarm_on_spark(program, built, missing)
         if filled is not None:
             return PrewarmResult(filled, "spark", time.perf_counter() - started)
-    filled = _prewarm_in_process(db, built, wanted)
+    filled = _prewarm_in_process(program, built, wanted)
     return PrewarmResult(filled, "in-process", time.perf_counter() - started)
 
 
-def _prewarm_in_process(db: Database, built: BuiltView, wanted: list[Any]) -> int:
+def _prewarm_in_process(program: Program, built: BuiltView, wanted: list[Any]) -> int:
     state = built.state
     view = built.plan
     filled = 0
     for start in range(0, len(wanted), BATCH_KEYS):
         batch = wanted[start:start + BATCH_KEYS]
-        with db._graph_lock:
-            db._check_open()
-            if db._built.get(view.name.lower()) is not built:
+        with program.core.graph_lock:
+            program.core.check_open()
+            if program.core.built.get(view.name.lower()) is not built:
                 return filled  # dropped meanwhile
             missing = state.missing(batch)
             if missing:
-                rows = db.graph.upquery(built.root, state.key_columns, missing)
+                rows = program.core.graph.upquery(built.root, state.key_columns, missing)
                 state.fill(missing, rows)
                 filled += len(missing)
-            db.graph.enforce_memory_limit()
+            program.core.graph.enforce_memory_limit()
     return filled
 
 
-def spark_plan(db: Database, built: BuiltView) -> tuple[str, Any] | None:
+def spark_plan(program: Program, built: BuiltView) -> tuple[str, Any] | None:
     """How Spark can fill keys of this partial view consistently, or None.
 
     A partial stateful operator drops updates for keys it does not hold, so filling a key
@@ -129,7 +129,7 @@ def spark_plan(db: Database, built: BuiltView) -> tuple[str, Any] | None:
     the same values (``Graph.add_dependent``)."""
     if built.keyed_by_prefix:
         return None  # a reader keyed by part of the key (BuiltView.listed): filled in-process
-    graph = db.graph
+    graph = program.core.graph
     partial_ops = [n for n in built.nodes if n in graph.nodes and n != built.reader_node
                    and graph.nodes[n].op.stateful and graph.nodes[n].op.partial]
     if not partial_ops:
@@ -147,7 +147,7 @@ def spark_plan(db: Database, built: BuiltView) -> tuple[str, Any] | None:
     return ("aggregate", node)
 
 
-def _prewarm_on_spark(db: Database, built: BuiltView, keys: list[Any]) -> int | None:
+def _prewarm_on_spark(program: Program, built: BuiltView, keys: list[Any]) -> int | None:
     """Spark's part, under a migration (no commit, every batch applied: the snapshot's
     LSN is the graph's). None if the shape changed meanwhile (the caller goes in-process)."""
     from rivulet.spark.bootstrap import aggregate_state, output_rows
@@ -155,19 +155,19 @@ def _prewarm_on_spark(db: Database, built: BuiltView, keys: list[Any]) -> int | 
     from rivulet.spark.session import get_session
     from rivulet.spark.snapshot import take_snapshot
 
-    with db._migration():
-        db._check_open()
+    with program.core.migration():
+        program.core.check_open()
         state = built.state
         keys = state.missing(keys)
-        shape = spark_plan(db, built)
-        if db._built.get(built.plan.name.lower()) is not built or shape is None or not keys:
+        shape = spark_plan(program, built)
+        if program.core.built.get(built.plan.name.lower()) is not built or shape is None or not keys:
             return None if shape is None else 0
-        work = db._bootstrap._work_dir()
+        work = program.core.bootstrap.work_dir()
         try:
-            snapshot = take_snapshot(db.storage.path, work)
-            if snapshot.lsn != db.graph.lsn:
+            snapshot = take_snapshot(program.core.storage.path, work)
+            if snapshot.lsn != program.core.graph.lsn:
                 return None
-            compiler = PlanCompiler(snapshot.dataframes(get_session(db._bootstrap.spark_config)))
+            compiler = PlanCompiler(snapshot.dataframes(get_session(program.core.bootstrap.spark_config)))
             kind, node = shape
             if kind == "reader":
                 plan = built.plan
@@ -175,9 +175,9 @@ def _prewarm_on_spark(db: Database, built: BuiltView, keys: list[Any]) -> int | 
                 root = compiler.frame(plan.root)
                 rows = _key_rows(plan, root, [(0, t) for t in tuples])
                 state.fill(keys, output_rows(rows.select(*[name(i) for i in range(plan.root.arity)])))
-                db.graph.enforce_memory_limit()
+                program.core.graph.enforce_memory_limit()
                 return len(keys)
-            op = db.graph.nodes[node].op
+            op = program.core.graph.nodes[node].op
             fresh = [k for k in keys if k not in op.state.filled]
             agg = op.plan_node
             if fresh:
@@ -185,9 +185,9 @@ def _prewarm_on_spark(db: Database, built: BuiltView, keys: list[Any]) -> int | 
                 df = compiler.frame(agg.input)
                 df = df.where(_isin(df, column, fresh))
                 op.load_groups(aggregate_state(df, agg, op), filled=fresh)
-            rows = db.graph.upquery(built.root, state.key_columns, keys)
+            rows = program.core.graph.upquery(built.root, state.key_columns, keys)
             state.fill(keys, rows)
-            db.graph.enforce_memory_limit()
+            program.core.graph.enforce_memory_limit()
             return len(keys)
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -226,11 +226,11 @@ def _state_keys(view: View, keys: Iterable[Any]) -> list[Any]:
     return list(out)
 
 
-def hot_keys(db: Database) -> dict[str, dict[str, Any]]:
+def hot_keys(program: Program) -> dict[str, dict[str, Any]]:
     """Per partial view: its SQL and its hot keys (module doc), as reader keys."""
     out: dict[str, dict[str, Any]] = {}
-    with db._graph_lock:
-        for built in db._built.values():
+    with program.core.graph_lock:
+        for built in program.core.built.values():
             state = built.state
             if not state.partial or not state.entries or is_adhoc(built.plan.name):
                 continue  # (an ad-hoc query's view is made again on first use, empty)
@@ -245,11 +245,11 @@ def hot_keys(db: Database) -> dict[str, dict[str, Any]]:
     return out
 
 
-def save_hot_keys(db: Database) -> Path | None:
+def save_hot_keys(program: Program) -> Path | None:
     """Write the hot keys of every partial view into the data directory (atomically);
     nothing when no partial view holds a read key (an older file is removed)."""
-    path = db.path / HOT_KEYS_FILE
-    keys = hot_keys(db)
+    path = program.core.path / HOT_KEYS_FILE
+    keys = hot_keys(program)
     if not keys:
         path.unlink(missing_ok=True)
         return None
@@ -259,10 +259,10 @@ def save_hot_keys(db: Database) -> Path | None:
     return path
 
 
-def prewarm_saved(db: Database, *, on_spark: bool | None = None) -> int:
+def prewarm_saved(program: Program, *, on_spark: bool | None = None) -> int:
     """Pre-warm the keys saved at the last close (views whose SQL is unchanged);
     ``on_spark=False`` where a migration cannot run (the propagation worker)."""
-    path = db.path / HOT_KEYS_FILE
+    path = program.core.path / HOT_KEYS_FILE
     try:
         saved = pickle.loads(path.read_bytes())
     except FileNotFoundError:
@@ -272,14 +272,14 @@ def prewarm_saved(db: Database, *, on_spark: bool | None = None) -> int:
         return 0
     filled = 0
     for name, entry in saved.items():
-        built = db._built.get(name.lower())
+        built = program.core.built.get(name.lower())
         if built is None or built.plan.sql != entry.get("sql") or not built.state.partial:
             continue
-        view = db._views[name.lower()]
+        view = program.views[name.lower()]
         keys = [k if isinstance(k, tuple) and len(built.state.key_columns) != 1 else (k,)
                 for k in entry["keys"]]
         try:
-            filled += prewarm_view(db, view, keys, on_spark=on_spark).filled
+            filled += prewarm_view(program, view, keys, on_spark=on_spark).filled
         except Exception:
             log.exception("pre-warming view %s failed", name)
     return filled

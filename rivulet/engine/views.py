@@ -12,7 +12,7 @@ A partial view misses on keys it does not hold: the read then fills them by an u
 from __future__ import annotations
 
 import operator
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from rivulet.dataflow import functions as F
 from rivulet.dataflow.builder import BuiltView, sort_key_function
@@ -20,12 +20,10 @@ from rivulet.dataflow.ops.base import Base
 from rivulet.dataflow.ops.filter import Filter
 from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
+from rivulet.engine.upquery import BUSY, Upqueries
 from rivulet.errors import ClosedError, RivuletError
 from rivulet.schema import FLOAT, INT, Column, SchemaError, coerce_value
 from rivulet.state.reader import KeyedReader, RangeReader
-
-if TYPE_CHECKING:
-    from rivulet.engine.database import Database
 
 Row = tuple
 
@@ -60,8 +58,8 @@ _NATIVE: dict[str, type] = {INT: int, FLOAT: float}
 class View:
     """A view of the program, read by its ``?`` parameters."""
 
-    def __init__(self, db: Database, built: BuiltView) -> None:
-        self._db = db
+    def __init__(self, upqueries: Upqueries, built: BuiltView) -> None:
+        self._upqueries = upqueries
         self._built = built
         plan = built.plan
         self.name = plan.name
@@ -95,13 +93,24 @@ class View:
         #: Whether a miss is filled by reading base tables through filters and projections
         #: alone (an index lookup in storage): :meth:`lookup_nowait` fills such a miss at
         #: once instead of in the background.
-        graph = db.graph
+        graph = upqueries.core.graph
         self._fills_inline = built.state.partial and bool(built.nodes) and all(
             isinstance(graph.nodes[n].op, _INLINE_OPS) for n in built.nodes if n in graph.nodes)
         #: ``WHERE col IN (?, ...)`` and nothing else: every parameter is one key.
         self._list_only = (self._concatenated and bool(plan.in_list) and len(plan.key) == 1
                            and plan.param_count == len(plan.in_list))
         self._closed = False
+
+    @property
+    def built(self) -> BuiltView:
+        """The view's dataflow: its plan, reader state and nodes."""
+        return self._built
+
+    def use_default_rows(self, defaults: Any) -> None:
+        """Answer keys without a group with ``defaults`` (an implicit group's default row,
+        known only once a streamed view's stream has started)."""
+        self._built.default_rows = defaults
+        self._default = defaults
 
     def _close(self) -> None:
         """Called when the database closes: every read now fails with ClosedError."""
@@ -209,7 +218,7 @@ class View:
         range view has no keys to cut by: it returns all its rows in the view's order.
         A partial view computes them from the base tables, without filling its state."""
         self._check_open()
-        state = self._state if not self._state.partial else self._db._computed(self.plan).state
+        state = self._state if not self._state.partial else self._upqueries.computed(self.plan).state
         if isinstance(state, RangeReader):
             rows = state.all_raw()
             if self.plan.order:
@@ -367,15 +376,15 @@ class View:
         lookup and the dataflow is free, else as with ``False``; with ``_PROBE``
         (:meth:`probe`), the same but nothing started in the background."""
         if (block is None or block is _PROBE) and self._fills_inline:
-            answers = self._db._upquery(self._built, keys, wait=False)
-            if answers is not None:
+            answers = self._upqueries.fill(self._built, keys, wait=False)
+            if answers is not BUSY:
                 return answers
         if block is _PROBE:
             return NOT_READY
         if not block:
-            self._db._upquery_in_background(self._built, keys)
+            self._upqueries.fill_in_background(self._built, keys)
             return NOT_READY
-        return self._db._upquery(self._built, keys, timeout)
+        return self._upqueries.fill(self._built, keys, timeout)
 
     def _read_each(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
         """:meth:`_read_keys` for a view whose answer over several keys is their answers
@@ -481,9 +490,9 @@ class View:
             if block is _PROBE:
                 return NOT_READY
             if not block:
-                self._db._upquery_in_background(self._built, [state_key])
+                self._upqueries.fill_in_background(self._built, [state_key])
                 return NOT_READY
-            rows = self._db._upquery(
+            rows = self._upqueries.fill(
                 self._built, [state_key], timeout,
                 read=lambda: state.range(state_key, low, low_inc, high, high_inc),
             ) or []

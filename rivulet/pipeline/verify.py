@@ -196,7 +196,7 @@ def verify(db: Database, views: Iterable[str] | None = None, *, spark: SparkSess
     try:
         frozen = scratch / "frozen.db"
         db.finish_conversions()  # the copy is read by column name, as of now
-        with db._migration():  # noqa: SLF001 (the one place both sides see one LSN)
+        with db.migration():  # the one place both sides see one LSN
             lsn = db.lsn
             copy_database(db.storage.path, frozen)  # the state at the engine's LSN
             served = {view.name: _served(view) for view in chosen}
@@ -231,7 +231,7 @@ def _check_view(view: View, tables: dict[str, DataFrame], engine: dict[Any, list
     partial = view.partial
     if isinstance(view._state, RangeReader):  # noqa: SLF001
         spark_rows = _range_rows(plan, tables, None if not partial else list(engine))
-    elif view._built.keyed_by_prefix:  # noqa: SLF001 (a reader keyed by part of the key)
+    elif view.built.keyed_by_prefix:  # a reader keyed by part of the key
         spark_rows = _held_rows(plan, view._state.key_columns, tables, list(engine))  # noqa: SLF001
     elif plan.implicit_group and partial:
         spark_rows = _lookups(plan, tables, list(engine))

@@ -34,7 +34,7 @@ transaction, snapshot.py), and each task is loaded only if that LSN is the graph
 * *Recovery* (:meth:`start_recovery`, at open): the database file is frozen (SQLite's
   backup API) before the propagation worker starts and before ``open`` returns, so its LSN
   is the storage's, which is ``graph.lsn`` (nothing is committed before open returns).
-  Then ``open`` returns. Commits go on: each one registers its deltas in ``_unapplied``
+  Then ``open`` returns. Commits go on: each one registers its deltas in ``Core.unapplied``
   and queues ``(lsn, deltas)`` for the propagation worker, which first runs
   :meth:`finish_recovery` (export the frozen copy, Spark, load under the graph lock) and
   only then takes batches off its queue, in LSN order. So the loaded state is the state at
@@ -46,7 +46,7 @@ transaction, snapshot.py), and each task is loaded only if that LSN is the graph
   the unapplied batches), exactly as while the worker lags behind.
 
 If Spark fails (no Java, a plan it cannot run), the task falls back to the in-process
-path, which reads base rows as of ``graph.lsn`` (``Database._base_rows``); it is slower,
+path, which reads base rows as of ``graph.lsn`` (``Upqueries.base_rows``); it is slower,
 not wrong.
 """
 
@@ -291,7 +291,7 @@ class Bootstrapper:
             return
         tasks = self._take()
         snapshot_lsn = self.graph.lsn
-        work = self._work_dir()
+        work = self.work_dir()
         try:
             self._compute(tasks, lambda: self._snapshot(self.database_file, work, snapshot_lsn),
                           work)
@@ -312,7 +312,7 @@ class Bootstrapper:
         if not any(self._choose(t) == "spark" for t in self.pending):
             self.run()  # only in-process work: as fast here as in the background
             return False
-        work = self._work_dir()
+        work = self.work_dir()
         started = time.perf_counter()
         frozen = work / "frozen.db"
         copy_database(self.database_file, frozen)
@@ -361,7 +361,7 @@ class Bootstrapper:
         self.pending = []
         return [t for t in tasks if t.target in self.graph.nodes]
 
-    def _work_dir(self) -> Path:
+    def work_dir(self) -> Path:
         work = self.database_file.parent / WORK_DIR
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)

@@ -30,10 +30,14 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from rivulet.engine.core import Core
 from rivulet.engine.database import Database
+from rivulet.engine.program import Program
+from rivulet.engine.upquery import BUSY, Upqueries
 from rivulet.dataflow.builder import BuiltView, finisher
 from rivulet.errors import ProgramError, UpqueryTimeout
 from rivulet.plan import ir
+from rivulet.spark.bootstrap import PlanRecordingBuilder
 from rivulet.spark.session import SparkConfig, get_session
 from rivulet.pipeline.streaming.pipeline import StreamingPipeline, StreamSettings, ViewStream
 from rivulet.state.reader import KeyedReader, RangeReader
@@ -86,54 +90,27 @@ class StreamingDatabase(Database):
 
     # ..................................................................... views
 
-    def _install_view(self, plan: ir.ViewPlan) -> View:
-        finish = finisher(plan)
-        if plan.range_column is not None:
-            state: KeyedReader | RangeReader = RangeReader(plan.key, plan.range_column)
-        else:
-            partial = self.graph.partial and bool(plan.key) and not plan.implicit_group
-            state = KeyedReader(plan.key, finish, partial=partial)
-        built = BuiltView(plan, -1, -1, state, finish, None)
-        name = plan.name.lower()
-        self.catalog.views[name] = plan
-        self._built[name] = built
-        view = self._views[name] = View(self, built)
+    def make_program(self, core: Core, builder: PlanRecordingBuilder,
+                     upqueries: Upqueries) -> Program:
+        return _StreamedProgram(core, builder, upqueries, self)
+
+    def make_upqueries(self, core: Core) -> Upqueries:
+        return _StreamedUpqueries(core, self)
+
+    def _attach(self, stream: ViewStream) -> None:
+        """Implicit groups answer a default row for keys the stream has no group for."""
+        self.program.views[stream.plan.name.lower()].use_default_rows(stream.default_rows())
+
+    def stream_view(self, plan: ir.ViewPlan, state: KeyedReader | RangeReader) -> None:
+        """Start the stream of a view just installed (once the pipeline runs)."""
         if self._pipeline is None:
             self._pending_streams.append((plan, state))
         else:
             self._attach(self._pipeline.add(plan, state))
-        return view
 
-    def _attach(self, stream: ViewStream) -> None:
-        """Implicit groups answer a default row for keys the stream has no group for."""
-        view = self._views[stream.plan.name.lower()]
-        defaults = stream.default_rows()
-        view._built.default_rows = defaults
-        view._default = defaults
-
-    def _uninstall_view(self, name: str) -> None:
-        built = self._built.pop(name.lower())
-        del self.catalog.views[name.lower()]
-        del self._views[name.lower()]
+    def unstream_view(self, name: str) -> None:
         if self._pipeline is not None:
-            self._pipeline.remove(built.plan.name)
-
-    def _upquery(self, built: BuiltView, keys: list[Any], timeout: float | None = None,
-                 read: Any = None, *, wait: bool = True) -> Any:
-        """A streamed view's miss is filled by its stream, from the sink store (never at
-        once, ``wait=False``: the caller fills it in the background)."""
-        if not wait:
-            return None
-        self._check_open()
-        stream = self.pipeline.streams.get(built.plan.name.lower())
-        if stream is None or self._built.get(built.plan.name.lower()) is not built:
-            raise ProgramError(f"view {built.plan.name!r} was dropped")
-        timeout = self.upquery_timeout if timeout is None else timeout
-        answers = stream.fill(keys, timeout)
-        if answers is None:
-            raise UpqueryTimeout(f"view {built.plan.name!r}: filling {len(keys)} key(s) did "
-                                 f"not start within {timeout} s (a micro-batch is applying)")
-        return answers
+            self._pipeline.remove(name)
 
     def create_view(self, name: str, sql: str, *, replace: bool = False) -> View:
         """Add a view: its stream starts from a snapshot taken now; returns once the
@@ -159,7 +136,7 @@ class StreamingDatabase(Database):
 
     def stats(self) -> dict[str, Any]:
         views = {}
-        for built in list(self._built.values()):
+        for built in self.built_views():
             stream = self.pipeline.streams.get(built.plan.name.lower())
             misses = stream.misses if stream is not None else 0
             views[built.plan.name] = {
@@ -195,9 +172,64 @@ class StreamingDatabase(Database):
         return sum(s.evict_all() for s in streams)
 
     def close(self) -> None:
-        if self._closed:
+        if self.closed:
             return
         super().close()
         if self._pipeline is not None:
             self._pipeline.stop()
 
+
+class _StreamedProgram(Program):
+    """Views whose state a Spark stream maintains: no dataflow in the graph, a reader
+    filled from the stream's sink."""
+
+    def __init__(self, core: Core, builder: PlanRecordingBuilder, upqueries: Upqueries,
+                 db: StreamingDatabase) -> None:
+        super().__init__(core, builder, upqueries)
+        self.db = db
+
+    def install_view(self, plan: ir.ViewPlan) -> View:
+        finish = finisher(plan)
+        if plan.range_column is not None:
+            state: KeyedReader | RangeReader = RangeReader(plan.key, plan.range_column)
+        else:
+            partial = self.core.graph.partial and bool(plan.key) and not plan.implicit_group
+            state = KeyedReader(plan.key, finish, partial=partial)
+        built = BuiltView(plan, -1, -1, state, finish, None)
+        name = plan.name.lower()
+        self.core.catalog.views[name] = plan
+        self.core.built[name] = built
+        view = self.views[name] = View(self.upqueries, built)
+        self.db.stream_view(plan, state)
+        return view
+
+    def uninstall_view(self, name: str) -> None:
+        built = self.core.built.pop(name.lower())
+        del self.core.catalog.views[name.lower()]
+        del self.views[name.lower()]
+        self.db.unstream_view(built.plan.name)
+
+
+class _StreamedUpqueries(Upqueries):
+    """A streamed view's miss is filled by its stream, from the sink store (never at once,
+    ``wait=False``: the caller fills it in the background)."""
+
+    def __init__(self, core: Core, db: StreamingDatabase) -> None:
+        super().__init__(core)
+        self.db = db
+
+    def fill(self, built: BuiltView, keys: list[Any], timeout: float | None = None,
+             read: Any = None, *, wait: bool = True) -> Any:
+        if not wait:
+            return BUSY
+        core = self.core
+        core.check_open()
+        stream = self.db.pipeline.streams.get(built.plan.name.lower())
+        if stream is None or core.built.get(built.plan.name.lower()) is not built:
+            raise ProgramError(f"view {built.plan.name!r} was dropped")
+        timeout = core.upquery_timeout if timeout is None else timeout
+        answers = stream.fill(keys, timeout)
+        if answers is None:
+            raise UpqueryTimeout(f"view {built.plan.name!r}: filling {len(keys)} key(s) did "
+                                 f"not start within {timeout} s (a micro-batch is applying)")
+        return answers

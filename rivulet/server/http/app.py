@@ -202,7 +202,7 @@ def _classify(db: Database, exc: RivuletError) -> tuple[int, str]:
         return (400, "bad_request") if "reserved" in str(exc) else (409, "conflict")
     if isinstance(exc, StorageError) or str(exc).startswith("commit failed"):
         return 500, "storage"
-    if db._failure is not None:
+    if db.failure is not None:
         return 503, "failed"
     if str(exc).startswith("views did not catch up"):
         return 503, "timeout"
@@ -494,19 +494,19 @@ class Api:
     async def health(self, request: Request) -> Response:
         db = self.db
         body: dict[str, Any] = {"lsn": db.lsn, "applied_lsn": db.applied_lsn}
-        if db._closed:
+        if db.closed:
             return Json({"status": "closed", **body}, status_code=503)
-        if db._failure is not None:
-            return Json({"status": "failed", "error": repr(db._failure), **body}, status_code=503)
+        if db.failure is not None:
+            return Json({"status": "failed", "error": repr(db.failure), **body}, status_code=503)
         return Json({"status": "ok", **body})
 
     async def metrics(self, request: Request) -> Response:
-        self.db._check_open()
+        self.db.check_open()
         text = await run_in_threadpool(render_metrics, self.db, self.requests)
         return Response(text, media_type=CONTENT_TYPE)
 
     async def graph(self, request: Request) -> Response:
-        self.db._check_open()
+        self.db.check_open()
         fmt = request.query_params.get("format", "dot").lower()
         if fmt not in ("dot", "svg"):
             raise ApiError(400, "bad_request", f"format must be dot or svg, got {fmt!r}")

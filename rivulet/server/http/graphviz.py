@@ -50,8 +50,8 @@ class NodeDrawing:
 
 def dataflow_dot(db: Database) -> str:
     """The whole dataflow graph of ``db`` in the dot language."""
-    with db._graph_lock:  # one consistent picture: no migration or wave half-way
-        sql_of = {b.reader_node: b.plan.sql for b in db._built.values()}
+    with db.graph_lock:  # one consistent picture: no migration or wave half-way
+        sql_of = {b.reader_node: b.plan.sql for b in db.built_views()}
         drawings = [_drawing(node, sql_of.get(node.id, "")) for node in db.graph.nodes.values()]
         edges = sorted(
             (parent, node.id)

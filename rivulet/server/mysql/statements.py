@@ -89,7 +89,6 @@ class Handler:
     kind: str
     args: Callable[[Sequence[Any]], tuple]
     view: View | None = None
-    view_key: str = ""
     statement: st.Insert | st.Update | st.Delete | None = None
     make: Callable[[Sequence[Any]], WriteRequest] | None = None  # parameters -> write request
     table_key: str = ""
@@ -281,7 +280,7 @@ class StatementCache:
         """Whether the view or table a handler is bound to is still the one of that name
         (DDL from another connection or the HTTP API may have replaced it)."""
         if handler.kind == READ:
-            return self.db._views.get(handler.view_key) is handler.view
+            return handler.view is not None and self.db.is_current(handler.view)
         return self.db.catalog.tables.get(handler.table_key) is getattr(handler.statement, "table", None)
 
     def _build(self, shape: Shape, split: Split, sql: str) -> Handler:
@@ -311,7 +310,7 @@ class StatementCache:
             if direct is not None:
                 return direct
             view = db.prepare(text)
-            return Handler(READ, picker(order, negated), view=view, view_key=view.name.lower())
+            return Handler(READ, picker(order, negated), view=view)
         statement = st.bind_text(text, db.catalog)
         if not isinstance(statement, (st.Insert, st.Update, st.Delete)):
             raise UnsupportedSqlError(f"not a write statement: {text[:60]!r}")
@@ -547,7 +546,7 @@ def direct_read(node: exp.Expr, db: Database, order: list[int], negated: list[in
             raise UnsupportedSqlError(f"reading view {name!r}: LIMIT takes a number")
         cut = int(value.this)
     view = db.view(name)
-    return Handler(READ, picker(slots, flips), view=view, view_key=name.lower(),
+    return Handler(READ, picker(slots, flips), view=view,
                    project=project, limit=cut)
 
 

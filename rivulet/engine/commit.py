@@ -1,0 +1,231 @@
+"""Group commit: writes checked by their callers, committed together, handed to propagation.
+
+A caller that takes the commit lock commits every write queued so far, its own and other
+callers', in one SQLite transaction (each request in its own savepoint, so one bad request
+fails alone), and queues their deltas, tagged with the batch's LSN, for propagation.
+Committing in the caller's thread, rather than on a commit thread, matters in CPython:
+every hand-off between threads waits for the GIL, and a write would need two of them.
+
+A batch's deltas are registered in ``Core.unapplied`` *before* the SQLite commit, so any
+snapshot that sees the batch also finds its deltas (see :mod:`rivulet.engine.upquery`).
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+
+from rivulet.bind import statements as st
+from rivulet.engine.core import Core
+from rivulet.engine.propagate import CommittedBatch, Propagation
+from rivulet.engine.writers import WriteTexts, carried, check_rows, compile_writer
+from rivulet.errors import ClosedError, ConstraintError, ProgramError, RivuletError, StorageError
+from rivulet.faults import fault_point
+from rivulet.schema import Row
+from rivulet.storage.writes import WriteRequest
+
+#: Bulk imports of at least this many rows (and of at least the rows stored) rebuild the
+#: table's secondary indexes at the end instead of updating them row by row.
+BULK_INDEX_ROWS = 100_000
+
+
+class GroupCommit:
+    """Commits write requests in groups (see the module docstring)."""
+
+    def __init__(self, core: Core, propagation: Propagation, texts: WriteTexts) -> None:
+        self.core = core
+        self.propagation = propagation
+        self.texts = texts
+        self._pending: list[WriteRequest] = []  # appended to and swapped atomically
+        self.counters = {"writes": 0, "commits": 0, "rows_written": 0}
+
+    def submit_many(self, requests: Sequence[WriteRequest], *, wake: bool = True) -> None:
+        """Commit several writes in one group (each fails alone: see its ``error``) and
+        return once all are done. Callers in several threads are grouped as well."""
+        core = self.core
+        core.check_open()
+        self._pending.extend(requests)
+        with core.commit_lock:
+            if not all(r.done.is_set() for r in requests):
+                group, self._pending = self._pending, []
+                if core.closed:  # closed while these writes waited for the lock
+                    for queued in group:
+                        queued.error = ClosedError("the database is closed")
+                        queued.done.set()
+                else:
+                    self._commit_group(group, wake)
+
+    def try_submit(self, requests: Sequence[WriteRequest], *, propagate: bool = False) -> bool:
+        """:meth:`submit_many`, if no other thread is committing or migrating right now;
+        otherwise False, and nothing done (see ``Database.submit_now``)."""
+        core = self.core
+        core.check_open()
+        if not core.commit_lock.acquire(blocking=False):
+            return False
+        try:
+            self.submit_many(requests, wake=not propagate)
+        finally:
+            core.commit_lock.release()
+        if propagate:
+            self.propagation.apply_here()
+        return True
+
+    def _commit_group(self, group: list[WriteRequest], wake: bool = True) -> None:
+        core = self.core
+        storage, graph = core.storage, core.graph
+        deltas: dict[int, list] = {}
+        ok: list[WriteRequest] = []
+        before = storage.lsn
+        lsn: int | None = None
+        try:
+            with storage.transaction():
+                for request in group:
+                    try:
+                        self._bring_up_to_date(request)
+                        if core.lazy.copies:  # copied as they were, before the write
+                            core.lazy.before_write(request)
+                        with nullcontext() if request.atomic else storage.savepoint():
+                            out = request.apply(storage)
+                    except Exception as exc:  # this request fails alone; the group goes on
+                        request.error = exc if isinstance(exc, RivuletError) else StorageError(
+                            f"write to {request.table.name!r} failed: {exc!r}"
+                        )
+                        continue
+                    ok.append(request)
+                    if out:
+                        base = graph.bases[request.table.name.lower()]
+                        deltas.setdefault(base, []).extend(out)
+                if ok and deltas:  # a group that changed no row takes no LSN
+                    payload = pickle.dumps(
+                        {graph.base(b).table: d for b, d in deltas.items()},
+                        protocol=pickle.HIGHEST_PROTOCOL,
+                    )
+                    lsn = storage.commit_batch(payload, sum(len(d) for d in deltas.values()))
+                    core.unapplied.add(lsn, deltas)  # before COMMIT: see the module docstring
+                    fault_point("commit_before_durable")
+        except BaseException as exc:  # the commit itself failed: nothing of the group is durable
+            if lsn is not None:
+                core.unapplied.discard(lsn)
+            storage.rollback_lsn(before)
+            for request in ok:
+                request.error = StorageError(f"commit failed: {exc}{disk_hint(exc, core.path)}")
+            ok = []
+        if ok:
+            self.counters["commits"] += 1
+            self.counters["writes"] += len(ok)
+            self.counters["rows_written"] += sum(r.rowcount for r in ok)
+            if lsn is not None:
+                self.propagation.queue(CommittedBatch(lsn, deltas, time.monotonic()), wake)
+            for request in ok:  # (nothing changed: what they read is what came before)
+                request.lsn = lsn if lsn is not None else before
+            fault_point("commit_before_ack")
+        for request in group:
+            request.done.set()
+
+    def _bring_up_to_date(self, request: WriteRequest) -> None:
+        """A write prepared against an older version of its table (an ALTER TABLE came in
+        between) is bound again to the table as it is now, as MySQL would run it now;
+        rows inserted through a table handle are carried to the newest columns."""
+        catalog = self.core.catalog
+        current = catalog.tables.get(request.table.name.lower())
+        if current is None:
+            raise ProgramError(f"table {request.table.name!r} was dropped")
+        if request.table is current:
+            return
+        if request.table.version != current.version:
+            if request.sql:
+                statement = st.bind_text(request.sql, catalog)
+                if not isinstance(statement, (st.Insert, st.Update, st.Delete)):
+                    raise ProgramError(f"not a write any more: {request.sql[:60]!r}")
+                fresh = compile_writer(statement, self.texts.limits)(request.params)
+                request.kind, request.rows = fresh.kind, fresh.rows
+                request.predicate, request.assign = fresh.predicate, fresh.assign
+                request.keys = fresh.keys
+            elif request.kind == "insert":
+                layout = catalog.layouts[current.name.lower()][request.table.version]
+                request.rows = check_rows(current,
+                                          [carried(current, layout, r) for r in request.rows])
+            else:
+                raise ProgramError(f"table {current.name!r} was altered after this "
+                                   f"{request.kind.upper()} was prepared: run it again")
+        request.table = current
+
+    def bulk_insert(self, table: str, batches: Iterable[list[Row]], *,
+                    duplicate: Callable[[int, Row, str], None] | None = None,
+                    expected_rows: int = 0) -> tuple[int | None, int]:
+        """Insert many checked rows in one transaction, as one write batch (see
+        ``Database.bulk_insert``)."""
+        core = self.core
+        storage, graph = core.storage, core.graph
+        core.check_open()
+        core.lazy.finish(table.lower())  # an import is no place to copy key by key
+        deltas: list = []
+        lsn: int | None = None
+        imported = 0
+        with core.commit_lock:  # migrations hold it too: the table and its views stay put
+            core.check_open()
+            schema = core.catalog.require_table(table)
+            base = graph.bases[schema.name.lower()]
+            track = bool(graph.nodes[base].children)
+            before = storage.lsn
+            try:
+                with storage.transaction(), (
+                        storage.indexes_deferred(schema)
+                        if expected_rows >= BULK_INDEX_ROWS
+                        and expected_rows >= storage.count(schema)
+                        else nullcontext()):
+                    for rows in batches:
+                        skipped = storage.insert_new(schema, rows)
+                        for position, reason in skipped:
+                            if duplicate is None:
+                                raise ConstraintError(reason)
+                            duplicate(position, rows[position], reason)
+                        if skipped:
+                            gone = {p for p, _ in skipped}
+                            rows = [r for i, r in enumerate(rows) if i not in gone]
+                        imported += len(rows)
+                        if track:
+                            deltas.extend([(row, 1) for row in rows])
+                    if imported:
+                        lsn = storage.commit_batch(None, imported)
+                        core.unapplied.add(lsn, {base: deltas})  # before COMMIT (module doc)
+            except BaseException:
+                if lsn is not None:
+                    core.unapplied.discard(lsn)
+                storage.rollback_lsn(before)
+                raise
+            if lsn is not None:
+                self.counters["commits"] += 1
+                self.counters["writes"] += 1
+                self.counters["rows_written"] += imported
+                self.propagation.queue(CommittedBatch(lsn, {base: deltas}, time.monotonic()))
+        return lsn, imported
+
+
+class LastInsertIds:
+    """The AUTO_INCREMENT value of each calling thread's last insert (MySQL's
+    ``mysql_insert_id()`` is per connection; a thread is the embedded API's connection)."""
+
+    def __init__(self) -> None:
+        self._per_thread = threading.local()
+
+    def remember(self, request: WriteRequest) -> None:
+        if request.last_insert_id:
+            self._per_thread.last_insert_id = request.last_insert_id
+
+    def get(self) -> int:
+        return getattr(self._per_thread, "last_insert_id", 0)
+
+
+def disk_hint(exc: BaseException, path: Path) -> str:
+    """SQLite says 'database or disk is full' (ENOSPC) or 'disk I/O error' (EFBIG, EIO):
+    name the directory, and that the write is not stored, so the operator knows what to do."""
+    text = str(exc)
+    if "disk is full" in text or "disk I/O error" in text:
+        return (f" (is the disk holding {str(path)!r} full? nothing of this write was stored; "
+                "writes succeed again once space is freed)")
+    return ""

@@ -1,0 +1,373 @@
+"""The program: tables and views, changed while the database runs, and restored at open.
+
+Every change runs as a *migration* (:meth:`Core.migration`): it holds the commit lock and
+the graph lock, so it sees base tables and the graph at the same LSN. A change is checked
+and planned before anything changes, made durable in storage's program table, then made
+in the catalog and the graph. At open, :meth:`Program.restore` replays the stored program;
+each node bootstraps from the stored rows as it is added, exactly as a view added to a
+running database does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+
+from sqlglot import exp
+
+from rivulet.bind import statements as st
+from rivulet.engine.core import Core
+from rivulet.engine.upquery import Upqueries
+from rivulet.engine.views import View
+from rivulet.errors import ProgramError, SqlError
+from rivulet.faults import fault_point
+from rivulet.migrate import alter
+from rivulet.migrate.copy import plan_copy
+from rivulet.plan import ir
+from rivulet.plan.catalog import ADHOC_PREFIX, is_adhoc
+from rivulet.plan.planner import Planner
+from rivulet.plan.prune import prune
+from rivulet.plan.usage import scan_columns
+from rivulet.schema import TableSchema
+from rivulet.spark.bootstrap import PlanRecordingBuilder
+from rivulet.sql.parse import DIALECT, parse_one
+
+log = logging.getLogger("rivulet")
+
+
+class Program:
+    """DDL, the views' handles, and ad-hoc queries made into views."""
+
+    def __init__(self, core: Core, builder: PlanRecordingBuilder, upqueries: Upqueries, *,
+                 enforce_unique: bool = True) -> None:
+        self.core = core
+        self.builder = builder
+        self.upqueries = upqueries
+        #: Whether UNIQUE keys are made at restore (a follower leaves that to the primary).
+        self.enforce_unique = enforce_unique
+        #: Every view's handle, by lower-case name.
+        self.views: dict[str, View] = {}
+        #: Ad-hoc SELECT text -> the view answering it.
+        self.adhoc: dict[str, View] = {}
+
+    # ..................................................................... start-up
+
+    def restore(self) -> None:
+        """Rebuild the program from storage's program table."""
+        core = self.core
+        for statement in core.storage.program():
+            bound = (st.bind_text(statement.sql, core.catalog)
+                     if statement.kind == "table" else None)
+            if isinstance(bound, st.CreateTable):
+                self._add_table(bound.schema)
+            elif statement.kind == "copy":
+                plan = plan_copy(core.catalog, parse_one(statement.sql))
+                self._add_table(plan.target)
+                if core.storage.has_table(plan.tracking):
+                    core.lazy.copies[plan.target.name.lower()] = plan
+            elif statement.kind == "alter":
+                self._apply_schema_change(
+                    alter.replay(core.catalog.require_table(statement.name), statement.sql))
+            elif statement.kind == "view":
+                plan = Planner(core.catalog).plan_view(
+                    statement.name, parse_one(statement.sql), statement.sql
+                )
+                self.install_view(plan)
+        if self.enforce_unique:
+            for schema in core.catalog.tables.values():
+                if schema.unique:
+                    self._ensure_unique(schema)
+
+    def _ensure_unique(self, schema: TableSchema) -> None:
+        storage = self.core.storage
+        try:
+            with storage.transaction():
+                storage.ensure_unique(schema)
+        except sqlite3.IntegrityError:
+            log.warning("table %r holds rows that share the value of a UNIQUE key: the key is "
+                        "not enforced until they are removed", schema.name)
+
+    def ensure_index(self, table: str, columns: tuple[int, ...]) -> None:
+        """Storage's index on ``columns`` of ``table`` (what upqueries will look up)."""
+        self.core.storage.ensure_index(self.core.catalog.require_table(table), columns)
+
+    def value_counts(self, table: str, names: tuple[str, ...]) -> tuple[int, int] | None:
+        """The planner's statistics (``Storage.value_counts``), by column names."""
+        core = self.core
+        schema = core.catalog.require_table(table)
+        positions = {c.name.lower(): i for i, c in enumerate(schema.columns)}
+        columns = tuple(positions.get(n.lower(), -1) for n in names)
+        if -1 in columns:
+            return None  # planned on an older version of the table
+        return core.storage.value_counts(schema, columns)
+
+    # ..................................................................... DDL
+
+    def ddl(self, statement: st.Statement) -> None:
+        """Run one bound DDL statement."""
+        if isinstance(statement, st.CreateTable):
+            self.create_table(statement)
+        elif isinstance(statement, st.CreateView):
+            self.create_view(statement.name, statement.text, replace=statement.replace)
+        elif isinstance(statement, st.AlterTable):
+            self.alter_table(statement)
+        elif isinstance(statement, st.CreateTableAs):
+            self.create_table_as(statement)
+        elif isinstance(statement, st.Drop):
+            if statement.kind == "view":
+                self.drop_view(statement.name, if_exists=statement.if_exists)
+            else:
+                self.drop_table(statement.name, if_exists=statement.if_exists)
+        else:
+            raise SqlError(f"unsupported statement {type(statement).__name__}")
+
+    def create_table(self, statement: st.CreateTable) -> None:
+        core = self.core
+        schema = statement.schema
+        core.catalog.check_new_name(schema.name)
+        with core.migration():
+            with core.storage.transaction():
+                core.storage.create_table(schema)
+                core.storage.add_statement("table", schema.name, statement.sql)
+            self._add_table(schema)
+
+    def _add_table(self, schema: TableSchema) -> None:
+        catalog = self.core.catalog
+        catalog.tables[schema.name.lower()] = schema
+        catalog.layouts[schema.name.lower()] = {schema.version: alter.identity(schema)}
+        self.core.graph.add_base(schema.name, schema.version)
+
+    def alter_table(self, statement: st.AlterTable) -> None:
+        """ALTER TABLE, applied at once and in O(1) (see rivulet/migrate/alter.py): views
+        planned before keep reading the table as it was; rows whose column changed type
+        are converted by the writes that touch them and by a background converter."""
+        core = self.core
+        core.check_open()
+        name = statement.change.old.name
+        core.lazy.finish(name.lower())  # one change at a time per table
+        with core.migration():
+            change = alter.plan_alter(core.catalog.require_table(name), parse_one(statement.sql))
+            self._check_readers(change)
+            with core.storage.transaction():
+                core.storage.alter(change.old, change.steps)
+                core.storage.add_statement("alter", change.old.name, statement.sql)
+            self._apply_schema_change(change)
+        core.lazy.start()
+
+    def _check_readers(self, change: alter.SchemaChange) -> None:
+        """Refuse to drop or convert a column that a view reads (its state would be wrong)."""
+        catalog = self.core.catalog
+        table = change.old.name.lower()
+        readers: dict[str, set[str]] = {}
+        for plan in catalog.views.values():
+            if is_adhoc(plan.name):
+                continue  # made again on its next use
+            # As built: narrowed to what the view reads (rivulet/plan/prune.py).
+            for (scanned, version), columns in scan_columns(prune(plan).root).items():
+                if scanned != table:
+                    continue
+                layout = catalog.layouts[table][version]
+                hit = {layout[c] for c in columns if layout[c] is not None} & change.changed
+                for position in hit:
+                    readers.setdefault(change.old.columns[position].name, set()).add(plan.name)
+        if readers:
+            column, views = sorted(readers.items())[0]
+            raise ProgramError(f"column {change.old.name}.{column} is read by view(s) "
+                               f"{', '.join(sorted(views))}: drop them first (dropping or "
+                               "converting the column would change their answers)")
+
+    def _apply_schema_change(self, change: alter.SchemaChange) -> None:
+        """The change in catalog and graph (storage has it already)."""
+        catalog = self.core.catalog
+        name = change.old.name.lower()
+        layouts = {v: alter.compose(layout, change.moved)
+                   for v, layout in catalog.layouts[name].items()}
+        layouts[change.new.version] = alter.identity(change.new)
+        catalog.layouts[name] = layouts
+        catalog.tables[name] = change.new
+        self._drop_adhoc_views_of(name)
+        self.core.graph.add_version(change.new.name, change.new.version, layouts)
+
+    def _drop_adhoc_views_of(self, table: str) -> None:
+        """Ad-hoc views reading ``table``: they are made again, on the table as it is now,
+        on their next use."""
+        users = {u.lower() for u in self.core.catalog.users_of_table(table)}
+        for key, view in list(self.adhoc.items()):
+            if view.name.lower() in users:
+                if view.name.lower() in self.views:
+                    self.uninstall_view(view.name)
+                del self.adhoc[key]
+
+    def create_table_as(self, statement: st.CreateTableAs) -> None:
+        """``CREATE TABLE ... AS SELECT``: the new table holds the SELECT's rows as of now,
+        copied key by key when first needed (see rivulet/migrate/copy.py)."""
+        core = self.core
+        core.check_open()
+        core.catalog.check_new_name(statement.plan.target.name)
+        # A table being copied is copied whole before another is split off it.
+        core.lazy.finish(statement.plan.source.lower(), conversions=False)
+        with core.migration():
+            plan = plan_copy(core.catalog, parse_one(statement.sql))
+            # Keys are copied by a lookup on the old table, and in order by the background
+            # pass: both read an index on the key (cheap if upqueries made one already).
+            self.ensure_index(plan.source, plan.source_key)
+            with core.storage.transaction():
+                core.storage.create_table(plan.target)
+                core.storage.create_tracking(plan.tracking, len(plan.target_key))
+                core.storage.add_statement("copy", plan.target.name, statement.sql)
+            self._add_table(plan.target)
+            core.lazy.copies[plan.target.name.lower()] = plan
+        core.lazy.start()
+
+    def create_view(self, name: str, sql: str, *, replace: bool = False) -> View:
+        """Add a view to the running program; it serves reads as soon as this returns."""
+        core = self.core
+        core.check_open()
+        core.limits.check_statement(sql)
+        query = parse_one(sql)
+        sql = sql.strip()
+        replacing = replace and core.catalog.view(name) is not None
+        if not replacing:
+            core.limits.check_new_view(len(self.views))
+            core.catalog.check_new_name(name)
+        plan = Planner(core.catalog).plan_view(name, query, sql)  # reject before any change
+        if replacing:
+            self.drop_view(name)
+        with core.migration():
+            view = self.install_view(plan)
+            fault_point("migration_build")
+            try:
+                with core.storage.transaction():
+                    core.storage.add_statement("view", name, sql)
+            except BaseException:
+                self.uninstall_view(name)
+                raise
+            fault_point("migration_commit")
+        return view
+
+    def install_view(self, plan: ir.ViewPlan) -> View:
+        """Build a planned view's dataflow and register its handle (under a migration)."""
+        core = self.core
+        name = plan.name.lower()
+        built = self.builder.build_view(plan)
+        core.bootstrap.run()  # full state deferred to Spark (held while restoring)
+        core.catalog.views[name] = plan
+        core.built[name] = built
+        view = self.views[name] = View(self.upqueries, built)
+        return view
+
+    def uninstall_view(self, name: str) -> None:
+        """Take a view's dataflow out of the graph and forget its handle."""
+        built = self.core.built.pop(name.lower())
+        self.builder.drop_view(built)
+        del self.core.catalog.views[name.lower()]
+        del self.views[name.lower()]
+
+    def drop_view(self, name: str, *, if_exists: bool = False) -> None:
+        core = self.core
+        if core.catalog.view(name) is None:
+            if if_exists:
+                return
+            raise ProgramError(f"unknown view {name!r}")
+        dependents = [
+            v.name for v in core.catalog.views.values()
+            if v.name.lower() != name.lower() and name.lower() in _view_sources(v.sql)
+        ]
+        if dependents:
+            raise ProgramError(f"view {name!r} is used by view(s) {', '.join(dependents)}")
+        with core.migration():
+            with core.storage.transaction():
+                core.storage.remove_statement("view", name)
+            self.uninstall_view(name)
+            for key, view in list(self.adhoc.items()):
+                if view.name.lower() == name.lower():
+                    del self.adhoc[key]
+
+    def drop_table(self, name: str, *, if_exists: bool = False) -> None:
+        core = self.core
+        schema = core.catalog.table(name)
+        if schema is None:
+            if if_exists:
+                return
+            raise ProgramError(f"unknown table {name!r}")
+        users = [v for v in core.catalog.users_of_table(name) if not is_adhoc(v)]
+        if users:
+            raise ProgramError(f"table {name!r} is used by view(s) {', '.join(users)}")
+        if any(p.source.lower() == name.lower() for p in core.lazy.copies.values()):
+            core.lazy.finish(name.lower())  # a table copied from it needs its rows
+        with core.migration():
+            self._drop_adhoc_views_of(name)
+            with core.storage.transaction():
+                core.storage.drop_table(schema)
+                for kind in ("table", "copy", "alter"):
+                    core.storage.remove_statement(kind, name)
+                copy = core.lazy.copies.pop(name.lower(), None)
+                if copy is not None:
+                    core.storage.drop_tracking(copy.tracking)
+            del core.catalog.tables[name.lower()]
+            del core.catalog.layouts[name.lower()]
+            core.graph.drop_base(name)
+
+    # ..................................................................... views
+
+    def view(self, name: str) -> View:
+        """The handle of view ``name``."""
+        self.core.check_open()
+        found = self.views.get(name.lower())
+        if found is None:
+            raise ProgramError(f"unknown view {name!r}")
+        return found
+
+    def names(self) -> list[str]:
+        """The program's views (not the ad-hoc ones), as named."""
+        views = list(self.views.values())  # a copy: views come and go on other threads
+        return [v.plan.name for v in views if not is_adhoc(v.plan.name)]
+
+    def is_current(self, view: View) -> bool:
+        """Whether ``view`` is still the program's view of its name (not dropped or
+        replaced since it was looked up)."""
+        return self.views.get(view.name.lower()) is view
+
+    def prepare(self, sql: str) -> View:
+        """The view that answers the ad-hoc SELECT ``sql``, made on first use.
+
+        Queries that differ only in the length of an ``IN (?, ...)`` list, or in spacing
+        and case, share one view (Noria's MySQL adapter does the same).
+        """
+        self.core.check_open()
+        view = self.adhoc.get(sql)
+        if view is None:
+            view = self.adhoc[sql] = self._adhoc_view(sql)
+        return view
+
+    def _adhoc_view(self, sql: str) -> View:
+        core = self.core
+        core.limits.check_statement(sql)
+        node = parse_one(sql)
+        if not isinstance(node, (exp.Select, exp.Union)):
+            raise SqlError("query() takes a SELECT statement")
+        for in_node in node.find_all(exp.In):
+            if in_node.expressions and all(isinstance(e, exp.Placeholder)
+                                           for e in in_node.expressions):
+                in_node.set("expressions", [exp.Placeholder()])
+        normalized = node.sql(dialect=DIALECT)
+        digest = hashlib.sha1(normalized.encode()).hexdigest()[:16]
+        name = f"{ADHOC_PREFIX}{digest}"
+        view = self.views.get(name)
+        if view is None:
+            # Planned before any change: a query that cannot be answered changes nothing.
+            plan = Planner(core.catalog).plan_view(name, node, normalized)
+            with core.migration():
+                view = self.views.get(name)
+                if view is None:
+                    core.limits.check_new_view(len(self.views))
+                    view = self.install_view(plan)
+        return view
+
+
+def _view_sources(sql: str) -> set[str]:
+    try:
+        return {t.name.lower() for t in parse_one(sql).find_all(exp.Table)}
+    except SqlError:
+        return set()

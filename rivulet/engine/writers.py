@@ -1,0 +1,174 @@
+"""Write statements compiled once: from a bound INSERT, UPDATE or DELETE to a function of
+its ``?`` values that makes the :class:`~rivulet.storage.writes.WriteRequest` to commit.
+
+Compiling (binding the WHERE, the assignments, the VALUES) takes far longer than the
+write itself, so every text is compiled once (:class:`WriteTexts`) and the MySQL server
+keeps one writer per statement shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from rivulet.bind import statements as st
+from rivulet.dataflow.compile import bound_predicate, value_function
+from rivulet.engine.limits import Limits
+from rivulet.errors import SqlError
+from rivulet.plan import ir
+from rivulet.plan.catalog import Catalog
+from rivulet.schema import Row, SchemaError, TableSchema, coerce_row, coerce_value
+from rivulet.storage.writes import WriteRequest
+
+#: Write statement texts whose compiled writers are kept (the first ones seen: an
+#: application's statements, not the literal-laden texts of one-off writes).
+WRITE_TEXTS_LIMIT = 10_000
+
+WriteStatement = st.Insert | st.Update | st.Delete
+Writer = Callable[[Sequence[Any]], WriteRequest]
+
+
+def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
+    """A bound write statement compiled once: a function from its ``?`` values to the
+    request to commit (rows checked against the schema, predicate bound)."""
+    expected = statement.param_count
+    table = statement.table
+    kinds = [c.kind for c in table.columns]
+    nullable = [c.nullable for c in table.columns]
+
+    def check(params: Sequence[Any]) -> tuple:
+        if len(params) != expected:
+            raise SqlError(f"statement takes {expected} parameter(s), got {len(params)}")
+        return tuple(params)
+
+    if isinstance(statement, st.Insert):
+        limits.check_batch(len(statement.rows))
+        values = {id(e): value_function(e, [], [], with_params=True)
+                  for row in statement.rows for e in row}
+        inserting = statement
+
+        def insert(params: Sequence[Any]) -> WriteRequest:
+            bound = check(params)
+            rows = st.insert_values(inserting, bound, lambda e, p: values[id(e)]((), p))
+            return WriteRequest(table, "insert", rows=check_rows(table, rows), params=bound,
+                                sql=inserting.sql)
+
+        return insert
+    predicate = bound_predicate(statement.where, kinds, nullable) if statement.where else None
+    key_values = None if statement.key_lookup is None else [
+        [value_function(e, [], [], with_params=True) for e in key]
+        for key in statement.key_lookup
+    ]
+    assign = assigner(table, statement.assignments) if isinstance(statement, st.Update) else None
+    sql = statement.sql
+
+    def change(params: Sequence[Any]) -> WriteRequest:
+        bound = check(params)
+        keys = None
+        if key_values is not None:
+            keys = [_coerce_key(table, tuple(f((), bound) for f in key)) for key in key_values]
+            keys = [k for k in keys if k is not None]
+        if assign is None:
+            return WriteRequest(table, "delete", predicate=predicate, keys=keys, params=bound,
+                                sql=sql)
+        return WriteRequest(table, "update", predicate=predicate, assign=assign, keys=keys,
+                            params=bound, sql=sql)
+
+    return change
+
+
+class WriteTexts:
+    """Writers by statement text: a text seen before is neither parsed nor bound again,
+    as long as its table is the version it was compiled for."""
+
+    def __init__(self, catalog: Catalog, limits: Limits) -> None:
+        self.catalog = catalog
+        self.limits = limits
+        self._writers: dict[str, tuple[TableSchema, Writer]] = {}
+
+    def known(self, sql: str) -> Writer | None:
+        """The writer of a text compiled before for its table as it is now."""
+        known = self._writers.get(sql)
+        if known is not None and self.catalog.tables.get(known[0].name.lower()) is known[0]:
+            return known[1]
+        return None
+
+    def writer(self, sql: str) -> Writer:
+        """The writer of an INSERT, UPDATE or DELETE text, compiled on first use."""
+        known = self.known(sql)
+        if known is not None:
+            return known
+        self.limits.check_statement(sql)
+        statement = st.bind_text(sql, self.catalog)
+        if not isinstance(statement, (st.Insert, st.Update, st.Delete)):
+            raise SqlError(f"not an INSERT, UPDATE or DELETE: {sql[:60]!r}")
+        return self.remember(sql, statement)
+
+    def remember(self, sql: str, statement: WriteStatement) -> Writer:
+        """Compile a bound write and keep it for its text."""
+        make = compile_writer(statement, self.limits)
+        if len(self._writers) < WRITE_TEXTS_LIMIT:
+            self._writers[sql] = (statement.table, make)
+        return make
+
+
+def check_rows(table: TableSchema, rows: Iterable[Any]) -> list[Row]:
+    """Every row checked against the schema; an error names the row (1-based) at fault.
+    An AUTO_INCREMENT column given NULL or no value holds 0 until the commit numbers it."""
+    checked = []
+    if table.auto_column is not None:
+        rows = _unnumbered(table, table.auto_column, rows)
+    try:
+        for row in rows:  # a list (an INSERT's values) as a tuple takes coerce_row's fast path
+            checked.append(coerce_row(table, tuple(row) if type(row) is list else row))
+    except SchemaError as exc:
+        raise SchemaError(f"row {len(checked) + 1}: {exc}") from None
+    return checked
+
+
+def carried(table: TableSchema, layout: tuple[int | None, ...], row: Row) -> list[Any]:
+    """A row of an older version of ``table`` in its newest columns (new ones take their
+    defaults)."""
+    values = [c.default for c in table.columns]
+    for value, position in zip(row, layout):
+        if position is not None:
+            values[position] = value
+    return values
+
+
+def assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], ...]
+             ) -> Callable[[Row, tuple], list[Any]]:
+    """An UPDATE's ``SET`` list compiled: the new row from the old one and the values."""
+    kinds = [c.kind for c in table.columns]
+    nullable = [c.nullable for c in table.columns]
+    fns = [(i, value_function(e, kinds, nullable, with_params=True)) for i, e in assignments]
+
+    def assign(row: Row, params: tuple) -> list[Any]:
+        out = list(row)
+        for i, fn in fns:
+            # MySQL evaluates single-table assignments left to right: `SET a = a + 1, b = a`
+            # gives b the new a (standard SQL, and SQLite, would give it the old one).
+            out[i] = fn(out, params)
+        return out
+
+    return assign
+
+
+def _unnumbered(table: TableSchema, column: int, rows: Iterable[Any]) -> Iterator[Any]:
+    """``rows`` with 0, the number-me mark, where the AUTO_INCREMENT ``column`` is NULL or
+    missing (a NULL would fail the column's NOT NULL check before the commit numbers it)."""
+    name = table.columns[column].name.lower()
+    for row in rows:
+        if isinstance(row, dict):
+            if next((v for k, v in row.items() if k.lower() == name), None) is None:
+                row = {**{k: v for k, v in row.items() if k.lower() != name}, name: 0}
+        elif len(row) > column and row[column] is None:
+            row = (*row[:column], 0, *row[column + 1:])
+        yield row
+
+
+def _coerce_key(table: TableSchema, key: tuple) -> tuple | None:
+    try:
+        return tuple(coerce_value(table.columns[i], v) for i, v in zip(table.primary_key, key))
+    except SchemaError:
+        return None
