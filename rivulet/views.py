@@ -14,7 +14,7 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from rivulet.dataflow import functions as F
+from rivulet import values as F
 from rivulet.dataflow.builder import BuiltView, sort_key_function
 from rivulet.dataflow.ops.base import Base
 from rivulet.dataflow.ops.filter import Filter

@@ -3,7 +3,7 @@
 Expressions are compiled once, when an operator is built, into the source of one Python
 lambda and ``eval``-ed: a generated ``lambda r: r[2] + 1`` runs several times faster than a
 tree of closures, and operators call these functions once per row. Semantics come from
-:mod:`rivulet.dataflow.functions` (MySQL's rules); the compiler only inlines the cases where
+:mod:`rivulet.values` (MySQL's rules); the compiler only inlines the cases where
 plain Python already agrees with them (a comparison of a column with a constant of the same
 kind, in a filter's top-level conjunction, where NULL and false are the same).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any, Callable, Sequence
 
-from rivulet.dataflow import functions as F
+from rivulet import values as F
 from rivulet.errors import SqlError
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.schema import NUMERIC_KINDS

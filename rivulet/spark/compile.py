@@ -15,7 +15,7 @@ cut to its LIMIT/OFFSET with hidden columns dropped. All of that happens on Spar
 finished rows come back, through Arrow.
 
 Ordering: rows are ordered by ORDER BY (NULLs first ascending, last descending, as
-``functions.sort_key``/``desc_key``), ties broken by the whole row ascending, exactly as the
+``values.sort_key``/``desc_key``), ties broken by the whole row ascending, exactly as the
 engine's top-k operator does (``builder.sort_key_function(tie_break=...)``), so a LIMIT cuts
 the same rows. (The engine's read-time sort leaves ties in storage order; this one is
 deterministic, which is one of the orders the engine may give.)

@@ -38,7 +38,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from rivulet.dataflow import functions as F
+from rivulet import values as F
 from rivulet.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
 
 Row = tuple
