@@ -64,7 +64,6 @@ from rivulet.plan.copy import plan_copy
 from rivulet.plan.planner import Planner
 from rivulet.plan.prune import prune
 from rivulet.plan.usage import scan_columns
-from rivulet.schema import Row, SchemaError, TableSchema, coerce_row, coerce_value
 from rivulet.spark.bootstrap import Bootstrapper, PlanRecordingBuilder
 from rivulet.sql import statements as st
 from rivulet.sql.parse import DIALECT, parse_one, split_statements
@@ -72,6 +71,7 @@ from rivulet.state.arrangement import key_function
 from rivulet.state.reader import KeyedReader
 from rivulet.storage.sqlite import SqliteStorage, page_cache_bytes
 from rivulet.unapplied import UnappliedBatches
+from rivulet.values.schema import Row, SchemaError, TableSchema, coerce_row, coerce_value
 from rivulet.views import View
 from rivulet.writes import WriteRequest
 

@@ -30,8 +30,8 @@ from typing import Any, Callable, Sequence
 
 from rivulet.database import Database
 from rivulet.errors import ProgramError
-from rivulet.schema import Row, TableSchema
 from rivulet.storage.sqlite import DB_FILE
+from rivulet.values.schema import Row, TableSchema
 from rivulet.writes import WriteRequest
 
 log = logging.getLogger("rivulet")

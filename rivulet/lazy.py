@@ -25,8 +25,8 @@ from rivulet.faults import fault_point
 from rivulet.plan.alter import replace_conversions
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.copy import CopyPlan
-from rivulet.schema import coerce_row
 from rivulet.storage.sqlite import SqliteStorage
+from rivulet.values.schema import coerce_row
 from rivulet.writes import WriteRequest
 
 log = logging.getLogger("rivulet")

@@ -21,8 +21,8 @@ from rivulet.dataflow.ops.filter import Filter
 from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.errors import ClosedError, RivuletError
-from rivulet.schema import FLOAT, INT, Column, SchemaError, coerce_value
 from rivulet.state.reader import KeyedReader, RangeReader
+from rivulet.values.schema import FLOAT, INT, Column, SchemaError, coerce_value
 
 if TYPE_CHECKING:
     from rivulet.database import Database

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 from rivulet import values as F
 from rivulet.errors import SqlError
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
-from rivulet.schema import NUMERIC_KINDS
+from rivulet.values.schema import NUMERIC_KINDS
 
 RowFn = Callable[[tuple], Any]
 

@@ -13,8 +13,8 @@ from sqlglot import exp
 
 from rivulet.errors import UnsupportedSqlError
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
-from rivulet.schema import BOOL, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
 from rivulet.sql.parse import error_at, position, unsupported
+from rivulet.values.schema import BOOL, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
 
 
 class Scope(Protocol):

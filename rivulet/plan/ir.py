@@ -32,7 +32,7 @@ class ColumnInfo:
     """What a plan knows of one output column."""
 
     name: str
-    kind: str | None  # a value kind from rivulet.schema; None when only NULL flows here
+    kind: str | None  # a value kind from rivulet.values.schema; None when only NULL flows here
     nullable: bool = True
 
 

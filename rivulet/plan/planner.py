@@ -17,8 +17,8 @@ from rivulet.errors import SqlError
 from rivulet.plan import ir
 from rivulet.plan.eager import push_down
 from rivulet.plan.expressions import is_aggregate, kind_of, translate, unify_kinds
-from rivulet.schema import DECIMAL, FLOAT, INT, TableSchema
 from rivulet.sql.parse import error_at, unsupported
+from rivulet.values.schema import DECIMAL, FLOAT, INT, TableSchema
 
 
 class Catalog(Protocol):

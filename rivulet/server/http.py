@@ -78,11 +78,11 @@ from rivulet.errors import (
     UpqueryTimeout,
 )
 from rivulet.limits import LimitError, Limits
-from rivulet.schema import TableSchema, coerce_value
 from rivulet.server import graphviz
 from rivulet.server.auth import UserStore
 from rivulet.server.metrics import CONTENT_TYPE, RequestCounter, render_metrics
 from rivulet.sql.parse import parse_one, split_statements
+from rivulet.values.schema import TableSchema, coerce_value
 from rivulet.views import NOT_READY, View
 
 log = logging.getLogger("rivulet.http")

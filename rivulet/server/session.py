@@ -24,7 +24,7 @@ from sqlglot import exp
 import rivulet
 from rivulet.errors import ProgramError
 from rivulet.plan.catalog import Catalog, is_adhoc
-from rivulet.schema import TableSchema
+from rivulet.values.schema import TableSchema
 
 if TYPE_CHECKING:
     from rivulet.database import Database

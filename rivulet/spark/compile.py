@@ -34,8 +34,6 @@ from pyspark.sql import types as T
 
 from rivulet.errors import RivuletError, SqlError
 from rivulet.plan import ir
-from rivulet.schema import DECIMAL, INT, SchemaError, coerce_value
-from rivulet.schema import Column as SchemaColumn
 from rivulet.spark.exprs import ExprCompiler, Typed, join_operands
 from rivulet.spark.values import (
     DEFAULT_DECIMAL_SCALE,
@@ -46,6 +44,8 @@ from rivulet.spark.values import (
     spark_type,
     to_kind,
 )
+from rivulet.values.schema import DECIMAL, INT, SchemaError, coerce_value
+from rivulet.values.schema import Column as SchemaColumn
 
 Row = tuple
 Tables = Mapping[str, DataFrame]

@@ -44,7 +44,6 @@ from rivulet import values as F
 from rivulet.errors import SqlError
 from rivulet.plan.expressions import unify_kinds
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
-from rivulet.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
 from rivulet.spark.values import (
     MAX_COMPUTED_SCALE,
     arrow_type,
@@ -53,6 +52,7 @@ from rivulet.spark.values import (
     spark_type,
     to_kind,
 )
+from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
 
 _EXACT = (INT, BOOL, DECIMAL)
 _NUMBERS = (INT, BOOL, DECIMAL, FLOAT)

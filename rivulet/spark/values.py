@@ -1,6 +1,6 @@
 """rivulet values <-> Spark and Arrow types.
 
-Every rivulet value kind (rivulet.schema) has exactly one Spark type and one Arrow type,
+Every rivulet value kind (rivulet.values.schema) has exactly one Spark type and one Arrow type,
 so a value that leaves the engine (a snapshot, a UDF argument) comes back as the same
 Python value:
 
@@ -39,7 +39,7 @@ import pyarrow as pa
 from pyspark.sql import types as T
 
 from rivulet import values as F
-from rivulet.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
+from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
 
 Row = tuple
 

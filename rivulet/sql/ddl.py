@@ -7,7 +7,8 @@ from dataclasses import replace
 from sqlglot import exp
 
 from rivulet.errors import SqlError
-from rivulet.schema import (
+from rivulet.sql.parse import DIALECT, error_at, unsupported
+from rivulet.values.schema import (
     BYTES,
     DECIMAL,
     INT,
@@ -18,7 +19,6 @@ from rivulet.schema import (
     TableSchema,
     coerce_value,
 )
-from rivulet.sql.parse import DIALECT, error_at, unsupported
 
 
 def table_schema(create: exp.Create) -> TableSchema:
