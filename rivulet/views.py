@@ -22,7 +22,7 @@ from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.errors import ClosedError, RivuletError
 from rivulet.state.reader import KeyedReader, RangeReader
-from rivulet.values.schema import FLOAT, INT, Column, SchemaError, coerce_value
+from rivulet.values.schema import FLOAT, INT, STR, Column, SchemaError, coerce_value
 
 if TYPE_CHECKING:
     from rivulet.database import Database
@@ -72,7 +72,7 @@ class View:
         self._finish = built.finish
         self._default = built.default_rows
         self._key_columns = [
-            Column(plan.root.columns[i].name, plan.root.columns[i].kind or "str")
+            Column(plan.root.columns[i].name, plan.root.columns[i].kind or STR)
             for i in plan.key
         ]
         #: Where the reader is keyed by part of the plan's key (``BuiltView.listed``):

@@ -30,6 +30,7 @@ from rivulet.plan.planner import Planner
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values.schema import (
     BOOL,
+    BYTES,
     DATE,
     DATETIME,
     DECIMAL,
@@ -43,7 +44,7 @@ from rivulet.values.schema import (
 
 #: SQL type of a computed column of a copied table, by value kind.
 _TYPES = {INT: "BIGINT", FLOAT: "DOUBLE", DECIMAL: "DECIMAL", STR: "TEXT", BOOL: "BOOLEAN",
-          DATE: "DATE", DATETIME: "DATETIME", "bytes": "BLOB"}
+          DATE: "DATE", DATETIME: "DATETIME", BYTES: "BLOB"}
 
 
 @dataclass(frozen=True)

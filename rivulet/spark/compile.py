@@ -44,7 +44,7 @@ from rivulet.spark.values import (
     spark_type,
     to_kind,
 )
-from rivulet.values.schema import DECIMAL, INT, SchemaError, coerce_value
+from rivulet.values.schema import DECIMAL, INT, STR, SchemaError, coerce_value
 from rivulet.values.schema import Column as SchemaColumn
 
 Row = tuple
@@ -441,7 +441,7 @@ def _values_by_param(plan: ir.ViewPlan, params: tuple) -> dict[Any, Any]:
 
 
 def _key_columns(plan: ir.ViewPlan) -> list[SchemaColumn]:
-    return [SchemaColumn(plan.root.columns[i].name, plan.root.columns[i].kind or "str")
+    return [SchemaColumn(plan.root.columns[i].name, plan.root.columns[i].kind or STR)
             for i in plan.key]
 
 
