@@ -135,7 +135,7 @@ def note_score(i: int) -> int:
 
 def alter_sql(db: Any) -> str:
     """The ALTER that toggles ``notes.score`` from its current type."""
-    from rivulet.schema import STR
+    from rivulet.values.schema import STR
 
     text = db.catalog.require_table("notes").columns[1].kind == STR
     return f"ALTER TABLE notes MODIFY score {'INT' if text else 'VARCHAR(12)'} NOT NULL"

@@ -213,7 +213,7 @@ def test_an_index_made_by_the_other_process_meanwhile_is_no_error(tmp_path: Any)
     """A primary and its replica's follower plan the same views at once (a server
     starting): each reads the table's indexes, then makes the one its upqueries need. The
     one that comes second finds it made, and goes on; the index exists once."""
-    from rivulet.schema import INT, Column, TableSchema
+    from rivulet.values.schema import INT, Column, TableSchema
     from rivulet.storage.sqlite import SqliteStorage
 
     schema = TableSchema("votes", (Column("id", INT), Column("story_id", INT)), (0,))

@@ -1,4 +1,4 @@
-"""Tests for rivulet.dataflow.functions: MySQL scalar semantics.
+"""Tests for rivulet.values: MySQL scalar semantics.
 
 Table-driven cases pin down each function, its NULL handling and the places where MySQL
 differs from SQLite; Hypothesis properties check ORDER BY keys against a reference
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rivulet.dataflow import functions as F
+from rivulet import values as F
 from rivulet.errors import SqlError
 
 NULL = None

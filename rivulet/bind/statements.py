@@ -18,9 +18,9 @@ from rivulet.plan.catalog import Catalog
 from rivulet.migrate.copy import CopyPlan, plan_copy
 from rivulet.plan.expressions import literal_value, translate
 from rivulet.plan.planner import conjuncts
-from rivulet.schema import TableSchema
 from rivulet.sql.ddl import table_schema
 from rivulet.sql.parse import DIALECT, error_at, parse_one, unsupported, view_query_text
+from rivulet.values.schema import TableSchema
 
 
 @dataclass(frozen=True)

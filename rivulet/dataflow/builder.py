@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from rivulet.dataflow import functions as F
+from rivulet import values as F
 from rivulet.dataflow.compile import predicate_function, row_function
 from rivulet.dataflow.graph import Graph
 from rivulet.dataflow.ops.aggregate import Aggregate

@@ -3,7 +3,7 @@
 Expressions are compiled once, when an operator is built, into the source of one Python
 lambda and ``eval``-ed: a generated ``lambda r: r[2] + 1`` runs several times faster than a
 tree of closures, and operators call these functions once per row. Semantics come from
-:mod:`rivulet.dataflow.functions` (MySQL's rules); the compiler only inlines the cases where
+:mod:`rivulet.values` (MySQL's rules); the compiler only inlines the cases where
 plain Python already agrees with them (a comparison of a column with a constant of the same
 kind, in a filter's top-level conjunction, where NULL and false are the same).
 """
@@ -13,10 +13,10 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any, Callable, Sequence
 
-from rivulet.dataflow import functions as F
+from rivulet import values as F
 from rivulet.errors import SqlError
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
-from rivulet.schema import NUMERIC_KINDS
+from rivulet.values.schema import NUMERIC_KINDS, Kind
 
 RowFn = Callable[[tuple], Any]
 
@@ -31,7 +31,7 @@ _PY_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge
 class _Codegen:
     """Builds the source of one expression; constants go into a namespace, not the text."""
 
-    def __init__(self, kinds: Sequence[str | None], nullable: Sequence[bool]) -> None:
+    def __init__(self, kinds: Sequence[Kind | None], nullable: Sequence[bool]) -> None:
         self.kinds = kinds
         self.nullable = nullable
         self.namespace: dict[str, Any] = {"F": F}
@@ -146,7 +146,7 @@ def _build(source: str, gen: _Codegen) -> Callable[..., Any]:
 
 
 def row_function(
-    exprs: Sequence[Expr], kinds: Sequence[str | None], nullable: Sequence[bool]
+    exprs: Sequence[Expr], kinds: Sequence[Kind | None], nullable: Sequence[bool]
 ) -> Callable[[tuple], tuple]:
     """A function computing the output row of a projection."""
     if not exprs:
@@ -163,7 +163,7 @@ def row_function(
 
 
 def predicate_function(
-    expr: Expr, kinds: Sequence[str | None], nullable: Sequence[bool]
+    expr: Expr, kinds: Sequence[Kind | None], nullable: Sequence[bool]
 ) -> Callable[[tuple], Any]:
     """A function whose truth says whether a row passes ``expr`` (a WHERE or ON condition)."""
     gen = _Codegen(kinds, nullable)
@@ -171,7 +171,7 @@ def predicate_function(
 
 
 def value_function(
-    expr: Expr, kinds: Sequence[str | None], nullable: Sequence[bool], *, with_params: bool = False
+    expr: Expr, kinds: Sequence[Kind | None], nullable: Sequence[bool], *, with_params: bool = False
 ) -> Callable[..., Any]:
     """A function computing one value from a row (and, for writes, the statement's params)."""
     gen = _Codegen(kinds, nullable)
@@ -180,7 +180,7 @@ def value_function(
 
 
 def bound_predicate(
-    expr: Expr, kinds: Sequence[str | None], nullable: Sequence[bool]
+    expr: Expr, kinds: Sequence[Kind | None], nullable: Sequence[bool]
 ) -> Callable[[tuple, tuple], Any]:
     """A predicate over a row and the statement's ``?`` values (UPDATE/DELETE ... WHERE)."""
     gen = _Codegen(kinds, nullable)

@@ -25,8 +25,8 @@ from rivulet.engine.propagate import CommittedBatch, Propagation
 from rivulet.engine.writers import WriteTexts, carried, check_rows, compile_writer
 from rivulet.errors import ClosedError, ConstraintError, ProgramError, RivuletError, StorageError
 from rivulet.faults import fault_point
-from rivulet.schema import Row
 from rivulet.storage.writes import WriteRequest
+from rivulet.values.schema import Row
 
 #: Bulk imports of at least this many rows (and of at least the rows stored) rebuild the
 #: table's secondary indexes at the end instead of updating them row by row.

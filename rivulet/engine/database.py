@@ -44,11 +44,11 @@ from rivulet.engine.writers import WriteTexts, check_rows, compile_writer
 from rivulet.errors import ProgramError, SqlError, StorageError
 from rivulet.migrate.lazy import LazyWork
 from rivulet.plan.catalog import Catalog
-from rivulet.schema import Row, TableSchema
 from rivulet.spark.bootstrap import Bootstrapper, PlanRecordingBuilder
 from rivulet.sql.parse import split_statements
 from rivulet.storage.sqlite import SqliteStorage, page_cache_bytes
 from rivulet.storage.writes import WriteRequest
+from rivulet.values.schema import Row, TableSchema
 
 if TYPE_CHECKING:
     from rivulet.spark.session import SparkConfig

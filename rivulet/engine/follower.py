@@ -34,10 +34,10 @@ from rivulet.engine.program import Program
 from rivulet.engine.propagate import CommittedBatch
 from rivulet.engine.upquery import Upqueries
 from rivulet.errors import ProgramError
-from rivulet.schema import Row, TableSchema
 from rivulet.spark.bootstrap import PlanRecordingBuilder
 from rivulet.storage.sqlite import DB_FILE
 from rivulet.storage.writes import WriteRequest
+from rivulet.values.schema import Row, TableSchema
 
 log = logging.getLogger("rivulet")
 

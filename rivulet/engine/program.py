@@ -29,9 +29,9 @@ from rivulet.plan.catalog import ADHOC_PREFIX, is_adhoc
 from rivulet.plan.planner import Planner
 from rivulet.plan.prune import prune
 from rivulet.plan.usage import scan_columns
-from rivulet.schema import TableSchema
 from rivulet.spark.bootstrap import PlanRecordingBuilder
 from rivulet.sql.parse import DIALECT, parse_one
+from rivulet.values.schema import TableSchema
 
 log = logging.getLogger("rivulet")
 

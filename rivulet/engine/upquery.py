@@ -22,9 +22,9 @@ from rivulet.dataflow.graph import Graph
 from rivulet.engine.core import Core
 from rivulet.errors import ClosedError, ProgramError, UpqueryTimeout
 from rivulet.plan import ir
-from rivulet.schema import Row
 from rivulet.state.arrangement import key_function
 from rivulet.state.reader import KeyedReader
+from rivulet.values.schema import Row
 
 log = logging.getLogger("rivulet")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Iterable, Sequence
 
-from rivulet.dataflow import functions as F
+from rivulet import values as F
 from rivulet.dataflow.builder import BuiltView, sort_key_function
 from rivulet.dataflow.ops.base import Base
 from rivulet.dataflow.ops.filter import Filter
@@ -22,8 +22,8 @@ from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.engine.upquery import BUSY, Upqueries
 from rivulet.errors import ClosedError, RivuletError
-from rivulet.schema import FLOAT, INT, Column, SchemaError, coerce_value
 from rivulet.state.reader import KeyedReader, RangeReader
+from rivulet.values.schema import FLOAT, INT, STR, Column, SchemaError, coerce_value
 
 Row = tuple
 
@@ -70,7 +70,7 @@ class View:
         self._finish = built.finish
         self._default = built.default_rows
         self._key_columns = [
-            Column(plan.root.columns[i].name, plan.root.columns[i].kind or "str")
+            Column(plan.root.columns[i].name, plan.root.columns[i].kind or STR)
             for i in plan.key
         ]
         #: Where the reader is keyed by part of the plan's key (``BuiltView.listed``):

@@ -17,8 +17,8 @@ from rivulet.engine.limits import Limits
 from rivulet.errors import SqlError
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
-from rivulet.schema import Row, SchemaError, TableSchema, coerce_row, coerce_value
 from rivulet.storage.writes import WriteRequest
+from rivulet.values.schema import Row, SchemaError, TableSchema, coerce_row, coerce_value
 
 #: Write statement texts whose compiled writers are kept (the first ones seen: an
 #: application's statements, not the literal-laden texts of one-off writes).

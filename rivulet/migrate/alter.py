@@ -24,9 +24,12 @@ from typing import Any, Callable, Iterable
 
 from sqlglot import exp
 
-from rivulet.dataflow.functions import CASTS
 from rivulet.errors import SqlError
-from rivulet.schema import (
+from rivulet.sql.ddl import column_definition, declares_unique, default_value
+from rivulet.sql.parse import error_at, unsupported
+from rivulet.storage.base import AddStored, RenameStored
+from rivulet.values import CASTS
+from rivulet.values.schema import (
     BOOL,
     BYTES,
     DATE,
@@ -40,9 +43,6 @@ from rivulet.schema import (
     TableSchema,
     decimal_limit,
 )
-from rivulet.sql.ddl import column_definition, declares_unique, default_value
-from rivulet.sql.parse import error_at, unsupported
-from rivulet.storage.base import AddStored, RenameStored
 
 #: Positions of an older table version's columns in the newest version's rows (None: a
 #: column dropped since, read as NULL; no view of that version reads it).

@@ -27,8 +27,10 @@ from sqlglot import exp
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.planner import Planner
-from rivulet.schema import (
+from rivulet.sql.parse import error_at, unsupported
+from rivulet.values.schema import (
     BOOL,
+    BYTES,
     DATE,
     DATETIME,
     DECIMAL,
@@ -39,11 +41,10 @@ from rivulet.schema import (
     Column,
     TableSchema,
 )
-from rivulet.sql.parse import error_at, unsupported
 
 #: SQL type of a computed column of a copied table, by value kind.
 _TYPES = {INT: "BIGINT", FLOAT: "DOUBLE", DECIMAL: "DECIMAL", STR: "TEXT", BOOL: "BOOLEAN",
-          DATE: "DATE", DATETIME: "DATETIME", "bytes": "BLOB"}
+          DATE: "DATE", DATETIME: "DATETIME", BYTES: "BLOB"}
 
 
 @dataclass(frozen=True)

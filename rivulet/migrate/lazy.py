@@ -23,11 +23,11 @@ from typing import Any, Callable
 from rivulet.errors import ClosedError
 from rivulet.faults import fault_point
 from rivulet.migrate.alter import replace_conversions
-from rivulet.plan.catalog import Catalog
 from rivulet.migrate.copy import CopyPlan
-from rivulet.schema import coerce_row
+from rivulet.plan.catalog import Catalog
 from rivulet.storage.sqlite import SqliteStorage
 from rivulet.storage.writes import WriteRequest
+from rivulet.values.schema import coerce_row
 
 log = logging.getLogger("rivulet")
 

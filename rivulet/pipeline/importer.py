@@ -1,7 +1,7 @@
 """Bulk import into a base table through Spark (``rivulet import``).
 
 Spark reads the source (CSV, Parquet, JSON lines, or a JDBC query) in parallel and does
-the per-value parsing; every row is then checked by :func:`rivulet.schema.coerce_row`, the
+the per-value parsing; every row is then checked by :func:`rivulet.values.schema.coerce_row`, the
 function every normal write goes through, so an import accepts and rejects exactly what
 ``insert_many`` would (types, integer ranges, NOT NULL, string lengths), with the same
 messages; duplicate primary keys (against stored rows, or earlier in the import) are
@@ -75,8 +75,8 @@ from rich.progress import (
 from rich.text import Text
 
 from rivulet.errors import RivuletError, SchemaError
-from rivulet.schema import BYTES, FLOAT, INT, STR, Row, TableSchema, coerce_row, coerce_value
-from rivulet.schema import Column as SchemaColumn
+from rivulet.values.schema import BYTES, FLOAT, INT, STR, Row, TableSchema, coerce_row, coerce_value
+from rivulet.values.schema import Column as SchemaColumn
 
 if TYPE_CHECKING:
     from rivulet.engine.database import Database

@@ -7,7 +7,7 @@ from typing import Any
 
 from rivulet.errors import ProgramError
 from rivulet.plan.ir import ViewPlan
-from rivulet.schema import TableSchema
+from rivulet.values.schema import TableSchema
 
 RESERVED_PREFIX = "_rivulet"
 #: Views made for ad-hoc SELECTs (``db.query``, the MySQL server) are named with this prefix:

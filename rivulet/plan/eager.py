@@ -40,7 +40,7 @@ from typing import Callable
 
 from rivulet.plan import ir
 from rivulet.plan.prune import remap
-from rivulet.schema import FLOAT, INT
+from rivulet.values.schema import FLOAT, INT
 
 #: The primary key (column positions) of a scanned table version; ``()`` when it has none.
 PrimaryKey = Callable[[ir.Scan], tuple[int, ...]]

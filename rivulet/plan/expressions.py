@@ -13,8 +13,8 @@ from sqlglot import exp
 
 from rivulet.errors import UnsupportedSqlError
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
-from rivulet.schema import BOOL, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
 from rivulet.sql.parse import error_at, position, unsupported
+from rivulet.values.schema import BOOL, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
 
 
 class Scope(Protocol):
@@ -263,7 +263,7 @@ _INT_FUNCTIONS = {"LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE", "INSTR"
 _FIRST_ARG_FUNCTIONS = {"ABS", "ROUND", "neg", "COALESCE", "IFNULL", "NULLIF", "GREATEST", "LEAST"}
 
 
-def kind_of(expr: Expr, input_kinds: list[str | None]) -> str | None:
+def kind_of(expr: Expr, input_kinds: list[Kind | None]) -> Kind | None:
     """The value kind ``expr`` produces, given the kinds of its input columns."""
     if isinstance(expr, Col):
         return input_kinds[expr.index]
@@ -300,7 +300,7 @@ def kind_of(expr: Expr, input_kinds: list[str | None]) -> str | None:
     return None
 
 
-def unify_kinds(kinds: list[str | None]) -> str | None:
+def unify_kinds(kinds: list[Kind | None]) -> Kind | None:
     """The kind of a value that may come from any of ``kinds`` (numeric widening)."""
     present = {k for k in kinds if k is not None}
     if not present:

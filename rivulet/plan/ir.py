@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Callable
 
+from rivulet.values.schema import Kind
+
 # --------------------------------------------------------------------------- columns
 
 
@@ -32,7 +34,7 @@ class ColumnInfo:
     """What a plan knows of one output column."""
 
     name: str
-    kind: str | None  # a value kind from rivulet.schema; None when only NULL flows here
+    kind: Kind | None  # None when only NULL flows here
     nullable: bool = True
 
 
@@ -61,7 +63,7 @@ class Lit(Expr):
     """A constant. The kind is kept so that ``1`` and ``1.0`` and ``TRUE`` stay distinct."""
 
     value: Any
-    kind: str | None = None
+    kind: Kind | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,4 +352,6 @@ def _signature(value: Any) -> str:
         return f"{type(value).__name__}({parts})"
     if isinstance(value, tuple):
         return "(" + ",".join(_signature(v) for v in value) + ")"
+    if isinstance(value, str) and type(value) is not str:  # a Kind: as the plain string it is,
+        return repr(str(value))  # so that signatures stay what they were before Kind was an enum
     return repr(value)

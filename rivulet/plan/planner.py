@@ -17,8 +17,8 @@ from rivulet.errors import SqlError
 from rivulet.plan import ir
 from rivulet.plan.eager import push_down
 from rivulet.plan.expressions import is_aggregate, kind_of, translate, unify_kinds
-from rivulet.schema import DECIMAL, FLOAT, INT, TableSchema
 from rivulet.sql.parse import error_at, unsupported
+from rivulet.values.schema import BOOL, DECIMAL, FLOAT, INT, Kind, TableSchema
 
 
 class Catalog(Protocol):
@@ -812,13 +812,13 @@ def _nullable(e: ir.Expr, columns: tuple[ir.ColumnInfo, ...]) -> bool:
     return True
 
 
-def _agg_kind(call: ir.AggCall, columns: tuple[ir.ColumnInfo, ...]) -> str | None:
+def _agg_kind(call: ir.AggCall, columns: tuple[ir.ColumnInfo, ...]) -> Kind | None:
     if call.fn == "count":
         return INT
     kind = columns[call.arg].kind if call.arg is not None else None
     if call.fn == "avg":
         return DECIMAL if kind == DECIMAL else FLOAT
-    if call.fn == "sum" and kind == "bool":
+    if call.fn == "sum" and kind == BOOL:
         return INT
     return kind
 

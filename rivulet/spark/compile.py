@@ -15,7 +15,7 @@ cut to its LIMIT/OFFSET with hidden columns dropped. All of that happens on Spar
 finished rows come back, through Arrow.
 
 Ordering: rows are ordered by ORDER BY (NULLs first ascending, last descending, as
-``functions.sort_key``/``desc_key``), ties broken by the whole row ascending, exactly as the
+``values.sort_key``/``desc_key``), ties broken by the whole row ascending, exactly as the
 engine's top-k operator does (``builder.sort_key_function(tie_break=...)``), so a LIMIT cuts
 the same rows. (The engine's read-time sort leaves ties in storage order; this one is
 deterministic, which is one of the orders the engine may give.)
@@ -34,8 +34,6 @@ from pyspark.sql import types as T
 
 from rivulet.errors import RivuletError, SqlError
 from rivulet.plan import ir
-from rivulet.schema import DECIMAL, INT, SchemaError, coerce_value
-from rivulet.schema import Column as SchemaColumn
 from rivulet.spark.exprs import ExprCompiler, Typed, join_operands
 from rivulet.spark.values import (
     DEFAULT_DECIMAL_SCALE,
@@ -46,6 +44,8 @@ from rivulet.spark.values import (
     spark_type,
     to_kind,
 )
+from rivulet.values.schema import DECIMAL, INT, STR, SchemaError, coerce_value
+from rivulet.values.schema import Column as SchemaColumn
 
 Row = tuple
 Tables = Mapping[str, DataFrame]
@@ -441,7 +441,7 @@ def _values_by_param(plan: ir.ViewPlan, params: tuple) -> dict[Any, Any]:
 
 
 def _key_columns(plan: ir.ViewPlan) -> list[SchemaColumn]:
-    return [SchemaColumn(plan.root.columns[i].name, plan.root.columns[i].kind or "str")
+    return [SchemaColumn(plan.root.columns[i].name, plan.root.columns[i].kind or STR)
             for i in plan.key]
 
 

@@ -1,7 +1,7 @@
 """IR expressions to Spark columns, with the engine's (MySQL's) semantics.
 
 One expression tree, two executors: the engine evaluates an IR expression with the
-functions of :mod:`rivulet.dataflow.functions`; this module turns the same tree into a
+functions of :mod:`rivulet.values`; this module turns the same tree into a
 Spark ``Column``. Each operator is compiled natively only where Spark's built-in does
 exactly what the engine's function does for the argument kinds at hand (``int + int``,
 comparisons within one family of kinds, three-valued AND/OR, ``LIKE`` with a constant
@@ -40,11 +40,10 @@ from pyspark.sql import Column
 from pyspark.sql import functions as SF
 from pyspark.sql import types as T
 
-from rivulet.dataflow import functions as F
+from rivulet import values as F
 from rivulet.errors import SqlError
 from rivulet.plan.expressions import unify_kinds
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
-from rivulet.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
 from rivulet.spark.values import (
     MAX_COMPUTED_SCALE,
     arrow_type,
@@ -53,6 +52,7 @@ from rivulet.spark.values import (
     spark_type,
     to_kind,
 )
+from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
 
 _EXACT = (INT, BOOL, DECIMAL)
 _NUMBERS = (INT, BOOL, DECIMAL, FLOAT)
@@ -141,7 +141,7 @@ def _engine_function(fn: str) -> Callable[..., Any]:
 
 
 def number_kind(kind: str | None) -> str | None:
-    """The kind ``functions.to_number`` gives a value of ``kind``."""
+    """The kind ``values.to_number`` gives a value of ``kind``."""
     if kind in (INT, BOOL):
         return INT
     if kind in (FLOAT, DECIMAL, None):
@@ -197,7 +197,7 @@ def _unified(args: Sequence[Typed]) -> tuple[str | None, int]:
 
 
 def result_kind(fn: str, args: Sequence[Typed], exprs: Sequence[Expr]) -> tuple[str | None, int]:
-    """The kind (and decimal scale) of the values ``functions.<fn>`` returns for arguments
+    """The kind (and decimal scale) of the values ``values.<fn>`` returns for arguments
     of these kinds: the engine's run-time typing, written down statically."""
     kinds = [a.kind for a in args]
     if fn in _PREDICATES or fn in _INT_FUNCTIONS:
@@ -337,7 +337,7 @@ class ExprCompiler:
     # ..................................................................... conversions
 
     def truth(self, t: Typed) -> Column:
-        """``functions.truth``: a value in a boolean context."""
+        """``values.truth``: a value in a boolean context."""
         if t.predicate:
             return t.column
         if t.kind is None:
@@ -349,7 +349,7 @@ class ExprCompiler:
         return SF.when(t.column.isNotNull(), SF.lit(True))  # a date is a nonzero number
 
     def number(self, t: Typed) -> Typed:
-        """``functions.to_number``: a value in a numeric context."""
+        """``values.to_number``: a value in a numeric context."""
         kind = number_kind(t.kind)
         if t.predicate:
             return Typed(t.value(), INT)
@@ -363,7 +363,7 @@ class ExprCompiler:
         return Typed(self.udf(F.to_number, [t.column], kind, scale), kind, scale)
 
     def double(self, t: Typed) -> Column:
-        """A value as MySQL's DOUBLE comparison operand (``functions._as_float``)."""
+        """A value as MySQL's DOUBLE comparison operand (``values.as_float``)."""
         n = self.number(t)
         if n.kind == FLOAT:
             return n.column
@@ -456,7 +456,7 @@ def _family(kind: str | None) -> str:
 
 
 def _operands(c: ExprCompiler, a: Typed, b: Typed) -> tuple[Column, Column] | None:
-    """Two comparison operands converted as ``functions._coerce`` converts them, or None
+    """Two comparison operands converted as ``values.coerce_pair`` converts them, or None
     where the conversion depends on the values (a date against a string)."""
     fa, fb = _family(INT if a.predicate else a.kind), _family(INT if b.predicate else b.kind)
     if fa == fb:
@@ -547,7 +547,7 @@ def _is_not_null(c: ExprCompiler, args: list[Typed], _exprs: Sequence[Expr]) -> 
 
 def _in(c: ExprCompiler, args: list[Typed], exprs: Sequence[Expr]) -> Typed | None:
     """``v IN (...)`` is the OR of ``v = item``: true if one is; else NULL if v or an item
-    is NULL; else false (``functions.in_list``)."""
+    is NULL; else false (``values.in_list``)."""
     eq = _comparison("eq")
     out: Column | None = None
     for item in args[1:]:
@@ -567,7 +567,7 @@ def _between(c: ExprCompiler, args: list[Typed], exprs: Sequence[Expr]) -> Typed
 
 
 def like_pattern(pattern: str, escape: str = "\\") -> str:
-    """A LIKE pattern as Spark's LIKE reads it, meaning what ``functions.like`` means: the
+    """A LIKE pattern as Spark's LIKE reads it, meaning what ``values.like`` means: the
     escape character makes any next character literal and is literal at the end (Spark
     accepts an escape only before ``%``, ``_`` and itself)."""
     out: list[str] = []
@@ -752,7 +752,7 @@ def _date(c: ExprCompiler, args: list[Typed], _exprs: Sequence[Expr]) -> Typed |
 
 
 def _cast(kind: str, sources: tuple[str, ...]) -> Native:
-    """CASTs Spark does exactly like ``functions.cast_*`` for these source kinds."""
+    """CASTs Spark does exactly like ``values.cast_*`` for these source kinds."""
 
     def compile_(c: ExprCompiler, args: list[Typed], _exprs: Sequence[Expr]) -> Typed | None:
         a = args[0]

@@ -49,10 +49,10 @@ from pyspark.sql import types as T
 from rivulet.errors import RivuletError
 from rivulet.migrate.alter import program_tables, replace_conversions
 from rivulet.plan.catalog import Catalog
-from rivulet.schema import DATE, DATETIME, DECIMAL, TableSchema
 from rivulet.spark.values import arrow_type, fit_decimal, spark_type
 from rivulet.bind import statements as st
 from rivulet.storage.sqlite import convert_all, copy_database
+from rivulet.values.schema import DATE, DATETIME, DECIMAL, TableSchema
 
 DB_FILE = "rivulet.db"
 MANIFEST = "snapshot.json"

@@ -1,6 +1,6 @@
 """rivulet values <-> Spark and Arrow types.
 
-Every rivulet value kind (rivulet.schema) has exactly one Spark type and one Arrow type,
+Every rivulet value kind (rivulet.values.schema) has exactly one Spark type and one Arrow type,
 so a value that leaves the engine (a snapshot, a UDF argument) comes back as the same
 Python value:
 
@@ -38,8 +38,8 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from rivulet.dataflow import functions as F
-from rivulet.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
+from rivulet import values as F
+from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
 
 Row = tuple
 
@@ -53,7 +53,7 @@ _DECIMAL_LIMIT = decimal.Decimal(10) ** DECIMAL_PRECISION
 _EXACT = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP)
 
 
-def spark_type(kind: str | None, scale: int | None = None) -> T.DataType:
+def spark_type(kind: Kind | None, scale: int | None = None) -> T.DataType:
     """The Spark type holding values of ``kind``."""
     if kind in (INT, BOOL):
         return T.LongType()
@@ -74,7 +74,7 @@ def spark_type(kind: str | None, scale: int | None = None) -> T.DataType:
     raise TypeError(f"no Spark type for value kind {kind!r}")
 
 
-def arrow_type(kind: str | None, scale: int | None = None) -> pa.DataType:
+def arrow_type(kind: Kind | None, scale: int | None = None) -> pa.DataType:
     """The Arrow type holding values of ``kind`` (the same as Spark's, see the table)."""
     if kind in (INT, BOOL):
         return pa.int64()
@@ -99,7 +99,7 @@ def _scale(scale: int | None) -> int:
     return DEFAULT_DECIMAL_SCALE if scale is None else max(0, min(scale, DECIMAL_PRECISION))
 
 
-def kind_of_type(data_type: T.DataType) -> str | None:
+def kind_of_type(data_type: T.DataType) -> Kind | None:
     """The rivulet kind of a Spark column (``bool`` columns read back as ``int``)."""
     if isinstance(data_type, (T.LongType, T.IntegerType, T.ShortType, T.ByteType)):
         return INT
@@ -138,7 +138,7 @@ def fit_decimal(value: decimal.Decimal, scale: int | None) -> decimal.Decimal:
     return q
 
 
-def to_kind(value: Any, kind: str | None, scale: int | None = None) -> Any:
+def to_kind(value: Any, kind: Kind | None, scale: int | None = None) -> Any:
     """``value`` (any SQL value) as a value of ``kind``, converted as MySQL converts in
     that context; used where a result's Python type may differ from the column's kind."""
     if value is None or kind is None:

@@ -7,7 +7,9 @@ from dataclasses import replace
 from sqlglot import exp
 
 from rivulet.errors import SqlError
-from rivulet.schema import (
+from rivulet.sql.parse import DIALECT, error_at, unsupported
+from rivulet.values.schema import (
+    BOOL,
     BYTES,
     DECIMAL,
     INT,
@@ -18,7 +20,6 @@ from rivulet.schema import (
     TableSchema,
     coerce_value,
 )
-from rivulet.sql.parse import DIALECT, error_at, unsupported
 
 
 def table_schema(create: exp.Create) -> TableSchema:
@@ -104,7 +105,7 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
     sql_type = dtype.sql(dialect=DIALECT)
     kind = SQL_TYPE_KINDS.get(type_name.upper())
     if type_name.upper() == "TINYINT" and _params(dtype) == [1]:
-        kind = "bool"
+        kind = BOOL
     if kind is None:
         raise unsupported(dtype, f"column type {sql_type}")
     params = _params(dtype)
@@ -135,7 +136,7 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
             continue
         else:
             raise unsupported(constraint, "column constraint")
-    bounds = INT_RANGES.get(type_name.upper()) if kind == "int" else None
+    bounds = INT_RANGES.get(type_name.upper()) if kind == INT else None
     column = Column(name, kind, nullable, None, length, scale, bounds=bounds, sql_type=sql_type,
                     auto_increment=auto, precision=precision)
     if default is not None:

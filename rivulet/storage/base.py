@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from rivulet.schema import Column, Row, TableSchema
+from rivulet.values.schema import Column, Row, TableSchema
 
 RowId = Any
 

@@ -29,8 +29,19 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from rivulet.errors import ConstraintError, StorageError
-from rivulet.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Row, TableSchema
 from rivulet.storage.base import AddStored, ProgramStatement, RenameStored, RowId, Storage
+from rivulet.values.schema import (
+    BOOL,
+    BYTES,
+    DATE,
+    DATETIME,
+    DECIMAL,
+    FLOAT,
+    INT,
+    STR,
+    Row,
+    TableSchema,
+)
 
 DB_FILE = "rivulet.db"
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from rivulet.errors import RivuletError, SchemaError
-from rivulet.schema import Row, TableSchema, coerce_row
 from rivulet.state.arrangement import Delta
 from rivulet.storage.base import RowId, Storage
+from rivulet.values.schema import Row, TableSchema, coerce_row
 
 
 @dataclass

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from rivulet.dataflow.functions import div
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
 from rivulet.plan.ir import AggCall
 from rivulet.state.arrangement import Delta, Row, key_function
 from rivulet.state.groups import KeyedGroups
+from rivulet.values import div
 
 
 class Accumulator:

@@ -40,8 +40,8 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
 from rivulet.plan import ir
-from rivulet.schema import DECIMAL
 from rivulet.spark.values import fit_decimal, kind_of_type, scale_of_type, to_kind
+from rivulet.values.schema import DECIMAL
 
 Row = tuple
 

@@ -47,8 +47,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rivulet.errors import RivuletError
-from rivulet.schema import BOOL, TableSchema
 from rivulet.spark.values import arrow_type
+from rivulet.values.schema import BOOL, TableSchema
 
 log = logging.getLogger("rivulet.pipeline.streaming")
 

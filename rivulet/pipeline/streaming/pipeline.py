@@ -58,7 +58,6 @@ from rivulet.dataflow.builder import default_rows
 from rivulet.dataflow.graph import random_keys
 from rivulet.engine.lag import LagHistogram
 from rivulet.plan import ir
-from rivulet.schema import TableSchema
 from rivulet.spark.compile import name as column_name
 from rivulet.spark.snapshot import Snapshot, spark_schema, take_snapshot
 from rivulet.pipeline.streaming import keyed as K
@@ -67,6 +66,7 @@ from rivulet.pipeline.streaming.log import LogShipper, StreamingError, wait_unti
 from rivulet.pipeline.streaming.sink import SinkStore
 from rivulet.spark.values import rows_from_arrow, spark_type, to_kind
 from rivulet.state.reader import KeyedReader, RangeReader
+from rivulet.values.schema import TableSchema
 
 log = logging.getLogger("rivulet.pipeline.streaming")
 

@@ -36,7 +36,6 @@ from pyspark.sql import types as T
 
 from rivulet.dataflow.compile import predicate_function, row_function
 from rivulet.plan import ir
-from rivulet.schema import DECIMAL
 from rivulet.spark.compile import (
     PlanCompiler,
     _aggregate_argument,
@@ -47,6 +46,7 @@ from rivulet.spark.compile import (
 from rivulet.spark.exprs import ExprCompiler
 from rivulet.pipeline.streaming import keyed as K
 from rivulet.spark.values import DEFAULT_DECIMAL_SCALE, spark_type
+from rivulet.values.schema import DECIMAL
 
 Row = tuple
 

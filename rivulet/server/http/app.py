@@ -66,6 +66,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rivulet.engine.database import Database
+from rivulet.engine.limits import LimitError, Limits
+from rivulet.engine.views import NOT_READY, View
 from rivulet.errors import (
     ClosedError,
     ConstraintError,
@@ -77,13 +79,11 @@ from rivulet.errors import (
     UnsupportedSqlError,
     UpqueryTimeout,
 )
-from rivulet.engine.limits import LimitError, Limits
-from rivulet.schema import TableSchema, coerce_value
-from rivulet.server.http import graphviz
 from rivulet.server.auth import UserStore
+from rivulet.server.http import graphviz
 from rivulet.server.http.metrics import CONTENT_TYPE, RequestCounter, render_metrics
 from rivulet.sql.parse import parse_one, split_statements
-from rivulet.engine.views import NOT_READY, View
+from rivulet.values.schema import TableSchema, coerce_value
 
 log = logging.getLogger("rivulet.http")
 

@@ -24,8 +24,19 @@ from sqlglot import exp
 import rivulet
 from rivulet.errors import ProgramError
 from rivulet.plan.catalog import Catalog, is_adhoc
-from rivulet.schema import TableSchema
 from rivulet.server.mysql.statements import DATABASE_NAME
+from rivulet.values.schema import (
+    BOOL,
+    BYTES,
+    DATE,
+    DATETIME,
+    DECIMAL,
+    FLOAT,
+    INT,
+    STR,
+    Kind,
+    TableSchema,
+)
 
 if TYPE_CHECKING:
     from rivulet.engine.database import Database
@@ -36,12 +47,12 @@ READ_YOUR_WRITES = "rivulet_read_your_writes"
 SERVER_ROLE = "rivulet_server"
 
 #: MySQL column types of rivulet's value kinds (None: a column that is only ever NULL).
-_TYPES = {
-    "int": ColumnType.LONGLONG, "float": ColumnType.DOUBLE, "decimal": ColumnType.NEWDECIMAL,
-    "str": ColumnType.VAR_STRING, "bytes": ColumnType.BLOB, "bool": ColumnType.TINY,
-    "date": ColumnType.DATE, "datetime": ColumnType.DATETIME, None: ColumnType.VAR_STRING,
+_TYPES: dict[Kind | None, ColumnType] = {
+    INT: ColumnType.LONGLONG, FLOAT: ColumnType.DOUBLE, DECIMAL: ColumnType.NEWDECIMAL,
+    STR: ColumnType.VAR_STRING, BYTES: ColumnType.BLOB, BOOL: ColumnType.TINY,
+    DATE: ColumnType.DATE, DATETIME: ColumnType.DATETIME, None: ColumnType.VAR_STRING,
 }
-_TEXTUAL = {"str", None}
+_TEXTUAL = {STR, None}
 
 
 def global_variables(max_packet: int, role: str = "primary") -> GlobalVariables:
@@ -123,7 +134,7 @@ def result_columns(columns: Any) -> tuple[ResultColumn, ...]:
     return tuple(_result_column(c.name, c.kind) for c in columns)
 
 
-def _result_column(name: str, kind: str | None) -> ResultColumn:
+def _result_column(name: str, kind: Kind | None) -> ResultColumn:
     charset = CharacterSet.utf8mb4 if kind in _TEXTUAL else CharacterSet.binary
     column = ResultColumn(name, _TYPES.get(kind, ColumnType.VAR_STRING), character_set=charset)
     column.codec = "utf-8"  # numbers and dates are ASCII text; bytes are sent as they are
@@ -136,20 +147,20 @@ def column_flags(columns: Any) -> tuple[ColumnDefinition, ...]:
         flags = ColumnDefinition(0)
         if not c.nullable:
             flags |= ColumnDefinition.NOT_NULL_FLAG
-        if c.kind == "bytes":
+        if c.kind == BYTES:
             flags |= ColumnDefinition.BINARY_FLAG | ColumnDefinition.BLOB_FLAG
         out.append(flags)
     return tuple(out)
 
 
-def column_type_name(kind: str | None) -> str:
-    return {"int": "BIGINT", "float": "DOUBLE", "decimal": "DECIMAL(65,30)", "str": "TEXT",
-            "bytes": "BLOB", "bool": "TINYINT(1)", "date": "DATE",
-            "datetime": "DATETIME"}.get(kind or "str", "TEXT")
+def column_type_name(kind: Kind | None) -> str:
+    return {INT: "BIGINT", FLOAT: "DOUBLE", DECIMAL: "DECIMAL(65,30)", STR: "TEXT",
+            BYTES: "BLOB", BOOL: "TINYINT(1)", DATE: "DATE",
+            DATETIME: "DATETIME"}.get(kind or STR, "TEXT")
 
 
 def text_columns(*names: str) -> tuple[ResultColumn, ...]:
-    return tuple(_result_column(n, "str") for n in names)
+    return tuple(_result_column(n, STR) for n in names)
 
 
 # --------------------------------------------------------------------------- SHOW, DESCRIBE

@@ -1,14 +1,15 @@
 """Column types, table schemas, and the checks every written row goes through.
 
-rivulet keeps a small set of value kinds (design.md, "Data model"); every SQL type maps onto
-one of them. Rows are checked and converted once, on write, so that operators downstream can
-trust the Python type of every value and never re-check it.
+rivulet keeps a small set of value kinds (:class:`Kind`; design.md, "Data model"); every SQL
+type maps onto one of them. Rows are checked and converted once, on write, so that operators
+downstream can trust the Python type of every value and never re-check it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
+import enum
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -17,19 +18,30 @@ from rivulet.errors import SchemaError
 
 Row = tuple[Any, ...]
 
-#: The value kinds of rivulet, by the Python type that carries them.
+
+class Kind(enum.StrEnum):
+    """The value kinds of rivulet, named by the Python type that carries them.
+
+    A ``StrEnum``: each member *is* its string (``Kind.INT == "int"``, same hash), so kinds
+    compare with, and look up dictionaries keyed by, the plain strings older code and data
+    use, and ``str()``/f-strings/``json.dumps`` give the bare value (``"int"``).
+    """
+
+    INT = "int"
+    FLOAT = "float"
+    DECIMAL = "decimal"
+    STR = "str"
+    BYTES = "bytes"
+    BOOL = "bool"
+    DATE = "date"
+    DATETIME = "datetime"
+
+
 INT, FLOAT, DECIMAL, STR, BYTES, BOOL, DATE, DATETIME = (
-    "int",
-    "float",
-    "decimal",
-    "str",
-    "bytes",
-    "bool",
-    "date",
-    "datetime",
+    Kind.INT, Kind.FLOAT, Kind.DECIMAL, Kind.STR, Kind.BYTES, Kind.BOOL, Kind.DATE, Kind.DATETIME
 )
-KINDS = (INT, FLOAT, DECIMAL, STR, BYTES, BOOL, DATE, DATETIME)
-NUMERIC_KINDS = frozenset({INT, FLOAT, DECIMAL, BOOL})
+KINDS: tuple[Kind, ...] = tuple(Kind)
+NUMERIC_KINDS: frozenset[Kind] = frozenset({INT, FLOAT, DECIMAL, BOOL})
 
 #: Value ranges of MySQL's integer types (strict mode rejects values outside them).
 #: BIGINT UNSIGNED stops at 2**63 - 1 here: SQLite stores signed 64-bit integers.
@@ -42,7 +54,7 @@ INT_RANGES: dict[str, tuple[int, int]] = {
 }
 
 #: SQL type names (as sqlglot spells them, upper case) to value kinds.
-SQL_TYPE_KINDS: dict[str, str] = {
+SQL_TYPE_KINDS: dict[str, Kind] = {
     **dict.fromkeys(
         ["INT", "INTEGER", "BIGINT", "SMALLINT", "MEDIUMINT", "TINYINT", "UINT", "UBIGINT",
          "USMALLINT", "UMEDIUMINT", "UTINYINT", "SERIAL"],
@@ -70,7 +82,7 @@ class Column:
     """One column of a table: its name, value kind and constraints."""
 
     name: str
-    kind: str
+    kind: Kind
     nullable: bool = True
     default: Any = None
     #: Declared maximum length of a string or byte column (``VARCHAR(n)``), if any.
@@ -173,7 +185,7 @@ def coerce_row(schema: TableSchema, values: Any, *, where: str = "") -> Row:
 
 #: Python types that need no conversion for a kind (``bool`` is excluded on purpose:
 #: ``type(True) is int`` is false, so booleans take the converting path).
-_EXACT_TYPES = {INT: "int", FLOAT: "float", STR: "str", BYTES: "bytes"}
+_EXACT_TYPES: dict[Kind, str] = {INT: "int", FLOAT: "float", STR: "str", BYTES: "bytes"}
 
 
 def _fast_checker(schema: TableSchema) -> Callable[[Any], Row | None]:
@@ -375,7 +387,7 @@ def _to_datetime(v: Any) -> dt.datetime:
     raise TypeError(f"a {type(v).__name__} is not a datetime")
 
 
-_CONVERTERS: dict[str, Callable[[Any], Any]] = {
+_CONVERTERS: dict[Kind, Callable[[Any], Any]] = {
     INT: _to_int,
     FLOAT: _to_float,
     DECIMAL: _to_decimal,

@@ -1,0 +1,170 @@
+"""SQL values, MySQL flavour: the data model and the runtime library compiled expressions call.
+
+Why this package exists: the meaning of ``'12abc' = 12``, ``5 / 2``, ``-7 % 3`` or
+``x IN (1, NULL)`` should be written down once. The dataflow engine's expression compiler
+calls these functions, and the Spark compiler's tests use them as the reference, so the two
+back ends cannot drift apart. The functions are plain module-level functions over plain
+Python values (design.md, "Data model"): ``int``, ``float``, ``str``, ``bytes``, ``bool``,
+``decimal.Decimal``, ``datetime.datetime``, ``datetime.date`` and ``None`` for SQL NULL.
+
+Layout
+------
+It is the bottom layer of rivulet: plan, views, the dataflow engine and the Spark side all
+import it, and it imports nothing of rivulet but :mod:`rivulet.errors`. One module per
+concept, importing one way only (each imports only those above it in this list):
+
+* :mod:`~rivulet.values.schema`: value kinds (:class:`~rivulet.values.schema.Kind`),
+  columns, table schemas and the checks every written row goes through;
+* :mod:`~rivulet.values.conversions`: values as numbers, strings, dates (MySQL's implicit
+  conversions);
+* :mod:`~rivulet.values.logic`: three-valued ``AND``/``OR``/``NOT``/``XOR`` and truth;
+* :mod:`~rivulet.values.comparison`: ``=``, ``<``, ``<=>``, ``IN``, ``BETWEEN``...;
+* :mod:`~rivulet.values.arithmetic`, :mod:`~rivulet.values.like`,
+  :mod:`~rivulet.values.control`, :mod:`~rivulet.values.strings`,
+  :mod:`~rivulet.values.numeric`, :mod:`~rivulet.values.dates`,
+  :mod:`~rivulet.values.ordering` (``ORDER BY`` keys);
+* :mod:`~rivulet.values.casts`: ``CAST(x AS type)``;
+* :mod:`~rivulet.values.registry`: the name -> function tables of the expression compiler.
+
+This package re-exports the functions, so callers write ``from rivulet import values as F``
+and ``F.eq(a, b)``, ``F.SCALAR_FUNCTIONS``, ``F.sort_key``.
+
+Conventions
+-----------
+* Every function propagates NULL (returns ``None`` if an argument is ``None``) unless its
+  docstring says otherwise (``null_safe_eq``, ``is_null``, ``coalesce``, ``concat_ws``,
+  ``and_``/``or_``, ``in_list``, ``if_``...).
+* SQL booleans are the ints ``1``/``0`` (MySQL has no boolean type); predicates return
+  ``1``, ``0`` or ``None``.
+* Errors that MySQL reports as warnings and turns into NULL (division by zero, an
+  unparsable date) return ``None``; nothing here raises on bad *data*.
+* Strings use a binary collation: comparison, ``LIKE``, ``LOCATE`` and ``REPLACE`` are
+  case-sensitive and compare code points, with NO PAD (trailing spaces are significant).
+  That is MySQL's ``utf8mb4_0900_bin``; the older ``utf8mb4_bin`` is the same except that it
+  ignores trailing spaces in ``=``.
+
+Where MySQL and SQLite differ (SQLite is the test oracle for the common subset), rivulet
+follows MySQL:
+
+====================================  ==========================  ==========================
+case                                  MySQL (rivulet)             SQLite
+====================================  ==========================  ==========================
+``5 / 2``                             2.5 (DECIMAL; rivulet:      2 (integer division)
+                                      float, which compares
+                                      equal)
+``5 DIV 2``, ``-7 DIV 2``             2, -3 (truncates)           no ``DIV`` operator
+``5.5 % 2``                           1.5 (fmod)                  1.0 (operands cast to int)
+``'abc' = 0``, ``'12abc' = 12``       1, 1 (string -> number)     0, 0 (text never equals
+                                                                  a number)
+``1 = 1.0`` for ints beyond 2**53     compared as doubles         compared exactly
+``'a' LIKE 'A'``                      0 here (binary collation;   1 (ASCII case-insensitive)
+                                      MySQL's default collation
+                                      would say 1)
+``LIKE`` escape character             ``\\`` by default           none unless ``ESCAPE``
+``LENGTH('é')``                       2 (bytes)                   1 (characters)
+``SUBSTR('abc', 0, 2)``               ``''``                      ``'a'``
+``CONCAT(1.0e0)``                     ``'1'``                     ``'1.0'`` (``||``)
+``ROUND(5)``                          5 (keeps the exact type)    5.0 (always a float)
+``GREATEST``/``LEAST``                ``GREATEST``/``LEAST``      multi-argument
+                                                                  ``max``/``min``
+DATE/DATETIME                         real temporal types         strings
+====================================  ==========================  ==========================
+
+Known simplifications, each marked where it lives: integer arithmetic does not overflow
+(MySQL raises an error beyond BIGINT); ``int / int`` returns float, not DECIMAL; ``ROUND`` of
+a float rounds the shortest decimal form half away from zero (MySQL rounds the binary value
+half-to-even, so ``ROUND(2.5e0)`` is 2 there and 3 here); naive datetimes are UTC for
+``UNIX_TIMESTAMP``.
+"""
+
+from __future__ import annotations
+
+from rivulet.values.arithmetic import add, div, int_div, mod, mul, neg, sub
+from rivulet.values.casts import (
+    CASTS,
+    cast_date,
+    cast_datetime,
+    cast_decimal,
+    cast_float,
+    cast_int,
+    cast_str,
+)
+from rivulet.values.comparison import (
+    TYPE_CLASS,
+    between,
+    coerce_pair,
+    eq,
+    ge,
+    gt,
+    in_list,
+    is_not_null,
+    is_null,
+    le,
+    lt,
+    ne,
+    null_safe_eq,
+)
+from rivulet.values.control import coalesce, if_, ifnull, nullif
+from rivulet.values.conversions import (
+    as_float,
+    temporal_to_number,
+    text_operands,
+    text_to_float,
+    to_int,
+    to_number,
+    to_str,
+    to_temporal,
+)
+from rivulet.values.dates import (
+    date_,
+    datediff,
+    day,
+    hour,
+    minute,
+    month,
+    second,
+    unix_timestamp,
+    year,
+)
+from rivulet.values.like import like, not_like
+from rivulet.values.logic import and_, not_, or_, truth, xor
+from rivulet.values.numeric import abs_, ceil, floor, greatest, least, round_, sign
+from rivulet.values.ordering import desc_key, sort_key
+from rivulet.values.registry import FUNCTION_ARITY, OPERATORS, SCALAR_FUNCTIONS, arity_error
+from rivulet.values.strings import (
+    char_length,
+    concat,
+    concat_ws,
+    instr,
+    left,
+    length,
+    locate,
+    lower,
+    lpad,
+    ltrim,
+    repeat,
+    replace,
+    reverse,
+    right,
+    rpad,
+    rtrim,
+    substring,
+    trim,
+    upper,
+)
+
+#: The SQL-level API. The Spark compiler calls any lower-case name listed here by name, so
+#: the helpers re-exported above for other modules (``as_float``, ``coerce_pair``,
+#: ``to_temporal``...) are left out on purpose.
+__all__ = [
+    "CASTS", "FUNCTION_ARITY", "OPERATORS", "SCALAR_FUNCTIONS", "abs_", "add", "and_",
+    "arity_error", "between", "cast_date", "cast_datetime", "cast_decimal", "cast_float",
+    "cast_int", "cast_str", "ceil", "char_length", "coalesce", "concat", "concat_ws", "date_",
+    "datediff", "day", "desc_key", "div", "eq", "floor", "ge", "greatest", "gt", "hour", "if_",
+    "ifnull", "in_list", "instr", "int_div", "is_not_null", "is_null", "le", "least", "left",
+    "length", "like", "locate", "lower", "lpad", "lt", "ltrim", "minute", "mod", "month", "mul",
+    "ne", "neg", "not_", "not_like", "null_safe_eq", "nullif", "or_", "repeat", "replace",
+    "reverse", "right", "round_", "rpad", "rtrim", "second", "sign", "sort_key", "sub",
+    "substring", "to_number", "to_str", "trim", "truth", "unix_timestamp", "upper", "xor",
+    "year",
+]

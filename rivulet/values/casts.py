@@ -1,0 +1,92 @@
+"""``CAST(x AS type)``: one function per value kind cast to, and the :data:`CASTS` table.
+
+Why this module exists: casts are what ALTER TABLE uses to convert a column's values and what
+the expression compiler calls for ``CAST``; like every function here they never raise on
+data: MySQL turns a bad value into 0 (numbers, with a warning) or NULL (dates).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from decimal import Decimal
+from typing import Any, Callable
+
+from rivulet.values.conversions import to_number, to_temporal
+from rivulet.values.numeric import round_
+from rivulet.values.strings import concat
+
+_date = _dt.date
+_datetime = _dt.datetime
+
+_BIGINT_MAX = 2**63 - 1
+# CAST(x AS type). Like every function here they never raise on data: MySQL turns a bad
+# value into 0 (numbers, with a warning) or NULL (dates).
+
+
+def cast_int(v: Any) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, (str, bytes)):
+        return _saturated(to_number(v))
+    if isinstance(v, (_date, _datetime)):
+        return int(v.strftime("%Y%m%d%H%M%S" if isinstance(v, _datetime) else "%Y%m%d"))
+    return _saturated(round_(v)) if isinstance(v, (float, Decimal)) else int(v)
+
+
+def _saturated(x: Any) -> int:
+    """A number as a BIGINT the way MySQL's CAST makes one: out-of-range values saturate
+    (with a warning there), a NaN reads as 0."""
+    if x != x:
+        return 0
+    if x > _BIGINT_MAX:
+        return _BIGINT_MAX
+    if x < -_BIGINT_MAX - 1:
+        return -_BIGINT_MAX - 1
+    return int(x)
+
+
+def cast_float(v: Any) -> float | None:
+    if v is None:
+        return None
+    return float(to_number(v)) if isinstance(v, (str, bytes)) else float(v)
+
+
+def cast_decimal(v: Any) -> Decimal | None:
+    if v is None or isinstance(v, Decimal):
+        return v
+    if isinstance(v, (str, bytes, _date)):
+        v = to_number(v)
+    return Decimal(str(v))
+
+
+def cast_str(v: Any) -> str | None:
+    if v is None:
+        return None
+    return concat(v) if not isinstance(v, str) else v
+
+
+def cast_date(v: Any) -> _date | None:
+    if v is None:
+        return None
+    t = to_temporal(v)
+    return t.date() if isinstance(t, _datetime) else t
+
+
+def cast_datetime(v: Any) -> _datetime | None:
+    if v is None:
+        return None
+    t = to_temporal(v)
+    if t is None or isinstance(t, _datetime):
+        return t
+    return _datetime(t.year, t.month, t.day)
+
+
+#: CAST(x AS type), by the value kind cast to.
+CASTS: dict[str, Callable[[Any], Any]] = {
+    "cast_int": cast_int,
+    "cast_float": cast_float,
+    "cast_decimal": cast_decimal,
+    "cast_str": cast_str,
+    "cast_date": cast_date,
+    "cast_datetime": cast_datetime,
+}

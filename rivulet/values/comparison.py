@@ -1,0 +1,175 @@
+"""Comparison: ``=``, ``<>``, ``<``, ``<=>``, ``IS NULL``, ``IN``, ``BETWEEN``.
+
+Why this module exists: comparing values of different types follows MySQL's own rules
+(``'12abc' = 12`` is true, a date compared with a string reads the string as a date, a
+float with an exact number compares as doubles). :func:`coerce_pair` writes those rules
+down once; the numeric functions (``GREATEST``/``LEAST``) reuse it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from decimal import Decimal
+from typing import Any
+
+from rivulet.values.conversions import (
+    as_float,
+    temporal_to_number,
+    text_operands,
+    to_str,
+    to_temporal,
+)
+from rivulet.values.logic import and_
+
+_date = _dt.date
+_datetime = _dt.datetime
+_MIDNIGHT = _dt.time()
+
+#: How MySQL compares a Python type: n(umber, exact), f(loat), s(tring), t(emporal).
+TYPE_CLASS: dict[type, str] = {
+    int: "n", bool: "n", Decimal: "n", float: "f", str: "s", bytes: "s",
+    _date: "t", _datetime: "t",
+}
+
+
+def coerce_pair(a: Any, b: Any) -> tuple[Any, Any]:
+    """Convert two non-NULL values of different Python types to a mutually comparable pair,
+    following MySQL's comparison rules (only reached when ``type(a) is not type(b)``)."""
+    ka = TYPE_CLASS.get(type(a))
+    kb = TYPE_CLASS.get(type(b))
+    if ka is None or kb is None:
+        raise TypeError(f"cannot compare {a!r} with {b!r}: not SQL values")
+    if ka == "t" or kb == "t":
+        if ka == kb:  # DATE vs DATETIME: the date is midnight of that day
+            return _promote(a, b)
+        if ka == "s" or kb == "s":  # temporal vs string: the string is read as a date
+            text, other = (a, b) if ka == "s" else (b, a)
+            parsed = to_temporal(text)
+            if parsed is None:  # not a date: compare as strings
+                if type(text) is bytes:
+                    text = text.decode("utf-8", "replace")
+                pair = (text, to_str(other))
+            else:
+                pair = _promote(parsed, other) if type(parsed) is not type(other) else (
+                    parsed, other)
+            return pair if ka == "s" else (pair[1], pair[0])
+        # temporal vs number: the date as the number YYYYMMDD[hhmmss]
+        if ka == "t":
+            a = temporal_to_number(a)
+        else:
+            b = temporal_to_number(b)
+        if type(a) is type(b):
+            return a, b
+        return coerce_pair(a, b)
+    if ka == "s" and kb == "s":  # str vs bytes: compare as binary strings
+        return text_operands(a, b)
+    if ka == "s" or kb == "s" or ka == "f" or kb == "f":
+        # string vs number, or float vs exact number: MySQL compares as doubles
+        return as_float(a), as_float(b)
+    return a, b  # int / bool / Decimal: Python compares them exactly, as MySQL does
+
+
+def _promote(a: _date, b: _date) -> tuple[_date, _date]:
+    if type(a) is _date:
+        a = _datetime.combine(a, _MIDNIGHT)
+    if type(b) is _date:
+        b = _datetime.combine(b, _MIDNIGHT)
+    return a, b
+
+
+def eq(a: Any, b: Any) -> int | None:
+    """``a = b``."""
+    if a is None or b is None:
+        return None
+    if type(a) is not type(b):
+        a, b = coerce_pair(a, b)
+    return 1 if a == b else 0
+
+
+def ne(a: Any, b: Any) -> int | None:
+    """``a <> b`` / ``a != b``."""
+    if a is None or b is None:
+        return None
+    if type(a) is not type(b):
+        a, b = coerce_pair(a, b)
+    return 1 if a != b else 0
+
+
+def lt(a: Any, b: Any) -> int | None:
+    """``a < b``."""
+    if a is None or b is None:
+        return None
+    if type(a) is not type(b):
+        a, b = coerce_pair(a, b)
+    return 1 if a < b else 0
+
+
+def le(a: Any, b: Any) -> int | None:
+    """``a <= b``."""
+    if a is None or b is None:
+        return None
+    if type(a) is not type(b):
+        a, b = coerce_pair(a, b)
+    return 1 if a <= b else 0
+
+
+def gt(a: Any, b: Any) -> int | None:
+    """``a > b``."""
+    if a is None or b is None:
+        return None
+    if type(a) is not type(b):
+        a, b = coerce_pair(a, b)
+    return 1 if a > b else 0
+
+
+def ge(a: Any, b: Any) -> int | None:
+    """``a >= b``."""
+    if a is None or b is None:
+        return None
+    if type(a) is not type(b):
+        a, b = coerce_pair(a, b)
+    return 1 if a >= b else 0
+
+
+def null_safe_eq(a: Any, b: Any) -> int:
+    """``a <=> b``: like ``=`` but NULL <=> NULL is 1 and NULL <=> x is 0; never NULL."""
+    if a is None:
+        return 1 if b is None else 0
+    if b is None:
+        return 0
+    if type(a) is not type(b):
+        a, b = coerce_pair(a, b)
+    return 1 if a == b else 0
+
+
+def is_null(v: Any) -> int:
+    """``v IS NULL``; never NULL."""
+    return 1 if v is None else 0
+
+
+def is_not_null(v: Any) -> int:
+    """``v IS NOT NULL``; never NULL."""
+    return 0 if v is None else 1
+
+
+def in_list(v: Any, values: tuple[Any, ...]) -> int | None:
+    """``v IN (values...)``: 1 if some item equals v; otherwise NULL if v or any item is
+    NULL (the NULL item might have been equal); otherwise 0."""
+    if v is None:
+        return None
+    tv = type(v)
+    saw_null = False
+    for x in values:
+        if x is None:
+            saw_null = True
+        elif type(x) is tv:
+            if x == v:
+                return 1
+        elif eq(v, x):
+            return 1
+    return None if saw_null else 0
+
+
+def between(v: Any, lo: Any, hi: Any) -> int | None:
+    """``v BETWEEN lo AND hi`` = ``v >= lo AND v <= hi`` (so a NULL bound can still give 0)."""
+    return and_(ge(v, lo), le(v, hi))

@@ -1,0 +1,201 @@
+"""Conversions between SQL values: the bottom of :mod:`rivulet.values`.
+
+Why this module exists: MySQL converts freely between kinds (a string in numeric context is
+its numeric prefix, a date in numeric context is ``YYYYMMDD``, a float in string context is
+its shortest form), and every other module here leans on those rules. Keeping them in one
+place, importing nothing else of rivulet, lets the other modules import them one way only.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
+from typing import Any
+
+_date = _dt.date
+_datetime = _dt.datetime
+
+_DBL_MAX = 1.7976931348623157e308
+
+
+#: The numeric prefix MySQL reads from a string (my_strtod): optional leading whitespace,
+#: sign, digits with an optional fraction, an optional exponent. No hex, no inf/nan.
+_NUMERIC_PREFIX = re.compile(
+    r"[ \t\n\r\v\f]*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
+).match
+
+
+def text_to_float(s: str | bytes) -> float:
+    """Convert a string to a number the way MySQL does in numeric context.
+
+    The longest numeric prefix is used and the rest ignored ('12abc' -> 12.0, ' 3.5x' -> 3.5);
+    no numeric prefix gives 0.0 ('abc' -> 0.0). MySQL warns and carries on; so do we, silently.
+    """
+    if type(s) is bytes:
+        s = s.decode("latin-1")
+    m = _NUMERIC_PREFIX(s)
+    if m is None:
+        return 0.0
+    x = float(m.group(1))
+    if x in (math.inf, -math.inf):  # MySQL saturates at the largest double
+        return _DBL_MAX if x > 0 else -_DBL_MAX
+    return x
+
+
+def _int_to_float(x: int) -> float:
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+
+
+def as_float(v: Any) -> float:
+    """A non-NULL value as a MySQL DOUBLE (comparison and floating-point arithmetic)."""
+    t = type(v)
+    if t is float:
+        return v
+    if t is str or t is bytes:
+        return text_to_float(v)
+    if t is int or t is bool:
+        return _int_to_float(v)
+    return float(v)
+
+
+def temporal_to_number(v: _date) -> int | Decimal:
+    """DATE -> YYYYMMDD, DATETIME -> YYYYMMDDhhmmss[.ffffff], as MySQL does in numeric context."""
+    n = v.year * 10000 + v.month * 100 + v.day
+    if type(v) is _datetime:
+        n = n * 1000000 + v.hour * 10000 + v.minute * 100 + v.second
+        if v.microsecond:
+            return Decimal(n) + Decimal(v.microsecond).scaleb(-6)
+    return n
+
+
+def to_number(v: Any) -> int | float | Decimal | None:
+    """A value as a number for arithmetic: strings -> float (MySQL uses DOUBLE), bool -> int,
+    dates -> YYYYMMDD; numbers unchanged."""
+    t = type(v)
+    if t is int or t is float or t is Decimal or v is None:
+        return v
+    if t is bool:
+        return int(v)
+    if t is str or t is bytes:
+        return text_to_float(v)
+    if isinstance(v, _date):
+        return temporal_to_number(v)
+    raise TypeError(f"not an SQL value: {v!r}")
+
+
+def _format_float(x: float) -> str:
+    """Format a double as MySQL does (my_gcvt): shortest round-trip digits, in plain notation
+    for 1e-15 <= |x| < 1e15 or when there is a fractional part, otherwise ``1.5e20``."""
+    if x != x or x in (math.inf, -math.inf):
+        return repr(x)  # MySQL has no such values; keep them readable
+    sign = "-" if math.copysign(1.0, x) < 0 else ""
+    if x == 0:
+        return sign + "0"
+    _, digits_t, exp = Decimal(repr(abs(x))).normalize().as_tuple()
+    digits = "".join(map(str, digits_t))
+    n = len(digits)
+    decpt = n + exp  # position of the decimal point relative to the digits
+    if decpt >= -14 and (decpt <= 15 or n > decpt):
+        if decpt <= 0:
+            return f"{sign}0.{'0' * -decpt}{digits}"
+        if decpt >= n:
+            return sign + digits + "0" * (decpt - n)
+        return f"{sign}{digits[:decpt]}.{digits[decpt:]}"
+    mantissa = digits[0] + ("." + digits[1:] if n > 1 else "")
+    return f"{sign}{mantissa}e{decpt - 1}"
+
+
+def to_str(v: Any) -> str | bytes | None:
+    """A value as MySQL renders it in string context (CONCAT, LIKE, string functions).
+
+    int -> ``str(int)``, bool -> '1'/'0', float -> MySQL's shortest form (``1.0`` -> '1'),
+    Decimal -> plain notation (never exponent), DATE -> 'YYYY-MM-DD', DATETIME ->
+    'YYYY-MM-DD hh:mm:ss[.ffffff]'. ``bytes`` stay bytes (MySQL binary strings).
+    """
+    t = type(v)
+    if t is str or t is bytes or v is None:
+        return v
+    if t is int:
+        return str(v)
+    if t is float:
+        return _format_float(v)
+    if t is Decimal:
+        return format(v, "f")
+    if t is bool:
+        return "1" if v else "0"
+    if t is _datetime:
+        return v.isoformat(" ")
+    if t is _date:
+        return v.isoformat()
+    raise TypeError(f"not an SQL value: {v!r}")
+
+
+def to_int(v: Any) -> int:
+    """A non-NULL value as an integer argument (positions, lengths, counts): MySQL rounds
+    non-integers half away from zero."""
+    if type(v) is int:
+        return v
+    v = to_number(v)
+    if type(v) is int:
+        return v
+    if type(v) is float:
+        if v != v:
+            return 0
+        if v in (math.inf, -math.inf):
+            return (1 << 63) - 1 if v > 0 else -(1 << 63)
+        v = Decimal(v)
+    return int(v.to_integral_value(rounding=ROUND_HALF_UP))
+
+
+_DATE_RE = re.compile(
+    r"\s*(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})"
+    r"(?:(?:[ T]+)(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,6})\d*)?)?)?\s*\Z"
+)
+_COMPACT_DATE_RE = re.compile(r"\s*(\d{4})(\d\d)(\d\d)(?:(\d\d)(\d\d)(\d\d))?\s*\Z")
+
+
+@lru_cache(maxsize=4096)
+def _parse_temporal(s: str) -> _date | None:
+    """Parse a MySQL date or datetime literal: 'YYYY-MM-DD', 'YYYY-MM-DD hh:mm[:ss[.ffffff]]'
+    (also with 'T', '/' or '.' separators and one-digit fields), 'YYYYMMDD[hhmmss]'.
+    Returns a date, a datetime, or None if the string is not a valid date."""
+    m = _DATE_RE.match(s) or _COMPACT_DATE_RE.match(s)
+    if m is None:
+        return None
+    g = m.groups()
+    try:
+        if g[3] is None:
+            return _date(int(g[0]), int(g[1]), int(g[2]))
+        micro = int((g[6] or "").ljust(6, "0")) if len(g) > 6 else 0
+        return _datetime(int(g[0]), int(g[1]), int(g[2]), int(g[3]), int(g[4]),
+                         int(g[5] or 0), micro)
+    except ValueError:
+        return None
+
+
+def to_temporal(v: Any) -> _date | None:
+    """A non-NULL value as a date/datetime, or None if it is not one (MySQL: NULL + warning)."""
+    if isinstance(v, _date):
+        return v
+    t = type(v)
+    if t is bytes:
+        v = v.decode("utf-8", "replace")
+    elif t is int:
+        v = str(v)
+    elif t is not str:
+        return None
+    return _parse_temporal(v)
+
+
+def text_operands(*vals: str | bytes) -> tuple[Any, ...]:
+    """Make text operands one kind: if any is bytes (a binary string), all become bytes."""
+    for v in vals:
+        if type(v) is bytes:
+            return tuple(x.encode("utf-8") if type(x) is str else x for x in vals)
+    return vals

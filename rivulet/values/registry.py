@@ -1,0 +1,219 @@
+"""The tables the expression compiler looks names up in: functions, arities, operators.
+
+Why this module exists: the compiler turns ``UPPER(x)`` or ``a <=> b`` into a call of the
+function that implements it, and checks the number of arguments the way MySQL does. This is
+the top of :mod:`rivulet.values`: it imports every other module and nothing imports it but
+the package itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from rivulet.values.arithmetic import add, div, int_div, mod, mul, neg, sub
+from rivulet.values.comparison import (
+    between,
+    eq,
+    ge,
+    gt,
+    in_list,
+    is_not_null,
+    is_null,
+    le,
+    lt,
+    ne,
+    null_safe_eq,
+)
+from rivulet.values.control import coalesce, if_, ifnull, nullif
+from rivulet.values.dates import (
+    date_,
+    datediff,
+    day,
+    hour,
+    minute,
+    month,
+    second,
+    unix_timestamp,
+    year,
+)
+from rivulet.values.like import like, not_like
+from rivulet.values.logic import and_, not_, or_, xor
+from rivulet.values.numeric import abs_, ceil, floor, greatest, least, round_, sign
+from rivulet.values.strings import (
+    char_length,
+    concat,
+    concat_ws,
+    instr,
+    left,
+    length,
+    locate,
+    lower,
+    lpad,
+    ltrim,
+    repeat,
+    replace,
+    reverse,
+    right,
+    rpad,
+    rtrim,
+    substring,
+    trim,
+    upper,
+)
+
+#: SQL function names (upper case) to implementations. Optional SQL arguments map onto
+#: Python defaults, so the compiler passes exactly the arguments written in the query.
+SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "CONCAT": concat,
+    "CONCAT_WS": concat_ws,
+    "LOWER": lower,
+    "LCASE": lower,
+    "UPPER": upper,
+    "UCASE": upper,
+    "LENGTH": length,
+    "OCTET_LENGTH": length,
+    "CHAR_LENGTH": char_length,
+    "CHARACTER_LENGTH": char_length,
+    "SUBSTRING": substring,
+    "SUBSTR": substring,
+    "MID": substring,
+    "LEFT": left,
+    "RIGHT": right,
+    "TRIM": trim,
+    "LTRIM": ltrim,
+    "RTRIM": rtrim,
+    "REPLACE": replace,
+    "REVERSE": reverse,
+    "LOCATE": locate,
+    "INSTR": instr,
+    "LPAD": lpad,
+    "RPAD": rpad,
+    "REPEAT": repeat,
+    "ABS": abs_,
+    "ROUND": round_,
+    "FLOOR": floor,
+    "CEIL": ceil,
+    "CEILING": ceil,
+    "SIGN": sign,
+    "GREATEST": greatest,
+    "LEAST": least,
+    "COALESCE": coalesce,
+    "IFNULL": ifnull,
+    "NULLIF": nullif,
+    "IF": if_,
+    "YEAR": year,
+    "MONTH": month,
+    "DAY": day,
+    "DAYOFMONTH": day,
+    "HOUR": hour,
+    "MINUTE": minute,
+    "SECOND": second,
+    "DATE": date_,
+    "DATEDIFF": datediff,
+    "UNIX_TIMESTAMP": unix_timestamp,
+    "MOD": mod,
+}
+
+#: (minimum, maximum) argument counts; maximum None means variadic. TRIM's 3-argument form
+#: is ``trim(s, remstr, 'BOTH'|'LEADING'|'TRAILING')`` for the ``TRIM(... FROM s)`` syntax.
+FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
+    "CONCAT": (1, None),
+    "CONCAT_WS": (2, None),
+    "LOWER": (1, 1),
+    "LCASE": (1, 1),
+    "UPPER": (1, 1),
+    "UCASE": (1, 1),
+    "LENGTH": (1, 1),
+    "OCTET_LENGTH": (1, 1),
+    "CHAR_LENGTH": (1, 1),
+    "CHARACTER_LENGTH": (1, 1),
+    "SUBSTRING": (2, 3),
+    "SUBSTR": (2, 3),
+    "MID": (3, 3),
+    "LEFT": (2, 2),
+    "RIGHT": (2, 2),
+    "TRIM": (1, 3),
+    "LTRIM": (1, 1),
+    "RTRIM": (1, 1),
+    "REPLACE": (3, 3),
+    "REVERSE": (1, 1),
+    "LOCATE": (2, 3),
+    "INSTR": (2, 2),
+    "LPAD": (3, 3),
+    "RPAD": (3, 3),
+    "REPEAT": (2, 2),
+    "ABS": (1, 1),
+    "ROUND": (1, 2),
+    "FLOOR": (1, 1),
+    "CEIL": (1, 1),
+    "CEILING": (1, 1),
+    "SIGN": (1, 1),
+    "GREATEST": (2, None),
+    "LEAST": (2, None),
+    "COALESCE": (1, None),
+    "IFNULL": (2, 2),
+    "NULLIF": (2, 2),
+    "IF": (3, 3),
+    "YEAR": (1, 1),
+    "MONTH": (1, 1),
+    "DAY": (1, 1),
+    "DAYOFMONTH": (1, 1),
+    "HOUR": (1, 1),
+    "MINUTE": (1, 1),
+    "SECOND": (1, 1),
+    "DATE": (1, 1),
+    "DATEDIFF": (2, 2),
+    "UNIX_TIMESTAMP": (1, 1),
+    "MOD": (2, 2),
+}
+
+
+def arity_error(name: str, nargs: int) -> str | None:
+    """The error message for calling SQL function ``name`` with ``nargs`` arguments, or None
+    if the call is fine (or the name unknown: that is the caller's message to give)."""
+    bounds = FUNCTION_ARITY.get(name.upper())
+    if bounds is None:
+        return None
+    lo, hi = bounds
+    if nargs >= lo and (hi is None or nargs <= hi):
+        return None
+    if hi is None:
+        expected = f"at least {lo}"
+    elif lo == hi:
+        expected = str(lo)
+    else:
+        expected = f"{lo} to {hi}"
+    plural = "" if expected in ("1", "at least 1") else "s"
+    return (f"Incorrect parameter count in the call to native function '{name.upper()}': "
+            f"expected {expected} argument{plural}, got {nargs}")
+
+
+#: SQL operators to implementations (binary unless noted), for the expression compiler.
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "=": eq,
+    "<=>": null_safe_eq,
+    "<>": ne,
+    "!=": ne,
+    "<": lt,
+    "<=": le,
+    ">": gt,
+    ">=": ge,
+    "AND": and_,
+    "OR": or_,
+    "XOR": xor,
+    "NOT": not_,  # unary
+    "+": add,
+    "-": sub,
+    "*": mul,
+    "/": div,
+    "DIV": int_div,
+    "%": mod,
+    "MOD": mod,
+    "NEG": neg,  # unary minus
+    "LIKE": like,  # (s, pattern[, escape])
+    "NOT LIKE": not_like,
+    "IN": in_list,  # (v, tuple_of_values)
+    "BETWEEN": between,  # (v, lo, hi)
+    "IS NULL": is_null,  # unary
+    "IS NOT NULL": is_not_null,  # unary
+}
