@@ -1,6 +1,6 @@
 """Column types, table schemas, and the checks every written row goes through.
 
-rivulet keeps a small set of value kinds (design.md, "Data model"); every SQL type maps onto
+rivulet keeps a small set of value kinds (docs/design.md, "Data model"); every SQL type maps onto
 one of them. Rows are checked and converted once, on write, so that operators downstream can
 trust the Python type of every value and never re-check it.
 """

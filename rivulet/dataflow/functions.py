@@ -4,7 +4,7 @@ Why this module exists: the meaning of ``'12abc' = 12``, ``5 / 2``, ``-7 % 3`` o
 ``x IN (1, NULL)`` should be written down once. The dataflow engine's expression compiler
 calls these functions, and the Spark compiler's tests use them as the reference, so the two
 back ends cannot drift apart. Everything here is a plain module-level function over plain
-Python values (design.md, "Data model"): ``int``, ``float``, ``str``, ``bytes``, ``bool``,
+Python values (docs/design.md, "Data model"): ``int``, ``float``, ``str``, ``bytes``, ``bool``,
 ``decimal.Decimal``, ``datetime.datetime``, ``datetime.date`` and ``None`` for SQL NULL.
 
 Conventions

@@ -1,4 +1,4 @@
-"""rivulet's data pipeline on Spark (design.md, "The data pipeline on Spark").
+"""rivulet's data pipeline on Spark (docs/design.md, "The data pipeline on Spark").
 
 The in-process engine and Spark execute the same IR: :mod:`rivulet.spark.compile` turns a
 view's plan into DataFrames over a consistent snapshot of the base tables
