@@ -1,7 +1,7 @@
 """rivulet: a partially-stateful dataflow database for read-heavy web applications.
 
 Give it a schema and parameterized views; it keeps every view's answer up to date as
-writes arrive, so reads are dictionary lookups. See README.md and design.md.
+writes arrive, so reads are dictionary lookups. See README.md and docs/design.md.
 
     >>> import rivulet, tempfile
     >>> with rivulet.open(tempfile.mkdtemp()) as db:

@@ -1,6 +1,6 @@
 """The test oracle: run the same program in rivulet and in SQLite, and compare the answers.
 
-design.md, "The contract (and the test oracle)": after ``settle()``, every view answers
+docs/design.md, "The contract (and the test oracle)": after ``settle()``, every view answers
 what SQLite answers for the same query text over the same base-table rows, as row
 multisets; order matters only where the query has ORDER BY; with a LIMIT, rows tied at the
 cut may differ.

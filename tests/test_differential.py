@@ -1,4 +1,5 @@
-"""Differential tests: rivulet against SQLite (design.md, "The contract (and the test oracle)").
+"""Differential tests: rivulet against SQLite
+(docs/design.md, "The contract (and the test oracle)").
 
 Hypothesis generates small programs: 1-3 tables (INT primary key, a few INT / VARCHAR /
 nullable columns, values from tiny domains so that joins and groups collide), views over

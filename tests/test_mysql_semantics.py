@@ -1,4 +1,4 @@
-"""Where MySQL and SQLite disagree, MySQL's answer is the contract (design.md, "The contract
+"""Where MySQL and SQLite disagree, MySQL's answer is the contract (docs/design.md, "The contract
 (and the test oracle)"). The differential tests stay out of these constructs; here each one
 is stated explicitly, through views (``CREATE VIEW`` + ``lookup``), ad-hoc ``db.query`` and
 write statements.

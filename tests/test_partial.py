@@ -1,6 +1,6 @@
 """Partial state (issue 3): differential, stateful and behaviour tests.
 
-design.md, "Partial state": readers and stateful operators hold only the keys that were
+docs/design.md, "Partial state": readers and stateful operators hold only the keys that were
 read; a miss fills them by an upquery down to storage at the graph's LSN; eviction (by
 ``db.evict()`` or under ``memory_limit``) removes keys and every key below that depends
 on them. Whatever the interleaving of writes, reads, evictions and settles, after

@@ -1,6 +1,6 @@
 """Partial state (issue 3): deliberate races between upqueries, writes and evictions.
 
-design.md, "Partial state": "Races between an in-flight upquery and concurrent updates are
+docs/design.md, "Partial state": "Races between an in-flight upquery and concurrent updates are
 the classic bug: test them deliberately." Everything that touches the graph holds the graph
 lock, but writes COMMIT without it, so storage runs ahead of the graph: an upquery answers
 from a storage snapshot taken back to the graph's LSN by subtracting the committed batches

@@ -2,7 +2,7 @@
 
 The IR is frozen and hashable, so a sub-plan *is* its signature: building a view looks up
 each IR node, bottom-up, and creates only what is new. Two views that share a join or an
-aggregate share the operator and its state (design.md, "Live change").
+aggregate share the operator and its state (docs/design.md, "Live change").
 
 Building also decides which state is partial (``rivulet.plan.keys``): the view's key is
 traced down the plan as a :class:`~rivulet.plan.keys.Demand`; a stateful operator keeps

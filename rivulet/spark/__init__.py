@@ -1,4 +1,4 @@
-"""The IR on Spark, called by the engine (design.md, "The data pipeline on Spark").
+"""The IR on Spark, called by the engine (docs/design.md, "The data pipeline on Spark").
 
 The in-process engine and Spark execute the same IR: :mod:`rivulet.spark.compile` turns a
 view's plan into DataFrames over a consistent snapshot of the base tables

@@ -4,7 +4,7 @@ Why this package exists: the meaning of ``'12abc' = 12``, ``5 / 2``, ``-7 % 3`` 
 ``x IN (1, NULL)`` should be written down once. The dataflow engine's expression compiler
 calls these functions, and the Spark compiler's tests use them as the reference, so the two
 back ends cannot drift apart. The functions are plain module-level functions over plain
-Python values (design.md, "Data model"): ``int``, ``float``, ``str``, ``bytes``, ``bool``,
+Python values (docs/design.md, "Data model"): ``int``, ``float``, ``str``, ``bytes``, ``bool``,
 ``decimal.Decimal``, ``datetime.datetime``, ``datetime.date`` and ``None`` for SQL NULL.
 
 Layout

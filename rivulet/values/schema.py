@@ -1,8 +1,8 @@
 """Column types, table schemas, and the checks every written row goes through.
 
-rivulet keeps a small set of value kinds (:class:`Kind`; design.md, "Data model"); every SQL
-type maps onto one of them. Rows are checked and converted once, on write, so that operators
-downstream can trust the Python type of every value and never re-check it.
+rivulet keeps a small set of value kinds (:class:`Kind`; docs/design.md, "Data model");
+every SQL type maps onto one of them. Rows are checked and converted once, on write, so
+that operators downstream can trust the Python type of every value and never re-check it.
 """
 
 from __future__ import annotations
