@@ -19,7 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rivulet.engine.database import Database, Table
+from rivulet.engine.database import Database
+from rivulet.engine.table import Table
 from rivulet.errors import (
     ClosedError,
     ConstraintError,

@@ -21,12 +21,13 @@ acknowledged write.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import sqlite3
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+from sqlglot import exp
 
 from rivulet.bind import statements as st
 from rivulet.dataflow.builder import BuiltView
@@ -40,7 +41,8 @@ from rivulet.engine.program import Program
 from rivulet.engine.propagate import Propagation
 from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
-from rivulet.engine.writers import WriteTexts, check_rows, compile_writer
+from rivulet.engine.table import Table
+from rivulet.engine.writers import WriteTexts, compile_writer
 from rivulet.errors import ProgramError, SqlError, StorageError
 from rivulet.migrate.lazy import LazyWork
 from rivulet.plan.catalog import Catalog
@@ -244,7 +246,7 @@ class Database:
         self.limits.check_statement(sql)
         statement = st.bind_text(sql, self.catalog)
         if isinstance(statement, st.Select):
-            return self.query(sql, params)
+            return self.prepare(sql, parsed=statement.query).lookup(*params)
         if isinstance(statement, (st.Insert, st.Update, st.Delete)):
             return self.submit(self.texts.remember(sql, statement)(tuple(params)))
         if params:
@@ -318,11 +320,12 @@ class Database:
         """Answer a SELECT from a view made for it on first use (cached by normalized text)."""
         return self.prepare(sql).lookup(*params)
 
-    def prepare(self, sql: str) -> View:
+    def prepare(self, sql: str, parsed: exp.Expr | None = None) -> View:
         """The view that answers the ad-hoc SELECT ``sql``, made on first use (queries that
         differ only in the length of an ``IN (?, ...)`` list, or in spacing and case, share
-        one view)."""
-        return self.program.prepare(sql)
+        one view). ``parsed``: the statement's syntax tree, if the caller has it (a server
+        that parsed the text to route it), so the text is not parsed again."""
+        return self.program.prepare(sql, parsed)
 
     def table(self, name: str) -> Table:
         self.check_open()
@@ -547,48 +550,6 @@ def tune_garbage_collector() -> None:
     :mod:`rivulet.engine.collector`). Process-wide; pass ``tune_gc=False`` to
     :func:`rivulet.open` to keep the interpreter's settings."""
     collector.install()
-
-
-class Table:
-    """Write handle on a base table."""
-
-    def __init__(self, db: Database, schema: TableSchema) -> None:
-        self._db = db
-        self.schema = schema
-        self.name = schema.name
-        self.columns = schema.column_names
-
-    def insert(self, row: Sequence[Any] | dict[str, Any]) -> int:
-        return self.insert_many([row])
-
-    def insert_many(self, rows: Iterable[Sequence[Any] | dict[str, Any]]) -> int:
-        """Insert rows (sequences in column order, or dicts by column name) atomically:
-        either all are committed or, if any is bad, none is. Returns the count."""
-        most = self._db.limits.max_batch_rows
-        checked = check_rows(self.schema, itertools.islice(rows, most + 1))
-        self._db.limits.check_batch(len(checked))
-        if not checked:
-            return 0
-        return self._db.submit(WriteRequest(self.schema, "insert", rows=checked))
-
-    def update(self, where: str = "", params: Sequence[Any] = (), **assignments: Any) -> int:
-        """``UPDATE <table> SET col = value, ... [WHERE <where>]``; values are constants.
-
-        Example: ``table.update("id = ?", [7], title="new")``. Returns rows changed.
-        """
-        if not assignments:
-            raise SqlError("update() needs at least one column=value assignment")
-        sets = ", ".join(f"`{c}` = ?" for c in assignments)
-        sql = f"UPDATE `{self.name}` SET {sets}" + (f" WHERE {where}" if where else "")
-        return self._db.execute(sql, [*assignments.values(), *params])  # type: ignore[return-value]
-
-    def delete(self, where: str = "", params: Sequence[Any] = ()) -> int:
-        """``DELETE FROM <table> [WHERE <where>]``. Returns rows deleted."""
-        sql = f"DELETE FROM `{self.name}`" + (f" WHERE {where}" if where else "")
-        return self._db.execute(sql, list(params))  # type: ignore[return-value]
-
-    def __repr__(self) -> str:
-        return f"<Table {self.name} ({', '.join(self.columns)})>"
 
 
 def _node_stats(graph: Graph, node_id: int) -> dict[str, Any]:

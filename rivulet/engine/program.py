@@ -329,8 +329,9 @@ class Program:
         replaced since it was looked up)."""
         return self.views.get(view.name.lower()) is view
 
-    def prepare(self, sql: str) -> View:
-        """The view that answers the ad-hoc SELECT ``sql``, made on first use.
+    def prepare(self, sql: str, parsed: exp.Expr | None = None) -> View:
+        """The view that answers the ad-hoc SELECT ``sql``, made on first use (``parsed``:
+        its syntax tree, if the caller parsed it already; it becomes the view's).
 
         Queries that differ only in the length of an ``IN (?, ...)`` list, or in spacing
         and case, share one view (Noria's MySQL adapter does the same).
@@ -338,13 +339,13 @@ class Program:
         self.core.check_open()
         view = self.adhoc.get(sql)
         if view is None:
-            view = self.adhoc[sql] = self._adhoc_view(sql)
+            view = self.adhoc[sql] = self._adhoc_view(sql, parsed)
         return view
 
-    def _adhoc_view(self, sql: str) -> View:
+    def _adhoc_view(self, sql: str, parsed: exp.Expr | None) -> View:
         core = self.core
         core.limits.check_statement(sql)
-        node = parse_one(sql)
+        node = parse_one(sql) if parsed is None else parsed
         if not isinstance(node, (exp.Select, exp.Union)):
             raise SqlError("query() takes a SELECT statement")
         for in_node in node.find_all(exp.In):

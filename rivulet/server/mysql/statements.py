@@ -305,13 +305,14 @@ class StatementCache:
 
     def _bind(self, kind: str, text: str, order: list[int], negated: list[int]) -> Handler:
         db = self.db
+        node = parse_one(text)  # once: the engine takes the parsed statement
         if kind == READ:
-            direct = direct_read(parse_one(text), db, order, negated)
+            direct = direct_read(node, db, order, negated)
             if direct is not None:
                 return direct
-            view = db.prepare(text)
+            view = db.prepare(text, parsed=node)
             return Handler(READ, picker(order, negated), view=view)
-        statement = st.bind_text(text, db.catalog)
+        statement = st.bind(node, db.catalog, text)
         if not isinstance(statement, (st.Insert, st.Update, st.Delete)):
             raise UnsupportedSqlError(f"not a write statement: {text[:60]!r}")
         if statement.param_count != len(order):
