@@ -23,6 +23,7 @@ from rivulet.engine.database import Database, Table
 from rivulet.errors import (
     ClosedError,
     ConstraintError,
+    LimitError,
     ProgramError,
     RivuletError,
     SchemaError,
@@ -30,7 +31,7 @@ from rivulet.errors import (
     UnsupportedSqlError,
     UpqueryTimeout,
 )
-from rivulet.engine.limits import LimitError, Limits
+from rivulet.engine.limits import Limits
 from rivulet.engine.views import NOT_READY, View
 
 if TYPE_CHECKING:

@@ -47,11 +47,15 @@ from rivulet.dataflow.builder import Builder, BuiltView
 from rivulet.dataflow.compile import bound_predicate, value_function
 from rivulet.dataflow.graph import Graph
 from rivulet.errors import (
+    CatchUpTimeout,
     ClosedError,
+    DataflowFailedError,
+    ParameterCountError,
     ProgramError,
     RivuletError,
     SqlError,
     StorageError,
+    UnknownObjectError,
     UpqueryTimeout,
 )
 from rivulet.faults import fault_point
@@ -328,7 +332,8 @@ class Database:
         try:
             self._check_open()
             if self._failure is not None:
-                raise RivuletError(f"the dataflow failed: {self._failure!r}") from self._failure
+                raise DataflowFailedError(f"the dataflow failed: {self._failure!r}") \
+                    from self._failure
             if self._built.get(built.plan.name.lower()) is not built:
                 raise ProgramError(f"view {built.plan.name!r} was dropped")
             state = built.state
@@ -391,7 +396,7 @@ class Database:
                 return self.graph.evict_all()
             built = self._built.get(view.lower())
             if built is None:
-                raise ProgramError(f"unknown view {view!r}")
+                raise UnknownObjectError(f"unknown view {view!r}")
             state = built.state
             if not state.partial:
                 return 0
@@ -417,7 +422,7 @@ class Database:
         if isinstance(statement, (st.Insert, st.Update, st.Delete)):
             return self.submit(self._remember_writer(sql, statement)(tuple(params)))
         if params:
-            raise SqlError("DDL statements take no parameters")
+            raise ParameterCountError("DDL statements take no parameters")
         return self._ddl(statement)
 
     def write_request(self, sql: str, params: Sequence[Any] = (), *,
@@ -612,7 +617,7 @@ class Database:
         if self.catalog.view(name) is None:
             if if_exists:
                 return
-            raise ProgramError(f"unknown view {name!r}")
+            raise UnknownObjectError(f"unknown view {name!r}")
         dependents = [
             v.name for v in self.catalog.views.values()
             if v.name.lower() != name.lower() and name.lower() in _view_sources(v.sql)
@@ -632,7 +637,7 @@ class Database:
         if schema is None:
             if if_exists:
                 return
-            raise ProgramError(f"unknown table {name!r}")
+            raise UnknownObjectError(f"unknown table {name!r}")
         users = [v for v in self.catalog.users_of_table(name) if not is_adhoc(v)]
         if users:
             raise ProgramError(f"table {name!r} is used by view(s) {', '.join(users)}")
@@ -666,7 +671,7 @@ class Database:
         self._check_open()
         found = self._views.get(name.lower())
         if found is None:
-            raise ProgramError(f"unknown view {name!r}")
+            raise UnknownObjectError(f"unknown view {name!r}")
         return found
 
     def views(self) -> list[str]:
@@ -727,7 +732,8 @@ class Database:
 
         def check(params: Sequence[Any]) -> tuple:
             if len(params) != expected:
-                raise SqlError(f"statement takes {expected} parameter(s), got {len(params)}")
+                raise ParameterCountError(f"statement takes {expected} parameter(s), "
+                                          f"got {len(params)}")
             return tuple(params)
 
         if isinstance(statement, st.Insert):
@@ -1066,13 +1072,13 @@ class Database:
 
     def _wait_applied(self, lsn: int, timeout: float | None) -> None:
         if not self._bootstrap.await_loaded(timeout):
-            raise RivuletError(f"views did not catch up with LSN {lsn} within {timeout} s "
-                               "(full state is still being recovered on Spark)")
+            raise CatchUpTimeout(f"views did not catch up with LSN {lsn} within {timeout} s "
+                                 "(full state is still being recovered on Spark)")
         with self._applied:
             if not self._applied.wait_for(lambda: self.applied_lsn >= lsn, timeout):
-                raise RivuletError(f"views did not catch up with LSN {lsn} within {timeout} s")
+                raise CatchUpTimeout(f"views did not catch up with LSN {lsn} within {timeout} s")
         if self._failure is not None:
-            raise RivuletError(f"the dataflow failed: {self._failure!r}") from self._failure
+            raise DataflowFailedError(f"the dataflow failed: {self._failure!r}") from self._failure
 
     # ..................................................................... bootstrap, prewarm
 
@@ -1271,8 +1277,8 @@ def check_rows(table: TableSchema, rows: Iterable[Any]) -> list[Row]:
     try:
         for row in rows:  # a list (an INSERT's values) as a tuple takes coerce_row's fast path
             checked.append(coerce_row(table, tuple(row) if type(row) is list else row))
-    except SchemaError as exc:
-        raise SchemaError(f"row {len(checked) + 1}: {exc}") from None
+    except SchemaError as exc:  # the same kind of error (NotNullError, ...), naming the row
+        raise type(exc)(f"row {len(checked) + 1}: {exc}") from None
     return checked
 
 
