@@ -32,7 +32,9 @@ program change. ``GET /health`` needs no credentials (load balancers probe it).
 Errors are JSON ``{"error": message, "kind": ...}``: 400 for bad input (the message names
 the problem; for SQL the construct and where), 404 for an unknown view, table or row, 409
 for a constraint or program conflict, 503 when the database is closed or failed. Nothing
-a client sends produces a 500; that is kept for rivulet's own bugs.
+a client sends produces a 500; that is kept for rivulet's own bugs. An engine error's status
+and kind are its class's entry in ``rivulet.errors.ERROR_CODES``, the table the MySQL
+server's error codes come from too.
 
 Threads: the engine's blocking calls (commits, upqueries, migrations, scans, stats under
 the graph lock) run in Starlette's thread pool so that the event loop keeps serving. Reads
