@@ -24,6 +24,7 @@ from rivulet.engine.table import Table
 from rivulet.errors import (
     ClosedError,
     ConstraintError,
+    LimitError,
     ProgramError,
     RivuletError,
     SchemaError,
@@ -31,7 +32,7 @@ from rivulet.errors import (
     UnsupportedSqlError,
     UpqueryTimeout,
 )
-from rivulet.engine.limits import LimitError, Limits
+from rivulet.engine.limits import Limits
 from rivulet.engine.views import NOT_READY, View
 
 if TYPE_CHECKING:

@@ -1,14 +1,75 @@
-"""The errors rivulet raises: one hierarchy, so callers can catch by concern.
+"""The errors rivulet raises: one hierarchy, so callers can catch by concern, and one table
+that says how each kind is reported to a client.
 
 Every error message names the problem; SQL errors also name the construct and where it is
 (line and column of the statement text), so a user can fix the query without guessing.
+
+The hierarchy: a public class per concern (:class:`SqlError`, :class:`SchemaError`,
+:class:`ConstraintError`, :class:`ProgramError`, :class:`LimitError`, ...) and under it a
+class per kind a client is told apart by (an unknown column, a NULL in a NOT NULL column, a
+name that exists already, ...). Each kind is raised under the public class it was always
+raised as, so ``except SqlError`` and the rest catch what they caught before. A name that
+names nothing comes in the form of where it was named: :class:`UnknownTableError` and
+:class:`UnknownColumnError` are SQL errors (a statement's text, with a position),
+:class:`UnknownObjectError` is a program error (a call or DDL naming a table or view the
+program lacks) and :class:`NoSuchColumnError` a schema error (a row naming a column its table
+lacks); catch a tuple to take more than one form. :class:`ConstraintError` is the
+duplicate-key error (the only key constraints are PRIMARY KEY and UNIQUE).
+
+:data:`ERROR_CODES` maps each class to the MySQL error number and SQLSTATE the MySQL server
+sends and the HTTP status and ``kind`` the HTTP API answers with; :func:`error_code` looks an
+exception up along its MRO, so the most specific class with an entry wins. It is one table
+because the two servers must agree: a client that switches from one to the other, or a test
+that checks both, must see the same kind of error for the same mistake, and adding a kind
+must be one edit, not two classifications kept in step by hand. The codes are MySQL's own,
+so that a MySQL client raises the exception class it would raise against MySQL (PyMySQL
+maps 1062 to IntegrityError, 1064 to ProgrammingError, 1235 to NotSupportedError, ...).
+The kind of an error is its class alone, never the words of its message.
+
+=======================  =====  ========  ====  ===============
+class                    MySQL  SQLSTATE  HTTP  HTTP kind
+=======================  =====  ========  ====  ===============
+RivuletError             1105   HY000     400   bad_request
+SqlError                 1064   42000     400   sql
+UnsupportedSqlError      1235   42000     400   unsupported_sql
+UnknownTableError        1146   42S02     400   sql
+UnknownColumnError       1054   42S22     400   sql
+ParameterError           1210   HY000     400   sql
+ParameterCountError      1210   HY000     400   sql
+SchemaError              1366   HY000     400   schema
+NotNullError             1048   23000     400   schema
+TooLongError             1406   22001     400   schema
+OutOfRangeError          1264   22003     400   schema
+NoSuchColumnError        1054   42S22     400   schema
+ConstraintError          1062   23000     409   constraint
+StorageError             1105   HY000     500   storage
+ProgramError             1105   HY000     409   conflict
+UnknownObjectError       1146   42S02     404   not_found
+ObjectExistsError        1050   42S01     409   conflict
+ReservedNameError        1105   HY000     400   bad_request
+LimitError               1105   HY000     400   limit
+ResultTooLargeError      1104   42000     400   limit
+ClosedError              1053   08S01     503   closed
+UpqueryTimeout           3024   HY000     503   timeout
+CatchUpTimeout           1105   HY000     503   timeout
+DataflowFailedError      1105   HY000     503   failed
+any other exception      1105   HY000     500   internal
+=======================  =====  ========  ====  ===============
+
+The MySQL server's protocol-level errors (a packet too large, a malformed packet, access
+denied, ...) are not rivulet errors and keep their codes in :mod:`rivulet.server.errors`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class RivuletError(Exception):
     """Base class of every error rivulet raises on purpose."""
+
+
+# --------------------------------------------------------------------------- statements
 
 
 class SqlError(RivuletError):
@@ -25,20 +86,90 @@ class UnsupportedSqlError(SqlError):
     """Valid SQL that rivulet does not (yet) support."""
 
 
+class UnknownTableError(SqlError):
+    """A statement names a table or view that does not exist (or a qualifier that names no
+    table of the statement). Named by a call or DDL instead: :class:`UnknownObjectError`."""
+
+
+class UnknownColumnError(SqlError):
+    """A statement names a column that its tables do not have. Named by a row given as a
+    mapping instead: :class:`NoSuchColumnError`."""
+
+
+class ParameterError(SqlError):
+    """A ``?`` parameter where a statement cannot take one (DDL, a subquery, a text query
+    over the MySQL protocol, a place the planner cannot key a view by), or values given for
+    parameters a statement does not have."""
+
+
+class ParameterCountError(ParameterError):
+    """A statement given more or fewer values than it has ``?`` parameters."""
+
+
+# --------------------------------------------------------------------------- rows
+
+
 class SchemaError(RivuletError):
-    """A write that violates the schema: type, NOT NULL, length, unknown column."""
+    """A write that violates the schema: type, NOT NULL, length, range, unknown column."""
+
+
+class NotNullError(SchemaError):
+    """NULL for a NOT NULL column."""
+
+
+class TooLongError(SchemaError):
+    """A string or bytes value longer than its column's declared length."""
+
+
+class OutOfRangeError(SchemaError):
+    """A number outside its column's type (TINYINT, INT, DECIMAL(p, s), ...), an
+    AUTO_INCREMENT counter past it included."""
+
+
+class NoSuchColumnError(SchemaError):
+    """A row given as a mapping (or a lookup by column name) names a column its table does
+    not have. Named in a statement instead: :class:`UnknownColumnError`."""
 
 
 class ConstraintError(RivuletError):
-    """A write that violates a key constraint (duplicate primary key)."""
+    """A write that violates a key constraint: a duplicate primary key or UNIQUE key value.
+    (These are the only key constraints there are, so this is the duplicate-key error.)"""
 
 
 class StorageError(RivuletError):
     """The storage layer could not carry out a write (the write is rejected whole)."""
 
 
+# --------------------------------------------------------------------------- the program
+
+
 class ProgramError(RivuletError):
     """A change to the program that conflicts with what exists (duplicate or missing name)."""
+
+
+class UnknownObjectError(ProgramError):
+    """A call or DDL statement names a table or view the program does not have (``DROP
+    VIEW``, ``Database.view``, ``SHOW CREATE TABLE``, ...). Named inside a statement's
+    query instead: :class:`UnknownTableError`."""
+
+
+class ObjectExistsError(ProgramError):
+    """A new table or view takes a name a table or view of the program already has."""
+
+
+class ReservedNameError(ProgramError):
+    """A new table or view takes a name rivulet keeps for itself (its ad-hoc views)."""
+
+
+# --------------------------------------------------------------------------- requests
+
+
+class LimitError(RivuletError):
+    """A request over one of the limits (:class:`rivulet.engine.limits.Limits`)."""
+
+
+class ResultTooLargeError(LimitError):
+    """An answer to a server client with more rows than ``max_result_rows``."""
 
 
 class ClosedError(RivuletError):
@@ -47,3 +178,89 @@ class ClosedError(RivuletError):
 
 class UpqueryTimeout(RivuletError):
     """A read that missed could not be answered in time (``upquery_timeout``)."""
+
+
+class CatchUpTimeout(RivuletError):
+    """The views did not reflect a write within the time a caller would wait for them
+    (``settle``, ``wait_for``). The write itself is durable."""
+
+
+class DataflowFailedError(RivuletError):
+    """The dataflow stopped on an internal error: views no longer follow writes until the
+    database is opened again. Writes are durable, reads of views are refused."""
+
+
+# --------------------------------------------------------------------------- client codes
+
+# MySQL server error numbers of rivulet's errors (MySQL's own names, less the ``ER_``).
+ER_DUP_ENTRY = 1062
+ER_PARSE_ERROR = 1064
+ER_TABLE_EXISTS = 1050
+ER_BAD_FIELD = 1054
+ER_NO_SUCH_TABLE = 1146
+ER_BAD_NULL = 1048
+ER_WRONG_VALUE = 1366
+ER_DATA_TOO_LONG = 1406
+ER_OUT_OF_RANGE = 1264
+ER_NOT_SUPPORTED = 1235
+ER_UNKNOWN = 1105
+ER_SERVER_SHUTDOWN = 1053
+ER_QUERY_TIMEOUT = 3024
+ER_WRONG_ARGUMENTS = 1210
+ER_TOO_BIG_SELECT = 1104
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    """How the two servers report one kind of error."""
+
+    #: The MySQL error number the MySQL server sends.
+    mysql: int
+    #: The SQLSTATE sent with it.
+    sqlstate: str
+    #: The HTTP API's status code.
+    http_status: int
+    #: The ``kind`` of the HTTP API's JSON error body.
+    http_kind: str
+
+
+#: Each error class's codes (see the module docstring); :func:`error_code` reads it.
+ERROR_CODES: dict[type[BaseException], ErrorCode] = {
+    RivuletError: ErrorCode(ER_UNKNOWN, "HY000", 400, "bad_request"),
+    SqlError: ErrorCode(ER_PARSE_ERROR, "42000", 400, "sql"),
+    UnsupportedSqlError: ErrorCode(ER_NOT_SUPPORTED, "42000", 400, "unsupported_sql"),
+    UnknownTableError: ErrorCode(ER_NO_SUCH_TABLE, "42S02", 400, "sql"),
+    UnknownColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "sql"),
+    ParameterError: ErrorCode(ER_WRONG_ARGUMENTS, "HY000", 400, "sql"),
+    ParameterCountError: ErrorCode(ER_WRONG_ARGUMENTS, "HY000", 400, "sql"),
+    SchemaError: ErrorCode(ER_WRONG_VALUE, "HY000", 400, "schema"),
+    NotNullError: ErrorCode(ER_BAD_NULL, "23000", 400, "schema"),
+    TooLongError: ErrorCode(ER_DATA_TOO_LONG, "22001", 400, "schema"),
+    OutOfRangeError: ErrorCode(ER_OUT_OF_RANGE, "22003", 400, "schema"),
+    NoSuchColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "schema"),
+    ConstraintError: ErrorCode(ER_DUP_ENTRY, "23000", 409, "constraint"),
+    StorageError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),
+    ProgramError: ErrorCode(ER_UNKNOWN, "HY000", 409, "conflict"),
+    UnknownObjectError: ErrorCode(ER_NO_SUCH_TABLE, "42S02", 404, "not_found"),
+    ObjectExistsError: ErrorCode(ER_TABLE_EXISTS, "42S01", 409, "conflict"),
+    ReservedNameError: ErrorCode(ER_UNKNOWN, "HY000", 400, "bad_request"),
+    LimitError: ErrorCode(ER_UNKNOWN, "HY000", 400, "limit"),
+    ResultTooLargeError: ErrorCode(ER_TOO_BIG_SELECT, "42000", 400, "limit"),
+    ClosedError: ErrorCode(ER_SERVER_SHUTDOWN, "08S01", 503, "closed"),
+    UpqueryTimeout: ErrorCode(ER_QUERY_TIMEOUT, "HY000", 503, "timeout"),
+    CatchUpTimeout: ErrorCode(ER_UNKNOWN, "HY000", 503, "timeout"),
+    DataflowFailedError: ErrorCode(ER_UNKNOWN, "HY000", 503, "failed"),
+    # Not rivulet's error: a bug, reported as one.
+    BaseException: ErrorCode(ER_UNKNOWN, "HY000", 500, "internal"),
+}
+
+
+def coded_class(exc: BaseException) -> type[BaseException]:
+    """``exc``'s most specific class in :data:`ERROR_CODES`: the first class of its MRO with
+    an entry (a subclass without one of its own is reported as its parent)."""
+    return next(cls for cls in type(exc).__mro__ if cls in ERROR_CODES)
+
+
+def error_code(exc: BaseException) -> ErrorCode:
+    """How the servers report ``exc``: the entry of :func:`coded_class`."""
+    return ERROR_CODES[coded_class(exc)]

@@ -11,7 +11,7 @@ from typing import Any, Union
 
 from sqlglot import exp
 
-from rivulet.errors import SqlError
+from rivulet.errors import SqlError, UnknownColumnError, UnknownTableError
 from rivulet.plan import ir
 from rivulet.migrate.alter import SchemaChange, plan_alter, replace_conversions
 from rivulet.plan.catalog import Catalog
@@ -178,9 +178,11 @@ class _TableScope:
 
     def column(self, node: exp.Column) -> ir.Expr:
         if node.table and node.table.lower() not in (self.alias, self.table.name.lower()):
-            raise error_at(node, f"unknown table {node.table!r} in {node.sql(dialect=DIALECT)!r}")
+            raise error_at(node, f"unknown table {node.table!r} in {node.sql(dialect=DIALECT)!r}",
+                           UnknownTableError)
         if not self.table.has_column(node.name):
-            raise error_at(node, f"unknown column {node.name!r} in table {self.table.name!r}")
+            raise error_at(node, f"unknown column {node.name!r} in table {self.table.name!r}",
+                           UnknownColumnError)
         i = self.table.position(node.name)
         return ir.Col(i, self.table.columns[i].name)
 
@@ -211,7 +213,8 @@ def _insert(node: exp.Insert, catalog: Catalog) -> Insert:
         columns = []
         for ident in target.expressions:
             if not schema.has_column(ident.name):
-                raise error_at(ident, f"unknown column {ident.name!r} in table {schema.name!r}")
+                raise error_at(ident, f"unknown column {ident.name!r} in table {schema.name!r}",
+                               UnknownColumnError)
             columns.append(schema.position(ident.name))
         if len(set(columns)) != len(columns):
             raise error_at(target, "a column is named twice in the INSERT column list")

@@ -26,7 +26,7 @@ from rivulet.dataflow.builder import BuiltView
 from rivulet.dataflow.graph import Graph
 from rivulet.engine.limits import Limits
 from rivulet.engine.unapplied import UnappliedBatches
-from rivulet.errors import ClosedError, RivuletError
+from rivulet.errors import CatchUpTimeout, ClosedError, DataflowFailedError
 from rivulet.migrate.lazy import LazyWork
 from rivulet.plan.catalog import Catalog
 from rivulet.spark.bootstrap import Bootstrapper
@@ -68,7 +68,7 @@ class Core:
     def check_healthy(self) -> None:
         """Raise if the dataflow failed (a bug): its views can no longer be trusted."""
         if self.failure is not None:
-            raise RivuletError(f"the dataflow failed: {self.failure!r}") from self.failure
+            raise DataflowFailedError(f"the dataflow failed: {self.failure!r}") from self.failure
 
     def fail(self, exc: BaseException) -> None:
         self.failure = exc
@@ -87,11 +87,11 @@ class Core:
     def wait_applied(self, lsn: int, timeout: float | None) -> None:
         """Wait until every view reflects the batches up to ``lsn``."""
         if not self.bootstrap.await_loaded(timeout):
-            raise RivuletError(f"views did not catch up with LSN {lsn} within {timeout} s "
-                               "(full state is still being recovered on Spark)")
+            raise CatchUpTimeout(f"views did not catch up with LSN {lsn} within {timeout} s "
+                                 "(full state is still being recovered on Spark)")
         with self._applied:
             if not self._applied.wait_for(lambda: self.applied_lsn >= lsn, timeout):
-                raise RivuletError(f"views did not catch up with LSN {lsn} within {timeout} s")
+                raise CatchUpTimeout(f"views did not catch up with LSN {lsn} within {timeout} s")
         self.check_healthy()
 
     @contextmanager

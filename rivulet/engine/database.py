@@ -43,7 +43,7 @@ from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
 from rivulet.engine.table import Table
 from rivulet.engine.writers import WriteTexts, compile_writer
-from rivulet.errors import ProgramError, SqlError, StorageError
+from rivulet.errors import ParameterCountError, StorageError, UnknownObjectError
 from rivulet.migrate.lazy import LazyWork
 from rivulet.plan.catalog import Catalog
 from rivulet.spark.bootstrap import Bootstrapper, PlanRecordingBuilder
@@ -250,7 +250,7 @@ class Database:
         if isinstance(statement, (st.Insert, st.Update, st.Delete)):
             return self.submit(self.texts.remember(sql, statement)(tuple(params)))
         if params:
-            raise SqlError("DDL statements take no parameters")
+            raise ParameterCountError("DDL statements take no parameters")
         self._ddl(statement)
         return 0
 
@@ -339,7 +339,7 @@ class Database:
                 return self.graph.evict_all()
             built = self.built_view(view)
             if built is None:
-                raise ProgramError(f"unknown view {view!r}")
+                raise UnknownObjectError(f"unknown view {view!r}")
             state = built.state
             if not state.partial:
                 return 0

@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from rivulet.errors import RivuletError
+# LimitError is defined with the other errors, at the bottom layer; it is importable from
+# here too (rivulet.engine.limits.LimitError), as it always was.
+from rivulet.errors import LimitError, ResultTooLargeError
 
-
-class LimitError(RivuletError):
-    """A request over one of the :class:`Limits`."""
+__all__ = ["LimitError", "Limits", "ResultTooLargeError"]
 
 
 def _limit(default: int, help_text: str) -> Any:
@@ -79,9 +79,9 @@ class Limits:
 
     def check_result(self, rows: int) -> None:
         if rows > self.max_result_rows:
-            raise LimitError(f"a result of {rows:,} rows is over the limit of "
-                             f"{self.max_result_rows:,} (max_result_rows): narrow the query "
-                             "or add a LIMIT")
+            raise ResultTooLargeError(f"a result of {rows:,} rows is over the limit of "
+                                      f"{self.max_result_rows:,} (max_result_rows): narrow "
+                                      "the query or add a LIMIT")
 
     def check_new_view(self, views: int) -> None:
         """Before a view is added to a program that has ``views`` views."""

@@ -20,7 +20,7 @@ from rivulet.bind import statements as st
 from rivulet.engine.core import Core
 from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
-from rivulet.errors import ProgramError, SqlError
+from rivulet.errors import ProgramError, SqlError, UnknownObjectError
 from rivulet.faults import fault_point
 from rivulet.migrate import alter
 from rivulet.migrate.copy import plan_copy
@@ -269,7 +269,7 @@ class Program:
         if core.catalog.view(name) is None:
             if if_exists:
                 return
-            raise ProgramError(f"unknown view {name!r}")
+            raise UnknownObjectError(f"unknown view {name!r}")
         dependents = [
             v.name for v in core.catalog.views.values()
             if v.name.lower() != name.lower() and name.lower() in _view_sources(v.sql)
@@ -290,7 +290,7 @@ class Program:
         if schema is None:
             if if_exists:
                 return
-            raise ProgramError(f"unknown table {name!r}")
+            raise UnknownObjectError(f"unknown table {name!r}")
         users = [v for v in core.catalog.users_of_table(name) if not is_adhoc(v)]
         if users:
             raise ProgramError(f"table {name!r} is used by view(s) {', '.join(users)}")
@@ -316,7 +316,7 @@ class Program:
         self.core.check_open()
         found = self.views.get(name.lower())
         if found is None:
-            raise ProgramError(f"unknown view {name!r}")
+            raise UnknownObjectError(f"unknown view {name!r}")
         return found
 
     def names(self) -> list[str]:

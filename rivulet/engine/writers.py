@@ -14,7 +14,7 @@ from typing import Any
 from rivulet.bind import statements as st
 from rivulet.dataflow.compile import bound_predicate, value_function
 from rivulet.engine.limits import Limits
-from rivulet.errors import SqlError
+from rivulet.errors import ParameterCountError, SqlError
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.storage.writes import WriteRequest
@@ -38,7 +38,8 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
 
     def check(params: Sequence[Any]) -> tuple:
         if len(params) != expected:
-            raise SqlError(f"statement takes {expected} parameter(s), got {len(params)}")
+            raise ParameterCountError(f"statement takes {expected} parameter(s), "
+                                      f"got {len(params)}")
         return tuple(params)
 
     if isinstance(statement, st.Insert):
@@ -121,8 +122,8 @@ def check_rows(table: TableSchema, rows: Iterable[Any]) -> list[Row]:
     try:
         for row in rows:  # a list (an INSERT's values) as a tuple takes coerce_row's fast path
             checked.append(coerce_row(table, tuple(row) if type(row) is list else row))
-    except SchemaError as exc:
-        raise SchemaError(f"row {len(checked) + 1}: {exc}") from None
+    except SchemaError as exc:  # the same kind of error (NotNullError, ...), naming the row
+        raise type(exc)(f"row {len(checked) + 1}: {exc}") from None
     return checked
 
 

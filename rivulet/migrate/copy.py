@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
+from rivulet.errors import ParameterError
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.planner import Planner
@@ -102,7 +103,7 @@ def plan_copy(catalog: Catalog, create: exp.Create) -> CopyPlan:
         raise unsupported(select, "CREATE TABLE ... AS SELECT from other than one table")
     source = catalog.require_table(tables[0].name)
     if any(isinstance(p, exp.Placeholder) for p in select.find_all(exp.Placeholder)):
-        raise error_at(select, "CREATE TABLE ... AS SELECT takes no ? parameters")
+        raise error_at(select, "CREATE TABLE ... AS SELECT takes no ? parameters", ParameterError)
     view = Planner(catalog).plan_view(name, select, select.sql())
     passed = _passed_columns(select, source)  # output position -> source position
     group = select.args.get("group")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rivulet.errors import ProgramError
+from rivulet.errors import ObjectExistsError, ReservedNameError, UnknownObjectError
 from rivulet.plan.ir import ViewPlan
 from rivulet.values.schema import TableSchema
 
@@ -41,22 +41,23 @@ class Catalog:
         table = self.table(name)
         if table is None:
             hint = " (it is a view; views are read-only)" if self.view(name) else ""
-            raise ProgramError(f"unknown table {name!r}{hint}")
+            raise UnknownObjectError(f"unknown table {name!r}{hint}")
         return table
 
     def require_view(self, name: str) -> ViewPlan:
         view = self.view(name)
         if view is None:
-            raise ProgramError(f"unknown view {name!r}")
+            raise UnknownObjectError(f"unknown view {name!r}")
         return view
 
     def check_new_name(self, name: str) -> None:
         if name.lower().startswith(RESERVED_PREFIX):
-            raise ProgramError(f"names starting with {RESERVED_PREFIX!r} are reserved: {name!r}")
+            raise ReservedNameError(f"names starting with {RESERVED_PREFIX!r} are reserved: "
+                                    f"{name!r}")
         if self.table(name) is not None:
-            raise ProgramError(f"a table named {name!r} already exists")
+            raise ObjectExistsError(f"a table named {name!r} already exists")
         if self.view(name) is not None:
-            raise ProgramError(f"a view named {name!r} already exists")
+            raise ObjectExistsError(f"a view named {name!r} already exists")
 
     def users_of_table(self, name: str) -> list[str]:
         """Views that read table ``name``."""

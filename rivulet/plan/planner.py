@@ -13,7 +13,7 @@ from typing import Protocol
 
 from sqlglot import exp
 
-from rivulet.errors import SqlError
+from rivulet.errors import ParameterError, SqlError, UnknownColumnError, UnknownTableError
 from rivulet.plan import ir
 from rivulet.plan.eager import push_down
 from rivulet.plan.expressions import is_aggregate, kind_of, translate, unify_kinds
@@ -62,9 +62,11 @@ class FromScope:
                 if n.lower() == name:
                     hits.append(rel.offset + i)
         if qualifier is not None and not any(r.alias.lower() == qualifier for r in self.relations):
-            raise error_at(node, f"unknown table {node.table!r} in {node.sql(dialect='mysql')!r}")
+            raise error_at(node, f"unknown table {node.table!r} in {node.sql(dialect='mysql')!r}",
+                           UnknownTableError)
         if not hits:
-            raise error_at(node, f"unknown column {node.sql(dialect='mysql')!r}")
+            raise error_at(node, f"unknown column {node.sql(dialect='mysql')!r}",
+                           UnknownColumnError)
         if len(hits) > 1:
             raise error_at(node, f"column {node.name!r} is ambiguous; qualify it with a table")
         return hits[0]
@@ -189,7 +191,8 @@ def _take_parameter(
                 op = FLIPPED[op]
             _add_range(node, scope.resolve(col), op, order[id(ph)], params)
             return
-    raise error_at(node, f"unsupported use of a parameter in {node.sql(dialect='mysql')!r}: {hint}")
+    raise error_at(node, f"unsupported use of a parameter in {node.sql(dialect='mysql')!r}: {hint}",
+                   ParameterError)
 
 
 def _column_and_placeholder(a: exp.Expr, b: exp.Expr) -> tuple[exp.Column | None, exp.Expr]:
@@ -238,7 +241,7 @@ class Planner:
         """Plan a parameterless query used as a relation (a subquery or a view in FROM)."""
         plan = self.plan_view("", query)
         if plan.param_count:
-            raise error_at(query, "a subquery cannot take ? parameters")
+            raise error_at(query, "a subquery cannot take ? parameters", ParameterError)
         if plan.limit is not None or plan.offset:
             raise unsupported(query, "LIMIT inside a subquery or a view used by another query")
         root = plan.root
@@ -363,10 +366,11 @@ class Planner:
             view = self.catalog.view(name)
             if view is not None:
                 if view.param_count:
-                    raise error_at(item, f"view {name!r} takes parameters and cannot be used in FROM")
+                    raise error_at(item, f"view {name!r} takes parameters and cannot be used "
+                                   "in FROM", ParameterError)
                 node, names = self._view_relation(view)
                 return node, Relation(alias, names, offset)
-            raise error_at(item, f"unknown table or view {name!r}")
+            raise error_at(item, f"unknown table or view {name!r}", UnknownTableError)
         if isinstance(item, exp.Subquery):
             if not item.alias:
                 raise error_at(item, "a subquery in FROM needs an alias")
@@ -590,7 +594,8 @@ class Planner:
                         exprs.append(ir.Col(rel.offset + i, n))
                         names.append(n)
                 if not found:
-                    raise error_at(item, f"unknown table {qualifier!r} in {qualifier}.*")
+                    raise error_at(item, f"unknown table {qualifier!r} in {qualifier}.*",
+                                   UnknownTableError)
                 continue
             node = item.this if isinstance(item, exp.Alias) else item
             exprs.append(translate(node, scope))

@@ -41,7 +41,7 @@ from pyspark.sql import functions as SF
 from pyspark.sql import types as T
 
 from rivulet import values as F
-from rivulet.errors import SqlError
+from rivulet.errors import ParameterError, SqlError
 from rivulet.plan.expressions import unify_kinds
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.spark.values import (
@@ -308,7 +308,7 @@ class ExprCompiler:
         if isinstance(e, Case):
             return self._case(e)
         if isinstance(e, Param):
-            raise SqlError("a ? parameter cannot be computed on Spark")
+            raise ParameterError("a ? parameter cannot be computed on Spark")
         assert isinstance(e, Call), e
         args = [self.compile(a) for a in e.args]
         native = _NATIVE.get(e.fn)

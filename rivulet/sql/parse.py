@@ -125,10 +125,11 @@ def unsupported(node: exp.Expr, what: str | None = None) -> UnsupportedSqlError:
     return UnsupportedSqlError(f"unsupported {label}: {text!r}", line=line, col=col)
 
 
-def error_at(node: exp.Expr, message: str) -> SqlError:
-    """A :class:`SqlError` located at ``node``."""
+def error_at(node: exp.Expr, message: str, kind: type[SqlError] = SqlError) -> SqlError:
+    """A :class:`SqlError` located at ``node``, of class ``kind`` (a subclass saying which
+    mistake it is, such as :class:`~rivulet.errors.UnknownColumnError`)."""
     line, col = position(node)
-    return SqlError(message, line=line, col=col)
+    return kind(message, line=line, col=col)
 
 
 

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from rivulet.errors import RivuletError, SchemaError
+from rivulet.errors import OutOfRangeError, RivuletError
 from rivulet.state.arrangement import Delta
 from rivulet.storage.base import RowId, Storage
 from rivulet.values.schema import Row, TableSchema, coerce_row
@@ -84,8 +84,8 @@ class WriteRequest:
             numbered.append(row)
         col = self.table.columns[column]
         if col.bounds is not None and counter > col.bounds[1]:
-            raise SchemaError(f"{self.table.name}.{col.name}: AUTO_INCREMENT value {counter} is "
-                              f"out of range for {col.sql_type or col.kind}")
+            raise OutOfRangeError(f"{self.table.name}.{col.name}: AUTO_INCREMENT value "
+                                  f"{counter} is out of range for {col.sql_type or col.kind}")
         self.rows, self.last_insert_id = numbered, first
         return counter
 

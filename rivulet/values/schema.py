@@ -14,7 +14,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from rivulet.errors import SchemaError
+from rivulet.errors import (
+    NoSuchColumnError,
+    NotNullError,
+    OutOfRangeError,
+    SchemaError,
+    TooLongError,
+)
 
 Row = tuple[Any, ...]
 
@@ -150,7 +156,7 @@ class TableSchema:
         try:
             return self._positions[name.lower()]
         except KeyError:
-            raise SchemaError(f"table {self.name!r} has no column {name!r}") from None
+            raise NoSuchColumnError(f"table {self.name!r} has no column {name!r}") from None
 
     def has_column(self, name: str) -> bool:
         return name.lower() in self._positions
@@ -243,7 +249,8 @@ def _row_from_mapping(schema: TableSchema, values: dict[str, Any], where: str) -
     lowered = {k.lower(): v for k, v in values.items()}
     unknown = set(lowered) - set(schema._positions)
     if unknown:
-        raise SchemaError(f"{where}table {schema.name!r} has no column {sorted(unknown)[0]!r}")
+        raise NoSuchColumnError(f"{where}table {schema.name!r} has no column "
+                                f"{sorted(unknown)[0]!r}")
     return [lowered.get(c.name.lower(), c.default) for c in schema.columns]
 
 
@@ -251,7 +258,7 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
     """Convert ``value`` to ``col``'s kind, or raise :class:`SchemaError` saying why not."""
     if value is None:
         if not col.nullable:
-            raise SchemaError(f"{where or col.name}: column is NOT NULL, got NULL")
+            raise NotNullError(f"{where or col.name}: column is NOT NULL, got NULL")
         return None
     try:
         out = _CONVERTERS[col.kind](value)
@@ -261,23 +268,23 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
             f"got {value!r} ({exc})"
         ) from None
     if col.length is not None and col.kind in (STR, BYTES) and len(out) > col.length:
-        raise SchemaError(
+        raise TooLongError(
             f"{where or col.name}: value of length {len(out)} is too long for "
             f"{col.sql_type or col.kind}"
         )
     if col.bounds is not None and not col.bounds[0] <= out <= col.bounds[1]:
-        raise SchemaError(
+        raise OutOfRangeError(
             f"{where or col.name}: value {out} is out of range for {col.sql_type or col.kind}"
         )
     if col.scale is not None and col.kind == DECIMAL:
         try:
             out = out.quantize(decimal.Decimal(1).scaleb(-col.scale), rounding=decimal.ROUND_HALF_UP)
         except decimal.InvalidOperation:
-            raise SchemaError(f"{where or col.name}: value {value!r} is out of range for "
-                              f"{col.sql_type or col.kind}") from None
+            raise OutOfRangeError(f"{where or col.name}: value {value!r} is out of range for "
+                                  f"{col.sql_type or col.kind}") from None
         if col.precision is not None and abs(out) >= decimal_limit(col):
-            raise SchemaError(f"{where or col.name}: value {out} is out of range for "
-                              f"{col.sql_type or col.kind}")
+            raise OutOfRangeError(f"{where or col.name}: value {out} is out of range for "
+                                  f"{col.sql_type or col.kind}")
     return out
 
 

@@ -32,7 +32,9 @@ program change. ``GET /health`` needs no credentials (load balancers probe it).
 Errors are JSON ``{"error": message, "kind": ...}``: 400 for bad input (the message names
 the problem; for SQL the construct and where), 404 for an unknown view, table or row, 409
 for a constraint or program conflict, 503 when the database is closed or failed. Nothing
-a client sends produces a 500; that is kept for rivulet's own bugs.
+a client sends produces a 500; that is kept for rivulet's own bugs. An engine error's status
+and kind are its class's entry in ``rivulet.errors.ERROR_CODES``, the table the MySQL
+server's error codes come from too.
 
 Threads: the engine's blocking calls (commits, upqueries, migrations, scans, stats under
 the graph lock) run in Starlette's thread pool so that the event loop keeps serving. Reads
@@ -66,19 +68,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rivulet.engine.database import Database
-from rivulet.engine.limits import LimitError, Limits
+from rivulet.engine.limits import Limits
 from rivulet.engine.views import NOT_READY, View
-from rivulet.errors import (
-    ClosedError,
-    ConstraintError,
-    ProgramError,
-    RivuletError,
-    SchemaError,
-    SqlError,
-    StorageError,
-    UnsupportedSqlError,
-    UpqueryTimeout,
-)
+from rivulet.errors import CatchUpTimeout, ProgramError, RivuletError, coded_class, error_code
 from rivulet.server.auth import UserStore
 from rivulet.server.http import graphviz
 from rivulet.server.http.metrics import CONTENT_TYPE, RequestCounter, render_metrics
@@ -180,33 +172,18 @@ def _error(status: int, kind: str, message: str) -> Json:
     return Json({"error": message, "kind": kind}, status_code=status)
 
 
+#: Errors that say nothing of the request's own fault: while the dataflow has failed, they
+#: are answered as the failure (503 "failed"), their likelier cause.
+_MASKED_BY_FAILURE = (RivuletError, CatchUpTimeout)
+
+
 def _classify(db: Database, exc: RivuletError) -> tuple[int, str]:
-    """HTTP status and error kind of an engine error."""
-    if isinstance(exc, ConstraintError):
-        return 409, "constraint"
-    if isinstance(exc, LimitError):
-        return 400, "limit"
-    if isinstance(exc, ClosedError):
-        return 503, "closed"
-    if isinstance(exc, UpqueryTimeout):
-        return 503, "timeout"
-    if isinstance(exc, UnsupportedSqlError):
-        return 400, "unsupported_sql"
-    if isinstance(exc, SqlError):
-        return 400, "sql"
-    if isinstance(exc, SchemaError):
-        return 400, "schema"
-    if isinstance(exc, ProgramError):
-        if str(exc).startswith("unknown "):
-            return 404, "not_found"
-        return (400, "bad_request") if "reserved" in str(exc) else (409, "conflict")
-    if isinstance(exc, StorageError) or str(exc).startswith("commit failed"):
-        return 500, "storage"
-    if db.failure is not None:
+    """HTTP status and error kind of an engine error: its class's entry in
+    :data:`rivulet.errors.ERROR_CODES`, the table the MySQL server's codes come from too."""
+    if db.failure is not None and coded_class(exc) in _MASKED_BY_FAILURE:
         return 503, "failed"
-    if str(exc).startswith("views did not catch up"):
-        return 503, "timeout"
-    return 400, "bad_request"
+    code = error_code(exc)
+    return code.http_status, code.http_kind
 
 
 def _exception_handlers(db: Database) -> dict[Any, Callable[[Request, Exception], Awaitable[Response]]]:
@@ -230,7 +207,8 @@ def _exception_handlers(db: Database) -> dict[Any, Callable[[Request, Exception]
 
     async def bug(request: Request, exc: Exception) -> Response:
         log.exception("%s %s failed", request.method, request.url.path)
-        return _error(500, "internal", f"internal error: {exc!r}")
+        code = error_code(exc)  # not rivulet's error: a bug (500 "internal")
+        return _error(code.http_status, code.http_kind, f"internal error: {exc!r}")
 
     return {ApiError: api_error, RivuletError: rivulet_error, HTTPException: http_error,
             Exception: bug}

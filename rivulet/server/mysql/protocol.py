@@ -31,7 +31,7 @@ from mysql_mimic.types import ColumnDefinition
 from mysql_mimic.utils import aiterate
 from sqlglot import exp
 
-from rivulet.errors import ProgramError, RivuletError, SqlError
+from rivulet.errors import ParameterError, ProgramError, RivuletError, SqlError
 from rivulet.engine.explain import explain
 from rivulet.server import errors as er
 from rivulet.server.mysql import normalize
@@ -375,7 +375,8 @@ class RivuletConnection(Connection):
                 await self._other(shape, sql)  # CREATE VIEW ... = ? keeps its '?'
                 return
             if split.params:
-                raise SqlError("a '?' parameter marker in a text query: use a prepared statement")
+                raise ParameterError("a '?' parameter marker in a text query: use a prepared "
+                                     "statement")
             handler = await self._handler(split, sql)
         if handler.kind == READ:
             await self._read(handler, handler.args(split.values), False)
@@ -561,7 +562,7 @@ class RivuletConnection(Connection):
         if shape.kind in (READ, WRITE):
             handler = await self._handler(split, sql)
         elif split.params:
-            raise SqlError("only SELECT, INSERT, UPDATE and DELETE take '?' parameters")
+            raise ParameterError("only SELECT, INSERT, UPDATE and DELETE take '?' parameters")
         if len(self.statements) >= MAX_PREPARED:
             raise er.MysqlError(  # MySQL's max_prepared_stmt_count, per connection here
                 f"Can't create more than max_prepared_stmt_count statements ({MAX_PREPARED})",

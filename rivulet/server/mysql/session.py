@@ -22,7 +22,7 @@ from mysql_mimic.variables import SYSTEM_VARIABLES, GlobalVariables, SessionVari
 from sqlglot import exp
 
 import rivulet
-from rivulet.errors import ProgramError
+from rivulet.errors import UnknownObjectError
 from rivulet.plan.catalog import Catalog, is_adhoc
 from rivulet.server.mysql.statements import DATABASE_NAME
 from rivulet.values.schema import (
@@ -193,7 +193,7 @@ def show(db: Database, node: exp.Expr | None, sql: str) -> tuple[list[tuple], tu
         if schema is None:
             if catalog.view(name) is not None:
                 return _create_view(catalog, name)
-            raise ProgramError(f"unknown table {name!r}")
+            raise UnknownObjectError(f"unknown table {name!r}")
         return [(schema.name, create_table_sql(schema))], text_columns("Table", "Create Table")
     if kind == "CREATE VIEW":
         return _create_view(catalog, name)
@@ -205,7 +205,7 @@ def show(db: Database, node: exp.Expr | None, sql: str) -> tuple[list[tuple], tu
 def _create_view(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
     plan = catalog.view(name)
     if plan is None:
-        raise ProgramError(f"unknown view {name!r}")
+        raise UnknownObjectError(f"unknown view {name!r}")
     text = f"CREATE VIEW `{plan.name}` AS {plan.sql}"
     return ([(plan.name, text, "utf8mb4", "utf8mb4_0900_bin")],
             text_columns("View", "Create View", "character_set_client", "collation_connection"))
@@ -225,7 +225,7 @@ def describe(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColu
         return rows, columns
     plan = catalog.view(name)
     if plan is None:
-        raise ProgramError(f"unknown table {name!r}")
+        raise UnknownObjectError(f"unknown table {name!r}")
     rows = [(c.name, column_type_name(c.kind).lower(), "YES" if c.nullable else "NO", "", None, "")
             for c in plan.root.columns[: plan.visible]]
     return rows, columns

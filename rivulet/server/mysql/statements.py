@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from sqlglot import exp
 
-from rivulet.errors import SqlError, UnsupportedSqlError
+from rivulet.errors import ParameterCountError, SqlError, UnsupportedSqlError
 from rivulet.plan.planner import conjuncts
 from rivulet.server.mysql.normalize import Split, with_markers
 from rivulet.bind import statements as st
@@ -316,7 +316,7 @@ class StatementCache:
         if not isinstance(statement, (st.Insert, st.Update, st.Delete)):
             raise UnsupportedSqlError(f"not a write statement: {text[:60]!r}")
         if statement.param_count != len(order):
-            raise SqlError(
+            raise ParameterCountError(
                 f"statement takes {statement.param_count} parameter(s), got {len(order)}"
             )
         return Handler(WRITE, picker(order, negated), statement=statement, make=db.writer(statement),
