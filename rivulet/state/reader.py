@@ -22,6 +22,7 @@ from sortedcontainers import SortedKeyList
 from rivulet.state.arrangement import (
     Delta,
     Row,
+    add_row,
     apply_to_sorted,
     clock_sweep,
     consolidate,
@@ -96,7 +97,10 @@ class KeyedReader:
             if self.partial:
                 return {}  # the whole view is one hole: the update is dropped
             entry = self.entries[()] = Entry()
-        self.rows += _add(entry.counts, deltas)
+        counts, rows = entry.counts, self.rows
+        for row, diff in deltas:
+            rows += add_row(counts, row, diff)
+        self.rows = rows
         return {(): entry}
 
     def _apply_keyed(self, deltas: Iterable[Delta]) -> dict[Any, Entry]:
@@ -116,15 +120,7 @@ class KeyedReader:
                         continue  # a hole: the update is dropped
                     entry = entries[key] = Entry()
                 touched[key] = entry
-            counts = entry.counts
-            n = counts.get(row, 0) + diff
-            if n:
-                if n == diff:
-                    rows += 1
-                counts[row] = n
-            else:
-                del counts[row]
-                rows -= 1
+            rows += add_row(entry.counts, row, diff)
         self.rows = rows
         return touched
 
@@ -164,10 +160,12 @@ class KeyedReader:
             if key not in entries:
                 fresh[key] = Entry()
         key_of = self.key_of
+        rows = self.rows
         for row, diff in deltas:
             entry = fresh.get(key_of(row))
             if entry is not None:
-                self.rows += _add(entry.counts, ((row, diff),))
+                rows += add_row(entry.counts, row, diff)
+        self.rows = rows
         with self.lock:
             entries.update(fresh)
 
@@ -319,21 +317,6 @@ class RangeReader:
 ENTRY_KEY_BYTES = 400
 #: Rough cost of one row's slot in a multiset or answer tuple, beside the row itself.
 SLOT_BYTES = 60
-
-
-def _add(counts: dict[Row, int], deltas: Iterable[Delta]) -> int:
-    """Add signed rows to a multiset; returns the change in its number of distinct rows."""
-    change = 0
-    for row, diff in deltas:
-        n = counts.get(row, 0) + diff
-        if n:
-            if n == diff:
-                change += 1
-            counts[row] = n
-        else:
-            del counts[row]
-            change -= 1
-    return change
 
 
 def _entry_used(entries: dict[Any, Entry], key: Any) -> bool:
