@@ -1540,6 +1540,31 @@ def test_a_hit_counts_once() -> None:
             pair.check_view(name, (key,))
 
 
+def test_regression_a_key_evicted_before_its_answer_is_built_is_a_miss(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that finds a key held, with its answer not built since a write, builds it
+    through the reader; when eviction takes the key in between (a writer's thread under a
+    memory limit), the reader answers a hole, and the read fills it like any miss. It used
+    to take the hole for a key without rows: an empty answer for a story with votes."""
+    with make_pair() as pair:
+        db = pair.db
+        view = db.view("VoteCount")
+        view.lookup(3)  # the miss that fills it
+        pair.execute("INSERT INTO votes VALUES (?, ?)", [99, 3])
+        pair.settle()  # the key's answer is rebuilt on its next read
+        state = built(db, "VoteCount").state
+        get = state.get
+
+        def evicted_first(key: Any) -> Any:
+            db.evict("VoteCount")
+            return get(key)
+
+        monkeypatch.setattr(state, "get", evicted_first)
+        got = view.lookup(3)
+        assert got, "story 3 has a vote: its count is a row"
+        pair.check_answer("VoteCount", (3,), got)
+
+
 def test_a_lookup_by_several_columns_uses_their_index(tmp_path: Any) -> None:
     """An upquery by two columns reaches SQLite through the index made for it (a join
     with the keys), not a scan of the table, and a key asked twice returns its rows once."""

@@ -22,6 +22,7 @@ from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.errors import ClosedError, RivuletError
 from rivulet.schema import FLOAT, INT, Column, SchemaError, coerce_value
+from rivulet.state.holes import MISSING, Hole
 from rivulet.state.reader import KeyedReader, RangeReader
 
 if TYPE_CHECKING:
@@ -124,6 +125,8 @@ class View:
                 result = entry.result
                 if result is None:
                     result = self._state.get(params[0])  # type: ignore[union-attr]
+                    if result is MISSING:  # evicted since: a miss after all
+                        return self._lookup(params, block, timeout)
                 else:
                     entry.reads += 1
                 return list(result) if result else self._defaults(params[0])
@@ -217,7 +220,9 @@ class View:
             return [r[: self.plan.visible] for r in rows]
         out: list[Row] = []
         for key in list(state.entries):
-            out.extend(state.get(key) or ())
+            answer = state.get(key)
+            if answer is not MISSING:  # (a full state holds every key)
+                out.extend(answer)
         return out
 
     def held_keys(self) -> list[Any]:
@@ -227,20 +232,20 @@ class View:
         equality parameters alone, those values. ``rivulet verify`` checks exactly these."""
         return list(self._state.entries)
 
-    def held_rows(self, key: Any) -> list[Row] | None:
+    def held_rows(self, key: Any) -> list[Row] | Hole:
         """The rows the reader holds under ``key`` without reading it (no upquery, no
         counters): a keyed view's answer as ``lookup`` gives it (default row included); a
         range view's rows of that key, unfinished (all columns, no bounds), and so an IN
         view's rows under its equality values when its reader is keyed by those alone.
-        ``None`` if the key is not held."""
+        :data:`MISSING` if the key is not held."""
         state = self._state
         if isinstance(state, RangeReader):
             with state.lock:
                 rows = state.entries.get(key)
-                return None if rows is None else list(rows)
+                return MISSING if rows is None else list(rows)
         entry = state.entries.get(key)
         if entry is None:
-            return None
+            return MISSING
         if self._listed_column is not None:
             return entry.expand()
         served = entry.result  # the cached answer a hit returns, if built
@@ -318,7 +323,7 @@ class View:
         state: KeyedReader = self._state  # type: ignore[assignment]
         state_key = key[0] if len(key) == 1 else key
         result = state.get(state_key)
-        if result is None and state.partial:
+        if result is MISSING:
             answers = self._fill([state_key], block, timeout)
             if answers is NOT_READY:
                 return NOT_READY
@@ -343,20 +348,20 @@ class View:
                 continue
             state_keys.append(key[0] if len(key) == 1 else key)
         state_keys = list(dict.fromkeys(state_keys))
-        answers = {k: state.raw(k) for k in state_keys}
-        missing = [k for k, rows in answers.items() if rows is None]
-        for key, rows in answers.items():
-            if rows is None:
-                continue
-            if not rows and self._default is not None:
+        missing: list[Any] = []
+        for key in state_keys:
+            rows = state.raw(key)
+            if rows is MISSING:
+                missing.append(key)
+            elif not rows and self._default is not None:
                 raw.extend(self._default(key, False))
             else:
                 raw.extend(rows)
         if missing:
-            answers = self._fill(missing, block, timeout)
-            if answers is NOT_READY:
+            filled = self._fill(missing, block, timeout)
+            if filled is NOT_READY:
                 return NOT_READY
-            for rows in answers.values():
+            for rows in filled.values():
                 raw.extend(rows)  # default rows included
         return list(self._finish(raw))
 
@@ -383,7 +388,6 @@ class View:
         state: KeyedReader = self._state  # type: ignore[assignment]
         out: list[Row] = []
         missing: list[Any] = []
-        held = state.partial
         seen: set[Any] = set()
         for key in dict.fromkeys(keys):
             key = self._coerce_key(key)
@@ -394,10 +398,10 @@ class View:
                 continue  # (1 and 1.0 are one key)
             seen.add(state_key)
             rows = state.get(state_key)
-            if rows is not None:
-                out.extend(rows)
-            elif held:
+            if rows is MISSING:
                 missing.append(state_key)
+            else:
+                out.extend(rows)
         if missing:
             answers = self._fill(missing, block, timeout)
             if answers is NOT_READY:
@@ -425,8 +429,8 @@ class View:
         raw: list[Row] = []
         missing: list[Any] = []
         for prefix, values in listed.items():
-            by_value: dict[Any, list[Row]] | None = state.get(prefix)  # type: ignore[assignment]
-            if by_value is None:
+            by_value: dict[Any, list[Row]] | Hole = state.get(prefix)  # type: ignore[assignment]
+            if by_value is MISSING:
                 missing.append(prefix)
                 continue
             for value in values:
@@ -477,16 +481,17 @@ class View:
                 high, high_inc = v, _UPPER[op]
         state_key = coerced[0] if len(coerced) == 1 else coerced
         rows = state.range(state_key, low, low_inc, high, high_inc)
-        if rows is None:
+        if rows is MISSING:
             if block is _PROBE:
                 return NOT_READY
             if not block:
                 self._db._upquery_in_background(self._built, [state_key])
                 return NOT_READY
+            # (read under the lock that filled the key: no eviction comes between)
             rows = self._db._upquery(
                 self._built, [state_key], timeout,
                 read=lambda: state.range(state_key, low, low_inc, high, high_inc),
-            ) or []
+            )
         if len(bounds) > 2 or sum(op in _LOWER for op, _ in bounds) > 1:
             col = self.plan.range_column
             rows = [r for r in rows if all(_CHECK[op](r[col], v) for op, v in bounds)]
