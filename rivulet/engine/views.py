@@ -11,6 +11,7 @@ A partial view misses on keys it does not hold: the read then fills them by an u
 
 from __future__ import annotations
 
+import enum
 import operator
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -47,8 +48,21 @@ class _NotReady:
 #: Returned by ``lookup(..., block=False)`` when the answer is not in memory yet.
 NOT_READY = _NotReady()
 
-#: The ``block`` of :meth:`View.probe`: never wait, and start nothing.
-_PROBE = "probe"
+
+class Nowait(enum.Enum):
+    """The reads of a server's event loop, beside ``block=False`` (a miss answers
+    :data:`NOT_READY` and is filled in the background): both fill a miss at once when the
+    fill is a storage lookup and the dataflow is free, and never wait."""
+
+    #: :meth:`View.lookup_nowait`: any other miss as with ``block=False``.
+    FILL_OR_BACKGROUND = "fill or background"
+    #: :meth:`View.probe`: any other miss answers :data:`NOT_READY` and starts nothing.
+    FILL_OR_NOTHING = "fill or nothing"
+
+
+#: How a read waits for a miss: ``True`` until it is filled, ``False`` not at all (it is
+#: filled in the background), or a :class:`Nowait`.
+Block = bool | Nowait
 
 _LOWER = {">": False, ">=": True}
 _UPPER = {"<": False, "<=": True}
@@ -111,7 +125,7 @@ class View:
 
     # ..................................................................... reads
 
-    def lookup(self, *params: Any, block: bool = True, timeout: float | None = None) -> Any:
+    def lookup(self, *params: Any, block: Block = True, timeout: float | None = None) -> Any:
         """The view's rows for these ``?`` values, in the order the ``?`` appear.
 
         For ``BETWEEN ? AND ?`` pass both bounds; for ``IN (?, ...)`` pass any number of
@@ -137,7 +151,7 @@ class View:
         view whose fill is a storage lookup (:attr:`_fills_inline`) is filled now when no
         write holds the dataflow (cheaper than handing it to another thread); any other
         miss returns :data:`NOT_READY` and is filled in the background."""
-        return self.lookup(*params, block=None if self._fills_inline else False)  # type: ignore[arg-type]
+        return self.lookup(*params, block=Nowait.FILL_OR_BACKGROUND)
 
     def probe(self, *params: Any) -> Any:
         """:meth:`lookup_nowait` for a caller that reads a miss itself, with :meth:`lookup`
@@ -146,7 +160,7 @@ class View:
         a second thread on the same miss, at the cost of two more thread wake-ups (the
         background worker's, and the pool's wait for it), each tens of microseconds with
         the event loop's GIL held."""
-        return self.lookup(*params, block=_PROBE)  # type: ignore[arg-type]
+        return self.lookup(*params, block=Nowait.FILL_OR_NOTHING)
 
     def answer(self, key: Any) -> tuple[Row, ...] | None:
         """The rows under a one-value key (``()`` for a view without parameters) exactly
@@ -186,7 +200,7 @@ class View:
             out.append(entry.result)
         return out
 
-    def lookup_many(self, keys: Iterable[Any], *, block: bool = True,
+    def lookup_many(self, keys: Iterable[Any], *, block: Block = True,
                     timeout: float | None = None) -> Any:
         """Rows for several keys at once (one value, or a tuple of the key's values, each).
 
@@ -269,7 +283,7 @@ class View:
 
     # ..................................................................... general path
 
-    def _lookup(self, params: Sequence[Any], block: bool, timeout: float | None) -> Any:
+    def _lookup(self, params: Sequence[Any], block: Block, timeout: float | None) -> Any:
         self._check_open()
         plan = self.plan
         if self._unparameterized:
@@ -314,7 +328,7 @@ class View:
         values["in"] = list(params[start:start + size])
         return values
 
-    def _read_one(self, key: tuple, block: bool, timeout: float | None) -> Any:
+    def _read_one(self, key: tuple, block: Block, timeout: float | None) -> Any:
         key = self._coerce_key(key)
         if key is None:
             return []
@@ -332,7 +346,7 @@ class View:
             return self._defaults(state_key)
         return list(result)
 
-    def _read_keys(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
+    def _read_keys(self, keys: list[tuple], block: Block, timeout: float | None) -> Any:
         if self._concatenated:
             return self._read_each(keys, block, timeout)
         state: KeyedReader = self._state  # type: ignore[assignment]
@@ -365,24 +379,24 @@ class View:
                 raw.extend(rows)  # default rows included
         return list(self._finish(raw))
 
-    def _fill(self, keys: list[Any], block: bool | str | None, timeout: float | None) -> Any:
+    def _fill(self, keys: list[Any], block: Block, timeout: float | None) -> Any:
         """Fill the reader's holes ``keys``: each key's raw rows (default rows included);
         with ``block=False``, :data:`NOT_READY` at once, the keys filled in the background;
-        with ``block=None`` (:meth:`lookup_nowait`), filled now if that costs a storage
-        lookup and the dataflow is free, else as with ``False``; with ``_PROBE``
-        (:meth:`probe`), the same but nothing started in the background."""
-        if (block is None or block is _PROBE) and self._fills_inline:
+        with a :class:`Nowait`, filled now if that costs a storage lookup and the dataflow
+        is free, else as with ``False`` (``FILL_OR_BACKGROUND``) or :data:`NOT_READY` with
+        nothing started (``FILL_OR_NOTHING``)."""
+        if isinstance(block, Nowait) and self._fills_inline:
             answers = self._db._upquery(self._built, keys, wait=False)
             if answers is not None:
                 return answers
-        if block is _PROBE:
+        if block is Nowait.FILL_OR_NOTHING:
             return NOT_READY
-        if not block:
+        if block is Nowait.FILL_OR_BACKGROUND or not block:
             self._db._upquery_in_background(self._built, keys)
             return NOT_READY
         return self._db._upquery(self._built, keys, timeout)
 
-    def _read_each(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
+    def _read_each(self, keys: list[tuple], block: Block, timeout: float | None) -> Any:
         """:meth:`_read_keys` for a view whose answer over several keys is their answers
         one after the other: each held key's cached answer is taken as it is."""
         state: KeyedReader = self._state  # type: ignore[assignment]
@@ -410,7 +424,7 @@ class View:
                 out.extend(self._finish(rows))
         return out
 
-    def _read_listed(self, lists: dict[tuple, list[Any]], block: bool,
+    def _read_listed(self, lists: dict[tuple, list[Any]], block: Block,
                      timeout: float | None) -> Any:
         """A view whose reader is keyed by part of its key, read for ``lists`` (values
         of the rest, listed with each reader key): each reader key is read (or filled)
@@ -461,7 +475,7 @@ class View:
                 continue
         return out
 
-    def _read_range(self, key: tuple, values: dict[Any, Any], block: bool,
+    def _read_range(self, key: tuple, values: dict[Any, Any], block: Block,
                     timeout: float | None) -> Any:
         state: RangeReader = self._state  # type: ignore[assignment]
         coerced = self._coerce_key(key) if key else ()
@@ -482,9 +496,9 @@ class View:
         state_key = coerced[0] if len(coerced) == 1 else coerced
         rows = state.range(state_key, low, low_inc, high, high_inc)
         if rows is MISSING:
-            if block is _PROBE:
+            if block is Nowait.FILL_OR_NOTHING:
                 return NOT_READY
-            if not block:
+            if block is Nowait.FILL_OR_BACKGROUND or not block:
                 self._db._upquery_in_background(self._built, [state_key])
                 return NOT_READY
             # (read under the lock that filled the key: no eviction comes between)
