@@ -22,6 +22,7 @@ from rivulet.dataflow.ops.filter import Filter
 from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.errors import ClosedError, RivuletError
+from rivulet.plan.params import values_by_param
 from rivulet.schema import FLOAT, INT, Column, SchemaError, coerce_value
 from rivulet.state.holes import MISSING, Hole
 from rivulet.state.reader import KeyedReader, RangeReader
@@ -290,7 +291,7 @@ class View:
             if params:
                 raise RivuletError(f"view {self.name!r} takes no parameters, got {len(params)}")
             return self._read_one((), block, timeout)
-        values = self._values_by_param(params)
+        values = values_by_param(plan, params)
         eq_key = [values[p] for p in plan.key_params[: len(plan.key) - (1 if plan.in_list else 0)]]
         if self._listed is not None:
             listed = values["in"] if plan.in_list else [eq_key.pop(self._listed)]
@@ -304,29 +305,6 @@ class View:
         if len(keys) == 1:
             return self._read_one(keys[0], block, timeout)
         return self._read_keys(keys, block, timeout)
-
-    def _values_by_param(self, params: Sequence[Any]) -> dict[Any, Any]:
-        plan = self.plan
-        n = plan.param_count
-        if not plan.in_list:
-            if len(params) != n:
-                raise RivuletError(f"view {self.name!r} takes {n} parameter(s), got {len(params)}")
-            return dict(enumerate(params))
-        extra = len(params) - n
-        start, size = plan.in_list[0], len(plan.in_list) + extra
-        if size < 1:
-            raise RivuletError(
-                f"view {self.name!r} takes {n - len(plan.in_list)} parameter(s) and at least one "
-                f"IN value, got {len(params)} values"
-            )
-        values: dict[Any, Any] = {}
-        for p in range(n):
-            if p < start:
-                values[p] = params[p]
-            elif p >= start + len(plan.in_list):
-                values[p] = params[p + extra]
-        values["in"] = list(params[start:start + size])
-        return values
 
     def _read_one(self, key: tuple, block: Block, timeout: float | None) -> Any:
         key = self._coerce_key(key)
