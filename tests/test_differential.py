@@ -41,22 +41,29 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
-from hypothesis.control import currently_in_test_context
-from oracle import Pair, in_arity, query_shape, same_multiset, with_in_arity
+from oracle import Pair, in_arity, same_multiset, with_in_arity
+from scenarios import (
+    HOT_INTS,
+    HOT_STRS,
+    INTS,
+    STRS,
+    ColumnSpec,
+    Param,
+    Scenario,
+    TableSpec,
+    ViewSpec,
+    check_all,
+    lookups_for,
+    note_example,
+    play,
+)
 
 import rivulet
 
 # --------------------------------------------------------------------------- domains
+# (values, the program model, reads and the interpreter: tests/scenarios.py)
 
-INTS = list(range(-3, 7))
-STRS = ["", "a", "b", "A", "ab", "ba", "aB", "bb"]
-HOT_INTS = [1, 2, 3, 0]
-HOT_STRS = ["a", "b", "ab"]
 LIKE_CHARS = "abA%_"
-
-#: Parameter values tried on every read: the domain, values with no rows, and NULL.
-INT_PROBES = INTS + [99, None]
-STR_PROBES = STRS + ["zz", None]
 
 #: Write operations per generated scenario (at most).
 MAX_WRITES = 10
@@ -65,10 +72,6 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     report_multiple_bugs=False,
 )
-
-
-def probes(kind: str) -> list[Any]:
-    return STR_PROBES if kind == "str" else INT_PROBES
 
 
 def sql_lit(v: Any) -> str:
@@ -80,194 +83,10 @@ def sql_lit(v: Any) -> str:
     return f"({v})" if v < 0 else str(v)
 
 
-# --------------------------------------------------------------------------- program model
-
-
-@dataclass(frozen=True)
-class ColumnSpec:
-    name: str
-    kind: str  # "int" or "str"
-    nullable: bool = True
-
-    def ddl(self) -> str:
-        t = "INT" if self.kind == "int" else "VARCHAR(8)"
-        return f"{self.name} {t}" + ("" if self.nullable else " NOT NULL")
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    name: str
-    columns: tuple[ColumnSpec, ...]  # the first is ``id INT PRIMARY KEY``
-
-    def ddl(self) -> str:
-        cols = ", ".join(c.ddl() for c in self.columns[1:])
-        return f"CREATE TABLE {self.name} (id INT PRIMARY KEY" + (f", {cols})" if cols else ")")
-
-
-@dataclass(frozen=True)
-class Param:
-    kind: str  # kind of the compared column
-    role: str  # "eq", "in" (an IN (?, ?) list: two placeholders), "range"
-
-
-@dataclass(frozen=True)
-class ViewSpec:
-    name: str
-    sql: str  # the SELECT
-    params: tuple[Param, ...] = ()
-    #: column kinds of the output (for views used in FROM by later views)
-    kinds: tuple[str, ...] = ()
-    #: True if the view can be used in FROM (no parameters, no LIMIT)
-    relation: bool = False
-
-
-# Operations of a scenario:
-#   ("view", ViewSpec)                 create a view
-#   ("insert_many", table, rows)       table(...).insert_many
-#   ("sql", text)                      INSERT / UPDATE / DELETE, on both sides
-#   ("sqlp", text, params)             the same with ? parameters
-#   ("check",)                         settle, then compare every view
-#   ("read",)                          read every view before settle() (no comparison)
-#   ("drop", name)                     DROP VIEW
-#   ("reopen",)                        close rivulet, open it again, compare every view
-
-
-@dataclass
-class Scenario:
-    tables: tuple[TableSpec, ...]
-    ops: list[tuple]
-
-    def __repr__(self) -> str:  # readable in Hypothesis's falsifying example
-        lines = ["Scenario("]
-        for t in self.tables:
-            lines.append(f"  {t.ddl()}")
-        for op in self.ops:
-            if op[0] == "view":
-                v = op[1]
-                lines.append(
-                    f"  CREATE VIEW {v.name} AS {v.sql}   -- params {[p.kind + ':' + p.role for p in v.params]}"
-                )
-            elif op[0] == "insert_many":
-                lines.append(f"  {op[1]}.insert_many({op[2]!r})")
-            elif op[0] == "check":
-                lines.append("  -- settle(), compare every view")
-            elif op[0] == "drop":
-                lines.append(f"  DROP VIEW {op[1]}")
-            elif op[0] == "sql":
-                lines.extend(f"  {statement}" for statement in op[1:])
-            elif op[0] == "sqlp":
-                lines.append(f"  {op[1]}   -- params {op[2]!r}")
-            else:
-                lines.append(f"  -- {op[0]}")
-        lines.append(")")
-        return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- reads
-
-
-def lookups_for(view: ViewSpec) -> list[tuple]:
-    """Parameter tuples to read ``view`` with (IN lists expanded to 1-3 values)."""
-    if not view.params:
-        return [()]
-    per_param: list[list[tuple]] = []
-    for p in view.params:
-        values = probes(p.kind)
-        if p.role == "in":
-            present = [v for v in values if v is not None]
-            lists = [(v,) for v in values]
-            lists += [(a, b) for a, b in zip(present, present[1:] + present[:1])]
-            lists += [
-                (present[0], present[0]),
-                (present[1], None),
-                (present[2], present[3], present[-1]),
-            ]
-            per_param.append(lists)
-        else:
-            per_param.append([(v,) for v in values])
-    if len(per_param) == 1:
-        combos = per_param[0]
-    else:
-        product = [tuple(itertools.chain(*c)) for c in itertools.product(*per_param)]
-        step = max(1, len(product) // 60)
-        combos = product[::step]
-        # and the diagonal (the same position of every list; it ends with all NULLs)
-        combos += [tuple(itertools.chain(*c)) for c in zip(*per_param)]
-    return list(dict.fromkeys(combos))
-
-
-def many_keys_for(view: ViewSpec) -> list[list]:
-    """Key lists for ``lookup_many`` (views with only equality / IN parameters)."""
-    if not view.params or any(p.role == "range" for p in view.params):
-        return []
-    if query_shape(view.sql).order:
-        return []
-    kinds = [p.kind for p in view.params]
-    domains = [[v for v in probes(k) if v is not None] for k in kinds]
-    if any(p.role == "in" for p in view.params):
-        eq_kinds = [p.kind for p in view.params if p.role != "in"]
-        in_kind = next(p.kind for p in view.params if p.role == "in")
-        hot = {"str": HOT_STRS + ["zz"]}
-        prefix = tuple(hot.get(k, HOT_INTS + [99])[0] for k in eq_kinds)
-        vals = hot.get(in_kind, HOT_INTS + [99])
-        return [[prefix + (v,) for v in vals], [prefix + (vals[-1],), prefix + (vals[1],)]]
-    if len(kinds) == 1:
-        d = domains[0]
-        return [d[:5], [d[0], d[0], d[-1]], d]
-    keys = [tuple(c) for c in itertools.product(*domains)]
-    return [keys[::7], keys[:3]]
-
-
-def check_all(pair: Pair, views: list[ViewSpec]) -> None:
-    pair.settle()
-    for view in views:
-        for params in lookups_for(view):
-            pair.check_view(view.name, params)
-        for keys in many_keys_for(view):
-            pair.check_view_many(view.name, keys)
-
-
-def _note(text: str) -> None:
-    """Hypothesis's note() (printed with a falsifying example); a no-op outside @given."""
-    if currently_in_test_context():
-        note(text)
-
-
 def run_scenario(scenario: Scenario, *, reopen_at_end: bool = False) -> None:
-    _note(repr(scenario))
+    note_example(repr(scenario))
     with Pair() as pair:
-        for table in scenario.tables:
-            pair.execute(table.ddl())
-        views: list[ViewSpec] = []
-        for op in scenario.ops:
-            kind = op[0]
-            if kind == "view":
-                pair.create_view(op[1].name, op[1].sql)
-                views.append(op[1])
-            elif kind == "insert_many":
-                pair.insert_many(op[1], op[2])
-            elif kind == "sql":
-                for statement in op[1:]:
-                    pair.execute(statement)
-            elif kind == "sqlp":
-                pair.execute(op[1], op[2])
-            elif kind == "check":
-                check_all(pair, views)
-            elif kind == "read":
-                # A read before settle(): any answer is allowed (eventual consistency),
-                # but it must not fail, and it must not leave a stale cached answer.
-                for view in views:
-                    for params in lookups_for(view)[:4]:
-                        pair.db.view(view.name).lookup(*params)
-            elif kind == "drop":
-                pair.drop_view(op[1])
-                views = [v for v in views if v.name != op[1]]
-            elif kind == "reopen":
-                pair.reopen()
-                check_all(pair, views)
-            else:
-                raise AssertionError(op)
-        check_all(pair, views)
+        views = play(pair, scenario)
         if reopen_at_end:
             pair.reopen()
             check_all(pair, views)
@@ -1327,7 +1146,7 @@ def test_concurrent_writers(tables: tuple[TableSpec, ...], data: st.DataObject) 
                 changes[who].append(f"{head} WHERE {mine} AND ({where})")
             else:
                 changes[who].append(f"{text} WHERE {mine}")
-    _note(
+    note_example(
         f"tables {[t.ddl() for t in tables]}\nviews {[v.sql for v in views]}\n"
         f"inserts {batches}\nchanges {changes}"
     )

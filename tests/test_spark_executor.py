@@ -40,6 +40,7 @@ from oracle import (
     same_multiset,
     with_in_arity,
 )
+from scenarios import Scenario, ViewSpec, lookups_for
 from spark_fixtures import (  # spark_session: the shared ``spark`` fixture
     assert_rows_equal,
     assert_same_rows,
@@ -51,11 +52,8 @@ from test_differential import (
     T1,
     T2,
     Features,
-    Scenario,
     V,
-    ViewSpec,
     _scn,
-    lookups_for,
     scenarios,
 )
 from test_differential import (

@@ -11,6 +11,7 @@ A partial view misses on keys it does not hold: the read then fills them by an u
 
 from __future__ import annotations
 
+import enum
 import operator
 from typing import Any, Iterable, Sequence
 
@@ -22,6 +23,8 @@ from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.engine.upquery import BUSY, Upqueries
 from rivulet.errors import ClosedError, RivuletError
+from rivulet.plan.params import values_by_param
+from rivulet.state.holes import MISSING, Hole
 from rivulet.state.reader import KeyedReader, RangeReader
 from rivulet.values.schema import FLOAT, INT, STR, Column, SchemaError, coerce_value
 
@@ -44,8 +47,21 @@ class _NotReady:
 #: Returned by ``lookup(..., block=False)`` when the answer is not in memory yet.
 NOT_READY = _NotReady()
 
-#: The ``block`` of :meth:`View.probe`: never wait, and start nothing.
-_PROBE = "probe"
+
+class Nowait(enum.Enum):
+    """The reads of a server's event loop, beside ``block=False`` (a miss answers
+    :data:`NOT_READY` and is filled in the background): both fill a miss at once when the
+    fill is a storage lookup and the dataflow is free, and never wait."""
+
+    #: :meth:`View.lookup_nowait`: any other miss as with ``block=False``.
+    FILL_OR_BACKGROUND = "fill or background"
+    #: :meth:`View.probe`: any other miss answers :data:`NOT_READY` and starts nothing.
+    FILL_OR_NOTHING = "fill or nothing"
+
+
+#: How a read waits for a miss: ``True`` until it is filled, ``False`` not at all (it is
+#: filled in the background), or a :class:`Nowait`.
+Block = bool | Nowait
 
 _LOWER = {">": False, ">=": True}
 _UPPER = {"<": False, "<=": True}
@@ -119,7 +135,7 @@ class View:
 
     # ..................................................................... reads
 
-    def lookup(self, *params: Any, block: bool = True, timeout: float | None = None) -> Any:
+    def lookup(self, *params: Any, block: Block = True, timeout: float | None = None) -> Any:
         """The view's rows for these ``?`` values, in the order the ``?`` appear.
 
         For ``BETWEEN ? AND ?`` pass both bounds; for ``IN (?, ...)`` pass any number of
@@ -133,6 +149,8 @@ class View:
                 result = entry.result
                 if result is None:
                     result = self._state.get(params[0])  # type: ignore[union-attr]
+                    if result is MISSING:  # evicted since: a miss after all
+                        return self._lookup(params, block, timeout)
                 else:
                     entry.reads += 1
                 return list(result) if result else self._defaults(params[0])
@@ -143,7 +161,7 @@ class View:
         view whose fill is a storage lookup (:attr:`_fills_inline`) is filled now when no
         write holds the dataflow (cheaper than handing it to another thread); any other
         miss returns :data:`NOT_READY` and is filled in the background."""
-        return self.lookup(*params, block=None if self._fills_inline else False)  # type: ignore[arg-type]
+        return self.lookup(*params, block=Nowait.FILL_OR_BACKGROUND)
 
     def probe(self, *params: Any) -> Any:
         """:meth:`lookup_nowait` for a caller that reads a miss itself, with :meth:`lookup`
@@ -152,7 +170,7 @@ class View:
         a second thread on the same miss, at the cost of two more thread wake-ups (the
         background worker's, and the pool's wait for it), each tens of microseconds with
         the event loop's GIL held."""
-        return self.lookup(*params, block=_PROBE)  # type: ignore[arg-type]
+        return self.lookup(*params, block=Nowait.FILL_OR_NOTHING)
 
     def answer(self, key: Any) -> tuple[Row, ...] | None:
         """The rows under a one-value key (``()`` for a view without parameters) exactly
@@ -192,7 +210,7 @@ class View:
             out.append(entry.result)
         return out
 
-    def lookup_many(self, keys: Iterable[Any], *, block: bool = True,
+    def lookup_many(self, keys: Iterable[Any], *, block: Block = True,
                     timeout: float | None = None) -> Any:
         """Rows for several keys at once (one value, or a tuple of the key's values, each).
 
@@ -226,7 +244,9 @@ class View:
             return [r[: self.plan.visible] for r in rows]
         out: list[Row] = []
         for key in list(state.entries):
-            out.extend(state.get(key) or ())
+            answer = state.get(key)
+            if answer is not MISSING:  # (a full state holds every key)
+                out.extend(answer)
         return out
 
     def held_keys(self) -> list[Any]:
@@ -236,20 +256,20 @@ class View:
         equality parameters alone, those values. ``rivulet verify`` checks exactly these."""
         return list(self._state.entries)
 
-    def held_rows(self, key: Any) -> list[Row] | None:
+    def held_rows(self, key: Any) -> list[Row] | Hole:
         """The rows the reader holds under ``key`` without reading it (no upquery, no
         counters): a keyed view's answer as ``lookup`` gives it (default row included); a
         range view's rows of that key, unfinished (all columns, no bounds), and so an IN
         view's rows under its equality values when its reader is keyed by those alone.
-        ``None`` if the key is not held."""
+        :data:`MISSING` if the key is not held."""
         state = self._state
         if isinstance(state, RangeReader):
             with state.lock:
                 rows = state.entries.get(key)
-                return None if rows is None else list(rows)
+                return MISSING if rows is None else list(rows)
         entry = state.entries.get(key)
         if entry is None:
-            return None
+            return MISSING
         if self._listed_column is not None:
             return entry.expand()
         served = entry.result  # the cached answer a hit returns, if built
@@ -273,14 +293,14 @@ class View:
 
     # ..................................................................... general path
 
-    def _lookup(self, params: Sequence[Any], block: bool, timeout: float | None) -> Any:
+    def _lookup(self, params: Sequence[Any], block: Block, timeout: float | None) -> Any:
         self._check_open()
         plan = self.plan
         if self._unparameterized:
             if params:
                 raise RivuletError(f"view {self.name!r} takes no parameters, got {len(params)}")
             return self._read_one((), block, timeout)
-        values = self._values_by_param(params)
+        values = values_by_param(plan, params)
         eq_key = [values[p] for p in plan.key_params[: len(plan.key) - (1 if plan.in_list else 0)]]
         if self._listed is not None:
             listed = values["in"] if plan.in_list else [eq_key.pop(self._listed)]
@@ -295,30 +315,7 @@ class View:
             return self._read_one(keys[0], block, timeout)
         return self._read_keys(keys, block, timeout)
 
-    def _values_by_param(self, params: Sequence[Any]) -> dict[Any, Any]:
-        plan = self.plan
-        n = plan.param_count
-        if not plan.in_list:
-            if len(params) != n:
-                raise RivuletError(f"view {self.name!r} takes {n} parameter(s), got {len(params)}")
-            return dict(enumerate(params))
-        extra = len(params) - n
-        start, size = plan.in_list[0], len(plan.in_list) + extra
-        if size < 1:
-            raise RivuletError(
-                f"view {self.name!r} takes {n - len(plan.in_list)} parameter(s) and at least one "
-                f"IN value, got {len(params)} values"
-            )
-        values: dict[Any, Any] = {}
-        for p in range(n):
-            if p < start:
-                values[p] = params[p]
-            elif p >= start + len(plan.in_list):
-                values[p] = params[p + extra]
-        values["in"] = list(params[start:start + size])
-        return values
-
-    def _read_one(self, key: tuple, block: bool, timeout: float | None) -> Any:
+    def _read_one(self, key: tuple, block: Block, timeout: float | None) -> Any:
         key = self._coerce_key(key)
         if key is None:
             return []
@@ -327,7 +324,7 @@ class View:
         state: KeyedReader = self._state  # type: ignore[assignment]
         state_key = key[0] if len(key) == 1 else key
         result = state.get(state_key)
-        if result is None and state.partial:
+        if result is MISSING:
             answers = self._fill([state_key], block, timeout)
             if answers is NOT_READY:
                 return NOT_READY
@@ -336,7 +333,7 @@ class View:
             return self._defaults(state_key)
         return list(result)
 
-    def _read_keys(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
+    def _read_keys(self, keys: list[tuple], block: Block, timeout: float | None) -> Any:
         if self._concatenated:
             return self._read_each(keys, block, timeout)
         state: KeyedReader = self._state  # type: ignore[assignment]
@@ -352,47 +349,46 @@ class View:
                 continue
             state_keys.append(key[0] if len(key) == 1 else key)
         state_keys = list(dict.fromkeys(state_keys))
-        answers = {k: state.raw(k) for k in state_keys}
-        missing = [k for k, rows in answers.items() if rows is None]
-        for key, rows in answers.items():
-            if rows is None:
-                continue
-            if not rows and self._default is not None:
+        missing: list[Any] = []
+        for key in state_keys:
+            rows = state.raw(key)
+            if rows is MISSING:
+                missing.append(key)
+            elif not rows and self._default is not None:
                 raw.extend(self._default(key, False))
             else:
                 raw.extend(rows)
         if missing:
-            answers = self._fill(missing, block, timeout)
-            if answers is NOT_READY:
+            filled = self._fill(missing, block, timeout)
+            if filled is NOT_READY:
                 return NOT_READY
-            for rows in answers.values():
+            for rows in filled.values():
                 raw.extend(rows)  # default rows included
         return list(self._finish(raw))
 
-    def _fill(self, keys: list[Any], block: bool | str | None, timeout: float | None) -> Any:
+    def _fill(self, keys: list[Any], block: Block, timeout: float | None) -> Any:
         """Fill the reader's holes ``keys``: each key's raw rows (default rows included);
         with ``block=False``, :data:`NOT_READY` at once, the keys filled in the background;
-        with ``block=None`` (:meth:`lookup_nowait`), filled now if that costs a storage
-        lookup and the dataflow is free, else as with ``False``; with ``_PROBE``
-        (:meth:`probe`), the same but nothing started in the background."""
-        if (block is None or block is _PROBE) and self._fills_inline:
+        with a :class:`Nowait`, filled now if that costs a storage lookup and the dataflow
+        is free, else as with ``False`` (``FILL_OR_BACKGROUND``) or :data:`NOT_READY` with
+        nothing started (``FILL_OR_NOTHING``)."""
+        if isinstance(block, Nowait) and self._fills_inline:
             answers = self._upqueries.fill(self._built, keys, wait=False)
             if answers is not BUSY:
                 return answers
-        if block is _PROBE:
+        if block is Nowait.FILL_OR_NOTHING:
             return NOT_READY
-        if not block:
+        if block is Nowait.FILL_OR_BACKGROUND or not block:
             self._upqueries.fill_in_background(self._built, keys)
             return NOT_READY
         return self._upqueries.fill(self._built, keys, timeout)
 
-    def _read_each(self, keys: list[tuple], block: bool, timeout: float | None) -> Any:
+    def _read_each(self, keys: list[tuple], block: Block, timeout: float | None) -> Any:
         """:meth:`_read_keys` for a view whose answer over several keys is their answers
         one after the other: each held key's cached answer is taken as it is."""
         state: KeyedReader = self._state  # type: ignore[assignment]
         out: list[Row] = []
         missing: list[Any] = []
-        held = state.partial
         seen: set[Any] = set()
         for key in dict.fromkeys(keys):
             key = self._coerce_key(key)
@@ -403,10 +399,10 @@ class View:
                 continue  # (1 and 1.0 are one key)
             seen.add(state_key)
             rows = state.get(state_key)
-            if rows is not None:
-                out.extend(rows)
-            elif held:
+            if rows is MISSING:
                 missing.append(state_key)
+            else:
+                out.extend(rows)
         if missing:
             answers = self._fill(missing, block, timeout)
             if answers is NOT_READY:
@@ -415,7 +411,7 @@ class View:
                 out.extend(self._finish(rows))
         return out
 
-    def _read_listed(self, lists: dict[tuple, list[Any]], block: bool,
+    def _read_listed(self, lists: dict[tuple, list[Any]], block: Block,
                      timeout: float | None) -> Any:
         """A view whose reader is keyed by part of its key, read for ``lists`` (values
         of the rest, listed with each reader key): each reader key is read (or filled)
@@ -434,8 +430,8 @@ class View:
         raw: list[Row] = []
         missing: list[Any] = []
         for prefix, values in listed.items():
-            by_value: dict[Any, list[Row]] | None = state.get(prefix)  # type: ignore[assignment]
-            if by_value is None:
+            by_value: dict[Any, list[Row]] | Hole = state.get(prefix)  # type: ignore[assignment]
+            if by_value is MISSING:
                 missing.append(prefix)
                 continue
             for value in values:
@@ -466,7 +462,7 @@ class View:
                 continue
         return out
 
-    def _read_range(self, key: tuple, values: dict[Any, Any], block: bool,
+    def _read_range(self, key: tuple, values: dict[Any, Any], block: Block,
                     timeout: float | None) -> Any:
         state: RangeReader = self._state  # type: ignore[assignment]
         coerced = self._coerce_key(key) if key else ()
@@ -486,16 +482,17 @@ class View:
                 high, high_inc = v, _UPPER[op]
         state_key = coerced[0] if len(coerced) == 1 else coerced
         rows = state.range(state_key, low, low_inc, high, high_inc)
-        if rows is None:
-            if block is _PROBE:
+        if rows is MISSING:
+            if block is Nowait.FILL_OR_NOTHING:
                 return NOT_READY
-            if not block:
+            if block is Nowait.FILL_OR_BACKGROUND or not block:
                 self._upqueries.fill_in_background(self._built, [state_key])
                 return NOT_READY
+            # (read under the lock that filled the key: no eviction comes between)
             rows = self._upqueries.fill(
                 self._built, [state_key], timeout,
                 read=lambda: state.range(state_key, low, low_inc, high, high_inc),
-            ) or []
+            )
         if len(bounds) > 2 or sum(op in _LOWER for op, _ in bounds) > 1:
             col = self.plan.range_column
             rows = [r for r in rows if all(_CHECK[op](r[col], v) for op, v in bounds)]

@@ -58,6 +58,7 @@ from rivulet.spark.compile import (
     old_versions,
 )
 from rivulet.spark.snapshot import take_snapshot
+from rivulet.state.holes import MISSING
 from rivulet.state.reader import RangeReader
 from rivulet.storage.sqlite import copy_database
 
@@ -219,7 +220,7 @@ def _served(view: View) -> dict[Any, list[Row]]:
     out: dict[Any, list[Row]] = {}
     for key in view.held_keys():
         rows = view.held_rows(key)
-        if rows is not None:
+        if rows is not MISSING:  # (evicted since the keys were listed)
             out[key] = rows
     return out
 

@@ -34,6 +34,7 @@ from pyspark.sql import types as T
 
 from rivulet.errors import RivuletError, SqlError
 from rivulet.plan import ir
+from rivulet.plan.params import values_by_param
 from rivulet.spark.exprs import ExprCompiler, Typed, join_operands
 from rivulet.spark.values import (
     DEFAULT_DECIMAL_SCALE,
@@ -395,7 +396,7 @@ def _request(plan: ir.ViewPlan, params: tuple) -> _Request:
         if params:
             raise RivuletError(f"view {plan.name!r} takes no parameters, got {len(params)}")
         return _Request(whole=True)
-    values = _values_by_param(plan, params)
+    values = values_by_param(plan, params)
     n_eq = len(plan.key) - (1 if plan.in_list else 0)
     eq_key = tuple(values[p] for p in plan.key_params[:n_eq])
     keys = [eq_key + (v,) for v in values["in"]] if plan.in_list else [eq_key]
@@ -415,29 +416,6 @@ def _request(plan: ir.ViewPlan, params: tuple) -> _Request:
             continue
         chosen.append(coerced)
     return _Request(keys=tuple(chosen))
-
-
-def _values_by_param(plan: ir.ViewPlan, params: tuple) -> dict[Any, Any]:
-    """Parameter values by position; an IN list's values (any number) under ``"in"``."""
-    n = plan.param_count
-    if not plan.in_list:
-        if len(params) != n:
-            raise RivuletError(f"view {plan.name!r} takes {n} parameter(s), got {len(params)}")
-        return dict(enumerate(params))
-    extra = len(params) - n
-    start, size = plan.in_list[0], len(plan.in_list) + extra
-    if size < 1:
-        raise RivuletError(
-            f"view {plan.name!r} takes {n - len(plan.in_list)} parameter(s) and at least one "
-            f"IN value, got {len(params)} values")
-    values: dict[Any, Any] = {}
-    for p in range(n):
-        if p < start:
-            values[p] = params[p]
-        elif p >= start + len(plan.in_list):
-            values[p] = params[p + extra]
-    values["in"] = list(params[start:start + size])
-    return values
 
 
 def _key_columns(plan: ir.ViewPlan) -> list[SchemaColumn]:

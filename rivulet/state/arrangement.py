@@ -26,6 +26,20 @@ def key_function(columns: tuple[int, ...]) -> Callable[[Row], Any]:
     return itemgetter(*columns)
 
 
+def add_row(counts: dict[Row, int], row: Row, diff: int) -> int:
+    """Add ``diff`` copies of ``row`` to the multiset ``counts`` (remove them, for a negative
+    ``diff``; a row whose count reaches zero leaves it). Returns the change in its number
+    of distinct rows (1, 0 or -1), which the byte accounting of every state follows. The
+    one place a multiset of rows changes: arrangements, readers and batch indexes all
+    hold ``{row: multiplicity}`` and must agree on when a row is there."""
+    n = counts.get(row, 0) + diff
+    if n:
+        counts[row] = n
+        return 1 if n == diff else 0
+    del counts[row]
+    return -1
+
+
 def key_has_null(key: Any, width: int) -> bool:
     """NULL never equals anything, so a key with a NULL component matches nothing."""
     if width == 1:
@@ -70,16 +84,10 @@ class Arrangement:
                 index[key] = {row: diff}
                 rows += 1
                 continue
-            n = bucket.get(row, 0) + diff
-            if n:
-                if n == diff:
-                    rows += 1
-                bucket[row] = n
-            else:
-                del bucket[row]
-                rows -= 1
-                if not bucket and not partial:
-                    del index[key]
+            change = add_row(bucket, row, diff)
+            rows += change
+            if change < 0 and not bucket and not partial:
+                del index[key]
         self.rows = rows
 
     def get(self, key: Any) -> dict[Row, int]:
@@ -103,15 +111,12 @@ class Arrangement:
             if key not in index:
                 fresh[key] = index[key] = {}
         key_of = self.key_of
+        rows = 0
         for row, diff in deltas:
             bucket = fresh.get(key_of(row))
             if bucket is not None:
-                n = bucket.get(row, 0) + diff
-                if n:
-                    bucket[row] = n
-                else:
-                    del bucket[row]
-        self.rows += sum(len(b) for b in fresh.values())
+                rows += add_row(bucket, row, diff)
+        self.rows += rows
         if read:
             self.recent.update(fresh)
 
@@ -189,12 +194,7 @@ def group_by_key(deltas: Iterable[Delta], key_of: Callable[[Row], Any]) -> dict[
     """A batch indexed like an arrangement (used to subtract a batch from new state)."""
     out: dict[Any, dict[Row, int]] = {}
     for row, diff in deltas:
-        bucket = out.setdefault(key_of(row), {})
-        n = bucket.get(row, 0) + diff
-        if n:
-            bucket[row] = n
-        else:
-            del bucket[row]
+        add_row(out.setdefault(key_of(row), {}), row, diff)
     return out
 
 

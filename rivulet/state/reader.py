@@ -22,6 +22,7 @@ from sortedcontainers import SortedKeyList
 from rivulet.state.arrangement import (
     Delta,
     Row,
+    add_row,
     apply_to_sorted,
     clock_sweep,
     consolidate,
@@ -29,6 +30,7 @@ from rivulet.state.arrangement import (
     key_function,
     key_has_null,
 )
+from rivulet.state.holes import MISSING, Hole
 
 Finish = Callable[[list[Row]], tuple[Row, ...]]
 
@@ -61,9 +63,10 @@ class Entry:
 class KeyedReader:
     """Rows by equality key.
 
-    Full: absent keys hold no rows. Partial: an absent key is a hole, filled by an upquery
-    on the first read; updates to holes are dropped, and a filled key with no rows keeps
-    an empty entry. A view without a key is one hole, under the key ``()``.
+    Full: absent keys hold no rows. Partial: an absent key is a hole (a read answers
+    :data:`MISSING`), filled by an upquery on the first read; updates to holes are dropped,
+    and a filled key with no rows keeps an empty entry (a read answers no rows). A view
+    without a key is one hole, under the key ``()``.
 
     Rows whose key has a NULL are not kept: ``col = ?`` is never true for them, whatever
     the parameter, so no read can return them.
@@ -75,6 +78,9 @@ class KeyedReader:
         self.width = len(key_columns)
         self.finish = finish
         self.partial = partial
+        #: The finished answer of a key with no rows: what a full reader answers for a key
+        #: it has no entry for (it holds every key with rows).
+        self.no_rows = finish([])
         self.entries: dict[Any, Entry] = {}
         self.lock = threading.Lock()
         self.rows = 0
@@ -96,7 +102,10 @@ class KeyedReader:
             if self.partial:
                 return {}  # the whole view is one hole: the update is dropped
             entry = self.entries[()] = Entry()
-        self.rows += _add(entry.counts, deltas)
+        counts, rows = entry.counts, self.rows
+        for row, diff in deltas:
+            rows += add_row(counts, row, diff)
+        self.rows = rows
         return {(): entry}
 
     def _apply_keyed(self, deltas: Iterable[Delta]) -> dict[Any, Entry]:
@@ -116,24 +125,16 @@ class KeyedReader:
                         continue  # a hole: the update is dropped
                     entry = entries[key] = Entry()
                 touched[key] = entry
-            counts = entry.counts
-            n = counts.get(row, 0) + diff
-            if n:
-                if n == diff:
-                    rows += 1
-                counts[row] = n
-            else:
-                del counts[row]
-                rows -= 1
+            rows += add_row(entry.counts, row, diff)
         self.rows = rows
         return touched
 
-    def get(self, key: Any) -> tuple[Row, ...] | None:
-        """The finished answer under ``key``; ``None`` when the key is absent (no rows in
-        a full reader, a hole in a partial one)."""
+    def get(self, key: Any) -> tuple[Row, ...] | Hole:
+        """The finished answer under ``key`` (empty when it has no rows); :data:`MISSING`
+        when it is a hole of a partial reader."""
         entry = self.entries.get(key)
         if entry is None:
-            return None
+            return MISSING if self.partial else self.no_rows
         entry.reads += 1
         result = entry.result
         if result is None:
@@ -141,12 +142,12 @@ class KeyedReader:
                 result = entry.result = self.finish(entry.expand())
         return result
 
-    def raw(self, key: Any) -> list[Row] | None:
+    def raw(self, key: Any) -> list[Row] | Hole:
         """Unfinished rows under ``key`` (hidden columns kept), for multi-key reads;
-        ``None`` for a hole."""
+        :data:`MISSING` for a hole."""
         entry = self.entries.get(key)
         if entry is None:
-            return None if self.partial else []
+            return MISSING if self.partial else []
         entry.reads += 1
         return entry.expand()
 
@@ -164,10 +165,12 @@ class KeyedReader:
             if key not in entries:
                 fresh[key] = Entry()
         key_of = self.key_of
+        rows = self.rows
         for row, diff in deltas:
             entry = fresh.get(key_of(row))
             if entry is not None:
-                self.rows += _add(entry.counts, ((row, diff),))
+                rows += add_row(entry.counts, row, diff)
+        self.rows = rows
         with self.lock:
             entries.update(fresh)
 
@@ -214,8 +217,9 @@ class KeyedReader:
 class RangeReader:
     """Rows by equality key, then ordered by one range column (for ``col > ?`` views).
 
-    Partial: an absent key is a hole, as in ``KeyedReader``; without an equality key the
-    whole view is one hole, under the key ``()``.
+    Partial: an absent key is a hole (a read answers :data:`MISSING`), as in
+    ``KeyedReader``; without an equality key the whole view is one hole, under the key
+    ``()``.
     """
 
     def __init__(self, key_columns: tuple[int, ...], range_column: int, *, partial: bool = False) -> None:
@@ -263,13 +267,13 @@ class RangeReader:
                 del target[key]
 
     def range(self, key: Any, low: Any, low_inclusive: bool, high: Any,
-              high_inclusive: bool) -> list[Row] | None:
-        """Rows under ``key`` within the bounds; ``None`` for a hole."""
+              high_inclusive: bool) -> list[Row] | Hole:
+        """Rows under ``key`` within the bounds; :data:`MISSING` for a hole."""
         with self.lock:
             self._reads += 1
             rows = self.entries.get(key)
             if rows is None:
-                return None if self.partial else []
+                return MISSING if self.partial else []
             self.used.add(key)
             return list(rows.irange_key(low, high, inclusive=(low_inclusive, high_inclusive)))
 
@@ -319,21 +323,6 @@ class RangeReader:
 ENTRY_KEY_BYTES = 400
 #: Rough cost of one row's slot in a multiset or answer tuple, beside the row itself.
 SLOT_BYTES = 60
-
-
-def _add(counts: dict[Row, int], deltas: Iterable[Delta]) -> int:
-    """Add signed rows to a multiset; returns the change in its number of distinct rows."""
-    change = 0
-    for row, diff in deltas:
-        n = counts.get(row, 0) + diff
-        if n:
-            if n == diff:
-                change += 1
-            counts[row] = n
-        else:
-            del counts[row]
-            change -= 1
-    return change
 
 
 def _entry_used(entries: dict[Any, Entry], key: Any) -> bool:
