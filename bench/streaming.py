@@ -61,8 +61,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import rivulet
 from bench.common import (
@@ -125,8 +126,8 @@ def open_db(path: Path, system: str, config: dict[str, Any],
     """``max_files``: most log files (shipments) one micro-batch reads (None: all)."""
     if system == "inprocess":
         return rivulet.open(path)
-    from rivulet.spark.session import SparkConfig
     from rivulet.pipeline.streaming import StreamSettings
+    from rivulet.spark.session import SparkConfig
 
     cores = int(system[len("local["):-1])
     return rivulet.open(path, pipeline="spark",

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rivulet.engine.database import Database, Table
+from rivulet.engine.limits import LimitError, Limits
+from rivulet.engine.views import NOT_READY, View
 from rivulet.errors import (
     ClosedError,
     ConstraintError,
@@ -30,8 +32,6 @@ from rivulet.errors import (
     UnsupportedSqlError,
     UpqueryTimeout,
 )
-from rivulet.engine.limits import LimitError, Limits
-from rivulet.engine.views import NOT_READY, View
 
 if TYPE_CHECKING:
     from rivulet import dbapi
@@ -135,7 +135,7 @@ def open(  # noqa: A001
                     reuse=reuse, background_migration=background_migration, limits=limits)
 
 
-def connect(path: str | Path, **kwargs: object) -> "dbapi.Connection":
+def connect(path: str | Path, **kwargs: object) -> dbapi.Connection:
     """A PEP 249 (DB-API 2.0) connection; see :mod:`rivulet.dbapi`."""
     from rivulet import dbapi
 

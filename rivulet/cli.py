@@ -10,13 +10,14 @@ import random
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import rivulet
 from rivulet.engine.database import Database
-from rivulet.errors import RivuletError
 from rivulet.engine.explain import explain
+from rivulet.errors import RivuletError
 from rivulet.sql.parse import split_statements
 
 
@@ -129,8 +130,8 @@ def run_serve(args: argparse.Namespace) -> int:
     import signal
 
     from rivulet.server.auth import UserStore, tls_context
-    from rivulet.server.mysql.server import MySQLServer, new_event_loop
     from rivulet.server.mysql.primary import Replicas, replica_options
+    from rivulet.server.mysql.server import MySQLServer, new_event_loop
 
     sys.setswitchinterval(0.0005)  # see run_demo
     if (args.tls_cert is None) != (args.tls_key is None):

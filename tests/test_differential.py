@@ -42,9 +42,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
-from oracle import Pair, in_arity, query_shape, same_multiset, with_in_arity
 
 import rivulet
+from oracle import Pair, in_arity, query_shape, same_multiset, with_in_arity
 
 # --------------------------------------------------------------------------- domains
 

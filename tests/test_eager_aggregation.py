@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import Pair
-from test_partial import PartialPair
 
 import rivulet
+from oracle import Pair
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.planner import Planner
 from rivulet.sql.parse import parse_one
+from test_partial import PartialPair
 
 NEWS = Path(__file__).resolve().parents[1] / "rivulet" / "examples" / "news.sql"
 

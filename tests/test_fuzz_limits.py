@@ -4,8 +4,8 @@ and nothing changed by the request that went over one."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pymysql

@@ -8,7 +8,8 @@ waves that change both inputs of a join at once (self-joins, simultaneous update
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given

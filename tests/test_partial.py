@@ -42,6 +42,8 @@ from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+import rivulet
 from oracle import (
     Pair,
     assert_same_answer,
@@ -52,6 +54,8 @@ from oracle import (
     sorted_rows,
     with_in_arity,
 )
+from rivulet.cli import explain
+from rivulet.engine.config import parse_size
 from test_differential import (
     AGGS,
     COMPOSED,
@@ -65,10 +69,6 @@ from test_differential import (
     many_keys_for,
     scenarios,
 )
-
-import rivulet
-from rivulet.cli import explain
-from rivulet.engine.config import parse_size
 
 #: Every wait on another thread is bounded (pytest-timeout friendly).
 WAIT = 10.0

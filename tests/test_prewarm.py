@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from oracle import Pair
-from spark_fixtures import SPARK_CONFIG, spark_session  # noqa: F401
 
 import rivulet
+from oracle import Pair
 from rivulet.engine.prewarm import HOT_KEYS_FILE, prewarm_view, spark_plan
+from spark_fixtures import SPARK_CONFIG, spark_session  # noqa: F401
 
 VIEWS = {
     "by_cat": "SELECT id, name FROM items WHERE cat = ?",

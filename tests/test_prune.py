@@ -14,9 +14,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import Pair
 
 import rivulet
+from oracle import Pair
 from rivulet.dataflow.ops.join import Join
 from rivulet.plan import ir
 from rivulet.plan.prune import prune

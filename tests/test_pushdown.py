@@ -14,13 +14,13 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import Pair
-from test_prune import count_join_inputs
 
 import rivulet
+from oracle import Pair
 from rivulet.plan import ir
 from rivulet.plan.ir import conjuncts
 from rivulet.plan.pushdown import push_filters
+from test_prune import count_join_inputs
 
 SCHEMA = [
     "CREATE TABLE stories (id INT PRIMARY KEY, author INT NOT NULL, hidden INT NOT NULL)",

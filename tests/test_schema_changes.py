@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
-from oracle import assert_same_answer, same_multiset
-from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 import rivulet
+from oracle import assert_same_answer, same_multiset
 from rivulet.errors import ProgramError, SqlError
+from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 TABLE = "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(20) NOT NULL, qty INT, note VARCHAR(30))"
 #: Views planned on the first version; none of them depends on qty, note or added columns.

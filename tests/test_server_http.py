@@ -24,12 +24,12 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import Pair, assert_same_answer, sorted_rows
-from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 import rivulet
+from oracle import Pair, assert_same_answer, sorted_rows
 from rivulet.cli import load_news_sample, news_program
 from rivulet.server.http.app import make_app, serve_http
+from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette's notice about httpx vs httpx2

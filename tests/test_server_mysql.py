@@ -12,8 +12,9 @@ import sqlite3
 import struct
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import mysql.connector
 import pymysql
@@ -21,13 +22,13 @@ import pytest
 import sqlalchemy as sa
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import assert_same_answer
 
 import rivulet
+from oracle import assert_same_answer
 from rivulet.cli import load_news_sample, news_program
 from rivulet.server.auth import UserStore
-from rivulet.server.mysql.server import ServerThread
 from rivulet.server.mysql.normalize import split
+from rivulet.server.mysql.server import ServerThread
 
 SCHEMA = [
     "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(100) NOT NULL, "

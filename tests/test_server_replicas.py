@@ -16,19 +16,20 @@ import sqlite3
 import ssl
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pymysql
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_server_serve import start, stop
 
 import rivulet
 from rivulet.server.auth import LOOPBACK, UserStore
-from rivulet.server.mysql.server import MySQLServer
 from rivulet.server.mysql.primary import Replicas
+from rivulet.server.mysql.server import MySQLServer
+from test_server_serve import start, stop
 
 CONNECTIONS = 4
 USERS = range(6)

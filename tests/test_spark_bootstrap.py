@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import Pair
-from spark_fixtures import SPARK_CONFIG, spark_session  # noqa: F401
 
 import rivulet
 import rivulet.spark.bootstrap as bootstrap_module
+from oracle import Pair
+from spark_fixtures import SPARK_CONFIG, spark_session  # noqa: F401
 
 pytestmark = pytest.mark.spark
 

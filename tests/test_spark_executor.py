@@ -32,6 +32,8 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, example, given, note, reject, settings
 from hypothesis import strategies as st
+
+import rivulet
 from oracle import (
     Pair,
     assert_same_answer,
@@ -40,6 +42,18 @@ from oracle import (
     same_multiset,
     with_in_arity,
 )
+from rivulet.plan.planner import Planner
+from rivulet.spark import (
+    compute_lookups,
+    compute_view,
+    get_session,
+    load_snapshot,
+    scan_view,
+    take_snapshot,
+)
+from rivulet.spark.exprs import like_pattern
+from rivulet.spark.values import rows_from_arrow
+from rivulet.sql.parse import parse_one
 from spark_fixtures import (  # spark_session: the shared ``spark`` fixture
     assert_rows_equal,
     assert_same_rows,
@@ -62,20 +76,6 @@ from test_differential import (
     ROWS as DIFF_ROWS,
 )
 from test_mysql_semantics import EXPRESSIONS, FILTERS, ROWS, _same
-
-import rivulet
-from rivulet.plan.planner import Planner
-from rivulet.spark import (
-    compute_lookups,
-    compute_view,
-    get_session,
-    load_snapshot,
-    scan_view,
-    take_snapshot,
-)
-from rivulet.spark.exprs import like_pattern
-from rivulet.spark.values import rows_from_arrow
-from rivulet.sql.parse import parse_one
 
 pytestmark = pytest.mark.spark
 

@@ -23,12 +23,12 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import same_multiset
-from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 import rivulet
+from oracle import same_multiset
 from rivulet.errors import RivuletError
 from rivulet.pipeline.importer import ImportFailed, import_files, import_jdbc
+from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 pytestmark = pytest.mark.spark
 

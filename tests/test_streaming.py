@@ -41,11 +41,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import Pair, same_multiset, sqlite_rows
-from spark_fixtures import spark_session  # noqa: F401  (the shared session fixture)
 
 import rivulet
+from oracle import Pair, same_multiset, sqlite_rows
 from rivulet.pipeline.streaming import StreamingError, StreamSettings
+from spark_fixtures import spark_session  # noqa: F401  (the shared session fixture)
 
 pytestmark = pytest.mark.spark
 

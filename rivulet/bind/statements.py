@@ -12,10 +12,10 @@ from typing import Any, Union
 from sqlglot import exp
 
 from rivulet.errors import SqlError
-from rivulet.plan import ir
 from rivulet.migrate.alter import SchemaChange, plan_alter, replace_conversions
-from rivulet.plan.catalog import Catalog
 from rivulet.migrate.copy import CopyPlan, plan_copy
+from rivulet.plan import ir
+from rivulet.plan.catalog import Catalog
 from rivulet.plan.expressions import literal_value, translate
 from rivulet.plan.planner import conjuncts
 from rivulet.sql.ddl import table_schema

@@ -13,8 +13,9 @@ whenever one exists. Base tables get a storage index for every key an upquery re
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from rivulet import values as F
 from rivulet.dataflow.compile import predicate_function, row_function

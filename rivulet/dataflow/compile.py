@@ -10,8 +10,9 @@ kind, in a filter's top-level conjunction, where NULL and false are the same).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from operator import itemgetter
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from rivulet import values as F
 from rivulet.errors import SqlError

@@ -30,8 +30,9 @@ import math
 import random
 import threading
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Protocol
+from typing import Any, Protocol
 
 from rivulet.dataflow.ops.base import Base, Batch, Columns, Misses, NodeId, Operator
 from rivulet.dataflow.ops.project import Project, ProjectedArrangement

@@ -25,8 +25,9 @@ import itertools
 import logging
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from rivulet.bind import statements as st
 from rivulet.dataflow.builder import BuiltView

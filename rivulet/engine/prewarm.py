@@ -34,9 +34,10 @@ import os
 import pickle
 import shutil
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from rivulet.dataflow.builder import BuiltView
 from rivulet.dataflow.ops.aggregate import Aggregate

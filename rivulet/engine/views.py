@@ -12,7 +12,8 @@ A partial view misses on keys it does not hold: the read then fills them by an u
 from __future__ import annotations
 
 import operator
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from rivulet import values as F
 from rivulet.dataflow.builder import BuiltView, sort_key_function

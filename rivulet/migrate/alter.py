@@ -19,8 +19,9 @@ longer VARCHAR) are allowed under views.
 from __future__ import annotations
 
 import decimal
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from sqlglot import exp
 
@@ -366,8 +367,8 @@ def program_tables(statements: Iterable[tuple[str, str]]) -> dict[str, tuple[Tab
                 raise SqlError(f"not a CREATE TABLE statement: {sql!r}")
             out[schema.name.lower()] = (schema, [sql])
         elif kind == "copy":
-            from rivulet.plan.catalog import Catalog
             from rivulet.migrate.copy import plan_copy
+            from rivulet.plan.catalog import Catalog
 
             catalog = Catalog(tables={n: schema for n, (schema, _) in out.items()})
             target = plan_copy(catalog, parse_one(sql)).target

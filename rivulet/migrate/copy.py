@@ -19,8 +19,9 @@ that key, so the copy means exactly what the SELECT means everywhere else.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 from sqlglot import exp
 

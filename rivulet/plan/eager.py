@@ -36,7 +36,7 @@ keyed by a column that is not the join key (see :func:`push_down`).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rivulet.plan import ir
 from rivulet.plan.prune import remap

@@ -7,7 +7,8 @@ a FROM clause, over an aggregate's output, and over a table in an UPDATE.
 from __future__ import annotations
 
 import decimal
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from sqlglot import exp
 

@@ -21,8 +21,9 @@ Map of relational nodes (output columns in brackets)::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Callable
+from typing import Any
 
 from rivulet.values.schema import Kind
 

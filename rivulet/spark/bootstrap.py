@@ -57,9 +57,10 @@ import logging
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from rivulet.dataflow.builder import Builder, BuiltView
 from rivulet.dataflow.ops.aggregate import Aggregate

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import itertools
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 Row = tuple
 Delta = tuple[Row, int]

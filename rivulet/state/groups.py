@@ -11,7 +11,8 @@ creates the group.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generic, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, Generic, TypeVar
 
 from rivulet.state.arrangement import clock_sweep, key_function
 

@@ -15,7 +15,8 @@ reader can never store an answer older than the rows it was built from. Copying 
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from sortedcontainers import SortedKeyList
 

@@ -9,9 +9,10 @@ updates and deletes name rows by identity.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from rivulet.values.schema import Column, Row, TableSchema
 

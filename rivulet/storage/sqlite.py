@@ -24,9 +24,10 @@ import datetime as dt
 import decimal
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from rivulet.errors import ConstraintError, StorageError
 from rivulet.storage.base import AddStored, ProgramStatement, RenameStored, RowId, Storage
@@ -165,7 +166,7 @@ class SqliteStorage(Storage):
         lsn = self.lsn + 1
         self.conn.execute(
             "INSERT INTO _rivulet_log VALUES (?, ?, ?, ?)",
-            (lsn, dt.datetime.now(dt.timezone.utc).isoformat(), rows, payload),
+            (lsn, dt.datetime.now(dt.UTC).isoformat(), rows, payload),
         )
         self.lsn = lsn
         return lsn

@@ -9,8 +9,9 @@ are those present when it commits. Each request becomes signed deltas for the da
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from rivulet.errors import RivuletError, SchemaError
 from rivulet.state.arrangement import Delta

@@ -8,8 +8,9 @@ data: MySQL turns a bad value into 0 (numbers, with a warning) or NULL (dates).
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 
 from rivulet.values.conversions import to_number, to_temporal
 from rivulet.values.numeric import round_

@@ -11,8 +11,9 @@ import datetime as dt
 import decimal
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from rivulet.errors import SchemaError
 

@@ -8,7 +8,8 @@ a multiset of values so that deleting the current extreme finds the next one.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
 from rivulet.plan.ir import AggCall

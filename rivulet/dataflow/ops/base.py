@@ -20,8 +20,9 @@ Partial state adds two things (Noria paper, section 4):
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Protocol
+from typing import Any, Protocol
 
 from rivulet.state.arrangement import Arrangement, Delta, Row
 

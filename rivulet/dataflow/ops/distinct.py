@@ -4,7 +4,8 @@ With ``partial`` columns, holds the counts of rows under the keys asked for only
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
 from rivulet.state.arrangement import Delta, Row, consolidate, estimate_row_bytes

@@ -21,7 +21,8 @@ the input that has them, then probes the other side by the join key.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rivulet.dataflow.ops.base import Batch, Columns, Miss, Misses, NodeId, Operator, Upstream
 from rivulet.plan.keys import trace_join

@@ -10,7 +10,8 @@ such projections right above the base tables)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, Operator
 from rivulet.state.arrangement import EMPTY, Arrangement, Delta, Row, consolidate

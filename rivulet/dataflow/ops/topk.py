@@ -17,7 +17,8 @@ by upqueries are held (the key must name whole groups).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from sortedcontainers import SortedKeyList
 

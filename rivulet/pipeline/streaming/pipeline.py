@@ -57,13 +57,13 @@ from pyspark.sql import types as T
 from rivulet.dataflow.builder import default_rows
 from rivulet.dataflow.graph import random_keys
 from rivulet.engine.lag import LagHistogram
-from rivulet.plan import ir
-from rivulet.spark.compile import name as column_name
-from rivulet.spark.snapshot import Snapshot, spark_schema, take_snapshot
 from rivulet.pipeline.streaming import keyed as K
 from rivulet.pipeline.streaming import plan as P
 from rivulet.pipeline.streaming.log import LogShipper, StreamingError, wait_until
 from rivulet.pipeline.streaming.sink import SinkStore
+from rivulet.plan import ir
+from rivulet.spark.compile import name as column_name
+from rivulet.spark.snapshot import Snapshot, spark_schema, take_snapshot
 from rivulet.spark.values import rows_from_arrow, spark_type, to_kind
 from rivulet.state.reader import KeyedReader, RangeReader
 from rivulet.values.schema import TableSchema
@@ -794,7 +794,7 @@ class StreamingPipeline:
 
     def _write_status(self) -> None:
         try:
-            status = {"time": dt.datetime.now(dt.timezone.utc).isoformat(), **self.progress()}
+            status = {"time": dt.datetime.now(dt.UTC).isoformat(), **self.progress()}
             tmp = self.root / "status.json.tmp"
             tmp.write_text(json.dumps(status, indent=1, default=str))
             os.replace(tmp, self.root / "status.json")

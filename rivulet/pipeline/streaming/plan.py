@@ -35,6 +35,7 @@ from pyspark.sql import functions as SF
 from pyspark.sql import types as T
 
 from rivulet.dataflow.compile import predicate_function, row_function
+from rivulet.pipeline.streaming import keyed as K
 from rivulet.plan import ir
 from rivulet.spark.compile import (
     PlanCompiler,
@@ -44,7 +45,6 @@ from rivulet.spark.compile import (
     with_join_keys,
 )
 from rivulet.spark.exprs import ExprCompiler
-from rivulet.pipeline.streaming import keyed as K
 from rivulet.spark.values import DEFAULT_DECIMAL_SCALE, spark_type
 from rivulet.values.schema import DECIMAL
 

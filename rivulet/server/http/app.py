@@ -52,8 +52,9 @@ import math
 import socket
 import threading
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any
 
 import uvicorn
 from sqlglot import exp

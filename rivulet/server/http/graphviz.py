@@ -23,8 +23,8 @@ from rivulet.dataflow.ops.reader import Reader
 from rivulet.plan.catalog import is_adhoc
 
 if TYPE_CHECKING:
-    from rivulet.engine.database import Database
     from rivulet.dataflow.graph import GraphNode
+    from rivulet.engine.database import Database
 
 SHARED_FILL = "#ffe9a8"
 VIEW_FILL = "#d7e9ff"

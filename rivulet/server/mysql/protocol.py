@@ -20,8 +20,9 @@ import asyncio
 import logging
 import operator
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from mysql_mimic import packets
 from mysql_mimic.connection import Connection
@@ -31,8 +32,9 @@ from mysql_mimic.types import ColumnDefinition
 from mysql_mimic.utils import aiterate
 from sqlglot import exp
 
-from rivulet.errors import ProgramError, RivuletError, SqlError
 from rivulet.engine.explain import explain
+from rivulet.engine.views import NOT_READY, View
+from rivulet.errors import ProgramError, RivuletError, SqlError
 from rivulet.server import errors as er
 from rivulet.server.mysql import normalize
 from rivulet.server.mysql.context import ServerContext
@@ -60,7 +62,6 @@ from rivulet.server.mysql.statements import (
     Texts,
 )
 from rivulet.server.mysql.wire import MAX_PAYLOAD, PacketTooLarge, Wire
-from rivulet.engine.views import NOT_READY, View
 
 if TYPE_CHECKING:
     from rivulet.engine.database import Database

@@ -29,9 +29,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from rivulet.errors import ClosedError
 from rivulet.engine.follower import Follower
 from rivulet.engine.limits import Limits
+from rivulet.errors import ClosedError
 from rivulet.server import errors as er
 from rivulet.server.auth import UserStore, tls_context
 from rivulet.server.mysql.server import MySQLServer, new_event_loop

@@ -20,16 +20,17 @@ from __future__ import annotations
 import decimal
 import re
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from rivulet.bind import statements as st
 from rivulet.errors import SqlError, UnsupportedSqlError
 from rivulet.plan.planner import conjuncts
 from rivulet.server.mysql.normalize import Split, with_markers
-from rivulet.bind import statements as st
 from rivulet.sql.parse import DIALECT, parse_one
 
 if TYPE_CHECKING:
