@@ -329,7 +329,10 @@ def g_expr(draw: Callable, scope: list[ColRef], kind: str, depth: int, exprs: bo
         else:
             choices += ["lower", "upper", "substr", "case", "coalesce"]
     c = draw(st.sampled_from(choices))
-    sub = lambda k=kind: g_expr(draw, scope, k, depth - 1, exprs)
+
+    def sub(k: str = kind) -> str:
+        return g_expr(draw, scope, k, depth - 1, exprs)
+
     if c == "lit":
         return _lit(draw, kind)
     if c == "col":
@@ -373,7 +376,10 @@ def g_pred(draw: Callable, scope: list[ColRef], depth: int, exprs: bool = True) 
         choices += ["not", "and", "or"]
     c = draw(st.sampled_from(choices))
     kind = draw(st.sampled_from(kinds))
-    e = lambda: g_expr(draw, scope, kind, min(depth, 1), exprs)
+
+    def e() -> str:
+        return g_expr(draw, scope, kind, min(depth, 1), exprs)
+
     if c == "cmp":
         op = draw(st.sampled_from(["=", "<>", "<", "<=", ">", ">="]))
         right = e() if draw(st.booleans()) else _lit(draw, kind, null=True)
@@ -499,7 +505,10 @@ def _g_params(
     if allow_range:
         shapes += ["gt", "le", "between", "two_bounds", "eq_range"]
     shape = draw(st.sampled_from(shapes))
-    col = lambda: draw(st.sampled_from(scope))
+
+    def col() -> ColRef:
+        return draw(st.sampled_from(scope))
+
     if shape == "eq":
         c = col()
         return [f"{c.sql} = ?"], [Param(c.kind, "eq")]
@@ -551,8 +560,13 @@ def g_aggregate_item(draw: Callable, scope: list[ColRef], feats: Features) -> tu
     if feats.expressions:
         choices += ["sum_expr", "sum_distinct", "expr_of_agg"]
     c = draw(st.sampled_from(choices))
-    any_col = lambda: draw(st.sampled_from(scope)).sql
-    int_arg = lambda: draw(st.sampled_from(ints)).sql if ints else "1"
+
+    def any_col() -> str:
+        return draw(st.sampled_from(scope)).sql
+
+    def int_arg() -> str:
+        return draw(st.sampled_from(ints)).sql if ints else "1"
+
     if c == "count_star":
         return "COUNT(*)", "int"
     if c == "count_col":

@@ -314,7 +314,8 @@ def _check_comments(pair: Pair, story: int) -> None:
 def _news_with_rows(pair: Pair) -> None:
     """The news program, two users, two stories, three votes and a comment, settled."""
     for statement in NEWS.read_text().split(";"):
-        text = "\n".join(l for l in statement.splitlines() if not l.lstrip().startswith("--"))
+        text = "\n".join(line for line in statement.splitlines()
+                         if not line.lstrip().startswith("--"))
         if text.strip():
             pair.execute(text.strip())
     pair.execute("INSERT INTO users VALUES (1, 'ann'), (2, 'bob')")

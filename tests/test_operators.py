@@ -99,7 +99,7 @@ PARTIAL = pytest.mark.parametrize("partial", [False, True], ids=["full", "partia
 
 
 def join(kind: str, residual: Any = None, self_join: bool = False) -> Callable[[Graph, int, int], Any]:
-    return lambda g, l, r: Join(l, l if self_join else r, (0,), (0,), kind=kind, left_arity=2,
+    return lambda g, a, b: Join(a, a if self_join else b, (0,), (0,), kind=kind, left_arity=2,
                                 right_arity=2, residual=residual)
 
 
@@ -146,7 +146,7 @@ def aggregate_oracle(left: Counter, right: Counter) -> Counter:
 def test_aggregate_equals_recompute(plan: list) -> None:
     aggs = (AggCall("count", None), AggCall("count", 1), AggCall("count", 1, True),
             AggCall("sum", 1), AggCall("min", 1), AggCall("max", 1))
-    run(lambda g, l, r: Aggregate(l, (0,), aggs), aggregate_oracle, plan)
+    run(lambda g, a, b: Aggregate(a, (0,), aggs), aggregate_oracle, plan)
 
 
 @given(waves)
@@ -154,17 +154,18 @@ def test_global_aggregate_has_one_row_even_when_empty(plan: list) -> None:
     def recompute(left: Counter, right: Counter) -> Counter:
         present = [r[1] for r in left.elements() if r[1] is not None]
         return Counter({(sum(left.values()), max(present, default=None)): 1})
-    run(lambda g, l, r: Aggregate(l, (), (AggCall("count", None), AggCall("max", 1))), recompute, plan)
+    run(lambda g, a, b: Aggregate(a, (), (AggCall("count", None), AggCall("max", 1))), recompute,
+        plan)
 
 
 @given(waves)
 def test_distinct_equals_recompute(plan: list) -> None:
-    run(lambda g, l, r: Distinct(l, 2), lambda left, right: Counter(set(left)), plan)
+    run(lambda g, a, b: Distinct(a, 2), lambda left, right: Counter(set(left)), plan)
 
 
 @given(waves)
 def test_union_all_equals_recompute(plan: list) -> None:
-    run(lambda g, l, r: Union((l, r, l)), lambda left, right: left + right + left, plan)
+    run(lambda g, a, b: Union((a, b, a)), lambda left, right: left + right + left, plan)
 
 
 @given(waves, st.integers(1, 3))
@@ -178,11 +179,11 @@ def test_topk_per_group_equals_recompute(plan: list, k: int) -> None:
             groups.setdefault(row[0], []).append(row)
         return Counter(r for rows in groups.values() for r in sorted(rows, key=key)[:k])
 
-    run(lambda g, l, r: TopK(l, (0,), key, k), recompute, plan)
+    run(lambda g, a, b: TopK(a, (0,), key, k), recompute, plan)
 
 
 def test_a_new_join_bootstraps_from_existing_rows() -> None:
-    h = Harness(lambda g, l, r: Union((l,)))
+    h = Harness(lambda g, a, b: Union((a,)))
     h.wave([(1, 1), (2, 2)], [(1, 5), (1, 6)], 0, 0)
     join = h.graph.add_node(Join(h.left, h.right, (0,), (0,), kind="left", left_arity=2, right_arity=2))
     rows = Counter(dict(h.graph.arrangement(join, ()).all_rows()))

@@ -183,8 +183,7 @@ def exact(got: Any, expected: Any) -> bool:
 
 
 def assert_exact_rows(got: list[Row], expected: list[Row], what: str = "") -> None:
-    key = lambda r: repr(r)
-    a, b = sorted(got, key=key), sorted(expected, key=key)
+    a, b = sorted(got, key=repr), sorted(expected, key=repr)
     assert len(a) == len(b) and all(exact(x, y) for x, y in zip(a, b)), (
         f"{what}\n  got:      {a}\n  expected: {b}")
 
@@ -390,8 +389,10 @@ def test_topk_ties_broken_by_the_whole_row(world: World) -> None:
     scored = [(r[0], r[1], r[2]) for r in ITEMS]
 
     def expected(rows: list[Row], k: int) -> list[Row]:
-        key = lambda r: ((1,) if r[2] is None else (0, -r[2]), tuple(
-            (0,) if v is None else (1, v) for v in r))
+        def key(r: Row) -> tuple:
+            return ((1,) if r[2] is None else (0, -r[2]), tuple(
+                (0,) if v is None else (1, v) for v in r))
+
         return sorted(rows, key=key)[:k]
 
     got = world.both("SELECT id, cat, score FROM items ORDER BY score DESC LIMIT 3")
@@ -549,7 +550,10 @@ def expressions(draw: Any, depth: int = 3, kind: str | None = None, text: bool =
         if draw(st.integers(0, 2)) == 0:
             return draw(st.sampled_from(LITERALS[k] + ["NULL"]))
         return draw(st.sampled_from(COLUMNS[k]))
-    sub = lambda **kw: draw(expressions(depth - 1, **kw))
+
+    def sub(**kw: Any) -> str:
+        return draw(expressions(depth - 1, **kw))
+
     form = draw(st.sampled_from(["op", "op", "text", "number", "date", "pred", "same", "concat"]
                                 if kind is None else ["same"]))
     if form == "op":
@@ -580,7 +584,10 @@ def expressions(draw: Any, depth: int = 3, kind: str | None = None, text: bool =
             return f"({e} IS {'NOT ' if draw(st.booleans()) else ''}NULL)"
         return f"(NOT {e})"
     k = kind or draw(st.sampled_from(kinds))
-    same = lambda: sub(kind=k)
+
+    def same() -> str:
+        return sub(kind=k)
+
     choice = draw(st.sampled_from(["coalesce", "ifnull", "if", "case", "nullif", "greatest"]))
     if choice == "coalesce":
         return f"COALESCE({same()}, {same()})"

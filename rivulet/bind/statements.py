@@ -7,7 +7,7 @@ constructs) is found here, before anything changes.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Union
+from typing import Any
 
 from sqlglot import exp
 
@@ -102,7 +102,9 @@ class Select:
     param_count: int
 
 
-Statement = Union[CreateTable, CreateTableAs, CreateView, AlterTable, Drop, Insert, Update, Delete, Select]
+Statement = (
+    CreateTable | CreateTableAs | CreateView | AlterTable | Drop | Insert | Update | Delete | Select
+)
 
 
 def bind_text(text: str, catalog: Catalog) -> Statement:

@@ -62,8 +62,8 @@ def trace_join(columns: Columns, left_arity: int, left_keys: Columns, right_keys
     A right join-key column stands for its left counterpart and vice versa: rows that
     match agree on them, and a key with a NULL is never looked up.
     """
-    left_of = {left_arity + r: l for l, r in zip(left_keys, right_keys)}
-    right_of = {l: r for l, r in zip(left_keys, right_keys)}
+    left_of = {left_arity + r: lk for lk, r in zip(left_keys, right_keys)}
+    right_of = {lk: r for lk, r in zip(left_keys, right_keys)}
     as_left = [c if c < left_arity else left_of.get(c) for c in columns]
     if None not in as_left:
         cols = tuple(as_left)  # type: ignore[arg-type]

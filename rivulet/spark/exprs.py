@@ -487,9 +487,11 @@ def join_operands(c: ExprCompiler, a: Typed, b: Typed) -> tuple[Column, Column]:
     pair = _operands(c, a, b)
     if pair is not None:
         return pair
-    as_time = lambda t: (
-        c.udf(F.cast_datetime, [t.column], DATETIME) if t.kind in _TEXT
-        else t.column.cast(T.TimestampNTZType()))
+
+    def as_time(t: Typed) -> Column:
+        return (c.udf(F.cast_datetime, [t.column], DATETIME) if t.kind in _TEXT
+                else t.column.cast(T.TimestampNTZType()))
+
     return as_time(a), as_time(b)
 
 
