@@ -154,8 +154,8 @@ def test_global_aggregate_has_one_row_even_when_empty(plan: list) -> None:
     def recompute(left: Counter, right: Counter) -> Counter:
         present = [r[1] for r in left.elements() if r[1] is not None]
         return Counter({(sum(left.values()), max(present, default=None)): 1})
-    run(lambda g, a, b: Aggregate(a, (), (AggCall("count", None), AggCall("max", 1))), recompute,
-        plan)
+    run(lambda g, a, b: Aggregate(a, (), (AggCall("count", None), AggCall("max", 1))),
+        recompute, plan)
 
 
 @given(waves)
