@@ -130,7 +130,8 @@ def open(  # noqa: A001
                          if pipeline != "inprocess" else
                          f"unexpected options {sorted(streaming)} (only with pipeline='spark')")
     return Database(path, durability=durability, memory_limit=memory_limit, eviction=eviction,
-                    join_caches=join_caches, partial=partial, upquery_timeout=upquery_timeout, tune_gc=tune_gc,
+                    join_caches=join_caches, partial=partial, upquery_timeout=upquery_timeout,
+                    tune_gc=tune_gc,
                     spark_bootstrap_rows=spark_bootstrap_rows, spark=spark, prewarm=prewarm,
                     reuse=reuse, background_migration=background_migration, limits=limits)
 

@@ -1,5 +1,6 @@
 """The ``rivulet`` command line: ``serve`` (the main command), ``demo``, ``explain``,
-``status``, ``shell``, ``user``; ``import`` and ``verify`` come from rivulet/pipeline/commands.py."""
+``status``, ``shell``, ``user``; ``import`` and ``verify`` come from
+rivulet/pipeline/commands.py."""
 
 from __future__ import annotations
 

@@ -298,14 +298,16 @@ def _key_lookup(
     found: dict[int, list[ir.Expr]] = {}
     for c in conjuncts(where):
         if isinstance(c, exp.EQ):
-            col, value = (c.this, c.expression) if isinstance(c.this, exp.Column) else (c.expression, c.this)
+            col, value = ((c.this, c.expression) if isinstance(c.this, exp.Column)
+                          else (c.expression, c.this))
             if isinstance(col, exp.Column) and not any(True for _ in value.find_all(exp.Column)):
                 i = scope.column(col).index  # type: ignore[attr-defined]
                 if i in schema.primary_key:
                     found[i] = [translate(value, scope, params)]
         elif isinstance(c, exp.In) and isinstance(c.this, exp.Column) and not c.args.get("query"):
             i = scope.column(c.this).index  # type: ignore[attr-defined]
-            if i in schema.primary_key and not any(True for e in c.expressions for _ in e.find_all(exp.Column)):
+            if i in schema.primary_key and not any(
+                    True for e in c.expressions for _ in e.find_all(exp.Column)):
                 found[i] = [translate(e, scope, params) for e in c.expressions]
     if set(found) != set(schema.primary_key):
         return None

@@ -76,7 +76,8 @@ def narrowed_keys(plan: ir.ViewPlan) -> list[Columns]:
     return [key[:d] + key[d + 1:] for d in range(len(key))]
 
 
-def sort_key_function(order: tuple[ir.SortKey, ...], tie_break: int | None = None) -> Callable[[Row], Any]:
+def sort_key_function(order: tuple[ir.SortKey, ...],
+                      tie_break: int | None = None) -> Callable[[Row], Any]:
     """A key for ``sorted`` giving MySQL's order (NULLs first ascending, last descending).
 
     With ``tie_break`` (the row width), rows equal on ``order`` are ordered by all their
@@ -244,7 +245,8 @@ class Builder:
         scan, traced = source
         return self.value_counts(scan.table, tuple(scan.columns[c].name for c in traced))
 
-    def _default_rows(self, plan: ir.ViewPlan, build: _Build) -> Callable[[Any, bool], list[Row]] | None:
+    def _default_rows(self, plan: ir.ViewPlan,
+                      build: _Build) -> Callable[[Any, bool], list[Row]] | None:
         if not plan.implicit_group:
             return None
         aggregate = plan.root
@@ -285,7 +287,8 @@ class Builder:
             child_demands = keys.trace(node, demand)  # type: ignore[assignment]
         else:
             traced = keys.trace(node, demand)
-            child_demands = [keys.NONE for _ in node.inputs()] if isinstance(traced, str) else traced
+            child_demands = ([keys.NONE for _ in node.inputs()] if isinstance(traced, str)
+                             else traced)
             if isinstance(node, ir.Join):
                 child_demands = [
                     Demand(d.columns, False, "the join key on this side is computed") if full else d
@@ -414,7 +417,8 @@ class Builder:
                           _text(node.predicate))
         if isinstance(node, ir.Project):
             return Project(parents[0], row_function(node.exprs, kinds, nullable),
-                           ", ".join(_text(e) for e in node.exprs), keys.project_sources(node.exprs))
+                           ", ".join(_text(e) for e in node.exprs),
+                           keys.project_sources(node.exprs))
         if isinstance(node, ir.Join):
             joined = node.columns
             residual = None

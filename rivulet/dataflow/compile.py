@@ -85,7 +85,8 @@ class _Codegen:
         low, high = bounds
         n = len(e.args)
         if n < low or (high is not None and n > high):
-            expected = f"{low}" if low == high else f"{low} to {high if high is not None else 'any'}"
+            upper = high if high is not None else "any"
+            expected = f"{low}" if low == high else f"{low} to {upper}"
             raise SqlError(f"function {e.fn}() takes {expected} arguments, got {n}")
 
     def _case(self, e: Case) -> str:

@@ -82,7 +82,8 @@ class Graph:
         if eviction not in EVICTION_POLICIES:
             raise ValueError(f"eviction must be one of {EVICTION_POLICIES}, got {eviction!r}")
         if join_caches not in JOIN_CACHE_POLICIES:
-            raise ValueError(f"join_caches must be one of {JOIN_CACHE_POLICIES}, got {join_caches!r}")
+            raise ValueError(
+                f"join_caches must be one of {JOIN_CACHE_POLICIES}, got {join_caches!r}")
         #: "lean": join indexes over state that answers by itself keep only what writes
         #: probed (see ``upquery``); "kept": also what reads filled, until evicted.
         self.join_caches = join_caches
@@ -487,7 +488,8 @@ class Graph:
                 if source in gone:
                     del self.dependents[source]
                 else:
-                    self.dependents[source] = [(n, s) for n, s in self.dependents[source] if n not in gone]
+                    self.dependents[source] = [(n, s) for n, s in self.dependents[source]
+                                               if n not in gone]
         return removed
 
 

@@ -535,7 +535,8 @@ def unreadable_database(path: Path, exc: sqlite3.DatabaseError) -> StorageError:
     pages) says so and points at the recovery path; anything else (locked, I/O) is named
     as it is. Raised before anything is written, so the file stays as it was."""
     if isinstance(exc, sqlite3.OperationalError):
-        return StorageError(f"cannot open the database in {str(path)!r}: {exc}{disk_hint(exc, path)}")
+        return StorageError(
+            f"cannot open the database in {str(path)!r}: {exc}{disk_hint(exc, path)}")
     return StorageError(
         f"the database file {str(path / 'rivulet.db')!r} is damaged ({exc}); nothing was "
         "changed. Restore it from a backup, or salvage its rows with the sqlite3 shell's "

@@ -82,7 +82,8 @@ def prewarm_view(program: Program, view: View, keys: Iterable[Any], *,
     if not state.partial:
         return PrewarmResult(0, "", 0.0)
     wanted = _state_keys(view, keys)
-    if program.core.bootstrap.waits(built) and not program.core.bootstrap.await_loaded(program.core.upquery_timeout):
+    bootstrap = program.core.bootstrap
+    if bootstrap.waits(built) and not bootstrap.await_loaded(program.core.upquery_timeout):
         raise UpqueryTimeout(f"view {view.name!r}: its state is still being recovered")
     missing = state.missing(wanted)
     if not missing:
@@ -161,21 +162,24 @@ def _prewarm_on_spark(program: Program, built: BuiltView, keys: list[Any]) -> in
         state = built.state
         keys = state.missing(keys)
         shape = spark_plan(program, built)
-        if program.core.built.get(built.plan.name.lower()) is not built or shape is None or not keys:
+        current = program.core.built.get(built.plan.name.lower())
+        if current is not built or shape is None or not keys:
             return None if shape is None else 0
         work = program.core.bootstrap.work_dir()
         try:
             snapshot = take_snapshot(program.core.storage.path, work)
             if snapshot.lsn != program.core.graph.lsn:
                 return None
-            compiler = PlanCompiler(snapshot.dataframes(get_session(program.core.bootstrap.spark_config)))
+            spark = get_session(program.core.bootstrap.spark_config)
+            compiler = PlanCompiler(snapshot.dataframes(spark))
             kind, node = shape
             if kind == "reader":
                 plan = built.plan
                 tuples = [k if len(plan.key) != 1 else (k,) for k in keys]
                 root = compiler.frame(plan.root)
                 rows = _key_rows(plan, root, [(0, t) for t in tuples])
-                state.fill(keys, output_rows(rows.select(*[name(i) for i in range(plan.root.arity)])))
+                columns = [name(i) for i in range(plan.root.arity)]
+                state.fill(keys, output_rows(rows.select(*columns)))
                 program.core.graph.enforce_memory_limit()
                 return len(keys)
             op = program.core.graph.nodes[node].op

@@ -219,7 +219,8 @@ class View:
         range view has no keys to cut by: it returns all its rows in the view's order.
         A partial view computes them from the base tables, without filling its state."""
         self._check_open()
-        state = self._state if not self._state.partial else self._upqueries.computed(self.plan).state
+        state = (self._state if not self._state.partial
+                 else self._upqueries.computed(self.plan).state)
         if isinstance(state, RangeReader):
             rows = state.all_raw()
             if self.plan.order:
@@ -539,4 +540,5 @@ def _coerce(kind: str | None, value: Any) -> Any:
     try:
         return coerce_value(Column("bound", kind), value)
     except SchemaError:
-        raise RivuletError(f"range parameter {value!r} is not comparable with a {kind} column") from None
+        raise RivuletError(
+            f"range parameter {value!r} is not comparable with a {kind} column") from None

@@ -95,7 +95,8 @@ class _Work:
         self.schema = schema
         self.version = version
         #: (column, its position in the old schema or None if added).
-        self.columns: list[tuple[Column, int | None]] = [(c, i) for i, c in enumerate(schema.columns)]
+        self.columns: list[tuple[Column, int | None]] = [
+            (c, i) for i, c in enumerate(schema.columns)]
         self.steps: list[Step] = []
         self.changed: set[int] = set()
         self.primary_key = [schema.columns[i].name.lower() for i in schema.primary_key]
@@ -351,7 +352,8 @@ def replay(schema: TableSchema, alter_sql: str) -> SchemaChange:
     return plan_alter(replace_conversions(schema), node)
 
 
-def program_tables(statements: Iterable[tuple[str, str]]) -> dict[str, tuple[TableSchema, list[str]]]:
+def program_tables(
+        statements: Iterable[tuple[str, str]]) -> dict[str, tuple[TableSchema, list[str]]]:
     """The tables a stored program declares, from its ``(kind, sql)`` statements in order
     ("table", "copy" and "alter"; others are skipped): each table's schema now, and the statements
     that made it (to store beside a copy of its rows, as Spark snapshots do)."""

@@ -89,7 +89,8 @@ def plan_copy(catalog: Catalog, create: exp.Create) -> CopyPlan:
     """The plan of ``CREATE TABLE name AS SELECT ...``, or an error naming what is wrong."""
     name = create.this.name if not isinstance(create.this, exp.Schema) else ""
     if not name:
-        raise unsupported(create, "CREATE TABLE ... (columns) AS SELECT (the SELECT names the columns)")
+        raise unsupported(
+            create, "CREATE TABLE ... (columns) AS SELECT (the SELECT names the columns)")
     select = create.args["expression"]
     if not isinstance(select, exp.Select):
         raise unsupported(select, "CREATE TABLE ... AS of anything but one SELECT")

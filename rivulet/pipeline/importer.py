@@ -150,10 +150,12 @@ class ImportResult:
 # --------------------------------------------------------------------------- entry points
 
 
-def import_files(db: Database, table: str, files: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+def import_files(db: Database, table: str,
+                 files: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
                  *, format: str = "csv", header: bool = True, on_error: str = "reject",
                  progress: bool = True, options: Mapping[str, str] | None = None,
-                 spark: SparkSession | None = None, max_errors: int = SAMPLE_ERRORS) -> ImportResult:
+                 spark: SparkSession | None = None,
+                 max_errors: int = SAMPLE_ERRORS) -> ImportResult:
     """Import CSV, Parquet or JSON-lines files (paths, directories or globs) into ``table``.
 
     CSV: with ``header`` the first line names the columns (any order, a subset: missing
@@ -264,7 +266,8 @@ def _redact(url: str) -> str:
 
 def _jdbc_driver(url: str) -> str | None:
     drivers = {"jdbc:sqlite:": "org.sqlite.JDBC", "jdbc:mariadb:": "org.mariadb.jdbc.Driver",
-               "jdbc:mysql:": "org.mariadb.jdbc.Driver", "jdbc:postgresql:": "org.postgresql.Driver"}
+               "jdbc:mysql:": "org.mariadb.jdbc.Driver",
+               "jdbc:postgresql:": "org.postgresql.Driver"}
     return next((d for prefix, d in drivers.items() if url.startswith(prefix)), None)
 
 
@@ -324,7 +327,8 @@ _CSV_TYPES: dict[str, T.DataType] = {INT: T.LongType()}
 _JSON_TYPES = {INT: T.LongType(), FLOAT: T.DoubleType()}
 
 
-def _struct(schema: TableSchema, columns: Sequence[str], types: Mapping[str, T.DataType]) -> T.StructType:
+def _struct(schema: TableSchema, columns: Sequence[str],
+            types: Mapping[str, T.DataType]) -> T.StructType:
     fields = [T.StructField(c, types.get(schema.columns[schema.position(c)].kind, T.StringType()))
               for c in columns]
     return T.StructType(fields + [T.StructField(_CORRUPT, T.StringType())])

@@ -300,7 +300,8 @@ def _keyed_answers(plan: ir.ViewPlan, tables: dict[str, DataFrame],
     return out
 
 
-def _lookups(plan: ir.ViewPlan, tables: dict[str, DataFrame], keys: list[Any]) -> dict[Any, list[Row]]:
+def _lookups(plan: ir.ViewPlan, tables: dict[str, DataFrame],
+             keys: list[Any]) -> dict[Any, list[Row]]:
     """``lookup`` of each key on Spark (an implicit group answers keys without rows)."""
     answers = compute_lookups(plan, tables, [_params(plan, k) for k in keys])
     return {k: rows for k, rows in zip(keys, answers)}

@@ -84,7 +84,8 @@ def is_aggregate(node: exp.Expr) -> bool:
     return isinstance(node, _AGGREGATE_NODES)
 
 
-def translate(node: exp.Expr, scope: Scope, params: Callable[[exp.Placeholder], Expr] | None = None) -> Expr:
+def translate(node: exp.Expr, scope: Scope,
+              params: Callable[[exp.Placeholder], Expr] | None = None) -> Expr:
     """The IR expression for ``node``; ``params`` binds ``?`` (write statements only)."""
     special = scope.special(node)
     if special is not None:
@@ -160,10 +161,12 @@ def translate(node: exp.Expr, scope: Scope, params: Callable[[exp.Placeholder], 
 
 def _parameter_here(node: exp.Expr) -> UnsupportedSqlError:
     where = node.parent
-    while where is not None and not isinstance(where, (exp.Select, exp.Join, exp.Where, exp.Having, exp.Order, exp.Group)):
+    clauses = (exp.Select, exp.Join, exp.Where, exp.Having, exp.Order, exp.Group)
+    while where is not None and not isinstance(where, clauses):
         where = where.parent
     clause = {exp.Join: "JOIN ... ON", exp.Having: "HAVING", exp.Order: "ORDER BY",
-              exp.Group: "GROUP BY", exp.Where: "this position of WHERE"}.get(type(where), "the SELECT list")
+              exp.Group: "GROUP BY", exp.Where: "this position of WHERE",
+              }.get(type(where), "the SELECT list")
     line, col = position(where if where is not None else node)
     return UnsupportedSqlError(
         f"unsupported ? parameter in {clause}: parameters go in the WHERE clause as "

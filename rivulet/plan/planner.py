@@ -359,11 +359,13 @@ class Planner:
             table = self.catalog.table(name)
             if table is not None:
                 cols = tuple(ir.ColumnInfo(c.name, c.kind, c.nullable) for c in table.columns)
-                return ir.Scan(table.name, cols, table.version), Relation(alias, list(table.column_names), offset, table)
+                return (ir.Scan(table.name, cols, table.version),
+                        Relation(alias, list(table.column_names), offset, table))
             view = self.catalog.view(name)
             if view is not None:
                 if view.param_count:
-                    raise error_at(item, f"view {name!r} takes parameters and cannot be used in FROM")
+                    raise error_at(
+                        item, f"view {name!r} takes parameters and cannot be used in FROM")
                 node, names = self._view_relation(view)
                 return node, Relation(alias, names, offset)
             raise error_at(item, f"unknown table or view {name!r}")
@@ -417,7 +419,8 @@ class Planner:
             raise unsupported(join, "JOIN without an equality between its two sides")
         residual = ir.and_all(rest) if rest else None
         if side == "LEFT":
-            return ir.Join(left, right, "left", tuple(left_keys), tuple(right_keys), residual, columns)
+            return ir.Join(left, right, "left", tuple(left_keys), tuple(right_keys), residual,
+                           columns)
         node = _inner_join(left, right, tuple(left_keys), tuple(right_keys), columns)
         if residual is not None:
             node = ir.Filter(node, residual, columns)
@@ -681,7 +684,8 @@ class Planner:
                            sql=sql)
 
     def _union_branches(self, query: exp.Expr) -> list[exp.Expr]:
-        if isinstance(query, exp.Union) and not query.args.get("order") and not query.args.get("limit"):
+        if (isinstance(query, exp.Union) and not query.args.get("order")
+                and not query.args.get("limit")):
             return self._union_branches(query.this) + self._union_branches(query.expression)
         if isinstance(query, exp.Union):
             inner = query.copy()
@@ -705,14 +709,16 @@ def _convert_columns(node: ir.Node, columns: tuple[ir.ColumnInfo, ...]) -> ir.No
     if all(isinstance(e, ir.Col) for e in exprs):
         return node
     return ir.Project(node, tuple(exprs), tuple(
-        ir.ColumnInfo(have.name, want.kind, have.nullable) for have, want in zip(node.columns, columns)
+        ir.ColumnInfo(have.name, want.kind, have.nullable)
+        for have, want in zip(node.columns, columns)
     ))
 
 
 def _union_is_distinct(query: exp.Expr) -> bool:
     if isinstance(query, exp.Union):
         mixed = [query.args.get("distinct")] + [
-            _union_is_distinct(s) for s in (query.this, query.expression) if isinstance(s, exp.Union)
+            _union_is_distinct(s) for s in (query.this, query.expression)
+            if isinstance(s, exp.Union)
         ]
         if len(set(bool(m) for m in mixed)) > 1:
             raise unsupported(query, "mixing UNION and UNION ALL")
@@ -774,7 +780,8 @@ def _equi_pair(node: exp.Expr, scope: FromScope, split: int) -> tuple[int, int] 
 
 
 def _project(node: ir.Node, exprs: list[ir.Expr], names: list[str]) -> ir.Node:
-    if all(isinstance(e, ir.Col) for e in exprs) and [e.index for e in exprs] == list(range(node.arity)):  # type: ignore[union-attr]
+    direct = [e for e in exprs if isinstance(e, ir.Col)]
+    if len(direct) == len(exprs) and [e.index for e in direct] == list(range(node.arity)):
         if [c.name for c in node.columns] == names:
             return node
     input_kinds = [c.kind for c in node.columns]

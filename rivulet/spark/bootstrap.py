@@ -212,7 +212,8 @@ class Bootstrapper:
     def _wants_deferral(self, inputs: list[NodeId]) -> bool:
         if any(self._pending_below(p) for p in inputs):
             return True
-        return self.threshold is not None and sum(self._rows_under(p) for p in inputs) >= self.threshold
+        return (self.threshold is not None
+                and sum(self._rows_under(p) for p in inputs) >= self.threshold)
 
     # ..................................................................... measuring inputs
 
@@ -220,7 +221,8 @@ class Bootstrapper:
         """The columns of a complete index of ``node``'s output (``full_output`` reads it
         first), other than ``skip``."""
         entry = self.graph.nodes[node]
-        for columns, index in itertools.chain(entry.full_indexes.items(), entry.arrangements.items()):
+        for columns, index in itertools.chain(entry.full_indexes.items(),
+                                              entry.arrangements.items()):
             if not index.partial and columns != skip:
                 return columns
         return None

@@ -110,7 +110,8 @@ class PlanCompiler:
 
     def _scan(self, node: ir.Scan) -> DataFrame:
         # An older version of an altered table comes as "table@version" (old_versions).
-        df = self.tables.get(f"{node.table.lower()}@{node.version}") or self.tables.get(node.table.lower())
+        df = (self.tables.get(f"{node.table.lower()}@{node.version}")
+              or self.tables.get(node.table.lower()))
         if df is None:
             raise SqlError(f"no DataFrame given for table {node.table!r}")
         if len(df.columns) != node.arity:
@@ -133,7 +134,8 @@ class PlanCompiler:
 
     def _union(self, node: ir.Union) -> DataFrame:
         frames = [self.frame(b) for b in node.branches]
-        types = [_union_type([f.schema[name(i)].dataType for f in frames]) for i in range(node.arity)]
+        types = [_union_type([f.schema[name(i)].dataType for f in frames])
+                 for i in range(node.arity)]
         frames = [f.select(*[SF.col(name(i)).cast(t) if t is not None else SF.col(name(i))
                              for i, t in enumerate(types)], *self._carried(f)) for f in frames]
         return reduce(DataFrame.union, frames)
@@ -141,7 +143,8 @@ class PlanCompiler:
     def _topk(self, node: ir.TopK) -> DataFrame:
         df = self.frame(node.input)
         order = sort_columns(node.order, node.arity)
-        partition = [SF.col(name(g)) for g in node.group_by] + [SF.col(c) for c in self._carried(df)]
+        partition = ([SF.col(name(g)) for g in node.group_by]
+                     + [SF.col(c) for c in self._carried(df)])
         if not partition:  # one global top-k: Spark's TakeOrderedAndProject
             return df.orderBy(*order).limit(node.k)
         window = Window.partitionBy(*partition).orderBy(*order)
@@ -191,7 +194,8 @@ class PlanCompiler:
 
 
 def with_join_keys(node: ir.Join, exprs: ExprCompiler, left: DataFrame, right: DataFrame,
-                   left_prefix: str = "_lk", right_prefix: str = "_rk") -> tuple[DataFrame, DataFrame, list[str], list[str]]:
+                   left_prefix: str = "_lk", right_prefix: str = "_rk",
+                   ) -> tuple[DataFrame, DataFrame, list[str], list[str]]:
     """Each side with a column per join key (``<prefix><i>``): its key operand, converted
     as MySQL compares the two kinds, so that the join stays an equi-join Spark can hash or
     sort. ``exprs`` compiles over the joined row (left columns, then right ones)."""
@@ -233,7 +237,8 @@ def _left_join_python(left: DataFrame, right: DataFrame, on: Column, residual: C
     return matched.union(alone.select(*names(n), *pad))
 
 
-def _aggregate_argument(exprs: ExprCompiler, arg: Typed, call: ir.AggCall) -> tuple[Column, str | None, int]:
+def _aggregate_argument(exprs: ExprCompiler, arg: Typed,
+                        call: ir.AggCall) -> tuple[Column, str | None, int]:
     """The column an aggregate reads: SUM and AVG read numbers (MySQL sums strings as
     doubles); COUNT, MIN and MAX read the values themselves."""
     if arg.kind is None:  # only NULLs: any type aggregates to NULL (COUNT to 0)
@@ -306,7 +311,8 @@ class _Request:
     bounds: tuple[tuple[str, Any], ...] = ()  # ... and (op, value) bounds on its column
 
 
-def compute_view(plan: ir.ViewPlan, tables: Tables, params: Sequence[Any] | None = None) -> list[Row]:
+def compute_view(plan: ir.ViewPlan, tables: Tables,
+                 params: Sequence[Any] | None = None) -> list[Row]:
     """The view's rows: ``db.view(name).lookup(*params)``, or ``scan()`` when ``params`` is
     None (every key's answer, each ordered and cut; hidden columns dropped)."""
     if params is None:

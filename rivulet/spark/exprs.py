@@ -87,7 +87,8 @@ def _null_predicate() -> Typed:
 # --------------------------------------------------------------------------- Arrow UDFs
 
 
-def _call_engine(impl: Callable[..., Any], kind: str | None, scale: int) -> Callable[[pa.Array], pa.Array]:
+def _call_engine(impl: Callable[..., Any], kind: str | None,
+                 scale: int) -> Callable[[pa.Array], pa.Array]:
     """A batch function for an Arrow UDF: unpacks the argument struct into Python values,
     calls the engine's ``impl`` on each row, converts results to ``kind``."""
     out_type = arrow_type(kind, scale)
@@ -110,7 +111,8 @@ def _call_engine(impl: Callable[..., Any], kind: str | None, scale: int) -> Call
     return run
 
 
-def engine_udf(impl: Callable[..., Any], args: Sequence[Column], kind: str | None, scale: int = 0) -> Column:
+def engine_udf(impl: Callable[..., Any], args: Sequence[Column], kind: str | None,
+               scale: int = 0) -> Column:
     """A column computing ``impl(*args)`` row by row with the engine's function."""
     udf = SF.arrow_udf(_call_engine(impl, kind, scale), spark_type(kind, scale))
     return udf(SF.struct(*[a.alias(f"a{i}") for i, a in enumerate(args)]))
@@ -330,7 +332,8 @@ class ExprCompiler:
             return Typed(column.cast(T.BooleanType()), INT, predicate=True)
         return Typed(column, kind, scale)
 
-    def udf(self, impl: Callable[..., Any], args: Sequence[Column], kind: str | None, scale: int = 0) -> Column:
+    def udf(self, impl: Callable[..., Any], args: Sequence[Column], kind: str | None,
+            scale: int = 0) -> Column:
         self.uses_python = True
         return engine_udf(impl, args, kind, scale)
 

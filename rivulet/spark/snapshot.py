@@ -100,7 +100,8 @@ def arrow_schema(schema: TableSchema) -> pa.Schema:
 # --------------------------------------------------------------------------- taking one
 
 
-def take_snapshot(source: Any, out_dir: str | os.PathLike[str], *, keep_copy: bool = False) -> Snapshot:
+def take_snapshot(source: Any, out_dir: str | os.PathLike[str], *,
+                  keep_copy: bool = False) -> Snapshot:
     """Freeze the database of ``source`` and export every base table to ``out_dir``.
 
     ``source`` is an open :class:`rivulet.Database`, its storage, a data directory or the

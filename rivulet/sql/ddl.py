@@ -56,7 +56,8 @@ def table_schema(create: exp.Create) -> TableSchema:
     try:
         pk = tuple(by_name[n.lower()] for n in pk_names)
     except KeyError as missing:
-        raise error_at(schema, f"primary key column {missing} is not a column of {name!r}") from None
+        raise error_at(
+            schema, f"primary key column {missing} is not a column of {name!r}") from None
     autos = [i for i, c in enumerate(columns) if c.auto_increment]
     if len(autos) > 1:
         raise error_at(schema, f"table {name!r} declares more than one AUTO_INCREMENT column")
@@ -68,7 +69,8 @@ def table_schema(create: exp.Create) -> TableSchema:
         try:
             key = tuple(by_name[n.lower()] for n in names)
         except KeyError as missing:
-            raise error_at(node, f"UNIQUE key column {missing} is not a column of {name!r}") from None
+            raise error_at(
+                node, f"UNIQUE key column {missing} is not a column of {name!r}") from None
         if len(set(key)) != len(key):
             raise error_at(node, f"UNIQUE key ({', '.join(names)}) names a column twice")
         if key != pk and key not in unique:  # the primary key is unique already

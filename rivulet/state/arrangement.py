@@ -186,7 +186,8 @@ def consolidate(deltas: Iterable[Delta]) -> list[Delta]:
     return [(row, n) for row, n in net.items() if n]
 
 
-def group_by_key(deltas: Iterable[Delta], key_of: Callable[[Row], Any]) -> dict[Any, dict[Row, int]]:
+def group_by_key(deltas: Iterable[Delta],
+                 key_of: Callable[[Row], Any]) -> dict[Any, dict[Row, int]]:
     """A batch indexed like an arrangement (used to subtract a batch from new state)."""
     out: dict[Any, dict[Row, int]] = {}
     for row, diff in deltas:

@@ -70,7 +70,8 @@ class KeyedReader:
     the parameter, so no read can return them.
     """
 
-    def __init__(self, key_columns: tuple[int, ...], finish: Finish, *, partial: bool = False) -> None:
+    def __init__(self, key_columns: tuple[int, ...], finish: Finish, *,
+                 partial: bool = False) -> None:
         self.key_columns = key_columns
         self.key_of = key_function(key_columns)
         self.width = len(key_columns)
@@ -219,7 +220,8 @@ class RangeReader:
     whole view is one hole, under the key ``()``.
     """
 
-    def __init__(self, key_columns: tuple[int, ...], range_column: int, *, partial: bool = False) -> None:
+    def __init__(self, key_columns: tuple[int, ...], range_column: int, *,
+                 partial: bool = False) -> None:
         self.key_columns = key_columns
         self.key_of = key_function(key_columns)
         self.width = len(key_columns)

@@ -110,7 +110,8 @@ class Storage(ABC):
         return None
 
     @abstractmethod
-    def lookup(self, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> tuple[int, list[Row]]:
+    def lookup(self, schema: TableSchema, columns: tuple[int, ...],
+               keys: list[Any]) -> tuple[int, list[Row]]:
         """Rows whose ``columns`` hold one of ``keys``, read from one consistent snapshot,
         and the LSN of that snapshot. Callable from another thread while writes commit."""
 
@@ -128,7 +129,8 @@ class Storage(ABC):
         """Values up to ``value`` of AUTO_INCREMENT ``column`` are handed out."""
 
     @abstractmethod
-    def snapshot_scan(self, schema: TableSchema) -> AbstractContextManager[tuple[int, Iterator[Row]]]:
+    def snapshot_scan(
+            self, schema: TableSchema) -> AbstractContextManager[tuple[int, Iterator[Row]]]:
         """Every row of a table from one consistent snapshot, and its LSN (like ``lookup``),
         while the context lasts."""
 

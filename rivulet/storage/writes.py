@@ -92,7 +92,8 @@ class WriteRequest:
 
     def _matching_rows(self, storage: Storage) -> list[tuple[RowId, Row]]:
         candidates = (
-            storage.get(self.table, self.keys) if self.keys is not None else storage.scan(self.table)
+            storage.get(self.table, self.keys) if self.keys is not None
+            else storage.scan(self.table)
         )
         pred, params = self.predicate, self.params
         if pred is None:

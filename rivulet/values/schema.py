@@ -272,7 +272,8 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
         )
     if col.scale is not None and col.kind == DECIMAL:
         try:
-            out = out.quantize(decimal.Decimal(1).scaleb(-col.scale), rounding=decimal.ROUND_HALF_UP)
+            out = out.quantize(decimal.Decimal(1).scaleb(-col.scale),
+                               rounding=decimal.ROUND_HALF_UP)
         except decimal.InvalidOperation:
             raise SchemaError(f"{where or col.name}: value {value!r} is out of range for "
                               f"{col.sql_type or col.kind}") from None

@@ -357,7 +357,8 @@ class Aggregate(StatefulOperator):
         return [(g.output, 1) for g in self.groups.values() if g.output is not None]
 
     def byte_size(self) -> int:
-        per_group = GROUP_BYTES + ACC_BYTES * len(self.aggs) + 60 * (len(self.group_by) + len(self.aggs))
+        per_group = (GROUP_BYTES + ACC_BYTES * len(self.aggs)
+                     + 60 * (len(self.group_by) + len(self.aggs)))
         extra = sum(len(acc.values) for g in _first(self.groups.values()) for acc in g.accs
                     if isinstance(acc, Values))
         return len(self.groups) * (per_group + extra * 100)

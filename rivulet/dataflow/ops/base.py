@@ -160,7 +160,8 @@ class StatefulOperator(Operator):
                 raise ValueError(f"{self.describe()}: upquery on {columns} needs an index")
             return
         if columns != self.partial_columns:
-            raise ValueError(f"{self.describe()} is partial on {self.partial_columns}, not {columns}")
+            raise ValueError(
+                f"{self.describe()} is partial on {self.partial_columns}, not {columns}")
         missing = state.missing(keys)
         if missing:
             rows = self.graph.upquery(self.parents[0], traced, missing)

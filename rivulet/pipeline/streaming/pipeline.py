@@ -18,8 +18,9 @@ created again with other SQL gets a new checkpoint.
 
 Position: before a micro-batch runs, Spark's offset log and each file source's log record
 which segments it reads; the view is consistent, once the batch is applied, with the
-smallest over its tables of the newest segment's last LSN (:meth:`ViewStream._batch_lsn`). The sink applies a batch to the view's reader
-after committing it (with its id) to ``sink.db``, and skips ids it already has.
+smallest over its tables of the newest segment's last LSN (:meth:`ViewStream._batch_lsn`).
+The sink applies a batch to the view's reader after committing it (with its id) to
+``sink.db``, and skips ids it already has.
 
 Failure: a query that stops with an error is restarted from its checkpoint (at most
 :data:`MAX_RESTARTS` times); then it stops the whole pipeline (every query and the
@@ -223,13 +224,15 @@ class ViewStream:
             os.replace(staging, directory)
         return spark.readStream.schema("seed long").parquet(str(directory))
 
-    def _table_stream(self, spark: SparkSession, table: str, seed: dict[str, Any] | None) -> DataFrame:
+    def _table_stream(self, spark: SparkSession, table: str,
+                      seed: dict[str, Any] | None) -> DataFrame:
         """A table's signed deltas: the log's segments after the snapshot, and (for a
         stream started from one) the snapshot's rows as +1 deltas at its LSN."""
         schema = self.pipeline.schemas()[table]
         reader = spark.readStream.schema(source_schema(schema))
         if self.pipeline.settings.max_files_per_trigger:
-            reader = reader.option("maxFilesPerTrigger", self.pipeline.settings.max_files_per_trigger)
+            reader = reader.option("maxFilesPerTrigger",
+                                   self.pipeline.settings.max_files_per_trigger)
         deltas = reader.parquet(str(self.pipeline.shipper.table_directory(table)))
         if seed is None:
             return deltas
@@ -622,7 +625,8 @@ class StreamingPipeline:
             for stream in partial:
                 while total > target and len(stream.state):
                     size = max(1, stream.state.byte_size())
-                    count = max(1, min(1000, math.ceil((total - target) * len(stream.state) / size)))
+                    count = max(1, min(1000, math.ceil(
+                        (total - target) * len(stream.state) / size)))
                     n = stream.evict(count, self.eviction, self._random)
                     if not n:
                         break
@@ -772,7 +776,8 @@ class StreamingPipeline:
 
         def done() -> bool:
             self.check()
-            streams = [self.streams[v.lower()] for v in views] if views else list(self.streams.values())
+            streams = ([self.streams[v.lower()] for v in views] if views
+                       else list(self.streams.values()))
             return all(s.applied_lsn >= lsn for s in streams)
 
         if not wait_until(done, timeout):
@@ -807,7 +812,8 @@ class StreamingPipeline:
             if self._log_conn is None:
                 self._log_conn = sqlite3.connect(self.database_file, check_same_thread=False)
             found = self._log_conn.execute(
-                "SELECT committed_at FROM _rivulet_log WHERE lsn > ? AND lsn <= ?", (low, high)).fetchall()
+                "SELECT committed_at FROM _rivulet_log WHERE lsn > ? AND lsn <= ?",
+                (low, high)).fetchall()
         return [dt.datetime.fromisoformat(t).timestamp() for (t,) in found]
 
     def observe_visible(self, stream: ViewStream, previous: int, lsn: int) -> None:

@@ -158,7 +158,8 @@ def _flag(request: Request, name: str, default: bool) -> bool:
         return True
     if value in ("0", "false", "no", "off"):
         return False
-    raise ApiError(400, "bad_request", f"query parameter {name!r} must be true or false, got {raw!r}")
+    raise ApiError(400, "bad_request",
+                   f"query parameter {name!r} must be true or false, got {raw!r}")
 
 
 def _int_param(request: Request, name: str) -> int | None:
@@ -168,7 +169,8 @@ def _int_param(request: Request, name: str) -> int | None:
     try:
         value = int(raw)
     except ValueError:
-        raise ApiError(400, "bad_request", f"query parameter {name!r} must be an integer, got {raw!r}") from None
+        raise ApiError(400, "bad_request",
+                       f"query parameter {name!r} must be an integer, got {raw!r}") from None
     if value < 0:
         raise ApiError(400, "bad_request", f"query parameter {name!r} must not be negative")
     return value
@@ -210,7 +212,8 @@ def _classify(db: Database, exc: RivuletError) -> tuple[int, str]:
     return 400, "bad_request"
 
 
-def _exception_handlers(db: Database) -> dict[Any, Callable[[Request, Exception], Awaitable[Response]]]:
+def _exception_handlers(
+        db: Database) -> dict[Any, Callable[[Request, Exception], Awaitable[Response]]]:
     async def api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)
         return _error(exc.status, exc.kind, str(exc))
@@ -225,8 +228,8 @@ def _exception_handlers(db: Database) -> dict[Any, Callable[[Request, Exception]
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http")
-        message = f"no endpoint {request.method} {request.url.path}" if exc.status_code in (404, 405) \
-            else str(exc.detail)
+        message = (f"no endpoint {request.method} {request.url.path}"
+                   if exc.status_code in (404, 405) else str(exc.detail))
         return _error(exc.status_code, kind, message)
 
     async def bug(request: Request, exc: Exception) -> Response:
@@ -349,7 +352,8 @@ class Api:
         lsn = _int_param(request, "min_lsn")
         if lsn is not None and self.db.applied_lsn < lsn:
             if lsn > self.db.lsn:
-                raise ApiError(400, "bad_request", f"min_lsn {lsn} is ahead of the last commit ({self.db.lsn})")
+                raise ApiError(400, "bad_request",
+                               f"min_lsn {lsn} is ahead of the last commit ({self.db.lsn})")
             await run_in_threadpool(self.db.wait_for, lsn)
 
     # ..................................................................... views
@@ -386,7 +390,8 @@ class Api:
         name = request.path_params["name"]
         sql = _sql_body(request, await request.body())
         if not sql.strip():
-            raise ApiError(400, "bad_request", f"PUT /views/{name} needs the view's SELECT as its body")
+            raise ApiError(400, "bad_request",
+                           f"PUT /views/{name} needs the view's SELECT as its body")
         if sql.lstrip()[:6].upper() == "CREATE":
             raise ApiError(400, "sql", f"PUT /views/{name} takes the view's SELECT (the name comes "
                            "from the URL), not a CREATE VIEW statement")
@@ -417,7 +422,8 @@ class Api:
         rows = [body] if isinstance(body, dict) else body
         if not isinstance(rows, list) or not all(isinstance(r, (list, dict)) for r in rows):
             raise ApiError(400, "bad_request",
-                           "the body must be a JSON list of rows (objects by column name, or arrays)")
+                           "the body must be a JSON list of rows "
+                           "(objects by column name, or arrays)")
         inserted = await run_in_threadpool(self.db.table(schema.name).insert_many, rows)
         return Json({"inserted": inserted, "lsn": self.db.lsn}, status_code=201)
 
@@ -447,7 +453,8 @@ class Api:
         where, key = self._row_key(schema, request.path_params["key"])
         body = await _json_body(request)
         if not isinstance(body, dict) or not body:
-            raise ApiError(400, "bad_request", "the body must be a JSON object of column: new value")
+            raise ApiError(400, "bad_request",
+                           "the body must be a JSON object of column: new value")
         for column in body:
             if not schema.has_column(column):
                 raise ApiError(400, "schema", f"table {schema.name!r} has no column {column!r}")
@@ -774,7 +781,8 @@ def serve_http(app: ASGIApp, host: str = "127.0.0.1", port: int = 8080, *,
     try:
         sock = _listen(host, port)
     except OSError as exc:
-        raise OSError(exc.errno, f"HTTP API: cannot listen on {host}:{port}: {exc.strerror}") from None
+        raise OSError(exc.errno,
+                      f"HTTP API: cannot listen on {host}:{port}: {exc.strerror}") from None
     bound = sock.getsockname()[1]
     config = uvicorn.Config(app, host=host, port=bound, log_level="warning", access_log=False,
                             lifespan="off", ssl_certfile=tls_cert, ssl_keyfile=tls_key)
@@ -795,7 +803,8 @@ def serve_http(app: ASGIApp, host: str = "127.0.0.1", port: int = 8080, *,
     while not server.started:
         if failure or not thread.is_alive() or time.monotonic() > deadline:
             server.should_exit = True
-            raise OSError(f"the HTTP server did not start on {host}:{bound}: {failure or 'timeout'}")
+            raise OSError(
+                f"the HTTP server did not start on {host}:{bound}: {failure or 'timeout'}")
         time.sleep(0.01)
     return HttpServer(server, thread, host, bound, tls=tls_cert is not None)
 

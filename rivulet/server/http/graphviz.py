@@ -174,5 +174,6 @@ def render_svg(dot: str, *, timeout: float = 30.0) -> bytes:
     done = subprocess.run([program, "-Tsvg"], input=dot.encode(), capture_output=True,
                           timeout=timeout, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"dot failed ({done.returncode}): {done.stderr.decode(errors='replace')}")
+        raise RuntimeError(
+            f"dot failed ({done.returncode}): {done.stderr.decode(errors='replace')}")
     return done.stdout

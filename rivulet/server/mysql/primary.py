@@ -144,7 +144,8 @@ class Replicas:
                 if kind == "ready":
                     replica.ready.set()
                     continue
-                task = asyncio.get_running_loop().create_task(self._answer(writer, kind, ident, body))
+                task = asyncio.get_running_loop().create_task(
+                    self._answer(writer, kind, ident, body))
                 pending.add(task)
                 task.add_done_callback(pending.discard)
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -155,7 +156,8 @@ class Replicas:
         finally:
             replica.ended.set()
 
-    async def _answer(self, writer: asyncio.StreamWriter, kind: str, ident: int, body: list[Any]) -> None:
+    async def _answer(self, writer: asyncio.StreamWriter, kind: str, ident: int,
+                      body: list[Any]) -> None:
         try:
             if kind == "write":
                 outcome = await self._write(*body)

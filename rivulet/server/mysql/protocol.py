@@ -444,10 +444,12 @@ class RivuletConnection(Connection):
             rows = [tuple(r[i] for i in project) for r in rows]
         self._write_rows(header, columns[0], rows, binary, cursor)
 
-    def _header(self, columns: Sequence[ResultColumn], flags: Sequence[ColumnDefinition]) -> tuple[bytes, int]:
+    def _header(self, columns: Sequence[ResultColumn],
+                flags: Sequence[ColumnDefinition]) -> tuple[bytes, int]:
         """The framed column-count, column-definition (and EOF) packets of a reply, and
         the sequence id of the packet after them."""
-        payloads = [packets.make_column_count(capabilities=self.capabilities, column_count=len(columns))]
+        payloads = [packets.make_column_count(capabilities=self.capabilities,
+                                              column_count=len(columns))]
         for i, column in enumerate(columns):
             payloads.append(packets.make_column_definition_41(
                 server_charset=self.server_charset, schema="rivulet", name=column.name,
@@ -578,7 +580,8 @@ class RivuletConnection(Connection):
         payloads = [b"\x00" + stmt_id.to_bytes(4, "little") + len(columns).to_bytes(2, "little")
                     + n_params.to_bytes(2, "little") + b"\x00\x00\x00"]
         for _ in range(n_params):
-            payloads.append(packets.make_column_definition_41(server_charset=self.server_charset, name="?"))
+            payloads.append(packets.make_column_definition_41(
+                server_charset=self.server_charset, name="?"))
         if n_params and not self.deprecate_eof():
             payloads.append(self.eof())
         for i, column in enumerate(columns):

@@ -209,7 +209,8 @@ class ReplicaServer(MySQLServer):
             else:
                 future.set_result(result)
 
-        asyncio.get_running_loop().run_in_executor(self.pool, db.wait_for, lsn).add_done_callback(waited)
+        loop = asyncio.get_running_loop()
+        loop.run_in_executor(self.pool, db.wait_for, lsn).add_done_callback(waited)
 
     async def run_ddl(self, sql: str) -> None:
         """DDL runs on the primary; the answer waits for a follower of the new program."""
