@@ -145,7 +145,8 @@ class Scenario:
             if op[0] == "view":
                 v = op[1]
                 lines.append(
-                    f"  CREATE VIEW {v.name} AS {v.sql}   -- params {[p.kind + ':' + p.role for p in v.params]}"
+                    f"  CREATE VIEW {v.name} AS {v.sql}   "
+                    f"-- params {[p.kind + ':' + p.role for p in v.params]}"
                 )
             elif op[0] == "insert_many":
                 lines.append(f"  {op[1]}.insert_many({op[2]!r})")
@@ -935,7 +936,8 @@ def g_set_value(draw: Callable, col: ColumnSpec, readable: list[ColumnSpec]) -> 
         return f"{draw(st.sampled_from(['LOWER', 'UPPER']))}({c.name})"
     if f == "case":
         scope = [ColRef(c.name, c.kind) for c in readable]
-        return f"CASE WHEN {g_pred(draw, scope, 1)} THEN {_lit(draw, col.kind)} ELSE {_lit(draw, col.kind)} END"
+        return (f"CASE WHEN {g_pred(draw, scope, 1)} THEN {_lit(draw, col.kind)} "
+                f"ELSE {_lit(draw, col.kind)} END")
     return _lit(draw, col.kind)
 
 
@@ -1077,12 +1079,14 @@ SINGLE = Features(joins=False, unions=False, subqueries=False, views_in_from=Fal
         ),
         V(
             "v1",
-            "SELECT r0.id AS c0, r0.a AS c1 FROM t0 AS r0 WHERE r0.b IN (?, ?) ORDER BY c1 DESC, c0 LIMIT 2",
+            "SELECT r0.id AS c0, r0.a AS c1 FROM t0 AS r0 WHERE r0.b IN (?, ?) "
+            "ORDER BY c1 DESC, c0 LIMIT 2",
             ("str", "in"),
         ),
         V(
             "v2",
-            "SELECT r0.id AS c0, r0.a AS c1 FROM t0 AS r0 WHERE r0.a > ? ORDER BY c1 LIMIT 2 OFFSET 1",
+            "SELECT r0.id AS c0, r0.a AS c1 FROM t0 AS r0 WHERE r0.a > ? "
+            "ORDER BY c1 LIMIT 2 OFFSET 1",
             ("int", "range"),
         ),
         V("v3", "SELECT DISTINCT r0.b AS c0 FROM t0 AS r0 WHERE r0.a IN (?, ?)", ("int", "in")),
@@ -1265,7 +1269,8 @@ COMPOSED = Features()
         V(
             "v1",
             "SELECT u.c0 AS c0, u.c1 AS c1 FROM (SELECT r0.a AS c0, r0.b AS c1 FROM t0 AS r0 UNION "
-            "SELECT r0.a AS c0, r0.b AS c1 FROM t1 AS r0) AS u WHERE u.c0 BETWEEN ? AND ? ORDER BY c1, c0 LIMIT 3",
+            "SELECT r0.a AS c0, r0.b AS c1 FROM t1 AS r0) AS u WHERE u.c0 BETWEEN ? AND ? "
+            "ORDER BY c1, c0 LIMIT 3",
             ("int", "range"),
             ("int", "range"),
         ),
@@ -1536,7 +1541,8 @@ def test_retraction_topk_row_leaves_top() -> None:
             ("insert_many", "t0", [(i, i, "a" if i % 2 else "b") for i in range(1, 9)]),
             V(
                 "v0",
-                "SELECT r0.id AS c0, r0.a AS c1 FROM t0 AS r0 WHERE r0.b = ? ORDER BY c1 DESC LIMIT 2",
+                "SELECT r0.id AS c0, r0.a AS c1 FROM t0 AS r0 WHERE r0.b = ? "
+                "ORDER BY c1 DESC LIMIT 2",
                 ("str", "eq"),
             ),
             V("v1", "SELECT r0.id AS c0, r0.a AS c1 FROM t0 AS r0 ORDER BY c1 LIMIT 3 OFFSET 1"),

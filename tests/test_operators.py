@@ -50,7 +50,8 @@ class Harness:
     def lookup(self, table: str, columns: tuple, keys: list) -> list:
         """Base rows by key, as storage answers a partial arrangement's upquery."""
         wanted = set(keys)
-        key_of = (lambda r: r[columns[0]]) if len(columns) == 1 else (lambda r: tuple(r[c] for c in columns))
+        key_of = ((lambda r: r[columns[0]]) if len(columns) == 1
+                  else (lambda r: tuple(r[c] for c in columns)))
         return [(row, n) for row, n in self.tables[table].items() if key_of(row) in wanted]
 
     def wave(self, inserts_l: list, inserts_r: list, delete_l: int, delete_r: int) -> None:
@@ -86,7 +87,8 @@ def join_oracle(kind: str, residual: Callable[[tuple], bool] | None = None):
         for lrow, n in left.items():
             matched = False
             for rrow, m in right.items():
-                if lrow[0] is not None and lrow[0] == rrow[0] and (residual is None or residual(lrow + rrow)):
+                if (lrow[0] is not None and lrow[0] == rrow[0]
+                        and (residual is None or residual(lrow + rrow))):
                     out[lrow + rrow] += n * m
                     matched = True
             if kind == "left" and not matched:
@@ -98,7 +100,8 @@ def join_oracle(kind: str, residual: Callable[[tuple], bool] | None = None):
 PARTIAL = pytest.mark.parametrize("partial", [False, True], ids=["full", "partial"])
 
 
-def join(kind: str, residual: Any = None, self_join: bool = False) -> Callable[[Graph, int, int], Any]:
+def join(kind: str, residual: Any = None,
+         self_join: bool = False) -> Callable[[Graph, int, int], Any]:
     return lambda g, a, b: Join(a, a if self_join else b, (0,), (0,), kind=kind, left_arity=2,
                                 right_arity=2, residual=residual)
 
@@ -185,6 +188,7 @@ def test_topk_per_group_equals_recompute(plan: list, k: int) -> None:
 def test_a_new_join_bootstraps_from_existing_rows() -> None:
     h = Harness(lambda g, a, b: Union((a,)))
     h.wave([(1, 1), (2, 2)], [(1, 5), (1, 6)], 0, 0)
-    join = h.graph.add_node(Join(h.left, h.right, (0,), (0,), kind="left", left_arity=2, right_arity=2))
+    join = h.graph.add_node(Join(h.left, h.right, (0,), (0,), kind="left", left_arity=2,
+                                 right_arity=2))
     rows = Counter(dict(h.graph.arrangement(join, ()).all_rows()))
     assert rows == Counter({(1, 1, 1, 5): 1, (1, 1, 1, 6): 1, (2, 2, None, None): 1})

@@ -84,7 +84,8 @@ def test_one_table_conditions_sink_to_their_table(tmp_path: Path) -> None:
         above_first = [p for p, below in placed.items() if below is first_join]
         assert len(above_first) == 1 and len(conjuncts(above_first[0])) == 2
         # the condition reading the LEFT JOIN's padded side stays above it
-        (left_join,) = [n for n in ir.walk(plan.root) if isinstance(n, ir.Join) and n.kind == "left"]
+        (left_join,) = [n for n in ir.walk(plan.root)
+                        if isinstance(n, ir.Join) and n.kind == "left"]
         assert any(below is left_join for _, below in placed.items())
 
 

@@ -129,7 +129,8 @@ OPS = st.lists(st.tuples(st.integers(0, CONNECTIONS - 1),
                min_size=1, max_size=30)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_every_connection_answers_as_sqlite_and_reads_its_own_writes(
         cluster: Cluster, ops: list[tuple[int, str, int, int]]) -> None:
@@ -138,7 +139,8 @@ def test_every_connection_answers_as_sqlite_and_reads_its_own_writes(
         if op == "vote":
             assert cluster.execute(conn, "INSERT INTO votes (user_id, story_id) VALUES (%s, %s)",
                                    user, story) == 1
-            assert conn.insert_id() == cluster.lite.execute("SELECT MAX(id) FROM votes").fetchone()[0]
+            assert conn.insert_id() == cluster.lite.execute(
+                "SELECT MAX(id) FROM votes").fetchone()[0]
         elif op == "unvote":
             cluster.execute(conn, "DELETE FROM votes WHERE user_id = %s AND story_id = %s",
                             user, story)
@@ -159,7 +161,8 @@ def test_every_connection_answers_as_sqlite_and_reads_its_own_writes(
                 expected = cluster.expected(kind, key)
                 deadline = time.monotonic() + 10
                 while (got := cluster.read(conn, kind, key)) != expected:
-                    assert time.monotonic() < deadline, f"{role}: {kind}({key}) = {got}, not {expected}"
+                    assert time.monotonic() < deadline, (
+                        f"{role}: {kind}({key}) = {got}, not {expected}")
                     time.sleep(0.01)
 
 
