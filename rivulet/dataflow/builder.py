@@ -166,6 +166,7 @@ class Builder:
             elif listed is not None:
                 # keyed by part of the key: its cached answer under a key is the rows by
                 # their value in the rest, which a read picks its values from
+                assert demand.columns is not None  # the key but its listed column
                 state = KeyedReader(demand.columns, rows_by(plan.key[listed]), partial=partial)
             else:
                 state = KeyedReader(plan.key, finish, partial=partial)

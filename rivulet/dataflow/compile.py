@@ -153,12 +153,13 @@ def row_function(
     """A function computing the output row of a projection."""
     if not exprs:
         return lambda r: ()
-    if all(isinstance(e, Col) for e in exprs):
-        indexes = [e.index for e in exprs]  # type: ignore[union-attr]
+    columns = [e for e in exprs if isinstance(e, Col)]
+    if len(columns) == len(exprs):
+        indexes = [e.index for e in columns]
         if len(indexes) == 1:
             i = indexes[0]
             return lambda r: (r[i],)
-        return itemgetter(*indexes)  # type: ignore[return-value]
+        return itemgetter(*indexes)
     gen = _Codegen(kinds, nullable)
     body = ", ".join(gen.expr(e) for e in exprs)
     return _build(f"lambda r: ({body},)", gen)

@@ -34,7 +34,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rivulet.dataflow.ops.base import Base, Batch, Columns, Misses, NodeId, Operator
+from rivulet.dataflow.ops.base import (
+    Base,
+    Batch,
+    Columns,
+    Misses,
+    NodeId,
+    Operator,
+    StatefulOperator,
+)
 from rivulet.dataflow.ops.project import Project, ProjectedArrangement
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.faults import fault_point
@@ -47,7 +55,8 @@ log = logging.getLogger("rivulet")
 class State(Protocol):
     """What eviction needs of any partial state (reader, arrangement, stateful operator)."""
 
-    partial: bool
+    @property
+    def partial(self) -> bool: ...
 
     def evict(self, keys: Iterable[Any]) -> int: ...
     def byte_size(self) -> int: ...
@@ -370,8 +379,8 @@ class Graph:
             op = node.op
             if isinstance(op, Reader):
                 yield node_id, op.state
-            elif op.stateful:
-                yield node_id, op  # type: ignore[misc]
+            elif isinstance(op, StatefulOperator):
+                yield node_id, op
             for index in itertools.chain(node.arrangements.values(), node.full_indexes.values()):
                 yield node_id, index
 
@@ -434,9 +443,9 @@ class Graph:
         held = _held_keys(state)
         if self.eviction == "random":
             return random_keys(held, count, self._random)
-        if isinstance(state, Operator):
+        if isinstance(state, StatefulOperator):
             deps = self.dependents.get(node, [])
-            return state.clock_candidates(  # type: ignore[attr-defined]
+            return state.clock_candidates(
                 count, lambda key: any(d.recently_used(key) for _, d in deps)
             )
         return state.clock_candidates(count)  # type: ignore[attr-defined]
@@ -522,8 +531,8 @@ def _held_keys(state: Any) -> dict[Any, Any]:
     """The dict whose keys are the keys a partial state holds."""
     if isinstance(state, Arrangement):
         return state.index
-    if isinstance(state, Operator):
-        return state.state.filled  # type: ignore[attr-defined]
+    if isinstance(state, StatefulOperator):
+        return state.state.filled
     return state.entries
 
 

@@ -149,9 +149,10 @@ def translate(node: exp.Expr, scope: Scope,
         if node.args.get("position") is not None:
             args.append(node.args["position"])
         return Call("LOCATE", tuple(t(a) for a in args))
-    name = FUNCTION_NODES.get(type(node))
-    if name is not None:
-        return Call(name, tuple(t(a) for a in _function_args(node)))
+    function = FUNCTION_NODES.get(type(node))
+    if function is not None:
+        assert isinstance(node, exp.Func)  # FUNCTION_NODES names function nodes
+        return Call(function, tuple(t(a) for a in _function_args(node)))
     if isinstance(node, exp.Anonymous):
         return Call(node.name.upper(), tuple(t(a) for a in node.expressions))
     if is_aggregate(node):
@@ -164,9 +165,10 @@ def _parameter_here(node: exp.Expr) -> UnsupportedSqlError:
     clauses = (exp.Select, exp.Join, exp.Where, exp.Having, exp.Order, exp.Group)
     while where is not None and not isinstance(where, clauses):
         where = where.parent
-    clause = {exp.Join: "JOIN ... ON", exp.Having: "HAVING", exp.Order: "ORDER BY",
-              exp.Group: "GROUP BY", exp.Where: "this position of WHERE",
-              }.get(type(where), "the SELECT list")
+    names: dict[type, str] = {exp.Join: "JOIN ... ON", exp.Having: "HAVING",
+                              exp.Order: "ORDER BY", exp.Group: "GROUP BY",
+                              exp.Where: "this position of WHERE"}
+    clause = names.get(type(where), "the SELECT list")
     line, col = position(where if where is not None else node)
     return UnsupportedSqlError(
         f"unsupported ? parameter in {clause}: parameters go in the WHERE clause as "
@@ -289,10 +291,10 @@ def kind_of(expr: Expr, input_kinds: list[Kind | None]) -> Kind | None:
     if fn in _INT_FUNCTIONS:
         return INT
     if fn.startswith("cast_"):
-        return fn[5:]
+        return Kind(fn[5:])
     if fn == "div":
-        kinds = {kind_of(a, input_kinds) for a in expr.args}
-        return DECIMAL if DECIMAL in kinds and FLOAT not in kinds else FLOAT
+        arg_kinds = {kind_of(a, input_kinds) for a in expr.args}
+        return DECIMAL if DECIMAL in arg_kinds and FLOAT not in arg_kinds else FLOAT
     if fn in ("add", "sub", "mul", "mod"):
         return unify_kinds([kind_of(a, input_kinds) for a in expr.args])
     if fn == "IF":

@@ -66,13 +66,13 @@ def trace_join(columns: Columns, left_arity: int, left_keys: Columns, right_keys
     right_of = {lk: r for lk, r in zip(left_keys, right_keys)}
     as_left = [c if c < left_arity else left_of.get(c) for c in columns]
     if None not in as_left:
-        cols = tuple(as_left)  # type: ignore[arg-type]
+        cols = tuple(c for c in as_left if c is not None)  # every one of them
         if cols == left_keys:
             return JoinRoute("both", cols)
         return JoinRoute("left", cols)
     as_right = [c - left_arity if c >= left_arity else right_of.get(c) for c in columns]
     if None not in as_right:
-        cols = tuple(as_right)  # type: ignore[arg-type]
+        cols = tuple(c for c in as_right if c is not None)  # every one of them
         if cols == right_keys:
             return JoinRoute("both", tuple(left_keys))
         return JoinRoute("right", cols)

@@ -27,7 +27,7 @@ class Catalog(Protocol):
     def view(self, name: str) -> ir.ViewPlan | None: ...
 
 
-RANGE_OPS = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+RANGE_OPS: dict[type, str] = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
 FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
 
 
@@ -259,6 +259,7 @@ class Planner:
         grouped = bool(select.args.get("group")) or _has_aggregate(select)
         key_cols = params.key_columns()
         implicit_group = False
+        out_scope: FromScope | GroupedScope
         if grouped:
             if params.range_column is not None:
                 raise unsupported(select, "range parameter in an aggregated query")
@@ -464,8 +465,8 @@ class Planner:
                     agg_nodes.append(sub)
         pre_exprs = list(group_exprs)
         calls = []
-        for agg in agg_nodes:
-            call, arg = self._aggregate_call(agg, scope)
+        for found in agg_nodes:
+            call, arg = self._aggregate_call(found, scope)
             if arg is not None:
                 if arg in pre_exprs[len(group_exprs):]:
                     index = pre_exprs.index(arg, len(group_exprs))
@@ -481,10 +482,10 @@ class Planner:
                           c.fn != "count")
             for a, c in zip(agg_nodes, calls)
         )
-        agg: ir.Node = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
+        aggregate = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
+        agg: ir.Node = aggregate
         if not implicit_group:  # (its empty-key row is built from the aggregate: keep it)
-            agg = push_down(agg, self._primary_key, tuple(key_positions),  # type: ignore[arg-type]
-                            self._held_full)
+            agg = push_down(aggregate, self._primary_key, tuple(key_positions), self._held_full)
         grouped = GroupedScope(scope, group_exprs, columns=out_columns)
         for i, a in enumerate(agg_nodes):
             grouped.aggregates[a] = len(group_exprs) + i

@@ -163,6 +163,12 @@ class GroupIndex:
     def byte_size(self) -> int:
         return len(self.members) * GROUP_INDEX_KEY_BYTES + self.groups * GROUP_INDEX_MEMBER_BYTES
 
+    def evict(self, keys: Iterable[Any]) -> int:
+        return 0  # full state: nothing to evict (the graph evicts partial state only)
+
+    def recently_used(self, key: Any) -> bool:
+        return False
+
 
 #: Rough cost of an index key (dict slot, key object, the dict of its groups) and of one
 #: group under it (slot, the group key tuple).

@@ -693,9 +693,10 @@ def _reader(schema: TableSchema) -> Callable[[Row], Row] | None:
     column's new type converted now (without storing them: see convert_rows)."""
     plain = _converter(schema, _FROM_DB)
     width = len(schema.columns)
-    pending = [(i, width + j, c.conversion, _FROM_DB.get(c.conversion.old.kind))
-               for j, (i, c) in enumerate((i, c) for i, c in enumerate(schema.columns)
-                                          if c.conversion is not None)]
+    converting = [(i, c.conversion) for i, c in enumerate(schema.columns)
+                  if c.conversion is not None]
+    pending = [(i, width + j, conversion, _FROM_DB.get(conversion.old.kind))
+               for j, (i, conversion) in enumerate(converting)]
     if not pending:
         return plain
 

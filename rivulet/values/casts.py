@@ -60,7 +60,7 @@ def cast_decimal(v: Any) -> Decimal | None:
     return Decimal(str(v))
 
 
-def cast_str(v: Any) -> str | None:
+def cast_str(v: Any) -> str | bytes | None:
     if v is None:
         return None
     return concat(v) if not isinstance(v, str) else v

@@ -134,7 +134,8 @@ class TableSchema:
     #: UNIQUE keys other than the primary key: the columns of each.
     unique: tuple[tuple[int, ...], ...] = ()
     _positions: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
-    _checker: list[Callable[[Any], Row]] = field(default_factory=list, compare=False, repr=False)
+    _checker: list[Callable[[Any], Row | None]] = field(default_factory=list, compare=False,
+                                                        repr=False)
 
     def __post_init__(self) -> None:
         positions = {c.name.lower(): i for i, c in enumerate(self.columns)}

@@ -72,7 +72,7 @@ class Miss:
     keys: tuple[Any, ...]
 
 
-class Misses(list):  # type: ignore[type-arg]
+class Misses(list):
     """What ``on_input`` returns instead of deltas when it hit holes: a list of :class:`Miss`."""
 
 

@@ -11,7 +11,7 @@ such projections right above the base tables)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, overload
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, Operator
 from rivulet.state.arrangement import EMPTY, Arrangement, Delta, Row, consolidate
@@ -96,7 +96,11 @@ class _ProjectedIndex:
         self.cache: dict[Any, dict[Row, int]] = {}
         self.version = inner.version
 
-    def get(self, key: Any, default: Any = None) -> dict[Row, int] | None:
+    @overload
+    def get(self, key: Any) -> dict[Row, int] | None: ...
+    @overload
+    def get(self, key: Any, default: dict[Row, int]) -> dict[Row, int]: ...
+    def get(self, key: Any, default: dict[Row, int] | None = None) -> dict[Row, int] | None:
         cache = self.cache
         if self.version != self.inner.version or len(cache) >= self.CACHED_KEYS:
             cache.clear()
