@@ -136,7 +136,7 @@ def open(  # noqa: A001
                     reuse=reuse, background_migration=background_migration, limits=limits)
 
 
-def connect(path: str | Path, **kwargs: object) -> dbapi.Connection:
+def connect(path: str | Path, **kwargs: Any) -> dbapi.Connection:
     """A PEP 249 (DB-API 2.0) connection; see :mod:`rivulet.dbapi`."""
     from rivulet import dbapi
 

@@ -11,7 +11,7 @@ import random
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -298,7 +298,7 @@ def load_news_sample(db: Database, *, stories: int, votes: int, seed: int = 1) -
     db.settle()
 
 
-def zipf_sampler(n: int, s: float, rng: random.Random):  # type: ignore[no-untyped-def]
+def zipf_sampler(n: int, s: float, rng: random.Random) -> Callable[[], int]:
     """Draws 0..n-1 with probability proportional to 1/(rank+1)^s."""
     import bisect
     import itertools

@@ -133,7 +133,7 @@ class Cursor:
         self.connection = connection
         self.description: tuple[tuple[Any, ...], ...] | None = None
         self.rowcount = -1
-        self.lastrowid = None
+        self.lastrowid: int | None = None
         self._rows: list[tuple] = []
         self._pos = 0
         self._closed = False

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from rivulet.dataflow.builder import BuiltView
 from rivulet.dataflow.ops.aggregate import Aggregate
+from rivulet.dataflow.ops.base import StatefulOperator
 from rivulet.errors import UpqueryTimeout
 from rivulet.plan.catalog import is_adhoc
 from rivulet.state.reader import KeyedReader
@@ -133,7 +134,7 @@ def spark_plan(program: Program, built: BuiltView) -> tuple[str, Any] | None:
         return None  # a reader keyed by part of the key (BuiltView.listed): filled in-process
     graph = program.core.graph
     partial_ops = [n for n in built.nodes if n in graph.nodes and n != built.reader_node
-                   and graph.nodes[n].op.stateful and graph.nodes[n].op.partial]
+                   and isinstance(op := graph.nodes[n].op, StatefulOperator) and op.partial]
     if not partial_ops:
         return ("reader", None)
     if len(partial_ops) != 1:
@@ -177,12 +178,13 @@ def _prewarm_on_spark(program: Program, built: BuiltView, keys: list[Any]) -> in
                 plan = built.plan
                 tuples = [k if len(plan.key) != 1 else (k,) for k in keys]
                 root = compiler.frame(plan.root)
-                rows = _key_rows(plan, root, [(0, t) for t in tuples])
+                frame = _key_rows(plan, root, [(0, t) for t in tuples])
                 columns = [name(i) for i in range(plan.root.arity)]
-                state.fill(keys, output_rows(rows.select(*columns)))
+                state.fill(keys, output_rows(frame.select(*columns)))
                 program.core.graph.enforce_memory_limit()
                 return len(keys)
             op = program.core.graph.nodes[node].op
+            assert isinstance(op, Aggregate) and op.partial_columns  # the shape spark_plan found
             fresh = [k for k in keys if k not in op.state.filled]
             agg = op.plan_node
             if fresh:

@@ -24,7 +24,7 @@ from rivulet.dataflow.ops.reader import Reader
 from rivulet.engine.upquery import BUSY, Upqueries
 from rivulet.errors import ClosedError, RivuletError
 from rivulet.state.reader import KeyedReader, RangeReader
-from rivulet.values.schema import FLOAT, INT, STR, Column, SchemaError, coerce_value
+from rivulet.values.schema import FLOAT, INT, STR, Column, Kind, SchemaError, coerce_value
 
 Row = tuple
 
@@ -320,8 +320,8 @@ class View:
         values["in"] = list(params[start:start + size])
         return values
 
-    def _read_one(self, key: tuple, block: bool, timeout: float | None) -> Any:
-        key = self._coerce_key(key)
+    def _read_one(self, raw_key: tuple, block: bool, timeout: float | None) -> Any:
+        key = self._coerce_key(raw_key)
         if key is None:
             return []
         if any(v is None for v in key):
@@ -344,8 +344,8 @@ class View:
         state: KeyedReader = self._state  # type: ignore[assignment]
         state_keys: list[Any] = []
         raw: list[Row] = []
-        for key in dict.fromkeys(keys):
-            key = self._coerce_key(key)
+        for raw_key in dict.fromkeys(keys):
+            key = self._coerce_key(raw_key)
             if key is None:
                 continue
             if any(v is None for v in key):  # matches no row: only an implicit group answers
@@ -396,8 +396,8 @@ class View:
         missing: list[Any] = []
         held = state.partial
         seen: set[Any] = set()
-        for key in dict.fromkeys(keys):
-            key = self._coerce_key(key)
+        for raw_key in dict.fromkeys(keys):
+            key = self._coerce_key(raw_key)
             if key is None or None in key:
                 continue  # matches no row
             state_key = key[0] if len(key) == 1 else key
@@ -424,12 +424,13 @@ class View:
         once, and its rows are kept when they hold a listed value. The reader's cached
         answer under a key is its rows by that value (``builder.rows_by``)."""
         listed: dict[Any, set[Any]] = {}
-        column = self._key_columns[self._listed]  # type: ignore[index]
-        for raw_prefix, values in lists.items():
+        assert self._listed is not None and self._listed_column is not None  # a listed view
+        column = self._key_columns[self._listed]
+        for raw_prefix, raw_values in lists.items():
             prefix = self._coerce_key(raw_prefix, self._reader_columns)
             if prefix is None or None in prefix:
                 continue  # matches no row (and such a view has no implicit group)
-            coerced = self._coerce_values(column, values)
+            coerced = self._coerce_values(column, raw_values)
             if coerced:
                 listed.setdefault(prefix[0] if len(prefix) == 1 else prefix, set()).update(coerced)
         state: KeyedReader = self._state  # type: ignore[assignment]
@@ -448,10 +449,10 @@ class View:
             answers = self._fill(missing, block, timeout)
             if answers is NOT_READY:
                 return NOT_READY
-            column = self._listed_column
+            position = self._listed_column
             for prefix, rows in answers.items():
                 values = listed[prefix]
-                raw.extend(r for r in rows if r[column] in values)
+                raw.extend(r for r in rows if r[position] in values)
         return list(self._finish(raw))
 
     @staticmethod
@@ -479,7 +480,9 @@ class View:
         bounds = [(b.op, values[b.param]) for b in self.plan.range_bounds]
         if any(v is None for _, v in bounds):
             return []  # a comparison with NULL is never true
-        range_kind = self.plan.root.columns[self.plan.range_column].kind  # type: ignore[index]
+        range_column = self.plan.range_column
+        assert range_column is not None  # a range view
+        range_kind = self.plan.root.columns[range_column].kind
         bounds = [(op, _coerce(range_kind, v)) for op, v in bounds]
         for op, v in bounds:
             if op in _LOWER and low is None:
@@ -499,8 +502,7 @@ class View:
                 read=lambda: state.range(state_key, low, low_inc, high, high_inc),
             ) or []
         if len(bounds) > 2 or sum(op in _LOWER for op, _ in bounds) > 1:
-            col = self.plan.range_column
-            rows = [r for r in rows if all(_CHECK[op](r[col], v) for op, v in bounds)]
+            rows = [r for r in rows if all(_CHECK[op](r[range_column], v) for op, v in bounds)]
         return list(self._finish(rows))
 
     def _defaults(self, key: Any, *, matches_nothing: bool = False) -> list[Row]:
@@ -534,7 +536,7 @@ def _by_prefix(keys: Iterable[tuple], listed: int) -> dict[tuple, list[Any]]:
     return out
 
 
-def _coerce(kind: str | None, value: Any) -> Any:
+def _coerce(kind: Kind | None, value: Any) -> Any:
     if kind is None:
         return value
     try:

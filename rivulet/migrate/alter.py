@@ -373,7 +373,10 @@ def program_tables(
             from rivulet.plan.catalog import Catalog
 
             catalog = Catalog(tables={n: schema for n, (schema, _) in out.items()})
-            target = plan_copy(catalog, parse_one(sql)).target
+            create = parse_one(sql)
+            if not isinstance(create, exp.Create):
+                raise SqlError(f"not a CREATE TABLE statement: {sql!r}")
+            target = plan_copy(catalog, create).target
             out[target.name.lower()] = (target, [sql])
         elif kind == "alter":
             node = parse_one(sql)

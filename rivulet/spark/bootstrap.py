@@ -105,7 +105,7 @@ class PlanRecordingBuilder(Builder):
 
     def _operator(self, node: ir.Node, parents: list[NodeId], partial: Columns | None) -> Operator:
         op = super()._operator(node, parents, partial)
-        op.plan_node = node  # type: ignore[attr-defined]
+        op.plan_node = node
         return op
 
 
@@ -425,10 +425,10 @@ class Bootstrapper:
     def _spark_state(self, compiler: Any, task: Task) -> Any:
         op = self.graph.nodes[task.node].op
         if task.columns is None and isinstance(op, Aggregate):
-            agg = op.plan_node  # type: ignore[attr-defined]
+            agg = op.plan_node
             return aggregate_state(compiler.frame(agg.input), agg, op)
         if task.columns is None and isinstance(op, Distinct):
-            return distinct_counts(compiler.frame(op.plan_node.input))  # type: ignore[attr-defined]
+            return distinct_counts(compiler.frame(op.plan_node.input))
         return {p: output_rows(compiler.frame(self._plan_node(p))) for p in self._inputs(task)}
 
     def _load(self, tasks: list[Task]) -> None:
@@ -612,10 +612,10 @@ def aggregate_state(df: Any, node: ir.Aggregate, op: Aggregate) -> list[tuple[An
                 states.append(row[position])
                 position += 1
             elif kind == "sum":
-                total = row[position]
-                if integer_sums[i] and total is not None:
-                    total = int(total)
-                states.append((total, row[position + 1]))
+                summed = row[position]
+                if integer_sums[i] and summed is not None:
+                    summed = int(summed)
+                states.append((summed, row[position + 1]))
                 position += 2
             else:
                 states.append(multisets[i].get(key, {}))

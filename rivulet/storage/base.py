@@ -60,8 +60,9 @@ class Storage(ABC):
         """A nested scope inside a transaction that rolls back alone on an exception."""
 
     @abstractmethod
-    def commit_batch(self, payload: bytes, rows: int) -> int:
-        """Record a write batch in the log within the open transaction; returns its LSN."""
+    def commit_batch(self, payload: bytes | None, rows: int) -> int:
+        """Record a write batch in the log within the open transaction; returns its LSN.
+        An import's batch has no payload (its rows are in the table)."""
 
     # ..................................................................... program
 

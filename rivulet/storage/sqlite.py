@@ -163,7 +163,7 @@ class SqliteStorage(Storage):
         finally:
             self._savepoints -= 1
 
-    def commit_batch(self, payload: bytes, rows: int) -> int:
+    def commit_batch(self, payload: bytes | None, rows: int) -> int:
         lsn = self.lsn + 1
         self.conn.execute(
             "INSERT INTO _rivulet_log VALUES (?, ?, ?, ?)",

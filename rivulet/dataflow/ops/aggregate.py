@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
+from rivulet.plan import ir
 from rivulet.plan.ir import AggCall
 from rivulet.state.arrangement import Delta, Row, key_function
 from rivulet.state.groups import KeyedGroups
@@ -180,6 +181,7 @@ class Aggregate(StatefulOperator):
     """
 
     symbol = "γ"
+    plan_node: ir.Aggregate
 
     def __init__(self, parent: NodeId, group_by: tuple[int, ...], aggs: tuple[AggCall, ...],
                  partial: Columns | None = None) -> None:

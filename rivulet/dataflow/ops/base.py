@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from rivulet.plan import ir
 from rivulet.state.arrangement import Arrangement, Delta, Row
 
 NodeId = int
@@ -84,6 +85,9 @@ class Operator:
     #: Whether the operator keeps state of its own (and then implements the state protocol
     #: below: ``partial``, ``missing``, ``evict``, ``byte_size``, ``clock_candidates``).
     stateful = False
+    #: The IR node the operator computes, where the Spark bootstrap's builder recorded it
+    #: (``PlanRecordingBuilder``); absent otherwise.
+    plan_node: ir.Node
 
     def __init__(self, parents: tuple[NodeId, ...]) -> None:
         self.parents = parents
