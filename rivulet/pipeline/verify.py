@@ -237,7 +237,9 @@ def _check_view(view: View, tables: dict[str, DataFrame], engine: dict[Any, list
         spark_rows = _lookups(plan, tables, list(engine))
     else:
         spark_rows = _keyed_answers(plan, tables, None if not partial else list(engine))
-    differing, missing, extra = [], [], []
+    differing: list[Mismatch] = []
+    missing: list[Mismatch] = []
+    extra: list[Mismatch] = []
     for key, rows in engine.items():
         theirs = spark_rows.get(key, [])
         if not same_rows(rows, theirs):
@@ -265,8 +267,8 @@ def _restricted(plan: ir.ViewPlan, root: DataFrame, keys: list[Any] | None,
         return None
     key = plan.key if key is None else key
     columns = [name(i) for i in key]
-    for c in columns:
-        root = root.where(SF.col(c).isNotNull())
+    for column in columns:
+        root = root.where(SF.col(column).isNotNull())
     if keys is None or not columns:
         return root
     tuples = [k if isinstance(k, tuple) and len(key) > 1 else (k,) for k in keys]
@@ -365,7 +367,7 @@ def _norm(v: Any) -> Any:
 
 
 def _canon_row(row: Sequence[Any]) -> tuple:
-    out = []
+    out: list[tuple[int, Any]] = []
     for v in map(_norm, row):
         if v is None:
             out.append((0, 0))

@@ -566,10 +566,10 @@ def _implicit_aggregate(plan: ir.ViewPlan) -> tuple[ir.Aggregate, list[int]]:
     node = plan.root
     while not isinstance(node, ir.Aggregate):
         if isinstance(node, ir.Project):
-            exprs = node.exprs
-            if not all(isinstance(exprs[p], ir.Col) for p in positions):
+            shown = [e for e in (node.exprs[p] for p in positions) if isinstance(e, ir.Col)]
+            if len(shown) != len(positions):
                 raise SqlError(f"view {plan.name!r}: a key column is not a group column")
-            positions = [exprs[p].index for p in positions]  # type: ignore[union-attr]
+            positions = [e.index for e in shown]
         elif not isinstance(node, (ir.Filter, ir.Distinct, ir.TopK)):
             raise SqlError(f"view {plan.name!r}: no aggregate under its implicit group")
         node = node.inputs()[0]

@@ -41,7 +41,7 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor, Stateful
 
 from rivulet.plan import ir
 from rivulet.spark.values import fit_decimal, kind_of_type, scale_of_type, to_kind
-from rivulet.values.schema import DECIMAL
+from rivulet.values.schema import DECIMAL, Kind
 
 Row = tuple
 
@@ -62,14 +62,14 @@ class Column:
 
     __slots__ = ("kind", "scale")
 
-    def __init__(self, data_type: T.DataType, kind: str | None = None) -> None:
+    def __init__(self, data_type: T.DataType, kind: Kind | None = None) -> None:
         self.kind = kind if kind is not None else _kind(data_type)
         self.scale = scale_of_type(data_type)
 
-    def __getstate__(self) -> tuple[str | None, int]:
+    def __getstate__(self) -> tuple[Kind | None, int]:
         return self.kind, self.scale
 
-    def __setstate__(self, state: tuple[str | None, int]) -> None:
+    def __setstate__(self, state: tuple[Kind | None, int]) -> None:
         self.kind, self.scale = state
 
     def engine(self, value: Any) -> Any:
@@ -83,7 +83,7 @@ class Column:
         return to_kind(value, self.kind, self.scale)
 
 
-def _kind(data_type: T.DataType) -> str | None:
+def _kind(data_type: T.DataType) -> Kind | None:
     return None if isinstance(data_type, T.NullType) else kind_of_type(data_type)
 
 
@@ -331,7 +331,7 @@ class LeftJoinProcessor(KeyedProcessor):
     the value state, read and written whole per batch.)"""
 
     def __init__(self, left: list[Column], right: list[Column], keys: int,
-                 residual: ir.Expr | None, kinds: list[str | None]) -> None:
+                 residual: ir.Expr | None, kinds: list[Kind | None]) -> None:
         self.left = left
         self.right = right
         self.keys = keys
@@ -371,7 +371,9 @@ class LeftJoinProcessor(KeyedProcessor):
                 yield self.row(*[c.spark(v) for c, v in zip(everything, values)], d)
 
     def _join(self, dl: dict[Row, int], dr: dict[Row, int]) -> dict[Row, int]:
-        left, right_rows, entries = self.load() or ({}, 0, 0)
+        # left row -> [its multiplicity, the right rows it matches]; right rows; entries
+        nothing: tuple[dict[Row, list[int]], int, int] = ({}, 0, 0)
+        left, right_rows, entries = self.load() or nothing
         out: dict[Row, int] = {}
         padded_before: dict[Row, int] = {}
         if dl:

@@ -67,7 +67,7 @@ from rivulet.spark.compile import name as column_name
 from rivulet.spark.snapshot import Snapshot, spark_schema, take_snapshot
 from rivulet.spark.values import rows_from_arrow, spark_type, to_kind
 from rivulet.state.reader import KeyedReader, RangeReader
-from rivulet.values.schema import TableSchema
+from rivulet.values.schema import Kind, TableSchema
 
 log = logging.getLogger("rivulet.pipeline.streaming")
 
@@ -386,7 +386,7 @@ class ViewStream:
         return positions
 
     @staticmethod
-    def _converter(table: Any, kinds: list[str | None]) -> Callable[[tuple], Row]:
+    def _converter(table: Any, kinds: list[Kind | None]) -> Callable[[tuple], Row]:
         """Spark's values of a batch's first columns as values of the plan's ``kinds``.
         A DECIMAL keeps the scale Spark typed it with (the column's, or MySQL's rule for a
         computed one), as the batch pipeline's results do: converting without it would
@@ -472,6 +472,7 @@ class ViewStream:
         batch the reader has applied: a batch's commit and apply hold the same lock) and
         return every key's rows, read under that lock; None if the lock was not had
         within ``timeout`` seconds (a batch is applying)."""
+        assert isinstance(self.state, KeyedReader)  # a streamed range view is full: no misses
         if not self.apply_lock.acquire(timeout=-1 if timeout is None else timeout):
             return None
         try:
@@ -723,8 +724,9 @@ class StreamingPipeline:
             if not self._running or self.failure is not None:
                 return 0, 0
             streams = list(self.streams.values())
-            positions = [s.committed_lsn() for s in streams]
-            if any(p is None for p in positions):
+            committed = [s.committed_lsn() for s in streams]
+            positions = [p for p in committed if p is not None]
+            if len(positions) != len(committed):
                 return 0, 0
             upto = min(positions, default=self.shipper.shipped)
             segments = self.shipper.remove_through(upto)

@@ -270,8 +270,9 @@ def finished_aggregate(node: ir.Aggregate, state: DataFrame) -> DataFrame:
             value = total if kind != DECIMAL else total.cast(state.schema[f"_t{i}"].dataType)
         else:  # avg
             mean = total / k
-            if isinstance(state.schema[f"_t{i}"].dataType, T.DecimalType):
-                scale = state.schema[f"_t{i}"].dataType.scale
+            total_type = state.schema[f"_t{i}"].dataType
+            if isinstance(total_type, T.DecimalType):
+                scale = total_type.scale
                 value = mean.cast(spark_type(DECIMAL, min(scale + 4, DEFAULT_DECIMAL_SCALE + 4)))
             else:
                 value = mean.cast(T.DoubleType())

@@ -529,10 +529,10 @@ class Api:
 
     async def verify_views(self, request: Request) -> Response:
         names = _view_names(await _optional_json_body(request))
-        names = [_view(self.db, n).name for n in names] or None  # none named: every view
+        views = [_view(self.db, n).name for n in names] or None  # none named: every view
         verify = self.verify or _default_verify()
         try:
-            report = await run_in_threadpool(verify, self.db, names)
+            report = await run_in_threadpool(verify, self.db, views)
         except RivuletError:
             raise
         except Exception as exc:  # Spark or Java trouble: not the client's fault, not a crash
@@ -590,7 +590,7 @@ def _default_verify() -> Verify:
         from rivulet.pipeline.verify import verify
     except ImportError as exc:
         raise ApiError(503, "unavailable", f"Spark verification is not available: {exc}") from None
-    return verify  # type: ignore[no-any-return]
+    return verify
 
 
 #: Largest request body accepted (bytes); larger ones get 413 before they are read.

@@ -95,7 +95,7 @@ def read_params(reader: Reader, count: int, types: list[tuple[int, bool]] | None
 
 
 def _value(reader: Reader, code: int, unsigned: bool, codec: str) -> Any:
-    spec = _INTS.get(code)  # type: ignore[call-overload]
+    spec = _INTS.get(code)
     if spec is not None:
         size, signed_fmt, unsigned_fmt = spec
         return struct.unpack(unsigned_fmt if unsigned else signed_fmt, reader.take(size))[0]

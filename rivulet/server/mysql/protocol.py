@@ -108,6 +108,9 @@ class RivuletConnection(Connection):
     """One client connection (see the module docstring)."""
 
     session: RivuletSession
+    #: mimic's stream, in a :class:`GuardedStream` until the handshake is checked
+    #: (mimic ships no types).
+    stream: Any
 
     def __init__(self, server: ServerContext, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -152,8 +155,8 @@ class RivuletConnection(Connection):
         await self.stream.drain()
         reader, transport = self.stream.reader, self.stream.writer.transport
         wire = Wire(self, transport, self.server.max_packet)
-        leftover = bytes(reader._buffer)  # type: ignore[attr-defined]
-        reader._buffer.clear()  # type: ignore[attr-defined]
+        leftover = bytes(reader._buffer)
+        reader._buffer.clear()
         transport.set_protocol(wire)
         if not transport.is_reading():  # paused by the StreamReader's flow control
             transport.resume_reading()
@@ -320,7 +323,7 @@ class RivuletConnection(Connection):
                 check_field_list(data[1:])  # mimic's parser loops forever without the NUL
                 await self.handle_field_list(data[1:])
             else:  # COM_CHANGE_USER included: reconnect instead
-                raise er.MysqlError(f"unsupported command {command:#x}", 1047)  # type: ignore[arg-type]
+                raise er.MysqlError(f"unsupported command {command:#x}", 1047)
         except (ConnectionClosed, ConnectionError):
             return False
         except asyncio.CancelledError:
@@ -398,7 +401,7 @@ class RivuletConnection(Connection):
         """A read-only user's write or DDL: MySQL's "command denied" (1142)."""
         if self.read_only:
             raise er.MysqlError(f"{what} denied to read-only user '{self.session.username}'",
-                                er.ER_TABLEACCESS_DENIED)  # type: ignore[arg-type]
+                                er.ER_TABLEACCESS_DENIED)
 
     async def _write(self, handler: Handler, args: tuple) -> None:
         self._check_may_change("write")
@@ -568,7 +571,7 @@ class RivuletConnection(Connection):
         if len(self.statements) >= MAX_PREPARED:
             raise er.MysqlError(  # MySQL's max_prepared_stmt_count, per connection here
                 f"Can't create more than max_prepared_stmt_count statements ({MAX_PREPARED})",
-                er.ER_MAX_PREPARED)  # type: ignore[arg-type]
+                er.ER_MAX_PREPARED)
         self._next_stmt += 1
         stmt_id = self._next_stmt
         self.statements[stmt_id] = Prepared(split, sql, shape, handler)
@@ -646,7 +649,7 @@ class RivuletConnection(Connection):
         stmt = self.statements.get(stmt_id)
         if stmt is None:
             raise er.MysqlError(f"unknown prepared statement handler ({stmt_id})",
-                                er.ER_UNKNOWN_STMT)  # type: ignore[arg-type]
+                                er.ER_UNKNOWN_STMT)
         return stmt
 
 

@@ -535,13 +535,13 @@ def direct_read(node: exp.Expr, db: Database, order: list[int],
     by_param: dict[int, list[int]] = {}
     for root_col, param in zip(plan.key, plan.key_params):
         column = plan.root.columns[root_col].name.lower()
-        params = by_column.pop(column, None)
-        if params is None:
+        found = by_column.pop(column, None)
+        if found is None:
             raise UnsupportedSqlError(f"view {name!r} takes a value for {column!r}: "
                                       f"add `{column} = value` to the WHERE clause")
-        if len(params) != 1 and param not in plan.in_list:
+        if len(found) != 1 and param not in plan.in_list:
             raise UnsupportedSqlError(f"view {name!r} takes one value for {column!r}")
-        by_param[param] = params
+        by_param[param] = found
     picked = [i for p in sorted(by_param) for i in by_param[p]]
     slots = [order[i] for i in picked]
     flips = [k for k, i in enumerate(picked) if i in negated]
