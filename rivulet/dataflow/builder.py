@@ -21,7 +21,7 @@ from rivulet import values as F
 from rivulet.dataflow.compile import predicate_function, row_function
 from rivulet.dataflow.graph import Graph
 from rivulet.dataflow.ops.aggregate import Aggregate
-from rivulet.dataflow.ops.base import NodeId, Operator
+from rivulet.dataflow.ops.base import Base, NodeId, Operator, StatefulOperator
 from rivulet.dataflow.ops.distinct import Distinct
 from rivulet.dataflow.ops.filter import Filter
 from rivulet.dataflow.ops.join import Join
@@ -253,7 +253,9 @@ class Builder:
         aggregate = plan.root
         while not isinstance(aggregate, ir.Aggregate):
             aggregate = aggregate.inputs()[0]
-        groups = self.graph.nodes[build.ids[aggregate]].op.groups  # type: ignore[attr-defined]
+        op = self.graph.nodes[build.ids[aggregate]].op
+        assert isinstance(op, Aggregate)
+        groups = op.groups
         return default_rows(plan, lambda key: key in groups)
 
     def drop_view(self, view: BuiltView) -> None:
@@ -355,7 +357,8 @@ class Builder:
         """A storage index for upqueries on ``columns`` of a scanned table version (whose
         positions storage knows in the newest version)."""
         op = self.graph.nodes[self.graph.base_node(node.table, node.version)].op
-        self.ensure_index(node.table, op.newest_columns(columns))  # type: ignore[attr-defined]
+        assert isinstance(op, Base)
+        self.ensure_index(node.table, op.newest_columns(columns))
 
     def _partial_key(self, node: ir.Node, demand: Demand) -> tuple[Columns | None, str]:
         """The key a stateful ``node`` keeps partial state on (``None``: full), and why not."""
@@ -391,15 +394,17 @@ class Builder:
         if isinstance(node, STATEFUL):
             if partial_key is None:
                 return []
+            assert isinstance(op, StatefulOperator)
             for source in sources:
-                graph.add_dependent(source, node_id, op)  # type: ignore[arg-type]
+                graph.add_dependent(source, node_id, op)
             return sources + [node_id]
         if isinstance(node, ir.Join):
+            assert isinstance(op, Join)
             (left, left_sources), (right, right_sources) = children
             for source in left_sources:
-                graph.add_dependent(source, left, op.left_state)  # type: ignore[attr-defined]
+                graph.add_dependent(source, left, op.left_state)
             for source in right_sources:
-                graph.add_dependent(source, right, op.right_state)  # type: ignore[attr-defined]
+                graph.add_dependent(source, right, op.right_state)
         return sources
 
     def _mark(self, node: NodeId, used: set[NodeId]) -> None:

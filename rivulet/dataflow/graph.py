@@ -157,7 +157,9 @@ class Graph:
             if not self.nodes[old].children:
                 del versions[old_version], self.nodes[old]
             else:
-                self.nodes[old].op.set_layout(layouts[old_version])  # type: ignore[attr-defined]
+                old_base = self.nodes[old].op
+                assert isinstance(old_base, Base)
+                old_base.set_layout(layouts[old_version])
         return node
 
     def drop_base(self, table: str) -> None:
@@ -317,7 +319,7 @@ class Graph:
         if not columns:  # the whole output (a reader of a view read whole)
             return list(self.full_output(node))
         op = entry.op
-        if op.stateful and not op.partial and not op.natural(columns):  # type: ignore[attr-defined]
+        if isinstance(op, StatefulOperator) and not op.partial and not op.natural(columns):
             index = entry.full_indexes.get(columns)
             if index is None:
                 index = entry.full_indexes[columns] = _full_index(op, columns)
@@ -504,7 +506,7 @@ class Graph:
 
 def _answers_itself(op: Operator) -> bool:
     """Whether an index of ``op``'s output is a copy of rows ``op`` looks up by itself."""
-    return isinstance(op, Base) or (op.stateful and not op.partial)  # type: ignore[attr-defined]
+    return isinstance(op, Base) or (isinstance(op, StatefulOperator) and not op.partial)
 
 
 #: Rows per step when full state is built from a parent's whole output. Streaming them
@@ -524,7 +526,7 @@ def _chunks(rows: Iterable[Delta]) -> Iterator[list[Delta]]:
 def _keeps_full_state(op: Operator) -> bool:
     if isinstance(op, Reader):
         return not op.state.partial
-    return op.stateful and not op.partial  # type: ignore[attr-defined]
+    return isinstance(op, StatefulOperator) and not op.partial
 
 
 def _held_keys(state: Any) -> dict[Any, Any]:
@@ -550,11 +552,11 @@ def random_keys(held: dict[Any, Any], count: int, rng: random.Random) -> list[An
     return rng.sample(window, min(count, len(window)))
 
 
-def _full_index(op: Operator, columns: Columns) -> Arrangement | GroupIndex:
+def _full_index(op: StatefulOperator, columns: Columns) -> Arrangement | GroupIndex:
     """An index of a full stateful operator's output on ``columns`` (not its group key):
     the groups under each key, whose rows the operator makes when asked, if ``columns``
     are among its group columns; else a copy of its rows."""
-    group = op.group_columns  # type: ignore[attr-defined]
+    group = op.group_columns
     if group is not None and set(columns) <= set(group):
         return GroupIndex(columns, group, lambda groups: op.on_upquery(group, groups))
     return Arrangement(columns)

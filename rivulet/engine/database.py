@@ -582,12 +582,16 @@ class Table:
             raise SqlError("update() needs at least one column=value assignment")
         sets = ", ".join(f"`{c}` = ?" for c in assignments)
         sql = f"UPDATE `{self.name}` SET {sets}" + (f" WHERE {where}" if where else "")
-        return self._db.execute(sql, [*assignments.values(), *params])  # type: ignore[return-value]
+        changed = self._db.execute(sql, [*assignments.values(), *params])
+        assert isinstance(changed, int)  # an UPDATE's row count
+        return changed
 
     def delete(self, where: str = "", params: Sequence[Any] = ()) -> int:
         """``DELETE FROM <table> [WHERE <where>]``. Returns rows deleted."""
         sql = f"DELETE FROM `{self.name}`" + (f" WHERE {where}" if where else "")
-        return self._db.execute(sql, list(params))  # type: ignore[return-value]
+        deleted = self._db.execute(sql, list(params))
+        assert isinstance(deleted, int)  # a DELETE's row count
+        return deleted
 
     def __repr__(self) -> str:
         return f"<Table {self.name} ({', '.join(self.columns)})>"

@@ -323,7 +323,8 @@ def _range_rows(plan: ir.ViewPlan, tables: dict[str, DataFrame],
     root = _restricted(plan, compile_plan(plan.root, tables), keys)
     if root is None:
         return {}
-    root = root.where(SF.col(name(plan.range_column)).isNotNull())  # type: ignore[arg-type]
+    assert plan.range_column is not None  # a range view
+    root = root.where(SF.col(name(plan.range_column)).isNotNull())
     rows = _collect(root, [])
     out: dict[Any, list[Row]] = {}
     for row in rows:

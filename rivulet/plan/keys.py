@@ -101,7 +101,7 @@ def trace(node: ir.Node, demand: Demand) -> list[Demand] | str:
         traced = [sources[c] for c in cols]
         if None in traced:
             return f"key column {node.columns[cols[traced.index(None)]].name!r} is computed"
-        return [Demand(tuple(traced), demand.partial, demand.reason)]  # type: ignore[arg-type]
+        return [Demand(tuple(c for c in traced if c is not None), demand.partial, demand.reason)]
     if isinstance(node, ir.Join):
         return _trace_join(node, demand)
     if isinstance(node, ir.Aggregate):

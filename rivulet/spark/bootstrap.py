@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 from rivulet.dataflow.builder import Builder, BuiltView
 from rivulet.dataflow.ops.aggregate import Aggregate
-from rivulet.dataflow.ops.base import Base, Batch, Columns, NodeId, Operator
+from rivulet.dataflow.ops.base import Base, Batch, Columns, NodeId, Operator, StatefulOperator
 from rivulet.dataflow.ops.distinct import Distinct
 from rivulet.dataflow.ops.join import Join
 from rivulet.dataflow.ops.reader import Reader
@@ -233,7 +233,7 @@ class Bootstrapper:
         if self._full_index(node, skip) is not None:
             return 0
         op = self.graph.nodes[node].op
-        if op.stateful and not op.partial:  # type: ignore[attr-defined]
+        if isinstance(op, StatefulOperator) and not op.partial:
             return 0
         if isinstance(op, Base):
             if op.table not in self._counts:
@@ -247,7 +247,7 @@ class Bootstrapper:
         if columns is not None:
             return any(t.target == node and t.columns == columns for t in self.pending)
         op = self.graph.nodes[node].op
-        if op.stateful and not op.partial:  # type: ignore[attr-defined]
+        if isinstance(op, StatefulOperator) and not op.partial:
             return any(t.node == node and t.columns is None for t in self.pending)
         if isinstance(op, Base):
             return False
@@ -635,7 +635,7 @@ def _key_maker(width: int) -> Callable[[tuple], Any]:
 def _keeps_full_state(op: Operator) -> bool:
     if isinstance(op, Reader):
         return not op.state.partial
-    return op.stateful and not op.partial  # type: ignore[attr-defined]
+    return isinstance(op, StatefulOperator) and not op.partial
 
 
 __all__ = ["Bootstrapper", "PlanRecordingBuilder", "Report", "Task", "aggregate_state",

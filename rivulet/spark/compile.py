@@ -467,7 +467,8 @@ def _range_request(plan: ir.ViewPlan, key: tuple, values: dict[Any, Any]) -> _Re
     bounds = [(b.op, values[b.param]) for b in plan.range_bounds]
     if any(v is None for _, v in bounds):
         return _Request()  # a comparison with NULL is never true
-    info = plan.root.columns[plan.range_column]  # type: ignore[index]
+    assert plan.range_column is not None  # a range view
+    info = plan.root.columns[plan.range_column]
     converted = []
     for op, v in bounds:
         if info.kind is None:
@@ -509,7 +510,8 @@ def _request_parts(plan: ir.ViewPlan, root: DataFrame, requests: list[_Request])
 def _range_rows(plan: ir.ViewPlan, root: DataFrame, req: _Request) -> DataFrame:
     """Rows of a range request: the equality key, then every bound (each ``col op ?`` is a
     conjunct of the view's WHERE)."""
-    column = name(plan.range_column)  # type: ignore[arg-type]
+    assert plan.range_column is not None  # a range view
+    column = name(plan.range_column)
     data_type = root.schema[column].dataType
     tests = [SF.col(column).isNotNull()]
     for i, v in zip(plan.key, req.range_key or ()):

@@ -726,7 +726,8 @@ def convert_rows(conn: sqlite3.Connection, schema: TableSchema, limit: int,
     order = ", ".join(ident)
     start = "" if after is None else f"({order}) > ({', '.join('?' * len(ident))}) AND "
     converting = [c for c in schema.columns if c.conversion is not None]
-    sources = [_quote(c.conversion.source) for c in converting]  # type: ignore[union-attr]
+    sources = [_quote(c.conversion.source) for c in converting
+               if c.conversion is not None]  # (every one of them)
     pending = " OR ".join(f"{s} IS NOT NULL" for s in sources)
     rows = conn.execute(f"SELECT {order}, {', '.join(sources)} FROM {table} "
                         f"WHERE {start}({pending}) ORDER BY {order} LIMIT ?",

@@ -208,7 +208,9 @@ class Aggregate(StatefulOperator):
 
     def initial_output(self) -> Batch:
         if self.is_global:
-            return [(self.groups[()].output, 1)]  # type: ignore[list-item]
+            output = self.groups[()].output
+            assert output is not None  # the global group always has its row
+            return [(output, 1)]
         return []
 
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:

@@ -234,10 +234,11 @@ class Base(Operator):
         """Positions in the newest version of this version's ``columns``."""
         if self.layout is None:
             return columns
-        out = tuple(self.layout[c] for c in columns)
-        if None in out:  # ALTER TABLE refuses to drop a column a view reads
+        found = tuple(self.layout[c] for c in columns)
+        out = tuple(c for c in found if c is not None)
+        if len(out) != len(found):  # ALTER TABLE refuses to drop a column a view reads
             raise RuntimeError(f"table {self.table!r} version {self.version}: column dropped")
-        return out  # type: ignore[return-value]
+        return out
 
     def describe(self) -> str:
         return f"B {self.table}" + (f" (version {self.version})" if self.layout is not None else "")

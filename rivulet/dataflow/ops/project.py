@@ -35,10 +35,11 @@ class Project(Operator):
         return out
 
     def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
-        traced = tuple(self.sources[c] for c in columns)
-        if None in traced:
+        sources = [self.sources[c] for c in columns]
+        traced = tuple(s for s in sources if s is not None)
+        if len(traced) != len(sources):
             raise ValueError(f"upquery on computed column(s) {columns} of {self.describe()}")
-        rows = self.graph.upquery(self.parents[0], traced, keys)  # type: ignore[arg-type]
+        rows = self.graph.upquery(self.parents[0], traced, keys)
         return self.on_input({self.parents[0]: rows})
 
     @property

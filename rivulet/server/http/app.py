@@ -268,7 +268,8 @@ def describe_view(view: View) -> dict[str, Any]:
     for p in plan.in_list:
         params[p].update(column=names[plan.key[-1]], match="IN")
     for bound in plan.range_bounds:
-        params[bound.param].update(column=names[plan.range_column], match=bound.op)  # type: ignore[index]
+        assert plan.range_column is not None  # bounds are on the range column
+        params[bound.param].update(column=names[plan.range_column], match=bound.op)
     return {"name": view.name, "columns": list(view.columns), "parameters": params,
             "partial": view.partial, "sql": plan.sql}
 
@@ -436,14 +437,15 @@ class Api:
         values: list[Any] = [raw]
         if len(columns) > 1 or raw.lstrip().startswith("["):
             try:
-                values = json.loads(raw)
+                parsed = json.loads(raw)
             except (ValueError, RecursionError):
-                values = None  # type: ignore[assignment]
-            if not isinstance(values, list) or len(values) != len(columns):
+                parsed = None
+            if not isinstance(parsed, list) or len(parsed) != len(columns):
                 names = ", ".join(c.name for c in columns)
                 raise ApiError(400, "bad_request",
                                f"the primary key of {schema.name!r} is ({names}): give it as a "
                                f"JSON array of {len(columns)} value(s), got {raw!r}")
+            values = parsed
         coerced = [coerce_value(c, v, where=f"primary key column {c.name!r}")
                    for c, v in zip(columns, values)]
         return " AND ".join(f"`{c.name}` = ?" for c in columns), coerced

@@ -204,8 +204,9 @@ class ReplicaServer(MySQLServer):
         def waited(wait: asyncio.Future[None]) -> None:
             if future.done():
                 return
-            if wait.exception() is not None:
-                future.set_exception(wait.exception())  # type: ignore[arg-type]
+            failure = wait.exception()
+            if failure is not None:
+                future.set_exception(failure)
             else:
                 future.set_result(result)
 

@@ -436,7 +436,9 @@ def _is_value(node: exp.Expr) -> bool:
 
 def _slot(node: exp.Expr) -> int:
     marker = node.this if isinstance(node, exp.Neg) else node
-    return int(_MARKER_RE.fullmatch(marker.name).group(1))  # type: ignore[union-attr]
+    found = _MARKER_RE.fullmatch(marker.name)
+    assert found is not None  # a slot (see _is_value)
+    return int(found.group(1))
 
 
 def _positions(node: exp.Expr) -> tuple[frozenset[int], frozenset[int]]:
