@@ -60,8 +60,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from bench.common import (
     Timer,
@@ -132,7 +133,8 @@ def write_csv(path: Path, rows: int, stories: int, users: int, seed: int) -> flo
             n = min(CHUNK, rows - start)
             user = uniform_ints(0, users - 1, n, seed + 7 + start)
             story = uniform_ints(0, stories - 1, n, seed + 9 + start)
-            out.write("".join(f"{start + i},{u},{s}\n" for i, (u, s) in enumerate(zip(user, story))))
+            out.write("".join(f"{start + i},{u},{s}\n"
+                              for i, (u, s) in enumerate(zip(user, story))))
     return t.seconds
 
 
@@ -205,9 +207,10 @@ def max_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run_worker(kind: str, data_dir: Path, args: argparse.Namespace, csv_path: Path | None) -> dict[str, Any]:
-    command = [sys.executable, "-m", "bench.bootstrap", "--worker", kind, "--data-dir", str(data_dir),
-               "--threshold", str(args.threshold)]
+def run_worker(kind: str, data_dir: Path, args: argparse.Namespace,
+               csv_path: Path | None) -> dict[str, Any]:
+    command = [sys.executable, "-m", "bench.bootstrap", "--worker", kind,
+               "--data-dir", str(data_dir), "--threshold", str(args.threshold)]
     if csv_path is not None:
         command += ["--csv", str(csv_path)]
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable,
@@ -267,7 +270,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if import_rows:
             csv_path = root / "votes.csv"
             log(f"writing {import_rows:,} CSV rows")
-            timings["generate_csv_s"] = write_csv(csv_path, import_rows, stories, args.users, args.seed)
+            timings["generate_csv_s"] = write_csv(csv_path, import_rows, stories, args.users,
+                                                  args.seed)
         in_process_runs, spark_runs = [], []
         for run in range(repeat):
             log(f"run {run + 1} of {repeat}: bootstrap in-process")
@@ -277,7 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             log("bootstrap on Spark (local[2])" + (", then import" if importing else ""))
             spark_runs.append(run_worker("spark", data_dir, args, importing))
             last = spark_runs[-1]
-            log(f"  {last['bootstrap_seconds']:.1f} s (+ snapshot {last['snapshot_seconds']:.1f} s, "
+            log(f"  {last['bootstrap_seconds']:.1f} s "
+                f"(+ snapshot {last['snapshot_seconds']:.1f} s, "
                 f"JVM {last['jvm_startup_seconds']:.1f} s)")
         in_process = min(in_process_runs, key=lambda r: r["bootstrap_seconds"])
         spark = dict(min(spark_runs, key=lambda r: r["bootstrap_seconds"]))
@@ -285,9 +290,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         first = in_process_runs[0]
         timings["all_runs_same_answers"] = all(
             r[k] == first[k] for r in in_process_runs + spark_runs for k in ANSWER_KEYS)
-        timings["runs"] = {"in_process_bootstrap_seconds": [r["bootstrap_seconds"] for r in in_process_runs],
-                           "spark_bootstrap_seconds": [r["bootstrap_seconds"] for r in spark_runs],
-                           "spark_end_to_end_seconds": [r["end_to_end_seconds"] for r in spark_runs]}
+        timings["runs"] = {
+            "in_process_bootstrap_seconds": [r["bootstrap_seconds"] for r in in_process_runs],
+            "spark_bootstrap_seconds": [r["bootstrap_seconds"] for r in spark_runs],
+            "spark_end_to_end_seconds": [r["end_to_end_seconds"] for r in spark_runs]}
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return report(args, votes, stories, import_rows, timings, in_process, spark, load)
@@ -304,16 +310,19 @@ def report(args: argparse.Namespace, votes: int, stories: int, import_rows: int,
     import_rate = imported["rows_per_second"] if imported else None
     targets = {
         "spark_vs_inprocess_ratio": target(round(ratio, 3), GOALS["spark_vs_inprocess_ratio"]),
-        "spark_bootstrap_rows_per_s": target(round(spark_rate), GOALS["spark_bootstrap_rows_per_s"]),
+        "spark_bootstrap_rows_per_s": target(round(spark_rate),
+                                             GOALS["spark_bootstrap_rows_per_s"]),
         "import_rows_per_s": target(round(import_rate) if import_rate else None,
                                     GOALS["import_rows_per_s"]),
     }
     print_table("bootstrap of StoryVotes + FrontPage", ["", "in-process", "Spark local[2]"], [
-        ["bootstrap (s)", f"{in_process['bootstrap_seconds']:.2f}", f"{spark['bootstrap_seconds']:.2f}"],
+        ["bootstrap (s)", f"{in_process['bootstrap_seconds']:.2f}",
+         f"{spark['bootstrap_seconds']:.2f}"],
         ["rows/s", f"{votes / in_process['bootstrap_seconds']:,.0f}", f"{spark_rate:,.0f}"],
         ["JVM start-up (s, overlaps the snapshot)", "-", f"{spark['jvm_startup_seconds']:.2f}"],
         ["snapshot (s)", "-", f"{spark['snapshot_seconds']:.2f}"],
-        ["open to ready (s)", f"{in_process['end_to_end_seconds']:.2f}", f"{spark['end_to_end_seconds']:.2f}"],
+        ["open to ready (s)", f"{in_process['end_to_end_seconds']:.2f}",
+         f"{spark['end_to_end_seconds']:.2f}"],
         ["max RSS (MB)", f"{in_process['max_rss_mb']:.0f}", f"{spark['max_rss_mb']:.0f}"],
     ])
     if imported:
@@ -357,7 +366,8 @@ def plot(data: dict[str, Any]) -> Path | None:
     return bar_chart(results_path(NAME, data["quick"], "png"), f"bootstrap from {votes:,} votes", [
         {"title": "seconds", "ylabel": "s", "log": False,
          "groups": ["bootstrap", "open to ready"],
-         "series": {"in-process": [in_process["bootstrap_seconds"], in_process["end_to_end_seconds"]],
+         "series": {"in-process": [in_process["bootstrap_seconds"],
+                                   in_process["end_to_end_seconds"]],
                     "Spark local[2]": [spark["bootstrap_seconds"], spark["end_to_end_seconds"]]}},
         {"title": "Spark run (*: start-up overlaps the snapshot)", "ylabel": "s", "log": False,
          "groups": ["JVM start*", "snapshot*", "Spark jobs", "load", "top-k"],

@@ -26,8 +26,9 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 try:  # numpy is optional: used for fast sampling when present
     import numpy as np
@@ -271,7 +272,7 @@ def busy_warning(log: Callable[[str], None]) -> list[float] | None:
 def environment() -> dict[str, Any]:
     """Where and on what the benchmark ran (for comparing result files)."""
     info: dict[str, Any] = {
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "python": sys.version.split()[0],
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),

@@ -4,7 +4,8 @@ The paper's configuration for its MySQL baseline: the data directory in tmpfs
 (``/dev/shm`` by the callers' choice of ``root``), the thread pool, no log flush at commit
 (``innodb_flush_log_at_trx_commit=0``), no binary log, a 1 GB buffer pool, and no grant
 tables (any user name connects). Its temporary tables live under ``root`` too, not in
-``/tmp``, where other work on a shared machine may clean them away mid-query. ``mariadb-server`` is installed with apt when missing.
+``/tmp``, where other work on a shared machine may clean them away mid-query.
+``mariadb-server`` is installed with apt when missing.
 Used by ``bench.vote_wire``, ``bench.lobsters.run`` and the Lobsters test.
 """
 
@@ -81,7 +82,8 @@ class MariaDB:
     def start(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={self.data}",
-                        "--user=root", "--skip-test-db", "--auth-root-authentication-method=normal"],
+                        "--user=root", "--skip-test-db",
+                        "--auth-root-authentication-method=normal"],
                        check=True, capture_output=True)
         self.proc = subprocess.Popen(
             ["mariadbd", "--no-defaults", f"--datadir={self.data}",
@@ -97,7 +99,8 @@ class MariaDB:
                 return
             except Exception:
                 if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise RuntimeError("mariadbd did not start: see " + str(self.root / "error.log"))
+                    raise RuntimeError(
+                        "mariadbd did not start: see " + str(self.root / "error.log"))
                 time.sleep(0.2)
 
     def connect(self, database: str | None) -> Any:

@@ -36,8 +36,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import rivulet
 from bench.common import (
@@ -107,7 +108,8 @@ class Recorder:
         self.events.append((start, seconds))
 
 
-def run_config(name: str, options: dict[str, Any], template: Path, args: argparse.Namespace) -> dict[str, Any]:
+def run_config(name: str, options: dict[str, Any], template: Path,
+               args: argparse.Namespace) -> dict[str, Any]:
     directory = template.parent / f"run-{name.replace(' ', '_').replace('+', '_')}"
     shutil.copytree(template, directory)
     opened = time.perf_counter()
@@ -228,7 +230,8 @@ def p95_ms(events: list[tuple[float, float]], lo: float, hi: float = float("inf"
 
 
 def summarize(name: str, options: dict[str, Any], setup_s: float, migration: dict[str, Any],
-              old: Recorder, writes: Recorder, new: Recorder, args: argparse.Namespace) -> dict[str, Any]:
+              old: Recorder, writes: Recorder, new: Recorder,
+              args: argparse.Namespace) -> dict[str, Any]:
     at = migration.get("start_s", args.seconds / 3)
     before = rate(old.events, max(0.0, at - 5), at)
     during = rate(old.events, at, at + 1)
@@ -299,8 +302,10 @@ def plot(results: dict[str, Any], path: Path) -> Path | None:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m bench.migration", description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true", help="a tenth of the data, 9 s per configuration")
+    p = argparse.ArgumentParser(prog="python -m bench.migration",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true",
+                   help="a tenth of the data, 9 s per configuration")
     p.add_argument("--stories", type=int)
     p.add_argument("--votes", type=int)
     p.add_argument("--seconds", type=float)

@@ -31,8 +31,9 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from bench import reliability_crash as crash
 from bench import reliability_soak as soak

@@ -34,9 +34,10 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 

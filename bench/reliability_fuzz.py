@@ -583,7 +583,8 @@ def check_http(client: Any, db: rivulet.Database, method: str, path: str,
     before = digest(db)
     response = client.request(method, path, **kwargs)
     if response.status_code >= 500:
-        raise Failure(f"HTTP {method} {path} {kwargs!r}: {response.status_code} {response.text[:300]}")
+        raise Failure(f"HTTP {method} {path} {kwargs!r}: "
+                      f"{response.status_code} {response.text[:300]}")
     if response.status_code >= 400:
         body = response.json()
         if not isinstance(body, dict) or not body.get("error") or not body.get("kind"):
@@ -640,7 +641,8 @@ def _drive(strategy: Any, seconds: float, check: Callable[..., None]) -> dict[st
 
 def run(quick: bool) -> dict[str, Any]:
     """Fuzz SQL, writes, the HTTP API and the MySQL protocol for a time budget (``quick``:
-    ~40 s of fuzzing in all, else 6 min); returns ``{"inputs": n, "failures": k, "by_fuzzer": {...}}``."""
+    ~40 s of fuzzing in all, else 6 min); returns
+    ``{"inputs": n, "failures": k, "by_fuzzer": {...}}``."""
     import pymysql
 
     from rivulet.server.mysql.server import ServerThread

@@ -35,8 +35,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import rivulet
 from bench.common import (
@@ -62,14 +63,16 @@ CREATE VIEW StoriesWithVC AS SELECT stories.id, stories.title, vc.vcount FROM st
 CHANGES = {
     "add_column": "ALTER TABLE votes ADD COLUMN weight INT NOT NULL DEFAULT 1",
     "modify_type": "ALTER TABLE votes MODIFY ts VARCHAR(20)",
-    "split": "CREATE TABLE story_votes AS SELECT story_id, COUNT(*) AS n FROM votes GROUP BY story_id",
+    "split": ("CREATE TABLE story_votes AS SELECT story_id, COUNT(*) AS n FROM votes "
+              "GROUP BY story_id"),
 }
 EAGER = {
     "modify_type": [
         "CREATE TABLE votes_new (user_id INTEGER, story_id INTEGER, ts TEXT)",
         "INSERT INTO votes_new SELECT user_id, story_id, CAST(ts AS TEXT) FROM votes",
         "DROP TABLE votes", "ALTER TABLE votes_new RENAME TO votes"],
-    "split": ["CREATE TABLE story_votes AS SELECT story_id, COUNT(*) AS n FROM votes GROUP BY story_id"],
+    "split": ["CREATE TABLE story_votes AS SELECT story_id, COUNT(*) AS n FROM votes "
+              "GROUP BY story_id"],
 }
 log = logger()
 
@@ -143,7 +146,8 @@ def run(template: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
             began = time.perf_counter()
             first = next_vote[0]
             next_vote[0] += 200
-            table.insert_many([(first + i, (first + i) % args.stories, first + i) for i in range(200)])
+            table.insert_many([(first + i, (first + i) % args.stories, first + i)
+                               for i in range(200)])
             writes.times.append(time.perf_counter() - start)
             time.sleep(max(0.0, period - (time.perf_counter() - began)))
 
@@ -177,7 +181,8 @@ def run(template: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     return {
         "changes": timings,
         "background_s": lazy_done - lazy_started,
-        "converted_rows_per_s": args.votes / (lazy_done - lazy_started) if lazy_done > lazy_started else None,
+        "converted_rows_per_s": (args.votes / (lazy_done - lazy_started)
+                                 if lazy_done > lazy_started else None),
         "reads_per_s": {"before": reads.rate(*before), "during": reads.rate(*during),
                         "after": reads.rate(*after)},
         "votes_per_s": {"before": 200 * writes.rate(*before), "during": 200 * writes.rate(*during),
@@ -202,7 +207,8 @@ def check(db: rivulet.Database) -> bool:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench.schema_change", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.schema_change",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--stories", type=int)
     parser.add_argument("--votes", type=int)
@@ -224,9 +230,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         template = work / "template"
         began = time.perf_counter()
         load(template, args.stories, args.votes)
-        log(f"loaded {args.stories:,} stories and {args.votes:,} votes in {time.perf_counter() - began:.1f} s")
+        log(f"loaded {args.stories:,} stories and {args.votes:,} votes "
+            f"in {time.perf_counter() - began:.1f} s")
         eager = eager_baseline(template, work)
-        log("eager (SQLite, holding writes): " + ", ".join(f"{k} {v:.2f} s" for k, v in eager.items()))
+        log("eager (SQLite, holding writes): "
+            + ", ".join(f"{k} {v:.2f} s" for k, v in eager.items()))
         lazy = run(template, work, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -252,12 +260,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 [[k, fmt_num(v["statement_ms"]), fmt_num(eager[k] * 1000) if k in eager else "-"]
                  for k, v in lazy["changes"].items()])
     print_table("throughput", ["", "before", "during background work", "after"],
-                [["reads/s", *(fmt_num(lazy["reads_per_s"][p]) for p in ("before", "during", "after"))],
-                 ["votes/s", *(fmt_num(lazy["votes_per_s"][p]) for p in ("before", "during", "after"))]])
+                [["reads/s", *(fmt_num(lazy["reads_per_s"][p])
+                               for p in ("before", "during", "after"))],
+                 ["votes/s", *(fmt_num(lazy["votes_per_s"][p])
+                               for p in ("before", "during", "after"))]])
     print_table("targets", ["target", "value", "goal", "met"],
-                [[k, fmt_num(v["value"]), v["goal"], v["met"]] for k, v in results["targets"].items()])
+                [[k, fmt_num(v["value"]), v["goal"], v["met"]]
+                 for k, v in results["targets"].items()])
     path = write_results(NAME, results, args.quick)
-    log(f"results: {path} (background work {lazy['background_s']:.1f} s, correct: {lazy['correct']})")
+    log(f"results: {path} (background work {lazy['background_s']:.1f} s, "
+        f"correct: {lazy['correct']})")
     return 0 if lazy["correct"] else 1
 
 

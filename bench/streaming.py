@@ -61,8 +61,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import rivulet
 from bench.common import (
@@ -125,15 +126,16 @@ def open_db(path: Path, system: str, config: dict[str, Any],
     """``max_files``: most log files (shipments) one micro-batch reads (None: all)."""
     if system == "inprocess":
         return rivulet.open(path)
-    from rivulet.spark.session import SparkConfig
     from rivulet.pipeline.streaming import StreamSettings
+    from rivulet.spark.session import SparkConfig
 
     cores = int(system[len("local["):-1])
     return rivulet.open(path, pipeline="spark",
-                        spark=SparkConfig(master=system, shuffle_partitions=cores,
-                                          driver_memory=config["driver_memory"], extra={
-                                              "spark.driver.extraJavaOptions": config["jvm_options"],
-                                              **config["spark_conf"]}),
+                        spark=SparkConfig(
+                            master=system, shuffle_partitions=cores,
+                            driver_memory=config["driver_memory"], extra={
+                                "spark.driver.extraJavaOptions": config["jvm_options"],
+                                **config["spark_conf"]}),
                         streaming=StreamSettings(trigger=TRIGGER, ship_interval=SHIP_INTERVAL,
                                                  max_files_per_trigger=max_files))
 
@@ -246,7 +248,8 @@ def batch_profile(db: Any, after_batch: int) -> dict[str, Any] | None:
             "sink_python_ms_mean": mean([(total - job) * 1000 for total, job in own])}
 
 
-def rate_phase(db: Any, writer: Writer, rate: int, seconds: float, log: Callable[[str], None]) -> dict[str, Any]:
+def rate_phase(db: Any, writer: Writer, rate: int, seconds: float,
+               log: Callable[[str], None]) -> dict[str, Any]:
     first = db.lsn
     pipeline = getattr(db, "pipeline", None)
     first_batch = next(iter(pipeline.streams.values())).applied_batch if pipeline else 0
@@ -316,7 +319,8 @@ def build_backlog(root: Path, config: dict[str, Any], log: Callable[[str], None]
     db = rivulet.open(work)  # in process: the stream is not running
     zipf, rng = Zipf(config["articles"], 1.08, 7), random.Random(7)
     for _ in range(config["backlog"] // BACKLOG_COMMIT):
-        db.table("votes").insert_many([(rng.randrange(1_000_000), a) for a in zipf.sample(BACKLOG_COMMIT)])
+        db.table("votes").insert_many([(rng.randrange(1_000_000), a)
+                                       for a in zipf.sample(BACKLOG_COMMIT)])
     schemas = dict(db.catalog.tables)
     db.close()
     shipper = LogShipper(work / "rivulet.db", work / "stream" / "log", lambda: schemas,
@@ -329,7 +333,8 @@ def build_backlog(root: Path, config: dict[str, Any], log: Callable[[str], None]
         f"{time.perf_counter() - started:.0f} s")
 
 
-def backlog_phase(system: str, config: dict[str, Any], log: Callable[[str], None]) -> dict[str, Any]:
+def backlog_phase(system: str, config: dict[str, Any],
+                  log: Callable[[str], None]) -> dict[str, Any]:
     """The same catch-up three times in this process (whose JVM has run the rates): the
     first pass warms the JVM up for batches of this size (its JIT compiles for them, its
     heap grows); the capacity is the median batch of the other two. A median, because
@@ -358,7 +363,8 @@ def backlog_phase(system: str, config: dict[str, Any], log: Callable[[str], None
            "rows_per_s_without_sink": round(rows / statistics.median(without_sink)),
            "mismatches": sum(p["mismatches"] for p in passes),
            "passes": passes}
-    for key in ("spark_batch_s", "sink_python_s", "executor_run_s", "executor_cpu_s", "executor_gc_s"):
+    for key in ("spark_batch_s", "sink_python_s", "executor_run_s", "executor_cpu_s",
+                "executor_gc_s"):
         out[key] = round(sum(p[key] for p in measured), 3)
     out["executor_parallelism"] = round(out["executor_run_s"] / out["spark_batch_s"], 2)
     log(f"  capacity: median batch {out['median_batch_s']} s of {rows:,} votes -> "
@@ -481,7 +487,8 @@ def summarize(results: dict[str, dict[str, Any]], quick: bool) -> dict[str, Any]
                          fmt_num(p["lag_p50_s"]), fmt_num(p["lag_p95_s"]),
                          fmt_num(p["drain_s"]), "yes" if p["sustained"] else "no"])
     print_table("vote workload: write rate and write-to-visible latency",
-                ["system", "offered/s", "written/s", "p50 s", "p95 s", "drain s", "sustained"], rows)
+                ["system", "offered/s", "written/s", "p50 s", "p95 s", "drain s", "sustained"],
+                rows)
     local2, local1 = results.get("local[2]"), results.get("local[1]")
     best = best_sustained(local2) if local2 else None
     cap2 = (local2 or {}).get("backlog", {}).get("rows_per_s")
@@ -544,7 +551,8 @@ def plot(results: dict[str, dict[str, Any]], path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--systems", default=None, help="comma-separated subset of " + ",".join(SYSTEMS))
+    parser.add_argument("--systems", default=None,
+                        help="comma-separated subset of " + ",".join(SYSTEMS))
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--config", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -572,7 +580,8 @@ def main(argv: list[str] | None = None) -> int:
     mismatches = {s: r["mismatches"] + r.get("backlog", {}).get("mismatches", 0)
                   for s, r in results.items()}
     data = {"benchmark": "streaming", "quick": args.quick, "config": config,
-            "targets": targets, "secondary": secondary(results), "systems": results, "mismatches": mismatches,
+            "targets": targets, "secondary": secondary(results), "systems": results,
+            "mismatches": mismatches,
             "load_average_at_start": load, "environment": environment()}
     path = write_results("streaming", data, args.quick)
     plot(results, results_path("streaming", args.quick, "png"))

@@ -46,7 +46,8 @@ VIEWS = {
     "left": ("SELECT a.id, COUNT(v.uid) AS votes FROM articles a LEFT JOIN votes v "
              "ON a.id = v.aid WHERE a.id = ? GROUP BY a.id"),
 }
-FULL = {"articles": 10_000, "votes": 1_000_000, "rate": 10_000, "seconds": 20.0, "checked_keys": 200}
+FULL = {"articles": 10_000, "votes": 1_000_000, "rate": 10_000, "seconds": 20.0,
+        "checked_keys": 200}
 QUICK = {"articles": 2_000, "votes": 50_000, "rate": 2_000, "seconds": 4.0, "checked_keys": 30}
 SPARK = {"driver_memory": "4g", "jvm_options": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
          "spark_conf": {"spark.sql.files.maxPartitionBytes": "8m"}}

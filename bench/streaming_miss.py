@@ -1,4 +1,5 @@
-"""How a partial reader of a streamed view should answer a miss (issue 9): from the sink store, or by a Spark lookup.
+"""How a partial reader of a streamed view should answer a miss (issue 9): from the sink
+store, or by a Spark lookup.
 
 A view maintained by the Spark streaming pipeline (``pipeline="spark"``) and keyed by a
 parameter has a partial reader; a read of a key it does not hold needs the key's rows as

@@ -48,9 +48,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from bench import mariadb
 from bench.common import (
@@ -206,7 +207,8 @@ class MariaDB(mariadb.MariaDB):
             c.execute(f"LOAD DATA INFILE '{votes_file}' INTO TABLE votes (user_id, story_id)")
             if column:
                 c.execute("UPDATE stories JOIN (SELECT story_id, COUNT(*) AS n FROM votes "
-                          "GROUP BY story_id) v ON stories.id = v.story_id SET stories.vcount = v.n")
+                          "GROUP BY story_id) v ON stories.id = v.story_id "
+                          "SET stories.vcount = v.n")
             c.execute("ANALYZE TABLE stories, votes")
         conn.close()
 
@@ -419,9 +421,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         t0 = time.perf_counter()
         rivulet_proc = RivuletProcess(root / "rivulet", w, args.switch_interval, ctx)
-        log(f"rivulet: loaded and filled in {time.perf_counter() - t0:.1f} s, port {rivulet_proc.port}")
+        log(f"rivulet: loaded and filled in {time.perf_counter() - t0:.1f} s, "
+            f"port {rivulet_proc.port}")
         targets: list[tuple[Target, int]] = [
-            (Target("rivulet", rivulet_proc.port, "rivulet", NATURAL_READ, False), rivulet_proc.pid)]
+            (Target("rivulet", rivulet_proc.port, "rivulet", NATURAL_READ, False),
+             rivulet_proc.pid)]
         if with_mariadb:
             MariaDB.ensure_installed(log)
             mariadb = MariaDB(root / "mariadb", args.mariadb_port)
@@ -430,8 +434,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             mariadb.load("col", w, column=True)
             mariadb.load("nat", w, column=False)
             log(f"mariadb: started and loaded in {time.perf_counter() - t0:.1f} s")
-            targets += [(Target("mariadb_column", mariadb.port, "col", COLUMN_READ, True), mariadb.pid),
-                        (Target("mariadb_natural", mariadb.port, "nat", NATURAL_READ, False), mariadb.pid)]
+            targets += [
+                (Target("mariadb_column", mariadb.port, "col", COLUMN_READ, True), mariadb.pid),
+                (Target("mariadb_natural", mariadb.port, "nat", NATURAL_READ, False),
+                 mariadb.pid)]
         for rnd in range(args.repeat):
             for t, pid in targets:
                 waited = quiesce(sorted({p for _, p in targets}))
@@ -499,7 +505,8 @@ def summarize(phases: dict[str, list[dict[str, Any]]], args: argparse.Namespace,
     return {
         "benchmark": NAME,
         "quick": args.quick,
-        "params": {**asdict(w), "generators": args.generators, "threads_per_generator": args.threads,
+        "params": {**asdict(w), "generators": args.generators,
+                   "threads_per_generator": args.threads,
                    "connections": args.generators * args.threads, "seconds": args.seconds,
                    "warmup": args.warmup, "repeat": args.repeat,
                    "rivulet_switch_interval": args.switch_interval,
@@ -522,7 +529,8 @@ def summarize(phases: dict[str, list[dict[str, Any]]], args: argparse.Namespace,
 def report(results: dict[str, Any]) -> None:
     rows = []
     for name, s in results["systems"].items():
-        rows.append([name, fmt_num(s["ops_per_s"]), fmt_num(s["reads_per_s"]), fmt_num(s["writes_per_s"]),
+        rows.append([name, fmt_num(s["ops_per_s"]), fmt_num(s["reads_per_s"]),
+                     fmt_num(s["writes_per_s"]),
                      f"{s['read_latency_us']['p50_us'] / 1000:.2f}",
                      f"{(s['latency_us']['p95_us'] or 0) / 1000:.2f}",
                      f"{s['server_cores']:.2f}", f"{s['server_cpu_us_per_op']:.0f}",

@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rivulet.engine.database import Database
+from rivulet.engine.limits import Limits
 from rivulet.engine.table import Table
+from rivulet.engine.views import NOT_READY, View
 from rivulet.errors import (
     ClosedError,
     ConstraintError,
@@ -32,8 +34,6 @@ from rivulet.errors import (
     UnsupportedSqlError,
     UpqueryTimeout,
 )
-from rivulet.engine.limits import Limits
-from rivulet.engine.views import NOT_READY, View
 
 if TYPE_CHECKING:
     from rivulet import dbapi
@@ -132,12 +132,13 @@ def open(  # noqa: A001
                          if pipeline != "inprocess" else
                          f"unexpected options {sorted(streaming)} (only with pipeline='spark')")
     return Database(path, durability=durability, memory_limit=memory_limit, eviction=eviction,
-                    join_caches=join_caches, partial=partial, upquery_timeout=upquery_timeout, tune_gc=tune_gc,
+                    join_caches=join_caches, partial=partial, upquery_timeout=upquery_timeout,
+                    tune_gc=tune_gc,
                     spark_bootstrap_rows=spark_bootstrap_rows, spark=spark, prewarm=prewarm,
                     reuse=reuse, background_migration=background_migration, limits=limits)
 
 
-def connect(path: str | Path, **kwargs: object) -> "dbapi.Connection":
+def connect(path: str | Path, **kwargs: Any) -> dbapi.Connection:
     """A PEP 249 (DB-API 2.0) connection; see :mod:`rivulet.dbapi`."""
     from rivulet import dbapi
 

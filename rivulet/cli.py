@@ -1,5 +1,6 @@
 """The ``rivulet`` command line: ``serve`` (the main command), ``demo``, ``explain``,
-``status``, ``shell``, ``user``; ``import`` and ``verify`` come from rivulet/pipeline/commands.py."""
+``status``, ``shell``, ``user``; ``import`` and ``verify`` come from
+rivulet/pipeline/commands.py."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ import random
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import rivulet
 from rivulet.engine.database import Database
-from rivulet.errors import RivuletError
 from rivulet.engine.explain import explain
+from rivulet.errors import RivuletError
 from rivulet.sql.parse import split_statements
 
 
@@ -129,8 +131,8 @@ def run_serve(args: argparse.Namespace) -> int:
     import signal
 
     from rivulet.server.auth import UserStore, tls_context
-    from rivulet.server.mysql.server import MySQLServer, new_event_loop
     from rivulet.server.mysql.primary import Replicas, replica_options
+    from rivulet.server.mysql.server import MySQLServer, new_event_loop
 
     sys.setswitchinterval(0.0005)  # see run_demo
     if (args.tls_cert is None) != (args.tls_key is None):
@@ -296,7 +298,7 @@ def load_news_sample(db: Database, *, stories: int, votes: int, seed: int = 1) -
     db.settle()
 
 
-def zipf_sampler(n: int, s: float, rng: random.Random):  # type: ignore[no-untyped-def]
+def zipf_sampler(n: int, s: float, rng: random.Random) -> Callable[[], int]:
     """Draws 0..n-1 with probability proportional to 1/(rank+1)^s."""
     import bisect
     import itertools

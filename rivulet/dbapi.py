@@ -14,12 +14,13 @@ is the same (``qmark``), cursors work the same way. Differences a caller should 
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from rivulet import errors
-from rivulet.engine.database import Database
 from rivulet.bind import statements as st
+from rivulet.engine.database import Database
 
 apilevel = "2.0"
 threadsafety = 2  # threads may share the module and connections, not cursors
@@ -132,7 +133,7 @@ class Cursor:
         self.connection = connection
         self.description: tuple[tuple[Any, ...], ...] | None = None
         self.rowcount = -1
-        self.lastrowid = None
+        self.lastrowid: int | None = None
         self._rows: list[tuple] = []
         self._pos = 0
         self._closed = False

@@ -17,6 +17,7 @@ from typing import Any
 
 from hypothesis import note
 from hypothesis.control import currently_in_test_context
+
 from oracle import Pair, query_shape
 
 # --------------------------------------------------------------------------- domains

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oracle import norm_row, same_multiset, same_row, sorted_rows
 
 import rivulet
+from oracle import norm_row, same_multiset, same_row, sorted_rows
 from rivulet.plan import ir
 from rivulet.spark import Snapshot, SparkConfig, get_session, stop_session, take_snapshot
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import socket
 import ssl
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import mysql.connector
@@ -289,7 +289,8 @@ def test_hostile_strings_over_http_are_values(db, http) -> None:
         patched = httpx.patch(f"{http}/tables/notes/rows/{i}", json={"body": text + "!"}, auth=auth)
         assert patched.status_code == 200
         key = httpx.get(f"{http}/views/by_id", params={"key": text}, auth=auth)
-        assert key.status_code in (200, 400)  # a string key for an INT parameter: no rows or a clear error
+        # a string key for an INT parameter: no rows or a clear error
+        assert key.status_code in (200, 400)
         if key.status_code == 200:
             assert key.json()["rows"] == []
     db.settle()

@@ -107,7 +107,8 @@ def test_execute_returns_rowcounts(db):
     assert db.execute("DELETE FROM t WHERE n > ?", (100,)) == 2
     assert db.execute("DELETE FROM t WHERE id = 999") == 0
     assert db.execute("CREATE VIEW v AS SELECT id FROM t WHERE g = ?") == 0
-    assert db.execute("SELECT id, n FROM t WHERE g = ?", (2,)) in ([(3, 3), (4, 3)], [(4, 3), (3, 3)])
+    assert db.execute("SELECT id, n FROM t WHERE g = ?", (2,)) in ([(3, 3), (4, 3)],
+                                                                   [(4, 3), (3, 3)])
     assert db.execute("DELETE FROM t") == 2
     db.settle()
     assert db.view("v").lookup(2) == []
@@ -141,7 +142,8 @@ def test_a_write_text_is_compiled_once_until_its_table_changes(db, monkeypatch):
 
 def test_execute_select_equals_query(loaded):
     sql = "SELECT id, name FROM t WHERE g = ?"
-    assert bag(loaded.execute(sql, (1,))) == bag(loaded.query(sql, (1,))) == bag([(1, "a"), (2, "b")])
+    assert (bag(loaded.execute(sql, (1,))) == bag(loaded.query(sql, (1,)))
+            == bag([(1, "a"), (2, "b")]))
 
 
 def test_execute_script(db):
@@ -279,16 +281,20 @@ def test_scan_drops_hidden_columns(loaded):
     loaded.execute("CREATE VIEW top AS SELECT id FROM t WHERE g = ? ORDER BY n DESC LIMIT 1")
     loaded.execute("CREATE VIEW per_g AS SELECT g, COUNT(*) AS c FROM t GROUP BY g")
     oracle = Oracle(loaded)
-    assert bag(loaded.view("by_g").scan()) == bag(oracle.rows("SELECT id, name FROM t WHERE g IS NOT NULL"))
+    assert bag(loaded.view("by_g").scan()) == bag(
+        oracle.rows("SELECT id, name FROM t WHERE g IS NOT NULL"))
     assert bag(loaded.view("top").scan()) == bag([(2,), (3,)])
-    assert bag(loaded.view("per_g").scan()) == bag(oracle.rows("SELECT g, COUNT(*) FROM t GROUP BY g"))
+    assert bag(loaded.view("per_g").scan()) == bag(
+        oracle.rows("SELECT g, COUNT(*) FROM t GROUP BY g"))
     assert all(len(r) == 2 for r in loaded.view("by_g").scan())
 
 
 def test_view_columns(loaded):
     loaded.execute("CREATE VIEW a AS SELECT id, name FROM t WHERE g = ?")
-    loaded.execute("CREATE VIEW b AS SELECT g AS grp, COUNT(*) AS c, SUM(n) AS total FROM t GROUP BY g")
-    loaded.execute("CREATE VIEW c AS SELECT t.id, u.score AS s FROM t JOIN u ON t.id = u.tid WHERE u.score > ?")
+    loaded.execute(
+        "CREATE VIEW b AS SELECT g AS grp, COUNT(*) AS c, SUM(n) AS total FROM t GROUP BY g")
+    loaded.execute("CREATE VIEW c AS SELECT t.id, u.score AS s FROM t JOIN u ON t.id = u.tid "
+                   "WHERE u.score > ?")
     loaded.execute("CREATE VIEW d AS SELECT * FROM u")
     assert tuple(loaded.view("a").columns) == ("id", "name")
     assert tuple(loaded.view("b").columns) == ("grp", "c", "total")
@@ -343,9 +349,11 @@ def test_reads_from_threads_while_writing(loaded):
             loaded.table("t").insert((rid, f"r{i}", rnd.randint(0, 100), rnd.randint(0, 5)))
             expected_ids.add(rid)
             if i % 3 == 0:
-                loaded.execute("UPDATE t SET n = n + 1, g = ? WHERE id = ?", (rnd.randint(0, 5), rid - 1))
+                loaded.execute("UPDATE t SET n = n + 1, g = ? WHERE id = ?",
+                               (rnd.randint(0, 5), rid - 1))
             if i % 5 == 0:
-                assert loaded.execute("DELETE FROM t WHERE id = ?", (rid - 2,)) == (rid - 2 in expected_ids)
+                assert (loaded.execute("DELETE FROM t WHERE id = ?", (rid - 2,))
+                        == (rid - 2 in expected_ids))
                 expected_ids.discard(rid - 2)
     finally:
         stop.set()
@@ -356,8 +364,10 @@ def test_reads_from_threads_while_writing(loaded):
     loaded.settle()
     oracle = Oracle(loaded)
     for g in range(6):
-        assert bag(loaded.view("by_g").lookup(g)) == bag(oracle.rows("SELECT id, n FROM t WHERE g = ?", (g,)))
-    assert bag(loaded.view("per_g").scan()) == bag(oracle.rows("SELECT g, COUNT(*), SUM(n) FROM t GROUP BY g"))
+        assert bag(loaded.view("by_g").lookup(g)) == bag(
+            oracle.rows("SELECT id, n FROM t WHERE g = ?", (g,)))
+    assert bag(loaded.view("per_g").scan()) == bag(
+        oracle.rows("SELECT g, COUNT(*), SUM(n) FROM t GROUP BY g"))
     assert bag(loaded.query("SELECT id FROM t WHERE n > ?", (50,))) == bag(
         oracle.rows("SELECT id FROM t WHERE n > ?", (50,)))
     assert sorted(r[0] for r in oracle.rows("SELECT * FROM t")) == sorted(expected_ids)
@@ -399,7 +409,8 @@ def test_table_update_and_delete(loaded):
     assert t.update("id IN (?, ?)", [3, 4], g=1) == 2
     assert t.update("id = ?", [999], g=1) == 0
     loaded.settle()
-    assert bag(loaded.view("by_g").lookup(1)) == bag([(1, "a", 10), (2, "upd", None), (3, "c", 30), (4, "d", None)])
+    assert bag(loaded.view("by_g").lookup(1)) == bag(
+        [(1, "a", 10), (2, "upd", None), (3, "c", 30), (4, "d", None)])
     assert t.delete("n IS NULL", []) == 2
     assert t.delete("id = ?", [1]) == 1
     loaded.settle()
@@ -411,7 +422,8 @@ def test_table_update_and_delete(loaded):
 
 def test_update_by_expression_and_any_predicate(loaded):
     loaded.execute("CREATE VIEW total AS SELECT SUM(n), COUNT(*) FROM t")
-    loaded.execute("UPDATE t SET n = CASE WHEN g = 1 THEN n * 2 ELSE COALESCE(n, 0) - 1 END WHERE name <> 'e'")
+    loaded.execute("UPDATE t SET n = CASE WHEN g = 1 THEN n * 2 ELSE COALESCE(n, 0) - 1 END "
+                   "WHERE name <> 'e'")
     loaded.settle()
     assert loaded.view("total").lookup() == [(20 + 40 + 29 + -1 + 50, 5)]
 
@@ -559,14 +571,16 @@ def test_identical_views_share_all_their_nodes(loaded):
     assert loaded.stats()["nodes"] - nodes <= 1
     loaded.execute("INSERT INTO t VALUES (6, 'f', 60, 1)")
     loaded.settle()
-    assert bag(loaded.view("a").scan()) == bag(loaded.view("b").scan()) == bag([(1, 3), (2, 1), (None, 1)])
+    assert (bag(loaded.view("a").scan()) == bag(loaded.view("b").scan())
+            == bag([(1, 3), (2, 1), (None, 1)]))
 
 
 def test_created_views_persist_across_reopen(loaded, path):
     loaded.execute("CREATE VIEW by_g AS SELECT id, name FROM t WHERE g = ?")
     loaded.execute("CREATE VIEW per_g AS SELECT g, COUNT(*) AS c FROM t GROUP BY g")
     loaded.execute("CREATE VIEW busy AS SELECT g FROM per_g WHERE c > 1")
-    loaded.execute("CREATE VIEW j AS SELECT t.id, u.score FROM t JOIN u ON t.id = u.tid WHERE u.score > ?")
+    loaded.execute(
+        "CREATE VIEW j AS SELECT t.id, u.score FROM t JOIN u ON t.id = u.tid WHERE u.score > ?")
     loaded.query("SELECT id FROM t WHERE n > ?", (1,))  # ad-hoc: not part of the program
     before = {
         "by_g": [bag(loaded.view("by_g").lookup(g)) for g in (1, 2, 3)],

@@ -69,7 +69,8 @@ def test_serve_passes_spark_settings_to_the_session(tmp_path: Path,
 
     monkeypatch.setattr(rivulet, "open", fake_open)
     with pytest.raises(Opened):
-        main(["serve", "--data-dir", str(tmp_path), "--pipeline", "spark", "--spark-master", "local[1]",
+        main(["serve", "--data-dir", str(tmp_path), "--pipeline", "spark",
+              "--spark-master", "local[1]",
               "--spark-conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
               "--spark-conf", "spark.sql.files.maxPartitionBytes=8m"])
     assert opened["spark"].master == "local[1]"

@@ -17,13 +17,14 @@ import subprocess
 import sys
 import textwrap
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-from oracle import assert_same_answer
 
 import rivulet
+from oracle import assert_same_answer
 from rivulet import faults
 from rivulet.errors import StorageError
 

@@ -91,5 +91,6 @@ def test_description_names_kinds_and_nullability(tmp_path: Path) -> None:
         cur.execute("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(9), price DOUBLE NOT NULL)")
         cur.execute("SELECT id, name, price, COUNT(*) AS n FROM t GROUP BY id")
         assert [(d[0], d[1], d[6]) for d in cur.description] == [
-            ("id", "int", False), ("name", "str", True), ("price", "float", False), ("n", "int", False)
+            ("id", "int", False), ("name", "str", True), ("price", "float", False),
+            ("n", "int", False),
         ]

@@ -41,7 +41,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
-from oracle import Pair, in_arity, same_multiset, with_in_arity
 from scenarios import (
     HOT_INTS,
     HOT_STRS,
@@ -59,6 +58,7 @@ from scenarios import (
 )
 
 import rivulet
+from oracle import Pair, in_arity, same_multiset, with_in_arity
 
 # --------------------------------------------------------------------------- domains
 # (values, the program model, reads and the interpreter: tests/scenarios.py)
@@ -148,7 +148,10 @@ def g_expr(draw: Callable, scope: list[ColRef], kind: str, depth: int, exprs: bo
         else:
             choices += ["lower", "upper", "substr", "case", "coalesce"]
     c = draw(st.sampled_from(choices))
-    sub = lambda k=kind: g_expr(draw, scope, k, depth - 1, exprs)
+
+    def sub(k: str = kind) -> str:
+        return g_expr(draw, scope, k, depth - 1, exprs)
+
     if c == "lit":
         return _lit(draw, kind)
     if c == "col":
@@ -192,7 +195,10 @@ def g_pred(draw: Callable, scope: list[ColRef], depth: int, exprs: bool = True) 
         choices += ["not", "and", "or"]
     c = draw(st.sampled_from(choices))
     kind = draw(st.sampled_from(kinds))
-    e = lambda: g_expr(draw, scope, kind, min(depth, 1), exprs)
+
+    def e() -> str:
+        return g_expr(draw, scope, kind, min(depth, 1), exprs)
+
     if c == "cmp":
         op = draw(st.sampled_from(["=", "<>", "<", "<=", ">", ">="]))
         right = e() if draw(st.booleans()) else _lit(draw, kind, null=True)
@@ -318,7 +324,10 @@ def _g_params(
     if allow_range:
         shapes += ["gt", "le", "between", "two_bounds", "eq_range"]
     shape = draw(st.sampled_from(shapes))
-    col = lambda: draw(st.sampled_from(scope))
+
+    def col() -> ColRef:
+        return draw(st.sampled_from(scope))
+
     if shape == "eq":
         c = col()
         return [f"{c.sql} = ?"], [Param(c.kind, "eq")]
@@ -370,8 +379,13 @@ def g_aggregate_item(draw: Callable, scope: list[ColRef], feats: Features) -> tu
     if feats.expressions:
         choices += ["sum_expr", "sum_distinct", "expr_of_agg"]
     c = draw(st.sampled_from(choices))
-    any_col = lambda: draw(st.sampled_from(scope)).sql
-    int_arg = lambda: draw(st.sampled_from(ints)).sql if ints else "1"
+
+    def any_col() -> str:
+        return draw(st.sampled_from(scope)).sql
+
+    def int_arg() -> str:
+        return draw(st.sampled_from(ints)).sql if ints else "1"
+
     if c == "count_star":
         return "COUNT(*)", "int"
     if c == "count_col":
@@ -740,7 +754,8 @@ def g_set_value(draw: Callable, col: ColumnSpec, readable: list[ColumnSpec]) -> 
         return f"{draw(st.sampled_from(['LOWER', 'UPPER']))}({c.name})"
     if f == "case":
         scope = [ColRef(c.name, c.kind) for c in readable]
-        return f"CASE WHEN {g_pred(draw, scope, 1)} THEN {_lit(draw, col.kind)} ELSE {_lit(draw, col.kind)} END"
+        return (f"CASE WHEN {g_pred(draw, scope, 1)} THEN {_lit(draw, col.kind)} "
+                f"ELSE {_lit(draw, col.kind)} END")
     return _lit(draw, col.kind)
 
 
@@ -882,12 +897,14 @@ SINGLE = Features(joins=False, unions=False, subqueries=False, views_in_from=Fal
         ),
         V(
             "v1",
-            "SELECT r0.id AS c0, r0.a AS c1 FROM t0 AS r0 WHERE r0.b IN (?, ?) ORDER BY c1 DESC, c0 LIMIT 2",
+            "SELECT r0.id AS c0, r0.a AS c1 FROM t0 AS r0 WHERE r0.b IN (?, ?) "
+            "ORDER BY c1 DESC, c0 LIMIT 2",
             ("str", "in"),
         ),
         V(
             "v2",
-            "SELECT r0.id AS c0, r0.a AS c1 FROM t0 AS r0 WHERE r0.a > ? ORDER BY c1 LIMIT 2 OFFSET 1",
+            "SELECT r0.id AS c0, r0.a AS c1 FROM t0 AS r0 WHERE r0.a > ? "
+            "ORDER BY c1 LIMIT 2 OFFSET 1",
             ("int", "range"),
         ),
         V("v3", "SELECT DISTINCT r0.b AS c0 FROM t0 AS r0 WHERE r0.a IN (?, ?)", ("int", "in")),
@@ -1070,7 +1087,8 @@ COMPOSED = Features()
         V(
             "v1",
             "SELECT u.c0 AS c0, u.c1 AS c1 FROM (SELECT r0.a AS c0, r0.b AS c1 FROM t0 AS r0 UNION "
-            "SELECT r0.a AS c0, r0.b AS c1 FROM t1 AS r0) AS u WHERE u.c0 BETWEEN ? AND ? ORDER BY c1, c0 LIMIT 3",
+            "SELECT r0.a AS c0, r0.b AS c1 FROM t1 AS r0) AS u WHERE u.c0 BETWEEN ? AND ? "
+            "ORDER BY c1, c0 LIMIT 3",
             ("int", "range"),
             ("int", "range"),
         ),
@@ -1341,7 +1359,8 @@ def test_retraction_topk_row_leaves_top() -> None:
             ("insert_many", "t0", [(i, i, "a" if i % 2 else "b") for i in range(1, 9)]),
             V(
                 "v0",
-                "SELECT r0.id AS c0, r0.a AS c1 FROM t0 AS r0 WHERE r0.b = ? ORDER BY c1 DESC LIMIT 2",
+                "SELECT r0.id AS c0, r0.a AS c1 FROM t0 AS r0 WHERE r0.b = ? "
+                "ORDER BY c1 DESC LIMIT 2",
                 ("str", "eq"),
             ),
             V("v1", "SELECT r0.id AS c0, r0.a AS c1 FROM t0 AS r0 ORDER BY c1 LIMIT 3 OFFSET 1"),

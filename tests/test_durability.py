@@ -34,7 +34,8 @@ TABLES = [
 # (name, query, parameter sets to read it with, ordered?)
 VIEWS: list[tuple[str, str, list[tuple], bool]] = [
     ("by_g", "SELECT id, name, n FROM t WHERE g = ?", [(g,) for g in range(6)], False),
-    ("per_g", "SELECT g, COUNT(*), SUM(n), MIN(n), MAX(n), COUNT(n) FROM t GROUP BY g", [()], False),
+    ("per_g", "SELECT g, COUNT(*), SUM(n), MIN(n), MAX(n), COUNT(n) FROM t GROUP BY g", [()],
+     False),
     ("count_g", "SELECT COUNT(*) FROM t WHERE g = ?", [(g,) for g in range(7)], False),
     ("joined", "SELECT t.id, t.name, u.score FROM t JOIN u ON t.id = u.tid WHERE u.score > ?",
      [(0,), (50,), (90,)], False),
@@ -97,7 +98,8 @@ def random_writes(rnd: random.Random, count: int) -> list[tuple[str, tuple]]:
                 t_ids.append(next_id)
                 next_id += 1
             marks = ", ".join("(?, ?, ?, ?)" for _ in rows)
-            statements.append((f"INSERT INTO t VALUES {marks}", tuple(v for row in rows for v in row)))
+            statements.append((f"INSERT INTO t VALUES {marks}",
+                               tuple(v for row in rows for v in row)))
         elif r < 0.55:
             k = rnd.randint(1, 4)
             rows = []
@@ -105,19 +107,23 @@ def random_writes(rnd: random.Random, count: int) -> list[tuple[str, tuple]]:
                 rows.append((u_next, rnd.choice(t_ids + [9999]), rnd.randint(0, 100)))
                 u_next += 1
             marks = ", ".join("(?, ?, ?)" for _ in rows)
-            statements.append((f"INSERT INTO u VALUES {marks}", tuple(v for row in rows for v in row)))
+            statements.append((f"INSERT INTO u VALUES {marks}",
+                               tuple(v for row in rows for v in row)))
         elif r < 0.65:
             statements.append(("UPDATE t SET n = ?, g = ? WHERE id = ?",
                                (rnd.randint(0, 100), rnd.randint(0, 5), rnd.choice(t_ids))))
         elif r < 0.72:
-            statements.append(("UPDATE t SET n = n + 1, name = 'bumped' WHERE g = ?", (rnd.randint(0, 5),)))
+            statements.append(("UPDATE t SET n = n + 1, name = 'bumped' WHERE g = ?",
+                               (rnd.randint(0, 5),)))
         elif r < 0.78:
-            statements.append(("UPDATE u SET score = score - 10 WHERE score > ?", (rnd.randint(50, 100),)))
+            statements.append(("UPDATE u SET score = score - 10 WHERE score > ?",
+                               (rnd.randint(50, 100),)))
         elif r < 0.88:
             victim = rnd.choice(t_ids)
             statements.append(("DELETE FROM t WHERE id = ?", (victim,)))
         elif r < 0.94:
-            statements.append(("DELETE FROM t WHERE n < ? AND g = ?", (rnd.randint(0, 30), rnd.randint(0, 5))))
+            statements.append(("DELETE FROM t WHERE n < ? AND g = ?",
+                               (rnd.randint(0, 30), rnd.randint(0, 5))))
         else:
             statements.append(("DELETE FROM u WHERE score < ?", (rnd.randint(0, 30),)))
     return statements
@@ -127,7 +133,8 @@ def apply_both(db: rivulet.Database, oracle: sqlite3.Connection, sql: str, param
     got = db.execute(sql, params)
     cur = oracle.execute(sql, params)
     if not sql.startswith("UPDATE"):  # MySQL counts changed rows, SQLite matched rows
-        assert got == cur.rowcount, f"{sql} {params}: rivulet says {got} rows, SQLite {cur.rowcount}"
+        assert got == cur.rowcount, (
+            f"{sql} {params}: rivulet says {got} rows, SQLite {cur.rowcount}")
 
 
 def stored_rows(db: rivulet.Database, table: str) -> Counter:
@@ -369,7 +376,8 @@ def test_lsn_counts_committed_batches(tmp_path):
             assert db.lsn == lsn + 1, "a committed write batch must take exactly one LSN"
             lsn = db.lsn
         rejected = [
-            (lambda: db.execute("INSERT INTO t VALUES (7, 'g', 7), (1, 'dup', 0)"), ConstraintError),
+            (lambda: db.execute("INSERT INTO t VALUES (7, 'g', 7), (1, 'dup', 0)"),
+             ConstraintError),
             (lambda: db.table("t").insert_many([(8, "h", 8), (8, "h", 8)]), ConstraintError),
             (lambda: db.execute("INSERT INTO t VALUES (9, 'toolong', 1)"), SchemaError),
             (lambda: db.execute("INSERT INTO t VALUES (9, NULL, 1)"), SchemaError),
@@ -404,7 +412,8 @@ def test_lsn_of_concurrent_writers(tmp_path):
     threads, batches, rows_per_batch = 8, 25, 4
     with rivulet.open(tmp_path / "db") as db:
         db.execute("CREATE TABLE t (id INT PRIMARY KEY, writer INT NOT NULL, seq INT NOT NULL)")
-        db.execute("CREATE VIEW per_writer AS SELECT writer, COUNT(*), SUM(seq) FROM t GROUP BY writer")
+        db.execute(
+            "CREATE VIEW per_writer AS SELECT writer, COUNT(*), SUM(seq) FROM t GROUP BY writer")
         db.execute("CREATE VIEW of_writer AS SELECT id FROM t WHERE writer = ?")
         start = db.lsn
         errors: list[BaseException] = []
@@ -420,7 +429,8 @@ def test_lsn_of_concurrent_writers(tmp_path):
                         assert db.table("t").insert_many(rows) == rows_per_batch
                     else:
                         marks = ", ".join("(?, ?, ?)" for _ in rows)
-                        n = db.execute(f"INSERT INTO t VALUES {marks}", [x for r in rows for x in r])
+                        n = db.execute(f"INSERT INTO t VALUES {marks}",
+                                       [x for r in rows for x in r])
                         assert n == rows_per_batch
             except BaseException as exc:  # noqa: BLE001
                 errors.append(exc)

@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import Pair
-from test_partial import PartialPair
 
 import rivulet
+from oracle import Pair
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.planner import Planner
 from rivulet.sql.parse import parse_one
+from test_partial import PartialPair
 
 NEWS = Path(__file__).resolve().parents[1] / "rivulet" / "examples" / "news.sql"
 
@@ -199,7 +199,8 @@ def writes(draw: Any) -> list[tuple[str, tuple]]:
                                    "read", "evict"]))
         if op == "k+":
             out.append(("INSERT INTO k VALUES (?, ?, ?)",
-                        (draw(st.sampled_from(IDS)), draw(small), draw(st.sampled_from(["p", "q"])))))
+                        (draw(st.sampled_from(IDS)), draw(small),
+                         draw(st.sampled_from(["p", "q"])))))
         elif op == "a+":
             out.append(("INSERT INTO a VALUES (?, ?, ?, ?)",
                         (draw(st.one_of(st.none(), st.sampled_from(IDS + [9]))), draw(small),
@@ -212,10 +213,12 @@ def writes(draw: Any) -> list[tuple[str, tuple]]:
             out.append(("DELETE FROM k WHERE id = ?", (draw(st.sampled_from(IDS)),)))
         elif op == "ku":
             out.append(("UPDATE k SET g = ?, name = ? WHERE id = ?",
-                        (draw(small), draw(st.sampled_from(["p", "q"])), draw(st.sampled_from(IDS)))))
+                        (draw(small), draw(st.sampled_from(["p", "q"])),
+                         draw(st.sampled_from(IDS)))))
         elif op == "au":
             out.append(("UPDATE a SET kid = ? WHERE x = ?",
-                        (draw(st.one_of(st.none(), st.sampled_from(IDS))), draw(st.integers(0, 3)))))
+                        (draw(st.one_of(st.none(), st.sampled_from(IDS))),
+                         draw(st.integers(0, 3)))))
         else:
             out.append((op, (draw(st.integers(0, 2**16)),)))
     return out
@@ -281,8 +284,10 @@ def test_counts_to_zero_and_back() -> None:
         for i in (0, 3, 7):
             pair.create_view(f"v{i}", VIEWS[i])
         pair.execute("INSERT INTO k VALUES (1, 0, 'p'), (2, 0, 'q')")
-        pair.execute("INSERT INTO a VALUES (1, 1, NULL, 'x'), (1, 2, NULL, 'y'), (NULL, 3, NULL, 'z')")
-        for step in ("", "DELETE FROM a WHERE kid = 1", "INSERT INTO a VALUES (1, NULL, NULL, NULL)",
+        pair.execute(
+            "INSERT INTO a VALUES (1, 1, NULL, 'x'), (1, 2, NULL, 'y'), (NULL, 3, NULL, 'z')")
+        for step in ("", "DELETE FROM a WHERE kid = 1",
+                     "INSERT INTO a VALUES (1, NULL, NULL, NULL)",
                      "UPDATE a SET kid = 2 WHERE kid IS NULL"):
             if step:
                 pair.execute(step)
@@ -314,7 +319,8 @@ def _check_comments(pair: Pair, story: int) -> None:
 def _news_with_rows(pair: Pair) -> None:
     """The news program, two users, two stories, three votes and a comment, settled."""
     for statement in NEWS.read_text().split(";"):
-        text = "\n".join(l for l in statement.splitlines() if not l.lstrip().startswith("--"))
+        text = "\n".join(line for line in statement.splitlines()
+                         if not line.lstrip().startswith("--"))
         if text.strip():
             pair.execute(text.strip())
     pair.execute("INSERT INTO users VALUES (1, 'ann'), (2, 'bob')")

@@ -18,8 +18,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -199,7 +200,8 @@ def test_unterminated_string(db, path):
 def test_several_statements_to_execute(db, path):
     expect_unchanged(
         db, path,
-        lambda: db.execute("INSERT INTO t VALUES (7, 'x', 1, 1); INSERT INTO t VALUES (8, 'y', 1, 1)"),
+        lambda: db.execute(
+            "INSERT INTO t VALUES (7, 'x', 1, 1); INSERT INTO t VALUES (8, 'y', 1, 1)"),
         SqlError, "statement",
     )
 
@@ -299,7 +301,8 @@ def test_unknown_column_in_table_delete(db, path):
 def test_unknown_column_in_dict_insert(db, path):
     expect_unchanged(
         db, path,
-        lambda: db.table("t").insert_many([{"id": 7, "name": "x"}, {"id": 8, "name": "y", "nosuch": 1}]),
+        lambda: db.table("t").insert_many(
+            [{"id": 7, "name": "x"}, {"id": 8, "name": "y", "nosuch": 1}]),
         SchemaError, "nosuch",
     )
 
@@ -380,7 +383,8 @@ def test_string_into_int_as_parameter(db, path):
 def test_string_into_int_in_later_row_rejects_batch(db, path):
     expect_unchanged(
         db, path,
-        lambda: db.execute("INSERT INTO t VALUES (7, 'x', 1, 1), (8, 'y', 'abc', 1), (9, 'z', 1, 1)"),
+        lambda: db.execute(
+            "INSERT INTO t VALUES (7, 'x', 1, 1), (8, 'y', 'abc', 1), (9, 'z', 1, 1)"),
         SchemaError, "'abc'",
     )
 
@@ -554,7 +558,8 @@ def test_update_with_duplicate_rejected_whole(db, path):
 
 
 def test_update_composite_key_duplicate(db, path):
-    expect_unchanged(db, path, lambda: db.execute("UPDATE kv SET k2 = 'x' WHERE k1 = 1 AND k2 = 'y'"),
+    expect_unchanged(db, path,
+                     lambda: db.execute("UPDATE kv SET k2 = 'x' WHERE k1 = 1 AND k2 = 'y'"),
                      ConstraintError, "duplicate")
 
 
@@ -587,7 +592,8 @@ def test_rejected_batch_is_invisible_while_a_good_one_commits(db, path):
     db.settle()
     ids = sorted(r[0] for r in db.view("by_g").lookup(5))
     assert ids == [101, 103, 105, 107]
-    assert stored(path)["tables"]["t"] == Counter(T_ROWS + [(100 + i, "ok", i, 5) for i in (1, 3, 5, 7)])
+    assert stored(path)["tables"]["t"] == Counter(
+        T_ROWS + [(100 + i, "ok", i, 5) for i in (1, 3, 5, 7)])
 
 
 # --------------------------------------------------------------------------- program changes

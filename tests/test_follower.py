@@ -17,7 +17,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule
+
+import rivulet
 from oracle import assert_same_answer
+from rivulet.engine.follower import Follower, ReadOnlyError
 from test_partial import (
     EXTRA,
     KEYS,
@@ -32,9 +35,6 @@ from test_partial import (
     lite_sql,
     make_pair,
 )
-
-import rivulet
-from rivulet.engine.follower import Follower, ReadOnlyError
 
 NEVER = 3600.0  # a poll interval: the follower reads the log only when it must
 
@@ -213,8 +213,8 @@ def test_an_index_made_by_the_other_process_meanwhile_is_no_error(tmp_path: Any)
     """A primary and its replica's follower plan the same views at once (a server
     starting): each reads the table's indexes, then makes the one its upqueries need. The
     one that comes second finds it made, and goes on; the index exists once."""
-    from rivulet.values.schema import INT, Column, TableSchema
     from rivulet.storage.sqlite import SqliteStorage
+    from rivulet.values.schema import INT, Column, TableSchema
 
     schema = TableSchema("votes", (Column("id", INT), Column("story_id", INT)), (0,))
     first, second = SqliteStorage(tmp_path), SqliteStorage(tmp_path)

@@ -11,8 +11,9 @@ import datetime as dt
 import functools
 import math
 import sqlite3
+from collections.abc import Callable
 from decimal import Decimal as D
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -837,7 +838,7 @@ def test_sort_keys_agree_with_reference_in_tuples(
 def _ref_like(s: str, p: str, esc: str) -> int:
     """A direct recursive reading of LIKE: % any run, _ one character, esc quotes the next."""
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def m(i: int, j: int) -> bool:
         if j == len(p):
             return i == len(s)

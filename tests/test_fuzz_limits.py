@@ -4,8 +4,8 @@ and nothing changed by the request that went over one."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pymysql
@@ -104,7 +104,8 @@ def test_http_api_enforces_the_limits(db) -> None:
         before = digest(db, adhoc=False)
         scan = httpx.get(f"{http.url}/views/sums/rows")
         assert scan.status_code == 400 and scan.json()["kind"] == "limit"
-        assert len(httpx.get(f"{http.url}/views/sums/rows", params={"limit": 10}).json()["rows"]) == 10
+        limited = httpx.get(f"{http.url}/views/sums/rows", params={"limit": 10})
+        assert len(limited.json()["rows"]) == 10
         rows = httpx.post(f"{http.url}/tables/u/rows", json=[[300 + i, 1, 1] for i in range(6)])
         assert rows.status_code == 400 and "max_batch_rows" in rows.json()["error"]
         sql = httpx.post(f"{http.url}/sql", json={"sql": "SELECT id FROM t WHERE a >= ?",

@@ -7,7 +7,7 @@ gets a 2xx or a JSON 4xx, never a 5xx."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import pymysql

@@ -5,8 +5,8 @@ exception, and a statement that fails changes nothing (state digest before and a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -6,7 +6,7 @@ rejected whole with a SchemaError that names the column; a rejected batch change
 from __future__ import annotations
 
 import decimal
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -15,9 +15,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from oracle import assert_same_answer
 
 import rivulet
+from oracle import assert_same_answer
 from rivulet.errors import ProgramError
 
 SCHEMA = """

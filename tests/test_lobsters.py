@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from spark_fixtures import SPARK_CONFIG, spark_session  # noqa: F401
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ beside tests/

@@ -147,7 +147,8 @@ EXPRESSIONS = [
 def test_expression(db: rivulet.Database, expr: str, row_id: int, expected: Any) -> None:
     got = value_of(db, expr, row_id)
     assert _same(got, expected), (
-        f"SELECT {expr} on row {row_id}: got {got!r} ({type(got).__name__}), MySQL gives {expected!r}"
+        f"SELECT {expr} on row {row_id}: got {got!r} ({type(got).__name__}), "
+        f"MySQL gives {expected!r}"
     )
 
 
@@ -203,10 +204,12 @@ def test_avg_of_a_decimal_has_four_more_places_rounded_half_up(tmp_path: Path) -
         db.table("p").insert_many([(1, 1, "1.00"), (2, 1, "1.00"), (3, 1, "0.00"),
                                    (4, 2, "2.50"), (5, 2, "0.50"), (6, 3, "-1.00"), (7, 3, "-1.00"),
                                    (8, 3, "0.00")])
-        db.execute("CREATE VIEW a AS SELECT g, AVG(d), AVG(DISTINCT d) FROM p WHERE g = ? GROUP BY g")
-        assert db.view("a").lookup(1) == [(1, decimal.Decimal("0.666667"), decimal.Decimal("0.500000"))]
-        assert db.view("a").lookup(2) == [(2, decimal.Decimal("1.500000"), decimal.Decimal("1.500000"))]
-        assert db.view("a").lookup(3) == [(3, decimal.Decimal("-0.666667"), decimal.Decimal("-0.500000"))]
+        db.execute(
+            "CREATE VIEW a AS SELECT g, AVG(d), AVG(DISTINCT d) FROM p WHERE g = ? GROUP BY g")
+        dec = decimal.Decimal
+        assert db.view("a").lookup(1) == [(1, dec("0.666667"), dec("0.500000"))]
+        assert db.view("a").lookup(2) == [(2, dec("1.500000"), dec("1.500000"))]
+        assert db.view("a").lookup(3) == [(3, dec("-0.666667"), dec("-0.500000"))]
         assert [str(v) for v in db.view("a").lookup(2)[0][1:]] == ["1.500000", "1.500000"]
 
 

@@ -8,7 +8,8 @@ waves that change both inputs of a join at once (self-joins, simultaneous update
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -49,7 +50,8 @@ class Harness:
     def lookup(self, table: str, columns: tuple, keys: list) -> list:
         """Base rows by key, as storage answers a partial arrangement's upquery."""
         wanted = set(keys)
-        key_of = (lambda r: r[columns[0]]) if len(columns) == 1 else (lambda r: tuple(r[c] for c in columns))
+        key_of = ((lambda r: r[columns[0]]) if len(columns) == 1
+                  else (lambda r: tuple(r[c] for c in columns)))
         return [(row, n) for row, n in self.tables[table].items() if key_of(row) in wanted]
 
     def wave(self, inserts_l: list, inserts_r: list, delete_l: int, delete_r: int) -> None:
@@ -85,7 +87,8 @@ def join_oracle(kind: str, residual: Callable[[tuple], bool] | None = None):
         for lrow, n in left.items():
             matched = False
             for rrow, m in right.items():
-                if lrow[0] is not None and lrow[0] == rrow[0] and (residual is None or residual(lrow + rrow)):
+                if (lrow[0] is not None and lrow[0] == rrow[0]
+                        and (residual is None or residual(lrow + rrow))):
                     out[lrow + rrow] += n * m
                     matched = True
             if kind == "left" and not matched:
@@ -97,8 +100,9 @@ def join_oracle(kind: str, residual: Callable[[tuple], bool] | None = None):
 PARTIAL = pytest.mark.parametrize("partial", [False, True], ids=["full", "partial"])
 
 
-def join(kind: str, residual: Any = None, self_join: bool = False) -> Callable[[Graph, int, int], Any]:
-    return lambda g, l, r: Join(l, l if self_join else r, (0,), (0,), kind=kind, left_arity=2,
+def join(kind: str, residual: Any = None,
+         self_join: bool = False) -> Callable[[Graph, int, int], Any]:
+    return lambda g, a, b: Join(a, a if self_join else b, (0,), (0,), kind=kind, left_arity=2,
                                 right_arity=2, residual=residual)
 
 
@@ -145,7 +149,7 @@ def aggregate_oracle(left: Counter, right: Counter) -> Counter:
 def test_aggregate_equals_recompute(plan: list) -> None:
     aggs = (AggCall("count", None), AggCall("count", 1), AggCall("count", 1, True),
             AggCall("sum", 1), AggCall("min", 1), AggCall("max", 1))
-    run(lambda g, l, r: Aggregate(l, (0,), aggs), aggregate_oracle, plan)
+    run(lambda g, a, b: Aggregate(a, (0,), aggs), aggregate_oracle, plan)
 
 
 @given(waves)
@@ -153,17 +157,18 @@ def test_global_aggregate_has_one_row_even_when_empty(plan: list) -> None:
     def recompute(left: Counter, right: Counter) -> Counter:
         present = [r[1] for r in left.elements() if r[1] is not None]
         return Counter({(sum(left.values()), max(present, default=None)): 1})
-    run(lambda g, l, r: Aggregate(l, (), (AggCall("count", None), AggCall("max", 1))), recompute, plan)
+    run(lambda g, a, b: Aggregate(a, (), (AggCall("count", None), AggCall("max", 1))),
+        recompute, plan)
 
 
 @given(waves)
 def test_distinct_equals_recompute(plan: list) -> None:
-    run(lambda g, l, r: Distinct(l, 2), lambda left, right: Counter(set(left)), plan)
+    run(lambda g, a, b: Distinct(a, 2), lambda left, right: Counter(set(left)), plan)
 
 
 @given(waves)
 def test_union_all_equals_recompute(plan: list) -> None:
-    run(lambda g, l, r: Union((l, r, l)), lambda left, right: left + right + left, plan)
+    run(lambda g, a, b: Union((a, b, a)), lambda left, right: left + right + left, plan)
 
 
 @given(waves, st.integers(1, 3))
@@ -177,12 +182,13 @@ def test_topk_per_group_equals_recompute(plan: list, k: int) -> None:
             groups.setdefault(row[0], []).append(row)
         return Counter(r for rows in groups.values() for r in sorted(rows, key=key)[:k])
 
-    run(lambda g, l, r: TopK(l, (0,), key, k), recompute, plan)
+    run(lambda g, a, b: TopK(a, (0,), key, k), recompute, plan)
 
 
 def test_a_new_join_bootstraps_from_existing_rows() -> None:
-    h = Harness(lambda g, l, r: Union((l,)))
+    h = Harness(lambda g, a, b: Union((a,)))
     h.wave([(1, 1), (2, 2)], [(1, 5), (1, 6)], 0, 0)
-    join = h.graph.add_node(Join(h.left, h.right, (0,), (0,), kind="left", left_arity=2, right_arity=2))
+    join = h.graph.add_node(Join(h.left, h.right, (0,), (0,), kind="left", left_arity=2,
+                                 right_arity=2))
     rows = Counter(dict(h.graph.arrangement(join, ()).all_rows()))
     assert rows == Counter({(1, 1, 1, 5): 1, (1, 1, 1, 6): 1, (2, 2, None, None): 1})

@@ -41,16 +41,6 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
-from oracle import (
-    Pair,
-    assert_same_answer,
-    in_arity,
-    placeholder_count,
-    query_shape,
-    same_multiset,
-    sorted_rows,
-    with_in_arity,
-)
 from scenarios import (
     Handler,
     Scenario,
@@ -61,11 +51,21 @@ from scenarios import (
     note_example,
     play,
 )
-from test_differential import AGGS, COMPOSED, JOINS, SINGLE, Features, scenarios
 
 import rivulet
+from oracle import (
+    Pair,
+    assert_same_answer,
+    in_arity,
+    placeholder_count,
+    query_shape,
+    same_multiset,
+    sorted_rows,
+    with_in_arity,
+)
 from rivulet.cli import explain
 from rivulet.engine.config import parse_size
+from test_differential import AGGS, COMPOSED, JOINS, SINGLE, Features, scenarios
 
 #: Every wait on another thread is bounded (pytest-timeout friendly).
 WAIT = 10.0
@@ -511,7 +511,8 @@ def load_sample(pair: Pair, seed: int = 0, *, stories: int = len(STORIES), votes
     pair.insert_many("stories", [
         (s, s % 4, f"story{s}", TOPICS[s % 4] if s % 4 < 3 else None) for s in range(stories)
     ])
-    pair.insert_many("votes", [(rng.randrange(users), rng.randrange(stories)) for _ in range(votes)])
+    pair.insert_many("votes", [(rng.randrange(users), rng.randrange(stories))
+                               for _ in range(votes)])
     pair.insert_many("comments", [
         (c, rng.randrange(stories), rng.randrange(users), f"c{c}", rng.randrange(20))
         for c in range(comments)
@@ -807,7 +808,8 @@ def test_lookup_nowait_fills_a_storage_lookup_at_once() -> None:
         pair.check_answer("UserVotedIn", (2, 1, 4), db.view("UserVotedIn").lookup_nowait(2, 1, 4))
         assert view_stat(db, "UserVotedIn", "misses") == 1
         assert db.view("VoteCount").lookup_nowait(5) is rivulet.NOT_READY
-        pair.check_answer("VoteCount", (5,), wait_answer(lambda: db.view("VoteCount").lookup_nowait(5)))
+        pair.check_answer("VoteCount", (5,),
+                          wait_answer(lambda: db.view("VoteCount").lookup_nowait(5)))
         held, release = threading.Event(), threading.Event()
 
         def hold() -> None:  # another thread (a write) holds the dataflow
@@ -823,7 +825,8 @@ def test_lookup_nowait_fills_a_storage_lookup_at_once() -> None:
         finally:
             release.set()
             holder.join(WAIT)
-        pair.check_answer("StoriesIn", (3,), wait_answer(lambda: db.view("StoriesIn").lookup_nowait(3)))
+        pair.check_answer("StoriesIn", (3,),
+                          wait_answer(lambda: db.view("StoriesIn").lookup_nowait(3)))
 
 
 def test_probe_fills_a_storage_lookup_at_once_and_starts_nothing_else() -> None:
@@ -1056,7 +1059,8 @@ def test_memory_limit_bounds_state(policy: str) -> None:
         peak = 0
         for i in range(600):
             name = rng.choice(names)
-            key = rng.randrange(-5, 320) if name not in ("Karma", "UserVotes") else rng.randrange(70)
+            key = (rng.randrange(-5, 320) if name not in ("Karma", "UserVotes")
+                   else rng.randrange(70))
             got = db.view(name).lookup(key)
             if i % 50 == 0:
                 pair.check_answer(name, (key,), got)
@@ -1339,9 +1343,11 @@ def test_news_program_partial_equals_full(tmp_path: Any) -> None:
             if mode < 0.1:
                 partial.evict(rng.choice([None, name]))
             elif mode < 0.3:
-                writes = [("INSERT INTO votes VALUES (?, ?)", [rng.randrange(40), rng.randrange(200)]),
+                writes = [("INSERT INTO votes VALUES (?, ?)",
+                           [rng.randrange(40), rng.randrange(200)]),
                           ("DELETE FROM votes WHERE user_id = ?", [rng.randrange(40)]),
-                          ("UPDATE stories SET author = ? WHERE id = ?", [rng.randrange(40), key])]
+                          ("UPDATE stories SET author = ? WHERE id = ?",
+                           [rng.randrange(40), key])]
                 sql, params = rng.choice(writes)
                 for db in (partial, full):
                     db.execute(sql, params)

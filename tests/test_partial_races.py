@@ -29,6 +29,8 @@ import time
 from typing import Any
 
 import pytest
+
+import rivulet
 from test_partial import (
     KEYS,
     PARTIAL_VIEWS,
@@ -44,8 +46,6 @@ from test_partial import (
     snapshot,
     wait_answer,
 )
-
-import rivulet
 
 #: The story the race writes revolve around (author 3, topic None in the sample: the
 #: writes give it a topic), and one with a topic.

@@ -120,7 +120,8 @@ def test_plain_conjuncts_stay_filters_parameters_do_not(catalog):
 
 
 def test_parameter_in_joined_query_keys_the_right_table(catalog):
-    p = plan(catalog, "SELECT t.id, u.score FROM t JOIN u ON t.id = u.tid WHERE u.score = ? AND t.g = ?")
+    p = plan(catalog,
+             "SELECT t.id, u.score FROM t JOIN u ON t.id = u.tid WHERE u.score = ? AND t.g = ?")
     assert key_origins(p) == [("u", "score"), ("t", "g")]
     assert p.column_names == ("id", "score")
 
@@ -235,7 +236,8 @@ def test_limit_becomes_topk_grouped_by_the_key(catalog):
     assert p.root.group_by == p.key
     assert [origin(p.root, i) for i in p.root.group_by] == [("t", "g")]
     assert p.root.k == 3
-    assert [(origin(p.root.input, s.column), s.descending) for s in p.root.order] == [(("t", "n"), True)]
+    assert [(origin(p.root.input, s.column), s.descending)
+            for s in p.root.order] == [(("t", "n"), True)]
     assert p.limit == 3 and p.offset == 0
     assert [(origin(p.root, s.column), s.descending) for s in p.order] == [(("t", "n"), True)]
 
@@ -291,7 +293,8 @@ def assert_shared(a: ir.Node, b: ir.Node) -> None:
 
 
 def test_same_query_planned_twice_is_equal(catalog):
-    sql = "SELECT t.g, COUNT(*), SUM(u.score) FROM t JOIN u ON t.id = u.tid WHERE t.n > 1 GROUP BY t.g"
+    sql = ("SELECT t.g, COUNT(*), SUM(u.score) FROM t JOIN u ON t.id = u.tid WHERE t.n > 1 "
+           "GROUP BY t.g")
     a = plan(catalog, sql, "a")
     b = plan(make_catalog(), sql, "b")  # another planner and catalog: still the same signature
     assert_shared(a.root, b.root)
@@ -330,8 +333,8 @@ def test_subquery_and_view_share(catalog):
     base = plan(catalog, "SELECT g, COUNT(*) AS c FROM t WHERE n > 0 GROUP BY g", "per_g")
     catalog.views["per_g"] = base
     over_view = plan(catalog, "SELECT g FROM per_g WHERE c > 1")
-    over_sub = plan(catalog, "SELECT g FROM (SELECT g, COUNT(*) AS c FROM t WHERE n > 0 GROUP BY g) AS s "
-                             "WHERE c > 1")
+    over_sub = plan(catalog, "SELECT g FROM (SELECT g, COUNT(*) AS c FROM t WHERE n > 0 "
+                             "GROUP BY g) AS s WHERE c > 1")
     assert_shared(over_view.root, over_sub.root)
     # The view's own plan is a sub-plan of the plan over it: its state is reused.
     assert any(n == base.root for n in ir.walk(over_view.root))
@@ -339,8 +342,10 @@ def test_subquery_and_view_share(catalog):
 
 @pytest.mark.parametrize("a,b", [
     ("SELECT id AS a FROM t WHERE n > 5", "SELECT id AS b FROM t WHERE n > 5"),
-    ("SELECT n + 1 AS x, name FROM t WHERE g = ?", "SELECT n + 1 AS y, name AS nm FROM t WHERE g = ?"),
-    ("SELECT g, COUNT(*) AS c FROM t GROUP BY g", "SELECT g AS grp, COUNT(*) AS how_many FROM t GROUP BY g"),
+    ("SELECT n + 1 AS x, name FROM t WHERE g = ?",
+     "SELECT n + 1 AS y, name AS nm FROM t WHERE g = ?"),
+    ("SELECT g, COUNT(*) AS c FROM t GROUP BY g",
+     "SELECT g AS grp, COUNT(*) AS how_many FROM t GROUP BY g"),
     ("SELECT t.id AS i, u.score AS s FROM t JOIN u ON t.id = u.tid",
      "SELECT x.id AS k, y.score AS v FROM t AS x JOIN u AS y ON x.id = y.tid"),
 ])

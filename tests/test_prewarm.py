@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from oracle import Pair
-from spark_fixtures import SPARK_CONFIG, spark_session  # noqa: F401
 
 import rivulet
+from oracle import Pair
 from rivulet.engine.prewarm import HOT_KEYS_FILE, prewarm_view, spark_plan
+from spark_fixtures import SPARK_CONFIG, spark_session  # noqa: F401
 
 VIEWS = {
     "by_cat": "SELECT id, name FROM items WHERE cat = ?",
@@ -214,13 +214,15 @@ def test_prewarm_on_spark_shares_an_aggregate_some_keys_of_which_are_held(spark_
 
 
 @pytest.mark.spark
-def test_prewarm_falls_back_in_process_where_spark_cannot_fill_consistently(spark_pair: Pair) -> None:
+def test_prewarm_falls_back_in_process_where_spark_cannot_fill_consistently(
+        spark_pair: Pair) -> None:
     db = spark_pair.db
     built = db.core.built["top_names"]
     assert spark_plan(db.program, built) is None  # a partial top-k over a partial aggregate
     result = prewarm_view(db, db.view("top_names"), [3, 4], on_spark=True)
     assert (result.executor, result.filled) == ("in-process", 2)
-    assert spark_plan(db.program, db.core.built["names_in"]) is None  # keyed by cat, not (cat, name)
+    # keyed by cat, not (cat, name)
+    assert spark_plan(db.program, db.core.built["names_in"]) is None
     result = prewarm_view(db, db.view("names_in"), [(3, "a"), 4], on_spark=True)
     assert (result.executor, result.filled) == ("in-process", 2)
     spark_writes(spark_pair)

@@ -14,9 +14,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import Pair
 
 import rivulet
+from oracle import Pair
 from rivulet.dataflow.ops.join import Join
 from rivulet.plan import ir
 from rivulet.plan.prune import prune
@@ -109,7 +109,8 @@ def test_pruning_keeps_the_root_and_is_idempotent(tmp_path: Path) -> None:
             plan = db.catalog.view(name)
             pruned = prune(plan)
             assert [c.name for c in pruned.root.columns] == [c.name for c in plan.root.columns]
-            assert (pruned.key, pruned.visible, pruned.order) == (plan.key, plan.visible, plan.order)
+            assert ((pruned.key, pruned.visible, pruned.order)
+                    == (plan.key, plan.visible, plan.order))
             assert prune(pruned) == pruned
 
 

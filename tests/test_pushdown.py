@@ -14,13 +14,13 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import Pair
-from test_prune import count_join_inputs
 
 import rivulet
+from oracle import Pair
 from rivulet.plan import ir
 from rivulet.plan.ir import conjuncts
 from rivulet.plan.pushdown import push_filters
+from test_prune import count_join_inputs
 
 SCHEMA = [
     "CREATE TABLE stories (id INT PRIMARY KEY, author INT NOT NULL, hidden INT NOT NULL)",
@@ -84,7 +84,8 @@ def test_one_table_conditions_sink_to_their_table(tmp_path: Path) -> None:
         above_first = [p for p, below in placed.items() if below is first_join]
         assert len(above_first) == 1 and len(conjuncts(above_first[0])) == 2
         # the condition reading the LEFT JOIN's padded side stays above it
-        (left_join,) = [n for n in ir.walk(plan.root) if isinstance(n, ir.Join) and n.kind == "left"]
+        (left_join,) = [n for n in ir.walk(plan.root)
+                        if isinstance(n, ir.Join) and n.kind == "left"]
         assert any(below is left_join for _, below in placed.items())
 
 

@@ -21,13 +21,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
-from oracle import assert_same_answer, same_multiset
-from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 import rivulet
+from oracle import assert_same_answer, same_multiset
 from rivulet.errors import ProgramError, SqlError
+from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
-TABLE = "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(20) NOT NULL, qty INT, note VARCHAR(30))"
+TABLE = ("CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(20) NOT NULL, qty INT, "
+         "note VARCHAR(30))")
 #: Views planned on the first version; none of them depends on qty, note or added columns.
 OLD_VIEWS = {
     "by_id": "SELECT id, name FROM items WHERE id = ?",
@@ -79,8 +80,9 @@ class AlterPair:
     def check(self) -> None:
         self.db.settle()
         names = ", ".join(self.columns)
-        assert_same_answer(f"SELECT {names} FROM items", (), self.db.query(f"SELECT {names} FROM items"),
-                           self.lite, what="whole table")
+        assert_same_answer(f"SELECT {names} FROM items", (),
+                           self.db.query(f"SELECT {names} FROM items"), self.lite,
+                           what="whole table")
         by_key = f"SELECT {names} FROM items WHERE id = ?"
         for i in (0, 3, 7, 50):
             assert_same_answer(by_key, (i,), self.db.query(by_key, [i]), self.lite, what=f"row {i}")
@@ -117,8 +119,10 @@ def test_add_column_reads_its_default_in_old_rows_and_new_views_see_it(pair: Alt
 
 
 def test_add_column_first_and_after_keeps_every_view_answering(pair: AlterPair) -> None:
-    pair.db.execute("ALTER TABLE items ADD COLUMN a INT FIRST, ADD COLUMN b VARCHAR(5) DEFAULT 'bb' AFTER name")
-    assert pair.db.query("SELECT * FROM items WHERE id = ?", [1]) == [(None, 1, "n1", "bb", 10, "note 1")]
+    pair.db.execute("ALTER TABLE items ADD COLUMN a INT FIRST, "
+                    "ADD COLUMN b VARCHAR(5) DEFAULT 'bb' AFTER name")
+    assert pair.db.query("SELECT * FROM items WHERE id = ?", [1]) == [
+        (None, 1, "n1", "bb", 10, "note 1")]
     pair.db.execute("INSERT INTO items VALUES (7, 30, 'n2', 'b', 3, 'x')")
     pair.lite.execute("INSERT INTO items VALUES (30, 'n2', 3, 'x')")
     pair.check()  # the whole table as SQLite has it: the columns named, in its order
@@ -178,12 +182,14 @@ def test_the_background_thread_converts_and_copies_on_its_own(tmp_path: Path) ->
         db.execute("ALTER TABLE items MODIFY qty VARCHAR(12)")
         db.execute("CREATE TABLE names AS SELECT id, name FROM items")
         deadline = time.monotonic() + 60
-        while (db.catalog.table("items").converting or db.catalog.copies) and time.monotonic() < deadline:
+        while ((db.catalog.table("items").converting or db.catalog.copies)
+               and time.monotonic() < deadline):
             time.sleep(0.05)
         assert not db.catalog.table("items").converting and not db.catalog.copies
         conn = sqlite3.connect(tmp_path / "rivulet.db")
         assert conn.execute("SELECT COUNT(*) FROM names").fetchone() == (5000,)
-        assert conn.execute("SELECT COUNT(*) FROM items WHERE qty = CAST(id AS TEXT)").fetchone() == (5000,)
+        assert conn.execute(
+            "SELECT COUNT(*) FROM items WHERE qty = CAST(id AS TEXT)").fetchone() == (5000,)
         conn.close()
 
 
@@ -193,12 +199,15 @@ def test_a_join_view_keeps_answering_when_a_column_it_does_not_read_goes(tmp_pat
     lite = sqlite3.connect(":memory:", isolation_level=None)
     with rivulet.open(tmp_path) as db:
         for conn in (db, lite):
-            conn.execute("CREATE TABLE stories (id INT PRIMARY KEY, title VARCHAR(40), score INT, url VARCHAR(20))")
+            conn.execute("CREATE TABLE stories (id INT PRIMARY KEY, title VARCHAR(40), score INT, "
+                         "url VARCHAR(20))")
             conn.execute("CREATE TABLE votes (user_id INT NOT NULL, story_id INT NOT NULL)")
-            conn.execute("INSERT INTO stories VALUES (1, 'a', 5, 'u'), (2, 'b', 6, 'v'), (3, 'c', 7, NULL)")
+            conn.execute(
+                "INSERT INTO stories VALUES (1, 'a', 5, 'u'), (2, 'b', 6, 'v'), (3, 'c', 7, NULL)")
             conn.execute("INSERT INTO votes VALUES (1, 1), (2, 1), (3, 2)")
         sql = ("SELECT stories.id, stories.title, COUNT(votes.user_id) AS n FROM stories LEFT JOIN "
-               "votes ON stories.id = votes.story_id WHERE stories.id = ? GROUP BY stories.id, stories.title")
+               "votes ON stories.id = votes.story_id WHERE stories.id = ? "
+               "GROUP BY stories.id, stories.title")
         db.execute(f"CREATE VIEW vc AS {sql}")
         for s in (1, 2, 3):
             db.view("vc").lookup(s)  # state filled before the change
@@ -227,7 +236,8 @@ def test_widening_a_column_a_view_reads_needs_no_conversion(pair: AlterPair) -> 
 def test_narrowing_converts_as_mysql_does_outside_strict_mode(tmp_path: Path) -> None:
     with rivulet.open(tmp_path) as db:
         db.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10), n BIGINT)")
-        db.execute("INSERT INTO t VALUES (1, 'abcdefgh', 5000000000), (2, '12x', -7), (3, NULL, NULL)")
+        db.execute(
+            "INSERT INTO t VALUES (1, 'abcdefgh', 5000000000), (2, '12x', -7), (3, NULL, NULL)")
         db.execute("ALTER TABLE t MODIFY v VARCHAR(3), MODIFY n INT")
         want = [(1, "abc", 2**31 - 1), (2, "12x", -7), (3, None, None)]
         assert sorted(db.query("SELECT * FROM t")) == want
@@ -305,7 +315,8 @@ ACTIONS = hs.sampled_from(["add", "drop", "rename", "retype", "insert", "update"
                            "view", "unview"])
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(actions=hs.lists(hs.tuples(ACTIONS, hs.integers(0, 30)), min_size=1, max_size=14),
        partial=hs.booleans())
 def test_random_changes_and_writes_agree_with_sqlite(tmp_path_factory: pytest.TempPathFactory,
@@ -351,10 +362,12 @@ def test_random_changes_and_writes_agree_with_sqlite(tmp_path_factory: pytest.Te
                 else:
                     values = [key, f"n{n % 4}", str(n) if qty_is_text else n, None]
                     values += [n] * (len(p.columns) - 4)
-                    p.both(f"INSERT INTO items VALUES ({', '.join('?' * len(values))})", tuple(values))
+                    p.both(f"INSERT INTO items VALUES ({', '.join('?' * len(values))})",
+                           tuple(values))
             elif action == "update":
                 value = str(n) if qty_is_text else n
-                p.both("UPDATE items SET qty = ?, name = ? WHERE id % 3 = ?", (value, f"n{n % 4}", n % 3))
+                p.both("UPDATE items SET qty = ?, name = ? WHERE id % 3 = ?",
+                       (value, f"n{n % 4}", n % 3))
             elif action == "delete":
                 p.both("DELETE FROM items WHERE id = ?", (n % 10,))
             elif action == "view" and extra:
@@ -392,7 +405,8 @@ def test_changes_while_other_threads_write_and_read(tmp_path: Path) -> None:
         i = start
         try:
             while not done.is_set():
-                db.execute("INSERT INTO items (id, name, qty) VALUES (?, ?, ?)", (i, f"n{i % 4}", i))
+                db.execute("INSERT INTO items (id, name, qty) VALUES (?, ?, ?)",
+                           (i, f"n{i % 4}", i))
                 acknowledged.append(i)
                 db.execute("UPDATE items SET name = ? WHERE id = ?", (f"n{(i + 1) % 4}", i - 2))
                 i += 2
@@ -415,7 +429,8 @@ def test_changes_while_other_threads_write_and_read(tmp_path: Path) -> None:
     try:
         for step in range(6):
             db.execute(f"ALTER TABLE items ADD COLUMN c{step} INT DEFAULT {step}")
-            db.execute("ALTER TABLE items MODIFY qty " + ("VARCHAR(12)" if step % 2 == 0 else "INT"))
+            db.execute("ALTER TABLE items MODIFY qty "
+                       + ("VARCHAR(12)" if step % 2 == 0 else "INT"))
             if step >= 2:
                 db.execute(f"ALTER TABLE items DROP COLUMN c{step - 2}")
     finally:
@@ -433,7 +448,8 @@ def test_changes_while_other_threads_write_and_read(tmp_path: Path) -> None:
             for key in OLD_KEYS[name] + ([(k,) for k in range(40)] if name == "by_id" else []):
                 assert_same_answer(sql, key, db.view(name).lookup(*key), lite, what=name)
         stored = lite.execute("SELECT id, qty FROM items").fetchall()
-        assert same_multiset(db.query("SELECT id, qty FROM items"), [(i, int(q)) for i, q in stored])
+        assert same_multiset(db.query("SELECT id, qty FROM items"),
+                             [(i, int(q)) for i, q in stored])
     finally:
         lite.close()
         db.close()
@@ -463,8 +479,10 @@ def test_a_crash_in_the_middle_of_a_conversion_resumes_where_it_stopped(tmp_path
     conn = sqlite3.connect(tmp_path / "rivulet.db")
     source = [c[1] for c in conn.execute("PRAGMA table_info(items)") if "_old_" in c[1]]
     assert len(source) == 1
-    pending = conn.execute(f'SELECT COUNT(*) FROM items WHERE "{source[0]}" IS NOT NULL').fetchone()[0]
-    converted = conn.execute(f'SELECT COUNT(*) FROM items WHERE "{source[0]}" IS NULL').fetchone()[0]
+    pending = conn.execute(
+        f'SELECT COUNT(*) FROM items WHERE "{source[0]}" IS NOT NULL').fetchone()[0]
+    converted = conn.execute(
+        f'SELECT COUNT(*) FROM items WHERE "{source[0]}" IS NULL').fetchone()[0]
     conn.close()
     assert (pending, converted) == (rows - 2000, 2000)
     with rivulet.open(tmp_path) as db:  # the ALTER is durable; conversion resumes at open
@@ -473,7 +491,8 @@ def test_a_crash_in_the_middle_of_a_conversion_resumes_where_it_stopped(tmp_path
         assert sorted(db.query("SELECT id, qty FROM items")) == [(i, str(i)) for i in range(rows)]
         assert db.view("by_id").lookup(7) == [(7, "n3")]
     conn = sqlite3.connect(tmp_path / "rivulet.db")
-    assert conn.execute(f'SELECT COUNT(*) FROM items WHERE "{source[0]}" IS NOT NULL').fetchone()[0] == 0
+    assert conn.execute(
+        f'SELECT COUNT(*) FROM items WHERE "{source[0]}" IS NOT NULL').fetchone()[0] == 0
     conn.close()
 
 
@@ -484,7 +503,8 @@ def test_a_spark_snapshot_reads_an_altered_table_as_it_is_now(tmp_path: Path) ->
     with rivulet.open(tmp_path / "db", background_migration=False) as db:
         db.execute(TABLE)
         db.table("items").insert_many([(i, "n", i, "x") for i in range(50)])
-        db.execute("ALTER TABLE items DROP COLUMN note, ADD COLUMN w INT DEFAULT 2, MODIFY qty VARCHAR(5)")
+        db.execute("ALTER TABLE items DROP COLUMN note, ADD COLUMN w INT DEFAULT 2, "
+                   "MODIFY qty VARCHAR(5)")
         assert db.catalog.table("items").converting
         snapshot = take_snapshot(db, tmp_path / "snap")
     schema = load_snapshot(tmp_path / "snap").schemas["items"]
@@ -497,7 +517,8 @@ def test_a_spark_snapshot_reads_an_altered_table_as_it_is_now(tmp_path: Path) ->
 
 # --------------------------------------------------------------------------- splits
 
-VOTES = "CREATE TABLE votes (id INT PRIMARY KEY, user_id INT NOT NULL, story_id INT NOT NULL, w INT)"
+VOTES = ("CREATE TABLE votes (id INT PRIMARY KEY, user_id INT NOT NULL, story_id INT NOT NULL, "
+         "w INT)")
 SPLITS = {
     "per_story": "SELECT story_id, COUNT(*) AS n, SUM(w) AS total FROM votes GROUP BY story_id",
     "heavy": "SELECT id, user_id, w * 2 AS w2 FROM votes WHERE w > 0",
@@ -637,7 +658,8 @@ SPLIT_CRASH = textwrap.dedent("""
 """)
 
 
-def test_a_crash_in_the_middle_of_a_split_resumes_with_every_key_copied_once(tmp_path: Path) -> None:
+def test_a_crash_in_the_middle_of_a_split_resumes_with_every_key_copied_once(
+        tmp_path: Path) -> None:
     rows = 3500
     db, lite = _split_pair(tmp_path, rows=rows)
     db.close()
@@ -684,11 +706,13 @@ def test_random_interleavings_of_a_split_agree_with_sqlite(name: str, ops: list)
                 params = {"story_id": n % 13, "user_id": n % 7, "id": n * 3}
                 pk = tuple(params[k] for k in key)
                 if op == "source_insert":
-                    statement = ("INSERT INTO votes VALUES (?, ?, ?, ?)", (1000 + n, n % 7, n % 13, n % 4))
+                    statement = ("INSERT INTO votes VALUES (?, ?, ?, ?)",
+                                 (1000 + n, n % 7, n % 13, n % 4))
                     if lite.execute("SELECT 1 FROM votes WHERE id = ?", (1000 + n,)).fetchone():
                         continue
                 elif op == "source_update":
-                    statement = ("UPDATE votes SET w = w + 1, story_id = ? WHERE user_id = ?", (n % 13, n % 7))
+                    statement = ("UPDATE votes SET w = w + 1, story_id = ? WHERE user_id = ?",
+                                 (n % 13, n % 7))
                 elif op == "source_delete":
                     statement = ("DELETE FROM votes WHERE story_id = ?", (n % 13,))
                 elif op == "target_update":

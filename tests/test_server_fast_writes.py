@@ -6,8 +6,8 @@ read-only refusal, and replies in order when a client pipelines several statemen
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pymysql
 import pytest

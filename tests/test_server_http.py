@@ -24,12 +24,12 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import Pair, assert_same_answer, sorted_rows
-from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 import rivulet
+from oracle import Pair, assert_same_answer, sorted_rows
 from rivulet.cli import load_news_sample, news_program
 from rivulet.server.http.app import make_app, serve_http
+from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette's notice about httpx vs httpx2
@@ -222,9 +222,11 @@ def test_lookup_many_and_scan(news, api):
     expected = news.view("StoriesWithVC").lookup_many([3, 1, 4])
     assert sorted_rows(got) == sorted_rows(expected)
     assert sorted(r[0] for r in got) == [1, 3, 4]
-    news.execute("CREATE VIEW ByAuthorTitle AS SELECT id FROM stories WHERE author = ? AND title = ?")
+    news.execute(
+        "CREATE VIEW ByAuthorTitle AS SELECT id FROM stories WHERE author = ? AND title = ?")
     author, title = news.query("SELECT author, title FROM stories WHERE id = ?", [8])[0]
-    got = rows_of(api.post("/views/ByAuthorTitle/lookup", json=[[author, title], [author, "none"]]))
+    got = rows_of(api.post("/views/ByAuthorTitle/lookup",
+                           json=[[author, title], [author, "none"]]))
     assert got == [(8,)]
     assert_error(api.post("/views/ByAuthorTitle/lookup", json=[[author]]), 400, "bad_request",
                  "keyed by 2")
@@ -247,7 +249,8 @@ def test_lookup_many_and_scan(news, api):
 
 
 def test_put_and_delete_views(news, api):
-    r = api.put("/views/Top3", content="SELECT id, vcount FROM StoryVotes ORDER BY vcount DESC LIMIT 3")
+    r = api.put("/views/Top3",
+                content="SELECT id, vcount FROM StoryVotes ORDER BY vcount DESC LIMIT 3")
     assert r.status_code == 201, r.text
     assert r.json()["name"] == "Top3" and r.json()["columns"] == ["id", "vcount"]
     top = rows_of(api.get("/views/Top3"))
@@ -314,7 +317,8 @@ def test_patch_and_delete_by_primary_key(news, api):
     # The row already holds the value: MySQL counts 0 rows changed, but the row exists.
     r = api.patch("/tables/users/rows/3", json={"name": "renamed"})
     assert r.status_code == 200 and r.json()["updated"] == 0, r.text
-    assert_error(api.patch("/tables/users/rows/99999", json={"name": "x"}), 404, "not_found", "99999")
+    assert_error(api.patch("/tables/users/rows/99999", json={"name": "x"}), 404, "not_found",
+                 "99999")
     assert_error(api.patch("/tables/users/rows/3", json={"nam": "x"}), 400, "schema", "nam")
     assert_error(api.patch("/tables/users/rows/3", json={"name` = 'x', `id": 1}), 400, "schema")
     assert_error(api.patch("/tables/users/rows/3", json={"name": None}), 400, "schema", "NOT NULL")
@@ -367,12 +371,14 @@ def test_json_values_round_trip(tmp_path):
 def test_sql_endpoint(news, api):
     lite = sqlite3.connect(":memory:")
     lite.execute("CREATE TABLE votes (user_id INT, story_id INT)")
-    lite.executemany("INSERT INTO votes VALUES (?, ?)", news.query("SELECT user_id, story_id FROM votes"))
+    lite.executemany("INSERT INTO votes VALUES (?, ?)",
+                     news.query("SELECT user_id, story_id FROM votes"))
     sql = "SELECT story_id, COUNT(*) AS n FROM votes WHERE story_id = ? GROUP BY story_id"
     r = api.post("/sql", json={"sql": sql, "params": [2]})
     assert r.json()["columns"] == ["story_id", "n"], r.text
     assert_same_answer(sql, [2], rows_of(r), lite)
-    r = api.post("/sql", json={"sql": "INSERT INTO votes VALUES (?, ?), (?, ?)", "params": [1, 2, 3, 2]})
+    r = api.post("/sql", json={"sql": "INSERT INTO votes VALUES (?, ?), (?, ?)",
+                               "params": [1, 2, 3, 2]})
     assert r.json() == {"rowcount": 2, "lsn": news.lsn}, r.text
     lite.executemany("INSERT INTO votes VALUES (?, ?)", [(1, 2), (3, 2)])
     news.settle()
@@ -487,7 +493,8 @@ def test_reads_equal_sqlite_after_writes_through_the_api(ops, use_min_lsn):
             pair.settle()
         for name, sql in VIEWS.items():
             for params in KEYS[name]:
-                got = rows_of(api.get(f"/views/{name}", params={"key": json.dumps(params), **extra}))
+                got = rows_of(api.get(f"/views/{name}",
+                                      params={"key": json.dumps(params), **extra}))
                 lite_sql = sql.replace("IN (?)", "IN (" + ", ".join("?" * len(params)) + ")")
                 assert_same_answer(lite_sql, params, got, lite, what=f"GET /views/{name}")
         got = rows_of(api.post("/views/by_g/lookup", json=[0, 2]))
@@ -534,7 +541,8 @@ def parse_metrics(text: str) -> dict[str, float]:
 
 def test_metrics_parse_and_move(news, api):
     r = api.get("/metrics")
-    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/plain; version=0.0.4")
     before = parse_metrics(r.text)
     for view in news.views():
         assert f'rivulet_view_memory_bytes{{view="{view}"}}' in before
@@ -559,7 +567,8 @@ def test_metrics_parse_and_move(news, api):
     api.get("/views/StoriesWithVC", params={"key": 1})
     after_miss = parse_metrics(api.get("/metrics").text)
     assert after_miss["rivulet_evictions_total"] > after_hits["rivulet_evictions_total"]
-    assert after_miss[f"rivulet_view_misses_total{v}"] == after_hits[f"rivulet_view_misses_total{v}"] + 1
+    assert (after_miss[f"rivulet_view_misses_total{v}"]
+            == after_hits[f"rivulet_view_misses_total{v}"] + 1)
     assert after_miss["rivulet_misses_total"] == after_hits["rivulet_misses_total"] + 1
     assert after_miss["rivulet_upqueries_total"] > after_hits["rivulet_upqueries_total"]
     # Writes, and the write-to-visible lag histogram.
@@ -617,7 +626,8 @@ def test_graph_dot_marks_every_node(news, api):
         assert f"view {name}" in lines[node_id] or f"query {name}" in lines[node_id]
         state = news.core.built[name.lower()].state
         assert ("dashed" in lines[node_id]) == state.partial
-        assert ("partial on" in lines[node_id] or "partial (whole" in lines[node_id]) == state.partial
+        assert ("partial on" in lines[node_id]
+                or "partial (whole" in lines[node_id]) == state.partial
     # State: partial dashed, full bold with its reason (the front page's top-k has no key
     # to be partial on), none plain.
     from rivulet.dataflow.ops.reader import Reader
@@ -655,7 +665,8 @@ def test_graph_svg(news, api, tmp_path, monkeypatch):
     fake = tmp_path / "bin"
     fake.mkdir()
     script = fake / "dot"
-    script.write_text(f'#!/bin/sh\n[ "$1" = "-Tsvg" ] || exit 3\necho "<svg><!--"\n{cat}\necho "--></svg>"\n')
+    script.write_text(f'#!/bin/sh\n[ "$1" = "-Tsvg" ] || exit 3\necho "<svg><!--"\n'
+                      f'{cat}\necho "--></svg>"\n')
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{empty}")
     r = api.get("/graph", params={"format": "svg"})
@@ -739,7 +750,8 @@ bodies = st.one_of(
     st.binary(max_size=40),
     st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) |
                  st.text(max_size=10), lambda c: st.lists(c, max_size=4) |
-                 st.dictionaries(st.text(max_size=5), c, max_size=3), max_leaves=8).map(json.dumps).map(str.encode),
+                 st.dictionaries(st.text(max_size=5), c, max_size=3),
+                 max_leaves=8).map(json.dumps).map(str.encode),
 )
 queries = st.dictionaries(st.sampled_from(["key", "block", "limit", "min_lsn", "format"]),
                           st.text(max_size=8), max_size=3)
@@ -784,8 +796,8 @@ def test_verify_failure_is_reported(news):
 
 
 def test_reserved_view_name_is_bad_input(news, api):
-    assert_error(api.put("/views/_rivulet_mine", content="SELECT id FROM stories"), 400, "bad_request",
-                 "reserved")
+    assert_error(api.put("/views/_rivulet_mine", content="SELECT id FROM stories"), 400,
+                 "bad_request", "reserved")
 
 
 # --------------------------------------------------------------------------- threads, runner
@@ -814,7 +826,8 @@ def test_a_held_upquery_does_not_block_other_requests(news):
         assert entered.wait(10)
         t0 = time.perf_counter()
         health = httpx.get(f"{server.url}/health", timeout=5)
-        blocked = httpx.get(f"{server.url}/views/Karma", params={"key": 2, "block": "false"}, timeout=5)
+        blocked = httpx.get(f"{server.url}/views/Karma", params={"key": 2, "block": "false"},
+                            timeout=5)
         elapsed = time.perf_counter() - t0
         assert health.status_code == 200 and blocked.status_code in (200, 202)
         assert elapsed < 1.0, elapsed
@@ -886,9 +899,10 @@ def test_concurrent_clients_equal_sqlite_after_settling(tmp_path):
         server.stop()
         assert not errors, errors
         pair.lite.executemany("INSERT INTO t VALUES (?, ?, ?, ?)",
-                              [(w * 100 + i, i % 3, i, f"w{w}") for w in range(8) for i in range(25)])
+                              [(w * 100 + i, i % 3, i, f"w{w}")
+                               for w in range(8) for i in range(25)])
         pair.settle()
         api = client_for(pair.db)
         for g in range(3):
-            assert_same_answer(VIEWS["by_g"], [g], rows_of(api.get("/views/by_g", params={"key": g})),
-                               pair.lite)
+            assert_same_answer(VIEWS["by_g"], [g],
+                               rows_of(api.get("/views/by_g", params={"key": g})), pair.lite)

@@ -12,8 +12,9 @@ import sqlite3
 import struct
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import mysql.connector
 import pymysql
@@ -21,13 +22,13 @@ import pytest
 import sqlalchemy as sa
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import assert_same_answer
 
 import rivulet
+from oracle import assert_same_answer
 from rivulet.cli import load_news_sample, news_program
 from rivulet.server.auth import UserStore
-from rivulet.server.mysql.server import ServerThread
 from rivulet.server.mysql.normalize import split
+from rivulet.server.mysql.server import ServerThread
 
 SCHEMA = [
     "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(100) NOT NULL, "
@@ -97,7 +98,8 @@ def query(conn: Any, sql: str, params: Any = None) -> list[tuple]:
 
 
 def test_split_turns_literals_into_slots_and_leaves_names_and_comments() -> None:
-    s = split("SELECT t1.a, `x 5`, 'it''s', \"q\\\"\" FROM t1 /* 7 */ WHERE b = 12 AND c = 1.5 -- 9")
+    s = split("SELECT t1.a, `x 5`, 'it''s', \"q\\\"\""
+              " FROM t1 /* 7 */ WHERE b = 12 AND c = 1.5 -- 9")
     assert s.template == "SELECT t1.a, `x 5`, ?, ? FROM t1 /* 7 */ WHERE b = ? AND c = ? -- 9"
     assert s.values == ("it's", 'q"', 12, decimal.Decimal("1.5"))
     assert s.params == ()
@@ -158,7 +160,8 @@ def test_query_texts_are_kept_from_their_second_time_and_while_asked_for() -> No
     assert texts.get(text[0]) is None and len(texts) == 0
 
 
-def test_literals_in_key_positions_share_one_view(server: ServerThread, db: rivulet.Database) -> None:
+def test_literals_in_key_positions_share_one_view(server: ServerThread,
+                                                  db: rivulet.Database) -> None:
     conn = connect(server)
     views_before = len(db.program.views)
     for i in (5, 6, 7):
@@ -178,7 +181,8 @@ def test_literals_in_key_positions_share_one_view(server: ServerThread, db: rivu
     db.settle()
     assert query(conn, "SELECT name, qty FROM items WHERE id = -3") == [("minus three", -1)]
     assert query(conn, "SELECT name, qty FROM items WHERE id = -4") == [("minus four", -7)]
-    assert sorted(query(conn, "SELECT id FROM items WHERE id IN (-4, 5, -3)")) == [(-4,), (-3,), (5,)]
+    assert sorted(query(conn, "SELECT id FROM items WHERE id IN (-4, 5, -3)")) == [
+        (-4,), (-3,), (5,)]
     assert len(db.program.views) == views_before + 3
 
 
@@ -218,14 +222,16 @@ def test_writes_through_text_queries(server: ServerThread, db: rivulet.Database)
     assert counts[:4] == [2, 1, sqlite.execute("SELECT COUNT(*) FROM items WHERE name = 'renamed'")
                           .fetchone()[0], 3]
     db.settle()
-    for sql in ["SELECT id, name, qty FROM items WHERE qty > 0", "SELECT item_id, tag FROM tags WHERE tag = 'red'"]:
+    for sql in ["SELECT id, name, qty FROM items WHERE qty > 0",
+                "SELECT item_id, tag FROM tags WHERE tag = 'red'"]:
         assert_same_answer(sql, (), query(conn, sql), sqlite)
 
 
 def test_ddl_show_describe_and_explain(server: ServerThread, db: rivulet.Database) -> None:
     conn = connect(server)
     with conn.cursor() as cursor:
-        cursor.execute("CREATE TABLE notes (id INT PRIMARY KEY, body TEXT NOT NULL, score INT DEFAULT 0)")
+        cursor.execute(
+            "CREATE TABLE notes (id INT PRIMARY KEY, body TEXT NOT NULL, score INT DEFAULT 0)")
         cursor.execute("INSERT INTO notes (id, body) VALUES (1, 'one'), (2, 'two')")
         cursor.execute("CREATE VIEW NotesById AS SELECT id, body, score FROM notes WHERE id = ?")
     assert ("notes",) in query(conn, "SHOW TABLES")
@@ -260,7 +266,8 @@ def test_named_views_read_by_their_parameters(tmp_path: Path) -> None:
             assert query(conn, "SELECT * FROM StoriesWithVC WHERE id = 7") == expected
             assert query(conn, "SELECT vcount, id FROM StoriesWithVC WHERE id = 7") == [
                 (expected[0][4], 7)]
-            assert query(conn, "SELECT * FROM FrontPage LIMIT 3") == db.view("FrontPage").lookup()[:3]
+            assert (query(conn, "SELECT * FROM FrontPage LIMIT 3")
+                    == db.view("FrontPage").lookup()[:3])
             with pytest.raises(pymysql.err.NotSupportedError, match="parameter columns"):
                 query(conn, "SELECT * FROM StoriesWithVC WHERE title = 'x'")
             with pytest.raises(pymysql.err.NotSupportedError, match="takes a value for 'id'"):
@@ -272,11 +279,13 @@ def test_named_views_read_by_their_parameters(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- clients
 
 
-def test_mysql_connector_prepared_statements_take_values(server: ServerThread, db: rivulet.Database) -> None:
+def test_mysql_connector_prepared_statements_take_values(server: ServerThread,
+                                                          db: rivulet.Database) -> None:
     conn = connector(server)
     cursor = conn.cursor(prepared=True)
     cursor.execute("SELECT id, name, price, added FROM items WHERE id = ?", (4,))
-    assert cursor.fetchall() == [(4, "item 4", decimal.Decimal("4.50"), dt.datetime(2024, 1, 5, 12))]
+    assert cursor.fetchall() == [
+        (4, "item 4", decimal.Decimal("4.50"), dt.datetime(2024, 1, 5, 12))]
     cursor.execute("SELECT id FROM items WHERE id IN (?, ?, ?)", (1, 2, 40))
     assert sorted(r[0] for r in cursor.fetchall()) == [1, 2, 40]
     when = dt.datetime(2025, 3, 4, 5, 6, 7)
@@ -287,7 +296,8 @@ def test_mysql_connector_prepared_statements_take_values(server: ServerThread, d
     db.settle()
     cursor.execute("SELECT name, price, qty, added FROM items WHERE id = ?", (200,))
     assert cursor.fetchall() == [("prepared", decimal.Decimal("9.99"), 3, when)]
-    cursor.execute("SELECT id FROM items WHERE added > ? AND id = ?", (dt.datetime(2025, 1, 1), 200))
+    cursor.execute("SELECT id FROM items WHERE added > ? AND id = ?",
+                   (dt.datetime(2025, 1, 1), 200))
     assert cursor.fetchall() == [(200,)]
     text = conn.cursor()
     text.execute("SELECT name FROM items WHERE id = %s", (200,))
@@ -300,7 +310,8 @@ def test_hostile_strings_are_values_never_sql(server: ServerThread, db: rivulet.
     pcursor = prepared.cursor(prepared=True)
     for i, value in enumerate(HOSTILE):
         with plain.cursor() as cursor:  # PyMySQL escapes on the client: the text path
-            assert cursor.execute("INSERT INTO items (id, name) VALUES (%s, %s)", (1000 + i, value)) == 1
+            assert cursor.execute("INSERT INTO items (id, name) VALUES (%s, %s)",
+                                  (1000 + i, value)) == 1
         pcursor.execute("INSERT INTO items (id, name) VALUES (?, ?)", (2000 + i, value))
     db.settle()
     for i, value in enumerate(HOSTILE):
@@ -310,7 +321,8 @@ def test_hostile_strings_are_values_never_sql(server: ServerThread, db: rivulet.
         assert sorted(r[0] for r in pcursor.fetchall()) == [1000 + i, 2000 + i]
         pcursor.execute("SELECT name FROM items WHERE id = ?", (2000 + i,))
         assert pcursor.fetchall() == [(value,)]
-    assert query(plain, "SELECT COUNT(*) FROM items WHERE id > 0") == [(len(ITEMS) + 2 * len(HOSTILE),)]
+    assert query(plain, "SELECT COUNT(*) FROM items WHERE id > 0") == [
+        (len(ITEMS) + 2 * len(HOSTILE),)]
     assert db.storage.count(db.catalog.require_table("items")) == len(ITEMS) + 2 * len(HOSTILE)
     prepared.close()
 
@@ -320,7 +332,8 @@ def test_sqlalchemy_core(server: ServerThread, db: rivulet.Database) -> None:
     try:
         inspector = sa.inspect(engine)
         assert {"items", "tags"} <= set(inspector.get_table_names())
-        assert [c["name"] for c in inspector.get_columns("items")] == ["id", "name", "price", "qty", "added"]
+        assert [c["name"] for c in inspector.get_columns("items")] == [
+            "id", "name", "price", "qty", "added"]
         metadata = sa.MetaData()
         items = sa.Table("items", metadata, autoload_with=engine)
         with engine.begin() as conn:
@@ -333,12 +346,14 @@ def test_sqlalchemy_core(server: ServerThread, db: rivulet.Database) -> None:
                                 .where(items.c.id.in_([300, 301, 5]))).all()
             assert sorted(tuple(r) for r in rows) == [(5, 5), (300, 1), (301, 5)]
             assert conn.execute(sa.select(items.c.name).where(items.c.id == 300)).scalar() == "sa"
-            assert conn.execute(sa.text("SELECT name FROM items WHERE id = :i"), {"i": 301}).scalar() == "sa2"
+            assert conn.execute(sa.text("SELECT name FROM items WHERE id = :i"),
+                                {"i": 301}).scalar() == "sa2"
     finally:
         engine.dispose()
 
 
-def test_32_connections_reading_and_writing_agree_with_sqlite(server: ServerThread, db: rivulet.Database) -> None:
+def test_32_connections_reading_and_writing_agree_with_sqlite(server: ServerThread,
+                                                              db: rivulet.Database) -> None:
     errors: list[BaseException] = []
     writes: list[list[str]] = [[] for _ in range(32)]
 
@@ -388,7 +403,8 @@ def test_32_connections_reading_and_writing_agree_with_sqlite(server: ServerThre
 # --------------------------------------------------------------------------- errors
 
 
-def test_malformed_and_unsupported_sql_get_errors_and_the_connection_goes_on(server: ServerThread) -> None:
+def test_malformed_and_unsupported_sql_get_errors_and_the_connection_goes_on(
+        server: ServerThread) -> None:
     conn = connect(server)
     cases = [
         ("SELEC id FROM items", pymysql.err.ProgrammingError, 1064),
@@ -434,7 +450,8 @@ def test_packets_over_16mb_are_joined(server: ServerThread, db: rivulet.Database
     assert query(conn, "SELECT body FROM docs WHERE id = 1") == [(body,)]
 
 
-def test_client_disconnecting_mid_query_leaves_others_served(server: ServerThread, db: rivulet.Database) -> None:
+def test_client_disconnecting_mid_query_leaves_others_served(server: ServerThread,
+                                                              db: rivulet.Database) -> None:
     db.table("tags").insert_many([(i, "bulk") for i in range(50_000)])
     db.settle()
     others = connect(server)
@@ -649,7 +666,8 @@ def test_passwords_and_unknown_users(db: rivulet.Database) -> None:
     assert "s3cret" not in (db.path / "users.json").read_text()
     running = ServerThread(db, port=0)
     try:
-        assert query(connect(running, user="app", password="s3cret"), "SELECT name FROM items WHERE id = 1")
+        assert query(connect(running, user="app", password="s3cret"),
+                     "SELECT name FROM items WHERE id = 1")
         for user, password in [("app", "wrong"), ("app", ""), ("nobody", ""), ("root", "x")]:
             with pytest.raises(pymysql.err.OperationalError) as info:
                 connect(running, user=user, password=password)
@@ -688,7 +706,8 @@ def _non_loopback_address() -> str | None:
     return None if address.startswith("127.") else address
 
 
-def test_sql_is_parsed_once_per_shape_not_per_query(server: ServerThread, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sql_is_parsed_once_per_shape_not_per_query(server: ServerThread,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from rivulet.server.mysql import statements
     from rivulet.sql import parse
 
@@ -720,7 +739,8 @@ def test_sql_is_parsed_once_per_shape_not_per_query(server: ServerThread, monkey
     prepared.close()
 
 
-def test_a_failed_statement_does_not_cost_its_shape_the_parameters(server: ServerThread, db: rivulet.Database) -> None:
+def test_a_failed_statement_does_not_cost_its_shape_the_parameters(
+        server: ServerThread, db: rivulet.Database) -> None:
     conn = connect(server)
     with pytest.raises(pymysql.err.ProgrammingError):
         query(conn, "SELECT b FROM later WHERE a = 1")  # no such table yet
@@ -737,7 +757,8 @@ def test_a_failed_statement_does_not_cost_its_shape_the_parameters(server: Serve
     assert sorted(query(conn, "SELECT a FROM later WHERE a > 0 AND b < 30")) == [(1,), (2,)]
 
 
-def test_rollback_cannot_undo_committed_writes_and_says_so(server: ServerThread, db: rivulet.Database) -> None:
+def test_rollback_cannot_undo_committed_writes_and_says_so(server: ServerThread,
+                                                           db: rivulet.Database) -> None:
     conn = connect(server)
     with conn.cursor() as cursor:
         cursor.execute("BEGIN")
@@ -762,7 +783,8 @@ def test_rollback_cannot_undo_committed_writes_and_says_so(server: ServerThread,
         (900, "kept"), (901, "autocommit"), (902, "y")]
 
 
-def test_tables_may_be_qualified_by_the_database_name(server: ServerThread, db: rivulet.Database) -> None:
+def test_tables_may_be_qualified_by_the_database_name(server: ServerThread,
+                                                      db: rivulet.Database) -> None:
     conn = connect(server)
     with conn.cursor() as cursor:
         assert cursor.execute("INSERT INTO rivulet.items (id, name) VALUES (950, 'q')") == 1
@@ -772,7 +794,8 @@ def test_tables_may_be_qualified_by_the_database_name(server: ServerThread, db: 
         query(conn, "SELECT name FROM other.items WHERE id = 950")
 
 
-def test_reads_go_on_while_a_migration_holds_the_writes(server: ServerThread, db: rivulet.Database) -> None:
+def test_reads_go_on_while_a_migration_holds_the_writes(server: ServerThread,
+                                                        db: rivulet.Database) -> None:
     reader, writer = connect(server), connect(server)
     query(reader, "SELECT name FROM items WHERE id = 1")
     held, release = threading.Event(), threading.Event()

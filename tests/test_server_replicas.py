@@ -16,19 +16,20 @@ import sqlite3
 import ssl
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pymysql
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_server_serve import start, stop
 
 import rivulet
 from rivulet.server.auth import LOOPBACK, UserStore
-from rivulet.server.mysql.server import MySQLServer
 from rivulet.server.mysql.primary import Replicas
+from rivulet.server.mysql.server import MySQLServer
+from test_server_serve import start, stop
 
 CONNECTIONS = 4
 USERS = range(6)
@@ -128,7 +129,8 @@ OPS = st.lists(st.tuples(st.integers(0, CONNECTIONS - 1),
                min_size=1, max_size=30)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_every_connection_answers_as_sqlite_and_reads_its_own_writes(
         cluster: Cluster, ops: list[tuple[int, str, int, int]]) -> None:
@@ -137,7 +139,8 @@ def test_every_connection_answers_as_sqlite_and_reads_its_own_writes(
         if op == "vote":
             assert cluster.execute(conn, "INSERT INTO votes (user_id, story_id) VALUES (%s, %s)",
                                    user, story) == 1
-            assert conn.insert_id() == cluster.lite.execute("SELECT MAX(id) FROM votes").fetchone()[0]
+            assert conn.insert_id() == cluster.lite.execute(
+                "SELECT MAX(id) FROM votes").fetchone()[0]
         elif op == "unvote":
             cluster.execute(conn, "DELETE FROM votes WHERE user_id = %s AND story_id = %s",
                             user, story)
@@ -158,7 +161,8 @@ def test_every_connection_answers_as_sqlite_and_reads_its_own_writes(
                 expected = cluster.expected(kind, key)
                 deadline = time.monotonic() + 10
                 while (got := cluster.read(conn, kind, key)) != expected:
-                    assert time.monotonic() < deadline, f"{role}: {kind}({key}) = {got}, not {expected}"
+                    assert time.monotonic() < deadline, (
+                        f"{role}: {kind}({key}) = {got}, not {expected}")
                     time.sleep(0.01)
 
 

@@ -59,8 +59,10 @@ def test_serve_keeps_acknowledged_writes_across_sigterm(tmp_path: Path) -> None:
         with conn.cursor() as cursor:
             assert cursor.execute("SELECT id, title FROM stories WHERE id = 3") == 1
             for i in range(50):
-                cursor.execute("INSERT INTO votes (user_id, story_id) VALUES (%s, %s)", (90_000 + i, 3))
-            cursor.execute("INSERT INTO stories VALUES (5000, 1, 'after start', NULL, '2025-01-01 00:00:00')")
+                cursor.execute("INSERT INTO votes (user_id, story_id) VALUES (%s, %s)",
+                               (90_000 + i, 3))
+            cursor.execute("INSERT INTO stories VALUES "
+                           "(5000, 1, 'after start', NULL, '2025-01-01 00:00:00')")
         conn.close()
     except BaseException:
         proc.kill()
@@ -99,7 +101,8 @@ def test_shell_against_a_server(tmp_path: Path) -> None:
         db.execute("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20))")
         running = ServerThread(db, port=0)
         try:
-            script = ("INSERT INTO t VALUES (1, 'one'), (2, 'two'); SELECT name FROM t WHERE id = 2;\n"
+            script = ("INSERT INTO t VALUES (1, 'one'), (2, 'two'); "
+                      "SELECT name FROM t WHERE id = 2;\n"
                       "SELECT nope\n FROM t WHERE id = 1;\nSHOW TABLES;\n")
             out = subprocess.run(
                 [sys.executable, "-m", "rivulet", "shell", "--server", f"mysql://root@127.0.0.1:{running.port}"],
@@ -112,7 +115,8 @@ def test_shell_against_a_server(tmp_path: Path) -> None:
     assert "  t\n(1 rows)" in out
 
 
-def test_user_command_sets_hashed_passwords(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_user_command_sets_hashed_passwords(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
     from rivulet.server.auth import UserStore, hash_password
 
     assert main(["user", "app", "--password", "pw", "--any-host", "--data-dir", str(tmp_path)]) == 0

@@ -18,7 +18,8 @@ COUNTS = ("SELECT stories.id, stories.title, COUNT(votes.user_id + 0) AS n FROM 
           "LEFT JOIN votes ON stories.id = votes.story_id GROUP BY stories.id")
 
 
-def test_a_second_view_over_the_same_join_and_aggregate_adds_only_its_own_nodes(tmp_path: Path) -> None:
+def test_a_second_view_over_the_same_join_and_aggregate_adds_only_its_own_nodes(
+        tmp_path: Path) -> None:
     # Full state: one aggregate serves views keyed by any of its columns.
     with rivulet.open(tmp_path, partial=False) as db:
         db.execute_script(SCHEMA)
@@ -37,19 +38,24 @@ def test_a_second_view_over_the_same_join_and_aggregate_adds_only_its_own_nodes(
 def test_aliases_do_not_prevent_sharing(tmp_path: Path) -> None:
     with rivulet.open(tmp_path) as db:
         db.execute_script(SCHEMA)
-        db.execute("CREATE VIEW a AS SELECT s.id AS x FROM stories s JOIN votes v ON s.id = v.story_id WHERE s.author = ?")
+        db.execute("CREATE VIEW a AS SELECT s.id AS x FROM stories s JOIN votes v "
+                   "ON s.id = v.story_id WHERE s.author = ?")
         before = len(db.graph.nodes)
-        db.execute("CREATE VIEW b AS SELECT t.id AS y FROM stories t JOIN votes w ON t.id = w.story_id WHERE t.author = ?")
+        db.execute("CREATE VIEW b AS SELECT t.id AS y FROM stories t JOIN votes w "
+                   "ON t.id = w.story_id WHERE t.author = ?")
         assert len(db.graph.nodes) - before == 1  # only the reader is new
 
 
 def test_joins_on_the_same_key_of_a_node_share_one_index(tmp_path: Path) -> None:
     with rivulet.open(tmp_path) as db:
         db.execute_script(SCHEMA)
-        db.execute("CREATE VIEW j1 AS SELECT votes.user_id, stories.title FROM votes JOIN stories ON votes.story_id = stories.id")
-        db.execute("CREATE VIEW j2 AS SELECT stories.author, votes.user_id FROM stories JOIN votes ON stories.id = votes.story_id WHERE stories.author = ?")
+        db.execute("CREATE VIEW j1 AS SELECT votes.user_id, stories.title FROM votes "
+                   "JOIN stories ON votes.story_id = stories.id")
+        db.execute("CREATE VIEW j2 AS SELECT stories.author, votes.user_id FROM stories "
+                   "JOIN votes ON stories.id = votes.story_id WHERE stories.author = ?")
         stories = db.graph.nodes[db.graph.bases["stories"]]
-        assert list(stories.arrangements) == [(0,)]  # one index on stories.id, used by both joins
+        # one index on stories.id, used by both joins
+        assert list(stories.arrangements) == [(0,)]
 
 
 def test_dropping_a_view_keeps_what_other_views_use(tmp_path: Path) -> None:
@@ -122,7 +128,8 @@ def test_reuse_off_builds_each_view_on_its_own(tmp_path: Path) -> None:
             db.table("stories").insert_many([(i, i % 3, f"t{i}") for i in range(50)])
             db.table("votes").insert_many([(u, s) for u in range(20) for s in range(0, 50, 3)])
             db.execute(f"CREATE VIEW by_id AS SELECT id, n FROM ({COUNTS}) AS c WHERE id = ?")
-            db.execute(f"CREATE VIEW by_title AS SELECT title, n FROM ({COUNTS}) AS c WHERE title = ?")
+            db.execute(
+                f"CREATE VIEW by_title AS SELECT title, n FROM ({COUNTS}) AS c WHERE title = ?")
             db.settle()
             assert len(_joins(db)) == (1 if reuse else 2)
             assert db.view("by_id").lookup(3) == [(3, 20)]

@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import Pair
-from spark_fixtures import SPARK_CONFIG, spark_session  # noqa: F401
 
 import rivulet
 import rivulet.spark.bootstrap as bootstrap_module
+from oracle import Pair
+from spark_fixtures import SPARK_CONFIG, spark_session  # noqa: F401
 
 pytestmark = pytest.mark.spark
 
@@ -174,7 +174,8 @@ def test_threshold_picks_the_executor(pair: Pair) -> None:
     check_all(pair)
 
 
-def test_spark_failure_falls_back_to_the_engine(pair: Pair, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_spark_failure_falls_back_to_the_engine(pair: Pair,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     load(pair, random.Random(4), 80)
     pair.settle()
 
@@ -317,7 +318,8 @@ def test_restart_with_partial_state_off(spark: Any) -> None:
         check_all(p, keyed=True)
 
 
-def test_recovery_read_times_out_with_the_upquery_timeout(pair: Pair, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_recovery_read_times_out_with_the_upquery_timeout(pair: Pair,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     load(pair, random.Random(9), 50)
     pair.create_view("per_cat", FULL_VIEWS["per_cat"])
     pair.settle()

@@ -32,6 +32,9 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, example, given, note, reject, settings
 from hypothesis import strategies as st
+from scenarios import Scenario, ViewSpec, lookups_for
+
+import rivulet
 from oracle import (
     Pair,
     assert_same_answer,
@@ -40,7 +43,18 @@ from oracle import (
     same_multiset,
     with_in_arity,
 )
-from scenarios import Scenario, ViewSpec, lookups_for
+from rivulet.plan.planner import Planner
+from rivulet.spark import (
+    compute_lookups,
+    compute_view,
+    get_session,
+    load_snapshot,
+    scan_view,
+    take_snapshot,
+)
+from rivulet.spark.exprs import like_pattern
+from rivulet.spark.values import rows_from_arrow
+from rivulet.sql.parse import parse_one
 from spark_fixtures import (  # spark_session: the shared ``spark`` fixture
     assert_rows_equal,
     assert_same_rows,
@@ -60,20 +74,6 @@ from test_differential import (
     ROWS as DIFF_ROWS,
 )
 from test_mysql_semantics import EXPRESSIONS, FILTERS, ROWS, _same
-
-import rivulet
-from rivulet.plan.planner import Planner
-from rivulet.spark import (
-    compute_lookups,
-    compute_view,
-    get_session,
-    load_snapshot,
-    scan_view,
-    take_snapshot,
-)
-from rivulet.spark.exprs import like_pattern
-from rivulet.spark.values import rows_from_arrow
-from rivulet.sql.parse import parse_one
 
 pytestmark = pytest.mark.spark
 
@@ -181,8 +181,7 @@ def exact(got: Any, expected: Any) -> bool:
 
 
 def assert_exact_rows(got: list[Row], expected: list[Row], what: str = "") -> None:
-    key = lambda r: repr(r)
-    a, b = sorted(got, key=key), sorted(expected, key=key)
+    a, b = sorted(got, key=repr), sorted(expected, key=repr)
     assert len(a) == len(b) and all(exact(x, y) for x, y in zip(a, b)), (
         f"{what}\n  got:      {a}\n  expected: {b}")
 
@@ -269,7 +268,8 @@ def test_mysql_expression_semantics(world: World) -> None:
     engine = {r[0]: r for r in world.engine(name)}
     for i, (expr, row_id, expected) in enumerate(EXPRESSIONS):
         value = got[row_id][i + 1]
-        assert _same(value, expected), f"{expr} on row {row_id}: Spark {value!r}, MySQL {expected!r}"
+        assert _same(value, expected), (
+            f"{expr} on row {row_id}: Spark {value!r}, MySQL {expected!r}")
     for row_id, row in engine.items():
         assert exact(got[row_id], row), f"row {row_id}: Spark {got[row_id]}, engine {row}"
 
@@ -278,7 +278,8 @@ def test_mysql_filter_semantics(world: World) -> None:
     for where, expected in FILTERS[:4]:
         rows = world.both(f"SELECT id FROM t WHERE {where}")
         assert sorted(r[0] for r in rows) == expected, where
-    tests = ", ".join(f"CASE WHEN {w} THEN 1 ELSE 0 END AS k{i}" for i, (w, _) in enumerate(FILTERS))
+    tests = ", ".join(f"CASE WHEN {w} THEN 1 ELSE 0 END AS k{i}"
+                      for i, (w, _) in enumerate(FILTERS))
     rows = world.both(f"SELECT id, {tests} FROM t")
     for i, (where, expected) in enumerate(FILTERS):
         assert sorted(r[0] for r in rows if r[i + 1]) == expected, where
@@ -293,7 +294,8 @@ def test_null_semantics(world: World) -> None:
         ("b IN (2, NULL)", 1), ("b NOT IN (1, NULL)", None), ("b BETWEEN NULL AND 1", 0),
         ("b BETWEEN 1 AND NULL", None), ("a IS NULL", 1), ("a IS NOT NULL", 0),
         ("COALESCE(a, b, 9)", 2), ("IFNULL(a, 7)", 7), ("NULLIF(b, 2)", None),
-        ("CASE WHEN a > 1 THEN 1 WHEN b = 2 THEN 2 ELSE 3 END", 2), ("CASE WHEN a THEN 1 END", None),
+        ("CASE WHEN a > 1 THEN 1 WHEN b = 2 THEN 2 ELSE 3 END", 2),
+        ("CASE WHEN a THEN 1 END", None),
         ("CONCAT('x', a)", None), ("a XOR 1", None), ("s LIKE NULL", None), ("-a", None),
     ]
     items = ", ".join(f"{e} AS x{i}" for i, (e, _) in enumerate(exprs))
@@ -301,7 +303,8 @@ def test_null_semantics(world: World) -> None:
     for (e, expected), value in zip(exprs, row):
         assert exact(value, expected), f"{e}: {value!r}, expected {expected!r}"
     assert [r[0] for r in world.both("SELECT id FROM t WHERE NOT (b IN (3, NULL))")] == []
-    assert sorted(r[0] for r in world.both("SELECT id FROM t WHERE a <> 5 OR a IS NULL")) == [2, 3, 4, 5]
+    assert sorted(r[0] for r in world.both("SELECT id FROM t WHERE a <> 5 OR a IS NULL")) == [
+        2, 3, 4, 5]
 
 
 def test_division_and_decimal_arithmetic(world: World) -> None:
@@ -341,7 +344,8 @@ def test_engine_functions(world: World) -> None:
         "TRIM(note)",
         "GREATEST(score, 8)", "LEAST(price, 2)", "GREATEST(note, 5)", "ROUND(f, 1)", "FLOOR(price)",
         "CEIL(f)", "SIGN(f)", "DATEDIFF(day, '2020-01-01')", "UNIX_TIMESTAMP(at)",
-        "UNIX_TIMESTAMP(day)", "HOUR(at)", "MINUTE(at)", "SECOND(at)", "CONCAT_WS('-', cat, note, score)",
+        "UNIX_TIMESTAMP(day)", "HOUR(at)", "MINUTE(at)", "SECOND(at)",
+        "CONCAT_WS('-', cat, note, score)",
         "REVERSE(note)", "LEFT(note, 2)", "RIGHT(note, 2)", "CHAR_LENGTH(note)", "LENGTH(note)",
         "LENGTH(raw)", "UPPER(note)", "LOWER(note)", "SUBSTRING(note, 2, 3)", "SUBSTRING(note, -2)",
         "SUBSTRING(note, 0)", "CONCAT(note, price)", "CONCAT(f, '')", "CONCAT(at, '')",
@@ -359,7 +363,8 @@ def test_engine_functions(world: World) -> None:
     for row in world.engine(name):
         spark_row = got[row[0]]
         for e, a, b in zip(["id"] + exprs, spark_row, row):
-            assert exact(a, b) or (isinstance(a, float) and isinstance(b, float) and abs(a - b) <= 1e-9 * abs(b)), (
+            assert exact(a, b) or (isinstance(a, float) and isinstance(b, float)
+                                   and abs(a - b) <= 1e-9 * abs(b)), (
                 f"{e} on row {row[0]}: Spark {a!r}, engine {b!r}")
 
 
@@ -368,7 +373,8 @@ def test_engine_functions(world: World) -> None:
 
 def test_count_distinct_and_aggregates(world: World) -> None:
     rows = world.both(
-        "SELECT cat, COUNT(DISTINCT score) AS d, SUM(DISTINCT score) AS sd, AVG(DISTINCT score) AS ad,"
+        "SELECT cat, COUNT(DISTINCT score) AS d, SUM(DISTINCT score) AS sd,"
+        " AVG(DISTINCT score) AS ad,"
         " COUNT(score) AS c, COUNT(*) AS n, SUM(price) AS sp, AVG(score) AS av, MIN(note) AS mn,"
         " MAX(day) AS mx, COUNT(DISTINCT price) AS dp FROM items GROUP BY cat")
     by_cat = {r[0]: r for r in rows}
@@ -376,8 +382,8 @@ def test_count_distinct_and_aggregates(world: World) -> None:
     assert exact(by_cat["x"][6], Decimal("14.99"))
     assert exact(by_cat["y"][1:6], (2, 17, 8.5, 2, 2))
     assert exact(by_cat[None][1:6], (0, None, None, 0, 1))
-    (empty,) = world.both("SELECT COUNT(DISTINCT score), COUNT(*), SUM(score), MAX(note) FROM items "
-                          "WHERE score > 100")
+    (empty,) = world.both("SELECT COUNT(DISTINCT score), COUNT(*), SUM(score), MAX(note) "
+                          "FROM items WHERE score > 100")
     assert exact(empty, (0, 0, None, None))
     world.both("SELECT cat, COUNT(*) AS n FROM items GROUP BY cat HAVING COUNT(DISTINCT score) > 1")
 
@@ -388,8 +394,10 @@ def test_topk_ties_broken_by_the_whole_row(world: World) -> None:
     scored = [(r[0], r[1], r[2]) for r in ITEMS]
 
     def expected(rows: list[Row], k: int) -> list[Row]:
-        key = lambda r: ((1,) if r[2] is None else (0, -r[2]), tuple(
-            (0,) if v is None else (1, v) for v in r))
+        def key(r: Row) -> tuple:
+            return ((1,) if r[2] is None else (0, -r[2]), tuple(
+                (0,) if v is None else (1, v) for v in r))
+
         return sorted(rows, key=key)[:k]
 
     got = world.both("SELECT id, cat, score FROM items ORDER BY score DESC LIMIT 3")
@@ -421,7 +429,8 @@ def test_left_join_padding(world: World) -> None:
                             (7, "red"), (8, None)])
     got = world.both("SELECT i.id, t.tag, COUNT(*) AS n FROM items AS i LEFT JOIN tags AS t "
                      "ON i.id = t.item WHERE i.cat = ? GROUP BY i.id, t.tag", ("x",))
-    assert_rows_equal(got, [(1, "red", 1), (1, "blue", 1), (2, "red", 1), (6, None, 1), (7, "red", 1)])
+    assert_rows_equal(got, [(1, "red", 1), (1, "blue", 1), (2, "red", 1), (6, None, 1),
+                            (7, "red", 1)])
     # Join keys of different kinds compare as MySQL compares them (as numbers).
     world.both("SELECT t.id, items.id FROM t JOIN items ON t.b = items.score")
 
@@ -435,7 +444,8 @@ def test_union_and_distinct(world: World) -> None:
     assert_rows_equal(got, list({(i[1], i[2]) for i in ITEMS}))
     got = world.both("SELECT s AS c FROM t WHERE id < 3 UNION ALL SELECT a FROM t WHERE id < 3")
     assert_rows_equal(got, [("12abc",), ("5",), ("7",), ("abc",)])
-    got = world.both("SELECT score FROM items UNION SELECT price FROM items ORDER BY 1 DESC LIMIT 3")
+    got = world.both(
+        "SELECT score FROM items UNION SELECT price FROM items ORDER BY 1 DESC LIMIT 3")
     assert got == [(10,), (9.99,), (7,)] or [float(r[0]) for r in got] == [10.0, 9.99, 7.0]
     world.both("SELECT DISTINCT cat FROM items WHERE score IN (?, ?)", (10, 7))
 
@@ -483,9 +493,10 @@ def test_in_lists_and_ranges(world: World) -> None:
 
 def test_dates_and_decimals_round_trip(world: World) -> None:
     got = world.both("SELECT id, day, at, price, amount, raw, flag, big, f FROM items")
-    assert_exact_rows(got, [(r[0], r[4], r[5], r[3], r[9], r[7], r[8], r[10], r[6]) for r in ITEMS])
-    got = world.both("SELECT id, DATE(at) AS d, YEAR(day) AS y, price * 2 AS p FROM items WHERE day = ?",
-                     (dt.date(2020, 1, 2),))
+    assert_exact_rows(got, [(r[0], r[4], r[5], r[3], r[9], r[7], r[8], r[10], r[6])
+                            for r in ITEMS])
+    got = world.both("SELECT id, DATE(at) AS d, YEAR(day) AS y, price * 2 AS p FROM items "
+                     "WHERE day = ?", (dt.date(2020, 1, 2),))
     assert_exact_rows(got, [(1, dt.date(2020, 1, 2), 2020, Decimal("2.50")),
                             (6, dt.date(2020, 1, 2), 2020, Decimal("19.98"))])
     got = world.both("SELECT id FROM items WHERE at >= ? AND at < ?",
@@ -499,7 +510,8 @@ def test_views_over_views_and_subqueries(world: World) -> None:
                "items.cat LEFT JOIN tags ON tags.item = items.id WHERE inner_v.n > ?", (1,))
     world.both("SELECT q.c, COUNT(*) FROM (SELECT cat AS c FROM items WHERE score > 5) AS q "
                "GROUP BY q.c")
-    world.both("SELECT a.id, b.id FROM items AS a JOIN items AS b ON a.score = b.score AND a.id < b.id")
+    world.both(
+        "SELECT a.id, b.id FROM items AS a JOIN items AS b ON a.score = b.score AND a.id < b.id")
 
 
 # --------------------------------------------------------------------------- random expressions
@@ -547,7 +559,10 @@ def expressions(draw: Any, depth: int = 3, kind: str | None = None, text: bool =
         if draw(st.integers(0, 2)) == 0:
             return draw(st.sampled_from(LITERALS[k] + ["NULL"]))
         return draw(st.sampled_from(COLUMNS[k]))
-    sub = lambda **kw: draw(expressions(depth - 1, **kw))
+
+    def sub(**kw: Any) -> str:
+        return draw(expressions(depth - 1, **kw))
+
     form = draw(st.sampled_from(["op", "op", "text", "number", "date", "pred", "same", "concat"]
                                 if kind is None else ["same"]))
     if form == "op":
@@ -562,14 +577,17 @@ def expressions(draw: Any, depth: int = 3, kind: str | None = None, text: bool =
         return draw(st.sampled_from(DATE_FUNCTIONS)).format(
             sub(kind=draw(st.sampled_from(["date", "datetime", "str"]))))
     if form == "concat":
-        parts = [sub(kind=draw(st.sampled_from([k for k in KINDS if k != "dec"]))) for _ in range(2)]
+        parts = [sub(kind=draw(st.sampled_from([k for k in KINDS if k != "dec"])))
+                 for _ in range(2)]
         return f"CONCAT({parts[0]}, {parts[1]})"
     if form == "pred":
         e = sub(text=False)
         choice = draw(st.sampled_from(["like", "in", "between", "null", "not"]))
         if choice == "like":
-            pattern = draw(st.sampled_from(["%", "1%", "_", "%l%", "A%", "\\\\%", "%x\\\\_%", "2020%"]))
-            return f"({sub(kind=draw(st.sampled_from(['str', 'int', 'bytes', 'date'])))} LIKE '{pattern}')"
+            pattern = draw(st.sampled_from(["%", "1%", "_", "%l%", "A%", "\\\\%", "%x\\\\_%",
+                                            "2020%"]))
+            subject = sub(kind=draw(st.sampled_from(['str', 'int', 'bytes', 'date'])))
+            return f"({subject} LIKE '{pattern}')"
         if choice == "in":
             return f"({e} IN ({sub(text=False)}, {sub(text=False)}, 3))"
         if choice == "between":
@@ -578,7 +596,10 @@ def expressions(draw: Any, depth: int = 3, kind: str | None = None, text: bool =
             return f"({e} IS {'NOT ' if draw(st.booleans()) else ''}NULL)"
         return f"(NOT {e})"
     k = kind or draw(st.sampled_from(kinds))
-    same = lambda: sub(kind=k)
+
+    def same() -> str:
+        return sub(kind=k)
+
     choice = draw(st.sampled_from(["coalesce", "ifnull", "if", "case", "nullif", "greatest"]))
     if choice == "coalesce":
         return f"COALESCE({same()}, {same()})"
@@ -590,7 +611,8 @@ def expressions(draw: Any, depth: int = 3, kind: str | None = None, text: bool =
         return f"NULLIF({same()}, {sub(text=False)})"
     if choice == "greatest":
         return f"{draw(st.sampled_from(['GREATEST', 'LEAST']))}({same()}, {same()})"
-    return f"CASE WHEN {sub(text=False)} THEN {same()} WHEN {sub(text=False)} THEN {same()} ELSE {same()} END"
+    return (f"CASE WHEN {sub(text=False)} THEN {same()} WHEN {sub(text=False)} THEN {same()} "
+            f"ELSE {same()} END")
 
 
 def same_value(a: Any, b: Any) -> bool:
@@ -750,8 +772,8 @@ def test_differential_single_table(scenario: Scenario, spark: Any) -> None:
     ("insert_many", "t1", [(10, 1, "x"), (11, 2, "a"), (12, None, "b")]),
     V("v0", "SELECT r0.id AS c0, r1.id AS c1 FROM t0 AS r0 LEFT JOIN t1 AS r1 ON r0.a = r1.a "
       "WHERE r0.b = ?", ("str", "eq")),
-    V("v1", "SELECT r0.b AS c0, MIN(r0.a) AS c1, MAX(r0.a) AS c2, COUNT(*) AS c3, COUNT(r0.a) AS c4, "
-      "SUM(r0.a) AS c5, AVG(r0.a) AS c6 FROM t0 AS r0 GROUP BY r0.b"),
+    V("v1", "SELECT r0.b AS c0, MIN(r0.a) AS c1, MAX(r0.a) AS c2, COUNT(*) AS c3, "
+      "COUNT(r0.a) AS c4, SUM(r0.a) AS c5, AVG(r0.a) AS c6 FROM t0 AS r0 GROUP BY r0.b"),
     V("v2", "SELECT COUNT(*) AS c0 FROM t0 AS r0 WHERE r0.a = ?", ("int", "eq")),
 ))
 def test_differential_joins_and_aggregates(scenario: Scenario, spark: Any) -> None:

@@ -23,12 +23,12 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import same_multiset
-from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 import rivulet
+from oracle import same_multiset
 from rivulet.errors import RivuletError
 from rivulet.pipeline.importer import ImportFailed, import_files, import_jdbc
+from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 pytestmark = pytest.mark.spark
 
@@ -186,7 +186,8 @@ def test_on_error_fail_changes_nothing(db: rivulet.Database, tmp_path: Path, spa
     db.table("t").insert_many([(1, "kept", None, None, None, None, None, "x")])
     lsn, before = db.lsn, table_rows(db)
     rows = [[str(i), "fine"] for i in range(2, 300)] + [["301", None]]
-    with pytest.raises(ImportFailed, match=r"nothing imported: .*row 299: t.name: column is NOT NULL"):
+    with pytest.raises(ImportFailed,
+                       match=r"nothing imported: .*row 299: t.name: column is NOT NULL"):
         import_files(db, "t", write_csv(tmp_path / "f.csv", ["id", "name"], rows),
                      on_error="fail", progress=False, spark=spark)
     dup = write_csv(tmp_path / "g.csv", ["id", "name"], [["5", "a"], ["1", "b"]])

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 import rivulet
 from rivulet.pipeline.verify import VerifyReport, format_report, same_rows, verify
+from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 pytestmark = pytest.mark.spark
 

@@ -41,11 +41,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import Pair, same_multiset, sqlite_rows
-from spark_fixtures import spark_session  # noqa: F401  (the shared session fixture)
 
 import rivulet
+from oracle import Pair, same_multiset, sqlite_rows
 from rivulet.pipeline.streaming import StreamingError, StreamSettings
+from spark_fixtures import spark_session  # noqa: F401  (the shared session fixture)
 
 pytestmark = pytest.mark.spark
 
@@ -128,7 +128,8 @@ def expected_rows(lite: sqlite3.Connection, name: str, params: tuple) -> list[tu
 
 WRITES = st.one_of(
     st.tuples(st.just("INSERT INTO votes VALUES (?, ?, ?, ?)"),
-              st.tuples(st.integers(0, 60), st.integers(0, 5), st.sampled_from([*range(0, 7), None]),
+              st.tuples(st.integers(0, 60), st.integers(0, 5),
+                        st.sampled_from([*range(0, 7), None]),
                         st.sampled_from([0, 1, 3, 5, None]))),
     st.tuples(st.just("DELETE FROM votes WHERE aid = ?"), st.tuples(st.integers(0, 6))),
     st.tuples(st.just("DELETE FROM votes WHERE id = ?"), st.tuples(st.integers(0, 60))),
@@ -187,8 +188,9 @@ def test_differential_after_reopen(streaming_pair: StreamingPair) -> None:
     check_all(streaming_pair)
 
 
-READS = st.tuples(st.just("read"), st.tuples(st.sampled_from(["VoteStats", "CatVoters", "HeavyVotes"]),
-                                              st.integers(-1, 7)))
+READS = st.tuples(st.just("read"),
+                  st.tuples(st.sampled_from(["VoteStats", "CatVoters", "HeavyVotes"]),
+                            st.integers(-1, 7)))
 
 
 @settings(max_examples=5, deadline=None, derandomize=True,
@@ -510,7 +512,8 @@ def test_log_segments_and_snapshots_deleted_once_read(spark: Any, tmp_path: Path
         segments, snapshots = pair.db.pipeline.collect()
         assert segments > 0 and snapshots == 2  # a snapshot per view created
         left = segment_files()
-        assert len(left) == len(before) - segments and {p.parent.name for p in left} == {"articles", "votes"}
+        assert len(left) == len(before) - segments
+        assert {p.parent.name for p in left} == {"articles", "votes"}
         assert not list((tmp_path / "stream" / "snapshots").iterdir())
         pair.execute("DELETE FROM votes WHERE uid = ?", (3,))
         pair.settle()
@@ -533,7 +536,8 @@ CREATE TABLE u (k VARCHAR(10) PRIMARY KEY, note VARCHAR(10));
 """
 TYPED_VIEWS = {
     "Plain": "SELECT id, d, s, ts, f FROM t WHERE g = ?",
-    "Sums": "SELECT g, SUM(d) AS total, COUNT(d) AS n, AVG(d) AS mean FROM t WHERE g = ? GROUP BY g",
+    "Sums": ("SELECT g, SUM(d) AS total, COUNT(d) AS n, AVG(d) AS mean FROM t WHERE g = ? "
+             "GROUP BY g"),
     "Extremes": "SELECT g, MIN(d) AS lo, MAX(s) AS s, MAX(ts) AS ts, MIN(f) AS f, "
                 "AVG(DISTINCT d) AS m FROM t WHERE g = ? GROUP BY g",
     "Top": "SELECT id, d, ts FROM t WHERE g = ? ORDER BY d DESC, ts, id LIMIT 2",
@@ -614,7 +618,8 @@ def test_news_program_runs_whole_on_spark(spark: Any, tmp_path: Path) -> None:
 
     try:
         for statement in NEWS.read_text().split(";"):
-            text = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--"))
+            text = "\n".join(line for line in statement.splitlines()
+                             if not line.lstrip().startswith("--"))
             if text.strip().upper().startswith("CREATE VIEW"):
                 name, select = re.match(r"CREATE VIEW (\w+) AS\s+(.*)", text.strip(), re.S).groups()
                 pair.create_view(name, select)
@@ -627,7 +632,8 @@ def test_news_program_runs_whole_on_spark(spark: Any, tmp_path: Path) -> None:
         for sql, params in [("INSERT INTO votes VALUES (?, ?)", (1, 1)),
                             ("INSERT INTO votes VALUES (?, ?)", (2, 1)),
                             ("INSERT INTO votes VALUES (?, ?)", (2, 3)),
-                            ("INSERT INTO comments VALUES (?, ?, ?, ?, ?)", (1, 1, 2, "hi", "2020-02-01 00:00:00")),
+                            ("INSERT INTO comments VALUES (?, ?, ?, ?, ?)",
+                             (1, 1, 2, "hi", "2020-02-01 00:00:00")),
                             ("DELETE FROM votes WHERE story_id = ?", (1,)),
                             ("DELETE FROM stories WHERE id = ?", (4,))]:
             pair.execute(sql, params)
@@ -692,7 +698,8 @@ from rivulet.spark.session import SparkConfig
 from rivulet.pipeline.streaming import StreamSettings
 
 path, marker, hold_at, held_view = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), sys.argv[6]
-db = rivulet.open(path, pipeline="spark", streaming=StreamSettings(trigger="0.1 seconds", ship_interval=0.05),
+db = rivulet.open(path, pipeline="spark",
+                  streaming=StreamSettings(trigger="0.1 seconds", ship_interval=0.05),
                   spark=SparkConfig(master="local[2]", shuffle_partitions=2, driver_memory="1g"))
 if not db.views():
     db.execute_script(sys.argv[4])

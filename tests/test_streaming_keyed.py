@@ -7,7 +7,8 @@ The Spark side of the same processors is covered by tests/test_streaming.py."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,8 +16,8 @@ from pyspark.sql import Row as SparkRow
 from pyspark.sql import types as T
 
 from rivulet.dataflow.builder import sort_key_function
-from rivulet.plan import ir
 from rivulet.pipeline.streaming import keyed as K
+from rivulet.plan import ir
 
 
 class FakeValue:

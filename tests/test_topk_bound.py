@@ -8,14 +8,15 @@ refill groups all the time, and compare every view with SQLite after each batch.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
-from oracle import Pair
 
 import rivulet
+from oracle import Pair
 from rivulet.dataflow import builder
 from rivulet.dataflow.ops.topk import TopK
 

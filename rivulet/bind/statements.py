@@ -7,15 +7,15 @@ constructs) is found here, before anything changes.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Union
+from typing import Any
 
 from sqlglot import exp
 
 from rivulet.errors import SqlError, UnknownColumnError, UnknownTableError
-from rivulet.plan import ir
 from rivulet.migrate.alter import SchemaChange, plan_alter, replace_conversions
-from rivulet.plan.catalog import Catalog
 from rivulet.migrate.copy import CopyPlan, plan_copy
+from rivulet.plan import ir
+from rivulet.plan.catalog import Catalog
 from rivulet.plan.expressions import literal_value, translate
 from rivulet.plan.planner import conjuncts
 from rivulet.sql.ddl import table_schema
@@ -102,7 +102,9 @@ class Select:
     param_count: int
 
 
-Statement = Union[CreateTable, CreateTableAs, CreateView, AlterTable, Drop, Insert, Update, Delete, Select]
+Statement = (
+    CreateTable | CreateTableAs | CreateView | AlterTable | Drop | Insert | Update | Delete | Select
+)
 
 
 def bind_text(text: str, catalog: Catalog) -> Statement:
@@ -176,7 +178,7 @@ class _TableScope:
         self.table = table
         self.alias = (alias or table.name).lower()
 
-    def column(self, node: exp.Column) -> ir.Expr:
+    def column(self, node: exp.Column) -> ir.Col:
         if node.table and node.table.lower() not in (self.alias, self.table.name.lower()):
             raise error_at(node, f"unknown table {node.table!r} in {node.sql(dialect=DIALECT)!r}",
                            UnknownTableError)
@@ -265,7 +267,7 @@ def _update(node: exp.Update, catalog: Catalog) -> Update:
         if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
             raise unsupported(eq, "assignment")
         column = scope.column(eq.this)
-        assignments.append((column.index, translate(eq.expression, scope, params)))  # type: ignore[attr-defined]
+        assignments.append((column.index, translate(eq.expression, scope, params)))
     where = node.args.get("where")
     predicate = translate(where.this, scope, params) if where is not None else None
     keys = _key_lookup(where.this if where is not None else None, schema, scope, params)
@@ -299,14 +301,16 @@ def _key_lookup(
     found: dict[int, list[ir.Expr]] = {}
     for c in conjuncts(where):
         if isinstance(c, exp.EQ):
-            col, value = (c.this, c.expression) if isinstance(c.this, exp.Column) else (c.expression, c.this)
+            col, value = ((c.this, c.expression) if isinstance(c.this, exp.Column)
+                          else (c.expression, c.this))
             if isinstance(col, exp.Column) and not any(True for _ in value.find_all(exp.Column)):
-                i = scope.column(col).index  # type: ignore[attr-defined]
+                i = scope.column(col).index
                 if i in schema.primary_key:
                     found[i] = [translate(value, scope, params)]
         elif isinstance(c, exp.In) and isinstance(c.this, exp.Column) and not c.args.get("query"):
-            i = scope.column(c.this).index  # type: ignore[attr-defined]
-            if i in schema.primary_key and not any(True for e in c.expressions for _ in e.find_all(exp.Column)):
+            i = scope.column(c.this).index
+            if i in schema.primary_key and not any(
+                    True for e in c.expressions for _ in e.find_all(exp.Column)):
                 found[i] = [translate(e, scope, params) for e in c.expressions]
     if set(found) != set(schema.primary_key):
         return None

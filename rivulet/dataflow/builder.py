@@ -13,14 +13,15 @@ whenever one exists. Base tables get a storage index for every key an upquery re
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from rivulet import values as F
 from rivulet.dataflow.compile import predicate_function, row_function
 from rivulet.dataflow.graph import Graph
 from rivulet.dataflow.ops.aggregate import Aggregate
-from rivulet.dataflow.ops.base import NodeId, Operator
+from rivulet.dataflow.ops.base import Base, NodeId, Operator, StatefulOperator
 from rivulet.dataflow.ops.distinct import Distinct
 from rivulet.dataflow.ops.filter import Filter
 from rivulet.dataflow.ops.join import Join
@@ -75,7 +76,8 @@ def narrowed_keys(plan: ir.ViewPlan) -> list[Columns]:
     return [key[:d] + key[d + 1:] for d in range(len(key))]
 
 
-def sort_key_function(order: tuple[ir.SortKey, ...], tie_break: int | None = None) -> Callable[[Row], Any]:
+def sort_key_function(order: tuple[ir.SortKey, ...],
+                      tie_break: int | None = None) -> Callable[[Row], Any]:
     """A key for ``sorted`` giving MySQL's order (NULLs first ascending, last descending).
 
     With ``tie_break`` (the row width), rows equal on ``order`` are ordered by all their
@@ -164,6 +166,7 @@ class Builder:
             elif listed is not None:
                 # keyed by part of the key: its cached answer under a key is the rows by
                 # their value in the rest, which a read picks its values from
+                assert demand.columns is not None  # the key but its listed column
                 state = KeyedReader(demand.columns, rows_by(plan.key[listed]), partial=partial)
             else:
                 state = KeyedReader(plan.key, finish, partial=partial)
@@ -243,13 +246,16 @@ class Builder:
         scan, traced = source
         return self.value_counts(scan.table, tuple(scan.columns[c].name for c in traced))
 
-    def _default_rows(self, plan: ir.ViewPlan, build: _Build) -> Callable[[Any, bool], list[Row]] | None:
+    def _default_rows(self, plan: ir.ViewPlan,
+                      build: _Build) -> Callable[[Any, bool], list[Row]] | None:
         if not plan.implicit_group:
             return None
         aggregate = plan.root
         while not isinstance(aggregate, ir.Aggregate):
             aggregate = aggregate.inputs()[0]
-        groups = self.graph.nodes[build.ids[aggregate]].op.groups  # type: ignore[attr-defined]
+        op = self.graph.nodes[build.ids[aggregate]].op
+        assert isinstance(op, Aggregate)
+        groups = op.groups
         return default_rows(plan, lambda key: key in groups)
 
     def drop_view(self, view: BuiltView) -> None:
@@ -284,7 +290,8 @@ class Builder:
             child_demands = keys.trace(node, demand)  # type: ignore[assignment]
         else:
             traced = keys.trace(node, demand)
-            child_demands = [keys.NONE for _ in node.inputs()] if isinstance(traced, str) else traced
+            child_demands = ([keys.NONE for _ in node.inputs()] if isinstance(traced, str)
+                             else traced)
             if isinstance(node, ir.Join):
                 child_demands = [
                     Demand(d.columns, False, "the join key on this side is computed") if full else d
@@ -350,7 +357,8 @@ class Builder:
         """A storage index for upqueries on ``columns`` of a scanned table version (whose
         positions storage knows in the newest version)."""
         op = self.graph.nodes[self.graph.base_node(node.table, node.version)].op
-        self.ensure_index(node.table, op.newest_columns(columns))  # type: ignore[attr-defined]
+        assert isinstance(op, Base)
+        self.ensure_index(node.table, op.newest_columns(columns))
 
     def _partial_key(self, node: ir.Node, demand: Demand) -> tuple[Columns | None, str]:
         """The key a stateful ``node`` keeps partial state on (``None``: full), and why not."""
@@ -386,15 +394,17 @@ class Builder:
         if isinstance(node, STATEFUL):
             if partial_key is None:
                 return []
+            assert isinstance(op, StatefulOperator)
             for source in sources:
-                graph.add_dependent(source, node_id, op)  # type: ignore[arg-type]
+                graph.add_dependent(source, node_id, op)
             return sources + [node_id]
         if isinstance(node, ir.Join):
+            assert isinstance(op, Join)
             (left, left_sources), (right, right_sources) = children
             for source in left_sources:
-                graph.add_dependent(source, left, op.left_state)  # type: ignore[attr-defined]
+                graph.add_dependent(source, left, op.left_state)
             for source in right_sources:
-                graph.add_dependent(source, right, op.right_state)  # type: ignore[attr-defined]
+                graph.add_dependent(source, right, op.right_state)
         return sources
 
     def _mark(self, node: NodeId, used: set[NodeId]) -> None:
@@ -413,7 +423,8 @@ class Builder:
                           _text(node.predicate))
         if isinstance(node, ir.Project):
             return Project(parents[0], row_function(node.exprs, kinds, nullable),
-                           ", ".join(_text(e) for e in node.exprs), keys.project_sources(node.exprs))
+                           ", ".join(_text(e) for e in node.exprs),
+                           keys.project_sources(node.exprs))
         if isinstance(node, ir.Join):
             joined = node.columns
             residual = None

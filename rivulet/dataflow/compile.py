@@ -10,8 +10,9 @@ kind, in a filter's top-level conjunction, where NULL and false are the same).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from operator import itemgetter
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from rivulet import values as F
 from rivulet.errors import SqlError
@@ -84,7 +85,8 @@ class _Codegen:
         low, high = bounds
         n = len(e.args)
         if n < low or (high is not None and n > high):
-            expected = f"{low}" if low == high else f"{low} to {high if high is not None else 'any'}"
+            upper = high if high is not None else "any"
+            expected = f"{low}" if low == high else f"{low} to {upper}"
             raise SqlError(f"function {e.fn}() takes {expected} arguments, got {n}")
 
     def _case(self, e: Case) -> str:
@@ -151,12 +153,13 @@ def row_function(
     """A function computing the output row of a projection."""
     if not exprs:
         return lambda r: ()
-    if all(isinstance(e, Col) for e in exprs):
-        indexes = [e.index for e in exprs]  # type: ignore[union-attr]
+    columns = [e for e in exprs if isinstance(e, Col)]
+    if len(columns) == len(exprs):
+        indexes = [e.index for e in columns]
         if len(indexes) == 1:
             i = indexes[0]
             return lambda r: (r[i],)
-        return itemgetter(*indexes)  # type: ignore[return-value]
+        return itemgetter(*indexes)
     gen = _Codegen(kinds, nullable)
     body = ", ".join(gen.expr(e) for e in exprs)
     return _build(f"lambda r: ({body},)", gen)

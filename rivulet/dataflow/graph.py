@@ -30,10 +30,19 @@ import math
 import random
 import threading
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Protocol
+from typing import Any, Protocol
 
-from rivulet.dataflow.ops.base import Base, Batch, Columns, Misses, NodeId, Operator
+from rivulet.dataflow.ops.base import (
+    Base,
+    Batch,
+    Columns,
+    Misses,
+    NodeId,
+    Operator,
+    StatefulOperator,
+)
 from rivulet.dataflow.ops.project import Project, ProjectedArrangement
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.faults import fault_point
@@ -46,7 +55,8 @@ log = logging.getLogger("rivulet")
 class State(Protocol):
     """What eviction needs of any partial state (reader, arrangement, stateful operator)."""
 
-    partial: bool
+    @property
+    def partial(self) -> bool: ...
 
     def evict(self, keys: Iterable[Any]) -> int: ...
     def byte_size(self) -> int: ...
@@ -81,7 +91,8 @@ class Graph:
         if eviction not in EVICTION_POLICIES:
             raise ValueError(f"eviction must be one of {EVICTION_POLICIES}, got {eviction!r}")
         if join_caches not in JOIN_CACHE_POLICIES:
-            raise ValueError(f"join_caches must be one of {JOIN_CACHE_POLICIES}, got {join_caches!r}")
+            raise ValueError(
+                f"join_caches must be one of {JOIN_CACHE_POLICIES}, got {join_caches!r}")
         #: "lean": join indexes over state that answers by itself keep only what writes
         #: probed (see ``upquery``); "kept": also what reads filled, until evicted.
         self.join_caches = join_caches
@@ -146,7 +157,9 @@ class Graph:
             if not self.nodes[old].children:
                 del versions[old_version], self.nodes[old]
             else:
-                self.nodes[old].op.set_layout(layouts[old_version])  # type: ignore[attr-defined]
+                old_base = self.nodes[old].op
+                assert isinstance(old_base, Base)
+                old_base.set_layout(layouts[old_version])
         return node
 
     def drop_base(self, table: str) -> None:
@@ -306,7 +319,7 @@ class Graph:
         if not columns:  # the whole output (a reader of a view read whole)
             return list(self.full_output(node))
         op = entry.op
-        if op.stateful and not op.partial and not op.natural(columns):  # type: ignore[attr-defined]
+        if isinstance(op, StatefulOperator) and not op.partial and not op.natural(columns):
             index = entry.full_indexes.get(columns)
             if index is None:
                 index = entry.full_indexes[columns] = _full_index(op, columns)
@@ -368,8 +381,8 @@ class Graph:
             op = node.op
             if isinstance(op, Reader):
                 yield node_id, op.state
-            elif op.stateful:
-                yield node_id, op  # type: ignore[misc]
+            elif isinstance(op, StatefulOperator):
+                yield node_id, op
             for index in itertools.chain(node.arrangements.values(), node.full_indexes.values()):
                 yield node_id, index
 
@@ -432,9 +445,9 @@ class Graph:
         held = _held_keys(state)
         if self.eviction == "random":
             return random_keys(held, count, self._random)
-        if isinstance(state, Operator):
+        if isinstance(state, StatefulOperator):
             deps = self.dependents.get(node, [])
-            return state.clock_candidates(  # type: ignore[attr-defined]
+            return state.clock_candidates(
                 count, lambda key: any(d.recently_used(key) for _, d in deps)
             )
         return state.clock_candidates(count)  # type: ignore[attr-defined]
@@ -486,13 +499,14 @@ class Graph:
                 if source in gone:
                     del self.dependents[source]
                 else:
-                    self.dependents[source] = [(n, s) for n, s in self.dependents[source] if n not in gone]
+                    self.dependents[source] = [(n, s) for n, s in self.dependents[source]
+                                               if n not in gone]
         return removed
 
 
 def _answers_itself(op: Operator) -> bool:
     """Whether an index of ``op``'s output is a copy of rows ``op`` looks up by itself."""
-    return isinstance(op, Base) or (op.stateful and not op.partial)  # type: ignore[attr-defined]
+    return isinstance(op, Base) or (isinstance(op, StatefulOperator) and not op.partial)
 
 
 #: Rows per step when full state is built from a parent's whole output. Streaming them
@@ -512,15 +526,15 @@ def _chunks(rows: Iterable[Delta]) -> Iterator[list[Delta]]:
 def _keeps_full_state(op: Operator) -> bool:
     if isinstance(op, Reader):
         return not op.state.partial
-    return op.stateful and not op.partial  # type: ignore[attr-defined]
+    return isinstance(op, StatefulOperator) and not op.partial
 
 
 def _held_keys(state: Any) -> dict[Any, Any]:
     """The dict whose keys are the keys a partial state holds."""
     if isinstance(state, Arrangement):
         return state.index
-    if isinstance(state, Operator):
-        return state.state.filled  # type: ignore[attr-defined]
+    if isinstance(state, StatefulOperator):
+        return state.state.filled
     return state.entries
 
 
@@ -538,11 +552,11 @@ def random_keys(held: dict[Any, Any], count: int, rng: random.Random) -> list[An
     return rng.sample(window, min(count, len(window)))
 
 
-def _full_index(op: Operator, columns: Columns) -> Arrangement | GroupIndex:
+def _full_index(op: StatefulOperator, columns: Columns) -> Arrangement | GroupIndex:
     """An index of a full stateful operator's output on ``columns`` (not its group key):
     the groups under each key, whose rows the operator makes when asked, if ``columns``
     are among its group columns; else a copy of its rows."""
-    group = op.group_columns  # type: ignore[attr-defined]
+    group = op.group_columns
     if group is not None and set(columns) <= set(group):
         return GroupIndex(columns, group, lambda groups: op.on_upquery(group, groups))
     return Arrangement(columns)

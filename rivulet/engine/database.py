@@ -24,8 +24,9 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
@@ -39,9 +40,9 @@ from rivulet.engine.core import Core
 from rivulet.engine.limits import Limits
 from rivulet.engine.program import Program
 from rivulet.engine.propagate import Propagation
+from rivulet.engine.table import Table
 from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
-from rivulet.engine.table import Table
 from rivulet.engine.writers import WriteTexts, compile_writer
 from rivulet.errors import ParameterCountError, StorageError, UnknownObjectError
 from rivulet.migrate.lazy import LazyWork
@@ -50,7 +51,7 @@ from rivulet.spark.bootstrap import Bootstrapper, PlanRecordingBuilder
 from rivulet.sql.parse import split_statements
 from rivulet.storage.sqlite import SqliteStorage, page_cache_bytes
 from rivulet.storage.writes import WriteRequest
-from rivulet.values.schema import Row, TableSchema
+from rivulet.values.schema import Row
 
 if TYPE_CHECKING:
     from rivulet.spark.session import SparkConfig
@@ -537,7 +538,8 @@ def unreadable_database(path: Path, exc: sqlite3.DatabaseError) -> StorageError:
     pages) says so and points at the recovery path; anything else (locked, I/O) is named
     as it is. Raised before anything is written, so the file stays as it was."""
     if isinstance(exc, sqlite3.OperationalError):
-        return StorageError(f"cannot open the database in {str(path)!r}: {exc}{disk_hint(exc, path)}")
+        return StorageError(
+            f"cannot open the database in {str(path)!r}: {exc}{disk_hint(exc, path)}")
     return StorageError(
         f"the database file {str(path / 'rivulet.db')!r} is damaged ({exc}); nothing was "
         "changed. Restore it from a backup, or salvage its rows with the sqlite3 shell's "

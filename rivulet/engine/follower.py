@@ -25,8 +25,9 @@ import pickle
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from rivulet.engine.core import Core
 from rivulet.engine.database import Database

@@ -34,12 +34,14 @@ import os
 import pickle
 import shutil
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from rivulet.dataflow.builder import BuiltView
 from rivulet.dataflow.ops.aggregate import Aggregate
+from rivulet.dataflow.ops.base import StatefulOperator
 from rivulet.errors import UpqueryTimeout
 from rivulet.plan.catalog import is_adhoc
 from rivulet.state.reader import KeyedReader
@@ -81,7 +83,8 @@ def prewarm_view(program: Program, view: View, keys: Iterable[Any], *,
     if not state.partial:
         return PrewarmResult(0, "", 0.0)
     wanted = _state_keys(view, keys)
-    if program.core.bootstrap.waits(built) and not program.core.bootstrap.await_loaded(program.core.upquery_timeout):
+    bootstrap = program.core.bootstrap
+    if bootstrap.waits(built) and not bootstrap.await_loaded(program.core.upquery_timeout):
         raise UpqueryTimeout(f"view {view.name!r}: its state is still being recovered")
     missing = state.missing(wanted)
     if not missing:
@@ -131,7 +134,7 @@ def spark_plan(program: Program, built: BuiltView) -> tuple[str, Any] | None:
         return None  # a reader keyed by part of the key (BuiltView.listed): filled in-process
     graph = program.core.graph
     partial_ops = [n for n in built.nodes if n in graph.nodes and n != built.reader_node
-                   and graph.nodes[n].op.stateful and graph.nodes[n].op.partial]
+                   and isinstance(op := graph.nodes[n].op, StatefulOperator) and op.partial]
     if not partial_ops:
         return ("reader", None)
     if len(partial_ops) != 1:
@@ -160,24 +163,28 @@ def _prewarm_on_spark(program: Program, built: BuiltView, keys: list[Any]) -> in
         state = built.state
         keys = state.missing(keys)
         shape = spark_plan(program, built)
-        if program.core.built.get(built.plan.name.lower()) is not built or shape is None or not keys:
+        current = program.core.built.get(built.plan.name.lower())
+        if current is not built or shape is None or not keys:
             return None if shape is None else 0
         work = program.core.bootstrap.work_dir()
         try:
             snapshot = take_snapshot(program.core.storage.path, work)
             if snapshot.lsn != program.core.graph.lsn:
                 return None
-            compiler = PlanCompiler(snapshot.dataframes(get_session(program.core.bootstrap.spark_config)))
+            spark = get_session(program.core.bootstrap.spark_config)
+            compiler = PlanCompiler(snapshot.dataframes(spark))
             kind, node = shape
             if kind == "reader":
                 plan = built.plan
                 tuples = [k if len(plan.key) != 1 else (k,) for k in keys]
                 root = compiler.frame(plan.root)
-                rows = _key_rows(plan, root, [(0, t) for t in tuples])
-                state.fill(keys, output_rows(rows.select(*[name(i) for i in range(plan.root.arity)])))
+                frame = _key_rows(plan, root, [(0, t) for t in tuples])
+                columns = [name(i) for i in range(plan.root.arity)]
+                state.fill(keys, output_rows(frame.select(*columns)))
                 program.core.graph.enforce_memory_limit()
                 return len(keys)
             op = program.core.graph.nodes[node].op
+            assert isinstance(op, Aggregate) and op.partial_columns  # the shape spark_plan found
             fresh = [k for k in keys if k not in op.state.filled]
             agg = op.plan_node
             if fresh:

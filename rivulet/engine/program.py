@@ -62,10 +62,12 @@ class Program:
             if isinstance(bound, st.CreateTable):
                 self._add_table(bound.schema)
             elif statement.kind == "copy":
-                plan = plan_copy(core.catalog, parse_one(statement.sql))
-                self._add_table(plan.target)
-                if core.storage.has_table(plan.tracking):
-                    core.lazy.copies[plan.target.name.lower()] = plan
+                create = parse_one(statement.sql)
+                assert isinstance(create, exp.Create)  # stored as CREATE TABLE ... AS SELECT
+                copy = plan_copy(core.catalog, create)
+                self._add_table(copy.target)
+                if core.storage.has_table(copy.tracking):
+                    core.lazy.copies[copy.target.name.lower()] = copy
             elif statement.kind == "alter":
                 self._apply_schema_change(
                     alter.replay(core.catalog.require_table(statement.name), statement.sql))
@@ -147,7 +149,9 @@ class Program:
         name = statement.change.old.name
         core.lazy.finish(name.lower())  # one change at a time per table
         with core.migration():
-            change = alter.plan_alter(core.catalog.require_table(name), parse_one(statement.sql))
+            node = parse_one(statement.sql)
+            assert isinstance(node, exp.Alter)  # bound as ALTER TABLE
+            change = alter.plan_alter(core.catalog.require_table(name), node)
             self._check_readers(change)
             with core.storage.transaction():
                 core.storage.alter(change.old, change.steps)
@@ -168,7 +172,7 @@ class Program:
                 if scanned != table:
                     continue
                 layout = catalog.layouts[table][version]
-                hit = {layout[c] for c in columns if layout[c] is not None} & change.changed
+                hit = {p for c in columns if (p := layout[c]) is not None} & change.changed
                 for position in hit:
                     readers.setdefault(change.old.columns[position].name, set()).add(plan.name)
         if readers:
@@ -208,7 +212,9 @@ class Program:
         # A table being copied is copied whole before another is split off it.
         core.lazy.finish(statement.plan.source.lower(), conversions=False)
         with core.migration():
-            plan = plan_copy(core.catalog, parse_one(statement.sql))
+            create = parse_one(statement.sql)
+            assert isinstance(create, exp.Create)  # bound as CREATE TABLE ... AS SELECT
+            plan = plan_copy(core.catalog, create)
             # Keys are copied by a lookup on the old table, and in order by the background
             # pass: both read an index on the key (cheap if upqueries made one already).
             self.ensure_index(plan.source, plan.source_key)

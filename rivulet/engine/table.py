@@ -16,7 +16,8 @@ from rivulet.values.schema import Row, TableSchema
 class Writes(Protocol):
     """What a table handle needs of its database (:class:`~rivulet.engine.database.Database`)."""
 
-    limits: Limits
+    @property
+    def limits(self) -> Limits: ...
 
     def submit(self, request: WriteRequest) -> int: ...
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import enum
 import operator
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from rivulet import values as F
 from rivulet.dataflow.builder import BuiltView, sort_key_function
@@ -26,7 +27,7 @@ from rivulet.errors import ClosedError, RivuletError
 from rivulet.plan.params import values_by_param
 from rivulet.state.holes import MISSING, Hole
 from rivulet.state.reader import KeyedReader, RangeReader
-from rivulet.values.schema import FLOAT, INT, STR, Column, SchemaError, coerce_value
+from rivulet.values.schema import FLOAT, INT, STR, Column, Kind, SchemaError, coerce_value
 
 Row = tuple
 
@@ -236,7 +237,8 @@ class View:
         range view has no keys to cut by: it returns all its rows in the view's order.
         A partial view computes them from the base tables, without filling its state."""
         self._check_open()
-        state = self._state if not self._state.partial else self._upqueries.computed(self.plan).state
+        state = (self._state if not self._state.partial
+                 else self._upqueries.computed(self.plan).state)
         if isinstance(state, RangeReader):
             rows = state.all_raw()
             if self.plan.order:
@@ -315,8 +317,8 @@ class View:
             return self._read_one(keys[0], block, timeout)
         return self._read_keys(keys, block, timeout)
 
-    def _read_one(self, key: tuple, block: Block, timeout: float | None) -> Any:
-        key = self._coerce_key(key)
+    def _read_one(self, raw_key: tuple, block: Block, timeout: float | None) -> Any:
+        key = self._coerce_key(raw_key)
         if key is None:
             return []
         if any(v is None for v in key):
@@ -339,8 +341,8 @@ class View:
         state: KeyedReader = self._state  # type: ignore[assignment]
         state_keys: list[Any] = []
         raw: list[Row] = []
-        for key in dict.fromkeys(keys):
-            key = self._coerce_key(key)
+        for raw_key in dict.fromkeys(keys):
+            key = self._coerce_key(raw_key)
             if key is None:
                 continue
             if any(v is None for v in key):  # matches no row: only an implicit group answers
@@ -390,8 +392,8 @@ class View:
         out: list[Row] = []
         missing: list[Any] = []
         seen: set[Any] = set()
-        for key in dict.fromkeys(keys):
-            key = self._coerce_key(key)
+        for raw_key in dict.fromkeys(keys):
+            key = self._coerce_key(raw_key)
             if key is None or None in key:
                 continue  # matches no row
             state_key = key[0] if len(key) == 1 else key
@@ -418,12 +420,13 @@ class View:
         once, and its rows are kept when they hold a listed value. The reader's cached
         answer under a key is its rows by that value (``builder.rows_by``)."""
         listed: dict[Any, set[Any]] = {}
-        column = self._key_columns[self._listed]  # type: ignore[index]
-        for raw_prefix, values in lists.items():
+        assert self._listed is not None and self._listed_column is not None  # a listed view
+        column = self._key_columns[self._listed]
+        for raw_prefix, raw_values in lists.items():
             prefix = self._coerce_key(raw_prefix, self._reader_columns)
             if prefix is None or None in prefix:
                 continue  # matches no row (and such a view has no implicit group)
-            coerced = self._coerce_values(column, values)
+            coerced = self._coerce_values(column, raw_values)
             if coerced:
                 listed.setdefault(prefix[0] if len(prefix) == 1 else prefix, set()).update(coerced)
         state: KeyedReader = self._state  # type: ignore[assignment]
@@ -442,10 +445,10 @@ class View:
             answers = self._fill(missing, block, timeout)
             if answers is NOT_READY:
                 return NOT_READY
-            column = self._listed_column
+            position = self._listed_column
             for prefix, rows in answers.items():
                 values = listed[prefix]
-                raw.extend(r for r in rows if r[column] in values)
+                raw.extend(r for r in rows if r[position] in values)
         return list(self._finish(raw))
 
     @staticmethod
@@ -473,7 +476,9 @@ class View:
         bounds = [(b.op, values[b.param]) for b in self.plan.range_bounds]
         if any(v is None for _, v in bounds):
             return []  # a comparison with NULL is never true
-        range_kind = self.plan.root.columns[self.plan.range_column].kind  # type: ignore[index]
+        range_column = self.plan.range_column
+        assert range_column is not None  # a range view
+        range_kind = self.plan.root.columns[range_column].kind
         bounds = [(op, _coerce(range_kind, v)) for op, v in bounds]
         for op, v in bounds:
             if op in _LOWER and low is None:
@@ -494,8 +499,7 @@ class View:
                 read=lambda: state.range(state_key, low, low_inc, high, high_inc),
             )
         if len(bounds) > 2 or sum(op in _LOWER for op, _ in bounds) > 1:
-            col = self.plan.range_column
-            rows = [r for r in rows if all(_CHECK[op](r[col], v) for op, v in bounds)]
+            rows = [r for r in rows if all(_CHECK[op](r[range_column], v) for op, v in bounds)]
         return list(self._finish(rows))
 
     def _defaults(self, key: Any, *, matches_nothing: bool = False) -> list[Row]:
@@ -529,10 +533,11 @@ def _by_prefix(keys: Iterable[tuple], listed: int) -> dict[tuple, list[Any]]:
     return out
 
 
-def _coerce(kind: str | None, value: Any) -> Any:
+def _coerce(kind: Kind | None, value: Any) -> Any:
     if kind is None:
         return value
     try:
         return coerce_value(Column("bound", kind), value)
     except SchemaError:
-        raise RivuletError(f"range parameter {value!r} is not comparable with a {kind} column") from None
+        raise RivuletError(
+            f"range parameter {value!r} is not comparable with a {kind} column") from None

@@ -67,8 +67,8 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
         bound = check(params)
         keys = None
         if key_values is not None:
-            keys = [_coerce_key(table, tuple(f((), bound) for f in key)) for key in key_values]
-            keys = [k for k in keys if k is not None]
+            coerced = [_coerce_key(table, tuple(f((), bound) for f in key)) for key in key_values]
+            keys = [k for k in coerced if k is not None]
         if assign is None:
             return WriteRequest(table, "delete", predicate=predicate, keys=keys, params=bound,
                                 sql=sql)

@@ -19,8 +19,9 @@ longer VARCHAR) are allowed under views.
 from __future__ import annotations
 
 import decimal
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from sqlglot import exp
 
@@ -94,7 +95,8 @@ class _Work:
         self.schema = schema
         self.version = version
         #: (column, its position in the old schema or None if added).
-        self.columns: list[tuple[Column, int | None]] = [(c, i) for i, c in enumerate(schema.columns)]
+        self.columns: list[tuple[Column, int | None]] = [
+            (c, i) for i, c in enumerate(schema.columns)]
         self.steps: list[Step] = []
         self.changed: set[int] = set()
         self.primary_key = [schema.columns[i].name.lower() for i in schema.primary_key]
@@ -350,7 +352,8 @@ def replay(schema: TableSchema, alter_sql: str) -> SchemaChange:
     return plan_alter(replace_conversions(schema), node)
 
 
-def program_tables(statements: Iterable[tuple[str, str]]) -> dict[str, tuple[TableSchema, list[str]]]:
+def program_tables(
+        statements: Iterable[tuple[str, str]]) -> dict[str, tuple[TableSchema, list[str]]]:
     """The tables a stored program declares, from its ``(kind, sql)`` statements in order
     ("table", "copy" and "alter"; others are skipped): each table's schema now, and the statements
     that made it (to store beside a copy of its rows, as Spark snapshots do)."""
@@ -366,11 +369,14 @@ def program_tables(statements: Iterable[tuple[str, str]]) -> dict[str, tuple[Tab
                 raise SqlError(f"not a CREATE TABLE statement: {sql!r}")
             out[schema.name.lower()] = (schema, [sql])
         elif kind == "copy":
-            from rivulet.plan.catalog import Catalog
             from rivulet.migrate.copy import plan_copy
+            from rivulet.plan.catalog import Catalog
 
             catalog = Catalog(tables={n: schema for n, (schema, _) in out.items()})
-            target = plan_copy(catalog, parse_one(sql)).target
+            create = parse_one(sql)
+            if not isinstance(create, exp.Create):
+                raise SqlError(f"not a CREATE TABLE statement: {sql!r}")
+            target = plan_copy(catalog, create).target
             out[target.name.lower()] = (target, [sql])
         elif kind == "alter":
             node = parse_one(sql)

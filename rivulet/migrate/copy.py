@@ -19,8 +19,9 @@ that key, so the copy means exactly what the SELECT means everywhere else.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 from sqlglot import exp
 
@@ -70,12 +71,14 @@ class CopyPlan:
         of some keys), by rivulet's own operators."""
         from rivulet.dataflow.builder import Builder
         from rivulet.dataflow.graph import Graph
+        from rivulet.state.reader import KeyedReader
 
         graph = Graph(partial=False)
         graph.base_rows = lambda _table: [(r, 1) for r in rows]
         scan = next(n for n in ir.walk(self.view.root) if isinstance(n, ir.Scan))
         graph.add_base(self.source, scan.version)
         state = Builder(graph).build_view(self.view).state
+        assert isinstance(state, KeyedReader)  # the view is keyed by the copy's key
         return [tuple(r) for key in list(state.entries) for r in state.get(key) or ()]
 
     def key_of_source(self) -> Callable[[tuple], Any]:
@@ -89,7 +92,8 @@ def plan_copy(catalog: Catalog, create: exp.Create) -> CopyPlan:
     """The plan of ``CREATE TABLE name AS SELECT ...``, or an error naming what is wrong."""
     name = create.this.name if not isinstance(create.this, exp.Schema) else ""
     if not name:
-        raise unsupported(create, "CREATE TABLE ... (columns) AS SELECT (the SELECT names the columns)")
+        raise unsupported(
+            create, "CREATE TABLE ... (columns) AS SELECT (the SELECT names the columns)")
     select = create.args["expression"]
     if not isinstance(select, exp.Select):
         raise unsupported(select, "CREATE TABLE ... AS of anything but one SELECT")
@@ -108,9 +112,10 @@ def plan_copy(catalog: Catalog, create: exp.Create) -> CopyPlan:
     passed = _passed_columns(select, source)  # output position -> source position
     group = select.args.get("group")
     if group is not None:
-        key_sources = [_source_position(e, source) for e in group.expressions]
-        if None in key_sources:
+        positions = [_source_position(e, source) for e in group.expressions]
+        if None in positions:
             raise unsupported(group, "GROUP BY other than columns in CREATE TABLE ... AS SELECT")
+        key_sources = [p for p in positions if p is not None]  # every one of them
         why = "its GROUP BY columns"
     else:
         key_sources = list(source.primary_key)

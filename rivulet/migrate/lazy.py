@@ -18,7 +18,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rivulet.errors import ClosedError
 from rivulet.faults import fault_point
@@ -85,7 +86,8 @@ class LazyWork:
                     self.copy_chunk(name)
                 # Rest as long as the chunks took: the foreground keeps at least half of
                 # the time (and of the GIL) while the work goes on.
-                time.sleep((time.perf_counter() - began) * (1 - BACKGROUND_SHARE) / BACKGROUND_SHARE)
+                took = time.perf_counter() - began
+                time.sleep(took * (1 - BACKGROUND_SHARE) / BACKGROUND_SHARE)
         except ClosedError:
             return
         except Exception:  # readers still see right answers (converted / copied on demand)
@@ -141,7 +143,8 @@ class LazyWork:
             # One pass over the old table's keys in order: a key behind the pass that is
             # not copied yet was written since, and the write copied it first.
             cursor = ("copy", name)
-            keys = self.storage.keys_after(source, plan.source_key, limit, self._cursors.get(cursor))
+            keys = self.storage.keys_after(source, plan.source_key, limit,
+                                           self._cursors.get(cursor))
             if keys:
                 self._copy_keys(plan, keys)
                 fault_point("schema_conversion_chunk")
@@ -229,7 +232,8 @@ class LazyWork:
         source = self.catalog.require_table(plan.source)
         wanted = set(keys)
         key_of = plan.key_of_source()
-        rows = [r for r in self.storage.rows_by(source, plan.source_key, keys) if key_of(r) in wanted]
+        rows = [r for r in self.storage.rows_by(source, plan.source_key, keys)
+                if key_of(r) in wanted]
         copied = [coerce_row(target, row, where="CREATE TABLE ... AS SELECT: ")
                   for row in plan.evaluate(rows)]
         if copied:

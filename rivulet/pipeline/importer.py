@@ -75,7 +75,17 @@ from rich.progress import (
 from rich.text import Text
 
 from rivulet.errors import RivuletError, SchemaError
-from rivulet.values.schema import BYTES, FLOAT, INT, STR, Row, TableSchema, coerce_row, coerce_value
+from rivulet.values.schema import (
+    BYTES,
+    FLOAT,
+    INT,
+    STR,
+    Kind,
+    Row,
+    TableSchema,
+    coerce_row,
+    coerce_value,
+)
 from rivulet.values.schema import Column as SchemaColumn
 
 if TYPE_CHECKING:
@@ -150,10 +160,12 @@ class ImportResult:
 # --------------------------------------------------------------------------- entry points
 
 
-def import_files(db: Database, table: str, files: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+def import_files(db: Database, table: str,
+                 files: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
                  *, format: str = "csv", header: bool = True, on_error: str = "reject",
                  progress: bool = True, options: Mapping[str, str] | None = None,
-                 spark: SparkSession | None = None, max_errors: int = SAMPLE_ERRORS) -> ImportResult:
+                 spark: SparkSession | None = None,
+                 max_errors: int = SAMPLE_ERRORS) -> ImportResult:
     """Import CSV, Parquet or JSON-lines files (paths, directories or globs) into ``table``.
 
     CSV: with ``header`` the first line names the columns (any order, a subset: missing
@@ -264,7 +276,8 @@ def _redact(url: str) -> str:
 
 def _jdbc_driver(url: str) -> str | None:
     drivers = {"jdbc:sqlite:": "org.sqlite.JDBC", "jdbc:mariadb:": "org.mariadb.jdbc.Driver",
-               "jdbc:mysql:": "org.mariadb.jdbc.Driver", "jdbc:postgresql:": "org.postgresql.Driver"}
+               "jdbc:mysql:": "org.mariadb.jdbc.Driver",
+               "jdbc:postgresql:": "org.postgresql.Driver"}
     return next((d for prefix, d in drivers.items() if url.startswith(prefix)), None)
 
 
@@ -320,11 +333,12 @@ def _read_files(spark: SparkSession, schema: TableSchema, paths: list[Path], fmt
 #: itself (Java's ``Long.parseLong`` reads exactly the values ``int()`` reads the same
 #: way, and parsing while reading took 14-15 s for 10M rows against 20-28 s as text and a
 #: cast); CSV floats stay text: Java's parser also takes ``1.5d`` and hex floats.
-_CSV_TYPES: dict[str, T.DataType] = {INT: T.LongType()}
+_CSV_TYPES: dict[Kind, T.DataType] = {INT: T.LongType()}
 _JSON_TYPES = {INT: T.LongType(), FLOAT: T.DoubleType()}
 
 
-def _struct(schema: TableSchema, columns: Sequence[str], types: Mapping[str, T.DataType]) -> T.StructType:
+def _struct(schema: TableSchema, columns: Sequence[str],
+            types: Mapping[Kind, T.DataType]) -> T.StructType:
     fields = [T.StructField(c, types.get(schema.columns[schema.position(c)].kind, T.StringType()))
               for c in columns]
     return T.StructType(fields + [T.StructField(_CORRUPT, T.StringType())])
@@ -371,7 +385,7 @@ def _read_jdbc(spark: SparkSession, schema: TableSchema, conn: dict[str, str],
     return df, _Source("jdbc")
 
 
-def _jdbc_type(kind: str) -> str:
+def _jdbc_type(kind: Kind) -> str:
     """Floats as DOUBLE (exact), binary as BINARY, the rest as text: an integer read as a
     number by the SQLite driver turns a text value into 0, silently."""
     return {FLOAT: "DOUBLE", BYTES: "BINARY"}.get(kind, "STRING")

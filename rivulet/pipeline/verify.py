@@ -238,7 +238,9 @@ def _check_view(view: View, tables: dict[str, DataFrame], engine: dict[Any, list
         spark_rows = _lookups(plan, tables, list(engine))
     else:
         spark_rows = _keyed_answers(plan, tables, None if not partial else list(engine))
-    differing, missing, extra = [], [], []
+    differing: list[Mismatch] = []
+    missing: list[Mismatch] = []
+    extra: list[Mismatch] = []
     for key, rows in engine.items():
         theirs = spark_rows.get(key, [])
         if not same_rows(rows, theirs):
@@ -266,8 +268,8 @@ def _restricted(plan: ir.ViewPlan, root: DataFrame, keys: list[Any] | None,
         return None
     key = plan.key if key is None else key
     columns = [name(i) for i in key]
-    for c in columns:
-        root = root.where(SF.col(c).isNotNull())
+    for column in columns:
+        root = root.where(SF.col(column).isNotNull())
     if keys is None or not columns:
         return root
     tuples = [k if isinstance(k, tuple) and len(key) > 1 else (k,) for k in keys]
@@ -301,7 +303,8 @@ def _keyed_answers(plan: ir.ViewPlan, tables: dict[str, DataFrame],
     return out
 
 
-def _lookups(plan: ir.ViewPlan, tables: dict[str, DataFrame], keys: list[Any]) -> dict[Any, list[Row]]:
+def _lookups(plan: ir.ViewPlan, tables: dict[str, DataFrame],
+             keys: list[Any]) -> dict[Any, list[Row]]:
     """``lookup`` of each key on Spark (an implicit group answers keys without rows)."""
     answers = compute_lookups(plan, tables, [_params(plan, k) for k in keys])
     return {k: rows for k, rows in zip(keys, answers)}
@@ -321,7 +324,8 @@ def _range_rows(plan: ir.ViewPlan, tables: dict[str, DataFrame],
     root = _restricted(plan, compile_plan(plan.root, tables), keys)
     if root is None:
         return {}
-    root = root.where(SF.col(name(plan.range_column)).isNotNull())  # type: ignore[arg-type]
+    assert plan.range_column is not None  # a range view
+    root = root.where(SF.col(name(plan.range_column)).isNotNull())
     rows = _collect(root, [])
     out: dict[Any, list[Row]] = {}
     for row in rows:
@@ -365,7 +369,7 @@ def _norm(v: Any) -> Any:
 
 
 def _canon_row(row: Sequence[Any]) -> tuple:
-    out = []
+    out: list[tuple[int, Any]] = []
     for v in map(_norm, row):
         if v is None:
             out.append((0, 0))

@@ -36,7 +36,7 @@ keyed by a column that is not the join key (see :func:`push_down`).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rivulet.plan import ir
 from rivulet.plan.prune import remap
@@ -140,7 +140,7 @@ def _rewrite(agg: ir.Aggregate, exprs: list[ir.Expr], join: ir.Join, kept_left: 
             return None
         args.append(arg)
     pk = primary_key(sides.kept) if isinstance(sides.kept, ir.Scan) else ()
-    per_row = bool(pk) and set(pk) <= set(group)  # type: ignore[arg-type]
+    per_row = bool(pk) and set(pk) <= set(group)
     if not per_row and not (sides.kind == "inner" and all(_combinable(c, agg) for c in agg.aggs)):
         return None
     inner = _inner_aggregate(agg, sides, args)

@@ -7,7 +7,8 @@ a FROM clause, over an aggregate's output, and over a table in an UPDATE.
 from __future__ import annotations
 
 import decimal
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from sqlglot import exp
 
@@ -83,7 +84,8 @@ def is_aggregate(node: exp.Expr) -> bool:
     return isinstance(node, _AGGREGATE_NODES)
 
 
-def translate(node: exp.Expr, scope: Scope, params: Callable[[exp.Placeholder], Expr] | None = None) -> Expr:
+def translate(node: exp.Expr, scope: Scope,
+              params: Callable[[exp.Placeholder], Expr] | None = None) -> Expr:
     """The IR expression for ``node``; ``params`` binds ``?`` (write statements only)."""
     special = scope.special(node)
     if special is not None:
@@ -147,9 +149,10 @@ def translate(node: exp.Expr, scope: Scope, params: Callable[[exp.Placeholder], 
         if node.args.get("position") is not None:
             args.append(node.args["position"])
         return Call("LOCATE", tuple(t(a) for a in args))
-    name = FUNCTION_NODES.get(type(node))
-    if name is not None:
-        return Call(name, tuple(t(a) for a in _function_args(node)))
+    function = FUNCTION_NODES.get(type(node))
+    if function is not None:
+        assert isinstance(node, exp.Func)  # FUNCTION_NODES names function nodes
+        return Call(function, tuple(t(a) for a in _function_args(node)))
     if isinstance(node, exp.Anonymous):
         return Call(node.name.upper(), tuple(t(a) for a in node.expressions))
     if is_aggregate(node):
@@ -159,10 +162,13 @@ def translate(node: exp.Expr, scope: Scope, params: Callable[[exp.Placeholder], 
 
 def _parameter_here(node: exp.Expr) -> UnsupportedSqlError:
     where = node.parent
-    while where is not None and not isinstance(where, (exp.Select, exp.Join, exp.Where, exp.Having, exp.Order, exp.Group)):
+    clauses = (exp.Select, exp.Join, exp.Where, exp.Having, exp.Order, exp.Group)
+    while where is not None and not isinstance(where, clauses):
         where = where.parent
-    clause = {exp.Join: "JOIN ... ON", exp.Having: "HAVING", exp.Order: "ORDER BY",
-              exp.Group: "GROUP BY", exp.Where: "this position of WHERE"}.get(type(where), "the SELECT list")
+    names: dict[type, str] = {exp.Join: "JOIN ... ON", exp.Having: "HAVING",
+                              exp.Order: "ORDER BY", exp.Group: "GROUP BY",
+                              exp.Where: "this position of WHERE"}
+    clause = names.get(type(where), "the SELECT list")
     line, col = position(where if where is not None else node)
     return UnsupportedSqlError(
         f"unsupported ? parameter in {clause}: parameters go in the WHERE clause as "
@@ -285,10 +291,10 @@ def kind_of(expr: Expr, input_kinds: list[Kind | None]) -> Kind | None:
     if fn in _INT_FUNCTIONS:
         return INT
     if fn.startswith("cast_"):
-        return fn[5:]
+        return Kind(fn[5:])
     if fn == "div":
-        kinds = {kind_of(a, input_kinds) for a in expr.args}
-        return DECIMAL if DECIMAL in kinds and FLOAT not in kinds else FLOAT
+        arg_kinds = {kind_of(a, input_kinds) for a in expr.args}
+        return DECIMAL if DECIMAL in arg_kinds and FLOAT not in arg_kinds else FLOAT
     if fn in ("add", "sub", "mul", "mod"):
         return unify_kinds([kind_of(a, input_kinds) for a in expr.args])
     if fn == "IF":

@@ -21,8 +21,9 @@ Map of relational nodes (output columns in brackets)::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Callable
+from typing import Any, ClassVar
 
 from rivulet.values.schema import Kind
 
@@ -164,6 +165,8 @@ class Node:
 
     __slots__ = ()
     columns: tuple[ColumnInfo, ...]
+    #: Every node is a dataclass (so ``dataclasses.replace`` takes any node).
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
     def inputs(self) -> tuple[Node, ...]:
         return ()

@@ -62,17 +62,17 @@ def trace_join(columns: Columns, left_arity: int, left_keys: Columns, right_keys
     A right join-key column stands for its left counterpart and vice versa: rows that
     match agree on them, and a key with a NULL is never looked up.
     """
-    left_of = {left_arity + r: l for l, r in zip(left_keys, right_keys)}
-    right_of = {l: r for l, r in zip(left_keys, right_keys)}
+    left_of = {left_arity + r: lk for lk, r in zip(left_keys, right_keys)}
+    right_of = {lk: r for lk, r in zip(left_keys, right_keys)}
     as_left = [c if c < left_arity else left_of.get(c) for c in columns]
     if None not in as_left:
-        cols = tuple(as_left)  # type: ignore[arg-type]
+        cols = tuple(c for c in as_left if c is not None)  # every one of them
         if cols == left_keys:
             return JoinRoute("both", cols)
         return JoinRoute("left", cols)
     as_right = [c - left_arity if c >= left_arity else right_of.get(c) for c in columns]
     if None not in as_right:
-        cols = tuple(as_right)  # type: ignore[arg-type]
+        cols = tuple(c for c in as_right if c is not None)  # every one of them
         if cols == right_keys:
             return JoinRoute("both", tuple(left_keys))
         return JoinRoute("right", cols)
@@ -101,7 +101,7 @@ def trace(node: ir.Node, demand: Demand) -> list[Demand] | str:
         traced = [sources[c] for c in cols]
         if None in traced:
             return f"key column {node.columns[cols[traced.index(None)]].name!r} is computed"
-        return [Demand(tuple(traced), demand.partial, demand.reason)]  # type: ignore[arg-type]
+        return [Demand(tuple(c for c in traced if c is not None), demand.partial, demand.reason)]
     if isinstance(node, ir.Join):
         return _trace_join(node, demand)
     if isinstance(node, ir.Aggregate):

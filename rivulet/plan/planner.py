@@ -27,7 +27,7 @@ class Catalog(Protocol):
     def view(self, name: str) -> ir.ViewPlan | None: ...
 
 
-RANGE_OPS = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+RANGE_OPS: dict[type, str] = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
 FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
 
 
@@ -262,6 +262,7 @@ class Planner:
         grouped = bool(select.args.get("group")) or _has_aggregate(select)
         key_cols = params.key_columns()
         implicit_group = False
+        out_scope: FromScope | GroupedScope
         if grouped:
             if params.range_column is not None:
                 raise unsupported(select, "range parameter in an aggregated query")
@@ -362,7 +363,8 @@ class Planner:
             table = self.catalog.table(name)
             if table is not None:
                 cols = tuple(ir.ColumnInfo(c.name, c.kind, c.nullable) for c in table.columns)
-                return ir.Scan(table.name, cols, table.version), Relation(alias, list(table.column_names), offset, table)
+                return (ir.Scan(table.name, cols, table.version),
+                        Relation(alias, list(table.column_names), offset, table))
             view = self.catalog.view(name)
             if view is not None:
                 if view.param_count:
@@ -421,7 +423,8 @@ class Planner:
             raise unsupported(join, "JOIN without an equality between its two sides")
         residual = ir.and_all(rest) if rest else None
         if side == "LEFT":
-            return ir.Join(left, right, "left", tuple(left_keys), tuple(right_keys), residual, columns)
+            return ir.Join(left, right, "left", tuple(left_keys), tuple(right_keys), residual,
+                           columns)
         node = _inner_join(left, right, tuple(left_keys), tuple(right_keys), columns)
         if residual is not None:
             node = ir.Filter(node, residual, columns)
@@ -465,8 +468,8 @@ class Planner:
                     agg_nodes.append(sub)
         pre_exprs = list(group_exprs)
         calls = []
-        for agg in agg_nodes:
-            call, arg = self._aggregate_call(agg, scope)
+        for found in agg_nodes:
+            call, arg = self._aggregate_call(found, scope)
             if arg is not None:
                 if arg in pre_exprs[len(group_exprs):]:
                     index = pre_exprs.index(arg, len(group_exprs))
@@ -482,10 +485,10 @@ class Planner:
                           c.fn != "count")
             for a, c in zip(agg_nodes, calls)
         )
-        agg: ir.Node = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
+        aggregate = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
+        agg: ir.Node = aggregate
         if not implicit_group:  # (its empty-key row is built from the aggregate: keep it)
-            agg = push_down(agg, self._primary_key, tuple(key_positions),  # type: ignore[arg-type]
-                            self._held_full)
+            agg = push_down(aggregate, self._primary_key, tuple(key_positions), self._held_full)
         grouped = GroupedScope(scope, group_exprs, columns=out_columns)
         for i, a in enumerate(agg_nodes):
             grouped.aggregates[a] = len(group_exprs) + i
@@ -686,7 +689,8 @@ class Planner:
                            sql=sql)
 
     def _union_branches(self, query: exp.Expr) -> list[exp.Expr]:
-        if isinstance(query, exp.Union) and not query.args.get("order") and not query.args.get("limit"):
+        if (isinstance(query, exp.Union) and not query.args.get("order")
+                and not query.args.get("limit")):
             return self._union_branches(query.this) + self._union_branches(query.expression)
         if isinstance(query, exp.Union):
             inner = query.copy()
@@ -710,14 +714,16 @@ def _convert_columns(node: ir.Node, columns: tuple[ir.ColumnInfo, ...]) -> ir.No
     if all(isinstance(e, ir.Col) for e in exprs):
         return node
     return ir.Project(node, tuple(exprs), tuple(
-        ir.ColumnInfo(have.name, want.kind, have.nullable) for have, want in zip(node.columns, columns)
+        ir.ColumnInfo(have.name, want.kind, have.nullable)
+        for have, want in zip(node.columns, columns)
     ))
 
 
 def _union_is_distinct(query: exp.Expr) -> bool:
     if isinstance(query, exp.Union):
         mixed = [query.args.get("distinct")] + [
-            _union_is_distinct(s) for s in (query.this, query.expression) if isinstance(s, exp.Union)
+            _union_is_distinct(s) for s in (query.this, query.expression)
+            if isinstance(s, exp.Union)
         ]
         if len(set(bool(m) for m in mixed)) > 1:
             raise unsupported(query, "mixing UNION and UNION ALL")
@@ -779,7 +785,8 @@ def _equi_pair(node: exp.Expr, scope: FromScope, split: int) -> tuple[int, int] 
 
 
 def _project(node: ir.Node, exprs: list[ir.Expr], names: list[str]) -> ir.Node:
-    if all(isinstance(e, ir.Col) for e in exprs) and [e.index for e in exprs] == list(range(node.arity)):  # type: ignore[union-attr]
+    direct = [e for e in exprs if isinstance(e, ir.Col)]
+    if len(direct) == len(exprs) and [e.index for e in direct] == list(range(node.arity)):
         if [c.name for c in node.columns] == names:
             return node
     input_kinds = [c.kind for c in node.columns]

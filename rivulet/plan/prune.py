@@ -79,10 +79,12 @@ def _project(node: ir.Project, needed: set[int], top: bool) -> Pruned:
     positions = _positions(kept)
     new = tuple(remap(e, positions) for e in exprs)
     columns = tuple(node.columns[i] for i in out)
-    if isinstance(child, ir.Project) and not child.view and all(isinstance(e, ir.Col) for e in new):
+    cols = [e for e in new if isinstance(e, ir.Col)]
+    if isinstance(child, ir.Project) and not child.view and len(cols) == len(new):
         # A projection of a projection is one projection (canonical: a view read by another
         # view is not projected twice).
-        child, new = child.input, tuple(_named(child.exprs[e.index], e) for e in new)  # type: ignore[union-attr]
+        inner = child.exprs
+        child, new = child.input, tuple(_named(inner[e.index], e) for e in cols)
     if not top and _is_identity(new, child):
         return child, tuple(out)
     if child is node.input and new == node.exprs and len(out) == len(node.exprs):
@@ -131,7 +133,7 @@ def _barrier(node: ir.Node) -> Pruned:
         return node, _identity(node)
     if isinstance(node, ir.Union):
         return replace(node, branches=tuple(inputs)), _identity(node)
-    return replace(node, input=inputs[0]), _identity(node)  # type: ignore[call-arg]
+    return replace(node, input=inputs[0]), _identity(node)
 
 
 # --------------------------------------------------------------------------- expressions

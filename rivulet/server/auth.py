@@ -23,7 +23,6 @@ import os
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 from mysql_mimic.auth import IdentityProvider, NativePasswordAuthPlugin, NoLoginAuthPlugin, User
 
@@ -122,7 +121,7 @@ class _Identity(IdentityProvider):
     def get_plugins(self) -> list:
         return [NativePasswordAuthPlugin(), NoLoginAuthPlugin()]
 
-    async def get_user(self, username: str) -> Optional[User]:
+    async def get_user(self, username: str) -> User | None:
         account = self.store.accounts.get(username)
         if account is None or not account.may_connect_from(self.peer_host):
             return User(name=username, auth_plugin=NoLoginAuthPlugin.name)

@@ -57,13 +57,14 @@ import logging
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from rivulet.dataflow.builder import Builder, BuiltView
 from rivulet.dataflow.ops.aggregate import Aggregate
-from rivulet.dataflow.ops.base import Base, Batch, Columns, NodeId, Operator
+from rivulet.dataflow.ops.base import Base, Batch, Columns, NodeId, Operator, StatefulOperator
 from rivulet.dataflow.ops.distinct import Distinct
 from rivulet.dataflow.ops.join import Join
 from rivulet.dataflow.ops.reader import Reader
@@ -104,7 +105,7 @@ class PlanRecordingBuilder(Builder):
 
     def _operator(self, node: ir.Node, parents: list[NodeId], partial: Columns | None) -> Operator:
         op = super()._operator(node, parents, partial)
-        op.plan_node = node  # type: ignore[attr-defined]
+        op.plan_node = node
         return op
 
 
@@ -211,7 +212,8 @@ class Bootstrapper:
     def _wants_deferral(self, inputs: list[NodeId]) -> bool:
         if any(self._pending_below(p) for p in inputs):
             return True
-        return self.threshold is not None and sum(self._rows_under(p) for p in inputs) >= self.threshold
+        return (self.threshold is not None
+                and sum(self._rows_under(p) for p in inputs) >= self.threshold)
 
     # ..................................................................... measuring inputs
 
@@ -219,7 +221,8 @@ class Bootstrapper:
         """The columns of a complete index of ``node``'s output (``full_output`` reads it
         first), other than ``skip``."""
         entry = self.graph.nodes[node]
-        for columns, index in itertools.chain(entry.full_indexes.items(), entry.arrangements.items()):
+        for columns, index in itertools.chain(entry.full_indexes.items(),
+                                              entry.arrangements.items()):
             if not index.partial and columns != skip:
                 return columns
         return None
@@ -230,7 +233,7 @@ class Bootstrapper:
         if self._full_index(node, skip) is not None:
             return 0
         op = self.graph.nodes[node].op
-        if op.stateful and not op.partial:  # type: ignore[attr-defined]
+        if isinstance(op, StatefulOperator) and not op.partial:
             return 0
         if isinstance(op, Base):
             if op.table not in self._counts:
@@ -244,7 +247,7 @@ class Bootstrapper:
         if columns is not None:
             return any(t.target == node and t.columns == columns for t in self.pending)
         op = self.graph.nodes[node].op
-        if op.stateful and not op.partial:  # type: ignore[attr-defined]
+        if isinstance(op, StatefulOperator) and not op.partial:
             return any(t.node == node and t.columns is None for t in self.pending)
         if isinstance(op, Base):
             return False
@@ -422,10 +425,10 @@ class Bootstrapper:
     def _spark_state(self, compiler: Any, task: Task) -> Any:
         op = self.graph.nodes[task.node].op
         if task.columns is None and isinstance(op, Aggregate):
-            agg = op.plan_node  # type: ignore[attr-defined]
+            agg = op.plan_node
             return aggregate_state(compiler.frame(agg.input), agg, op)
         if task.columns is None and isinstance(op, Distinct):
-            return distinct_counts(compiler.frame(op.plan_node.input))  # type: ignore[attr-defined]
+            return distinct_counts(compiler.frame(op.plan_node.input))
         return {p: output_rows(compiler.frame(self._plan_node(p))) for p in self._inputs(task)}
 
     def _load(self, tasks: list[Task]) -> None:
@@ -609,10 +612,10 @@ def aggregate_state(df: Any, node: ir.Aggregate, op: Aggregate) -> list[tuple[An
                 states.append(row[position])
                 position += 1
             elif kind == "sum":
-                total = row[position]
-                if integer_sums[i] and total is not None:
-                    total = int(total)
-                states.append((total, row[position + 1]))
+                summed = row[position]
+                if integer_sums[i] and summed is not None:
+                    summed = int(summed)
+                states.append((summed, row[position + 1]))
                 position += 2
             else:
                 states.append(multisets[i].get(key, {}))
@@ -632,7 +635,7 @@ def _key_maker(width: int) -> Callable[[tuple], Any]:
 def _keeps_full_state(op: Operator) -> bool:
     if isinstance(op, Reader):
         return not op.state.partial
-    return op.stateful and not op.partial  # type: ignore[attr-defined]
+    return isinstance(op, StatefulOperator) and not op.partial
 
 
 __all__ = ["Bootstrapper", "PlanRecordingBuilder", "Report", "Task", "aggregate_state",

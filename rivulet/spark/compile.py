@@ -111,7 +111,8 @@ class PlanCompiler:
 
     def _scan(self, node: ir.Scan) -> DataFrame:
         # An older version of an altered table comes as "table@version" (old_versions).
-        df = self.tables.get(f"{node.table.lower()}@{node.version}") or self.tables.get(node.table.lower())
+        df = (self.tables.get(f"{node.table.lower()}@{node.version}")
+              or self.tables.get(node.table.lower()))
         if df is None:
             raise SqlError(f"no DataFrame given for table {node.table!r}")
         if len(df.columns) != node.arity:
@@ -134,7 +135,8 @@ class PlanCompiler:
 
     def _union(self, node: ir.Union) -> DataFrame:
         frames = [self.frame(b) for b in node.branches]
-        types = [_union_type([f.schema[name(i)].dataType for f in frames]) for i in range(node.arity)]
+        types = [_union_type([f.schema[name(i)].dataType for f in frames])
+                 for i in range(node.arity)]
         frames = [f.select(*[SF.col(name(i)).cast(t) if t is not None else SF.col(name(i))
                              for i, t in enumerate(types)], *self._carried(f)) for f in frames]
         return reduce(DataFrame.union, frames)
@@ -142,7 +144,8 @@ class PlanCompiler:
     def _topk(self, node: ir.TopK) -> DataFrame:
         df = self.frame(node.input)
         order = sort_columns(node.order, node.arity)
-        partition = [SF.col(name(g)) for g in node.group_by] + [SF.col(c) for c in self._carried(df)]
+        partition = ([SF.col(name(g)) for g in node.group_by]
+                     + [SF.col(c) for c in self._carried(df)])
         if not partition:  # one global top-k: Spark's TakeOrderedAndProject
             return df.orderBy(*order).limit(node.k)
         window = Window.partitionBy(*partition).orderBy(*order)
@@ -192,7 +195,8 @@ class PlanCompiler:
 
 
 def with_join_keys(node: ir.Join, exprs: ExprCompiler, left: DataFrame, right: DataFrame,
-                   left_prefix: str = "_lk", right_prefix: str = "_rk") -> tuple[DataFrame, DataFrame, list[str], list[str]]:
+                   left_prefix: str = "_lk", right_prefix: str = "_rk",
+                   ) -> tuple[DataFrame, DataFrame, list[str], list[str]]:
     """Each side with a column per join key (``<prefix><i>``): its key operand, converted
     as MySQL compares the two kinds, so that the join stays an equi-join Spark can hash or
     sort. ``exprs`` compiles over the joined row (left columns, then right ones)."""
@@ -234,7 +238,8 @@ def _left_join_python(left: DataFrame, right: DataFrame, on: Column, residual: C
     return matched.union(alone.select(*names(n), *pad))
 
 
-def _aggregate_argument(exprs: ExprCompiler, arg: Typed, call: ir.AggCall) -> tuple[Column, str | None, int]:
+def _aggregate_argument(exprs: ExprCompiler, arg: Typed,
+                        call: ir.AggCall) -> tuple[Column, str | None, int]:
     """The column an aggregate reads: SUM and AVG read numbers (MySQL sums strings as
     doubles); COUNT, MIN and MAX read the values themselves."""
     if arg.kind is None:  # only NULLs: any type aggregates to NULL (COUNT to 0)
@@ -307,7 +312,8 @@ class _Request:
     bounds: tuple[tuple[str, Any], ...] = ()  # ... and (op, value) bounds on its column
 
 
-def compute_view(plan: ir.ViewPlan, tables: Tables, params: Sequence[Any] | None = None) -> list[Row]:
+def compute_view(plan: ir.ViewPlan, tables: Tables,
+                 params: Sequence[Any] | None = None) -> list[Row]:
     """The view's rows: ``db.view(name).lookup(*params)``, or ``scan()`` when ``params`` is
     None (every key's answer, each ordered and cut; hidden columns dropped)."""
     if params is None:
@@ -439,7 +445,8 @@ def _range_request(plan: ir.ViewPlan, key: tuple, values: dict[Any, Any]) -> _Re
     bounds = [(b.op, values[b.param]) for b in plan.range_bounds]
     if any(v is None for _, v in bounds):
         return _Request()  # a comparison with NULL is never true
-    info = plan.root.columns[plan.range_column]  # type: ignore[index]
+    assert plan.range_column is not None  # a range view
+    info = plan.root.columns[plan.range_column]
     converted = []
     for op, v in bounds:
         if info.kind is None:
@@ -481,7 +488,8 @@ def _request_parts(plan: ir.ViewPlan, root: DataFrame, requests: list[_Request])
 def _range_rows(plan: ir.ViewPlan, root: DataFrame, req: _Request) -> DataFrame:
     """Rows of a range request: the equality key, then every bound (each ``col op ?`` is a
     conjunct of the view's WHERE)."""
-    column = name(plan.range_column)  # type: ignore[arg-type]
+    assert plan.range_column is not None  # a range view
+    column = name(plan.range_column)
     data_type = root.schema[column].dataType
     tests = [SF.col(column).isNotNull()]
     for i, v in zip(plan.key, req.range_key or ()):
@@ -538,10 +546,10 @@ def _implicit_aggregate(plan: ir.ViewPlan) -> tuple[ir.Aggregate, list[int]]:
     node = plan.root
     while not isinstance(node, ir.Aggregate):
         if isinstance(node, ir.Project):
-            exprs = node.exprs
-            if not all(isinstance(exprs[p], ir.Col) for p in positions):
+            shown = [e for e in (node.exprs[p] for p in positions) if isinstance(e, ir.Col)]
+            if len(shown) != len(positions):
                 raise SqlError(f"view {plan.name!r}: a key column is not a group column")
-            positions = [exprs[p].index for p in positions]  # type: ignore[union-attr]
+            positions = [e.index for e in shown]
         elif not isinstance(node, (ir.Filter, ir.Distinct, ir.TopK)):
             raise SqlError(f"view {plan.name!r}: no aggregate under its implicit group")
         node = node.inputs()[0]

@@ -52,7 +52,7 @@ from rivulet.spark.values import (
     spark_type,
     to_kind,
 )
-from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
+from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
 
 _EXACT = (INT, BOOL, DECIMAL)
 _NUMBERS = (INT, BOOL, DECIMAL, FLOAT)
@@ -67,7 +67,7 @@ class Typed:
     scale (for ``decimal``), and whether the column is a Spark boolean (a predicate)."""
 
     column: Column
-    kind: str | None
+    kind: Kind | None
     scale: int = 0
     predicate: bool = False
 
@@ -76,7 +76,7 @@ class Typed:
         return self.column.cast(T.LongType()) if self.predicate else self.column
 
 
-def _null(kind: str | None = None, scale: int = 0) -> Typed:
+def _null(kind: Kind | None = None, scale: int = 0) -> Typed:
     return Typed(SF.lit(None).cast(spark_type(kind, scale)), kind, scale)
 
 
@@ -87,7 +87,8 @@ def _null_predicate() -> Typed:
 # --------------------------------------------------------------------------- Arrow UDFs
 
 
-def _call_engine(impl: Callable[..., Any], kind: str | None, scale: int) -> Callable[[pa.Array], pa.Array]:
+def _call_engine(impl: Callable[..., Any], kind: Kind | None,
+                 scale: int) -> Callable[[pa.Array], pa.Array]:
     """A batch function for an Arrow UDF: unpacks the argument struct into Python values,
     calls the engine's ``impl`` on each row, converts results to ``kind``."""
     out_type = arrow_type(kind, scale)
@@ -110,9 +111,16 @@ def _call_engine(impl: Callable[..., Any], kind: str | None, scale: int) -> Call
     return run
 
 
-def engine_udf(impl: Callable[..., Any], args: Sequence[Column], kind: str | None, scale: int = 0) -> Column:
+#: ``SF.arrow_udf``, called as pyspark documents it: the UDF's kind comes from the
+#: function's type hints. (pyspark's stubs declare it only with an explicit
+#: ``functionType``, which the runtime discourages with a warning.)
+_arrow_udf: Callable[..., Any] = SF.arrow_udf
+
+
+def engine_udf(impl: Callable[..., Any], args: Sequence[Column], kind: Kind | None,
+               scale: int = 0) -> Column:
     """A column computing ``impl(*args)`` row by row with the engine's function."""
-    udf = SF.arrow_udf(_call_engine(impl, kind, scale), spark_type(kind, scale))
+    udf = _arrow_udf(_call_engine(impl, kind, scale), spark_type(kind, scale))
     return udf(SF.struct(*[a.alias(f"a{i}") for i, a in enumerate(args)]))
 
 
@@ -140,7 +148,7 @@ def _engine_function(fn: str) -> Callable[..., Any]:
 # --------------------------------------------------------------------------- kinds
 
 
-def number_kind(kind: str | None) -> str | None:
+def number_kind(kind: Kind | None) -> Kind | None:
     """The kind ``values.to_number`` gives a value of ``kind``."""
     if kind in (INT, BOOL):
         return INT
@@ -155,7 +163,7 @@ def number_kind(kind: str | None) -> str | None:
     raise TypeError(kind)
 
 
-def _arith_kind(a: Typed, b: Typed) -> tuple[str | None, int]:
+def _arith_kind(a: Typed, b: Typed) -> tuple[Kind | None, int]:
     ka, kb = number_kind(a.kind), number_kind(b.kind)
     if ka is None or kb is None:
         return ka or kb, max(_num_scale(a), _num_scale(b))
@@ -190,13 +198,13 @@ _PREDICATES = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "and_", "or_"
 _UNIFIED = {"COALESCE", "IFNULL"}
 
 
-def _unified(args: Sequence[Typed]) -> tuple[str | None, int]:
+def _unified(args: Sequence[Typed]) -> tuple[Kind | None, int]:
     kind = unify_kinds([a.kind for a in args])
     scale = max((a.scale for a in args if a.kind == DECIMAL), default=0)
     return kind, scale
 
 
-def result_kind(fn: str, args: Sequence[Typed], exprs: Sequence[Expr]) -> tuple[str | None, int]:
+def result_kind(fn: str, args: Sequence[Typed], exprs: Sequence[Expr]) -> tuple[Kind | None, int]:
     """The kind (and decimal scale) of the values ``values.<fn>`` returns for arguments
     of these kinds: the engine's run-time typing, written down statically."""
     kinds = [a.kind for a in args]
@@ -259,7 +267,7 @@ def _round_scale(args: Sequence[Typed], exprs: Sequence[Expr]) -> int:
     return args[0].scale
 
 
-def _extreme_kind(args: Sequence[Typed]) -> tuple[str | None, int]:
+def _extreme_kind(args: Sequence[Typed]) -> tuple[Kind | None, int]:
     present = [a for a in args if a.kind is not None]
     kinds = {a.kind for a in present}
     if not kinds:
@@ -330,7 +338,8 @@ class ExprCompiler:
             return Typed(column.cast(T.BooleanType()), INT, predicate=True)
         return Typed(column, kind, scale)
 
-    def udf(self, impl: Callable[..., Any], args: Sequence[Column], kind: str | None, scale: int = 0) -> Column:
+    def udf(self, impl: Callable[..., Any], args: Sequence[Column], kind: Kind | None,
+            scale: int = 0) -> Column:
         self.uses_python = True
         return engine_udf(impl, args, kind, scale)
 
@@ -369,7 +378,7 @@ class ExprCompiler:
             return n.column
         return n.column.cast(T.DoubleType())
 
-    def convert(self, t: Typed, kind: str | None, scale: int = 0) -> Column:
+    def convert(self, t: Typed, kind: Kind | None, scale: int = 0) -> Column:
         """``t``'s values as values of ``kind`` (MySQL's conversion in that context)."""
         if t.kind == kind and (kind != DECIMAL or t.scale == scale):
             return t.value()
@@ -443,7 +452,7 @@ def _literal(value: Any) -> Typed:
 Native = Callable[[ExprCompiler, list[Typed], Sequence[Expr]], "Typed | None"]
 
 
-def _family(kind: str | None) -> str:
+def _family(kind: Kind | None) -> str:
     if kind in _EXACT:
         return "exact"
     if kind == FLOAT:
@@ -487,9 +496,11 @@ def join_operands(c: ExprCompiler, a: Typed, b: Typed) -> tuple[Column, Column]:
     pair = _operands(c, a, b)
     if pair is not None:
         return pair
-    as_time = lambda t: (
-        c.udf(F.cast_datetime, [t.column], DATETIME) if t.kind in _TEXT
-        else t.column.cast(T.TimestampNTZType()))
+
+    def as_time(t: Typed) -> Column:
+        return (c.udf(F.cast_datetime, [t.column], DATETIME) if t.kind in _TEXT
+                else t.column.cast(T.TimestampNTZType()))
+
     return as_time(a), as_time(b)
 
 
@@ -555,6 +566,7 @@ def _in(c: ExprCompiler, args: list[Typed], exprs: Sequence[Expr]) -> Typed | No
         if test is None:
             return None
         out = test.column if out is None else out | test.column
+    assert out is not None  # IN lists at least one value
     return Typed(out, INT, predicate=True)
 
 
@@ -751,7 +763,7 @@ def _date(c: ExprCompiler, args: list[Typed], _exprs: Sequence[Expr]) -> Typed |
     return Typed(a.column.cast(T.DateType()), DATE)
 
 
-def _cast(kind: str, sources: tuple[str, ...]) -> Native:
+def _cast(kind: Kind, sources: tuple[str, ...]) -> Native:
     """CASTs Spark does exactly like ``values.cast_*`` for these source kinds."""
 
     def compile_(c: ExprCompiler, args: list[Typed], _exprs: Sequence[Expr]) -> Typed | None:

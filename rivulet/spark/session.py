@@ -26,11 +26,11 @@ against 29-37 s in one process each, same machine load), and bulk jobs are what 
 for here. A process that only streams on two cores may want C1 all the same: there the C2
 compiler thread stays busy for minutes (about a CPU-second per large micro-batch) and
 competes with the second task thread; ``bench.streaming`` runs that way (set it through
-``extra["spark.driver.extraJavaOptions"]`` or ``rivulet serve --spark-conf``). A cluster master (``spark://``, ``k8s://``,
-``yarn``) must be reachable from its executors, so there the driver address is left to
-Spark (set it through ``SparkConfig.extra`` when needed). A Spark Connect URL (``sc://``)
-creates a remote session; the server owns static settings there, so only the SQL
-settings above are applied, at run time.
+``extra["spark.driver.extraJavaOptions"]`` or ``rivulet serve --spark-conf``). A cluster
+master (``spark://``, ``k8s://``, ``yarn``) must be reachable from its executors, so there
+the driver address is left to Spark (set it through ``SparkConfig.extra`` when needed). A
+Spark Connect URL (``sc://``) creates a remote session; the server owns static settings
+there, so only the SQL settings above are applied, at run time.
 """
 
 from __future__ import annotations

@@ -46,11 +46,11 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
+from rivulet.bind import statements as st
 from rivulet.errors import RivuletError
 from rivulet.migrate.alter import program_tables, replace_conversions
 from rivulet.plan.catalog import Catalog
 from rivulet.spark.values import arrow_type, fit_decimal, spark_type
-from rivulet.bind import statements as st
 from rivulet.storage.sqlite import convert_all, copy_database
 from rivulet.values.schema import DATE, DATETIME, DECIMAL, TableSchema
 
@@ -100,7 +100,8 @@ def arrow_schema(schema: TableSchema) -> pa.Schema:
 # --------------------------------------------------------------------------- taking one
 
 
-def take_snapshot(source: Any, out_dir: str | os.PathLike[str], *, keep_copy: bool = False) -> Snapshot:
+def take_snapshot(source: Any, out_dir: str | os.PathLike[str], *,
+                  keep_copy: bool = False) -> Snapshot:
     """Freeze the database of ``source`` and export every base table to ``out_dir``.
 
     ``source`` is an open :class:`rivulet.Database`, its storage, a data directory or the

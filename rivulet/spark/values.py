@@ -149,7 +149,7 @@ def to_kind(value: Any, kind: Kind | None, scale: int | None = None) -> Any:
     return convert(value, scale)
 
 
-def _to_int(v: Any, _scale: int | None) -> int:
+def _to_int(v: Any, _scale: int | None) -> int | None:
     if type(v) is int:
         return v
     if type(v) is bool:

@@ -56,7 +56,8 @@ def table_schema(create: exp.Create) -> TableSchema:
     try:
         pk = tuple(by_name[n.lower()] for n in pk_names)
     except KeyError as missing:
-        raise error_at(schema, f"primary key column {missing} is not a column of {name!r}") from None
+        raise error_at(
+            schema, f"primary key column {missing} is not a column of {name!r}") from None
     autos = [i for i, c in enumerate(columns) if c.auto_increment]
     if len(autos) > 1:
         raise error_at(schema, f"table {name!r} declares more than one AUTO_INCREMENT column")
@@ -68,7 +69,8 @@ def table_schema(create: exp.Create) -> TableSchema:
         try:
             key = tuple(by_name[n.lower()] for n in names)
         except KeyError as missing:
-            raise error_at(node, f"UNIQUE key column {missing} is not a column of {name!r}") from None
+            raise error_at(
+                node, f"UNIQUE key column {missing} is not a column of {name!r}") from None
         if len(set(key)) != len(key):
             raise error_at(node, f"UNIQUE key ({', '.join(names)}) names a column twice")
         if key != pk and key not in unique:  # the primary key is unique already
@@ -113,9 +115,12 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
         "CHAR", "VARCHAR", "NCHAR", "NVARCHAR", "BINARY", "VARBINARY") else None
     scale = (params[1] if len(params) > 1 else 0) if kind == DECIMAL and params else None
     precision = params[0] if kind == DECIMAL and params else None
-    if precision is not None and not (0 < precision <= 65 and scale <= min(30, precision)):
-        raise error_at(dtype, f"column {name!r}: {sql_type} is not a DECIMAL MySQL allows "
-                              "(precision 1 to 65, scale at most 30 and at most the precision)")
+    if precision is not None:
+        assert scale is not None  # DECIMAL(p) has a scale, 0, like DECIMAL(p, s)
+        if not (0 < precision <= 65 and scale <= min(30, precision)):
+            raise error_at(dtype, f"column {name!r}: {sql_type} is not a DECIMAL MySQL allows "
+                                  "(precision 1 to 65, scale at most 30 and at most the "
+                                  "precision)")
     nullable, is_pk, default, auto = True, False, None, False
     for constraint in item.args.get("constraints") or []:
         c = constraint.args.get("kind")
@@ -162,7 +167,7 @@ def _params(dtype: exp.DataType) -> list[int]:
     for p in dtype.expressions:
         value = p.this if isinstance(p, exp.DataTypeParam) else p
         try:
-            out.append(int(value.name if hasattr(value, "name") else value))
+            out.append(int(value.name if isinstance(value, exp.Expr) else value))
         except (TypeError, ValueError):
             continue
     return out

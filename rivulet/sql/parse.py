@@ -28,7 +28,8 @@ MAX_DEPTH = 64
 
 
 def parse_statements(text: str) -> list[exp.Expr]:
-    """All statements of ``text`` (``;``-separated), or a :class:`SqlError` for the first bad one."""
+    """All statements of ``text`` (``;``-separated), or a :class:`SqlError` for the first
+    bad one."""
     tokens = _tokens(text)
     _check_parens(tokens)
     try:
@@ -56,7 +57,8 @@ def parse_statements(text: str) -> list[exp.Expr]:
 
 def _explain_command(statement: exp.Command, text: str) -> None:
     """sqlglot reads what it cannot parse as an opaque command: say what is wrong with it."""
-    if statement.name.upper() == "CREATE" and re.match(r"\s*VIEW\b", str(statement.expression), re.I):
+    if (statement.name.upper() == "CREATE"
+            and re.match(r"\s*VIEW\b", str(statement.expression), re.I)):
         parse_statements(view_query_text(text))  # raises the SELECT's own syntax error
     raise UnsupportedSqlError(f"unsupported statement {statement.sql(dialect=DIALECT)[:60]!r}")
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import itertools
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 Row = tuple
 Delta = tuple[Row, int]
@@ -190,7 +191,8 @@ def consolidate(deltas: Iterable[Delta]) -> list[Delta]:
     return [(row, n) for row, n in net.items() if n]
 
 
-def group_by_key(deltas: Iterable[Delta], key_of: Callable[[Row], Any]) -> dict[Any, dict[Row, int]]:
+def group_by_key(deltas: Iterable[Delta],
+                 key_of: Callable[[Row], Any]) -> dict[Any, dict[Row, int]]:
     """A batch indexed like an arrangement (used to subtract a batch from new state)."""
     out: dict[Any, dict[Row, int]] = {}
     for row, diff in deltas:

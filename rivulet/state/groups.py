@@ -11,7 +11,8 @@ creates the group.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generic, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, Generic, TypeVar
 
 from rivulet.state.arrangement import clock_sweep, key_function
 
@@ -161,6 +162,12 @@ class GroupIndex:
 
     def byte_size(self) -> int:
         return len(self.members) * GROUP_INDEX_KEY_BYTES + self.groups * GROUP_INDEX_MEMBER_BYTES
+
+    def evict(self, keys: Iterable[Any]) -> int:
+        return 0  # full state: nothing to evict (the graph evicts partial state only)
+
+    def recently_used(self, key: Any) -> bool:
+        return False
 
 
 #: Rough cost of an index key (dict slot, key object, the dict of its groups) and of one

@@ -15,7 +15,8 @@ reader can never store an answer older than the rows it was built from. Copying 
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from sortedcontainers import SortedKeyList
 
@@ -72,7 +73,8 @@ class KeyedReader:
     the parameter, so no read can return them.
     """
 
-    def __init__(self, key_columns: tuple[int, ...], finish: Finish, *, partial: bool = False) -> None:
+    def __init__(self, key_columns: tuple[int, ...], finish: Finish, *,
+                 partial: bool = False) -> None:
         self.key_columns = key_columns
         self.key_of = key_function(key_columns)
         self.width = len(key_columns)
@@ -222,7 +224,8 @@ class RangeReader:
     ``()``.
     """
 
-    def __init__(self, key_columns: tuple[int, ...], range_column: int, *, partial: bool = False) -> None:
+    def __init__(self, key_columns: tuple[int, ...], range_column: int, *,
+                 partial: bool = False) -> None:
         self.key_columns = key_columns
         self.key_of = key_function(key_columns)
         self.width = len(key_columns)

@@ -9,9 +9,10 @@ updates and deletes name rows by identity.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from rivulet.values.schema import Column, Row, TableSchema
 
@@ -59,8 +60,9 @@ class Storage(ABC):
         """A nested scope inside a transaction that rolls back alone on an exception."""
 
     @abstractmethod
-    def commit_batch(self, payload: bytes, rows: int) -> int:
-        """Record a write batch in the log within the open transaction; returns its LSN."""
+    def commit_batch(self, payload: bytes | None, rows: int) -> int:
+        """Record a write batch in the log within the open transaction; returns its LSN.
+        An import's batch has no payload (its rows are in the table)."""
 
     # ..................................................................... program
 
@@ -109,7 +111,8 @@ class Storage(ABC):
         return None
 
     @abstractmethod
-    def lookup(self, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> tuple[int, list[Row]]:
+    def lookup(self, schema: TableSchema, columns: tuple[int, ...],
+               keys: list[Any]) -> tuple[int, list[Row]]:
         """Rows whose ``columns`` hold one of ``keys``, read from one consistent snapshot,
         and the LSN of that snapshot. Callable from another thread while writes commit."""
 
@@ -127,7 +130,8 @@ class Storage(ABC):
         """Values up to ``value`` of AUTO_INCREMENT ``column`` are handed out."""
 
     @abstractmethod
-    def snapshot_scan(self, schema: TableSchema) -> AbstractContextManager[tuple[int, Iterator[Row]]]:
+    def snapshot_scan(
+            self, schema: TableSchema) -> AbstractContextManager[tuple[int, Iterator[Row]]]:
         """Every row of a table from one consistent snapshot, and its LSN (like ``lookup``),
         while the context lasts."""
 

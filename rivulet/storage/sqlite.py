@@ -24,9 +24,10 @@ import datetime as dt
 import decimal
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from rivulet.errors import ConstraintError, StorageError
 from rivulet.storage.base import AddStored, ProgramStatement, RenameStored, RowId, Storage
@@ -66,7 +67,8 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _converter(schema: TableSchema, table: dict[str, Callable[[Any], Any]]) -> Callable[[Row], Row] | None:
+def _converter(schema: TableSchema,
+               table: dict[str, Callable[[Any], Any]]) -> Callable[[Row], Row] | None:
     """A function converting a row's values for (or from) SQLite, or None if none need it."""
     fns = [(i, fn) for i, c in enumerate(schema.columns) if (fn := table.get(c.kind))]
     if not fns:
@@ -161,11 +163,11 @@ class SqliteStorage(Storage):
         finally:
             self._savepoints -= 1
 
-    def commit_batch(self, payload: bytes, rows: int) -> int:
+    def commit_batch(self, payload: bytes | None, rows: int) -> int:
         lsn = self.lsn + 1
         self.conn.execute(
             "INSERT INTO _rivulet_log VALUES (?, ?, ?, ?)",
-            (lsn, dt.datetime.now(dt.timezone.utc).isoformat(), rows, payload),
+            (lsn, dt.datetime.now(dt.UTC).isoformat(), rows, payload),
         )
         self.lsn = lsn
         return lsn
@@ -248,7 +250,8 @@ class SqliteStorage(Storage):
     def create_tracking(self, name: str, width: int) -> None:
         """The table of keys copied so far of a lazily copied table (rivulet/migrate/copy.py)."""
         keys = ", ".join(f"k{i}" for i in range(width))
-        self.conn.execute(f"CREATE TABLE {_quote(name)} ({keys}, PRIMARY KEY ({keys})) WITHOUT ROWID")
+        self.conn.execute(
+            f"CREATE TABLE {_quote(name)} ({keys}, PRIMARY KEY ({keys})) WITHOUT ROWID")
 
     def has_table(self, name: str) -> bool:
         return self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
@@ -272,7 +275,8 @@ class SqliteStorage(Storage):
                 [v for key in chunk for v in key]).fetchall())
         return rows if sql.from_db is None else [sql.from_db(r) for r in rows]
 
-    def untracked(self, tracking: str, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> list[Any]:
+    def untracked(self, tracking: str, schema: TableSchema, columns: tuple[int, ...],
+                  keys: list[Any]) -> list[Any]:
         """Those of ``keys`` (of ``columns`` of ``schema``) not marked in ``tracking``."""
         to_db = [_TO_DB.get(schema.columns[i].kind) for i in columns]
         width = len(columns)
@@ -285,7 +289,8 @@ class SqliteStorage(Storage):
                 out.append(key)
         return out
 
-    def track(self, tracking: str, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> None:
+    def track(self, tracking: str, schema: TableSchema, columns: tuple[int, ...],
+              keys: list[Any]) -> None:
         to_db = [_TO_DB.get(schema.columns[i].kind) for i in columns]
         marks = ", ".join("?" * len(columns))
         self.conn.executemany(f"INSERT INTO {_quote(tracking)} VALUES ({marks})",
@@ -306,7 +311,8 @@ class SqliteStorage(Storage):
         rows = self.conn.execute(f"SELECT DISTINCT {listed} FROM {_quote(schema.name)} {start}"
                                  f"ORDER BY {listed} LIMIT ?", (*params, limit)).fetchall()
         from_db = [_FROM_DB.get(schema.columns[i].kind) for i in columns]
-        keys = [tuple(v if f is None or v is None else f(v) for v, f in zip(r, from_db)) for r in rows]
+        keys = [tuple(v if f is None or v is None else f(v) for v, f in zip(r, from_db))
+                for r in rows]
         return [k[0] for k in keys] if len(columns) == 1 else keys
 
     # ..................................................................... rows
@@ -458,7 +464,8 @@ class SqliteStorage(Storage):
                 rows.extend(self.conn.execute(sql.get, self._key_to_db(schema, key)).fetchall())
         return list(self._identified(schema, rows, sql.from_db))
 
-    def _identified(self, schema: TableSchema, rows: list, from_db: Callable | None) -> Iterator[tuple[RowId, Row]]:
+    def _identified(self, schema: TableSchema, rows: list,
+                    from_db: Callable | None) -> Iterator[tuple[RowId, Row]]:
         if schema.primary_key:
             for row in rows:
                 row = row if from_db is None else from_db(row)
@@ -518,7 +525,8 @@ class SqliteStorage(Storage):
             ).fetchone()
         return (rows, values) if values else None
 
-    def lookup(self, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> tuple[int, list[Row]]:
+    def lookup(self, schema: TableSchema, columns: tuple[int, ...],
+               keys: list[Any]) -> tuple[int, list[Row]]:
         """Rows whose ``columns`` hold one of ``keys`` (scalars for one column, tuples for
         several), and the LSN of the snapshot they were read at. May return extra rows
         where SQLite's comparison is looser than Python's: callers filter by key."""
@@ -685,9 +693,10 @@ def _reader(schema: TableSchema) -> Callable[[Row], Row] | None:
     column's new type converted now (without storing them: see convert_rows)."""
     plain = _converter(schema, _FROM_DB)
     width = len(schema.columns)
-    pending = [(i, width + j, c.conversion, _FROM_DB.get(c.conversion.old.kind))
-               for j, (i, c) in enumerate((i, c) for i, c in enumerate(schema.columns)
-                                          if c.conversion is not None)]
+    converting = [(i, c.conversion) for i, c in enumerate(schema.columns)
+                  if c.conversion is not None]
+    pending = [(i, width + j, conversion, _FROM_DB.get(conversion.old.kind))
+               for j, (i, conversion) in enumerate(converting)]
     if not pending:
         return plain
 
@@ -717,7 +726,8 @@ def convert_rows(conn: sqlite3.Connection, schema: TableSchema, limit: int,
     order = ", ".join(ident)
     start = "" if after is None else f"({order}) > ({', '.join('?' * len(ident))}) AND "
     converting = [c for c in schema.columns if c.conversion is not None]
-    sources = [_quote(c.conversion.source) for c in converting]  # type: ignore[union-attr]
+    sources = [_quote(c.conversion.source) for c in converting
+               if c.conversion is not None]  # (every one of them)
     pending = " OR ".join(f"{s} IS NOT NULL" for s in sources)
     rows = conn.execute(f"SELECT {order}, {', '.join(sources)} FROM {table} "
                         f"WHERE {start}({pending}) ORDER BY {order} LIMIT ?",

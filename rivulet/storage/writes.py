@@ -9,8 +9,9 @@ are those present when it commits. Each request becomes signed deltas for the da
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from rivulet.errors import OutOfRangeError, RivuletError
 from rivulet.state.arrangement import Delta
@@ -91,7 +92,8 @@ class WriteRequest:
 
     def _matching_rows(self, storage: Storage) -> list[tuple[RowId, Row]]:
         candidates = (
-            storage.get(self.table, self.keys) if self.keys is not None else storage.scan(self.table)
+            storage.get(self.table, self.keys) if self.keys is not None
+            else storage.scan(self.table)
         )
         pred, params = self.predicate, self.params
         if pred is None:

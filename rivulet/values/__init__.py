@@ -90,9 +90,9 @@ from rivulet.values.casts import (
     cast_str,
 )
 from rivulet.values.comparison import (
-    TYPE_CLASS,
+    TYPE_CLASS,  # noqa: F401 (a helper re-exported outside __all__, see below)
     between,
-    coerce_pair,
+    coerce_pair,  # noqa: F401 (a helper re-exported outside __all__, see below)
     eq,
     ge,
     gt,
@@ -106,14 +106,14 @@ from rivulet.values.comparison import (
 )
 from rivulet.values.control import coalesce, if_, ifnull, nullif
 from rivulet.values.conversions import (
-    as_float,
-    temporal_to_number,
-    text_operands,
-    text_to_float,
-    to_int,
+    as_float,  # noqa: F401 (a helper re-exported outside __all__, see below)
+    temporal_to_number,  # noqa: F401 (a helper re-exported outside __all__, see below)
+    text_operands,  # noqa: F401 (a helper re-exported outside __all__, see below)
+    text_to_float,  # noqa: F401 (a helper re-exported outside __all__, see below)
+    to_int,  # noqa: F401 (a helper re-exported outside __all__, see below)
     to_number,
     to_str,
-    to_temporal,
+    to_temporal,  # noqa: F401 (a helper re-exported outside __all__, see below)
 )
 from rivulet.values.dates import (
     date_,

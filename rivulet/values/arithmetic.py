@@ -90,7 +90,9 @@ def div(a: Any, b: Any) -> float | Decimal | None:
         if not b:
             return None
         if not floating and (type(a) is Decimal or type(b) is Decimal):
-            scale = -a.as_tuple().exponent if type(a) is Decimal else 0
+            exponent = a.as_tuple().exponent if type(a) is Decimal else 0
+            assert isinstance(exponent, int)  # a DECIMAL is finite
+            scale = -exponent
             q = _DEC_CTX.divide(a, b)
             return q.quantize(Decimal(1).scaleb(-(max(scale, 0) + _DIV_PRECISION_INCREMENT)),
                               context=_DEC_CTX)
@@ -117,8 +119,8 @@ def int_div(a: Any, b: Any) -> int | None:
             if type(a) is float or type(b) is float:
                 if not (math.isfinite(a) and math.isfinite(b)):
                     return None
-            q = _DEC_CTX.divide(Decimal(a), Decimal(b))
-            return int(q)  # int() of a Decimal truncates toward zero
+            exact = _DEC_CTX.divide(Decimal(a), Decimal(b))
+            return int(exact)  # int() of a Decimal truncates toward zero
     if not b:
         return None
     q = abs(a) // abs(b)

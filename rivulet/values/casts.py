@@ -8,8 +8,9 @@ data: MySQL turns a bad value into 0 (numbers, with a warning) or NULL (dates).
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 
 from rivulet.values.conversions import to_number, to_temporal
 from rivulet.values.numeric import round_
@@ -59,7 +60,7 @@ def cast_decimal(v: Any) -> Decimal | None:
     return Decimal(str(v))
 
 
-def cast_str(v: Any) -> str | None:
+def cast_str(v: Any) -> str | bytes | None:
     if v is None:
         return None
     return concat(v) if not isinstance(v, str) else v

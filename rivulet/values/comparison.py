@@ -48,7 +48,7 @@ def coerce_pair(a: Any, b: Any) -> tuple[Any, Any]:
             if parsed is None:  # not a date: compare as strings
                 if type(text) is bytes:
                     text = text.decode("utf-8", "replace")
-                pair = (text, to_str(other))
+                pair: tuple[Any, Any] = (text, to_str(other))
             else:
                 pair = _promote(parsed, other) if type(parsed) is not type(other) else (
                     parsed, other)

@@ -13,7 +13,7 @@ import math
 import re
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
-from typing import Any
+from typing import Any, overload
 
 _date = _dt.date
 _datetime = _dt.datetime
@@ -34,7 +34,7 @@ def text_to_float(s: str | bytes) -> float:
     The longest numeric prefix is used and the rest ignored ('12abc' -> 12.0, ' 3.5x' -> 3.5);
     no numeric prefix gives 0.0 ('abc' -> 0.0). MySQL warns and carries on; so do we, silently.
     """
-    if type(s) is bytes:
+    if isinstance(s, bytes):
         s = s.decode("latin-1")
     m = _NUMERIC_PREFIX(s)
     if m is None:
@@ -74,6 +74,10 @@ def temporal_to_number(v: _date) -> int | Decimal:
     return n
 
 
+@overload
+def to_number(v: None) -> None: ...
+@overload
+def to_number(v: str | bytes | int | float | Decimal | _date) -> int | float | Decimal: ...
 def to_number(v: Any) -> int | float | Decimal | None:
     """A value as a number for arithmetic: strings -> float (MySQL uses DOUBLE), bool -> int,
     dates -> YYYYMMDD; numbers unchanged."""
@@ -98,6 +102,7 @@ def _format_float(x: float) -> str:
     if x == 0:
         return sign + "0"
     _, digits_t, exp = Decimal(repr(abs(x))).normalize().as_tuple()
+    assert isinstance(exp, int)  # x is finite
     digits = "".join(map(str, digits_t))
     n = len(digits)
     decpt = n + exp  # position of the decimal point relative to the digits
@@ -111,6 +116,10 @@ def _format_float(x: float) -> str:
     return f"{sign}{mantissa}e{decpt - 1}"
 
 
+@overload
+def to_str(v: None) -> None: ...
+@overload
+def to_str(v: str | bytes | int | float | Decimal | _date) -> str | bytes: ...
 def to_str(v: Any) -> str | bytes | None:
     """A value as MySQL renders it in string context (CONCAT, LIKE, string functions).
 

@@ -54,7 +54,7 @@ def _time_part(v: Any, index: int) -> int | None:
         return None
     t = to_temporal(v)
     if t is not None:
-        if type(t) is _date:
+        if not isinstance(t, _datetime):  # a date
             return 0
         return (t.hour, t.minute, t.second)[index]
     if type(v) is str:
@@ -108,7 +108,7 @@ def unix_timestamp(v: Any) -> int | Decimal | None:
     t = to_temporal(v)
     if t is None:
         return None
-    if type(t) is _date:
+    if not isinstance(t, _datetime):  # a date
         t = _datetime.combine(t, _MIDNIGHT)
     secs = calendar.timegm(t.timetuple())
     if secs < 0:

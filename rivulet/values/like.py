@@ -8,8 +8,9 @@ since the same few patterns are matched against every row; the pattern language 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from rivulet.errors import SqlError
 from rivulet.values.conversions import text_operands, to_str

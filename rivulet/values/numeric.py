@@ -57,7 +57,9 @@ def round_(x: Any, d: Any = 0) -> int | float | Decimal | None:
         if d >= 0 and abs(x) >= 2.0**52:  # already an integer
             return x
         dx = Decimal(repr(x))
-        if d >= 0 and -dx.as_tuple().exponent <= d:
+        exponent = dx.as_tuple().exponent
+        assert isinstance(exponent, int)  # x is finite
+        if d >= 0 and -exponent <= d:
             return x
         q = dx.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
         return float(q)

@@ -8,7 +8,8 @@ the package itself.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rivulet.values.arithmetic import add, div, int_div, mod, mul, neg, sub
 from rivulet.values.comparison import (

@@ -11,8 +11,9 @@ import datetime as dt
 import decimal
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from rivulet.errors import (
     NoSuchColumnError,
@@ -139,7 +140,8 @@ class TableSchema:
     #: UNIQUE keys other than the primary key: the columns of each.
     unique: tuple[tuple[int, ...], ...] = ()
     _positions: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
-    _checker: list[Callable[[Any], Row]] = field(default_factory=list, compare=False, repr=False)
+    _checker: list[Callable[[Any], Row | None]] = field(default_factory=list, compare=False,
+                                                        repr=False)
 
     def __post_init__(self) -> None:
         positions = {c.name.lower(): i for i, c in enumerate(self.columns)}
@@ -278,7 +280,8 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
         )
     if col.scale is not None and col.kind == DECIMAL:
         try:
-            out = out.quantize(decimal.Decimal(1).scaleb(-col.scale), rounding=decimal.ROUND_HALF_UP)
+            out = out.quantize(decimal.Decimal(1).scaleb(-col.scale),
+                               rounding=decimal.ROUND_HALF_UP)
         except decimal.InvalidOperation:
             raise OutOfRangeError(f"{where or col.name}: value {value!r} is out of range for "
                                   f"{col.sql_type or col.kind}") from None

@@ -27,8 +27,8 @@ def concat(*args: Any) -> str | bytes | None:
         if a is None:
             return None
         parts.append(to_str(a))
-    parts = text_operands(*parts)
-    return (b"" if parts and type(parts[0]) is bytes else "").join(parts)
+    texts = text_operands(*parts)
+    return (b"" if texts and type(texts[0]) is bytes else "").join(texts)
 
 
 def concat_ws(sep: Any, *args: Any) -> str | bytes | None:

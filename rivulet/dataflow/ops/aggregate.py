@@ -8,9 +8,11 @@ a multiset of values so that deleting the current extreme finds the next one.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
+from rivulet.plan import ir
 from rivulet.plan.ir import AggCall
 from rivulet.state.arrangement import Delta, Row, key_function
 from rivulet.state.groups import KeyedGroups
@@ -179,6 +181,7 @@ class Aggregate(StatefulOperator):
     """
 
     symbol = "γ"
+    plan_node: ir.Aggregate
 
     def __init__(self, parent: NodeId, group_by: tuple[int, ...], aggs: tuple[AggCall, ...],
                  partial: Columns | None = None) -> None:
@@ -205,7 +208,9 @@ class Aggregate(StatefulOperator):
 
     def initial_output(self) -> Batch:
         if self.is_global:
-            return [(self.groups[()].output, 1)]  # type: ignore[list-item]
+            output = self.groups[()].output
+            assert output is not None  # the global group always has its row
+            return [(output, 1)]
         return []
 
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
@@ -356,7 +361,8 @@ class Aggregate(StatefulOperator):
         return [(g.output, 1) for g in self.groups.values() if g.output is not None]
 
     def byte_size(self) -> int:
-        per_group = GROUP_BYTES + ACC_BYTES * len(self.aggs) + 60 * (len(self.group_by) + len(self.aggs))
+        per_group = (GROUP_BYTES + ACC_BYTES * len(self.aggs)
+                     + 60 * (len(self.group_by) + len(self.aggs)))
         extra = sum(len(acc.values) for g in _first(self.groups.values()) for acc in g.accs
                     if isinstance(acc, Values))
         return len(self.groups) * (per_group + extra * 100)

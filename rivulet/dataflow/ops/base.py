@@ -20,9 +20,11 @@ Partial state adds two things (Noria paper, section 4):
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Protocol
+from typing import Any, Protocol
 
+from rivulet.plan import ir
 from rivulet.state.arrangement import Arrangement, Delta, Row
 
 NodeId = int
@@ -71,7 +73,7 @@ class Miss:
     keys: tuple[Any, ...]
 
 
-class Misses(list):  # type: ignore[type-arg]
+class Misses(list):
     """What ``on_input`` returns instead of deltas when it hit holes: a list of :class:`Miss`."""
 
 
@@ -83,6 +85,9 @@ class Operator:
     #: Whether the operator keeps state of its own (and then implements the state protocol
     #: below: ``partial``, ``missing``, ``evict``, ``byte_size``, ``clock_candidates``).
     stateful = False
+    #: The IR node the operator computes, where the Spark bootstrap's builder recorded it
+    #: (``PlanRecordingBuilder``); absent otherwise.
+    plan_node: ir.Node
 
     def __init__(self, parents: tuple[NodeId, ...]) -> None:
         self.parents = parents
@@ -159,7 +164,8 @@ class StatefulOperator(Operator):
                 raise ValueError(f"{self.describe()}: upquery on {columns} needs an index")
             return
         if columns != self.partial_columns:
-            raise ValueError(f"{self.describe()} is partial on {self.partial_columns}, not {columns}")
+            raise ValueError(
+                f"{self.describe()} is partial on {self.partial_columns}, not {columns}")
         missing = state.missing(keys)
         if missing:
             rows = self.graph.upquery(self.parents[0], traced, missing)
@@ -228,10 +234,11 @@ class Base(Operator):
         """Positions in the newest version of this version's ``columns``."""
         if self.layout is None:
             return columns
-        out = tuple(self.layout[c] for c in columns)
-        if None in out:  # ALTER TABLE refuses to drop a column a view reads
+        found = tuple(self.layout[c] for c in columns)
+        out = tuple(c for c in found if c is not None)
+        if len(out) != len(found):  # ALTER TABLE refuses to drop a column a view reads
             raise RuntimeError(f"table {self.table!r} version {self.version}: column dropped")
-        return out  # type: ignore[return-value]
+        return out
 
     def describe(self) -> str:
         return f"B {self.table}" + (f" (version {self.version})" if self.layout is not None else "")

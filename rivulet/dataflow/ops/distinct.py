@@ -4,15 +4,18 @@ With ``partial`` columns, holds the counts of rows under the keys asked for only
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
+from rivulet.plan import ir
 from rivulet.state.arrangement import Delta, Row, consolidate, estimate_row_bytes
 from rivulet.state.groups import KeyedGroups
 
 
 class Distinct(StatefulOperator):
     symbol = "δ"
+    plan_node: ir.Distinct
 
     def __init__(self, parent: NodeId, arity: int, partial: Columns | None = None) -> None:
         super().__init__((parent,))

@@ -21,7 +21,8 @@ the input that has them, then probes the other side by the join key.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rivulet.dataflow.ops.base import Batch, Columns, Miss, Misses, NodeId, Operator, Upstream
 from rivulet.plan.keys import trace_join
@@ -127,7 +128,8 @@ class Join(Operator):
         route = trace_join(columns, self.left_arity, self.left_keys, self.right_keys, self.kind)
         if route is None:
             raise ValueError(f"{self.describe()}: no route for an upquery on {columns}")
-        graph, out = self.graph, []
+        graph = self.graph
+        out: Batch = []
         if route.side == "both":
             graph.fill(self.left_at[0], self.left_state, keys)
             graph.fill(self.right_at[0], self.right_state, keys)

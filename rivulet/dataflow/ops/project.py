@@ -10,7 +10,8 @@ such projections right above the base tables)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, overload
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, Operator
 from rivulet.state.arrangement import EMPTY, Arrangement, Delta, Row, consolidate
@@ -34,10 +35,11 @@ class Project(Operator):
         return out
 
     def on_upquery(self, columns: Columns, keys: list[Any]) -> Batch:
-        traced = tuple(self.sources[c] for c in columns)
-        if None in traced:
+        sources = [self.sources[c] for c in columns]
+        traced = tuple(s for s in sources if s is not None)
+        if len(traced) != len(sources):
             raise ValueError(f"upquery on computed column(s) {columns} of {self.describe()}")
-        rows = self.graph.upquery(self.parents[0], traced, keys)  # type: ignore[arg-type]
+        rows = self.graph.upquery(self.parents[0], traced, keys)
         return self.on_input({self.parents[0]: rows})
 
     @property
@@ -95,7 +97,11 @@ class _ProjectedIndex:
         self.cache: dict[Any, dict[Row, int]] = {}
         self.version = inner.version
 
-    def get(self, key: Any, default: Any = None) -> dict[Row, int] | None:
+    @overload
+    def get(self, key: Any) -> dict[Row, int] | None: ...
+    @overload
+    def get(self, key: Any, default: dict[Row, int]) -> dict[Row, int]: ...
+    def get(self, key: Any, default: dict[Row, int] | None = None) -> dict[Row, int] | None:
         cache = self.cache
         if self.version != self.inner.version or len(cache) >= self.CACHED_KEYS:
             cache.clear()

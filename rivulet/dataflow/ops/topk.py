@@ -17,7 +17,8 @@ by upqueries are held (the key must name whole groups).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from sortedcontainers import SortedKeyList
 
@@ -119,9 +120,11 @@ class TopK(StatefulOperator):
         rows = self.groups[key]
         if key in self.truncated and len(rows) < self.k:
             rows = self._refill(key)
-        if len(rows) > self.bound:  # type: ignore[operator]
-            self.rows -= len(rows) - self.bound  # type: ignore[operator]
-            del rows[self.bound:]
+        bound = self.bound
+        assert bound is not None  # (a top-k without a bound keeps every row)
+        if len(rows) > bound:
+            self.rows -= len(rows) - bound
+            del rows[bound:]
             self.truncated.add(key)
         return rows
 

@@ -30,18 +30,18 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from rivulet.dataflow.builder import BuiltView, finisher
 from rivulet.engine.core import Core
 from rivulet.engine.database import Database
 from rivulet.engine.program import Program
 from rivulet.engine.upquery import BUSY, Upqueries
-from rivulet.dataflow.builder import BuiltView, finisher
+from rivulet.engine.views import View
 from rivulet.errors import ProgramError, UpqueryTimeout
+from rivulet.pipeline.streaming.pipeline import StreamingPipeline, StreamSettings, ViewStream
 from rivulet.plan import ir
 from rivulet.spark.bootstrap import PlanRecordingBuilder
 from rivulet.spark.session import SparkConfig, get_session
-from rivulet.pipeline.streaming.pipeline import StreamingPipeline, StreamSettings, ViewStream
 from rivulet.state.reader import KeyedReader, RangeReader
-from rivulet.engine.views import View
 
 
 class StreamingDatabase(Database):
@@ -148,7 +148,8 @@ class StreamingDatabase(Database):
             **self.stats_counters,
             "pipeline": "spark",
             "lsn": self.storage.lsn,
-            "applied_lsn": min([self.applied_lsn, *[s.applied_lsn for s in self.pipeline.streams.values()]]),
+            "applied_lsn": min([self.applied_lsn,
+                                *[s.applied_lsn for s in self.pipeline.streams.values()]]),
             "memory_bytes": sum(v["memory_bytes"] for v in views.values()),
             "memory_limit": self.pipeline.memory_limit,
             "hits": sum(v["hits"] for v in views.values()),

@@ -41,7 +41,7 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor, Stateful
 
 from rivulet.plan import ir
 from rivulet.spark.values import fit_decimal, kind_of_type, scale_of_type, to_kind
-from rivulet.values.schema import DECIMAL
+from rivulet.values.schema import DECIMAL, Kind
 
 Row = tuple
 
@@ -53,7 +53,8 @@ DELTAS = "deltas"
 GROUPS = "groups"
 
 _BLOB = T.StructType([T.StructField("state", T.BinaryType(), True)])
-_LISTED = T.StructType([T.StructField("row", T.BinaryType(), True), T.StructField("n", T.LongType(), True)])
+_LISTED = T.StructType([T.StructField("row", T.BinaryType(), True),
+                        T.StructField("n", T.LongType(), True)])
 
 
 class Column:
@@ -61,14 +62,14 @@ class Column:
 
     __slots__ = ("kind", "scale")
 
-    def __init__(self, data_type: T.DataType, kind: str | None = None) -> None:
+    def __init__(self, data_type: T.DataType, kind: Kind | None = None) -> None:
         self.kind = kind if kind is not None else _kind(data_type)
         self.scale = scale_of_type(data_type)
 
-    def __getstate__(self) -> tuple[str | None, int]:
+    def __getstate__(self) -> tuple[Kind | None, int]:
         return self.kind, self.scale
 
-    def __setstate__(self, state: tuple[str | None, int]) -> None:
+    def __setstate__(self, state: tuple[Kind | None, int]) -> None:
         self.kind, self.scale = state
 
     def engine(self, value: Any) -> Any:
@@ -82,7 +83,7 @@ class Column:
         return to_kind(value, self.kind, self.scale)
 
 
-def _kind(data_type: T.DataType) -> str | None:
+def _kind(data_type: T.DataType) -> Kind | None:
     return None if isinstance(data_type, T.NullType) else kind_of_type(data_type)
 
 
@@ -133,8 +134,8 @@ class AggregateProcessor(KeyedProcessor):
     answers one row over no rows), once any delta (or the seed row, sign 0) reached it.
     """
 
-    def __init__(self, aggs: tuple[ir.AggCall, ...], groups: list[Column], args: list[Column | None],
-                 outputs: list[Column], form: str) -> None:
+    def __init__(self, aggs: tuple[ir.AggCall, ...], groups: list[Column],
+                 args: list[Column | None], outputs: list[Column], form: str) -> None:
         self.aggs = aggs
         self.groups = groups
         self.args = args
@@ -145,12 +146,14 @@ class AggregateProcessor(KeyedProcessor):
         from rivulet.dataflow.ops.aggregate import ACCUMULATORS
         self.factories = [ACCUMULATORS[(a.fn, a.distinct)] for a in self.aggs]
 
-    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: Any) -> Iterator[SparkRow]:
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow],
+                        timerValues: Any) -> Iterator[SparkRow]:
         is_global = not self.groups
         group = tuple(c.engine(v) for c, v in zip(self.groups, key)) if not is_global else ()
         stored = self.load()
         count, accs = stored if stored is not None else (0, self._new())
-        old = self._output(group, count, accs) if stored is not None and (count > 0 or is_global) else None
+        old = (self._output(group, count, accs)
+               if stored is not None and (count > 0 or is_global) else None)
         for row in rows:
             sign = row[SIGN]
             count += sign
@@ -206,7 +209,8 @@ class TopKProcessor(KeyedProcessor):
         from rivulet.dataflow.builder import sort_key_function
         self.sort_key = sort_key_function(self.order, tie_break=len(self.columns))
 
-    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: Any) -> Iterator[SparkRow]:
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow],
+                        timerValues: Any) -> Iterator[SparkRow]:
         prefix, listed, entries = self.load() or ({}, 0, 0)
         old = self._top(prefix)
         worst = max(map(self.sort_key, prefix)) if prefix and listed else None
@@ -214,7 +218,8 @@ class TopKProcessor(KeyedProcessor):
         for row in rows:
             values = tuple(c.engine(row[f"c{i}"]) for i, c in enumerate(self.columns))
             n = row[SIGN]
-            if values in prefix or not listed or (worst is not None and self.sort_key(values) < worst):
+            if (values in prefix or not listed
+                    or (worst is not None and self.sort_key(values) < worst)):
                 _add(prefix, values, n)
             else:  # after every prefix row: so it stays
                 spill.append((values, n))
@@ -304,7 +309,8 @@ class DistinctProcessor(KeyedProcessor):
     def __init__(self, width: int) -> None:
         self.width = width
 
-    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: Any) -> Iterator[SparkRow]:
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow],
+                        timerValues: Any) -> Iterator[SparkRow]:
         before = self.load() or 0
         after = before + sum(row[SIGN] for row in rows)
         self.save(after, empty=after == 0)
@@ -325,7 +331,7 @@ class LeftJoinProcessor(KeyedProcessor):
     the value state, read and written whole per batch.)"""
 
     def __init__(self, left: list[Column], right: list[Column], keys: int,
-                 residual: ir.Expr | None, kinds: list[str | None]) -> None:
+                 residual: ir.Expr | None, kinds: list[Kind | None]) -> None:
         self.left = left
         self.right = right
         self.keys = keys
@@ -345,15 +351,16 @@ class LeftJoinProcessor(KeyedProcessor):
             self.condition = predicate_function(self.residual, self.kinds, [True] * len(self.kinds))
         self.pad = (None,) * len(self.right)
 
-    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: Any) -> Iterator[SparkRow]:
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow],
+                        timerValues: Any) -> Iterator[SparkRow]:
         dl: dict[Row, int] = {}
         dr: dict[Row, int] = {}
         n = len(self.left)
         for row in rows:
             side = row["_side"]
             columns, offset = (self.right, n) if side else (self.left, 0)
-            _add(dr if side else dl, tuple(c.engine(row[f"c{offset + i}"]) for i, c in enumerate(columns)),
-                 row[SIGN])
+            _add(dr if side else dl,
+                 tuple(c.engine(row[f"c{offset + i}"]) for i, c in enumerate(columns)), row[SIGN])
         if None in tuple(key[:self.keys]):  # nothing matches: the left rows are padded, no state
             out = {left + self.pad: d for left, d in dl.items()}
         else:
@@ -364,7 +371,9 @@ class LeftJoinProcessor(KeyedProcessor):
                 yield self.row(*[c.spark(v) for c, v in zip(everything, values)], d)
 
     def _join(self, dl: dict[Row, int], dr: dict[Row, int]) -> dict[Row, int]:
-        left, right_rows, entries = self.load() or ({}, 0, 0)
+        # left row -> [its multiplicity, the right rows it matches]; right rows; entries
+        nothing: tuple[dict[Row, list[int]], int, int] = ({}, 0, 0)
+        left, right_rows, entries = self.load() or nothing
         out: dict[Row, int] = {}
         padded_before: dict[Row, int] = {}
         if dl:
@@ -372,7 +381,8 @@ class LeftJoinProcessor(KeyedProcessor):
             for lrow, d in dl.items():
                 held = left.get(lrow)
                 if held is None:  # a new left row: how many right rows match it
-                    held = left[lrow] = [0, sum(m for r, m in right.items() if self._matches(lrow + r))]
+                    held = left[lrow] = [
+                        0, sum(m for r, m in right.items() if self._matches(lrow + r))]
                 padded_before[lrow] = held[0] if held[1] == 0 else 0
                 for rrow, m in right.items():
                     if self._matches(lrow + rrow):

@@ -125,7 +125,8 @@ class LogShipper:
     ``schemas()`` gives the current table schemas by lower-cased name. ``on_error`` is
     told (once) when a batch cannot be shipped; the shipper then stops."""
 
-    def __init__(self, database_file: Path, root: Path, schemas: Callable[[], Mapping[str, TableSchema]],
+    def __init__(self, database_file: Path, root: Path,
+                 schemas: Callable[[], Mapping[str, TableSchema]],
                  *, interval: float = 0.1, on_error: Callable[[BaseException], None] | None = None,
                  max_lsns: int = MAX_LSNS_PER_SEGMENT) -> None:
         self.database_file = database_file
@@ -221,10 +222,12 @@ class LogShipper:
         if self._unfinished is not None:
             first, last = self._unfinished
             self._unfinished = None
+            segment = segment_name(first, last)
             missing = [t for t in self.schemas()
-                       if not (self.root / table_directory_name(t) / segment_name(first, last)).exists()]
+                       if not (self.root / table_directory_name(t) / segment).exists()]
             if missing:
-                log.warning("finishing the shipment of LSNs %d..%d cut short by a crash", first, last)
+                log.warning("finishing the shipment of LSNs %d..%d cut short by a crash",
+                            first, last)
                 self._ship(first - 1, last, set(missing))
             return True
         return self._ship(self.shipped, self.shipped + self.max_lsns, None)
@@ -259,14 +262,16 @@ class LogShipper:
         self.shipped = max(self.shipped, last)
         return True
 
-    def _write(self, first: int, last: int, by_table: dict[str, tuple[list[int], list[int], list[tuple]]],
+    def _write(self, first: int, last: int,
+               by_table: dict[str, tuple[list[int], list[int], list[tuple]]],
                only: set[str] | None) -> None:
         """One file per table, with rows or not: a stream learns that its table has no
         changes up to ``last`` from the (empty) file of a shipment."""
         schemas = self.schemas()
         for table in by_table:
             if table not in schemas:
-                raise StreamingError(f"the write log has rows of table {table!r}, which no longer exists")
+                raise StreamingError(
+                    f"the write log has rows of table {table!r}, which no longer exists")
         self.tmp_root.mkdir(parents=True, exist_ok=True)
         name = segment_name(first, last)
         written = []
@@ -275,16 +280,19 @@ class LogShipper:
                 continue
             lsns, signs, values = by_table.get(table, ([], [], []))
             tmp = self.tmp_root / f"{table_directory_name(table)}-{name}"
-            pq.write_table(arrow_rows(schema, lsns, signs, values), tmp, row_group_size=ROW_GROUP_ROWS)
+            pq.write_table(arrow_rows(schema, lsns, signs, values), tmp,
+                           row_group_size=ROW_GROUP_ROWS)
             written.append((tmp, self.table_directory(table) / name))
         # Strictly increasing modification times, in LSN order (see the module doc).
-        self._mtime_ns = max(time.time_ns() // 1_000_000, self._mtime_ns // 1_000_000 + 1) * 1_000_000
+        self._mtime_ns = max(time.time_ns() // 1_000_000,
+                             self._mtime_ns // 1_000_000 + 1) * 1_000_000
         for tmp, target in written:
             os.utime(tmp, ns=(self._mtime_ns, self._mtime_ns))
             os.rename(tmp, target)
 
 
-def arrow_rows(schema: TableSchema, lsns: list[int], signs: list[int], rows: list[tuple]) -> pa.Table:
+def arrow_rows(schema: TableSchema, lsns: list[int], signs: list[int],
+               rows: list[tuple]) -> pa.Table:
     """Deltas of one table as a segment file's Arrow table."""
     target = table_arrow_schema(schema)
     columns: list[Any] = list(zip(*rows)) if rows else [() for _ in schema.columns]

@@ -18,8 +18,9 @@ created again with other SQL gets a new checkpoint.
 
 Position: before a micro-batch runs, Spark's offset log and each file source's log record
 which segments it reads; the view is consistent, once the batch is applied, with the
-smallest over its tables of the newest segment's last LSN (:meth:`ViewStream._batch_lsn`). The sink applies a batch to the view's reader
-after committing it (with its id) to ``sink.db``, and skips ids it already has.
+smallest over its tables of the newest segment's last LSN (:meth:`ViewStream._batch_lsn`).
+The sink applies a batch to the view's reader after committing it (with its id) to
+``sink.db``, and skips ids it already has.
 
 Failure: a query that stops with an error is restarted from its checkpoint (at most
 :data:`MAX_RESTARTS` times); then it stops the whole pipeline (every query and the
@@ -57,16 +58,16 @@ from pyspark.sql import types as T
 from rivulet.dataflow.builder import default_rows
 from rivulet.dataflow.graph import random_keys
 from rivulet.engine.lag import LagHistogram
-from rivulet.plan import ir
-from rivulet.spark.compile import name as column_name
-from rivulet.spark.snapshot import Snapshot, spark_schema, take_snapshot
 from rivulet.pipeline.streaming import keyed as K
 from rivulet.pipeline.streaming import plan as P
 from rivulet.pipeline.streaming.log import LogShipper, StreamingError, wait_until
 from rivulet.pipeline.streaming.sink import SinkStore
+from rivulet.plan import ir
+from rivulet.spark.compile import name as column_name
+from rivulet.spark.snapshot import Snapshot, spark_schema, take_snapshot
 from rivulet.spark.values import rows_from_arrow, spark_type, to_kind
 from rivulet.state.reader import KeyedReader, RangeReader
-from rivulet.values.schema import TableSchema
+from rivulet.values.schema import Kind, TableSchema
 
 log = logging.getLogger("rivulet.pipeline.streaming")
 
@@ -223,13 +224,15 @@ class ViewStream:
             os.replace(staging, directory)
         return spark.readStream.schema("seed long").parquet(str(directory))
 
-    def _table_stream(self, spark: SparkSession, table: str, seed: dict[str, Any] | None) -> DataFrame:
+    def _table_stream(self, spark: SparkSession, table: str,
+                      seed: dict[str, Any] | None) -> DataFrame:
         """A table's signed deltas: the log's segments after the snapshot, and (for a
         stream started from one) the snapshot's rows as +1 deltas at its LSN."""
         schema = self.pipeline.schemas()[table]
         reader = spark.readStream.schema(source_schema(schema))
         if self.pipeline.settings.max_files_per_trigger:
-            reader = reader.option("maxFilesPerTrigger", self.pipeline.settings.max_files_per_trigger)
+            reader = reader.option("maxFilesPerTrigger",
+                                   self.pipeline.settings.max_files_per_trigger)
         deltas = reader.parquet(str(self.pipeline.shipper.table_directory(table)))
         if seed is None:
             return deltas
@@ -383,7 +386,7 @@ class ViewStream:
         return positions
 
     @staticmethod
-    def _converter(table: Any, kinds: list[str | None]) -> Callable[[tuple], Row]:
+    def _converter(table: Any, kinds: list[Kind | None]) -> Callable[[tuple], Row]:
         """Spark's values of a batch's first columns as values of the plan's ``kinds``.
         A DECIMAL keeps the scale Spark typed it with (the column's, or MySQL's rule for a
         computed one), as the batch pipeline's results do: converting without it would
@@ -469,6 +472,7 @@ class ViewStream:
         batch the reader has applied: a batch's commit and apply hold the same lock) and
         return every key's rows, read under that lock; None if the lock was not had
         within ``timeout`` seconds (a batch is applying)."""
+        assert isinstance(self.state, KeyedReader)  # a streamed range view is full: no misses
         if not self.apply_lock.acquire(timeout=-1 if timeout is None else timeout):
             return None
         try:
@@ -622,7 +626,8 @@ class StreamingPipeline:
             for stream in partial:
                 while total > target and len(stream.state):
                     size = max(1, stream.state.byte_size())
-                    count = max(1, min(1000, math.ceil((total - target) * len(stream.state) / size)))
+                    count = max(1, min(1000, math.ceil(
+                        (total - target) * len(stream.state) / size)))
                     n = stream.evict(count, self.eviction, self._random)
                     if not n:
                         break
@@ -719,8 +724,9 @@ class StreamingPipeline:
             if not self._running or self.failure is not None:
                 return 0, 0
             streams = list(self.streams.values())
-            positions = [s.committed_lsn() for s in streams]
-            if any(p is None for p in positions):
+            committed = [s.committed_lsn() for s in streams]
+            positions = [p for p in committed if p is not None]
+            if len(positions) != len(committed):
                 return 0, 0
             upto = min(positions, default=self.shipper.shipped)
             segments = self.shipper.remove_through(upto)
@@ -772,7 +778,8 @@ class StreamingPipeline:
 
         def done() -> bool:
             self.check()
-            streams = [self.streams[v.lower()] for v in views] if views else list(self.streams.values())
+            streams = ([self.streams[v.lower()] for v in views] if views
+                       else list(self.streams.values()))
             return all(s.applied_lsn >= lsn for s in streams)
 
         if not wait_until(done, timeout):
@@ -794,7 +801,7 @@ class StreamingPipeline:
 
     def _write_status(self) -> None:
         try:
-            status = {"time": dt.datetime.now(dt.timezone.utc).isoformat(), **self.progress()}
+            status = {"time": dt.datetime.now(dt.UTC).isoformat(), **self.progress()}
             tmp = self.root / "status.json.tmp"
             tmp.write_text(json.dumps(status, indent=1, default=str))
             os.replace(tmp, self.root / "status.json")
@@ -807,7 +814,8 @@ class StreamingPipeline:
             if self._log_conn is None:
                 self._log_conn = sqlite3.connect(self.database_file, check_same_thread=False)
             found = self._log_conn.execute(
-                "SELECT committed_at FROM _rivulet_log WHERE lsn > ? AND lsn <= ?", (low, high)).fetchall()
+                "SELECT committed_at FROM _rivulet_log WHERE lsn > ? AND lsn <= ?",
+                (low, high)).fetchall()
         return [dt.datetime.fromisoformat(t).timestamp() for (t,) in found]
 
     def observe_visible(self, stream: ViewStream, previous: int, lsn: int) -> None:

@@ -35,6 +35,7 @@ from pyspark.sql import functions as SF
 from pyspark.sql import types as T
 
 from rivulet.dataflow.compile import predicate_function, row_function
+from rivulet.pipeline.streaming import keyed as K
 from rivulet.plan import ir
 from rivulet.spark.compile import (
     PlanCompiler,
@@ -44,7 +45,6 @@ from rivulet.spark.compile import (
     with_join_keys,
 )
 from rivulet.spark.exprs import ExprCompiler
-from rivulet.pipeline.streaming import keyed as K
 from rivulet.spark.values import DEFAULT_DECIMAL_SCALE, spark_type
 from rivulet.values.schema import DECIMAL
 
@@ -124,7 +124,8 @@ class SignedCompiler(PlanCompiler):
             *[SF.col(name(j)).alias(name(n + j)) for j in range(m)], SIGN)
         exprs = ExprCompiler([*[left.schema[name(i)] for i in range(n)],
                               *[right.schema[name(n + j)] for j in range(m)]])
-        left, right, keys, _ = with_join_keys(node, exprs, left, right, "_k", "_k")  # one key column
+        # one key column
+        left, right, keys, _ = with_join_keys(node, exprs, left, right, "_k", "_k")
         lcols = [left.schema[name(i)] for i in range(n)]
         rcols = [right.schema[name(n + j)] for j in range(m)]
         sides = [left.select(*keys, SF.lit(0).alias("_side"), *names(n),
@@ -171,7 +172,8 @@ class SignedCompiler(PlanCompiler):
         prepared = df.select(*groups, *inputs, SIGN)
         if not groups and self.seed is not None and form == K.DELTAS:
             seed = self.seed().select(*[SF.lit(None).cast(prepared.schema[c].dataType).alias(c)
-                                        for c in prepared.columns[:-1]], SF.lit(0).cast("long").alias(SIGN))
+                                        for c in prepared.columns[:-1]],
+                                      SF.lit(0).cast("long").alias(SIGN))
             prepared = prepared.unionByName(seed)
         group_fields = [prepared.schema[f"_g{j}"] for j in range(width)]
         outputs = [T.StructField(name(j), f.dataType) for j, f in enumerate(group_fields)]
@@ -190,7 +192,8 @@ class SignedCompiler(PlanCompiler):
         return self._keyed(grouped, processor, [*outputs, *extra,
                                                 T.StructField(COUNT, T.LongType())], signed=False)
 
-    def _grouped(self, df: DataFrame, columns: tuple[int, ...], labels: list[str] | None = None) -> Any:
+    def _grouped(self, df: DataFrame, columns: tuple[int, ...],
+                 labels: list[str] | None = None) -> Any:
         """``df`` grouped by ``columns`` (by one constant for none: one group)."""
         if not columns:
             return df.withColumn("_one", SF.lit(0)).groupBy("_one")
@@ -199,8 +202,9 @@ class SignedCompiler(PlanCompiler):
     def _keyed(self, grouped: Any, processor: K.KeyedProcessor, fields: list[T.StructField],
                signed: bool = True) -> DataFrame:
         self.keyed = True
-        schema = T.StructType([T.StructField(name(i), f.dataType, True) for i, f in enumerate(fields)]
-                              if signed else [T.StructField(f.name, f.dataType, True) for f in fields])
+        schema = T.StructType(
+            [T.StructField(name(i), f.dataType, True) for i, f in enumerate(fields)] if signed
+            else [T.StructField(f.name, f.dataType, True) for f in fields])
         if signed:
             schema = schema.add(SIGN, T.LongType(), True)
         processor.output = schema.names
@@ -266,8 +270,9 @@ def finished_aggregate(node: ir.Aggregate, state: DataFrame) -> DataFrame:
             value = total if kind != DECIMAL else total.cast(state.schema[f"_t{i}"].dataType)
         else:  # avg
             mean = total / k
-            if isinstance(state.schema[f"_t{i}"].dataType, T.DecimalType):
-                scale = state.schema[f"_t{i}"].dataType.scale
+            total_type = state.schema[f"_t{i}"].dataType
+            if isinstance(total_type, T.DecimalType):
+                scale = total_type.scale
                 value = mean.cast(spark_type(DECIMAL, min(scale + 4, DEFAULT_DECIMAL_SCALE + 4)))
             else:
                 value = mean.cast(T.DoubleType())

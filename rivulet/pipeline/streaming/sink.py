@@ -117,14 +117,16 @@ class SinkStore:
         first layout); a no-op once done."""
         with self.lock:
             groups = self.conn.execute(
-                "SELECT grp, rows FROM groups WHERE stream = ? AND key IS NULL", (stream,)).fetchall()
+                "SELECT grp, rows FROM groups WHERE stream = ? AND key IS NULL",
+                (stream,)).fetchall()
             counts = self.conn.execute(
                 "SELECT row FROM counts WHERE stream = ? AND key IS NULL", (stream,)).fetchall()
             if not groups and not counts:
                 return
             self.conn.execute("BEGIN IMMEDIATE")
             self.conn.executemany("UPDATE groups SET key = ? WHERE stream = ? AND grp = ?",
-                                  [(_dump(key_of(pickle.loads(r)[0])), stream, g) for g, r in groups])
+                                  [(_dump(key_of(pickle.loads(r)[0])), stream, g)
+                                   for g, r in groups])
             self.conn.executemany("UPDATE counts SET key = ? WHERE stream = ? AND row = ?",
                                   [(_dump(key_of(pickle.loads(r))), stream, r) for (r,) in counts])
             self.conn.execute("COMMIT")
@@ -133,8 +135,10 @@ class SinkStore:
         """The stored rows (with multiplicities) of the view whose reader key is one of
         ``keys``: what a partial reader fills a miss with."""
         blobs = [_dump(k) for k in keys]
-        groups = self._select_in("SELECT rows FROM groups WHERE stream = ? AND key IN", stream, blobs)
-        counts = self._select_in("SELECT row, n FROM counts WHERE stream = ? AND key IN", stream, blobs)
+        groups = self._select_in("SELECT rows FROM groups WHERE stream = ? AND key IN",
+                                 stream, blobs)
+        counts = self._select_in("SELECT row, n FROM counts WHERE stream = ? AND key IN",
+                                 stream, blobs)
         return ([(row, 1) for (rows,) in groups for row in pickle.loads(rows)]
                 + [(pickle.loads(row), n) for row, n in counts])
 

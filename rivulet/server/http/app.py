@@ -54,8 +54,9 @@ import math
 import socket
 import threading
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any
 
 import uvicorn
 from sqlglot import exp
@@ -149,7 +150,8 @@ def _flag(request: Request, name: str, default: bool) -> bool:
         return True
     if value in ("0", "false", "no", "off"):
         return False
-    raise ApiError(400, "bad_request", f"query parameter {name!r} must be true or false, got {raw!r}")
+    raise ApiError(400, "bad_request",
+                   f"query parameter {name!r} must be true or false, got {raw!r}")
 
 
 def _int_param(request: Request, name: str) -> int | None:
@@ -159,7 +161,8 @@ def _int_param(request: Request, name: str) -> int | None:
     try:
         value = int(raw)
     except ValueError:
-        raise ApiError(400, "bad_request", f"query parameter {name!r} must be an integer, got {raw!r}") from None
+        raise ApiError(400, "bad_request",
+                       f"query parameter {name!r} must be an integer, got {raw!r}") from None
     if value < 0:
         raise ApiError(400, "bad_request", f"query parameter {name!r} must not be negative")
     return value
@@ -186,7 +189,8 @@ def _classify(db: Database, exc: RivuletError) -> tuple[int, str]:
     return code.http_status, code.http_kind
 
 
-def _exception_handlers(db: Database) -> dict[Any, Callable[[Request, Exception], Awaitable[Response]]]:
+def _exception_handlers(
+        db: Database) -> dict[Any, Callable[[Request, Exception], Awaitable[Response]]]:
     async def api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)
         return _error(exc.status, exc.kind, str(exc))
@@ -201,8 +205,8 @@ def _exception_handlers(db: Database) -> dict[Any, Callable[[Request, Exception]
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http")
-        message = f"no endpoint {request.method} {request.url.path}" if exc.status_code in (404, 405) \
-            else str(exc.detail)
+        message = (f"no endpoint {request.method} {request.url.path}"
+                   if exc.status_code in (404, 405) else str(exc.detail))
         return _error(exc.status_code, kind, message)
 
     async def bug(request: Request, exc: Exception) -> Response:
@@ -242,7 +246,8 @@ def describe_view(view: View) -> dict[str, Any]:
     for p in plan.in_list:
         params[p].update(column=names[plan.key[-1]], match="IN")
     for bound in plan.range_bounds:
-        params[bound.param].update(column=names[plan.range_column], match=bound.op)  # type: ignore[index]
+        assert plan.range_column is not None  # bounds are on the range column
+        params[bound.param].update(column=names[plan.range_column], match=bound.op)
     return {"name": view.name, "columns": list(view.columns), "parameters": params,
             "partial": view.partial, "sql": plan.sql}
 
@@ -326,7 +331,8 @@ class Api:
         lsn = _int_param(request, "min_lsn")
         if lsn is not None and self.db.applied_lsn < lsn:
             if lsn > self.db.lsn:
-                raise ApiError(400, "bad_request", f"min_lsn {lsn} is ahead of the last commit ({self.db.lsn})")
+                raise ApiError(400, "bad_request",
+                               f"min_lsn {lsn} is ahead of the last commit ({self.db.lsn})")
             await run_in_threadpool(self.db.wait_for, lsn)
 
     # ..................................................................... views
@@ -363,7 +369,8 @@ class Api:
         name = request.path_params["name"]
         sql = _sql_body(request, await request.body())
         if not sql.strip():
-            raise ApiError(400, "bad_request", f"PUT /views/{name} needs the view's SELECT as its body")
+            raise ApiError(400, "bad_request",
+                           f"PUT /views/{name} needs the view's SELECT as its body")
         if sql.lstrip()[:6].upper() == "CREATE":
             raise ApiError(400, "sql", f"PUT /views/{name} takes the view's SELECT (the name comes "
                            "from the URL), not a CREATE VIEW statement")
@@ -394,7 +401,8 @@ class Api:
         rows = [body] if isinstance(body, dict) else body
         if not isinstance(rows, list) or not all(isinstance(r, (list, dict)) for r in rows):
             raise ApiError(400, "bad_request",
-                           "the body must be a JSON list of rows (objects by column name, or arrays)")
+                           "the body must be a JSON list of rows "
+                           "(objects by column name, or arrays)")
         inserted = await run_in_threadpool(self.db.table(schema.name).insert_many, rows)
         return Json({"inserted": inserted, "lsn": self.db.lsn}, status_code=201)
 
@@ -407,14 +415,15 @@ class Api:
         values: list[Any] = [raw]
         if len(columns) > 1 or raw.lstrip().startswith("["):
             try:
-                values = json.loads(raw)
+                parsed = json.loads(raw)
             except (ValueError, RecursionError):
-                values = None  # type: ignore[assignment]
-            if not isinstance(values, list) or len(values) != len(columns):
+                parsed = None
+            if not isinstance(parsed, list) or len(parsed) != len(columns):
                 names = ", ".join(c.name for c in columns)
                 raise ApiError(400, "bad_request",
                                f"the primary key of {schema.name!r} is ({names}): give it as a "
                                f"JSON array of {len(columns)} value(s), got {raw!r}")
+            values = parsed
         coerced = [coerce_value(c, v, where=f"primary key column {c.name!r}")
                    for c, v in zip(columns, values)]
         return " AND ".join(f"`{c.name}` = ?" for c in columns), coerced
@@ -424,7 +433,8 @@ class Api:
         where, key = self._row_key(schema, request.path_params["key"])
         body = await _json_body(request)
         if not isinstance(body, dict) or not body:
-            raise ApiError(400, "bad_request", "the body must be a JSON object of column: new value")
+            raise ApiError(400, "bad_request",
+                           "the body must be a JSON object of column: new value")
         for column in body:
             if not schema.has_column(column):
                 raise ApiError(400, "schema", f"table {schema.name!r} has no column {column!r}")
@@ -499,10 +509,10 @@ class Api:
 
     async def verify_views(self, request: Request) -> Response:
         names = _view_names(await _optional_json_body(request))
-        names = [_view(self.db, n).name for n in names] or None  # none named: every view
+        views = [_view(self.db, n).name for n in names] or None  # none named: every view
         verify = self.verify or _default_verify()
         try:
-            report = await run_in_threadpool(verify, self.db, names)
+            report = await run_in_threadpool(verify, self.db, views)
         except RivuletError:
             raise
         except Exception as exc:  # Spark or Java trouble: not the client's fault, not a crash
@@ -560,7 +570,7 @@ def _default_verify() -> Verify:
         from rivulet.pipeline.verify import verify
     except ImportError as exc:
         raise ApiError(503, "unavailable", f"Spark verification is not available: {exc}") from None
-    return verify  # type: ignore[no-any-return]
+    return verify
 
 
 #: Largest request body accepted (bytes); larger ones get 413 before they are read.
@@ -751,7 +761,8 @@ def serve_http(app: ASGIApp, host: str = "127.0.0.1", port: int = 8080, *,
     try:
         sock = _listen(host, port)
     except OSError as exc:
-        raise OSError(exc.errno, f"HTTP API: cannot listen on {host}:{port}: {exc.strerror}") from None
+        raise OSError(exc.errno,
+                      f"HTTP API: cannot listen on {host}:{port}: {exc.strerror}") from None
     bound = sock.getsockname()[1]
     config = uvicorn.Config(app, host=host, port=bound, log_level="warning", access_log=False,
                             lifespan="off", ssl_certfile=tls_cert, ssl_keyfile=tls_key)
@@ -772,7 +783,8 @@ def serve_http(app: ASGIApp, host: str = "127.0.0.1", port: int = 8080, *,
     while not server.started:
         if failure or not thread.is_alive() or time.monotonic() > deadline:
             server.should_exit = True
-            raise OSError(f"the HTTP server did not start on {host}:{bound}: {failure or 'timeout'}")
+            raise OSError(
+                f"the HTTP server did not start on {host}:{bound}: {failure or 'timeout'}")
         time.sleep(0.01)
     return HttpServer(server, thread, host, bound, tls=tls_cert is not None)
 

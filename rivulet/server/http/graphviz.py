@@ -23,8 +23,8 @@ from rivulet.dataflow.ops.reader import Reader
 from rivulet.plan.catalog import is_adhoc
 
 if TYPE_CHECKING:
-    from rivulet.engine.database import Database
     from rivulet.dataflow.graph import GraphNode
+    from rivulet.engine.database import Database
 
 SHARED_FILL = "#ffe9a8"
 VIEW_FILL = "#d7e9ff"
@@ -174,5 +174,6 @@ def render_svg(dot: str, *, timeout: float = 30.0) -> bytes:
     done = subprocess.run([program, "-Tsvg"], input=dot.encode(), capture_output=True,
                           timeout=timeout, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"dot failed ({done.returncode}): {done.stderr.decode(errors='replace')}")
+        raise RuntimeError(
+            f"dot failed ({done.returncode}): {done.stderr.decode(errors='replace')}")
     return done.stdout

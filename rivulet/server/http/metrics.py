@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from rivulet.engine.lag import LagSnapshot
 

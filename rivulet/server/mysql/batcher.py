@@ -30,7 +30,8 @@ _Item = tuple[WriteRequest, "asyncio.Future[WriteRequest]"]
 
 
 class WriteBatcher:
-    def __init__(self, db: Database, loop: asyncio.AbstractEventLoop, propagate: bool = True) -> None:
+    def __init__(self, db: Database, loop: asyncio.AbstractEventLoop,
+                 propagate: bool = True) -> None:
         self.db = db
         self.loop = loop
         self.propagate = propagate  # small groups propagated on the loop, before the replies

@@ -25,7 +25,7 @@ _SSL_REQUEST_SIZE = 32  # capabilities, max packet, charset, 23 filler bytes
 
 class Malformed(MysqlError):
     def __init__(self, what: str) -> None:
-        super().__init__(f"malformed packet: {what}", ER_MALFORMED_PACKET)  # type: ignore[arg-type]
+        super().__init__(f"malformed packet: {what}", ER_MALFORMED_PACKET)
 
 
 class _Reader:
@@ -124,8 +124,8 @@ class GuardedStream:
         reader, writer = self.inner.reader, self.inner.writer
         transport = writer.transport
         loop = asyncio.get_running_loop()
-        early = bytes(reader._buffer)  # type: ignore[attr-defined]
-        reader._buffer.clear()  # type: ignore[attr-defined]
+        early = bytes(reader._buffer)
+        reader._buffer.clear()
         waiter = loop.create_future()
         tls = sslproto.SSLProtocol(loop, transport.get_protocol(), context, waiter,
                                    server_side=True, call_connection_made=False)
@@ -144,7 +144,7 @@ class GuardedStream:
         except BaseException:
             transport.close()
             raise
-        writer._transport = reader._transport = tls._app_transport  # type: ignore[attr-defined]
+        writer._transport = reader._transport = tls._app_transport
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

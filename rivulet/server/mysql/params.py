@@ -66,7 +66,8 @@ class Reader:
 
 
 def read_params(reader: Reader, count: int, types: list[tuple[int, bool]] | None,
-                long_data: dict[int, bytearray] | None, codec: str) -> tuple[list[Any], list[tuple[int, bool]]]:
+                long_data: dict[int, bytearray] | None,
+                codec: str) -> tuple[list[Any], list[tuple[int, bool]]]:
     """The ``count`` parameter values that follow the iteration count of an execute
     packet; ``types`` are those of the previous execute (a client may send them once).
     Returns the values and the types used."""
@@ -94,7 +95,7 @@ def read_params(reader: Reader, count: int, types: list[tuple[int, bool]] | None
 
 
 def _value(reader: Reader, code: int, unsigned: bool, codec: str) -> Any:
-    spec = _INTS.get(code)  # type: ignore[call-overload]
+    spec = _INTS.get(code)
     if spec is not None:
         size, signed_fmt, unsigned_fmt = spec
         return struct.unpack(unsigned_fmt if unsigned else signed_fmt, reader.take(size))[0]
@@ -111,7 +112,8 @@ def _value(reader: Reader, code: int, unsigned: bool, codec: str) -> Any:
         try:
             return decimal.Decimal(text)
         except decimal.InvalidOperation:
-            raise MysqlError(f"bad DECIMAL parameter {text!r}", ErrorCode.MALFORMED_PACKET) from None
+            raise MysqlError(f"bad DECIMAL parameter {text!r}",
+                             ErrorCode.MALFORMED_PACKET) from None
     if code in _DATES:
         return _date(reader, code)
     if code == ColumnType.TIME:
@@ -128,7 +130,8 @@ def _text_or_bytes(data: bytes, codec: str, text: bool) -> str | bytes:
         return data.decode(codec)
     except UnicodeDecodeError:
         if text:
-            raise MysqlError("string parameter is not valid text", ErrorCode.MALFORMED_PACKET) from None
+            raise MysqlError("string parameter is not valid text",
+                             ErrorCode.MALFORMED_PACKET) from None
         return data
 
 

@@ -144,7 +144,8 @@ class Replicas:
                 if kind == "ready":
                     replica.ready.set()
                     continue
-                task = asyncio.get_running_loop().create_task(self._answer(writer, kind, ident, body))
+                task = asyncio.get_running_loop().create_task(
+                    self._answer(writer, kind, ident, body))
                 pending.add(task)
                 task.add_done_callback(pending.discard)
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -155,7 +156,8 @@ class Replicas:
         finally:
             replica.ended.set()
 
-    async def _answer(self, writer: asyncio.StreamWriter, kind: str, ident: int, body: list[Any]) -> None:
+    async def _answer(self, writer: asyncio.StreamWriter, kind: str, ident: int,
+                      body: list[Any]) -> None:
         try:
             if kind == "write":
                 outcome = await self._write(*body)
@@ -163,7 +165,7 @@ class Replicas:
                 await self.server.run_ddl(*body)
                 outcome = (None, 0, 0, self.server.db.lsn)
             else:
-                raise er.MysqlError(f"unknown request {kind!r} from a replica", er.ER_UNKNOWN)  # type: ignore[arg-type]
+                raise er.MysqlError(f"unknown request {kind!r} from a replica", er.ER_UNKNOWN)
         except Exception as exc:  # the replica's client gets the error
             outcome = (tuple(er.failure(exc)), 0, 0, 0)
         if not writer.is_closing():
@@ -175,6 +177,7 @@ class Replicas:
         if request is None:  # a statement new to the primary: compiled off the loop
             request = await asyncio.get_running_loop().run_in_executor(
                 self.server.pool, db.write_request, sql, params)
+            assert request is not None  # compiled now: there is one
         await self.server.writes.submit(request)
         if request.error is not None:
             return tuple(er.failure(request.error)), 0, 0, 0

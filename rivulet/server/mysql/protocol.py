@@ -20,8 +20,9 @@ import asyncio
 import logging
 import operator
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from mysql_mimic import packets
 from mysql_mimic.connection import Connection
@@ -31,8 +32,9 @@ from mysql_mimic.types import ColumnDefinition
 from mysql_mimic.utils import aiterate
 from sqlglot import exp
 
-from rivulet.errors import ParameterError, ProgramError, RivuletError, SqlError
 from rivulet.engine.explain import explain
+from rivulet.engine.views import NOT_READY, View
+from rivulet.errors import ParameterError, ProgramError, RivuletError, SqlError
 from rivulet.server import errors as er
 from rivulet.server.mysql import normalize
 from rivulet.server.mysql.context import ServerContext
@@ -60,7 +62,6 @@ from rivulet.server.mysql.statements import (
     Texts,
 )
 from rivulet.server.mysql.wire import MAX_PAYLOAD, PacketTooLarge, Wire
-from rivulet.engine.views import NOT_READY, View
 
 if TYPE_CHECKING:
     from rivulet.engine.database import Database
@@ -107,6 +108,9 @@ class RivuletConnection(Connection):
     """One client connection (see the module docstring)."""
 
     session: RivuletSession
+    #: mimic's stream, in a :class:`GuardedStream` until the handshake is checked
+    #: (mimic ships no types).
+    stream: Any
 
     def __init__(self, server: ServerContext, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -151,8 +155,8 @@ class RivuletConnection(Connection):
         await self.stream.drain()
         reader, transport = self.stream.reader, self.stream.writer.transport
         wire = Wire(self, transport, self.server.max_packet)
-        leftover = bytes(reader._buffer)  # type: ignore[attr-defined]
-        reader._buffer.clear()  # type: ignore[attr-defined]
+        leftover = bytes(reader._buffer)
+        reader._buffer.clear()
         transport.set_protocol(wire)
         if not transport.is_reading():  # paused by the StreamReader's flow control
             transport.resume_reading()
@@ -319,7 +323,7 @@ class RivuletConnection(Connection):
                 check_field_list(data[1:])  # mimic's parser loops forever without the NUL
                 await self.handle_field_list(data[1:])
             else:  # COM_CHANGE_USER included: reconnect instead
-                raise er.MysqlError(f"unsupported command {command:#x}", 1047)  # type: ignore[arg-type]
+                raise er.MysqlError(f"unsupported command {command:#x}", 1047)
         except (ConnectionClosed, ConnectionError):
             return False
         except asyncio.CancelledError:
@@ -398,7 +402,7 @@ class RivuletConnection(Connection):
         """A read-only user's write or DDL: MySQL's "command denied" (1142)."""
         if self.read_only:
             raise er.MysqlError(f"{what} denied to read-only user '{self.session.username}'",
-                                er.ER_TABLEACCESS_DENIED)  # type: ignore[arg-type]
+                                er.ER_TABLEACCESS_DENIED)
 
     async def _write(self, handler: Handler, args: tuple) -> None:
         self._check_may_change("write")
@@ -444,10 +448,12 @@ class RivuletConnection(Connection):
             rows = [tuple(r[i] for i in project) for r in rows]
         self._write_rows(header, columns[0], rows, binary, cursor)
 
-    def _header(self, columns: Sequence[ResultColumn], flags: Sequence[ColumnDefinition]) -> tuple[bytes, int]:
+    def _header(self, columns: Sequence[ResultColumn],
+                flags: Sequence[ColumnDefinition]) -> tuple[bytes, int]:
         """The framed column-count, column-definition (and EOF) packets of a reply, and
         the sequence id of the packet after them."""
-        payloads = [packets.make_column_count(capabilities=self.capabilities, column_count=len(columns))]
+        payloads = [packets.make_column_count(capabilities=self.capabilities,
+                                              column_count=len(columns))]
         for i, column in enumerate(columns):
             payloads.append(packets.make_column_definition_41(
                 server_charset=self.server_charset, schema="rivulet", name=column.name,
@@ -566,7 +572,7 @@ class RivuletConnection(Connection):
         if len(self.statements) >= MAX_PREPARED:
             raise er.MysqlError(  # MySQL's max_prepared_stmt_count, per connection here
                 f"Can't create more than max_prepared_stmt_count statements ({MAX_PREPARED})",
-                er.ER_MAX_PREPARED)  # type: ignore[arg-type]
+                er.ER_MAX_PREPARED)
         self._next_stmt += 1
         stmt_id = self._next_stmt
         self.statements[stmt_id] = Prepared(split, sql, shape, handler)
@@ -578,7 +584,8 @@ class RivuletConnection(Connection):
         payloads = [b"\x00" + stmt_id.to_bytes(4, "little") + len(columns).to_bytes(2, "little")
                     + n_params.to_bytes(2, "little") + b"\x00\x00\x00"]
         for _ in range(n_params):
-            payloads.append(packets.make_column_definition_41(server_charset=self.server_charset, name="?"))
+            payloads.append(packets.make_column_definition_41(
+                server_charset=self.server_charset, name="?"))
         if n_params and not self.deprecate_eof():
             payloads.append(self.eof())
         for i, column in enumerate(columns):
@@ -643,7 +650,7 @@ class RivuletConnection(Connection):
         stmt = self.statements.get(stmt_id)
         if stmt is None:
             raise er.MysqlError(f"unknown prepared statement handler ({stmt_id})",
-                                er.ER_UNKNOWN_STMT)  # type: ignore[arg-type]
+                                er.ER_UNKNOWN_STMT)
         return stmt
 
 

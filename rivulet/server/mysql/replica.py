@@ -29,9 +29,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from rivulet.errors import ClosedError
 from rivulet.engine.follower import Follower
 from rivulet.engine.limits import Limits
+from rivulet.errors import ClosedError
 from rivulet.server import errors as er
 from rivulet.server.auth import UserStore, tls_context
 from rivulet.server.mysql.server import MySQLServer, new_event_loop
@@ -204,12 +204,14 @@ class ReplicaServer(MySQLServer):
         def waited(wait: asyncio.Future[None]) -> None:
             if future.done():
                 return
-            if wait.exception() is not None:
-                future.set_exception(wait.exception())  # type: ignore[arg-type]
+            failure = wait.exception()
+            if failure is not None:
+                future.set_exception(failure)
             else:
                 future.set_result(result)
 
-        asyncio.get_running_loop().run_in_executor(self.pool, db.wait_for, lsn).add_done_callback(waited)
+        loop = asyncio.get_running_loop()
+        loop.run_in_executor(self.pool, db.wait_for, lsn).add_done_callback(waited)
 
     async def run_ddl(self, sql: str) -> None:
         """DDL runs on the primary; the answer waits for a follower of the new program."""

@@ -166,7 +166,8 @@ def text_columns(*names: str) -> tuple[ResultColumn, ...]:
 # --------------------------------------------------------------------------- SHOW, DESCRIBE
 
 
-def show(db: Database, node: exp.Expr | None, sql: str) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
+def show(db: Database, node: exp.Expr | None,
+         sql: str) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
     """Rows and columns of a SHOW or DESCRIBE statement about rivulet's program."""
     catalog = db.catalog
     if node is None:  # SHOW VIEWS

@@ -20,16 +20,17 @@ from __future__ import annotations
 import decimal
 import re
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from rivulet.bind import statements as st
 from rivulet.errors import ParameterCountError, SqlError, UnsupportedSqlError
 from rivulet.plan.planner import conjuncts
 from rivulet.server.mysql.normalize import Split, with_markers
-from rivulet.bind import statements as st
 from rivulet.sql.parse import DIALECT, parse_one
 
 if TYPE_CHECKING:
@@ -281,7 +282,8 @@ class StatementCache:
         (DDL from another connection or the HTTP API may have replaced it)."""
         if handler.kind == READ:
             return handler.view is not None and self.db.is_current(handler.view)
-        return self.db.catalog.tables.get(handler.table_key) is getattr(handler.statement, "table", None)
+        table = self.db.catalog.tables.get(handler.table_key)
+        return table is getattr(handler.statement, "table", None)
 
     def _build(self, shape: Shape, split: Split, sql: str) -> Handler:
         if not shape.checked:
@@ -292,7 +294,8 @@ class StatementCache:
         if not shape.params_ok or not (shape.positions - set(split.params)):
             return self._bind(shape.kind, *constants)
         try:
-            return self._bind(shape.kind, *_render(shape, split, shape.positions | set(split.params)))
+            return self._bind(shape.kind,
+                              *_render(shape, split, shape.positions | set(split.params)))
         except SqlError as refused:
             try:
                 handler = self._bind(shape.kind, *constants)
@@ -319,8 +322,8 @@ class StatementCache:
             raise ParameterCountError(
                 f"statement takes {statement.param_count} parameter(s), got {len(order)}"
             )
-        return Handler(WRITE, picker(order, negated), statement=statement, make=db.writer(statement),
-                       table_key=statement.table.name.lower())
+        return Handler(WRITE, picker(order, negated), statement=statement,
+                       make=db.writer(statement), table_key=statement.table.name.lower())
 
     def _check(self, shape: Shape, split: Split, sql: str) -> None:
         """Once per template: the rendered template, with the literals put back, must
@@ -341,7 +344,8 @@ class StatementCache:
         cache[key] = value
 
 
-def _render(shape: Shape, split: Split, placeholders: set[int] | frozenset[int]) -> tuple[str, list[int], list[int]]:
+def _render(shape: Shape, split: Split,
+            placeholders: set[int] | frozenset[int]) -> tuple[str, list[int], list[int]]:
     """The template's SQL with the ``placeholders`` slots as ``?`` and the others as the
     literals the client wrote; returns it with the slot of each ``?`` in text order, and
     which of those ``?`` take their value negated (``-5`` became ``?``)."""
@@ -422,7 +426,8 @@ def _kind(node: exp.Expr, sql: str) -> str:
 
 
 def _is_marker(node: exp.Expr) -> bool:
-    return isinstance(node, exp.Column) and not node.table and _MARKER_RE.fullmatch(node.name) is not None
+    return (isinstance(node, exp.Column) and not node.table
+            and _MARKER_RE.fullmatch(node.name) is not None)
 
 
 def _is_value(node: exp.Expr) -> bool:
@@ -432,7 +437,9 @@ def _is_value(node: exp.Expr) -> bool:
 
 def _slot(node: exp.Expr) -> int:
     marker = node.this if isinstance(node, exp.Neg) else node
-    return int(_MARKER_RE.fullmatch(marker.name).group(1))  # type: ignore[union-attr]
+    found = _MARKER_RE.fullmatch(marker.name)
+    assert found is not None  # a slot (see _is_value)
+    return int(found.group(1))
 
 
 def _positions(node: exp.Expr) -> tuple[frozenset[int], frozenset[int]]:
@@ -476,7 +483,8 @@ def _condition_values(c: exp.Expr) -> list[exp.Expr]:
 # --------------------------------------------------------------------------- named views
 
 
-def direct_read(node: exp.Expr, db: Database, order: list[int], negated: list[int]) -> Handler | None:
+def direct_read(node: exp.Expr, db: Database, order: list[int],
+                negated: list[int]) -> Handler | None:
     """A SELECT of a view of the program by its parameters (``SELECT * FROM
     StoriesWithVC WHERE id = 5``) reads that view, as the view's own ``lookup`` would:
     a parameterized view, or one with a LIMIT, cannot be a table in another query.
@@ -508,7 +516,8 @@ def direct_read(node: exp.Expr, db: Database, order: list[int], negated: list[in
     where = node.args.get("where")
     by_column: dict[str, list[int]] = {}
     positions = {id(p): i for i, p in enumerate(
-        n for n in (where.walk(bfs=False) if where is not None else ()) if isinstance(n, exp.Placeholder))}
+        n for n in (where.walk(bfs=False) if where is not None else ())
+        if isinstance(n, exp.Placeholder))}
     for c in conjuncts(where.this) if where is not None else []:
         column, params = _parameter_condition(c, positions)
         if column is None or column in by_column:
@@ -529,13 +538,13 @@ def direct_read(node: exp.Expr, db: Database, order: list[int], negated: list[in
     by_param: dict[int, list[int]] = {}
     for root_col, param in zip(plan.key, plan.key_params):
         column = plan.root.columns[root_col].name.lower()
-        params = by_column.pop(column, None)
-        if params is None:
+        found = by_column.pop(column, None)
+        if found is None:
             raise UnsupportedSqlError(f"view {name!r} takes a value for {column!r}: "
                                       f"add `{column} = value` to the WHERE clause")
-        if len(params) != 1 and param not in plan.in_list:
+        if len(found) != 1 and param not in plan.in_list:
             raise UnsupportedSqlError(f"view {name!r} takes one value for {column!r}")
-        by_param[param] = params
+        by_param[param] = found
     picked = [i for p in sorted(by_param) for i in by_param[p]]
     slots = [order[i] for i in picked]
     flips = [k for k, i in enumerate(picked) if i in negated]
@@ -569,7 +578,8 @@ def _projection(node: exp.Select, visible: list[str], name: str) -> tuple[int, .
 
 def _parameter_condition(c: exp.Expr, positions: dict[int, int]) -> tuple[str | None, list[int]]:
     if isinstance(c, exp.EQ):
-        col, value = (c.this, c.expression) if isinstance(c.this, exp.Column) else (c.expression, c.this)
+        col, value = ((c.this, c.expression) if isinstance(c.this, exp.Column)
+                      else (c.expression, c.this))
         if isinstance(col, exp.Column) and isinstance(value, exp.Placeholder):
             return col.name.lower(), [positions[id(value)]]
     if isinstance(c, exp.In) and isinstance(c.this, exp.Column) and c.expressions \
