@@ -63,7 +63,6 @@ from rivulet.migrate import alter
 from rivulet.plan.catalog import ADHOC_PREFIX, Catalog, is_adhoc
 from rivulet.migrate.copy import plan_copy
 from rivulet.plan.planner import Planner
-from rivulet.plan.prune import prune
 from rivulet.plan.usage import scan_columns
 from rivulet.schema import Row, SchemaError, TableSchema, coerce_row, coerce_value
 from rivulet.spark.bootstrap import Bootstrapper, PlanRecordingBuilder
@@ -133,7 +132,8 @@ class Database:
         self.graph.base_lookup = self._base_lookup
         self.graph.lsn = self.storage.lsn
         self.builder = PlanRecordingBuilder(self.graph, self._ensure_index, reuse=reuse,
-                                            value_counts=self._value_counts)
+                                            value_counts=self._value_counts,
+                                            views=lambda: list(self.catalog.views.values()))
         #: Deltas of committed batches the graph has not applied yet, by LSN.
         self._unapplied = UnappliedBatches()
         #: Test hooks: name -> callable, run at named points (see ``_hook``).
@@ -505,7 +505,8 @@ class Database:
             if is_adhoc(plan.name):
                 continue  # made again on its next use
             # As built: narrowed to what the view reads (rivulet/plan/prune.py).
-            for (scanned, version), columns in scan_columns(prune(plan).root).items():
+            built = self._built[plan.name.lower()].plan
+            for (scanned, version), columns in scan_columns(built.root).items():
                 if scanned != table:
                     continue
                 layout = self.catalog.layouts[table][version]

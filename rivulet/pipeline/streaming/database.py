@@ -34,6 +34,7 @@ from rivulet.engine.database import Database
 from rivulet.dataflow.builder import BuiltView, finisher
 from rivulet.errors import ProgramError, UpqueryTimeout
 from rivulet.plan import ir
+from rivulet.plan.optimize import optimize
 from rivulet.spark.session import SparkConfig, get_session
 from rivulet.pipeline.streaming.pipeline import StreamingPipeline, StreamSettings, ViewStream
 from rivulet.state.reader import KeyedReader, RangeReader
@@ -87,6 +88,9 @@ class StreamingDatabase(Database):
     # ..................................................................... views
 
     def _install_view(self, plan: ir.ViewPlan) -> View:
+        # The stream runs the plan the engine's dataflow would be built from (every rule
+        # of the optimizer); the catalog keeps it as planned, for views that read it.
+        planned, plan = plan, optimize(plan, views=list(self.catalog.views.values()))
         finish = finisher(plan)
         if plan.range_column is not None:
             state: KeyedReader | RangeReader = RangeReader(plan.key, plan.range_column)
@@ -95,7 +99,7 @@ class StreamingDatabase(Database):
             state = KeyedReader(plan.key, finish, partial=partial)
         built = BuiltView(plan, -1, -1, state, finish, None)
         name = plan.name.lower()
-        self.catalog.views[name] = plan
+        self.catalog.views[name] = planned
         self._built[name] = built
         view = self._views[name] = View(self, built)
         if self._pipeline is None:
