@@ -65,7 +65,7 @@ def _line(node: ir.Node) -> str:
             copied = isinstance(e, ir.Col) and source[e.index].name == out.name
             items.append(text if copied else f"{out.name} := {text}")
         view = f" (view {node.view})" if node.view else ""
-        return f"Project{view} " + ", ".join(items)
+        return f"Project{view} " + (", ".join(items) or "(no columns)")
     if isinstance(node, ir.Join):
         row = _names(node.columns)
         width = node.left.arity
