@@ -7,7 +7,7 @@ FROM/JOIN -> WHERE -> GROUP BY/aggregates -> HAVING -> SELECT list -> DISTINCT -
 
 The plan it returns is the query as written, not optimized: the rules of
 rivulet/plan/optimize.py run on it later, once, where it is compiled (the dataflow
-builder, the Spark compiler). Nothing they need is known only while planning: eager
+builder, the Spark compiler, the streaming pipeline). Nothing they need is known only while planning: eager
 aggregation, which ran here, reads the primary key of each scanned table version from its
 ``Scan``, the reader's key and implicit group from the ViewPlan, and which aggregates other
 views hold from the program's views as planned (its ``views`` option); none of the rules
