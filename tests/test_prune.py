@@ -86,7 +86,7 @@ def test_joins_carry_only_the_columns_the_view_reads(tmp_path: Path) -> None:
         for ddl in SCHEMA:
             db.execute(ddl)
         db.execute(f"CREATE VIEW counts AS {VIEWS['counts']}")
-        pruned = prune(db.catalog.view("counts"))
+        pruned = db.view("counts").plan  # as built: after eager aggregation, pruned last
         # votes are counted before the join (rivulet/plan/eager.py): by story_id alone
         assert _scans_under_joins(pruned.root) == {"stories": {"id", "title"}}
         (counted,) = [n for n in ir.walk(pruned.root) if isinstance(n, ir.Aggregate)]
@@ -94,7 +94,7 @@ def test_joins_carry_only_the_columns_the_view_reads(tmp_path: Path) -> None:
         _collect(counted.input, narrowed)
         assert narrowed == {"votes": {"story_id"}}
         db.execute(f"CREATE VIEW by_author AS {VIEWS['by_author']}")
-        pruned = prune(db.catalog.view("by_author"))
+        pruned = db.view("by_author").plan
         # the key column (author) survives though nothing selects it
         assert _scans_under_joins(pruned.root) == {
             "stories": {"id", "author", "title"}, "votes": {"user_id", "story_id"}}

@@ -1,5 +1,8 @@
 """IR plans to dataflow nodes, reusing every node an identical sub-plan already built.
 
+A view is built from its plan as ``rivulet.plan.optimize.optimize`` makes it, the plan
+the Spark compiler runs too.
+
 The IR is frozen and hashable, so a sub-plan *is* its signature: building a view looks up
 each IR node, bottom-up, and creates only what is new. Two views that share a join or an
 aggregate share the operator and its state (docs/design.md, "Live change").
@@ -13,7 +16,7 @@ whenever one exists. Base tables get a storage index for every key an upquery re
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,8 +34,7 @@ from rivulet.dataflow.ops.topk import TopK
 from rivulet.dataflow.ops.union import Union
 from rivulet.plan import ir, keys
 from rivulet.plan.keys import Demand
-from rivulet.plan.prune import prune
-from rivulet.plan.pushdown import push_filters
+from rivulet.plan.optimize import optimize
 from rivulet.state.reader import KeyedReader, RangeReader
 
 Row = tuple
@@ -135,7 +137,8 @@ class Builder:
     def __init__(self, graph: Graph, ensure_index: Callable[[str, Columns], None] | None = None,
                  *, reuse: bool = True,
                  value_counts: Callable[[str, tuple[str, ...]], tuple[int, int] | None]
-                 | None = None) -> None:
+                 | None = None,
+                 views: Callable[[], Iterable[ir.ViewPlan]] | None = None) -> None:
         self.graph = graph
         #: Whether a view reuses the operators (and state) other views already built; off
         #: only to measure what sharing saves.
@@ -146,10 +149,15 @@ class Builder:
         #: Statistics: a base table's rows with values in some of its columns, and the
         #: distinct values there (None: not known, as for an empty table).
         self.value_counts = value_counts or (lambda table, columns: None)
+        #: The program's views as planned (the optimizer's ``views`` option: which
+        #: aggregates views without a key hold in full, see rivulet/plan/eager.py).
+        self.views = views or (lambda: ())
 
     def build_view(self, plan: ir.ViewPlan) -> BuiltView:
-        plan = push_filters(plan)  # each condition as close to its tables as it can go
-        plan = prune(plan)  # each table's rows narrowed to what the view reads, at the table
+        """The view's operators and reader, built from ``plan`` optimized
+        (rivulet/plan/optimize.py; a plan optimized already is built as it is). The
+        BuiltView keeps the plan as built."""
+        plan = optimize(plan, views=self.views())
         build = _Build()
         demand = self.root_demand(plan)
         listed = next((d for d in range(len(plan.key))

@@ -97,7 +97,8 @@ class Database:
         graph.lsn = storage.lsn
         graph_lock = threading.RLock()
         builder = PlanRecordingBuilder(graph, self._ensure_index, reuse=reuse,
-                                       value_counts=self._value_counts)
+                                       value_counts=self._value_counts,
+                                       views=lambda: list(catalog.views.values()))
         bootstrap = Bootstrapper(
             graph, builder, catalog, threshold=spark_bootstrap_rows,
             spark_config=spark, database_file=storage.path, graph_lock=graph_lock,

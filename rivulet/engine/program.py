@@ -27,7 +27,6 @@ from rivulet.migrate.copy import plan_copy
 from rivulet.plan import ir
 from rivulet.plan.catalog import ADHOC_PREFIX, is_adhoc
 from rivulet.plan.planner import Planner
-from rivulet.plan.prune import prune
 from rivulet.plan.usage import scan_columns
 from rivulet.spark.bootstrap import PlanRecordingBuilder
 from rivulet.sql.parse import DIALECT, parse_one
@@ -168,7 +167,8 @@ class Program:
             if is_adhoc(plan.name):
                 continue  # made again on its next use
             # As built: narrowed to what the view reads (rivulet/plan/prune.py).
-            for (scanned, version), columns in scan_columns(prune(plan).root).items():
+            built = self.core.built[plan.name.lower()].plan
+            for (scanned, version), columns in scan_columns(built.root).items():
                 if scanned != table:
                     continue
                 layout = catalog.layouts[table][version]

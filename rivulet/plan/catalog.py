@@ -5,8 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rivulet.errors import ObjectExistsError, ReservedNameError, UnknownObjectError
+from sqlglot import exp
+
+from rivulet.errors import (
+    ObjectExistsError,
+    ProgramError,
+    ReservedNameError,
+    UnknownObjectError,
+)
 from rivulet.plan.ir import ViewPlan
+from rivulet.plan.planner import Planner
+from rivulet.sql.ddl import table_schema
+from rivulet.sql.parse import parse_one
 from rivulet.values.schema import TableSchema
 
 RESERVED_PREFIX = "_rivulet"
@@ -30,6 +40,30 @@ class Catalog:
     #: Tables being copied lazily (CREATE TABLE ... AS SELECT), by lower-cased name -> the
     #: copy's plan (rivulet/migrate/copy.py).
     copies: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_sql(cls, *statements: str) -> Catalog:
+        """A catalog of ``CREATE TABLE`` and ``CREATE VIEW`` statements, views planned as
+        the engine plans them (:meth:`plan`): a small program for doctests and for tests of
+        the planner and of the optimizer's rules, without a database."""
+        catalog = cls()
+        for text in statements:
+            node = parse_one(text)
+            kind = str(node.args.get("kind") or "").upper()
+            if isinstance(node, exp.Create) and kind == "TABLE":
+                schema = table_schema(node)
+                catalog.tables[schema.name.lower()] = schema
+            elif isinstance(node, exp.Create) and kind == "VIEW":
+                name = node.this.name
+                catalog.views[name.lower()] = catalog.plan(node.expression.sql(), name)
+            else:
+                raise ProgramError(f"not a CREATE TABLE or CREATE VIEW: {text!r}")
+        return catalog
+
+    def plan(self, sql: str, name: str = "v") -> ViewPlan:
+        """The plan of the SELECT ``sql`` as view ``name``, as the planner makes it (not
+        optimized: see rivulet/plan/optimize.py)."""
+        return Planner(self).plan_view(name, parse_one(sql), sql)
 
     def table(self, name: str) -> TableSchema | None:
         return self.tables.get(name.lower())

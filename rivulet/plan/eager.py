@@ -32,24 +32,118 @@ join keys of different kinds or of floats (grouping and matching must agree on w
 values are equal), DISTINCT aggregates and AVG in the two-step form, an aggregate without
 GROUP BY (its one row over no input says COUNT 0, not a SUM of no counts), and a view
 keyed by a column that is not the join key (see :func:`push_down`).
+
+The rule (:func:`eager_aggregation`) is the first of rivulet/plan/optimize.py. It needs
+the kept side of a per-row rewrite to be a table's ``Scan``, which carries the primary key,
+and column pruning puts projections over scans. Predicate pushdown runs after it too, so a
+WHERE condition between the join and the aggregate keeps the aggregate as written, as it
+did when this rule ran in the planner (pushed below the join first, the condition would let
+the rewrite run: exact too, but a change of plans that is not made here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from rivulet.plan import ir
 from rivulet.plan.prune import remap
 from rivulet.values.schema import FLOAT, INT
 
-#: The primary key (column positions) of a scanned table version; ``()`` when it has none.
-PrimaryKey = Callable[[ir.Scan], tuple[int, ...]]
-
 #: The aggregate that combines partial results of each function in the two-step form.
 COMBINE = {"count": "sum", "sum": "sum", "min": "min", "max": "max"}
 
 
-def push_down(agg: ir.Aggregate, primary_key: PrimaryKey, keyed: tuple[int, ...] = (),
+def eager_aggregation(plan: ir.ViewPlan, views: Iterable[ir.ViewPlan] = ()) -> ir.ViewPlan:
+    """``plan`` with each aggregate over a join computed below the join where that is
+    exact (:func:`push_down`), inner aggregates first.
+
+    The aggregate the reader's key reaches (through top-k, DISTINCT, filters and
+    projections; not into a view read in FROM, which is rewritten as it is alone) is
+    looked up by those columns; an implicit group's aggregate is kept as written (its
+    empty-key row is built from it). ``views``: the program's other views as planned,
+    which say which aggregates a view without a key already holds in full.
+
+    >>> from rivulet.plan.catalog import Catalog
+    >>> from rivulet.plan.describe import describe
+    >>> catalog = Catalog.from_sql(
+    ...     "CREATE TABLE s (id INT PRIMARY KEY, title TEXT)",
+    ...     "CREATE TABLE v (uid INT NOT NULL, sid INT NOT NULL)")
+    >>> plan = catalog.plan("SELECT s.id, s.title, COUNT(v.uid) AS n "
+    ...                     "FROM s LEFT JOIN v ON s.id = v.sid GROUP BY s.id")
+    >>> print(describe(plan))
+    Project id, title, n := count(v.uid)
+      Aggregate by id, title: count(uid)
+        Project id, title, uid
+          Join left on id = sid
+            Scan s
+            Scan v
+    >>> print(describe(eager_aggregation(plan)))
+    Project id, title, n := count(v.uid)
+      Project id, title, count(v.uid) := COALESCE(count_0, 0)
+        Join left on id = sid
+          Scan s
+          Aggregate by sid: count(*)
+            Project sid
+              Scan v
+    """
+    reached = _reached_by_key(plan)
+    held = _held_full(views)
+    done: dict[int, ir.Node] = {}
+
+    def visit(node: ir.Node) -> ir.Node:
+        if id(node) in done:
+            return done[id(node)]
+        out = ir.with_inputs(node, [visit(child) for child in node.inputs()])
+        if isinstance(out, ir.Aggregate):
+            keyed = reached[1] if reached is not None and reached[0] is node else None
+            if keyed is None or not plan.implicit_group:
+                out = push_down(out, keyed or (), held)
+        done[id(node)] = out
+        return out
+
+    root = visit(plan.root)
+    return plan if root is plan.root else replace(plan, root=root)
+
+
+def _reached_by_key(plan: ir.ViewPlan) -> tuple[ir.Aggregate, tuple[int, ...]] | None:
+    """The aggregate the reader's key columns reach unchanged, and which of its output
+    columns they are there (its group columns; ``()`` when some are computed values: the
+    aggregate is not partial on them either way)."""
+    node, columns = plan.root, plan.key
+    while columns:
+        if isinstance(node, ir.Aggregate):
+            width = len(node.group_by)
+            return node, columns if all(c < width for c in columns) else ()
+        if isinstance(node, (ir.TopK, ir.Distinct, ir.Filter)):
+            node = node.input
+        elif isinstance(node, ir.Project) and not node.view:
+            exprs = [node.exprs[c] for c in columns]
+            if not all(isinstance(e, ir.Col) for e in exprs):
+                return None
+            columns = tuple(e.index for e in exprs if isinstance(e, ir.Col))
+            node = node.input
+        else:
+            return None
+    return None
+
+
+def _held_full(views: Iterable[ir.ViewPlan]) -> Callable[[ir.Aggregate], bool]:
+    """Whether a view without a key (whose state is all full) has an aggregate, once this
+    rule has run on it (it needs no ``views`` to: no key reaches its aggregates)."""
+    keyless = [v for v in views if not v.key and v.range_column is None]
+    roots: list[ir.Node] = []
+
+    def held(node: ir.Aggregate) -> bool:
+        if keyless and not roots:
+            roots.extend(v.root if v.optimized is not None else eager_aggregation(v).root
+                         for v in keyless)
+        return any(node in ir.walk(root) for root in roots)
+
+    return held
+
+
+def push_down(agg: ir.Aggregate, keyed: tuple[int, ...] = (),
               held_full: Callable[[ir.Aggregate], bool] = lambda inner: False) -> ir.Node:
     """``agg`` computed below its join where that is exact, else ``agg`` itself; the result
     has ``agg``'s output columns in order.
@@ -59,14 +153,14 @@ def push_down(agg: ir.Aggregate, primary_key: PrimaryKey, keyed: tuple[int, ...]
     aggregate through the join by a different key, which makes it full state (see
     rivulet/plan/keys.py), where the aggregate as written could be partial; unless
     ``held_full`` says another view already keeps that aggregate as full state (then the
-    lookup shares it and adds nothing)."""
+    lookup shares it and adds nothing). A scanned table's primary key is its ``Scan``'s."""
     found = _join_below(agg)
     if found is None or not agg.group_by:  # one group over everything: COUNT of none is 0
         return agg
     exprs, join = found
     sides = (True,) if join.kind == "left" else (True, False)
     for kept_left in sides:
-        out = _rewrite(agg, exprs, join, kept_left, primary_key, keyed, held_full)
+        out = _rewrite(agg, exprs, join, kept_left, keyed, held_full)
         if out is not None:
             return out
     return agg
@@ -124,7 +218,7 @@ class _Sides:
 
 
 def _rewrite(agg: ir.Aggregate, exprs: list[ir.Expr], join: ir.Join, kept_left: bool,
-             primary_key: PrimaryKey, keyed: tuple[int, ...],
+             keyed: tuple[int, ...],
              held_full: Callable[[ir.Aggregate], bool]) -> ir.Node | None:
     sides = _Sides(join, kept_left)
     group = [sides.kept_column(exprs[i]) for i in agg.group_by]
@@ -139,12 +233,12 @@ def _rewrite(agg: ir.Aggregate, exprs: list[ir.Expr], join: ir.Join, kept_left: 
         if arg is None or (sides.kind == "left" and not isinstance(arg, ir.Col)):
             return None
         args.append(arg)
-    pk = primary_key(sides.kept) if isinstance(sides.kept, ir.Scan) else ()
+    pk = sides.kept.primary_key if isinstance(sides.kept, ir.Scan) else ()
     per_row = bool(pk) and set(pk) <= set(group)
     if not per_row and not (sides.kind == "inner" and all(_combinable(c, agg) for c in agg.aggs)):
         return None
     inner = _inner_aggregate(agg, sides, args)
-    if any(group[agg.group_by.index(k)] not in sides.kept_keys for k in keyed) \
+    if any(group[k] not in sides.kept_keys for k in keyed) \
             and not held_full(inner):
         return None
     if per_row:

@@ -22,7 +22,7 @@ Map of relational nodes (output columns in brackets)::
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, ClassVar
 
 from rivulet.values.schema import Kind
@@ -189,6 +189,10 @@ class Scan(Node):
     #: plan on an older version reads that version's columns, and shares no operator
     #: with plans on other versions.
     version: int = 0
+    #: The primary key of that table version (column positions; ``()`` when it has none),
+    #: fixed with the version: eager aggregation (rivulet/plan/eager.py) reads it here, so
+    #: that a plan optimized later, after the table has changed, is optimized the same way.
+    primary_key: tuple[int, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,10 +330,28 @@ class ViewPlan:
     #: key with no rows still answers one row (``COUNT(*)`` = 0), built at read time.
     implicit_group: bool = False
     sql: str = field(default="", compare=False)
+    #: ``None`` for a plan as the planner made it; else the names of the rules that
+    #: ``rivulet.plan.optimize.optimize`` ran on it, in order. A plan is optimized once: a
+    #: second run of the rules is not a no-op (see that module).
+    optimized: tuple[str, ...] | None = field(default=None, compare=False)
 
     @property
     def column_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.root.columns[: self.visible])
+
+
+def with_inputs(node: Node, inputs: list[Node] | tuple[Node, ...]) -> Node:
+    """``node`` reading ``inputs`` instead of its own (``node`` itself when they are the
+    same objects): the one rebuild behind every rewrite of a plan's inner nodes."""
+    if all(new is old for new, old in zip(inputs, node.inputs())):
+        return node
+    if isinstance(node, Join):
+        return replace(node, left=inputs[0], right=inputs[1])
+    if isinstance(node, Union):
+        return replace(node, branches=tuple(inputs))
+    if isinstance(node, (Filter, Project, Aggregate, Distinct, TopK)):
+        return replace(node, input=inputs[0])
+    raise TypeError(f"{type(node).__name__} has no inputs to replace")
 
 
 def walk(node: Node) -> list[Node]:

@@ -4,6 +4,17 @@ The planner binds names against a catalog, pulls the ``?`` parameters out of the
 clause (they become the reader's key, not a filter: one maintained view answers every
 parameter value), and builds the relational IR bottom-up:
 FROM/JOIN -> WHERE -> GROUP BY/aggregates -> HAVING -> SELECT list -> DISTINCT -> top-k.
+
+The plan it returns is the query as written, not optimized: the rules of
+rivulet/plan/optimize.py run on it later, once, where it is compiled (the dataflow
+builder, the Spark compiler, the streaming pipeline). Nothing they need is known only
+while planning: eager aggregation, which ran here, reads the primary key of each scanned
+table version from its ``Scan``, the reader's key and implicit group from the ViewPlan,
+and which aggregates other views hold from the program's views as planned (its ``views``
+option); none of the rules reads the storage's statistics (``value_counts`` serves the
+builder's choice of reader keys). So the catalog keeps plans as written, and a view read
+by another view in FROM enters the reader's plan as written, to be optimized with it
+exactly as it is alone.
 """
 
 from __future__ import annotations
@@ -15,7 +26,6 @@ from sqlglot import exp
 
 from rivulet.errors import ParameterError, SqlError, UnknownColumnError, UnknownTableError
 from rivulet.plan import ir
-from rivulet.plan.eager import push_down
 from rivulet.plan.expressions import is_aggregate, kind_of, translate, unify_kinds
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values.schema import BOOL, DECIMAL, FLOAT, INT, Kind, TableSchema
@@ -363,8 +373,8 @@ class Planner:
             table = self.catalog.table(name)
             if table is not None:
                 cols = tuple(ir.ColumnInfo(c.name, c.kind, c.nullable) for c in table.columns)
-                return (ir.Scan(table.name, cols, table.version),
-                        Relation(alias, list(table.column_names), offset, table))
+                scan = ir.Scan(table.name, cols, table.version, tuple(table.primary_key))
+                return scan, Relation(alias, list(table.column_names), offset, table)
             view = self.catalog.view(name)
             if view is not None:
                 if view.param_count:
@@ -486,26 +496,10 @@ class Planner:
             for a, c in zip(agg_nodes, calls)
         )
         aggregate = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
-        agg: ir.Node = aggregate
-        if not implicit_group:  # (its empty-key row is built from the aggregate: keep it)
-            agg = push_down(aggregate, self._primary_key, tuple(key_positions), self._held_full)
         grouped = GroupedScope(scope, group_exprs, columns=out_columns)
         for i, a in enumerate(agg_nodes):
             grouped.aggregates[a] = len(group_exprs) + i
-        return agg, grouped, key_positions, implicit_group
-
-    def _held_full(self, node: ir.Aggregate) -> bool:
-        """Whether a view without a key (whose state is all full) has ``node`` already."""
-        views = getattr(self.catalog, "views", {})
-        return any(not v.key and v.range_column is None and node in ir.walk(v.root)
-                   for v in views.values())
-
-    def _primary_key(self, scan: ir.Scan) -> tuple[int, ...]:
-        """The primary key of the table version ``scan`` reads (for eager aggregation)."""
-        table = self.catalog.table(scan.table)
-        if table is None or table.version != scan.version:
-            return ()
-        return tuple(table.primary_key)
+        return aggregate, grouped, key_positions, implicit_group
 
     def _aggregate_sources(self, select: exp.Select) -> list[exp.Expr]:
         parts: list[exp.Expr] = list(select.expressions)

@@ -19,6 +19,11 @@ uses, it would be a second copy of the view's joins: Lobsters' ``unread_replies`
 rows of ``replying_comments``, and each read ribbon's change fanned out over the story's
 comments in both. Every column a key, a join key or a predicate uses is kept, so partial
 state keeps its keys and upqueries route through the projections as through any other.
+
+It is the last rule of rivulet/plan/optimize.py, because it must see the plan as it will
+run: the rules before it add readers of columns (eager aggregation's joins and
+projections) and move them (predicate pushdown), and eager aggregation needs the scans
+it would hide behind projections.
 """
 
 from __future__ import annotations
@@ -33,7 +38,28 @@ Pruned = tuple[ir.Node, tuple[int, ...]]
 
 def prune(plan: ir.ViewPlan) -> ir.ViewPlan:
     """``plan`` with every scan narrowed to the columns the view depends on. The root
-    keeps all its columns (visible, key, range and sort columns), in order."""
+    keeps all its columns (visible, key, range and sort columns), in order.
+
+    >>> from rivulet.plan.catalog import Catalog
+    >>> from rivulet.plan.describe import describe
+    >>> catalog = Catalog.from_sql(
+    ...     "CREATE TABLE s (id INT PRIMARY KEY, author INT, title TEXT, upvotes INT)",
+    ...     "CREATE TABLE v (uid INT, sid INT, vote INT)")
+    >>> plan = catalog.plan("SELECT s.title, v.uid FROM s JOIN v ON v.sid = s.id "
+    ...                     "WHERE s.author = ?")
+    >>> print(describe(plan))
+    Project title, uid, author
+      Join inner on id = sid
+        Scan s
+        Scan v
+    >>> print(describe(prune(plan)))
+    Project title, uid, author
+      Join inner on id = sid
+        Project id, author, title
+          Scan s
+        Project uid, sid
+          Scan v
+    """
     root, kept = _prune(plan.root, set(range(plan.root.arity)), top=True)
     assert kept == tuple(range(plan.root.arity)), kept
     return plan if root is plan.root else replace(plan, root=root)
@@ -129,11 +155,7 @@ def _barrier(node: ir.Node) -> Pruned:
     """DISTINCT, top-k (ties broken by the whole row) and UNION read every input column;
     below them each input is pruned on its own."""
     inputs = [_prune(child, set(range(child.arity)))[0] for child in node.inputs()]
-    if all(new is old for new, old in zip(inputs, node.inputs())):
-        return node, _identity(node)
-    if isinstance(node, ir.Union):
-        return replace(node, branches=tuple(inputs)), _identity(node)
-    return replace(node, input=inputs[0]), _identity(node)
+    return ir.with_inputs(node, inputs), _identity(node)
 
 
 # --------------------------------------------------------------------------- expressions

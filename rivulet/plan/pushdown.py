@@ -33,7 +33,29 @@ from rivulet.plan.prune import remap
 
 
 def push_filters(plan: ir.ViewPlan) -> ir.ViewPlan:
-    """``plan`` with every filter's conjuncts moved as far down as they can go."""
+    """``plan`` with every filter's conjuncts moved as far down as they can go.
+
+    >>> from rivulet.plan.catalog import Catalog
+    >>> from rivulet.plan.describe import describe
+    >>> catalog = Catalog.from_sql(
+    ...     "CREATE TABLE s (id INT PRIMARY KEY, hidden INT)",
+    ...     "CREATE TABLE c (id INT PRIMARY KEY, sid INT, at INT)")
+    >>> plan = catalog.plan("SELECT c.id FROM c LEFT JOIN s ON s.id = c.sid "
+    ...                     "WHERE c.at > 3 AND s.hidden = 0")
+    >>> print(describe(plan))
+    Project id#0
+      Filter (at > 3) AND (hidden = 0)
+        Join left on sid = id#3
+          Scan c
+          Scan s
+    >>> print(describe(push_filters(plan)))
+    Project id#0
+      Filter hidden = 0
+        Join left on sid = id#3
+          Filter at > 3
+            Scan c
+          Scan s
+    """
     root = _push(plan.root)
     return plan if root is plan.root else replace(plan, root=root)
 
@@ -41,7 +63,7 @@ def push_filters(plan: ir.ViewPlan) -> ir.ViewPlan:
 def _push(node: ir.Node) -> ir.Node:
     if isinstance(node, ir.Filter):
         return _sink(_push(node.input), ir.conjuncts(node.predicate))
-    return _with_inputs(node, [_push(child) for child in node.inputs()])
+    return ir.with_inputs(node, [_push(child) for child in node.inputs()])
 
 
 def _sink(node: ir.Node, preds: list[ir.Expr]) -> ir.Node:
@@ -94,13 +116,3 @@ def _through_project(node: ir.Project, preds: list[ir.Expr]) -> ir.Node:
 
 def _filter(node: ir.Node, preds: list[ir.Expr]) -> ir.Node:
     return ir.Filter(node, ir.and_all(preds), node.columns) if preds else node
-
-
-def _with_inputs(node: ir.Node, inputs: list[ir.Node]) -> ir.Node:
-    if all(new is old for new, old in zip(inputs, node.inputs())):
-        return node
-    if isinstance(node, ir.Join):
-        return replace(node, left=inputs[0], right=inputs[1])
-    if isinstance(node, ir.Union):
-        return replace(node, branches=tuple(inputs))
-    return replace(node, input=inputs[0])

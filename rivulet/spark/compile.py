@@ -5,6 +5,10 @@ base tables it is given; expressions compile through :mod:`rivulet.spark.exprs`.
 are positional in the IR, so every DataFrame names its columns ``c0..cN``: a node's
 column ``i`` is ``ci``, whatever the SQL called it.
 
+A view is computed from its plan as rivulet/plan/optimize.py makes it, the plan the
+engine's dataflow is built from (:data:`SKIPPED_RULES` names the rules Spark leaves out:
+none).
+
 :func:`compute_view` then answers what the engine's view handle answers
 (rivulet/engine/views.py): ``lookup(*params)`` for given parameter values, ``scan()`` for all of
 them. Reading a view is more than its root relation: the parameters select keys (coerced
@@ -34,6 +38,7 @@ from pyspark.sql import types as T
 
 from rivulet.errors import RivuletError, SqlError
 from rivulet.plan import ir
+from rivulet.plan.optimize import optimize, rules_except
 from rivulet.plan.params import values_by_param
 from rivulet.spark.exprs import ExprCompiler, Typed, join_operands
 from rivulet.spark.values import (
@@ -293,8 +298,24 @@ def old_versions(tables: Tables, layouts: Mapping[str, Mapping[int, tuple[int | 
 
 
 def compile_plan(node: ir.Node, tables: Tables) -> DataFrame:
-    """The rows of ``node`` as a DataFrame (columns ``c0..``)."""
+    """The rows of ``node`` as a DataFrame (columns ``c0..``), the node as it is given (the
+    rules optimize views: give it the root of an :func:`optimized` plan)."""
     return PlanCompiler(tables).frame(node)
+
+
+#: Rules of rivulet/plan/optimize.py that cannot run on Spark, by name (a backend says what
+#: it leaves out, and why). None: each rule gives a plan that Spark computes as the engine
+#: does, and Spark computes views from the engine's own plans as built (``verify``, the
+#: tests), which went through every rule.
+SKIPPED_RULES: frozenset[str] = frozenset()
+RULES = rules_except(SKIPPED_RULES)
+
+
+def optimized(plan: ir.ViewPlan) -> ir.ViewPlan:
+    """``plan`` through the optimizer's rules that run on Spark (as it is, if optimized
+    already). Without the ``views`` option: which aggregates other views hold in full
+    only decides which state the engine keeps; every plan it chooses has the same rows."""
+    return optimize(plan, RULES)
 
 
 # --------------------------------------------------------------------------- reading views
@@ -315,7 +336,10 @@ class _Request:
 def compute_view(plan: ir.ViewPlan, tables: Tables,
                  params: Sequence[Any] | None = None) -> list[Row]:
     """The view's rows: ``db.view(name).lookup(*params)``, or ``scan()`` when ``params`` is
-    None (every key's answer, each ordered and cut; hidden columns dropped)."""
+    None (every key's answer, each ordered and cut; hidden columns dropped).
+
+    Like the other entry points that take a ViewPlan, it computes the plan as
+    :func:`optimized` (a plan as built by the engine is that already)."""
     if params is None:
         return scan_view(plan, tables)
     return compute_lookups(plan, tables, [tuple(params)])[0]
@@ -324,6 +348,7 @@ def compute_view(plan: ir.ViewPlan, tables: Tables,
 def compute_lookups(plan: ir.ViewPlan, tables: Tables,
                     param_sets: Sequence[Sequence[Any]]) -> list[list[Row]]:
     """``lookup(*params)`` for each parameter tuple, computed in one Spark job."""
+    plan = optimized(plan)
     requests = [_request(plan, tuple(p)) for p in param_sets]
     compiler = PlanCompiler(tables)
     root = compiler.frame(plan.root)
@@ -345,6 +370,7 @@ def compute_lookups(plan: ir.ViewPlan, tables: Tables,
 
 def scan_view(plan: ir.ViewPlan, tables: Tables) -> list[Row]:
     """``db.view(name).scan()``: the rows of every key (NULL keys are never kept)."""
+    plan = optimized(plan)
     root = compile_plan(plan.root, tables)
     keys = [name(i) for i in plan.key]
     if keys:
@@ -599,4 +625,4 @@ def _default_parts(plan: ir.ViewPlan, tables: Tables, compiler: PlanCompiler, ro
 
 
 __all__ = ["PlanCompiler", "compile_plan", "compute_lookups", "compute_view", "finish",
-           "scan_view", "sort_columns"]
+           "optimized", "scan_view", "sort_columns"]

@@ -39,6 +39,7 @@ from rivulet.engine.views import View
 from rivulet.errors import ProgramError, UpqueryTimeout
 from rivulet.pipeline.streaming.pipeline import StreamingPipeline, StreamSettings, ViewStream
 from rivulet.plan import ir
+from rivulet.plan.optimize import optimize
 from rivulet.spark.bootstrap import PlanRecordingBuilder
 from rivulet.spark.session import SparkConfig, get_session
 from rivulet.state.reader import KeyedReader, RangeReader
@@ -190,6 +191,10 @@ class _StreamedProgram(Program):
         self.db = db
 
     def install_view(self, plan: ir.ViewPlan) -> View:
+        # The stream runs the plan the engine's dataflow would be built from (every rule
+        # of the optimizer); the catalog keeps it as planned, for views that read it.
+        catalog = self.core.catalog
+        planned, plan = plan, optimize(plan, views=list(catalog.views.values()))
         finish = finisher(plan)
         if plan.range_column is not None:
             state: KeyedReader | RangeReader = RangeReader(plan.key, plan.range_column)
@@ -198,7 +203,7 @@ class _StreamedProgram(Program):
             state = KeyedReader(plan.key, finish, partial=partial)
         built = BuiltView(plan, -1, -1, state, finish, None)
         name = plan.name.lower()
-        self.core.catalog.views[name] = plan
+        catalog.views[name] = planned
         self.core.built[name] = built
         view = self.views[name] = View(self.upqueries, built)
         self.db.stream_view(plan, state)
