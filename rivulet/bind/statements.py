@@ -7,7 +7,7 @@ constructs) is found here, before anything changes.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from sqlglot import exp
 
@@ -59,7 +59,7 @@ class AlterTable:
 
 @dataclass(frozen=True)
 class Drop:
-    kind: str  # "table" or "view"
+    kind: Literal["table", "view"]
     name: str
     if_exists: bool
 
@@ -141,7 +141,8 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
         names = node.args.get("tables") or ([node.this] if node.this is not None else [])
         if len(names) != 1:
             raise unsupported(node, f"DROP {kind} of several names")
-        return Drop(kind.lower(), names[0].name, bool(node.args.get("exists")))
+        dropped: Literal["table", "view"] = "table" if kind == "TABLE" else "view"
+        return Drop(dropped, names[0].name, bool(node.args.get("exists")))
     if isinstance(node, exp.Insert):
         return replace(_insert(node, catalog), sql=sql)
     if isinstance(node, exp.Update):

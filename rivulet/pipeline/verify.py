@@ -230,10 +230,11 @@ def _check_view(view: View, tables: dict[str, DataFrame], engine: dict[Any, list
     start = time.perf_counter()
     plan = view.plan
     partial = view.partial
-    if isinstance(view._state, RangeReader):  # noqa: SLF001
+    state = view.built.state
+    if isinstance(state, RangeReader):
         spark_rows = _range_rows(plan, tables, None if not partial else list(engine))
     elif view.built.keyed_by_prefix:  # a reader keyed by part of the key
-        spark_rows = _held_rows(plan, view._state.key_columns, tables, list(engine))  # noqa: SLF001
+        spark_rows = _held_rows(plan, state.key_columns, tables, list(engine))
     elif plan.implicit_group and partial:
         spark_rows = _lookups(plan, tables, list(engine))
     else:

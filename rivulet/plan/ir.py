@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from rivulet.values.schema import Kind
 
@@ -220,13 +220,16 @@ class Project(Node):
         return (self.input,)
 
 
+JoinKind = Literal["inner", "left"]
+
+
 @dataclass(frozen=True, slots=True)
 class Join(Node):
     """Equi-join; ``residual`` is a further condition over the joined row (left ++ right)."""
 
     left: Node
     right: Node
-    kind: str  # "inner" or "left"
+    kind: JoinKind
     left_keys: tuple[int, ...]
     right_keys: tuple[int, ...]
     residual: Expr | None

@@ -12,11 +12,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from rivulet.values.schema import Column, Row, TableSchema
 
 RowId = Any
+
+
+#: What a statement of the stored program makes: a table, a view, a schema change of a
+#: table, or a table copied from another (``CREATE TABLE ... AS SELECT``).
+StatementKind = Literal["table", "view", "alter", "copy"]
 
 
 @dataclass(frozen=True)
@@ -24,7 +29,7 @@ class ProgramStatement:
     """One statement of the program, in the order it was applied."""
 
     seq: int
-    kind: str  # "table", "view" or "alter"
+    kind: StatementKind
     name: str
     sql: str
 
@@ -70,10 +75,10 @@ class Storage(ABC):
     def program(self) -> list[ProgramStatement]: ...
 
     @abstractmethod
-    def add_statement(self, kind: str, name: str, sql: str) -> None: ...
+    def add_statement(self, kind: StatementKind, name: str, sql: str) -> None: ...
 
     @abstractmethod
-    def remove_statement(self, kind: str, name: str) -> None: ...
+    def remove_statement(self, kind: StatementKind, name: str) -> None: ...
 
     @abstractmethod
     def create_table(self, schema: TableSchema) -> None: ...

@@ -11,18 +11,20 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from rivulet.errors import OutOfRangeError, RivuletError
 from rivulet.state.arrangement import Delta
 from rivulet.storage.base import RowId, Storage
 from rivulet.values.schema import Row, TableSchema, coerce_row
 
+WriteKind = Literal["insert", "update", "delete"]
+
 
 @dataclass
 class WriteRequest:
     table: TableSchema
-    kind: str  # "insert", "update" or "delete"
+    kind: WriteKind
     rows: list[Row] = field(default_factory=list)  # insert: checked rows
     predicate: Callable[[Row, tuple], Any] | None = None
     assign: Callable[[Row, tuple], list[Any]] | None = None
