@@ -661,7 +661,8 @@ def run(quick: bool) -> dict[str, Any]:
                                          seconds, lambda rows, via: check_writes(db, rows, via))
             import httpx
 
-            from rivulet.server.http.app import make_app, serve_http
+            from rivulet.server.http.app import make_app
+            from rivulet.server.http.serve import serve_http
 
             http = serve_http(make_app(db), port=0)
             try:

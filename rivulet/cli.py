@@ -225,7 +225,8 @@ def _open_for_serving(path: Path, args: argparse.Namespace) -> Database:
 
 def _start_http(db: Database, host: str, port: int, users: Any, args: argparse.Namespace) -> Any:
     try:
-        from rivulet.server.http.app import make_app, serve_http
+        from rivulet.server.http.app import make_app
+        from rivulet.server.http.serve import serve_http
     except ImportError as exc:  # pragma: no cover - only while the HTTP API is missing
         print(f"rivulet: no HTTP API ({exc})", file=sys.stderr)
         return None

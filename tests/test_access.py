@@ -19,7 +19,8 @@ import rivulet
 from bench.reliability_fuzz import digest, make_database
 from rivulet.cli import main as cli_main
 from rivulet.server.auth import ANY_HOST, UserStore, tls_context
-from rivulet.server.http.app import make_app, serve_http
+from rivulet.server.http.app import make_app
+from rivulet.server.http.serve import serve_http
 from rivulet.server.mysql.server import DEFAULT_HOST, ServerThread
 
 HOSTILE = [

@@ -15,7 +15,8 @@ import rivulet
 from bench.reliability_fuzz import digest, make_database
 from rivulet.cli import main as cli_main
 from rivulet.engine.limits import LimitError, Limits
-from rivulet.server.http.app import make_app, serve_http
+from rivulet.server.http.app import make_app
+from rivulet.server.http.serve import serve_http
 from rivulet.server.mysql.server import ServerThread
 
 SMALL = Limits(max_statement_chars=300, max_batch_rows=5, max_result_rows=10, max_views=6)

@@ -26,7 +26,8 @@ from bench.reliability_fuzz import (
     mysql_packet,
     protocol_input,
 )
-from rivulet.server.http.app import make_app, serve_http
+from rivulet.server.http.app import make_app
+from rivulet.server.http.serve import serve_http
 from rivulet.server.mysql.server import ServerThread
 
 FIXTURE = settings(suppress_health_check=[HealthCheck.function_scoped_fixture,

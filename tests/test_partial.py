@@ -1550,7 +1550,7 @@ def test_a_lookup_by_several_columns_uses_their_index(tmp_path: Any) -> None:
     with the keys), not a scan of the table, and a key asked twice returns its rows once."""
     import sqlite3
 
-    from rivulet.storage.sqlite import _lookup_sql
+    from rivulet.storage.sqlite_rows import lookup_sql
 
     with rivulet.open(tmp_path / "db") as db:
         db.execute_script("CREATE TABLE v (u INT NOT NULL, s INT NOT NULL);"
@@ -1561,7 +1561,7 @@ def test_a_lookup_by_several_columns_uses_their_index(tmp_path: Any) -> None:
         db.evict()
         assert db.view("uv").lookup(1, 1) == [(4,)]
         conn = sqlite3.connect(db.path / "rivulet.db")
-        sql = _lookup_sql("v", ['"u"', '"s"'], ['"u"', '"s"'], 2, 2)
+        sql = lookup_sql("v", ['"u"', '"s"'], ['"u"', '"s"'], 2, 2)
         plan = " ".join(r[-1] for r in conn.execute("EXPLAIN QUERY PLAN " + sql, [1, 1, 2, 3]))
         conn.close()
         assert "USING" in plan and "INDEX" in plan and "SCAN t" not in plan, plan

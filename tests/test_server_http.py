@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 import rivulet
 from oracle import Pair, assert_same_answer, sorted_rows
 from rivulet.cli import load_news_sample, news_program
-from rivulet.server.http.app import make_app, serve_http
+from rivulet.server.http.app import make_app
+from rivulet.server.http.serve import serve_http
 from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 with warnings.catch_warnings():

@@ -52,7 +52,7 @@ from rivulet.spark import (
     scan_view,
     take_snapshot,
 )
-from rivulet.spark.exprs import like_pattern
+from rivulet.spark.natives import like_pattern
 from rivulet.spark.values import rows_from_arrow
 from rivulet.sql.parse import parse_one
 from spark_fixtures import (  # spark_session: the shared ``spark`` fixture

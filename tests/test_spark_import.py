@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 import rivulet
 from oracle import same_multiset
 from rivulet.errors import RivuletError
-from rivulet.pipeline.importer import ImportFailed, import_files, import_jdbc
+from rivulet.pipeline.import_report import ImportFailed
+from rivulet.pipeline.importer import import_files, import_jdbc
 from spark_fixtures import spark_session  # noqa: F401 (the shared ``spark`` fixture)
 
 pytestmark = pytest.mark.spark
@@ -311,9 +312,9 @@ def test_progress_bar_shows_rows_per_second(db: rivulet.Database, tmp_path: Path
 
 def test_a_failure_after_several_batches_rolls_all_back(db: rivulet.Database, tmp_path: Path,
                                                         spark: Any, monkeypatch: Any) -> None:
-    from rivulet.pipeline import importer
+    from rivulet.pipeline import import_rows
 
-    monkeypatch.setattr(importer, "BATCH_ROWS", 10)  # rows 1..50 go in as 5 batches first
+    monkeypatch.setattr(import_rows, "BATCH_ROWS", 10)  # rows 1..50 go in as 5 batches first
     db.execute("CREATE VIEW names AS SELECT id, name FROM t")
     lsn = db.lsn
     rows = [[str(i), "ok"] for i in range(1, 56)] + [["56", "much too long"]]

@@ -153,10 +153,10 @@ def spark_plan(program: Program, built: BuiltView) -> tuple[str, Any] | None:
 def _prewarm_on_spark(program: Program, built: BuiltView, keys: list[Any]) -> int | None:
     """Spark's part, under a migration (no commit, every batch applied: the snapshot's
     LSN is the graph's). None if the shape changed meanwhile (the caller goes in-process)."""
-    from rivulet.spark.bootstrap import aggregate_state, output_rows
     from rivulet.spark.compile import PlanCompiler, _key_rows, name
     from rivulet.spark.session import get_session
     from rivulet.spark.snapshot import take_snapshot
+    from rivulet.spark.state_queries import aggregate_state, output_rows
 
     with program.core.migration():
         program.core.check_open()

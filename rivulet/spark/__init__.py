@@ -4,7 +4,11 @@ The in-process engine and Spark execute the same IR: :mod:`rivulet.spark.compile
 view's plan into DataFrames over a consistent snapshot of the base tables
 (:mod:`rivulet.spark.snapshot`), through the one SparkSession of the process
 (:mod:`rivulet.spark.session`); expression semantics are the engine's
-(:mod:`rivulet.spark.exprs`), values cross over as Arrow (:mod:`rivulet.spark.values`).
+(:mod:`rivulet.spark.exprs`, with the native translations in :mod:`rivulet.spark.natives`
+and the static kinds in :mod:`rivulet.spark.kinds`), values cross over as Arrow
+(:mod:`rivulet.spark.values`). Full state at open or CREATE VIEW is computed there by
+:mod:`rivulet.spark.bootstrap`, with the state queries of :mod:`rivulet.spark.state_queries`
+and a session started ahead by :mod:`rivulet.spark.warmup`.
 
 Importing this package costs nothing: pyspark loads when a name below is first used (the
 engine imports :mod:`rivulet.spark.bootstrap` at start-up, and a JVM-less CLI command must

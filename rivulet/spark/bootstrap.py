@@ -12,7 +12,9 @@ the row count and what each accumulator keeps (count, sum and count, or the mult
 values for MIN/MAX/DISTINCT), loaded with :meth:`Aggregate.load_groups`; for a distinct,
 each row with its multiplicity (:meth:`Distinct.load_counts`); for a top-k, a reader or a
 join index, the parent's output rows, fed through ``on_input`` / ``apply`` as an
-in-process bootstrap would feed them. Results come back as Arrow batches.
+in-process bootstrap would feed them. Results come back as Arrow batches. The queries are
+:mod:`rivulet.spark.state_queries`; the session is started (and its JVM warmed up) while
+the snapshot exports, by :mod:`rivulet.spark.warmup`.
 
 **Which executor.** Per node, by the rows of the base tables the in-process path would
 read for it: base tables reached through stateless operators only (a parent with full
@@ -70,6 +72,8 @@ from rivulet.dataflow.ops.join import Join
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.faults import fault_point
 from rivulet.plan import ir
+from rivulet.spark.state_queries import aggregate_state, distinct_counts, output_rows
+from rivulet.spark.warmup import SessionStarter
 from rivulet.state.arrangement import Arrangement
 from rivulet.storage.sqlite import copy_database
 
@@ -83,9 +87,6 @@ log = logging.getLogger("rivulet.spark")
 
 #: Where snapshots for bootstrap are written, inside the data directory (removed after).
 WORK_DIR = "_bootstrap"
-#: A session that comes back sooner than this was running already (a JVM takes seconds to
-#: start), and has run jobs before: it is not warmed up again.
-WARM_START_S = 1.0
 
 
 class PlanRecordingBuilder(Builder):
@@ -393,7 +394,7 @@ class Bootstrapper:
         if not spark_tasks:
             return
         try:
-            session = _SessionStarter(self.spark_config, work, self._warm_session)
+            session = SessionStarter(self.spark_config, work, self._warm_session)
             session.start()  # overlaps the snapshot's export
             snap = snapshot()
             spark = self._warm_session = session.result()
@@ -479,164 +480,10 @@ class Bootstrapper:
             graph.bootstrap(op)
 
 
-class _SessionStarter(threading.Thread):
-    """Gets the SparkSession, and warms the JVM with one small aggregation, in a thread
-    while the snapshot is exported: the JVM starts in its own process and the export is
-    mostly SQLite and Arrow, so on two cores the start-up (about ten seconds cold) and the
-    export overlap instead of adding up. The warm-up compiles the hash-aggregation and
-    Arrow-transfer code paths the state queries take, so the first real job does not pay
-    for that."""
-
-    def __init__(self, config: SparkConfig | None, work: Path, warm: Any = None) -> None:
-        super().__init__(name="rivulet-spark-start", daemon=True)
-        self.config = config
-        self.work = work
-        self.warm = warm  # a session warmed up before: not again
-        self.session: Any = None
-        self.error: BaseException | None = None
-        self.seconds = 0.0
-
-    def run(self) -> None:
-        started = time.perf_counter()
-        try:
-            from pyspark.sql import functions as SF
-
-            from rivulet.spark.session import get_session
-
-            spark = get_session(self.config)
-        except BaseException as exc:
-            self.error = exc
-            self.seconds = time.perf_counter() - started
-            return
-        self.session = spark
-        if spark is self.warm or time.perf_counter() - started < WARM_START_S:
-            self.seconds = time.perf_counter() - started
-            return
-        try:
-            self._warm_up(spark, SF)
-        except Exception as exc:  # only a warm-up: the bootstrap goes on without it
-            log.warning("warming up Spark failed: %r", exc)
-        finally:
-            self.seconds = time.perf_counter() - started
-
-    def _warm_up(self, spark: Any, SF: Any) -> None:  # noqa: N803
-        """One small job of the kind the state queries run: a Parquet scan, a grouping,
-        an Arrow transfer (JIT compilation of those paths is most of a cold first job)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        path = self.work / "warm-up.parquet"
-        n = 200_000
-        pq.write_table(pa.table({"a": pa.array(range(n), pa.int64()),
-                                 "b": pa.array([i % 1000 for i in range(n)], pa.int64())}), path)
-        try:
-            (spark.read.parquet(str(path)).groupBy("b")
-             .agg(SF.count(SF.lit(1)), SF.sum("a"), SF.min("a")).toArrow())
-        finally:
-            path.unlink(missing_ok=True)
-
-    def result(self) -> Any:
-        self.join()
-        if self.error is not None:
-            raise self.error
-        return self.session
-
-
-# --------------------------------------------------------------------------- Spark queries
-
-
-def output_rows(df: Any) -> Batch:
-    """Every row of ``df`` as an insertion (Arrow to Python, exact values)."""
-    from rivulet.spark.values import rows_from_arrow
-
-    return [(row, 1) for row in rows_from_arrow(df.toArrow())]
-
-
-def distinct_counts(df: Any) -> list[tuple[tuple, int]]:
-    """Each distinct row of ``df`` and how many times it occurs."""
-    from rivulet.spark.values import rows_from_arrow
-
-    counted = df.groupBy(*df.columns).count()
-    width = len(df.columns)
-    return [(row[:width], row[width]) for row in rows_from_arrow(counted.toArrow())]
-
-
-def aggregate_state(df: Any, node: ir.Aggregate, op: Aggregate) -> list[tuple[Any, int, list[Any]]]:
-    """The state of ``op`` over ``df`` (its input): per group its key, its row count and
-    each accumulator's state in the layout of ``Aggregate.state_kinds``. MIN/MAX/DISTINCT
-    keep a multiset of values, computed by a second grouping on (group, value)."""
-    from pyspark.sql import functions as SF
-    from pyspark.sql import types as T
-
-    from rivulet.spark.compile import name
-    from rivulet.spark.values import rows_from_arrow
-
-    groups = [name(c) for c in node.group_by]
-    width = len(groups)
-    kinds = op.state_kinds()
-    columns = [SF.count(SF.lit(1)).alias("_rows")]
-    for i, (kind, column) in enumerate(kinds):
-        value = SF.col(name(column))
-        if kind == "count":
-            columns.append(SF.count(value).alias(f"_s{i}"))
-        elif kind == "sum":
-            data_type = df.schema[name(column)].dataType
-            if isinstance(data_type, T.LongType):  # exact: Python ints do not overflow
-                total = SF.sum(value.cast(T.DecimalType(38, 0)))
-            elif isinstance(data_type, (T.DoubleType, T.DecimalType)):
-                total = SF.sum(value)
-            else:
-                raise TypeError(f"SUM over {data_type.simpleString()} is left to the engine")
-            columns += [total.alias(f"_s{i}"), SF.count(value).alias(f"_n{i}")]
-    summary = rows_from_arrow(df.groupBy(*groups).agg(*columns).toArrow())
-    key_of = _key_maker(width)
-    multisets: dict[int, dict[Any, dict[Any, int]]] = {}
-    for i, (kind, column) in enumerate(kinds):
-        if kind != "values":
-            continue
-        pairs = (df.where(SF.col(name(column)).isNotNull())
-                 .groupBy(*[SF.col(g) for g in groups], SF.col(name(column)).alias("_v")).count())
-        by_group: dict[Any, dict[Any, int]] = {}
-        for row in rows_from_arrow(pairs.toArrow()):
-            by_group.setdefault(key_of(row), {})[row[width]] = row[width + 1]
-        multisets[i] = by_group
-    out = []
-    integer_sums = [kind == "sum" and isinstance(df.schema[name(c)].dataType, T.LongType)
-                    for kind, c in kinds]
-    for row in summary:
-        key = key_of(row)
-        position = width + 1
-        states: list[Any] = []
-        for i, (kind, _) in enumerate(kinds):
-            if kind == "count":
-                states.append(row[position])
-                position += 1
-            elif kind == "sum":
-                summed = row[position]
-                if integer_sums[i] and summed is not None:
-                    summed = int(summed)
-                states.append((summed, row[position + 1]))
-                position += 2
-            else:
-                states.append(multisets[i].get(key, {}))
-        out.append((key, row[width], states))
-    return out
-
-
-def _key_maker(width: int) -> Callable[[tuple], Any]:
-    """A group key as the engine keys groups: a scalar for one column, else a tuple."""
-    if width == 0:
-        return lambda row: ()
-    if width == 1:
-        return lambda row: row[0]
-    return lambda row: tuple(row[:width])
-
-
 def _keeps_full_state(op: Operator) -> bool:
     if isinstance(op, Reader):
         return not op.state.partial
     return isinstance(op, StatefulOperator) and not op.partial
 
 
-__all__ = ["Bootstrapper", "PlanRecordingBuilder", "Report", "Task", "aggregate_state",
-           "distinct_counts", "output_rows"]
+__all__ = ["Bootstrapper", "PlanRecordingBuilder", "Report", "Task"]

@@ -16,7 +16,7 @@ How, and why this way:
    checkpointed again soon.
 2. **Export to Parquet** with pyarrow, from the frozen copy, converting each column from
    its SQLite form to its exact rivulet type (DECIMAL, DATE and DATETIME are stored as
-   TEXT; see rivulet/storage/sqlite.py) and writing the Arrow type of
+   TEXT; see rivulet/storage/sqlite_rows.py) and writing the Arrow type of
    :mod:`rivulet.spark.values`. The schema comes from the program stored in the copy, so
    it is the schema of the snapshot's own rows.
 
@@ -51,7 +51,8 @@ from rivulet.errors import RivuletError
 from rivulet.migrate.alter import program_tables, replace_conversions
 from rivulet.plan.catalog import Catalog
 from rivulet.spark.values import arrow_type, fit_decimal, spark_type
-from rivulet.storage.sqlite import convert_all, copy_database
+from rivulet.storage.sqlite import copy_database
+from rivulet.storage.sqlite_rows import convert_all
 from rivulet.values.schema import DATE, DATETIME, DECIMAL, TableSchema
 
 DB_FILE = "rivulet.db"

@@ -1,1 +1,6 @@
+"""Durable base tables and the write log (SQLite), and write requests.
 
+* :mod:`.base` is the storage interface; :mod:`.writes` the write requests;
+* :mod:`.sqlite` is the storage on SQLite (``SqliteStorage``), with the rows' encoding in
+  :mod:`.sqlite_rows` and the tracking tables of lazy copies in :mod:`.sqlite_copies`.
+"""

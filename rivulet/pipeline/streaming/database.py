@@ -37,7 +37,9 @@ from rivulet.engine.program import Program
 from rivulet.engine.upquery import BUSY, Upqueries
 from rivulet.engine.views import View
 from rivulet.errors import ProgramError, UpqueryTimeout
-from rivulet.pipeline.streaming.pipeline import StreamingPipeline, StreamSettings, ViewStream
+from rivulet.pipeline.streaming.pipeline import StreamingPipeline
+from rivulet.pipeline.streaming.settings import StreamSettings
+from rivulet.pipeline.streaming.view import ViewStream
 from rivulet.plan import ir
 from rivulet.plan.optimize import optimize
 from rivulet.spark.bootstrap import PlanRecordingBuilder

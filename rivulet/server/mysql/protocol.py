@@ -12,6 +12,16 @@ Work that may block runs off the event loop: writes go to the committer thread (
 connections' writes committed together, batcher.py); reads that miss (an upquery), view
 creation, DDL and read-your-writes waits run in the server's thread pool. A failing
 statement gets an error packet; the connection always stays usable.
+
+Why this is one module of about 700 lines: :class:`RivuletConnection` is one state
+machine. Its fast path, slow path, result-set framing and prepared statements all read and
+write the same per-connection state (the stream's buffer and sequence id, the sequence id a
+reply starts at, the character set with its cached texts and framing, the prepared
+statements and their cursors), and the order of those writes is the protocol. Split over
+modules, that state would be passed around or shared behind an interface, and the hot path
+would pay for the indirection. What needs none of it lives apart already: the packet loop
+(wire.py), parameter decoding (params.py), statement handlers (statements.py), sessions
+(session.py), the handshake (handshake.py), the write batcher (batcher.py).
 """
 
 from __future__ import annotations

@@ -1,0 +1,214 @@
+"""Rows as SQLite stores them: column types, values converted both ways, statement texts.
+
+SQLite has no DECIMAL, DATE or DATETIME: such values are stored as text (``TO_DB``) and
+read back as Python values (``FROM_DB``). :class:`TableSql` holds a table schema's
+statement texts and row converters; :func:`lookup_sql` reads rows by a list of keys;
+:func:`convert_rows` rewrites stored values after ``ALTER TABLE`` changes a column's type.
+
+Why a module of its own: these are pure functions of a schema (no connection, no lock),
+shared by the storage (:mod:`rivulet.storage.sqlite`) and by Spark's frozen copies of the
+database file (``convert_all``); the storage class keeps the connections and what runs on
+them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import sqlite3
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from rivulet.values.schema import (
+    BOOL,
+    BYTES,
+    DATE,
+    DATETIME,
+    DECIMAL,
+    FLOAT,
+    INT,
+    STR,
+    Row,
+    TableSchema,
+)
+
+SQLITE_TYPES = {INT: "INTEGER", BOOL: "INTEGER", FLOAT: "REAL", STR: "TEXT", BYTES: "BLOB",
+                 DECIMAL: "TEXT", DATE: "TEXT", DATETIME: "TEXT"}
+
+TO_DB: dict[str, Callable[[Any], Any]] = {
+    DECIMAL: str,
+    DATE: dt.date.isoformat,
+    DATETIME: lambda v: v.isoformat(sep=" "),
+}
+FROM_DB: dict[str, Callable[[Any], Any]] = {
+    DECIMAL: decimal.Decimal,
+    DATE: dt.date.fromisoformat,
+    DATETIME: dt.datetime.fromisoformat,
+}
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _converter(schema: TableSchema,
+               table: dict[str, Callable[[Any], Any]]) -> Callable[[Row], Row] | None:
+    """A function converting a row's values for (or from) SQLite, or None if none need it."""
+    fns = [(i, fn) for i, c in enumerate(schema.columns) if (fn := table.get(c.kind))]
+    if not fns:
+        return None
+
+    def convert(row: Row) -> Row:  # touches only the columns that need it: rows come by the 10,000
+        values = list(row)
+        for i, fn in fns:
+            v = values[i]
+            if v is not None:
+                values[i] = fn(v)
+        return tuple(values)
+
+    return convert
+
+
+def key_to_db(key: Any, to_db: list[Callable | None], width: int) -> tuple:
+    values = (key,) if width == 1 else key
+    return tuple(v if fn is None or v is None else fn(v) for v, fn in zip(values, to_db))
+
+
+def lookup_sql(table: str, names: list[str], target: list[str], width: int, count: int) -> str:
+    """The rows of ``table`` whose ``target`` columns equal one of ``count`` keys. Several
+    columns join a list of keys rather than ``(a, b) IN (VALUES ...)``, which SQLite runs as
+    a scan of the whole table (63 ms instead of 0.02 ms per lookup on 600,000 votes)."""
+    if width == 1:
+        return (f"SELECT {', '.join(names)} FROM {quote(table)} "
+                f"WHERE {target[0]} IN ({', '.join('?' * count)})")
+    row = f"({', '.join('?' * width)})"
+    keys = ", ".join(f"k{i}" for i in range(width))
+    on = " AND ".join(f"t.{col} = k.k{i}" for i, col in enumerate(target))
+    columns = ", ".join(f"t.{n}" for n in names)
+    return (f"WITH k({keys}) AS (VALUES {', '.join([row] * count)}) "
+            f"SELECT {columns} FROM {quote(table)} AS t JOIN k ON {on}")
+
+
+class TableSql:
+    """The statement texts and value converters of one table schema.
+
+    Rows are read by column name, so stored columns that a schema change dropped (renamed
+    out of sight) are never read; columns being converted to a new type are read with
+    their old values (``Conversion.source``), appended after the row's own columns, and
+    converted on the way out while a row has one."""
+
+    def __init__(self, schema: TableSchema) -> None:
+        self.schema = schema
+        table = quote(schema.name)
+        self.names = [quote(c.name) for c in schema.columns]
+        sources = [quote(c.conversion.source) for c in schema.columns if c.conversion]
+        self.selected = self.names + sources
+        listed = ", ".join(self.selected)
+        marks = ", ".join("?" for _ in schema.columns)
+        self.insert = f"INSERT INTO {table} ({', '.join(self.names)}) VALUES ({marks})"
+        if schema.primary_key:
+            where = " AND ".join(f"{self.names[i]} = ?" for i in schema.primary_key)
+            self.select = f"SELECT {listed} FROM {table}"
+        else:
+            where = "rowid = ?"
+            self.select = f"SELECT rowid, {listed} FROM {table}"
+        self.delete = f"DELETE FROM {table} WHERE {where}"
+        self.get = f"{self.select} WHERE {where}"
+        self.select_all = f"SELECT {listed} FROM {table}"
+        self.unconverted = (f"{self.select_all} WHERE "
+                            + " OR ".join(f"{s} IS NOT NULL" for s in sources)) if sources else ""
+        self.to_db = _converter(schema, TO_DB)
+        self.from_db = _reader(schema)
+
+
+def _reader(schema: TableSchema) -> Callable[[Row], Row] | None:
+    """Stored row -> row: values converted from SQLite's, and rows not yet converted to a
+    column's new type converted now (without storing them: see convert_rows)."""
+    plain = _converter(schema, FROM_DB)
+    width = len(schema.columns)
+    converting = [(i, c.conversion) for i, c in enumerate(schema.columns)
+                  if c.conversion is not None]
+    pending = [(i, width + j, conversion, FROM_DB.get(conversion.old.kind))
+               for j, (i, conversion) in enumerate(converting)]
+    if not pending:
+        return plain
+
+    def read(row: Row) -> Row:
+        values = list(row[:width] if plain is None else plain(row[:width]))
+        for i, at, conversion, from_db in pending:
+            old = row[at]
+            if old is not None:
+                values[i] = conversion.convert(old if from_db is None else from_db(old))
+        return tuple(values)
+
+    return read
+
+
+def convert_rows(conn: sqlite3.Connection, schema: TableSchema, limit: int,
+                 after: tuple | None = None) -> tuple[int, tuple | None]:
+    """Convert up to ``limit`` stored rows per converting column of ``schema`` on ``conn``
+    (in the caller's transaction), in row order from just ``after`` the row identity given
+    (None: the first), so that each chunk starts where the last one stopped instead of
+    scanning the converted rows again: the new value stored, the old one cleared, in one
+    statement per row, guarded by the old one's not being cleared yet. Returns the rows
+    converted and the identity of the last row looked at (None: the end of the table)."""
+    table = quote(schema.name)
+    pk = schema.primary_key
+    ident = [quote(schema.columns[i].name) for i in pk] if pk else ["rowid"]
+    where = " AND ".join(f"{c} = ?" for c in ident)
+    order = ", ".join(ident)
+    start = "" if after is None else f"({order}) > ({', '.join('?' * len(ident))}) AND "
+    converting = [c for c in schema.columns if c.conversion is not None]
+    sources = [quote(c.conversion.source) for c in converting
+               if c.conversion is not None]  # (every one of them)
+    pending = " OR ".join(f"{s} IS NOT NULL" for s in sources)
+    rows = conn.execute(f"SELECT {order}, {', '.join(sources)} FROM {table} "
+                        f"WHERE {start}({pending}) ORDER BY {order} LIMIT ?",
+                        (*(after or ()), limit)).fetchall()
+    width = len(ident)
+    done = 0
+    for j, column in enumerate(converting):
+        conversion = column.conversion
+        assert conversion is not None
+        old_from = FROM_DB.get(conversion.old.kind)
+        new_to = TO_DB.get(column.kind)
+        updates = []
+        for row in rows:
+            old = row[width + j]
+            if old is None:
+                continue
+            new = conversion.convert(old if old_from is None else old_from(old))
+            updates.append((new if new is None or new_to is None else new_to(new), *row[:width]))
+        conn.executemany(f"UPDATE {table} SET {quote(column.name)} = ?, {sources[j]} = NULL "
+                         f"WHERE {where} AND {sources[j]} IS NOT NULL", updates)
+        done += len(updates)
+    return done, (tuple(rows[-1][:width]) if len(rows) == limit else None)
+
+
+def convert_all(conn: sqlite3.Connection, schemas: Iterable[TableSchema]) -> int:
+    """Finish every conversion on ``conn`` at once (a frozen copy that Spark reads)."""
+    total = 0
+    for schema in schemas:
+        after: tuple | None = None
+        while schema.converting:
+            done, after = convert_rows(conn, schema, 10_000, after)
+            total += done
+            if after is None:
+                break
+    conn.commit()
+    return total
+
+
+def sql_literal(column: Any, value: Any) -> str:
+    """A constant for a SQLite ``DEFAULT`` clause."""
+    fn = TO_DB.get(column.kind)
+    value = value if fn is None else fn(value)
+    if isinstance(value, (bool, int, float)):
+        return repr(int(value) if isinstance(value, bool) else value)
+    if isinstance(value, bytes):
+        return f"X'{value.hex()}'"
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+__all__ = ["FROM_DB", "SQLITE_TYPES", "TO_DB", "TableSql", "convert_all", "convert_rows",
+           "key_to_db", "lookup_sql", "quote", "sql_literal"]
