@@ -17,7 +17,7 @@ from rivulet.migrate.copy import CopyPlan, plan_copy
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.expressions import literal_value, translate
-from rivulet.plan.planner import conjuncts
+from rivulet.plan.params import conjuncts
 from rivulet.sql.ddl import table_schema
 from rivulet.sql.parse import DIALECT, error_at, parse_one, unsupported, view_query_text
 from rivulet.values.schema import TableSchema

@@ -15,18 +15,25 @@ option); none of the rules reads the storage's statistics (``value_counts`` serv
 builder's choice of reader keys). So the catalog keeps plans as written, and a view read
 by another view in FROM enters the reader's plan as written, to be optimized with it
 exactly as it is alone.
+
+Name resolution (:mod:`rivulet.plan.scope`) and the parameters (:mod:`rivulet.plan.params`)
+live apart; what stays here is one walk of one SELECT, clause by clause, whose steps share
+the FROM scope and the parameters found so far: it is one module on purpose, though it is
+longer than most.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from sqlglot import exp
 
-from rivulet.errors import ParameterError, SqlError, UnknownColumnError, UnknownTableError
+from rivulet.errors import ParameterError, SqlError, UnknownTableError
 from rivulet.plan import ir
 from rivulet.plan.expressions import is_aggregate, kind_of, translate, unify_kinds
+from rivulet.plan.params import conjuncts, extract_parameters
+from rivulet.plan.scope import FromScope, GroupedScope, Relation
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values.schema import BOOL, DECIMAL, FLOAT, INT, Kind, TableSchema
 
@@ -35,197 +42,6 @@ class Catalog(Protocol):
     def table(self, name: str) -> TableSchema | None: ...
 
     def view(self, name: str) -> ir.ViewPlan | None: ...
-
-
-RANGE_OPS: dict[type, str] = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
-FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
-
-
-# --------------------------------------------------------------------------- scopes
-
-
-@dataclass
-class Relation:
-    """One FROM item as seen by name resolution: where its columns sit in the joined row."""
-
-    alias: str
-    names: list[str]
-    offset: int
-    table: TableSchema | None = None  # for functional dependencies on a primary key
-
-
-@dataclass
-class FromScope:
-    """Resolves column names over the joined row of a FROM clause."""
-
-    relations: list[Relation]
-    columns: tuple[ir.ColumnInfo, ...]
-
-    def resolve(self, node: exp.Column) -> int:
-        name = node.name.lower()
-        qualifier = node.table.lower() if node.table else None
-        hits = []
-        for rel in self.relations:
-            if qualifier is not None and rel.alias.lower() != qualifier:
-                continue
-            for i, n in enumerate(rel.names):
-                if n.lower() == name:
-                    hits.append(rel.offset + i)
-        if qualifier is not None and not any(r.alias.lower() == qualifier for r in self.relations):
-            raise error_at(node, f"unknown table {node.table!r} in {node.sql(dialect='mysql')!r}",
-                           UnknownTableError)
-        if not hits:
-            raise error_at(node, f"unknown column {node.sql(dialect='mysql')!r}",
-                           UnknownColumnError)
-        if len(hits) > 1:
-            raise error_at(node, f"column {node.name!r} is ambiguous; qualify it with a table")
-        return hits[0]
-
-    def column(self, node: exp.Column) -> ir.Expr:
-        i = self.resolve(node)
-        return ir.Col(i, self.columns[i].name)
-
-    def special(self, node: exp.Expr) -> ir.Expr | None:
-        if is_aggregate(node):
-            raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here")
-        return None
-
-    def relation_of(self, index: int) -> Relation:
-        for rel in self.relations:
-            if rel.offset <= index < rel.offset + len(rel.names):
-                return rel
-        raise AssertionError(index)
-
-
-@dataclass
-class GroupedScope:
-    """Resolves expressions over an aggregate's output: group keys and aggregate values."""
-
-    inner: FromScope
-    group_exprs: list[ir.Expr]  # over the FROM row
-    aggregates: dict[exp.Expr, int] = field(default_factory=dict)  # node -> output column
-    columns: tuple[ir.ColumnInfo, ...] = ()
-
-    def special(self, node: exp.Expr) -> ir.Expr | None:
-        if is_aggregate(node):
-            return ir.Col(self.aggregates[node])
-        if isinstance(node, (exp.Literal, exp.Null, exp.Boolean, exp.Placeholder)):
-            return None
-        try:
-            inner = translate(node, self.inner)
-        except SqlError:
-            return None
-        for i, g in enumerate(self.group_exprs):
-            if g == inner:
-                return ir.Col(i, self.columns[i].name if self.columns else "")
-        return None
-
-    def column(self, node: exp.Column) -> ir.Expr:
-        raise error_at(
-            node,
-            f"column {node.sql(dialect='mysql')!r} is neither in GROUP BY nor inside an "
-            "aggregate (ONLY_FULL_GROUP_BY)",
-        )
-
-
-# --------------------------------------------------------------------------- parameters
-
-
-@dataclass
-class Parameters:
-    """The ``?`` of a view: which column each one keys, in the order they are written."""
-
-    eq: list[tuple[int, int]] = field(default_factory=list)  # (placeholder index, FROM column)
-    in_list: tuple[int, list[int]] | None = None  # (FROM column, placeholder indexes)
-    range_column: int | None = None
-    range_bounds: list[ir.RangeBound] = field(default_factory=list)
-    count: int = 0
-
-    def key_columns(self) -> list[int]:
-        cols = [c for _, c in self.eq]
-        if self.in_list is not None:
-            cols.append(self.in_list[0])
-        return cols
-
-
-def extract_parameters(
-    where: exp.Expr | None, scope: FromScope
-) -> tuple[list[exp.Expr], Parameters]:
-    """Split WHERE into plain conjuncts and parameter conjuncts."""
-    params = Parameters()
-    if where is None:
-        return [], params
-    if isinstance(where, exp.Where):
-        where = where.this
-    order = {id(p): i for i, p in enumerate(where.dfs()) if isinstance(p, exp.Placeholder)}
-    order = {k: i for i, k in enumerate(order)}
-    params.count = len(order)
-    plain: list[exp.Expr] = []
-    for conjunct in conjuncts(where):
-        if not any(isinstance(n, exp.Placeholder) for n in conjunct.walk()):
-            plain.append(conjunct)
-            continue
-        _take_parameter(conjunct, scope, params, order)
-    return plain, params
-
-
-def _take_parameter(
-    node: exp.Expr, scope: FromScope, params: Parameters, order: dict[int, int]
-) -> None:
-    hint = (
-        "parameters must appear in the WHERE conjunction as `column = ?`, "
-        "`column IN (?, ...)`, `column BETWEEN ? AND ?` or `column <op> ?`"
-    )
-    if isinstance(node, exp.EQ):
-        col, ph = _column_and_placeholder(node.this, node.expression)
-        if col is not None:
-            params.eq.append((order[id(ph)], scope.resolve(col)))
-            return
-    elif isinstance(node, exp.In) and isinstance(node.this, exp.Column):
-        if node.expressions and all(isinstance(e, exp.Placeholder) for e in node.expressions):
-            if params.in_list is not None:
-                raise unsupported(node, "second IN (?, ...) parameter list")
-            params.in_list = (scope.resolve(node.this), [order[id(e)] for e in node.expressions])
-            return
-    elif isinstance(node, exp.Between) and isinstance(node.this, exp.Column):
-        low, high = node.args["low"], node.args["high"]
-        if isinstance(low, exp.Placeholder) and isinstance(high, exp.Placeholder):
-            _add_range(node, scope.resolve(node.this), ">=", order[id(low)], params)
-            _add_range(node, scope.resolve(node.this), "<=", order[id(high)], params)
-            return
-    elif type(node) in RANGE_OPS:
-        op = RANGE_OPS[type(node)]
-        col, ph = _column_and_placeholder(node.this, node.expression)
-        if col is not None:
-            if col is node.expression:
-                op = FLIPPED[op]
-            _add_range(node, scope.resolve(col), op, order[id(ph)], params)
-            return
-    raise error_at(node, f"unsupported use of a parameter in {node.sql(dialect='mysql')!r}: {hint}",
-                   ParameterError)
-
-
-def _column_and_placeholder(a: exp.Expr, b: exp.Expr) -> tuple[exp.Column | None, exp.Expr]:
-    if isinstance(a, exp.Column) and isinstance(b, exp.Placeholder):
-        return a, b
-    if isinstance(b, exp.Column) and isinstance(a, exp.Placeholder):
-        return b, a
-    return None, a
-
-
-def _add_range(node: exp.Expr, column: int, op: str, param: int, params: Parameters) -> None:
-    if params.range_column not in (None, column):
-        raise unsupported(node, "range parameters on two different columns")
-    params.range_column = column
-    params.range_bounds.append(ir.RangeBound(op, param))
-
-
-def conjuncts(node: exp.Expr) -> list[exp.Expr]:
-    if isinstance(node, exp.And):
-        return conjuncts(node.this) + conjuncts(node.expression)
-    if isinstance(node, exp.Paren) and isinstance(node.this, exp.And):
-        return conjuncts(node.this)
-    return [node]
 
 
 # --------------------------------------------------------------------------- planner

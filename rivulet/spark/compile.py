@@ -23,6 +23,10 @@ Ordering: rows are ordered by ORDER BY (NULLs first ascending, last descending, 
 engine's top-k operator does (``builder.sort_key_function(tie_break=...)``), so a LIMIT cuts
 the same rows. (The engine's read-time sort leaves ties in storage order; this one is
 deterministic, which is one of the orders the engine may give.)
+
+The compiler of every IR node and the readers of a computed view share the positional
+column names and the ordering rule above, which must agree to the letter with the engine's:
+they stay one module on purpose, though it is longer than most.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from sqlglot import exp
 
 from rivulet.bind import statements as st
 from rivulet.errors import ParameterCountError, SqlError, UnsupportedSqlError
-from rivulet.plan.planner import conjuncts
+from rivulet.plan.params import conjuncts
 from rivulet.server.mysql.normalize import Split, with_markers
 from rivulet.sql.parse import DIALECT, parse_one
 

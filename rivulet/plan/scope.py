@@ -1,0 +1,103 @@
+"""Name resolution in a SELECT: which column of the joined FROM row a name means.
+
+A :class:`FromScope` resolves names against the FROM items (tables, views, subqueries) as
+they sit side by side in the joined row; a :class:`GroupedScope` resolves them above a
+GROUP BY, where only grouped expressions and aggregates may be named. The planner asks
+them; so does the extraction of a view's parameters (:mod:`rivulet.plan.params`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from rivulet.errors import SqlError, UnknownColumnError, UnknownTableError
+from rivulet.plan import ir
+from rivulet.plan.expressions import is_aggregate, translate
+from rivulet.sql.parse import error_at
+from rivulet.values.schema import TableSchema
+
+
+@dataclass
+class Relation:
+    """One FROM item as seen by name resolution: where its columns sit in the joined row."""
+
+    alias: str
+    names: list[str]
+    offset: int
+    table: TableSchema | None = None  # for functional dependencies on a primary key
+
+
+@dataclass
+class FromScope:
+    """Resolves column names over the joined row of a FROM clause."""
+
+    relations: list[Relation]
+    columns: tuple[ir.ColumnInfo, ...]
+
+    def resolve(self, node: exp.Column) -> int:
+        name = node.name.lower()
+        qualifier = node.table.lower() if node.table else None
+        hits = []
+        for rel in self.relations:
+            if qualifier is not None and rel.alias.lower() != qualifier:
+                continue
+            for i, n in enumerate(rel.names):
+                if n.lower() == name:
+                    hits.append(rel.offset + i)
+        if qualifier is not None and not any(r.alias.lower() == qualifier for r in self.relations):
+            raise error_at(node, f"unknown table {node.table!r} in {node.sql(dialect='mysql')!r}",
+                           UnknownTableError)
+        if not hits:
+            raise error_at(node, f"unknown column {node.sql(dialect='mysql')!r}",
+                           UnknownColumnError)
+        if len(hits) > 1:
+            raise error_at(node, f"column {node.name!r} is ambiguous; qualify it with a table")
+        return hits[0]
+
+    def column(self, node: exp.Column) -> ir.Expr:
+        i = self.resolve(node)
+        return ir.Col(i, self.columns[i].name)
+
+    def special(self, node: exp.Expr) -> ir.Expr | None:
+        if is_aggregate(node):
+            raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here")
+        return None
+
+    def relation_of(self, index: int) -> Relation:
+        for rel in self.relations:
+            if rel.offset <= index < rel.offset + len(rel.names):
+                return rel
+        raise AssertionError(index)
+
+
+@dataclass
+class GroupedScope:
+    """Resolves expressions over an aggregate's output: group keys and aggregate values."""
+
+    inner: FromScope
+    group_exprs: list[ir.Expr]  # over the FROM row
+    aggregates: dict[exp.Expr, int] = field(default_factory=dict)  # node -> output column
+    columns: tuple[ir.ColumnInfo, ...] = ()
+
+    def special(self, node: exp.Expr) -> ir.Expr | None:
+        if is_aggregate(node):
+            return ir.Col(self.aggregates[node])
+        if isinstance(node, (exp.Literal, exp.Null, exp.Boolean, exp.Placeholder)):
+            return None
+        try:
+            inner = translate(node, self.inner)
+        except SqlError:
+            return None
+        for i, g in enumerate(self.group_exprs):
+            if g == inner:
+                return ir.Col(i, self.columns[i].name if self.columns else "")
+        return None
+
+    def column(self, node: exp.Column) -> ir.Expr:
+        raise error_at(
+            node,
+            f"column {node.sql(dialect='mysql')!r} is neither in GROUP BY nor inside an "
+            "aggregate (ONLY_FULL_GROUP_BY)",
+        )
