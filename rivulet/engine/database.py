@@ -257,7 +257,10 @@ class Database:
         return 0
 
     def _ddl(self, statement: st.Statement) -> None:
-        self.program.ddl(statement)
+        if isinstance(statement, st.CreateView):  # through the facade: a variant may wait
+            self.create_view(statement.name, statement.text, replace=statement.replace)
+        else:
+            self.program.ddl(statement)
 
     def write_request(self, sql: str, params: Sequence[Any] = (), *,
                       compiled_only: bool = False) -> WriteRequest | None:
