@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +67,10 @@ def ensure_mysqlclient(log: Any) -> bool:
 class MariaDB:
     """A private mariadbd on loopback with its data directory under ``root``."""
 
-    def __init__(self, root: Path, port: int) -> None:
+    def __init__(self, root: Path, port: int, options: Sequence[str] = MARIADB_OPTIONS) -> None:
         self.root = root
         self.port = port
+        self.options = list(options)
         self.data = root / "data"
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -90,7 +92,7 @@ class MariaDB:
              f"--socket={self.root / 'sock'}", f"--port={self.port}", "--bind-address=127.0.0.1",
              "--user=root", f"--pid-file={self.root / 'pid'}",
              f"--log-error={self.root / 'error.log'}", f"--secure-file-priv={self.root}",
-             f"--tmpdir={self.root}", *MARIADB_OPTIONS],
+             f"--tmpdir={self.root}", *self.options],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while True:
@@ -107,7 +109,7 @@ class MariaDB:
         import pymysql
 
         return pymysql.connect(host="127.0.0.1", port=self.port, user="bench", database=database,
-                               autocommit=True, local_infile=False)
+                               autocommit=True, local_infile=False, charset="utf8mb4")
 
     @property
     def pid(self) -> int:

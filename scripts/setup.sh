@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The one environment of ./run.sh and ./test.sh, sourced by both: Java (Spark's JVM), the
-# JDBC drivers of the import tests, and .venv with rivulet (editable) and every extra. One
-# stamp for both commands, so running one never makes the other reinstall; it is redone
-# only when pyproject.toml changes.
+# JDBC drivers of the import tests, MariaDB (the tests' MySQL oracle), and .venv with
+# rivulet (editable) and every extra. One stamp for both commands, so running one never
+# makes the other reinstall; it is redone only when pyproject.toml changes.
 set -euo pipefail
 
 EXTRAS="dev,spark,bench"
@@ -18,6 +18,8 @@ command -v java >/dev/null 2>&1 || PACKAGES+=(openjdk-17-jre-headless)
 # JDBC drivers for the import tests (a SQLite file and a private MariaDB as sources).
 [ -f /usr/share/java/xerial-sqlite-jdbc.jar ] || PACKAGES+=(libxerial-sqlite-jdbc-java)
 [ -f /usr/share/java/mariadb-java-client.jar ] || PACKAGES+=(libmariadb-java)
+# The MySQL oracle of the tests (tests/mysql_oracle.py) and the benchmarks' baseline.
+command -v mariadbd >/dev/null 2>&1 || PACKAGES+=(mariadb-server)
 if [ ${#PACKAGES[@]} -gt 0 ]; then
     echo "==> installing ${PACKAGES[*]}"
     as_root apt-get update

@@ -58,3 +58,32 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
                     "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
                     "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
     return str(cert), str(key)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def mariadb_oracle(tmp_path_factory: pytest.TempPathFactory):
+    """The session's private MariaDB (tests/mysql_oracle.py), started on first use."""
+    from mysql_oracle import MariaDBOracle, start_oracle
+
+    server = start_oracle(tmp_path_factory.mktemp("mariadb-oracle"), _free_port())
+    try:
+        yield MariaDBOracle(server)
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def mysql_pair(mariadb_oracle):
+    """A rivulet database and a fresh MariaDB schema side by side (tests/mysql_oracle.py)."""
+    from mysql_oracle import MySQLPair
+
+    with MySQLPair(mariadb_oracle) as pair:
+        yield pair

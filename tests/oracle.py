@@ -166,7 +166,9 @@ _LIMIT_TAIL = re.compile(
 
 
 @functools.lru_cache(maxsize=4096)
-def query_shape(sql: str) -> Shape:
+def query_shape(sql: str, dialect: str = "sqlite") -> Shape:
+    """The shape of ``sql``; ``dialect`` is the oracle's, in which appended sort keys are
+    written."""
     tree = sqlglot.parse_one(sql, read="mysql")
     order_node = tree.args.get("order")
     select = tree
@@ -209,7 +211,7 @@ def query_shape(sql: str) -> Shape:
                         "not an output column"
                     )
                 pos = width + len(extra)
-                extra.append(term.this.sql(dialect="sqlite"))
+                extra.append(term.this.sql(dialect=dialect))
             order.append((pos, desc))
     if extra:
         keyed = _append_select_items(keyed, extra)
