@@ -451,6 +451,21 @@ def test_drop_view(loaded, path):
             again.view("keep")
 
 
+def test_drop_view_read_by_an_adhoc_query(loaded):
+    # The view an ad-hoc SELECT was answered from is no view of the program: it does not
+    # keep the view it reads from being dropped, and goes with it.
+    loaded.execute("CREATE VIEW by_g AS SELECT id, g FROM t")
+    loaded.settle()
+    assert bag(loaded.query("SELECT id FROM by_g WHERE g = 1")) == bag([(1,), (2,)])
+    assert loaded.execute("DROP VIEW by_g") == 0
+    assert loaded.views() == []
+    with pytest.raises(rivulet.SqlError):
+        loaded.query("SELECT id FROM by_g WHERE g = 1")
+    loaded.execute("CREATE VIEW by_g AS SELECT id, g FROM t WHERE id > 1")
+    loaded.settle()
+    assert loaded.query("SELECT id FROM by_g WHERE g = 1") == [(2,)]
+
+
 def test_drop_view_method(loaded, path):
     loaded.execute("CREATE VIEW by_g AS SELECT id FROM t WHERE g = ?")
     nodes = loaded.stats()["nodes"]

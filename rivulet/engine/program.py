@@ -276,18 +276,22 @@ class Program:
             if if_exists:
                 return
             raise UnknownObjectError(f"unknown view {name!r}")
-        dependents = [
-            v.name for v in core.catalog.views.values()
+        readers = {
+            v.name.lower() for v in core.catalog.views.values()
             if v.name.lower() != name.lower() and name.lower() in _view_sources(v.sql)
-        ]
+        }
+        dependents = sorted(v for v in readers if not is_adhoc(v))
         if dependents:
             raise ProgramError(f"view {name!r} is used by view(s) {', '.join(dependents)}")
         with core.migration():
             with core.storage.transaction():
                 core.storage.remove_statement("view", name)
+            # Ad-hoc queries that read it go first (they are made again on their next use).
+            for reader in readers:
+                self.uninstall_view(reader)
             self.uninstall_view(name)
             for key, view in list(self.adhoc.items()):
-                if view.name.lower() == name.lower():
+                if view.name.lower() == name.lower() or view.name.lower() in readers:
                     del self.adhoc[key]
 
     def drop_table(self, name: str, *, if_exists: bool = False) -> None:
