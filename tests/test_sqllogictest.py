@@ -3,10 +3,14 @@
 Every record rivulet runs must pass or be refused (a ``RivuletError`` naming what it does
 not support: allowed, counted); a wrong answer or an internal error fails the test, unless
 the record is in :data:`KNOWN_WRONG` with the finding it shows, and a record there that no
-longer answers wrongly fails too, so the list is emptied as fixes land. The pass rates of
-rivulet and of SQLite (the engine the scripts' answers come from) on the same scripts are
-printed at the end of the module. The harness itself (reading scripts, rendering values,
-verdicts) is tested first, on scripts written here.
+longer answers wrongly fails too, so the list is emptied as fixes land. Where the session's
+MariaDB is at hand (MySQL's answers, ``tests/mysql_oracle.py``), the scripts run on it too,
+and a query where rivulet gives the script's answer but MySQL another fails as a wrong
+answer (a statement the script expects to fail and MySQL runs, such as a write through a
+view, is a refusal if rivulet refuses it). The pass rates of rivulet, SQLite (the engine
+the scripts' answers come from) and MariaDB on the same scripts are printed at the end of
+the module. The harness itself
+(reading scripts, rendering values, verdicts) is tested first, on scripts written here.
 
 The corpus is read from a copy found by :func:`bench.sqllogictest.corpus.find_corpus`; the
 corpus tests are skipped where there is none. The suite runs the first records of some
@@ -16,12 +20,15 @@ selection whole.
 
 from __future__ import annotations
 
+import itertools
+import shutil
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
 from bench.sqllogictest.corpus import LONG, QUICK, find_corpus
-from bench.sqllogictest.engines import RivuletEngine, SqliteEngine
+from bench.sqllogictest.engines import Engine, MariaDBEngine, RivuletEngine, SqliteEngine
 from bench.sqllogictest.records import (
     Condition,
     Halt,
@@ -35,8 +42,9 @@ from bench.sqllogictest.records import (
 from bench.sqllogictest.results import digest, render, rendered_values
 from bench.sqllogictest.runner import Outcome, Tally, Verdict, run_script
 
-#: Records rivulet answers wrongly, ``script:line`` -> the finding (a repro is in the
-#: finding's text). Skipped as known; a record here that passes fails the test.
+#: Records rivulet answers wrongly (against the script, or with the script's answer where
+#: MySQL gives another), ``script:line`` -> the finding (with a repro). Known, so they do
+#: not fail the test; a record here that rivulet now answers right fails it.
 KNOWN_WRONG: dict[str, str] = {}
 
 # ............................................................................ the harness
@@ -224,9 +232,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                              ids=list(selection))
 
 
+@pytest.fixture(scope="module")
+def mysql_engines(request: pytest.FixtureRequest):
+    """Makes an engine on a fresh schema of the session's MariaDB; None without mariadbd."""
+    if shutil.which("mariadbd") is None:
+        return None
+    server = request.getfixturevalue("mariadb_oracle").server
+    numbers = itertools.count()
+    return lambda: MariaDBEngine(server.connect, f"slt{next(numbers)}")
+
+
 @pytest.fixture(scope="module", autouse=True)
 def pass_rates(request: pytest.FixtureRequest):
-    """Prints rivulet's and SQLite's pass rates on the scripts run, after the module."""
+    """Prints the engines' pass rates on the scripts run, after the module."""
     yield
     if not _TALLIES:
         return
@@ -234,13 +252,14 @@ def pass_rates(request: pytest.FixtureRequest):
     reporter, capture = plugins.get_plugin("terminalreporter"), plugins.get_plugin(
         "capturemanager")
     lines = ["", "sqllogictest pass rates (records passed / records run):"]
-    totals = {"rivulet": Tally(), "sqlite": Tally()}
+    totals: dict[str, Tally] = {}
     for script, tallies in _TALLIES.items():
         for name, tally in tallies.items():
-            totals[name].verdicts.update(tally.verdicts)
-            totals[name].refusals.update(tally.refusals)
-        lines.append(f"  {script}: rivulet {tallies['rivulet'].pass_rate:.1%}, "
-                     f"sqlite {tallies['sqlite'].pass_rate:.1%}")
+            total = totals.setdefault(name, Tally())
+            total.verdicts.update(tally.verdicts)
+            total.refusals.update(tally.refusals)
+        lines.append(f"  {script}: " + ", ".join(
+            f"{name} {tally.pass_rate:.1%}" for name, tally in tallies.items()))
     for name, tally in totals.items():
         counts = ", ".join(f"{v.value} {tally.verdicts[v]}" for v in Verdict)
         lines.append(f"  all: {name} {tally.pass_rate:.1%} of {tally.records} ({counts})")
@@ -259,26 +278,35 @@ def _tally(outcomes: list[Outcome]) -> Tally:
     return tally
 
 
-def test_rivulet_answers_sqllogictest_scripts_right_or_refuses(script: str,
-                                                               records_run: int | None) -> None:
+def _run(engine: Engine, script: str, records: list[Any]) -> list[Outcome]:
+    try:
+        return run_script(engine, script, records)
+    finally:
+        engine.close()
+
+
+def test_rivulet_answers_sqllogictest_scripts_right_or_refuses(
+        script: str, records_run: int | None, mysql_engines: Any) -> None:
     if CORPUS is None:
         pytest.skip("no copy of the sqllogictest corpus (see bench/sqllogictest/corpus.py)")
     text = CORPUS.read(script)
     if text is None:
         pytest.skip(f"{script} is not in the copy of the corpus at {CORPUS.describe()}")
     records = parse(text, script)[:records_run]
-    tallies = {}
-    for engine in (SqliteEngine(), RivuletEngine()):
-        try:
-            outcomes = run_script(engine, script, records)
-        finally:
-            engine.close()
-        tallies[engine.name] = outcomes
-    _TALLIES[script] = {"rivulet": _tally(tallies["mysql"]), "sqlite": _tally(tallies["sqlite"])}
-    failed = [o for o in tallies["mysql"] if o.verdict in (Verdict.WRONG, Verdict.ERROR)]
-    unexpected = [f"{o.where} {o.verdict.value}: {o.sql!r}: {o.detail}"
-                  for o in failed if o.where not in KNOWN_WRONG]
-    now_right = sorted({w for w in KNOWN_WRONG if w.startswith(f"{script}:")}
-                       - {o.where for o in failed})
+    rivulet = _run(RivuletEngine(), script, records)
+    outcomes = {"rivulet": rivulet, "sqlite": _run(SqliteEngine(), script, records)}
+    if mysql_engines is not None:
+        outcomes["mariadb"] = _run(mysql_engines(), script, records)
+    _TALLIES[script] = {name: _tally(found) for name, found in outcomes.items()}
+
+    failed = {o.where: f"{o.verdict.value}: {o.sql!r}: {o.detail}"
+              for o in rivulet if o.verdict in (Verdict.WRONG, Verdict.ERROR)}
+    mysql_wrong = {o.line: o for o in outcomes.get("mariadb", ())
+                   if o.verdict is Verdict.WRONG and o.kind == "query"}
+    failed |= {o.where: f"the script's answer, MySQL's is another: {o.sql!r}: "
+                        f"MariaDB {mysql_wrong[o.line].detail}"
+               for o in rivulet if o.verdict is Verdict.PASSED and o.line in mysql_wrong}
+    unexpected = [f"{where} {why}" for where, why in failed.items() if where not in KNOWN_WRONG]
+    now_right = sorted(w for w in KNOWN_WRONG if w.startswith(f"{script}:") and w not in failed)
     assert not unexpected, "\n".join(unexpected)
     assert not now_right, f"known-wrong records that now pass (take them out): {now_right}"

@@ -1,19 +1,24 @@
 """``python -m bench.sqllogictest``: run the selected sqllogictest scripts on rivulet and on
-SQLite and write ``bench/results/sqllogictest.json`` (counts by verdict, pass rates, the
-refusals by construct, every wrong answer and internal error).
+SQLite (the first records of some, as the test suite does) and write
+``bench/results/sqllogictest.json`` (counts by verdict, pass rates, the refusals by
+construct, every wrong answer and internal error).
 
-``--long`` takes the larger selection; ``--scripts`` names scripts to run instead (then
-the result is written as ``sqllogictest.quick.json``, not kept); ``--export DIR`` copies
-the selected scripts out of the corpus into ``DIR`` (the upstream layout), for a copy in
-the shared folder.
+``--long`` takes the larger selection, whole; ``--mariadb`` runs the scripts on a private
+MariaDB too, and lists the records where rivulet gave the script's answer and MySQL
+another; ``--scripts`` names scripts to run instead, whole (then the result is written as
+``sqllogictest.quick.json``, not kept); ``--export DIR`` copies the selected scripts out of
+the corpus into ``DIR`` (the upstream layout), for a copy in the shared folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,36 +32,55 @@ from bench.sqllogictest.corpus import (
     Corpus,
     find_corpus,
 )
-from bench.sqllogictest.engines import Engine, RivuletEngine, SqliteEngine
-from bench.sqllogictest.records import parse
+from bench.sqllogictest.engines import Engine, MariaDBEngine, RivuletEngine, SqliteEngine
+from bench.sqllogictest.records import HashThreshold, Record, parse
 from bench.sqllogictest.runner import Outcome, Tally, Verdict, run_script
 
-ENGINES = {"rivulet": RivuletEngine, "sqlite": SqliteEngine}
+#: An engine for a script: made from the script's number in the run.
+EngineMaker = Callable[[int], Engine]
+
+ENGINES: dict[str, EngineMaker] = {"rivulet": lambda n: RivuletEngine(),
+                                   "sqlite": lambda n: SqliteEngine()}
+
+#: mariadbd options for ``--mariadb``: MySQL 8's default sql_mode, rivulet's collation and
+#: time zone, as the tests' MySQL oracle (tests/mysql_oracle.py) has them.
+MARIADB_OPTIONS = [
+    "--skip-log-bin", "--skip-grant-tables", "--skip-name-resolve",
+    "--innodb-buffer-pool-size=64M", "--innodb-flush-log-at-trx-commit=0",
+    "--innodb-doublewrite=0", "--character-set-server=utf8mb4",
+    "--collation-server=utf8mb4_nopad_bin", "--default-time-zone=+00:00",
+    "--sql-mode=ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+    "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
+]
 
 
-def run_selection(corpus: Corpus, scripts: Sequence[str],
-                  log: Any = print) -> dict[str, Any]:
-    """Every script on both engines: the result file's content (but its environment)."""
-    totals = {name: Tally() for name in ENGINES}
+def run_selection(corpus: Corpus, scripts: Mapping[str, int | None],
+                  engines: dict[str, EngineMaker], log: Any = print) -> dict[str, Any]:
+    """Every script (its first ``scripts[path]`` records, or all) on every engine: the
+    result file's content (but its environment)."""
+    totals = {name: Tally() for name in engines}
     per_script: dict[str, dict[str, Any]] = {}
     failures: list[dict[str, str]] = []
+    not_mysqls: list[dict[str, str]] = []
+    refused_by_mysql_too: Counter[str] = Counter()
     missing: list[str] = []
-    for path in scripts:
+    for number, (path, limit) in enumerate(scripts.items()):
         text = corpus.read(path)
         if text is None:
             missing.append(path)
             continue
-        records = parse(text, path)
-        per_script[path] = {}
-        for name, make in ENGINES.items():
-            engine: Engine = make()
+        records = parse(text, path)[:limit]
+        per_script[path] = {"records_taken": "all" if limit is None else limit}
+        outcomes: dict[str, list[Outcome]] = {}
+        for name, make in engines.items():
+            engine = make(number)
             started = time.perf_counter()
             try:
-                outcomes = run_script(engine, path, records)
+                outcomes[name] = run_script(engine, path, records)
             finally:
                 engine.close()
             tally = Tally()
-            for outcome in outcomes:
+            for outcome in outcomes[name]:
                 tally.add(outcome)
                 totals[name].add(outcome)
                 if name == "rivulet" and outcome.verdict in (Verdict.WRONG, Verdict.ERROR):
@@ -65,23 +89,48 @@ def run_selection(corpus: Corpus, scripts: Sequence[str],
             summary.pop("refusals")
             summary["seconds"] = round(time.perf_counter() - started, 1)
             per_script[path][name] = summary
-        log(f"{path}: rivulet {per_script[path]['rivulet']}, "
-            f"sqlite pass rate {per_script[path]['sqlite']['pass_rate']}")
-    rivulet, sqlite = totals["rivulet"], totals["sqlite"]
-    return {
+        if "mariadb" in outcomes:
+            mysql = {o.line: o for o in outcomes["mariadb"]}
+            for outcome in outcomes["rivulet"]:
+                other = mysql.get(outcome.line)
+                if other is None:
+                    continue
+                if (outcome.verdict is Verdict.PASSED and other.verdict is Verdict.WRONG
+                        and outcome.kind == "query"):
+                    not_mysqls.append({"where": outcome.where, "sql": outcome.sql,
+                                       "mariadb": other.detail})
+                if outcome.verdict is Verdict.REFUSED and other.verdict is Verdict.REFUSED:
+                    refused_by_mysql_too[outcome.category] += 1
+        log(f"{path}: " + "; ".join(f"{name} {summary}"
+                                    for name, summary in per_script[path].items()))
+    result: dict[str, Any] = {
         "corpus": {"repository": REPOSITORY, "commit": COMMIT, "licence": LICENCE,
                    "read_from": corpus.describe(), "scripts": list(per_script),
                    "missing": missing},
         "engines": {name: tally.as_json() for name, tally in totals.items()},
         "scripts": per_script,
         "failures": failures,
-        "targets": {
-            "rivulet_wrong_answers": _at_most_zero(rivulet.verdicts[Verdict.WRONG]),
-            "rivulet_internal_errors": _at_most_zero(rivulet.verdicts[Verdict.ERROR]),
-            "rivulet_pass_rate": _figure(round(rivulet.pass_rate, 4)),
-            "sqlite_pass_rate": _figure(round(sqlite.pass_rate, 4)),
-        },
     }
+    rivulet = totals["rivulet"]
+    targets = {
+        "rivulet_wrong_answers": _at_most_zero(rivulet.verdicts[Verdict.WRONG]),
+        "rivulet_internal_errors": _at_most_zero(rivulet.verdicts[Verdict.ERROR]),
+        "rivulet_pass_rate": _figure(round(rivulet.pass_rate, 4)),
+        "sqlite_pass_rate": _figure(round(totals["sqlite"].pass_rate, 4)),
+    }
+    if "mariadb" in totals:
+        result["passed_with_an_answer_mysql_does_not_give"] = not_mysqls
+        result["refused_by_mysql_too"] = dict(refused_by_mysql_too.most_common())
+        targets["mariadb_pass_rate"] = _figure(round(totals["mariadb"].pass_rate, 4))
+        targets["rivulet_answers_not_mysqls"] = _at_most_zero(len(not_mysqls))
+    result["targets"] = targets
+    return result
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _failure(outcome: Outcome) -> dict[str, str]:
@@ -98,22 +147,39 @@ def _figure(value: float) -> dict[str, Any]:
     return {"value": value, "goal": None, "met": None, "direction": None}
 
 
-def export(corpus: Corpus, scripts: Sequence[str], directory: Path) -> int:
-    """Copy ``scripts`` out of ``corpus`` into ``directory``; returns how many were found."""
+def export(corpus: Corpus, scripts: Mapping[str, int | None], directory: Path) -> int:
+    """Copy ``scripts`` out of ``corpus`` into ``directory``, each cut after the records the
+    selection takes (so the copy is small); returns how many were found."""
     copied = 0
-    for path in scripts:
+    for path, limit in scripts.items():
         text = corpus.read(path)
         if text is None:
             continue
+        records = parse(text, path)
+        if limit is not None and limit < len(records):
+            text = _first_records(text, records[limit], limit, path)
         target = directory / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
         copied += 1
     (directory / "SOURCE.md").write_text(
         f"Scripts of SQLite's sqllogictest corpus, from the public repository {REPOSITORY} "
-        f"at commit {COMMIT}, laid out as its test/ folder.\nLicence: {LICENCE}.\n"
+        f"at commit {COMMIT}, laid out as its test/ folder; some cut after the records the "
+        f"test suite runs.\nLicence: {LICENCE}.\n"
         "Written by `python -m bench.sqllogictest --export`.\n", encoding="utf-8")
     return copied
+
+
+def _first_records(text: str, first_left_out: Record, count: int, path: str) -> str:
+    """``text`` up to the record ``first_left_out`` (and the conditions before it)."""
+    lines = text.splitlines(keepends=True)
+    cut = first_left_out.line - 1
+    if not isinstance(first_left_out, HashThreshold):
+        cut -= len(first_left_out.conditions)
+    head = "".join(lines[:cut])
+    if len(parse(head, path)) != count:
+        raise ValueError(f"{path}: cutting before line {cut + 1} does not keep {count} records")
+    return head
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -121,6 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--long", action="store_true", help="run the larger selection")
     parser.add_argument("--scripts", nargs="+", help="run these scripts instead (not kept)")
+    parser.add_argument("--mariadb", action="store_true",
+                        help="run the scripts on a private MariaDB too (MySQL's answers)")
     parser.add_argument("--export", type=Path, metavar="DIR",
                         help="copy the selected scripts into DIR and run nothing")
     args = parser.parse_args(argv)
@@ -130,7 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("no copy of the sqllogictest corpus found (see bench/sqllogictest/corpus.py)",
               file=sys.stderr)
         return 2
-    scripts = args.scripts or (LONG if args.long else tuple(QUICK))
+    scripts: Mapping[str, int | None] = (
+        dict.fromkeys(args.scripts or LONG) if args.scripts or args.long else QUICK)
     if args.export:
         print(f"copied {export(corpus, scripts, args.export)} scripts into {args.export}")
         return 0
@@ -138,7 +207,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     data: dict[str, Any] = {"benchmark": "sqllogictest", "quick": bool(args.scripts),
                             "selection": "scripts" if args.scripts else
                             ("long" if args.long else "quick")}
-    data.update(run_selection(corpus, scripts))
+    engines = dict(ENGINES)
+    server = None
+    if args.mariadb:
+        from bench.mariadb import MariaDB
+
+        MariaDB.ensure_installed(print)
+        server = MariaDB(Path(tempfile.mkdtemp(prefix="slt-mariadb-")), _free_port(),
+                         options=MARIADB_OPTIONS)
+        server.start()
+        engines["mariadb"] = lambda n: MariaDBEngine(server.connect, f"slt_{n}")
+    try:
+        data.update(run_selection(corpus, scripts, engines))
+    finally:
+        if server is not None:
+            server.stop()
     data["duration_s"] = round(time.perf_counter() - started, 1)
     data["environment"] = environment()
     path = write_results("sqllogictest", data, quick=bool(args.scripts))

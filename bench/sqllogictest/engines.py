@@ -1,5 +1,7 @@
-"""The engines a script runs on: rivulet (as ``mysql``, the dialect it answers in) and
-SQLite (the reference the scripts' answers were computed with, for its own pass rate).
+"""The engines a script runs on: rivulet (as ``mysql``, the dialect it answers in), SQLite
+(the reference the scripts' answers were computed with, for its own pass rate) and, where
+one is at hand, MariaDB (as ``mysql`` too: MySQL's own answers, to tell the records whose
+scripted answer is not MySQL's).
 
 An engine runs a statement, answers a query with its rows and the number of its columns,
 and tells which of its exceptions mean "this engine declines that SQL" (an error it reports
@@ -128,3 +130,47 @@ class SqliteEngine:
 
     def close(self) -> None:
         self.connection.close()
+
+
+class MariaDBEngine:
+    """A fresh schema on a MariaDB server, reached with PyMySQL."""
+
+    name = "mysql"
+
+    def __init__(self, connect: Any, schema: str) -> None:
+        """``connect(database)``: a new autocommit connection (``None``: no database)."""
+        self.schema = schema
+        admin = connect(None)
+        try:
+            with admin.cursor() as cursor:
+                cursor.execute(f"DROP DATABASE IF EXISTS `{schema}`")
+                cursor.execute(f"CREATE DATABASE `{schema}`")
+        finally:
+            admin.close()
+        self.connection = connect(schema)
+        with self.connection.cursor() as cursor:  # literals compare as rivulet's columns do
+            cursor.execute("SET NAMES utf8mb4 COLLATE utf8mb4_nopad_bin")
+
+    def statement(self, sql: str) -> None:
+        with self.connection.cursor() as cursor:
+            cursor.execute(sql)
+
+    def query(self, sql: str) -> tuple[int, list[Sequence[Any]]]:
+        with self.connection.cursor() as cursor:
+            cursor.execute(sql)
+            return len(cursor.description or ()), list(cursor.fetchall())
+
+    def declines(self, error: Exception) -> bool:
+        import pymysql
+
+        return isinstance(error, pymysql.err.MySQLError)
+
+    def load_otherwise(self, sql: str) -> bool:
+        return False
+
+    def close(self) -> None:
+        try:
+            with self.connection.cursor() as cursor:
+                cursor.execute(f"DROP DATABASE IF EXISTS `{self.schema}`")
+        finally:
+            self.connection.close()

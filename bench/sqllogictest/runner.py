@@ -29,9 +29,12 @@ from bench.sqllogictest.records import (
 )
 from bench.sqllogictest.results import describe, matches, rendered_values
 
-#: Statements whose refusal changes no data, so the script goes on after them.
-_HARMLESS = re.compile(r"\s*(create\s+(unique\s+)?index|drop\s+index|reindex|analyze)\b",
-                       re.IGNORECASE)
+#: Statements whose refusal changes no data, so the script goes on after them (a view left
+#: in place by a refused DROP VIEW makes a later CREATE VIEW of its name refused, which
+#: blocks the script then).
+_HARMLESS = re.compile(
+    r"\s*(create\s+(unique\s+)?index|drop\s+index|drop\s+view|reindex|analyze)\b",
+    re.IGNORECASE)
 
 
 class Verdict(enum.Enum):
@@ -89,6 +92,7 @@ class Tally:
 
 _QUOTED = re.compile(r"'[^']*'|`[^`]*`|\"[^\"]*\"")
 _NUMBER = re.compile(r"\b\d+(\.\d+)?\b")
+_NAME_LIST = re.compile(r"(\(s\)) .*")
 _POSITION = re.compile(r"\s*\(?\bat line \d+, column \d+\)?|\s*\(?line \d+, col(umn)? \d+\)?")
 
 
@@ -99,6 +103,7 @@ def refusal_category(error: Exception) -> str:
     message = str(error).splitlines()[0] if str(error) else ""
     message = _POSITION.sub("", message)
     message = _QUOTED.sub("…", message)
+    message = _NAME_LIST.sub(r"\1 …", message)
     message = _NUMBER.sub("N", message)
     return f"{type(error).__name__}: {message.strip()}"[:160]
 
