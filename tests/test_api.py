@@ -192,6 +192,17 @@ def test_query_in_list_any_length_shares_one_view(loaded):
     assert loaded.stats()["nodes"] == nodes
 
 
+def test_query_refuses_intersect_and_except_by_name(loaded):
+    # They are SELECTs: refused as constructs rivulet does not support (MySQL's 1235), not
+    # as statements of another kind.
+    for sql, construct in [("SELECT id FROM t INTERSECT SELECT tid FROM u", "INTERSECT"),
+                           ("SELECT id FROM t EXCEPT SELECT tid FROM u", "EXCEPT"),
+                           ("SELECT id FROM t UNION SELECT tid FROM u EXCEPT SELECT 1 FROM u",
+                            "EXCEPT")]:
+        with pytest.raises(rivulet.UnsupportedSqlError, match=f"unsupported {construct}"):
+            loaded.query(sql)
+
+
 def test_query_without_parameters_reflects_writes(loaded):
     sql = "SELECT g, COUNT(*) FROM t GROUP BY g"
     assert bag(loaded.query(sql)) == bag([(1, 2), (2, 2), (None, 1)])

@@ -356,7 +356,9 @@ class Program:
         core = self.core
         core.limits.check_statement(sql)
         node = parse_one(sql) if parsed is None else parsed
-        if not isinstance(node, (exp.Select, exp.Union)):
+        # Every set operation goes to the planner, which names the ones it refuses (EXCEPT,
+        # INTERSECT), rather than calling them no SELECT.
+        if not isinstance(node, (exp.Select, exp.SetOperation)):
             raise SqlError("query() takes a SELECT statement")
         for in_node in node.find_all(exp.In):
             if in_node.expressions and all(isinstance(e, exp.Placeholder)
