@@ -13,6 +13,7 @@ the corpus into ``DIR`` (the upstream layout), for a copy in the shared folder.
 from __future__ import annotations
 
 import argparse
+import signal
 import socket
 import sys
 import tempfile
@@ -22,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.common import environment, write_results
+from bench.common import environment, load_average, write_results
 from bench.sqllogictest.corpus import (
     COMMIT,
     LICENCE,
@@ -115,13 +116,13 @@ def run_selection(corpus: Corpus, scripts: Mapping[str, int | None],
     targets = {
         "rivulet_wrong_answers": _at_most_zero(rivulet.verdicts[Verdict.WRONG]),
         "rivulet_internal_errors": _at_most_zero(rivulet.verdicts[Verdict.ERROR]),
-        "rivulet_pass_rate": _figure(round(rivulet.pass_rate, 4)),
-        "sqlite_pass_rate": _figure(round(totals["sqlite"].pass_rate, 4)),
+        "rivulet_pass_rate_percent": _percent(rivulet),
+        "sqlite_pass_rate_percent": _percent(totals["sqlite"]),
     }
     if "mariadb" in totals:
         result["passed_with_an_answer_mysql_does_not_give"] = not_mysqls
         result["refused_by_mysql_too"] = dict(refused_by_mysql_too.most_common())
-        targets["mariadb_pass_rate"] = _figure(round(totals["mariadb"].pass_rate, 4))
+        targets["mariadb_pass_rate_percent"] = _percent(totals["mariadb"])
         targets["rivulet_answers_not_mysqls"] = _at_most_zero(len(not_mysqls))
     result["targets"] = targets
     return result
@@ -142,9 +143,10 @@ def _at_most_zero(count: int) -> dict[str, Any]:
     return {"value": count, "goal": 0, "met": count == 0, "direction": "at most"}
 
 
-def _figure(value: float) -> dict[str, Any]:
-    """A measured figure with no goal (the table shows it, with no verdict)."""
-    return {"value": value, "goal": None, "met": None, "direction": None}
+def _percent(tally: Tally) -> dict[str, Any]:
+    """A pass rate in percent, a figure with no goal (the table shows it, with no verdict)."""
+    return {"value": round(100 * tally.pass_rate, 2), "goal": None, "met": None,
+            "direction": None}
 
 
 def export(corpus: Corpus, scripts: Mapping[str, int | None], directory: Path) -> int:
@@ -204,11 +206,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"copied {export(corpus, scripts, args.export)} scripts into {args.export}")
         return 0
     started = time.perf_counter()
+    load_at_start = load_average()
     data: dict[str, Any] = {"benchmark": "sqllogictest", "quick": bool(args.scripts),
                             "selection": "scripts" if args.scripts else
                             ("long" if args.long else "quick")}
     engines = dict(ENGINES)
     server = None
+    # Stopped by a signal, the run still stops its MariaDB (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     if args.mariadb:
         from bench.mariadb import MariaDB
 
@@ -224,6 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             server.stop()
     data["duration_s"] = round(time.perf_counter() - started, 1)
     data["environment"] = environment()
+    data["environment"]["load_average_at_start"] = load_at_start
     path = write_results("sqllogictest", data, quick=bool(args.scripts))
     for name, tally in data["engines"].items():
         print(f"{name}: {tally}")
