@@ -276,18 +276,22 @@ class Program:
             if if_exists:
                 return
             raise UnknownObjectError(f"unknown view {name!r}")
-        dependents = [
-            v.name for v in core.catalog.views.values()
+        readers = {
+            v.name.lower() for v in core.catalog.views.values()
             if v.name.lower() != name.lower() and name.lower() in _view_sources(v.sql)
-        ]
+        }
+        dependents = sorted(v for v in readers if not is_adhoc(v))
         if dependents:
             raise ProgramError(f"view {name!r} is used by view(s) {', '.join(dependents)}")
         with core.migration():
             with core.storage.transaction():
                 core.storage.remove_statement("view", name)
+            # Ad-hoc queries that read it go first (they are made again on their next use).
+            for reader in readers:
+                self.uninstall_view(reader)
             self.uninstall_view(name)
             for key, view in list(self.adhoc.items()):
-                if view.name.lower() == name.lower():
+                if view.name.lower() == name.lower() or view.name.lower() in readers:
                     del self.adhoc[key]
 
     def drop_table(self, name: str, *, if_exists: bool = False) -> None:
@@ -352,7 +356,9 @@ class Program:
         core = self.core
         core.limits.check_statement(sql)
         node = parse_one(sql) if parsed is None else parsed
-        if not isinstance(node, (exp.Select, exp.Union)):
+        # Every set operation goes to the planner, which names the ones it refuses (EXCEPT,
+        # INTERSECT), rather than calling them no SELECT.
+        if not isinstance(node, (exp.Select, exp.SetOperation)):
             raise SqlError("query() takes a SELECT statement")
         for in_node in node.find_all(exp.In):
             if in_node.expressions and all(isinstance(e, exp.Placeholder)
