@@ -5,7 +5,7 @@ lookup and a cached tuple; everything else (several keys, IN lists, ranges, keys
 wrong Python type) takes the general path.
 
 A parameter finds the rows MySQL's comparison with the same literal finds: its value is
-mapped to the stored values it equals (rivulet/plan/params.py, ``lookup_keys``). A value
+mapped to the stored values it equals (rivulet/plan/params.py, ``KeyLookup``). A value
 that may equal many stored values (``varchar_col = 1`` finds '1' and '01') cannot be looked
 up: that read is computed whole with the value as a constant (rivulet/plan/bound.py).
 
@@ -30,9 +30,9 @@ from rivulet.engine.upquery import BUSY, Upqueries
 from rivulet.errors import ClosedError, RivuletError
 from rivulet.plan.bound import bound_plan
 from rivulet.plan.params import (
+    KeyLookup,
     exact_types,
     key_value,
-    lookup_keys,
     range_bounds,
     values_by_param,
 )
@@ -97,6 +97,7 @@ class View:
         self._default = built.default_rows
         #: The kinds of the key columns (their stored values are what a read looks up).
         self._key_kinds = [plan.root.columns[i].kind for i in plan.key]
+        self._key_lookup = KeyLookup.of(plan)
         #: Where the reader is keyed by part of the plan's key (``BuiltView.listed``):
         #: the position of the rest in the key and its column. A read keeps the rows whose
         #: value in the column it asks for.
@@ -104,7 +105,7 @@ class View:
         self._listed_column: int | None = None if built.listed is None else plan.key[built.listed]
         self._reader_kinds = [k for i, k in enumerate(self._key_kinds) if i != built.listed]
         #: For a one-column key, the Python types of values the reader's dict may be asked
-        #: for as they are (a value of another type goes through ``lookup_keys``).
+        #: for as they are (a value of another type goes through ``KeyLookup``).
         self._exact = exact_types(self._key_kinds[0]) if len(plan.key) == 1 else frozenset()
         self._single = len(plan.key) == 1 and plan.range_column is None and not plan.in_list
         self._simple = self._single and plan.param_count == 1 and plan.key_params == (0,)
@@ -329,7 +330,7 @@ class View:
                 raise RivuletError(f"view {self.name!r} takes no parameters, got {len(params)}")
             return self._read_one((), block, timeout)
         values = values_by_param(plan, params)
-        asked = lookup_keys(plan, values)
+        asked = self._key_lookup.keys(values)
         if isinstance(asked, Unkeyed):
             return self._computed(params, block)
         if plan.range_column is not None:
@@ -568,7 +569,7 @@ class View:
     def _coerce_key(self, key: tuple, kinds: list[Kind | None] | None = None) -> tuple | None:
         """``key`` converted to the key columns' kinds (or to ``kinds``) as a write converts
         a value (NULLs kept); None if a value cannot be one. For keys saved by prewarming,
-        which are the reader's own: a read's values are looked up by ``lookup_keys``."""
+        which are the reader's own: a read's values are looked up by ``KeyLookup``)."""
         kinds = self._key_kinds if kinds is None else kinds
         try:
             return tuple(v if v is None else coerce_value(Column("key", k or STR), v)

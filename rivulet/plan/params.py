@@ -196,10 +196,10 @@ def literal_of(value: Any) -> ir.Lit:
     return ir.Lit(int(value) if kind is BOOL else value, kind)
 
 
-#: The Python type of a key column's stored values, by its kind.
+#: The Python type of a key column's stored values, by its kind, where every value of that
+#: type is one a column of the kind may hold (not a float or a Decimal: NaN).
 _STORED: dict[Kind, type] = {
-    INT: int, BOOL: int, FLOAT: float, DECIMAL: decimal.Decimal, STR: str, BYTES: bytes,
-    DATE: dt.date, DATETIME: dt.datetime,
+    INT: int, BOOL: int, STR: str, BYTES: bytes, DATE: dt.date, DATETIME: dt.datetime,
 }
 
 
@@ -217,45 +217,86 @@ def exact_types(kind: Kind | None) -> frozenset[type]:
     return EXACT_TYPES.get(kind, frozenset()) if kind is not None else frozenset()
 
 
+@dataclass(frozen=True)
+class KeyLookup:
+    """How a read's values become the reader keys it asks for: each key the tuple of the
+    stored values of the key columns that MySQL's ``=`` finds equal to the read's values
+    (:func:`key_value`). Made once per view (:meth:`of`): reads are the hot path.
+
+    The engine's read handles and the Spark executor both use it, so that they agree."""
+
+    kinds: tuple[Kind | None, ...]  # of the key columns
+    stored: tuple[type | None, ...]  # the Python type of each key column's stored values
+    eq_params: tuple[int, ...]  # the ``?`` of each key column but an IN list's
+    equal_params: tuple[tuple[int, int], ...]  # (``?``, key position): see ViewPlan
+    null_safe: frozenset[int]
+    in_list: bool
+
+    @classmethod
+    def of(cls, plan: ir.ViewPlan) -> KeyLookup:
+        kinds = tuple(plan.root.columns[i].kind for i in plan.key)
+        n_eq = len(plan.key) - (1 if plan.in_list else 0)
+        return cls(kinds, tuple(_STORED.get(k) if k is not None else None for k in kinds),
+                   plan.key_params[:n_eq], plan.equal_params, frozenset(plan.null_safe),
+                   bool(plan.in_list))
+
+    def keys(self, values: dict[Any, Any]) -> list[tuple] | Literal[Unkeyed.SCAN]:
+        """The keys a read of ``values`` (:func:`values_by_param`) asks for, in order, each
+        once; none where no row can match (a NULL, ``int_col = 1.5``, an equality of
+        :attr:`ViewPlan.equal_params` that fails). :attr:`Unkeyed.SCAN` where a value may
+        equal several stored values (``varchar_col = 1``, ``col <=> NULL``): the reader
+        cannot answer by its keys, and the read is computed with the values as constants
+        instead (rivulet/plan/bound.py)."""
+        scan = False
+        eq_key: list[Any] = []
+        for i, p in enumerate(self.eq_params):
+            v = values[p]
+            if type(v) is self.stored[i]:
+                eq_key.append(v)
+                continue
+            if v is None and p in self.null_safe:
+                scan = True  # ``col <=> NULL`` finds the NULLs, which no reader keys
+                eq_key.append(None)
+                continue
+            k = equal_key(self.kinds[i], v)
+            if k is Unkeyed.NOTHING:
+                return []
+            scan = scan or k is Unkeyed.SCAN
+            eq_key.append(k)
+        checks: list[tuple[int, Any]] = []
+        for p, position in self.equal_params:
+            v = values[p]
+            if v is None and p in self.null_safe:
+                scan = True
+                continue
+            k = key_value(self.kinds[position], v)
+            if k is Unkeyed.NOTHING:
+                return []
+            scan = scan or k is Unkeyed.SCAN
+            checks.append((position, k))
+        if not self.in_list:
+            if scan:
+                return Unkeyed.SCAN
+            key = tuple(eq_key)
+            return [key] if all(key[i] == v for i, v in checks) else []
+        kind, stored = self.kinds[-1], self.stored[-1]
+        listed: list[Any] = []
+        for v in values["in"]:
+            k = v if type(v) is stored else equal_key(kind, v)
+            if k is Unkeyed.SCAN:
+                scan = True
+            elif k is not Unkeyed.NOTHING:
+                listed.append(k)
+        if scan:
+            return Unkeyed.SCAN
+        keys = dict.fromkeys((*eq_key, v) for v in listed)
+        return [k for k in keys if all(k[i] == v for i, v in checks)] if checks else list(keys)
+
+
 def lookup_keys(plan: ir.ViewPlan,
                 values: dict[Any, Any]) -> list[tuple] | Literal[Unkeyed.SCAN]:
-    """The reader keys a read asks for, given its values (:func:`values_by_param`): each
-    key the tuple of stored values of the key columns that MySQL's ``=`` finds equal to the
-    read's values (:func:`key_value`), in order, each once; none where no row can match
-    (a NULL, ``int_col = 1.5``, an equality check of :attr:`ViewPlan.equal_params` that
-    fails). :attr:`Unkeyed.SCAN` where a value may equal several stored values
-    (``varchar_col = 1``): the reader cannot answer by its keys, and the read is computed
-    with the values as constants instead (rivulet/plan/bound.py).
-
-    The engine's read handles and the Spark executor both call this, so that they agree."""
-    kinds = [plan.root.columns[i].kind for i in plan.key]
-    n_eq = len(plan.key) - (1 if plan.in_list else 0)
-    scan = False
-
-    def stored(p: int, kind: Kind | None) -> Any:
-        nonlocal scan
-        if values[p] is None and p in plan.null_safe:
-            scan = True  # ``col <=> NULL`` finds the NULLs, which no reader keys
-            return None
-        k = key_value(kind, values[p])
-        scan = scan or k is Unkeyed.SCAN
-        return k
-
-    eq_key = [stored(p, kind) for p, kind in zip(plan.key_params[:n_eq], kinds)]
-    checks = [(position, stored(p, kinds[position])) for p, position in plan.equal_params]
-    if any(k is Unkeyed.NOTHING for k in eq_key) or any(k is Unkeyed.NOTHING for _, k in checks):
-        return []
-    listed: list[Any] = []
-    if plan.in_list:
-        for v in values["in"]:
-            k = key_value(kinds[-1], v)
-            scan = scan or k is Unkeyed.SCAN
-            if not isinstance(k, Unkeyed):
-                listed.append(k)
-    if scan:
-        return Unkeyed.SCAN
-    keys = [(*eq_key, v) for v in listed] if plan.in_list else [tuple(eq_key)]
-    return [k for k in dict.fromkeys(keys) if all(k[i] == v for i, v in checks)]
+    """:meth:`KeyLookup.keys` of ``plan`` (made anew: for reads off the hot path)."""
+    return KeyLookup.of(plan).keys(values)
 
 
 def range_bounds(plan: ir.ViewPlan, values: dict[Any, Any]) -> list[tuple[str, Any]]:

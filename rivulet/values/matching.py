@@ -46,14 +46,14 @@ class Unkeyed(enum.Enum):
     SCAN = "may match several values of the column"
 
 
-#: Per column kind, the Python types of values that Python's ``==`` and ``<`` compare with
-#: the column's values exactly as MySQL does, for every value: a reader may look such a
-#: value up as it is (the read's fast path). Others go through :func:`equal_key`.
+#: Per column kind, the Python types of values that Python's ``==`` and ``hash`` compare
+#: with the column's values exactly as MySQL does, for every value: a reader may look such
+#: a value up as it is (the read's fast path). Others go through :func:`equal_key` (a float
+#: or a Decimal may be a NaN, which no column holds and Python cannot always hash).
 EXACT_TYPES: dict[Kind, frozenset[type]] = {
-    INT: frozenset({int, bool, Decimal}),
-    BOOL: frozenset({int, bool, Decimal}),
-    DECIMAL: frozenset({int, bool, Decimal}),
-    FLOAT: frozenset({float}),
+    INT: frozenset({int, bool}),
+    BOOL: frozenset({int, bool}),
+    DECIMAL: frozenset({int, bool}),
     STR: frozenset({str}),
     BYTES: frozenset({bytes}),
     DATE: frozenset({_date}),
