@@ -25,14 +25,14 @@ longer than most.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlglot import exp
 
 from rivulet.errors import ParameterError, SqlError, UnknownTableError
 from rivulet.plan import ir
 from rivulet.plan.expressions import is_aggregate, kind_of, translate, unify_kinds
-from rivulet.plan.params import conjuncts, extract_parameters
+from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
 from rivulet.plan.scope import FromScope, GroupedScope, Relation
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values.schema import BOOL, DECIMAL, FLOAT, INT, Kind, TableSchema
@@ -50,6 +50,10 @@ class Catalog(Protocol):
 @dataclass
 class Planner:
     catalog: Catalog
+    #: The values of the outer WHERE's ``?`` by the identity of their placeholder node: the
+    #: query is then planned with them as constants, as a filter (rivulet/plan/bound.py),
+    #: instead of keying the reader by them.
+    bound: dict[int, Any] | None = None
 
     # ..................................................................... entry points
 
@@ -80,9 +84,14 @@ class Planner:
     def _plan_select(self, name: str, select: exp.Select, sql: str) -> ir.ViewPlan:
         self._reject_unsupported_clauses(select)
         node, scope = self._plan_from(select)
-        plain, params = extract_parameters(select.args.get("where"), scope)
+        where = select.args.get("where")
+        if self.bound is None:
+            plain, params = extract_parameters(where, scope)
+        else:
+            plain, params = (conjuncts(where.this) if where is not None else []), Parameters()
         if plain:
-            predicate = ir.and_all([translate(c, scope) for c in plain])
+            bind = None if self.bound is None else self._bound_value
+            predicate = ir.and_all([translate(c, scope, bind) for c in plain])
             node = ir.Filter(node, predicate, node.columns)
 
         grouped = bool(select.args.get("group")) or _has_aggregate(select)
@@ -139,10 +148,18 @@ class Planner:
             offset=offset,
             in_list=tuple(params.in_list[1]) if params.in_list else (),
             param_count=params.count,
+            equal_params=params.equal_params(),
+            null_safe=tuple(params.null_safe),
             distinct_on_read=distinct and (params.range_column is not None or bool(params.in_list)),
             implicit_group=implicit_group,
             sql=sql,
         )
+
+    def _bound_value(self, placeholder: exp.Placeholder) -> ir.Expr:
+        assert self.bound is not None  # (only called when planning with bound values)
+        if id(placeholder) not in self.bound:
+            raise error_at(placeholder, "a ? parameter outside the outer WHERE", ParameterError)
+        return literal_of(self.bound[id(placeholder)])
 
     def _reject_unsupported_clauses(self, select: exp.Select) -> None:
         for key in ("with_", "with", "windows", "qualify", "lock", "sample", "settings",
@@ -200,6 +217,9 @@ class Planner:
                 return node, Relation(alias, names, offset)
             raise error_at(item, f"unknown table or view {name!r}", UnknownTableError)
         if isinstance(item, exp.Subquery):
+            if not item.alias and not isinstance(item.unnest(), exp.Query):
+                raise unsupported(item, "parenthesized JOIN on the right of a JOIN (write "
+                                  "the joins one after the other)")
             if not item.alias:
                 raise error_at(item, "a subquery in FROM needs an alias")
             node, names = self.plan_relation(item.this)

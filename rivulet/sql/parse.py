@@ -15,6 +15,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from rivulet.errors import SqlError, UnsupportedSqlError
+from rivulet.sql.parens import drop_redundant_parens
 
 DIALECT = "mysql"
 
@@ -46,7 +47,7 @@ def parse_statements(text: str) -> list[exp.Expr]:
         raise SqlError(f"cannot tokenize SQL: {exc}") from None
     except RecursionError:  # a nesting MAX_PARENS does not catch (a backstop)
         raise SqlError("statement nested too deeply to parse") from None
-    out = [s for s in statements if s is not None]
+    out = [drop_redundant_parens(s) for s in statements if s is not None]
     for statement in out:
         _check_depth(statement)
         if isinstance(statement, exp.Command):

@@ -41,6 +41,7 @@ from rivulet.storage.sqlite_rows import (
     TO_DB,
     TableSql,
     convert_rows,
+    key_converter,
     key_to_db,
     lookup_sql,
     quote,
@@ -220,7 +221,7 @@ class SqliteStorage(CopyTracking, Storage):
         the open transaction, so seeing its own writes)."""
         sql = self._sql(schema)
         target = [quote(schema.columns[i].name) for i in columns]
-        to_db = [TO_DB.get(schema.columns[i].kind) for i in columns]
+        to_db = [key_converter(schema.columns[i]) for i in columns]
         values = list(dict.fromkeys(key_to_db(k, to_db, len(columns)) for k in keys))
         rows: list = []
         for start in range(0, len(values), LOOKUP_CHUNK):
@@ -446,7 +447,7 @@ class SqliteStorage(CopyTracking, Storage):
         sql = self._sql(schema)
         names = sql.selected
         target = [quote(schema.columns[i].name) for i in columns]
-        to_db = [TO_DB.get(schema.columns[i].kind) for i in columns]
+        to_db = [key_converter(schema.columns[i]) for i in columns]
         # Distinct keys: a key given twice must not return its rows twice (see lookup_sql).
         values = list(dict.fromkeys(key_to_db(k, to_db, len(columns)) for k in keys))
         with self._reader_lock:

@@ -28,6 +28,7 @@ from rivulet.values.schema import (
     FLOAT,
     INT,
     STR,
+    Column,
     Row,
     TableSchema,
 )
@@ -69,6 +70,26 @@ def _converter(schema: TableSchema,
     return convert
 
 
+def key_converter(column: Column) -> Callable[[Any], Any] | None:
+    """How a key value of ``column`` is written to find the rows that hold it: as the
+    column stores it (``TO_DB``). A DECIMAL(p, s) is stored as text with exactly s places
+    (values are quantized on write), so a key is written with s places too: Decimal('1.5')
+    finds '1.50'. A key with more places than s keeps them, and finds no row (none equals
+    it)."""
+    if column.kind != DECIMAL or column.scale is None:
+        return TO_DB.get(column.kind)
+    step = decimal.Decimal(1).scaleb(-column.scale)
+
+    def stored_text(v: decimal.Decimal) -> str:
+        try:
+            placed = v.quantize(step)
+        except decimal.InvalidOperation:  # more digits than a decimal holds: no such row
+            return str(v)
+        return str(placed) if placed == v else str(v)
+
+    return stored_text
+
+
 def key_to_db(key: Any, to_db: list[Callable | None], width: int) -> tuple:
     values = (key,) if width == 1 else key
     return tuple(v if fn is None or v is None else fn(v) for v, fn in zip(values, to_db))
@@ -83,10 +104,15 @@ def lookup_sql(table: str, names: list[str], target: list[str], width: int, coun
                 f"WHERE {target[0]} IN ({', '.join('?' * count)})")
     row = f"({', '.join('?' * width)})"
     keys = ", ".join(f"k{i}" for i in range(width))
-    on = " AND ".join(f"t.{col} = k.k{i}" for i, col in enumerate(target))
+    on = " AND ".join(f"t.{col} = {_KEYS}.k{i}" for i, col in enumerate(target))
     columns = ", ".join(f"t.{n}" for n in names)
-    return (f"WITH k({keys}) AS (VALUES {', '.join([row] * count)}) "
-            f"SELECT {columns} FROM {quote(table)} AS t JOIN k ON {on}")
+    return (f"WITH {_KEYS}({keys}) AS (VALUES {', '.join([row] * count)}) "
+            f"SELECT {columns} FROM {quote(table)} AS t JOIN {_KEYS} ON {on}")
+
+
+#: The name of the list of keys in :func:`lookup_sql`: a reserved name, which no table can
+#: have (a table named like it would be read as the list).
+_KEYS = "_rivulet_keys"
 
 
 class TableSql:

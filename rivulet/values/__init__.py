@@ -19,6 +19,8 @@ concept, importing one way only (each imports only those above it in this list):
   conversions);
 * :mod:`~rivulet.values.logic`: three-valued ``AND``/``OR``/``NOT``/``XOR`` and truth;
 * :mod:`~rivulet.values.comparison`: ``=``, ``<``, ``<=>``, ``IN``, ``BETWEEN``...;
+* :mod:`~rivulet.values.matching`: which stored values of a column a compared value finds
+  (a view's reader looks parameters up by them);
 * :mod:`~rivulet.values.arithmetic`, :mod:`~rivulet.values.like`,
   :mod:`~rivulet.values.control`, :mod:`~rivulet.values.strings`,
   :mod:`~rivulet.values.numeric`, :mod:`~rivulet.values.dates`,
