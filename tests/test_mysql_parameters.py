@@ -17,6 +17,7 @@ import decimal
 import itertools
 from typing import Any
 
+import mysql.connector
 import pymysql
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -323,6 +324,21 @@ def test_literals_and_prepared_values_over_the_wire_compare_as_mysql(
                 got = [tuple(r) for r in cur.fetchall()]
             assert_same_as_mysql(sql.replace("%s", "?"), params, got, mysql_pair.conn,
                                  what="the MySQL server")
+        # Server-side prepared statements: the values come typed (an int, a date).
+        prepared = mysql.connector.connect(host="127.0.0.1", port=server.port, user="root",
+                                           password="", database="rivulet", use_pure=True)
+        try:
+            cursor = prepared.cursor(prepared=True)
+            for sql, params in [("SELECT id FROM k WHERE s = ?", [1]),
+                                ("SELECT id FROM k WHERE i = ?", ["1e3"]),
+                                ("SELECT id FROM k WHERE dd = ?", [dt.datetime(2024, 1, 5)]),
+                                ("SELECT id FROM k WHERE (i < ?) AND (i <= ?)", [7, 1])]:
+                cursor.execute(sql, params)
+                got = [tuple(r) for r in cursor.fetchall()]
+                assert_same_as_mysql(sql, params, got, mysql_pair.conn,
+                                     what="a prepared statement")
+        finally:
+            prepared.close()
     finally:
         conn.close()
         server.stop()
