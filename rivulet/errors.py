@@ -31,7 +31,10 @@ class                    MySQL  SQLSTATE  HTTP  HTTP kind
 =======================  =====  ========  ====  ===============
 RivuletError             1105   HY000     400   bad_request
 SqlError                 1064   42000     400   sql
+SqlSyntaxError           1064   42000     400   sql
 UnsupportedSqlError      1235   42000     400   unsupported_sql
+UnknownFunctionError     1305   42000     400   sql
+ArgumentCountError       1582   42000     400   sql
 UnknownTableError        1146   42S02     400   sql
 UnknownColumnError       1054   42S22     400   sql
 ParameterError           1210   HY000     400   sql
@@ -82,8 +85,41 @@ class SqlError(RivuletError):
         super().__init__(f"{message}{where}")
 
 
+class SqlSyntaxError(SqlError):
+    """Text that is not MySQL: a statement MySQL's grammar rejects, and also what sqlglot
+    reads but MySQL rejects (``NULLS FIRST``, ``ILIKE``, ``::``, ...: rivulet would answer
+    differently from MySQL, which answers with this error). The message is modelled on
+    MySQL's ("You have an error in your SQL syntax ... near '...' at line N"): ``near`` is
+    the text from where the statement stops being MySQL, ``reason`` (if any) names the
+    construct."""
+
+    def __init__(self, near: str, *, line: int | None = None, col: int | None = None,
+                 reason: str | None = None) -> None:
+        self.near = near
+        self.reason = reason
+        where = ""
+        if line is not None:
+            where = f" at line {line}" + (f", column {col}" if col is not None else "")
+        because = f": {reason}" if reason else ""
+        RivuletError.__init__(
+            self, f"You have an error in your SQL syntax near '{near}'{where}{because}")
+        self.line = line
+        self.col = col
+
+
 class UnsupportedSqlError(SqlError):
     """Valid SQL that rivulet does not (yet) support."""
+
+
+class UnknownFunctionError(SqlError):
+    """A call of a function that neither MySQL nor rivulet has (MySQL's "FUNCTION x does
+    not exist": a stored function of that name could exist in MySQL, not here). A MySQL
+    function rivulet lacks is an :class:`UnsupportedSqlError` instead."""
+
+
+class ArgumentCountError(SqlError):
+    """A call of a function with a number of arguments it does not take (MySQL's
+    "Incorrect parameter count in the call to native function")."""
 
 
 class UnknownTableError(SqlError):
@@ -208,6 +244,8 @@ ER_SERVER_SHUTDOWN = 1053
 ER_QUERY_TIMEOUT = 3024
 ER_WRONG_ARGUMENTS = 1210
 ER_TOO_BIG_SELECT = 1104
+ER_SP_DOES_NOT_EXIST = 1305
+ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT = 1582
 
 
 @dataclass(frozen=True)
@@ -228,7 +266,10 @@ class ErrorCode:
 ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     RivuletError: ErrorCode(ER_UNKNOWN, "HY000", 400, "bad_request"),
     SqlError: ErrorCode(ER_PARSE_ERROR, "42000", 400, "sql"),
+    SqlSyntaxError: ErrorCode(ER_PARSE_ERROR, "42000", 400, "sql"),
     UnsupportedSqlError: ErrorCode(ER_NOT_SUPPORTED, "42000", 400, "unsupported_sql"),
+    UnknownFunctionError: ErrorCode(ER_SP_DOES_NOT_EXIST, "42000", 400, "sql"),
+    ArgumentCountError: ErrorCode(ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, "42000", 400, "sql"),
     UnknownTableError: ErrorCode(ER_NO_SUCH_TABLE, "42S02", 400, "sql"),
     UnknownColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "sql"),
     ParameterError: ErrorCode(ER_WRONG_ARGUMENTS, "HY000", 400, "sql"),

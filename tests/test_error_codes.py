@@ -28,6 +28,7 @@ import rivulet.engine.limits
 from rivulet import errors
 from rivulet.errors import (
     ERROR_CODES,
+    ArgumentCountError,
     CatchUpTimeout,
     ClosedError,
     ConstraintError,
@@ -45,9 +46,11 @@ from rivulet.errors import (
     RivuletError,
     SchemaError,
     SqlError,
+    SqlSyntaxError,
     StorageError,
     TooLongError,
     UnknownColumnError,
+    UnknownFunctionError,
     UnknownObjectError,
     UnknownTableError,
     UnsupportedSqlError,
@@ -121,10 +124,19 @@ V = SchemaError
 #: (statement, its parameters, class, public parent, MySQL code, SQLSTATE, HTTP status, kind)
 STATEMENTS = [
     # SQL: parse errors and what rivulet does not support
-    ("SELEC id FROM t", [], SqlError, S, 1064, "42000", 400, "sql"),
+    ("SELEC id FROM t", [], SqlSyntaxError, S, 1064, "42000", 400, "sql"),
+    ("SELCT 1", [], SqlSyntaxError, S, 1064, "42000", 400, "sql"),
+    ("SELECT id FROM t ORDER BY n DESC NULLS FIRST", [], SqlSyntaxError, S, 1064, "42000", 400,
+     "sql"),
+    ("SELECT id FROM t WHERE id IN ()", [], SqlSyntaxError, S, 1064, "42000", 400, "sql"),
     ("GRANT ALL ON *.* TO someone", [], UnsupportedSqlError, S, 1235, "42000", 400,
      "unsupported_sql"),
-    ("SELECT parameter(id) FROM t", [], SqlError, S, 1064, "42000", 400, "sql"),
+    ("SELECT SOUNDEX(name) FROM t", [], UnsupportedSqlError, S, 1235, "42000", 400,
+     "unsupported_sql"),
+    # functions: a name MySQL lacks too, and a call with a wrong number of arguments
+    ("SELECT parameter(id) FROM t", [], UnknownFunctionError, S, 1305, "42000", 400, "sql"),
+    ("SELECT IFNULL(n) FROM t", [], ArgumentCountError, S, 1582, "42000", 400, "sql"),
+    ("SELECT UPPER() FROM t", [], ArgumentCountError, S, 1582, "42000", 400, "sql"),
     # names a statement gives that do not exist
     ("SELECT nope FROM t WHERE id = 1", [], UnknownColumnError, S, 1054, "42S22", 400, "sql"),
     ("INSERT INTO t (id, nope) VALUES (2, 1)", [], UnknownColumnError, S, 1054, "42S22", 400,
@@ -142,6 +154,7 @@ STATEMENTS = [
     ("SELECT id FROM (SELECT id FROM t WHERE id = ?) s", [1], ParameterError, S, 1210, "HY000",
      400, "sql"),
     ("SELECT id FROM by_id", [], ParameterError, S, 1210, "HY000", 400, "sql"),
+    ("SELECT id FROM t WHERE id = ?", [], ParameterCountError, S, 1210, "HY000", 400, "sql"),
     ("SELECT id FROM t WHERE id + ? = 2", [1], ParameterError, S, 1210, "HY000", 400, "sql"),
     ("CREATE TABLE c AS SELECT id FROM t WHERE id = ?", [], ParameterError, S, 1210, "HY000",
      400, "sql"),
@@ -225,6 +238,13 @@ def test_statement_errors_over_the_mysql_protocol_have_the_tables_codes(
             ("DROP TABLE unknown_things", 1105),
             ("DROP TABLE exists_here", 1105),
             ("CREATE TABLE _rivulet_x (id INT PRIMARY KEY)", 1105),
+            ("SELCT 1", 1064),
+            ("SELECT 1 * FROM t", 1064),
+            ("SELECT id FROM t ORDER BY n NULLS LAST", 1064),
+            ("SELECT nope(id) FROM t", 1305),
+            ("SELECT LENGTH(name, 1) FROM t", 1582),
+            ("SELECT SOUNDEX(name) FROM t", 1235),
+            ("SELECT CONVERT_TZ('2020-01-01', 'x', 'y') + 1", 1235),  # no FROM: no mimic
         ]
         with conn.cursor() as cursor:
             for sql, code in cases:

@@ -12,9 +12,11 @@ from typing import Protocol
 
 from sqlglot import exp
 
-from rivulet.errors import UnsupportedSqlError
+from rivulet.errors import ArgumentCountError, UnknownFunctionError, UnsupportedSqlError
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
+from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
+from rivulet.values.registry import SCALAR_FUNCTIONS, arity_error
 from rivulet.values.schema import BOOL, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
 
 
@@ -74,6 +76,7 @@ FUNCTION_NODES: dict[type, str] = {
     exp.DateDiff: "DATEDIFF",
     exp.Repeat: "REPEAT",
     exp.Sign: "SIGN",
+    exp.ConvertTimezone: "CONVERT_TZ",
     **{getattr(exp, n): n.upper() for n in ("Hour", "Minute", "Second") if hasattr(exp, n)},
 }
 
@@ -152,12 +155,36 @@ def translate(node: exp.Expr, scope: Scope,
     function = FUNCTION_NODES.get(type(node))
     if function is not None:
         assert isinstance(node, exp.Func)  # FUNCTION_NODES names function nodes
-        return Call(function, tuple(t(a) for a in _function_args(node)))
+        return _call(node, function, _function_args(node), t)
     if isinstance(node, exp.Anonymous):
-        return Call(node.name.upper(), tuple(t(a) for a in node.expressions))
+        return _call(node, node.name.upper(), list(node.expressions), t)
     if is_aggregate(node):
         raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here")
+    if isinstance(node, exp.Func) and node.meta.get(WRITTEN_NAME):
+        raise unsupported_function(node, str(node.meta[WRITTEN_NAME]))
     raise unsupported(node, "expression")
+
+
+def _call(node: exp.Func, name: str, arguments: list[exp.Expr],
+          t: Callable[[exp.Expr], Expr]) -> Call:
+    """The call of registry function ``name``: a name rivulet lacks is refused here, at
+    plan time, as MySQL refuses it (1305 for a name MySQL lacks too, else 1235), and so
+    is a number of arguments the function does not take (1582)."""
+    if name not in SCALAR_FUNCTIONS:
+        written = node.name if isinstance(node, exp.Anonymous) else name
+        if not is_mysql_function(written):
+            raise error_at(node, f"FUNCTION {written} does not exist", UnknownFunctionError)
+        raise unsupported_function(node, written)
+    message = arity_error(name, len(arguments))
+    if message is not None:
+        raise error_at(node, message, ArgumentCountError)
+    return Call(name, tuple(t(a) for a in arguments))
+
+
+def unsupported_function(node: exp.Expr, name: str) -> UnsupportedSqlError:
+    """The error for a call of a MySQL function rivulet does not have."""
+    line, col = position(node)
+    return UnsupportedSqlError(f"unsupported function {name.upper()}()", line=line, col=col)
 
 
 def _parameter_here(node: exp.Expr) -> UnsupportedSqlError:
@@ -192,6 +219,8 @@ def _function_args(node: exp.Func) -> list[exp.Expr]:
         return [node.this, node.expression]
     if isinstance(node, exp.Replace):
         return [node.this, node.expression, node.args["replacement"]]
+    if isinstance(node, exp.ConvertTimezone):
+        return [node.args["timestamp"], node.args["source_tz"], node.args["target_tz"]]
     args = [node.this] if node.this is not None else []
     for key in ("expression", "start", "length", "decimals", "times"):
         value = node.args.get(key)
@@ -261,9 +290,10 @@ def literal_value(node: exp.Expr) -> object:
 _COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "and_", "or_", "xor",
                 "not_", "like", "in_list", "between", "is_null", "is_not_null"}
 _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBSTRING",
-                     "SUBSTR", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE", "REVERSE",
-                     "LPAD", "RPAD", "REPEAT"}
-_INT_FUNCTIONS = {"LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE", "INSTR", "YEAR", "MONTH",
+                     "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE",
+                     "REVERSE", "LPAD", "RPAD", "REPEAT"}
+_INT_FUNCTIONS = {"LENGTH", "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE", "INSTR",
+                  "YEAR", "MONTH",
                   "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND", "DATEDIFF", "SIGN", "int_div",
                   "FLOOR", "CEIL", "CEILING"}
 _FIRST_ARG_FUNCTIONS = {"ABS", "ROUND", "neg", "COALESCE", "IFNULL", "NULLIF", "GREATEST", "LEAST"}
@@ -295,12 +325,14 @@ def kind_of(expr: Expr, input_kinds: list[Kind | None]) -> Kind | None:
     if fn == "div":
         arg_kinds = {kind_of(a, input_kinds) for a in expr.args}
         return DECIMAL if DECIMAL in arg_kinds and FLOAT not in arg_kinds else FLOAT
-    if fn in ("add", "sub", "mul", "mod"):
+    if fn in ("add", "sub", "mul", "mod", "MOD"):
         return unify_kinds([kind_of(a, input_kinds) for a in expr.args])
     if fn == "IF":
         return unify_kinds([kind_of(a, input_kinds) for a in expr.args[1:]])
     if fn == "DATE":
         return DATE
+    if fn == "CONVERT_TZ":
+        return DATETIME
     if fn in _FIRST_ARG_FUNCTIONS:
         return unify_kinds([kind_of(a, input_kinds) for a in expr.args])
     return None

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
-from rivulet.errors import ParameterError, RivuletError
+from rivulet.errors import ParameterCountError, ParameterError
 from rivulet.plan import ir
 from rivulet.plan.scope import FromScope
 from rivulet.sql.parse import error_at, unsupported
@@ -156,16 +156,18 @@ def conjuncts(node: exp.Expr) -> list[exp.Expr]:
 
 def values_by_param(plan: ir.ViewPlan, params: Sequence[Any]) -> dict[Any, Any]:
     """Parameter values by position; an IN list's values (any number of them, in place of
-    its placeholders) under ``"in"``. Raises RivuletError for a wrong number of values."""
+    its placeholders) under ``"in"``. Raises ParameterCountError for a wrong number of
+    values."""
     n = plan.param_count
     if not plan.in_list:
         if len(params) != n:
-            raise RivuletError(f"view {plan.name!r} takes {n} parameter(s), got {len(params)}")
+            raise ParameterCountError(
+                f"view {plan.name!r} takes {n} parameter(s), got {len(params)}")
         return dict(enumerate(params))
     extra = len(params) - n
     start, size = plan.in_list[0], len(plan.in_list) + extra
     if size < 1:
-        raise RivuletError(
+        raise ParameterCountError(
             f"view {plan.name!r} takes {n - len(plan.in_list)} parameter(s) and at least one "
             f"IN value, got {len(params)} values")
     values: dict[Any, Any] = {}

@@ -148,7 +148,7 @@ def result_kind(fn: str, args: Sequence[Typed], exprs: Sequence[Expr]) -> tuple[
         return kinds[0], args[0].scale
     if fn in ("DATE", "cast_date"):
         return DATE, 0
-    if fn == "cast_datetime":
+    if fn in ("cast_datetime", "CONVERT_TZ"):
         return DATETIME, 0
     if fn == "cast_float":
         return FLOAT, 0

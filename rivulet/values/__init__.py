@@ -118,6 +118,7 @@ from rivulet.values.conversions import (
     to_temporal,  # noqa: F401 (a helper re-exported outside __all__, see below)
 )
 from rivulet.values.dates import (
+    convert_tz,
     date_,
     datediff,
     day,
@@ -161,7 +162,8 @@ from rivulet.values.strings import (
 __all__ = [
     "CASTS", "FUNCTION_ARITY", "OPERATORS", "SCALAR_FUNCTIONS", "abs_", "add", "and_",
     "arity_error", "between", "cast_date", "cast_datetime", "cast_decimal", "cast_float",
-    "cast_int", "cast_str", "ceil", "char_length", "coalesce", "concat", "concat_ws", "date_",
+    "cast_int", "cast_str", "ceil", "char_length", "coalesce", "concat", "concat_ws",
+    "convert_tz", "date_",
     "datediff", "day", "desc_key", "div", "eq", "floor", "ge", "greatest", "gt", "hour", "if_",
     "ifnull", "in_list", "instr", "int_div", "is_not_null", "is_null", "le", "least", "left",
     "length", "like", "locate", "lower", "lpad", "lt", "ltrim", "minute", "mod", "month", "mul",
