@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
-from rivulet.errors import ParameterCountError, ParameterError
+from rivulet.errors import ParameterCountError, ParameterError, RivuletError
 from rivulet.plan import ir
 from rivulet.plan.scope import FromScope
 from rivulet.sql.parse import error_at, unsupported
