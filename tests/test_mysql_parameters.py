@@ -160,6 +160,27 @@ def test_a_decimal_column_finds_decimal_int_float_and_string_parameters(
     check(mysql_pair, "SELECT id, d FROM k WHERE f = ?", [D("0.10")], [0.1], ["0.3"], [7])
 
 
+def test_a_decimal_without_a_scale_is_found_by_its_value(tmp_path: Any) -> None:
+    """A plain DECIMAL keeps each value as it came ('1.5', '1.50'; MySQL would round them
+    to DECIMAL(10,0), so MariaDB cannot be the oracle here): a parameter finds every value
+    equal to it, as its literal does."""
+    db = rivulet.open(tmp_path / "db")
+    try:
+        db.execute("CREATE TABLE u (id INT PRIMARY KEY, amount DECIMAL, n INT)")
+        db.table("u").insert_many([(1, D("1.50"), 1), (2, D("2"), 1), (3, D("1.5"), 2),
+                                   (4, D("1E+3"), 2), (5, D("1000.000"), 1)])
+        for value, literal in [(D("1.5"), "1.5"), (D("1000"), "1000"), (2, "2"), (1.5, "1.5e0")]:
+            got = db.query("SELECT id FROM u WHERE amount = ?", [value])
+            assert sorted(got) == sorted(
+                db.query(f"SELECT id FROM u WHERE amount = {literal}")), value
+            got = db.query("SELECT id FROM u WHERE amount = ? AND n = ?", [value, 1])
+            assert sorted(got) == sorted(
+                db.query(f"SELECT id FROM u WHERE amount = {literal} AND n = 1")), value
+        assert sorted(db.query("SELECT id FROM u WHERE amount = ?", [D("1.5")])) == [(1,), (3,)]
+    finally:
+        db.close()
+
+
 def test_a_date_and_a_datetime_column_read_string_and_temporal_parameters(
         mysql_pair: MySQLPair) -> None:
     typed(mysql_pair)
