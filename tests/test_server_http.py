@@ -404,7 +404,7 @@ def test_sql_errors(news, api):
                  "sql", "nope", "line 1, column")
     assert_error(api.post("/sql", json={"sql": "SELECT id FROM nowhere"}), 400, "sql", "nowhere")
     assert_error(api.post("/sql", json={"sql": "SELEC id FROM stories"}), 400, "sql",
-                 "SQL syntax", "near 'FROM stories'", "line 1")
+                 "SQL syntax", "near 'SELEC id FROM stories'", "line 1")
     assert_error(api.post("/sql", json={"sql": "SELECT id FROM stories ORDER BY id NULLS LAST"}),
                  400, "sql", "SQL syntax", "NULLS LAST")
     assert_error(api.post("/sql", json={"sql": "SELECT nope(id) FROM stories"}), 400, "sql",
