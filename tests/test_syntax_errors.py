@@ -27,6 +27,7 @@ import rivulet
 from rivulet.errors import (
     ArgumentCountError,
     ParameterCountError,
+    ParameterError,
     RivuletError,
     SqlSyntaxError,
     UnknownFunctionError,
@@ -321,6 +322,21 @@ def test_a_parameter_without_a_value_is_a_parameter_count_error(db: rivulet.Data
     exc = refused(db, "SELECT id FROM t WHERE a = ?", ParameterCountError)
     assert error_code(exc).mysql == 1210
     refused(db, "SELECT id FROM t WHERE a = ?", ParameterCountError, params=(1, 2))
+    db.execute("CREATE VIEW by_a AS SELECT id FROM t WHERE a = ?")
+    db.execute("CREATE VIEW all_ids AS SELECT id FROM t")
+    db.execute("CREATE VIEW in_s AS SELECT id FROM t WHERE s IN (?, ?)")
+    db.settle()
+    for read in (lambda: db.view("by_a").lookup(), lambda: db.view("all_ids").lookup(1),
+                 lambda: db.view("by_a").lookup_many([(1, 2)])):
+        with pytest.raises(ParameterCountError):
+            read()
+    # a list where the values were meant one by one was a TypeError (unhashable)
+    for read in (lambda: db.view("by_a").lookup([1]), lambda: db.view("in_s").lookup(["x"]),
+                 lambda: db.view("by_a").lookup_many([{"a": 1}]),
+                 lambda: db.execute("SELECT id FROM t WHERE a = ?", [[1]])):
+        with pytest.raises(ParameterError, match="one by one"):
+            read()
+    assert db.view("in_s").lookup("x", "y") == [(1,), (2,)]
 
 
 # --------------------------------------------------------------------------- valid MySQL
@@ -391,6 +407,13 @@ def wire_rows(conn: Any, sql: str) -> list[tuple]:
     with conn.cursor() as cursor:
         cursor.execute(sql)
         return list(cursor.fetchall())
+
+
+def test_a_key_beyond_sqlites_integers_reads_no_row(wire: Any) -> None:
+    """A literal made a view's parameter reached SQLite's lookup, which cannot bind an
+    integer past 64 bits: error 1105 (an OverflowError). MySQL finds no row."""
+    assert wire_rows(wire, "SELECT id FROM t WHERE id = 1180591620717411303424") == []
+    assert wire_rows(wire, "SELECT id FROM t WHERE id IN (1, -99999999999999999999)") == [(1,)]
 
 
 def test_the_mysql_protocol_sends_the_codes(wire: Any) -> None:

@@ -23,7 +23,7 @@ from rivulet.dataflow.ops.filter import Filter
 from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.engine.upquery import BUSY, Upqueries
-from rivulet.errors import ClosedError, RivuletError
+from rivulet.errors import ClosedError, ParameterCountError, ParameterError, RivuletError
 from rivulet.plan.params import values_by_param
 from rivulet.state.holes import MISSING, Hole
 from rivulet.state.reader import KeyedReader, RangeReader
@@ -144,18 +144,22 @@ class View:
         ``timeout`` seconds to start, the database's ``upquery_timeout`` by default); with
         ``block=False`` it returns :data:`NOT_READY` instead and computes them meanwhile.
         """
-        if self._simple and len(params) == 1:
-            entry = self._entries.get(params[0])
-            if entry is not None:  # a hit: counted once, here or by ``get``
-                result = entry.result
-                if result is None:
-                    result = self._state.get(params[0])  # type: ignore[union-attr]
-                    if result is MISSING:  # evicted since: a miss after all
-                        return self._lookup(params, block, timeout)
-                else:
-                    entry.reads += 1
-                return list(result) if result else self._defaults(params[0])
-        return self._lookup(params, block, timeout)
+        try:
+            if self._simple and len(params) == 1:
+                entry = self._entries.get(params[0])
+                if entry is not None:  # a hit: counted once, here or by ``get``
+                    result = entry.result
+                    if result is None:
+                        result = self._state.get(params[0])  # type: ignore[union-attr]
+                        if result is MISSING:  # evicted since: a miss after all
+                            return self._lookup(params, block, timeout)
+                    else:
+                        entry.reads += 1
+                    return list(result) if result else self._defaults(params[0])
+            return self._lookup(params, block, timeout)
+        except TypeError:
+            _check_scalars(params)
+            raise
 
     def lookup_nowait(self, *params: Any) -> Any:
         """``lookup(..., block=False)`` for a server's event loop: never waits. A miss on a
@@ -223,13 +227,17 @@ class View:
         keys = [k if isinstance(k, tuple) else (k,) for k in keys]
         for k in keys:
             if len(k) != len(self._key_columns):
-                raise RivuletError(
+                raise ParameterCountError(
                     f"view {self.name!r} is keyed by {len(self._key_columns)} value(s), "
                     f"got a key of {len(k)}: {k!r}"
                 )
-        if self._listed is not None:
-            return self._read_listed(_by_prefix(keys, self._listed), block, timeout)
-        return self._read_keys(keys, block, timeout)
+        try:
+            if self._listed is not None:
+                return self._read_listed(_by_prefix(keys, self._listed), block, timeout)
+            return self._read_keys(keys, block, timeout)
+        except TypeError:
+            _check_scalars([v for k in keys for v in k])
+            raise
 
     def scan(self) -> list[Row]:
         """Every row of the view, over all parameter values (hidden columns dropped): the
@@ -300,10 +308,13 @@ class View:
         plan = self.plan
         if self._unparameterized:
             if params:
-                raise RivuletError(f"view {self.name!r} takes no parameters, got {len(params)}")
+                raise ParameterCountError(
+                    f"view {self.name!r} takes no parameters, got {len(params)}")
             return self._read_one((), block, timeout)
         values = values_by_param(plan, params)
         eq_key = [values[p] for p in plan.key_params[: len(plan.key) - (1 if plan.in_list else 0)]]
+        if plan.in_list:  # (an unhashable value here is not caught on the way)
+            _check_scalars(values["in"])
         if self._listed is not None:
             listed = values["in"] if plan.in_list else [eq_key.pop(self._listed)]
             return self._read_listed({tuple(eq_key): listed}, block, timeout)
@@ -541,3 +552,17 @@ def _coerce(kind: Kind | None, value: Any) -> Any:
     except SchemaError:
         raise RivuletError(
             f"range parameter {value!r} is not comparable with a {kind} column") from None
+
+
+def _check_scalars(values: Sequence[Any]) -> None:
+    """A ParameterError for a parameter value that is not a scalar (a list where the IN
+    list's values were meant to be passed one by one, say), which a read fails on deep
+    inside; nothing if every value is one (the failure was something else)."""
+    for value in values:
+        try:
+            hash(value)
+        except TypeError:
+            raise ParameterError(
+                f"a parameter value must be a number, string, bytes, date, datetime or "
+                f"None, got a {type(value).__name__} ({value!r:.40}); pass the values of "
+                "an IN (?, ...) one by one") from None
