@@ -28,6 +28,8 @@ import rivulet.engine.limits
 from rivulet import errors
 from rivulet.errors import (
     ERROR_CODES,
+    AggregateMisuseError,
+    AmbiguousColumnError,
     ArgumentCountError,
     CatchUpTimeout,
     ClosedError,
@@ -35,6 +37,7 @@ from rivulet.errors import (
     DataflowFailedError,
     LimitError,
     NoSuchColumnError,
+    NotGroupedError,
     NotNullError,
     ObjectExistsError,
     OutOfRangeError,
@@ -49,12 +52,14 @@ from rivulet.errors import (
     SqlSyntaxError,
     StorageError,
     TooLongError,
+    UnionWidthError,
     UnknownColumnError,
     UnknownFunctionError,
     UnknownObjectError,
     UnknownTableError,
     UnsupportedSqlError,
     UpqueryTimeout,
+    ValueCountError,
     error_code,
 )
 from rivulet.server.errors import SQLSTATES, failure
@@ -137,6 +142,16 @@ STATEMENTS = [
     ("SELECT parameter(id) FROM t", [], UnknownFunctionError, S, 1305, "42000", 400, "sql"),
     ("SELECT IFNULL(n) FROM t", [], ArgumentCountError, S, 1582, "42000", 400, "sql"),
     ("SELECT UPPER() FROM t", [], ArgumentCountError, S, 1582, "42000", 400, "sql"),
+    # statements MySQL refuses with codes of their own
+    ("SELECT id FROM t JOIN a ON t.id = a.id", [], AmbiguousColumnError, S, 1052, "23000", 400,
+     "sql"),
+    ("SELECT n, COUNT(*) FROM t", [], NotGroupedError, S, 1055, "42000", 400, "sql"),
+    ("SELECT id FROM t WHERE COUNT(*) > 1", [], AggregateMisuseError, S, 1111, "HY000", 400,
+     "sql"),
+    ("SELECT COUNT(MAX(n)) FROM t", [], AggregateMisuseError, S, 1111, "HY000", 400, "sql"),
+    ("INSERT INTO t VALUES (5)", [], ValueCountError, S, 1136, "21S01", 400, "sql"),
+    ("SELECT id FROM t UNION SELECT id, n FROM t", [], UnionWidthError, S, 1222, "21000", 400,
+     "sql"),
     # names a statement gives that do not exist
     ("SELECT nope FROM t WHERE id = 1", [], UnknownColumnError, S, 1054, "42S22", 400, "sql"),
     ("INSERT INTO t (id, nope) VALUES (2, 1)", [], UnknownColumnError, S, 1054, "42S22", 400,

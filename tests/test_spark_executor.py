@@ -356,6 +356,9 @@ def test_engine_functions(world: World) -> None:
         "amount + price", "MOD(big, 1000)", "big DIV 3 + 1", "-score", "score * f", "price * f",
         "day = '2020-01-02'", "at > '2020-01-01'", "day < at", "day + 0", "at + 0",
         "flag + 1", "NOT flag", "TRUE", "score BETWEEN 5 AND '9x'", "note IN (12, 'ABC')",
+        "CONVERT_TZ(at, '+00:00', '+05:30')", "CONVERT_TZ(day, 'SYSTEM', '-03:00')",
+        "CONVERT_TZ(at, note, '+01:00')", "LTRIM(note)", "RPAD(note, 6, '*')",
+        "DAYOFMONTH(at)", "MID(note, 2)", "OCTET_LENGTH(note)",
     ]
     items = ", ".join(f"{e} AS x{i}" for i, e in enumerate(exprs))
     name = world.view(f"SELECT id, {items} FROM items")

@@ -15,6 +15,7 @@ sqlglot's executor over the MySQL protocol.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ import rivulet
 from rivulet.errors import (
     ArgumentCountError,
     ParameterCountError,
+    ParameterError,
     RivuletError,
     SqlSyntaxError,
     UnknownFunctionError,
@@ -251,6 +253,29 @@ def test_a_call_mysql_refuses_is_refused_with_mysqls_code(pair: Any, sql: str,
     mariadb_refuses(pair, sql, code)
 
 
+@pytest.mark.parametrize(("sql", "code"), [
+    ("SELECT u.id FROM t JOIN t u ON t.id = u.a WHERE id = 1", 1052),
+    ("SELECT a, COUNT(*) FROM t GROUP BY b", 1055),
+    ("SELECT id FROM t WHERE COUNT(*) > 1", 1111),
+    ("SELECT COUNT(MAX(a)) FROM t", 1111),
+    ("SELECT id FROM t UNION SELECT id, a FROM t", 1222),
+])
+def test_a_statement_mysql_refuses_has_mysqls_code(pair: Any, sql: str, code: int) -> None:
+    """Not syntax errors: MySQL names each of these mistakes with a code of its own."""
+    with pytest.raises(RivuletError) as caught:
+        pair.db.execute(sql)
+    assert error_code(caught.value).mysql == code, (sql, caught.value)
+    mariadb_refuses(pair, sql, code)
+
+
+def test_an_insert_row_of_the_wrong_width_has_mysqls_code(pair: Any) -> None:
+    with pytest.raises(RivuletError) as caught:
+        pair.db.execute("INSERT INTO t VALUES (9, 1)")
+    assert error_code(caught.value).mysql == 1136
+    with pytest.raises(pymysql.err.MySQLError, match="1136"):
+        pair.conn.cursor().execute("INSERT INTO t VALUES (9, 1)")
+
+
 @pytest.mark.parametrize("sql", [
     "SELECT IF(a, 1) FROM t",
     "SELECT COUNT(a, b) FROM t",
@@ -297,6 +322,21 @@ def test_a_parameter_without_a_value_is_a_parameter_count_error(db: rivulet.Data
     exc = refused(db, "SELECT id FROM t WHERE a = ?", ParameterCountError)
     assert error_code(exc).mysql == 1210
     refused(db, "SELECT id FROM t WHERE a = ?", ParameterCountError, params=(1, 2))
+    db.execute("CREATE VIEW by_a AS SELECT id FROM t WHERE a = ?")
+    db.execute("CREATE VIEW all_ids AS SELECT id FROM t")
+    db.execute("CREATE VIEW in_s AS SELECT id FROM t WHERE s IN (?, ?)")
+    db.settle()
+    for read in (lambda: db.view("by_a").lookup(), lambda: db.view("all_ids").lookup(1),
+                 lambda: db.view("by_a").lookup_many([(1, 2)])):
+        with pytest.raises(ParameterCountError):
+            read()
+    # a list where the values were meant one by one was a TypeError (unhashable)
+    for read in (lambda: db.view("by_a").lookup([1]), lambda: db.view("in_s").lookup(["x"]),
+                 lambda: db.view("by_a").lookup_many([{"a": 1}]),
+                 lambda: db.execute("SELECT id FROM t WHERE a = ?", [[1]])):
+        with pytest.raises(ParameterError, match="one by one"):
+            read()
+    assert db.view("in_s").lookup("x", "y") == [(1,), (2,)]
 
 
 # --------------------------------------------------------------------------- valid MySQL
@@ -369,6 +409,13 @@ def wire_rows(conn: Any, sql: str) -> list[tuple]:
         return list(cursor.fetchall())
 
 
+def test_a_key_beyond_sqlites_integers_reads_no_row(wire: Any) -> None:
+    """A literal made a view's parameter reached SQLite's lookup, which cannot bind an
+    integer past 64 bits: error 1105 (an OverflowError). MySQL finds no row."""
+    assert wire_rows(wire, "SELECT id FROM t WHERE id = 1180591620717411303424") == []
+    assert wire_rows(wire, "SELECT id FROM t WHERE id IN (1, -99999999999999999999)") == [(1,)]
+
+
 def test_the_mysql_protocol_sends_the_codes(wire: Any) -> None:
     assert wire_error(wire, "SELCT 1") == (
         1064, "You have an error in your SQL syntax near 'SELCT 1' at line 1, column 1")
@@ -393,3 +440,16 @@ def test_a_select_without_from_answers_only_what_drivers_ask(wire: Any) -> None:
                 "SELECT 0x41", "SELECT 99999999999999999999", "SELECT NOW()"):
         code, message = wire_error(wire, sql)
         assert code == 1235 and "SELECT without FROM" in message, (sql, code, message)
+
+
+def test_text_that_ends_inside_a_string_is_refused_at_once(wire: Any) -> None:
+    """The server splits a statement's literals off with one regular expression, whose
+    string branch took exponential time on a string left open: 30 characters held the
+    event loop (and the GIL: every connection, every thread) for minutes."""
+    for opening in ("'", '"', "`"):
+        sql = f"SELECT id FROM t WHERE s = {opening}" + " abc def" * 200
+        started = time.monotonic()
+        code, message = wire_error(wire, sql)
+        assert code == 1064 and "is not closed" in message, (code, message)
+        assert time.monotonic() - started < 5
+    assert wire_rows(wire, "SELECT id FROM t WHERE s = 'it''s' OR s = \"y\"") == [(2,)]

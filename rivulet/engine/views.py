@@ -27,7 +27,7 @@ from rivulet.dataflow.ops.filter import Filter
 from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.engine.upquery import BUSY, Upqueries
-from rivulet.errors import ClosedError, RivuletError
+from rivulet.errors import ClosedError, ParameterCountError, ParameterError, RivuletError
 from rivulet.plan.bound import bound_plan
 from rivulet.plan.params import (
     KeyLookup,
@@ -153,18 +153,22 @@ class View:
         ``timeout`` seconds to start, the database's ``upquery_timeout`` by default); with
         ``block=False`` it returns :data:`NOT_READY` instead and computes them meanwhile.
         """
-        if self._simple and len(params) == 1 and type(params[0]) in self._exact:
-            entry = self._entries.get(params[0])
-            if entry is not None:  # a hit: counted once, here or by ``get``
-                result = entry.result
-                if result is None:
-                    result = self._state.get(params[0])  # type: ignore[union-attr]
-                    if result is MISSING:  # evicted since: a miss after all
-                        return self._lookup(params, block, timeout)
-                else:
-                    entry.reads += 1
-                return list(result) if result else self._defaults(params[0])
-        return self._lookup(params, block, timeout)
+        try:
+            if self._simple and len(params) == 1 and type(params[0]) in self._exact:
+                entry = self._entries.get(params[0])
+                if entry is not None:  # a hit: counted once, here or by ``get``
+                    result = entry.result
+                    if result is None:
+                        result = self._state.get(params[0])  # type: ignore[union-attr]
+                        if result is MISSING:  # evicted since: a miss after all
+                            return self._lookup(params, block, timeout)
+                    else:
+                        entry.reads += 1
+                    return list(result) if result else self._defaults(params[0])
+            return self._lookup(params, block, timeout)
+        except TypeError:
+            _check_scalars(params)
+            raise
 
     def lookup_nowait(self, *params: Any) -> Any:
         """``lookup(..., block=False)`` for a server's event loop: never waits. A miss on a
@@ -240,7 +244,7 @@ class View:
         computed: list[tuple] = []
         for k in keys:
             if len(k) != width:
-                raise RivuletError(
+                raise ParameterCountError(
                     f"view {self.name!r} is keyed by {width} value(s), "
                     f"got a key of {len(k)}: {k!r}"
                 )
@@ -327,9 +331,12 @@ class View:
         plan = self.plan
         if self._unparameterized:
             if params:
-                raise RivuletError(f"view {self.name!r} takes no parameters, got {len(params)}")
+                raise ParameterCountError(
+                    f"view {self.name!r} takes no parameters, got {len(params)}")
             return self._read_one((), block, timeout)
         values = values_by_param(plan, params)
+        if plan.in_list:  # (an unhashable value here is not caught on the way)
+            _check_scalars(values["in"])
         asked = self._key_lookup.keys(values)
         if isinstance(asked, Unkeyed):
             return self._computed(params, block)
@@ -588,3 +595,17 @@ def _by_prefix(keys: Iterable[tuple], listed: int) -> dict[tuple, list[Any]]:
     for key in keys:
         out.setdefault(key[:listed] + key[listed + 1:], []).append(key[listed])
     return out
+
+
+def _check_scalars(values: Sequence[Any]) -> None:
+    """A ParameterError for a parameter value that is not a scalar (a list where the IN
+    list's values were meant to be passed one by one, say), which a read fails on deep
+    inside; nothing if every value is one (the failure was something else)."""
+    for value in values:
+        try:
+            hash(value)
+        except TypeError:
+            raise ParameterError(
+                f"a parameter value must be a number, string, bytes, date, datetime or "
+                f"None, got a {type(value).__name__} ({value!r:.40}); pass the values of "
+                "an IN (?, ...) one by one") from None

@@ -12,7 +12,12 @@ from typing import Protocol
 
 from sqlglot import exp
 
-from rivulet.errors import ArgumentCountError, UnknownFunctionError, UnsupportedSqlError
+from rivulet.errors import (
+    AggregateMisuseError,
+    ArgumentCountError,
+    UnknownFunctionError,
+    UnsupportedSqlError,
+)
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
@@ -159,7 +164,8 @@ def translate(node: exp.Expr, scope: Scope,
     if isinstance(node, exp.Anonymous):
         return _call(node, node.name.upper(), list(node.expressions), t)
     if is_aggregate(node):
-        raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here")
+        raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here",
+                       AggregateMisuseError)
     if isinstance(node, exp.Func) and node.meta.get(WRITTEN_NAME):
         raise unsupported_function(node, str(node.meta[WRITTEN_NAME]))
     raise unsupported(node, "expression")

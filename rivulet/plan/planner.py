@@ -29,7 +29,14 @@ from typing import Any, Protocol
 
 from sqlglot import exp
 
-from rivulet.errors import ParameterError, SqlError, UnknownTableError
+from rivulet.errors import (
+    AggregateMisuseError,
+    ParameterError,
+    SqlError,
+    UnionWidthError,
+    UnknownColumnError,
+    UnknownTableError,
+)
 from rivulet.plan import ir
 from rivulet.plan.expressions import is_aggregate, kind_of, translate, unify_kinds
 from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
@@ -355,7 +362,7 @@ class Planner:
             distinct = True
             arg_node = arg_node.expressions[0]
         for inner in arg_node.find_all(*_AGG_TYPES) if arg_node is not None else ():
-            raise error_at(inner, "aggregates cannot be nested")
+            raise error_at(inner, "aggregates cannot be nested", AggregateMisuseError)
         if isinstance(arg_node, exp.Star):
             if fn != "count":
                 raise error_at(agg, f"{fn.upper()}(*) is not valid")
@@ -391,10 +398,12 @@ class Planner:
         return extra
 
     def _resolve_select_alias(self, select: exp.Select, node: exp.Expr) -> exp.Expr:
-        if isinstance(node, exp.Literal) and not node.is_string:
+        _refuse_negative_position(node, "GROUP BY")
+        if _is_position(node):
             position = int(node.this)
             if not 1 <= position <= len(select.expressions):
-                raise error_at(node, f"GROUP BY position {position} is out of range")
+                raise error_at(node, f"unknown column '{position}' in GROUP BY: position "
+                               f"{position} is out of range", UnknownColumnError)
             item = select.expressions[position - 1]
             return item.this if isinstance(item, exp.Alias) else item
         if isinstance(node, exp.Column) and not node.table:
@@ -451,10 +460,12 @@ class Planner:
             node = term.this
             desc = bool(term.args.get("desc"))
             index = None
-            if isinstance(node, exp.Literal) and not node.is_string:
+            _refuse_negative_position(node, "ORDER BY")
+            if _is_position(node):
                 position = int(node.this)
                 if not 1 <= position <= visible:
-                    raise error_at(node, f"ORDER BY position {position} is out of range")
+                    raise error_at(node, f"unknown column '{position}' in ORDER BY: position "
+                                   f"{position} is out of range", UnknownColumnError)
                 index = position - 1
             elif isinstance(node, exp.Column) and not node.table:
                 for i in range(visible):
@@ -482,7 +493,8 @@ class Planner:
         arity = len(planned[0][1])
         for (_, names), branch in zip(planned, branches):
             if len(names) != arity:
-                raise error_at(branch, "the SELECTs of a UNION have different numbers of columns")
+                raise error_at(branch, "the SELECTs of a UNION have different numbers of "
+                               "columns", UnionWidthError)
         names = planned[0][1]
         columns = tuple(
             ir.ColumnInfo(
@@ -692,3 +704,16 @@ def _limit(query: exp.Expr) -> tuple[int | None, int]:
             raise unsupported(value, "? as OFFSET")
         offset = int(value.this)
     return limit, offset or 0
+
+
+def _is_position(node: exp.Expr) -> bool:
+    """``ORDER BY 2`` / ``GROUP BY 2``: an unsigned integer names a select-list column (a
+    decimal such as ``1.5`` is a constant, as in MySQL)."""
+    return isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit()
+
+
+def _refuse_negative_position(node: exp.Expr, clause: str) -> None:
+    """MySQL reads ``ORDER BY -1`` as a position too, and names no column by it."""
+    if isinstance(node, exp.Neg) and _is_position(node.this):
+        raise error_at(node, f"unknown column '-{node.this.this}' in {clause}",
+                       UnknownColumnError)

@@ -79,8 +79,8 @@ class _Parser(MySQLParser):
 
 
 class _Dialect(MySQL):
-    """MySQL as sqlglot reads it, with :class:`_Parser`; functions keep the name they were
-    written with (``IFNULL``, not ``COALESCE``) for the errors that name them."""
+    """MySQL as sqlglot reads it, with :class:`_Parser`; a function it builds keeps the
+    name it was written with, for the errors that name it."""
 
     ORIGINAL_NAME_META_KEY = syntax.WRITTEN_NAME
     Parser = _Parser

@@ -338,7 +338,7 @@ def _check_identifier(node: exp.Identifier, text: str, by_start: dict[int, Token
 
 def _check_arguments(node: exp.Func, text: str) -> None:
     """The number of arguments a call was written with, against what the function takes
-    (sqlglot keeps some wrong counts: ``IFNULL(a)`` becomes ``COALESCE(a)``)."""
+    (the tree does not always say: sqlglot reads ``COUNT(a, b)`` as a count of ``a``)."""
     count = node.meta.get(WRITTEN_ARGUMENTS)
     if count is None:
         if not isinstance(node, exp.Anonymous):

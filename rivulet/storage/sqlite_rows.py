@@ -99,9 +99,20 @@ def looked_up_as_number(column: Column) -> bool:
     return column.kind == DECIMAL and column.scale is None
 
 
+#: The integers SQLite binds: a wider one (a client's ``WHERE id = 99999999999999999999``)
+#: is bound as its text, which an INTEGER or REAL column compares as a number (equal to no
+#: stored integer) and a TEXT column as text.
+_SQLITE_INTS = range(-2**63, 2**63)
+
+
 def key_to_db(key: Any, to_db: list[Callable | None], width: int) -> tuple:
     values = (key,) if width == 1 else key
-    return tuple(v if fn is None or v is None else fn(v) for v, fn in zip(values, to_db))
+    return tuple(_bindable(v) if fn is None or v is None else fn(v)
+                 for v, fn in zip(values, to_db))
+
+
+def _bindable(value: Any) -> Any:
+    return str(value) if type(value) is int and value not in _SQLITE_INTS else value
 
 
 def lookup_sql(table: str, names: list[str], target: list[str], width: int, count: int,
