@@ -13,6 +13,7 @@ value or name keep the code of what actually went wrong.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import threading
 import warnings
@@ -26,6 +27,7 @@ import pytest
 import rivulet
 import rivulet.engine.limits
 from rivulet import errors
+from rivulet.engine.views import View
 from rivulet.errors import (
     ERROR_CODES,
     AggregateMisuseError,
@@ -292,12 +294,21 @@ def test_the_api_naming_no_view_or_table_is_an_unknown_object(db: rivulet.Databa
     assert client_for(db).get("/views/missing", params={"key": 1}).status_code == 404
 
 
-def test_a_plain_rivulet_error_is_unknown_to_mysql_and_a_bad_request_over_http(
+def test_a_key_of_the_wrong_width_is_a_parameter_count_error_over_http_too(
         db: rivulet.Database) -> None:
     exc = raised(lambda: db.view("by_id").lookup_many([(1, 2)]))
-    check(exc, RivuletError, RivuletError, 1105, "HY000", 400, "bad_request")
-    check_http(client_for(db).post("/views/by_id/lookup", json=[[1, 2]]), 400, "bad_request",
+    check(exc, ParameterCountError, RivuletError, 1210, "HY000", 400, "sql")
+    check_http(client_for(db).post("/views/by_id/lookup", json=[[1, 2]]), 400, "sql",
                str(exc))
+
+
+def test_a_plain_rivulet_error_is_unknown_to_mysql_and_a_bad_request_over_http(
+        db: rivulet.Database) -> None:
+    with _plain_error_from_lookup_many():
+        exc = raised(lambda: db.view("by_id").lookup_many([(1,)]))
+        check(exc, RivuletError, RivuletError, 1105, "HY000", 400, "bad_request")
+        check_http(client_for(db).post("/views/by_id/lookup", json=[[1]]), 400, "bad_request",
+                   str(exc))
 
 
 def test_limits_are_limit_errors_and_an_answer_too_large_is_mysqls_too_big_select(
@@ -386,8 +397,21 @@ def test_a_failed_dataflow_is_503_failed(db: rivulet.Database) -> None:
                                                  "params": [1]}), 503, "failed", str(exc))
     # While the dataflow has failed, an error of no more specific kind is answered as the
     # failure too (the HTTP API's one rule of its own).
-    response = client_for(db).post("/views/by_id/lookup", json=[[1, 2]])
+    with _plain_error_from_lookup_many():
+        response = client_for(db).post("/views/by_id/lookup", json=[[1]])
     assert response.status_code == 503 and response.json()["kind"] == "failed"
+
+
+@contextlib.contextmanager
+def _plain_error_from_lookup_many() -> Iterator[None]:
+    """``View.lookup_many`` raising a RivuletError of no more specific kind (the few left
+    are hard to reach on purpose)."""
+    def fail(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise RivuletError("a plain error")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(View, "lookup_many", fail)
+        yield
 
 
 def test_a_damaged_database_file_is_a_storage_error(tmp_path: Path) -> None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
+from collections.abc import Sequence
+from typing import Any
 
 from sqlglot import exp
 
@@ -26,6 +28,7 @@ from rivulet.migrate import alter
 from rivulet.migrate.copy import plan_copy
 from rivulet.plan import ir
 from rivulet.plan.catalog import ADHOC_PREFIX, is_adhoc
+from rivulet.plan.params import values_by_param
 from rivulet.plan.planner import Planner
 from rivulet.plan.usage import scan_columns
 from rivulet.spark.bootstrap import PlanRecordingBuilder
@@ -339,9 +342,12 @@ class Program:
         replaced since it was looked up)."""
         return self.views.get(view.name.lower()) is view
 
-    def prepare(self, sql: str, parsed: exp.Expr | None = None) -> View:
+    def prepare(self, sql: str, parsed: exp.Expr | None = None, *,
+                params: Sequence[Any] | None = None) -> View:
         """The view that answers the ad-hoc SELECT ``sql``, made on first use (``parsed``:
-        its syntax tree, if the caller parsed it already; it becomes the view's).
+        its syntax tree, if the caller parsed it already; it becomes the view's). With
+        ``params``, the values a read will pass: a wrong number of them is refused before
+        the view is made, so that the failed read changes nothing.
 
         Queries that differ only in the length of an ``IN (?, ...)`` list, or in spacing
         and case, share one view (Noria's MySQL adapter does the same).
@@ -349,10 +355,11 @@ class Program:
         self.core.check_open()
         view = self.adhoc.get(sql)
         if view is None:
-            view = self.adhoc[sql] = self._adhoc_view(sql, parsed)
+            view = self.adhoc[sql] = self._adhoc_view(sql, parsed, params)
         return view
 
-    def _adhoc_view(self, sql: str, parsed: exp.Expr | None) -> View:
+    def _adhoc_view(self, sql: str, parsed: exp.Expr | None,
+                    params: Sequence[Any] | None) -> View:
         core = self.core
         core.limits.check_statement(sql)
         node = parse_one(sql) if parsed is None else parsed
@@ -371,6 +378,8 @@ class Program:
         if view is None:
             # Planned before any change: a query that cannot be answered changes nothing.
             plan = Planner(core.catalog).plan_view(name, node, normalized)
+            if params is not None:
+                values_by_param(plan, params)  # raises ParameterCountError
             with core.migration():
                 view = self.views.get(name)
                 if view is None:

@@ -248,6 +248,7 @@ class View:
                     f"view {self.name!r} is keyed by {width} value(s), "
                     f"got a key of {len(k)}: {k!r}"
                 )
+            _check_scalars(k)
             stored = tuple(key_value(kind, v) for kind, v in zip(self._key_kinds, k))
             if any(v is Unkeyed.NOTHING for v in stored):
                 unmatched += 1

@@ -194,7 +194,10 @@ def literal_of(value: Any) -> ir.Lit:
         return ir.Lit(None, None)
     kind = _VALUE_KINDS.get(type(value))
     if kind is None:
-        raise ParameterError(f"a parameter cannot be a {type(value).__name__}: {value!r}")
+        raise ParameterError(
+            f"a parameter value must be a number, string, bytes, date, datetime or None, got "
+            f"a {type(value).__name__} ({value!r:.40}); pass the values of an IN (?, ...) one "
+            "by one")
     return ir.Lit(int(value) if kind is BOOL else value, kind)
 
 
