@@ -153,12 +153,14 @@ def types_mismatch(got: Sequence[Sequence[Any]], expected: Sequence[Sequence[Any
 
 def decimals_mismatch(got: Sequence[Sequence[Any]],
                       expected: Sequence[Sequence[Any]]) -> str | None:
-    """``None`` if each column's DECIMAL values are, as a multiset, exactly MariaDB's (the
-    row comparison lets numbers differ by a relative 1e-9, right for floats only)."""
+    """``None`` if each column's DECIMAL values are, as a multiset, exactly MariaDB's, as
+    a client reads them (the row comparison lets numbers differ by a relative 1e-9, right
+    for floats only; and ``-0.00`` is not what MySQL shows for zero)."""
     width = max((len(r) for r in expected), default=0)
     for i in range(width):
-        mine = Counter(r[i] for r in got if i < len(r) and isinstance(r[i], decimal.Decimal))
-        theirs = Counter(r[i] for r in expected if isinstance(r[i], decimal.Decimal))
+        mine = Counter(str(r[i]) for r in got
+                       if i < len(r) and isinstance(r[i], decimal.Decimal))
+        theirs = Counter(str(r[i]) for r in expected if isinstance(r[i], decimal.Decimal))
         if mine and theirs and mine != theirs:
             return (f"column {i + 1}: DECIMAL values differ: rivulet "
                     f"{sorted(mine - theirs)[:5]}, MariaDB {sorted(theirs - mine)[:5]}")
