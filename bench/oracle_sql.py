@@ -507,9 +507,9 @@ def _numeric_function(target: Cls) -> Callable[[Gen, Sequence[Ref], int], str]:
                            f"CEIL({g.expr(Cls.DEC, refs, depth)})"])
         if target == Cls.DEC:
             x = g.expr(Cls.DEC, refs, depth)
-            options = [f"ABS({x})", f"-({x})", f"ROUND({x}, {g.num(0, 1)})"]
+            options = [f"ABS({x})", f"-({x})", f"ROUND({x}, 0)"]  # (never a scale above x's)
             if g.shapes.allows("DECIMAL scale of arithmetic and CAST"):
-                options += [f"ROUND({x}, {g.num(2, 4)})",
+                options += [f"ROUND({x}, {g.num(1, 4)})",
                             f"CAST({g.numeric(refs, depth)} AS DECIMAL(12,3))",
                             f"GREATEST({x}, {g.expr(Cls.DEC, refs, depth)})",
                             f"LEAST({x}, {g.expr(Cls.DEC, refs, depth)})",
