@@ -24,17 +24,20 @@ class _TimeUp(Exception):
     """Raised into Hypothesis to end a budgeted run."""
 
 
-def drive(strategy: Any, seconds: float, check: Callable[..., None]) -> dict[str, Any]:
-    """Call ``check(*example)`` on examples of ``strategy`` (tuples) for ``seconds``;
-    returns ``{"inputs", "failures", "examples"}`` (one message per kind of failure, the
-    kind being the message's text before its first colon)."""
+def drive(strategy: Any, seconds: float, check: Callable[..., None], *,
+          done: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+    """Call ``check(*example)`` on examples of ``strategy`` (tuples) for ``seconds``, or
+    until ``done()``; returns ``{"inputs", "failures", "examples", "seconds"}`` (one
+    message per kind of failure, the kind being the message's text before its first
+    colon)."""
     inputs, failed = 0, 0
     failures: list[str] = []
-    deadline = time.monotonic() + seconds
+    started = time.monotonic()
+    deadline = started + seconds
 
     def counted(*args: Any) -> None:
         nonlocal inputs, failed
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline or done():
             raise _TimeUp
         inputs += 1
         try:
@@ -50,12 +53,13 @@ def drive(strategy: Any, seconds: float, check: Callable[..., None]) -> dict[str
     def fuzz(example: Any) -> None:
         counted(*example)
 
-    while time.monotonic() < deadline:  # Hypothesis may stop early once it exhausts a space
+    while time.monotonic() < deadline and not done():  # (Hypothesis may stop early)
         try:
             fuzz()
         except _TimeUp:
             break
-    return {"inputs": inputs, "failures": failed, "examples": failures[:20]}
+    return {"inputs": inputs, "failures": failed, "examples": failures[:20],
+            "seconds": round(time.monotonic() - started, 1)}
 
 
 __all__ = ["Failure", "drive"]

@@ -2,7 +2,7 @@
 
 A fuzzer that only checks "no crash" passes a database that answers wrongly. Here every
 statement, lookup and row write that rivulet accepts, embedded, over the MySQL protocol or
-over HTTP (a *front*: :class:`EmbeddedFront`, :class:`WireFront`, :class:`HttpFront`), is
+over HTTP (a *front*: ``bench/oracle_fronts.py``), is
 also run on a :class:`Mirror`, a MariaDB schema holding the same tables and rows, set up
 as MySQL 8 (``bench/mysql_oracle.py``), and the :class:`Checker` compares:
 
@@ -32,8 +32,6 @@ accepted inputs (SQL, hostile writes, HTTP requests) with a :class:`Checker`.
 
 from __future__ import annotations
 
-import base64
-import datetime as dt
 import decimal
 import itertools
 import json
@@ -48,7 +46,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -57,7 +55,17 @@ from bench import oracle_sql as q
 from bench.answers import query_shape
 from bench.fuzz_budget import drive
 from bench.mysql_oracle import MariaDBOracle, inline_params, mysql_mismatch, start_oracle
-from rivulet.errors import ClosedError, DataflowFailedError, RivuletError, UpqueryTimeout
+from bench.oracle_fronts import (
+    FRONTS,
+    Broken,
+    Front,
+    FrontMaker,
+    Inexpressible,
+    Refused,
+    insert_sql,
+    update_sql,
+)
+from rivulet.errors import RivuletError
 
 #: Mismatches kept with their repro in the results (the counts cover every one).
 MAX_EXAMPLES = 25
@@ -66,23 +74,8 @@ MAX_EXAMPLES = 25
 # --------------------------------------------------------------------------- outcomes
 
 
-class Refused(Exception):
-    """rivulet refused the input with a clean error (a RivuletError, an error packet, a
-    4xx with ``{"error", "kind"}``)."""
-
-
-class Broken(Exception):
-    """rivulet failed in a way no input excuses: an exception that is not a RivuletError,
-    a 5xx, a dropped connection, an error answer without its parts."""
-
-
 class OracleRefused(Exception):
     """MariaDB rejected the statement (an error MySQL would give)."""
-
-
-class Inexpressible(Exception):
-    """No MySQL client can send this input (a NaN, a lone surrogate, a nested list): there
-    is nothing to compare with."""
 
 
 @dataclass
@@ -294,372 +287,6 @@ def _literal(conn: Any, value: Any) -> str:
         return repr(value)
 
 
-# --------------------------------------------------------------------------- fronts
-
-
-class Front(Protocol):
-    """How a fuzzer reaches rivulet. Each call raises :class:`Refused` for a clean error and
-    :class:`Broken` for anything else; parameters are Python values."""
-
-    name: str
-
-    def sent(self, params: Sequence[Any]) -> tuple[Any, ...]:
-        """The parameter values as they reach rivulet (what the oracle is given too)."""
-        ...
-
-    def answer(self, rows: Sequence[Sequence[Any]]) -> list[tuple]:
-        """MariaDB's rows as this front answers them (HTTP: as JSON)."""
-        ...
-
-    def query(self, sql: str, params: Sequence[Any]) -> list[tuple]: ...
-
-    def write(self, sql: str, params: Sequence[Any]) -> int: ...
-
-    def create_view(self, name: str, sql: str) -> None: ...
-
-    def drop_view(self, name: str) -> None: ...
-
-    def lookup(self, name: str, sql: str, params: Sequence[Any]) -> list[tuple]: ...
-
-    def insert_rows(self, table: str, rows: Sequence[Sequence[Any] | dict[str, Any]]) -> int: ...
-
-    def insert_statements(self, table: str, rows: Sequence[Sequence[Any] | dict[str, Any]]
-                          ) -> list[tuple[str, list]]:
-        """What MariaDB runs, in one transaction, for :meth:`insert_rows` of ``rows``."""
-        ...
-
-    def update_row(self, table: str, pk: int, values: dict[str, Any]) -> int: ...
-
-    def delete_row(self, table: str, pk: int) -> int: ...
-
-
-def _embedded(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    try:
-        return call(*args, **kwargs)
-    except (DataflowFailedError, ClosedError, UpqueryTimeout) as exc:  # not the input's fault
-        raise Broken(f"{type(exc).__name__}: {exc}") from exc
-    except RivuletError as exc:
-        raise Refused(f"{type(exc).__name__}: {exc}") from exc
-    except Exception as exc:
-        raise Broken(f"{type(exc).__name__}: {exc}") from exc
-
-
-class EmbeddedFront:
-    """rivulet in this process: ``db.query``, ``db.execute``, views, ``db.table(...)``."""
-
-    name = "embedded"
-
-    def __init__(self, db: rivulet.Database) -> None:
-        self.db = db
-
-    def sent(self, params: Sequence[Any]) -> tuple[Any, ...]:
-        return tuple(params)
-
-    def answer(self, rows: Sequence[Sequence[Any]]) -> list[tuple]:
-        return [tuple(r) for r in rows]
-
-    def settle(self) -> None:
-        _embedded(self.db.settle)
-
-    def query(self, sql: str, params: Sequence[Any]) -> list[tuple]:
-        self.settle()
-        return [tuple(r) for r in _embedded(self.db.query, sql, list(params))]
-
-    def write(self, sql: str, params: Sequence[Any]) -> int:
-        count = _embedded(self.db.execute, sql, list(params))
-        if not isinstance(count, int):
-            raise Broken(f"a write returned {count!r}")
-        self.settle()
-        return count
-
-    def create_view(self, name: str, sql: str) -> None:
-        _embedded(self.db.create_view, name, sql)
-
-    def drop_view(self, name: str) -> None:
-        _embedded(self.db.drop_view, name, if_exists=True)
-
-    def lookup(self, name: str, sql: str, params: Sequence[Any]) -> list[tuple]:
-        self.settle()
-        return [tuple(r) for r in _embedded(lambda: self.db.view(name).lookup(*params))]
-
-    def insert_rows(self, table: str, rows: Sequence[Sequence[Any] | dict[str, Any]]) -> int:
-        count = _embedded(lambda: self.db.table(table).insert_many(rows))
-        self.settle()
-        return int(count)
-
-    def insert_statements(self, table: str, rows: Sequence[Sequence[Any] | dict[str, Any]]
-                          ) -> list[tuple[str, list]]:
-        return _row_inserts(table, [dict(r) if isinstance(r, dict) else tuple(r) for r in rows])
-
-    def update_row(self, table: str, pk: int, values: dict[str, Any]) -> int:
-        count = _embedded(lambda: self.db.table(table).update("id = ?", [pk], **values))
-        self.settle()
-        return int(count)
-
-    def delete_row(self, table: str, pk: int) -> int:
-        count = _embedded(lambda: self.db.table(table).delete("id = ?", [pk]))
-        self.settle()
-        return int(count)
-
-
-class WireFront:
-    """rivulet's MySQL server, through PyMySQL (parameters inlined by the driver, as every
-    MySQL client without server-side prepared statements sends them). A view with ``?``
-    is what a MySQL client asks as the same query text with different literals, which the
-    server answers from one view: :meth:`lookup` sends the view's SELECT with the values
-    inlined."""
-
-    name = "mysql"
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.conn = self._connect()
-
-    def _connect(self) -> Any:
-        import pymysql
-
-        conn = pymysql.connect(host="127.0.0.1", port=self.port, user="root", autocommit=True,
-                               read_timeout=120, write_timeout=120, charset="utf8mb4")
-        with conn.cursor() as cur:
-            cur.execute("SET rivulet_read_your_writes = 1")
-        return conn
-
-    def close(self) -> None:
-        self.conn.close()
-
-    def sent(self, params: Sequence[Any]) -> tuple[Any, ...]:
-        return tuple(params)
-
-    def answer(self, rows: Sequence[Sequence[Any]]) -> list[tuple]:
-        return [tuple(r) for r in rows]
-
-    def _run(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[tuple]]:
-        import pymysql
-
-        try:
-            text = inline_params(sql, params, self.conn)
-            text.encode("utf-8")
-        except Exception as exc:
-            raise Inexpressible(f"{type(exc).__name__}: {exc}") from None
-        try:
-            with self.conn.cursor() as cur:
-                count = cur.execute(text)
-                return count, [tuple(r) for r in cur.fetchall()]
-        except pymysql.err.MySQLError as exc:
-            code = exc.args[0] if exc.args else None
-            if isinstance(code, int) and 1000 <= code < 2000:
-                raise Refused(f"{code}: {exc.args[1] if len(exc.args) > 1 else ''}") from exc
-            self.conn.close()
-            self.conn = self._connect()
-            raise Broken(f"{type(exc).__name__}: {exc}") from exc
-        except Exception as exc:  # the socket, or an answer the driver cannot read
-            self.conn.close()
-            self.conn = self._connect()
-            raise Broken(f"{type(exc).__name__}: {exc}") from exc
-
-    def query(self, sql: str, params: Sequence[Any]) -> list[tuple]:
-        return self._run(sql, params)[1]
-
-    def write(self, sql: str, params: Sequence[Any]) -> int:
-        return self._run(sql, params)[0]
-
-    def create_view(self, name: str, sql: str) -> None:
-        pass  # (see the class docstring)
-
-    def drop_view(self, name: str) -> None:
-        pass
-
-    def lookup(self, name: str, sql: str, params: Sequence[Any]) -> list[tuple]:
-        return self._run(sql, params)[1]
-
-    def insert_rows(self, table: str, rows: Sequence[Sequence[Any] | dict[str, Any]]) -> int:
-        (sql, params), = self.insert_statements(table, rows)
-        return self._run(sql, params)[0]
-
-    def insert_statements(self, table: str, rows: Sequence[Sequence[Any] | dict[str, Any]]
-                          ) -> list[tuple[str, list]]:
-        """One INSERT for the batch (rows given by column name: the columns any of them
-        names, NULL where a row names none), as a MySQL client sends a batch."""
-        return [_batch_insert(table, rows)]
-
-    def update_row(self, table: str, pk: int, values: dict[str, Any]) -> int:
-        return self._run(*_update_sql(table, pk, values))[0]
-
-    def delete_row(self, table: str, pk: int) -> int:
-        return self._run(f"DELETE FROM {table} WHERE id = ?", [pk])[0]
-
-
-class HttpFront:
-    """rivulet's HTTP API (docs/http.md): ``POST /sql``, ``PUT``/``GET``/``DELETE
-    /views/...``, ``POST``/``PATCH``/``DELETE /tables/.../rows``. Parameters and row values
-    go as JSON (a DECIMAL or a date as its string); answers come back as JSON, so MariaDB's
-    rows are compared in the same encoding (:meth:`answer`)."""
-
-    name = "http"
-
-    def __init__(self, url: str, db: rivulet.Database) -> None:
-        import httpx
-
-        self.client = httpx.Client(base_url=url, timeout=120)
-        self.db = db
-        self.lsn = 0
-
-    def close(self) -> None:
-        self.client.close()
-
-    def sent(self, params: Sequence[Any]) -> tuple[Any, ...]:
-        return tuple(json_value(v) for v in params)
-
-    def answer(self, rows: Sequence[Sequence[Any]]) -> list[tuple]:
-        return [tuple(http_value(v) for v in r) for r in rows]
-
-    def _call(self, method: str, path: str, *, ok_404: bool = False, **kwargs: Any) -> Any:
-        import httpx
-
-        try:
-            response = self.client.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise Broken(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
-        if response.status_code >= 500:
-            raise Broken(f"{method} {path}: {response.status_code} {response.text[:300]}")
-        try:
-            body = response.json()
-        except ValueError:
-            raise Broken(f"{method} {path}: {response.status_code} answered no JSON: "
-                         f"{response.text[:200]!r}") from None
-        if response.status_code >= 400:
-            if not isinstance(body, dict) or not body.get("error") or not body.get("kind"):
-                raise Broken(f"{method} {path}: error answer without error/kind: {body!r}")
-            if ok_404 and response.status_code == 404 and body["kind"] == "not_found":
-                return None
-            raise Refused(f"{response.status_code} {body['kind']}: {body['error']}")
-        if isinstance(body, dict) and isinstance(body.get("lsn"), int):
-            self.lsn = max(self.lsn, body["lsn"])
-        return body
-
-    def _settle(self) -> None:
-        _embedded(self.db.wait_for, self.lsn)
-
-    def query(self, sql: str, params: Sequence[Any]) -> list[tuple]:
-        self._settle()
-        body = self._call("POST", "/sql", json={"sql": sql, "params": list(self.sent(params))})
-        return [tuple(r) for r in body["rows"]]
-
-    def write(self, sql: str, params: Sequence[Any]) -> int:
-        body = self._call("POST", "/sql", json={"sql": sql, "params": list(self.sent(params))})
-        self._settle()
-        return int(body["rowcount"])
-
-    def create_view(self, name: str, sql: str) -> None:
-        self._call("PUT", f"/views/{name}", content=sql.encode())
-
-    def drop_view(self, name: str) -> None:
-        self._call("DELETE", f"/views/{name}", ok_404=True)
-
-    def lookup(self, name: str, sql: str, params: Sequence[Any]) -> list[tuple]:
-        key = json.dumps(list(self.sent(params)))
-        body = self._call("GET", f"/views/{name}", params={"key": key, "min_lsn": self.lsn})
-        return [tuple(r) for r in body["rows"]]
-
-    def insert_rows(self, table: str, rows: Sequence[Sequence[Any] | dict[str, Any]]) -> int:
-        payload = [{k: json_value(v) for k, v in r.items()} if isinstance(r, dict)
-                   else [json_value(v) for v in r] for r in rows]
-        body = self._call("POST", f"/tables/{table}/rows", json=payload)
-        self._settle()
-        return int(body["inserted"])
-
-    def insert_statements(self, table: str, rows: Sequence[Sequence[Any] | dict[str, Any]]
-                          ) -> list[tuple[str, list]]:
-        return _row_inserts(table, [{k: json_value(v) for k, v in r.items()}
-                                    if isinstance(r, dict) else self.sent(r) for r in rows])
-
-    def update_row(self, table: str, pk: int, values: dict[str, Any]) -> int:
-        body = self._call("PATCH", f"/tables/{table}/rows/{pk}", ok_404=True,
-                          json={k: json_value(v) for k, v in values.items()})
-        self._settle()
-        return 0 if body is None else int(body["updated"])
-
-    def delete_row(self, table: str, pk: int) -> int:
-        body = self._call("DELETE", f"/tables/{table}/rows/{pk}", ok_404=True)
-        self._settle()
-        return 0 if body is None else int(body["deleted"])
-
-
-def mysql_time(value: dt.timedelta) -> str:
-    """A TIME value as MySQL writes it (``-01:00:00``, ``838:59:59``)."""
-    seconds = int(value.total_seconds())
-    sign = "-" if seconds < 0 else ""
-    seconds = abs(seconds)
-    return f"{sign}{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
-
-def json_value(value: Any) -> Any:
-    """A parameter or row value as an HTTP client sends it in JSON: a DECIMAL, date, time
-    as its string (as MySQL writes it)."""
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, (dt.date, dt.datetime)):
-        return str(value)
-    if isinstance(value, dt.timedelta):
-        return mysql_time(value)
-    return value
-
-
-def http_value(value: Any) -> Any:
-    """A value of an answer as docs/http.md says the HTTP API encodes it: DATETIME/DATE in
-    ISO 8601, DECIMAL as its string, binary as base64, TIME as MySQL writes it, NaN and
-    infinities as null."""
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, (dt.date, dt.datetime)):
-        return value.isoformat()
-    if isinstance(value, dt.timedelta):
-        return mysql_time(value)
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(bytes(value)).decode()
-    if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
-        return None
-    return value
-
-
-def _insert_sql(table: str, rows: Sequence[Sequence[Any] | dict[str, Any]]) -> tuple[str, list]:
-    """An INSERT of ``rows`` (all tuples, or one dict) with ``?`` marks."""
-    if len(rows) == 1 and isinstance(rows[0], dict):
-        names = list(rows[0])
-        marks = ", ".join("?" * len(names))
-        cols = ", ".join(f"`{n}`" for n in names)
-        return f"INSERT INTO {table} ({cols}) VALUES ({marks})", list(rows[0].values())
-    marks = ", ".join("(" + ", ".join("?" * len(r)) + ")" for r in rows)
-    return f"INSERT INTO {table} VALUES {marks}", [v for r in rows for v in r]
-
-
-def _row_inserts(table: str, rows: Sequence[Sequence[Any] | dict[str, Any]]
-                 ) -> list[tuple[str, list]]:
-    """A batch as INSERTs: one for rows in column order, one per row given by name (its
-    columns; the others take their DEFAULT)."""
-    if any(isinstance(r, dict) for r in rows):
-        return [_insert_sql(table, [r]) for r in rows]
-    return [_insert_sql(table, rows)]
-
-
-def _batch_insert(table: str, rows: Sequence[Sequence[Any] | dict[str, Any]]
-                  ) -> tuple[str, list]:
-    if not any(isinstance(r, dict) for r in rows):
-        return _insert_sql(table, rows)
-    names = list(dict.fromkeys(k for r in rows if isinstance(r, dict) for k in r))
-    if any(not isinstance(r, dict) for r in rows):
-        raise ValueError("a batch mixes rows by name and rows in column order")
-    cols = ", ".join(f"`{n}`" for n in names)
-    marks = ", ".join("(" + ", ".join("?" * len(names)) + ")" for _ in rows)
-    params = [r.get(n) for r in rows if isinstance(r, dict) for n in names]
-    return f"INSERT INTO {table} ({cols}) VALUES {marks}", params
-
-
-def _update_sql(table: str, pk: int, values: dict[str, Any]) -> tuple[str, list]:
-    sets = ", ".join(f"`{c}` = ?" for c in values)
-    return f"UPDATE {table} SET {sets} WHERE id = ?", [*values.values(), pk]
-
-
 # --------------------------------------------------------------------------- the checker
 
 
@@ -680,7 +307,7 @@ class RowWrite:
             return front.insert_statements(self.table, list(self.rows))
         if self.kind == "update":
             sent = dict(zip(self.values, front.sent(list(self.values.values()))))
-            return [_update_sql(self.table, self.pk, sent)]
+            return [update_sql(self.table, self.pk, sent)]
         return [(f"DELETE FROM {self.table} WHERE id = ?", [self.pk])]
 
 
@@ -1153,10 +780,10 @@ def check_http_answer(checker: Checker, method: str, path: str, kwargs: dict[str
         db.settle()
         if method == "POST" and "inserted" in body:
             rows = request_json if isinstance(request_json, list) else [request_json]
-            statements = [_insert_sql(table, [r]) for r in rows if isinstance(r, (list, dict))]
+            statements = [insert_sql(table, [r]) for r in rows if isinstance(r, (list, dict))]
             _replay(checker, statements, int(body["inserted"]), table, path)
         elif method == "PATCH" and len(parts) == 4 and isinstance(request_json, dict):
-            _replay(checker, [_update_sql(table, _pk(parts[3]), request_json)],
+            _replay(checker, [update_sql(table, _pk(parts[3]), request_json)],
                     int(body["updated"]), table, path)
         elif method == "DELETE" and len(parts) == 4:
             _replay(checker, [(f"DELETE FROM {table} WHERE id = ?", [_pk(parts[3])])],
@@ -1339,43 +966,6 @@ def action(g: q.Gen, lookups: int = 60) -> Action:
     return Action(kind)
 
 
-#: Opens a front on a database: (the front, what closes it).
-FrontMaker = Callable[[rivulet.Database], tuple[Front, Callable[[], None]]]
-
-
-def embedded_front(db: rivulet.Database) -> tuple[Front, Callable[[], None]]:
-    return EmbeddedFront(db), lambda: None
-
-
-def wire_front(db: rivulet.Database) -> tuple[Front, Callable[[], None]]:
-    from rivulet.server.mysql.server import ServerThread
-
-    server = ServerThread(db, port=0)
-    front = WireFront(server.port)
-
-    def close() -> None:
-        front.close()
-        server.stop()
-    return front, close
-
-
-def http_front(db: rivulet.Database) -> tuple[Front, Callable[[], None]]:
-    from rivulet.server.http.app import make_app
-    from rivulet.server.http.serve import serve_http
-
-    http = serve_http(make_app(db), port=0)
-    front = HttpFront(http.url, db)
-
-    def close() -> None:
-        front.close()
-        http.stop()
-    return front, close
-
-
-FRONTS: dict[str, FrontMaker] = {"embedded": embedded_front, "mysql": wire_front,
-                                 "http": http_front}
-
-
 class OracleSession:
     """Episodes of the oracle fuzzer: a fresh rivulet database (in ``root``) and the same
     tables in the mirror, with random rows, for ``episode`` inputs (or until a mismatch of
@@ -1524,13 +1114,17 @@ def schema_of(db: rivulet.Database, avoided: frozenset[str]) -> q.Schema:
 
 
 def run_oracle_fuzz(oracle: MariaDBOracle, seconds: dict[str, float], *,
+                    goals: Mapping[str, int] | None = None,
                     avoided: frozenset[str] = q.AVOIDED, tally: Tally | None = None,
                     lookups: int = 120, log: Callable[[str], None] = lambda _: None
                     ) -> dict[str, Any]:
-    """Generated SQL (``bench/oracle_sql.py``) through each front for ``seconds[front]``
-    (fronts: ``embedded``, ``mysql``, ``http``), checked against MariaDB."""
+    """Generated SQL (``bench/oracle_sql.py``) through each front (``embedded``,
+    ``mysql``, ``http``) for ``seconds[front]``, or until ``goals[front]`` inputs of that
+    front have been checked against MariaDB."""
     tally = tally or Tally()
+    goals = goals or {}
     inputs: dict[str, int] = {}
+    spent: dict[str, float] = {}
     episodes: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="rivulet-oracle-fuzz-") as tmp:
         probe = rivulet.open(Path(tmp) / "probe")
@@ -1547,23 +1141,27 @@ def run_oracle_fuzz(oracle: MariaDBOracle, seconds: dict[str, float], *,
             session = OracleSession(Path(tmp) / front_name, mirror, schema, tally,
                                     FRONTS[front_name])
             strategy = st.tuples(q.generated(schema, lambda g: action(g, lookups)))
+            goal = goals.get(front_name)
             try:
-                out = drive(strategy, budget, session.step)
+                out = drive(strategy, budget, session.step,
+                            done=lambda f=front_name, n=goal: n is not None
+                            and tally.checked[f] >= n)
             finally:
                 session.close()
             inputs[front_name] = out["inputs"]
+            spent[front_name] = out["seconds"]
             episodes[front_name] = session.episodes
             log(f"oracle fuzz over {front_name}: {out['inputs']} inputs, "
                 f"{tally.checked[front_name]} checked, {tally.mismatched[front_name]} "
                 f"mismatches, {tally.refused[front_name]} refused")
         mirror.conn.close()
-    return {"inputs": inputs, "episodes": episodes,
+    return {"inputs": inputs, "seconds": spent, "episodes": episodes,
             "columns": [c.sql_type for c in schema.table("r").columns],
             "avoided_shapes": sorted(avoided)}
 
 
-def fuzz_worker(port: int, seconds: dict[str, float], avoided: Sequence[str],
-                lookups: int = 120) -> tuple[Tally, dict[str, Any]]:
+def fuzz_worker(port: int, seconds: dict[str, float], goals: dict[str, int],
+                avoided: Sequence[str], lookups: int = 120) -> tuple[Tally, dict[str, Any]]:
     """:func:`run_oracle_fuzz` in a worker process, against the oracle's MariaDB on
     ``port`` (started by the parent: only its port is needed to connect)."""
     import warnings
@@ -1575,13 +1173,11 @@ def fuzz_worker(port: int, seconds: dict[str, float], avoided: Sequence[str],
     warnings.filterwarnings("ignore", category=HypothesisWarning)
     tally = Tally()
     server = MariaDB(Path(tempfile.gettempdir()), port)  # (not started here: connect only)
-    out = run_oracle_fuzz(MariaDBOracle(server), seconds, avoided=frozenset(avoided),
-                          tally=tally, lookups=lookups)
+    out = run_oracle_fuzz(MariaDBOracle(server), seconds, goals=goals,
+                          avoided=frozenset(avoided), tally=tally, lookups=lookups)
     return tally, out
 
 
-__all__ = ["FRONTS", "Action", "Broken", "Checker", "EmbeddedFront", "HttpFront",
-           "Inexpressible", "Mirror", "OracleRefused", "OracleSession", "Refused", "RowWrite",
-           "Tally", "WireFront", "action", "check_http_answer", "free_port", "fuzz_worker",
-           "http_value", "json_value", "mariadb_oracle", "row_write", "run_oracle_fuzz",
-           "schema_of"]
+__all__ = ["Action", "Checker", "Mirror", "OracleRefused", "OracleSession", "RowWrite", "Tally",
+           "action", "check_http_answer", "free_port", "fuzz_worker", "mariadb_oracle",
+           "row_write", "run_oracle_fuzz", "schema_of"]

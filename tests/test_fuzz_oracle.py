@@ -1,6 +1,7 @@
-"""The fuzzers' oracle checks (bench/reliability_oracle.py): what rivulet accepts is run on
-MariaDB too and compared, so a wrong answer, a wrong type or scale, a wrong count of
-affected rows or a refusal that changed data is found, and every check is counted.
+"""The fuzzers' oracle checks (bench/reliability_oracle.py, through the fronts of
+bench/oracle_fronts.py): what rivulet accepts is run on MariaDB too and compared, so a
+wrong answer, a wrong type or scale, a wrong count of affected rows or a refusal that
+changed data is found, and every check is counted.
 
 A fake front (rivulet behind a wrapper that answers wrong) must be caught; the real one,
 over the generated SQL of bench/oracle_sql.py with its avoided shapes, must not."""
@@ -19,19 +20,15 @@ from pymysql.constants import CLIENT
 import rivulet
 from bench import oracle_sql as q
 from bench.mysql_oracle import MariaDBOracle, mysql_mismatch
+from bench.oracle_fronts import EmbeddedFront, Front, Refused, embedded_front, http_value
 from bench.reliability_oracle import (
     Checker,
-    EmbeddedFront,
-    Front,
     Mirror,
     OracleRefused,
     OracleSession,
-    Refused,
     RowWrite,
     Tally,
     action,
-    embedded_front,
-    http_value,
     run_oracle_fuzz,
     schema_of,
 )
@@ -226,3 +223,11 @@ def test_every_avoided_shape_is_one_the_generator_knows() -> None:
     everything = q.Shapes(frozenset())
     assert everything.allows("mixed string/number comparison")
     assert not everything.allows("an integer beyond 2**53 compared with a DOUBLE")
+
+
+def test_a_run_stops_once_its_goal_is_checked(mariadb_oracle: MariaDBOracle) -> None:
+    tally = Tally()
+    out = run_oracle_fuzz(mariadb_oracle, {"embedded": 120}, goals={"embedded": 30},
+                          tally=tally, lookups=10)
+    assert tally.checked["embedded"] >= 30
+    assert out["seconds"]["embedded"] < 120
