@@ -73,8 +73,11 @@ KNOWN_MISMATCHES: dict[str, str] = {
     # unowned (numeric functions), after types' DECIMAL division: ROUND of a DOUBLE
     # rounds the binary value half to even (ROUND(a / b) of integers relies on the float
     # path until `/` gives a DECIMAL).
-    "round-half-even": "M18: ROUND(2.5e0) gives 3 (MySQL 2); ROUND(2.675e0, 2) gives 2.68 "
-                       "(MySQL 2.67)",
+    "round-half-even": "M18: ROUND(2.5e0) gives 3 (MySQL 2), ROUND(-2.5e0) -3 (MySQL -2), "
+                       "ROUND(0.5e0) 1 (MySQL 0)",
+    # unowned (casts): CAST AS DECIMAL keeps the value's own scale.
+    "cast-decimal-scale": "M21: CAST(' 7' AS DECIMAL(8,2)) gives 7.0 (MySQL 7.00); "
+                          "CAST(1.5 AS DECIMAL) gives 1.5 (MySQL DECIMAL(10,0): 2)",
     # types: a join or a parameter comparing values of two types (or a DECIMAL with a
     # value of another scale) looks the key up as it is, not as MySQL compares.
     "mixed-type-keys": "M4: b VARCHAR '01', a INT 1: ON t0.b = t1.a joins nothing; "
@@ -424,10 +427,11 @@ def _small_int(draw: Callable, lo: int = -1, hi: int = 4) -> str:
 
 def _arith_family(a: Expr, b: Expr, op: str) -> str:
     fams = {a.family, b.family}
-    if op == "DIV":
-        return UINT if fams == {UINT} else INT
     if fams <= {INT, UINT} and UINT in fams and op != "/":
-        return UINT  # MySQL: an UNSIGNED operand makes integer arithmetic UNSIGNED
+        # MySQL: an UNSIGNED operand makes integer arithmetic UNSIGNED (MOD: the dividend)
+        return UINT if op != "%" or a.family == UINT else INT
+    if op == "DIV":
+        return INT
     if fams & {DBL, STR, ENUM, "mixed", "null"} or fams & set(TEMPORAL):
         return DBL if (fams & {DBL, STR}) else "mixed"
     if op == "/" or DEC in fams or DECX in fams:
@@ -607,12 +611,28 @@ class ExprGen:
         return Expr(f"{name}({', '.join(a.sql for a in args)})", fam)
 
     def function(self, depth: int) -> Expr:
-        group = self.pick(["string", "string", "number", "date"])
+        group = self.pick(["string", "string", "number", "date", "cast"])
         if group == "string":
             return self.string_function(depth)
         if group == "number":
             return self.number_function(depth)
+        if group == "cast":
+            return self.cast(depth)
         return self.date_function(depth)
+
+    def cast(self, depth: int) -> Expr:
+        """CAST(x AS type) of any x (MySQL's conversions, spelled out)."""
+        target, family = self.draw(st.sampled_from([
+            ("SIGNED", INT), ("UNSIGNED", UINT), ("CHAR", STR), ("DECIMAL(8,2)", DEC),
+            ("DOUBLE", DBL), ("DATE", DATE), ("DATETIME", DATETIME)]))
+        x = self.expr(depth - 1)
+        if family == DEC and left_out("cast-decimal-scale"):
+            target, family = "DOUBLE", DBL
+        if family in TEMPORAL and left_out("date-functions-of-numbers"):
+            x = self.temporal(0)
+        if family == UINT and left_out("unsigned-subtraction"):
+            target, family = "SIGNED", INT  # (a negative value CAST AS UNSIGNED wraps)
+        return Expr(f"CAST({x.sql} AS {target})", family)
 
     def string_function(self, depth: int) -> Expr:
         d = depth - 1
@@ -680,7 +700,8 @@ class ExprGen:
         if name == "SIGN":
             return Expr(f"SIGN({x.sql})", INT)
         if name in ("FLOOR", "CEIL", "CEILING", "ROUND"):
-            return Expr(f"{name}({x.sql})", INT if fam in (INT, UINT, DEC, DECX) else DBL)
+            return Expr(f"{name}({x.sql})", fam if fam in (INT, UINT) else INT if fam in (
+                DEC, DECX) else DBL)
         return Expr(f"{name}({x.sql})", fam)
 
     def date_function(self, depth: int) -> Expr:
@@ -889,7 +910,7 @@ def g_params(draw: Callable, scope: list[Expr], *, allow_range: bool, group: lis
     shapes = ["eq", "eq", "eq_flipped", "eq2", "in", "in_eq"]
     if allow_range:
         shapes += ["gt", "le", "flipped_range", "between", "two_bounds", "two_bounds",
-                   "eq_range"]
+                   "eq_range", "in_range"]
     if not left_out("parenthesized-predicates"):
         shapes.append("paren")
     kind = draw(st.sampled_from(shapes))
@@ -934,6 +955,11 @@ def g_params(draw: Callable, scope: list[Expr], *, allow_range: bool, group: lis
                     ps = ps[1:] + ps[:1]
         return conj, ps, k
     c = col()
+    if kind == "in_range":  # an IN list and a range, on one column or two
+        k = draw(st.integers(1, 3))
+        d = col()
+        conj = [f"{c.sql} IN ({', '.join(['?'] * k)})", f"{d.sql} >= ?", f"{d.sql} < ?"]
+        return conj, [(c.family, "in")] * k + [(d.family, "range")] * 2, k
     if kind == "gt":
         return [f"{c.sql} {draw(st.sampled_from(['>', '>=']))} ?"], [(c.family, "range")], 0
     if kind == "le":
@@ -1010,7 +1036,8 @@ def g_select(draw: Callable, tables: tuple[Table, ...], shape: Shape, depth: int
             items.append(gen.aggregate())
         if draw(st.integers(0, 3)) == 0:
             op = draw(st.sampled_from(["=", "<>", "<", "<=", ">", ">="]))
-            grouped = [g for g in group if g.column]  # (HAVING sees bare columns only)
+            # A group key in HAVING by its alias (MariaDB misreads some qualified names there)
+            grouped = [Expr(f"c{i}", e.family) for i, e in enumerate(items) if e in group]
             subject = gen.aggregate() if not grouped or draw(st.booleans()) else \
                 draw(st.sampled_from(grouped))
             having = f" HAVING {subject.sql} {op} {gen.comparand(subject, 0, literal=True).sql}"

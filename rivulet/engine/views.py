@@ -312,7 +312,7 @@ class View:
         else:
             keys = [tuple(eq_key)]
         if plan.range_column is not None:
-            return self._read_range(keys[0], values, block, timeout)
+            return self._read_range(keys, values, block, timeout)
         if len(keys) == 1:
             return self._read_one(keys[0], block, timeout)
         return self._read_keys(keys, block, timeout)
@@ -465,11 +465,19 @@ class View:
                 continue
         return out
 
-    def _read_range(self, key: tuple, values: dict[Any, Any], block: Block,
+    def _read_range(self, keys: list[tuple], values: dict[Any, Any], block: Block,
                     timeout: float | None) -> Any:
+        """The rows of ``keys`` (one per value of an ``IN (?, ...)`` list, else one) whose
+        range column is within the bounds, with the view's order and cut over them all."""
         state: RangeReader = self._state  # type: ignore[assignment]
-        coerced = self._coerce_key(key) if key else ()
-        if coerced is None or any(v is None for v in coerced):
+        state_keys: list[Any] = []
+        for key in keys:
+            coerced = self._coerce_key(key) if key else ()
+            if coerced is None or any(v is None for v in coerced):
+                continue  # matches no row
+            state_keys.append(coerced[0] if len(coerced) == 1 else coerced)
+        state_keys = list(dict.fromkeys(state_keys))  # (1 and 1.0 are one key)
+        if not state_keys:
             return []
         low = high = None
         low_inc = high_inc = True
@@ -485,19 +493,25 @@ class View:
                 low, low_inc = v, _LOWER[op]
             elif op in _UPPER and high is None:
                 high, high_inc = v, _UPPER[op]
-        state_key = coerced[0] if len(coerced) == 1 else coerced
-        rows = state.range(state_key, low, low_inc, high, high_inc)
+
+        def read() -> Any:
+            out: list[Row] = []
+            for state_key in state_keys:
+                rows = state.range(state_key, low, low_inc, high, high_inc)
+                if rows is MISSING:
+                    return MISSING
+                out.extend(rows)
+            return out
+
+        rows = read()
         if rows is MISSING:
             if block is Nowait.FILL_OR_NOTHING:
                 return NOT_READY
             if block is Nowait.FILL_OR_BACKGROUND or not block:
-                self._upqueries.fill_in_background(self._built, [state_key])
+                self._upqueries.fill_in_background(self._built, state_keys)
                 return NOT_READY
-            # (read under the lock that filled the key: no eviction comes between)
-            rows = self._upqueries.fill(
-                self._built, [state_key], timeout,
-                read=lambda: state.range(state_key, low, low_inc, high, high_inc),
-            )
+            # (read under the lock that filled the keys: no eviction comes between)
+            rows = self._upqueries.fill(self._built, state_keys, timeout, read=read)
         if len(bounds) > 2 or sum(op in _LOWER for op, _ in bounds) > 1:
             rows = [r for r in rows if all(_CHECK[op](r[range_column], v) for op, v in bounds)]
         return list(self._finish(rows))

@@ -327,6 +327,13 @@ def kind_of(expr: Expr, input_kinds: list[Kind | None]) -> Kind | None:
         return unify_kinds([kind_of(a, input_kinds) for a in expr.args[1:]])
     if fn == "DATE":
         return DATE
+    if fn == "UNIX_TIMESTAMP":
+        # An integer of a date, a datetime without fractions, a number, a constant without
+        # fractions; MySQL makes it a DECIMAL(.., 6) for a string column (left unknown).
+        arg = expr.args[0]
+        if isinstance(arg, Lit):
+            return INT if type(arg.value) is not str or "." not in arg.value else DECIMAL
+        return INT if kind_of(arg, input_kinds) in (DATE, DATETIME, INT, BOOL) else None
     if fn in _FIRST_ARG_FUNCTIONS:
         return unify_kinds([kind_of(a, input_kinds) for a in expr.args])
     return None

@@ -333,7 +333,8 @@ class _Request:
     whole: bool = False  # an unparameterized view: all its rows
     keys: tuple[tuple, ...] = ()  # equality keys (coerced, no NULLs, each once)
     null_keys: tuple[tuple, ...] = ()  # keys with a NULL: only an implicit group answers
-    range_key: tuple | None = None  # a range view: its equality key ...
+    range_keys: tuple[tuple, ...] | None = None  # a range view: its equality keys (one per
+    # value of an IN (?, ...) list, each once; else one) ...
     bounds: tuple[tuple[str, Any], ...] = ()  # ... and (op, value) bounds on its column
 
 
@@ -437,7 +438,7 @@ def _request(plan: ir.ViewPlan, params: tuple) -> _Request:
     eq_key = tuple(values[p] for p in plan.key_params[:n_eq])
     keys = [eq_key + (v,) for v in values["in"]] if plan.in_list else [eq_key]
     if plan.range_column is not None:
-        return _range_request(plan, keys[0], values)
+        return _range_request(plan, keys, values)
     if len(keys) == 1:
         key = _coerce_key(plan, keys[0])
         if key is None:
@@ -468,9 +469,14 @@ def _coerce_key(plan: ir.ViewPlan, key: tuple) -> tuple | None:
         return None
 
 
-def _range_request(plan: ir.ViewPlan, key: tuple, values: dict[Any, Any]) -> _Request:
-    coerced = _coerce_key(plan, key) if key else ()
-    if coerced is None or any(v is None for v in coerced):
+def _range_request(plan: ir.ViewPlan, keys: list[tuple], values: dict[Any, Any]) -> _Request:
+    wanted: list[tuple] = []
+    for key in keys:
+        coerced = _coerce_key(plan, key) if key else ()
+        if coerced is not None and not any(v is None for v in coerced):
+            wanted.append(coerced)  # (a key with a NULL, or not of its kind, matches no row)
+    wanted = list(dict.fromkeys(wanted))
+    if not wanted:
         return _Request()
     bounds = [(b.op, values[b.param]) for b in plan.range_bounds]
     if any(v is None for _, v in bounds):
@@ -487,7 +493,7 @@ def _range_request(plan: ir.ViewPlan, key: tuple, values: dict[Any, Any]) -> _Re
         except SchemaError:
             raise RivuletError(
                 f"range parameter {v!r} is not comparable with a {info.kind} column") from None
-    return _Request(range_key=coerced, bounds=tuple(converted))
+    return _Request(range_keys=tuple(wanted), bounds=tuple(converted))
 
 
 def _typed_literal(value: Any, data_type: T.DataType) -> Column:
@@ -507,7 +513,7 @@ def _request_parts(plan: ir.ViewPlan, root: DataFrame, requests: list[_Request])
     for rid, req in enumerate(requests):
         if req.whole:
             parts.append(root.withColumn(_REQ, SF.lit(rid)))
-        elif req.range_key is not None:
+        elif req.range_keys is not None:
             parts.append(_range_rows(plan, root, req).withColumn(_REQ, SF.lit(rid)))
     keyed = [(rid, key) for rid, req in enumerate(requests) for key in req.keys]
     if keyed:
@@ -516,14 +522,18 @@ def _request_parts(plan: ir.ViewPlan, root: DataFrame, requests: list[_Request])
 
 
 def _range_rows(plan: ir.ViewPlan, root: DataFrame, req: _Request) -> DataFrame:
-    """Rows of a range request: the equality key, then every bound (each ``col op ?`` is a
-    conjunct of the view's WHERE)."""
+    """Rows of a range request: one of the equality keys, then every bound (each ``col op
+    ?`` is a conjunct of the view's WHERE)."""
     assert plan.range_column is not None  # a range view
     column = name(plan.range_column)
     data_type = root.schema[column].dataType
     tests = [SF.col(column).isNotNull()]
-    for i, v in zip(plan.key, req.range_key or ()):
-        tests.append(SF.col(name(i)) == _typed_literal(v, root.schema[name(i)].dataType))
+    alternatives = [
+        reduce(lambda p, q: p & q,
+               [SF.col(name(i)) == _typed_literal(v, root.schema[name(i)].dataType)
+                for i, v in zip(plan.key, key)], SF.lit(True))
+        for key in req.range_keys or ()]
+    tests.append(reduce(lambda p, q: p | q, alternatives))
     for op, v in req.bounds:
         bound = _typed_literal(v, data_type)
         c = SF.col(column)
