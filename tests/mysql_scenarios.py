@@ -156,7 +156,7 @@ ENUM_MEMBERS = ("b", "a", "01", "x y")  # not in alphabetical order: ENUMs sort 
 
 STRINGS = (
     "01", "1e3", " 7", "abc", "", "a\\b", "a b", "a ", "é", "1", "7", "A", "a", "1.5",
-    "-0.25", "2024-01-02", "it's", "😀", "ß", "12abc", "a%b", "a_b", "\\", "É",
+    "-0.25", "2024-01-02", "it's", "😀", "ß", "12abc", "a%b", "a_b", "\\", "É", "ΑΣ",
 )
 
 
@@ -231,8 +231,10 @@ def sql_value(v: Any) -> str:
         return sql_str(v)
     if isinstance(v, dt.timedelta):
         return sql_str(_fmt_seconds(int(v.total_seconds())))
-    if isinstance(v, (dt.date, dt.datetime)):
+    if isinstance(v, dt.datetime):
         return sql_str(v.isoformat(sep=" "))
+    if isinstance(v, dt.date):
+        return sql_str(v.isoformat())
     raise TypeError(v)
 
 
@@ -353,10 +355,13 @@ class Example:
     prints it with :meth:`__repr__`, as SQL)."""
 
     def __init__(self, tables: tuple[Table, ...], rows: dict[str, list[tuple[Any, ...]]],
-                 queries: list[Query]) -> None:
+                 queries: list[Query], writes: list[str] | None = None) -> None:
         self.tables = tables
         self.rows = rows
         self.queries = queries
+        #: INSERT, UPDATE and DELETE statements a test may run after a first comparison, to
+        #: compare again (views maintained through writes of every type).
+        self.writes = writes or []
 
     def __repr__(self) -> str:  # what Hypothesis prints for a falsifying example
         lines = ["Example("]
@@ -366,6 +371,7 @@ class Example:
         for q in self.queries:
             lines.append(f"  {q.sql}" + (f"   -- params {list(q.params)!r}"
                                          if q.parameterized else ""))
+        lines += [f"  then: {w}" for w in self.writes]
         lines.append(")")
         return "\n".join(lines)
 
@@ -420,6 +426,23 @@ def _lit(draw: Callable, family: str | None = None) -> Expr:
     return Expr(sql_value(value), fam if fam in NUMERIC else STR)
 
 
+def _native_lit(draw: Callable, family: str) -> Expr:
+    """A literal that a column of ``family`` holds as it is (as a parameter, its value needs
+    no conversion: a DECIMAL of the columns' scale, a date written as dates are)."""
+    if family in (DEC, DECX):
+        return Expr(sql_value(draw(st.sampled_from(SQL_TYPES[3].values))), DEC)
+    if family == UINT:
+        return Expr(str(draw(st.sampled_from([0, 1, 7, 1000]))), INT)
+    if family in (DATE, DATETIME, TIME):
+        typ = next(t for t in SQL_TYPES if t.family == family)
+        return Expr(sql_value(draw(st.sampled_from(typ.values))), STR)
+    if family in (INT, DBL, STR):
+        return _lit(draw, family)
+    if family == ENUM:
+        return Expr(sql_str(draw(st.sampled_from(ENUM_MEMBERS))), STR)
+    return _lit(draw, INT)
+
+
 def _small_int(draw: Callable, lo: int = -1, hi: int = 4) -> str:
     v = draw(st.integers(lo, hi))
     return str(v)
@@ -442,9 +465,12 @@ def _arith_family(a: Expr, b: Expr, op: str) -> str:
 class ExprGen:
     """Expressions over a scope of columns, each a draw away."""
 
-    def __init__(self, draw: Callable, scope: list[Expr]) -> None:
+    def __init__(self, draw: Callable, scope: list[Expr], *, native_literals: bool = False
+                 ) -> None:
         self.draw = draw
         self.scope = scope
+        #: Literals compared with a bare column are of the column's type (see Shape.wire).
+        self.native_literals = native_literals
 
     def pick(self, options: list[str]) -> str:
         return self.draw(st.sampled_from(options))
@@ -471,6 +497,8 @@ class ExprGen:
     def comparand(self, other: Expr, depth: int, *, literal: bool = False) -> Expr:
         """Something to compare ``other`` with (an expression, or a literal): any type,
         but only dates next to a temporal value while that is a known mismatch."""
+        if literal and self.native_literals and other.column:
+            return _native_lit(self.draw, other.family)
         e = _lit(self.draw) if literal else self.expr(depth)
         if not left_out("temporal-comparisons"):
             return e
@@ -840,6 +868,10 @@ class Shape:
     unions: bool = True
     params: bool = True
     order: bool = True
+    #: For the MySQL protocol, whose server makes a literal compared with a column in WHERE
+    #: a view parameter: while "mixed-type-keys" is a known mismatch, such literals are of
+    #: the column's own type there.
+    wire: bool = False
 
 
 @dataclass
@@ -1010,7 +1042,7 @@ def g_select(draw: Callable, tables: tuple[Table, ...], shape: Shape, depth: int
     if shape.unions and width is None and depth > 0 and draw(st.integers(0, 7)) == 0:
         return g_union(draw, tables, shape, depth)
     from_sql, scope = g_from(draw, tables, shape, depth)
-    gen = ExprGen(draw, scope)
+    gen = ExprGen(draw, scope, native_literals=shape.wire and left_out("mixed-type-keys"))
     where: list[str] = []
     if draw(st.integers(0, 2)) > 0:
         where.append(gen.pred(2).sql)
@@ -1148,4 +1180,27 @@ def examples(draw: Callable, shape: Shape | None = None, *, queries: tuple[int, 
     for _ in range(draw(st.integers(*queries))):
         select = g_select(draw, tables, shape, draw(st.sampled_from([1, 1, 2])))
         out.append(Query(select.sql, g_reads(draw, select, reads)))
-    return Example(tables, rows, out)
+    writes = [g_write(draw, draw(st.sampled_from(tables)), rows, 1000 + 10 * i)
+              for i in range(draw(st.integers(0, 4)))]
+    return Example(tables, rows, out, writes)
+
+
+def g_write(draw: Callable, table: Table, rows: dict[str, list[tuple]], fresh_id: int) -> str:
+    """An INSERT of new rows, an UPDATE of a column to a value of its type (or NULL), or a
+    DELETE, by key or by a value (``fresh_id``: the first key the INSERT may use)."""
+    ids = [r[0] for r in rows[table.name]] or [1]
+    kind = draw(st.sampled_from(["insert", "update", "update", "delete"]))
+    if kind == "insert":
+        new = [(fresh_id + i,) + tuple(g_value(draw, c) for c in table.columns)
+               for i in range(draw(st.integers(1, 3)))]
+        values = ", ".join("(" + ", ".join(sql_value(v) for v in r) + ")" for r in new)
+        return f"INSERT INTO {table.name} VALUES {values}"
+    col = draw(st.sampled_from(table.columns))
+    if kind == "update":
+        value = g_value(draw, col)
+        where = f"id = {draw(st.sampled_from(ids))}" if draw(st.booleans()) else \
+            f"{col.name} IS NOT NULL"
+        return f"UPDATE {table.name} SET {col.name} = {sql_value(value)} WHERE {where}"
+    if draw(st.booleans()):
+        return f"DELETE FROM {table.name} WHERE id = {draw(st.sampled_from(ids))}"
+    return f"DELETE FROM {table.name} WHERE {col.name} = {sql_value(g_value(draw, col))}"

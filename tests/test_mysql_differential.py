@@ -65,6 +65,12 @@ def examples_for(fraction: float, long_profile: int) -> int:
     return max(3, int(settings.default.max_examples * fraction))
 
 
+def timeout_for(long_profile: int) -> int:
+    """pytest-timeout's limit for a test: the default 300 s, or 8 s per example of the long
+    profile."""
+    return 8 * long_profile if settings.get_current_profile_name() == "long" else 300
+
+
 #: No shrinking unless asked for (``RIVULET_DIFF_SHRINK=1``): an example is two databases
 #: and a few dozen queries, so shrinking one takes many minutes; the failure names its query,
 #: parameters and both answers, and the example's schema and rows are printed with it.
@@ -195,6 +201,7 @@ def load(pair: MySQLPair, example: Example) -> None:
 # --------------------------------------------------------------------------- embedded
 
 
+@pytest.mark.timeout(timeout_for(340))
 @settings(max_examples=examples_for(0.5, 340), **SETTINGS)
 @given(examples())
 def test_embedded_queries(mariadb_oracle: Any, example: Example) -> None:
@@ -211,11 +218,13 @@ def test_embedded_queries(mariadb_oracle: Any, example: Example) -> None:
                              "db.query")
 
 
+@pytest.mark.timeout(timeout_for(320))
 @settings(max_examples=examples_for(0.5, 320), **SETTINGS)
 @given(examples(Shape(), queries=(4, 10), reads=8))
 def test_views_with_parameters(mariadb_oracle: Any, example: Example) -> None:
     """Views with ``?`` marks, read with several tuples of parameter values of every type,
-    answer what MariaDB answers for the view's SELECT with those values inlined."""
+    answer what MariaDB answers for the view's SELECT with those values inlined; and again
+    after writes (INSERT, UPDATE, DELETE of values of every type) maintained them."""
     with MySQLPair(mariadb_oracle) as pair:
         load(pair, example)
         for i, q in enumerate(example.queries):
@@ -232,6 +241,17 @@ def test_views_with_parameters(mariadb_oracle: Any, example: Example) -> None:
                 compare_read(pair, q.sql, params,
                              lambda name=name, params=params: pair.db.view(name).lookup(*params),
                              f"view {name}")
+        if not example.writes:
+            return
+        for statement in example.writes:  # then writes, and every view again
+            pair.execute(statement)
+        pair.settle()
+        for i, q in enumerate(example.queries):
+            if f"v{i}" in pair.views:
+                for params in q.params:
+                    compare_read(pair, q.sql, params,
+                                 lambda i=i, params=params: pair.db.view(f"v{i}").lookup(*params),
+                                 f"view v{i} after the writes")
 
 
 def _raiser(exc: Exception) -> Callable[[], list[tuple]]:
@@ -361,8 +381,9 @@ def compare_wire(pair: MySQLPair, client: Any, q: Query, params: Sequence[Any]) 
             f"  query:  {q.sql}\n  params: {tuple(params)!r}")
 
 
+@pytest.mark.timeout(timeout_for(240))
 @settings(max_examples=examples_for(0.5, 240), **SETTINGS)
-@given(examples(queries=(8, 20), reads=2))
+@given(examples(Shape(wire=True), queries=(8, 20), reads=2))
 def test_queries_over_the_wire(mariadb_oracle: Any, example: Example) -> None:
     """PyMySQL gets the same rows and column types from rivulet's MySQL server as from
     MariaDB, for the same statement text and parameters."""
@@ -370,7 +391,8 @@ def test_queries_over_the_wire(mariadb_oracle: Any, example: Example) -> None:
         load(pair, example)
         server = ServerThread(pair.db, port=0)
         client = pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
-                                 database="rivulet", autocommit=True)
+                                 database="rivulet", autocommit=True,
+                                 ssl_disabled=True)
         try:
             with client.cursor() as cur:
                 cur.execute("SET rivulet_read_your_writes = 1")
@@ -450,7 +472,8 @@ def test_regression_wire_kinds_of_arithmetic(regression_pair: MySQLPair) -> None
            "FROM t")
     server = ServerThread(regression_pair.db, port=0)
     client = pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
-                             database="rivulet", autocommit=True)
+                             database="rivulet", autocommit=True,
+                             ssl_disabled=True)
     try:
         rows, fields = _run(client, sql, ())
         _theirs_rows, theirs = _run(regression_pair.conn, sql, ())
@@ -485,3 +508,12 @@ def test_regression_having_prefers_an_alias_to_an_ungrouped_column(
     """A HAVING name that is both a SELECT alias and a FROM column not grouped by means the
     alias (it was read as the column, and refused under ONLY_FULL_GROUP_BY)."""
     regression_pair.check_query(sql)
+
+
+def test_regression_upper_and_lower_map_one_character_to_one(mysql_pair: MySQLPair) -> None:
+    """UPPER('ß') is 'ß' and LOWER('ΑΣ') is 'ασ' (MySQL's simple case mapping; Python's
+    str.upper made 'SS', its str.lower a final sigma)."""
+    mysql_pair.execute("CREATE TABLE u (id INT PRIMARY KEY, s VARCHAR(20))")
+    mysql_pair.insert_many("u", [(1, "Straße"), (2, "ΑΣ"), (3, "é É"), (4, "abc"), (5, None)])
+    mysql_pair.check_query("SELECT id, UPPER(s), LOWER(s), UCASE(s), LCASE(s) FROM u")
+    mysql_pair.check_query("SELECT id FROM u WHERE UPPER(s) = 'STRAßE'")

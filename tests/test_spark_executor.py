@@ -348,6 +348,7 @@ def test_engine_functions(world: World) -> None:
         "CONCAT_WS('-', cat, note, score)",
         "REVERSE(note)", "LEFT(note, 2)", "RIGHT(note, 2)", "CHAR_LENGTH(note)", "LENGTH(note)",
         "LENGTH(raw)", "UPPER(note)", "LOWER(note)", "SUBSTRING(note, 2, 3)", "SUBSTRING(note, -2)",
+        "UPPER(CONCAT(note, 'ßᾳ'))", "LOWER(CONCAT(note, 'ΑΣİ'))",  # one character to one
         "SUBSTRING(note, 0)", "CONCAT(note, price)", "CONCAT(f, '')", "CONCAT(at, '')",
         "CONCAT(day, '')", "CAST(f AS CHAR)", "CAST(note AS SIGNED)", "CAST(note AS DECIMAL)",
         "CAST(note AS DOUBLE)", "CAST('2020-02-03' AS DATE)", "CAST(day AS DATETIME)",
