@@ -37,13 +37,6 @@ def test_strings_compare_by_code_point(pair: MySQLPair) -> None:
     pair.check_query("SELECT id FROM t WHERE s = 'A'")
 
 
-def test_upper_and_lower_use_full_case_mapping(pair: MySQLPair) -> None:
-    """Python's (and Spark's) case mapping may change a string's length; MySQL maps one
-    character to one."""
-    assert pair.db.query("SELECT UPPER('ß') FROM t") == [("SS",)]
-    assert pair.mariadb("SELECT UPPER('ß') FROM t") == [("ß",)]
-
-
 def test_integer_arithmetic_past_bigint_is_exact(pair: MySQLPair) -> None:
     """MySQL refuses a result beyond BIGINT's range (error 1690); rivulet keeps the exact
     integer, since a view cannot fail a read for one of its rows."""

@@ -348,6 +348,7 @@ def test_engine_functions(world: World) -> None:
         "CONCAT_WS('-', cat, note, score)",
         "REVERSE(note)", "LEFT(note, 2)", "RIGHT(note, 2)", "CHAR_LENGTH(note)", "LENGTH(note)",
         "LENGTH(raw)", "UPPER(note)", "LOWER(note)", "SUBSTRING(note, 2, 3)", "SUBSTRING(note, -2)",
+        "UPPER(CONCAT(note, 'ßᾳ'))", "LOWER(CONCAT(note, 'ΑΣİ'))",  # one character to one
         "SUBSTRING(note, 0)", "CONCAT(note, price)", "CONCAT(f, '')", "CONCAT(at, '')",
         "CONCAT(day, '')", "CAST(f AS CHAR)", "CAST(note AS SIGNED)", "CAST(note AS DECIMAL)",
         "CAST(note AS DOUBLE)", "CAST('2020-02-03' AS DATE)", "CAST(day AS DATETIME)",
@@ -512,6 +513,12 @@ def test_in_lists_and_ranges(world: World) -> None:
     for params in [(5, 10), (10, 5), (None, 3), (7, 7)]:
         world.both("SELECT id FROM items WHERE score BETWEEN ? AND ?", params)
     world.both("SELECT id, score FROM items WHERE cat = ? AND score >= ? ORDER BY id", ("x", 5))
+    # an IN list with a range: every listed value's rows (the first value alone, once)
+    in_range = "SELECT id, cat, score FROM items WHERE cat IN (?, ?) AND score >= ? ORDER BY id"
+    for params in [("y", "y", 0), ("q", None, 0)]:
+        world.both(in_range, params)
+    assert [r[0] for r in world.both(in_range, ("x", "y", 5))] == [1, 2, 3, 4, 7]
+    assert [r[0] for r in world.both(in_range, (None, "y", 0))] == [3, 4]
     world.both("SELECT id, day FROM items WHERE day > ? ORDER BY day DESC LIMIT 2", ("2000-01-01",))
     world.both("SELECT id FROM items WHERE price <= ?", (Decimal("2.5"),))
     name = world.view("SELECT id, note FROM items WHERE big < ?")

@@ -22,7 +22,7 @@ from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
 from rivulet.values.registry import SCALAR_FUNCTIONS, arity_error
-from rivulet.values.schema import BOOL, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
+from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
 
 
 class Scope(Protocol):
@@ -82,6 +82,7 @@ FUNCTION_NODES: dict[type, str] = {
     exp.Repeat: "REPEAT",
     exp.Sign: "SIGN",
     exp.ConvertTimezone: "CONVERT_TZ",
+    exp.DayOfMonth: "DAY",
     **{getattr(exp, n): n.upper() for n in ("Hour", "Minute", "Second") if hasattr(exp, n)},
 }
 
@@ -138,7 +139,12 @@ def translate(node: exp.Expr, scope: Scope,
         like = Call("like", (t(node.this), t(node.expression)))
         return Call("not_", (like,)) if node.args.get("negate") else like
     if isinstance(node, exp.Escape):
-        raise unsupported(node, "LIKE ... ESCAPE")
+        # s [NOT] LIKE pattern ESCAPE c: sqlglot wraps the LIKE (its negation inside).
+        if not isinstance(node.this, exp.Like):
+            raise unsupported(node, "ESCAPE other than after LIKE")
+        like_node = node.this
+        like = Call("like", (t(like_node.this), t(like_node.expression), t(node.expression)))
+        return Call("not_", (like,)) if like_node.args.get("negate") else like
     if isinstance(node, exp.DPipe):
         # In MySQL's default mode || is logical OR.
         return Call("or_", (t(node.this), t(node.expression)))
@@ -152,6 +158,13 @@ def translate(node: exp.Expr, scope: Scope,
     if isinstance(node, exp.Length):
         name = "LENGTH" if node.args.get("binary") else "CHAR_LENGTH"
         return Call(name, (t(node.this),))
+    if isinstance(node, exp.Pad):  # LPAD / RPAD
+        name = "LPAD" if node.args.get("is_left") else "RPAD"
+        fill = node.args.get("fill_pattern")
+        if fill is None:
+            raise error_at(node, f"Incorrect parameter count in the call to native function "
+                                 f"'{name}'")
+        return Call(name, (t(node.this), t(node.expression), t(fill)))
     if isinstance(node, exp.StrPosition):
         args = [node.args["substr"], node.this]
         if node.args.get("position") is not None:
@@ -216,9 +229,14 @@ def _function_args(node: exp.Func) -> list[exp.Expr]:
     if isinstance(node, (exp.Concat, exp.ConcatWs)):
         return list(node.expressions)
     if isinstance(node, exp.Trim):
-        if node.args.get("position") or node.args.get("expression"):
-            raise unsupported(node, "TRIM with LEADING/TRAILING/FROM")
-        return [node.this]
+        # TRIM(s), LTRIM(s) and RTRIM(s) (sqlglot: a position, no remstr) and
+        # TRIM([BOTH|LEADING|TRAILING] [remstr] FROM s): values.trim(s, remstr, where).
+        where = str(node.args.get("position") or "BOTH").upper()
+        remstr = node.args.get("expression")
+        if remstr is None and where == "BOTH":
+            return [node.this]
+        return [node.this, remstr if remstr is not None else exp.Literal.string(" "),
+                exp.Literal.string(where)]
     if isinstance(node, exp.If):
         return [node.this, node.args["true"], node.args.get("false") or exp.Null()]
     if isinstance(node, exp.DateDiff):
@@ -299,10 +317,14 @@ _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", 
                      "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE",
                      "REVERSE", "LPAD", "RPAD", "REPEAT"}
 _INT_FUNCTIONS = {"LENGTH", "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE", "INSTR",
-                  "YEAR", "MONTH",
-                  "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND", "DATEDIFF", "SIGN", "int_div",
-                  "FLOOR", "CEIL", "CEILING"}
-_FIRST_ARG_FUNCTIONS = {"ABS", "ROUND", "neg", "COALESCE", "IFNULL", "NULLIF", "GREATEST", "LEAST"}
+                  "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND", "DATEDIFF",
+                  "SIGN", "int_div"}
+_FIRST_ARG_FUNCTIONS = {"COALESCE", "IFNULL", "NULLIF", "GREATEST", "LEAST"}
+#: Arithmetic: a string operand is read as a DOUBLE, a date as the number YYYYMMDD[hhmmss].
+_ARITHMETIC = {"add", "sub", "mul", "mod", "MOD", "neg", "ABS"}
+#: ROUND(x[, d]), FLOOR(x), CEIL(x): exact for exact x (FLOOR and CEIL an integer), else
+#: a DOUBLE.
+_ROUNDING = {"ROUND", "FLOOR", "CEIL", "CEILING"}
 
 
 def kind_of(expr: Expr, input_kinds: list[Kind | None]) -> Kind | None:
@@ -331,17 +353,41 @@ def kind_of(expr: Expr, input_kinds: list[Kind | None]) -> Kind | None:
     if fn == "div":
         arg_kinds = {kind_of(a, input_kinds) for a in expr.args}
         return DECIMAL if DECIMAL in arg_kinds and FLOAT not in arg_kinds else FLOAT
-    if fn in ("add", "sub", "mul", "mod", "MOD"):
-        return unify_kinds([kind_of(a, input_kinds) for a in expr.args])
+    if fn in _ARITHMETIC:
+        return arithmetic_kind([kind_of(a, input_kinds) for a in expr.args])
+    if fn in _ROUNDING:
+        kind = arithmetic_kind([kind_of(expr.args[0], input_kinds)])
+        return INT if kind == DECIMAL and fn != "ROUND" else kind
     if fn == "IF":
         return unify_kinds([kind_of(a, input_kinds) for a in expr.args[1:]])
     if fn == "DATE":
         return DATE
     if fn == "CONVERT_TZ":
         return DATETIME
+    if fn == "UNIX_TIMESTAMP":
+        # An integer of a date, a datetime without fractions, a number, a constant without
+        # fractions; MySQL makes it a DECIMAL(.., 6) for a string column (left unknown).
+        arg = expr.args[0]
+        if isinstance(arg, Lit):
+            return INT if type(arg.value) is not str or "." not in arg.value else DECIMAL
+        return INT if kind_of(arg, input_kinds) in (DATE, DATETIME, INT, BOOL) else None
     if fn in _FIRST_ARG_FUNCTIONS:
         return unify_kinds([kind_of(a, input_kinds) for a in expr.args])
     return None
+
+
+def arithmetic_kind(kinds: list[Kind | None]) -> Kind | None:
+    """The kind of ``+``, ``-``, ``*``, ``%`` or unary minus over operands of ``kinds``, as
+    MySQL types it: DOUBLE if an operand is a string or a DOUBLE, else DECIMAL if one is a
+    DECIMAL, else an integer (a DATE or DATETIME counts as the integer YYYYMMDD[hhmmss])."""
+    present = {k for k in kinds if k is not None}
+    if not present:
+        return None
+    if present & {STR, BYTES, FLOAT}:
+        return FLOAT
+    if DECIMAL in present:
+        return DECIMAL
+    return INT
 
 
 def unify_kinds(kinds: list[Kind | None]) -> Kind | None:

@@ -586,19 +586,30 @@ def _has_aggregate(select: exp.Select) -> bool:
 
 
 def _with_aliases_expanded(node: exp.Expr, select: exp.Select, scope: FromScope) -> exp.Expr:
-    """MySQL lets HAVING name SELECT-list aliases (``HAVING c > 1``); a name that is also a
-    column of the FROM clause keeps meaning the column."""
+    """MySQL lets HAVING name SELECT-list aliases (``HAVING c > 1``). A name that is also a
+    column of the FROM clause means the column where GROUP BY groups by that column (standard
+    SQL first, as MySQL documents) or inside an aggregate, and the alias elsewhere."""
     aliases = {
         item.alias.lower(): item.this for item in select.expressions if isinstance(item, exp.Alias)
     }
     if not aliases:
         return node
+    grouped: set[int] = set()
+    group = select.args.get("group")
+    for key in group.expressions if group is not None else []:
+        if isinstance(key, exp.Column):
+            try:
+                grouped.add(scope.resolve(key))
+            except SqlError:
+                pass  # (a GROUP BY alias or position)
 
     def expand(n: exp.Expr) -> exp.Expr:
         if isinstance(n, exp.Column) and not n.table and n.name.lower() in aliases:
             try:
-                scope.resolve(n)
+                column = scope.resolve(n)
             except SqlError:
+                return aliases[n.name.lower()].copy()
+            if column not in grouped and not _inside_aggregate(n):
                 return aliases[n.name.lower()].copy()
         return n
 

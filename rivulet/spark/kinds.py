@@ -170,7 +170,7 @@ def _round_scale(args: Sequence[Typed], exprs: Sequence[Expr]) -> int:
         return 0
     d = exprs[1]
     if isinstance(d, Lit) and type(d.value) is int:
-        return max(0, min(args[0].scale, d.value))
+        return max(0, min(d.value, 30))  # as values.round_: d places, at most 30
     return args[0].scale
 
 

@@ -49,7 +49,8 @@ def _saturated(x: Any) -> int:
 def cast_float(v: Any) -> float | None:
     if v is None:
         return None
-    return float(to_number(v)) if isinstance(v, (str, bytes)) else float(v)
+    # (a date is the number YYYYMMDD[hhmmss], as for every number context)
+    return float(to_number(v)) if isinstance(v, (str, bytes, _date)) else float(v)
 
 
 def cast_decimal(v: Any) -> Decimal | None:
