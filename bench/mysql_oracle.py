@@ -72,17 +72,21 @@ class MariaDBOracle:
     def __init__(self, server: MariaDB) -> None:
         self.server = server
         self._names = itertools.count()
+        self._admin: Any = None  # the connection that creates schemas, kept open
+
+    def close(self) -> None:
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
 
     def schema(self, **options: Any) -> Any:
         """A PyMySQL connection (autocommit) to a new, empty schema (``options`` go to
         ``pymysql.connect``: ``client_flag=MULTI_STATEMENTS`` to send batches)."""
         name = f"oracle{os.getpid()}_{next(self._names)}"  # (processes share a server)
-        admin = self.server.connect(None)
-        try:
-            with admin.cursor() as cur:
-                cur.execute(f"CREATE DATABASE {name}")
-        finally:
-            admin.close()
+        if self._admin is None:
+            self._admin = self.server.connect(None)
+        with self._admin.cursor() as cur:
+            cur.execute(f"CREATE DATABASE {name}")
         conn = self.server.connect(name, **options)
         with conn.cursor() as cur:  # literals compare as columns do
             cur.execute("SET NAMES utf8mb4 COLLATE utf8mb4_nopad_bin")
