@@ -453,3 +453,23 @@ def test_text_that_ends_inside_a_string_is_refused_at_once(wire: Any) -> None:
         assert code == 1064 and "is not closed" in message, (code, message)
         assert time.monotonic() - started < 5
     assert wire_rows(wire, "SELECT id FROM t WHERE s = 'it''s' OR s = \"y\"") == [(2,)]
+
+
+def test_sql_modes_that_change_how_sql_reads_are_refused(wire: Any) -> None:
+    """Under ANSI_QUOTES "s" is a column; rivulet reads it as a string, as MySQL's default
+    sql_mode does, so the mode is refused rather than answered wrongly (SQLAlchemy reads
+    @@sql_mode to decide how it quotes names). Modes under which MySQL answers as rivulet
+    does, or refuses more, are taken; @@sql_mode says MySQL 8's default, which rivulet
+    follows."""
+    default = ("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+               "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION")
+    assert wire_rows(wire, "SELECT @@sql_mode") == [(default,)]
+    for mode in ("ANSI_QUOTES", "ANSI", "PIPES_AS_CONCAT", "NO_BACKSLASH_ESCAPES",
+                 "STRICT_TRANS_TABLES,ANSI_QUOTES", "NO_SUCH_MODE"):
+        code, message = wire_error(wire, f"SET sql_mode = '{mode}'")
+        assert code == 1231 and mode.split(",")[-1] in message, (mode, code, message)
+    assert wire_rows(wire, "SELECT @@sql_mode") == [(default,)]
+    assert wire_rows(wire, "SELECT \"s\" FROM t WHERE id = 1") == [("s",)]
+    for mode in ("TRADITIONAL", "", "strict_trans_tables,only_full_group_by"):
+        wire_rows(wire, f"SET sql_mode = '{mode}'")
+    assert wire_rows(wire, "SELECT @@sql_mode") == [("STRICT_TRANS_TABLES,ONLY_FULL_GROUP_BY",)]
