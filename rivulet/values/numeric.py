@@ -69,9 +69,11 @@ def round_(x: Any, d: Any = 0) -> int | float | Decimal | None:
     # Decimal: d places exactly (MySQL types ROUND(x, d) of a DECIMAL as DECIMAL(p, d):
     # ROUND(1.00, 3) is 1.000), at most MySQL's 30
     if d >= 0:
-        return x.quantize(Decimal(1).scaleb(-min(d, _MAX_SCALE)), context=_ROUND_CTX)
-    q = x.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
-    return q.quantize(Decimal(1), context=_ROUND_CTX)
+        q = x.quantize(Decimal(1).scaleb(-min(d, _MAX_SCALE)), context=_ROUND_CTX)
+    else:
+        q = x.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
+        q = q.quantize(Decimal(1), context=_ROUND_CTX)
+    return q.copy_abs() if not q else q  # (a DECIMAL has no -0: ROUND(-0.25) is 0)
 
 
 def floor(x: Any) -> int | float | None:
