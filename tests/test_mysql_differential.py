@@ -455,6 +455,28 @@ def test_regression_cast_of_a_date_as_double(regression_pair: MySQLPair) -> None
     regression_pair.check_query("SELECT id FROM t WHERE CAST(dt AS DOUBLE) > 20240101")
 
 
+@pytest.mark.parametrize("sql", [
+    "SELECT id, CAST(s AS DECIMAL(8,2)), CAST(n AS DECIMAL(8,2)), CAST(f AS DECIMAL(8,2)), "
+    "CAST(d AS DECIMAL(8,1)), CAST(dt AS DECIMAL(8,2)) FROM t",
+    "SELECT id, CAST(s AS DECIMAL), CAST(f AS DECIMAL), CAST(d AS DECIMAL), "
+    "CAST(n AS DECIMAL(5)), CAST(d AS DECIMAL(3,2)), ROUND(-d, 0) FROM t",
+])
+def test_regression_cast_as_decimal_rounds_to_its_scale(regression_pair: MySQLPair,
+                                                         sql: str) -> None:
+    """CAST(x AS DECIMAL(M, D)) rounds to D places and saturates at M digits; DECIMAL alone
+    is DECIMAL(10, 0); no -0 (the cast kept the value's own scale)."""
+    regression_pair.check_query(sql)
+
+
+def test_regression_cast_as_signed_reads_the_integer_prefix(mysql_pair: MySQLPair) -> None:
+    """CAST('1e3' AS SIGNED) is 1, as MySQL reads a string's integer prefix (it was 1000)."""
+    mysql_pair.execute("CREATE TABLE c (id INT PRIMARY KEY, s VARCHAR(20))")
+    mysql_pair.insert_many("c", list(enumerate(
+        ["1e3", "1.9", " 7", "-0.25", "abc", "12abc", "", "  -12", "+5", "0x1A", "1.5e2",
+         "\t3", "-2.5", ".5", None])))
+    mysql_pair.check_query("SELECT id, CAST(s AS SIGNED), CAST(s AS SIGNED INTEGER) FROM c")
+
+
 def test_regression_round_decimal_gets_the_places_asked_for(regression_pair: MySQLPair
                                                             ) -> None:
     """ROUND(DECIMAL(8,2), 3) is a DECIMAL with 3 places (1.500), as in MySQL."""
@@ -517,3 +539,19 @@ def test_regression_upper_and_lower_map_one_character_to_one(mysql_pair: MySQLPa
     mysql_pair.insert_many("u", [(1, "Straße"), (2, "ΑΣ"), (3, "é É"), (4, "abc"), (5, None)])
     mysql_pair.check_query("SELECT id, UPPER(s), LOWER(s), UCASE(s), LCASE(s) FROM u")
     mysql_pair.check_query("SELECT id FROM u WHERE UPPER(s) = 'STRAßE'")
+
+
+# --------------------------------------------------------------------------- the generator
+
+
+def test_every_known_mismatch_is_consulted_by_the_generator() -> None:
+    """Each KNOWN_MISMATCHES key is looked up where its shape is drawn (a misspelt or stale
+    key would leave nothing out, or out forever)."""
+    import inspect
+
+    import mysql_scenarios
+
+    source = inspect.getsource(mysql_scenarios) + inspect.getsource(
+        inspect.getmodule(test_every_known_mismatch_is_consulted_by_the_generator))
+    for key in mysql_scenarios.KNOWN_MISMATCHES:
+        assert f'left_out("{key}")' in source, key

@@ -277,6 +277,14 @@ def _cast(node: exp.Cast, t: Callable[[exp.Expr], Expr]) -> Expr:
     kind = _CAST_KINDS.get(target.upper())
     if kind is None:
         raise unsupported(node, f"CAST to {target}")
+    if kind == DECIMAL:
+        # DECIMAL(M[, D]); DECIMAL alone is DECIMAL(10, 0), as in MySQL
+        sizes = [int(p.this.this) for p in node.to.expressions
+                 if isinstance(p, exp.DataTypeParam) and isinstance(p.this, exp.Literal)]
+        precision, scale = (sizes + [10, 0][len(sizes):])[:2]
+        return Call("cast_decimal", (t(node.this), Lit(precision, INT), Lit(scale, INT)))
+    if kind == INT:  # a string's integer prefix, as MySQL's CAST ('1e3' is 1)
+        return Call("cast_int", (t(node.this), Lit(1, INT)))
     return Call(f"cast_{kind}", (t(node.this),))
 
 

@@ -153,6 +153,8 @@ def result_kind(fn: str, args: Sequence[Typed], exprs: Sequence[Expr]) -> tuple[
     if fn == "cast_float":
         return FLOAT, 0
     if fn == "cast_decimal":
+        if len(exprs) == 3 and isinstance(exprs[2], Lit) and type(exprs[2].value) is int:
+            return DECIMAL, exprs[2].value  # CAST(x AS DECIMAL(M, D))
         if kinds[0] == DECIMAL:
             return DECIMAL, args[0].scale
         return DECIMAL, 0 if kinds[0] in (INT, BOOL) else MAX_COMPUTED_SCALE

@@ -365,6 +365,8 @@ def _cast(kind: Kind, sources: tuple[str, ...]) -> Native:
     """CASTs Spark does exactly like ``values.cast_*`` for these source kinds."""
 
     def compile_(c: Conversions, args: list[Typed], _exprs: Sequence[Expr]) -> Typed | None:
+        if len(args) > 1:
+            return None  # CAST(x AS DECIMAL(M, D)): the engine rounds and saturates
         a = args[0]
         source = INT if a.predicate else a.kind
         if source is None:
