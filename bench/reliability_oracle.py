@@ -1089,11 +1089,14 @@ def free_port() -> int:
 def mariadb_oracle(root: Path | None = None) -> Iterator[MariaDBOracle]:
     """A private MariaDB set up as the oracle (stopped and removed at the end)."""
     base = Path(tempfile.mkdtemp(prefix="rivulet-oracle-", dir=root or _tmpfs()))
-    server = start_oracle(base / "mariadb", free_port())
     try:
-        yield MariaDBOracle(server)
+        server = start_oracle(base / "mariadb", free_port())
+        try:
+            yield MariaDBOracle(server)
+        finally:
+            server.stop()
     finally:
-        server.stop()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _tmpfs() -> str | None:
