@@ -2,14 +2,18 @@
 
 The scripts are SQLite's sqllogictest corpus as mirrored in the public repository
 ``gregrahn/sqllogictest`` (commit :data:`COMMIT`; the scripts are in the public domain, the
-C runner beside them is GPLv2 and is not used). The corpus is about 1 GB, so it is not kept
-in this repository: a run reads it from the first of
+C runner beside them is GPLv2 and is not used). The corpus is about 1 GB, so only the
+scripts the test suite runs are kept in this repository, cut after the records it runs
+(:data:`VENDORED`, written by ``python -m bench.sqllogictest --export``). A run reads the
+first of
 
 1. the directory or git directory named by ``RIVULET_SQLLOGICTEST``;
 2. ``sqllogictest/`` in the ``shared/`` folder beside the checkout, laid out as the
    upstream ``test/`` folder (``python -m bench.sqllogictest --export DIR`` writes the
    selected scripts in that layout);
-3. a git copy of the upstream repository at :data:`MIRROR` (read with ``git show``).
+3. a git copy of the upstream repository at :data:`MIRROR` (read with ``git show``);
+4. the trimmed copy in this repository (:data:`VENDORED`): enough for the test suite and
+   ``--quick``, not for a whole run.
 
 Paths name scripts relative to the upstream ``test/`` folder (``select1.test``,
 ``random/expr/slt_good_0.test``, ...).
@@ -28,6 +32,7 @@ LICENCE = "public domain (the test scripts); the C runner beside them is GPLv2 a
 REPO_DIR = Path(__file__).resolve().parents[2]
 SHARED = REPO_DIR.parent / "shared" / "sqllogictest"
 MIRROR = Path("/work/.mirror/gregrahn+sqllogictest/repo")
+VENDORED = Path(__file__).resolve().parent / "scripts"
 ENVIRONMENT_VARIABLE = "RIVULET_SQLLOGICTEST"
 
 #: The scripts a default run takes, each with the number of its records the test suite
@@ -102,7 +107,7 @@ def _as_corpus(where: Path) -> Corpus | None:
 def find_corpus() -> Corpus | None:
     """The first copy of the corpus found (see the module's docstring), or None."""
     named = os.environ.get(ENVIRONMENT_VARIABLE)
-    for where in ([Path(named)] if named else []) + [SHARED, MIRROR]:
+    for where in ([Path(named)] if named else []) + [SHARED, MIRROR, VENDORED]:
         if where.exists() and (corpus := _as_corpus(where)) is not None:
             return corpus
     return None
