@@ -29,7 +29,7 @@ from rivulet.values.schema import (
 )
 
 #: The modules of rivulet.values, bottom first: each may import only those before it.
-LAYERS = ["schema", "conversions", "logic", "comparison", "arithmetic", "like", "control",
+LAYERS = ["schema", "types", "conversions", "logic", "comparison", "arithmetic", "like", "control",
           "strings", "numeric", "dates", "ordering", "casts", "registry"]
 
 

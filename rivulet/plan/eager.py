@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from rivulet.plan import ir
+from rivulet.plan.expressions import type_of
 from rivulet.plan.prune import remap
 from rivulet.values.schema import FLOAT, INT
 
@@ -314,14 +315,14 @@ def _inner_aggregate(agg: ir.Aggregate, sides: _Sides, args: list[ir.Expr | None
         pre = source
     results = agg.columns[len(agg.group_by):]
     out = tuple(columns[:width]) + tuple(
-        ir.ColumnInfo(f"{c.fn}_{j}", result.kind, c.fn != "count")
+        replace(result, name=f"{c.fn}_{j}", nullable=c.fn != "count")
         for j, (c, result) in enumerate(zip(calls, results)))
     return ir.Aggregate(pre, tuple(range(width)), tuple(calls), out)
 
 
 def _join(sides: _Sides, inner: ir.Aggregate) -> ir.Join:
     width = len(sides.agg_keys)
-    right = tuple(ir.ColumnInfo(c.name, c.kind, c.nullable or sides.kind == "left")
+    right = tuple(replace(c, nullable=c.nullable or sides.kind == "left")
                   for c in inner.columns)
     return ir.Join(sides.kept, inner, sides.kind, sides.kept_keys, tuple(range(width)), None,
                    sides.kept.columns + right)
@@ -330,7 +331,7 @@ def _join(sides: _Sides, inner: ir.Aggregate) -> ir.Join:
 def _column_of(e: ir.Expr, node: ir.Node) -> ir.ColumnInfo:
     if isinstance(e, ir.Col):
         return node.columns[e.index]
-    return ir.ColumnInfo("expr", None)
+    return ir.ColumnInfo.of("expr", type_of(e, [c.type for c in node.columns]))
 
 
 def substitute(expr: ir.Expr, exprs: tuple[ir.Expr, ...]) -> ir.Expr:

@@ -15,6 +15,9 @@ concept, importing one way only (each imports only those above it in this list):
 
 * :mod:`~rivulet.values.schema`: value kinds (:class:`~rivulet.values.schema.Kind`),
   columns, table schemas and the checks every written row goes through;
+* :mod:`~rivulet.values.types`: MySQL's static types (:class:`~rivulet.values.types.SqlType`)
+  and its rules for them: the type of ``CASE``, of ``5 / 2``, of ``SUM``, what ``=``
+  compares two kinds as. The planner writes the conversions they imply into the plan;
 * :mod:`~rivulet.values.conversions`: values as numbers, strings, dates (MySQL's implicit
   conversions);
 * :mod:`~rivulet.values.logic`: three-valued ``AND``/``OR``/``NOT``/``XOR`` and truth;
@@ -79,9 +82,10 @@ half-to-even, so ``ROUND(2.5e0)`` is 2 there and 3 here); naive datetimes are UT
 
 from __future__ import annotations
 
-from rivulet.values.arithmetic import add, div, int_div, mod, mul, neg, sub
+from rivulet.values.arithmetic import add, div, int_div, mod, mul, neg, sub, to_scale
 from rivulet.values.casts import (
     CASTS,
+    cast_bytes,
     cast_date,
     cast_datetime,
     cast_decimal,
@@ -158,13 +162,13 @@ from rivulet.values.strings import (
 #: ``to_temporal``...) are left out on purpose.
 __all__ = [
     "CASTS", "FUNCTION_ARITY", "OPERATORS", "SCALAR_FUNCTIONS", "abs_", "add", "and_",
-    "arity_error", "between", "cast_date", "cast_datetime", "cast_decimal", "cast_float",
-    "cast_int", "cast_str", "ceil", "char_length", "coalesce", "concat", "concat_ws", "date_",
-    "datediff", "day", "desc_key", "div", "eq", "floor", "ge", "greatest", "gt", "hour", "if_",
-    "ifnull", "in_list", "instr", "int_div", "is_not_null", "is_null", "le", "least", "left",
-    "length", "like", "locate", "lower", "lpad", "lt", "ltrim", "minute", "mod", "month", "mul",
-    "ne", "neg", "not_", "not_like", "null_safe_eq", "nullif", "or_", "repeat", "replace",
-    "reverse", "right", "round_", "rpad", "rtrim", "second", "sign", "sort_key", "sub",
-    "substring", "to_number", "to_str", "trim", "truth", "unix_timestamp", "upper", "xor",
-    "year",
+    "arity_error", "between", "cast_bytes", "cast_date", "cast_datetime", "cast_decimal",
+    "cast_float", "cast_int", "cast_str", "ceil", "char_length", "coalesce", "concat",
+    "concat_ws", "date_", "datediff", "day", "desc_key", "div", "eq", "floor", "ge", "greatest",
+    "gt", "hour", "if_", "ifnull", "in_list", "instr", "int_div", "is_not_null", "is_null",
+    "le", "least", "left", "length", "like", "locate", "lower", "lpad", "lt", "ltrim", "minute",
+    "mod", "month", "mul", "ne", "neg", "not_", "not_like", "null_safe_eq", "nullif", "or_",
+    "repeat", "replace", "reverse", "right", "round_", "rpad", "rtrim", "second", "sign",
+    "sort_key", "sub", "substring", "to_number", "to_scale", "to_str", "trim", "truth",
+    "unix_timestamp", "upper", "xor", "year",
 ]

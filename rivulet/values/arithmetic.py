@@ -13,12 +13,11 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any
 
 from rivulet.values.conversions import as_float, to_number
+from rivulet.values.types import division_frac
 
 #: Decimal arithmetic context. MySQL DECIMAL has at most 65 digits; the extra precision keeps
 #: products and quotients of such values exact before they are rounded to a MySQL scale.
 _DEC_CTX = Context(prec=200, rounding=ROUND_HALF_UP)
-#: MySQL's ``div_precision_increment``: ``DECIMAL / DECIMAL`` keeps 4 more decimal places.
-_DIV_PRECISION_INCREMENT = 4
 
 
 def _numeric_pair(a: Any, b: Any) -> tuple[Any, Any, bool]:
@@ -77,31 +76,71 @@ def mul(a: Any, b: Any) -> int | float | Decimal | None:
 def div(a: Any, b: Any) -> float | Decimal | None:
     """``a / b``: never integer division. ``x / 0`` is NULL.
 
-    MySQL returns DECIMAL for exact operands (``5 / 2`` = 2.5000); rivulet returns float for
-    int/int (it compares equal) and, when a Decimal is involved, a Decimal with the dividend's
-    scale + 4 decimal places, rounded half up, as MySQL does.
+    A DOUBLE (or a string) makes the quotient a DOUBLE. Otherwise it is a DECIMAL (``5 / 2``
+    is 2.5000), carrying the places MySQL computes it to: whole nine-digit words, truncated
+    (:func:`rivulet.values.types.division_frac`), so that ``7 / 3 * 3`` is 6.999999999 and
+    shows as 7.0000. Where the value is shown, it is rounded half up to the dividend's
+    places plus 4 (:func:`to_scale`, called where the plan says).
     """
     if a is None or b is None:
         return None
     ta = type(a)
     tb = type(b)
-    if not ((ta is int or ta is float) and (tb is int or tb is float)):
-        a, b, floating = _numeric_pair(a, b)
+    if ta is float and tb is float:
+        return a / b if b else None
+    a = to_number(a)
+    b = to_number(b)
+    if type(a) is float or type(b) is float:
         if not b:
             return None
-        if not floating and (type(a) is Decimal or type(b) is Decimal):
-            exponent = a.as_tuple().exponent if type(a) is Decimal else 0
-            assert isinstance(exponent, int)  # a DECIMAL is finite
-            scale = -exponent
-            q = _DEC_CTX.divide(a, b)
-            return q.quantize(Decimal(1).scaleb(-(max(scale, 0) + _DIV_PRECISION_INCREMENT)),
-                              context=_DEC_CTX)
-    elif not b:
+        try:
+            return as_float(a) / as_float(b)
+        except OverflowError:  # a quotient beyond the doubles
+            return math.inf if (as_float(a) > 0) == (as_float(b) > 0) else -math.inf
+    if not b:
         return None
-    try:
-        return a / b
-    except OverflowError:  # huge int / int
-        return as_float(a) / as_float(b)
+    return _exact_quotient(a, b)
+
+
+def _places(x: int | Decimal) -> int:
+    if type(x) is int:
+        return 0
+    exponent = x.as_tuple().exponent  # type: ignore[union-attr]
+    assert isinstance(exponent, int)  # a DECIMAL is finite
+    return max(0, -exponent)
+
+
+def _exact_quotient(a: int | Decimal, b: int | Decimal) -> Decimal:
+    """``a / b`` truncated to the places MySQL's DECIMAL division carries."""
+    fa, fb = _places(a), _places(b)
+    digits = division_frac(fa, fb)
+    ma = a if isinstance(a, int) else int(a.scaleb(fa, context=_DEC_CTX))
+    mb = b if isinstance(b, int) else int(b.scaleb(fb, context=_DEC_CTX))
+    q = abs(ma) * 10 ** (digits + fb - fa) // abs(mb)
+    if (ma < 0) != (mb < 0):
+        q = -q
+    return Decimal(q).scaleb(-digits, context=_DEC_CTX)
+
+
+_QUANTA: dict[int, Decimal] = {}
+
+
+def to_scale(v: Any, scale: int, shown: int | None = None) -> Decimal | None:
+    """An exact number as a DECIMAL with exactly ``scale`` places, rounded half up (or
+    padded): a DECIMAL as MySQL shows, groups and compares it (see
+    :mod:`rivulet.values.types`), or an integer where the type says DECIMAL. ``shown``,
+    the places the plan's type of the result shows, is for the plan only."""
+    if v is None:
+        return None
+    quantum = _QUANTA.get(scale)
+    if quantum is None:
+        quantum = _QUANTA[scale] = Decimal(1).scaleb(-scale)
+    t = type(v)
+    if t is not Decimal:
+        v = Decimal(to_number(v)) if t is not int else Decimal(v)
+    elif v.as_tuple().exponent == -scale:
+        return v
+    return v.quantize(quantum, context=_DEC_CTX)
 
 
 def int_div(a: Any, b: Any) -> int | None:
@@ -155,5 +194,5 @@ def neg(a: Any) -> int | float | Decimal | None:
         return None
     a = to_number(a)
     if type(a) is Decimal:
-        return a.copy_negate()  # exact, no context rounding
+        return a.copy_negate() if a else a  # exact; MySQL has no negative zero
     return -a

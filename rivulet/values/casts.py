@@ -8,11 +8,13 @@ data: MySQL turns a bad value into 0 (numbers, with a warning) or NULL (dates).
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from rivulet.values.conversions import to_number, to_temporal
+from rivulet.values.arithmetic import to_scale
+from rivulet.values.conversions import text_to_decimal, to_number, to_str, to_temporal
 from rivulet.values.numeric import round_
 from rivulet.values.strings import concat
 
@@ -52,12 +54,44 @@ def cast_float(v: Any) -> float | None:
     return float(to_number(v)) if isinstance(v, (str, bytes)) else float(v)
 
 
-def cast_decimal(v: Any) -> Decimal | None:
-    if v is None or isinstance(v, Decimal):
-        return v
-    if isinstance(v, (str, bytes, _date)):
-        v = to_number(v)
-    return Decimal(str(v))
+def cast_decimal(v: Any, precision: int | None = None, scale: int | None = None
+                 ) -> Decimal | None:
+    """``CAST(v AS DECIMAL(precision, scale))``: rounded half up to ``scale`` places, and
+    held to the largest value of ``precision`` digits (MySQL saturates, with a warning).
+    Without a precision (rivulet's own conversions) the number is converted exactly."""
+    if v is None:
+        return None
+    if isinstance(v, (str, bytes)):
+        d = text_to_decimal(v)
+    elif isinstance(v, Decimal):
+        d = v
+    elif isinstance(v, _date):
+        d = Decimal(to_number(v))
+    elif isinstance(v, float):
+        if v != v or v in (math.inf, -math.inf):
+            return None
+        d = Decimal(repr(v))
+    else:
+        d = Decimal(int(v))
+    if precision is None:
+        return d
+    places = scale or 0
+    limit = Decimal(10) ** (precision - places) - Decimal(1).scaleb(-places)
+    if abs(d) > limit:
+        return limit if d > 0 else -limit
+    rounded = to_scale(d, places)
+    assert rounded is not None
+    if abs(rounded) > limit:  # rounded up past the largest value
+        return limit if rounded > 0 else -limit
+    return rounded
+
+
+def cast_bytes(v: Any) -> bytes | None:
+    """``CAST(v AS BINARY)``: the value's text, as bytes (UTF-8)."""
+    if v is None:
+        return None
+    s = to_str(v)
+    return s if isinstance(s, bytes) else s.encode("utf-8")
 
 
 def cast_str(v: Any) -> str | bytes | None:
@@ -87,6 +121,7 @@ CASTS: dict[str, Callable[[Any], Any]] = {
     "cast_int": cast_int,
     "cast_float": cast_float,
     "cast_decimal": cast_decimal,
+    "cast_bytes": cast_bytes,
     "cast_str": cast_str,
     "cast_date": cast_date,
     "cast_datetime": cast_datetime,
