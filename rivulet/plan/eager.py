@@ -50,6 +50,7 @@ from rivulet.plan import ir
 from rivulet.plan.expressions import type_of
 from rivulet.plan.prune import remap
 from rivulet.values.schema import FLOAT, INT
+from rivulet.values.types import number_type
 
 #: The aggregate that combines partial results of each function in the two-step form.
 COMBINE = {"count": "sum", "sum": "sum", "min": "min", "max": "max"}
@@ -252,7 +253,10 @@ def _combinable(call: ir.AggCall, agg: ir.Aggregate) -> bool:
     another order)."""
     if call.fn not in COMBINE or call.distinct:
         return False
-    return call.fn != "sum" or agg.input.columns[call.arg].kind != FLOAT  # type: ignore[index]
+    if call.fn != "sum":
+        return True
+    summed = agg.input.columns[call.arg].type  # type: ignore[index]
+    return number_type(summed).kind != FLOAT  # DOUBLEs, text summed as DOUBLEs: no
 
 
 def _per_row(agg: ir.Aggregate, sides: _Sides, group: list[int],

@@ -16,7 +16,7 @@ from rivulet.errors import UnsupportedSqlError
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.values import types
-from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
+from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
 from rivulet.values.types import SqlType
 
 
@@ -279,9 +279,6 @@ def literal_value(node: exp.Expr) -> object:
 
 PREDICATES = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "and_", "or_", "xor",
                "not_", "like", "not_like", "in_list", "between", "is_null", "is_not_null"}
-#: Comparisons that see a DECIMAL at its shown places (MariaDB rounds both operands of
-#: ``=``, ``<``, ``<=>``...; ``IN`` and ``BETWEEN`` compare the values as they are).
-_ROUNDING_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "NULLIF"}
 _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBSTRING",
                      "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE",
                      "REVERSE", "LPAD", "RPAD", "REPEAT"}
@@ -293,8 +290,9 @@ _INT_FUNCTIONS = {"LENGTH", "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "
 _ARITHMETIC = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "mod": "mod",
                "MOD": "mod", "int_div": "int_div"}
 #: Functions that read a DECIMAL with all the places it carries: arithmetic, the numeric
-#: functions, conversions to numbers, the choosers. The others (text, comparison with
-#: ``=``, dates) read it at its shown places.
+#: functions, conversions to numbers, the choosers, ``IN`` and ``BETWEEN``. The others
+#: (text, dates, comparison with ``=``, ``<``, ``<=>``, ``NULLIF``: MariaDB rounds both
+#: operands of those) read it at its shown places.
 _READS_CARRIED_PLACES = {
     "add", "sub", "mul", "div", "mod", "MOD", "int_div", "neg", "ABS", "ROUND", "FLOOR",
     "CEIL", "CEILING", "SIGN", "cast_decimal", "cast_int", "cast_float", "to_scale",
@@ -494,14 +492,3 @@ def type_of(expr: Expr, input_types: Sequence[SqlType]) -> SqlType:
         return types.aggregate([type_of(v, input_types) for v in branches])
     assert isinstance(expr, Call)
     return result_type(expr.fn, [type_of(a, input_types) for a in expr.args], expr.args)
-
-
-def kind_of(expr: Expr, input_kinds: list[Kind | None]) -> Kind | None:
-    """The value kind ``expr`` produces, given the kinds of its input columns."""
-    return type_of(expr, [SqlType(k) for k in input_kinds]).kind
-
-
-def unify_kinds(kinds: list[Kind | None]) -> Kind | None:
-    """The kind of a value that may come from any of ``kinds`` (MySQL's type aggregation,
-    :func:`rivulet.values.types.aggregate`)."""
-    return types.aggregate([SqlType(k) for k in kinds]).kind

@@ -46,20 +46,28 @@ Conventions
   That is MySQL's ``utf8mb4_0900_bin``; the older ``utf8mb4_bin`` is the same except that it
   ignores trailing spaces in ``=``.
 
-Where MySQL and SQLite differ (SQLite is the test oracle for the common subset), rivulet
-follows MySQL:
+Where MySQL and SQLite differ (SQLite is the test oracle for the common subset; MariaDB,
+tests/mysql_oracle.py, decides the rest), rivulet follows MySQL:
 
 ====================================  ==========================  ==========================
 case                                  MySQL (rivulet)             SQLite
 ====================================  ==========================  ==========================
-``5 / 2``                             2.5 (DECIMAL; rivulet:      2 (integer division)
-                                      float, which compares
-                                      equal)
+``5 / 2``                             2.5000 (DECIMAL: the        2 (integer division)
+                                      dividend's places + 4)
+``7 / 3 * 3``                         7.0000 (a quotient carries  6
+                                      whole 9-digit words)
 ``5 DIV 2``, ``-7 DIV 2``             2, -3 (truncates)           no ``DIV`` operator
 ``5.5 % 2``                           1.5 (fmod)                  1.0 (operands cast to int)
 ``'abc' = 0``, ``'12abc' = 12``       1, 1 (string -> number)     0, 0 (text never equals
                                                                   a number)
 ``1 = 1.0`` for ints beyond 2**53     compared as doubles         compared exactly
+DATE ``=`` 20200105, '2020-01-05x'    1, 1 (read as dates; no     0, 0 (compared as they
+                                      date: the zero date)        are)
+``SUM`` of INT, ``AVG`` of INT        DECIMAL, DECIMAL with 4     integer, double
+                                      places
+``CASE`` of an INT and a VARCHAR      VARCHAR ('5')               each value its own type
+``GREATEST(10, '9')``                 10.0 (as DOUBLEs;           '9' (text sorts after
+                                      MariaDB's rule)             numbers)
 ``'a' LIKE 'A'``                      0 here (binary collation;   1 (ASCII case-insensitive)
                                       MySQL's default collation
                                       would say 1)
@@ -73,11 +81,17 @@ case                                  MySQL (rivulet)             SQLite
 DATE/DATETIME                         real temporal types         strings
 ====================================  ==========================  ==========================
 
-Known simplifications, each marked where it lives: integer arithmetic does not overflow
-(MySQL raises an error beyond BIGINT); ``int / int`` returns float, not DECIMAL; ``ROUND`` of
-a float rounds the shortest decimal form half away from zero (MySQL rounds the binary value
-half-to-even, so ``ROUND(2.5e0)`` is 2 there and 3 here); naive datetimes are UTC for
-``UNIX_TIMESTAMP``.
+Every expression has one static type (:mod:`~rivulet.values.types`); the planner converts
+values to it, so the functions here may assume it (a quotient they return carries more
+places than its type shows: the plan rounds it with :func:`to_scale` where MySQL does).
+
+Known simplifications, each marked where it lives: integer and DOUBLE arithmetic does not
+overflow (MySQL raises an error beyond BIGINT and DOUBLE); ``ROUND`` of a float rounds the
+shortest decimal form half away from zero (MySQL rounds the binary value half-to-even, so
+``ROUND(2.5e0)`` is 2 there and 3 here); naive datetimes are UTC for ``UNIX_TIMESTAMP``; a
+DATETIME keeps the fractional seconds it is given (MySQL's DATETIME has none), though a
+DATETIME in numeric context is YYYYMMDDhhmmss without them; a DECIMAL column declared
+without a precision keeps its values as written (MySQL: DECIMAL(10, 0)).
 """
 
 from __future__ import annotations
