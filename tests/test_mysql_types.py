@@ -149,6 +149,17 @@ def test_join_on_two_keys_of_mixed_kinds(joined: MySQLPair) -> None:
     check(joined, "SELECT a.id, b.id FROM a LEFT JOIN b ON a.d = b.f AND a.id = b.id")
 
 
+def test_join_with_an_aggregate_keys_on_equal_exact_numbers(joined: MySQLPair) -> None:
+    """A SUM is a DECIMAL and an AVG one with 4 places: joined to INT and DECIMAL columns,
+    also looked up by a parameter (which reads the keys from the tables by value)."""
+    sums = "(SELECT dt, SUM(i) AS s, AVG(i) AS m, SUM(d) AS sd FROM b GROUP BY dt) q"
+    check(joined, f"SELECT a.id, q.s FROM a JOIN {sums} ON a.id = q.s")
+    check(joined, f"SELECT a.id, q.m FROM a LEFT JOIN {sums} ON a.i = q.m")
+    check(joined, f"SELECT a.id, q.sd FROM a JOIN {sums} ON a.d = q.sd WHERE a.id = ?", 6)
+    check(joined, f"SELECT a.id, q.s FROM a JOIN {sums} ON a.id = q.s WHERE q.dt = ?",
+          dt.date(2020, 1, 1))
+
+
 def test_join_of_text_with_decimal_from_the_issue(mysql_pair: MySQLPair) -> None:
     """The issue's repro: '100', '00100', '0115' joined to DECIMAL 100 and 115 (rivulet
     answered no rows)."""
