@@ -14,7 +14,7 @@ The comparison (:func:`assert_same_answer`):
 
 * values are normalized: ``bool`` -> ``int``, ``Decimal`` -> ``float``; numbers compare by
   value with a relative tolerance of 1e-9 (floats may be summed in a different order); a
-  string never equals a number; SQLite's AVG is rounded to MySQL's 4 places
+  string never equals a number; SQLite's AVG of integers is rounded to MySQL's 4 places
   (:func:`sqlite_text`);
 * no ORDER BY: the two answers are equal as multisets;
 * ORDER BY: SQLite's full answer (no LIMIT/OFFSET) is cut into *blocks* of rows with equal
@@ -360,21 +360,26 @@ _AVG = re.compile(r"\bAVG\s*\(", re.IGNORECASE)
 
 
 def sqlite_text(sql: str) -> str:
-    """``sql`` as SQLite runs it for the oracle: each ``AVG(x)`` as ``ROUND(AVG(x), 4)``.
+    """``sql`` as SQLite runs it for the oracle: an ``AVG`` of integers rounded to 4 places.
 
     MySQL's AVG of integers is a DECIMAL with 4 places, rounded half up; SQLite's is a
-    double (the generated programs take AVG of integer columns only, and the few rows
-    they have never put an exact quotient's fifth place on a 5 that a double misses)."""
+    double. Where every value averaged is an integer (SQLite's ``typeof``: a DOUBLE column
+    holds reals, whole ones too), SQLite's AVG is rounded to 4 places; an AVG of doubles or
+    text stays a double, as in MySQL. (The few rows of the generated programs never put an
+    exact quotient's fifth place on a 5 that a double misses.)"""
     out: list[str] = []
     i = 0
     for m in _AVG.finditer(sql):
         if m.start() < i or sql.count("'", 0, m.start()) % 2:
-            continue  # inside an AVG already wrapped, or inside a string
+            continue  # inside an AVG already rewritten, or inside a string
         depth, j = 1, m.end()
         while depth and j < len(sql):
             depth += {"(": 1, ")": -1}.get(sql[j], 0)
             j += 1
-        out.append(sql[i:m.start()] + "ROUND(" + sql[m.start():j] + ", 4)")
+        avg = sql[m.start():j]
+        arg = re.sub(r"(?i)^\s*DISTINCT\s+", "", sql[m.end():j - 1])
+        out.append(f"{sql[i:m.start()]}(CASE WHEN SUM(typeof({arg}) NOT IN ('integer', 'null'))"
+                   f" THEN {avg} ELSE ROUND({avg}, 4) END)")
         i = j
     return "".join(out) + sql[i:]
 

@@ -459,9 +459,8 @@ def _round_type(args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
     if len(exprs) < 2:
         return types.decimal_type(0)
     d = exprs[1]
-    if isinstance(d, Lit) and type(d.value) is int:
-        places = max(0, min(n.scale, d.value))
-        return types.decimal_type(places, max(0, min(n.frac, d.value)))
+    if isinstance(d, Lit) and type(d.value) is int:  # exactly d places (1.500 for d = 3)
+        return types.decimal_type(max(0, d.value))
     return n
 
 

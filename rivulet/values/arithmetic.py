@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_HALF_UP, Context, Decimal
+from functools import lru_cache
 from typing import Any
 
 from rivulet.values.conversions import as_float, to_number
 from rivulet.values.types import division_frac
+
+_division_frac = lru_cache(maxsize=256)(division_frac)
 
 #: Decimal arithmetic context. MySQL DECIMAL has at most 65 digits; the extra precision keeps
 #: products and quotients of such values exact before they are rounded to a MySQL scale.
@@ -86,6 +89,11 @@ def div(a: Any, b: Any) -> float | Decimal | None:
         return None
     ta = type(a)
     tb = type(b)
+    if ta is int and tb is int:  # the common case: nine places, no Decimal arithmetic
+        if not b:
+            return None
+        q = abs(a) * _INT_QUOTIENT_SCALE // abs(b)
+        return Decimal(f"-{q}E-9" if q and (a < 0) != (b < 0) else f"{q}E-9")
     if ta is float and tb is float:
         return a / b if b else None
     a = to_number(a)
@@ -102,6 +110,11 @@ def div(a: Any, b: Any) -> float | Decimal | None:
     return _exact_quotient(a, b)
 
 
+#: An integer divided by an integer carries one word of nine places (division_frac(0, 0)).
+_INT_QUOTIENT_SCALE = 10 ** division_frac(0, 0)
+assert division_frac(0, 0) == 9
+
+
 def _places(x: int | Decimal) -> int:
     if type(x) is int:
         return 0
@@ -113,7 +126,7 @@ def _places(x: int | Decimal) -> int:
 def _exact_quotient(a: int | Decimal, b: int | Decimal) -> Decimal:
     """``a / b`` truncated to the places MySQL's DECIMAL division carries."""
     fa, fb = _places(a), _places(b)
-    digits = division_frac(fa, fb)
+    digits = _division_frac(fa, fb)
     ma = a if isinstance(a, int) else int(a.scaleb(fa, context=_DEC_CTX))
     mb = b if isinstance(b, int) else int(b.scaleb(fb, context=_DEC_CTX))
     q = abs(ma) * 10 ** (digits + fb - fa) // abs(mb)
@@ -138,8 +151,6 @@ def to_scale(v: Any, scale: int, shown: int | None = None) -> Decimal | None:
     t = type(v)
     if t is not Decimal:
         v = Decimal(to_number(v)) if t is not int else Decimal(v)
-    elif v.as_tuple().exponent == -scale:
-        return v
     return v.quantize(quantum, context=_DEC_CTX)
 
 

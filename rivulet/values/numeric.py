@@ -16,6 +16,8 @@ from rivulet.values.conversions import as_float, text_operands, to_int, to_numbe
 
 #: Context for rounding floats through their decimal form (1e308 has 309 digits).
 _ROUND_CTX = Context(prec=700, rounding=ROUND_HALF_UP)
+#: The most places a DECIMAL has (MariaDB's DECIMAL_MAX_SCALE).
+_MAX_PLACES = 38
 
 
 def abs_(x: Any) -> int | float | Decimal | None:
@@ -37,8 +39,8 @@ def _round_int(x: int, d: int) -> int:
 
 
 def round_(x: Any, d: Any = 0) -> int | float | Decimal | None:
-    """``ROUND(x[, d])``: half away from zero, keeping x's type (int stays int, Decimal keeps
-    at most d decimal places).
+    """``ROUND(x[, d])``: half away from zero, keeping x's type (int stays int, a Decimal
+    gets exactly d decimal places, as MySQL shows it).
 
     Floats are rounded through their shortest decimal form, also half away from zero
     (``ROUND(2.675e0, 2)`` = 2.68, ``ROUND(2.5e0)`` = 3). MySQL instead rounds the binary
@@ -63,14 +65,13 @@ def round_(x: Any, d: Any = 0) -> int | float | Decimal | None:
             return x
         q = dx.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
         return float(q)
-    # Decimal
-    exp = x.as_tuple().exponent
+    # Decimal: exactly d places (ROUND(1.5, 3) is 1.500), at most MySQL's 38
     if d >= 0:
-        if -exp <= d:
-            return x
-        return x.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
-    q = x.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
-    return q.quantize(Decimal(1), context=_ROUND_CTX)
+        q = x.quantize(Decimal(1).scaleb(-min(d, _MAX_PLACES)), context=_ROUND_CTX)
+    else:
+        q = x.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
+        q = q.quantize(Decimal(1), context=_ROUND_CTX)
+    return q if q else q.copy_abs()  # MySQL has no negative zero
 
 
 def floor(x: Any) -> int | float | None:

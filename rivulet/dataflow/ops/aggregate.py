@@ -147,6 +147,12 @@ class SumDistinct(Values):
     def add(self, value: Any, diff: int) -> None:
         super().add(None if value is None else to_number(value), diff)
 
+    def load(self, state: dict[Any, int]) -> None:
+        """The multiset of the argument's values (as another executor groups them)."""
+        self.values = {}
+        for value, n in state.items():
+            self.add(value, n)
+
     def result(self) -> Any:
         return sum(self.values) if self.values else None
 
