@@ -27,6 +27,8 @@ _OPERATORS = {
     "is_not_null", "to_scale",
 }
 _PY_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+#: Numeric kinds Python compares with one another exactly as MySQL does.
+_EXACT_KINDS = NUMERIC_KINDS - {Kind.FLOAT}
 
 
 class _Codegen:
@@ -122,7 +124,9 @@ class _Codegen:
         kb = b.kind if isinstance(b, Lit) else self.kinds[b.index]
         if isinstance(b, Lit) and b.value is None:
             return None
-        same = ka == kb or (ka in NUMERIC_KINDS and kb in NUMERIC_KINDS)
+        # Python compares exact numbers (INT, DECIMAL) exactly, as MySQL does; a DOUBLE
+        # with an exact number MySQL compares as doubles (DECIMAL 0.10 = 0.1e0), not Python.
+        same = ka == kb or (ka in _EXACT_KINDS and kb in _EXACT_KINDS)
         if not same or ka is None:
             return None
         op = _PY_COMPARISONS[e.fn]

@@ -12,10 +12,17 @@ from typing import Protocol
 
 from sqlglot import exp
 
-from rivulet.errors import UnsupportedSqlError
+from rivulet.errors import (
+    AggregateMisuseError,
+    ArgumentCountError,
+    UnknownFunctionError,
+    UnsupportedSqlError,
+)
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
+from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
 from rivulet.values import types
+from rivulet.values.registry import SCALAR_FUNCTIONS, arity_error
 from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
 from rivulet.values.types import SqlType
 
@@ -79,6 +86,8 @@ FUNCTION_NODES: dict[type, str] = {
     exp.DateDiff: "DATEDIFF",
     exp.Repeat: "REPEAT",
     exp.Sign: "SIGN",
+    exp.ConvertTimezone: "CONVERT_TZ",
+    exp.DayOfMonth: "DAY",
     **{getattr(exp, n): n.upper() for n in ("Hour", "Minute", "Second") if hasattr(exp, n)},
 }
 
@@ -141,7 +150,12 @@ def _translate(node: exp.Expr, scope: Scope,
         like = Call("like", (t(node.this), t(node.expression)))
         return Call("not_", (like,)) if node.args.get("negate") else like
     if isinstance(node, exp.Escape):
-        raise unsupported(node, "LIKE ... ESCAPE")
+        # s [NOT] LIKE pattern ESCAPE c: sqlglot wraps the LIKE (its negation inside).
+        if not isinstance(node.this, exp.Like):
+            raise unsupported(node, "ESCAPE other than after LIKE")
+        like_node = node.this
+        like = Call("like", (t(like_node.this), t(like_node.expression), t(node.expression)))
+        return Call("not_", (like,)) if like_node.args.get("negate") else like
     if isinstance(node, exp.DPipe):
         # In MySQL's default mode || is logical OR.
         return Call("or_", (t(node.this), t(node.expression)))
@@ -155,6 +169,13 @@ def _translate(node: exp.Expr, scope: Scope,
     if isinstance(node, exp.Length):
         name = "LENGTH" if node.args.get("binary") else "CHAR_LENGTH"
         return Call(name, (t(node.this),))
+    if isinstance(node, exp.Pad):  # LPAD / RPAD
+        name = "LPAD" if node.args.get("is_left") else "RPAD"
+        fill = node.args.get("fill_pattern")
+        if fill is None:
+            raise error_at(node, f"Incorrect parameter count in the call to native function "
+                                 f"'{name}'")
+        return Call(name, (t(node.this), t(node.expression), t(fill)))
     if isinstance(node, exp.StrPosition):
         args = [node.args["substr"], node.this]
         if node.args.get("position") is not None:
@@ -163,12 +184,37 @@ def _translate(node: exp.Expr, scope: Scope,
     function = FUNCTION_NODES.get(type(node))
     if function is not None:
         assert isinstance(node, exp.Func)  # FUNCTION_NODES names function nodes
-        return Call(function, tuple(t(a) for a in _function_args(node)))
+        return _call(node, function, _function_args(node), t)
     if isinstance(node, exp.Anonymous):
-        return Call(node.name.upper(), tuple(t(a) for a in node.expressions))
+        return _call(node, node.name.upper(), list(node.expressions), t)
     if is_aggregate(node):
-        raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here")
+        raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here",
+                       AggregateMisuseError)
+    if isinstance(node, exp.Func) and node.meta.get(WRITTEN_NAME):
+        raise unsupported_function(node, str(node.meta[WRITTEN_NAME]))
     raise unsupported(node, "expression")
+
+
+def _call(node: exp.Func, name: str, arguments: list[exp.Expr],
+          t: Callable[[exp.Expr], Expr]) -> Call:
+    """The call of registry function ``name``: a name rivulet lacks is refused here, at
+    plan time, as MySQL refuses it (1305 for a name MySQL lacks too, else 1235), and so
+    is a number of arguments the function does not take (1582)."""
+    if name not in SCALAR_FUNCTIONS:
+        written = node.name if isinstance(node, exp.Anonymous) else name
+        if not is_mysql_function(written):
+            raise error_at(node, f"FUNCTION {written} does not exist", UnknownFunctionError)
+        raise unsupported_function(node, written)
+    message = arity_error(name, len(arguments))
+    if message is not None:
+        raise error_at(node, message, ArgumentCountError)
+    return Call(name, tuple(t(a) for a in arguments))
+
+
+def unsupported_function(node: exp.Expr, name: str) -> UnsupportedSqlError:
+    """The error for a call of a MySQL function rivulet does not have."""
+    line, col = position(node)
+    return UnsupportedSqlError(f"unsupported function {name.upper()}()", line=line, col=col)
 
 
 def _parameter_here(node: exp.Expr) -> UnsupportedSqlError:
@@ -194,15 +240,22 @@ def _function_args(node: exp.Func) -> list[exp.Expr]:
     if isinstance(node, (exp.Concat, exp.ConcatWs)):
         return list(node.expressions)
     if isinstance(node, exp.Trim):
-        if node.args.get("position") or node.args.get("expression"):
-            raise unsupported(node, "TRIM with LEADING/TRAILING/FROM")
-        return [node.this]
+        # TRIM(s), LTRIM(s) and RTRIM(s) (sqlglot: a position, no remstr) and
+        # TRIM([BOTH|LEADING|TRAILING] [remstr] FROM s): values.trim(s, remstr, where).
+        where = str(node.args.get("position") or "BOTH").upper()
+        remstr = node.args.get("expression")
+        if remstr is None and where == "BOTH":
+            return [node.this]
+        return [node.this, remstr if remstr is not None else exp.Literal.string(" "),
+                exp.Literal.string(where)]
     if isinstance(node, exp.If):
         return [node.this, node.args["true"], node.args.get("false") or exp.Null()]
     if isinstance(node, exp.DateDiff):
         return [node.this, node.expression]
     if isinstance(node, exp.Replace):
         return [node.this, node.expression, node.args["replacement"]]
+    if isinstance(node, exp.ConvertTimezone):
+        return [node.args["timestamp"], node.args["source_tz"], node.args["target_tz"]]
     args = [node.this] if node.this is not None else []
     for key in ("expression", "start", "length", "decimals", "times"):
         value = node.args.get(key)
@@ -230,6 +283,9 @@ _CAST_KINDS = {
 }
 
 
+_UNSIGNED_TARGETS = {"UNSIGNED", "UBIGINT", "UINT"}
+
+
 def _cast(node: exp.Cast, t: Callable[[exp.Expr], Expr]) -> Expr:
     target = node.to.this.name if hasattr(node.to.this, "name") else str(node.to.this)
     kind = _CAST_KINDS.get(target.upper())
@@ -243,6 +299,10 @@ def _cast(node: exp.Cast, t: Callable[[exp.Expr], Expr]) -> Expr:
             raise error_at(node, f"CAST to DECIMAL({precision}, {scale}): the precision must "
                            "be 1 to 65 and the scale at most 38 and at most the precision")
         return Call("cast_decimal", (t(node.this), Lit(precision, INT), Lit(scale, INT)))
+    if kind == INT and target.upper() in _UNSIGNED_TARGETS:
+        return Call("cast_unsigned", (t(node.this),))
+    if kind == INT:  # a string's integer prefix, as MySQL's CAST ('1e3' is 1)
+        return Call("cast_int", (t(node.this), Lit(1, INT)))
     return Call(f"cast_{kind}", (t(node.this),))
 
 
@@ -295,9 +355,9 @@ _ARITHMETIC = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "mod": "m
 #: operands of those) read it at its shown places.
 _READS_CARRIED_PLACES = {
     "add", "sub", "mul", "div", "mod", "MOD", "int_div", "neg", "ABS", "ROUND", "FLOOR",
-    "CEIL", "CEILING", "SIGN", "cast_decimal", "cast_int", "cast_float", "to_scale",
-    "in_list", "between", "COALESCE", "IFNULL", "IF", "GREATEST", "LEAST", "and_", "or_",
-    "not_", "xor", "is_null", "is_not_null",
+    "CEIL", "CEILING", "SIGN", "cast_decimal", "cast_int", "cast_unsigned", "cast_float",
+    "to_scale", "in_list", "between", "COALESCE", "IFNULL", "IF", "GREATEST", "LEAST", "and_",
+    "or_", "not_", "xor", "is_null", "is_not_null",
 }
 
 
@@ -435,6 +495,8 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
         return SqlType(DATETIME)
     if fn == "cast_float":
         return types.FLOAT_TYPE
+    if fn == "cast_unsigned":
+        return SqlType(INT, unsigned=True)
     if fn == "cast_str":
         return SqlType(BYTES) if kinds[0] == BYTES else types.STR_TYPE
     if fn == "cast_bytes":
@@ -442,7 +504,9 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
     if fn in ("cast_decimal", "to_scale"):
         return _decimal_cast_type(fn, args, exprs)
     if fn == "UNIX_TIMESTAMP":
-        return types.INT_TYPE if kinds[0] in (DATE, INT, BOOL) else types.decimal_type(6)
+        return _unix_timestamp_type(args[0], exprs[0] if exprs else None)
+    if fn == "CONVERT_TZ":
+        return SqlType(DATETIME)
     if fn in ("COALESCE", "IFNULL"):
         return types.aggregate(args)
     if fn == "IF":
@@ -462,6 +526,15 @@ def _round_type(args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
     if isinstance(d, Lit) and type(d.value) is int:  # exactly d places (1.500 for d = 3)
         return types.decimal_type(max(0, d.value))
     return n
+
+
+def _unix_timestamp_type(arg: SqlType, expr: Expr | None) -> SqlType:
+    """An integer of a date, a number or a constant without fractions; a DECIMAL(.., 6) of
+    a datetime or text column (which may carry fractions)."""
+    if isinstance(expr, Lit):
+        fraction = type(expr.value) is str and "." in expr.value
+        return types.decimal_type(6) if fraction else types.INT_TYPE
+    return types.INT_TYPE if arg.kind in (DATE, INT, BOOL) else types.decimal_type(6)
 
 
 def _decimal_cast_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:

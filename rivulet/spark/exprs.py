@@ -75,7 +75,13 @@ def _call_engine(impl: Callable[..., Any], kind: Kind | None,
     def run(packed: pa.Array) -> pa.Array:
         columns = [packed.field(i).to_pylist() for i in range(packed.type.num_fields)]
         out = [to_kind(call(args), kind, scale) for args in zip(*columns)]
-        return pa.array(out, type=out_type)
+        try:
+            return pa.array(out, type=out_type)
+        except OverflowError:  # an integer past Spark's 64 bits (BIGINT UNSIGNED's top half)
+            raise SqlError(
+                "an integer past 9223372036854775807 (a BIGINT UNSIGNED value, as CAST(-1 AS "
+                "UNSIGNED) gives) cannot be computed on Spark, whose integers are 64-bit "
+                "signed") from None
 
     return run
 

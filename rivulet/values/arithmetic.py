@@ -23,6 +23,12 @@ _division_frac = lru_cache(maxsize=256)(division_frac)
 _DEC_CTX = Context(prec=200, rounding=ROUND_HALF_UP)
 
 
+def _unsigned_zero(d: Decimal) -> Decimal:
+    """MySQL's DECIMAL has no negative zero (``-(0.00)``, ``-1 * 0.00`` are 0.00); Python's
+    Decimal keeps the sign."""
+    return d.copy_abs() if d.is_zero() else d
+
+
 def _numeric_pair(a: Any, b: Any) -> tuple[Any, Any, bool]:
     """Both operands as numbers; the flag says whether the operation is done in floating
     point (either is a float or a string), otherwise int/Decimal exact arithmetic."""
@@ -45,7 +51,7 @@ def add(a: Any, b: Any) -> int | float | Decimal | None:
     a, b, floating = _numeric_pair(a, b)
     if floating or (type(a) is int and type(b) is int):
         return a + b
-    return _DEC_CTX.add(a, b)
+    return _unsigned_zero(_DEC_CTX.add(a, b))
 
 
 def sub(a: Any, b: Any) -> int | float | Decimal | None:
@@ -59,7 +65,7 @@ def sub(a: Any, b: Any) -> int | float | Decimal | None:
     a, b, floating = _numeric_pair(a, b)
     if floating or (type(a) is int and type(b) is int):
         return a - b
-    return _DEC_CTX.subtract(a, b)
+    return _unsigned_zero(_DEC_CTX.subtract(a, b))
 
 
 def mul(a: Any, b: Any) -> int | float | Decimal | None:
@@ -73,7 +79,7 @@ def mul(a: Any, b: Any) -> int | float | Decimal | None:
     a, b, floating = _numeric_pair(a, b)
     if floating or (type(a) is int and type(b) is int):
         return a * b
-    return _DEC_CTX.multiply(a, b)
+    return _unsigned_zero(_DEC_CTX.multiply(a, b))
 
 
 def div(a: Any, b: Any) -> float | Decimal | None:
@@ -151,7 +157,7 @@ def to_scale(v: Any, scale: int, shown: int | None = None) -> Decimal | None:
     t = type(v)
     if t is not Decimal:
         v = Decimal(to_number(v)) if t is not int else Decimal(v)
-    return v.quantize(quantum, context=_DEC_CTX)
+    return _unsigned_zero(v.quantize(quantum, context=_DEC_CTX))
 
 
 def int_div(a: Any, b: Any) -> int | None:
@@ -189,7 +195,7 @@ def mod(a: Any, b: Any) -> int | float | Decimal | None:
         if floating:
             return math.fmod(a, b)
         if type(a) is not int or type(b) is not int:
-            return _DEC_CTX.remainder(a, b)  # Decimal remainder: sign of the dividend
+            return _unsigned_zero(_DEC_CTX.remainder(a, b))  # sign of the dividend
     if not b:
         return None
     r = abs(a) % abs(b)
@@ -205,5 +211,5 @@ def neg(a: Any) -> int | float | Decimal | None:
         return None
     a = to_number(a)
     if type(a) is Decimal:
-        return a.copy_negate() if a else a  # exact; MySQL has no negative zero
+        return _unsigned_zero(a.copy_negate())  # exact, no context rounding
     return -a

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -22,18 +23,55 @@ _date = _dt.date
 _datetime = _dt.datetime
 
 _BIGINT_MAX = 2**63 - 1
+
+#: The integer a string starts with, for CAST AS SIGNED (whitespace skipped, a sign).
+_INTEGER_PREFIX = re.compile(r"\s*([+-]?\d+)")
 # CAST(x AS type). Like every function here they never raise on data: MySQL turns a bad
 # value into 0 (numbers, with a warning) or NULL (dates).
 
 
-def cast_int(v: Any) -> int | None:
+def cast_int(v: Any, integer_prefix: Any = 0) -> int | None:
+    """A value as a BIGINT. ``integer_prefix`` (``CAST(s AS SIGNED)``): a string is read up to
+    its first character that is not a digit, as MySQL's CAST does ('1e3' is 1); without it
+    (ALTER TABLE's conversions) a string is read as a number first ('1e3' is 1000)."""
     if v is None:
         return None
     if isinstance(v, (str, bytes)):
+        if integer_prefix:
+            text = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+            m = _INTEGER_PREFIX.match(text)
+            return _saturated(int(m.group(1))) if m else 0
         return _saturated(to_number(v))
     if isinstance(v, (_date, _datetime)):
         return int(v.strftime("%Y%m%d%H%M%S" if isinstance(v, _datetime) else "%Y%m%d"))
     return _saturated(round_(v)) if isinstance(v, (float, Decimal)) else int(v)
+
+
+_UNSIGNED_MAX = 2**64 - 1
+
+
+def cast_unsigned(v: Any) -> int | None:
+    """``CAST(v AS UNSIGNED)``: a BIGINT UNSIGNED. As MariaDB: a negative integer (or
+    integer text, read up to its first non-digit) wraps modulo 2**64 (-1 is
+    18446744073709551615), a negative DECIMAL or DOUBLE is 0, anything past the largest
+    value saturates."""
+    if v is None:
+        return None
+    if isinstance(v, (str, bytes)):
+        text = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+        m = _INTEGER_PREFIX.match(text)
+        n = max(int(m.group(1)), -_BIGINT_MAX - 1) if m else 0
+    elif isinstance(v, (float, Decimal)):
+        if v != v:
+            return 0
+        r = round_(v)
+        assert r is not None
+        return int(min(max(r, 0), _UNSIGNED_MAX))
+    elif isinstance(v, (_date, _datetime)):
+        return cast_int(v)
+    else:
+        n = max(int(v), -_BIGINT_MAX - 1)
+    return min(n, _UNSIGNED_MAX) if n >= 0 else n + _UNSIGNED_MAX + 1
 
 
 def _saturated(x: Any) -> int:
@@ -51,7 +89,8 @@ def _saturated(x: Any) -> int:
 def cast_float(v: Any) -> float | None:
     if v is None:
         return None
-    return float(to_number(v)) if isinstance(v, (str, bytes)) else float(v)
+    # (a date is the number YYYYMMDD[hhmmss], as for every number context)
+    return float(to_number(v)) if isinstance(v, (str, bytes, _date)) else float(v)
 
 
 def cast_decimal(v: Any, precision: int | None = None, scale: int | None = None
@@ -119,6 +158,7 @@ def cast_datetime(v: Any) -> _datetime | None:
 #: CAST(x AS type), by the value kind cast to.
 CASTS: dict[str, Callable[[Any], Any]] = {
     "cast_int": cast_int,
+    "cast_unsigned": cast_unsigned,
     "cast_float": cast_float,
     "cast_decimal": cast_decimal,
     "cast_bytes": cast_bytes,

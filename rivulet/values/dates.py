@@ -1,4 +1,5 @@
-"""Date functions: ``YEAR``, ``HOUR``, ``DATE``, ``DATEDIFF``, ``UNIX_TIMESTAMP``...
+"""Date functions: ``YEAR``, ``HOUR``, ``DATE``, ``DATEDIFF``, ``UNIX_TIMESTAMP``,
+``CONVERT_TZ``...
 
 Why this module exists: these functions accept a date, a datetime or a string to be parsed
 as one; a string that is not a valid date gives NULL, as in MySQL. The parsing itself is in
@@ -14,13 +15,24 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from rivulet.values.conversions import to_temporal
+from rivulet.values.conversions import to_str, to_temporal
 
 _date = _dt.date
 _datetime = _dt.datetime
 _MIDNIGHT = _dt.time()
 
 _TIME_RE = re.compile(r"\s*(-?)(\d+):(\d{1,2})(?::(\d{1,2})(?:\.\d*)?)?\s*\Z")
+
+#: A time zone written as an offset from UTC: a sign, hours (any number of digits, none
+#: is 0), a colon and minutes, nothing else (MySQL's ``str_to_offset``).
+_OFFSET_RE = re.compile(r"([+-])([0-9]*):([0-9]+)", re.ASCII)
+#: The widest offsets MySQL 8 takes (since 8.0.19; MariaDB and older MySQL stop at -12:59
+#: and +13:00).
+MAX_OFFSET = _dt.timedelta(hours=14)
+MIN_OFFSET = -_dt.timedelta(hours=13, minutes=59)
+#: The TIMESTAMP range: CONVERT_TZ leaves a value whose UTC time falls outside it as it is.
+_TIMESTAMP_MIN = _datetime(1970, 1, 1, 0, 0, 1)
+_TIMESTAMP_MAX = _datetime(2038, 1, 19, 3, 14, 7)
 
 
 def year(v: Any) -> int | None:
@@ -116,3 +128,50 @@ def unix_timestamp(v: Any) -> int | Decimal | None:
     if t.microsecond:
         return Decimal(secs) + Decimal(t.microsecond).scaleb(-6)
     return secs
+
+
+def _zone_offset(zone: Any) -> _dt.timedelta | None:
+    """The offset from UTC of time zone ``zone``: an offset such as '+05:30', or 'SYSTEM'
+    (rivulet's time is UTC). A named zone ('UTC', 'Europe/Paris') is None, as in a MySQL
+    server without time zone tables, and so is anything else."""
+    text = to_str(zone)
+    if type(text) is bytes:
+        text = text.decode("utf-8", "replace")
+    if text.upper() == "SYSTEM":
+        return _dt.timedelta()
+    m = _OFFSET_RE.fullmatch(text)
+    if m is None:
+        return None
+    hours, minutes = int(m.group(2) or 0), int(m.group(3))
+    if minutes >= 60:
+        return None
+    offset = _dt.timedelta(hours=hours, minutes=minutes)
+    if m.group(1) == "-":
+        offset = -offset
+    return offset if MIN_OFFSET <= offset <= MAX_OFFSET else None
+
+
+def convert_tz(v: Any, from_zone: Any, to_zone: Any) -> _datetime | None:
+    """``CONVERT_TZ(v, from_zone, to_zone)``: the datetime ``v`` (a date is its midnight)
+    read in ``from_zone`` and told in ``to_zone``; NULL for a zone that is not an offset
+    or 'SYSTEM' (:func:`_zone_offset`). As in MySQL, a value whose UTC time falls outside
+    the TIMESTAMP range (1970-01-01 00:00:01 to 2038-01-19 03:14:07) is returned as it is."""
+    if v is None or from_zone is None or to_zone is None:
+        return None
+    t = to_temporal(v)
+    if t is None:
+        return None
+    if not isinstance(t, _datetime):  # a date
+        t = _datetime.combine(t, _MIDNIGHT)
+    source, target = _zone_offset(from_zone), _zone_offset(to_zone)
+    if source is None or target is None:
+        return None
+    if source == target:
+        return t
+    try:
+        utc = t - source
+    except OverflowError:  # beyond year 1..9999: outside the TIMESTAMP range anyway
+        return t
+    if not _TIMESTAMP_MIN <= utc.replace(microsecond=0) <= _TIMESTAMP_MAX:
+        return t
+    return utc + target

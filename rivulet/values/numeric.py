@@ -16,8 +16,9 @@ from rivulet.values.conversions import as_float, text_operands, to_int, to_numbe
 
 #: Context for rounding floats through their decimal form (1e308 has 309 digits).
 _ROUND_CTX = Context(prec=700, rounding=ROUND_HALF_UP)
-#: The most places a DECIMAL has (MariaDB's DECIMAL_MAX_SCALE).
-_MAX_PLACES = 38
+
+#: The most decimal places a MySQL DECIMAL has.
+_MAX_SCALE = 30
 
 
 def abs_(x: Any) -> int | float | Decimal | None:
@@ -40,7 +41,7 @@ def _round_int(x: int, d: int) -> int:
 
 def round_(x: Any, d: Any = 0) -> int | float | Decimal | None:
     """``ROUND(x[, d])``: half away from zero, keeping x's type (int stays int, a Decimal
-    gets exactly d decimal places, as MySQL shows it).
+    gets d decimal places).
 
     Floats are rounded through their shortest decimal form, also half away from zero
     (``ROUND(2.675e0, 2)`` = 2.68, ``ROUND(2.5e0)`` = 3). MySQL instead rounds the binary
@@ -65,13 +66,14 @@ def round_(x: Any, d: Any = 0) -> int | float | Decimal | None:
             return x
         q = dx.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
         return float(q)
-    # Decimal: exactly d places (ROUND(1.5, 3) is 1.500), at most MySQL's 38
+    # Decimal: d places exactly (MySQL types ROUND(x, d) of a DECIMAL as DECIMAL(p, d):
+    # ROUND(1.00, 3) is 1.000), at most MySQL's 30
     if d >= 0:
-        q = x.quantize(Decimal(1).scaleb(-min(d, _MAX_PLACES)), context=_ROUND_CTX)
+        q = x.quantize(Decimal(1).scaleb(-min(d, _MAX_SCALE)), context=_ROUND_CTX)
     else:
         q = x.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
         q = q.quantize(Decimal(1), context=_ROUND_CTX)
-    return q if q else q.copy_abs()  # MySQL has no negative zero
+    return q.copy_abs() if q.is_zero() else q  # MySQL has no negative zero: ROUND(-0.25) is 0
 
 
 def floor(x: Any) -> int | float | None:

@@ -27,6 +27,7 @@ from rivulet.values.comparison import (
 )
 from rivulet.values.control import coalesce, if_, ifnull, nullif
 from rivulet.values.dates import (
+    convert_tz,
     date_,
     datediff,
     day,
@@ -112,6 +113,7 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "DATE": date_,
     "DATEDIFF": datediff,
     "UNIX_TIMESTAMP": unix_timestamp,
+    "CONVERT_TZ": convert_tz,
     "MOD": mod,
 }
 
@@ -130,7 +132,7 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "CHARACTER_LENGTH": (1, 1),
     "SUBSTRING": (2, 3),
     "SUBSTR": (2, 3),
-    "MID": (3, 3),
+    "MID": (2, 3),
     "LEFT": (2, 2),
     "RIGHT": (2, 2),
     "TRIM": (1, 3),
@@ -165,6 +167,7 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "DATE": (1, 1),
     "DATEDIFF": (2, 2),
     "UNIX_TIMESTAMP": (1, 1),
+    "CONVERT_TZ": (3, 3),
     "MOD": (2, 2),
 }
 
