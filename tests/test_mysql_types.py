@@ -199,6 +199,7 @@ CONTROL = [
     "CASE WHEN i > 4 THEN f ELSE s END",
     "CASE WHEN i > 4 THEN d ELSE s END",
     "CASE WHEN i > 4 THEN u ELSE i END",  # signed with unsigned: DECIMAL
+    "CASE WHEN i > 4 THEN -u ELSE i END",  # -(an UNSIGNED) is signed: BIGINT
     "CASE WHEN i > 4 THEN bo ELSE i END",
     "CASE WHEN i > 4 THEN b ELSE s END",  # binary
     "CASE WHEN i > 4 THEN b ELSE i END",

@@ -481,7 +481,10 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
         return SqlType(BYTES) if BYTES in text else types.STR_TYPE
     if fn in _ARITHMETIC:
         return types.arithmetic_type(_ARITHMETIC[fn], args[0], args[1])
-    if fn in ("neg", "ABS"):
+    if fn == "neg":  # signed: -(an UNSIGNED) is a BIGINT
+        n = types.number_type(args[0])
+        return types.INT_TYPE if n.kind == INT else n
+    if fn == "ABS":
         return types.number_type(args[0])
     if fn == "ROUND":
         return _round_type(args, exprs)
