@@ -401,6 +401,10 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     if fn not in _READS_CARRIED_PLACES:
         args = [shown(a, t) for a, t in zip(args, arg_types)]
         arg_types = [shown_type(t) for t in arg_types]
+    if fn == "between" and types.between_as_doubles(t.kind for t in arg_types):
+        args = [a if t.kind == FLOAT else Call("cast_float", (a,))
+                for a, t in zip(args, arg_types)]
+        return Call(fn, tuple(args)), types.INT_TYPE
     if fn in ("COALESCE", "IFNULL"):
         result = types.aggregate(arg_types)
         args = [convert(a, t, result) for a, t in zip(args, arg_types)]

@@ -316,6 +316,9 @@ class RangeBound:
 
     op: str
     param: int  # position among the view's ``?``
+    #: one of the two bounds of ``column BETWEEN ? AND ?``, which compares the three
+    #: values as one type (``values.types.between_as_doubles``)
+    between: bool = False
 
 
 @dataclass(frozen=True, slots=True)

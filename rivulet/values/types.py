@@ -275,10 +275,20 @@ def comparison_kind(a: Kind | None, b: Kind | None) -> Kind | None:
     return FLOAT
 
 
+def between_as_doubles(kinds: Iterable[Kind | None]) -> bool:
+    """Whether ``v BETWEEN lo AND hi`` over values of these kinds compares all three as
+    DOUBLEs: MySQL types the three together, so text and a number (with no date among
+    them) are all read as numbers, where two separate comparisons would compare the text
+    with the text as text (``'a' BETWEEN 'z' AND 3`` is 1: 0 <= 0 <= 3)."""
+    present = {k for k in kinds if k is not None}
+    return bool(present & TEXT_KINDS) and bool(present & NUMBER_KINDS) and not (
+        present & TIME_KINDS)
+
+
 __all__ = [
     "DIV_PRECISION_INCREMENT", "EXACT_KINDS", "FLOAT_TYPE", "INT_TYPE", "MAX_SCALE", "NULL",
     "NUMBER_KINDS", "STR_TYPE", "SqlType", "TEXT_KINDS", "TIME_KINDS",
     "UNDECLARED_DECIMAL_SCALE", "aggregate", "aggregate_result_type", "arithmetic_type",
-    "avg_type", "column_type", "comparison_kind", "decimal_type", "division_frac", "extreme",
-    "number_type", "sum_type", "value_type",
+    "avg_type", "between_as_doubles", "column_type", "comparison_kind", "decimal_type",
+    "division_frac", "extreme", "number_type", "sum_type", "value_type",
 ]
