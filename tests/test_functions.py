@@ -108,9 +108,12 @@ COMPARISONS = [
     (F.gt, (dt2, "2020-01-05"), 1),
     (F.lt, (d1, "2021-01-01"), 1),
     (F.eq, (d1, b"2020-01-05"), 1),
-    (F.eq, (d1, "not a date"), 0),  # unparsable: compared as strings
-    (F.lt, (d1, "3"), 1),  # '2020-01-05' < '3' as strings
+    (F.eq, (d1, "not a date"), 0),  # not a date: the zero date, before every date
+    (F.lt, (d1, "3"), 0),  # (MariaDB; this case once expected strings compared: 1)
     (F.gt, (d1, "2"), 1),
+    (F.eq, (d1, "2020-01-05x"), 1),  # text after a date is ignored, as MySQL does
+    (F.eq, (d1, 200105), 1),  # a number as YYMMDD
+    (F.lt, (d1, 20200105.5), 0),  # the fraction of a date-only number is ignored
     (F.eq, (d1, 20200105), 1),  # date as the number YYYYMMDD
     (F.eq, (dt2, 20200105103000), 1),
     (F.lt, (d1, 20200106.5), 1),
@@ -218,18 +221,26 @@ ARITHMETIC = [
     (F.mul, ("3", 2), 6.0),  # not Python's string repetition
     (F.mul, (2, "3"), 6.0),
     (F.mul, (1.5, NULL), NULL),
-    (F.div, (5, 2), 2.5),
-    (F.div, (4, 2), 2.0),  # never integer division
-    (F.div, (-7, 2), -3.5),
+    # An exact quotient carries whole nine-digit words, truncated (MySQL's DECIMAL
+    # division); the plan rounds it to the dividend's places + 4 where it is shown.
+    (F.div, (5, 2), D("2.500000000")),
+    (F.div, (4, 2), D("2.000000000")),  # never integer division
+    (F.div, (-7, 2), D("-3.500000000")),
     (F.div, (1, 0), NULL),
     (F.div, (1.0, 0.0), NULL),
     (F.div, (1, D("0.00")), NULL),
     (F.div, (1, "abc"), NULL),  # 'abc' is 0
-    (F.div, (0, 5), 0.0),
+    (F.div, (0, 5), D("0E-9")),
     (F.div, (NULL, 2), NULL),
-    (F.div, (D("1.00"), 3), D("0.333333")),  # dividend scale 2 + 4
-    (F.div, (1, D("3")), D("0.3333")),
-    (F.div, (D("2"), D("3")), D("0.6667")),  # rounded half up
+    (F.div, (D("1.00"), 3), D("0.333333333")),
+    (F.div, (1, D("3")), D("0.333333333")),
+    (F.div, (D("2"), D("3")), D("0.666666666")),  # truncated
+    (F.div, (D("1.500"), D("2.5")), D("0.600000000000000000")),  # two words each: 18
+    (F.div, (D("2.333333333"), 3), D("0.777777777666666666")),  # 7 / 3 / 3
+    (F.to_scale, (D("0.666666666"), 4), D("0.6667")),  # rounded half up where shown
+    (F.to_scale, (D("6.999999999"), 4), D("7.0000")),  # 7 / 3 * 3, shown
+    (F.to_scale, (5, 3), D("5.000")),
+    (F.to_scale, (NULL, 3), NULL),
     (F.div, (D("1"), 4.0), 0.25),
     (F.div, ("5", 2), 2.5),
     (F.int_div, (5, 2), 2),
@@ -634,7 +645,7 @@ NUMERIC = [
     (F.greatest, (2, D("1.5")), D("2")),
     (F.greatest, (d1, dt2), dt2),
     (F.greatest, (d1, "2019-12-31"), d1),
-    (F.greatest, (10, "9"), "9"),  # numbers mixed with strings compare as strings
+    (F.greatest, (10, "9"), 10.0),  # numbers with strings compare as DOUBLEs (MariaDB)
     (F.least, (1, 3, 2), 1),
     (F.least, ("b", "a"), "a"),
     (F.least, (NULL, 1), NULL),

@@ -99,6 +99,22 @@ def test_between_with_reversed_bounds_is_empty(mysql_pair: MySQLPair) -> None:
           [None, 4], [2, None])
 
 
+def test_between_text_and_a_number_compares_all_three_as_doubles(mysql_pair: MySQLPair) -> None:
+    """MySQL types BETWEEN's three operands together: text with a number is compared as
+    numbers throughout (two separate comparisons would compare text with text as text)."""
+    mysql_pair.execute("CREATE TABLE t (id INT PRIMARY KEY, s TEXT, n INT)")
+    mysql_pair.insert_many("t", [(1, "a", 1), (2, "2", 2), (3, "5", 5), (4, "2024-1-2", 3),
+                                 (5, None, None)])
+    sets = [["z", 3], [1, "z"], [7, "2024-02-29"], ["1", "3"], [1, 3], ["😀 é", 3], [1.5, "5"]]
+    check(mysql_pair, "SELECT id FROM t WHERE s BETWEEN ? AND ?", *sets)
+    check(mysql_pair, "SELECT id FROM t WHERE n BETWEEN ? AND ?", *sets)
+    check(mysql_pair, "SELECT id FROM t WHERE s BETWEEN ? AND ? AND s < ?", ["1", 3, "5"],
+          [0, "z", "3"])
+    for low, high in [("'z'", "3"), ("1", "'z'"), ("7", "'2024-02-29'"), ("'1'", "3")]:
+        mysql_pair.check_query(f"SELECT id FROM t WHERE s BETWEEN {low} AND {high}", ())
+        mysql_pair.check_query(f"SELECT id FROM t WHERE s NOT BETWEEN {low} AND {high}", ())
+
+
 def test_a_parameter_may_stand_on_either_side_of_its_comparison(mysql_pair: MySQLPair) -> None:
     mysql_pair.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, s VARCHAR(5))")
     mysql_pair.insert_many("t", [(1, 1, "1"), (2, 2, "01"), (3, 3, "x"), (4, None, None)])

@@ -21,6 +21,7 @@ from rivulet.plan.params import conjuncts
 from rivulet.sql.ddl import table_schema
 from rivulet.sql.parse import DIALECT, error_at, parse_one, unsupported, view_query_text
 from rivulet.values.schema import TableSchema
+from rivulet.values.types import SqlType, column_type
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,9 @@ class _TableScope:
     def special(self, node: exp.Expr) -> ir.Expr | None:
         return None
 
+    def types(self) -> list[SqlType]:
+        return [column_type(c) for c in self.table.columns]
+
 
 def _target(node: exp.Expr, catalog: Catalog) -> TableSchema:
     table = node if isinstance(node, exp.Table) else node.find(exp.Table)
@@ -253,6 +257,9 @@ class _NoColumns:
 
     def special(self, node: exp.Expr) -> ir.Expr | None:
         return None
+
+    def types(self) -> list[SqlType]:
+        return []
 
 
 def _update(node: exp.Update, catalog: Catalog) -> Update:

@@ -445,7 +445,8 @@ class Builder:
                         left_arity=node.left.arity, right_arity=node.right.arity,
                         residual=residual, text=text, full=self._full_join_sides(node))
         if isinstance(node, ir.Aggregate):
-            return Aggregate(parents[0], node.group_by, node.aggs, partial=partial)
+            return Aggregate(parents[0], node.group_by, node.aggs, partial=partial,
+                             result_kinds=[c.kind for c in node.columns[len(node.group_by):]])
         if isinstance(node, ir.Distinct):
             return Distinct(parents[0], node.arity, partial=partial)
         if isinstance(node, ir.Union):

@@ -28,6 +28,7 @@ from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.engine.upquery import BUSY, Upqueries
 from rivulet.errors import ClosedError, ParameterCountError, ParameterError, RivuletError
+from rivulet.plan import ir
 from rivulet.plan.bound import bound_plan
 from rivulet.plan.params import (
     KeyLookup,
@@ -40,6 +41,7 @@ from rivulet.state.holes import MISSING, Hole
 from rivulet.state.reader import KeyedReader, RangeReader
 from rivulet.values.matching import Unkeyed, range_bound
 from rivulet.values.schema import STR, Column, Kind, SchemaError, coerce_value
+from rivulet.values.types import between_as_doubles, value_type
 
 Row = tuple
 
@@ -79,6 +81,17 @@ Block = bool | Nowait
 _LOWER = {">": False, ">=": True}
 _UPPER = {"<": False, "<=": True}
 _CHECK = {">": F.gt, ">=": F.ge, "<": F.lt, "<=": F.le}
+_CHECK_AS_DOUBLES = {op: (lambda f: lambda a, b: f(F.cast_float(a), F.cast_float(b)))(f)
+                     for op, f in _CHECK.items()}
+
+
+def _between_as_doubles(plan: ir.ViewPlan, column_kind: Kind | None,
+                        values: dict[Any, Any]) -> bool:
+    """Whether this read's ``column BETWEEN ? AND ?`` compares all three as DOUBLEs (text
+    and a number among the column and the two values: MySQL types them together)."""
+    ends = [values[b.param] for b in plan.range_bounds if b.between]
+    return bool(ends) and between_as_doubles(
+        [column_kind] + [value_type(v).kind for v in ends])
 
 
 class View:
@@ -529,6 +542,10 @@ class View:
         lows = [(op, v) for op, v in bounds if op in _LOWER]
         highs = [(op, v) for op, v in bounds if op in _UPPER]
         checked = len(lows) > 1 or len(highs) > 1
+        as_doubles = _between_as_doubles(self.plan, range_kind, values)
+        if as_doubles:  # BETWEEN text and a number: every row compared as a DOUBLE
+            lows = highs = []
+            checked = True
         if len(lows) == 1:
             op, v = lows[0]
             low, low_inc = range_bound(range_kind, v), _LOWER[op]
@@ -564,7 +581,9 @@ class View:
             for held in filled:
                 rows.extend(held)
         if checked:
-            rows = [r for r in rows if all(_CHECK[op](r[range_column], v) for op, v in bounds)]
+            checks = [((_CHECK_AS_DOUBLES if as_doubles and b.between else _CHECK)[op], v)
+                      for b, (op, v) in zip(self.plan.range_bounds, bounds)]
+            rows = [r for r in rows if all(check(r[range_column], v) for check, v in checks)]
         return list(self._finish(rows))
 
     def _defaults(self, key: Any, *, matches_nothing: bool = False) -> list[Row]:

@@ -47,8 +47,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from rivulet.plan import ir
+from rivulet.plan.expressions import type_of
 from rivulet.plan.prune import remap
 from rivulet.values.schema import FLOAT, INT
+from rivulet.values.types import number_type
 
 #: The aggregate that combines partial results of each function in the two-step form.
 COMBINE = {"count": "sum", "sum": "sum", "min": "min", "max": "max"}
@@ -251,7 +253,10 @@ def _combinable(call: ir.AggCall, agg: ir.Aggregate) -> bool:
     another order)."""
     if call.fn not in COMBINE or call.distinct:
         return False
-    return call.fn != "sum" or agg.input.columns[call.arg].kind != FLOAT  # type: ignore[index]
+    if call.fn != "sum":
+        return True
+    summed = agg.input.columns[call.arg].type  # type: ignore[index]
+    return number_type(summed).kind != FLOAT  # DOUBLEs, text summed as DOUBLEs: no
 
 
 def _per_row(agg: ir.Aggregate, sides: _Sides, group: list[int],
@@ -314,14 +319,14 @@ def _inner_aggregate(agg: ir.Aggregate, sides: _Sides, args: list[ir.Expr | None
         pre = source
     results = agg.columns[len(agg.group_by):]
     out = tuple(columns[:width]) + tuple(
-        ir.ColumnInfo(f"{c.fn}_{j}", result.kind, c.fn != "count")
+        replace(result, name=f"{c.fn}_{j}", nullable=c.fn != "count")
         for j, (c, result) in enumerate(zip(calls, results)))
     return ir.Aggregate(pre, tuple(range(width)), tuple(calls), out)
 
 
 def _join(sides: _Sides, inner: ir.Aggregate) -> ir.Join:
     width = len(sides.agg_keys)
-    right = tuple(ir.ColumnInfo(c.name, c.kind, c.nullable or sides.kind == "left")
+    right = tuple(replace(c, nullable=c.nullable or sides.kind == "left")
                   for c in inner.columns)
     return ir.Join(sides.kept, inner, sides.kind, sides.kept_keys, tuple(range(width)), None,
                    sides.kept.columns + right)
@@ -330,7 +335,7 @@ def _join(sides: _Sides, inner: ir.Aggregate) -> ir.Join:
 def _column_of(e: ir.Expr, node: ir.Node) -> ir.ColumnInfo:
     if isinstance(e, ir.Col):
         return node.columns[e.index]
-    return ir.ColumnInfo("expr", None)
+    return ir.ColumnInfo.of("expr", type_of(e, [c.type for c in node.columns]))
 
 
 def substitute(expr: ir.Expr, exprs: tuple[ir.Expr, ...]) -> ir.Expr:

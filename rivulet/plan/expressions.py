@@ -7,7 +7,7 @@ a FROM clause, over an aggregate's output, and over a table in an UPDATE.
 from __future__ import annotations
 
 import decimal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from sqlglot import exp
@@ -21,8 +21,10 @@ from rivulet.errors import (
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
+from rivulet.values import types
 from rivulet.values.registry import SCALAR_FUNCTIONS, arity_error
-from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
+from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
+from rivulet.values.types import SqlType
 
 
 class Scope(Protocol):
@@ -30,6 +32,9 @@ class Scope(Protocol):
 
     def special(self, node: exp.Expr) -> Expr | None:
         """An IR expression standing for ``node`` as a whole (an aggregate, a group key)."""
+
+    def types(self) -> Sequence[SqlType]:
+        """The static type of each column ``column`` may return."""
 
 
 #: sqlglot binary node types to function-library names.
@@ -95,11 +100,17 @@ def is_aggregate(node: exp.Expr) -> bool:
 
 def translate(node: exp.Expr, scope: Scope,
               params: Callable[[exp.Placeholder], Expr] | None = None) -> Expr:
-    """The IR expression for ``node``; ``params`` binds ``?`` (write statements only)."""
+    """The IR expression for ``node``, MySQL's implicit conversions written out
+    (:func:`typed`); ``params`` binds ``?`` (write statements only)."""
+    return typed(_translate(node, scope, params), scope.types())[0]
+
+
+def _translate(node: exp.Expr, scope: Scope,
+               params: Callable[[exp.Placeholder], Expr] | None) -> Expr:
     special = scope.special(node)
     if special is not None:
         return special
-    t = lambda n: translate(n, scope, params)  # noqa: E731
+    t = lambda n: _translate(n, scope, params)  # noqa: E731
     if isinstance(node, exp.Paren):
         return t(node.this)
     if isinstance(node, exp.Column):
@@ -268,8 +279,11 @@ def _case(node: exp.Case, t: Callable[[exp.Expr], Expr]) -> Expr:
 _CAST_KINDS = {
     "SIGNED": INT, "INT": INT, "BIGINT": INT, "UNSIGNED": INT, "UBIGINT": INT, "UINT": INT,
     "DECIMAL": DECIMAL, "DOUBLE": FLOAT, "FLOAT": FLOAT, "CHAR": STR, "VARCHAR": STR,
-    "TEXT": STR, "DATE": DATE, "DATETIME": DATETIME,
+    "TEXT": STR, "DATE": DATE, "DATETIME": DATETIME, "BINARY": BYTES, "VARBINARY": BYTES,
 }
+
+
+_UNSIGNED_TARGETS = {"UNSIGNED", "UBIGINT", "UINT"}
 
 
 def _cast(node: exp.Cast, t: Callable[[exp.Expr], Expr]) -> Expr:
@@ -277,12 +291,16 @@ def _cast(node: exp.Cast, t: Callable[[exp.Expr], Expr]) -> Expr:
     kind = _CAST_KINDS.get(target.upper())
     if kind is None:
         raise unsupported(node, f"CAST to {target}")
-    if kind == DECIMAL:
-        # DECIMAL(M[, D]); DECIMAL alone is DECIMAL(10, 0), as in MySQL
-        sizes = [int(p.this.this) for p in node.to.expressions
-                 if isinstance(p, exp.DataTypeParam) and isinstance(p.this, exp.Literal)]
-        precision, scale = (sizes + [10, 0][len(sizes):])[:2]
+    if kind == DECIMAL:  # DECIMAL(precision, scale); plain DECIMAL is DECIMAL(10, 0)
+        params = [int(p.this.name) for p in node.to.expressions
+                  if isinstance(p, exp.DataTypeParam) and p.this.name.isdigit()]
+        precision, scale = (params + [10, 0][len(params):])[:2] if params else (10, 0)
+        if not (0 < precision <= 65 and scale <= min(38, precision)):
+            raise error_at(node, f"CAST to DECIMAL({precision}, {scale}): the precision must "
+                           "be 1 to 65 and the scale at most 38 and at most the precision")
         return Call("cast_decimal", (t(node.this), Lit(precision, INT), Lit(scale, INT)))
+    if kind == INT and target.upper() in _UNSIGNED_TARGETS:
+        return Call("cast_unsigned", (t(node.this),))
     if kind == INT:  # a string's integer prefix, as MySQL's CAST ('1e3' is 1)
         return Call("cast_int", (t(node.this), Lit(1, INT)))
     return Call(f"cast_{kind}", (t(node.this),))
@@ -317,100 +335,239 @@ def literal_value(node: exp.Expr) -> object:
     raise unsupported(node, "non-constant value")
 
 
-# --------------------------------------------------------------------------- kinds
+# --------------------------------------------------------------------------- types
 
-_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "and_", "or_", "xor",
-                "not_", "like", "in_list", "between", "is_null", "is_not_null"}
+PREDICATES = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "and_", "or_", "xor",
+               "not_", "like", "not_like", "in_list", "between", "is_null", "is_not_null"}
 _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBSTRING",
                      "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE",
                      "REVERSE", "LPAD", "RPAD", "REPEAT"}
-_INT_FUNCTIONS = {"LENGTH", "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE", "INSTR",
-                  "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND", "DATEDIFF",
-                  "SIGN", "int_div"}
-_FIRST_ARG_FUNCTIONS = {"COALESCE", "IFNULL", "NULLIF", "GREATEST", "LEAST"}
-#: Arithmetic: a string operand is read as a DOUBLE, a date as the number YYYYMMDD[hhmmss].
-_ARITHMETIC = {"add", "sub", "mul", "mod", "MOD", "neg", "ABS"}
-#: ROUND(x[, d]), FLOOR(x), CEIL(x): exact for exact x (FLOOR and CEIL an integer), else
-#: a DOUBLE.
-_ROUNDING = {"ROUND", "FLOOR", "CEIL", "CEILING"}
+#: String functions whose result is binary if any argument is (the others: the first).
+_TEXT_ANY_ARG = {"CONCAT", "CONCAT_WS", "REPLACE", "LPAD", "RPAD", "TRIM"}
+_INT_FUNCTIONS = {"LENGTH", "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE",
+                  "INSTR", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND",
+                  "DATEDIFF", "SIGN", "int_div", "cast_int"}
+_ARITHMETIC = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "mod": "mod",
+               "MOD": "mod", "int_div": "int_div"}
+#: Functions that read a DECIMAL with all the places it carries: arithmetic, the numeric
+#: functions, conversions to numbers, the choosers, ``IN`` and ``BETWEEN``. The others
+#: (text, dates, comparison with ``=``, ``<``, ``<=>``, ``NULLIF``: MariaDB rounds both
+#: operands of those) read it at its shown places.
+_READS_CARRIED_PLACES = {
+    "add", "sub", "mul", "div", "mod", "MOD", "int_div", "neg", "ABS", "ROUND", "FLOOR",
+    "CEIL", "CEILING", "SIGN", "cast_decimal", "cast_int", "cast_unsigned", "cast_float",
+    "to_scale", "in_list", "between", "COALESCE", "IFNULL", "IF", "GREATEST", "LEAST", "and_",
+    "or_", "not_", "xor", "is_null", "is_not_null",
+}
 
 
-def kind_of(expr: Expr, input_kinds: list[Kind | None]) -> Kind | None:
-    """The value kind ``expr`` produces, given the kinds of its input columns."""
+def literal_type(lit: Lit) -> SqlType:
+    if lit.value is None:
+        return types.NULL
+    if lit.kind == BOOL:
+        return SqlType(BOOL)
+    return types.value_type(lit.value)
+
+
+def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
+    """``expr`` with MySQL's implicit conversions written out, and its static type.
+
+    Over columns of ``input_types``. Each branch of a ``CASE``, ``COALESCE``, ``IF``,
+    ``IFNULL`` is converted to the type of the whole (:func:`rivulet.values.types.aggregate`:
+    an INT branch of a VARCHAR ``CASE`` becomes text); the arguments of ``GREATEST``/
+    ``LEAST`` to the type they are compared as; a DECIMAL that carries more places than it
+    shows (a quotient) is rounded to them where MySQL rounds it (``=``, text). Both back
+    ends evaluate the result, so they agree on every value's type.
+    """
     if isinstance(expr, Col):
-        return input_kinds[expr.index]
+        return expr, input_types[expr.index]
     if isinstance(expr, Lit):
-        return expr.kind
+        return expr, literal_type(expr)
     if isinstance(expr, Param):
-        return None
+        return expr, types.NULL
     if isinstance(expr, Case):
-        kinds = [kind_of(v, input_kinds) for _, v in expr.whens]
-        if expr.default is not None:
-            kinds.append(kind_of(expr.default, input_kinds))
-        return unify_kinds(kinds)
+        whens = [(typed(c, input_types)[0], typed(v, input_types)) for c, v in expr.whens]
+        default = typed(expr.default, input_types) if expr.default is not None else None
+        result = types.aggregate([t for _, (_, t) in whens] + ([default[1]] if default else []))
+        return Case(
+            tuple((c, convert(v, t, result)) for c, (v, t) in whens),
+            convert(default[0], default[1], result) if default is not None else None,
+        ), result
     assert isinstance(expr, Call)
+    pairs = [typed(a, input_types) for a in expr.args]
+    args = [a for a, _ in pairs]
+    arg_types = [t for _, t in pairs]
     fn = expr.fn
-    if fn in _COMPARISONS:
-        return INT
-    if fn in _STRING_FUNCTIONS:
-        return STR
-    if fn in _INT_FUNCTIONS:
-        return INT
-    if fn.startswith("cast_"):
-        return Kind(fn[5:])
-    if fn == "div":
-        arg_kinds = {kind_of(a, input_kinds) for a in expr.args}
-        return DECIMAL if DECIMAL in arg_kinds and FLOAT not in arg_kinds else FLOAT
-    if fn in _ARITHMETIC:
-        return arithmetic_kind([kind_of(a, input_kinds) for a in expr.args])
-    if fn in _ROUNDING:
-        kind = arithmetic_kind([kind_of(expr.args[0], input_kinds)])
-        return INT if kind == DECIMAL and fn != "ROUND" else kind
+    if fn not in _READS_CARRIED_PLACES:
+        args = [shown(a, t) for a, t in zip(args, arg_types)]
+        arg_types = [shown_type(t) for t in arg_types]
+    if fn == "between" and types.between_as_doubles(t.kind for t in arg_types):
+        args = [a if t.kind == FLOAT else Call("cast_float", (a,))
+                for a, t in zip(args, arg_types)]
+        return Call(fn, tuple(args)), types.INT_TYPE
+    if fn in ("COALESCE", "IFNULL"):
+        result = types.aggregate(arg_types)
+        args = [convert(a, t, result) for a, t in zip(args, arg_types)]
+        return Call(fn, tuple(args)), result
     if fn == "IF":
-        return unify_kinds([kind_of(a, input_kinds) for a in expr.args[1:]])
-    if fn == "DATE":
-        return DATE
-    if fn == "CONVERT_TZ":
-        return DATETIME
+        result = types.aggregate(arg_types[1:])
+        args = args[:1] + [convert(a, t, result) for a, t in zip(args[1:], arg_types[1:])]
+        return Call(fn, tuple(args)), result
+    if fn in ("GREATEST", "LEAST"):
+        result = types.extreme(arg_types)
+        if result.kind in types.TIME_KINDS:
+            # Compared as dates, text or a number that is not one counting as the zero date
+            # (values.coerce_pair), which is what LEAST then answers: NULL here.
+            return Call(f"cast_{result.kind}", (Call(fn, tuple(args)),)), result
+        args = [convert(a, t, result) for a, t in zip(args, arg_types)]
+        return Call(fn, tuple(args)), result
+    if fn == "neg" and arg_types[0].kind in types.TIME_KINDS:  # MySQL: -DATE is a DECIMAL
+        result = types.decimal_type(0)
+        return to_places(Call(fn, tuple(args)), result), result
+    result = result_type(fn, arg_types, args)
+    call: Expr = Call(fn, tuple(args))
+    if fn == "ROUND" and result.kind == DECIMAL and not (
+            len(args) < 2 or (isinstance(args[1], Lit) and type(args[1].value) is int)):
+        call = to_places(call, result)  # the places ROUND keeps are known only per row
+    return call, result
+
+
+def to_places(e: Expr, t: SqlType) -> Expr:
+    """``e`` (an exact number) as a DECIMAL of type ``t``: carrying exactly ``t.frac``
+    places. The call names ``t.scale`` too when it differs, so that the plan's typing of
+    the call (:func:`type_of`) is ``t``."""
+    places = (Lit(t.frac, INT),) if t.frac == t.scale else (Lit(t.frac, INT), Lit(t.scale, INT))
+    return Call("to_scale", (e, *places))
+
+
+def shown_type(t: SqlType) -> SqlType:
+    """The type of :func:`shown`'s value."""
+    return types.decimal_type(t.scale) if t.rounded else t
+
+
+def shown(e: Expr, t: SqlType) -> Expr:
+    """``e`` at the places its type shows (a DECIMAL carrying more: rounded half up)."""
+    if t.rounded:
+        return Call("to_scale", (e, Lit(t.scale, INT)))
+    return e
+
+
+def convert(e: Expr, have: SqlType, want: SqlType) -> Expr:
+    """``e``, of type ``have``, as a value of type ``want`` (MySQL's implicit conversion
+    to the type of a ``CASE``, a ``UNION`` column...)."""
+    if want.kind is None or have.kind is None:
+        return e
+    if want.kind == DECIMAL:
+        if have == want:
+            return e
+        return to_places(e, want)
+    if have.kind == want.kind or (want.kind == INT and have.kind == BOOL):
+        return e
+    if want.kind in (STR, BYTES):
+        return Call("cast_str" if want.kind == STR else "cast_bytes", (shown(e, have),))
+    if want.kind == FLOAT:
+        return Call("cast_float", (e,))
+    if want.kind in (DATE, DATETIME):
+        return Call(f"cast_{want.kind}", (e,))
+    if want.kind == INT:
+        return Call("cast_int", (e,))
+    return e
+
+
+def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) -> SqlType:
+    """The type of ``fn`` applied to arguments of types ``args`` (the expressions
+    ``exprs`` where a constant argument decides, as ``ROUND``'s places)."""
+    kinds = [a.kind for a in args]
+    if fn in PREDICATES or fn in _INT_FUNCTIONS:
+        return types.INT_TYPE
+    if fn in _STRING_FUNCTIONS:
+        text = kinds if fn in _TEXT_ANY_ARG else kinds[:1]
+        return SqlType(BYTES) if BYTES in text else types.STR_TYPE
+    if fn in _ARITHMETIC:
+        return types.arithmetic_type(_ARITHMETIC[fn], args[0], args[1])
+    if fn == "neg":  # signed: -(an UNSIGNED) is a BIGINT
+        n = types.number_type(args[0])
+        return types.INT_TYPE if n.kind == INT else n
+    if fn == "ABS":
+        return types.number_type(args[0])
+    if fn == "ROUND":
+        return _round_type(args, exprs)
+    if fn in ("FLOOR", "CEIL", "CEILING"):
+        return types.FLOAT_TYPE if types.number_type(args[0]).kind == FLOAT else types.INT_TYPE
+    if fn == "NULLIF":
+        return args[0]
+    if fn in ("DATE", "cast_date"):
+        return SqlType(DATE)
+    if fn == "cast_datetime":
+        return SqlType(DATETIME)
+    if fn == "cast_float":
+        return types.FLOAT_TYPE
+    if fn == "cast_unsigned":
+        return SqlType(INT, unsigned=True)
+    if fn == "cast_str":
+        return SqlType(BYTES) if kinds[0] == BYTES else types.STR_TYPE
+    if fn == "cast_bytes":
+        return SqlType(BYTES)
+    if fn in ("cast_decimal", "to_scale"):
+        return _decimal_cast_type(fn, args, exprs)
     if fn == "UNIX_TIMESTAMP":
-        # An integer of a date, a datetime without fractions, a number, a constant without
-        # fractions; MySQL makes it a DECIMAL(.., 6) for a string column (left unknown).
-        arg = expr.args[0]
-        if isinstance(arg, Lit):
-            return INT if type(arg.value) is not str or "." not in arg.value else DECIMAL
-        return INT if kind_of(arg, input_kinds) in (DATE, DATETIME, INT, BOOL) else None
-    if fn in _FIRST_ARG_FUNCTIONS:
-        return unify_kinds([kind_of(a, input_kinds) for a in expr.args])
-    return None
+        return _unix_timestamp_type(args[0], exprs[0] if exprs else None)
+    if fn == "CONVERT_TZ":
+        return SqlType(DATETIME)
+    if fn in ("COALESCE", "IFNULL"):
+        return types.aggregate(args)
+    if fn == "IF":
+        return types.aggregate(args[1:])
+    if fn in ("GREATEST", "LEAST"):
+        return types.extreme(args)
+    return types.NULL
 
 
-def arithmetic_kind(kinds: list[Kind | None]) -> Kind | None:
-    """The kind of ``+``, ``-``, ``*``, ``%`` or unary minus over operands of ``kinds``, as
-    MySQL types it: DOUBLE if an operand is a string or a DOUBLE, else DECIMAL if one is a
-    DECIMAL, else an integer (a DATE or DATETIME counts as the integer YYYYMMDD[hhmmss])."""
-    present = {k for k in kinds if k is not None}
-    if not present:
-        return None
-    if present & {STR, BYTES, FLOAT}:
-        return FLOAT
-    if DECIMAL in present:
-        return DECIMAL
-    return INT
+def _round_type(args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
+    n = types.number_type(args[0])
+    if n.kind != DECIMAL:
+        return n
+    if len(exprs) < 2:
+        return types.decimal_type(0)
+    d = exprs[1]
+    if isinstance(d, Lit) and type(d.value) is int:  # exactly d places (1.500 for d = 3)
+        return types.decimal_type(max(0, d.value))
+    return n
 
 
-def unify_kinds(kinds: list[Kind | None]) -> Kind | None:
-    """The kind of a value that may come from any of ``kinds`` (numeric widening)."""
-    present = {k for k in kinds if k is not None}
-    if not present:
-        return None
-    if len(present) == 1:
-        return present.pop()
-    if present <= {INT, BOOL}:
-        return INT
-    if present <= {INT, BOOL, DECIMAL}:
-        return DECIMAL
-    if present <= {INT, BOOL, DECIMAL, FLOAT}:
-        return FLOAT
-    if present <= {DATE, DATETIME}:
-        return DATETIME
-    return STR
+def _unix_timestamp_type(arg: SqlType, expr: Expr | None) -> SqlType:
+    """An integer of a date, a number or a constant without fractions; a DECIMAL(.., 6) of
+    a datetime or text column (which may carry fractions)."""
+    if isinstance(expr, Lit):
+        fraction = type(expr.value) is str and "." in expr.value
+        return types.decimal_type(6) if fraction else types.INT_TYPE
+    return types.INT_TYPE if arg.kind in (DATE, INT, BOOL) else types.decimal_type(6)
+
+
+def _decimal_cast_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
+    constants = [e.value for e in exprs[1:] if isinstance(e, Lit) and type(e.value) is int]
+    if fn == "to_scale" and constants:  # to_scale(x, carried[, shown])
+        return types.decimal_type(constants[-1], constants[0])
+    if fn == "cast_decimal" and len(constants) == 2:  # cast_decimal(x, precision, scale)
+        return types.decimal_type(constants[1])
+    source = args[0]
+    if source.kind == DECIMAL:
+        return source
+    if source.kind in (INT, BOOL):
+        return types.decimal_type(0)
+    return SqlType(DECIMAL)
+
+
+def type_of(expr: Expr, input_types: Sequence[SqlType]) -> SqlType:
+    """The static type of ``expr`` (already :func:`typed`) over columns of these types."""
+    if isinstance(expr, Col):
+        return input_types[expr.index]
+    if isinstance(expr, Lit):
+        return literal_type(expr)
+    if isinstance(expr, Param):
+        return types.NULL
+    if isinstance(expr, Case):
+        branches = [v for _, v in expr.whens] + ([expr.default] if expr.default else [])
+        return types.aggregate([type_of(v, input_types) for v in branches])
+    assert isinstance(expr, Call)
+    return result_type(expr.fn, [type_of(a, input_types) for a in expr.args], expr.args)

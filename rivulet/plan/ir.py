@@ -26,17 +26,32 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, ClassVar, Literal
 
 from rivulet.values.schema import Kind
+from rivulet.values.types import SqlType
 
 # --------------------------------------------------------------------------- columns
 
 
 @dataclass(frozen=True, slots=True)
 class ColumnInfo:
-    """What a plan knows of one output column."""
+    """What a plan knows of one output column: its name, its static type (see
+    :mod:`rivulet.values.types`: the kind, and for a DECIMAL the places shown and carried;
+    whether an integer is unsigned), and whether it may hold NULL."""
 
     name: str
     kind: Kind | None  # None when only NULL flows here
     nullable: bool = True
+    scale: int = 0
+    frac: int = 0
+    unsigned: bool = False
+
+    @property
+    def type(self) -> SqlType:
+        return SqlType(self.kind, self.scale, self.frac, self.unsigned)
+
+    @staticmethod
+    def of(name: str, t: SqlType, nullable: bool = True) -> ColumnInfo:
+        """A column of type ``t``."""
+        return ColumnInfo(name, t.kind, nullable, t.scale, t.frac, t.unsigned)
 
 
 # --------------------------------------------------------------------------- expressions
@@ -301,6 +316,9 @@ class RangeBound:
 
     op: str
     param: int  # position among the view's ``?``
+    #: one of the two bounds of ``column BETWEEN ? AND ?``, which compares the three
+    #: values as one type (``values.types.between_as_doubles``)
+    between: bool = False
 
 
 @dataclass(frozen=True, slots=True)

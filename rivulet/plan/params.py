@@ -115,8 +115,9 @@ def _take_parameter(
     elif isinstance(node, exp.Between) and isinstance(node.this, exp.Column):
         low, high = node.args["low"], node.args["high"]
         if isinstance(low, exp.Placeholder) and isinstance(high, exp.Placeholder):
-            _add_range(node, scope.resolve(node.this), ">=", order[id(low)], params)
-            _add_range(node, scope.resolve(node.this), "<=", order[id(high)], params)
+            column = scope.resolve(node.this)
+            _add_range(node, column, ">=", order[id(low)], params, between=True)
+            _add_range(node, column, "<=", order[id(high)], params, between=True)
             return
     elif type(node) in RANGE_OPS:
         op = RANGE_OPS[type(node)]
@@ -138,11 +139,12 @@ def _column_and_placeholder(a: exp.Expr, b: exp.Expr) -> tuple[exp.Column | None
     return None, a
 
 
-def _add_range(node: exp.Expr, column: int, op: str, param: int, params: Parameters) -> None:
+def _add_range(node: exp.Expr, column: int, op: str, param: int, params: Parameters, *,
+               between: bool = False) -> None:
     if params.range_column not in (None, column):
         raise unsupported(node, "range parameters on two different columns")
     params.range_column = column
-    params.range_bounds.append(ir.RangeBound(op, param))
+    params.range_bounds.append(ir.RangeBound(op, param, between))
 
 
 def conjuncts(node: exp.Expr) -> list[exp.Expr]:

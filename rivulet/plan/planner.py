@@ -38,11 +38,25 @@ from rivulet.errors import (
     UnknownTableError,
 )
 from rivulet.plan import ir
-from rivulet.plan.expressions import is_aggregate, kind_of, translate, unify_kinds
+from rivulet.plan.expressions import (
+    convert,
+    is_aggregate,
+    shown,
+    shown_type,
+    translate,
+    type_of,
+)
 from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
 from rivulet.plan.scope import FromScope, GroupedScope, Relation
 from rivulet.sql.parse import error_at, unsupported
-from rivulet.values.schema import BOOL, DECIMAL, FLOAT, INT, Kind, TableSchema
+from rivulet.values.schema import BOOL, DECIMAL, INT, TableSchema
+from rivulet.values.types import (
+    SqlType,
+    aggregate,
+    aggregate_result_type,
+    column_type,
+    comparison_kind,
+)
 
 
 class Catalog(Protocol):
@@ -64,19 +78,22 @@ class Planner:
 
     # ..................................................................... entry points
 
-    def plan_view(self, name: str, query: exp.Expr, sql: str = "") -> ir.ViewPlan:
-        """Plan ``query`` (a SELECT or UNION) as the view ``name``."""
+    def plan_view(self, name: str, query: exp.Expr, sql: str = "", *,
+                  shown: bool = True) -> ir.ViewPlan:
+        """Plan ``query`` (a SELECT or UNION) as the view ``name``. ``shown``: its DECIMAL
+        answers are rounded to the places their types show, as MySQL returns them (a
+        subquery MySQL merges into the query around it hands its values on unrounded)."""
         if isinstance(query, exp.Select):
-            return self._plan_select(name, query, sql)
+            return self._plan_select(name, query, sql, shown)
         if isinstance(query, (exp.Union, exp.Intersect, exp.Except)):
             return self._plan_set_operation_view(name, query, sql)
         if isinstance(query, exp.Subquery):
-            return self.plan_view(name, query.this, sql)
+            return self.plan_view(name, query.this, sql, shown=shown)
         raise unsupported(query, "query")
 
     def plan_relation(self, query: exp.Expr) -> tuple[ir.Node, list[str]]:
         """Plan a parameterless query used as a relation (a subquery or a view in FROM)."""
-        plan = self.plan_view("", query)
+        plan = self.plan_view("", query, shown=False)
         if plan.param_count:
             raise error_at(query, "a subquery cannot take ? parameters", ParameterError)
         if plan.limit is not None or plan.offset:
@@ -88,7 +105,8 @@ class Planner:
 
     # ..................................................................... SELECT
 
-    def _plan_select(self, name: str, select: exp.Select, sql: str) -> ir.ViewPlan:
+    def _plan_select(self, name: str, select: exp.Select, sql: str,
+                     shown: bool = True) -> ir.ViewPlan:
         self._reject_unsupported_clauses(select)
         node, scope = self._plan_from(select)
         where = select.args.get("where")
@@ -116,6 +134,8 @@ class Planner:
 
         # SELECT list, then hidden key, range and sort columns.
         exprs, names = self._select_list(select, out_scope, scope if not grouped else None)
+        if shown or grouped or select.args.get("distinct"):  # MySQL materializes these
+            exprs = _shown(exprs, out_scope.types())
         visible = len(exprs)
         hidden_key = []
         for pos in key_positions:
@@ -212,7 +232,8 @@ class Planner:
             alias = item.alias or name
             table = self.catalog.table(name)
             if table is not None:
-                cols = tuple(ir.ColumnInfo(c.name, c.kind, c.nullable) for c in table.columns)
+                cols = tuple(ir.ColumnInfo.of(c.name, column_type(c), c.nullable)
+                             for c in table.columns)
                 scan = ir.Scan(table.name, cols, table.version, tuple(table.primary_key))
                 return scan, Relation(alias, list(table.column_names), offset, table)
             view = self.catalog.view(name)
@@ -255,8 +276,7 @@ class Planner:
         right, rel = self._relation(join.this, left.arity)
         relations.append(rel)
         columns = left.columns + tuple(
-            ir.ColumnInfo(c.name, c.kind, True if side == "LEFT" else c.nullable)
-            for c in right.columns
+            replace(c, nullable=True if side == "LEFT" else c.nullable) for c in right.columns
         )
         scope = FromScope(relations, columns)
         on = join.args.get("on")
@@ -275,6 +295,9 @@ class Planner:
         if not left_keys:
             raise unsupported(join, "JOIN without an equality between its two sides")
         residual = ir.and_all(rest) if rest else None
+        keyed = _compared_keys(left, right, left_keys, right_keys)
+        if keyed is not None:
+            return _join_on_compared_keys(keyed, side == "LEFT", residual, columns)
         if side == "LEFT":
             return ir.Join(left, right, "left", tuple(left_keys), tuple(right_keys), residual,
                            columns)
@@ -319,7 +342,7 @@ class Planner:
             for sub in part.find_all(*_AGG_TYPES):
                 if not any(sub == seen for seen in agg_nodes):
                     agg_nodes.append(sub)
-        pre_exprs = list(group_exprs)
+        pre_exprs = _shown(group_exprs, scope.types())  # MySQL groups DECIMALs as shown
         calls = []
         for found in agg_nodes:
             call, arg = self._aggregate_call(found, scope)
@@ -334,8 +357,8 @@ class Planner:
         pre = _project(node, pre_exprs, [_expr_name(e, scope.columns) for e in pre_exprs])
         group_by = tuple(range(len(group_exprs)))
         out_columns = tuple(pre.columns[: len(group_exprs)]) + tuple(
-            ir.ColumnInfo(a.sql(dialect="mysql").lower(), _agg_kind(c, pre.columns),
-                          c.fn != "count")
+            ir.ColumnInfo.of(a.sql(dialect="mysql").lower(), _agg_type(c, pre.columns),
+                             c.fn != "count")
             for a, c in zip(agg_nodes, calls)
         )
         aggregate = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
@@ -369,7 +392,10 @@ class Planner:
             return ir.AggCall("count", None), None
         if distinct and fn not in ("count", "sum", "avg"):
             distinct = False  # MIN/MAX(DISTINCT x) equal MIN/MAX(x)
-        return ir.AggCall(fn, 0, distinct), translate(arg_node, scope)
+        arg = translate(arg_node, scope)
+        if distinct:  # MySQL keeps the distinct values at the places they show
+            arg = shown(arg, type_of(arg, scope.types()))
+        return ir.AggCall(fn, 0, distinct), arg
 
     def _dependent_columns(
         self, select: exp.Select, scope: FromScope, group_exprs: list[ir.Expr]
@@ -497,9 +523,9 @@ class Planner:
                                "columns", UnionWidthError)
         names = planned[0][1]
         columns = tuple(
-            ir.ColumnInfo(
+            ir.ColumnInfo.of(
                 names[i],
-                unify_kinds([n.columns[i].kind for n, _ in planned]),
+                _union_type([n.columns[i].type for n, _ in planned]),
                 any(n.columns[i].nullable for n, _ in planned),
             )
             for i in range(arity)
@@ -543,20 +569,23 @@ class Planner:
         return [query]
 
 
+def _union_type(branches: list[SqlType]) -> SqlType:
+    """The type of a UNION column: the branches' types aggregated, a DECIMAL carrying the
+    places it shows (MySQL writes a UNION's rows to a table of that type)."""
+    t = aggregate(branches)
+    return replace(t, frac=t.scale)
+
+
 def _convert_columns(node: ir.Node, columns: tuple[ir.ColumnInfo, ...]) -> ir.Node:
-    """A UNION branch with every column converted to the UNION's column kind (MySQL: a
-    column that is VARCHAR in one branch and INT in another is VARCHAR throughout)."""
-    exprs: list[ir.Expr] = []
-    for i, (have, want) in enumerate(zip(node.columns, columns)):
-        col = ir.Col(i, have.name)
-        if have.kind == want.kind or have.kind is None or want.kind is None:
-            exprs.append(col)
-        else:
-            exprs.append(ir.Call(f"cast_{want.kind}", (col,)))
+    """A UNION branch with every column converted to the UNION's column type (MySQL: a
+    column that is VARCHAR in one branch and INT in another is VARCHAR throughout; a DECIMAL
+    has the places of the widest branch)."""
+    exprs = [convert(ir.Col(i, have.name), have.type, want.type)
+             for i, (have, want) in enumerate(zip(node.columns, columns))]
     if all(isinstance(e, ir.Col) for e in exprs):
         return node
     return ir.Project(node, tuple(exprs), tuple(
-        ir.ColumnInfo(have.name, want.kind, have.nullable)
+        replace(want, name=have.name, nullable=have.nullable)
         for have, want in zip(node.columns, columns)
     ))
 
@@ -637,14 +666,111 @@ def _equi_pair(node: exp.Expr, scope: FromScope, split: int) -> tuple[int, int] 
     return None
 
 
+@dataclass(frozen=True)
+class _KeyedSides:
+    """The two sides of a join, each with a column appended per key whose values must be
+    converted to compare as MySQL's ``=`` does, and the join keys over them."""
+
+    left: ir.Node
+    right: ir.Node
+    left_keys: tuple[int, ...]
+    right_keys: tuple[int, ...]
+    left_width: int  # the columns of the side as written
+    right_width: int
+
+
+def _compared_key(e: ir.Expr, have: SqlType, other: SqlType) -> ir.Expr:
+    """A join key as the value ``=`` compares it as against keys of type ``other``.
+
+    Exact numbers compare exactly as they are, but a DECIMAL key is also looked up in its
+    table by its text ('1.500'): an INT or a DECIMAL with fewer places joined to one with
+    more is padded to them, so that equal keys are equal values of one form."""
+    e = shown(e, have)  # a DECIMAL compares at the places it shows
+    mine, theirs = shown_type(have), shown_type(other)
+    as_kind = comparison_kind(mine.kind, theirs.kind)
+    if as_kind is None:
+        exact = (INT, BOOL, DECIMAL)
+        if DECIMAL in (mine.kind, theirs.kind) and mine.kind in exact and theirs.kind in exact:
+            places = max(t.frac for t in (mine, theirs) if t.kind == DECIMAL)
+            if mine.kind != DECIMAL or mine.frac != places:
+                return ir.Call("to_scale", (e, ir.Lit(places, INT)))
+        return e
+    if as_kind == mine.kind:
+        return e
+    return ir.Call(f"cast_{as_kind}", (e,))
+
+
+def _compared_keys(left: ir.Node, right: ir.Node, left_keys: list[int],
+                   right_keys: list[int]) -> _KeyedSides | None:
+    """The sides of a join keyed on the values its ``=`` compares, where those are not the
+    columns themselves (an INT with a VARCHAR compare as DOUBLEs, a DATE with a DATETIME
+    as DATETIMEs...); None where every key pair compares as it is."""
+    left_extra: list[ir.Expr] = []
+    right_extra: list[ir.Expr] = []
+    lk, rk = [], []
+    for a, b in zip(left_keys, right_keys):
+        ta, tb = left.columns[a].type, right.columns[b].type
+        x = _compared_key(ir.Col(a, left.columns[a].name), ta, tb)
+        y = _compared_key(ir.Col(b, right.columns[b].name), tb, ta)
+        if isinstance(x, ir.Col) and isinstance(y, ir.Col):
+            lk.append(a)
+            rk.append(b)
+            continue
+        lk.append(left.arity + len(left_extra))
+        rk.append(right.arity + len(right_extra))
+        left_extra.append(x)
+        right_extra.append(y)
+    if not left_extra:
+        return None
+
+    def widened(node: ir.Node, extra: list[ir.Expr]) -> ir.Node:
+        exprs = [ir.Col(i, c.name) for i, c in enumerate(node.columns)] + extra
+        return _project(node, exprs, [c.name for c in node.columns]
+                        + [f"_key{i}" for i in range(len(extra))])
+
+    return _KeyedSides(widened(left, left_extra), widened(right, right_extra), tuple(lk),
+                       tuple(rk), left.arity, right.arity)
+
+
+def _join_on_compared_keys(sides: _KeyedSides, left_join: bool, residual: ir.Expr | None,
+                           columns: tuple[ir.ColumnInfo, ...]) -> ir.Node:
+    """The join of :func:`_compared_keys`' sides, with the appended key columns dropped
+    again (``columns``: the joined row as written)."""
+    lw, rw = sides.left_width, sides.right_width
+    left_extra = sides.left.arity - lw
+    joined = sides.left.columns + tuple(
+        replace(c, nullable=True if left_join else c.nullable) for c in sides.right.columns)
+    node: ir.Node
+    if left_join:
+        if residual is not None:  # over the widened row: right columns sit further on
+            residual = ir.replace_columns(
+                residual, lambda c: c if c.index < lw else ir.Col(c.index + left_extra, c.name))
+        node = ir.Join(sides.left, sides.right, "left", sides.left_keys, sides.right_keys,
+                       residual, joined)
+        residual = None
+    else:
+        node = _inner_join(sides.left, sides.right, sides.left_keys, sides.right_keys, joined)
+    keep = list(range(lw)) + [sides.left.arity + j for j in range(rw)]
+    node = _project(node, [ir.Col(i, joined[i].name) for i in keep],
+                    [c.name for c in columns])
+    if residual is not None:
+        node = ir.Filter(node, residual, columns)
+    return node
+
+
+def _shown(exprs: list[ir.Expr], input_types: list[SqlType]) -> list[ir.Expr]:
+    """Answer columns as MySQL returns them: a DECIMAL at the places its type shows."""
+    return [shown(e, type_of(e, input_types)) for e in exprs]
+
+
 def _project(node: ir.Node, exprs: list[ir.Expr], names: list[str]) -> ir.Node:
     direct = [e for e in exprs if isinstance(e, ir.Col)]
     if len(direct) == len(exprs) and [e.index for e in direct] == list(range(node.arity)):
         if [c.name for c in node.columns] == names:
             return node
-    input_kinds = [c.kind for c in node.columns]
+    input_types = [c.type for c in node.columns]
     columns = tuple(
-        ir.ColumnInfo(n, kind_of(e, input_kinds), _nullable(e, node.columns))
+        ir.ColumnInfo.of(n, type_of(e, input_types), _nullable(e, node.columns))
         for e, n in zip(exprs, names)
     )
     return ir.Project(node, tuple(exprs), columns)
@@ -677,15 +803,8 @@ def _nullable(e: ir.Expr, columns: tuple[ir.ColumnInfo, ...]) -> bool:
     return True
 
 
-def _agg_kind(call: ir.AggCall, columns: tuple[ir.ColumnInfo, ...]) -> Kind | None:
-    if call.fn == "count":
-        return INT
-    kind = columns[call.arg].kind if call.arg is not None else None
-    if call.fn == "avg":
-        return DECIMAL if kind == DECIMAL else FLOAT
-    if call.fn == "sum" and kind == BOOL:
-        return INT
-    return kind
+def _agg_type(call: ir.AggCall, columns: tuple[ir.ColumnInfo, ...]) -> SqlType:
+    return aggregate_result_type(call.fn, columns[call.arg].type if call.arg is not None else None)
 
 
 def _expr_name(e: ir.Expr, columns: tuple[ir.ColumnInfo, ...]) -> str:

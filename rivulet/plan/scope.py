@@ -24,6 +24,7 @@ from rivulet.plan import ir
 from rivulet.plan.expressions import is_aggregate, translate
 from rivulet.sql.parse import error_at
 from rivulet.values.schema import TableSchema
+from rivulet.values.types import SqlType
 
 
 @dataclass
@@ -68,6 +69,9 @@ class FromScope:
         i = self.resolve(node)
         return ir.Col(i, self.columns[i].name)
 
+    def types(self) -> list[SqlType]:
+        return [c.type for c in self.columns]
+
     def special(self, node: exp.Expr) -> ir.Expr | None:
         if is_aggregate(node):
             raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here",
@@ -103,6 +107,9 @@ class GroupedScope:
             if g == inner:
                 return ir.Col(i, self.columns[i].name if self.columns else "")
         return None
+
+    def types(self) -> list[SqlType]:
+        return [c.type for c in self.columns]
 
     def column(self, node: exp.Column) -> ir.Expr:
         raise error_at(

@@ -76,6 +76,7 @@ from rivulet.spark.state_queries import aggregate_state, distinct_counts, output
 from rivulet.spark.warmup import SessionStarter
 from rivulet.state.arrangement import Arrangement
 from rivulet.storage.sqlite import copy_database
+from rivulet.values.types import column_type
 
 if TYPE_CHECKING:
     from rivulet.dataflow.graph import Graph
@@ -263,8 +264,8 @@ class Bootstrapper:
             if op.layout is not None or op.table.lower() in self.catalog.copies:
                 return None  # an older version of an altered table, a table being copied
             schema = self.catalog.require_table(op.table)
-            return ir.Scan(schema.name, tuple(ir.ColumnInfo(c.name, c.kind, c.nullable)
-                                              for c in schema.columns))
+            return ir.Scan(schema.name, tuple(
+                ir.ColumnInfo.of(c.name, column_type(c), c.nullable) for c in schema.columns))
         return getattr(op, "plan_node", None)
 
     def _inputs(self, task: Task) -> list[NodeId]:

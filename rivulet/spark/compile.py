@@ -43,6 +43,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as SF
 from pyspark.sql import types as T
 
+from rivulet import values as F
 from rivulet.errors import RivuletError, SqlError
 from rivulet.plan import ir
 from rivulet.plan.bound import bound_plan
@@ -51,7 +52,6 @@ from rivulet.plan.params import literal_of, lookup_keys, range_bounds, values_by
 from rivulet.plan.planner import Catalog
 from rivulet.spark.exprs import ExprCompiler, Typed, join_operands
 from rivulet.spark.values import (
-    DEFAULT_DECIMAL_SCALE,
     arrow_table,
     kind_of_type,
     rows_from_arrow,
@@ -192,20 +192,32 @@ class PlanCompiler:
         width = len(node.group_by)
         inputs: list[Column] = []
         outputs: list[Column] = []
+        finals: list[Column] = []  # each aggregate's value from the grouped row
         for i, call in enumerate(node.aggs):
             out_name = name(width + i)
+            column = node.columns[width + i]
             if call.arg is None:
                 outputs.append(SF.count(SF.lit(1)).alias(out_name))
+                finals.append(SF.col(out_name))
                 continue
             arg, kind, scale = _aggregate_argument(exprs, exprs.compile(ir.Col(call.arg)), call)
             inputs.append(arg.alias(f"_a{i}"))
-            outputs.append(_aggregate_column(call, SF.col(f"_a{i}"), kind, scale).alias(out_name))
+            c = SF.col(f"_a{i}")
+            if call.fn == "avg" and column.kind == DECIMAL:
+                # MySQL's exact AVG is SUM / COUNT as ``/`` divides: the engine's division.
+                total = SF.sum_distinct(c) if call.distinct else SF.sum(c)
+                count = SF.count_distinct(c) if call.distinct else SF.count(c)
+                outputs += [total.alias(f"_s{i}"), count.alias(f"_n{i}")]
+                finals.append(exprs.udf(F.div, [SF.col(f"_s{i}"), SF.col(f"_n{i}")], DECIMAL,
+                                        column.frac).alias(out_name))
+                continue
+            outputs.append(_aggregate_column(call, c, kind, scale, column).alias(out_name))
+            finals.append(SF.col(out_name))
         groups = [SF.col(name(g)).alias(f"_g{j}") for j, g in enumerate(node.group_by)]
         prepared = df.select(*groups, *inputs)
         grouped = prepared.groupBy(*[f"_g{j}" for j in range(width)])
         out = grouped.agg(*outputs) if outputs else grouped.agg(SF.count(SF.lit(1)).alias("_n"))
-        return out.select(*[SF.col(f"_g{j}").alias(name(j)) for j in range(width)],
-                          *[name(width + i) for i in range(len(node.aggs))])
+        return out.select(*[SF.col(f"_g{j}").alias(name(j)) for j in range(width)], *finals)
 
 
 def with_join_keys(node: ir.Join, exprs: ExprCompiler, left: DataFrame, right: DataFrame,
@@ -264,21 +276,21 @@ def _aggregate_argument(exprs: ExprCompiler, arg: Typed,
     return arg.value(), arg.kind, arg.scale
 
 
-def _aggregate_column(call: ir.AggCall, c: Column, kind: str | None, scale: int) -> Column:
+def _aggregate_column(call: ir.AggCall, c: Column, kind: str | None, scale: int,
+                      out: ir.ColumnInfo) -> Column:
+    """The aggregate over ``c`` (values of ``kind``), typed as the plan's ``out`` column
+    says (MySQL: SUM of integers is a DECIMAL, AVG of DOUBLEs or text a DOUBLE)."""
     if call.fn == "count":
         return SF.count_distinct(c) if call.distinct else SF.count(c)
     if call.fn in ("min", "max"):
         return SF.min(c) if call.fn == "min" else SF.max(c)
     if call.fn == "sum":
         total = SF.sum_distinct(c) if call.distinct else SF.sum(c)
-        return total if kind != DECIMAL else total.cast(spark_type(DECIMAL, scale))
+        if out.kind == DECIMAL:
+            return total.cast(spark_type(DECIMAL, max(scale, out.frac)))
+        return total.cast(spark_type(out.kind)) if out.kind is not None else total
     if call.fn == "avg":
-        if call.distinct:
-            mean = SF.sum_distinct(c) / SF.count_distinct(c)
-        else:
-            mean = SF.avg(c)
-        if kind == DECIMAL:  # MySQL: AVG of a DECIMAL keeps 4 more places, rounded half up
-            return mean.cast(spark_type(DECIMAL, min(scale + 4, DEFAULT_DECIMAL_SCALE + 4)))
+        mean = SF.sum_distinct(c) / SF.count_distinct(c) if call.distinct else SF.avg(c)
         return mean.cast(T.DoubleType())
     raise SqlError(f"unknown aggregate {call.fn}")
 

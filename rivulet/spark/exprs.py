@@ -11,9 +11,9 @@ scales, ``ROUND``, dates parsed from text, and so on.
 
 Static kinds. Every compiled expression carries the rivulet kind its values have
 (:class:`rivulet.spark.kinds.Typed`, typed by the rules of :mod:`rivulet.spark.kinds`).
-Where the engine's result kind depends on the *values* (``COALESCE``, ``IF`` and ``CASE``
-mixing kinds, e.g. an INT and a VARCHAR), Spark converts every value to the unified kind,
-as MySQL does (the engine then returns mixed Python types).
+The planner has written MySQL's implicit conversions into the plan (a ``CASE`` mixing an
+INT and a VARCHAR converts the INT branch to text), so both executors see one type per
+column.
 
 Predicates are Spark booleans (true/false/NULL is SQL's three-valued logic); where a
 predicate is used as a value it becomes 1/0/NULL, as MySQL's booleans are.
@@ -75,7 +75,13 @@ def _call_engine(impl: Callable[..., Any], kind: Kind | None,
     def run(packed: pa.Array) -> pa.Array:
         columns = [packed.field(i).to_pylist() for i in range(packed.type.num_fields)]
         out = [to_kind(call(args), kind, scale) for args in zip(*columns)]
-        return pa.array(out, type=out_type)
+        try:
+            return pa.array(out, type=out_type)
+        except OverflowError:  # an integer past Spark's 64 bits (BIGINT UNSIGNED's top half)
+            raise SqlError(
+                "an integer past 9223372036854775807 (a BIGINT UNSIGNED value, as CAST(-1 AS "
+                "UNSIGNED) gives) cannot be computed on Spark, whose integers are 64-bit "
+                "signed") from None
 
     return run
 
@@ -198,8 +204,7 @@ class ExprCompiler:
             c = t.column
             n = SF.year(c).cast("long") * 10000 + SF.month(c) * 100 + SF.dayofmonth(c)
             return Typed(n.cast(T.LongType()), INT)
-        scale = 6 if t.kind == DATETIME else 0
-        return Typed(self.udf(F.to_number, [t.column], kind, scale), kind, scale)
+        return Typed(self.udf(F.to_number, [t.column], kind), kind)
 
     def double(self, t: Typed) -> Column:
         """A value as MySQL's DOUBLE comparison operand (``values.as_float``)."""

@@ -78,7 +78,7 @@ def _family(kind: Kind | None) -> str:
 
 def operands(c: Conversions, a: Typed, b: Typed) -> tuple[Column, Column] | None:
     """Two comparison operands converted as ``values.coerce_pair`` converts them, or None
-    where the conversion depends on the values (a date against a string)."""
+    where the conversion depends on the values (a date against a string or a number)."""
     fa, fb = _family(INT if a.predicate else a.kind), _family(INT if b.predicate else b.kind)
     if fa == fb:
         if fa == "text" and a.kind != b.kind:  # str vs bytes: compare as binary strings
@@ -87,10 +87,7 @@ def operands(c: Conversions, a: Typed, b: Typed) -> tuple[Column, Column] | None
             return a.column.cast(T.TimestampNTZType()), b.column.cast(T.TimestampNTZType())
         return a.value(), b.value()
     if "time" in (fa, fb):
-        if "text" in (fa, fb):
-            return None
-        # temporal vs number: the date as the number YYYYMMDD[hhmmss], then compare again
-        return operands(c, c.number(a) if fa == "time" else a, c.number(b) if fb == "time" else b)
+        return None  # the text or number read as a date, the zero date if it is not one
     if fa == "exact" and fb == "exact":
         return a.value(), b.value()
     return c.double(a), c.double(b)  # number vs string, or float vs exact: as DOUBLEs
@@ -208,7 +205,7 @@ def _not_like(c: Conversions, args: list[Typed], exprs: Sequence[Expr]) -> Typed
 
 def _arith(op: str) -> Native:
     def compile_(c: Conversions, args: list[Typed], _exprs: Sequence[Expr]) -> Typed | None:
-        kind, _scale = arith_kind(args[0], args[1])
+        kind, _scale = arith_kind(args[0], args[1], op)
         if kind is None:
             return null()
         if kind == DECIMAL:
@@ -237,8 +234,8 @@ def _checked_integer(op: str, x: Column, y: Column) -> Column:
 
 
 def _div(c: Conversions, args: list[Typed], exprs: Sequence[Expr]) -> Typed | None:
-    kind, _ = arith_kind(args[0], args[1])
-    if kind == DECIMAL:
+    kind, _ = arith_kind(args[0], args[1], "div")
+    if kind == DECIMAL:  # exact division, carried to MySQL's places: the engine's function
         return None
     if kind is None:
         return null(FLOAT)
@@ -362,21 +359,35 @@ def _date(c: Conversions, args: list[Typed], _exprs: Sequence[Expr]) -> Typed | 
 
 
 def _cast(kind: Kind, sources: tuple[str, ...]) -> Native:
-    """CASTs Spark does exactly like ``values.cast_*`` for these source kinds."""
+    """CASTs Spark does exactly like ``values.cast_*`` for these source kinds (not
+    ``CAST(x AS DECIMAL(p, s))``, which rounds and saturates: the engine's function)."""
 
-    def compile_(c: Conversions, args: list[Typed], _exprs: Sequence[Expr]) -> Typed | None:
+    def compile_(c: Conversions, args: list[Typed], exprs: Sequence[Expr]) -> Typed | None:
         if len(args) > 1:
             return None  # CAST(x AS DECIMAL(M, D)): the engine rounds and saturates
         a = args[0]
         source = INT if a.predicate else a.kind
         if source is None:
             return null(kind)
-        if source not in sources:
+        if source not in sources or len(exprs) > 1:
             return None
         scale = a.scale if kind == DECIMAL and source == DECIMAL else 0
         return Typed(c.convert(a, kind, scale), kind, scale)
 
     return compile_
+
+
+def _to_scale(c: Conversions, args: list[Typed], exprs: Sequence[Expr]) -> Typed | None:
+    """``values.to_scale``: an exact number at a number of places, rounded half up, as
+    Spark's cast between decimals rounds."""
+    a, places = args[0], exprs[1]
+    if not (isinstance(places, Lit) and type(places.value) is int):
+        return None
+    if a.kind is None:
+        return null(DECIMAL, places.value)
+    if a.predicate or a.kind not in (INT, BOOL, DECIMAL):
+        return None
+    return Typed(a.column.cast(spark_type(DECIMAL, places.value)), DECIMAL, places.value)
 
 
 NATIVE: dict[str, Native] = {
@@ -428,6 +439,7 @@ NATIVE: dict[str, Native] = {
     "cast_str": _cast(STR, (INT, BOOL, STR)),
     "cast_date": _cast(DATE, (DATE,)),
     "cast_datetime": _cast(DATETIME, (DATE, DATETIME)),
+    "to_scale": _to_scale,
 }
 
 

@@ -40,11 +40,12 @@ from pyspark.sql import types as T
 
 from rivulet import values as F
 from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
+from rivulet.values.types import UNDECLARED_DECIMAL_SCALE
 
 Row = tuple
 
 DECIMAL_PRECISION = 38
-DEFAULT_DECIMAL_SCALE = 18
+DEFAULT_DECIMAL_SCALE = UNDECLARED_DECIMAL_SCALE
 #: Computed decimals keep at most this many places (or their inputs' scale, if larger), so
 #: that products of decimals keep room for their integer digits.
 MAX_COMPUTED_SCALE = 18

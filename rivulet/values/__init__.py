@@ -15,6 +15,9 @@ concept, importing one way only (each imports only those above it in this list):
 
 * :mod:`~rivulet.values.schema`: value kinds (:class:`~rivulet.values.schema.Kind`),
   columns, table schemas and the checks every written row goes through;
+* :mod:`~rivulet.values.types`: MySQL's static types (:class:`~rivulet.values.types.SqlType`)
+  and its rules for them: the type of ``CASE``, of ``5 / 2``, of ``SUM``, what ``=``
+  compares two kinds as. The planner writes the conversions they imply into the plan;
 * :mod:`~rivulet.values.conversions`: values as numbers, strings, dates (MySQL's implicit
   conversions);
 * :mod:`~rivulet.values.logic`: three-valued ``AND``/``OR``/``NOT``/``XOR`` and truth;
@@ -45,20 +48,28 @@ Conventions
   That is MySQL's ``utf8mb4_0900_bin``; the older ``utf8mb4_bin`` is the same except that it
   ignores trailing spaces in ``=``.
 
-Where MySQL and SQLite differ (SQLite is the test oracle for the common subset), rivulet
-follows MySQL:
+Where MySQL and SQLite differ (SQLite is the test oracle for the common subset; MariaDB,
+tests/mysql_oracle.py, decides the rest), rivulet follows MySQL:
 
 ====================================  ==========================  ==========================
 case                                  MySQL (rivulet)             SQLite
 ====================================  ==========================  ==========================
-``5 / 2``                             2.5 (DECIMAL; rivulet:      2 (integer division)
-                                      float, which compares
-                                      equal)
+``5 / 2``                             2.5000 (DECIMAL: the        2 (integer division)
+                                      dividend's places + 4)
+``7 / 3 * 3``                         7.0000 (a quotient carries  6
+                                      whole 9-digit words)
 ``5 DIV 2``, ``-7 DIV 2``             2, -3 (truncates)           no ``DIV`` operator
 ``5.5 % 2``                           1.5 (fmod)                  1.0 (operands cast to int)
 ``'abc' = 0``, ``'12abc' = 12``       1, 1 (string -> number)     0, 0 (text never equals
                                                                   a number)
 ``1 = 1.0`` for ints beyond 2**53     compared as doubles         compared exactly
+DATE ``=`` 20200105, '2020-01-05x'    1, 1 (read as dates; no     0, 0 (compared as they
+                                      date: the zero date)        are)
+``SUM`` of INT, ``AVG`` of INT        DECIMAL, DECIMAL with 4     integer, double
+                                      places
+``CASE`` of an INT and a VARCHAR      VARCHAR ('5')               each value its own type
+``GREATEST(10, '9')``                 10.0 (as DOUBLEs;           '9' (text sorts after
+                                      MariaDB's rule)             numbers)
 ``'a' LIKE 'A'``                      0 here (binary collation;   1 (ASCII case-insensitive)
                                       MySQL's default collation
                                       would say 1)
@@ -72,24 +83,32 @@ case                                  MySQL (rivulet)             SQLite
 DATE/DATETIME                         real temporal types         strings
 ====================================  ==========================  ==========================
 
-Known simplifications, each marked where it lives: integer arithmetic does not overflow
-(MySQL raises an error beyond BIGINT); ``int / int`` returns float, not DECIMAL; ``ROUND`` of
-a float rounds the shortest decimal form half away from zero (MySQL rounds the binary value
-half-to-even, so ``ROUND(2.5e0)`` is 2 there and 3 here); naive datetimes are UTC for
-``UNIX_TIMESTAMP``.
+Every expression has one static type (:mod:`~rivulet.values.types`); the planner converts
+values to it, so the functions here may assume it (a quotient they return carries more
+places than its type shows: the plan rounds it with :func:`to_scale` where MySQL does).
+
+Known simplifications, each marked where it lives: integer and DOUBLE arithmetic does not
+overflow (MySQL raises an error beyond BIGINT and DOUBLE); ``ROUND`` of a float rounds the
+shortest decimal form half away from zero (MySQL rounds the binary value half-to-even, so
+``ROUND(2.5e0)`` is 2 there and 3 here); naive datetimes are UTC for ``UNIX_TIMESTAMP``; a
+DATETIME keeps the fractional seconds it is given (MySQL's DATETIME has none), though a
+DATETIME in numeric context is YYYYMMDDhhmmss without them; a DECIMAL column declared
+without a precision keeps its values as written (MySQL: DECIMAL(10, 0)).
 """
 
 from __future__ import annotations
 
-from rivulet.values.arithmetic import add, div, int_div, mod, mul, neg, sub
+from rivulet.values.arithmetic import add, div, int_div, mod, mul, neg, sub, to_scale
 from rivulet.values.casts import (
     CASTS,
+    cast_bytes,
     cast_date,
     cast_datetime,
     cast_decimal,
     cast_float,
     cast_int,
     cast_str,
+    cast_unsigned,
 )
 from rivulet.values.comparison import (
     TYPE_CLASS,  # noqa: F401 (a helper re-exported outside __all__, see below)
@@ -161,14 +180,13 @@ from rivulet.values.strings import (
 #: ``to_temporal``...) are left out on purpose.
 __all__ = [
     "CASTS", "FUNCTION_ARITY", "OPERATORS", "SCALAR_FUNCTIONS", "abs_", "add", "and_",
-    "arity_error", "between", "cast_date", "cast_datetime", "cast_decimal", "cast_float",
-    "cast_int", "cast_str", "ceil", "char_length", "coalesce", "concat", "concat_ws",
-    "convert_tz", "date_",
-    "datediff", "day", "desc_key", "div", "eq", "floor", "ge", "greatest", "gt", "hour", "if_",
-    "ifnull", "in_list", "instr", "int_div", "is_not_null", "is_null", "le", "least", "left",
-    "length", "like", "locate", "lower", "lpad", "lt", "ltrim", "minute", "mod", "month", "mul",
-    "ne", "neg", "not_", "not_like", "null_safe_eq", "nullif", "or_", "repeat", "replace",
-    "reverse", "right", "round_", "rpad", "rtrim", "second", "sign", "sort_key", "sub",
-    "substring", "to_number", "to_str", "trim", "truth", "unix_timestamp", "upper", "xor",
-    "year",
+    "arity_error", "between", "cast_bytes", "cast_date", "cast_datetime", "cast_decimal",
+    "cast_float", "cast_int", "cast_str", "cast_unsigned", "ceil", "char_length", "coalesce",
+    "concat", "concat_ws", "convert_tz", "date_", "datediff", "day", "desc_key", "div", "eq",
+    "floor", "ge", "greatest", "gt", "hour", "if_", "ifnull", "in_list", "instr", "int_div",
+    "is_not_null", "is_null", "le", "least", "left", "length", "like", "locate", "lower",
+    "lpad", "lt", "ltrim", "minute", "mod", "month", "mul", "ne", "neg", "not_", "not_like",
+    "null_safe_eq", "nullif", "or_", "repeat", "replace", "reverse", "right", "round_", "rpad",
+    "rtrim", "second", "sign", "sort_key", "sub", "substring", "to_number", "to_scale",
+    "to_str", "trim", "truth", "unix_timestamp", "upper", "xor", "year",
 ]

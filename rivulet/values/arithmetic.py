@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_HALF_UP, Context, Decimal
+from functools import lru_cache
 from typing import Any
 
 from rivulet.values.conversions import as_float, to_number
+from rivulet.values.types import division_frac
+
+_division_frac = lru_cache(maxsize=256)(division_frac)
 
 #: Decimal arithmetic context. MySQL DECIMAL has at most 65 digits; the extra precision keeps
 #: products and quotients of such values exact before they are rounded to a MySQL scale.
 _DEC_CTX = Context(prec=200, rounding=ROUND_HALF_UP)
-#: MySQL's ``div_precision_increment``: ``DECIMAL / DECIMAL`` keeps 4 more decimal places.
-_DIV_PRECISION_INCREMENT = 4
 
 
 def _unsigned_zero(d: Decimal) -> Decimal:
@@ -83,31 +85,79 @@ def mul(a: Any, b: Any) -> int | float | Decimal | None:
 def div(a: Any, b: Any) -> float | Decimal | None:
     """``a / b``: never integer division. ``x / 0`` is NULL.
 
-    MySQL returns DECIMAL for exact operands (``5 / 2`` = 2.5000); rivulet returns float for
-    int/int (it compares equal) and, when a Decimal is involved, a Decimal with the dividend's
-    scale + 4 decimal places, rounded half up, as MySQL does.
+    A DOUBLE (or a string) makes the quotient a DOUBLE. Otherwise it is a DECIMAL (``5 / 2``
+    is 2.5000), carrying the places MySQL computes it to: whole nine-digit words, truncated
+    (:func:`rivulet.values.types.division_frac`), so that ``7 / 3 * 3`` is 6.999999999 and
+    shows as 7.0000. Where the value is shown, it is rounded half up to the dividend's
+    places plus 4 (:func:`to_scale`, called where the plan says).
     """
     if a is None or b is None:
         return None
     ta = type(a)
     tb = type(b)
-    if not ((ta is int or ta is float) and (tb is int or tb is float)):
-        a, b, floating = _numeric_pair(a, b)
+    if ta is int and tb is int:  # the common case: nine places, no Decimal arithmetic
         if not b:
             return None
-        if not floating and (type(a) is Decimal or type(b) is Decimal):
-            exponent = a.as_tuple().exponent if type(a) is Decimal else 0
-            assert isinstance(exponent, int)  # a DECIMAL is finite
-            scale = -exponent
-            q = _DEC_CTX.divide(a, b)
-            return _unsigned_zero(q.quantize(
-                Decimal(1).scaleb(-(max(scale, 0) + _DIV_PRECISION_INCREMENT)), context=_DEC_CTX))
-    elif not b:
+        q = abs(a) * _INT_QUOTIENT_SCALE // abs(b)
+        return Decimal(f"-{q}E-9" if q and (a < 0) != (b < 0) else f"{q}E-9")
+    if ta is float and tb is float:
+        return a / b if b else None
+    a = to_number(a)
+    b = to_number(b)
+    if type(a) is float or type(b) is float:
+        if not b:
+            return None
+        try:
+            return as_float(a) / as_float(b)
+        except OverflowError:  # a quotient beyond the doubles
+            return math.inf if (as_float(a) > 0) == (as_float(b) > 0) else -math.inf
+    if not b:
         return None
-    try:
-        return a / b
-    except OverflowError:  # huge int / int
-        return as_float(a) / as_float(b)
+    return _exact_quotient(a, b)
+
+
+#: An integer divided by an integer carries one word of nine places (division_frac(0, 0)).
+_INT_QUOTIENT_SCALE = 10 ** division_frac(0, 0)
+assert division_frac(0, 0) == 9
+
+
+def _places(x: int | Decimal) -> int:
+    if type(x) is int:
+        return 0
+    exponent = x.as_tuple().exponent  # type: ignore[union-attr]
+    assert isinstance(exponent, int)  # a DECIMAL is finite
+    return max(0, -exponent)
+
+
+def _exact_quotient(a: int | Decimal, b: int | Decimal) -> Decimal:
+    """``a / b`` truncated to the places MySQL's DECIMAL division carries."""
+    fa, fb = _places(a), _places(b)
+    digits = _division_frac(fa, fb)
+    ma = a if isinstance(a, int) else int(a.scaleb(fa, context=_DEC_CTX))
+    mb = b if isinstance(b, int) else int(b.scaleb(fb, context=_DEC_CTX))
+    q = abs(ma) * 10 ** (digits + fb - fa) // abs(mb)
+    if (ma < 0) != (mb < 0):
+        q = -q
+    return Decimal(q).scaleb(-digits, context=_DEC_CTX)
+
+
+_QUANTA: dict[int, Decimal] = {}
+
+
+def to_scale(v: Any, scale: int, shown: int | None = None) -> Decimal | None:
+    """An exact number as a DECIMAL with exactly ``scale`` places, rounded half up (or
+    padded): a DECIMAL as MySQL shows, groups and compares it (see
+    :mod:`rivulet.values.types`), or an integer where the type says DECIMAL. ``shown``,
+    the places the plan's type of the result shows, is for the plan only."""
+    if v is None:
+        return None
+    quantum = _QUANTA.get(scale)
+    if quantum is None:
+        quantum = _QUANTA[scale] = Decimal(1).scaleb(-scale)
+    t = type(v)
+    if t is not Decimal:
+        v = Decimal(to_number(v)) if t is not int else Decimal(v)
+    return _unsigned_zero(v.quantize(quantum, context=_DEC_CTX))
 
 
 def int_div(a: Any, b: Any) -> int | None:

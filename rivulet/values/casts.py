@@ -8,12 +8,14 @@ data: MySQL turns a bad value into 0 (numbers, with a warning) or NULL (dates).
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import re
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from rivulet.values.conversions import to_number, to_temporal
+from rivulet.values.arithmetic import to_scale
+from rivulet.values.conversions import text_to_decimal, to_number, to_str, to_temporal
 from rivulet.values.numeric import round_
 from rivulet.values.strings import concat
 
@@ -45,6 +47,33 @@ def cast_int(v: Any, integer_prefix: Any = 0) -> int | None:
     return _saturated(round_(v)) if isinstance(v, (float, Decimal)) else int(v)
 
 
+_UNSIGNED_MAX = 2**64 - 1
+
+
+def cast_unsigned(v: Any) -> int | None:
+    """``CAST(v AS UNSIGNED)``: a BIGINT UNSIGNED. As MariaDB: a negative integer (or
+    integer text, read up to its first non-digit) wraps modulo 2**64 (-1 is
+    18446744073709551615), a negative DECIMAL or DOUBLE is 0, anything past the largest
+    value saturates."""
+    if v is None:
+        return None
+    if isinstance(v, (str, bytes)):
+        text = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+        m = _INTEGER_PREFIX.match(text)
+        n = max(int(m.group(1)), -_BIGINT_MAX - 1) if m else 0
+    elif isinstance(v, (float, Decimal)):
+        if v != v:
+            return 0
+        r = round_(v)
+        assert r is not None
+        return int(min(max(r, 0), _UNSIGNED_MAX))
+    elif isinstance(v, (_date, _datetime)):
+        return cast_int(v)
+    else:
+        n = max(int(v), -_BIGINT_MAX - 1)
+    return min(n, _UNSIGNED_MAX) if n >= 0 else n + _UNSIGNED_MAX + 1
+
+
 def _saturated(x: Any) -> int:
     """A number as a BIGINT the way MySQL's CAST makes one: out-of-range values saturate
     (with a warning there), a NaN reads as 0."""
@@ -66,23 +95,42 @@ def cast_float(v: Any) -> float | None:
 
 def cast_decimal(v: Any, precision: int | None = None, scale: int | None = None
                  ) -> Decimal | None:
-    """``CAST(v AS DECIMAL(precision, scale))``: rounded half up to ``scale`` places, and a
-    value with too many digits saturates to the type's largest (as MySQL, with a warning
-    there). Without a precision (ALTER TABLE's conversions), the value as it is."""
+    """``CAST(v AS DECIMAL(precision, scale))``: rounded half up to ``scale`` places, and
+    held to the largest value of ``precision`` digits (MySQL saturates, with a warning).
+    Without a precision (rivulet's own conversions) the number is converted exactly."""
     if v is None:
         return None
-    if not isinstance(v, Decimal):
-        if isinstance(v, (str, bytes, _date)):
-            v = to_number(v)
-        v = Decimal(str(v))
-    if precision is None or scale is None:
-        return v
-    d = round_(v, scale)
-    assert isinstance(d, Decimal)  # (ROUND of a Decimal is a Decimal)
-    largest = Decimal(10) ** (precision - scale) - Decimal(1).scaleb(-scale)
-    if abs(d) > largest:
-        return largest if d > 0 else -largest
-    return d
+    if isinstance(v, (str, bytes)):
+        d = text_to_decimal(v)
+    elif isinstance(v, Decimal):
+        d = v
+    elif isinstance(v, _date):
+        d = Decimal(to_number(v))
+    elif isinstance(v, float):
+        if v != v or v in (math.inf, -math.inf):
+            return None
+        d = Decimal(repr(v))
+    else:
+        d = Decimal(int(v))
+    if precision is None:
+        return d
+    places = scale or 0
+    limit = Decimal(10) ** (precision - places) - Decimal(1).scaleb(-places)
+    if abs(d) > limit:
+        return limit if d > 0 else -limit
+    rounded = to_scale(d, places)
+    assert rounded is not None
+    if abs(rounded) > limit:  # rounded up past the largest value
+        return limit if rounded > 0 else -limit
+    return rounded
+
+
+def cast_bytes(v: Any) -> bytes | None:
+    """``CAST(v AS BINARY)``: the value's text, as bytes (UTF-8)."""
+    if v is None:
+        return None
+    s = to_str(v)
+    return s if isinstance(s, bytes) else s.encode("utf-8")
 
 
 def cast_str(v: Any) -> str | bytes | None:
@@ -110,8 +158,10 @@ def cast_datetime(v: Any) -> _datetime | None:
 #: CAST(x AS type), by the value kind cast to.
 CASTS: dict[str, Callable[[Any], Any]] = {
     "cast_int": cast_int,
+    "cast_unsigned": cast_unsigned,
     "cast_float": cast_float,
     "cast_decimal": cast_decimal,
+    "cast_bytes": cast_bytes,
     "cast_str": cast_str,
     "cast_date": cast_date,
     "cast_datetime": cast_datetime,

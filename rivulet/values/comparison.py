@@ -1,8 +1,8 @@
 """Comparison: ``=``, ``<>``, ``<``, ``<=>``, ``IS NULL``, ``IN``, ``BETWEEN``.
 
 Why this module exists: comparing values of different types follows MySQL's own rules
-(``'12abc' = 12`` is true, a date compared with a string reads the string as a date, a
-float with an exact number compares as doubles). :func:`coerce_pair` writes those rules
+(``'12abc' = 12`` is true, a date compared with a string or a number reads it as a date,
+a float with an exact number compares as doubles). :func:`coerce_pair` writes those rules
 down once; the numeric functions (``GREATEST``/``LEAST``) reuse it.
 """
 
@@ -12,18 +12,15 @@ import datetime as _dt
 from decimal import Decimal
 from typing import Any
 
-from rivulet.values.conversions import (
-    as_float,
-    temporal_to_number,
-    text_operands,
-    to_str,
-    to_temporal,
-)
+from rivulet.values.conversions import as_float, text_operands, to_temporal
 from rivulet.values.logic import and_
 
 _date = _dt.date
 _datetime = _dt.datetime
 _MIDNIGHT = _dt.time()
+#: MySQL's zero date ('0000-00-00'), what text or a number that is not a date compares as
+#: with a date: before every date, equal to none.
+ZERO_DATE = _datetime.min
 
 #: How MySQL compares a Python type: n(umber, exact), f(loat), s(tring), t(emporal).
 TYPE_CLASS: dict[type, str] = {
@@ -42,25 +39,16 @@ def coerce_pair(a: Any, b: Any) -> tuple[Any, Any]:
     if ka == "t" or kb == "t":
         if ka == kb:  # DATE vs DATETIME: the date is midnight of that day
             return _promote(a, b)
-        if ka == "s" or kb == "s":  # temporal vs string: the string is read as a date
-            text, other = (a, b) if ka == "s" else (b, a)
-            parsed = to_temporal(text)
-            if parsed is None:  # not a date: compare as strings
-                if type(text) is bytes:
-                    text = text.decode("utf-8", "replace")
-                pair: tuple[Any, Any] = (text, to_str(other))
-            else:
-                pair = _promote(parsed, other) if type(parsed) is not type(other) else (
-                    parsed, other)
-            return pair if ka == "s" else (pair[1], pair[0])
-        # temporal vs number: the date as the number YYYYMMDD[hhmmss]
-        if ka == "t":
-            a = temporal_to_number(a)
-        else:
-            b = temporal_to_number(b)
-        if type(a) is type(b):
-            return a, b
-        return coerce_pair(a, b)
+        # temporal vs text or number: the other is read as a date (a number as YYYYMMDD,
+        # YYMMDD...); one that is not a date is MySQL's zero date, before every date.
+        other = b if ka == "t" else a
+        parsed = to_temporal(other)
+        if parsed is None:
+            parsed = ZERO_DATE
+        mine = a if ka == "t" else b
+        if type(parsed) is not type(mine):
+            mine, parsed = _promote(mine, parsed)
+        return (mine, parsed) if ka == "t" else (parsed, mine)
     if ka == "s" and kb == "s":  # str vs bytes: compare as binary strings
         return text_operands(a, b)
     if ka == "s" or kb == "s" or ka == "f" or kb == "f":

@@ -45,6 +45,17 @@ def text_to_float(s: str | bytes) -> float:
     return x
 
 
+def text_to_decimal(s: str | bytes) -> Decimal:
+    """A string's numeric prefix as an exact DECIMAL (``CAST('1.25x' AS DECIMAL(5,2))``
+    reads 1.25 without going through a double); no prefix reads 0."""
+    if isinstance(s, bytes):
+        s = s.decode("latin-1")
+    m = _NUMERIC_PREFIX(s)
+    if m is None:
+        return Decimal(0)
+    return Decimal(m.group(1))
+
+
 def _int_to_float(x: int) -> float:
     try:
         return float(x)
@@ -64,13 +75,13 @@ def as_float(v: Any) -> float:
     return float(v)
 
 
-def temporal_to_number(v: _date) -> int | Decimal:
-    """DATE -> YYYYMMDD, DATETIME -> YYYYMMDDhhmmss[.ffffff], as MySQL does in numeric context."""
+def temporal_to_number(v: _date) -> int:
+    """DATE -> YYYYMMDD, DATETIME -> YYYYMMDDhhmmss, as MySQL does in numeric context. A
+    DATETIME column has no fractional seconds in MySQL (DATETIME is DATETIME(0)); those
+    rivulet keeps are left out here, so that the number is always an integer."""
     n = v.year * 10000 + v.month * 100 + v.day
     if type(v) is _datetime:
         n = n * 1000000 + v.hour * 10000 + v.minute * 100 + v.second
-        if v.microsecond:
-            return Decimal(n) + Decimal(v.microsecond).scaleb(-6)
     return n
 
 
@@ -135,7 +146,7 @@ def to_str(v: Any) -> str | bytes | None:
     if t is float:
         return _format_float(v)
     if t is Decimal:
-        return format(v, "f")
+        return format(v if v else v.copy_abs(), "f")  # MySQL has no negative zero
     if t is bool:
         return "1" if v else "0"
     if t is _datetime:
@@ -164,7 +175,8 @@ def to_int(v: Any) -> int:
 
 _DATE_RE = re.compile(
     r"\s*(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})"
-    r"(?:(?:[ T]+)(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,6})\d*)?)?)?\s*\Z"
+    r"(?:(?:[ T]+)(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,6})\d*)?)?)?"
+    r"(?:\s*\Z|[^\d:.])"
 )
 _COMPACT_DATE_RE = re.compile(r"\s*(\d{4})(\d\d)(\d\d)(?:(\d\d)(\d\d)(\d\d))?\s*\Z")
 
@@ -173,7 +185,9 @@ _COMPACT_DATE_RE = re.compile(r"\s*(\d{4})(\d\d)(\d\d)(?:(\d\d)(\d\d)(\d\d))?\s*
 def _parse_temporal(s: str) -> _date | None:
     """Parse a MySQL date or datetime literal: 'YYYY-MM-DD', 'YYYY-MM-DD hh:mm[:ss[.ffffff]]'
     (also with 'T', '/' or '.' separators and one-digit fields), 'YYYYMMDD[hhmmss]'.
-    Returns a date, a datetime, or None if the string is not a valid date."""
+    Returns a date, a datetime, or None if the string is not a valid date. As MySQL does
+    (with a warning), text after a whole date or time is ignored: '2020-01-01x' is a
+    date."""
     m = _DATE_RE.match(s) or _COMPACT_DATE_RE.match(s)
     if m is None:
         return None
@@ -188,6 +202,59 @@ def _parse_temporal(s: str) -> _date | None:
         return None
 
 
+#: Years MySQL reads two-digit years from: 70-99 are 1970-1999, 00-69 are 2000-2069.
+_YY_PART_YEAR = 70
+
+
+def number_to_temporal(n: int | float | Decimal) -> _date | None:
+    """A number read as a date (MySQL's ``number_to_datetime``): YYYYMMDD, YYMMDD,
+    YYYYMMDDhhmmss or YYMMDDhhmmss, a fraction being microseconds of a datetime (and
+    ignored after a date); None where that is not a valid date (0, negative numbers, 13th
+    months...)."""
+    if type(n) is float:
+        if not math.isfinite(n):
+            return None
+        n = Decimal(repr(n))
+    whole = int(n)
+    micro = 0
+    if type(n) is Decimal and n != whole:
+        micro = int(((n - whole) * 1000000).to_integral_value())
+    if whole <= 0 or whole < 101:
+        return None
+    timed = True
+    if whole >= 10000101000000:
+        pass
+    elif whole <= (_YY_PART_YEAR - 1) * 10000 + 1231:
+        whole, timed = (whole + 20000000) * 1000000, False
+    elif whole < _YY_PART_YEAR * 10000 + 101:
+        return None
+    elif whole <= 991231:
+        whole, timed = (whole + 19000000) * 1000000, False
+    elif whole < 10000101:
+        return None
+    elif whole <= 99991231:
+        whole, timed = whole * 1000000, False
+    elif whole < 101000000:
+        return None
+    elif whole <= (_YY_PART_YEAR - 1) * 10000000000 + 1231235959:
+        whole += 20000000000000
+    elif whole < _YY_PART_YEAR * 10000000000 + 101000000:
+        return None
+    elif whole <= 991231235959:
+        whole += 19000000000000
+    day_part, time_part = divmod(whole, 1000000)
+    year, md = divmod(day_part, 10000)
+    month, day = divmod(md, 100)
+    hour, ms = divmod(time_part, 10000)
+    minute, second = divmod(ms, 100)
+    try:
+        if not timed:  # a fraction of a date-only number is ignored
+            return _date(year, month, day)
+        return _datetime(year, month, day, hour, minute, second, micro)
+    except (ValueError, OverflowError):
+        return None
+
+
 def to_temporal(v: Any) -> _date | None:
     """A non-NULL value as a date/datetime, or None if it is not one (MySQL: NULL + warning)."""
     if isinstance(v, _date):
@@ -195,8 +262,8 @@ def to_temporal(v: Any) -> _date | None:
     t = type(v)
     if t is bytes:
         v = v.decode("utf-8", "replace")
-    elif t is int:
-        v = str(v)
+    elif t is int or t is float or t is Decimal:
+        return number_to_temporal(v)
     elif t is not str:
         return None
     return _parse_temporal(v)

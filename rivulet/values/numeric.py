@@ -12,7 +12,7 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any
 
 from rivulet.values.comparison import TYPE_CLASS, coerce_pair
-from rivulet.values.conversions import as_float, text_operands, to_int, to_number, to_str
+from rivulet.values.conversions import as_float, text_operands, to_int, to_number
 
 #: Context for rounding floats through their decimal form (1e308 has 309 digits).
 _ROUND_CTX = Context(prec=700, rounding=ROUND_HALF_UP)
@@ -105,16 +105,21 @@ def sign(x: Any) -> int | None:
 
 
 def _extreme(args: tuple[Any, ...], want: int) -> Any:
-    """GREATEST (want=1) / LEAST (want=-1) over non-NULL args, with MySQL's type rules:
-    numbers and strings mixed are compared as strings; otherwise pairwise comparison, and a
-    float among numbers makes the result float (Decimal likewise)."""
+    """GREATEST (want=1) / LEAST (want=-1) over non-NULL args, with MySQL's type rules
+    (MariaDB's, :func:`rivulet.values.types.extreme`): numbers and strings mixed compare,
+    and come out, as DOUBLEs; otherwise pairwise comparison, and a float among numbers
+    makes the result float (Decimal likewise). The planner converts the arguments to that
+    type first, so a query sees one type per column."""
     kinds = {TYPE_CLASS.get(type(a)) for a in args}
     if None in kinds:
         raise TypeError(f"not SQL values: {args!r}")
     if len(kinds) == 1 and len({type(a) for a in args}) == 1:
         return max(args) if want > 0 else min(args)
     if "s" in kinds and ("n" in kinds or "f" in kinds):
-        texts = text_operands(*[to_str(a) for a in args])
+        doubles = [as_float(a) for a in args]
+        return max(doubles) if want > 0 else min(doubles)
+    if kinds == {"s"}:
+        texts = text_operands(*args)
         return max(texts) if want > 0 else min(texts)
     best = args[0]
     for a in args[1:]:

@@ -8,7 +8,8 @@ a multiset of values so that deleting the current extreme finds the next one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
 from typing import Any
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
@@ -16,7 +17,8 @@ from rivulet.plan import ir
 from rivulet.plan.ir import AggCall
 from rivulet.state.arrangement import Delta, Row, key_function
 from rivulet.state.groups import KeyedGroups
-from rivulet.values import div
+from rivulet.values import div, to_number
+from rivulet.values.schema import DECIMAL, Kind
 
 
 class Accumulator:
@@ -51,7 +53,8 @@ class CountColumn(Accumulator):
 
 
 class Sum(Accumulator):
-    """SUM keeps the count of non-NULL values too: a group of only NULLs sums to NULL."""
+    """SUM keeps the count of non-NULL values too: a group of only NULLs sums to NULL.
+    Values are added as numbers (MySQL sums text as DOUBLEs, a date as YYYYMMDD)."""
 
     __slots__ = ("total", "n")
 
@@ -61,6 +64,9 @@ class Sum(Accumulator):
 
     def add(self, value: Any, diff: int) -> None:
         if value is not None:
+            t = type(value)
+            if t is not int and t is not float and t is not Decimal:
+                value = to_number(value)
             self.total += value * diff
             self.n += diff
 
@@ -134,13 +140,24 @@ class CountDistinct(Values):
 
 
 class SumDistinct(Values):
+    """The distinct values as numbers (MySQL: '12' and '12abc' are one value, 12)."""
+
     __slots__ = ()
+
+    def add(self, value: Any, diff: int) -> None:
+        super().add(None if value is None else to_number(value), diff)
+
+    def load(self, state: dict[Any, int]) -> None:
+        """The multiset of the argument's values (as another executor groups them)."""
+        self.values = {}
+        for value, n in state.items():
+            self.add(value, n)
 
     def result(self) -> Any:
         return sum(self.values) if self.values else None
 
 
-class AvgDistinct(Values):
+class AvgDistinct(SumDistinct):
     __slots__ = ()
 
     def result(self) -> Any:
@@ -184,10 +201,14 @@ class Aggregate(StatefulOperator):
     plan_node: ir.Aggregate
 
     def __init__(self, parent: NodeId, group_by: tuple[int, ...], aggs: tuple[AggCall, ...],
-                 partial: Columns | None = None) -> None:
+                 partial: Columns | None = None,
+                 result_kinds: Sequence[Kind | None] = ()) -> None:
         super().__init__((parent,))
         self.group_by = group_by
         self.aggs = aggs
+        #: Aggregates whose exact result is a DECIMAL (a SUM of integers is one, in MySQL)
+        #: while the accumulator adds Python ints, faster than Decimals.
+        self.as_decimal = [k == DECIMAL for k in result_kinds] or [False] * len(aggs)
         self.key_of = key_function(group_by)
         self.single = len(group_by) == 1
         self.is_global = not group_by
@@ -280,8 +301,11 @@ class Aggregate(StatefulOperator):
             return ((key,) if self.single else key) + (group.rows,) * len(self.aggs)
         values = []
         accs = iter(group.accs)
-        for star in self.count_star:
-            values.append(group.rows if star else next(accs).result())
+        for star, as_decimal in zip(self.count_star, self.as_decimal):
+            value = group.rows if star else next(accs).result()
+            if as_decimal and type(value) is int:
+                value = Decimal(value)
+            values.append(value)
         head = (key,) if self.single else key
         return head + tuple(values)
 

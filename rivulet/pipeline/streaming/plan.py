@@ -34,6 +34,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as SF
 from pyspark.sql import types as T
 
+from rivulet import values as F
 from rivulet.dataflow.compile import predicate_function, row_function
 from rivulet.pipeline.streaming import keyed as K
 from rivulet.plan import ir
@@ -44,8 +45,8 @@ from rivulet.spark.compile import (
     names,
     with_join_keys,
 )
-from rivulet.spark.exprs import ExprCompiler
-from rivulet.spark.values import DEFAULT_DECIMAL_SCALE, spark_type
+from rivulet.spark.exprs import ExprCompiler, engine_udf
+from rivulet.spark.values import spark_type
 from rivulet.values.schema import DECIMAL
 
 Row = tuple
@@ -161,14 +162,11 @@ class SignedCompiler(PlanCompiler):
         width = len(node.group_by)
         groups = [SF.col(name(g)).alias(f"_g{j}") for j, g in enumerate(node.group_by)]
         inputs: list[Column] = []
-        kinds: list[tuple[str | None, int]] = []
         for i, call in enumerate(node.aggs):
             if call.arg is None:
-                kinds.append((None, 0))
                 continue
-            arg, kind, scale = _aggregate_argument(exprs, exprs.compile(ir.Col(call.arg)), call)
+            arg, _, _ = _aggregate_argument(exprs, exprs.compile(ir.Col(call.arg)), call)
             inputs.append(arg.alias(f"_a{i}"))
-            kinds.append((kind, scale))
         prepared = df.select(*groups, *inputs, SIGN)
         if not groups and self.seed is not None and form == K.DELTAS:
             seed = self.seed().select(*[SF.lit(None).cast(prepared.schema[c].dataType).alias(c)
@@ -179,7 +177,8 @@ class SignedCompiler(PlanCompiler):
         outputs = [T.StructField(name(j), f.dataType) for j, f in enumerate(group_fields)]
         for i, call in enumerate(node.aggs):
             field = prepared.schema[f"_a{i}"] if call.arg is not None else None
-            outputs.append(T.StructField(name(width + i), _aggregate_type(call, field, kinds[i])))
+            outputs.append(T.StructField(name(width + i),
+                                         _aggregate_type(call, field, node.columns[width + i])))
         processor = K.AggregateProcessor(
             node.aggs, [K.Column(f.dataType) for f in group_fields],
             [K.Column(prepared.schema[f"_a{i}"].dataType) if c.arg is not None else None
@@ -230,18 +229,17 @@ class SignedCompiler(PlanCompiler):
 
 
 def _aggregate_type(call: ir.AggCall, arg: T.StructField | None,
-                    kind: tuple[str | None, int]) -> T.DataType:
-    """The Spark type of an aggregate's result, as the batch compiler types it."""
+                    out: ir.ColumnInfo) -> T.DataType:
+    """The Spark type of an aggregate's result: the plan's type of its column (MySQL's:
+    SUM of integers is a DECIMAL, AVG of exact numbers one carrying a quotient's places)."""
     if call.fn == "count":
         return T.LongType()
     assert arg is not None, f"{call.fn.upper()} without an argument"
     if call.fn in ("min", "max"):
         return arg.dataType
-    if call.fn == "sum":
-        return arg.dataType if kind[0] != DECIMAL else spark_type(DECIMAL, kind[1])
-    if kind[0] == DECIMAL:  # avg
-        return spark_type(DECIMAL, min(kind[1] + 4, DEFAULT_DECIMAL_SCALE + 4))
-    return T.DoubleType()
+    if out.kind == DECIMAL:
+        return spark_type(DECIMAL, out.frac)
+    return spark_type(out.kind)
 
 
 def _signed(arg: Column, sign: Column) -> Column:
@@ -265,17 +263,13 @@ def finished_aggregate(node: ir.Aggregate, state: DataFrame) -> DataFrame:
             out.append(k.alias(target))
             continue
         total = SF.col(f"_t{i}")
-        kind = node.columns[width + i].kind
+        column = node.columns[width + i]
         if call.fn == "sum":
-            value = total if kind != DECIMAL else total.cast(state.schema[f"_t{i}"].dataType)
-        else:  # avg
-            mean = total / k
-            total_type = state.schema[f"_t{i}"].dataType
-            if isinstance(total_type, T.DecimalType):
-                scale = total_type.scale
-                value = mean.cast(spark_type(DECIMAL, min(scale + 4, DEFAULT_DECIMAL_SCALE + 4)))
-            else:
-                value = mean.cast(T.DoubleType())
+            value = total.cast(spark_type(column.kind, column.frac))
+        elif column.kind == DECIMAL:  # an exact AVG: SUM / COUNT as the engine divides
+            value = engine_udf(F.div, [total, k], DECIMAL, column.frac)
+        else:
+            value = (total / k).cast(T.DoubleType())
         out.append(SF.when(k > 0, value).alias(target))
     return state.select(*out, *[f"_g{j}" for j in range(width)], COUNT)
 

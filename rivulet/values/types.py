@@ -1,0 +1,294 @@
+"""MySQL's static types: the type of an expression, decided before any row is read.
+
+Why this module exists: MySQL types every expression when it prepares a statement, and the
+type decides the values. ``CASE`` with an INT and a VARCHAR branch is a VARCHAR (the INT
+comes out as text); ``SUM`` of an INT is a DECIMAL; ``5 / 2`` is a DECIMAL with four
+places, 2.5000; a DATE compared with a DATETIME is read as midnight. rivulet's two back ends
+(the dataflow engine and the Spark compiler) must follow the same rules, so the rules are
+written down here once, over :class:`SqlType`, and the planner
+(:mod:`rivulet.plan.expressions`) makes every implicit conversion they imply an explicit
+call in the plan, which both back ends then evaluate alike.
+
+DECIMAL places. MySQL distinguishes the places a DECIMAL *shows* (its type's scale, what the
+client receives) from the places its values *carry* while they are computed: a division
+keeps its quotient to a multiple of nine places (``7 / 3`` carries 2.333333333 and shows
+2.3333), so that ``7 / 3 * 3`` is 6.999999999, shown as 7.0000. :class:`SqlType` keeps both
+(``scale`` and ``frac``); values of a DECIMAL expression carry exactly ``frac`` places (the
+planner pads a branch of a ``CASE`` to them), and are rounded half up to ``scale`` where
+MySQL rounds them: when they are returned, grouped, compared with ``=``/``<``..., or turned
+into text (:func:`rivulet.values.arithmetic.to_scale`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from rivulet.values.schema import (
+    BOOL,
+    BYTES,
+    DATE,
+    DATETIME,
+    DECIMAL,
+    FLOAT,
+    INT,
+    STR,
+    Column,
+    Kind,
+)
+
+#: MySQL's ``div_precision_increment``: a quotient shows 4 more places than its dividend.
+DIV_PRECISION_INCREMENT = 4
+#: The most places a DECIMAL shows (MariaDB's DECIMAL_MAX_SCALE).
+MAX_SCALE = 38
+#: MySQL computes DECIMALs in words of nine digits: a quotient carries whole words.
+_WORD = 9
+
+EXACT_KINDS = frozenset({INT, BOOL, DECIMAL})
+NUMBER_KINDS = frozenset({INT, BOOL, DECIMAL, FLOAT})
+TEXT_KINDS = frozenset({STR, BYTES})
+TIME_KINDS = frozenset({DATE, DATETIME})
+
+
+@dataclass(frozen=True, slots=True)
+class SqlType:
+    """The static type of an expression: its value kind and, for a DECIMAL, the places it
+    shows (``scale``) and the places its values carry (``frac``, at least ``scale``).
+    ``unsigned`` marks an unsigned integer column (a signed and an unsigned integer
+    together make a DECIMAL in a ``CASE``, ``COALESCE``, ``UNION``...). ``kind`` None: only
+    NULL flows here."""
+
+    kind: Kind | None
+    scale: int = 0
+    frac: int = 0
+    unsigned: bool = False
+
+    @property
+    def rounded(self) -> bool:
+        """Whether values carry more places than they show (a quotient, an AVG)."""
+        return self.kind == DECIMAL and self.frac != self.scale
+
+
+NULL = SqlType(None)
+INT_TYPE = SqlType(INT)
+FLOAT_TYPE = SqlType(FLOAT)
+STR_TYPE = SqlType(STR)
+
+
+def decimal_type(scale: int, frac: int | None = None) -> SqlType:
+    scale = min(scale, MAX_SCALE)
+    return SqlType(DECIMAL, scale, max(scale, frac if frac is not None else scale))
+
+
+#: The places of a DECIMAL column declared without a scale: rivulet keeps such values as
+#: written (MySQL would make the column DECIMAL(10, 0)); its type, like the Spark column
+#: holding it, says 18.
+UNDECLARED_DECIMAL_SCALE = 18
+
+
+def column_type(column: Column) -> SqlType:
+    """The type of a table column (a DECIMAL's declared scale; unsigned integers)."""
+    if column.kind == DECIMAL:
+        return decimal_type(column.scale if column.scale is not None
+                            else UNDECLARED_DECIMAL_SCALE)
+    unsigned = column.kind == INT and column.bounds is not None and column.bounds[0] >= 0
+    return SqlType(column.kind, unsigned=unsigned)
+
+
+def value_type(value: Any) -> SqlType:
+    """The type of a constant (a DECIMAL literal shows and carries its written places)."""
+    if value is None:
+        return NULL
+    if type(value) is Decimal:
+        exponent = value.as_tuple().exponent
+        return decimal_type(max(0, -exponent) if isinstance(exponent, int) else 0)
+    kind = _KIND_OF_PYTHON.get(type(value))
+    if kind is None:
+        raise TypeError(f"not an SQL value: {value!r}")
+    return SqlType(kind)
+
+
+_KIND_OF_PYTHON: dict[type, Kind] = {
+    int: INT, bool: INT, float: FLOAT, str: STR, bytes: BYTES, _dt.date: DATE,
+    _dt.datetime: DATETIME,
+}
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def number_type(t: SqlType) -> SqlType:
+    """The type of a value in numeric context (``values.to_number``): text is a DOUBLE, a
+    DATE the integer YYYYMMDD, a DATETIME YYYYMMDDhhmmss."""
+    if t.kind in (INT, BOOL):
+        return SqlType(INT, unsigned=t.unsigned)
+    if t.kind in (DECIMAL, FLOAT, None):
+        return t
+    if t.kind in TIME_KINDS:
+        return INT_TYPE
+    return FLOAT_TYPE
+
+
+def division_frac(dividend: int, divisor: int) -> int:
+    """The places a quotient of exact numbers carries, from the places of its operands
+    (MySQL's ``do_div_mod``): each operand is widened to whole nine-digit words, 4 more
+    places are wanted beyond what that widening already gave, and the quotient is
+    truncated to whole words."""
+    w1, w2 = _words(dividend) * _WORD, _words(divisor) * _WORD
+    extra = max(0, DIV_PRECISION_INCREMENT - (w1 - dividend) - (w2 - divisor))
+    return _words(w1 + w2 + extra) * _WORD
+
+
+def _words(digits: int) -> int:
+    return -(-digits // _WORD)
+
+
+def arithmetic_type(fn: str, a: SqlType, b: SqlType) -> SqlType:
+    """The type of ``a <op> b`` for ``add``, ``sub``, ``mul``, ``div``, ``mod``,
+    ``int_div``: DOUBLE as soon as a DOUBLE or a string is involved; an integer for two
+    integers (``/`` excepted); otherwise a DECIMAL whose places follow MySQL (``+``, ``-``
+    and ``%`` the larger, ``*`` the sum, ``/`` the dividend's plus 4)."""
+    if fn == "int_div":
+        return INT_TYPE
+    na, nb = number_type(a), number_type(b)
+    if na.kind is None or nb.kind is None:
+        known = na if na.kind is not None else nb
+        if known.kind is None:
+            return NULL
+        return arithmetic_type(fn, known, known)
+    if FLOAT in (na.kind, nb.kind):
+        return FLOAT_TYPE
+    if fn == "div":
+        return decimal_type(na.scale + DIV_PRECISION_INCREMENT, division_frac(na.frac, nb.frac))
+    if na.kind == INT and nb.kind == INT:
+        return SqlType(INT, unsigned=na.unsigned or nb.unsigned)
+    if fn == "mul":
+        return decimal_type(na.scale + nb.scale, na.frac + nb.frac)
+    return decimal_type(max(na.scale, nb.scale), max(na.frac, nb.frac))
+
+
+# --------------------------------------------------------------------------- aggregation
+
+
+def _merged_numbers(types: list[SqlType]) -> SqlType:
+    kinds = {t.kind for t in types}
+    if FLOAT in kinds:
+        return FLOAT_TYPE
+    signs = {t.unsigned for t in types if t.kind in (INT, BOOL)}
+    if DECIMAL in kinds or len(signs) > 1:
+        return decimal_type(max(t.scale for t in types), max(t.frac for t in types))
+    if kinds == {BOOL}:
+        return SqlType(BOOL)
+    return SqlType(INT, unsigned=signs == {True})
+
+
+def aggregate(types: Iterable[SqlType]) -> SqlType:
+    """The type of a value that comes from any of ``types``: ``CASE``, ``COALESCE``,
+    ``IF``, ``IFNULL`` and the columns of a ``UNION`` (MySQL's type aggregation). Numbers
+    widen (INT, DECIMAL, DOUBLE; signed with unsigned integers: DECIMAL); a DATE with a
+    DATETIME is a DATETIME; anything with text, or temporal with numbers, is text (binary
+    if any is binary)."""
+    present = [t for t in types if t.kind is not None]
+    if not present:
+        return NULL
+    kinds = {t.kind for t in present}
+    if BYTES in kinds:
+        return SqlType(BYTES)
+    if kinds <= NUMBER_KINDS:
+        return _merged_numbers(present)
+    if kinds <= TIME_KINDS:
+        return SqlType(DATETIME) if DATETIME in kinds else SqlType(DATE)
+    if len(kinds) == 1:
+        return present[0]
+    return STR_TYPE
+
+
+def extreme(types: Iterable[SqlType]) -> SqlType:
+    """The type of ``GREATEST``/``LEAST``, which is also the type their arguments are
+    compared as (MariaDB): temporal if any argument is temporal; text if all are text;
+    numbers mixed with text compare and come out as DOUBLEs; numbers widen as for
+    :func:`aggregate`."""
+    present = [t for t in types if t.kind is not None]
+    if not present:
+        return NULL
+    kinds = {t.kind for t in present}
+    if kinds & TIME_KINDS:
+        return SqlType(DATETIME) if DATETIME in kinds else SqlType(DATE)
+    if kinds <= TEXT_KINDS:
+        return SqlType(BYTES) if BYTES in kinds else STR_TYPE
+    if kinds & TEXT_KINDS:
+        return FLOAT_TYPE
+    return _merged_numbers(present)
+
+
+def sum_type(t: SqlType) -> SqlType:
+    """``SUM``: exact numbers (and dates, as numbers) sum to a DECIMAL with the
+    argument's places; DOUBLEs and text to a DOUBLE."""
+    n = number_type(t)
+    if n.kind is None:
+        return NULL
+    if n.kind == FLOAT:
+        return FLOAT_TYPE
+    return decimal_type(n.scale, n.frac)
+
+
+def avg_type(t: SqlType) -> SqlType:
+    """``AVG``: ``SUM`` divided by the count, as ``/`` divides."""
+    total = sum_type(t)
+    if total.kind != DECIMAL:
+        return total
+    return arithmetic_type("div", total, INT_TYPE)
+
+
+def aggregate_result_type(fn: str, arg: SqlType | None) -> SqlType:
+    """The type of the aggregate ``fn`` (count, sum, avg, min, max) over ``arg``."""
+    if fn == "count":
+        return INT_TYPE
+    assert arg is not None  # only COUNT(*) has no argument
+    if fn == "sum":
+        return sum_type(arg)
+    if fn == "avg":
+        return avg_type(arg)
+    return arg
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def comparison_kind(a: Kind | None, b: Kind | None) -> Kind | None:
+    """The kind two values of kinds ``a`` and ``b`` are compared as by ``=`` (and so the
+    kind a join keys both sides on): ``None`` where Python's own equality of the values
+    already is MySQL's (same kinds, exact numbers among themselves); else DOUBLE for a
+    number with text or with a DOUBLE, DATETIME for temporal values with each other, with
+    text or with numbers, binary text for text with binary text."""
+    if a is None or b is None or a == b:
+        return None
+    if a in EXACT_KINDS and b in EXACT_KINDS:
+        return None
+    if a in TIME_KINDS or b in TIME_KINDS:
+        return DATETIME
+    if a in TEXT_KINDS and b in TEXT_KINDS:
+        return BYTES
+    return FLOAT
+
+
+def between_as_doubles(kinds: Iterable[Kind | None]) -> bool:
+    """Whether ``v BETWEEN lo AND hi`` over values of these kinds compares all three as
+    DOUBLEs: MySQL types the three together, so text and a number (with no date among
+    them) are all read as numbers, where two separate comparisons would compare the text
+    with the text as text (``'a' BETWEEN 'z' AND 3`` is 1: 0 <= 0 <= 3)."""
+    present = {k for k in kinds if k is not None}
+    return bool(present & TEXT_KINDS) and bool(present & NUMBER_KINDS) and not (
+        present & TIME_KINDS)
+
+
+__all__ = [
+    "DIV_PRECISION_INCREMENT", "EXACT_KINDS", "FLOAT_TYPE", "INT_TYPE", "MAX_SCALE", "NULL",
+    "NUMBER_KINDS", "STR_TYPE", "SqlType", "TEXT_KINDS", "TIME_KINDS",
+    "UNDECLARED_DECIMAL_SCALE", "aggregate", "aggregate_result_type", "arithmetic_type",
+    "avg_type", "between_as_doubles", "column_type", "comparison_kind", "decimal_type",
+    "division_frac", "extreme", "number_type", "sum_type", "value_type",
+]
