@@ -454,3 +454,28 @@ def test_generated_parameter_comparisons_answer_as_literals_and_as_mysql(
         assert_same_as_mysql(sql, params, got, mysql_pair.conn)
 
     run()
+
+
+def test_writes_by_primary_key_find_what_their_literal_finds(mysql_pair: MySQLPair) -> None:
+    """An UPDATE or DELETE whose WHERE pins the primary key finds the rows MySQL's ``=``
+    finds, not only the key converted to the column's type ('01' = 1 on a VARCHAR key)."""
+    pair = mysql_pair
+    pair.execute("CREATE TABLE s (k VARCHAR(5) PRIMARY KEY, n INT)")
+    pair.insert_many("s", [("1", 1), ("01", 2), (" 1", 3), ("1.0", 4), ("2", 5), ("20", 6)])
+    pair.execute("UPDATE s SET n = 10 WHERE k = ?", [2])
+    pair.execute("DELETE FROM s WHERE k = 1")
+    pair.check_query("SELECT k, n FROM s")
+    pair.execute("CREATE TABLE d (k DECIMAL(6,2) PRIMARY KEY, n INT)")
+    pair.insert_many("d", [(D("0.50"), 1), (D("1.00"), 2), (D("2.00"), 3)])
+    pair.execute("UPDATE d SET n = 9 WHERE k = 0.5")
+    pair.execute("UPDATE d SET n = 8 WHERE k = 0.505")
+    pair.execute("UPDATE d SET n = 7 WHERE k = ?", ["1"])
+    pair.execute("DELETE FROM d WHERE k IN (2, 1.5)")
+    pair.check_query("SELECT k, n FROM d")
+    pair.execute("CREATE TABLE i (k TINYINT PRIMARY KEY, n INT)")
+    pair.insert_many("i", [(1, 1), (2, 2), (3, 3)])
+    pair.execute("UPDATE i SET n = 5 WHERE k = 300")
+    pair.execute("UPDATE i SET n = 6 WHERE k = '1'")
+    pair.execute("DELETE FROM i WHERE k = 2.0")
+    pair.execute("DELETE FROM i WHERE k = 3.5")
+    pair.check_query("SELECT k, n FROM i")

@@ -18,6 +18,8 @@ from rivulet.errors import ParameterCountError, SqlError
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.storage.writes import WriteRequest
+from rivulet.values.comparison import eq
+from rivulet.values.matching import Unkeyed, equal_key
 from rivulet.values.schema import Row, SchemaError, TableSchema, coerce_row, coerce_value
 
 #: Write statement texts whose compiled writers are kept (the first ones seen: an
@@ -67,8 +69,7 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
         bound = check(params)
         keys = None
         if key_values is not None:
-            coerced = [_coerce_key(table, tuple(f((), bound) for f in key)) for key in key_values]
-            keys = [k for k in coerced if k is not None]
+            keys = _stored_keys(table, [tuple(f((), bound) for f in key) for key in key_values])
         if assign is None:
             return WriteRequest(table, "delete", predicate=predicate, keys=keys, params=bound,
                                 sql=sql)
@@ -168,8 +169,28 @@ def _unnumbered(table: TableSchema, column: int, rows: Iterable[Any]) -> Iterato
         yield row
 
 
-def _coerce_key(table: TableSchema, key: tuple) -> tuple | None:
-    try:
-        return tuple(coerce_value(table.columns[i], v) for i, v in zip(table.primary_key, key))
-    except SchemaError:
-        return None
+def _stored_keys(table: TableSchema, keys: list[tuple]) -> list[tuple] | None:
+    """The stored primary keys the WHERE's key values find, as MySQL's ``=`` compares them
+    (:func:`~rivulet.values.matching.equal_key`): a value no stored key equals drops its
+    key; a value several stored keys may equal (``varchar_pk = 1`` finds '1', '01', ' 1')
+    makes the write consider every row (None), the predicate deciding."""
+    stored = []
+    for key in keys:
+        values = []
+        for i, v in zip(table.primary_key, key):
+            column = table.columns[i]
+            found = equal_key(column.kind, v)
+            if found is Unkeyed.SCAN:
+                return None
+            if found is Unkeyed.NOTHING:
+                break
+            try:
+                value = coerce_value(column, found)
+            except SchemaError:  # no value of the column's type equals it
+                break
+            if eq(value, found) != 1:  # (a DECIMAL of more places than the column keeps)
+                break
+            values.append(value)
+        else:
+            stored.append(tuple(values))
+    return stored
