@@ -29,8 +29,8 @@ from rivulet.values.schema import (
 )
 
 #: The modules of rivulet.values, bottom first: each may import only those before it.
-LAYERS = ["schema", "conversions", "logic", "comparison", "arithmetic", "like", "control",
-          "strings", "numeric", "dates", "ordering", "casts", "registry"]
+LAYERS = ["enumerations", "times", "schema", "conversions", "logic", "comparison", "arithmetic",
+          "like", "control", "strings", "numeric", "dates", "ordering", "casts", "registry"]
 
 
 def _imports(module: str) -> set[str]:

@@ -33,9 +33,11 @@ from rivulet.dataflow.ops.reader import Reader
 from rivulet.dataflow.ops.topk import TopK
 from rivulet.dataflow.ops.union import Union
 from rivulet.plan import ir, keys
+from rivulet.plan.expressions import refuse_join_keys
 from rivulet.plan.keys import Demand
 from rivulet.plan.optimize import optimize
 from rivulet.state.reader import KeyedReader, RangeReader
+from rivulet.values.schema import ENUM
 
 Row = tuple
 Columns = tuple[int, ...]
@@ -435,6 +437,8 @@ class Builder:
                            keys.project_sources(node.exprs))
         if isinstance(node, ir.Join):
             joined = node.columns
+            refuse_join_keys([(node.left.columns[a].kind, node.right.columns[b].kind)
+                              for a, b in zip(node.left_keys, node.right_keys)])
             residual = None
             if node.residual is not None:
                 residual = predicate_function(
@@ -491,7 +495,23 @@ def finisher(plan: ir.ViewPlan) -> Callable[[list[Row]], tuple[Row, ...]]:
             return tuple([r[:visible] for r in rows])
         return tuple(rows)
 
-    return finish
+    members = [i for i, c in enumerate(plan.root.columns[:visible]) if c.kind == ENUM]
+    if not members:
+        return finish
+
+    def as_text(rows: list[Row]) -> tuple[Row, ...]:
+        """The answer with ENUM columns as plain text (a reader's answer is what MySQL's
+        driver hands over: a ``str``; only the dataflow keeps the member's index)."""
+        out = []
+        for row in finish(rows):
+            values = list(row)
+            for i in members:
+                if values[i] is not None:
+                    values[i] = str(values[i])
+            out.append(tuple(values))
+        return tuple(out)
+
+    return as_text
 
 
 def rows_by(column: int) -> Callable[[list[Row]], Any]:

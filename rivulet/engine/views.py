@@ -27,7 +27,7 @@ from rivulet.errors import ClosedError, RivuletError
 from rivulet.plan.params import values_by_param
 from rivulet.state.holes import MISSING, Hole
 from rivulet.state.reader import KeyedReader, RangeReader
-from rivulet.values.schema import FLOAT, INT, STR, Column, Kind, SchemaError, coerce_value
+from rivulet.values.schema import FLOAT, INT, STR, Column, Kind, SchemaError, key_value
 
 Row = tuple
 
@@ -68,7 +68,7 @@ _LOWER = {">": False, ">=": True}
 _UPPER = {"<": False, "<=": True}
 _CHECK = {">": F.gt, ">=": F.ge, "<": F.lt, "<=": F.le}
 #: Key column kinds whose values of this exact Python type are already what the column
-#: holds (``coerce_value`` would return them as they are: key columns have no bounds).
+#: holds (``key_value`` would return them as they are: key columns have no bounds).
 _NATIVE: dict[str, type] = {INT: int, FLOAT: float}
 
 
@@ -87,7 +87,8 @@ class View:
         self._finish = built.finish
         self._default = built.default_rows
         self._key_columns = [
-            Column(plan.root.columns[i].name, plan.root.columns[i].kind or STR)
+            Column(plan.root.columns[i].name, plan.root.columns[i].kind or STR,
+                   members=plan.root.columns[i].members)
             for i in plan.key
         ]
         #: Where the reader is keyed by part of the plan's key (``BuiltView.listed``):
@@ -460,7 +461,7 @@ class View:
             if v is None:
                 continue
             try:
-                out.append(coerce_value(column, v))
+                out.append(key_value(column, v))
             except SchemaError:
                 continue
         return out
@@ -516,7 +517,7 @@ class View:
                 return key  # (an id read in a list of hundreds: no conversion to make)
             columns = self._key_columns
         try:
-            return tuple(v if v is None else coerce_value(col, v) for col, v in zip(columns, key))
+            return tuple(v if v is None else key_value(col, v) for col, v in zip(columns, key))
         except SchemaError:
             return None
 
@@ -537,7 +538,7 @@ def _coerce(kind: Kind | None, value: Any) -> Any:
     if kind is None:
         return value
     try:
-        return coerce_value(Column("bound", kind), value)
+        return key_value(Column("bound", kind), value)
     except SchemaError:
         raise RivuletError(
             f"range parameter {value!r} is not comparable with a {kind} column") from None

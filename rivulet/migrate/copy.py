@@ -40,13 +40,14 @@ from rivulet.values.schema import (
     INT,
     INT_RANGES,
     STR,
+    TIME,
     Column,
     TableSchema,
 )
 
 #: SQL type of a computed column of a copied table, by value kind.
 _TYPES = {INT: "BIGINT", FLOAT: "DOUBLE", DECIMAL: "DECIMAL", STR: "TEXT", BOOL: "BOOLEAN",
-          DATE: "DATE", DATETIME: "DATETIME", BYTES: "BLOB"}
+          DATE: "DATE", DATETIME: "DATETIME", BYTES: "BLOB", TIME: "TIME"}
 
 
 @dataclass(frozen=True)

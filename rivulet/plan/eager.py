@@ -321,7 +321,7 @@ def _inner_aggregate(agg: ir.Aggregate, sides: _Sides, args: list[ir.Expr | None
 
 def _join(sides: _Sides, inner: ir.Aggregate) -> ir.Join:
     width = len(sides.agg_keys)
-    right = tuple(ir.ColumnInfo(c.name, c.kind, c.nullable or sides.kind == "left")
+    right = tuple(replace(c, nullable=c.nullable or sides.kind == "left")
                   for c in inner.columns)
     return ir.Join(sides.kept, inner, sides.kind, sides.kept_keys, tuple(range(width)), None,
                    sides.kept.columns + right)

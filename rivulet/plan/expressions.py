@@ -15,7 +15,7 @@ from sqlglot import exp
 from rivulet.errors import UnsupportedSqlError
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
-from rivulet.values.schema import BOOL, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
+from rivulet.values.schema import BOOL, DATE, DATETIME, DECIMAL, ENUM, FLOAT, INT, STR, TIME, Kind
 
 
 class Scope(Protocol):
@@ -74,6 +74,7 @@ FUNCTION_NODES: dict[type, str] = {
     exp.DateDiff: "DATEDIFF",
     exp.Repeat: "REPEAT",
     exp.Sign: "SIGN",
+    exp.Time: "TIME",
     **{getattr(exp, n): n.upper() for n in ("Hour", "Minute", "Second") if hasattr(exp, n)},
 }
 
@@ -215,7 +216,7 @@ def _case(node: exp.Case, t: Callable[[exp.Expr], Expr]) -> Expr:
 _CAST_KINDS = {
     "SIGNED": INT, "INT": INT, "BIGINT": INT, "UNSIGNED": INT, "UBIGINT": INT, "UINT": INT,
     "DECIMAL": DECIMAL, "DOUBLE": FLOAT, "FLOAT": FLOAT, "CHAR": STR, "VARCHAR": STR,
-    "TEXT": STR, "DATE": DATE, "DATETIME": DATETIME,
+    "TEXT": STR, "DATE": DATE, "DATETIME": DATETIME, "TIME": TIME,
 }
 
 
@@ -224,6 +225,12 @@ def _cast(node: exp.Cast, t: Callable[[exp.Expr], Expr]) -> Expr:
     kind = _CAST_KINDS.get(target.upper())
     if kind is None:
         raise unsupported(node, f"CAST to {target}")
+    if kind == TIME and node.to.expressions:  # CAST(x AS TIME(fsp)): the digits kept
+        fsp = literal(node.to.expressions[0].this)
+        if not (fsp.kind == INT and 0 <= fsp.value <= 6):
+            raise error_at(node, f"CAST to {node.to.sql(dialect='mysql')}: MySQL allows 0 "
+                                 "to 6 fractional digits")
+        return Call("cast_time", (t(node.this), fsp))
     return Call(f"cast_{kind}", (t(node.this),))
 
 
@@ -265,8 +272,10 @@ _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", 
                      "LPAD", "RPAD", "REPEAT"}
 _INT_FUNCTIONS = {"LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE", "INSTR", "YEAR", "MONTH",
                   "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND", "DATEDIFF", "SIGN", "int_div",
-                  "FLOOR", "CEIL", "CEILING"}
+                  "FLOOR", "CEIL", "CEILING", "TIME_TO_SEC"}
+_TIME_FUNCTIONS = {"TIME", "TIMEDIFF", "SEC_TO_TIME"}
 _FIRST_ARG_FUNCTIONS = {"ABS", "ROUND", "neg", "COALESCE", "IFNULL", "NULLIF", "GREATEST", "LEAST"}
+_NUMBER_FUNCTIONS = {"ABS", "ROUND", "neg"}
 
 
 def kind_of(expr: Expr, input_kinds: list[Kind | None]) -> Kind | None:
@@ -296,19 +305,34 @@ def kind_of(expr: Expr, input_kinds: list[Kind | None]) -> Kind | None:
         arg_kinds = {kind_of(a, input_kinds) for a in expr.args}
         return DECIMAL if DECIMAL in arg_kinds and FLOAT not in arg_kinds else FLOAT
     if fn in ("add", "sub", "mul", "mod"):
-        return unify_kinds([kind_of(a, input_kinds) for a in expr.args])
+        return unify_kinds([_number_kind(kind_of(a, input_kinds)) for a in expr.args])
     if fn == "IF":
         return unify_kinds([kind_of(a, input_kinds) for a in expr.args[1:]])
     if fn == "DATE":
         return DATE
+    if fn in _TIME_FUNCTIONS:
+        return TIME
+    if fn in _NUMBER_FUNCTIONS:
+        return _number_kind(kind_of(expr.args[0], input_kinds))
     if fn in _FIRST_ARG_FUNCTIONS:
         return unify_kinds([kind_of(a, input_kinds) for a in expr.args])
     return None
 
 
+def _number_kind(kind: Kind | None) -> Kind | None:
+    """The kind of a value in numeric context: an ENUM's index, a TIME's [-]HHMMSS."""
+    if kind == ENUM:
+        return INT
+    if kind == TIME:
+        return DECIMAL
+    return kind
+
+
 def unify_kinds(kinds: list[Kind | None]) -> Kind | None:
-    """The kind of a value that may come from any of ``kinds`` (numeric widening)."""
-    present = {k for k in kinds if k is not None}
+    """The kind of a value that may come from any of ``kinds`` (numeric widening). An
+    expression that may give an ENUM column's value gives its text (a CASE, COALESCE or
+    UNION of ENUM columns is a string in MySQL)."""
+    present = {STR if k == ENUM else k for k in kinds if k is not None}
     if not present:
         return None
     if len(present) == 1:
@@ -322,3 +346,62 @@ def unify_kinds(kinds: list[Kind | None]) -> Kind | None:
     if present <= {DATE, DATETIME}:
         return DATETIME
     return STR
+
+
+# --------------------------------------------------------------------------- refusals
+
+#: Functions that compare their arguments (a TIME against a DATE or DATETIME among them is
+#: refused: see :func:`refuse_clock_dependent`).
+_COMPARING = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "between", "in_list",
+              "GREATEST", "LEAST", "NULLIF"}
+#: Functions that read their argument as a date (of a TIME, MySQL takes today's date).
+_READ_AS_DATE = {"cast_date", "cast_datetime", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "DATE",
+                 "DATEDIFF", "UNIX_TIMESTAMP"}
+
+
+def refuse_clock_dependent(expr: Expr, input_kinds: list[Kind | None]) -> None:
+    """Refuse an expression whose MySQL answer depends on the day it is computed: MySQL reads
+    a TIME compared with a DATE or DATETIME, or given where a date is wanted, as that time
+    of the current day, so a view kept up to date would be right one day and wrong the next.
+    """
+    for call in _calls(expr):
+        kinds = {kind_of(a, input_kinds) for a in call.args}
+        if TIME not in kinds:
+            continue
+        if (call.fn in _COMPARING and kinds & {DATE, DATETIME}) or call.fn in _READ_AS_DATE:
+            what = ("a comparison of a TIME with a DATE or DATETIME" if call.fn in _COMPARING
+                    else f"{call.fn.removeprefix('cast_').upper()}() of a TIME")
+            raise UnsupportedSqlError(f"unsupported {what}: MySQL reads the TIME as that time "
+                                      "of the current day; compare TIME with TIME (TIME(x)) "
+                                      "or DATETIME with DATETIME")
+
+
+def refuse_join_keys(pairs: list[tuple[Kind | None, Kind | None]]) -> None:
+    """Refuse join keys that a hash join cannot match as MySQL's ``=`` does: an ENUM column
+    against a number (MySQL compares the member's index) or a TIME against anything but a
+    TIME (MySQL reads the other side as a TIME)."""
+    for a, b in pairs:
+        for x, y in ((a, b), (b, a)):
+            if x == ENUM and y not in (ENUM, STR, None):
+                raise UnsupportedSqlError(f"unsupported join of an ENUM column with a {y} "
+                                          "column (MySQL compares the member's position; "
+                                          "join on CAST(e AS SIGNED) = n in WHERE instead)")
+            if x == TIME and y not in (TIME, None):
+                raise UnsupportedSqlError(f"unsupported join of a TIME column with a {y} "
+                                          "column: join TIME with TIME")
+
+
+def _calls(expr: Expr) -> list[Call]:
+    out: list[Call] = []
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Call):
+            out.append(e)
+            stack.extend(e.args)
+        elif isinstance(e, Case):
+            for cond, value in e.whens:
+                stack.extend((cond, value))
+            if e.default is not None:
+                stack.append(e.default)
+    return out

@@ -37,6 +37,8 @@ class ColumnInfo:
     name: str
     kind: Kind | None  # None when only NULL flows here
     nullable: bool = True
+    #: The members of an ENUM column (a view's parameter names one by text or by number).
+    members: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- expressions

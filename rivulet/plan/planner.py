@@ -35,7 +35,7 @@ from rivulet.plan.expressions import is_aggregate, kind_of, translate, unify_kin
 from rivulet.plan.params import conjuncts, extract_parameters
 from rivulet.plan.scope import FromScope, GroupedScope, Relation
 from rivulet.sql.parse import error_at, unsupported
-from rivulet.values.schema import BOOL, DECIMAL, FLOAT, INT, Kind, TableSchema
+from rivulet.values.schema import BOOL, DECIMAL, ENUM, FLOAT, INT, TIME, Kind, TableSchema
 
 
 class Catalog(Protocol):
@@ -188,7 +188,8 @@ class Planner:
             alias = item.alias or name
             table = self.catalog.table(name)
             if table is not None:
-                cols = tuple(ir.ColumnInfo(c.name, c.kind, c.nullable) for c in table.columns)
+                cols = tuple(ir.ColumnInfo(c.name, c.kind, c.nullable, c.members)
+                             for c in table.columns)
                 scan = ir.Scan(table.name, cols, table.version, tuple(table.primary_key))
                 return scan, Relation(alias, list(table.column_names), offset, table)
             view = self.catalog.view(name)
@@ -228,7 +229,7 @@ class Planner:
         right, rel = self._relation(join.this, left.arity)
         relations.append(rel)
         columns = left.columns + tuple(
-            ir.ColumnInfo(c.name, c.kind, True if side == "LEFT" else c.nullable)
+            replace(c, nullable=True if side == "LEFT" else c.nullable)
             for c in right.columns
         )
         scope = FromScope(relations, columns)
@@ -294,9 +295,11 @@ class Planner:
                     agg_nodes.append(sub)
         pre_exprs = list(group_exprs)
         calls = []
+        input_kinds = [c.kind for c in scope.columns]
         for found in agg_nodes:
             call, arg = self._aggregate_call(found, scope)
             if arg is not None:
+                arg = _aggregated_value(call.fn, arg, kind_of(arg, input_kinds))
                 if arg in pre_exprs[len(group_exprs):]:
                     index = pre_exprs.index(arg, len(group_exprs))
                 else:
@@ -601,7 +604,8 @@ def _project(node: ir.Node, exprs: list[ir.Expr], names: list[str]) -> ir.Node:
             return node
     input_kinds = [c.kind for c in node.columns]
     columns = tuple(
-        ir.ColumnInfo(n, kind_of(e, input_kinds), _nullable(e, node.columns))
+        ir.ColumnInfo(n, kind_of(e, input_kinds), _nullable(e, node.columns),
+                      node.columns[e.index].members if isinstance(e, ir.Col) else ())
         for e, n in zip(exprs, names)
     )
     return ir.Project(node, tuple(exprs), columns)
@@ -632,6 +636,19 @@ def _nullable(e: ir.Expr, columns: tuple[ir.ColumnInfo, ...]) -> bool:
     if isinstance(e, ir.Call) and e.fn in ("is_null", "is_not_null", "null_safe_eq"):
         return False
     return True
+
+
+def _aggregated_value(fn: str, arg: ir.Expr, kind: Kind | None) -> ir.Expr:
+    """What an aggregate takes of ``arg``: SUM and AVG of an ENUM add its members' indexes
+    and of a TIME its [-]HHMMSS numbers, as MySQL does; MIN and MAX of an ENUM compare (and
+    return) its members' text."""
+    if kind == ENUM and fn in ("sum", "avg"):
+        return ir.Call("cast_int", (arg,))
+    if kind == ENUM and fn in ("min", "max"):
+        return ir.Call("cast_str", (arg,))
+    if kind == TIME and fn in ("sum", "avg"):
+        return ir.Call("cast_decimal", (arg,))
+    return arg
 
 
 def _agg_kind(call: ir.AggCall, columns: tuple[ir.ColumnInfo, ...]) -> Kind | None:

@@ -12,10 +12,12 @@ from rivulet.values.schema import (
     BOOL,
     BYTES,
     DECIMAL,
+    ENUM,
     INT,
     INT_RANGES,
     SQL_TYPE_KINDS,
     STR,
+    TIME,
     Column,
     TableSchema,
     coerce_value,
@@ -109,8 +111,15 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
     if type_name.upper() == "TINYINT" and _params(dtype) == [1]:
         kind = BOOL
     if kind is None:
-        raise unsupported(dtype, f"column type {sql_type}")
+        raise unsupported(dtype, f"column type {_type_words(type_name, sql_type)}")
+    members = _enum_members(item, dtype, name) if kind == ENUM else ()
     params = _params(dtype)
+    fsp = 0
+    if kind == TIME and params:
+        fsp = params[0]
+        if not 0 <= fsp <= 6:
+            raise error_at(dtype, f"column {name!r}: {sql_type} has {fsp} fractional digits; "
+                                  "MySQL allows 0 to 6")
     length = params[0] if kind in (STR, BYTES) and params and type_name.upper() in (
         "CHAR", "VARCHAR", "NCHAR", "NVARCHAR", "BINARY", "VARBINARY") else None
     scale = (params[1] if len(params) > 1 else 0) if kind == DECIMAL and params else None
@@ -143,10 +152,37 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
             raise unsupported(constraint, "column constraint")
     bounds = INT_RANGES.get(type_name.upper()) if kind == INT else None
     column = Column(name, kind, nullable, None, length, scale, bounds=bounds, sql_type=sql_type,
-                    auto_increment=auto, precision=precision)
+                    auto_increment=auto, precision=precision, members=members, fsp=fsp)
     if default is not None:
         default = _checked_default(column, default, item)
+    elif kind == ENUM and not nullable:  # MySQL: a NOT NULL ENUM defaults to its first member
+        default = _checked_default(column, column.members[0], item)
     return replace(column, default=default), is_pk
+
+
+def _type_words(type_name: str, sql_type: str) -> str:
+    """How a refused column type is named: SET by name, not by its member list."""
+    if type_name.upper() == "SET":
+        return "SET (a set of members, which rivulet does not store; use a VARCHAR or a " \
+               "table of members)"
+    return sql_type
+
+
+def _enum_members(item: exp.ColumnDef, dtype: exp.DataType, column: str) -> tuple[str, ...]:
+    """The members an ``ENUM('a', 'b', ...)`` declares: trailing spaces dropped (as MySQL
+    does), none twice (case counts: rivulet's collation is binary)."""
+    members: list[str] = []
+    for part in dtype.expressions:
+        if not (isinstance(part, exp.Literal) and part.is_string):
+            raise error_at(item, f"column {column!r}: ENUM members must be quoted strings, "
+                                 f"got {part.sql(dialect=DIALECT)}")
+        member = part.this.rstrip(" ")
+        if member in members:
+            raise error_at(item, f"column {column!r} has duplicated value {member!r} in ENUM")
+        members.append(member)
+    if not members:
+        raise error_at(item, f"column {column!r}: ENUM needs at least one member")
+    return tuple(members)
 
 
 def default_value(column: Column, node: exp.Expr, where: exp.Expr) -> object:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from rivulet.storage.sqlite_rows import FROM_DB, TO_DB, key_to_db, quote
+from rivulet.storage.sqlite_rows import TO_DB, from_db, key_to_db, quote
 from rivulet.values.schema import TableSchema
 
 
@@ -73,8 +73,8 @@ class CopyTracking:
             start = f"WHERE ({listed}) > ({', '.join('?' * len(columns))}) "
         rows = self.conn.execute(f"SELECT DISTINCT {listed} FROM {quote(schema.name)} {start}"
                                  f"ORDER BY {listed} LIMIT ?", (*params, limit)).fetchall()
-        from_db = [FROM_DB.get(schema.columns[i].kind) for i in columns]
-        keys = [tuple(v if f is None or v is None else f(v) for v, f in zip(r, from_db))
+        readers = [from_db(schema.columns[i]) for i in columns]
+        keys = [tuple(v if f is None or v is None else f(v) for v, f in zip(r, readers))
                 for r in rows]
         return [k[0] for k in keys] if len(columns) == 1 else keys
 

@@ -12,12 +12,15 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from rivulet.values.conversions import to_number, to_temporal
+from rivulet.values.conversions import to_int, to_number, to_temporal
+from rivulet.values.enumerations import plain
 from rivulet.values.numeric import round_
 from rivulet.values.strings import concat
+from rivulet.values.times import clipped, from_micros, round_micros, time_micros
 
 _date = _dt.date
 _datetime = _dt.datetime
+_timedelta = _dt.timedelta
 
 _BIGINT_MAX = 2**63 - 1
 # CAST(x AS type). Like every function here they never raise on data: MySQL turns a bad
@@ -27,8 +30,10 @@ _BIGINT_MAX = 2**63 - 1
 def cast_int(v: Any) -> int | None:
     if v is None:
         return None
-    if isinstance(v, (str, bytes)):
+    if isinstance(v, (str, bytes)):  # (an ENUM value too: its index)
         return _saturated(to_number(v))
+    if isinstance(v, _timedelta):
+        v = to_number(v)  # [-]HHMMSS, rounded below if it has a fraction
     if isinstance(v, (_date, _datetime)):
         return int(v.strftime("%Y%m%d%H%M%S" if isinstance(v, _datetime) else "%Y%m%d"))
     return _saturated(round_(v)) if isinstance(v, (float, Decimal)) else int(v)
@@ -49,13 +54,13 @@ def _saturated(x: Any) -> int:
 def cast_float(v: Any) -> float | None:
     if v is None:
         return None
-    return float(to_number(v)) if isinstance(v, (str, bytes)) else float(v)
+    return float(to_number(v)) if isinstance(v, (str, bytes, _timedelta)) else float(v)
 
 
 def cast_decimal(v: Any) -> Decimal | None:
     if v is None or isinstance(v, Decimal):
         return v
-    if isinstance(v, (str, bytes, _date)):
+    if isinstance(v, (str, bytes, _date, _timedelta)):
         v = to_number(v)
     return Decimal(str(v))
 
@@ -63,7 +68,7 @@ def cast_decimal(v: Any) -> Decimal | None:
 def cast_str(v: Any) -> str | bytes | None:
     if v is None:
         return None
-    return concat(v) if not isinstance(v, str) else v
+    return concat(v) if not isinstance(v, str) else plain(v)
 
 
 def cast_date(v: Any) -> _date | None:
@@ -82,6 +87,17 @@ def cast_datetime(v: Any) -> _datetime | None:
     return _datetime(t.year, t.month, t.day)
 
 
+def cast_time(v: Any, fsp: Any = 0) -> _timedelta | None:
+    """``CAST(v AS TIME[(fsp)])``: text and numbers read as a TIME (NULL if they are none),
+    a datetime's time part, rounded to ``fsp`` digits and clipped to +-838:59:59."""
+    if v is None:
+        return None
+    micros = time_micros(v, strict=False)
+    if micros is None:
+        return None
+    return from_micros(clipped(round_micros(micros, min(max(to_int(fsp), 0), 6))))
+
+
 #: CAST(x AS type), by the value kind cast to.
 CASTS: dict[str, Callable[[Any], Any]] = {
     "cast_int": cast_int,
@@ -90,4 +106,5 @@ CASTS: dict[str, Callable[[Any], Any]] = {
     "cast_str": cast_str,
     "cast_date": cast_date,
     "cast_datetime": cast_datetime,
+    "cast_time": cast_time,
 }

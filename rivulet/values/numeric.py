@@ -13,6 +13,7 @@ from typing import Any
 
 from rivulet.values.comparison import TYPE_CLASS, coerce_pair
 from rivulet.values.conversions import as_float, text_operands, to_int, to_number, to_str
+from rivulet.values.enumerations import plain
 
 #: Context for rounding floats through their decimal form (1e308 has 309 digits).
 _ROUND_CTX = Context(prec=700, rounding=ROUND_HALF_UP)
@@ -105,6 +106,7 @@ def _extreme(args: tuple[Any, ...], want: int) -> Any:
     """GREATEST (want=1) / LEAST (want=-1) over non-NULL args, with MySQL's type rules:
     numbers and strings mixed are compared as strings; otherwise pairwise comparison, and a
     float among numbers makes the result float (Decimal likewise)."""
+    args = tuple(plain(a) for a in args)  # an ENUM column's value counts as its text here
     kinds = {TYPE_CLASS.get(type(a)) for a in args}
     if None in kinds:
         raise TypeError(f"not SQL values: {args!r}")

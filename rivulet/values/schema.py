@@ -16,12 +16,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rivulet.errors import (
+    IncorrectTimeError,
     NoSuchColumnError,
+    NotAMemberError,
     NotNullError,
     OutOfRangeError,
     SchemaError,
     TooLongError,
 )
+from rivulet.values.enumerations import compared_member, member_for
+from rivulet.values.times import MAX_MICROS, from_micros, round_micros, time_micros
 
 Row = tuple[Any, ...]
 
@@ -42,11 +46,17 @@ class Kind(enum.StrEnum):
     BOOL = "bool"
     DATE = "date"
     DATETIME = "datetime"
+    #: A member of an ENUM column: a ``str`` that knows its index
+    #: (:class:`~rivulet.values.enumerations.EnumValue`); read out as plain ``str``.
+    ENUM = "enum"
+    #: A TIME: ``datetime.timedelta`` (-838:59:59 to 838:59:59), as PyMySQL gives it.
+    TIME = "time"
 
 
 INT, FLOAT, DECIMAL, STR, BYTES, BOOL, DATE, DATETIME = (
     Kind.INT, Kind.FLOAT, Kind.DECIMAL, Kind.STR, Kind.BYTES, Kind.BOOL, Kind.DATE, Kind.DATETIME
 )
+ENUM, TIME = Kind.ENUM, Kind.TIME
 KINDS: tuple[Kind, ...] = tuple(Kind)
 NUMERIC_KINDS: frozenset[Kind] = frozenset({INT, FLOAT, DECIMAL, BOOL})
 
@@ -70,10 +80,11 @@ SQL_TYPE_KINDS: dict[str, Kind] = {
     **dict.fromkeys(["FLOAT", "DOUBLE", "REAL"], FLOAT),
     **dict.fromkeys(["DECIMAL", "NUMERIC", "UDECIMAL", "BIGDECIMAL"], DECIMAL),
     **dict.fromkeys(
-        ["CHAR", "VARCHAR", "NCHAR", "NVARCHAR", "TEXT", "TINYTEXT", "MEDIUMTEXT", "LONGTEXT",
-         "ENUM"],
+        ["CHAR", "VARCHAR", "NCHAR", "NVARCHAR", "TEXT", "TINYTEXT", "MEDIUMTEXT", "LONGTEXT"],
         STR,
     ),
+    "ENUM": ENUM,
+    "TIME": TIME,
     **dict.fromkeys(
         ["BLOB", "TINYBLOB", "MEDIUMBLOB", "LONGBLOB", "BINARY", "VARBINARY"], BYTES
     ),
@@ -106,6 +117,10 @@ class Column:
     auto_increment: bool = False
     #: Declared precision of a DECIMAL column (total digits), if any.
     precision: int | None = None
+    #: The members of an ENUM column, in declaration order (member i has index i + 1).
+    members: tuple[str, ...] = ()
+    #: Fractional digits a TIME column keeps (``TIME(3)``: 3; ``TIME``: 0).
+    fsp: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +277,10 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
         if not col.nullable:
             raise NotNullError(f"{where or col.name}: column is NOT NULL, got NULL")
         return None
+    if col.kind == ENUM:
+        return _to_member(col, value, where)
+    if col.kind == TIME:
+        return _to_time(col, value, where)
     try:
         out = _CONVERTERS[col.kind](value)
     except (ValueError, TypeError, ArithmeticError) as exc:
@@ -289,6 +308,42 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
             raise OutOfRangeError(f"{where or col.name}: value {out} is out of range for "
                                   f"{col.sql_type or col.kind}")
     return out
+
+
+def key_value(col: Column, value: Any) -> Any:
+    """``value`` as the values of ``col`` that equal it (in MySQL's ``col = value``) are
+    held, to look them up by: a write's conversion, except for an ENUM, whose text compares
+    as text and whose index compares with a number (``'2'`` is no member's text, though
+    writing it stores member 2), and a TIME, which compares unrounded (and reads text that
+    is no time as 00:00:00, as MySQL compares). Raises :class:`SchemaError` if no value can
+    be equal."""
+    if col.kind == TIME:  # text that is no time reads as 00:00:00, as in a comparison
+        micros = time_micros(value, strict=False)
+        return from_micros(max(-MAX_MICROS, min(MAX_MICROS, micros or 0)))
+    if col.kind != ENUM:
+        return coerce_value(col, value)
+    found = compared_member(col.members, value)
+    if found is None:
+        raise NotAMemberError(f"{col.name}: no member of the ENUM equals {value!r}")
+    return found
+
+
+def _to_member(col: Column, value: Any, where: str) -> Any:
+    try:
+        return member_for(col.members, value)
+    except (ValueError, TypeError) as exc:
+        raise NotAMemberError(f"{where or col.name}: data truncated: {exc}") from None
+
+
+def _to_time(col: Column, value: Any, where: str) -> Any:
+    micros = time_micros(value, strict=True)
+    if micros is None:
+        raise IncorrectTimeError(f"{where or col.name}: incorrect TIME value {value!r}")
+    micros = round_micros(micros, col.fsp)
+    if abs(micros) > MAX_MICROS:
+        raise IncorrectTimeError(f"{where or col.name}: TIME value {value!r} is outside "
+                                 "-838:59:59..838:59:59")
+    return from_micros(micros)
 
 
 def decimal_limit(col: Column) -> decimal.Decimal:
