@@ -213,3 +213,37 @@ def test_time_and_enum_columns_over_the_wire(mysql_pair: MySQLPair) -> None:
             conn.close()
     finally:
         server.stop()
+
+
+# --------------------------------------------------------------------------- Spark
+
+
+def test_spark_keeps_away_from_time_and_enum_columns(mysql_pair: MySQLPair, tmp_path) -> None:
+    """Spark has no TIME and no ENUM: its types refuse them by name, snapshots leave such
+    tables out, and a view over one is bootstrapped in-process even when Spark is forced."""
+    from rivulet.spark.snapshot import take_snapshot
+    from rivulet.spark.values import spark_type
+    from rivulet.values.schema import ENUM, TIME
+
+    for kind in (TIME, ENUM):
+        with pytest.raises(UnsupportedSqlError, match=f"{kind.upper()} columns on Spark"):
+            spark_type(kind)
+    pair = mysql_pair
+    pair.execute(TIMES)
+    pair.execute("CREATE TABLE plain (id INT PRIMARY KEY, n INT)")
+    pair.execute("CREATE TABLE colors (id INT PRIMARY KEY, e ENUM('red','green'))")
+    for row in ROWS:
+        pair.execute("INSERT INTO tm VALUES (?, ?, ?, ?, ?)", list(row))
+    pair.execute("INSERT INTO plain VALUES (1, 2)")
+    pair.execute("INSERT INTO colors VALUES (1, 'green'), (2, 'red'), (3, 'green')")
+    pair.settle()
+    snapshot = take_snapshot(pair.db, tmp_path / "snap")
+    assert set(snapshot.tables) == {"plain"}
+    pair.db.close()
+    pair.db = rivulet.open(pair.path, spark_bootstrap_rows=0)
+    pair.create_view("longest", "SELECT MAX(t), MIN(t3), COUNT(*) FROM tm")
+    pair.create_view("per_color", "SELECT e, COUNT(*) FROM colors GROUP BY e ORDER BY e")
+    pair.check_view("longest")
+    pair.check_view("per_color")
+    tasks = pair.db.bootstrap_report()["tasks"]
+    assert tasks and all(t["executor"] == "in-process" for t in tasks)

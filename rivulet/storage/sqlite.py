@@ -38,10 +38,10 @@ from rivulet.storage.base import AddStored, ProgramStatement, RenameStored, RowI
 from rivulet.storage.sqlite_copies import CopyTracking
 from rivulet.storage.sqlite_rows import (
     SQLITE_TYPES,
-    TO_DB,
     TableSql,
     convert_rows,
     key_to_db,
+    key_to_db_of,
     lookup_sql,
     quote,
     sql_literal,
@@ -220,7 +220,7 @@ class SqliteStorage(CopyTracking, Storage):
         the open transaction, so seeing its own writes)."""
         sql = self._sql(schema)
         target = [quote(schema.columns[i].name) for i in columns]
-        to_db = [TO_DB.get(schema.columns[i].kind) for i in columns]
+        to_db = [key_to_db_of(schema.columns[i]) for i in columns]
         values = list(dict.fromkeys(key_to_db(k, to_db, len(columns)) for k in keys))
         rows: list = []
         for start in range(0, len(values), LOOKUP_CHUNK):
@@ -359,7 +359,7 @@ class SqliteStorage(CopyTracking, Storage):
     def _key_to_db(self, schema: TableSchema, key: tuple) -> tuple:
         out = []
         for i, v in zip(schema.primary_key, key):
-            fn = TO_DB.get(schema.columns[i].kind)
+            fn = key_to_db_of(schema.columns[i])
             out.append(v if fn is None or v is None else fn(v))
         return tuple(out)
 
@@ -446,7 +446,7 @@ class SqliteStorage(CopyTracking, Storage):
         sql = self._sql(schema)
         names = sql.selected
         target = [quote(schema.columns[i].name) for i in columns]
-        to_db = [TO_DB.get(schema.columns[i].kind) for i in columns]
+        to_db = [key_to_db_of(schema.columns[i]) for i in columns]
         # Distinct keys: a key given twice must not return its rows twice (see lookup_sql).
         values = list(dict.fromkeys(key_to_db(k, to_db, len(columns)) for k in keys))
         with self._reader_lock:

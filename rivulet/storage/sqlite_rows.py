@@ -58,6 +58,28 @@ FROM_DB: dict[str, Callable[[Any], Any]] = {
 }
 
 
+def key_to_db_of(column: Column) -> Callable[[Any], Any] | None:
+    """How a key value of ``column`` is written to be compared with what is stored: as a
+    write stores it, a DECIMAL with its column's scale (so 5 finds the stored '5.00'); a
+    DECIMAL with more places than the column keeps stays as it is and finds nothing, as no
+    stored value equals it."""
+    if column.kind == DECIMAL and column.scale is not None:
+        quantum = decimal.Decimal(1).scaleb(-column.scale)
+
+        def decimal_key(value: decimal.Decimal) -> str:
+            try:
+                stored = value.quantize(quantum, context=_WIDE)
+            except decimal.InvalidOperation:
+                return str(value)
+            return str(stored) if stored == value else str(value)
+
+        return decimal_key
+    return TO_DB.get(column.kind)
+
+
+_WIDE = decimal.Context(prec=200)
+
+
 def from_db(column: Column) -> Callable[[Any], Any] | None:
     """The function reading ``column``'s stored values back (None: stored as they are)."""
     if column.kind == ENUM:
@@ -230,4 +252,4 @@ def sql_literal(column: Any, value: Any) -> str:
 
 
 __all__ = ["FROM_DB", "SQLITE_TYPES", "TO_DB", "TableSql", "convert_all", "convert_rows",
-           "from_db", "key_to_db", "lookup_sql", "quote", "sql_literal"]
+           "from_db", "key_to_db", "key_to_db_of", "lookup_sql", "quote", "sql_literal"]

@@ -70,6 +70,15 @@ INT_RANGES: dict[str, tuple[int, int]] = {
     "BIGINT": (-(2**63), 2**63 - 1), "UBIGINT": (0, 2**63 - 1), "SERIAL": (1, 2**63 - 1),
 }
 
+#: The most bytes a value of these types takes (MySQL's strict mode refuses a longer one).
+MAX_BYTES: dict[str, int] = {
+    "TINYTEXT": 2**8 - 1, "TINYBLOB": 2**8 - 1, "TEXT": 2**16 - 1, "BLOB": 2**16 - 1,
+    "MEDIUMTEXT": 2**24 - 1, "MEDIUMBLOB": 2**24 - 1,
+}
+#: A TIMESTAMP's range: 1970-01-01 00:00:01 to 2038-01-19 03:14:07.999999 (UTC, rivulet's
+#: only time zone).
+TIMESTAMP_BOUNDS = (dt.datetime(1970, 1, 1, 0, 0, 1), dt.datetime(2038, 1, 19, 3, 14, 7, 999999))
+
 #: SQL type names (as sqlglot spells them, upper case) to value kinds.
 SQL_TYPE_KINDS: dict[str, Kind] = {
     **dict.fromkeys(
@@ -89,7 +98,6 @@ SQL_TYPE_KINDS: dict[str, Kind] = {
         ["BLOB", "TINYBLOB", "MEDIUMBLOB", "LONGBLOB", "BINARY", "VARBINARY"], BYTES
     ),
     "BOOLEAN": BOOL,
-    "BIT": BOOL,
     "DATE": DATE,
     **dict.fromkeys(["DATETIME", "TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMPLTZ"], DATETIME),
 }
@@ -107,8 +115,8 @@ class Column:
     length: int | None = None
     #: Declared scale of a DECIMAL column, if any.
     scale: int | None = None
-    #: Smallest and largest value of an integer column.
-    bounds: tuple[int, int] | None = None
+    #: Smallest and largest value of an integer column (or of a TIMESTAMP: 1970 to 2038).
+    bounds: tuple[Any, Any] | None = None
     #: The type as written in the program, kept for ``SHOW CREATE`` and error messages.
     sql_type: str = ""
     #: Set while the column's values are being converted to a new type (ALTER TABLE).
@@ -119,8 +127,13 @@ class Column:
     precision: int | None = None
     #: The members of an ENUM column, in declaration order (member i has index i + 1).
     members: tuple[str, ...] = ()
-    #: Fractional digits a TIME column keeps (``TIME(3)``: 3; ``TIME``: 0).
+    #: Fractional digits a TIME, DATETIME or TIMESTAMP column keeps (``TIME(3)``: 3).
     fsp: int = 0
+    #: CHAR(n) and BINARY(n): fixed width. MySQL pads what it stores to n characters or
+    #: bytes: a CHAR reads back without trailing spaces, a BINARY with its zero bytes.
+    padded: bool = False
+    #: The most bytes a TINYTEXT/TEXT/MEDIUMTEXT (or BLOB) value takes (LONGTEXT: no limit).
+    max_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +245,13 @@ def _fast_checker(schema: TableSchema) -> Callable[[Any], Row | None]:
             test = f"(r[{i}] is None or {test})"
         if col.length is not None:
             test = f"({test} and (r[{i}] is None or len(r[{i}]) <= {col.length}))"
+        if col.padded:  # stored as given: a CHAR without trailing spaces, a full BINARY
+            whole = (f"r[{i}][-1:] != ' '" if col.kind == STR
+                     else f"len(r[{i}]) == {col.length}")
+            test = f"({test} and (r[{i}] is None or {whole}))"
+        if col.max_bytes is not None:  # (4 bytes at most per character)
+            most = col.max_bytes // 4 if col.kind == STR else col.max_bytes
+            test = f"({test} and (r[{i}] is None or len(r[{i}]) <= {most}))"
         if col.bounds is not None:
             low, high = col.bounds
             test = f"({test} and (r[{i}] is None or {low} <= r[{i}] <= {high}))"
@@ -272,7 +292,8 @@ def _row_from_mapping(schema: TableSchema, values: dict[str, Any], where: str) -
 
 
 def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
-    """Convert ``value`` to ``col``'s kind, or raise :class:`SchemaError` saying why not."""
+    """Convert ``value`` to ``col``'s kind and fit it to the column (what a write stores), or
+    raise :class:`SchemaError` saying why not."""
     if value is None:
         if not col.nullable:
             raise NotNullError(f"{where or col.name}: column is NOT NULL, got NULL")
@@ -281,6 +302,15 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
         return _to_member(col, value, where)
     if col.kind == TIME:
         return _to_time(col, value, where)
+    return _converted(col, value, where, stored=True)
+
+
+def _converted(col: Column, value: Any, where: str, *, stored: bool) -> Any:
+    """``value`` in ``col``'s kind. ``stored``: fitted as a write stores it (MySQL rounds a
+    DECIMAL to its scale and a DATETIME to its fractional digits, drops a CHAR's trailing
+    spaces and the spaces past a VARCHAR's length, pads a BINARY with zero bytes); else
+    as a comparison sees it, which fails (:class:`SchemaError`) where no stored value
+    can be equal."""
     try:
         out = _CONVERTERS[col.kind](value)
     except (ValueError, TypeError, ArithmeticError) as exc:
@@ -288,26 +318,58 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
             f"{where or col.name}: expected a {col.sql_type or col.kind} value, "
             f"got {value!r} ({exc})"
         ) from None
-    if col.length is not None and col.kind in (STR, BYTES) and len(out) > col.length:
-        raise TooLongError(
-            f"{where or col.name}: value of length {len(out)} is too long for "
-            f"{col.sql_type or col.kind}"
-        )
+    if col.length is not None and col.kind in (STR, BYTES):
+        if len(out) > col.length:
+            if stored and col.kind == STR and not out[col.length:].strip(" "):
+                out = out[:col.length]  # MySQL drops excess trailing spaces (with a note)
+            else:
+                raise TooLongError(f"{where or col.name}: value of length {len(out)} is too "
+                                   f"long for {col.sql_type or col.kind}")
+        if col.padded and stored:
+            out = out.rstrip(" ") if col.kind == STR else out.ljust(col.length, b"\0")
+    if col.max_bytes is not None and len(out) * 4 > col.max_bytes and (
+            len(out.encode() if isinstance(out, str) else out) > col.max_bytes):
+        raise TooLongError(f"{where or col.name}: value of {len(out)} characters is too long "
+                           f"for {col.sql_type or col.kind} ({col.max_bytes} bytes at most)")
+    if col.kind == DATETIME and out.microsecond:
+        fitted = _round_fraction(out, col.fsp)
+        if fitted != out and not stored:
+            raise SchemaError(f"{col.name}: {value!r} has more fractional digits than "
+                              f"{col.sql_type or col.kind} holds")
+        out = fitted
     if col.bounds is not None and not col.bounds[0] <= out <= col.bounds[1]:
         raise OutOfRangeError(
             f"{where or col.name}: value {out} is out of range for {col.sql_type or col.kind}"
         )
     if col.scale is not None and col.kind == DECIMAL:
         try:
-            out = out.quantize(decimal.Decimal(1).scaleb(-col.scale),
-                               rounding=decimal.ROUND_HALF_UP)
+            fitted = out.quantize(decimal.Decimal(1).scaleb(-col.scale), context=_DECIMAL_FIT)
         except decimal.InvalidOperation:
             raise OutOfRangeError(f"{where or col.name}: value {value!r} is out of range for "
                                   f"{col.sql_type or col.kind}") from None
+        if fitted != out and not stored:
+            raise SchemaError(f"{col.name}: {value!r} has more places than "
+                              f"{col.sql_type or col.kind} holds")
+        out = fitted
         if col.precision is not None and abs(out) >= decimal_limit(col):
             raise OutOfRangeError(f"{where or col.name}: value {out} is out of range for "
                                   f"{col.sql_type or col.kind}")
     return out
+
+
+#: Rounds a value to a DECIMAL column's scale: half up, with room for 65 digits and more.
+_DECIMAL_FIT = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP)
+
+
+def _round_fraction(value: dt.datetime, fsp: int) -> dt.datetime:
+    """A datetime rounded to ``fsp`` fractional digits, half up (as MySQL rounds a DATETIME
+    or TIMESTAMP written with more digits than its column keeps)."""
+    quantum = 10 ** (6 - fsp)
+    rest = value.microsecond % quantum
+    if not rest:
+        return value
+    down = value - dt.timedelta(microseconds=rest)
+    return down + dt.timedelta(microseconds=quantum) if 2 * rest >= quantum else down
 
 
 def key_value(col: Column, value: Any) -> Any:
@@ -321,7 +383,7 @@ def key_value(col: Column, value: Any) -> Any:
         micros = time_micros(value, strict=False)
         return from_micros(max(-MAX_MICROS, min(MAX_MICROS, micros or 0)))
     if col.kind != ENUM:
-        return coerce_value(col, value)
+        return _converted(col, value, "", stored=False)
     found = compared_member(col.members, value)
     if found is None:
         raise NotAMemberError(f"{col.name}: no member of the ENUM equals {value!r}")
