@@ -107,6 +107,26 @@ def test_fractional_seconds_round_as_mysql_rounds() -> None:
         assert coerce_value(Column("d", DATETIME, fsp=fsp), written) == stored
 
 
+def test_float_is_single_precision(mysql_pair: MySQLPair) -> None:
+    pair = mysql_pair
+    pair.execute("CREATE TABLE fl (id INT PRIMARY KEY, f FLOAT, d DOUBLE, r REAL, p FLOAT(25), "
+                 "q FLOAT(24))")
+    for i, value in enumerate([0.1, 1.5, 16777.5, -0.25, 3.4e38, 1e39, -1e39, 2.0 ** -149, 0]):
+        pair.execute("INSERT INTO fl VALUES (?, ?, ?, ?, ?, ?)", [i, *[value] * 5])
+    pair.execute("INSERT INTO fl VALUES (20, 0.1, 0.1, 0.1, 0.1, 0.1)")  # (DECIMAL literals)
+    pair.check_query("SELECT id, f, d, r, p, q, f + 0, f * 3, r + 0, p + 0, q + 0 FROM fl")
+    for where in ["f = 0.1", "f = 0.1e0", "f > 0.1", "f = d", "f = 1.5", "d = 0.1", "r = 0.1",
+                  "p = 0.1", "f < 0", "f = 0.10000000149011612e0"]:
+        pair.check_query(f"SELECT id FROM fl WHERE {where}")
+    pair.check_query("SELECT MAX(f), MIN(f), SUM(f), COUNT(DISTINCT f) FROM fl")
+    pair.check_query("SELECT f, COUNT(*) FROM fl GROUP BY f ORDER BY f")
+    pair.create_view("by_f", "SELECT id FROM fl WHERE f = ?")
+    for key in [0.1, 1.5, 0.10000000149011612, -0.25, decimal.Decimal("1.5")]:
+        pair.check_view("by_f", key)
+    with pytest.raises(UnsupportedSqlError, match=r"FLOAT\(M, D\)"):
+        pair.db.execute("CREATE TABLE fm (id INT PRIMARY KEY, f FLOAT(10, 2))")
+
+
 def test_boolean_and_tinyint_1(mysql_pair: MySQLPair) -> None:
     pair = mysql_pair
     pair.execute("CREATE TABLE b1 (id INT PRIMARY KEY, v TINYINT(1), w BOOLEAN, x BOOL)")
@@ -127,3 +147,16 @@ def test_types_rivulet_does_not_keep_are_refused_by_name(mysql_pair: MySQLPair) 
             db.execute(f"ALTER TABLE r ADD COLUMN v {sql_type}")
         db.execute("ALTER TABLE r ADD COLUMN v INT")
         db.execute("DROP TABLE r")
+
+
+def test_altering_to_float_char_and_datetime_fits_the_values(mysql_pair: MySQLPair) -> None:
+    pair = mysql_pair
+    pair.execute("CREATE TABLE a (id INT PRIMARY KEY, d DOUBLE, v VARCHAR(5), t DATETIME(6), "
+                 "f FLOAT)")
+    pair.execute("INSERT INTO a VALUES (1, 0.1, 'ab  ', '2024-01-01 10:00:00.24', 0.1), "
+                 "(2, 1677.25, '', '2024-01-01 10:00:00', 1.5), (3, NULL, NULL, NULL, NULL)")
+    pair.execute("ALTER TABLE a MODIFY d FLOAT, MODIFY v CHAR(5), MODIFY t DATETIME(1), "
+                 "MODIFY f DOUBLE")
+    pair.db.finish_conversions()
+    pair.check_query("SELECT id, d, d + 0, v, CONCAT('[', v, ']'), t, f FROM a")
+    pair.check_query("SELECT id FROM a WHERE d = 0.1")

@@ -37,7 +37,7 @@ from rivulet.plan.expressions import refuse_join_keys
 from rivulet.plan.keys import Demand
 from rivulet.plan.optimize import optimize
 from rivulet.state.reader import KeyedReader, RangeReader
-from rivulet.values.schema import ENUM
+from rivulet.values.schema import ENUM, single_text
 
 Row = tuple
 Columns = tuple[int, ...]
@@ -495,23 +495,26 @@ def finisher(plan: ir.ViewPlan) -> Callable[[list[Row]], tuple[Row, ...]]:
             return tuple([r[:visible] for r in rows])
         return tuple(rows)
 
-    members = [i for i, c in enumerate(plan.root.columns[:visible]) if c.kind == ENUM]
-    if not members:
+    shown = [(i, str if c.kind == ENUM else single_text)
+             for i, c in enumerate(plan.root.columns[:visible])
+             if c.kind == ENUM or (c.column is not None and c.column.single)]
+    if not shown:
         return finish
 
-    def as_text(rows: list[Row]) -> tuple[Row, ...]:
-        """The answer with ENUM columns as plain text (a reader's answer is what MySQL's
-        driver hands over: a ``str``; only the dataflow keeps the member's index)."""
+    def as_shown(rows: list[Row]) -> tuple[Row, ...]:
+        """The answer as MySQL's driver hands it over: ENUM columns as plain text (only the
+        dataflow keeps the member's index), FLOAT columns as MySQL shows a single-precision
+        value (0.1, where the dataflow computes with 0.10000000149011612)."""
         out = []
         for row in finish(rows):
             values = list(row)
-            for i in members:
+            for i, show in shown:
                 if values[i] is not None:
-                    values[i] = str(values[i])
+                    values[i] = show(values[i])
             out.append(tuple(values))
         return tuple(out)
 
-    return as_text
+    return as_shown
 
 
 def rows_by(column: int) -> Callable[[list[Row]], Any]:

@@ -18,7 +18,7 @@ from rivulet import values as F
 from rivulet.errors import SqlError
 from rivulet.plan.expressions import refuse_clock_dependent
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
-from rivulet.values.schema import ENUM, NUMERIC_KINDS, Kind
+from rivulet.values.schema import BOOL, DECIMAL, ENUM, INT, Kind
 
 RowFn = Callable[[tuple], Any]
 
@@ -27,6 +27,8 @@ _OPERATORS = {
     "add", "sub", "mul", "div", "int_div", "mod", "neg", "like", "between", "is_null",
     "is_not_null",
 }
+#: Kinds Python compares among themselves as MySQL does (exactly).
+_EXACT_KINDS = frozenset({INT, BOOL, DECIMAL})
 _PY_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
@@ -130,7 +132,9 @@ class _Codegen:
         kb = b.kind if isinstance(b, Lit) else self.kinds[b.index]
         if isinstance(b, Lit) and b.value is None:
             return None
-        same = ka == kb or (ka in NUMERIC_KINDS and kb in NUMERIC_KINDS)
+        # (A float against an exact number compares as doubles in MySQL, not exactly as
+        # Python's ``0.1 == Decimal('0.1')`` does: that goes through F.eq.)
+        same = ka == kb or (ka in _EXACT_KINDS and kb in _EXACT_KINDS)
         if not same or ka is None:
             return None
         op = _PY_COMPARISONS[e.fn]

@@ -87,8 +87,8 @@ class View:
         self._finish = built.finish
         self._default = built.default_rows
         self._key_columns = [
-            Column(plan.root.columns[i].name, plan.root.columns[i].kind or STR,
-                   members=plan.root.columns[i].members)
+            plan.root.columns[i].column or Column(plan.root.columns[i].name,
+                                                  plan.root.columns[i].kind or STR)
             for i in plan.key
         ]
         #: Where the reader is keyed by part of the plan's key (``BuiltView.listed``):

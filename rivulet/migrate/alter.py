@@ -41,6 +41,7 @@ from rivulet.values.schema import (
     DECIMAL,
     ENUM,
     FLOAT,
+    FLOAT_MAX,
     INT,
     STR,
     TIME,
@@ -48,6 +49,8 @@ from rivulet.values.schema import (
     Conversion,
     TableSchema,
     decimal_limit,
+    round_fraction,
+    single,
 )
 
 #: Positions of an older table version's columns in the newest version's rows (None: a
@@ -299,7 +302,9 @@ def keeps_values(old: Column, new: Column) -> bool:
         return False
     if old.kind == ENUM:  # the stored text keeps its member's position
         return new.members[:len(old.members)] == old.members
-    if old.kind == TIME and new.fsp < old.fsp:
+    if old.kind in (TIME, DATETIME) and new.fsp < old.fsp:
+        return False
+    if (new.single and not old.single) or (new.padded and not old.padded):
         return False
     if old.bounds is not None and new.bounds is not None and not (
             new.bounds[0] <= old.bounds[0] and old.bounds[1] <= new.bounds[1]):
@@ -331,6 +336,12 @@ def value_conversion(old: Column, new: Column) -> Callable[[Any], Any]:
             out = min(max(out, new.bounds[0]), new.bounds[1])
         if new.length is not None and new.kind in (STR, BYTES):
             out = out[: new.length]
+        if new.single:  # (a double beyond a FLOAT saturates)
+            out = single(min(max(out, -FLOAT_MAX), FLOAT_MAX))
+        if new.padded:
+            out = out.rstrip(" ") if new.kind == STR else out.ljust(new.length or 0, b"\0")
+        if new.kind == DATETIME:
+            out = round_fraction(out, new.fsp)
 
         if new.scale is not None and new.kind == DECIMAL:
             out = out.quantize(decimal.Decimal(1).scaleb(-new.scale),

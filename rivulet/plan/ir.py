@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, ClassVar, Literal
 
-from rivulet.values.schema import Kind
+from rivulet.values.schema import Column, Kind
 
 # --------------------------------------------------------------------------- columns
 
@@ -37,8 +37,11 @@ class ColumnInfo:
     name: str
     kind: Kind | None  # None when only NULL flows here
     nullable: bool = True
-    #: The members of an ENUM column (a view's parameter names one by text or by number).
-    members: tuple[str, ...] = ()
+    #: The table column whose values these are, unchanged (a column read and passed on, a
+    #: group key, MIN/MAX of it), else None: its declaration says how a view's parameter
+    #: compares with it (an ENUM's members, a DECIMAL's scale) and how its values are shown
+    #: (a FLOAT's single precision).
+    column: Column | None = None
 
 
 # --------------------------------------------------------------------------- expressions

@@ -188,7 +188,7 @@ class Planner:
             alias = item.alias or name
             table = self.catalog.table(name)
             if table is not None:
-                cols = tuple(ir.ColumnInfo(c.name, c.kind, c.nullable, c.members)
+                cols = tuple(ir.ColumnInfo(c.name, c.kind, c.nullable, c)
                              for c in table.columns)
                 scan = ir.Scan(table.name, cols, table.version, tuple(table.primary_key))
                 return scan, Relation(alias, list(table.column_names), offset, table)
@@ -311,7 +311,9 @@ class Planner:
         group_by = tuple(range(len(group_exprs)))
         out_columns = tuple(pre.columns[: len(group_exprs)]) + tuple(
             ir.ColumnInfo(a.sql(dialect="mysql").lower(), _agg_kind(c, pre.columns),
-                          c.fn != "count")
+                          c.fn != "count",
+                          pre.columns[c.arg].column if c.fn in ("min", "max")
+                          and c.arg is not None else None)
             for a, c in zip(agg_nodes, calls)
         )
         aggregate = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
@@ -605,7 +607,7 @@ def _project(node: ir.Node, exprs: list[ir.Expr], names: list[str]) -> ir.Node:
     input_kinds = [c.kind for c in node.columns]
     columns = tuple(
         ir.ColumnInfo(n, kind_of(e, input_kinds), _nullable(e, node.columns),
-                      node.columns[e.index].members if isinstance(e, ir.Col) else ())
+                      node.columns[e.index].column if isinstance(e, ir.Col) else None)
         for e, n in zip(exprs, names)
     )
     return ir.Project(node, tuple(exprs), columns)

@@ -15,6 +15,7 @@ from rivulet.values.schema import (
     DATETIME,
     DECIMAL,
     ENUM,
+    FLOAT,
     INT,
     INT_RANGES,
     MAX_BYTES,
@@ -139,6 +140,13 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
             raise error_at(dtype, f"column {name!r}: {sql_type} is not a DECIMAL MySQL allows "
                                   "(precision 1 to 65, scale at most 30 and at most the "
                                   "precision)")
+    if kind == FLOAT and len(params) == 2:
+        raise unsupported(dtype, f"column type {sql_type}: FLOAT(M, D) and DOUBLE(M, D) "
+                                 "round to D places and compare within them in MySQL; use "
+                                 "DECIMAL(M, D)")
+    # FLOAT is single precision, FLOAT(p) too for p up to 24 (its mantissa bits; beyond, a
+    # DOUBLE: MySQL's PRECISION_FOR_FLOAT, though its manual says 23).
+    single = upper == "FLOAT" and not (params and params[0] > 24)
     nullable, is_pk, default, auto = True, False, None, False
     for constraint in item.args.get("constraints") or []:
         c = constraint.args.get("kind")
@@ -164,7 +172,7 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
         bounds = TIMESTAMP_BOUNDS
     column = Column(name, kind, nullable, None, length, scale, bounds=bounds, sql_type=sql_type,
                     auto_increment=auto, precision=precision, members=members, fsp=fsp,
-                    padded=padded, max_bytes=MAX_BYTES.get(upper))
+                    padded=padded, max_bytes=MAX_BYTES.get(upper), single=single)
     if default is not None:
         default = _checked_default(column, default, item)
     elif kind == ENUM and not nullable:  # MySQL: a NOT NULL ENUM defaults to its first member

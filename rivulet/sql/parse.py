@@ -32,6 +32,7 @@ def parse_statements(text: str) -> list[exp.Expr]:
     bad one."""
     tokens = _tokens(text)
     _check_parens(tokens)
+    text = _real_as_double(text, tokens)
     try:
         statements = sqlglot.parse(text, read=DIALECT)
     except ParseError as exc:
@@ -61,6 +62,16 @@ def _explain_command(statement: exp.Command, text: str) -> None:
             and re.match(r"\s*VIEW\b", str(statement.expression), re.I)):
         parse_statements(view_query_text(text))  # raises the SELECT's own syntax error
     raise UnsupportedSqlError(f"unsupported statement {statement.sql(dialect=DIALECT)[:60]!r}")
+
+
+def _real_as_double(text: str, tokens: list) -> str:
+    """``text`` with the type REAL written DOUBLE, as MySQL reads it (without the
+    REAL_AS_FLOAT mode): sqlglot reads REAL as FLOAT, which MySQL keeps in single precision.
+    (A position reported past a REAL on its line is two columns further.)"""
+    for token in reversed(tokens):
+        if token.token_type == TokenType.FLOAT and token.text.upper() == "REAL":
+            text = text[:token.start] + "DOUBLE" + text[token.end + 1:]
+    return text
 
 
 def _check_parens(tokens: list) -> None:

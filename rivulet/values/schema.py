@@ -11,6 +11,7 @@ import datetime as dt
 import decimal
 import enum
 import math
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,6 +135,10 @@ class Column:
     padded: bool = False
     #: The most bytes a TINYTEXT/TEXT/MEDIUMTEXT (or BLOB) value takes (LONGTEXT: no limit).
     max_bytes: int | None = None
+    #: FLOAT: single precision. A value is stored as the nearest 4-byte float (so it
+    #: computes and compares as MySQL's does: a stored 0.1 is 0.10000000149011612) and shown
+    #: as the shortest text that reads back as that float (0.1), as MySQL shows a FLOAT.
+    single: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +250,8 @@ def _fast_checker(schema: TableSchema) -> Callable[[Any], Row | None]:
             test = f"(r[{i}] is None or {test})"
         if col.length is not None:
             test = f"({test} and (r[{i}] is None or len(r[{i}]) <= {col.length}))"
+        if col.single:  # a float that is a 4-byte float already
+            test = f"({test} and (r[{i}] is None or _single(r[{i}]) == r[{i}]))"
         if col.padded:  # stored as given: a CHAR without trailing spaces, a full BINARY
             whole = (f"r[{i}][-1:] != ' '" if col.kind == STR
                      else f"len(r[{i}]) == {col.length}")
@@ -257,7 +264,7 @@ def _fast_checker(schema: TableSchema) -> Callable[[Any], Row | None]:
             test = f"({test} and (r[{i}] is None or {low} <= r[{i}] <= {high}))"
         checks.append(test)
     return eval(f"lambda r: r if ({' and '.join(checks)}) else None",  # noqa: S307
-                {"_utf8": _is_utf8})
+                {"_utf8": _is_utf8, "_single": single})
 
 
 def _is_utf8(text: str) -> bool:
@@ -327,12 +334,14 @@ def _converted(col: Column, value: Any, where: str, *, stored: bool) -> Any:
                                    f"long for {col.sql_type or col.kind}")
         if col.padded and stored:
             out = out.rstrip(" ") if col.kind == STR else out.ljust(col.length, b"\0")
+    if col.single:
+        out = _fit_float(col, out, where, stored=stored)
     if col.max_bytes is not None and len(out) * 4 > col.max_bytes and (
             len(out.encode() if isinstance(out, str) else out) > col.max_bytes):
         raise TooLongError(f"{where or col.name}: value of {len(out)} characters is too long "
                            f"for {col.sql_type or col.kind} ({col.max_bytes} bytes at most)")
     if col.kind == DATETIME and out.microsecond:
-        fitted = _round_fraction(out, col.fsp)
+        fitted = round_fraction(out, col.fsp)
         if fitted != out and not stored:
             raise SchemaError(f"{col.name}: {value!r} has more fractional digits than "
                               f"{col.sql_type or col.kind} holds")
@@ -357,11 +366,46 @@ def _converted(col: Column, value: Any, where: str, *, stored: bool) -> Any:
     return out
 
 
+def _fit_float(col: Column, out: float, where: str, *, stored: bool) -> float:
+    """A FLOAT narrowed to single precision, as MySQL stores it; a comparison's value that
+    no stored value can equal fails."""
+    if abs(out) > FLOAT_MAX:
+        raise OutOfRangeError(f"{where or col.name}: value {out} is out of range for "
+                              f"{col.sql_type or col.kind}")
+    fitted = single(out)
+    if fitted != out and not stored:
+        raise SchemaError(f"{col.name}: {out!r} is no value a {col.sql_type} holds")
+    return fitted
+
+
+#: The largest 4-byte float.
+FLOAT_MAX = 3.4028234663852886e38
+
+
+def single(x: float) -> float:
+    """``x`` rounded to the nearest 4-byte float (and widened back to a double); beyond
+    the largest one, an infinity."""
+    try:
+        return float(struct.unpack("<f", struct.pack("<f", x))[0])
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def single_text(x: float) -> float:
+    """A single-precision value as MySQL shows it: the shortest decimal that reads back as
+    the same 4-byte float (0.10000000149011612 is shown as 0.1)."""
+    for digits in range(1, 10):
+        shown = float(f"{x:.{digits}g}")
+        if single(shown) == x:
+            return shown
+    return x
+
+
 #: Rounds a value to a DECIMAL column's scale: half up, with room for 65 digits and more.
 _DECIMAL_FIT = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP)
 
 
-def _round_fraction(value: dt.datetime, fsp: int) -> dt.datetime:
+def round_fraction(value: dt.datetime, fsp: int) -> dt.datetime:
     """A datetime rounded to ``fsp`` fractional digits, half up (as MySQL rounds a DATETIME
     or TIMESTAMP written with more digits than its column keeps)."""
     quantum = 10 ** (6 - fsp)
