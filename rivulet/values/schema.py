@@ -309,73 +309,52 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
         return _to_member(col, value, where)
     if col.kind == TIME:
         return _to_time(col, value, where)
-    return _converted(col, value, where, stored=True)
-
-
-def _converted(col: Column, value: Any, where: str, *, stored: bool) -> Any:
-    """``value`` in ``col``'s kind. ``stored``: fitted as a write stores it (MySQL rounds a
-    DECIMAL to its scale and a DATETIME to its fractional digits, drops a CHAR's trailing
-    spaces and the spaces past a VARCHAR's length, pads a BINARY with zero bytes); else
-    as a comparison sees it, which fails (:class:`SchemaError`) where no stored value
-    can be equal."""
-    try:
-        out = _CONVERTERS[col.kind](value)
-    except (ValueError, TypeError, ArithmeticError) as exc:
-        raise SchemaError(
-            f"{where or col.name}: expected a {col.sql_type or col.kind} value, "
-            f"got {value!r} ({exc})"
-        ) from None
+    out = _as_kind(col, value, where)
     if col.length is not None and col.kind in (STR, BYTES):
         if len(out) > col.length:
-            if stored and col.kind == STR and not out[col.length:].strip(" "):
+            if col.kind == STR and not out[col.length:].strip(" "):
                 out = out[:col.length]  # MySQL drops excess trailing spaces (with a note)
             else:
                 raise TooLongError(f"{where or col.name}: value of length {len(out)} is too "
                                    f"long for {col.sql_type or col.kind}")
-        if col.padded and stored:
+        if col.padded:  # a CHAR without its trailing spaces, a BINARY with its zero bytes
             out = out.rstrip(" ") if col.kind == STR else out.ljust(col.length, b"\0")
     if col.single:
-        out = _fit_float(col, out, where, stored=stored)
+        if abs(out) > FLOAT_MAX:
+            raise OutOfRangeError(f"{where or col.name}: value {out} is out of range for "
+                                  f"{col.sql_type or col.kind}")
+        out = single(out)
     if col.max_bytes is not None and len(out) * 4 > col.max_bytes and (
             len(out.encode() if isinstance(out, str) else out) > col.max_bytes):
         raise TooLongError(f"{where or col.name}: value of {len(out)} characters is too long "
                            f"for {col.sql_type or col.kind} ({col.max_bytes} bytes at most)")
     if col.kind == DATETIME and out.microsecond:
-        fitted = round_fraction(out, col.fsp)
-        if fitted != out and not stored:
-            raise SchemaError(f"{col.name}: {value!r} has more fractional digits than "
-                              f"{col.sql_type or col.kind} holds")
-        out = fitted
+        out = round_fraction(out, col.fsp)
     if col.bounds is not None and not col.bounds[0] <= out <= col.bounds[1]:
         raise OutOfRangeError(
             f"{where or col.name}: value {out} is out of range for {col.sql_type or col.kind}"
         )
     if col.scale is not None and col.kind == DECIMAL:
         try:
-            fitted = out.quantize(decimal.Decimal(1).scaleb(-col.scale), context=_DECIMAL_FIT)
+            out = out.quantize(decimal.Decimal(1).scaleb(-col.scale), context=_DECIMAL_FIT)
         except decimal.InvalidOperation:
             raise OutOfRangeError(f"{where or col.name}: value {value!r} is out of range for "
                                   f"{col.sql_type or col.kind}") from None
-        if fitted != out and not stored:
-            raise SchemaError(f"{col.name}: {value!r} has more places than "
-                              f"{col.sql_type or col.kind} holds")
-        out = fitted
         if col.precision is not None and abs(out) >= decimal_limit(col):
             raise OutOfRangeError(f"{where or col.name}: value {out} is out of range for "
                                   f"{col.sql_type or col.kind}")
     return out
 
 
-def _fit_float(col: Column, out: float, where: str, *, stored: bool) -> float:
-    """A FLOAT narrowed to single precision, as MySQL stores it; a comparison's value that
-    no stored value can equal fails."""
-    if abs(out) > FLOAT_MAX:
-        raise OutOfRangeError(f"{where or col.name}: value {out} is out of range for "
-                              f"{col.sql_type or col.kind}")
-    fitted = single(out)
-    if fitted != out and not stored:
-        raise SchemaError(f"{col.name}: {out!r} is no value a {col.sql_type} holds")
-    return fitted
+def _as_kind(col: Column, value: Any, where: str) -> Any:
+    """``value`` converted to ``col``'s kind (not yet fitted to the column)."""
+    try:
+        return _CONVERTERS[col.kind](value)
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        raise SchemaError(
+            f"{where or col.name}: expected a {col.sql_type or col.kind} value, "
+            f"got {value!r} ({exc})"
+        ) from None
 
 
 #: The largest 4-byte float.
@@ -418,16 +397,18 @@ def round_fraction(value: dt.datetime, fsp: int) -> dt.datetime:
 
 def key_value(col: Column, value: Any) -> Any:
     """``value`` as the values of ``col`` that equal it (in MySQL's ``col = value``) are
-    held, to look them up by: a write's conversion, except for an ENUM, whose text compares
-    as text and whose index compares with a number (``'2'`` is no member's text, though
-    writing it stores member 2), and a TIME, which compares unrounded (and reads text that
-    is no time as 00:00:00, as MySQL compares). Raises :class:`SchemaError` if no value can
-    be equal."""
-    if col.kind == TIME:  # text that is no time reads as 00:00:00, as in a comparison
+    held, to look them up by: in the column's kind, but not fitted as a write fits it (a
+    CHAR's 'ab  ' equals no stored 'ab', a DECIMAL(5, 2)'s 1.234 no stored 1.23, a FLOAT's
+    0.1 no stored 0.10000000149011612; nor are limits checked, which a view planned before
+    an ALTER widened them would see stale). An ENUM's text compares as text and a number
+    with its index (``'2'`` is no member's text, though writing it stores member 2); a
+    TIME reads text that is no time as 00:00:00, as MySQL compares. Raises
+    :class:`SchemaError` if no value can be equal."""
+    if col.kind == TIME:
         micros = time_micros(value, strict=False)
         return from_micros(max(-MAX_MICROS, min(MAX_MICROS, micros or 0)))
     if col.kind != ENUM:
-        return _converted(col, value, "", stored=False)
+        return _as_kind(col, value, "")
     found = compared_member(col.members, value)
     if found is None:
         raise NotAMemberError(f"{col.name}: no member of the ENUM equals {value!r}")
