@@ -15,7 +15,8 @@ import decimal
 import pytest
 from mysql_oracle import MySQLPair
 
-from rivulet.errors import UnsupportedSqlError
+import rivulet
+from rivulet.errors import RivuletError, UnsupportedSqlError
 from rivulet.values.schema import DATETIME, Column, coerce_value
 
 
@@ -147,6 +148,30 @@ def test_types_rivulet_does_not_keep_are_refused_by_name(mysql_pair: MySQLPair) 
             db.execute(f"ALTER TABLE r ADD COLUMN v {sql_type}")
         db.execute("ALTER TABLE r ADD COLUMN v INT")
         db.execute("DROP TABLE r")
+
+
+def test_a_refused_statement_changes_nothing(mysql_pair: MySQLPair) -> None:
+    """A CREATE or ALTER refused anywhere in it (a later action, a bad DEFAULT) leaves the
+    program as it was, also after reopening."""
+    db = mysql_pair.db
+    db.execute("CREATE TABLE t (id INT PRIMARY KEY, x INT)")
+    db.execute("INSERT INTO t VALUES (1, 2)")
+    for sql in ["ALTER TABLE t ADD COLUMN a INT, ADD COLUMN b YEAR",
+                "ALTER TABLE t DROP COLUMN x, ADD COLUMN j JSON",
+                "ALTER TABLE t ADD COLUMN a INT, MODIFY x ENUM('a')",
+                "CREATE TABLE u (id INT PRIMARY KEY, a INT, b BIT)",
+                "CREATE TABLE u (id INT PRIMARY KEY, e ENUM('a', 'a'))",
+                "CREATE TABLE u (id INT PRIMARY KEY, e ENUM('a') DEFAULT 'b')",
+                "CREATE TABLE u (id INT PRIMARY KEY, t TIME(7))"]:
+        with pytest.raises(RivuletError):
+            db.execute(sql)
+    assert db.catalog.table("u") is None
+    assert db.query("SELECT * FROM t") == [(1, 2)]
+    db.close()
+    mysql_pair.db = db = rivulet.open(mysql_pair.path)
+    assert db.catalog.table("u") is None
+    assert db.query("SELECT * FROM t") == [(1, 2)]
+    db.execute("CREATE TABLE u (id INT PRIMARY KEY, e ENUM('a'))")
 
 
 def test_altering_to_float_char_and_datetime_fits_the_values(mysql_pair: MySQLPair) -> None:

@@ -247,3 +247,33 @@ def test_spark_keeps_away_from_time_and_enum_columns(mysql_pair: MySQLPair, tmp_
     pair.check_view("per_color")
     tasks = pair.db.bootstrap_report()["tasks"]
     assert tasks and all(t["executor"] == "in-process" for t in tasks)
+
+
+def test_time_and_enum_columns_over_http(mysql_pair: MySQLPair) -> None:
+    """The HTTP API writes TIME and ENUM values from JSON and answers them as MySQL writes
+    them: a TIME as its text (negative, past 24 hours, with a fraction), an ENUM as its
+    member's text; a view is keyed by either, given as text."""
+    import warnings
+
+    from rivulet.server.http.app import make_app
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    db = mysql_pair.db
+    db.execute("CREATE TABLE h (id INT PRIMARY KEY, t TIME(6), e ENUM('low','high') NOT NULL)")
+    db.execute("CREATE VIEW by_e AS SELECT id, t FROM h WHERE e = ? ORDER BY t")
+    db.execute("CREATE VIEW by_t AS SELECT id, e FROM h WHERE t = ?")
+    api = TestClient(make_app(db), raise_server_exceptions=True)
+    r = api.post("/tables/h/rows", json=[[1, "-838:59:59", "high"], [2, "100:00:00.5", "low"],
+                                         [3, "00:00:01", 2], [4, None, "low"]])
+    assert r.status_code == 201, r.text
+    lsn = r.json()["lsn"]
+    assert api.post("/tables/h/rows", json=[[5, "abc", "low"]]).status_code == 400
+    got = api.get("/views/by_e", params={"key": "high", "min_lsn": lsn}).json()["rows"]
+    assert got == [[1, "-838:59:59"], [3, "00:00:01"]]
+    got = api.get("/views/by_e", params={"key": "low", "min_lsn": lsn}).json()["rows"]
+    assert got == [[4, None], [2, "100:00:00.500000"]]
+    got = api.get("/views/by_t", params={"key": "100:00:00.5", "min_lsn": lsn}).json()["rows"]
+    assert got == [[2, "low"]]

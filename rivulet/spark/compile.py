@@ -54,7 +54,7 @@ from rivulet.spark.values import (
     spark_type,
     to_kind,
 )
-from rivulet.values.schema import DECIMAL, INT, STR, SchemaError, coerce_value
+from rivulet.values.schema import DECIMAL, INT, STR, SchemaError, key_value
 from rivulet.values.schema import Column as SchemaColumn
 
 Row = tuple
@@ -462,7 +462,7 @@ def _key_columns(plan: ir.ViewPlan) -> list[SchemaColumn]:
 def _coerce_key(plan: ir.ViewPlan, key: tuple) -> tuple | None:
     """The key in its columns' kinds, or None if a value cannot be one (no rows)."""
     try:
-        return tuple(v if v is None else coerce_value(c, v)
+        return tuple(v if v is None else key_value(c, v)
                      for c, v in zip(_key_columns(plan), key))
     except SchemaError:
         return None
@@ -483,7 +483,7 @@ def _range_request(plan: ir.ViewPlan, key: tuple, values: dict[Any, Any]) -> _Re
             converted.append((op, v))
             continue
         try:
-            converted.append((op, coerce_value(SchemaColumn("bound", info.kind), v)))
+            converted.append((op, key_value(SchemaColumn("bound", info.kind), v)))
         except SchemaError:
             raise RivuletError(
                 f"range parameter {v!r} is not comparable with a {info.kind} column") from None

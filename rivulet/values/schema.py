@@ -329,7 +329,11 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
         raise TooLongError(f"{where or col.name}: value of {len(out)} characters is too long "
                            f"for {col.sql_type or col.kind} ({col.max_bytes} bytes at most)")
     if col.kind == DATETIME and out.microsecond:
-        out = round_fraction(out, col.fsp)
+        try:
+            out = round_fraction(out, col.fsp)
+        except OverflowError:  # 9999-12-31 23:59:59.5 rounds past the last day
+            raise OutOfRangeError(f"{where or col.name}: value {out} is out of range for "
+                                  f"{col.sql_type or col.kind}") from None
     if col.bounds is not None and not col.bounds[0] <= out <= col.bounds[1]:
         raise OutOfRangeError(
             f"{where or col.name}: value {out} is out of range for {col.sql_type or col.kind}"
