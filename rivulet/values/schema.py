@@ -25,7 +25,7 @@ from rivulet.errors import (
     SchemaError,
     TooLongError,
 )
-from rivulet.values.enumerations import compared_member, member_for
+from rivulet.values.enumerations import compared_member, enum_values, member_for
 from rivulet.values.times import MAX_MICROS, from_micros, round_micros, time_micros
 
 Row = tuple[Any, ...]
@@ -230,28 +230,43 @@ _EXACT_TYPES: dict[Kind, str] = {INT: "int", FLOAT: "float", STR: "str", BYTES: 
 
 
 def _fast_checker(schema: TableSchema) -> Callable[[Any], Row | None]:
-    """A generated function that returns an already-valid tuple row unchanged, or None.
+    """A generated function that returns an already-valid tuple row (unchanged, or with the
+    few values that take a cheap conversion converted), or None.
 
     Writes arrive in batches of thousands of rows whose values almost always have the exact
     Python type of their column already; checking that with ``type(v) is int`` and handing
-    the same tuple on is several times cheaper than converting value by value.
+    the same tuple on is several times cheaper than converting value by value. Two kinds of
+    column take a conversion here rather than the slow path: an ENUM's text is looked up
+    among its members, a FLOAT's double narrowed to single precision.
     """
     checks = [f"type(r) is tuple and len(r) == {len(schema.columns)}"]
+    namespace: dict[str, Any] = {"_utf8": _is_utf8, "_single": single}
+    outputs = []
+    converts = False
     for i, col in enumerate(schema.columns):
-        exact = _EXACT_TYPES.get(col.kind)
-        if exact is None:
-            return lambda r: None
-        test = f"type(r[{i}]) is {exact}"
+        value = f"r[{i}]"
+        if col.kind == ENUM:  # the exact text of a member (a str, not another ENUM's value)
+            namespace[f"_m{i}"] = {str(v): v for v in enum_values(col.members)}
+            test = f"(type(r[{i}]) is str and r[{i}] in _m{i})"
+            value = f"_m{i}[r[{i}]]"
+        else:
+            exact = _EXACT_TYPES.get(col.kind)
+            if exact is None:
+                return lambda r: None
+            test = f"type(r[{i}]) is {exact}"
         if col.kind == FLOAT:  # NaN and infinities fail (x - x is NaN): the slow path rejects them
             test = f"({test} and r[{i}] - r[{i}] == 0.0)"
         elif col.kind == STR:  # lone surrogates are not UTF-8: the slow path rejects them
             test = f"({test} and (r[{i}].isascii() or _utf8(r[{i}])))"
+        if col.single:  # within a 4-byte float's range, then narrowed
+            test = f"({test} and -{FLOAT_MAX!r} <= r[{i}] <= {FLOAT_MAX!r})"
+            value = f"_single(r[{i}])"
         if col.nullable:
             test = f"(r[{i}] is None or {test})"
+            if value != f"r[{i}]":
+                value = f"(None if r[{i}] is None else {value})"
         if col.length is not None:
             test = f"({test} and (r[{i}] is None or len(r[{i}]) <= {col.length}))"
-        if col.single:  # a float that is a 4-byte float already
-            test = f"({test} and (r[{i}] is None or _single(r[{i}]) == r[{i}]))"
         if col.padded:  # stored as given: a CHAR without trailing spaces, a full BINARY
             whole = (f"r[{i}][-1:] != ' '" if col.kind == STR
                      else f"len(r[{i}]) == {col.length}")
@@ -263,8 +278,11 @@ def _fast_checker(schema: TableSchema) -> Callable[[Any], Row | None]:
             low, high = col.bounds
             test = f"({test} and (r[{i}] is None or {low} <= r[{i}] <= {high}))"
         checks.append(test)
-    return eval(f"lambda r: r if ({' and '.join(checks)}) else None",  # noqa: S307
-                {"_utf8": _is_utf8, "_single": single})
+        outputs.append(value)
+        converts = converts or value != f"r[{i}]"
+    row = f"({', '.join(outputs)},)" if converts else "r"
+    return eval(f"lambda r: {row} if ({' and '.join(checks)}) else None",  # noqa: S307
+                namespace)
 
 
 def _is_utf8(text: str) -> bool:

@@ -73,7 +73,7 @@ def parse_time(text: str, *, strict: bool) -> int | None:
     ``strict`` (a write) wants the whole text to be the time (trailing spaces aside); a
     function or a comparison reads the time at its start and ignores the rest, as MySQL
     does with a warning. Minutes and seconds must be below 60. The range is not checked."""
-    dated = _DATETIME_TEXT.match(text)
+    dated = _DATETIME_TEXT.match(text) if len(text) >= 12 else None  # (shorter: no date)
     if dated is not None:
         return _time_of_datetime_text(dated)
     m = _TIME_TEXT.match(text)
