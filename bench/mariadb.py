@@ -105,11 +105,13 @@ class MariaDB:
                         "mariadbd did not start: see " + str(self.root / "error.log"))
                 time.sleep(0.2)
 
-    def connect(self, database: str | None) -> Any:
+    def connect(self, database: str | None, **options: Any) -> Any:
+        """A PyMySQL connection (autocommit; ``options`` go to ``pymysql.connect``)."""
         import pymysql
 
         return pymysql.connect(host="127.0.0.1", port=self.port, user="bench", database=database,
-                               autocommit=True, local_infile=False, charset="utf8mb4")
+                               autocommit=True, local_infile=False, charset="utf8mb4",
+                               **options)
 
     @property
     def pid(self) -> int:

@@ -8,9 +8,16 @@ bench lock) or ``--quick`` (< 1 minute: a few kill points, a 40 s soak). Writes
   every acknowledged write exactly once and answered every view as SQLite does over the
   recovered tables. Every named fault point in turn, random moments, a share of cycles
   over ``rivulet serve``, and (full run) kills inside a Spark bootstrap. Goal: >= 50.
-* ``fuzz_inputs_without_failure``: inputs of bench/reliability_fuzz.py (SQL, writes, MySQL
-  packets) that got a clear error or ran correctly (see :func:`run_fuzz`); met only with
-  no failure at all. Goal: >= 1,000.
+* ``fuzz_inputs_without_failure``: inputs of bench/reliability_fuzz.py (SQL, writes, HTTP
+  requests, MySQL packets, and the oracle fuzzer's generated SQL) that got a clear error
+  or ran correctly (see :func:`run_fuzz`); met only with no failure at all. Goal: >= 1,000.
+* ``fuzz_inputs_checked_against_oracle``: inputs rivulet accepted (embedded, over MySQL,
+  over HTTP) whose answer was compared with a private MariaDB set up as MySQL
+  (bench/reliability_oracle.py): rows, values and types, affected rows and the tables
+  written. Goal: >= 100,000 (quick: 1,000).
+* ``fuzz_oracle_mismatches``: the comparisons that found rivulet answering otherwise than
+  MySQL (each kept with a repro in the result file, ``fuzz.oracle.examples``), shapes the
+  generator avoids by name aside (``fuzz.oracle.avoided_shapes``). Goal: 0.
 * ``soak_minutes_within_limit``: minutes of the soak (bench/reliability_soak.py) with no
   client error and rivulet's state never above its memory limit. Goal: every minute.
 
@@ -52,8 +59,11 @@ from bench.common import (
 NAME = "reliability"
 KILL_POINTS = {True: 6, False: 60}
 KILL_GOAL = 50
-#: The fuzzers' own budget is ~30 s quick, ~6 minutes full.
-FUZZ_TIMEOUT_S = {True: 120, False: 600}
+#: The fuzzers' own budget is ~30 s quick, at most ~9 minutes full (the oracle fuzzer stops
+#: at its goal: bench.reliability_fuzz.SECONDS and ORACLE_GOALS).
+FUZZ_TIMEOUT_S = {True: 180, False: 900}
+#: Inputs the fuzzers must check against the oracle (issue 26).
+ORACLE_GOAL = {True: 1_000, False: 100_000}
 
 
 def run_crash(count: int, work: Path, log: Callable[[str], None], *, spark_every: int,
@@ -117,6 +127,18 @@ def run_fuzz(quick: bool) -> dict[str, Any] | None:
     return out
 
 
+def log_mismatches(fuzz: dict[str, Any] | None, log: Callable[[str], None]) -> None:
+    """Each mismatch and failure the oracle checks kept (the result file has them too,
+    with their repros)."""
+    oracle = (fuzz or {}).get("oracle") or {}
+    log(f"fuzz: {oracle.get('checked_against_oracle', 0):,} inputs checked against the "
+        f"oracle, {oracle.get('mismatches', 0)} mismatches, {oracle.get('failures', 0)} "
+        f"failures, {oracle.get('refusals', 0):,} refusals")
+    for example in oracle.get("examples", []):
+        log(f"{example['kind']} over {example['front']}:\n{example['report']}\n"
+            f"-- repro:\n{example['repro'][-3000:]}")
+
+
 def plot(path: Path, figures: dict[str, Any]) -> None:
     try:
         import matplotlib
@@ -168,6 +190,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 out["fuzz"] = run_fuzz(quick)
             except Exception:  # noqa: BLE001 - the other figures still count
                 out["fuzz"] = {"error": traceback.format_exc()[-2000:]}
+            log_mismatches(out["fuzz"], log)
         if "soak" not in args.skip:
             cfg = soak.QUICK if quick else soak.LONG
             if args.soak_seconds:
@@ -180,11 +203,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     fuzz_target = target((fuzz_out or {}).get("inputs_without_failure"),
                          1000 if not quick else 100)
     fuzz_target["met"] = fuzz_target["met"] and not (fuzz_out or {}).get("failures")
+    oracle_out = (fuzz_out or {}).get("oracle") or {}
     out["targets"] = {
         "kill_points_survived": target(
             crash_out["survived"] if crash_out and not crash_out["failure"] else 0,
             KILL_GOAL if not quick else KILL_POINTS[True]),
         "fuzz_inputs_without_failure": fuzz_target,
+        "fuzz_inputs_checked_against_oracle": target(
+            oracle_out.get("checked_against_oracle"), ORACLE_GOAL[quick]),
+        "fuzz_oracle_mismatches": target(oracle_out.get("mismatches"), 0, at_least=False),
         "soak_minutes_within_limit": target(
             soak_out["minutes_within_limit"] if soak_out else None,
             soak_out["minutes"] if soak_out else 10.0),

@@ -1,4 +1,4 @@
-"""Fuzzing rivulet's inputs: SQL text, written values and MySQL protocol packets.
+"""Fuzzing rivulet's inputs: SQL text, written values, HTTP requests and MySQL packets.
 
 The generators (Hypothesis strategies) and the checks live here so that the test suite
 (tests/test_fuzz_*.py, a few dozen inputs each) and the reliability benchmark
@@ -11,11 +11,19 @@ same way. Each check says what must hold for one input:
 * Writes: a batch of rows with hostile values (wrong types, huge numbers and strings,
   NULL into NOT NULL, NUL, lone surrogates, combining marks, 4-byte emoji) is stored and
   read back unchanged, or rejected whole with a :class:`rivulet.SchemaError`.
+* HTTP: never a 5xx; an error answer is ``{"error", "kind"}`` and changes nothing.
 * Protocol: a malformed, truncated, out-of-sequence or oversize packet gets an error
   packet or the end of that one connection; the server keeps serving other clients and
   no data changes.
 
-    python -m bench.reliability_fuzz [--quick]     # prints the counts, writes no file
+And each accepted input is checked against the oracle, a private MariaDB set up as MySQL
+(``bench/reliability_oracle.py``, given a :class:`~bench.reliability_oracle.Checker`): a
+SELECT's rows, a write's affected rows and the table it leaves, a 2xx HTTP answer, a
+hostile batch stored as MySQL stores it. :func:`run` adds the oracle fuzzer proper
+(generated valid SQL over every column type, through the embedded API, the MySQL
+protocol and HTTP: ``bench/oracle_sql.py``), whose every accepted input is compared.
+
+    python -m bench.reliability_fuzz [--quick] [--avoid none]   # prints the counts
 """
 
 from __future__ import annotations
@@ -28,19 +36,20 @@ import json
 import socket
 import struct
 import tempfile
-import time
 import urllib.parse
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisWarning
 
 import rivulet
+from bench.fuzz_budget import Failure, drive
+from bench.oracle_sql import AVOIDED
+from bench.reliability_oracle import Checker, RowWrite, Tally, check_http_answer
 from rivulet.errors import RivuletError, SchemaError
+from rivulet.sql.parse import split_statements
 
 # --------------------------------------------------------------------------- the database
 
@@ -91,10 +100,6 @@ def digest(db: rivulet.Database, *, adhoc: bool = True) -> str:
         rows = sorted((repr(row) for _, row in db.storage.scan(schema)))
         h.update("\n".join(rows).encode("utf-8", "surrogatepass"))
     return h.hexdigest()
-
-
-class Failure(AssertionError):
-    """One input broke a rule (the message says which and how)."""
 
 
 # --------------------------------------------------------------------------- SQL inputs
@@ -240,19 +245,21 @@ def sql_inputs() -> Any:
 
 
 def check_sql(db: rivulet.Database, construct: str, sql: str, words: list[str] | None,
-              how: str = "execute") -> str:
+              how: str = "execute", checker: Checker | None = None) -> str:
     """Run ``sql`` one way (``execute``, ``query``, ``create_view`` or ``script``) and check
-    the rules (module docstring); returns the digest the database has afterwards."""
+    the rules (module docstring), and what it did against the oracle where a ``checker``
+    is given; returns the digest the database has afterwards."""
     before = digest(db)
+    result: Any = None
     try:
         if how == "query":
-            db.query(sql)
+            result = db.query(sql)
         elif how == "create_view":
             db.create_view("fuzz_v", sql)
         elif how == "script":
             db.execute_script(sql)
         else:
-            db.execute(sql)
+            result = db.execute(sql)
     except RivuletError as exc:
         after = digest(db)
         if after != before:
@@ -263,12 +270,23 @@ def check_sql(db: rivulet.Database, construct: str, sql: str, words: list[str] |
             words = None  # "query() takes a SELECT statement" is the error to give
         if words is not None and not any(w.lower() in message for w in words):
             raise Failure(f"{construct}: {sql!r}: the error {str(exc)!r} names none of {words}")
+        if checker is not None:
+            checker.tally.refused[checker.name] += 1
         return after
     except Exception as exc:
         raise Failure(f"{construct}: {sql!r} ({how}) raised {type(exc).__name__}: {exc}") from exc
     if words is not None:
         raise Failure(f"{construct}: {sql!r} ({how}) ran, but rivulet does not support it")
     _drop_fuzz_view(db)
+    if checker is not None:
+        if how == "script":
+            checker.accepted_script(split_statements(sql))
+        elif how == "create_view":
+            checker.tally.unanswered[checker.name] += 1
+        else:
+            checker.accepted(sql, (), result)
+        if checker.out_of_step:
+            checker.resync()
     return digest(db)
 
 
@@ -284,46 +302,71 @@ _STRINGS = ["", "\x00", "a\x00b", "\ud800", "x\udfffy", "e\u0301", "\u0301", "�
             "x" * 9, "é" * 8, "😀" * 8, "😀" * 9, "a" * 70000]
 
 
-def any_value() -> Any:
+def any_value(avoided: frozenset[str] = AVOIDED) -> Any:
     """A value of any type a client might send, with the edge cases first in mind."""
     return st.one_of(
         st.none(), st.booleans(), st.integers(), st.sampled_from(_HUGE),
         st.floats(allow_nan=True, allow_infinity=True),
         st.decimals(allow_nan=True, allow_infinity=True, places=None),
-        st.text(max_size=12), st.sampled_from(_STRINGS), st.binary(max_size=12),
-        st.datetimes(), st.dates(), st.lists(st.integers(), max_size=2),
+        st.text(max_size=12), strings(avoided), st.binary(max_size=12),
+        datetimes(avoided), st.dates(), st.lists(st.integers(), max_size=2),
         st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
     )
+
+
+def hostile_value(column: str, avoided: frozenset[str] = AVOIDED) -> Any:
+    """:func:`any_value` for ``column`` of table ``w``: no float for a string column where
+    that shape ("a DOUBLE written into a string column") is avoided."""
+    if column in ("name", "body") and "a DOUBLE written into a string column" in avoided:
+        return any_value(avoided).filter(lambda v: not isinstance(v, float))
+    return any_value(avoided)
+
+
+def strings(avoided: frozenset[str] = AVOIDED) -> Any:
+    """The hostile strings; where that shape is avoided, the longest is the longest a TEXT
+    column takes (65,535 bytes), not one past it."""
+    if "a TEXT value over 65,535 bytes" in avoided:
+        return st.sampled_from([s if len(s) < 65_536 else s[:65_535] for s in _STRINGS])
+    return st.sampled_from(_STRINGS)
+
+
+def datetimes(avoided: frozenset[str] = AVOIDED) -> Any:
+    """Datetimes, with fractions of a second unless that shape is avoided, and then below
+    half a second (MySQL rounds a fraction into a DATETIME column, MariaDB truncates it:
+    ``UNDECIDABLE`` in bench/oracle_sql.py)."""
+    if "fractional seconds into a DATETIME" in avoided:
+        return st.datetimes().map(lambda d: d.replace(microsecond=0))
+    return st.datetimes().map(lambda d: d.replace(microsecond=d.microsecond % 500_000))
 
 
 _WRITE_COLUMNS = ["id", "n", "tiny", "big", "name", "body", "price", "ratio", "raw", "seen",
                   "day", "flag"]
 
 
-_TEXT = st.one_of(st.text(max_size=10), st.sampled_from(_STRINGS))
 #: Values of each column's own type (edge cases included), so most batches are valid and
 #: the round trip is checked; any_value() mixes in everything else.
 _TYPED = {
     "n": st.integers(-(2**31), 2**31 - 1), "tiny": st.integers(-128, 127),
-    "big": st.integers(-(2**63), 2**63 - 1), "name": _TEXT, "body": _TEXT,
+    "big": st.integers(-(2**63), 2**63 - 1),
     "price": st.decimals(-9999, 9999, places=2), "ratio": st.floats(),
-    "raw": st.binary(max_size=8), "seen": st.datetimes(), "day": st.dates(),
-    "flag": st.booleans(),
+    "raw": st.binary(max_size=8), "day": st.dates(), "flag": st.booleans(),
 }
 
 
 @st.composite
-def write_batch(draw: Any) -> list[tuple]:
+def write_batch(draw: Any, avoided: frozenset[str] = AVOIDED) -> list[tuple]:
     """1-4 rows for table ``w``: distinct ints as primary keys, values of each column's
     type (edge cases included), and in about half the rows one column with NULL or a value
-    of any type at all."""
+    of any type at all (datetimes as :func:`datetimes` says, for ``avoided``)."""
+    text = st.one_of(st.text(max_size=10), strings(avoided))
+    typed = {**_TYPED, "name": text, "body": text, "seen": datetimes(avoided)}
     count = draw(st.integers(1, 4))
     ids = draw(st.lists(st.integers(1, 10**6), min_size=count, max_size=count, unique=True))
     rows = []
     for pk in ids:
         hostile = draw(st.one_of(st.none(), st.sampled_from(_WRITE_COLUMNS[1:])))
-        rest = [draw(st.one_of(st.none(), any_value()) if column == hostile else _TYPED[column])
-                for column in _WRITE_COLUMNS[1:]]
+        rest = [draw(st.one_of(st.none(), hostile_value(column, avoided)) if column == hostile
+                     else typed[column]) for column in _WRITE_COLUMNS[1:]]
         rows.append((pk, *rest))
     return rows
 
@@ -348,16 +391,28 @@ def _same(stored: Any, sent: Any, column: str) -> bool:
     return True  # numbers, dates, flags: converted by MySQL's rules (tests/test_functions.py)
 
 
-def check_writes(db: rivulet.Database, rows: list[tuple], via: str = "table") -> None:
+def check_writes(db: rivulet.Database, rows: list[tuple], via: str = "table",
+                 checker: Checker | None = None) -> None:
     """Insert ``rows`` into ``w`` (by ``Table.insert_many`` or a parameterized INSERT);
-    either all are stored and read back as sent, or a SchemaError leaves nothing."""
+    either all are stored and read back as sent, or a SchemaError leaves nothing. With a
+    ``checker``, a batch a MySQL client could send is run on the oracle too: MariaDB must
+    store it alike (the table read back: values and types) or refuse it too, or rivulet
+    refuse it (and change nothing)."""
+    marks = ", ".join(["(" + ", ".join("?" * len(_WRITE_COLUMNS)) + ")"] * len(rows))
+    insert = f"INSERT INTO w VALUES {marks}"
+    params = [v for row in rows for v in row]
+    if checker is not None:
+        outcome = (checker.row_write(RowWrite("insert", "w", tuple(rows))) if via == "table"
+                   else checker.write(insert, params, "w"))
+        if outcome != "inexpressible":  # else: only rivulet's own rules, below
+            _remove_rows(db, rows, checker)
+            return
     before = digest(db)
     try:
         if via == "table":
             db.table("w").insert_many(rows)
         else:
-            marks = ", ".join(["(" + ", ".join("?" * len(_WRITE_COLUMNS)) + ")"] * len(rows))
-            db.execute(f"INSERT INTO w VALUES {marks}", [v for row in rows for v in row])
+            db.execute(insert, params)
     except SchemaError as exc:
         if digest(db) != before:
             raise Failure(f"rejected batch {rows!r} ({exc}) changed the database") from exc
@@ -380,8 +435,18 @@ def check_writes(db: rivulet.Database, rows: list[tuple], via: str = "table") ->
                 if not _same(got, sent, column):
                     raise Failure(f"column {column}: wrote {sent!r}, read back {got!r}")
     finally:
-        db.execute(f"DELETE FROM w WHERE id IN ({', '.join('?' * len(rows))})",
-                   [row[0] for row in rows])
+        _remove_rows(db, rows, checker)
+
+
+def _remove_rows(db: rivulet.Database, rows: list[tuple], checker: Checker | None) -> None:
+    """Delete the batch's rows again (from the mirror too), so that ``w`` stays small."""
+    delete = f"DELETE FROM w WHERE id IN ({', '.join('?' * len(rows))})"
+    keys = [row[0] for row in rows]
+    db.execute(delete, keys)
+    if checker is not None:
+        checker.mirror.execute(delete, keys)
+        if checker.out_of_step:
+            checker.resync()
 
 
 # --------------------------------------------------------------------------- protocol inputs
@@ -575,13 +640,18 @@ def http_request(draw: Any) -> tuple[str, str, dict[str, Any]]:
 
 
 def check_http(client: Any, db: rivulet.Database, method: str, path: str,
-               kwargs: dict[str, Any]) -> None:
+               kwargs: dict[str, Any], checker: Checker | None = None) -> None:
     """One request: never a 5xx (kept for rivulet's own bugs), an error answer is JSON
     ``{"error", "kind"}`` and changes nothing. A request that succeeded may have changed
     the program or the data (a PUT of a valid view, a valid row): it is undone by a fresh
-    baseline (the next request's digest)."""
+    baseline (the next request's digest). With a ``checker``, a 2xx answer is checked
+    against the oracle (a view's rows, a SQL answer, the rows a write changed)."""
     before = digest(db)
     response = client.request(method, path, **kwargs)
+    if checker is not None and 200 <= response.status_code < 300:
+        check_http_answer(checker, method, path, kwargs, response, checker.avoided)
+        if checker.out_of_step:
+            checker.resync()
     if response.status_code >= 500:
         raise Failure(f"HTTP {method} {path} {kwargs!r}: "
                       f"{response.status_code} {response.text[:300]}")
@@ -596,116 +666,156 @@ def check_http(client: Any, db: rivulet.Database, method: str, path: str,
 
 # --------------------------------------------------------------------------- the budgeted run
 
-
-class _TimeUp(Exception):
-    """Raised into Hypothesis to end a budgeted run."""
-
-
-def _budget(seconds: float, inputs: list[int], failed: list[int], failures: list[str],
-            check: Callable[..., None]) -> Callable[..., None]:
-    """``check`` wrapped to count inputs and failures (without stopping) until the time is
-    up, then to end the run."""
-    deadline = time.monotonic() + seconds
-
-    def run(*args: Any) -> None:
-        if time.monotonic() > deadline:
-            raise _TimeUp
-        inputs[0] += 1
-        try:
-            check(*args)
-        except Failure as exc:
-            if not any(f.split(":")[0] == str(exc).split(":")[0] for f in failures):
-                failures.append(str(exc)[:500])  # one example of each kind of failure
-            failed[0] += 1
-    return run
+#: Seconds per fuzzer (quick, full). The oracle fuzzer's fronts run in two worker
+#: processes (embedded; MySQL then HTTP) while the others run in this one, and stop early
+#: once they have checked :data:`ORACLE_GOALS` inputs (so a busy machine takes longer, up
+#: to these seconds, and a quiet one less).
+SECONDS: dict[bool, dict[str, float]] = {
+    True: {"sql": 4, "writes": 4, "http": 4, "protocol": 3,
+           "oracle embedded": 16, "oracle mysql": 8, "oracle http": 8},
+    False: {"sql": 30, "writes": 30, "http": 30, "protocol": 20,
+            "oracle embedded": 540, "oracle mysql": 270, "oracle http": 270},
+}
+#: Inputs each front of the oracle fuzzer checks against MariaDB before it stops (the
+#: benchmark's goal is 100,000 in all, 1,000 quick).
+ORACLE_GOALS: dict[bool, dict[str, int]] = {
+    True: {"embedded": 800, "mysql": 200, "http": 200},
+    False: {"embedded": 70_000, "mysql": 16_000, "http": 16_000},
+}
 
 
-def _drive(strategy: Any, seconds: float, check: Callable[..., None]) -> dict[str, Any]:
-    inputs, failed, failures = [0], [0], []  # type: ignore[var-annotated]
-    counted = _budget(seconds, inputs, failed, failures, check)
+def mirror_of_fuzz_database(oracle: Any) -> Any:
+    """The oracle's copy of :func:`make_database`: the tables, their rows, and the view
+    without parameters (``by_id`` has none in MySQL: its reads run its SELECT)."""
+    from pymysql.constants import CLIENT
 
-    @settings(max_examples=10_000_000, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @given(strategy)
-    def fuzz(example: Any) -> None:
-        counted(*example)
+    from bench.reliability_oracle import Mirror
 
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:  # Hypothesis may stop early once it exhausts a space
-        try:
-            fuzz()
-        except _TimeUp:
-            break
-    return {"inputs": inputs[0], "failures": failed[0], "examples": failures[:20]}
+    mirror = Mirror(oracle.schema(client_flag=CLIENT.MULTI_STATEMENTS))
+    mirror.load({"t": (SCHEMA[0], ROWS_T), "u": (SCHEMA[1], ROWS_U), "w": (WRITE_TABLE, [])})
+    mirror.execute(SCHEMA[3])
+    return mirror
 
 
-def run(quick: bool) -> dict[str, Any]:
-    """Fuzz SQL, writes, the HTTP API and the MySQL protocol for a time budget (``quick``:
-    ~40 s of fuzzing in all, else 6 min); returns
-    ``{"inputs": n, "failures": k, "by_fuzzer": {...}}``."""
+def run(quick: bool, *, avoided: frozenset[str] | None = None) -> dict[str, Any]:
+    """Fuzz SQL, writes, the HTTP API and the MySQL protocol, and the oracle fuzzer's
+    generated SQL, for a time budget (:data:`SECONDS`: ~25 s quick, at most ~9 minutes
+    full, the oracle fuzzer stopping at :data:`ORACLE_GOALS`),
+    every accepted input checked against MariaDB; returns ``{"inputs", "failures",
+    "by_fuzzer", "oracle": {...}}``."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     import pymysql
 
+    from bench import oracle_sql
+    from bench.oracle_fronts import EmbeddedFront, HttpFront
+    from bench.reliability_oracle import fuzz_worker, mariadb_oracle
     from rivulet.server.mysql.server import ServerThread
 
     warnings.filterwarnings("ignore", category=HypothesisWarning)  # reprs of 70 kB strings
-    seconds = 10.0 if quick else 90.0
+    avoided = oracle_sql.AVOIDED if avoided is None else avoided
+    seconds = SECONDS[quick]
+    goals = ORACLE_GOALS[quick]
     by_fuzzer: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="rivulet-fuzz-") as tmp:
-        db = make_database(Path(tmp) / "db")
-        try:
-            hows = st.sampled_from(["execute", "query", "create_view", "script"])
-            by_fuzzer["sql"] = _drive(st.tuples(sql_inputs(), hows), seconds,
-                                      lambda example, how: check_sql(db, *example, how=how))
-            by_fuzzer["writes"] = _drive(st.tuples(write_batch(),
-                                                   st.sampled_from(["table", "insert"])),
-                                         seconds, lambda rows, via: check_writes(db, rows, via))
-            import httpx
-
-            from rivulet.server.http.app import make_app
-            from rivulet.server.http.serve import serve_http
-
-            http = serve_http(make_app(db), port=0)
+    tally = Tally()
+    with mariadb_oracle() as oracle, ProcessPoolExecutor(
+            2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        port = oracle.server.port
+        workers = [
+            pool.submit(fuzz_worker, port, {"embedded": seconds["oracle embedded"]}, goals,
+                        sorted(avoided)),
+            pool.submit(fuzz_worker, port, {"mysql": seconds["oracle mysql"],
+                                            "http": seconds["oracle http"]}, goals,
+                        sorted(avoided)),
+        ]
+        with tempfile.TemporaryDirectory(prefix="rivulet-fuzz-") as tmp:
+            db = make_database(Path(tmp) / "db")
+            mirror = mirror_of_fuzz_database(oracle)
             try:
-                with httpx.Client(base_url=http.url, timeout=30) as client:
-                    by_fuzzer["http"] = _drive(http_request(), seconds,
-                                               lambda *request: check_http(client, db, *request))
+                checker = Checker(db, mirror, tally, EmbeddedFront(db), avoided)
+                checker.name = "sql fuzzer"
+                hows = st.sampled_from(["execute", "query", "create_view", "script"])
+                by_fuzzer["sql"] = drive(
+                    st.tuples(sql_inputs(), hows), seconds["sql"],
+                    lambda example, how: check_sql(db, *example, how=how, checker=checker))
+                checker.name = "write fuzzer"
+                by_fuzzer["writes"] = drive(
+                    st.tuples(write_batch(avoided), st.sampled_from(["table", "insert"])),
+                    seconds["writes"], lambda rows, via: check_writes(db, rows, via, checker))
+                import httpx
+
+                from rivulet.server.http.app import make_app
+                from rivulet.server.http.serve import serve_http
+
+                http = serve_http(make_app(db), port=0)
+                try:
+                    http_checker = Checker(db, mirror, tally, HttpFront(http.url, db), avoided)
+                    http_checker.name = "http fuzzer"
+                    with httpx.Client(base_url=http.url, timeout=30) as client:
+                        by_fuzzer["http"] = drive(
+                            http_request(), seconds["http"],
+                            lambda *request: check_http(client, db, *request, checker=http_checker))
+                finally:
+                    http.stop()
+                # A fresh database: requests the HTTP fuzzer made that succeeded may have
+                # changed the program (DELETE /views/by_id), and the witness reads by_id.
+                db.close()
+                db = make_database(Path(tmp) / "protocol")
+                server = ServerThread(db, port=0, max_packet=PROTOCOL_MAX_PACKET)
+                witness = pymysql.connect(host="127.0.0.1", port=server.port, user="root",
+                                          autocommit=True, read_timeout=60, write_timeout=60)
+                try:
+                    by_fuzzer["protocol"] = drive(
+                        protocol_input(), seconds["protocol"],
+                        lambda kind, data, login: check_protocol(server.port, db, kind, data,
+                                                                 login, witness))
+                finally:
+                    witness.close()
+                    server.stop()
             finally:
-                http.stop()
-            # A fresh database: requests the HTTP fuzzer made that succeeded may have
-            # changed the program (DELETE /views/by_id), and the witness reads by_id.
-            db.close()
-            db = make_database(Path(tmp) / "protocol")
-            server = ServerThread(db, port=0, max_packet=PROTOCOL_MAX_PACKET)
-            witness = pymysql.connect(host="127.0.0.1", port=server.port, user="root",
-                                      autocommit=True, read_timeout=60, write_timeout=60)
-            try:
-                by_fuzzer["protocol"] = _drive(
-                    protocol_input(), seconds,
-                    lambda kind, data, login: check_protocol(server.port, db, kind, data,
-                                                             login, witness))
-            finally:
-                witness.close()
-                server.stop()
-        finally:
-            db.close()
+                db.close()
+                mirror.conn.close()
+        oracle_runs = []
+        for worker in workers:
+            worker_tally, out = worker.result()
+            tally.merge(worker_tally)
+            oracle_runs.append(out)
+    by_fuzzer["oracle"] = {
+        "inputs": sum(n for run in oracle_runs for n in run["inputs"].values()),
+        "failures": 0,  # (its failures are the oracle's: tally.failed)
+        "by_front": {front: n for run in oracle_runs for front, n in run["inputs"].items()},
+        "seconds": {front: n for run in oracle_runs for front, n in run["seconds"].items()},
+        "goals": goals,
+        "episodes": {front: n for run in oracle_runs for front, n in run["episodes"].items()},
+        "columns": oracle_runs[0]["columns"],
+    }
+    checked = tally.as_dict()
     return {
         "inputs": sum(f["inputs"] for f in by_fuzzer.values()),
-        "failures": sum(f["failures"] for f in by_fuzzer.values()),
+        "failures": sum(f["failures"] for f in by_fuzzer.values()) + checked["failures"],
         "seconds_per_fuzzer": seconds,
         "by_fuzzer": by_fuzzer,
+        "oracle": {**checked, "avoided_shapes": sorted(avoided),
+                   "undecidable_shapes": sorted(oracle_sql.UNDECIDABLE)},
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--avoid", choices=["listed", "none"], default="listed",
+                        help="none: generate the shapes bench/oracle_sql.py AVOIDED names too")
     args = parser.parse_args()
-    print(json.dumps(run(args.quick), indent=2, default=str))
+    avoided: frozenset[str] | None = frozenset() if args.avoid == "none" else None
+    print(json.dumps(run(args.quick, avoided=avoided), indent=2, default=str))
 
 
 if __name__ == "__main__":
     main()
 
 
-__all__ = ["Failure", "RawClient", "check_protocol", "check_sql", "check_writes", "digest",
-           "make_database", "protocol_input", "sql_inputs", "unsupported_sql", "write_batch"]
+__all__ = ["ORACLE_GOALS", "SECONDS", "Failure", "RawClient", "check_http", "check_protocol",
+           "check_sql", "check_writes", "digest", "http_request", "make_database",
+           "mirror_of_fuzz_database", "protocol_input", "run", "sql_inputs", "unsupported_sql",
+           "write_batch"]

@@ -31,7 +31,15 @@ class                    MySQL  SQLSTATE  HTTP  HTTP kind
 =======================  =====  ========  ====  ===============
 RivuletError             1105   HY000     400   bad_request
 SqlError                 1064   42000     400   sql
+SqlSyntaxError           1064   42000     400   sql
 UnsupportedSqlError      1235   42000     400   unsupported_sql
+UnknownFunctionError     1305   42000     400   sql
+ArgumentCountError       1582   42000     400   sql
+AmbiguousColumnError     1052   23000     400   sql
+NotGroupedError          1055   42000     400   sql
+AggregateMisuseError     1111   HY000     400   sql
+ValueCountError          1136   21S01     400   sql
+UnionWidthError          1222   21000     400   sql
 UnknownTableError        1146   42S02     400   sql
 UnknownColumnError       1054   42S22     400   sql
 ParameterError           1210   HY000     400   sql
@@ -84,8 +92,62 @@ class SqlError(RivuletError):
         super().__init__(f"{message}{where}")
 
 
+class SqlSyntaxError(SqlError):
+    """Text that is not MySQL: a statement MySQL's grammar rejects, and also what sqlglot
+    reads but MySQL rejects (``NULLS FIRST``, ``ILIKE``, ``::``, ...: rivulet would answer
+    differently from MySQL, which answers with this error). The message is modelled on
+    MySQL's ("You have an error in your SQL syntax ... near '...' at line N"): ``near`` is
+    the text from where the statement stops being MySQL, ``reason`` (if any) names the
+    construct."""
+
+    def __init__(self, near: str, *, line: int | None = None, col: int | None = None,
+                 reason: str | None = None) -> None:
+        self.near = near
+        self.reason = reason
+        where = ""
+        if line is not None:
+            where = f" at line {line}" + (f", column {col}" if col is not None else "")
+        because = f": {reason}" if reason else ""
+        RivuletError.__init__(
+            self, f"You have an error in your SQL syntax near '{near}'{where}{because}")
+        self.line = line
+        self.col = col
+
+
 class UnsupportedSqlError(SqlError):
     """Valid SQL that rivulet does not (yet) support."""
+
+
+class UnknownFunctionError(SqlError):
+    """A call of a function that neither MySQL nor rivulet has (MySQL's "FUNCTION x does
+    not exist": a stored function of that name could exist in MySQL, not here). A MySQL
+    function rivulet lacks is an :class:`UnsupportedSqlError` instead."""
+
+
+class ArgumentCountError(SqlError):
+    """A call of a function with a number of arguments it does not take (MySQL's
+    "Incorrect parameter count in the call to native function")."""
+
+
+class AmbiguousColumnError(SqlError):
+    """A column name that more than one table of the statement has."""
+
+
+class NotGroupedError(SqlError):
+    """A column outside GROUP BY and outside an aggregate (MySQL's ONLY_FULL_GROUP_BY)."""
+
+
+class AggregateMisuseError(SqlError):
+    """An aggregate where none may be: in WHERE, in another aggregate (MySQL's "Invalid
+    use of group function")."""
+
+
+class ValueCountError(SqlError):
+    """An INSERT row with more or fewer values than the columns it fills."""
+
+
+class UnionWidthError(SqlError):
+    """The SELECTs of a UNION give different numbers of columns."""
 
 
 class UnknownTableError(SqlError):
@@ -220,6 +282,13 @@ ER_SERVER_SHUTDOWN = 1053
 ER_QUERY_TIMEOUT = 3024
 ER_WRONG_ARGUMENTS = 1210
 ER_TOO_BIG_SELECT = 1104
+ER_SP_DOES_NOT_EXIST = 1305
+ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT = 1582
+ER_NON_UNIQ_ERROR = 1052
+ER_WRONG_FIELD_WITH_GROUP = 1055
+ER_INVALID_GROUP_FUNC_USE = 1111
+ER_WRONG_VALUE_COUNT_ON_ROW = 1136
+ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT = 1222
 
 
 @dataclass(frozen=True)
@@ -240,7 +309,15 @@ class ErrorCode:
 ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     RivuletError: ErrorCode(ER_UNKNOWN, "HY000", 400, "bad_request"),
     SqlError: ErrorCode(ER_PARSE_ERROR, "42000", 400, "sql"),
+    SqlSyntaxError: ErrorCode(ER_PARSE_ERROR, "42000", 400, "sql"),
     UnsupportedSqlError: ErrorCode(ER_NOT_SUPPORTED, "42000", 400, "unsupported_sql"),
+    UnknownFunctionError: ErrorCode(ER_SP_DOES_NOT_EXIST, "42000", 400, "sql"),
+    ArgumentCountError: ErrorCode(ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, "42000", 400, "sql"),
+    AmbiguousColumnError: ErrorCode(ER_NON_UNIQ_ERROR, "23000", 400, "sql"),
+    NotGroupedError: ErrorCode(ER_WRONG_FIELD_WITH_GROUP, "42000", 400, "sql"),
+    AggregateMisuseError: ErrorCode(ER_INVALID_GROUP_FUNC_USE, "HY000", 400, "sql"),
+    ValueCountError: ErrorCode(ER_WRONG_VALUE_COUNT_ON_ROW, "21S01", 400, "sql"),
+    UnionWidthError: ErrorCode(ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT, "21000", 400, "sql"),
     UnknownTableError: ErrorCode(ER_NO_SUCH_TABLE, "42S02", 400, "sql"),
     UnknownColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "sql"),
     ParameterError: ErrorCode(ER_WRONG_ARGUMENTS, "HY000", 400, "sql"),

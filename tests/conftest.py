@@ -74,9 +74,11 @@ def mariadb_oracle(tmp_path_factory: pytest.TempPathFactory):
     from mysql_oracle import MariaDBOracle, start_oracle
 
     server = start_oracle(tmp_path_factory.mktemp("mariadb-oracle"), _free_port())
+    oracle = MariaDBOracle(server)
     try:
-        yield MariaDBOracle(server)
+        yield oracle
     finally:
+        oracle.close()
         server.stop()
 
 

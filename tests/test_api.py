@@ -192,6 +192,17 @@ def test_query_in_list_any_length_shares_one_view(loaded):
     assert loaded.stats()["nodes"] == nodes
 
 
+def test_query_refuses_intersect_and_except_by_name(loaded):
+    # They are SELECTs: refused as constructs rivulet does not support (MySQL's 1235), not
+    # as statements of another kind.
+    for sql, construct in [("SELECT id FROM t INTERSECT SELECT tid FROM u", "INTERSECT"),
+                           ("SELECT id FROM t EXCEPT SELECT tid FROM u", "EXCEPT"),
+                           ("SELECT id FROM t UNION SELECT tid FROM u EXCEPT SELECT 1 FROM u",
+                            "EXCEPT")]:
+        with pytest.raises(rivulet.UnsupportedSqlError, match=f"unsupported {construct}"):
+            loaded.query(sql)
+
+
 def test_query_without_parameters_reflects_writes(loaded):
     sql = "SELECT g, COUNT(*) FROM t GROUP BY g"
     assert bag(loaded.query(sql)) == bag([(1, 2), (2, 2), (None, 1)])
@@ -449,6 +460,21 @@ def test_drop_view(loaded, path):
         assert sorted(again.views()) == ["by_g"]
         with pytest.raises(ProgramError):
             again.view("keep")
+
+
+def test_drop_view_read_by_an_adhoc_query(loaded):
+    # The view an ad-hoc SELECT was answered from is no view of the program: it does not
+    # keep the view it reads from being dropped, and goes with it.
+    loaded.execute("CREATE VIEW by_g AS SELECT id, g FROM t")
+    loaded.settle()
+    assert bag(loaded.query("SELECT id FROM by_g WHERE g = 1")) == bag([(1,), (2,)])
+    assert loaded.execute("DROP VIEW by_g") == 0
+    assert loaded.views() == []
+    with pytest.raises(rivulet.SqlError):
+        loaded.query("SELECT id FROM by_g WHERE g = 1")
+    loaded.execute("CREATE VIEW by_g AS SELECT id, g FROM t WHERE id > 1")
+    loaded.settle()
+    assert loaded.query("SELECT id FROM by_g WHERE g = 1") == [(2,)]
 
 
 def test_drop_view_method(loaded, path):

@@ -682,6 +682,7 @@ def g_write(draw: Callable, tables: tuple[TableSpec, ...], next_pk: list[int]) -
     if kind == "reinsert":
         # Delete a row by key and insert a new row under the same key (keys come back).
         k = draw(st.integers(1, max(1, next_pk[0])))
+        next_pk[0] = max(next_pk[0], k)  # (key 1 before any row: later inserts come after it)
         row = g_row(draw, t, k)
         return (
             "sql",

@@ -121,6 +121,28 @@ def test_views_read_enum_columns_by_text_or_by_number(colors: MySQLPair) -> None
     colors.check_view("by_f", "b")
 
 
+def test_enum_parameters_find_what_their_literals_find(colors: MySQLPair) -> None:
+    """A parameter compared with an ENUM column is looked up as MySQL compares it (text by
+    text, a number by position: rivulet/values/matching.py), in every shape of read."""
+    keys = [["red"], [3], [3.0], ["3"], [b"green"], [True], [2.5], [0], [None], ["red "]]
+    for sql in ["SELECT id FROM t WHERE e = ?", "SELECT id FROM t WHERE e = ? AND f = 'a'",
+                "SELECT id FROM t WHERE e <=> ?"]:
+        for key in keys:
+            colors.check_query(sql, key)
+    for key in [["red", "a"], [2, "a"], [1, 1], ["green", 2], [3, "x"]]:
+        colors.check_query("SELECT id FROM t WHERE e = ? AND f = ?", key)
+    for key in [["red", 3], [1, "green", 3.0], ["2", 2, b"red"]]:
+        colors.check_query(f"SELECT id FROM t WHERE e IN ({', '.join('?' * len(key))})", key)
+    for key in [["red"], [2], ["s"], [3.5], [0]]:
+        colors.check_query("SELECT id FROM t WHERE e < ? ORDER BY id", key)
+        colors.check_query("SELECT id FROM t WHERE e >= ? ORDER BY id", key)
+    colors.create_view("by_both", "SELECT id FROM t WHERE f = ? AND e = ?")
+    for key in [("a", "green"), ("b", 1), (2, 2), ("a", 3.0), ("b", "1")]:
+        colors.check_view("by_both", *key)
+    got = colors.db.view("by_both").lookup_many([("a", "green"), ("b", 1), (2, 2), ("a", 9)])
+    assert sorted(got) == [(1,), (2,), (3,)]
+
+
 def test_an_enum_joins_a_text_column_by_text(colors: MySQLPair) -> None:
     colors.execute("CREATE TABLE names (name VARCHAR(10) PRIMARY KEY, n INT)")
     colors.insert_many("names", [("red", 1), ("green", 2), ("blue", 3), ("a", 4)])

@@ -13,6 +13,7 @@ value or name keep the code of what actually went wrong.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import threading
 import warnings
@@ -26,14 +27,19 @@ import pytest
 import rivulet
 import rivulet.engine.limits
 from rivulet import errors
+from rivulet.engine.views import View
 from rivulet.errors import (
     ERROR_CODES,
+    AggregateMisuseError,
+    AmbiguousColumnError,
+    ArgumentCountError,
     CatchUpTimeout,
     ClosedError,
     ConstraintError,
     DataflowFailedError,
     LimitError,
     NoSuchColumnError,
+    NotGroupedError,
     NotNullError,
     ObjectExistsError,
     OutOfRangeError,
@@ -45,13 +51,17 @@ from rivulet.errors import (
     RivuletError,
     SchemaError,
     SqlError,
+    SqlSyntaxError,
     StorageError,
     TooLongError,
+    UnionWidthError,
     UnknownColumnError,
+    UnknownFunctionError,
     UnknownObjectError,
     UnknownTableError,
     UnsupportedSqlError,
     UpqueryTimeout,
+    ValueCountError,
     error_code,
 )
 from rivulet.server.errors import SQLSTATES, failure
@@ -121,10 +131,29 @@ V = SchemaError
 #: (statement, its parameters, class, public parent, MySQL code, SQLSTATE, HTTP status, kind)
 STATEMENTS = [
     # SQL: parse errors and what rivulet does not support
-    ("SELEC id FROM t", [], SqlError, S, 1064, "42000", 400, "sql"),
+    ("SELEC id FROM t", [], SqlSyntaxError, S, 1064, "42000", 400, "sql"),
+    ("SELCT 1", [], SqlSyntaxError, S, 1064, "42000", 400, "sql"),
+    ("SELECT id FROM t ORDER BY n DESC NULLS FIRST", [], SqlSyntaxError, S, 1064, "42000", 400,
+     "sql"),
+    ("SELECT id FROM t WHERE id IN ()", [], SqlSyntaxError, S, 1064, "42000", 400, "sql"),
     ("GRANT ALL ON *.* TO someone", [], UnsupportedSqlError, S, 1235, "42000", 400,
      "unsupported_sql"),
-    ("SELECT parameter(id) FROM t", [], SqlError, S, 1064, "42000", 400, "sql"),
+    ("SELECT SOUNDEX(name) FROM t", [], UnsupportedSqlError, S, 1235, "42000", 400,
+     "unsupported_sql"),
+    # functions: a name MySQL lacks too, and a call with a wrong number of arguments
+    ("SELECT parameter(id) FROM t", [], UnknownFunctionError, S, 1305, "42000", 400, "sql"),
+    ("SELECT IFNULL(n) FROM t", [], ArgumentCountError, S, 1582, "42000", 400, "sql"),
+    ("SELECT UPPER() FROM t", [], ArgumentCountError, S, 1582, "42000", 400, "sql"),
+    # statements MySQL refuses with codes of their own
+    ("SELECT id FROM t JOIN a ON t.id = a.id", [], AmbiguousColumnError, S, 1052, "23000", 400,
+     "sql"),
+    ("SELECT n, COUNT(*) FROM t", [], NotGroupedError, S, 1055, "42000", 400, "sql"),
+    ("SELECT id FROM t WHERE COUNT(*) > 1", [], AggregateMisuseError, S, 1111, "HY000", 400,
+     "sql"),
+    ("SELECT COUNT(MAX(n)) FROM t", [], AggregateMisuseError, S, 1111, "HY000", 400, "sql"),
+    ("INSERT INTO t VALUES (5)", [], ValueCountError, S, 1136, "21S01", 400, "sql"),
+    ("SELECT id FROM t UNION SELECT id, n FROM t", [], UnionWidthError, S, 1222, "21000", 400,
+     "sql"),
     # names a statement gives that do not exist
     ("SELECT nope FROM t WHERE id = 1", [], UnknownColumnError, S, 1054, "42S22", 400, "sql"),
     ("INSERT INTO t (id, nope) VALUES (2, 1)", [], UnknownColumnError, S, 1054, "42S22", 400,
@@ -142,6 +171,7 @@ STATEMENTS = [
     ("SELECT id FROM (SELECT id FROM t WHERE id = ?) s", [1], ParameterError, S, 1210, "HY000",
      400, "sql"),
     ("SELECT id FROM by_id", [], ParameterError, S, 1210, "HY000", 400, "sql"),
+    ("SELECT id FROM t WHERE id = ?", [], ParameterCountError, S, 1210, "HY000", 400, "sql"),
     ("SELECT id FROM t WHERE id + ? = 2", [1], ParameterError, S, 1210, "HY000", 400, "sql"),
     ("CREATE TABLE c AS SELECT id FROM t WHERE id = ?", [], ParameterError, S, 1210, "HY000",
      400, "sql"),
@@ -225,6 +255,13 @@ def test_statement_errors_over_the_mysql_protocol_have_the_tables_codes(
             ("DROP TABLE unknown_things", 1105),
             ("DROP TABLE exists_here", 1105),
             ("CREATE TABLE _rivulet_x (id INT PRIMARY KEY)", 1105),
+            ("SELCT 1", 1064),
+            ("SELECT 1 * FROM t", 1064),
+            ("SELECT id FROM t ORDER BY n NULLS LAST", 1064),
+            ("SELECT nope(id) FROM t", 1305),
+            ("SELECT LENGTH(name, 1) FROM t", 1582),
+            ("SELECT SOUNDEX(name) FROM t", 1235),
+            ("SELECT CONVERT_TZ('2020-01-01', 'x', 'y') + 1", 1235),  # no FROM: no mimic
         ]
         with conn.cursor() as cursor:
             for sql, code in cases:
@@ -257,12 +294,21 @@ def test_the_api_naming_no_view_or_table_is_an_unknown_object(db: rivulet.Databa
     assert client_for(db).get("/views/missing", params={"key": 1}).status_code == 404
 
 
-def test_a_plain_rivulet_error_is_unknown_to_mysql_and_a_bad_request_over_http(
+def test_a_key_of_the_wrong_width_is_a_parameter_count_error_over_http_too(
         db: rivulet.Database) -> None:
     exc = raised(lambda: db.view("by_id").lookup_many([(1, 2)]))
-    check(exc, RivuletError, RivuletError, 1105, "HY000", 400, "bad_request")
-    check_http(client_for(db).post("/views/by_id/lookup", json=[[1, 2]]), 400, "bad_request",
+    check(exc, ParameterCountError, RivuletError, 1210, "HY000", 400, "sql")
+    check_http(client_for(db).post("/views/by_id/lookup", json=[[1, 2]]), 400, "sql",
                str(exc))
+
+
+def test_a_plain_rivulet_error_is_unknown_to_mysql_and_a_bad_request_over_http(
+        db: rivulet.Database) -> None:
+    with _plain_error_from_lookup_many():
+        exc = raised(lambda: db.view("by_id").lookup_many([(1,)]))
+        check(exc, RivuletError, RivuletError, 1105, "HY000", 400, "bad_request")
+        check_http(client_for(db).post("/views/by_id/lookup", json=[[1]]), 400, "bad_request",
+                   str(exc))
 
 
 def test_limits_are_limit_errors_and_an_answer_too_large_is_mysqls_too_big_select(
@@ -351,8 +397,21 @@ def test_a_failed_dataflow_is_503_failed(db: rivulet.Database) -> None:
                                                  "params": [1]}), 503, "failed", str(exc))
     # While the dataflow has failed, an error of no more specific kind is answered as the
     # failure too (the HTTP API's one rule of its own).
-    response = client_for(db).post("/views/by_id/lookup", json=[[1, 2]])
+    with _plain_error_from_lookup_many():
+        response = client_for(db).post("/views/by_id/lookup", json=[[1]])
     assert response.status_code == 503 and response.json()["kind"] == "failed"
+
+
+@contextlib.contextmanager
+def _plain_error_from_lookup_many() -> Iterator[None]:
+    """``View.lookup_many`` raising a RivuletError of no more specific kind (the few left
+    are hard to reach on purpose)."""
+    def fail(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise RivuletError("a plain error")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(View, "lookup_many", fail)
+        yield
 
 
 def test_a_damaged_database_file_is_a_storage_error(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ from rivulet import (
     SqlError,
     UnsupportedSqlError,
 )
+from rivulet.errors import SqlSyntaxError
 
 PROGRAM = """
 CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(5) NOT NULL, n INT, g INT);
@@ -171,25 +172,25 @@ SYNTAX = [
 
 @pytest.mark.parametrize("sql", SYNTAX)
 def test_syntax_error(db, path, sql):
-    err = expect_unchanged(db, path, lambda: db.execute(sql), SqlError, "parse")
+    err = expect_unchanged(db, path, lambda: db.execute(sql), SqlSyntaxError, "SQL syntax")
     assert not isinstance(err, UnsupportedSqlError)
     assert_somewhere(err, sql)
 
 
 def test_syntax_error_located_on_later_line(db, path):
     sql = "SELECT id,\n  name\nFROM t\nWHERE id = = 3"
-    err = expect_unchanged(db, path, lambda: db.execute(sql), SqlError, "parse")
+    err = expect_unchanged(db, path, lambda: db.execute(sql), SqlSyntaxError, "SQL syntax")
     assert err.line == 4
 
 
 def test_syntax_error_in_query(db, path):
     expect_unchanged(db, path, lambda: db.query("SELEC id FROM t WHERE id = ?", (1,)),
-                     SqlError, "parse")
+                     SqlSyntaxError, "SQL syntax")
 
 
 def test_syntax_error_in_create_view(db, path):
     expect_unchanged(db, path, lambda: db.execute("CREATE VIEW w AS SELEC id FROM t"),
-                     SqlError, "parse")
+                     SqlSyntaxError, "SQL syntax")
 
 
 def test_unterminated_string(db, path):

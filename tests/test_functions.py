@@ -420,7 +420,8 @@ STRINGS = [
     (F.lower, ("AbC",), "abc"),
     (F.lower, (NULL,), NULL),
     (F.lower, (b"ABC",), b"ABC"),  # binary strings have no case
-    (F.upper, ("straße",), "STRASSE"),
+    (F.upper, ("straße",), "STRAßE"),  # one character to one, as MySQL (not 'STRASSE')
+    (F.lower, ("ΑΣ",), "ασ"),  # no final sigma
     (F.upper, (12,), "12"),
     (F.length, ("abc",), 3),
     (F.length, ("é",), 2),  # bytes, not characters

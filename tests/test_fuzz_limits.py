@@ -45,7 +45,7 @@ def test_statement_length(db) -> None:
         with pytest.raises(LimitError, match="max_statement_chars"):
             run()
     assert digest(db) == before
-    assert db.execute("SELECT id FROM t WHERE a = ?", ["x" * 1000]) == []  # parameters: free
+    assert db.execute("SELECT id FROM t WHERE s = ?", ["x" * 1000]) == []  # parameters: free
 
 
 def test_rows_per_write(db) -> None:

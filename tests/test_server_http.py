@@ -160,10 +160,11 @@ def test_read_by_key_forms(news, api):
 
 def test_read_errors(news, api):
     assert_error(api.get("/views/NoSuchView", params={"key": 1}), 404, "not_found", "NoSuchView")
-    assert_error(api.get("/views/StoriesWithVC"), 400, "bad_request", "1 parameter", "got 0")
+    # A wrong number of keys is the error of a statement given a wrong number of values.
+    assert_error(api.get("/views/StoriesWithVC"), 400, "sql", "1 parameter", "got 0")
     assert_error(api.get("/views/StoriesWithVC", params=[("key", "1"), ("key", "2")]), 400,
-                 "bad_request", "parameter")
-    assert_error(api.get("/views/FrontPage", params={"key": 1}), 400, "bad_request",
+                 "sql", "parameter")
+    assert_error(api.get("/views/FrontPage", params={"key": 1}), 400, "sql",
                  "no parameters")
     assert_error(api.get("/views/StoriesWithVC", params={"key": "[1,"}), 400, "bad_json")
     assert_error(api.get("/views/StoriesWithVC", params={"key": "[[1]]"}), 400, "bad_request",
@@ -229,7 +230,7 @@ def test_lookup_many_and_scan(news, api):
     got = rows_of(api.post("/views/ByAuthorTitle/lookup",
                            json=[[author, title], [author, "none"]]))
     assert got == [(8,)]
-    assert_error(api.post("/views/ByAuthorTitle/lookup", json=[[author]]), 400, "bad_request",
+    assert_error(api.post("/views/ByAuthorTitle/lookup", json=[[author]]), 400, "sql",
                  "keyed by 2")
     assert_error(api.post("/views/StoriesWithVC/lookup", json={"keys": [1]}), 400, "bad_request",
                  "list of keys")
@@ -403,7 +404,11 @@ def test_sql_errors(news, api):
                  "sql", "nope", "line 1, column")
     assert_error(api.post("/sql", json={"sql": "SELECT id FROM nowhere"}), 400, "sql", "nowhere")
     assert_error(api.post("/sql", json={"sql": "SELEC id FROM stories"}), 400, "sql",
-                 "cannot parse", "line 1")
+                 "SQL syntax", "near 'SELEC id FROM stories'", "line 1")
+    assert_error(api.post("/sql", json={"sql": "SELECT id FROM stories ORDER BY id NULLS LAST"}),
+                 400, "sql", "SQL syntax", "NULLS LAST")
+    assert_error(api.post("/sql", json={"sql": "SELECT nope(id) FROM stories"}), 400, "sql",
+                 "FUNCTION nope does not exist")
     assert_error(api.post("/sql", json={"sql": "SELECT id FROM stories ORDER BY id LIMIT ?",
                                         "params": [1]}), 400, "unsupported_sql", "limit")
     assert_error(api.post("/sql", json={"sql": "SELECT 1; SELECT 2"}), 400, "sql", "one statement")

@@ -133,6 +133,30 @@ def test_views_read_by_a_time(times: MySQLPair) -> None:
     times.check_view("by_hour")
 
 
+def test_time_parameters_find_what_their_literals_find(times: MySQLPair) -> None:
+    """A parameter compared with a TIME column is looked up as MySQL compares it (text read
+    as a TIME, a number as [-]HHMMSS: rivulet/values/matching.py), in every shape of
+    read."""
+    keys = [["10:11:12"], [_td(hours=25)], [101112], [101112.0], ["25:00"], ["abc"], [0],
+            [None], [b"03:04:05"], [-3000], ["-00:30"], [30405.0], ["900:00:00"]]
+    for sql in ["SELECT id FROM tm WHERE t = ?", "SELECT id FROM tm WHERE t = ? AND id > 0",
+                "SELECT id FROM tm WHERE t <=> ?", "SELECT id FROM tm WHERE t3 = ?"]:
+        for key in keys:
+            times.check_query(sql, key)
+    for key in [["10:11:12", 0], [_td(minutes=-30), "25:00:00", 30405]]:
+        times.check_query(f"SELECT id FROM tm WHERE t IN ({', '.join('?' * len(key))})", key)
+    for key in [["00:00:00"], [_td(minutes=-40)], [30405], ["abc"], ["25:00"], [0.5]]:
+        times.check_query("SELECT id FROM tm WHERE t <= ? ORDER BY id", key)
+        times.check_query("SELECT id FROM tm WHERE t > ? AND t < '30:00' ORDER BY id", key)
+    times.create_view("by_s_t", "SELECT id FROM tm WHERE s = ? AND t = ?")
+    for key in [("10:11:12", "10:11:12"), ("abc", -8385959), ("25:00", _td(hours=25))]:
+        times.check_view("by_s_t", *key)
+    got = times.db.view("by_s_t").lookup_many([("10:11:12", 101112), ("abc", "-838:59:59")])
+    assert sorted(got) == [(1,), (2,)]
+    with pytest.raises(UnsupportedSqlError, match="TIME"):
+        times.db.query("SELECT id FROM tm WHERE t = ?", [dt.datetime(2024, 1, 2, 10, 11, 12)])
+
+
 def test_time_values_are_the_same_after_reopening(times: MySQLPair) -> None:
     times.create_view("sorted", "SELECT id, t, t3 FROM tm ORDER BY t, id")
     times.db.close()

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
-from rivulet.errors import SqlError, UnknownColumnError, UnknownTableError
+from rivulet.errors import SqlError, UnknownColumnError, UnknownTableError, ValueCountError
 from rivulet.migrate.alter import SchemaChange, plan_alter, replace_conversions
 from rivulet.migrate.copy import CopyPlan, plan_copy
 from rivulet.plan import ir
@@ -231,7 +231,8 @@ def _insert(node: exp.Insert, catalog: Catalog) -> Insert:
     for tup in values.expressions:
         items = tup.expressions if isinstance(tup, exp.Tuple) else [tup]
         if len(items) != len(columns):
-            raise error_at(tup, f"INSERT row has {len(items)} values for {len(columns)} columns")
+            raise error_at(tup, f"INSERT row has {len(items)} values for {len(columns)} columns",
+                           ValueCountError)
         rows.append(tuple(_value(v, params) for v in items))
     return Insert(schema, tuple(columns), tuple(rows), params.count)
 

@@ -27,9 +27,9 @@ _OPERATORS = {
     "add", "sub", "mul", "div", "int_div", "mod", "neg", "like", "between", "is_null",
     "is_not_null",
 }
-#: Kinds Python compares among themselves as MySQL does (exactly).
-_EXACT_KINDS = frozenset({INT, BOOL, DECIMAL})
 _PY_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+#: Numeric kinds Python compares with one another exactly as MySQL does.
+_EXACT_KINDS = frozenset({INT, BOOL, DECIMAL})
 
 
 class _Codegen:
@@ -132,8 +132,8 @@ class _Codegen:
         kb = b.kind if isinstance(b, Lit) else self.kinds[b.index]
         if isinstance(b, Lit) and b.value is None:
             return None
-        # (A float against an exact number compares as doubles in MySQL, not exactly as
-        # Python's ``0.1 == Decimal('0.1')`` does: that goes through F.eq.)
+        # Python compares exact numbers (INT, DECIMAL) exactly, as MySQL does; a DOUBLE
+        # with an exact number MySQL compares as doubles (DECIMAL 0.10 = 0.1e0), not Python.
         same = ka == kb or (ka in _EXACT_KINDS and kb in _EXACT_KINDS)
         if not same or ka is None:
             return None

@@ -248,7 +248,7 @@ class Database:
         self.limits.check_statement(sql)
         statement = st.bind_text(sql, self.catalog)
         if isinstance(statement, st.Select):
-            return self.prepare(sql, parsed=statement.query).lookup(*params)
+            return self.program.prepare(sql, statement.query, params=params).lookup(*params)
         if isinstance(statement, (st.Insert, st.Update, st.Delete)):
             return self.submit(self.texts.remember(sql, statement)(tuple(params)))
         if params:
@@ -323,7 +323,7 @@ class Database:
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Answer a SELECT from a view made for it on first use (cached by normalized text)."""
-        return self.prepare(sql).lookup(*params)
+        return self.program.prepare(sql, params=params).lookup(*params)
 
     def prepare(self, sql: str, parsed: exp.Expr | None = None) -> View:
         """The view that answers the ad-hoc SELECT ``sql``, made on first use (queries that

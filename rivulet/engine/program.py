@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
+from collections.abc import Sequence
+from typing import Any
 
 from sqlglot import exp
 
@@ -26,6 +28,7 @@ from rivulet.migrate import alter
 from rivulet.migrate.copy import plan_copy
 from rivulet.plan import ir
 from rivulet.plan.catalog import ADHOC_PREFIX, is_adhoc
+from rivulet.plan.params import values_by_param
 from rivulet.plan.planner import Planner
 from rivulet.plan.usage import scan_columns
 from rivulet.spark.bootstrap import PlanRecordingBuilder
@@ -276,18 +279,22 @@ class Program:
             if if_exists:
                 return
             raise UnknownObjectError(f"unknown view {name!r}")
-        dependents = [
-            v.name for v in core.catalog.views.values()
+        readers = {
+            v.name.lower() for v in core.catalog.views.values()
             if v.name.lower() != name.lower() and name.lower() in _view_sources(v.sql)
-        ]
+        }
+        dependents = sorted(v for v in readers if not is_adhoc(v))
         if dependents:
             raise ProgramError(f"view {name!r} is used by view(s) {', '.join(dependents)}")
         with core.migration():
             with core.storage.transaction():
                 core.storage.remove_statement("view", name)
+            # Ad-hoc queries that read it go first (they are made again on their next use).
+            for reader in readers:
+                self.uninstall_view(reader)
             self.uninstall_view(name)
             for key, view in list(self.adhoc.items()):
-                if view.name.lower() == name.lower():
+                if view.name.lower() == name.lower() or view.name.lower() in readers:
                     del self.adhoc[key]
 
     def drop_table(self, name: str, *, if_exists: bool = False) -> None:
@@ -335,9 +342,12 @@ class Program:
         replaced since it was looked up)."""
         return self.views.get(view.name.lower()) is view
 
-    def prepare(self, sql: str, parsed: exp.Expr | None = None) -> View:
+    def prepare(self, sql: str, parsed: exp.Expr | None = None, *,
+                params: Sequence[Any] | None = None) -> View:
         """The view that answers the ad-hoc SELECT ``sql``, made on first use (``parsed``:
-        its syntax tree, if the caller parsed it already; it becomes the view's).
+        its syntax tree, if the caller parsed it already; it becomes the view's). With
+        ``params``, the values a read will pass: a wrong number of them is refused before
+        the view is made, so that the failed read changes nothing.
 
         Queries that differ only in the length of an ``IN (?, ...)`` list, or in spacing
         and case, share one view (Noria's MySQL adapter does the same).
@@ -345,14 +355,17 @@ class Program:
         self.core.check_open()
         view = self.adhoc.get(sql)
         if view is None:
-            view = self.adhoc[sql] = self._adhoc_view(sql, parsed)
+            view = self.adhoc[sql] = self._adhoc_view(sql, parsed, params)
         return view
 
-    def _adhoc_view(self, sql: str, parsed: exp.Expr | None) -> View:
+    def _adhoc_view(self, sql: str, parsed: exp.Expr | None,
+                    params: Sequence[Any] | None) -> View:
         core = self.core
         core.limits.check_statement(sql)
         node = parse_one(sql) if parsed is None else parsed
-        if not isinstance(node, (exp.Select, exp.Union)):
+        # Every set operation goes to the planner, which names the ones it refuses (EXCEPT,
+        # INTERSECT), rather than calling them no SELECT.
+        if not isinstance(node, (exp.Select, exp.SetOperation)):
             raise SqlError("query() takes a SELECT statement")
         for in_node in node.find_all(exp.In):
             if in_node.expressions and all(isinstance(e, exp.Placeholder)
@@ -365,6 +378,8 @@ class Program:
         if view is None:
             # Planned before any change: a query that cannot be answered changes nothing.
             plan = Planner(core.catalog).plan_view(name, node, normalized)
+            if params is not None:
+                values_by_param(plan, params)  # raises ParameterCountError
             with core.migration():
                 view = self.views.get(name)
                 if view is None:

@@ -4,6 +4,11 @@
 lookup and a cached tuple; everything else (several keys, IN lists, ranges, keys of the
 wrong Python type) takes the general path.
 
+A parameter finds the rows MySQL's comparison with the same literal finds: its value is
+mapped to the stored values it equals (rivulet/plan/params.py, ``KeyLookup``). A value
+that may equal many stored values (``varchar_col = 1`` finds '1' and '01') cannot be looked
+up: that read is computed whole with the value as a constant (rivulet/plan/bound.py).
+
 A partial view misses on keys it does not hold: the read then fills them by an upquery
 (all the keys of one ``lookup_many`` or ``IN`` list in one batch) and answers, or, with
 ``block=False``, returns :data:`NOT_READY` at once and fills them in the background.
@@ -12,7 +17,6 @@ A partial view misses on keys it does not hold: the read then fills them by an u
 from __future__ import annotations
 
 import enum
-import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -23,11 +27,20 @@ from rivulet.dataflow.ops.filter import Filter
 from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.engine.upquery import BUSY, Upqueries
-from rivulet.errors import ClosedError, RivuletError
-from rivulet.plan.params import values_by_param
+from rivulet.errors import ClosedError, ParameterCountError, ParameterError, RivuletError
+from rivulet.plan.bound import bound_plan
+from rivulet.plan.params import (
+    KeyLookup,
+    exact_types,
+    key_members,
+    key_value,
+    range_bounds,
+    values_by_param,
+)
 from rivulet.state.holes import MISSING, Hole
 from rivulet.state.reader import KeyedReader, RangeReader
-from rivulet.values.schema import FLOAT, INT, STR, Column, Kind, SchemaError, key_value
+from rivulet.values.matching import Unkeyed, range_bound
+from rivulet.values.schema import STR, Column, Kind, SchemaError, coerce_value
 
 Row = tuple
 
@@ -67,9 +80,6 @@ Block = bool | Nowait
 _LOWER = {">": False, ">=": True}
 _UPPER = {"<": False, "<=": True}
 _CHECK = {">": F.gt, ">=": F.ge, "<": F.lt, "<=": F.le}
-#: Key column kinds whose values of this exact Python type are already what the column
-#: holds (``key_value`` would return them as they are: key columns have no bounds).
-_NATIVE: dict[str, type] = {INT: int, FLOAT: float}
 
 
 class View:
@@ -86,19 +96,21 @@ class View:
         self._entries = built.state.entries  # the hot path reads the reader's dict directly
         self._finish = built.finish
         self._default = built.default_rows
-        self._key_columns = [
-            plan.root.columns[i].column or Column(plan.root.columns[i].name,
-                                                  plan.root.columns[i].kind or STR)
-            for i in plan.key
-        ]
+        #: The kinds of the key columns (their stored values are what a read looks up).
+        self._key_kinds = [plan.root.columns[i].kind for i in plan.key]
+        #: An ENUM key column's members (a number finds the member at its position), else ().
+        self._key_members = key_members(plan)
+        self._key_lookup = KeyLookup.of(plan)
         #: Where the reader is keyed by part of the plan's key (``BuiltView.listed``):
-        #: the position of the rest in the key, its column, and the columns of the
-        #: reader's keys. A read keeps the rows whose value in the column it asks for.
+        #: the position of the rest in the key and its column. A read keeps the rows whose
+        #: value in the column it asks for.
         self._listed = built.listed
         self._listed_column: int | None = None if built.listed is None else plan.key[built.listed]
-        self._reader_columns = [c for i, c in enumerate(self._key_columns) if i != built.listed]
-        #: Per key column, the Python type a value of it already is (no conversion).
-        self._native = tuple(_NATIVE.get(c.kind) for c in self._key_columns)
+        self._reader_kinds = [k for i, k in enumerate(self._key_kinds) if i != built.listed]
+        self._reader_members = [m for i, m in enumerate(self._key_members) if i != built.listed]
+        #: For a one-column key, the Python types of values the reader's dict may be asked
+        #: for as they are (a value of another type goes through ``KeyLookup``).
+        self._exact = exact_types(self._key_kinds[0]) if len(plan.key) == 1 else frozenset()
         self._single = len(plan.key) == 1 and plan.range_column is None and not plan.in_list
         self._simple = self._single and plan.param_count == 1 and plan.key_params == (0,)
         self._unparameterized = plan.param_count == 0
@@ -145,18 +157,22 @@ class View:
         ``timeout`` seconds to start, the database's ``upquery_timeout`` by default); with
         ``block=False`` it returns :data:`NOT_READY` instead and computes them meanwhile.
         """
-        if self._simple and len(params) == 1:
-            entry = self._entries.get(params[0])
-            if entry is not None:  # a hit: counted once, here or by ``get``
-                result = entry.result
-                if result is None:
-                    result = self._state.get(params[0])  # type: ignore[union-attr]
-                    if result is MISSING:  # evicted since: a miss after all
-                        return self._lookup(params, block, timeout)
-                else:
-                    entry.reads += 1
-                return list(result) if result else self._defaults(params[0])
-        return self._lookup(params, block, timeout)
+        try:
+            if self._simple and len(params) == 1 and type(params[0]) in self._exact:
+                entry = self._entries.get(params[0])
+                if entry is not None:  # a hit: counted once, here or by ``get``
+                    result = entry.result
+                    if result is None:
+                        result = self._state.get(params[0])  # type: ignore[union-attr]
+                        if result is MISSING:  # evicted since: a miss after all
+                            return self._lookup(params, block, timeout)
+                    else:
+                        entry.reads += 1
+                    return list(result) if result else self._defaults(params[0])
+            return self._lookup(params, block, timeout)
+        except TypeError:
+            _check_scalars(params)
+            raise
 
     def lookup_nowait(self, *params: Any) -> Any:
         """``lookup(..., block=False)`` for a server's event loop: never waits. A miss on a
@@ -181,7 +197,8 @@ class View:
         stays the same object until a write changes the rows under the key, so the MySQL
         server can reuse the reply it encoded from it. Counted as a read, as
         :meth:`lookup` counts."""
-        if not (self._simple or (self._unparameterized and key == ())):
+        if not ((self._simple and type(key) in self._exact)
+                or (self._unparameterized and key == ())):
             return None
         entry = self._entries.get(key)
         if entry is None:
@@ -200,8 +217,11 @@ class View:
         if not self._list_only:
             return None
         entries = self._entries
+        exact = self._exact
         held: dict[int, Any] = {}  # (1 and 1.0 are one key: one entry)
         for key in keys:
+            if type(key) not in exact:
+                return None
             entry = entries.get(key)
             if entry is None or entry.result is None:
                 return None
@@ -222,15 +242,31 @@ class View:
         """
         self._check_open()
         keys = [k if isinstance(k, tuple) else (k,) for k in keys]
+        width = len(self._key_kinds)
+        asked: list[tuple] = []
+        unmatched = 0
+        computed: list[tuple] = []
         for k in keys:
-            if len(k) != len(self._key_columns):
-                raise RivuletError(
-                    f"view {self.name!r} is keyed by {len(self._key_columns)} value(s), "
+            if len(k) != width:
+                raise ParameterCountError(
+                    f"view {self.name!r} is keyed by {width} value(s), "
                     f"got a key of {len(k)}: {k!r}"
                 )
+            _check_scalars(k)
+            stored = tuple(key_value(kind, v, members)
+                           for kind, v, members in zip(self._key_kinds, k, self._key_members))
+            if any(v is Unkeyed.NOTHING for v in stored):
+                unmatched += 1
+            elif any(v is Unkeyed.SCAN for v in stored):
+                computed.append(k)
+            else:
+                asked.append(stored)
+        asked = list(dict.fromkeys(asked))
+        if computed:
+            return self._read_computed_keys(asked, computed, unmatched, block, timeout)
         if self._listed is not None:
-            return self._read_listed(_by_prefix(keys, self._listed), block, timeout)
-        return self._read_keys(keys, block, timeout)
+            return self._read_listed(_by_prefix(asked, self._listed), block, timeout)
+        return self._read_keys(asked, block, timeout, unmatched)
 
     def scan(self) -> list[Row]:
         """Every row of the view, over all parameter values (hidden columns dropped): the
@@ -301,29 +337,73 @@ class View:
         plan = self.plan
         if self._unparameterized:
             if params:
-                raise RivuletError(f"view {self.name!r} takes no parameters, got {len(params)}")
+                raise ParameterCountError(
+                    f"view {self.name!r} takes no parameters, got {len(params)}")
             return self._read_one((), block, timeout)
         values = values_by_param(plan, params)
-        eq_key = [values[p] for p in plan.key_params[: len(plan.key) - (1 if plan.in_list else 0)]]
-        if self._listed is not None:
-            listed = values["in"] if plan.in_list else [eq_key.pop(self._listed)]
-            return self._read_listed({tuple(eq_key): listed}, block, timeout)
-        if plan.in_list:
-            keys = [tuple(eq_key) + (v,) for v in values["in"]]
-        else:
-            keys = [tuple(eq_key)]
+        if plan.in_list:  # (an unhashable value here is not caught on the way)
+            _check_scalars(values["in"])
+        asked = self._key_lookup.keys(values)
+        if isinstance(asked, Unkeyed):
+            return self._computed(params, block)
         if plan.range_column is not None:
-            return self._read_range(keys[0], values, block, timeout)
-        if len(keys) == 1:
-            return self._read_one(keys[0], block, timeout)
-        return self._read_keys(keys, block, timeout)
+            return self._read_range(asked, values, block, timeout)
+        if not asked:  # no row can match (a NULL, ``int_col = 1.5``)
+            return self._defaults(self._no_key(), matches_nothing=True)
+        if self._listed is not None:
+            return self._read_listed(_by_prefix(asked, self._listed), block, timeout)
+        if len(asked) == 1:
+            return self._read_one(asked[0], block, timeout)
+        return self._read_keys(asked, block, timeout)
 
-    def _read_one(self, raw_key: tuple, block: Block, timeout: float | None) -> Any:
-        key = self._coerce_key(raw_key)
-        if key is None:
-            return []
-        if any(v is None for v in key):
-            return self._defaults(key, matches_nothing=True)
+    def _no_key(self) -> Any:
+        """The key an implicit group's default row shows when no row can match: NULLs."""
+        width = len(self._key_kinds)
+        return None if width == 1 else (None,) * width
+
+    def _computed(self, params: Sequence[Any], block: Block) -> Any:
+        """A read its reader cannot answer by its keys: the view's query with ``params`` as
+        constants, computed whole from the base tables (rivulet/plan/bound.py). It fills no
+        state, so there is nothing to fill in the background: only a read that must not
+        wait at all (:attr:`Nowait.FILL_OR_NOTHING`) answers :data:`NOT_READY`."""
+        if block is Nowait.FILL_OR_NOTHING:
+            return NOT_READY
+        plan = bound_plan(self.plan, params, self._upqueries.core.catalog)
+        built = self._upqueries.computed(plan)
+        state: KeyedReader = built.state  # type: ignore[assignment]  # (no range parameter)
+        rows = state.get(())
+        if not rows or rows is MISSING:
+            rows = built.finish(built.default_rows((), True)) if built.default_rows else ()
+        return list(rows)
+
+    def _read_computed_keys(self, asked: list[tuple], computed: list[tuple], unmatched: int,
+                            block: Block, timeout: float | None) -> Any:
+        """:meth:`lookup_many` where some keys cannot be looked up (:meth:`_computed`):
+        those keys' answers after the others'. Only where the answer of several keys is
+        each key's answer, one after the other."""
+        if not self._concatenated:
+            raise RivuletError(
+                f"view {self.name!r}: the key {computed[0]!r} matches several stored values "
+                f"(compared as MySQL compares its types); read it with lookup()")
+        rows = self._read_keys(asked, block, timeout, unmatched) if asked else []
+        if rows is NOT_READY:
+            return NOT_READY
+        for key in dict.fromkeys(computed):
+            answer = self._computed(self._params_of_key(key), block)
+            if answer is NOT_READY:
+                return NOT_READY
+            rows.extend(answer)
+        return rows
+
+    def _params_of_key(self, key: tuple) -> list[Any]:
+        """The parameters of a read of one key (the key's value in an IN list's place)."""
+        plan = self.plan
+        by_param = dict(zip(plan.key_params, key))
+        by_param.update((p, key[position]) for p, position in plan.equal_params)
+        skipped = set(plan.in_list[1:])
+        return [by_param[p] for p in range(plan.param_count) if p not in skipped]
+
+    def _read_one(self, key: tuple, block: Block, timeout: float | None) -> Any:
         state: KeyedReader = self._state  # type: ignore[assignment]
         state_key = key[0] if len(key) == 1 else key
         result = state.get(state_key)
@@ -336,22 +416,18 @@ class View:
             return self._defaults(state_key)
         return list(result)
 
-    def _read_keys(self, keys: list[tuple], block: Block, timeout: float | None) -> Any:
+    def _read_keys(self, keys: list[tuple], block: Block, timeout: float | None,
+                   unmatched: int = 0) -> Any:
+        """The answer of several keys (stored values, each once), and of ``unmatched``
+        keys that match no row (only an implicit group answers those: its default row)."""
         if self._concatenated:
             return self._read_each(keys, block, timeout)
         state: KeyedReader = self._state  # type: ignore[assignment]
-        state_keys: list[Any] = []
         raw: list[Row] = []
-        for raw_key in dict.fromkeys(keys):
-            key = self._coerce_key(raw_key)
-            if key is None:
-                continue
-            if any(v is None for v in key):  # matches no row: only an implicit group answers
-                if self._default is not None:
-                    raw.extend(self._default(key[0] if len(key) == 1 else key, True))
-                continue
-            state_keys.append(key[0] if len(key) == 1 else key)
-        state_keys = list(dict.fromkeys(state_keys))
+        if self._default is not None:
+            for _ in range(unmatched):
+                raw.extend(self._default(self._no_key(), True))
+        state_keys = [key[0] if len(key) == 1 else key for key in keys]
         missing: list[Any] = []
         for key in state_keys:
             rows = state.raw(key)
@@ -392,15 +468,8 @@ class View:
         state: KeyedReader = self._state  # type: ignore[assignment]
         out: list[Row] = []
         missing: list[Any] = []
-        seen: set[Any] = set()
-        for raw_key in dict.fromkeys(keys):
-            key = self._coerce_key(raw_key)
-            if key is None or None in key:
-                continue  # matches no row
+        for key in keys:
             state_key = key[0] if len(key) == 1 else key
-            if state_key in seen:
-                continue  # (1 and 1.0 are one key)
-            seen.add(state_key)
             rows = state.get(state_key)
             if rows is MISSING:
                 missing.append(state_key)
@@ -420,16 +489,10 @@ class View:
         of the rest, listed with each reader key): each reader key is read (or filled)
         once, and its rows are kept when they hold a listed value. The reader's cached
         answer under a key is its rows by that value (``builder.rows_by``)."""
-        listed: dict[Any, set[Any]] = {}
         assert self._listed is not None and self._listed_column is not None  # a listed view
-        column = self._key_columns[self._listed]
-        for raw_prefix, raw_values in lists.items():
-            prefix = self._coerce_key(raw_prefix, self._reader_columns)
-            if prefix is None or None in prefix:
-                continue  # matches no row (and such a view has no implicit group)
-            coerced = self._coerce_values(column, raw_values)
-            if coerced:
-                listed.setdefault(prefix[0] if len(prefix) == 1 else prefix, set()).update(coerced)
+        listed: dict[Any, set[Any]] = {}
+        for prefix, asked in lists.items():
+            listed.setdefault(prefix[0] if len(prefix) == 1 else prefix, set()).update(asked)
         state: KeyedReader = self._state  # type: ignore[assignment]
         raw: list[Row] = []
         missing: list[Any] = []
@@ -452,54 +515,60 @@ class View:
                 raw.extend(r for r in rows if r[position] in values)
         return list(self._finish(raw))
 
-    @staticmethod
-    def _coerce_values(column: Column, values: Iterable[Any]) -> list[Any]:
-        """The values of an IN list as ``column`` holds them; NULLs and values that cannot
-        be of its kind match no row and are dropped."""
-        out = []
-        for v in values:
-            if v is None:
-                continue
-            try:
-                out.append(key_value(column, v))
-            except SchemaError:
-                continue
-        return out
-
-    def _read_range(self, key: tuple, values: dict[Any, Any], block: Block,
+    def _read_range(self, keys: list[tuple], values: dict[Any, Any], block: Block,
                     timeout: float | None) -> Any:
+        """A range view's rows under each of ``keys`` (stored values) within every bound.
+        The reader's sorted rows are cut by a lower and an upper bound where each is one
+        value placed among the column's values as MySQL compares them
+        (:func:`~rivulet.values.matching.range_bound`); any other bound (a second one on a
+        side, ``varchar_col < 10``) is checked row by row."""
         state: RangeReader = self._state  # type: ignore[assignment]
-        coerced = self._coerce_key(key) if key else ()
-        if coerced is None or any(v is None for v in coerced):
-            return []
-        low = high = None
-        low_inc = high_inc = True
-        bounds = [(b.op, values[b.param]) for b in self.plan.range_bounds]
-        if any(v is None for _, v in bounds):
+        bounds = range_bounds(self.plan, values)
+        if not keys or any(v is None for _, v in bounds):
             return []  # a comparison with NULL is never true
         range_column = self.plan.range_column
         assert range_column is not None  # a range view
         range_kind = self.plan.root.columns[range_column].kind
-        bounds = [(op, _coerce(range_kind, v)) for op, v in bounds]
-        for op, v in bounds:
-            if op in _LOWER and low is None:
-                low, low_inc = v, _LOWER[op]
-            elif op in _UPPER and high is None:
-                high, high_inc = v, _UPPER[op]
-        state_key = coerced[0] if len(coerced) == 1 else coerced
-        rows = state.range(state_key, low, low_inc, high, high_inc)
-        if rows is MISSING:
+        low = high = None
+        low_inc = high_inc = True
+        lows = [(op, v) for op, v in bounds if op in _LOWER]
+        highs = [(op, v) for op, v in bounds if op in _UPPER]
+        checked = len(lows) > 1 or len(highs) > 1
+        if len(lows) == 1:
+            op, v = lows[0]
+            low, low_inc = range_bound(range_kind, v), _LOWER[op]
+            if low is Unkeyed.SCAN:
+                low, checked = None, True
+        if len(highs) == 1:
+            op, v = highs[0]
+            high, high_inc = range_bound(range_kind, v), _UPPER[op]
+            if high is Unkeyed.SCAN:
+                high, checked = None, True
+
+        def cut(key: Any) -> Any:
+            return state.range(key, low, low_inc, high, high_inc)
+
+        rows: list[Row] = []
+        missing: list[Any] = []
+        for key in keys:
+            state_key = key[0] if len(key) == 1 else key
+            held = cut(state_key)
+            if held is MISSING:
+                missing.append(state_key)
+            else:
+                rows.extend(held)
+        if missing:
             if block is Nowait.FILL_OR_NOTHING:
                 return NOT_READY
             if block is Nowait.FILL_OR_BACKGROUND or not block:
-                self._upqueries.fill_in_background(self._built, [state_key])
+                self._upqueries.fill_in_background(self._built, missing)
                 return NOT_READY
-            # (read under the lock that filled the key: no eviction comes between)
-            rows = self._upqueries.fill(
-                self._built, [state_key], timeout,
-                read=lambda: state.range(state_key, low, low_inc, high, high_inc),
-            )
-        if len(bounds) > 2 or sum(op in _LOWER for op, _ in bounds) > 1:
+            # (read under the lock that filled the keys: no eviction comes between)
+            filled = self._upqueries.fill(
+                self._built, missing, timeout, read=lambda: [cut(k) for k in missing])
+            for held in filled:
+                rows.extend(held)
+        if checked:
             rows = [r for r in rows if all(_CHECK[op](r[range_column], v) for op, v in bounds)]
         return list(self._finish(rows))
 
@@ -510,14 +579,18 @@ class View:
             return []
         return list(self._finish(self._default(key, matches_nothing)))
 
-    def _coerce_key(self, key: tuple, columns: list[Column] | None = None) -> tuple | None:
-        """``key`` as the key columns (or ``columns``) hold it; None if it cannot be."""
-        if columns is None:
-            if all(map(operator.is_, map(type, key), self._native)):
-                return key  # (an id read in a list of hundreds: no conversion to make)
-            columns = self._key_columns
+    def _coerce_key(self, key: tuple, kinds: list[Kind | None] | None = None,
+                    members: Sequence[tuple[str, ...]] | None = None) -> tuple | None:
+        """``key`` converted to the key columns' kinds (or to ``kinds``, an ENUM's with its
+        ``members``) as a write converts a value (NULLs kept); None if a value cannot be
+        one. For keys saved by prewarming, which are the reader's own: a read's values are
+        looked up by ``KeyLookup``)."""
+        if kinds is None:
+            kinds, members = self._key_kinds, self._key_members
+        members = members if members is not None else [()] * len(kinds)
         try:
-            return tuple(v if v is None else key_value(col, v) for col, v in zip(columns, key))
+            return tuple(v if v is None else coerce_value(Column("key", k or STR, members=m), v)
+                         for k, v, m in zip(kinds, key, members))
         except SchemaError:
             return None
 
@@ -534,11 +607,15 @@ def _by_prefix(keys: Iterable[tuple], listed: int) -> dict[tuple, list[Any]]:
     return out
 
 
-def _coerce(kind: Kind | None, value: Any) -> Any:
-    if kind is None:
-        return value
-    try:
-        return key_value(Column("bound", kind), value)
-    except SchemaError:
-        raise RivuletError(
-            f"range parameter {value!r} is not comparable with a {kind} column") from None
+def _check_scalars(values: Sequence[Any]) -> None:
+    """A ParameterError for a parameter value that is not a scalar (a list where the IN
+    list's values were meant to be passed one by one, say), which a read fails on deep
+    inside; nothing if every value is one (the failure was something else)."""
+    for value in values:
+        try:
+            hash(value)
+        except TypeError:
+            raise ParameterError(
+                f"a parameter value must be a number, string, bytes, date, datetime, "
+                f"timedelta or None, got a {type(value).__name__} ({value!r:.40}); pass the "
+                "values of an IN (?, ...) one by one") from None

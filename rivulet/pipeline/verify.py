@@ -315,6 +315,7 @@ def _params(plan: ir.ViewPlan, key: Any) -> tuple:
     """The parameters of a lookup of one reader key (one value in an IN list's place)."""
     values = key if isinstance(key, tuple) and len(plan.key) > 1 else (key,)
     by_param = dict(zip(plan.key_params, values))
+    by_param.update((p, values[position]) for p, position in plan.equal_params)
     skipped = set(plan.in_list[1:])
     return tuple(by_param[p] for p in range(plan.param_count) if p not in skipped)
 

@@ -12,10 +12,29 @@ from typing import Protocol
 
 from sqlglot import exp
 
-from rivulet.errors import UnsupportedSqlError
+from rivulet.errors import (
+    AggregateMisuseError,
+    ArgumentCountError,
+    UnknownFunctionError,
+    UnsupportedSqlError,
+)
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
-from rivulet.values.schema import BOOL, DATE, DATETIME, DECIMAL, ENUM, FLOAT, INT, STR, TIME, Kind
+from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
+from rivulet.values.registry import SCALAR_FUNCTIONS, arity_error
+from rivulet.values.schema import (
+    BOOL,
+    BYTES,
+    DATE,
+    DATETIME,
+    DECIMAL,
+    ENUM,
+    FLOAT,
+    INT,
+    STR,
+    TIME,
+    Kind,
+)
 
 
 class Scope(Protocol):
@@ -75,6 +94,8 @@ FUNCTION_NODES: dict[type, str] = {
     exp.Repeat: "REPEAT",
     exp.Sign: "SIGN",
     exp.Time: "TIME",
+    exp.ConvertTimezone: "CONVERT_TZ",
+    exp.DayOfMonth: "DAY",
     **{getattr(exp, n): n.upper() for n in ("Hour", "Minute", "Second") if hasattr(exp, n)},
 }
 
@@ -131,7 +152,12 @@ def translate(node: exp.Expr, scope: Scope,
         like = Call("like", (t(node.this), t(node.expression)))
         return Call("not_", (like,)) if node.args.get("negate") else like
     if isinstance(node, exp.Escape):
-        raise unsupported(node, "LIKE ... ESCAPE")
+        # s [NOT] LIKE pattern ESCAPE c: sqlglot wraps the LIKE (its negation inside).
+        if not isinstance(node.this, exp.Like):
+            raise unsupported(node, "ESCAPE other than after LIKE")
+        like_node = node.this
+        like = Call("like", (t(like_node.this), t(like_node.expression), t(node.expression)))
+        return Call("not_", (like,)) if like_node.args.get("negate") else like
     if isinstance(node, exp.DPipe):
         # In MySQL's default mode || is logical OR.
         return Call("or_", (t(node.this), t(node.expression)))
@@ -145,6 +171,13 @@ def translate(node: exp.Expr, scope: Scope,
     if isinstance(node, exp.Length):
         name = "LENGTH" if node.args.get("binary") else "CHAR_LENGTH"
         return Call(name, (t(node.this),))
+    if isinstance(node, exp.Pad):  # LPAD / RPAD
+        name = "LPAD" if node.args.get("is_left") else "RPAD"
+        fill = node.args.get("fill_pattern")
+        if fill is None:
+            raise error_at(node, f"Incorrect parameter count in the call to native function "
+                                 f"'{name}'")
+        return Call(name, (t(node.this), t(node.expression), t(fill)))
     if isinstance(node, exp.StrPosition):
         args = [node.args["substr"], node.this]
         if node.args.get("position") is not None:
@@ -153,12 +186,37 @@ def translate(node: exp.Expr, scope: Scope,
     function = FUNCTION_NODES.get(type(node))
     if function is not None:
         assert isinstance(node, exp.Func)  # FUNCTION_NODES names function nodes
-        return Call(function, tuple(t(a) for a in _function_args(node)))
+        return _call(node, function, _function_args(node), t)
     if isinstance(node, exp.Anonymous):
-        return Call(node.name.upper(), tuple(t(a) for a in node.expressions))
+        return _call(node, node.name.upper(), list(node.expressions), t)
     if is_aggregate(node):
-        raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here")
+        raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here",
+                       AggregateMisuseError)
+    if isinstance(node, exp.Func) and node.meta.get(WRITTEN_NAME):
+        raise unsupported_function(node, str(node.meta[WRITTEN_NAME]))
     raise unsupported(node, "expression")
+
+
+def _call(node: exp.Func, name: str, arguments: list[exp.Expr],
+          t: Callable[[exp.Expr], Expr]) -> Call:
+    """The call of registry function ``name``: a name rivulet lacks is refused here, at
+    plan time, as MySQL refuses it (1305 for a name MySQL lacks too, else 1235), and so
+    is a number of arguments the function does not take (1582)."""
+    if name not in SCALAR_FUNCTIONS:
+        written = node.name if isinstance(node, exp.Anonymous) else name
+        if not is_mysql_function(written):
+            raise error_at(node, f"FUNCTION {written} does not exist", UnknownFunctionError)
+        raise unsupported_function(node, written)
+    message = arity_error(name, len(arguments))
+    if message is not None:
+        raise error_at(node, message, ArgumentCountError)
+    return Call(name, tuple(t(a) for a in arguments))
+
+
+def unsupported_function(node: exp.Expr, name: str) -> UnsupportedSqlError:
+    """The error for a call of a MySQL function rivulet does not have."""
+    line, col = position(node)
+    return UnsupportedSqlError(f"unsupported function {name.upper()}()", line=line, col=col)
 
 
 def _parameter_here(node: exp.Expr) -> UnsupportedSqlError:
@@ -184,15 +242,22 @@ def _function_args(node: exp.Func) -> list[exp.Expr]:
     if isinstance(node, (exp.Concat, exp.ConcatWs)):
         return list(node.expressions)
     if isinstance(node, exp.Trim):
-        if node.args.get("position") or node.args.get("expression"):
-            raise unsupported(node, "TRIM with LEADING/TRAILING/FROM")
-        return [node.this]
+        # TRIM(s), LTRIM(s) and RTRIM(s) (sqlglot: a position, no remstr) and
+        # TRIM([BOTH|LEADING|TRAILING] [remstr] FROM s): values.trim(s, remstr, where).
+        where = str(node.args.get("position") or "BOTH").upper()
+        remstr = node.args.get("expression")
+        if remstr is None and where == "BOTH":
+            return [node.this]
+        return [node.this, remstr if remstr is not None else exp.Literal.string(" "),
+                exp.Literal.string(where)]
     if isinstance(node, exp.If):
         return [node.this, node.args["true"], node.args.get("false") or exp.Null()]
     if isinstance(node, exp.DateDiff):
         return [node.this, node.expression]
     if isinstance(node, exp.Replace):
         return [node.this, node.expression, node.args["replacement"]]
+    if isinstance(node, exp.ConvertTimezone):
+        return [node.args["timestamp"], node.args["source_tz"], node.args["target_tz"]]
     args = [node.this] if node.this is not None else []
     for key in ("expression", "start", "length", "decimals", "times"):
         value = node.args.get(key)
@@ -231,6 +296,14 @@ def _cast(node: exp.Cast, t: Callable[[exp.Expr], Expr]) -> Expr:
             raise error_at(node, f"CAST to {node.to.sql(dialect='mysql')}: MySQL allows 0 "
                                  "to 6 fractional digits")
         return Call("cast_time", (t(node.this), fsp))
+    if kind == DECIMAL:
+        # DECIMAL(M[, D]); DECIMAL alone is DECIMAL(10, 0), as in MySQL
+        sizes = [int(p.this.this) for p in node.to.expressions
+                 if isinstance(p, exp.DataTypeParam) and isinstance(p.this, exp.Literal)]
+        precision, scale = (sizes + [10, 0][len(sizes):])[:2]
+        return Call("cast_decimal", (t(node.this), Lit(precision, INT), Lit(scale, INT)))
+    if kind == INT:  # a string's integer prefix, as MySQL's CAST ('1e3' is 1)
+        return Call("cast_int", (t(node.this), Lit(1, INT)))
     return Call(f"cast_{kind}", (t(node.this),))
 
 
@@ -268,14 +341,19 @@ def literal_value(node: exp.Expr) -> object:
 _COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "and_", "or_", "xor",
                 "not_", "like", "in_list", "between", "is_null", "is_not_null"}
 _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBSTRING",
-                     "SUBSTR", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE", "REVERSE",
-                     "LPAD", "RPAD", "REPEAT"}
-_INT_FUNCTIONS = {"LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE", "INSTR", "YEAR", "MONTH",
-                  "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND", "DATEDIFF", "SIGN", "int_div",
-                  "FLOOR", "CEIL", "CEILING", "TIME_TO_SEC"}
+                     "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE",
+                     "REVERSE", "LPAD", "RPAD", "REPEAT"}
+_INT_FUNCTIONS = {"LENGTH", "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE", "INSTR",
+                  "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND", "DATEDIFF",
+                  "SIGN", "int_div", "TIME_TO_SEC"}
 _TIME_FUNCTIONS = {"TIME", "TIMEDIFF", "SEC_TO_TIME"}
-_FIRST_ARG_FUNCTIONS = {"ABS", "ROUND", "neg", "COALESCE", "IFNULL", "NULLIF", "GREATEST", "LEAST"}
-_NUMBER_FUNCTIONS = {"ABS", "ROUND", "neg"}
+_FIRST_ARG_FUNCTIONS = {"COALESCE", "IFNULL", "NULLIF", "GREATEST", "LEAST"}
+#: Arithmetic: a string operand is read as a DOUBLE, a date as the number YYYYMMDD[hhmmss],
+#: an ENUM as its member's index, a TIME as the number [-]HHMMSS[.ffffff].
+_ARITHMETIC = {"add", "sub", "mul", "mod", "MOD", "neg", "ABS"}
+#: ROUND(x[, d]), FLOOR(x), CEIL(x): exact for exact x (FLOOR and CEIL an integer), else
+#: a DOUBLE.
+_ROUNDING = {"ROUND", "FLOOR", "CEIL", "CEILING"}
 
 
 def kind_of(expr: Expr, input_kinds: list[Kind | None]) -> Kind | None:
@@ -304,16 +382,26 @@ def kind_of(expr: Expr, input_kinds: list[Kind | None]) -> Kind | None:
     if fn == "div":
         arg_kinds = {kind_of(a, input_kinds) for a in expr.args}
         return DECIMAL if DECIMAL in arg_kinds and FLOAT not in arg_kinds else FLOAT
-    if fn in ("add", "sub", "mul", "mod"):
-        return unify_kinds([_number_kind(kind_of(a, input_kinds)) for a in expr.args])
+    if fn in _ARITHMETIC:
+        return arithmetic_kind([kind_of(a, input_kinds) for a in expr.args])
+    if fn in _ROUNDING:
+        kind = arithmetic_kind([kind_of(expr.args[0], input_kinds)])
+        return INT if kind == DECIMAL and fn != "ROUND" else kind
     if fn == "IF":
         return unify_kinds([kind_of(a, input_kinds) for a in expr.args[1:]])
     if fn == "DATE":
         return DATE
     if fn in _TIME_FUNCTIONS:
         return TIME
-    if fn in _NUMBER_FUNCTIONS:
-        return _number_kind(kind_of(expr.args[0], input_kinds))
+    if fn == "CONVERT_TZ":
+        return DATETIME
+    if fn == "UNIX_TIMESTAMP":
+        # An integer of a date, a datetime without fractions, a number, a constant without
+        # fractions; MySQL makes it a DECIMAL(.., 6) for a string column (left unknown).
+        arg = expr.args[0]
+        if isinstance(arg, Lit):
+            return INT if type(arg.value) is not str or "." not in arg.value else DECIMAL
+        return INT if kind_of(arg, input_kinds) in (DATE, DATETIME, INT, BOOL) else None
     if fn in _FIRST_ARG_FUNCTIONS:
         return unify_kinds([kind_of(a, input_kinds) for a in expr.args])
     return None
@@ -326,6 +414,21 @@ def _number_kind(kind: Kind | None) -> Kind | None:
     if kind == TIME:
         return DECIMAL
     return kind
+
+
+def arithmetic_kind(kinds: list[Kind | None]) -> Kind | None:
+    """The kind of ``+``, ``-``, ``*``, ``%`` or unary minus over operands of ``kinds``, as
+    MySQL types it: DOUBLE if an operand is a string or a DOUBLE, else DECIMAL if one is a
+    DECIMAL (a TIME counts as one), else an integer (a DATE or DATETIME counts as the integer
+    YYYYMMDD[hhmmss], an ENUM as its member's index)."""
+    present = {_number_kind(k) for k in kinds if k is not None}
+    if not present:
+        return None
+    if present & {STR, BYTES, FLOAT}:
+        return FLOAT
+    if DECIMAL in present:
+        return DECIMAL
+    return INT
 
 
 def unify_kinds(kinds: list[Kind | None]) -> Kind | None:
@@ -356,7 +459,7 @@ _COMPARING = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "between", "in
               "GREATEST", "LEAST", "NULLIF"}
 #: Functions that read their argument as a date (of a TIME, MySQL takes today's date).
 _READ_AS_DATE = {"cast_date", "cast_datetime", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "DATE",
-                 "DATEDIFF", "UNIX_TIMESTAMP"}
+                 "DATEDIFF", "UNIX_TIMESTAMP", "CONVERT_TZ"}
 
 
 def refuse_clock_dependent(expr: Expr, input_kinds: list[Kind | None]) -> None:

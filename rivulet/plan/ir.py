@@ -331,6 +331,13 @@ class ViewPlan:
     #: may pass any number of values there.
     in_list: tuple[int, ...] = ()
     param_count: int = 0
+    #: ``col = ?`` on a column that keys the reader already (``a = ? AND a = ?``): each as
+    #: (the ``?``, its key column's position in ``key``). A read's value for it must equal
+    #: the key's, or no row matches.
+    equal_params: tuple[tuple[int, int], ...] = ()
+    #: The ``?`` of ``col <=> ?`` among the equality parameters: a NULL value finds the
+    #: rows whose column is NULL (a read computes those: no reader keeps NULL keys).
+    null_safe: tuple[int, ...] = ()
     #: Rows of several keys (IN lists) or of a range are merged at read time; a DISTINCT
     #: view must then drop duplicates across them.
     distinct_on_read: bool = False

@@ -13,16 +13,34 @@ below both.
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from sqlglot import exp
 
-from rivulet.errors import ParameterError, RivuletError
+from rivulet.errors import ParameterCountError, ParameterError, RivuletError
 from rivulet.plan import ir
 from rivulet.plan.scope import FromScope
 from rivulet.sql.parse import error_at, unsupported
+from rivulet.values.conversions import to_temporal
+from rivulet.values.enumerations import EnumValue, plain
+from rivulet.values.matching import EXACT_TYPES, Unkeyed, equal_key
+from rivulet.values.schema import (
+    BOOL,
+    BYTES,
+    DATE,
+    DATETIME,
+    DECIMAL,
+    ENUM,
+    FLOAT,
+    INT,
+    STR,
+    TIME,
+    Kind,
+)
 
 RANGE_OPS: dict[type, str] = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
 FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
@@ -38,12 +56,23 @@ class Parameters:
     range_column: int | None = None
     range_bounds: list[ir.RangeBound] = field(default_factory=list)
     count: int = 0
+    #: ``col = ?`` on a column another parameter keys already (``a = ? AND a = ?``,
+    #: ``a = ? AND a IN (?, ...)``): (placeholder index, FROM column). The column keys the
+    #: reader once; a read checks that these values equal its key.
+    also_equal: list[tuple[int, int]] = field(default_factory=list)
+    #: Placeholder indexes of ``col <=> ?``: a NULL value matches the NULLs of the column.
+    null_safe: list[int] = field(default_factory=list)
 
     def key_columns(self) -> list[int]:
         cols = [c for _, c in self.eq]
         if self.in_list is not None:
             cols.append(self.in_list[0])
         return cols
+
+    def equal_params(self) -> tuple[tuple[int, int], ...]:
+        """``also_equal`` as (placeholder index, position in the key)."""
+        key = self.key_columns()
+        return tuple((p, key.index(c)) for p, c in self.also_equal)
 
 
 def extract_parameters(
@@ -64,6 +93,15 @@ def extract_parameters(
             plain.append(conjunct)
             continue
         _take_parameter(conjunct, scope, params, order)
+    # One key column per column: a second ``col = ?`` on it is checked at read time.
+    listed = params.in_list[0] if params.in_list is not None else None
+    keyed: list[tuple[int, int]] = []
+    for p, c in params.eq:
+        if c == listed or any(c == k for _, k in keyed):
+            params.also_equal.append((p, c))
+        else:
+            keyed.append((p, c))
+    params.eq = keyed
     return plain, params
 
 
@@ -71,13 +109,15 @@ def _take_parameter(
     node: exp.Expr, scope: FromScope, params: Parameters, order: dict[int, int]
 ) -> None:
     hint = (
-        "parameters must appear in the WHERE conjunction as `column = ?`, "
+        "parameters must appear in the WHERE conjunction as `column = ?`, `column <=> ?`, "
         "`column IN (?, ...)`, `column BETWEEN ? AND ?` or `column <op> ?`"
     )
-    if isinstance(node, exp.EQ):
+    if isinstance(node, (exp.EQ, exp.NullSafeEQ)):
         col, ph = _column_and_placeholder(node.this, node.expression)
         if col is not None:
             params.eq.append((order[id(ph)], scope.resolve(col)))
+            if isinstance(node, exp.NullSafeEQ):
+                params.null_safe.append(order[id(ph)])
             return
     elif isinstance(node, exp.In) and isinstance(node.this, exp.Column):
         if node.expressions and all(isinstance(e, exp.Placeholder) for e in node.expressions):
@@ -119,25 +159,28 @@ def _add_range(node: exp.Expr, column: int, op: str, param: int, params: Paramet
 
 
 def conjuncts(node: exp.Expr) -> list[exp.Expr]:
+    """The terms of a conjunction (parentheses around any of them dropped)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
     if isinstance(node, exp.And):
         return conjuncts(node.this) + conjuncts(node.expression)
-    if isinstance(node, exp.Paren) and isinstance(node.this, exp.And):
-        return conjuncts(node.this)
     return [node]
 
 
 def values_by_param(plan: ir.ViewPlan, params: Sequence[Any]) -> dict[Any, Any]:
     """Parameter values by position; an IN list's values (any number of them, in place of
-    its placeholders) under ``"in"``. Raises RivuletError for a wrong number of values."""
+    its placeholders) under ``"in"``. Raises ParameterCountError for a wrong number of
+    values."""
     n = plan.param_count
     if not plan.in_list:
         if len(params) != n:
-            raise RivuletError(f"view {plan.name!r} takes {n} parameter(s), got {len(params)}")
+            raise ParameterCountError(
+                f"view {plan.name!r} takes {n} parameter(s), got {len(params)}")
         return dict(enumerate(params))
     extra = len(params) - n
     start, size = plan.in_list[0], len(plan.in_list) + extra
     if size < 1:
-        raise RivuletError(
+        raise ParameterCountError(
             f"view {plan.name!r} takes {n - len(plan.in_list)} parameter(s) and at least one "
             f"IN value, got {len(params)} values")
     values: dict[Any, Any] = {}
@@ -148,3 +191,158 @@ def values_by_param(plan: ir.ViewPlan, params: Sequence[Any]) -> dict[Any, Any]:
             values[p] = params[p + extra]
     values["in"] = list(params[start:start + size])
     return values
+
+
+#: The kinds of a parameter's value by its Python type (as the same literal's: ``1.5`` is a
+#: DECIMAL, ``1.5e0`` a FLOAT, ``TRUE`` a BOOL; a ``timedelta`` a TIME; a value read from an
+#: ENUM column its text).
+_VALUE_KINDS: dict[type, Kind] = {
+    int: INT, bool: BOOL, float: FLOAT, decimal.Decimal: DECIMAL, str: STR, bytes: BYTES,
+    dt.date: DATE, dt.datetime: DATETIME, dt.timedelta: TIME, EnumValue: STR,
+}
+
+
+def literal_of(value: Any) -> ir.Lit:
+    """A parameter's value as the constant a query would write in its place."""
+    if value is None:
+        return ir.Lit(None, None)
+    kind = _VALUE_KINDS.get(type(value))
+    if kind is None:
+        raise ParameterError(
+            f"a parameter value must be a number, string, bytes, date, datetime, timedelta "
+            f"or None, got a {type(value).__name__} ({value!r:.40}); pass the values of an "
+            "IN (?, ...) one by one")
+    return ir.Lit(int(value) if kind is BOOL else plain(value), kind)
+
+
+#: The Python type of a key column's stored values, by its kind, where every value of that
+#: type finds exactly the stored values equal to it (not a float or a Decimal: NaN). An
+#: ENUM's member, of this column or another, finds the member of its text, as MySQL
+#: compares two ENUMs; a TIME beyond the column's range or digits finds nothing, as in MySQL.
+_STORED: dict[Kind, type] = {
+    INT: int, BOOL: int, STR: str, BYTES: bytes, DATE: dt.date, DATETIME: dt.datetime,
+    ENUM: EnumValue, TIME: dt.timedelta,
+}
+
+
+def key_value(kind: Kind | None, value: Any, members: tuple[str, ...] = ()) -> Any:
+    """The stored value of a ``kind`` key column that ``value`` finds under MySQL's ``=``, or
+    an :class:`Unkeyed` member (:func:`rivulet.values.matching.equal_key`; a value already
+    of the column's type is its own key). ``members``: an ENUM column's."""
+    if kind is not None and type(value) is _STORED.get(kind):
+        return value
+    return equal_key(kind, value, members)
+
+
+def key_members(plan: ir.ViewPlan) -> tuple[tuple[str, ...], ...]:
+    """Per key column of ``plan``, an ENUM column's members (a number finds the member at
+    its position), else ``()``."""
+    out = []
+    for i in plan.key:
+        column = plan.root.columns[i].column
+        out.append(column.members if column is not None and column.kind == ENUM else ())
+    return tuple(out)
+
+
+def exact_types(kind: Kind | None) -> frozenset[type]:
+    """Python types of values a reader of a ``kind`` key may look up as they are."""
+    return EXACT_TYPES.get(kind, frozenset()) if kind is not None else frozenset()
+
+
+@dataclass(frozen=True)
+class KeyLookup:
+    """How a read's values become the reader keys it asks for: each key the tuple of the
+    stored values of the key columns that MySQL's ``=`` finds equal to the read's values
+    (:func:`key_value`). Made once per view (:meth:`of`): reads are the hot path.
+
+    The engine's read handles and the Spark executor both use it, so that they agree."""
+
+    kinds: tuple[Kind | None, ...]  # of the key columns
+    stored: tuple[type | None, ...]  # the Python type of each key column's stored values
+    members: tuple[tuple[str, ...], ...]  # of each key column that is an ENUM, else ()
+    eq_params: tuple[int, ...]  # the ``?`` of each key column but an IN list's
+    equal_params: tuple[tuple[int, int], ...]  # (``?``, key position): see ViewPlan
+    null_safe: frozenset[int]
+    in_list: bool
+
+    @classmethod
+    def of(cls, plan: ir.ViewPlan) -> KeyLookup:
+        kinds = tuple(plan.root.columns[i].kind for i in plan.key)
+        n_eq = len(plan.key) - (1 if plan.in_list else 0)
+        return cls(kinds, tuple(_STORED.get(k) if k is not None else None for k in kinds),
+                   key_members(plan), plan.key_params[:n_eq], plan.equal_params,
+                   frozenset(plan.null_safe), bool(plan.in_list))
+
+    def keys(self, values: dict[Any, Any]) -> list[tuple] | Literal[Unkeyed.SCAN]:
+        """The keys a read of ``values`` (:func:`values_by_param`) asks for, in order, each
+        once; none where no row can match (a NULL, ``int_col = 1.5``, an equality of
+        :attr:`ViewPlan.equal_params` that fails). :attr:`Unkeyed.SCAN` where a value may
+        equal several stored values (``varchar_col = 1``, ``col <=> NULL``): the reader
+        cannot answer by its keys, and the read is computed with the values as constants
+        instead (rivulet/plan/bound.py)."""
+        scan = False
+        eq_key: list[Any] = []
+        for i, p in enumerate(self.eq_params):
+            v = values[p]
+            if type(v) is self.stored[i]:
+                eq_key.append(v)
+                continue
+            if v is None and p in self.null_safe:
+                scan = True  # ``col <=> NULL`` finds the NULLs, which no reader keys
+                eq_key.append(None)
+                continue
+            k = equal_key(self.kinds[i], v, self.members[i])
+            if k is Unkeyed.NOTHING:
+                return []
+            scan = scan or k is Unkeyed.SCAN
+            eq_key.append(k)
+        checks: list[tuple[int, Any]] = []
+        for p, position in self.equal_params:
+            v = values[p]
+            if v is None and p in self.null_safe:
+                scan = True
+                continue
+            k = key_value(self.kinds[position], v, self.members[position])
+            if k is Unkeyed.NOTHING:
+                return []
+            scan = scan or k is Unkeyed.SCAN
+            checks.append((position, k))
+        if not self.in_list:
+            if scan:
+                return Unkeyed.SCAN
+            key = tuple(eq_key)
+            return [key] if all(key[i] == v for i, v in checks) else []
+        kind, stored, members = self.kinds[-1], self.stored[-1], self.members[-1]
+        listed: list[Any] = []
+        for v in values["in"]:
+            k = v if type(v) is stored else equal_key(kind, v, members)
+            if k is Unkeyed.SCAN:
+                scan = True
+            elif k is not Unkeyed.NOTHING:
+                listed.append(k)
+        if scan:
+            return Unkeyed.SCAN
+        keys = dict.fromkeys((*eq_key, v) for v in listed)
+        return [k for k in keys if all(k[i] == v for i, v in checks)] if checks else list(keys)
+
+
+def lookup_keys(plan: ir.ViewPlan,
+                values: dict[Any, Any]) -> list[tuple] | Literal[Unkeyed.SCAN]:
+    """:meth:`KeyLookup.keys` of ``plan`` (made anew: for reads off the hot path)."""
+    return KeyLookup.of(plan).keys(values)
+
+
+def range_bounds(plan: ir.ViewPlan, values: dict[Any, Any]) -> list[tuple[str, Any]]:
+    """A range read's bounds, ``(op, value)``, as the read gives them. Text that is no date
+    compared with a DATE or DATETIME column is refused: MySQL reads it as a zero date (with
+    a warning), where rivulet's comparison would compare the texts."""
+    # (a value read from an ENUM column compares as its text, as a client would send it)
+    bounds = [(b.op, plain(values[b.param])) for b in plan.range_bounds]
+    assert plan.range_column is not None  # a range view
+    kind = plan.root.columns[plan.range_column].kind
+    if kind in (DATE, DATETIME):
+        for _, v in bounds:
+            if isinstance(v, (str, bytes)) and to_temporal(v) is None:
+                raise RivuletError(
+                    f"range parameter {v!r} is not comparable with a {kind} column")
+    return bounds

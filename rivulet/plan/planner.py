@@ -25,14 +25,21 @@ longer than most.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlglot import exp
 
-from rivulet.errors import ParameterError, SqlError, UnknownTableError
+from rivulet.errors import (
+    AggregateMisuseError,
+    ParameterError,
+    SqlError,
+    UnionWidthError,
+    UnknownColumnError,
+    UnknownTableError,
+)
 from rivulet.plan import ir
 from rivulet.plan.expressions import is_aggregate, kind_of, translate, unify_kinds
-from rivulet.plan.params import conjuncts, extract_parameters
+from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
 from rivulet.plan.scope import FromScope, GroupedScope, Relation
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values.schema import BOOL, DECIMAL, ENUM, FLOAT, INT, TIME, Kind, TableSchema
@@ -50,6 +57,10 @@ class Catalog(Protocol):
 @dataclass
 class Planner:
     catalog: Catalog
+    #: The values of the outer WHERE's ``?`` by the identity of their placeholder node: the
+    #: query is then planned with them as constants, as a filter (rivulet/plan/bound.py),
+    #: instead of keying the reader by them.
+    bound: dict[int, Any] | None = None
 
     # ..................................................................... entry points
 
@@ -80,9 +91,14 @@ class Planner:
     def _plan_select(self, name: str, select: exp.Select, sql: str) -> ir.ViewPlan:
         self._reject_unsupported_clauses(select)
         node, scope = self._plan_from(select)
-        plain, params = extract_parameters(select.args.get("where"), scope)
+        where = select.args.get("where")
+        if self.bound is None:
+            plain, params = extract_parameters(where, scope)
+        else:
+            plain, params = (conjuncts(where.this) if where is not None else []), Parameters()
         if plain:
-            predicate = ir.and_all([translate(c, scope) for c in plain])
+            bind = None if self.bound is None else self._bound_value
+            predicate = ir.and_all([translate(c, scope, bind) for c in plain])
             node = ir.Filter(node, predicate, node.columns)
 
         grouped = bool(select.args.get("group")) or _has_aggregate(select)
@@ -139,10 +155,18 @@ class Planner:
             offset=offset,
             in_list=tuple(params.in_list[1]) if params.in_list else (),
             param_count=params.count,
+            equal_params=params.equal_params(),
+            null_safe=tuple(params.null_safe),
             distinct_on_read=distinct and (params.range_column is not None or bool(params.in_list)),
             implicit_group=implicit_group,
             sql=sql,
         )
+
+    def _bound_value(self, placeholder: exp.Placeholder) -> ir.Expr:
+        assert self.bound is not None  # (only called when planning with bound values)
+        if id(placeholder) not in self.bound:
+            raise error_at(placeholder, "a ? parameter outside the outer WHERE", ParameterError)
+        return literal_of(self.bound[id(placeholder)])
 
     def _reject_unsupported_clauses(self, select: exp.Select) -> None:
         for key in ("with_", "with", "windows", "qualify", "lock", "sample", "settings",
@@ -201,6 +225,9 @@ class Planner:
                 return node, Relation(alias, names, offset)
             raise error_at(item, f"unknown table or view {name!r}", UnknownTableError)
         if isinstance(item, exp.Subquery):
+            if not item.alias and not isinstance(item.unnest(), exp.Query):
+                raise unsupported(item, "parenthesized JOIN on the right of a JOIN (write "
+                                  "the joins one after the other)")
             if not item.alias:
                 raise error_at(item, "a subquery in FROM needs an alias")
             node, names = self.plan_relation(item.this)
@@ -340,7 +367,7 @@ class Planner:
             distinct = True
             arg_node = arg_node.expressions[0]
         for inner in arg_node.find_all(*_AGG_TYPES) if arg_node is not None else ():
-            raise error_at(inner, "aggregates cannot be nested")
+            raise error_at(inner, "aggregates cannot be nested", AggregateMisuseError)
         if isinstance(arg_node, exp.Star):
             if fn != "count":
                 raise error_at(agg, f"{fn.upper()}(*) is not valid")
@@ -376,10 +403,12 @@ class Planner:
         return extra
 
     def _resolve_select_alias(self, select: exp.Select, node: exp.Expr) -> exp.Expr:
-        if isinstance(node, exp.Literal) and not node.is_string:
+        _refuse_negative_position(node, "GROUP BY")
+        if _is_position(node):
             position = int(node.this)
             if not 1 <= position <= len(select.expressions):
-                raise error_at(node, f"GROUP BY position {position} is out of range")
+                raise error_at(node, f"unknown column '{position}' in GROUP BY: position "
+                               f"{position} is out of range", UnknownColumnError)
             item = select.expressions[position - 1]
             return item.this if isinstance(item, exp.Alias) else item
         if isinstance(node, exp.Column) and not node.table:
@@ -436,10 +465,12 @@ class Planner:
             node = term.this
             desc = bool(term.args.get("desc"))
             index = None
-            if isinstance(node, exp.Literal) and not node.is_string:
+            _refuse_negative_position(node, "ORDER BY")
+            if _is_position(node):
                 position = int(node.this)
                 if not 1 <= position <= visible:
-                    raise error_at(node, f"ORDER BY position {position} is out of range")
+                    raise error_at(node, f"unknown column '{position}' in ORDER BY: position "
+                                   f"{position} is out of range", UnknownColumnError)
                 index = position - 1
             elif isinstance(node, exp.Column) and not node.table:
                 for i in range(visible):
@@ -467,7 +498,8 @@ class Planner:
         arity = len(planned[0][1])
         for (_, names), branch in zip(planned, branches):
             if len(names) != arity:
-                raise error_at(branch, "the SELECTs of a UNION have different numbers of columns")
+                raise error_at(branch, "the SELECTs of a UNION have different numbers of "
+                               "columns", UnionWidthError)
         names = planned[0][1]
         columns = tuple(
             ir.ColumnInfo(
@@ -559,19 +591,30 @@ def _has_aggregate(select: exp.Select) -> bool:
 
 
 def _with_aliases_expanded(node: exp.Expr, select: exp.Select, scope: FromScope) -> exp.Expr:
-    """MySQL lets HAVING name SELECT-list aliases (``HAVING c > 1``); a name that is also a
-    column of the FROM clause keeps meaning the column."""
+    """MySQL lets HAVING name SELECT-list aliases (``HAVING c > 1``). A name that is also a
+    column of the FROM clause means the column where GROUP BY groups by that column (standard
+    SQL first, as MySQL documents) or inside an aggregate, and the alias elsewhere."""
     aliases = {
         item.alias.lower(): item.this for item in select.expressions if isinstance(item, exp.Alias)
     }
     if not aliases:
         return node
+    grouped: set[int] = set()
+    group = select.args.get("group")
+    for key in group.expressions if group is not None else []:
+        if isinstance(key, exp.Column):
+            try:
+                grouped.add(scope.resolve(key))
+            except SqlError:
+                pass  # (a GROUP BY alias or position)
 
     def expand(n: exp.Expr) -> exp.Expr:
         if isinstance(n, exp.Column) and not n.table and n.name.lower() in aliases:
             try:
-                scope.resolve(n)
+                column = scope.resolve(n)
             except SqlError:
+                return aliases[n.name.lower()].copy()
+            if column not in grouped and not _inside_aggregate(n):
                 return aliases[n.name.lower()].copy()
         return n
 
@@ -691,3 +734,16 @@ def _limit(query: exp.Expr) -> tuple[int | None, int]:
             raise unsupported(value, "? as OFFSET")
         offset = int(value.this)
     return limit, offset or 0
+
+
+def _is_position(node: exp.Expr) -> bool:
+    """``ORDER BY 2`` / ``GROUP BY 2``: an unsigned integer names a select-list column (a
+    decimal such as ``1.5`` is a constant, as in MySQL)."""
+    return isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit()
+
+
+def _refuse_negative_position(node: exp.Expr, clause: str) -> None:
+    """MySQL reads ``ORDER BY -1`` as a position too, and names no column by it."""
+    if isinstance(node, exp.Neg) and _is_position(node.this):
+        raise error_at(node, f"unknown column '-{node.this.this}' in {clause}",
+                       UnknownColumnError)

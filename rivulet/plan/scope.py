@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from rivulet.errors import SqlError, UnknownColumnError, UnknownTableError
+from rivulet.errors import (
+    AggregateMisuseError,
+    AmbiguousColumnError,
+    NotGroupedError,
+    SqlError,
+    UnknownColumnError,
+    UnknownTableError,
+)
 from rivulet.plan import ir
 from rivulet.plan.expressions import is_aggregate, translate
 from rivulet.sql.parse import error_at
@@ -53,7 +60,8 @@ class FromScope:
             raise error_at(node, f"unknown column {node.sql(dialect='mysql')!r}",
                            UnknownColumnError)
         if len(hits) > 1:
-            raise error_at(node, f"column {node.name!r} is ambiguous; qualify it with a table")
+            raise error_at(node, f"column {node.name!r} is ambiguous; qualify it with a table",
+                           AmbiguousColumnError)
         return hits[0]
 
     def column(self, node: exp.Column) -> ir.Expr:
@@ -62,7 +70,8 @@ class FromScope:
 
     def special(self, node: exp.Expr) -> ir.Expr | None:
         if is_aggregate(node):
-            raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here")
+            raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here",
+                           AggregateMisuseError)
         return None
 
     def relation_of(self, index: int) -> Relation:
@@ -99,5 +108,5 @@ class GroupedScope:
         raise error_at(
             node,
             f"column {node.sql(dialect='mysql')!r} is neither in GROUP BY nor inside an "
-            "aggregate (ONLY_FULL_GROUP_BY)",
+            "aggregate (ONLY_FULL_GROUP_BY)", NotGroupedError,
         )

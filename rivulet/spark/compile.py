@@ -11,11 +11,14 @@ none).
 
 :func:`compute_view` then answers what the engine's view handle answers
 (rivulet/engine/views.py): ``lookup(*params)`` for given parameter values, ``scan()`` for all of
-them. Reading a view is more than its root relation: the parameters select keys (coerced
-to the key columns' kinds, NULL matching nothing), an IN list reads several keys, a range
-parameter filters an ordered column, a key of an aggregate with no rows still answers the
-aggregate over no rows (``COUNT(*) = 0``), and each answer is ordered, de-duplicated and
-cut to its LIMIT/OFFSET with hidden columns dropped. All of that happens on Spark; only the
+them. Reading a view is more than its root relation: the parameters select keys (the
+stored values MySQL's ``=`` finds equal to them, as the engine looks them up:
+``params.lookup_keys``; NULL matching nothing; a value that may equal several stored values
+is read as the view's query with it as a constant, ``plan/bound.py``), an IN list reads
+several keys, range parameters filter a column (compared as the engine's filters compare),
+a key of an aggregate with no rows still answers the aggregate over no rows
+(``COUNT(*) = 0``), and each answer is ordered, de-duplicated and cut to its LIMIT/OFFSET
+with hidden columns dropped. All of that happens on Spark; only the
 finished rows come back, through Arrow.
 
 Ordering: rows are ordered by ORDER BY (NULLs first ascending, last descending, as
@@ -42,8 +45,10 @@ from pyspark.sql import types as T
 
 from rivulet.errors import RivuletError, SqlError
 from rivulet.plan import ir
+from rivulet.plan.bound import bound_plan
 from rivulet.plan.optimize import optimize, rules_except
-from rivulet.plan.params import values_by_param
+from rivulet.plan.params import literal_of, lookup_keys, range_bounds, values_by_param
+from rivulet.plan.planner import Catalog
 from rivulet.spark.exprs import ExprCompiler, Typed, join_operands
 from rivulet.spark.values import (
     DEFAULT_DECIMAL_SCALE,
@@ -54,8 +59,8 @@ from rivulet.spark.values import (
     spark_type,
     to_kind,
 )
-from rivulet.values.schema import DECIMAL, INT, STR, SchemaError, key_value
-from rivulet.values.schema import Column as SchemaColumn
+from rivulet.values.matching import Unkeyed
+from rivulet.values.schema import DECIMAL, INT
 
 Row = tuple
 Tables = Mapping[str, DataFrame]
@@ -331,35 +336,42 @@ class _Request:
     decides it (rivulet/engine/views.py); Spark then reads every request at once."""
 
     whole: bool = False  # an unparameterized view: all its rows
-    keys: tuple[tuple, ...] = ()  # equality keys (coerced, no NULLs, each once)
-    null_keys: tuple[tuple, ...] = ()  # keys with a NULL: only an implicit group answers
-    range_key: tuple | None = None  # a range view: its equality key ...
+    keys: tuple[tuple, ...] = ()  # equality keys (stored values, each once)
+    null_keys: tuple[tuple, ...] = ()  # keys that match no row: only an implicit group answers
+    range_keys: tuple[tuple, ...] | None = None  # a range view: its equality keys ...
     bounds: tuple[tuple[str, Any], ...] = ()  # ... and (op, value) bounds on its column
+    #: A read the view's keys cannot answer: the view's query with its values as constants.
+    bound: ir.ViewPlan | None = None
 
 
-def compute_view(plan: ir.ViewPlan, tables: Tables,
-                 params: Sequence[Any] | None = None) -> list[Row]:
+def compute_view(plan: ir.ViewPlan, tables: Tables, params: Sequence[Any] | None = None,
+                 catalog: Catalog | None = None) -> list[Row]:
     """The view's rows: ``db.view(name).lookup(*params)``, or ``scan()`` when ``params`` is
-    None (every key's answer, each ordered and cut; hidden columns dropped).
+    None (every key's answer, each ordered and cut; hidden columns dropped). ``catalog``
+    (the program's) plans a read whose values no key lookup answers (plan/bound.py).
 
     Like the other entry points that take a ViewPlan, it computes the plan as
     :func:`optimized` (a plan as built by the engine is that already)."""
     if params is None:
         return scan_view(plan, tables)
-    return compute_lookups(plan, tables, [tuple(params)])[0]
+    return compute_lookups(plan, tables, [tuple(params)], catalog)[0]
 
 
-def compute_lookups(plan: ir.ViewPlan, tables: Tables,
-                    param_sets: Sequence[Sequence[Any]]) -> list[list[Row]]:
-    """``lookup(*params)`` for each parameter tuple, computed in one Spark job."""
+def compute_lookups(plan: ir.ViewPlan, tables: Tables, param_sets: Sequence[Sequence[Any]],
+                    catalog: Catalog | None = None) -> list[list[Row]]:
+    """``lookup(*params)`` for each parameter tuple, computed in one Spark job (and one
+    more for each read no key lookup answers, planned with ``catalog``)."""
     plan = optimized(plan)
-    requests = [_request(plan, tuple(p)) for p in param_sets]
+    requests = [_request(plan, tuple(p), catalog) for p in param_sets]
+    answers: list[list[Row]] = [[] for _ in requests]
+    for rid, request in enumerate(requests):
+        if request.bound is not None:
+            answers[rid] = compute_lookups(request.bound, tables, [()])[0]
     compiler = PlanCompiler(tables)
     root = compiler.frame(plan.root)
     parts = _request_parts(plan, root, requests)
     if plan.implicit_group:
         parts += _default_parts(plan, tables, compiler, root, requests)
-    answers: list[list[Row]] = [[] for _ in requests]
     if not parts:
         return answers
     raw = reduce(DataFrame.unionByName, parts)
@@ -427,67 +439,26 @@ def _collect(df: DataFrame, sort: list[str]) -> list[Row]:
 # ..................................................................... requests
 
 
-def _request(plan: ir.ViewPlan, params: tuple) -> _Request:
+def _request(plan: ir.ViewPlan, params: tuple, catalog: Catalog | None) -> _Request:
     if plan.param_count == 0:
         if params:
             raise RivuletError(f"view {plan.name!r} takes no parameters, got {len(params)}")
         return _Request(whole=True)
     values = values_by_param(plan, params)
-    n_eq = len(plan.key) - (1 if plan.in_list else 0)
-    eq_key = tuple(values[p] for p in plan.key_params[:n_eq])
-    keys = [eq_key + (v,) for v in values["in"]] if plan.in_list else [eq_key]
+    asked = lookup_keys(plan, values)
+    if isinstance(asked, Unkeyed):
+        if catalog is None:
+            raise RivuletError(f"view {plan.name!r}: a value of {params!r} may equal several "
+                               "stored values of its column: computing it needs the catalog")
+        return _Request(bound=bound_plan(plan, params, catalog))
     if plan.range_column is not None:
-        return _range_request(plan, keys[0], values)
-    if len(keys) == 1:
-        key = _coerce_key(plan, keys[0])
-        if key is None:
-            return _Request()
-        if any(v is None for v in key):
-            return _Request(null_keys=(key,))
-        return _Request(keys=(key,))
-    chosen: list[tuple] = []
-    for key in keys:
-        coerced = _coerce_key(plan, key)
-        if coerced is None or coerced in chosen or any(v is None for v in coerced):
-            continue
-        chosen.append(coerced)
-    return _Request(keys=tuple(chosen))
-
-
-def _key_columns(plan: ir.ViewPlan) -> list[SchemaColumn]:
-    return [SchemaColumn(plan.root.columns[i].name, plan.root.columns[i].kind or STR)
-            for i in plan.key]
-
-
-def _coerce_key(plan: ir.ViewPlan, key: tuple) -> tuple | None:
-    """The key in its columns' kinds, or None if a value cannot be one (no rows)."""
-    try:
-        return tuple(v if v is None else key_value(c, v)
-                     for c, v in zip(_key_columns(plan), key))
-    except SchemaError:
-        return None
-
-
-def _range_request(plan: ir.ViewPlan, key: tuple, values: dict[Any, Any]) -> _Request:
-    coerced = _coerce_key(plan, key) if key else ()
-    if coerced is None or any(v is None for v in coerced):
-        return _Request()
-    bounds = [(b.op, values[b.param]) for b in plan.range_bounds]
-    if any(v is None for _, v in bounds):
-        return _Request()  # a comparison with NULL is never true
-    assert plan.range_column is not None  # a range view
-    info = plan.root.columns[plan.range_column]
-    converted = []
-    for op, v in bounds:
-        if info.kind is None:
-            converted.append((op, v))
-            continue
-        try:
-            converted.append((op, key_value(SchemaColumn("bound", info.kind), v)))
-        except SchemaError:
-            raise RivuletError(
-                f"range parameter {v!r} is not comparable with a {info.kind} column") from None
-    return _Request(range_key=coerced, bounds=tuple(converted))
+        bounds = tuple(range_bounds(plan, values))
+        if any(v is None for _, v in bounds):
+            return _Request()  # a comparison with NULL is never true
+        return _Request(range_keys=tuple(asked), bounds=bounds)
+    if not asked:  # no row can match: only an implicit group answers (its default row)
+        return _Request(null_keys=((None,) * len(plan.key),))
+    return _Request(keys=tuple(asked))
 
 
 def _typed_literal(value: Any, data_type: T.DataType) -> Column:
@@ -507,7 +478,7 @@ def _request_parts(plan: ir.ViewPlan, root: DataFrame, requests: list[_Request])
     for rid, req in enumerate(requests):
         if req.whole:
             parts.append(root.withColumn(_REQ, SF.lit(rid)))
-        elif req.range_key is not None:
+        elif req.range_keys:
             parts.append(_range_rows(plan, root, req).withColumn(_REQ, SF.lit(rid)))
     keyed = [(rid, key) for rid, req in enumerate(requests) for key in req.keys]
     if keyed:
@@ -515,19 +486,23 @@ def _request_parts(plan: ir.ViewPlan, root: DataFrame, requests: list[_Request])
     return parts
 
 
+#: A range parameter's operator as the function the engine's filters call.
+_RANGE_CALLS = {">": "gt", ">=": "ge", "<": "lt", "<=": "le"}
+
+
 def _range_rows(plan: ir.ViewPlan, root: DataFrame, req: _Request) -> DataFrame:
-    """Rows of a range request: the equality key, then every bound (each ``col op ?`` is a
-    conjunct of the view's WHERE)."""
-    assert plan.range_column is not None  # a range view
-    column = name(plan.range_column)
-    data_type = root.schema[column].dataType
-    tests = [SF.col(column).isNotNull()]
-    for i, v in zip(plan.key, req.range_key or ()):
-        tests.append(SF.col(name(i)) == _typed_literal(v, root.schema[name(i)].dataType))
+    """Rows of a range request: one of its equality keys, then every bound (each ``col op
+    ?`` is a conjunct of the view's WHERE, compared as the engine's filter of the same
+    literal compares)."""
+    assert plan.range_column is not None and req.range_keys  # a range view
+    tests = [SF.col(name(plan.range_column)).isNotNull()]
+    if plan.key:
+        types = [root.schema[name(i)].dataType for i in plan.key]
+        tests.append(_key_filter(plan.key, types, list(req.range_keys)))
+    exprs = ExprCompiler([root.schema[name(i)] for i in range(plan.root.arity)])
     for op, v in req.bounds:
-        bound = _typed_literal(v, data_type)
-        c = SF.col(column)
-        tests.append({">": c > bound, ">=": c >= bound, "<": c < bound, "<=": c <= bound}[op])
+        call = ir.Call(_RANGE_CALLS[op], (ir.Col(plan.range_column), literal_of(v)))
+        tests.append(exprs.predicate(call))
     return root.where(reduce(lambda p, q: p & q, tests))
 
 

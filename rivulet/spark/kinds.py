@@ -148,11 +148,13 @@ def result_kind(fn: str, args: Sequence[Typed], exprs: Sequence[Expr]) -> tuple[
         return kinds[0], args[0].scale
     if fn in ("DATE", "cast_date"):
         return DATE, 0
-    if fn == "cast_datetime":
+    if fn in ("cast_datetime", "CONVERT_TZ"):
         return DATETIME, 0
     if fn == "cast_float":
         return FLOAT, 0
     if fn == "cast_decimal":
+        if len(exprs) == 3 and isinstance(exprs[2], Lit) and type(exprs[2].value) is int:
+            return DECIMAL, exprs[2].value  # CAST(x AS DECIMAL(M, D))
         if kinds[0] == DECIMAL:
             return DECIMAL, args[0].scale
         return DECIMAL, 0 if kinds[0] in (INT, BOOL) else MAX_COMPUTED_SCALE
@@ -170,7 +172,7 @@ def _round_scale(args: Sequence[Typed], exprs: Sequence[Expr]) -> int:
         return 0
     d = exprs[1]
     if isinstance(d, Lit) and type(d.value) is int:
-        return max(0, min(args[0].scale, d.value))
+        return max(0, min(d.value, 30))  # as values.round_: d places, at most 30
     return args[0].scale
 
 

@@ -38,6 +38,7 @@ from rivulet.spark.kinds import (
 )
 from rivulet.spark.values import spark_type
 from rivulet.values.schema import BOOL, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
+from rivulet.values.strings import lower, upper
 
 _COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
 
@@ -269,11 +270,16 @@ def _abs(c: Conversions, args: list[Typed], _exprs: Sequence[Expr]) -> Typed | N
     return Typed(SF.abs(a.column), number_kind(a.kind), a.scale)
 
 
-def _string(fn: Callable[[Column], Column]) -> Native:
+def _case_mapping(fn: Callable[[Column], Column], impl: Callable[[Any], Any]) -> Native:
+    """UPPER/LOWER: Spark's own for ASCII text; other text goes to the engine's function,
+    which maps each character to one as MySQL does (Spark's, like Python's str.upper, makes
+    'ß' 'SS')."""
     def compile_(c: Conversions, args: list[Typed], _exprs: Sequence[Expr]) -> Typed | None:
         if args[0].kind != STR or args[0].predicate:
             return None
-        return Typed(fn(args[0].column), STR)
+        text = args[0].column
+        ascii_only = text.rlike("^[\\x00-\\x7F]*$")
+        return Typed(SF.when(ascii_only, fn(text)).otherwise(c.udf(impl, [text], STR)), STR)
 
     return compile_
 
@@ -359,6 +365,8 @@ def _cast(kind: Kind, sources: tuple[str, ...]) -> Native:
     """CASTs Spark does exactly like ``values.cast_*`` for these source kinds."""
 
     def compile_(c: Conversions, args: list[Typed], _exprs: Sequence[Expr]) -> Typed | None:
+        if len(args) > 1:
+            return None  # CAST(x AS DECIMAL(M, D)): the engine rounds and saturates
         a = args[0]
         source = INT if a.predicate else a.kind
         if source is None:
@@ -393,10 +401,10 @@ NATIVE: dict[str, Native] = {
     "int_div": _int_div,
     "neg": _neg,
     "ABS": _abs,
-    "LOWER": _string(SF.lower),
-    "LCASE": _string(SF.lower),
-    "UPPER": _string(SF.upper),
-    "UCASE": _string(SF.upper),
+    "LOWER": _case_mapping(SF.lower, lower),
+    "LCASE": _case_mapping(SF.lower, lower),
+    "UPPER": _case_mapping(SF.upper, upper),
+    "UCASE": _case_mapping(SF.upper, upper),
     "CONCAT": _concat,
     "LENGTH": _octet_length,
     "OCTET_LENGTH": _octet_length,

@@ -1,20 +1,27 @@
 """SQL text to sqlglot ASTs, in MySQL's dialect, with errors that say where.
 
 rivulet serves MySQL clients, so statements are read as MySQL reads them (``||`` is OR,
-backticks quote names). Positions in error messages come from the tokens sqlglot keeps on
-identifiers and literals.
+backticks quote names, ``"x"`` is a string). Positions in error messages come from the
+tokens sqlglot keeps on identifiers and literals. Text that is not MySQL gets MySQL's
+syntax error (:class:`~rivulet.errors.SqlSyntaxError`, 1064) in rivulet's words, never the
+parser's: sqlglot's messages name its classes and tokens. What sqlglot reads but MySQL
+rejects is refused by :mod:`rivulet.sql.syntax`.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
-import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import TokenType
+from sqlglot.parsers.mysql import MySQLParser
+from sqlglot.tokens import Token, TokenType
 
-from rivulet.errors import SqlError, UnsupportedSqlError
+from rivulet.errors import ArgumentCountError, SqlError, UnsupportedSqlError
+from rivulet.sql import syntax
+from rivulet.sql.parens import drop_redundant_parens
 
 DIALECT = "mysql"
 
@@ -27,33 +34,171 @@ MAX_PARENS = 24
 MAX_DEPTH = 64
 
 
+class _Parser(MySQLParser):
+    """sqlglot's MySQL parser, building from its table of functions only the aggregates
+    (any other call is read as a plain call, computed or refused by the name written: see
+    :data:`~rivulet.sql.syntax.BUILT_FUNCTIONS`) and knowing only MySQL's special call
+    syntaxes (``CAST``, ``TRIM(... FROM ...)``, ...; not ``TRY_CAST`` or ``STRING_AGG``).
+    It notes on each call it builds how many arguments it was written with (the tree
+    alone does not always say), and which call, if any, sqlglot found with arguments
+    missing or too many (its error then says so in its own words)."""
+
+    FUNCTIONS = {name: build for name, build in MySQLParser.FUNCTIONS.items()
+                 if name in syntax.BUILT_FUNCTIONS}
+    FUNCTION_PARSERS = {name: parse for name, parse in MySQLParser.FUNCTION_PARSERS.items()
+                        if syntax.is_mysql_function(name)}
+
+    bad_call: Token | None = None
+    #: Where the last error was raised: the token it names, or None past the statement's
+    #: last token (``stopped_after``), where MySQL says ``near ''``.
+    stopped_at: Token | None = None
+    stopped_after: Token | None = None
+
+    def raise_error(self, message: str, token: Any = None) -> None:
+        # sqlglot's stand-in for "no token" is a falsy sentinel token
+        self.stopped_at = token or self._curr or None
+        self.stopped_after = self._prev or None
+        if token is None:
+            super().raise_error(message)
+        else:
+            super().raise_error(message, token)
+
+    def current(self) -> Token | None:
+        """The token the parser is at (None past the last)."""
+        return self._curr or None
+
+    def validate_expression(self, expression: Any, args: list | None = None) -> Any:
+        if expression is None:  # a function builder that made nothing of odd arguments
+            self.raise_error("Invalid function call")
+            return None
+        if args is not None and isinstance(expression, exp.Func):
+            expression.meta[syntax.WRITTEN_ARGUMENTS] = len(args)
+            if expression.error_messages(args):
+                self.bad_call = self._curr or self._prev
+        return super().validate_expression(expression, args)
+
+
+class _Dialect(MySQL):
+    """MySQL as sqlglot reads it, with :class:`_Parser`; a function it builds keeps the
+    name it was written with, for the errors that name it."""
+
+    ORIGINAL_NAME_META_KEY = syntax.WRITTEN_NAME
+    Parser = _Parser
+
+
+_READER = _Dialect()
+
+
 def parse_statements(text: str) -> list[exp.Expr]:
     """All statements of ``text`` (``;``-separated), or a :class:`SqlError` for the first
     bad one."""
     tokens = _tokens(text)
     _check_parens(tokens)
-    text = _real_as_double(text, tokens)
+    syntax.check_tokens(text, tokens)
+    _real_as_double(tokens)
+    parser = _Parser(dialect=_READER)
     try:
-        statements = sqlglot.parse(text, read=DIALECT)
+        statements = parser.parse(tokens, text)
     except ParseError as exc:
-        first = exc.errors[0] if exc.errors else {}
-        raise SqlError(
-            f"cannot parse SQL: {first.get('description', str(exc))} near "
-            f"{first.get('highlight', '')!r}",
-            line=first.get("line"),
-            col=first.get("col"),
-        ) from None
-    except TokenError as exc:
-        raise SqlError(f"cannot tokenize SQL: {exc}") from None
+        raise _parse_error(text, tokens, exc, parser) from None
     except RecursionError:  # a nesting MAX_PARENS does not catch (a backstop)
         raise SqlError("statement nested too deeply to parse") from None
-    out = [s for s in statements if s is not None]
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+        # sqlglot failing on text it cannot make sense of (a backstop: none is known since
+        # its table of functions holds only rivulet's), reported as MySQL's syntax error
+        raise syntax.error_at_token(text, parser.current()) from None
+    out = [drop_redundant_parens(s) for s in statements if s is not None]
     for statement in out:
         _check_depth(statement)
         if isinstance(statement, exp.Command):
             _explain_command(statement, text)
-    _reject_stray_commas(tokens)
+        syntax.check_tree(statement, text, tokens)
+    _reject_stray_commas(text, tokens)
     return out
+
+
+def _parse_error(text: str, tokens: list[Token], exc: ParseError, parser: _Parser) -> SqlError:
+    """sqlglot's parse error as MySQL's: a syntax error near the token sqlglot stopped at
+    (``near ''`` past the end), or, when that was a call with the wrong number of
+    arguments, error 1582 naming it."""
+    first = exc.errors[0] if exc.errors else {}
+    token: Token | None = parser.stopped_at
+    if token is None and parser.stopped_after is not None:  # the statement ended too soon
+        end = parser.stopped_after.end + 1
+        reason = _expected(first.get("description") or "")
+        return syntax.syntax_error(text, end, reason) if end < len(text) else (
+            syntax.syntax_error(text, None, reason))
+    if token is None:
+        line, col = first.get("line"), first.get("col")
+        token = next((t for t in tokens if t.line == line and t.col == col), None)
+    if token is None and tokens:
+        token = tokens[-1]
+    bad_call = parser.bad_call
+    if token is not None and bad_call is not None and token is bad_call:
+        name, start = _called_function(tokens, token)
+        if name is not None:
+            at_line, at_col = syntax.where(text, start)
+            return ArgumentCountError(
+                f"Incorrect parameter count in the call to native function '{name}'",
+                line=at_line, col=at_col)
+    opening = _statement_start(tokens, token)
+    if opening is not None and opening.text.upper() in UNSUPPORTED_STATEMENTS:
+        at_line, at_col = syntax.where(text, opening.start)
+        return UnsupportedSqlError(
+            f"unsupported statement {syntax.near(text, opening.start)[:40]!r}",
+            line=at_line, col=at_col)
+    if opening is not None and opening.token_type == TokenType.VAR:
+        token = opening  # no statement starts with a name: MySQL stops at the first word
+    return syntax.error_at_token(text, token, _expected(first.get("description") or ""))
+
+
+#: The first words of MySQL statements rivulet has no use for, which sqlglot may not parse
+#: (``LOAD DATA INFILE``, ``LOCK TABLES``, ``HANDLER``...): a statement starting with one
+#: is valid MySQL that rivulet does not support (1235), not a syntax error.
+UNSUPPORTED_STATEMENTS = frozenset({
+    "LOAD", "LOCK", "UNLOCK", "HANDLER", "GRANT", "REVOKE", "CALL", "DO", "PREPARE",
+    "EXECUTE", "DEALLOCATE", "FLUSH", "RESET", "PURGE", "CHANGE", "START", "STOP", "INSTALL",
+    "UNINSTALL", "XA", "SAVEPOINT", "RELEASE", "CHECKSUM", "OPTIMIZE", "REPAIR", "ANALYZE",
+    "CHECK", "CACHE", "SIGNAL", "RESIGNAL", "GET", "HELP", "BINLOG", "RENAME", "IMPORT",
+    "CLONE", "RESTART", "SHUTDOWN", "VALUES",
+})
+
+
+def _statement_start(tokens: list[Token], token: Token | None) -> Token | None:
+    """The first token of the statement ``token`` is in."""
+    if token is None:
+        return None
+    index = next(i for i, t in enumerate(tokens) if t is token)
+    while index > 0 and tokens[index - 1].token_type != TokenType.SEMICOLON:
+        index -= 1
+    return tokens[index]
+
+
+def _expected(description: str) -> str | None:
+    """The part of a sqlglot error description that is worth a user's reading (what it
+    expected), in words that name no class or token of the parser's."""
+    match = re.fullmatch(r"Expect(?:ed|ing) (.+?)(?: but got .*)?", description, re.S)
+    if match is None or "<" in match.group(1):
+        return None
+    return f"expected {match.group(1)}"
+
+
+def _called_function(tokens: list[Token], token: Token) -> tuple[str | None, int]:
+    """The name (upper case) and offset of the function whose argument list ``token``
+    ends or is inside, found by walking back to its opening parenthesis."""
+    index = next(i for i, t in enumerate(tokens) if t is token)
+    depth = 0
+    for i in range(index, -1, -1):
+        kind = tokens[i].token_type
+        if kind == TokenType.R_PAREN and i != index:
+            depth += 1
+        elif kind == TokenType.L_PAREN:
+            if depth == 0:
+                if i == 0:
+                    return None, 0
+                return tokens[i - 1].text.upper(), tokens[i - 1].start
+            depth -= 1
+    return None, 0
 
 
 def _explain_command(statement: exp.Command, text: str) -> None:
@@ -64,14 +209,14 @@ def _explain_command(statement: exp.Command, text: str) -> None:
     raise UnsupportedSqlError(f"unsupported statement {statement.sql(dialect=DIALECT)[:60]!r}")
 
 
-def _real_as_double(text: str, tokens: list) -> str:
-    """``text`` with the type REAL written DOUBLE, as MySQL reads it (without the
-    REAL_AS_FLOAT mode): sqlglot reads REAL as FLOAT, which MySQL keeps in single precision.
-    (A position reported past a REAL on its line is two columns further.)"""
-    for token in reversed(tokens):
+def _real_as_double(tokens: list[Token]) -> None:
+    """Read the type REAL as DOUBLE, as MySQL does (without the REAL_AS_FLOAT mode):
+    sqlglot reads REAL as FLOAT, which MySQL keeps in single precision. The token keeps
+    its text and place, so errors still name REAL where it was written."""
+    for i, token in enumerate(tokens):
         if token.token_type == TokenType.FLOAT and token.text.upper() == "REAL":
-            text = text[:token.start] + "DOUBLE" + text[token.end + 1:]
-    return text
+            tokens[i] = Token(TokenType.DOUBLE, token.text, token.line, token.col,
+                              token.start, token.end, token.comments)
 
 
 def _check_parens(tokens: list) -> None:
@@ -99,16 +244,14 @@ def _check_depth(statement: exp.Expr) -> None:
         stack.extend((child, depth + 1) for child in node.iter_expressions())
 
 
-def _reject_stray_commas(tokens: list) -> None:
+def _reject_stray_commas(text: str, tokens: list) -> None:
     """MySQL rejects ``a,, b`` and ``a, FROM``; sqlglot quietly accepts them."""
     for token, following in zip(tokens, tokens[1:]):
         if token.token_type == TokenType.COMMA and following.token_type in (
             TokenType.COMMA, TokenType.FROM, TokenType.R_PAREN
         ):
-            raise SqlError(
-                f"cannot parse SQL: unexpected {following.text!r} after ','",
-                line=following.line, col=following.col,
-            )
+            raise syntax.error_at_token(text, following,
+                                        f"unexpected {following.text!r} after ','")
 
 
 def parse_one(text: str) -> exp.Expr:
@@ -146,11 +289,29 @@ def error_at(node: exp.Expr, message: str, kind: type[SqlError] = SqlError) -> S
 
 
 
-def _tokens(text: str) -> list:
+def _tokens(text: str) -> list[Token]:
+    """``text``'s tokens, or MySQL's syntax error where they stop (an unterminated string,
+    quoted name or comment, a malformed literal)."""
+    tokenizer = _READER.tokenizer()
     try:
-        return sqlglot.tokenize(text, read=DIALECT)
-    except TokenError as exc:
-        raise SqlError(f"cannot tokenize SQL: {exc}") from None
+        return tokenizer.tokenize(text)
+    except TokenError:
+        read = tokenizer.tokens
+        offset = read[-1].end + 1 if read else 0
+        while offset < len(text) and text[offset].isspace():
+            offset += 1
+        raise syntax.syntax_error(text, offset, _unterminated(text[offset:offset + 2])) from None
+
+
+def _unterminated(start: str) -> str | None:
+    """What the token starting with ``start`` was, when the tokenizer could not end it."""
+    if start[:1] in ("'", '"'):
+        return "a string is not closed"
+    if start[:1] == "`":
+        return "a quoted name is not closed"
+    if start == "/*":
+        return "a comment is not closed"
+    return None
 
 
 def _blank(text: str) -> str:

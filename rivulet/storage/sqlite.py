@@ -40,8 +40,9 @@ from rivulet.storage.sqlite_rows import (
     SQLITE_TYPES,
     TableSql,
     convert_rows,
+    key_converter,
     key_to_db,
-    key_to_db_of,
+    looked_up_as_number,
     lookup_sql,
     quote,
     sql_literal,
@@ -220,7 +221,7 @@ class SqliteStorage(CopyTracking, Storage):
         the open transaction, so seeing its own writes)."""
         sql = self._sql(schema)
         target = [quote(schema.columns[i].name) for i in columns]
-        to_db = [key_to_db_of(schema.columns[i]) for i in columns]
+        to_db = [key_converter(schema.columns[i]) for i in columns]
         values = list(dict.fromkeys(key_to_db(k, to_db, len(columns)) for k in keys))
         rows: list = []
         for start in range(0, len(values), LOOKUP_CHUNK):
@@ -359,7 +360,7 @@ class SqliteStorage(CopyTracking, Storage):
     def _key_to_db(self, schema: TableSchema, key: tuple) -> tuple:
         out = []
         for i, v in zip(schema.primary_key, key):
-            fn = key_to_db_of(schema.columns[i])
+            fn = key_converter(schema.columns[i])
             out.append(v if fn is None or v is None else fn(v))
         return tuple(out)
 
@@ -446,7 +447,8 @@ class SqliteStorage(CopyTracking, Storage):
         sql = self._sql(schema)
         names = sql.selected
         target = [quote(schema.columns[i].name) for i in columns]
-        to_db = [key_to_db_of(schema.columns[i]) for i in columns]
+        numeric = [looked_up_as_number(schema.columns[i]) for i in columns]
+        to_db = [float if n else key_converter(schema.columns[i]) for i, n in zip(columns, numeric)]
         # Distinct keys: a key given twice must not return its rows twice (see lookup_sql).
         values = list(dict.fromkeys(key_to_db(k, to_db, len(columns)) for k in keys))
         with self._reader_lock:
@@ -458,7 +460,8 @@ class SqliteStorage(CopyTracking, Storage):
                 for start in range(0, len(values), LOOKUP_CHUNK):
                     chunk = values[start:start + LOOKUP_CHUNK]
                     rows.extend(conn.execute(
-                        lookup_sql(schema.name, names, target, len(columns), len(chunk)),
+                        lookup_sql(schema.name, names, target, len(columns), len(chunk),
+                                   numeric),
                         [v for key in chunk for v in key],
                     ).fetchall())
                 if any(schema.columns[i].conversion is not None for i in columns):

@@ -23,6 +23,8 @@ concept, importing one way only (each imports only those above it in this list):
   conversions);
 * :mod:`~rivulet.values.logic`: three-valued ``AND``/``OR``/``NOT``/``XOR`` and truth;
 * :mod:`~rivulet.values.comparison`: ``=``, ``<``, ``<=>``, ``IN``, ``BETWEEN``...;
+* :mod:`~rivulet.values.matching`: which stored values of a column a compared value finds
+  (a view's reader looks parameters up by them);
 * :mod:`~rivulet.values.arithmetic`, :mod:`~rivulet.values.like`,
   :mod:`~rivulet.values.control`, :mod:`~rivulet.values.strings`,
   :mod:`~rivulet.values.numeric`, :mod:`~rivulet.values.dates`,
@@ -121,6 +123,7 @@ from rivulet.values.conversions import (
     to_temporal,  # noqa: F401 (a helper re-exported outside __all__, see below)
 )
 from rivulet.values.dates import (
+    convert_tz,
     date_,
     datediff,
     day,
@@ -169,11 +172,11 @@ __all__ = [
     "CASTS", "FUNCTION_ARITY", "OPERATORS", "SCALAR_FUNCTIONS", "abs_", "add", "and_",
     "arity_error", "between", "cast_date", "cast_datetime", "cast_decimal", "cast_float",
     "cast_int", "cast_str", "cast_time", "ceil", "char_length", "coalesce", "concat", "concat_ws",
-    "date_", "datediff", "day", "desc_key", "div", "eq", "floor", "ge", "greatest", "gt", "hour",
-    "if_", "ifnull", "in_list", "instr", "int_div", "is_not_null", "is_null", "le", "least",
-    "left", "length", "like", "locate", "lower", "lpad", "lt", "ltrim", "minute", "mod", "month",
-    "mul", "ne", "neg", "not_", "not_like", "null_safe_eq", "nullif", "or_", "repeat", "replace",
-    "reverse", "right", "round_", "rpad", "rtrim", "sec_to_time", "second", "sign", "sort_key",
-    "sub", "substring", "time_", "time_to_sec", "timediff", "to_number", "to_str", "trim", "truth",
-    "unix_timestamp", "upper", "xor", "year",
+    "convert_tz", "date_", "datediff", "day", "desc_key", "div", "eq", "floor", "ge", "greatest",
+    "gt", "hour", "if_", "ifnull", "in_list", "instr", "int_div", "is_not_null", "is_null", "le",
+    "least", "left", "length", "like", "locate", "lower", "lpad", "lt", "ltrim", "minute", "mod",
+    "month", "mul", "ne", "neg", "not_", "not_like", "null_safe_eq", "nullif", "or_", "repeat",
+    "replace", "reverse", "right", "round_", "rpad", "rtrim", "sec_to_time", "second", "sign",
+    "sort_key", "sub", "substring", "time_", "time_to_sec", "timediff", "to_number", "to_str",
+    "trim", "truth", "unix_timestamp", "upper", "xor", "year",
 ]

@@ -21,6 +21,12 @@ _DEC_CTX = Context(prec=200, rounding=ROUND_HALF_UP)
 _DIV_PRECISION_INCREMENT = 4
 
 
+def _unsigned_zero(d: Decimal) -> Decimal:
+    """MySQL's DECIMAL has no negative zero (``-(0.00)``, ``-1 * 0.00`` are 0.00); Python's
+    Decimal keeps the sign."""
+    return d.copy_abs() if d.is_zero() else d
+
+
 def _numeric_pair(a: Any, b: Any) -> tuple[Any, Any, bool]:
     """Both operands as numbers; the flag says whether the operation is done in floating
     point (either is a float or a string), otherwise int/Decimal exact arithmetic."""
@@ -43,7 +49,7 @@ def add(a: Any, b: Any) -> int | float | Decimal | None:
     a, b, floating = _numeric_pair(a, b)
     if floating or (type(a) is int and type(b) is int):
         return a + b
-    return _DEC_CTX.add(a, b)
+    return _unsigned_zero(_DEC_CTX.add(a, b))
 
 
 def sub(a: Any, b: Any) -> int | float | Decimal | None:
@@ -57,7 +63,7 @@ def sub(a: Any, b: Any) -> int | float | Decimal | None:
     a, b, floating = _numeric_pair(a, b)
     if floating or (type(a) is int and type(b) is int):
         return a - b
-    return _DEC_CTX.subtract(a, b)
+    return _unsigned_zero(_DEC_CTX.subtract(a, b))
 
 
 def mul(a: Any, b: Any) -> int | float | Decimal | None:
@@ -71,7 +77,7 @@ def mul(a: Any, b: Any) -> int | float | Decimal | None:
     a, b, floating = _numeric_pair(a, b)
     if floating or (type(a) is int and type(b) is int):
         return a * b
-    return _DEC_CTX.multiply(a, b)
+    return _unsigned_zero(_DEC_CTX.multiply(a, b))
 
 
 def div(a: Any, b: Any) -> float | Decimal | None:
@@ -94,8 +100,8 @@ def div(a: Any, b: Any) -> float | Decimal | None:
             assert isinstance(exponent, int)  # a DECIMAL is finite
             scale = -exponent
             q = _DEC_CTX.divide(a, b)
-            return q.quantize(Decimal(1).scaleb(-(max(scale, 0) + _DIV_PRECISION_INCREMENT)),
-                              context=_DEC_CTX)
+            return _unsigned_zero(q.quantize(
+                Decimal(1).scaleb(-(max(scale, 0) + _DIV_PRECISION_INCREMENT)), context=_DEC_CTX))
     elif not b:
         return None
     try:
@@ -139,7 +145,7 @@ def mod(a: Any, b: Any) -> int | float | Decimal | None:
         if floating:
             return math.fmod(a, b)
         if type(a) is not int or type(b) is not int:
-            return _DEC_CTX.remainder(a, b)  # Decimal remainder: sign of the dividend
+            return _unsigned_zero(_DEC_CTX.remainder(a, b))  # sign of the dividend
     if not b:
         return None
     r = abs(a) % abs(b)
@@ -155,5 +161,5 @@ def neg(a: Any) -> int | float | Decimal | None:
         return None
     a = to_number(a)
     if type(a) is Decimal:
-        return a.copy_negate()  # exact, no context rounding
+        return _unsigned_zero(a.copy_negate())  # exact, no context rounding
     return -a

@@ -1,5 +1,5 @@
 """Date and time functions: ``YEAR``, ``HOUR``, ``DATE``, ``DATEDIFF``, ``TIME``,
-``TIMEDIFF``, ``TIME_TO_SEC``, ``SEC_TO_TIME``, ``UNIX_TIMESTAMP``...
+``TIMEDIFF``, ``TIME_TO_SEC``, ``SEC_TO_TIME``, ``UNIX_TIMESTAMP``, ``CONVERT_TZ``...
 
 Why this module exists: these functions accept a date, a datetime, a TIME or a string to be
 parsed as one; a string that is not a valid date (or time) gives NULL, as in MySQL. The
@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import calendar
 import datetime as _dt
+import re
 from decimal import Decimal
 from typing import Any
 
-from rivulet.values.conversions import to_number, to_temporal
+from rivulet.values.conversions import to_number, to_str, to_temporal
 from rivulet.values.times import clipped, from_micros, micros, time_micros
 
 _date = _dt.date
@@ -22,6 +23,17 @@ _datetime = _dt.datetime
 _timedelta = _dt.timedelta
 _MIDNIGHT = _dt.time()
 _MICRO = 1_000_000
+
+#: A time zone written as an offset from UTC: a sign, hours (any number of digits, none
+#: is 0), a colon and minutes, nothing else (MySQL's ``str_to_offset``).
+_OFFSET_RE = re.compile(r"([+-])([0-9]*):([0-9]+)", re.ASCII)
+#: The widest offsets MySQL 8 takes (since 8.0.19; MariaDB and older MySQL stop at -12:59
+#: and +13:00).
+MAX_OFFSET = _dt.timedelta(hours=14)
+MIN_OFFSET = -_dt.timedelta(hours=13, minutes=59)
+#: The TIMESTAMP range: CONVERT_TZ leaves a value whose UTC time falls outside it as it is.
+_TIMESTAMP_MIN = _datetime(1970, 1, 1, 0, 0, 1)
+_TIMESTAMP_MAX = _datetime(2038, 1, 19, 3, 14, 7)
 
 
 def year(v: Any) -> int | None:
@@ -179,3 +191,50 @@ def sec_to_time(v: Any) -> _timedelta | None:
         n = Decimal(repr(n)) if abs(n) < 1e15 else Decimal(int(n))
     whole = Decimal(n).scaleb(6).to_integral_value(rounding="ROUND_HALF_UP")
     return from_micros(clipped(int(whole)))
+
+
+def _zone_offset(zone: Any) -> _dt.timedelta | None:
+    """The offset from UTC of time zone ``zone``: an offset such as '+05:30', or 'SYSTEM'
+    (rivulet's time is UTC). A named zone ('UTC', 'Europe/Paris') is None, as in a MySQL
+    server without time zone tables, and so is anything else."""
+    text = to_str(zone)
+    if type(text) is bytes:
+        text = text.decode("utf-8", "replace")
+    if text.upper() == "SYSTEM":
+        return _dt.timedelta()
+    m = _OFFSET_RE.fullmatch(text)
+    if m is None:
+        return None
+    hours, minutes = int(m.group(2) or 0), int(m.group(3))
+    if minutes >= 60:
+        return None
+    offset = _dt.timedelta(hours=hours, minutes=minutes)
+    if m.group(1) == "-":
+        offset = -offset
+    return offset if MIN_OFFSET <= offset <= MAX_OFFSET else None
+
+
+def convert_tz(v: Any, from_zone: Any, to_zone: Any) -> _datetime | None:
+    """``CONVERT_TZ(v, from_zone, to_zone)``: the datetime ``v`` (a date is its midnight)
+    read in ``from_zone`` and told in ``to_zone``; NULL for a zone that is not an offset
+    or 'SYSTEM' (:func:`_zone_offset`). As in MySQL, a value whose UTC time falls outside
+    the TIMESTAMP range (1970-01-01 00:00:01 to 2038-01-19 03:14:07) is returned as it is."""
+    if v is None or from_zone is None or to_zone is None:
+        return None
+    t = to_temporal(v)
+    if t is None:
+        return None
+    if not isinstance(t, _datetime):  # a date
+        t = _datetime.combine(t, _MIDNIGHT)
+    source, target = _zone_offset(from_zone), _zone_offset(to_zone)
+    if source is None or target is None:
+        return None
+    if source == target:
+        return t
+    try:
+        utc = t - source
+    except OverflowError:  # beyond year 1..9999: outside the TIMESTAMP range anyway
+        return t
+    if not _TIMESTAMP_MIN <= utc.replace(microsecond=0) <= _TIMESTAMP_MAX:
+        return t
+    return utc + target

@@ -18,6 +18,9 @@ from rivulet.values.enumerations import plain
 #: Context for rounding floats through their decimal form (1e308 has 309 digits).
 _ROUND_CTX = Context(prec=700, rounding=ROUND_HALF_UP)
 
+#: The most decimal places a MySQL DECIMAL has.
+_MAX_SCALE = 30
+
 
 def abs_(x: Any) -> int | float | Decimal | None:
     """``ABS(x)``."""
@@ -38,8 +41,8 @@ def _round_int(x: int, d: int) -> int:
 
 
 def round_(x: Any, d: Any = 0) -> int | float | Decimal | None:
-    """``ROUND(x[, d])``: half away from zero, keeping x's type (int stays int, Decimal keeps
-    at most d decimal places).
+    """``ROUND(x[, d])``: half away from zero, keeping x's type (int stays int, a Decimal
+    gets d decimal places).
 
     Floats are rounded through their shortest decimal form, also half away from zero
     (``ROUND(2.675e0, 2)`` = 2.68, ``ROUND(2.5e0)`` = 3). MySQL instead rounds the binary
@@ -64,14 +67,14 @@ def round_(x: Any, d: Any = 0) -> int | float | Decimal | None:
             return x
         q = dx.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
         return float(q)
-    # Decimal
-    exp = x.as_tuple().exponent
+    # Decimal: d places exactly (MySQL types ROUND(x, d) of a DECIMAL as DECIMAL(p, d):
+    # ROUND(1.00, 3) is 1.000), at most MySQL's 30
     if d >= 0:
-        if -exp <= d:
-            return x
-        return x.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
-    q = x.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
-    return q.quantize(Decimal(1), context=_ROUND_CTX)
+        q = x.quantize(Decimal(1).scaleb(-min(d, _MAX_SCALE)), context=_ROUND_CTX)
+    else:
+        q = x.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
+        q = q.quantize(Decimal(1), context=_ROUND_CTX)
+    return q.copy_abs() if q.is_zero() else q  # MySQL has no negative zero: ROUND(-0.25) is 0
 
 
 def floor(x: Any) -> int | float | None:

@@ -27,6 +27,7 @@ from rivulet.values.comparison import (
 )
 from rivulet.values.control import coalesce, if_, ifnull, nullif
 from rivulet.values.dates import (
+    convert_tz,
     date_,
     datediff,
     day,
@@ -120,6 +121,7 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "TIMEDIFF": timediff,
     "TIME_TO_SEC": time_to_sec,
     "SEC_TO_TIME": sec_to_time,
+    "CONVERT_TZ": convert_tz,
     "MOD": mod,
 }
 
@@ -138,7 +140,7 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "CHARACTER_LENGTH": (1, 1),
     "SUBSTRING": (2, 3),
     "SUBSTR": (2, 3),
-    "MID": (3, 3),
+    "MID": (2, 3),
     "LEFT": (2, 2),
     "RIGHT": (2, 2),
     "TRIM": (1, 3),
@@ -177,6 +179,7 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "TIMEDIFF": (2, 2),
     "TIME_TO_SEC": (1, 1),
     "SEC_TO_TIME": (1, 1),
+    "CONVERT_TZ": (3, 3),
     "MOD": (2, 2),
 }
 

@@ -7,6 +7,7 @@ positions, lengths in bytes for ``LENGTH``, binary strings staying binary, resul
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from rivulet.values.conversions import text_operands, to_int, to_str
@@ -44,19 +45,44 @@ def _text(v: Any) -> str | bytes:
 
 
 def lower(s: Any) -> str | bytes | None:
-    """``LOWER(s)`` / ``LCASE``; binary strings are unchanged, as in MySQL."""
+    """``LOWER(s)`` / ``LCASE``: each character to one character (MySQL's simple case
+    mapping, so no final-sigma rule); binary strings are unchanged, as in MySQL."""
     if s is None:
         return None
     s = _text(s)
-    return s if type(s) is bytes else s.lower()
+    if type(s) is bytes:
+        return s
+    return s.lower() if s.isascii() else "".join(map(_lower_char, s))
 
 
 def upper(s: Any) -> str | bytes | None:
-    """``UPPER(s)`` / ``UCASE``; binary strings are unchanged, as in MySQL."""
+    """``UPPER(s)`` / ``UCASE``: each character to one character (MySQL's simple case
+    mapping: 'ß' stays 'ß' where Python's str.upper gives 'SS'); binary strings are
+    unchanged, as in MySQL."""
     if s is None:
         return None
     s = _text(s)
-    return s if type(s) is bytes else s.upper()
+    if type(s) is bytes:
+        return s
+    return s.upper() if s.isascii() else "".join(map(_upper_char, s))
+
+
+@lru_cache(maxsize=4096)
+def _upper_char(c: str) -> str:
+    """``c``'s simple uppercase: str.upper unless that expands it (Unicode's SpecialCasing),
+    then its titlecase if one character ('ᾳ' -> 'ᾼ'), else ``c`` itself ('ß')."""
+    up = c.upper()
+    if len(up) == 1:
+        return up
+    title = c.title()
+    return title if len(title) == 1 else c
+
+
+@lru_cache(maxsize=4096)
+def _lower_char(c: str) -> str:
+    """``c``'s simple lowercase: str.lower, whose only expansion ('İ' -> 'i' + a combining
+    dot) keeps its first character."""
+    return c.lower()[:1] or c
 
 
 def length(s: Any) -> int | None:

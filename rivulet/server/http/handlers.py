@@ -75,6 +75,10 @@ def describe_view(view: View) -> dict[str, Any]:
         params[p].update(column=names[column], match="=")
     for p in plan.in_list:
         params[p].update(column=names[plan.key[-1]], match="IN")
+    for p in plan.null_safe:
+        params[p].update(match="<=>")
+    for p, position in plan.equal_params:
+        params[p].update(column=names[plan.key[position]], match="=")
     for bound in plan.range_bounds:
         assert plan.range_column is not None  # bounds are on the range column
         params[bound.param].update(column=names[plan.range_column], match=bound.op)

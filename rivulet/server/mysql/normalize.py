@@ -24,12 +24,15 @@ from typing import Any
 #: like ``t1``, is part of the name), so a query takes a handful of matches. Strings, quoted
 #: names and comments are matched whole: a number or ``?`` inside them is not a slot. A
 #: list of integers (``IN (3, 17, 42, ...)``, often dozens long) is one match too, cut into
-#: its slots by C-level calls rather than one Python step per number.
+#: its slots by C-level calls rather than one Python step per number. The runs inside a
+#: repetition are possessive (``++``): a run can be matched one way only, so text that ends
+#: inside a string (``' abc def ...`` unterminated) fails in linear time, not exponential
+#: (a 30-character one held the server's event loop, and the GIL, for minutes).
 _TOKENS = re.compile(
     r"""
-    (?:[A-Za-z_$\x80-\U0010ffff][\w$]*|[\s,.()=*<>+;:!&|^~%{}\[\]@]+)+
-  | ('(?:[^'\\]+|\\.|'')*'|"(?:[^"\\]+|\\.|"")*")
-  | (`(?:[^`]+|``)*`|/\*.*?\*/|--[ \t][^\n]*|\#[^\n]*)
+    (?:[A-Za-z_$\x80-\U0010ffff][\w$]*+|[\s,.()=*<>+;:!&|^~%{}\[\]@]++)+
+  | ('(?:[^'\\]++|\\.|'')*'|"(?:[^"\\]++|\\.|"")*")
+  | (`(?:[^`]++|``)*`|/\*.*?\*/|--[ \t][^\n]*|\#[^\n]*)
   | (\d+(?:[ \t]*,[ \t]*\d+)+)(?![\w$.])
   | (\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)(?![\w$])
   | (\?)

@@ -59,6 +59,7 @@ from rivulet.server.mysql.session import (
     text_columns,
 )
 from rivulet.server.mysql.statements import (
+    CHATTER,
     DDL,
     EXPLAIN,
     NOOP,
@@ -70,6 +71,7 @@ from rivulet.server.mysql.statements import (
     Known,
     Shape,
     Texts,
+    check_static_select,
 )
 from rivulet.server.mysql.wire import MAX_PAYLOAD, PacketTooLarge, Wire
 
@@ -536,6 +538,8 @@ class RivuletConnection(Connection):
         elif kind == EXPLAIN:
             self._reply(await self._explain(shape, sql), binary, cursor)
         else:  # SET and driver chatter: mysql-mimic's session handlers
+            if kind == CHATTER and isinstance(shape.node, exp.Query):
+                check_static_select(sql)
             result = await ensure_result_set(await self.session.handle_query(sql, {}))
             if kind == SET:
                 self.session.refresh()

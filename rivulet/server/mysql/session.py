@@ -60,13 +60,59 @@ _TYPES: dict[Kind | None, ColumnType] = {
 _TEXTUAL = {STR, ENUM, None}
 
 
+#: MySQL 8's default sql_mode, whose rules rivulet follows (ONLY_FULL_GROUP_BY, strict
+#: writes, no zero dates): what ``SELECT @@sql_mode`` says.
+MYSQL_SQL_MODE = ("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+                  "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION")
+
+#: The modes a client may set: those under which MySQL answers as rivulet does, or refuses
+#: what rivulet refuses (turning ONLY_FULL_GROUP_BY or strict mode off makes MySQL accept
+#: statements rivulet still refuses; it never makes rivulet answer differently).
+_SQL_MODES = frozenset({
+    "ONLY_FULL_GROUP_BY", "STRICT_TRANS_TABLES", "STRICT_ALL_TABLES", "NO_ZERO_IN_DATE",
+    "NO_ZERO_DATE", "ERROR_FOR_DIVISION_BY_ZERO", "NO_ENGINE_SUBSTITUTION", "TRADITIONAL",
+    "IGNORE_SPACE", "NO_DIR_IN_CREATE", "NO_AUTO_CREATE_USER", "ALLOW_INVALID_DATES",
+    "NO_FIELD_OPTIONS", "NO_KEY_OPTIONS", "NO_TABLE_OPTIONS",
+})
+#: Modes that change what a statement means, which rivulet does not follow: refused, so
+#: that a client (SQLAlchemy reads @@sql_mode to decide how it quotes names) is not
+#: answered as if they were in force.
+_MODES_CHANGING_ANSWERS = {
+    "ANSI_QUOTES": 'rivulet reads "x" as a string, as MySQL\'s default sql_mode does',
+    "ANSI": 'rivulet reads "x" as a string and || as OR, as MySQL\'s default sql_mode does',
+    "PIPES_AS_CONCAT": "rivulet reads || as OR, as MySQL's default sql_mode does",
+    "NO_BACKSLASH_ESCAPES": "rivulet reads \\ in a string as an escape",
+    "HIGH_NOT_PRECEDENCE": "rivulet gives NOT its usual precedence",
+    "PAD_CHAR_TO_FULL_LENGTH": "rivulet does not pad CHAR values",
+    "NO_AUTO_VALUE_ON_ZERO": "rivulet numbers a row given 0 for its AUTO_INCREMENT column",
+    "REAL_AS_FLOAT": "rivulet's REAL is a DOUBLE",
+    "NO_UNSIGNED_SUBTRACTION": "rivulet's subtraction follows the default mode",
+    "TIME_TRUNCATE_FRACTIONAL": "rivulet does not truncate fractional seconds",
+}
+
+
+def sql_mode_value(value: object) -> str:
+    """A ``SET sql_mode`` value, refused (MySQL's error 1231) if it names a mode rivulet
+    does not follow or that MySQL does not have."""
+    text = str(value).strip()
+    modes = [mode.strip().upper() for mode in text.split(",") if mode.strip()]
+    for mode in modes:
+        if mode in _MODES_CHANGING_ANSWERS:
+            raise MysqlError(f"Variable 'sql_mode' can't be set to the value of '{mode}': "
+                             f"{_MODES_CHANGING_ANSWERS[mode]}", ErrorCode.WRONG_VALUE_FOR_VAR)
+        if mode not in _SQL_MODES:
+            raise MysqlError(f"Variable 'sql_mode' can't be set to the value of '{mode}'",
+                             ErrorCode.WRONG_VALUE_FOR_VAR)
+    return ",".join(modes)
+
+
 def global_variables(max_packet: int, role: str = "primary") -> GlobalVariables:
     """mimic's system variables, with rivulet's identity and its own variables."""
     schema = dict(SYSTEM_VARIABLES)
     schema.update({
         "version": (str, f"8.0.36-rivulet-{rivulet.__version__}", False),
         "version_comment": (str, "rivulet", False),
-        "sql_mode": (str, "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION", True),
+        "sql_mode": (sql_mode_value, MYSQL_SQL_MODE, True),
         "default_storage_engine": (str, "rivulet", True),
         "max_allowed_packet": (int, max_packet, True),
         "transaction_isolation": (str, "READ-COMMITTED", True),

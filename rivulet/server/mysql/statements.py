@@ -31,7 +31,7 @@ from rivulet.bind import statements as st
 from rivulet.errors import ParameterCountError, SqlError, UnsupportedSqlError
 from rivulet.plan.params import conjuncts
 from rivulet.server.mysql.normalize import Split, with_markers
-from rivulet.sql.parse import DIALECT, parse_one
+from rivulet.sql.parse import DIALECT, parse_one, unsupported
 
 if TYPE_CHECKING:
     from rivulet.engine.database import Database
@@ -423,6 +423,51 @@ def _kind(node: exp.Expr, sql: str) -> str:
     if isinstance(node, (exp.Use, exp.Kill)):
         return CHATTER
     raise UnsupportedSqlError(f"unsupported statement {sql.strip()[:60]!r}")
+
+
+#: What a SELECT without FROM may ask over MySQL (drivers ask for these at connect time):
+#: mysql-mimic answers it, from the session. Anything else there would be computed by
+#: sqlglot's Python executor, with Python's semantics instead of MySQL's (``5/2`` a
+#: double, ``'1abc' = 1`` false, ``0x41`` a number, unknown functions a crash).
+_SESSION_FUNCTIONS = (exp.CurrentSchema, exp.CurrentUser, exp.SessionUser, exp.CurrentVersion)
+_SESSION_FUNCTION_NAMES = frozenset({"USER", "SYSTEM_USER", "CONNECTION_ID", "SCHEMA",
+                                     "DATABASE", "VERSION", "CURRENT_USER", "SESSION_USER"})
+_BIGINT = 2 ** 63
+
+
+def check_static_select(sql: str) -> None:
+    """Refuse a SELECT without FROM that asks more than mysql-mimic answers as MySQL does:
+    literals (strings, BIGINT integers, NULL, TRUE/FALSE), ``@@variables`` and the session's
+    functions (``DATABASE()``, ``USER()``, ``VERSION()``, ``CONNECTION_ID()``...). Checked on
+    the statement's own text, each time: its template's literals are markers."""
+    node = parse_one(sql)
+    if not isinstance(node, exp.Query) or any(True for _ in node.find_all(exp.Table)):
+        return
+    selects = list(node.find_all(exp.Select))
+    for select in selects:
+        for item in select.expressions:
+            value = item.this if isinstance(item, exp.Alias) else item
+            if not _is_session_value(value):
+                raise unsupported(value, "value in a SELECT without FROM")
+
+
+def _is_session_value(value: exp.Expr) -> bool:
+    if isinstance(value, (exp.Null, exp.Boolean, exp.SessionParameter)):
+        return True
+    if isinstance(value, exp.Neg):
+        value = value.this
+        return isinstance(value, exp.Literal) and not value.is_string and _small_int(value)
+    if isinstance(value, exp.Literal):
+        return value.is_string or _small_int(value)
+    if isinstance(value, (*_SESSION_FUNCTIONS, exp.Anonymous)):
+        name = value.name if isinstance(value, exp.Anonymous) else value.sql_name()
+        return not list(value.iter_expressions()) and (
+            isinstance(value, _SESSION_FUNCTIONS) or name.upper() in _SESSION_FUNCTION_NAMES)
+    return False
+
+
+def _small_int(literal: exp.Literal) -> bool:
+    return literal.this.isdigit() and int(literal.this) < _BIGINT
 
 
 def _is_marker(node: exp.Expr) -> bool:

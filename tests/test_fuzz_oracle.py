@@ -1,0 +1,233 @@
+"""The fuzzers' oracle checks (bench/reliability_oracle.py, through the fronts of
+bench/oracle_fronts.py): what rivulet accepts is run on MariaDB too and compared, so a
+wrong answer, a wrong type or scale, a wrong count of affected rows or a refusal that
+changed data is found, and every check is counted.
+
+A fake front (rivulet behind a wrapper that answers wrong) must be caught; the real one,
+over the generated SQL of bench/oracle_sql.py with its avoided shapes, must not."""
+
+from __future__ import annotations
+
+import decimal
+import random
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pymysql.constants import CLIENT
+
+import rivulet
+from bench import oracle_sql as q
+from bench.mysql_oracle import MariaDBOracle, mysql_mismatch
+from bench.oracle_fronts import EmbeddedFront, Front, Refused, embedded_front, http_value
+from bench.reliability_oracle import (
+    Checker,
+    Mirror,
+    OracleRefused,
+    OracleSession,
+    RowWrite,
+    Tally,
+    action,
+    run_oracle_fuzz,
+    schema_of,
+)
+
+
+@pytest.fixture
+def schema(tmp_path: Path) -> q.Schema:
+    db = rivulet.open(tmp_path / "probe")
+    try:
+        return schema_of(db, q.AVOIDED)
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def mirror(mariadb_oracle: MariaDBOracle) -> Iterator[Mirror]:
+    m = Mirror(mariadb_oracle.schema(client_flag=CLIENT.MULTI_STATEMENTS))
+    yield m
+    m.conn.close()
+
+
+def run_session(tmp_path: Path, mirror: Mirror, schema: q.Schema,
+                make_front: Callable[[rivulet.Database], tuple[Front, Callable[[], None]]],
+                inputs: int, seed: int = 26) -> Tally:
+    """``inputs`` generated inputs (from fixed seeds) through ``make_front``'s front."""
+    tally = Tally()
+    session = OracleSession(tmp_path / "session", mirror, schema, tally, make_front,
+                            seed=seed, episode=40)
+    try:
+        for n in range(inputs):
+            session.step(action(q.Gen(random.Random(seed * 1000 + n), schema), lookups=10))
+    finally:
+        session.close()
+    return tally
+
+
+# --------------------------------------------------------------------------- fake fronts
+
+
+class ExtraRow(EmbeddedFront):
+    """Answers every non-empty SELECT with its first row twice."""
+
+    name = "extra row"
+
+    def query(self, sql: str, params: Sequence[Any]) -> list[tuple]:
+        rows = super().query(sql, params)
+        return rows + rows[:1]
+
+    def lookup(self, name: str, sql: str, params: Sequence[Any]) -> list[tuple]:
+        rows = super().lookup(name, sql, params)
+        return rows + rows[:1]
+
+
+class WrongScale(EmbeddedFront):
+    """Answers every DECIMAL with one more place (1.25 as 1.250: equal, but not MySQL's)."""
+
+    name = "wrong scale"
+
+    def query(self, sql: str, params: Sequence[Any]) -> list[tuple]:
+        return [tuple(v.quantize(decimal.Decimal(1).scaleb(v.as_tuple().exponent - 1))
+                      if isinstance(v, decimal.Decimal) and v.is_finite() else v for v in row)
+                for row in super().query(sql, params)]
+
+
+class CountsOneMore(EmbeddedFront):
+    """Says every write changed one row more than it did."""
+
+    name = "counts one more"
+
+    def write(self, sql: str, params: Sequence[Any]) -> int:
+        return super().write(sql, params) + 1
+
+
+class RefusesAfterWriting(EmbeddedFront):
+    """Runs every write, then says it refused it."""
+
+    name = "refuses after writing"
+
+    def write(self, sql: str, params: Sequence[Any]) -> int:
+        super().write(sql, params)
+        raise Refused("refused (but written)")
+
+
+def fake(cls: type[EmbeddedFront]) -> Callable[[rivulet.Database],
+                                               tuple[Front, Callable[[], None]]]:
+    return lambda db: (cls(db), lambda: None)
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+def test_a_correct_database_passes_and_every_check_is_counted(
+        tmp_path: Path, mirror: Mirror, schema: q.Schema) -> None:
+    tally = run_session(tmp_path, mirror, schema, embedded_front, inputs=60)
+    assert tally.mismatched["embedded"] == 0 and tally.failed["embedded"] == 0, tally.examples
+    # Lookups of views count one each: more checks than inputs.
+    assert tally.checked["embedded"] > 60
+    assert tally.as_dict()["checked_against_oracle"] == tally.checked["embedded"]
+
+
+@pytest.mark.parametrize("front", [ExtraRow, WrongScale])
+def test_a_wrong_answer_is_found_with_a_repro(tmp_path: Path, mirror: Mirror,
+                                              schema: q.Schema, front: type) -> None:
+    tally = run_session(tmp_path, mirror, schema, fake(front), inputs=40)
+    assert tally.mismatched[front.name] > 0
+    example = tally.examples[0]
+    assert "disagree" in example["report"]
+    assert "CREATE TABLE r" in example["repro"] and "INSERT INTO r" in example["repro"]
+
+
+def test_a_wrong_count_of_affected_rows_is_found(tmp_path: Path, mirror: Mirror,
+                                                 schema: q.Schema) -> None:
+    tally = run_session(tmp_path, mirror, schema, fake(CountsOneMore), inputs=40)
+    assert tally.mismatched["counts one more"] > 0
+    assert any("rows affected" in e["report"] for e in tally.examples)
+
+
+def test_a_refusal_that_changed_data_is_found(tmp_path: Path, mirror: Mirror,
+                                              schema: q.Schema) -> None:
+    tally = run_session(tmp_path, mirror, schema, fake(RefusesAfterWriting), inputs=40)
+    assert tally.refused["refuses after writing"] > 0
+    assert tally.mismatched["refuses after writing"] > 0
+    assert any("refused" in e["report"] for e in tally.examples)
+
+
+def test_a_refusal_that_changed_nothing_is_counted_not_a_mismatch(
+        tmp_path: Path, mirror: Mirror) -> None:
+    db = rivulet.open(tmp_path / "db")
+    try:
+        db.execute("CREATE TABLE k (id INT PRIMARY KEY, d DECIMAL(4,2))")
+        mirror.load({"k": ("CREATE TABLE k (id INT PRIMARY KEY, d DECIMAL(4,2))",
+                           [(1, decimal.Decimal("1.50"))])})
+        db.table("k").insert_many([(1, decimal.Decimal("1.50"))])
+        tally = Tally()
+        checker = Checker(db, mirror, tally, EmbeddedFront(db))
+        # Too big for DECIMAL(4,2): both refuse; a duplicate key: both refuse.
+        assert checker.write("INSERT INTO k VALUES (2, 123.45)", (), "k") == "refused"
+        assert checker.row_write(RowWrite("insert", "k", ((1, decimal.Decimal(2)),))) == \
+            "refused"
+        assert checker.write("UPDATE k SET d = d + 1", (), "k") == "checked"
+        checker.read("SELECT d, d * 2 FROM k")
+        assert tally.refused["embedded"] == tally.refused_by_both["embedded"] == 2
+        assert tally.checked["embedded"] == 2 and not tally.mismatched
+    finally:
+        db.close()
+
+
+def test_decimals_are_compared_exactly_and_with_their_scale() -> None:
+    big = decimal.Decimal("12345678901234567.89")
+    assert mysql_mismatch("SELECT d FROM k", (), [(big,)], [(big,)]) is None
+    # Within a relative 1e-9 (as floats would be), but not the same DECIMAL:
+    assert mysql_mismatch("SELECT d FROM k", (), [(big + decimal.Decimal("0.01"),)],
+                          [(big,)]) is not None
+    assert mysql_mismatch("SELECT d FROM k", (), [(decimal.Decimal("1.5"),)],
+                          [(decimal.Decimal("1.50"),)]) is not None
+    # Floats within the tolerance are the same answer.
+    assert mysql_mismatch("SELECT f FROM k", (), [(0.1 + 0.2,)], [(0.3,)]) is None
+
+
+def test_a_batch_with_an_error_in_the_middle_is_answered_in_order(mirror: Mirror) -> None:
+    answers = mirror.query_many(["SELECT 1", "SELECT nowhere FROM nothing", "SELECT 3"])
+    assert answers[0] == [(1,)] and answers[2] == [(3,)]
+    assert isinstance(answers[1], OracleRefused)
+
+
+def test_http_answers_are_compared_as_the_api_encodes_them() -> None:
+    # docs/http.md: DECIMAL as its exact string, dates in ISO 8601, binary as base64.
+    import datetime as dt
+
+    assert http_value(decimal.Decimal("1.50")) == "1.50"
+    assert http_value(dt.datetime(2021, 2, 3, 4, 5, 6)) == "2021-02-03T04:05:06"
+    assert http_value(dt.date(2020, 2, 29)) == "2020-02-29"
+    assert http_value(b"\x00\xff") == "AP8="
+    assert http_value(float("nan")) is None and http_value(7) == 7
+
+
+def test_a_short_run_checks_every_front(mariadb_oracle: MariaDBOracle) -> None:
+    tally = Tally()
+    out = run_oracle_fuzz(mariadb_oracle, {"embedded": 3, "mysql": 3, "http": 3}, tally=tally,
+                          lookups=10)
+    assert set(out["inputs"]) == {"embedded", "mysql", "http"}
+    for front in ("embedded", "mysql", "http"):
+        assert tally.checked[front] > 0, front
+    summary = tally.as_dict()
+    assert summary["checked_against_oracle"] == sum(tally.checked.values())
+    assert summary["mismatches"] == 0 and summary["failures"] == 0, summary["examples"]
+
+
+def test_every_avoided_shape_is_one_the_generator_knows() -> None:
+    assert q.AVOIDED <= q.SHAPES and q.UNDECIDABLE <= q.SHAPES
+    # Allowing a shape lets the generator produce it (the set can be emptied).
+    everything = q.Shapes(frozenset())
+    assert everything.allows("mixed string/number comparison")
+    assert not everything.allows("an integer beyond 2**53 compared with a DOUBLE")
+
+
+def test_a_run_stops_once_its_goal_is_checked(mariadb_oracle: MariaDBOracle) -> None:
+    tally = Tally()
+    out = run_oracle_fuzz(mariadb_oracle, {"embedded": 120}, goals={"embedded": 30},
+                          tally=tally, lookups=10)
+    assert tally.checked["embedded"] >= 30
+    assert out["seconds"]["embedded"] < 120

@@ -1,0 +1,86 @@
+"""The intended differences from MySQL, each pinned: what rivulet answers, and what MySQL
+(the private MariaDB of ``tests/mysql_oracle.py``) answers instead.
+
+docs/sql.md, "Differences from MySQL", is the one list of them; every row there names its
+test here (``test_every_difference_in_the_docs_is_pinned_by_a_test`` keeps the two in step).
+Anything else where rivulet and MySQL differ is a bug, or is refused with an error naming
+the construct.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pymysql
+import pytest
+from mysql_oracle import MySQLPair
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "sql.md"
+
+
+@pytest.fixture
+def pair(mysql_pair: MySQLPair) -> MySQLPair:
+    mysql_pair.execute("CREATE TABLE t (id INT PRIMARY KEY, s VARCHAR(20), b BIGINT, "
+                       "u INT UNSIGNED)")
+    mysql_pair.execute("INSERT INTO t VALUES (1, 'a', 9223372036854775807, 3)")
+    mysql_pair.settle()
+    return mysql_pair
+
+
+def test_strings_compare_by_code_point(pair: MySQLPair) -> None:
+    """A binary collation: 'a' and 'A' differ. MySQL 8's default (utf8mb4_0900_ai_ci), like
+    MariaDB's utf8mb4_general_ci, finds them equal."""
+    assert pair.db.query("SELECT id FROM t WHERE s = 'A'") == []
+    assert pair.mariadb("SELECT id FROM t WHERE s = 'A' COLLATE utf8mb4_general_ci") == [(1,)]
+    # With the binary collation rivulet documents, MariaDB agrees.
+    pair.check_query("SELECT id FROM t WHERE s = 'A'")
+
+
+def test_integer_arithmetic_past_bigint_is_exact(pair: MySQLPair) -> None:
+    """MySQL refuses a result beyond BIGINT's range (error 1690); rivulet keeps the exact
+    integer, since a view cannot fail a read for one of its rows."""
+    assert pair.db.query("SELECT b + 1 FROM t") == [(9223372036854775808,)]
+    with pytest.raises(pymysql.err.OperationalError) as caught:
+        pair.mariadb("SELECT b + 1 FROM t")
+    assert caught.value.args[0] == 1690
+
+
+def test_unsigned_subtraction_below_zero_is_negative(pair: MySQLPair) -> None:
+    """MySQL refuses an UNSIGNED result below zero (error 1690); rivulet's column kinds have
+    no sign, so the difference is negative."""
+    assert pair.db.query("SELECT u - 5 FROM t") == [(-2,)]
+    with pytest.raises(pymysql.err.OperationalError) as caught:
+        pair.mariadb("SELECT u - 5 FROM t")
+    assert caught.value.args[0] == 1690
+
+
+def test_a_view_read_by_another_view_cannot_be_dropped(pair: MySQLPair) -> None:
+    """MySQL drops the view and leaves the views reading it invalid until it is created
+    again; rivulet refuses, since a view it keeps up to date needs its inputs."""
+    from rivulet import RivuletError
+
+    pair.execute("CREATE VIEW v1 AS SELECT id, s FROM t")
+    pair.execute("CREATE VIEW v2 AS SELECT s FROM v1")
+    with pytest.raises(RivuletError, match="v2"):
+        pair.db.execute("DROP VIEW v1")
+    with pair.conn.cursor() as cur:
+        cur.execute("DROP VIEW v1")  # MySQL: dropped, v2 now fails
+        with pytest.raises(pymysql.err.OperationalError):
+            cur.execute("SELECT * FROM v2")
+
+
+def _pinned_tests() -> list[str]:
+    """The test names in the table of docs/sql.md, "Differences from MySQL"."""
+    text = DOCS.read_text()
+    section = text.split("## Differences from MySQL", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"`(test_\w+)`", section)
+
+
+def test_every_difference_in_the_docs_is_pinned_by_a_test() -> None:
+    pinned = _pinned_tests()
+    here = {name for name in globals() if name.startswith("test_")}
+    assert pinned, "docs/sql.md has no table of differences from MySQL"
+    assert set(pinned) <= here, f"rows naming no test here: {set(pinned) - here}"
+    assert here - {"test_every_difference_in_the_docs_is_pinned_by_a_test"} <= set(pinned), \
+        "a test here pins a difference docs/sql.md does not list"
