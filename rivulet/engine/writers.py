@@ -18,7 +18,7 @@ from rivulet.errors import ParameterCountError, SqlError
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.storage.writes import WriteRequest
-from rivulet.values.schema import Row, SchemaError, TableSchema, coerce_row, coerce_value
+from rivulet.values.schema import Row, SchemaError, TableSchema, coerce_row, key_value
 
 #: Write statement texts whose compiled writers are kept (the first ones seen: an
 #: application's statements, not the literal-laden texts of one-off writes).
@@ -170,6 +170,6 @@ def _unnumbered(table: TableSchema, column: int, rows: Iterable[Any]) -> Iterato
 
 def _coerce_key(table: TableSchema, key: tuple) -> tuple | None:
     try:
-        return tuple(coerce_value(table.columns[i], v) for i, v in zip(table.primary_key, key))
+        return tuple(key_value(table.columns[i], v) for i, v in zip(table.primary_key, key))
     except SchemaError:
         return None
