@@ -67,7 +67,7 @@ ROWS_U = [(i, i % 20 + 1, i * 3) for i in range(1, 41)]
 WRITE_TABLE = (
     "CREATE TABLE w (id INT PRIMARY KEY, n INT NOT NULL, tiny TINYINT, big BIGINT, "
     "name VARCHAR(8), body TEXT, price DECIMAL(6,2), ratio DOUBLE, raw VARBINARY(8), "
-    "seen DATETIME, day DATE, flag BOOLEAN)"
+    "seen DATETIME(6), day DATE, flag BOOLEAN)"
 )
 
 

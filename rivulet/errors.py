@@ -48,6 +48,8 @@ SchemaError              1366   HY000     400   schema
 NotNullError             1048   23000     400   schema
 TooLongError             1406   22001     400   schema
 OutOfRangeError          1264   22003     400   schema
+NotAMemberError          1265   01000     400   schema
+IncorrectTimeError       1292   22007     400   schema
 NoSuchColumnError        1054   42S22     400   schema
 ConstraintError          1062   23000     409   constraint
 StorageError             1105   HY000     500   storage
@@ -188,6 +190,14 @@ class OutOfRangeError(SchemaError):
     AUTO_INCREMENT counter past it included."""
 
 
+class NotAMemberError(SchemaError):
+    """A value an ENUM column has no member for (MySQL strict mode: data truncated)."""
+
+
+class IncorrectTimeError(SchemaError):
+    """A value a TIME column cannot hold: not a time, or beyond -838:59:59..838:59:59."""
+
+
 class NoSuchColumnError(SchemaError):
     """A row given as a mapping (or a lookup by column name) names a column its table does
     not have. Named in a statement instead: :class:`UnknownColumnError`."""
@@ -264,6 +274,8 @@ ER_BAD_NULL = 1048
 ER_WRONG_VALUE = 1366
 ER_DATA_TOO_LONG = 1406
 ER_OUT_OF_RANGE = 1264
+ER_DATA_TRUNCATED = 1265
+ER_TRUNCATED_WRONG_VALUE = 1292
 ER_NOT_SUPPORTED = 1235
 ER_UNKNOWN = 1105
 ER_SERVER_SHUTDOWN = 1053
@@ -314,6 +326,8 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     NotNullError: ErrorCode(ER_BAD_NULL, "23000", 400, "schema"),
     TooLongError: ErrorCode(ER_DATA_TOO_LONG, "22001", 400, "schema"),
     OutOfRangeError: ErrorCode(ER_OUT_OF_RANGE, "22003", 400, "schema"),
+    NotAMemberError: ErrorCode(ER_DATA_TRUNCATED, "01000", 400, "schema"),
+    IncorrectTimeError: ErrorCode(ER_TRUNCATED_WRONG_VALUE, "22007", 400, "schema"),
     NoSuchColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "schema"),
     ConstraintError: ErrorCode(ER_DUP_ENTRY, "23000", 409, "constraint"),
     StorageError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),

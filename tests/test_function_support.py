@@ -110,6 +110,8 @@ CALLS = [
     "LPAD(s, 6, '*')", "RPAD(s, 6, '*')", "REPEAT(s, 2)", "POSITION('b' IN s)", "YEAR(d)",
     "MONTH(d)", "DAY(d)", "DAYOFMONTH(d)", "HOUR(d)", "MINUTE(d)", "SECOND(d)", "DATE(d)",
     "DATEDIFF(d, '2000-01-01')", "UNIX_TIMESTAMP(d)", "CONVERT_TZ(d, '+00:00', '+05:30')",
+    "TIME(d)", "TIME(s)", "TIMEDIFF(d, '2000-01-01 00:00:00')", "TIME_TO_SEC(d)",
+    "SEC_TO_TIME(n)", "SEC_TO_TIME(x)",
 ]
 
 

@@ -24,7 +24,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from decimal import Decimal
+from decimal import Context, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +84,8 @@ Row = tuple
 # --------------------------------------------------------------------------- the world
 
 ITEMS = [
-    # id, cat, score, price DECIMAL(10,2), day DATE, at DATETIME, f DOUBLE, raw BLOB,
-    # flag BOOLEAN, amount DECIMAL (no scale), big BIGINT, note TEXT
+    # id, cat, score, price DECIMAL(10,2), day DATE, at DATETIME(6), f DOUBLE, raw BLOB,
+    # flag BOOLEAN, amount DECIMAL(38, 18) (stored with 18 places), big BIGINT, note TEXT
     (1, "x", 10, Decimal("1.25"), dt.date(2020, 1, 2), dt.datetime(2020, 1, 2, 3, 4, 5, 6), 0.5,
      b"\x00\xff", 1, Decimal("3.14159"), 2**62, "hello\nworld"),
     (2, "x", 10, Decimal("2.50"), dt.date(1999, 12, 31), dt.datetime(1999, 12, 31, 23, 59, 59),
@@ -109,8 +109,8 @@ TAGS = [(1, 1, "red"), (2, 1, "blue"), (3, 2, "red"), (4, 9, "orphan"), (5, None
 PROGRAM = """
 CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, s VARCHAR(10));
 CREATE TABLE items (id INT PRIMARY KEY, cat VARCHAR(10), score INT, price DECIMAL(10,2),
-    day DATE, at DATETIME, f DOUBLE, raw BLOB, flag BOOLEAN, amount DECIMAL, big BIGINT,
-    note TEXT);
+    day DATE, at DATETIME(6), f DOUBLE, raw BLOB, flag BOOLEAN, amount DECIMAL(38, 18),
+    big BIGINT, note TEXT);
 CREATE TABLE tags (id INT PRIMARY KEY, item INT, tag VARCHAR(10));
 """
 
@@ -533,8 +533,10 @@ def test_in_lists_and_ranges(world: World) -> None:
 
 def test_dates_and_decimals_round_trip(world: World) -> None:
     got = world.both("SELECT id, day, at, price, amount, raw, flag, big, f FROM items")
-    assert_exact_rows(got, [(r[0], r[4], r[5], r[3], r[9], r[7], r[8], r[10], r[6])
-                            for r in ITEMS])
+    places = Decimal(1).scaleb(-18)  # amount DECIMAL(38, 18) stores 18 places
+    assert_exact_rows(got, [(r[0], r[4], r[5], r[3], None if r[9] is None else
+                             r[9].quantize(places, context=Context(prec=60)), r[7], r[8], r[10],
+                             r[6]) for r in ITEMS])
     got = world.both("SELECT id, DATE(at) AS d, YEAR(day) AS y, price * 2 AS p FROM items "
                      "WHERE day = ?", (dt.date(2020, 1, 2),))
     assert_exact_rows(got, [(1, dt.date(2020, 1, 2), 2020, Decimal("2.50")),

@@ -33,9 +33,11 @@ from rivulet.dataflow.ops.reader import Reader
 from rivulet.dataflow.ops.topk import TopK
 from rivulet.dataflow.ops.union import Union
 from rivulet.plan import ir, keys
+from rivulet.plan.expressions import refuse_join_keys
 from rivulet.plan.keys import Demand
 from rivulet.plan.optimize import optimize
 from rivulet.state.reader import KeyedReader, RangeReader
+from rivulet.values.schema import ENUM, single_text
 
 Row = tuple
 Columns = tuple[int, ...]
@@ -435,6 +437,8 @@ class Builder:
                            keys.project_sources(node.exprs))
         if isinstance(node, ir.Join):
             joined = node.columns
+            refuse_join_keys([(node.left.columns[a].kind, node.right.columns[b].kind)
+                              for a, b in zip(node.left_keys, node.right_keys)])
             residual = None
             if node.residual is not None:
                 residual = predicate_function(
@@ -492,7 +496,26 @@ def finisher(plan: ir.ViewPlan) -> Callable[[list[Row]], tuple[Row, ...]]:
             return tuple([r[:visible] for r in rows])
         return tuple(rows)
 
-    return finish
+    shown = [(i, str if c.kind == ENUM else single_text)
+             for i, c in enumerate(plan.root.columns[:visible])
+             if c.kind == ENUM or (c.column is not None and c.column.single)]
+    if not shown:
+        return finish
+
+    def as_shown(rows: list[Row]) -> tuple[Row, ...]:
+        """The answer as MySQL's driver hands it over: ENUM columns as plain text (only the
+        dataflow keeps the member's index), FLOAT columns as MySQL shows a single-precision
+        value (0.1, where the dataflow computes with 0.10000000149011612)."""
+        out = []
+        for row in finish(rows):
+            values = list(row)
+            for i, show in shown:
+                if values[i] is not None:
+                    values[i] = show(values[i])
+            out.append(tuple(values))
+        return tuple(out)
+
+    return as_shown
 
 
 def rows_by(column: int) -> Callable[[list[Row]], Any]:

@@ -16,8 +16,9 @@ from typing import Any
 
 from rivulet import values as F
 from rivulet.errors import SqlError
+from rivulet.plan.expressions import refuse_clock_dependent
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
-from rivulet.values.schema import NUMERIC_KINDS, Kind
+from rivulet.values.schema import BOOL, DECIMAL, ENUM, INT, Kind
 
 RowFn = Callable[[tuple], Any]
 
@@ -28,7 +29,7 @@ _OPERATORS = {
 }
 _PY_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 #: Numeric kinds Python compares with one another exactly as MySQL does.
-_EXACT_KINDS = NUMERIC_KINDS - {Kind.FLOAT}
+_EXACT_KINDS = frozenset({INT, BOOL, DECIMAL})
 
 
 class _Codegen:
@@ -92,10 +93,17 @@ class _Codegen:
             raise SqlError(f"function {e.fn}() takes {expected} arguments, got {n}")
 
     def _case(self, e: Case) -> str:
-        out = self.expr(e.default) if e.default is not None else "None"
+        out = self._result(e.default) if e.default is not None else "None"
         for cond, value in reversed(e.whens):
-            out = f"({self.expr(value)} if F.truth({self.expr(cond)}) else {out})"
+            out = f"({self._result(value)} if F.truth({self.expr(cond)}) else {out})"
         return out
+
+    def _result(self, e: Expr) -> str:
+        """A CASE's result: an ENUM column's value comes out as its text, as in MySQL (a
+        CASE is a string, not an ENUM)."""
+        if isinstance(e, Col) and self.kinds[e.index] == ENUM:
+            return f"F.cast_str({self.expr(e)})"
+        return self.expr(e)
 
     def predicate(self, e: Expr) -> str:
         """Source whose truth value is the filter's decision (NULL counts as false)."""
@@ -164,6 +172,8 @@ def row_function(
             i = indexes[0]
             return lambda r: (r[i],)
         return itemgetter(*indexes)
+    for e in exprs:
+        refuse_clock_dependent(e, list(kinds))
     gen = _Codegen(kinds, nullable)
     body = ", ".join(gen.expr(e) for e in exprs)
     return _build(f"lambda r: ({body},)", gen)
@@ -173,6 +183,7 @@ def predicate_function(
     expr: Expr, kinds: Sequence[Kind | None], nullable: Sequence[bool]
 ) -> Callable[[tuple], Any]:
     """A function whose truth says whether a row passes ``expr`` (a WHERE or ON condition)."""
+    refuse_clock_dependent(expr, list(kinds))
     gen = _Codegen(kinds, nullable)
     return _build(f"lambda r: {gen.predicate(expr)}", gen)
 
@@ -181,6 +192,7 @@ def value_function(
     expr: Expr, kinds: Sequence[Kind | None], nullable: Sequence[bool], *, with_params: bool = False
 ) -> Callable[..., Any]:
     """A function computing one value from a row (and, for writes, the statement's params)."""
+    refuse_clock_dependent(expr, list(kinds))
     gen = _Codegen(kinds, nullable)
     args = "r, p" if with_params else "r"
     return _build(f"lambda {args}: {gen.expr(expr)}", gen)
@@ -190,5 +202,6 @@ def bound_predicate(
     expr: Expr, kinds: Sequence[Kind | None], nullable: Sequence[bool]
 ) -> Callable[[tuple, tuple], Any]:
     """A predicate over a row and the statement's ``?`` values (UPDATE/DELETE ... WHERE)."""
+    refuse_clock_dependent(expr, list(kinds))
     gen = _Codegen(kinds, nullable)
     return _build(f"lambda r, p: {gen.predicate(expr)}", gen)

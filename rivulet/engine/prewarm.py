@@ -222,7 +222,7 @@ def _state_keys(view: View, keys: Iterable[Any]) -> list[Any]:
             if coerced is not None:  # the reader may hold part of it (BuiltView.listed)
                 coerced = view._built.reader_key(coerced)
         elif len(values) == width:
-            coerced = view._coerce_key(values, view._reader_kinds)
+            coerced = view._coerce_key(values, view._reader_kinds, view._reader_members)
         else:
             of = "" if width == len(view.plan.key) else f" (its state by {width} of them)"
             raise ValueError(f"view {view.name!r} is keyed by {len(view.plan.key)} "

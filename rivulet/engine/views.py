@@ -33,6 +33,7 @@ from rivulet.plan.bound import bound_plan
 from rivulet.plan.params import (
     KeyLookup,
     exact_types,
+    key_members,
     key_value,
     range_bounds,
     values_by_param,
@@ -110,6 +111,8 @@ class View:
         self._default = built.default_rows
         #: The kinds of the key columns (their stored values are what a read looks up).
         self._key_kinds = [plan.root.columns[i].kind for i in plan.key]
+        #: An ENUM key column's members (a number finds the member at its position), else ().
+        self._key_members = key_members(plan)
         self._key_lookup = KeyLookup.of(plan)
         #: Where the reader is keyed by part of the plan's key (``BuiltView.listed``):
         #: the position of the rest in the key and its column. A read keeps the rows whose
@@ -117,6 +120,7 @@ class View:
         self._listed = built.listed
         self._listed_column: int | None = None if built.listed is None else plan.key[built.listed]
         self._reader_kinds = [k for i, k in enumerate(self._key_kinds) if i != built.listed]
+        self._reader_members = [m for i, m in enumerate(self._key_members) if i != built.listed]
         #: For a one-column key, the Python types of values the reader's dict may be asked
         #: for as they are (a value of another type goes through ``KeyLookup``).
         self._exact = exact_types(self._key_kinds[0]) if len(plan.key) == 1 else frozenset()
@@ -262,7 +266,8 @@ class View:
                     f"got a key of {len(k)}: {k!r}"
                 )
             _check_scalars(k)
-            stored = tuple(key_value(kind, v) for kind, v in zip(self._key_kinds, k))
+            stored = tuple(key_value(kind, v, members)
+                           for kind, v, members in zip(self._key_kinds, k, self._key_members))
             if any(v is Unkeyed.NOTHING for v in stored):
                 unmatched += 1
             elif any(v is Unkeyed.SCAN for v in stored):
@@ -593,14 +598,18 @@ class View:
             return []
         return list(self._finish(self._default(key, matches_nothing)))
 
-    def _coerce_key(self, key: tuple, kinds: list[Kind | None] | None = None) -> tuple | None:
-        """``key`` converted to the key columns' kinds (or to ``kinds``) as a write converts
-        a value (NULLs kept); None if a value cannot be one. For keys saved by prewarming,
-        which are the reader's own: a read's values are looked up by ``KeyLookup``)."""
-        kinds = self._key_kinds if kinds is None else kinds
+    def _coerce_key(self, key: tuple, kinds: list[Kind | None] | None = None,
+                    members: Sequence[tuple[str, ...]] | None = None) -> tuple | None:
+        """``key`` converted to the key columns' kinds (or to ``kinds``, an ENUM's with its
+        ``members``) as a write converts a value (NULLs kept); None if a value cannot be
+        one. For keys saved by prewarming, which are the reader's own: a read's values are
+        looked up by ``KeyLookup``)."""
+        if kinds is None:
+            kinds, members = self._key_kinds, self._key_members
+        members = members if members is not None else [()] * len(kinds)
         try:
-            return tuple(v if v is None else coerce_value(Column("key", k or STR), v)
-                         for k, v in zip(kinds, key))
+            return tuple(v if v is None else coerce_value(Column("key", k or STR, members=m), v)
+                         for k, v, m in zip(kinds, key, members))
         except SchemaError:
             return None
 
@@ -626,6 +635,6 @@ def _check_scalars(values: Sequence[Any]) -> None:
             hash(value)
         except TypeError:
             raise ParameterError(
-                f"a parameter value must be a number, string, bytes, date, datetime or "
-                f"None, got a {type(value).__name__} ({value!r:.40}); pass the values of "
-                "an IN (?, ...) one by one") from None
+                f"a parameter value must be a number, string, bytes, date, datetime, "
+                f"timedelta or None, got a {type(value).__name__} ({value!r:.40}); pass the "
+                "values of an IN (?, ...) one by one") from None

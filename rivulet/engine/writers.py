@@ -20,7 +20,7 @@ from rivulet.plan.catalog import Catalog
 from rivulet.storage.writes import WriteRequest
 from rivulet.values.comparison import eq
 from rivulet.values.matching import Unkeyed, equal_key
-from rivulet.values.schema import Row, SchemaError, TableSchema, coerce_row, coerce_value
+from rivulet.values.schema import Row, SchemaError, TableSchema, coerce_row, key_value
 
 #: Write statement texts whose compiled writers are kept (the first ones seen: an
 #: application's statements, not the literal-laden texts of one-off writes).
@@ -179,16 +179,16 @@ def _stored_keys(table: TableSchema, keys: list[tuple]) -> list[tuple] | None:
         values = []
         for i, v in zip(table.primary_key, key):
             column = table.columns[i]
-            found = equal_key(column.kind, v)
+            found = equal_key(column.kind, v, column.members)
             if found is Unkeyed.SCAN:
                 return None
             if found is Unkeyed.NOTHING:
                 break
             try:
-                value = coerce_value(column, found)
+                value = key_value(column, found)
             except SchemaError:  # no value of the column's type equals it
                 break
-            if eq(value, found) != 1:  # (a DECIMAL of more places than the column keeps)
+            if eq(value, found) != 1:
                 break
             values.append(value)
         else:

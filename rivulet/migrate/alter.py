@@ -18,7 +18,9 @@ longer VARCHAR) are allowed under views.
 
 from __future__ import annotations
 
+import datetime as dt
 import decimal
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -29,20 +31,26 @@ from rivulet.errors import SqlError
 from rivulet.sql.ddl import column_definition, declares_unique, default_value
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.storage.base import AddStored, RenameStored
-from rivulet.values import CASTS
+from rivulet.values import CASTS, cast_time
+from rivulet.values.enumerations import enum_values, member_for
 from rivulet.values.schema import (
     BOOL,
     BYTES,
     DATE,
     DATETIME,
     DECIMAL,
+    ENUM,
     FLOAT,
+    FLOAT_MAX,
     INT,
     STR,
+    TIME,
     Column,
     Conversion,
     TableSchema,
     decimal_limit,
+    round_fraction,
+    single,
 )
 
 #: Positions of an older table version's columns in the newest version's rows (None: a
@@ -192,6 +200,12 @@ class _Work:
         if keeps_values(old, new):
             self.columns[at] = (replace(new, name=old.name), origin)
             return
+        if new.kind == ENUM and not (old.kind == ENUM
+                                     and set(old.members) <= set(new.members)):
+            raise unsupported(definition, f"changing column {old.name!r} from {old.sql_type} "
+                                          f"to {new.sql_type} (a value that is no member "
+                                          "would fail MySQL's ALTER; ENUM can only gain "
+                                          "members or reorder them)")
         if self._in_unique_key(old):
             raise error_at(definition, f"cannot change the type of column {old.name!r} from "
                                        f"{old.sql_type} to {new.sql_type}: it is in a UNIQUE key")
@@ -277,13 +291,20 @@ class _Work:
 #: implicit defaults).
 IMPLICIT_DEFAULTS: dict[str, Any] = {
     INT: 0, BOOL: 0, FLOAT: 0.0, DECIMAL: decimal.Decimal(0), STR: "", BYTES: b"",
-    DATE: None, DATETIME: None,
+    DATE: None, DATETIME: None, TIME: dt.timedelta(0),
+    ENUM: None,  # (a NOT NULL ENUM always has a default: its first member)
 }
 
 
 def keeps_values(old: Column, new: Column) -> bool:
     """Whether every value of ``old`` is, unchanged, a value of ``new`` (no conversion)."""
     if old.kind != new.kind or (old.nullable and not new.nullable):
+        return False
+    if old.kind == ENUM:  # the stored text keeps its member's position
+        return new.members[:len(old.members)] == old.members
+    if old.kind in (TIME, DATETIME) and new.fsp < old.fsp:
+        return False
+    if (new.single and not old.single) or (new.padded and not old.padded):
         return False
     if old.bounds is not None and new.bounds is not None and not (
             new.bounds[0] <= old.bounds[0] and old.bounds[1] <= new.bounds[1]):
@@ -297,8 +318,13 @@ def keeps_values(old: Column, new: Column) -> bool:
 def value_conversion(old: Column, new: Column) -> Callable[[Any], Any]:
     """Old value -> new value, as MySQL converts outside strict mode: CAST to the new kind,
     then fit it (integers saturate at the type's range, text is cut at its length)."""
-    cast = _CAST_TO[new.kind]
-    zero = IMPLICIT_DEFAULTS[new.kind]
+    if new.kind == ENUM:  # (every old value is a member: see _modify)
+        cast: Callable[[Any], Any] = functools.partial(member_for, new.members)
+    elif new.kind == TIME:
+        cast = functools.partial(cast_time, fsp=new.fsp)
+    else:
+        cast = _CAST_TO[new.kind]
+    zero = IMPLICIT_DEFAULTS[new.kind] if new.kind != ENUM else enum_values(new.members)[0]
 
     def convert(value: Any) -> Any:
         if value is None:
@@ -310,6 +336,13 @@ def value_conversion(old: Column, new: Column) -> Callable[[Any], Any]:
             out = min(max(out, new.bounds[0]), new.bounds[1])
         if new.length is not None and new.kind in (STR, BYTES):
             out = out[: new.length]
+        if new.single:  # (a double beyond a FLOAT saturates)
+            out = single(min(max(out, -FLOAT_MAX), FLOAT_MAX))
+        if new.padded:
+            out = out.rstrip(" ") if new.kind == STR else out.ljust(new.length or 0, b"\0")
+        if new.kind == DATETIME:
+            out = round_fraction(out, new.fsp)
+
         if new.scale is not None and new.kind == DECIMAL:
             out = out.quantize(decimal.Decimal(1).scaleb(-new.scale),
                                rounding=decimal.ROUND_HALF_UP)
@@ -334,7 +367,7 @@ def _to_bool(value: Any) -> int | None:
 _CAST_TO: dict[str, Callable[[Any], Any]] = {
     INT: CASTS["cast_int"], FLOAT: CASTS["cast_float"], DECIMAL: CASTS["cast_decimal"],
     STR: lambda v: _text(CASTS["cast_str"](v)), BYTES: _to_bytes, BOOL: _to_bool,
-    DATE: CASTS["cast_date"], DATETIME: CASTS["cast_datetime"],
+    DATE: CASTS["cast_date"], DATETIME: CASTS["cast_datetime"], TIME: CASTS["cast_time"],
 }
 
 

@@ -40,13 +40,14 @@ from rivulet.values.schema import (
     INT,
     INT_RANGES,
     STR,
+    TIME,
     Column,
     TableSchema,
 )
 
 #: SQL type of a computed column of a copied table, by value kind.
 _TYPES = {INT: "BIGINT", FLOAT: "DOUBLE", DECIMAL: "DECIMAL", STR: "TEXT", BOOL: "BOOLEAN",
-          DATE: "DATE", DATETIME: "DATETIME", BYTES: "BLOB"}
+          DATE: "DATE", DATETIME: "DATETIME(6)", BYTES: "BLOB", TIME: "TIME(6)"}
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def plan_copy(catalog: Catalog, create: exp.Create) -> CopyPlan:
         else:
             kind = info.kind or STR
             column = Column(info.name, kind, info.nullable, bounds=INT_RANGES["BIGINT"]
-                            if kind == INT else None, sql_type=_TYPES[kind])
+                            if kind == INT else None, sql_type=_TYPES[kind], fsp=6)
         columns.append(replace(column, nullable=False) if i in target_key else column)
     target = TableSchema(name, tuple(columns), target_key)
     return CopyPlan(target, source.name, view, tuple(key_sources), target_key)

@@ -7,6 +7,7 @@ a FROM clause, over an aggregate's output, and over a table in an UPDATE.
 from __future__ import annotations
 
 import decimal
+import re
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -23,7 +24,19 @@ from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
 from rivulet.values import types
 from rivulet.values.registry import SCALAR_FUNCTIONS, arity_error
-from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR
+from rivulet.values.schema import (
+    BOOL,
+    BYTES,
+    DATE,
+    DATETIME,
+    DECIMAL,
+    ENUM,
+    FLOAT,
+    INT,
+    STR,
+    TIME,
+    Kind,
+)
 from rivulet.values.types import SqlType
 
 
@@ -86,6 +99,7 @@ FUNCTION_NODES: dict[type, str] = {
     exp.DateDiff: "DATEDIFF",
     exp.Repeat: "REPEAT",
     exp.Sign: "SIGN",
+    exp.Time: "TIME",
     exp.ConvertTimezone: "CONVERT_TZ",
     exp.DayOfMonth: "DAY",
     **{getattr(exp, n): n.upper() for n in ("Hour", "Minute", "Second") if hasattr(exp, n)},
@@ -280,6 +294,7 @@ _CAST_KINDS = {
     "SIGNED": INT, "INT": INT, "BIGINT": INT, "UNSIGNED": INT, "UBIGINT": INT, "UINT": INT,
     "DECIMAL": DECIMAL, "DOUBLE": FLOAT, "FLOAT": FLOAT, "CHAR": STR, "VARCHAR": STR,
     "TEXT": STR, "DATE": DATE, "DATETIME": DATETIME, "BINARY": BYTES, "VARBINARY": BYTES,
+    "TIME": TIME,
 }
 
 
@@ -291,6 +306,12 @@ def _cast(node: exp.Cast, t: Callable[[exp.Expr], Expr]) -> Expr:
     kind = _CAST_KINDS.get(target.upper())
     if kind is None:
         raise unsupported(node, f"CAST to {target}")
+    if kind == TIME and node.to.expressions:  # CAST(x AS TIME(fsp)): the digits kept
+        fsp = literal(node.to.expressions[0].this)
+        if not (fsp.kind == INT and 0 <= fsp.value <= 6):
+            raise error_at(node, f"CAST to {node.to.sql(dialect='mysql')}: MySQL allows 0 "
+                                 "to 6 fractional digits")
+        return Call("cast_time", (t(node.this), fsp))
     if kind == DECIMAL:  # DECIMAL(precision, scale); plain DECIMAL is DECIMAL(10, 0)
         params = [int(p.this.name) for p in node.to.expressions
                   if isinstance(p, exp.DataTypeParam) and p.this.name.isdigit()]
@@ -346,7 +367,23 @@ _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", 
 _TEXT_ANY_ARG = {"CONCAT", "CONCAT_WS", "REPLACE", "LPAD", "RPAD", "TRIM"}
 _INT_FUNCTIONS = {"LENGTH", "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE",
                   "INSTR", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND",
-                  "DATEDIFF", "SIGN", "int_div", "cast_int"}
+                  "DATEDIFF", "SIGN", "int_div", "cast_int", "TIME_TO_SEC"}
+#: Functions that give a TIME; its fractional digits are those of the arguments
+#: (:func:`_time_digits`), or of ``CAST(x AS TIME(fsp))``.
+_TIME_FUNCTIONS = {"TIME", "TIMEDIFF", "SEC_TO_TIME", "cast_time"}
+#: Functions that read their arguments as text: a TIME or DATETIME with fractional digits
+#: is handed to them as its text with exactly those digits ('01:02:03.500' for a TIME(3)).
+_READS_TEXT = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBSTRING",
+               "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE", "REVERSE",
+               "LPAD", "RPAD", "REPEAT", "like", "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH",
+               "CHARACTER_LENGTH", "LOCATE", "INSTR", "cast_bytes"}
+#: Functions that read their arguments as numbers: a TIME or DATETIME with fractional
+#: digits is handed to them as the DECIMAL [-]HHMMSS.ff (YYYYMMDDhhmmss.ff) with exactly
+#: those places.
+_READS_NUMBER = {"add", "sub", "mul", "div", "mod", "MOD", "int_div", "SIGN", "neg", "ABS",
+                 "ROUND", "FLOOR", "CEIL", "CEILING"}
+#: Rounding a TIME gives a TIME in MariaDB and a number in MySQL: refused.
+_ROUNDING = {"ROUND", "FLOOR", "CEIL", "CEILING"}
 _ARITHMETIC = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "mod": "mod",
                "MOD": "mod", "int_div": "int_div"}
 #: Functions that read a DECIMAL with all the places it carries: arithmetic, the numeric
@@ -415,16 +452,36 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
         return Call(fn, tuple(args)), result
     if fn in ("GREATEST", "LEAST"):
         result = types.extreme(arg_types)
-        if result.kind in types.TIME_KINDS:
+        if result.kind == TIME:
+            # Compared as TIMEs: text or a number that is none makes the answer NULL.
+            result = types.time_type(max(_time_digits(a, t) for a, t in zip(args, arg_types)))
+            args = [a if t.kind == TIME else Call("cast_time", (a, Lit(result.scale, INT)))
+                    for a, t in zip(args, arg_types)]
+            return Call(fn, tuple(args)), result
+        if result.kind in types.DATE_KINDS:
             # Compared as dates, text or a number that is not one counting as the zero date
             # (values.coerce_pair), which is what LEAST then answers: NULL here.
             return Call(f"cast_{result.kind}", (Call(fn, tuple(args)),)), result
         args = [convert(a, t, result) for a, t in zip(args, arg_types)]
         return Call(fn, tuple(args)), result
-    if fn == "neg" and arg_types[0].kind in types.TIME_KINDS:  # MySQL: -DATE is a DECIMAL
-        result = types.decimal_type(0)
-        return to_places(Call(fn, tuple(args)), result), result
+    if fn in _ROUNDING and arg_types and arg_types[0].kind == TIME:
+        raise UnsupportedSqlError(f"unsupported {fn}() of a TIME: MariaDB rounds it to a "
+                                  "TIME, MySQL to a number; use TIME_TO_SEC() or CAST first")
+    if fn in ("neg", "ABS") and arg_types[0].kind in types.TEMPORAL_KINDS and (
+            fn == "neg" or arg_types[0].kind == TIME):
+        # MySQL: -DATE is a DECIMAL, and so are -TIME and ABS(TIME), with the TIME's places
+        number = types.number_type(arg_types[0])
+        result = types.decimal_type(number.scale)
+        return to_places(Call(fn, (as_number(args[0], arg_types[0]),)), result), result
+    if fn in _READS_NUMBER:
+        args = [as_number(a, t) for a, t in zip(args, arg_types)]
+    elif fn in _READS_TEXT:
+        args = [as_text(a, t) for a, t in zip(args, arg_types)]
+    elif fn == "cast_str" and arg_types[0].kind in (TIME, DATETIME) and arg_types[0].scale:
+        return Call(fn, (args[0], Lit(arg_types[0].scale, INT))), types.STR_TYPE
     result = result_type(fn, arg_types, args)
+    if fn == "UNIX_TIMESTAMP" and arg_types[0].kind == DATETIME and arg_types[0].scale:
+        return to_places(Call(fn, tuple(args)), result), result  # its fraction: fsp places
     call: Expr = Call(fn, tuple(args))
     if fn == "ROUND" and result.kind == DECIMAL and not (
             len(args) < 2 or (isinstance(args[1], Lit) and type(args[1].value) is int)):
@@ -438,6 +495,48 @@ def to_places(e: Expr, t: SqlType) -> Expr:
     the call (:func:`type_of`) is ``t``."""
     places = (Lit(t.frac, INT),) if t.frac == t.scale else (Lit(t.frac, INT), Lit(t.scale, INT))
     return Call("to_scale", (e, *places))
+
+
+def as_number(e: Expr, t: SqlType) -> Expr:
+    """``e`` as the number it is in numeric context, where its value alone does not say
+    (a TIME with fractional digits: the DECIMAL [-]HHMMSS.ff with exactly that many places,
+    where ``values.to_number`` would give six, or none for a whole second; a DATETIME(fsp)
+    likewise, where ``values.to_number`` drops the fraction)."""
+    if t.kind in (TIME, DATETIME) and t.scale:
+        return to_places(e, types.number_type(t))
+    return e
+
+
+def as_text(e: Expr, t: SqlType) -> Expr:
+    """``e`` as the text it is in string context, where its value alone does not say (a
+    TIME or DATETIME with fractional digits shows exactly that many: '01:02:03.500' for a
+    TIME(3))."""
+    if t.kind in (TIME, DATETIME) and t.scale:
+        return Call("cast_str", (e, Lit(t.scale, INT)))
+    return e
+
+
+def _time_digits(e: Expr | None, t: SqlType, *, numeric: bool = False) -> int:
+    """The fractional digits a TIME made of ``e`` (of type ``t``) keeps, as MariaDB types
+    ``TIME(e)``, ``TIMEDIFF``, ``GREATEST`` with a TIME (``numeric``: ``SEC_TO_TIME(e)``,
+    which reads ``e`` as a number): a TIME's or DATETIME's own, a DECIMAL's places, none for
+    an integer, six for a DOUBLE or text, except that a text constant read as a time has
+    the digits written in it."""
+    if t.kind in (TIME, DATETIME):
+        return t.scale
+    if t.kind == DECIMAL:
+        return min(t.scale, types.MAX_FSP)
+    if t.kind in (STR, BYTES) and not numeric and isinstance(e, Lit):
+        text = e.value.decode("utf-8", "replace") if isinstance(e.value, bytes) else e.value
+        m = _WRITTEN_FRACTION.match(str(text))
+        return min(len(m.group(1)), types.MAX_FSP) if m else 0
+    if t.kind in (FLOAT, STR, BYTES):
+        return types.MAX_FSP
+    return 0
+
+
+#: The fractional digits written in a time or datetime constant ('10:11:12.25': 25).
+_WRITTEN_FRACTION = re.compile(r"[\s\d:T/+-]*\.(\d+)")
 
 
 def shown_type(t: SqlType) -> SqlType:
@@ -464,7 +563,8 @@ def convert(e: Expr, have: SqlType, want: SqlType) -> Expr:
     if have.kind == want.kind or (want.kind == INT and have.kind == BOOL):
         return e
     if want.kind in (STR, BYTES):
-        return Call("cast_str" if want.kind == STR else "cast_bytes", (shown(e, have),))
+        return Call("cast_str" if want.kind == STR else "cast_bytes",
+                    (as_text(shown(e, have), have),))
     if want.kind == FLOAT:
         return Call("cast_float", (e,))
     if want.kind in (DATE, DATETIME):
@@ -494,8 +594,10 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
         return _round_type(args, exprs)
     if fn in ("FLOOR", "CEIL", "CEILING"):
         return types.FLOAT_TYPE if types.number_type(args[0]).kind == FLOAT else types.INT_TYPE
-    if fn == "NULLIF":
-        return args[0]
+    if fn == "NULLIF":  # (an ENUM's value comes out as its text)
+        return types.STR_TYPE if kinds[0] == ENUM else args[0]
+    if fn in _TIME_FUNCTIONS:
+        return _time_result_type(fn, args, exprs)
     if fn in ("DATE", "cast_date"):
         return SqlType(DATE)
     if fn == "cast_datetime":
@@ -535,9 +637,23 @@ def _round_type(args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
     return n
 
 
+def _time_result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
+    if fn == "cast_time":  # cast_time(x[, fsp])
+        fsp = exprs[1] if len(exprs) > 1 else None
+        return types.time_type(fsp.value if isinstance(fsp, Lit) and type(fsp.value) is int
+                               else 0)
+    given: Sequence[Expr | None] = exprs if len(exprs) == len(args) else [None] * len(args)
+    numeric = fn == "SEC_TO_TIME"
+    return types.time_type(max((_time_digits(e, t, numeric=numeric)
+                                for e, t in zip(given, args)), default=0))
+
+
 def _unix_timestamp_type(arg: SqlType, expr: Expr | None) -> SqlType:
     """An integer of a date, a number or a constant without fractions; a DECIMAL(.., 6) of
-    a datetime or text column (which may carry fractions)."""
+    a datetime or text column (which may carry fractions); of a DATETIME(fsp), a DECIMAL
+    with its fractional digits."""
+    if arg.kind == DATETIME and arg.scale:
+        return types.decimal_type(arg.scale)
     if isinstance(expr, Lit):
         fraction = type(expr.value) is str and "." in expr.value
         return types.decimal_type(6) if fraction else types.INT_TYPE
@@ -571,3 +687,65 @@ def type_of(expr: Expr, input_types: Sequence[SqlType]) -> SqlType:
         return types.aggregate([type_of(v, input_types) for v in branches])
     assert isinstance(expr, Call)
     return result_type(expr.fn, [type_of(a, input_types) for a in expr.args], expr.args)
+
+
+# --------------------------------------------------------------------------- refusals
+
+#: Functions that compare their arguments (a TIME against a DATE or DATETIME among them is
+#: refused: see :func:`refuse_clock_dependent`).
+_COMPARING = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "between", "in_list",
+              "GREATEST", "LEAST", "NULLIF"}
+#: Functions that read their argument as a date (of a TIME, MySQL takes today's date).
+_READ_AS_DATE = {"cast_date", "cast_datetime", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "DATE",
+                 "DATEDIFF", "UNIX_TIMESTAMP", "CONVERT_TZ"}
+
+
+def refuse_clock_dependent(expr: Expr, input_kinds: Sequence[Kind | None]) -> None:
+    """Refuse an expression whose MySQL answer depends on the day it is computed: MySQL reads
+    a TIME compared with a DATE or DATETIME, or given where a date is wanted, as that time
+    of the current day, so a view kept up to date would be right one day and wrong the next.
+    (A ``CASE`` or ``COALESCE`` of a TIME and a date is a DATETIME: the planner converts the
+    TIME with ``cast_datetime``, refused here too.)
+    """
+    input_types = [SqlType(k) for k in input_kinds]
+    for call in _calls(expr):
+        kinds = {type_of(a, input_types).kind for a in call.args}
+        if TIME not in kinds:
+            continue
+        if (call.fn in _COMPARING and kinds & {DATE, DATETIME}) or call.fn in _READ_AS_DATE:
+            what = ("a comparison of a TIME with a DATE or DATETIME" if call.fn in _COMPARING
+                    else f"{call.fn.removeprefix('cast_').upper()}() of a TIME")
+            raise UnsupportedSqlError(f"unsupported {what}: MySQL reads the TIME as that time "
+                                      "of the current day; compare TIME with TIME (TIME(x)) "
+                                      "or DATETIME with DATETIME")
+
+
+def refuse_join_keys(pairs: Sequence[tuple[Kind | None, Kind | None]]) -> None:
+    """Refuse join keys that a hash join cannot match as MySQL's ``=`` does: an ENUM column
+    against a number (MySQL compares the member's index) or a TIME against anything but a
+    TIME (MySQL reads the other side as a TIME)."""
+    for a, b in pairs:
+        for x, y in ((a, b), (b, a)):
+            if x == ENUM and y not in (ENUM, STR, None):
+                raise UnsupportedSqlError(f"unsupported join of an ENUM column with a {y} "
+                                          "column (MySQL compares the member's position; "
+                                          "join on CAST(e AS SIGNED) = n in WHERE instead)")
+            if x == TIME and y not in (TIME, None):
+                raise UnsupportedSqlError(f"unsupported join of a TIME column with a {y} "
+                                          "column: join TIME with TIME")
+
+
+def _calls(expr: Expr) -> list[Call]:
+    out: list[Call] = []
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Call):
+            out.append(e)
+            stack.extend(e.args)
+        elif isinstance(e, Case):
+            for cond, value in e.whens:
+                stack.extend((cond, value))
+            if e.default is not None:
+                stack.append(e.default)
+    return out

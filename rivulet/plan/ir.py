@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, ClassVar, Literal
 
-from rivulet.values.schema import Kind
+from rivulet.values.schema import Column, Kind
 from rivulet.values.types import SqlType
 
 # --------------------------------------------------------------------------- columns
@@ -34,8 +34,9 @@ from rivulet.values.types import SqlType
 @dataclass(frozen=True, slots=True)
 class ColumnInfo:
     """What a plan knows of one output column: its name, its static type (see
-    :mod:`rivulet.values.types`: the kind, and for a DECIMAL the places shown and carried;
-    whether an integer is unsigned), and whether it may hold NULL."""
+    :mod:`rivulet.values.types`: the kind, and for a DECIMAL the places shown and carried,
+    for a TIME its fractional digits; whether an integer is unsigned), and whether it may
+    hold NULL."""
 
     name: str
     kind: Kind | None  # None when only NULL flows here
@@ -43,15 +44,21 @@ class ColumnInfo:
     scale: int = 0
     frac: int = 0
     unsigned: bool = False
+    #: The table column whose values these are, unchanged (a column read and passed on, a
+    #: group key, MIN/MAX of it), else None: its declaration says how a view's parameter
+    #: compares with it (an ENUM's members, a DECIMAL's scale) and how its values are shown
+    #: (a FLOAT's single precision).
+    column: Column | None = None
 
     @property
     def type(self) -> SqlType:
         return SqlType(self.kind, self.scale, self.frac, self.unsigned)
 
     @staticmethod
-    def of(name: str, t: SqlType, nullable: bool = True) -> ColumnInfo:
-        """A column of type ``t``."""
-        return ColumnInfo(name, t.kind, nullable, t.scale, t.frac, t.unsigned)
+    def of(name: str, t: SqlType, nullable: bool = True,
+           column: Column | None = None) -> ColumnInfo:
+        """A column of type ``t`` (with the table ``column`` its values are, if any)."""
+        return ColumnInfo(name, t.kind, nullable, t.scale, t.frac, t.unsigned, column)
 
 
 # --------------------------------------------------------------------------- expressions

@@ -26,8 +26,21 @@ from rivulet.plan import ir
 from rivulet.plan.scope import FromScope
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values.conversions import to_temporal
+from rivulet.values.enumerations import EnumValue, plain
 from rivulet.values.matching import EXACT_TYPES, Unkeyed, equal_key
-from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
+from rivulet.values.schema import (
+    BOOL,
+    BYTES,
+    DATE,
+    DATETIME,
+    DECIMAL,
+    ENUM,
+    FLOAT,
+    INT,
+    STR,
+    TIME,
+    Kind,
+)
 
 RANGE_OPS: dict[type, str] = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
 FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
@@ -183,10 +196,11 @@ def values_by_param(plan: ir.ViewPlan, params: Sequence[Any]) -> dict[Any, Any]:
 
 
 #: The kinds of a parameter's value by its Python type (as the same literal's: ``1.5`` is a
-#: DECIMAL, ``1.5e0`` a FLOAT, ``TRUE`` a BOOL).
+#: DECIMAL, ``1.5e0`` a FLOAT, ``TRUE`` a BOOL; a ``timedelta`` a TIME; a value read from an
+#: ENUM column its text).
 _VALUE_KINDS: dict[type, Kind] = {
     int: INT, bool: BOOL, float: FLOAT, decimal.Decimal: DECIMAL, str: STR, bytes: BYTES,
-    dt.date: DATE, dt.datetime: DATETIME,
+    dt.date: DATE, dt.datetime: DATETIME, dt.timedelta: TIME, EnumValue: STR,
 }
 
 
@@ -197,26 +211,39 @@ def literal_of(value: Any) -> ir.Lit:
     kind = _VALUE_KINDS.get(type(value))
     if kind is None:
         raise ParameterError(
-            f"a parameter value must be a number, string, bytes, date, datetime or None, got "
-            f"a {type(value).__name__} ({value!r:.40}); pass the values of an IN (?, ...) one "
-            "by one")
-    return ir.Lit(int(value) if kind is BOOL else value, kind)
+            f"a parameter value must be a number, string, bytes, date, datetime, timedelta "
+            f"or None, got a {type(value).__name__} ({value!r:.40}); pass the values of an "
+            "IN (?, ...) one by one")
+    return ir.Lit(int(value) if kind is BOOL else plain(value), kind)
 
 
 #: The Python type of a key column's stored values, by its kind, where every value of that
-#: type is one a column of the kind may hold (not a float or a Decimal: NaN).
+#: type finds exactly the stored values equal to it (not a float or a Decimal: NaN). An
+#: ENUM's member, of this column or another, finds the member of its text, as MySQL
+#: compares two ENUMs; a TIME beyond the column's range or digits finds nothing, as in MySQL.
 _STORED: dict[Kind, type] = {
     INT: int, BOOL: int, STR: str, BYTES: bytes, DATE: dt.date, DATETIME: dt.datetime,
+    ENUM: EnumValue, TIME: dt.timedelta,
 }
 
 
-def key_value(kind: Kind | None, value: Any) -> Any:
+def key_value(kind: Kind | None, value: Any, members: tuple[str, ...] = ()) -> Any:
     """The stored value of a ``kind`` key column that ``value`` finds under MySQL's ``=``, or
     an :class:`Unkeyed` member (:func:`rivulet.values.matching.equal_key`; a value already
-    of the column's type is its own key)."""
+    of the column's type is its own key). ``members``: an ENUM column's."""
     if kind is not None and type(value) is _STORED.get(kind):
         return value
-    return equal_key(kind, value)
+    return equal_key(kind, value, members)
+
+
+def key_members(plan: ir.ViewPlan) -> tuple[tuple[str, ...], ...]:
+    """Per key column of ``plan``, an ENUM column's members (a number finds the member at
+    its position), else ``()``."""
+    out = []
+    for i in plan.key:
+        column = plan.root.columns[i].column
+        out.append(column.members if column is not None and column.kind == ENUM else ())
+    return tuple(out)
 
 
 def exact_types(kind: Kind | None) -> frozenset[type]:
@@ -234,6 +261,7 @@ class KeyLookup:
 
     kinds: tuple[Kind | None, ...]  # of the key columns
     stored: tuple[type | None, ...]  # the Python type of each key column's stored values
+    members: tuple[tuple[str, ...], ...]  # of each key column that is an ENUM, else ()
     eq_params: tuple[int, ...]  # the ``?`` of each key column but an IN list's
     equal_params: tuple[tuple[int, int], ...]  # (``?``, key position): see ViewPlan
     null_safe: frozenset[int]
@@ -244,8 +272,8 @@ class KeyLookup:
         kinds = tuple(plan.root.columns[i].kind for i in plan.key)
         n_eq = len(plan.key) - (1 if plan.in_list else 0)
         return cls(kinds, tuple(_STORED.get(k) if k is not None else None for k in kinds),
-                   plan.key_params[:n_eq], plan.equal_params, frozenset(plan.null_safe),
-                   bool(plan.in_list))
+                   key_members(plan), plan.key_params[:n_eq], plan.equal_params,
+                   frozenset(plan.null_safe), bool(plan.in_list))
 
     def keys(self, values: dict[Any, Any]) -> list[tuple] | Literal[Unkeyed.SCAN]:
         """The keys a read of ``values`` (:func:`values_by_param`) asks for, in order, each
@@ -265,7 +293,7 @@ class KeyLookup:
                 scan = True  # ``col <=> NULL`` finds the NULLs, which no reader keys
                 eq_key.append(None)
                 continue
-            k = equal_key(self.kinds[i], v)
+            k = equal_key(self.kinds[i], v, self.members[i])
             if k is Unkeyed.NOTHING:
                 return []
             scan = scan or k is Unkeyed.SCAN
@@ -276,7 +304,7 @@ class KeyLookup:
             if v is None and p in self.null_safe:
                 scan = True
                 continue
-            k = key_value(self.kinds[position], v)
+            k = key_value(self.kinds[position], v, self.members[position])
             if k is Unkeyed.NOTHING:
                 return []
             scan = scan or k is Unkeyed.SCAN
@@ -286,10 +314,10 @@ class KeyLookup:
                 return Unkeyed.SCAN
             key = tuple(eq_key)
             return [key] if all(key[i] == v for i, v in checks) else []
-        kind, stored = self.kinds[-1], self.stored[-1]
+        kind, stored, members = self.kinds[-1], self.stored[-1], self.members[-1]
         listed: list[Any] = []
         for v in values["in"]:
-            k = v if type(v) is stored else equal_key(kind, v)
+            k = v if type(v) is stored else equal_key(kind, v, members)
             if k is Unkeyed.SCAN:
                 scan = True
             elif k is not Unkeyed.NOTHING:
@@ -310,7 +338,8 @@ def range_bounds(plan: ir.ViewPlan, values: dict[Any, Any]) -> list[tuple[str, A
     """A range read's bounds, ``(op, value)``, as the read gives them. Text that is no date
     compared with a DATE or DATETIME column is refused: MySQL reads it as a zero date (with
     a warning), where rivulet's comparison would compare the texts."""
-    bounds = [(b.op, values[b.param]) for b in plan.range_bounds]
+    # (a value read from an ENUM column compares as its text, as a client would send it)
+    bounds = [(b.op, plain(values[b.param])) for b in plan.range_bounds]
     assert plan.range_column is not None  # a range view
     kind = plan.root.columns[plan.range_column].kind
     if kind in (DATE, DATETIME):

@@ -41,21 +41,24 @@ from rivulet.plan import ir
 from rivulet.plan.expressions import (
     convert,
     is_aggregate,
+    refuse_join_keys,
     shown,
     shown_type,
+    to_places,
     translate,
     type_of,
 )
 from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
 from rivulet.plan.scope import FromScope, GroupedScope, Relation
 from rivulet.sql.parse import error_at, unsupported
-from rivulet.values.schema import BOOL, DECIMAL, INT, TableSchema
+from rivulet.values.schema import BOOL, DATETIME, DECIMAL, ENUM, INT, TIME, TableSchema
 from rivulet.values.types import (
     SqlType,
     aggregate,
     aggregate_result_type,
     column_type,
     comparison_kind,
+    number_type,
 )
 
 
@@ -232,7 +235,7 @@ class Planner:
             alias = item.alias or name
             table = self.catalog.table(name)
             if table is not None:
-                cols = tuple(ir.ColumnInfo.of(c.name, column_type(c), c.nullable)
+                cols = tuple(ir.ColumnInfo.of(c.name, column_type(c), c.nullable, c)
                              for c in table.columns)
                 scan = ir.Scan(table.name, cols, table.version, tuple(table.primary_key))
                 return scan, Relation(alias, list(table.column_names), offset, table)
@@ -295,6 +298,8 @@ class Planner:
         if not left_keys:
             raise unsupported(join, "JOIN without an equality between its two sides")
         residual = ir.and_all(rest) if rest else None
+        refuse_join_keys([(left.columns[a].kind, right.columns[b].kind)
+                          for a, b in zip(left_keys, right_keys)])
         keyed = _compared_keys(left, right, left_keys, right_keys)
         if keyed is not None:
             return _join_on_compared_keys(keyed, side == "LEFT", residual, columns)
@@ -347,6 +352,7 @@ class Planner:
         for found in agg_nodes:
             call, arg = self._aggregate_call(found, scope)
             if arg is not None:
+                arg = _aggregated_value(call.fn, arg, type_of(arg, scope.types()))
                 if arg in pre_exprs[len(group_exprs):]:
                     index = pre_exprs.index(arg, len(group_exprs))
                 else:
@@ -358,7 +364,9 @@ class Planner:
         group_by = tuple(range(len(group_exprs)))
         out_columns = tuple(pre.columns[: len(group_exprs)]) + tuple(
             ir.ColumnInfo.of(a.sql(dialect="mysql").lower(), _agg_type(c, pre.columns),
-                             c.fn != "count")
+                             c.fn != "count",
+                             pre.columns[c.arg].column if c.fn in ("min", "max")
+                             and c.arg is not None else None)
             for a, c in zip(agg_nodes, calls)
         )
         aggregate = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
@@ -770,7 +778,8 @@ def _project(node: ir.Node, exprs: list[ir.Expr], names: list[str]) -> ir.Node:
             return node
     input_types = [c.type for c in node.columns]
     columns = tuple(
-        ir.ColumnInfo.of(n, type_of(e, input_types), _nullable(e, node.columns))
+        ir.ColumnInfo.of(n, type_of(e, input_types), _nullable(e, node.columns),
+                         node.columns[e.index].column if isinstance(e, ir.Col) else None)
         for e, n in zip(exprs, names)
     )
     return ir.Project(node, tuple(exprs), columns)
@@ -801,6 +810,21 @@ def _nullable(e: ir.Expr, columns: tuple[ir.ColumnInfo, ...]) -> bool:
     if isinstance(e, ir.Call) and e.fn in ("is_null", "is_not_null", "null_safe_eq"):
         return False
     return True
+
+
+def _aggregated_value(fn: str, arg: ir.Expr, t: SqlType) -> ir.Expr:
+    """What an aggregate takes of ``arg`` (of type ``t``): SUM and AVG of an ENUM add its
+    members' indexes and of a TIME its [-]HHMMSS numbers (with the TIME's places), as MySQL
+    does; MIN and MAX of an ENUM compare (and return) its members' text."""
+    if t.kind == ENUM and fn in ("sum", "avg"):
+        return ir.Call("cast_int", (arg,))
+    if t.kind == ENUM and fn in ("min", "max"):
+        return ir.Call("cast_str", (arg,))
+    if t.kind == TIME and fn in ("sum", "avg"):
+        return to_places(arg, number_type(t)) if t.scale else ir.Call("cast_int", (arg,))
+    if t.kind == DATETIME and t.scale and fn in ("sum", "avg"):  # (with its fraction)
+        return to_places(arg, number_type(t))
+    return arg
 
 
 def _agg_type(call: ir.AggCall, columns: tuple[ir.ColumnInfo, ...]) -> SqlType:

@@ -76,6 +76,7 @@ from rivulet.spark.state_queries import aggregate_state, distinct_counts, output
 from rivulet.spark.warmup import SessionStarter
 from rivulet.state.arrangement import Arrangement
 from rivulet.storage.sqlite import copy_database
+from rivulet.values.schema import ENUM, TIME
 from rivulet.values.types import column_type
 
 if TYPE_CHECKING:
@@ -280,7 +281,8 @@ class Bootstrapper:
             rows = self._rows_under(task.target, skip=task.columns)
         else:
             rows = sum(self._rows_under(p) for p in self._inputs(task))
-        if rows < self.threshold or any(self._plan_node(p) is None for p in self._inputs(task)):
+        inputs = [self._plan_node(p) for p in self._inputs(task)]
+        if rows < self.threshold or any(n is None or not _on_spark(n) for n in inputs):
             return "in-process"
         return "spark"
 
@@ -479,6 +481,12 @@ class Bootstrapper:
                 op.on_input(task.result)
         else:
             graph.bootstrap(op)
+
+
+def _on_spark(node: ir.Node) -> bool:
+    """Whether Spark can hold every column of the plan (no ENUM or TIME: see
+    :data:`~rivulet.spark.values.NOT_ON_SPARK`)."""
+    return not any(c.kind in (ENUM, TIME) for n in ir.walk(node) for c in n.columns)
 
 
 def _keeps_full_state(op: Operator) -> bool:

@@ -7,6 +7,9 @@ the kinds of its arguments by the rules the planner types expressions with
 is int, ``int / int`` a DECIMAL carrying nine places, ``FLOOR`` of a float a float...),
 which the engine's values follow at run time.
 
+ENUM and TIME values never reach Spark (:data:`rivulet.spark.values.NOT_ON_SPARK`), so
+their typing rules (an ENUM's index, a TIME's fractional digits) are the planner's alone.
+
 Why a module of its own: both the expression compiler (:mod:`rivulet.spark.exprs`) and
 the native translations (:mod:`rivulet.spark.natives`) type what they compile by these
 rules, and the rules depend on nothing Spark computes.
@@ -31,7 +34,7 @@ from rivulet.values.types import SqlType, aggregate, arithmetic_type, number_typ
 EXACT_KINDS = (INT, BOOL, DECIMAL)
 NUMBER_KINDS = (INT, BOOL, DECIMAL, FLOAT)
 TEXT_KINDS = (STR, BYTES)
-TIME_KINDS = (DATE, DATETIME)
+DATE_KINDS = (DATE, DATETIME)
 
 
 @dataclass(frozen=True)
@@ -98,5 +101,5 @@ def result_kind(fn: str, args: Sequence[Typed], exprs: Sequence[Expr]) -> tuple[
     return DECIMAL, _capped(t.frac, *[a.scale for a in args if a.kind == DECIMAL])
 
 
-__all__ = ["EXACT_KINDS", "NUMBER_KINDS", "PREDICATES", "TEXT_KINDS", "TIME_KINDS", "Typed",
+__all__ = ["DATE_KINDS", "EXACT_KINDS", "NUMBER_KINDS", "PREDICATES", "TEXT_KINDS", "Typed",
            "arith_kind", "null", "null_predicate", "number_kind", "result_kind", "unified"]

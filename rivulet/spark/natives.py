@@ -25,10 +25,10 @@ from pyspark.sql import types as T
 
 from rivulet.plan.ir import Expr, Lit
 from rivulet.spark.kinds import (
+    DATE_KINDS,
     EXACT_KINDS,
     NUMBER_KINDS,
     TEXT_KINDS,
-    TIME_KINDS,
     Typed,
     arith_kind,
     null,
@@ -71,7 +71,7 @@ def _family(kind: Kind | None) -> str:
         return "float"
     if kind in TEXT_KINDS:
         return "text"
-    if kind in TIME_KINDS:
+    if kind in DATE_KINDS:
         return "time"
     raise TypeError(f"no comparison family for kind {kind!r}")
 
@@ -344,7 +344,7 @@ def _nullif(c: Conversions, args: list[Typed], exprs: Sequence[Expr]) -> Typed |
 
 def _date_part(fn: Callable[[Column], Column]) -> Native:
     def compile_(c: Conversions, args: list[Typed], _exprs: Sequence[Expr]) -> Typed | None:
-        if args[0].kind not in TIME_KINDS or args[0].predicate:
+        if args[0].kind not in DATE_KINDS or args[0].predicate:
             return None
         return Typed(fn(args[0].column).cast(T.LongType()), INT)
 
@@ -353,7 +353,7 @@ def _date_part(fn: Callable[[Column], Column]) -> Native:
 
 def _date(c: Conversions, args: list[Typed], _exprs: Sequence[Expr]) -> Typed | None:
     a = args[0]
-    if a.predicate or a.kind not in TIME_KINDS:
+    if a.predicate or a.kind not in DATE_KINDS:
         return None
     return Typed(a.column.cast(T.DateType()), DATE)
 

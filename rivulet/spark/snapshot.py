@@ -50,7 +50,7 @@ from rivulet.bind import statements as st
 from rivulet.errors import RivuletError
 from rivulet.migrate.alter import program_tables, replace_conversions
 from rivulet.plan.catalog import Catalog
-from rivulet.spark.values import arrow_type, fit_decimal, spark_type
+from rivulet.spark.values import NOT_ON_SPARK, arrow_type, fit_decimal, spark_type
 from rivulet.storage.sqlite import copy_database
 from rivulet.storage.sqlite_rows import convert_all
 from rivulet.values.schema import DATE, DATETIME, DECIMAL, TableSchema
@@ -177,6 +177,8 @@ def _export(conn: sqlite3.Connection, out: Path) -> Snapshot:
     entries = []
     for i, (schema, history) in enumerate(program.values()):
         schema = replace_conversions(schema)
+        if any(c.kind in NOT_ON_SPARK for c in schema.columns):
+            continue  # Spark cannot hold its values: no plan on Spark reads it
         path = out / f"{i:03d}_{_file_name(schema.name)}.parquet"
         rows[schema.name] = _export_table(conn, schema, path)
         tables[schema.name] = path

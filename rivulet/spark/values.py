@@ -17,6 +17,11 @@ datetime   TimestampNTZType          timestamp[us]        datetime.datetime
 (NULL)     NullType                  null                 None
 =========  ========================  ===================  =====================
 
+ENUM and TIME have none: Spark has no type that orders an ENUM by its members' positions or
+holds a TIME with MySQL's semantics, so a plan, snapshot or stream that would hold them is
+refused (:func:`spark_type` raises :class:`~rivulet.errors.UnsupportedSqlError`); a
+bootstrap falls back to the in-process path, ``verify``, ``import`` and streaming say so.
+
 Why Arrow (``toArrow``, ``arrow_udf``) and not pandas: pandas turns an integer column with
 a NULL into float64 (losing integers above 2**53) and datetimes into nanoseconds (losing
 years outside 1677-2262); Arrow keeps both exact. Why ``TimestampNTZType``: rivulet's
@@ -39,7 +44,20 @@ import pyarrow as pa
 from pyspark.sql import types as T
 
 from rivulet import values as F
-from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
+from rivulet.errors import UnsupportedSqlError
+from rivulet.values.schema import (
+    BOOL,
+    BYTES,
+    DATE,
+    DATETIME,
+    DECIMAL,
+    ENUM,
+    FLOAT,
+    INT,
+    STR,
+    TIME,
+    Kind,
+)
 from rivulet.values.types import UNDECLARED_DECIMAL_SCALE
 
 Row = tuple
@@ -54,8 +72,20 @@ _DECIMAL_LIMIT = decimal.Decimal(10) ** DECIMAL_PRECISION
 _EXACT = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP)
 
 
+#: Value kinds Spark cannot hold (see the module docstring).
+NOT_ON_SPARK = frozenset({ENUM, TIME})
+
+
+def _refused(kind: Kind | None) -> None:
+    if kind in NOT_ON_SPARK:
+        assert kind is not None
+        raise UnsupportedSqlError(f"{kind.upper()} columns on Spark: Spark has no type "
+                                  f"with MySQL's {kind.upper()} semantics")
+
+
 def spark_type(kind: Kind | None, scale: int | None = None) -> T.DataType:
     """The Spark type holding values of ``kind``."""
+    _refused(kind)
     if kind in (INT, BOOL):
         return T.LongType()
     if kind == FLOAT:
@@ -77,6 +107,7 @@ def spark_type(kind: Kind | None, scale: int | None = None) -> T.DataType:
 
 def arrow_type(kind: Kind | None, scale: int | None = None) -> pa.DataType:
     """The Arrow type holding values of ``kind`` (the same as Spark's, see the table)."""
+    _refused(kind)
     if kind in (INT, BOOL):
         return pa.int64()
     if kind == FLOAT:

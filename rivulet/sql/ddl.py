@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from sqlglot import exp
 
@@ -11,11 +12,17 @@ from rivulet.sql.parse import DIALECT, error_at, unsupported
 from rivulet.values.schema import (
     BOOL,
     BYTES,
+    DATETIME,
     DECIMAL,
+    ENUM,
+    FLOAT,
     INT,
     INT_RANGES,
+    MAX_BYTES,
     SQL_TYPE_KINDS,
     STR,
+    TIME,
+    TIMESTAMP_BOUNDS,
     Column,
     TableSchema,
     coerce_value,
@@ -109,10 +116,22 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
     if type_name.upper() == "TINYINT" and _params(dtype) == [1]:
         kind = BOOL
     if kind is None:
-        raise unsupported(dtype, f"column type {sql_type}")
+        raise unsupported(dtype, f"column type {_type_words(type_name, sql_type)}")
+    members = _enum_members(item, dtype, name) if kind == ENUM else ()
     params = _params(dtype)
-    length = params[0] if kind in (STR, BYTES) and params and type_name.upper() in (
-        "CHAR", "VARCHAR", "NCHAR", "NVARCHAR", "BINARY", "VARBINARY") else None
+    fsp = 0
+    if kind in (TIME, DATETIME) and params:
+        fsp = params[0]
+        if not 0 <= fsp <= 6:
+            raise error_at(dtype, f"column {name!r}: {sql_type} has {fsp} fractional digits; "
+                                  "MySQL allows 0 to 6")
+    upper = type_name.upper()
+    padded = upper in _FIXED_WIDTH
+    length = params[0] if kind in (STR, BYTES) and params and upper in _WITH_LENGTH else None
+    if padded and length is None:
+        length = 1  # CHAR is CHAR(1), BINARY is BINARY(1)
+    if kind == DECIMAL and not params:
+        params = [10]  # DECIMAL is DECIMAL(10, 0)
     scale = (params[1] if len(params) > 1 else 0) if kind == DECIMAL and params else None
     precision = params[0] if kind == DECIMAL and params else None
     if precision is not None:
@@ -121,6 +140,13 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
             raise error_at(dtype, f"column {name!r}: {sql_type} is not a DECIMAL MySQL allows "
                                   "(precision 1 to 65, scale at most 30 and at most the "
                                   "precision)")
+    if kind == FLOAT and len(params) == 2:
+        raise unsupported(dtype, f"column type {sql_type}: FLOAT(M, D) and DOUBLE(M, D) "
+                                 "round to D places and compare within them in MySQL; use "
+                                 "DECIMAL(M, D)")
+    # FLOAT is single precision, FLOAT(p) too for p up to 24 (its mantissa bits; beyond, a
+    # DOUBLE: MySQL's PRECISION_FOR_FLOAT, though its manual says 23).
+    single = upper == "FLOAT" and not (params and params[0] > 24)
     nullable, is_pk, default, auto = True, False, None, False
     for constraint in item.args.get("constraints") or []:
         c = constraint.args.get("kind")
@@ -141,12 +167,53 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
             continue
         else:
             raise unsupported(constraint, "column constraint")
-    bounds = INT_RANGES.get(type_name.upper()) if kind == INT else None
+    bounds: tuple[Any, Any] | None = INT_RANGES.get(upper) if kind == INT else None
+    if upper in ("TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMPLTZ"):
+        bounds = TIMESTAMP_BOUNDS
     column = Column(name, kind, nullable, None, length, scale, bounds=bounds, sql_type=sql_type,
-                    auto_increment=auto, precision=precision)
+                    auto_increment=auto, precision=precision, members=members, fsp=fsp,
+                    padded=padded, max_bytes=MAX_BYTES.get(upper), single=single)
     if default is not None:
         default = _checked_default(column, default, item)
+    elif kind == ENUM and not nullable:  # MySQL: a NOT NULL ENUM defaults to its first member
+        default = _checked_default(column, column.members[0], item)
     return replace(column, default=default), is_pk
+
+
+#: Types whose declared length is a limit on their values.
+_WITH_LENGTH = ("CHAR", "VARCHAR", "NCHAR", "NVARCHAR", "BINARY", "VARBINARY")
+#: Fixed-width types: MySQL pads what it stores to the length (see Column.padded).
+_FIXED_WIDTH = ("CHAR", "NCHAR", "BINARY")
+#: Why a refused type is refused, beyond its name.
+_REFUSED_TYPES = {
+    "SET": "SET (a set of members, which rivulet does not store; use a VARCHAR or a table "
+           "of members)",
+    "BIT": "BIT (bit strings; use BOOLEAN or TINYINT(1) for a flag, an integer for bits)",
+    "YEAR": "YEAR (use SMALLINT or a DATE)",
+    "JSON": "JSON (use TEXT)",
+}
+
+
+def _type_words(type_name: str, sql_type: str) -> str:
+    """How a refused column type is named (SET by name, not by its member list)."""
+    return _REFUSED_TYPES.get(type_name.upper(), sql_type)
+
+
+def _enum_members(item: exp.ColumnDef, dtype: exp.DataType, column: str) -> tuple[str, ...]:
+    """The members an ``ENUM('a', 'b', ...)`` declares: trailing spaces dropped (as MySQL
+    does), none twice (case counts: rivulet's collation is binary)."""
+    members: list[str] = []
+    for part in dtype.expressions:
+        if not (isinstance(part, exp.Literal) and part.is_string):
+            raise error_at(item, f"column {column!r}: ENUM members must be quoted strings, "
+                                 f"got {part.sql(dialect=DIALECT)}")
+        member = part.this.rstrip(" ")
+        if member in members:
+            raise error_at(item, f"column {column!r} has duplicated value {member!r} in ENUM")
+        members.append(member)
+    if not members:
+        raise error_at(item, f"column {column!r}: ENUM needs at least one member")
+    return tuple(members)
 
 
 def default_value(column: Column, node: exp.Expr, where: exp.Expr) -> object:

@@ -95,6 +95,7 @@ def parse_statements(text: str) -> list[exp.Expr]:
     tokens = _tokens(text)
     _check_parens(tokens)
     syntax.check_tokens(text, tokens)
+    _real_as_double(tokens)
     parser = _Parser(dialect=_READER)
     try:
         statements = parser.parse(tokens, text)
@@ -206,6 +207,16 @@ def _explain_command(statement: exp.Command, text: str) -> None:
             and re.match(r"\s*VIEW\b", str(statement.expression), re.I)):
         parse_statements(view_query_text(text))  # raises the SELECT's own syntax error
     raise UnsupportedSqlError(f"unsupported statement {statement.sql(dialect=DIALECT)[:60]!r}")
+
+
+def _real_as_double(tokens: list[Token]) -> None:
+    """Read the type REAL as DOUBLE, as MySQL does (without the REAL_AS_FLOAT mode):
+    sqlglot reads REAL as FLOAT, which MySQL keeps in single precision. The token keeps
+    its text and place, so errors still name REAL where it was written."""
+    for i, token in enumerate(tokens):
+        if token.token_type == TokenType.FLOAT and token.text.upper() == "REAL":
+            tokens[i] = Token(TokenType.DOUBLE, token.text, token.line, token.col,
+                              token.start, token.end, token.comments)
 
 
 def _check_parens(tokens: list) -> None:

@@ -38,7 +38,6 @@ from rivulet.storage.base import AddStored, ProgramStatement, RenameStored, RowI
 from rivulet.storage.sqlite_copies import CopyTracking
 from rivulet.storage.sqlite_rows import (
     SQLITE_TYPES,
-    TO_DB,
     TableSql,
     convert_rows,
     key_converter,
@@ -361,7 +360,7 @@ class SqliteStorage(CopyTracking, Storage):
     def _key_to_db(self, schema: TableSchema, key: tuple) -> tuple:
         out = []
         for i, v in zip(schema.primary_key, key):
-            fn = TO_DB.get(schema.columns[i].kind)
+            fn = key_converter(schema.columns[i])
             out.append(v if fn is None or v is None else fn(v))
         return tuple(out)
 

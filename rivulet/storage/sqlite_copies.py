@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from rivulet.storage.sqlite_rows import FROM_DB, TO_DB, key_to_db, quote
+from rivulet.storage.sqlite_rows import from_db, key_converter, key_to_db, quote
 from rivulet.values.schema import TableSchema
 
 
@@ -41,7 +41,7 @@ class CopyTracking:
     def untracked(self, tracking: str, schema: TableSchema, columns: tuple[int, ...],
                   keys: list[Any]) -> list[Any]:
         """Those of ``keys`` (of ``columns`` of ``schema``) not marked in ``tracking``."""
-        to_db = [TO_DB.get(schema.columns[i].kind) for i in columns]
+        to_db = [key_converter(schema.columns[i]) for i in columns]
         width = len(columns)
         out = []
         for key in dict.fromkeys(keys):
@@ -54,7 +54,7 @@ class CopyTracking:
 
     def track(self, tracking: str, schema: TableSchema, columns: tuple[int, ...],
               keys: list[Any]) -> None:
-        to_db = [TO_DB.get(schema.columns[i].kind) for i in columns]
+        to_db = [key_converter(schema.columns[i]) for i in columns]
         marks = ", ".join("?" * len(columns))
         self.conn.executemany(f"INSERT INTO {quote(tracking)} VALUES ({marks})",
                               [key_to_db(k, to_db, len(columns)) for k in keys])
@@ -68,13 +68,13 @@ class CopyTracking:
         start = ""
         params: list[Any] = []
         if after is not None:
-            to_db = [TO_DB.get(schema.columns[i].kind) for i in columns]
+            to_db = [key_converter(schema.columns[i]) for i in columns]
             params = list(key_to_db(after, to_db, len(columns)))
             start = f"WHERE ({listed}) > ({', '.join('?' * len(columns))}) "
         rows = self.conn.execute(f"SELECT DISTINCT {listed} FROM {quote(schema.name)} {start}"
                                  f"ORDER BY {listed} LIMIT ?", (*params, limit)).fetchall()
-        from_db = [FROM_DB.get(schema.columns[i].kind) for i in columns]
-        keys = [tuple(v if f is None or v is None else f(v) for v, f in zip(r, from_db))
+        readers = [from_db(schema.columns[i]) for i in columns]
+        keys = [tuple(v if f is None or v is None else f(v) for v, f in zip(r, readers))
                 for r in rows]
         return [k[0] for k in keys] if len(columns) == 1 else keys
 

@@ -1,9 +1,11 @@
 """Rows as SQLite stores them: column types, values converted both ways, statement texts.
 
-SQLite has no DECIMAL, DATE or DATETIME: such values are stored as text (``TO_DB``) and
-read back as Python values (``FROM_DB``). :class:`TableSql` holds a table schema's
-statement texts and row converters; :func:`lookup_sql` reads rows by a list of keys;
-:func:`convert_rows` rewrites stored values after ``ALTER TABLE`` changes a column's type.
+SQLite has no DECIMAL, DATE, DATETIME, TIME or ENUM: such values are stored as text or
+numbers (a TIME as its microseconds, an ENUM as its member's text: ``TO_DB``) and read back
+as Python values (:func:`from_db`: an ENUM's member is found by its text among the column's
+members). :class:`TableSql` holds a table schema's statement texts and row converters;
+:func:`lookup_sql` reads rows by a list of keys; :func:`convert_rows` rewrites stored values
+after ``ALTER TABLE`` changes a column's type.
 
 Why a module of its own: these are pure functions of a schema (no connection, no lock),
 shared by the storage (:mod:`rivulet.storage.sqlite`) and by Spark's frozen copies of the
@@ -15,37 +17,56 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from rivulet.values.enumerations import stored_member
 from rivulet.values.schema import (
     BOOL,
     BYTES,
     DATE,
     DATETIME,
     DECIMAL,
+    ENUM,
     FLOAT,
     INT,
     STR,
+    TIME,
     Column,
     Row,
     TableSchema,
 )
+from rivulet.values.times import from_micros, micros
 
 SQLITE_TYPES = {INT: "INTEGER", BOOL: "INTEGER", FLOAT: "REAL", STR: "TEXT", BYTES: "BLOB",
-                 DECIMAL: "TEXT", DATE: "TEXT", DATETIME: "TEXT"}
+                 DECIMAL: "TEXT", DATE: "TEXT", DATETIME: "TEXT", ENUM: "TEXT", TIME: "INTEGER"}
 
 TO_DB: dict[str, Callable[[Any], Any]] = {
     DECIMAL: str,
     DATE: dt.date.isoformat,
     DATETIME: lambda v: v.isoformat(sep=" "),
+    ENUM: str,
+    TIME: micros,
 }
 FROM_DB: dict[str, Callable[[Any], Any]] = {
     DECIMAL: decimal.Decimal,
     DATE: dt.date.fromisoformat,
     DATETIME: dt.datetime.fromisoformat,
+    TIME: from_micros,
 }
+
+
+#: Wide enough to give any DECIMAL key its column's scale (as writes do: 65 digits at most).
+_WIDE = decimal.Context(prec=200)
+
+
+def from_db(column: Column) -> Callable[[Any], Any] | None:
+    """The function reading ``column``'s stored values back (None: stored as they are)."""
+    if column.kind == ENUM:
+        return functools.partial(stored_member, column.members)
+    return FROM_DB.get(column.kind)
 
 
 def quote(name: str) -> str:
@@ -53,9 +74,10 @@ def quote(name: str) -> str:
 
 
 def _converter(schema: TableSchema,
-               table: dict[str, Callable[[Any], Any]]) -> Callable[[Row], Row] | None:
+               of_column: Callable[[Column], Callable[[Any], Any] | None],
+               ) -> Callable[[Row], Row] | None:
     """A function converting a row's values for (or from) SQLite, or None if none need it."""
-    fns = [(i, fn) for i, c in enumerate(schema.columns) if (fn := table.get(c.kind))]
+    fns = [(i, fn) for i, c in enumerate(schema.columns) if (fn := of_column(c))]
     if not fns:
         return None
 
@@ -82,7 +104,7 @@ def key_converter(column: Column) -> Callable[[Any], Any] | None:
 
     def stored_text(v: decimal.Decimal) -> str:
         try:
-            placed = v.quantize(step)
+            placed = v.quantize(step, context=_WIDE)
         except decimal.InvalidOperation:  # more digits than a decimal holds: no such row
             return str(v)
         return str(placed) if placed == v else str(v)
@@ -169,18 +191,18 @@ class TableSql:
         self.select_all = f"SELECT {listed} FROM {table}"
         self.unconverted = (f"{self.select_all} WHERE "
                             + " OR ".join(f"{s} IS NOT NULL" for s in sources)) if sources else ""
-        self.to_db = _converter(schema, TO_DB)
+        self.to_db = _converter(schema, lambda c: TO_DB.get(c.kind))
         self.from_db = _reader(schema)
 
 
 def _reader(schema: TableSchema) -> Callable[[Row], Row] | None:
     """Stored row -> row: values converted from SQLite's, and rows not yet converted to a
     column's new type converted now (without storing them: see convert_rows)."""
-    plain = _converter(schema, FROM_DB)
+    plain = _converter(schema, from_db)
     width = len(schema.columns)
     converting = [(i, c.conversion) for i, c in enumerate(schema.columns)
                   if c.conversion is not None]
-    pending = [(i, width + j, conversion, FROM_DB.get(conversion.old.kind))
+    pending = [(i, width + j, conversion, from_db(conversion.old))
                for j, (i, conversion) in enumerate(converting)]
     if not pending:
         return plain
@@ -222,7 +244,7 @@ def convert_rows(conn: sqlite3.Connection, schema: TableSchema, limit: int,
     for j, column in enumerate(converting):
         conversion = column.conversion
         assert conversion is not None
-        old_from = FROM_DB.get(conversion.old.kind)
+        old_from = from_db(conversion.old)
         new_to = TO_DB.get(column.kind)
         updates = []
         for row in rows:
@@ -263,5 +285,5 @@ def sql_literal(column: Any, value: Any) -> str:
 
 
 __all__ = ["FROM_DB", "SQLITE_TYPES", "TO_DB", "TableSql", "convert_all", "convert_rows",
-           "key_converter", "key_to_db", "looked_up_as_number", "lookup_sql", "quote",
-           "sql_literal"]
+           "from_db", "key_converter", "key_to_db", "looked_up_as_number", "lookup_sql",
+           "quote", "sql_literal"]

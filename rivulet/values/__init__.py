@@ -5,7 +5,9 @@ Why this package exists: the meaning of ``'12abc' = 12``, ``5 / 2``, ``-7 % 3`` 
 calls these functions, and the Spark compiler's tests use them as the reference, so the two
 back ends cannot drift apart. The functions are plain module-level functions over plain
 Python values (docs/design.md, "Data model"): ``int``, ``float``, ``str``, ``bytes``, ``bool``,
-``decimal.Decimal``, ``datetime.datetime``, ``datetime.date`` and ``None`` for SQL NULL.
+``decimal.Decimal``, ``datetime.datetime``, ``datetime.date``, ``datetime.timedelta`` (TIME),
+an ENUM column's :class:`~rivulet.values.enumerations.EnumValue` (a ``str``) and ``None``
+for SQL NULL.
 
 Layout
 ------
@@ -13,6 +15,8 @@ It is the bottom layer of rivulet: plan, views, the dataflow engine and the Spar
 import it, and it imports nothing of rivulet but :mod:`rivulet.errors`. One module per
 concept, importing one way only (each imports only those above it in this list):
 
+* :mod:`~rivulet.values.enumerations` and :mod:`~rivulet.values.times`: the values of ENUM
+  columns (text that knows its index) and of TIME columns (``timedelta``), imported by all;
 * :mod:`~rivulet.values.schema`: value kinds (:class:`~rivulet.values.schema.Kind`),
   columns, table schemas and the checks every written row goes through;
 * :mod:`~rivulet.values.types`: MySQL's static types (:class:`~rivulet.values.types.SqlType`)
@@ -108,6 +112,7 @@ from rivulet.values.casts import (
     cast_float,
     cast_int,
     cast_str,
+    cast_time,
     cast_unsigned,
 )
 from rivulet.values.comparison import (
@@ -144,7 +149,11 @@ from rivulet.values.dates import (
     hour,
     minute,
     month,
+    sec_to_time,
     second,
+    time_,
+    time_to_sec,
+    timediff,
     unix_timestamp,
     year,
 )
@@ -181,12 +190,13 @@ from rivulet.values.strings import (
 __all__ = [
     "CASTS", "FUNCTION_ARITY", "OPERATORS", "SCALAR_FUNCTIONS", "abs_", "add", "and_",
     "arity_error", "between", "cast_bytes", "cast_date", "cast_datetime", "cast_decimal",
-    "cast_float", "cast_int", "cast_str", "cast_unsigned", "ceil", "char_length", "coalesce",
-    "concat", "concat_ws", "convert_tz", "date_", "datediff", "day", "desc_key", "div", "eq",
-    "floor", "ge", "greatest", "gt", "hour", "if_", "ifnull", "in_list", "instr", "int_div",
-    "is_not_null", "is_null", "le", "least", "left", "length", "like", "locate", "lower",
-    "lpad", "lt", "ltrim", "minute", "mod", "month", "mul", "ne", "neg", "not_", "not_like",
-    "null_safe_eq", "nullif", "or_", "repeat", "replace", "reverse", "right", "round_", "rpad",
-    "rtrim", "second", "sign", "sort_key", "sub", "substring", "to_number", "to_scale",
-    "to_str", "trim", "truth", "unix_timestamp", "upper", "xor", "year",
+    "cast_float", "cast_int", "cast_str", "cast_time", "cast_unsigned", "ceil", "char_length",
+    "coalesce", "concat", "concat_ws", "convert_tz", "date_", "datediff", "day", "desc_key",
+    "div", "eq", "floor", "ge", "greatest", "gt", "hour", "if_", "ifnull", "in_list", "instr",
+    "int_div", "is_not_null", "is_null", "le", "least", "left", "length", "like", "locate",
+    "lower", "lpad", "lt", "ltrim", "minute", "mod", "month", "mul", "ne", "neg", "not_",
+    "not_like", "null_safe_eq", "nullif", "or_", "repeat", "replace", "reverse", "right",
+    "round_", "rpad", "rtrim", "sec_to_time", "second", "sign", "sort_key", "sub", "substring",
+    "time_", "time_to_sec", "timediff", "to_number", "to_scale", "to_str", "trim", "truth",
+    "unix_timestamp", "upper", "xor", "year",
 ]

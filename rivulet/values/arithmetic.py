@@ -8,18 +8,20 @@ differ from Python's and from SQLite's, so they are spelled out here.
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 from decimal import ROUND_HALF_UP, Context, Decimal
 from functools import lru_cache
 from typing import Any
 
-from rivulet.values.conversions import as_float, to_number
+from rivulet.values.conversions import as_float, temporal_to_decimal, to_number
 from rivulet.values.types import division_frac
 
 _division_frac = lru_cache(maxsize=256)(division_frac)
 
 #: Decimal arithmetic context. MySQL DECIMAL has at most 65 digits; the extra precision keeps
 #: products and quotients of such values exact before they are rounded to a MySQL scale.
+_datetime = _dt.datetime
 _DEC_CTX = Context(prec=200, rounding=ROUND_HALF_UP)
 
 
@@ -148,7 +150,8 @@ def to_scale(v: Any, scale: int, shown: int | None = None) -> Decimal | None:
     """An exact number as a DECIMAL with exactly ``scale`` places, rounded half up (or
     padded): a DECIMAL as MySQL shows, groups and compares it (see
     :mod:`rivulet.values.types`), or an integer where the type says DECIMAL. ``shown``,
-    the places the plan's type of the result shows, is for the plan only."""
+    the places the plan's type of the result shows, is for the plan only. A DATETIME
+    keeps its fractional seconds here (a DATETIME(3)'s number has 3 places)."""
     if v is None:
         return None
     quantum = _QUANTA.get(scale)
@@ -156,7 +159,12 @@ def to_scale(v: Any, scale: int, shown: int | None = None) -> Decimal | None:
         quantum = _QUANTA[scale] = Decimal(1).scaleb(-scale)
     t = type(v)
     if t is not Decimal:
-        v = Decimal(to_number(v)) if t is not int else Decimal(v)
+        if t is int:
+            v = Decimal(v)
+        elif t is _datetime:
+            v = Decimal(temporal_to_decimal(v))
+        else:
+            v = Decimal(to_number(v))
     return _unsigned_zero(v.quantize(quantum, context=_DEC_CTX))
 
 

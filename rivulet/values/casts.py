@@ -15,12 +15,22 @@ from decimal import Decimal
 from typing import Any
 
 from rivulet.values.arithmetic import to_scale
-from rivulet.values.conversions import text_to_decimal, to_number, to_str, to_temporal
+from rivulet.values.conversions import (
+    temporal_to_decimal,
+    text_to_decimal,
+    to_int,
+    to_number,
+    to_str,
+    to_temporal,
+)
+from rivulet.values.enumerations import EnumValue, plain
 from rivulet.values.numeric import round_
 from rivulet.values.strings import concat
+from rivulet.values.times import clipped, format_time, from_micros, round_micros, time_micros
 
 _date = _dt.date
 _datetime = _dt.datetime
+_timedelta = _dt.timedelta
 
 _BIGINT_MAX = 2**63 - 1
 
@@ -36,12 +46,14 @@ def cast_int(v: Any, integer_prefix: Any = 0) -> int | None:
     (ALTER TABLE's conversions) a string is read as a number first ('1e3' is 1000)."""
     if v is None:
         return None
-    if isinstance(v, (str, bytes)):
-        if integer_prefix:
+    if isinstance(v, (str, bytes)):  # (an ENUM value too: its index)
+        if integer_prefix and type(v) is not EnumValue:
             text = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
             m = _INTEGER_PREFIX.match(text)
             return _saturated(int(m.group(1))) if m else 0
         return _saturated(to_number(v))
+    if isinstance(v, _timedelta):
+        v = to_number(v)  # [-]HHMMSS, rounded below if it has a fraction
     if isinstance(v, (_date, _datetime)):
         return int(v.strftime("%Y%m%d%H%M%S" if isinstance(v, _datetime) else "%Y%m%d"))
     return _saturated(round_(v)) if isinstance(v, (float, Decimal)) else int(v)
@@ -54,9 +66,14 @@ def cast_unsigned(v: Any) -> int | None:
     """``CAST(v AS UNSIGNED)``: a BIGINT UNSIGNED. As MariaDB: a negative integer (or
     integer text, read up to its first non-digit) wraps modulo 2**64 (-1 is
     18446744073709551615), a negative DECIMAL or DOUBLE is 0, anything past the largest
-    value saturates."""
+    value saturates. An ENUM's value is its index; a TIME its number [-]HHMMSS, which
+    MariaDB reads as a DECIMAL (a negative TIME is 0)."""
     if v is None:
         return None
+    if type(v) is EnumValue:
+        return v.position
+    if isinstance(v, _timedelta):
+        v = Decimal(to_number(v))
     if isinstance(v, (str, bytes)):
         text = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
         m = _INTEGER_PREFIX.match(text)
@@ -89,8 +106,9 @@ def _saturated(x: Any) -> int:
 def cast_float(v: Any) -> float | None:
     if v is None:
         return None
-    # (a date is the number YYYYMMDD[hhmmss], as for every number context)
-    return float(to_number(v)) if isinstance(v, (str, bytes, _date)) else float(v)
+    # (a date is the number YYYYMMDD[hhmmss], a TIME [-]HHMMSS, as for every number context)
+    return (float(to_number(v)) if isinstance(v, (str, bytes, _date, _timedelta))
+            else float(v))
 
 
 def cast_decimal(v: Any, precision: int | None = None, scale: int | None = None
@@ -100,12 +118,14 @@ def cast_decimal(v: Any, precision: int | None = None, scale: int | None = None
     Without a precision (rivulet's own conversions) the number is converted exactly."""
     if v is None:
         return None
-    if isinstance(v, (str, bytes)):
+    if type(v) is EnumValue or isinstance(v, _timedelta):  # its index; [-]HHMMSS[.ffffff]
+        d = Decimal(to_number(v))
+    elif isinstance(v, (str, bytes)):
         d = text_to_decimal(v)
     elif isinstance(v, Decimal):
         d = v
-    elif isinstance(v, _date):
-        d = Decimal(to_number(v))
+    elif isinstance(v, _date):  # (a DATETIME with its fractional seconds)
+        d = Decimal(temporal_to_decimal(v))
     elif isinstance(v, float):
         if v != v or v in (math.inf, -math.inf):
             return None
@@ -133,10 +153,19 @@ def cast_bytes(v: Any) -> bytes | None:
     return s if isinstance(s, bytes) else s.encode("utf-8")
 
 
-def cast_str(v: Any) -> str | bytes | None:
+def cast_str(v: Any, fsp: Any = None) -> str | bytes | None:
+    """``CAST(v AS CHAR)``: the value's text (an ENUM's member as plain text). ``fsp``: the
+    fractional digits of a TIME or DATETIME ``v``'s type, which its text shows exactly
+    ('01:02:03.500' for a TIME(3), '2024-01-02 03:04:05.000' for a DATETIME(3))."""
     if v is None:
         return None
-    return concat(v) if not isinstance(v, str) else v
+    if fsp is not None and isinstance(v, _timedelta):
+        return format_time(v, to_int(fsp))
+    if fsp is not None and isinstance(v, _datetime):
+        digits = to_int(fsp)
+        text = v.replace(microsecond=0).isoformat(" ")
+        return f"{text}.{v.microsecond:06d}"[:len(text) + 1 + digits] if digits > 0 else text
+    return concat(v) if not isinstance(v, str) else plain(v)
 
 
 def cast_date(v: Any) -> _date | None:
@@ -155,6 +184,17 @@ def cast_datetime(v: Any) -> _datetime | None:
     return _datetime(t.year, t.month, t.day)
 
 
+def cast_time(v: Any, fsp: Any = 0) -> _timedelta | None:
+    """``CAST(v AS TIME[(fsp)])``: text and numbers read as a TIME (NULL if they are none),
+    a datetime's time part, rounded to ``fsp`` digits and clipped to +-838:59:59."""
+    if v is None:
+        return None
+    micros = time_micros(v, strict=False)
+    if micros is None:
+        return None
+    return from_micros(clipped(round_micros(micros, min(max(to_int(fsp), 0), 6))))
+
+
 #: CAST(x AS type), by the value kind cast to.
 CASTS: dict[str, Callable[[Any], Any]] = {
     "cast_int": cast_int,
@@ -165,4 +205,5 @@ CASTS: dict[str, Callable[[Any], Any]] = {
     "cast_str": cast_str,
     "cast_date": cast_date,
     "cast_datetime": cast_datetime,
+    "cast_time": cast_time,
 }

@@ -13,19 +13,23 @@ from decimal import Decimal
 from typing import Any
 
 from rivulet.values.conversions import as_float, text_operands, to_temporal
+from rivulet.values.enumerations import EnumValue
 from rivulet.values.logic import and_
+from rivulet.values.times import from_micros, time_micros, time_to_number
 
 _date = _dt.date
 _datetime = _dt.datetime
+_timedelta = _dt.timedelta
 _MIDNIGHT = _dt.time()
 #: MySQL's zero date ('0000-00-00'), what text or a number that is not a date compares as
 #: with a date: before every date, equal to none.
 ZERO_DATE = _datetime.min
 
-#: How MySQL compares a Python type: n(umber, exact), f(loat), s(tring), t(emporal).
+#: How MySQL compares a Python type: n(umber, exact), f(loat), s(tring), t(emporal),
+#: d(uration: TIME), e(num: an ENUM column's value).
 TYPE_CLASS: dict[type, str] = {
     int: "n", bool: "n", Decimal: "n", float: "f", str: "s", bytes: "s",
-    _date: "t", _datetime: "t",
+    _date: "t", _datetime: "t", _timedelta: "d", EnumValue: "e",
 }
 
 
@@ -36,6 +40,16 @@ def coerce_pair(a: Any, b: Any) -> tuple[Any, Any]:
     kb = TYPE_CLASS.get(type(b))
     if ka is None or kb is None:
         raise TypeError(f"cannot compare {a!r} with {b!r}: not SQL values")
+    if ka == "e" or kb == "e":
+        # An ENUM value compares with a number by its index, with anything else by its text.
+        other = kb if ka == "e" else ka
+        if ka == "e":
+            a = a.position if other in ("n", "f") else str(a)
+        if kb == "e":
+            b = b.position if other in ("n", "f") else str(b)
+        return (a, b) if type(a) is type(b) else coerce_pair(a, b)
+    if ka == "d" or kb == "d":
+        return _with_time(a, b, ka, kb)
     if ka == "t" or kb == "t":
         if ka == kb:  # DATE vs DATETIME: the date is midnight of that day
             return _promote(a, b)
@@ -55,6 +69,26 @@ def coerce_pair(a: Any, b: Any) -> tuple[Any, Any]:
         # string vs number, or float vs exact number: MySQL compares as doubles
         return as_float(a), as_float(b)
     return a, b  # int / bool / Decimal: Python compares them exactly, as MySQL does
+
+
+def _with_time(a: Any, b: Any, ka: str, kb: str) -> tuple[Any, Any]:
+    """A TIME compared with another kind: text is read as a TIME (a datetime's time part;
+    text that is no time counts as 00:00:00, as MySQL reads it with a warning), a number
+    compares with the TIME's number [-]HHMMSS. A DATE or DATETIME is refused when the
+    query is planned (MySQL would read the TIME as a time of the current day)."""
+    other, kt = (b, kb) if ka == "d" else (a, ka)
+    if kt == "s":
+        micros = time_micros(other, strict=False)
+        other = from_micros(0 if micros is None else micros)
+    elif kt in ("n", "f"):
+        number: int | Decimal | float = time_to_number(a if ka == "d" else b)
+        if kt == "f":
+            number = as_float(number)
+        return (number, b) if ka == "d" else (a, number)
+    else:
+        raise TypeError(f"cannot compare a TIME with {other!r}: MySQL reads the TIME as a "
+                        "time of the current day")
+    return (a, other) if ka == "d" else (other, b)
 
 
 def _promote(a: _date, b: _date) -> tuple[_date, _date]:

@@ -15,8 +15,12 @@ from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 from typing import Any, overload
 
+from rivulet.values.enumerations import EnumValue
+from rivulet.values.times import format_time, time_to_number
+
 _date = _dt.date
 _datetime = _dt.datetime
+_timedelta = _dt.timedelta
 
 _DBL_MAX = 1.7976931348623157e308
 
@@ -72,6 +76,10 @@ def as_float(v: Any) -> float:
         return text_to_float(v)
     if t is int or t is bool:
         return _int_to_float(v)
+    if t is EnumValue:
+        return float(v.position)
+    if t is _timedelta:
+        return float(time_to_number(v))
     return float(v)
 
 
@@ -85,13 +93,24 @@ def temporal_to_number(v: _date) -> int:
     return n
 
 
+def temporal_to_decimal(v: _date) -> int | Decimal:
+    """A date as :func:`temporal_to_number`, but a DATETIME with its fractional seconds:
+    YYYYMMDDhhmmss.ffffff (the number of a DATETIME(fsp) column, which the planner rounds to
+    its places where it asks for it)."""
+    n = temporal_to_number(v)
+    if type(v) is _datetime and v.microsecond:
+        return Decimal(n) + Decimal(v.microsecond).scaleb(-6)
+    return n
+
+
 @overload
 def to_number(v: None) -> None: ...
 @overload
-def to_number(v: str | bytes | int | float | Decimal | _date) -> int | float | Decimal: ...
+def to_number(v: str | bytes | int | float | Decimal | _date | _timedelta
+              ) -> int | float | Decimal: ...
 def to_number(v: Any) -> int | float | Decimal | None:
     """A value as a number for arithmetic: strings -> float (MySQL uses DOUBLE), bool -> int,
-    dates -> YYYYMMDD; numbers unchanged."""
+    dates -> YYYYMMDD, TIME -> [-]HHMMSS, an ENUM value -> its index; numbers unchanged."""
     t = type(v)
     if t is int or t is float or t is Decimal or v is None:
         return v
@@ -99,6 +118,10 @@ def to_number(v: Any) -> int | float | Decimal | None:
         return int(v)
     if t is str or t is bytes:
         return text_to_float(v)
+    if t is EnumValue:
+        return v.position
+    if t is _timedelta:
+        return time_to_number(v)
     if isinstance(v, _date):
         return temporal_to_number(v)
     raise TypeError(f"not an SQL value: {v!r}")
@@ -130,13 +153,14 @@ def _format_float(x: float) -> str:
 @overload
 def to_str(v: None) -> None: ...
 @overload
-def to_str(v: str | bytes | int | float | Decimal | _date) -> str | bytes: ...
+def to_str(v: str | bytes | int | float | Decimal | _date | _timedelta) -> str | bytes: ...
 def to_str(v: Any) -> str | bytes | None:
     """A value as MySQL renders it in string context (CONCAT, LIKE, string functions).
 
     int -> ``str(int)``, bool -> '1'/'0', float -> MySQL's shortest form (``1.0`` -> '1'),
     Decimal -> plain notation (never exponent), DATE -> 'YYYY-MM-DD', DATETIME ->
-    'YYYY-MM-DD hh:mm:ss[.ffffff]'. ``bytes`` stay bytes (MySQL binary strings).
+    'YYYY-MM-DD hh:mm:ss[.ffffff]', TIME -> '[-]HH:MM:SS[.ffffff]', an ENUM value -> its
+    member's text (a plain ``str``). ``bytes`` stay bytes (MySQL binary strings).
     """
     t = type(v)
     if t is str or t is bytes or v is None:
@@ -153,6 +177,10 @@ def to_str(v: Any) -> str | bytes | None:
         return v.isoformat(" ")
     if t is _date:
         return v.isoformat()
+    if t is EnumValue:
+        return str(v)
+    if t is _timedelta:
+        return format_time(v)
     raise TypeError(f"not an SQL value: {v!r}")
 
 
@@ -264,8 +292,10 @@ def to_temporal(v: Any) -> _date | None:
         v = v.decode("utf-8", "replace")
     elif t is int or t is float or t is Decimal:
         return number_to_temporal(v)
+    elif t is EnumValue:
+        v = str(v)
     elif t is not str:
-        return None
+        return None  # (a TIME too: MySQL would read it as a time of the current day)
     return _parse_temporal(v)
 
 
@@ -273,5 +303,5 @@ def text_operands(*vals: str | bytes) -> tuple[Any, ...]:
     """Make text operands one kind: if any is bytes (a binary string), all become bytes."""
     for v in vals:
         if type(v) is bytes:
-            return tuple(x.encode("utf-8") if type(x) is str else x for x in vals)
+            return tuple(x.encode("utf-8") if isinstance(x, str) else x for x in vals)
     return vals

@@ -1,10 +1,10 @@
-"""Date functions: ``YEAR``, ``HOUR``, ``DATE``, ``DATEDIFF``, ``UNIX_TIMESTAMP``,
-``CONVERT_TZ``...
+"""Date and time functions: ``YEAR``, ``HOUR``, ``DATE``, ``DATEDIFF``, ``TIME``,
+``TIMEDIFF``, ``TIME_TO_SEC``, ``SEC_TO_TIME``, ``UNIX_TIMESTAMP``, ``CONVERT_TZ``...
 
-Why this module exists: these functions accept a date, a datetime or a string to be parsed
-as one; a string that is not a valid date gives NULL, as in MySQL. The parsing itself is in
-:mod:`rivulet.values.conversions`; here are the functions and the time-of-day parsing only
-they need.
+Why this module exists: these functions accept a date, a datetime, a TIME or a string to be
+parsed as one; a string that is not a valid date (or time) gives NULL, as in MySQL. The
+parsing itself is in :mod:`rivulet.values.conversions` (dates) and
+:mod:`rivulet.values.times` (TIME); here are the functions.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from rivulet.values.conversions import to_str, to_temporal
+from rivulet.values.conversions import to_number, to_str, to_temporal
+from rivulet.values.times import clipped, from_micros, micros, time_micros
 
 _date = _dt.date
 _datetime = _dt.datetime
+_timedelta = _dt.timedelta
 _MIDNIGHT = _dt.time()
-
-_TIME_RE = re.compile(r"\s*(-?)(\d+):(\d{1,2})(?::(\d{1,2})(?:\.\d*)?)?\s*\Z")
+_MICRO = 1_000_000
 
 #: A time zone written as an offset from UTC: a sign, hours (any number of digits, none
 #: is 0), a colon and minutes, nothing else (MySQL's ``str_to_offset``).
@@ -60,20 +61,21 @@ def day(v: Any) -> int | None:
 
 
 def _time_part(v: Any, index: int) -> int | None:
-    """Hour (0), minute (1) or second (2) of a datetime (a date is midnight) or of a time
-    string such as '10:05:03' or '272:59:59', which MySQL's HOUR() also accepts."""
+    """Hour (0), minute (1) or second (2) of a datetime (a date is midnight), of a TIME or
+    of what reads as one ('10:05:03', '272:59:59', 101112): a TIME's hours go past 23 and
+    its sign is dropped, as MySQL's HOUR() does."""
     if v is None:
         return None
-    t = to_temporal(v)
+    t = None if type(v) is _timedelta else to_temporal(v)
     if t is not None:
         if not isinstance(t, _datetime):  # a date
             return 0
         return (t.hour, t.minute, t.second)[index]
-    if type(v) is str:
-        m = _TIME_RE.match(v)
-        if m is not None:
-            return int(m.group(index + 2) or 0)
-    return None
+    n = time_micros(v, strict=False)
+    if n is None:
+        return None
+    seconds = abs(n) // _MICRO
+    return (seconds // 3600, seconds // 60 % 60, seconds % 60)[index]
 
 
 def hour(v: Any) -> int | None:
@@ -128,6 +130,67 @@ def unix_timestamp(v: Any) -> int | Decimal | None:
     if t.microsecond:
         return Decimal(secs) + Decimal(t.microsecond).scaleb(-6)
     return secs
+
+
+def _time_or_datetime(v: Any) -> _timedelta | _datetime | None:
+    """A TIMEDIFF argument: a datetime (a DATE is midnight; text must have a time part, as
+    '2020-01-01' reads as a TIME, 00:20:20), else a TIME; None if neither."""
+    if type(v) is _timedelta:
+        return v
+    if type(v) is _date:
+        return _datetime.combine(v, _MIDNIGHT)
+    t = to_temporal(v) if type(v) is not int else None
+    if type(t) is _datetime:
+        return t
+    n = time_micros(v, strict=False)
+    return None if n is None else from_micros(n)
+
+
+def time_(v: Any) -> _timedelta | None:
+    """``TIME(v)``: the TIME in v (a datetime's time part; text or a number read as a TIME);
+    NULL if there is none."""
+    if v is None:
+        return None
+    n = time_micros(v, strict=False)
+    return None if n is None else from_micros(clipped(n))
+
+
+def timediff(a: Any, b: Any) -> _timedelta | None:
+    """``TIMEDIFF(a, b)``: a - b as a TIME, both TIMEs or both datetimes (else NULL), clipped
+    to +-838:59:59."""
+    if a is None or b is None:
+        return None
+    x, y = _time_or_datetime(a), _time_or_datetime(b)
+    if isinstance(x, _datetime) and isinstance(y, _datetime):
+        return from_micros(clipped(micros(x - y)))
+    if isinstance(x, _timedelta) and isinstance(y, _timedelta):
+        return from_micros(clipped(micros(x - y)))
+    return None  # (a TIME and a datetime, or not a time at all)
+
+
+def time_to_sec(v: Any) -> int | None:
+    """``TIME_TO_SEC(v)``: the TIME's whole seconds, negative for a negative TIME (the
+    fraction is dropped, as MySQL 8 does)."""
+    if v is None:
+        return None
+    n = time_micros(v, strict=False)
+    if n is None:
+        return None
+    seconds = abs(n) // _MICRO
+    return -seconds if n < 0 else seconds
+
+
+def sec_to_time(v: Any) -> _timedelta | None:
+    """``SEC_TO_TIME(n)``: n seconds as a TIME, clipped to +-838:59:59."""
+    if v is None:
+        return None
+    n = to_number(v)
+    if isinstance(n, float):
+        if n != n:
+            return None
+        n = Decimal(repr(n)) if abs(n) < 1e15 else Decimal(int(n))
+    whole = Decimal(n).scaleb(6).to_integral_value(rounding="ROUND_HALF_UP")
+    return from_micros(clipped(int(whole)))
 
 
 def _zone_offset(zone: Any) -> _dt.timedelta | None:

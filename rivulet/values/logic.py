@@ -12,8 +12,10 @@ from decimal import Decimal
 from typing import Any
 
 from rivulet.values.conversions import text_to_float
+from rivulet.values.enumerations import EnumValue
 
 _date = _dt.date
+_timedelta = _dt.timedelta
 
 
 def truth(v: Any) -> int | None:
@@ -26,6 +28,10 @@ def truth(v: Any) -> int | None:
         return None
     if t is str or t is bytes:
         return 1 if text_to_float(v) else 0
+    if t is EnumValue:
+        return 1 if v.position else 0  # its index: every member is true
+    if t is _timedelta:
+        return 1 if v else 0  # 00:00:00 is false
     if isinstance(v, _date):
         return 1  # a valid DATE/DATETIME is a nonzero number
     raise TypeError(f"not an SQL value: {v!r}")

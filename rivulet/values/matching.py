@@ -12,6 +12,12 @@ equals (:func:`equal_key`), to none, or, where several stored values may equal i
 string that reads as the number 1), to :attr:`Unkeyed.SCAN`: the reader cannot answer by a
 key and the caller compares row by row. Likewise a range bound (:func:`range_bound`).
 
+An ENUM column's values are its members (:class:`~rivulet.values.enumerations.EnumValue`,
+held and hashed as their text): text finds the member with that text, a number the member
+at that position, which only the column's list of members tells (``members``). A TIME
+column's values are ``timedelta``: text is read as a TIME (text that is none as 00:00:00),
+a number as ``[-]HHMMSS[.ffffff]``, as :mod:`rivulet.values.comparison` compares them.
+
 Every answer is checked against :func:`~rivulet.values.comparison.eq`: should the
 comparison rules change, a key that no longer equals its value is not used.
 """
@@ -26,10 +32,25 @@ from typing import Any
 
 from rivulet.values.comparison import eq
 from rivulet.values.conversions import as_float, to_temporal
-from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
+from rivulet.values.enumerations import EnumValue, compared_member
+from rivulet.values.schema import (
+    BOOL,
+    BYTES,
+    DATE,
+    DATETIME,
+    DECIMAL,
+    ENUM,
+    FLOAT,
+    INT,
+    STR,
+    TIME,
+    Kind,
+)
+from rivulet.values.times import from_micros, time_micros
 
 _date = _dt.date
 _datetime = _dt.datetime
+_timedelta = _dt.timedelta
 _MIDNIGHT = _dt.time()
 
 #: Integers beyond this magnitude are not all doubles: several of them compare equal to one.
@@ -58,16 +79,21 @@ EXACT_TYPES: dict[Kind, frozenset[type]] = {
     BYTES: frozenset({bytes}),
     DATE: frozenset({_date}),
     DATETIME: frozenset({_datetime}),
+    ENUM: frozenset({str}),  # a member is held as its text, and text compares as text
+    TIME: frozenset({_timedelta}),
 }
 
 
-def equal_key(kind: Kind | None, value: Any) -> Any:
+def equal_key(kind: Kind | None, value: Any, members: tuple[str, ...] = ()) -> Any:
     """The one value of a ``kind`` column that ``value`` equals under MySQL's ``=`` (so the
     rows a reader holds under it are exactly the rows ``col = value`` finds), or an
-    :class:`Unkeyed` member: NOTHING (NULL included) or SCAN."""
+    :class:`Unkeyed` member: NOTHING (NULL included) or SCAN. ``members``: an ENUM
+    column's (without them a number compared with an ENUM is SCAN)."""
     if value is None:
         return Unkeyed.NOTHING
-    key = _equal_key(kind, value)
+    if type(value) is EnumValue:
+        value = str(value)  # a value read from an ENUM column, passed on as its text
+    key = _enum_key(members, value) if kind is ENUM else _equal_key(kind, value)
     if isinstance(key, Unkeyed) or eq(key, value) == 1:
         return key
     return Unkeyed.SCAN  # the comparison rules disagree with the conversion: compare rows
@@ -117,7 +143,55 @@ def _equal_key(kind: Kind | None, value: Any) -> Any:
             return value.date() if value.time() == _MIDNIGHT and value.tzinfo is None \
                 else Unkeyed.NOTHING
         return Unkeyed.SCAN  # a number compares with the date as YYYYMMDD
+    if kind is TIME:
+        return _time_key(value)
     return Unkeyed.SCAN
+
+
+def _enum_key(members: tuple[str, ...], value: Any) -> Any:
+    """An ENUM column's key: text compares with a member's text, a number with its
+    position (MySQL's index)."""
+    t = type(value)
+    if t is str:
+        return value  # (held as its text: the member of that text, if any, finds it)
+    if t is bytes:
+        try:
+            return value.decode("utf-8")  # compared as binary strings
+        except UnicodeDecodeError:
+            return Unkeyed.NOTHING  # no member's text is these bytes
+    if t in (int, bool, float, Decimal):
+        if not members:
+            return Unkeyed.SCAN  # (the positions are not known here)
+        if not _finite(value):
+            return Unkeyed.NOTHING
+        found = compared_member(members, value)
+        return Unkeyed.NOTHING if found is None else found
+    return Unkeyed.SCAN  # a date compares with the member's text read as a date
+
+
+def _time_key(value: Any) -> Any:
+    """A TIME column's key: text read as a TIME (none: 00:00:00), a number as [-]HHMMSS."""
+    t = type(value)
+    if t is _timedelta:
+        return value
+    if t is str or t is bytes:
+        n = time_micros(value, strict=False)
+        return from_micros(0 if n is None else n)
+    if t in (int, bool, float, Decimal):
+        if not _finite(value):
+            return Unkeyed.NOTHING
+        n = time_micros(value, strict=False)
+        if n is None:  # no TIME's number [-]HHMMSS is this one
+            return Unkeyed.SCAN if t is float else Unkeyed.NOTHING
+        return from_micros(n)
+    return Unkeyed.SCAN  # a date: refused where the read is computed
+
+
+def _finite(number: Any) -> bool:
+    """Whether a number is neither a NaN nor an infinity (an int always is)."""
+    if type(number) is Decimal:
+        return number.is_finite()
+    return not isinstance(number, float) or math.isfinite(number)
 
 
 def _integral(f: float) -> Any:
@@ -163,6 +237,15 @@ def range_bound(kind: Kind | None, value: Any) -> Any:
             bound = value if kind is DATE else _datetime.combine(value, _MIDNIGHT)
         elif t is _datetime and kind is DATETIME:
             bound = value
+    elif kind is ENUM:
+        if t is str or t is EnumValue:
+            bound = str(value)  # text compares with the members' text, as Python orders them
+    elif kind is TIME:
+        if t is _timedelta:
+            bound = value
+        elif t is str or t is bytes:
+            n = time_micros(value, strict=False)
+            bound = from_micros(0 if n is None else n)
     if isinstance(bound, float) and math.isnan(bound):
         return Unkeyed.SCAN
     return bound

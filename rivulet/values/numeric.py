@@ -13,6 +13,7 @@ from typing import Any
 
 from rivulet.values.comparison import TYPE_CLASS, coerce_pair
 from rivulet.values.conversions import as_float, text_operands, to_int, to_number
+from rivulet.values.enumerations import EnumValue, plain
 
 #: Context for rounding floats through their decimal form (1e308 has 309 digits).
 _ROUND_CTX = Context(prec=700, rounding=ROUND_HALF_UP)
@@ -109,7 +110,12 @@ def _extreme(args: tuple[Any, ...], want: int) -> Any:
     (MariaDB's, :func:`rivulet.values.types.extreme`): numbers and strings mixed compare,
     and come out, as DOUBLEs; otherwise pairwise comparison, and a float among numbers
     makes the result float (Decimal likewise). The planner converts the arguments to that
-    type first, so a query sees one type per column."""
+    type first, so a query sees one type per column. An ENUM column's value counts as its
+    text, or as its index among numbers (``GREATEST(e, 1)`` is a DOUBLE, as in MariaDB)."""
+    if any(type(a) is EnumValue for a in args):
+        numbers = any(TYPE_CLASS.get(type(a)) in ("n", "f") for a in args)
+        args = tuple(float(a.position) if numbers and type(a) is EnumValue else plain(a)
+                     for a in args)
     kinds = {TYPE_CLASS.get(type(a)) for a in args}
     if None in kinds:
         raise TypeError(f"not SQL values: {args!r}")

@@ -10,6 +10,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from rivulet.values.enumerations import EnumValue
+
 _NULL_FIRST = (0,)
 _NULL_LAST = (1,)
 
@@ -20,10 +22,13 @@ def sort_key(v: Any) -> tuple[Any, ...]:
     The key is ``(0,)`` for NULL and ``(1, v)`` otherwise, so comparing two keys never
     compares None with a value, and keys can sit inside a larger tuple. Values of one column
     share one kind (the schema guarantees it); a compiler that mixes DATE and DATETIME or
-    strings and numbers in one sort expression must convert them first.
+    strings and numbers in one sort expression must convert them first. An ENUM column's
+    values sort by their index (MySQL's order of an ENUM), not their text.
     """
     if v is None:
         return _NULL_FIRST
+    if type(v) is EnumValue:
+        return (1, v.position)
     return (1, v)
 
 
@@ -75,6 +80,8 @@ def desc_key(v: Any) -> tuple[Any, ...]:
     t = type(v)
     if t is int or t is float or t is bool:
         return (0, -v)
+    if t is EnumValue:
+        return (0, -v.position)
     if t is Decimal:
         return (0, v.copy_negate())
     return (0, _Desc(v))

@@ -34,7 +34,11 @@ from rivulet.values.dates import (
     hour,
     minute,
     month,
+    sec_to_time,
     second,
+    time_,
+    time_to_sec,
+    timediff,
     unix_timestamp,
     year,
 )
@@ -113,6 +117,10 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "DATE": date_,
     "DATEDIFF": datediff,
     "UNIX_TIMESTAMP": unix_timestamp,
+    "TIME": time_,
+    "TIMEDIFF": timediff,
+    "TIME_TO_SEC": time_to_sec,
+    "SEC_TO_TIME": sec_to_time,
     "CONVERT_TZ": convert_tz,
     "MOD": mod,
 }
@@ -167,6 +175,10 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "DATE": (1, 1),
     "DATEDIFF": (2, 2),
     "UNIX_TIMESTAMP": (1, 1),
+    "TIME": (1, 1),
+    "TIMEDIFF": (2, 2),
+    "TIME_TO_SEC": (1, 1),
+    "SEC_TO_TIME": (1, 1),
     "CONVERT_TZ": (3, 3),
     "MOD": (2, 2),
 }

@@ -11,17 +11,22 @@ import datetime as dt
 import decimal
 import enum
 import math
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from rivulet.errors import (
+    IncorrectTimeError,
     NoSuchColumnError,
+    NotAMemberError,
     NotNullError,
     OutOfRangeError,
     SchemaError,
     TooLongError,
 )
+from rivulet.values.enumerations import compared_member, enum_values, member_for
+from rivulet.values.times import MAX_MICROS, from_micros, round_micros, time_micros
 
 Row = tuple[Any, ...]
 
@@ -42,11 +47,17 @@ class Kind(enum.StrEnum):
     BOOL = "bool"
     DATE = "date"
     DATETIME = "datetime"
+    #: A member of an ENUM column: a ``str`` that knows its index
+    #: (:class:`~rivulet.values.enumerations.EnumValue`); read out as plain ``str``.
+    ENUM = "enum"
+    #: A TIME: ``datetime.timedelta`` (-838:59:59 to 838:59:59), as PyMySQL gives it.
+    TIME = "time"
 
 
 INT, FLOAT, DECIMAL, STR, BYTES, BOOL, DATE, DATETIME = (
     Kind.INT, Kind.FLOAT, Kind.DECIMAL, Kind.STR, Kind.BYTES, Kind.BOOL, Kind.DATE, Kind.DATETIME
 )
+ENUM, TIME = Kind.ENUM, Kind.TIME
 KINDS: tuple[Kind, ...] = tuple(Kind)
 NUMERIC_KINDS: frozenset[Kind] = frozenset({INT, FLOAT, DECIMAL, BOOL})
 
@@ -60,6 +71,15 @@ INT_RANGES: dict[str, tuple[int, int]] = {
     "BIGINT": (-(2**63), 2**63 - 1), "UBIGINT": (0, 2**63 - 1), "SERIAL": (1, 2**63 - 1),
 }
 
+#: The most bytes a value of these types takes (MySQL's strict mode refuses a longer one).
+MAX_BYTES: dict[str, int] = {
+    "TINYTEXT": 2**8 - 1, "TINYBLOB": 2**8 - 1, "TEXT": 2**16 - 1, "BLOB": 2**16 - 1,
+    "MEDIUMTEXT": 2**24 - 1, "MEDIUMBLOB": 2**24 - 1,
+}
+#: A TIMESTAMP's range: 1970-01-01 00:00:01 to 2038-01-19 03:14:07.999999 (UTC, rivulet's
+#: only time zone).
+TIMESTAMP_BOUNDS = (dt.datetime(1970, 1, 1, 0, 0, 1), dt.datetime(2038, 1, 19, 3, 14, 7, 999999))
+
 #: SQL type names (as sqlglot spells them, upper case) to value kinds.
 SQL_TYPE_KINDS: dict[str, Kind] = {
     **dict.fromkeys(
@@ -70,15 +90,15 @@ SQL_TYPE_KINDS: dict[str, Kind] = {
     **dict.fromkeys(["FLOAT", "DOUBLE", "REAL"], FLOAT),
     **dict.fromkeys(["DECIMAL", "NUMERIC", "UDECIMAL", "BIGDECIMAL"], DECIMAL),
     **dict.fromkeys(
-        ["CHAR", "VARCHAR", "NCHAR", "NVARCHAR", "TEXT", "TINYTEXT", "MEDIUMTEXT", "LONGTEXT",
-         "ENUM"],
+        ["CHAR", "VARCHAR", "NCHAR", "NVARCHAR", "TEXT", "TINYTEXT", "MEDIUMTEXT", "LONGTEXT"],
         STR,
     ),
+    "ENUM": ENUM,
+    "TIME": TIME,
     **dict.fromkeys(
         ["BLOB", "TINYBLOB", "MEDIUMBLOB", "LONGBLOB", "BINARY", "VARBINARY"], BYTES
     ),
     "BOOLEAN": BOOL,
-    "BIT": BOOL,
     "DATE": DATE,
     **dict.fromkeys(["DATETIME", "TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMPLTZ"], DATETIME),
 }
@@ -96,8 +116,8 @@ class Column:
     length: int | None = None
     #: Declared scale of a DECIMAL column, if any.
     scale: int | None = None
-    #: Smallest and largest value of an integer column.
-    bounds: tuple[int, int] | None = None
+    #: Smallest and largest value of an integer column (or of a TIMESTAMP: 1970 to 2038).
+    bounds: tuple[Any, Any] | None = None
     #: The type as written in the program, kept for ``SHOW CREATE`` and error messages.
     sql_type: str = ""
     #: Set while the column's values are being converted to a new type (ALTER TABLE).
@@ -106,6 +126,19 @@ class Column:
     auto_increment: bool = False
     #: Declared precision of a DECIMAL column (total digits), if any.
     precision: int | None = None
+    #: The members of an ENUM column, in declaration order (member i has index i + 1).
+    members: tuple[str, ...] = ()
+    #: Fractional digits a TIME, DATETIME or TIMESTAMP column keeps (``TIME(3)``: 3).
+    fsp: int = 0
+    #: CHAR(n) and BINARY(n): fixed width. MySQL pads what it stores to n characters or
+    #: bytes: a CHAR reads back without trailing spaces, a BINARY with its zero bytes.
+    padded: bool = False
+    #: The most bytes a TINYTEXT/TEXT/MEDIUMTEXT (or BLOB) value takes (LONGTEXT: no limit).
+    max_bytes: int | None = None
+    #: FLOAT: single precision. A value is stored as the nearest 4-byte float (so it
+    #: computes and compares as MySQL's does: a stored 0.1 is 0.10000000149011612) and shown
+    #: as the shortest text that reads back as that float (0.1), as MySQL shows a FLOAT.
+    single: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,32 +230,59 @@ _EXACT_TYPES: dict[Kind, str] = {INT: "int", FLOAT: "float", STR: "str", BYTES: 
 
 
 def _fast_checker(schema: TableSchema) -> Callable[[Any], Row | None]:
-    """A generated function that returns an already-valid tuple row unchanged, or None.
+    """A generated function that returns an already-valid tuple row (unchanged, or with the
+    few values that take a cheap conversion converted), or None.
 
     Writes arrive in batches of thousands of rows whose values almost always have the exact
     Python type of their column already; checking that with ``type(v) is int`` and handing
-    the same tuple on is several times cheaper than converting value by value.
+    the same tuple on is several times cheaper than converting value by value. Two kinds of
+    column take a conversion here rather than the slow path: an ENUM's text is looked up
+    among its members, a FLOAT's double narrowed to single precision.
     """
     checks = [f"type(r) is tuple and len(r) == {len(schema.columns)}"]
+    namespace: dict[str, Any] = {"_utf8": _is_utf8, "_single": single}
+    outputs = []
+    converts = False
     for i, col in enumerate(schema.columns):
-        exact = _EXACT_TYPES.get(col.kind)
-        if exact is None:
-            return lambda r: None
-        test = f"type(r[{i}]) is {exact}"
+        value = f"r[{i}]"
+        if col.kind == ENUM:  # the exact text of a member (a str, not another ENUM's value)
+            namespace[f"_m{i}"] = {str(v): v for v in enum_values(col.members)}
+            test = f"(type(r[{i}]) is str and r[{i}] in _m{i})"
+            value = f"_m{i}[r[{i}]]"
+        else:
+            exact = _EXACT_TYPES.get(col.kind)
+            if exact is None:
+                return lambda r: None
+            test = f"type(r[{i}]) is {exact}"
         if col.kind == FLOAT:  # NaN and infinities fail (x - x is NaN): the slow path rejects them
             test = f"({test} and r[{i}] - r[{i}] == 0.0)"
         elif col.kind == STR:  # lone surrogates are not UTF-8: the slow path rejects them
             test = f"({test} and (r[{i}].isascii() or _utf8(r[{i}])))"
+        if col.single:  # within a 4-byte float's range, then narrowed
+            test = f"({test} and -{FLOAT_MAX!r} <= r[{i}] <= {FLOAT_MAX!r})"
+            value = f"_single(r[{i}])"
         if col.nullable:
             test = f"(r[{i}] is None or {test})"
+            if value != f"r[{i}]":
+                value = f"(None if r[{i}] is None else {value})"
         if col.length is not None:
             test = f"({test} and (r[{i}] is None or len(r[{i}]) <= {col.length}))"
+        if col.padded:  # stored as given: a CHAR without trailing spaces, a full BINARY
+            whole = (f"r[{i}][-1:] != ' '" if col.kind == STR
+                     else f"len(r[{i}]) == {col.length}")
+            test = f"({test} and (r[{i}] is None or {whole}))"
+        if col.max_bytes is not None:  # (4 bytes at most per character)
+            most = col.max_bytes // 4 if col.kind == STR else col.max_bytes
+            test = f"({test} and (r[{i}] is None or len(r[{i}]) <= {most}))"
         if col.bounds is not None:
             low, high = col.bounds
             test = f"({test} and (r[{i}] is None or {low} <= r[{i}] <= {high}))"
         checks.append(test)
-    return eval(f"lambda r: r if ({' and '.join(checks)}) else None",  # noqa: S307
-                {"_utf8": _is_utf8})
+        outputs.append(value)
+        converts = converts or value != f"r[{i}]"
+    row = f"({', '.join(outputs)},)" if converts else "r"
+    return eval(f"lambda r: {row} if ({' and '.join(checks)}) else None",  # noqa: S307
+                namespace)
 
 
 def _is_utf8(text: str) -> bool:
@@ -257,31 +317,48 @@ def _row_from_mapping(schema: TableSchema, values: dict[str, Any], where: str) -
 
 
 def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
-    """Convert ``value`` to ``col``'s kind, or raise :class:`SchemaError` saying why not."""
+    """Convert ``value`` to ``col``'s kind and fit it to the column (what a write stores), or
+    raise :class:`SchemaError` saying why not."""
     if value is None:
         if not col.nullable:
             raise NotNullError(f"{where or col.name}: column is NOT NULL, got NULL")
         return None
-    try:
-        out = _CONVERTERS[col.kind](value)
-    except (ValueError, TypeError, ArithmeticError) as exc:
-        raise SchemaError(
-            f"{where or col.name}: expected a {col.sql_type or col.kind} value, "
-            f"got {value!r} ({exc})"
-        ) from None
-    if col.length is not None and col.kind in (STR, BYTES) and len(out) > col.length:
-        raise TooLongError(
-            f"{where or col.name}: value of length {len(out)} is too long for "
-            f"{col.sql_type or col.kind}"
-        )
+    if col.kind == ENUM:
+        return _to_member(col, value, where)
+    if col.kind == TIME:
+        return _to_time(col, value, where)
+    out = _as_kind(col, value, where)
+    if col.length is not None and col.kind in (STR, BYTES):
+        if len(out) > col.length:
+            if col.kind == STR and not out[col.length:].strip(" "):
+                out = out[:col.length]  # MySQL drops excess trailing spaces (with a note)
+            else:
+                raise TooLongError(f"{where or col.name}: value of length {len(out)} is too "
+                                   f"long for {col.sql_type or col.kind}")
+        if col.padded:  # a CHAR without its trailing spaces, a BINARY with its zero bytes
+            out = out.rstrip(" ") if col.kind == STR else out.ljust(col.length, b"\0")
+    if col.single:
+        if abs(out) > FLOAT_MAX:
+            raise OutOfRangeError(f"{where or col.name}: value {out} is out of range for "
+                                  f"{col.sql_type or col.kind}")
+        out = single(out)
+    if col.max_bytes is not None and len(out) * 4 > col.max_bytes and (
+            len(out.encode() if isinstance(out, str) else out) > col.max_bytes):
+        raise TooLongError(f"{where or col.name}: value of {len(out)} characters is too long "
+                           f"for {col.sql_type or col.kind} ({col.max_bytes} bytes at most)")
+    if col.kind == DATETIME and out.microsecond:
+        try:
+            out = round_fraction(out, col.fsp)
+        except OverflowError:  # 9999-12-31 23:59:59.5 rounds past the last day
+            raise OutOfRangeError(f"{where or col.name}: value {out} is out of range for "
+                                  f"{col.sql_type or col.kind}") from None
     if col.bounds is not None and not col.bounds[0] <= out <= col.bounds[1]:
         raise OutOfRangeError(
             f"{where or col.name}: value {out} is out of range for {col.sql_type or col.kind}"
         )
     if col.scale is not None and col.kind == DECIMAL:
         try:
-            out = out.quantize(decimal.Decimal(1).scaleb(-col.scale),
-                               rounding=decimal.ROUND_HALF_UP)
+            out = out.quantize(decimal.Decimal(1).scaleb(-col.scale), context=_DECIMAL_FIT)
         except decimal.InvalidOperation:
             raise OutOfRangeError(f"{where or col.name}: value {value!r} is out of range for "
                                   f"{col.sql_type or col.kind}") from None
@@ -289,6 +366,93 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
             raise OutOfRangeError(f"{where or col.name}: value {out} is out of range for "
                                   f"{col.sql_type or col.kind}")
     return out
+
+
+def _as_kind(col: Column, value: Any, where: str) -> Any:
+    """``value`` converted to ``col``'s kind (not yet fitted to the column)."""
+    try:
+        return _CONVERTERS[col.kind](value)
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        raise SchemaError(
+            f"{where or col.name}: expected a {col.sql_type or col.kind} value, "
+            f"got {value!r} ({exc})"
+        ) from None
+
+
+#: The largest 4-byte float.
+FLOAT_MAX = 3.4028234663852886e38
+
+
+def single(x: float) -> float:
+    """``x`` rounded to the nearest 4-byte float (and widened back to a double); beyond
+    the largest one, an infinity."""
+    try:
+        return float(struct.unpack("<f", struct.pack("<f", x))[0])
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def single_text(x: float) -> float:
+    """A single-precision value as MySQL shows it: the shortest decimal that reads back as
+    the same 4-byte float (0.10000000149011612 is shown as 0.1)."""
+    for digits in range(1, 10):
+        shown = float(f"{x:.{digits}g}")
+        if single(shown) == x:
+            return shown
+    return x
+
+
+#: Rounds a value to a DECIMAL column's scale: half up, with room for 65 digits and more.
+_DECIMAL_FIT = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP)
+
+
+def round_fraction(value: dt.datetime, fsp: int) -> dt.datetime:
+    """A datetime rounded to ``fsp`` fractional digits, half up (as MySQL rounds a DATETIME
+    or TIMESTAMP written with more digits than its column keeps)."""
+    quantum = 10 ** (6 - fsp)
+    rest = value.microsecond % quantum
+    if not rest:
+        return value
+    down = value - dt.timedelta(microseconds=rest)
+    return down + dt.timedelta(microseconds=quantum) if 2 * rest >= quantum else down
+
+
+def key_value(col: Column, value: Any) -> Any:
+    """``value`` as the values of ``col`` that equal it (in MySQL's ``col = value``) are
+    held, to look them up by: in the column's kind, but not fitted as a write fits it (a
+    CHAR's 'ab  ' equals no stored 'ab', a DECIMAL(5, 2)'s 1.234 no stored 1.23, a FLOAT's
+    0.1 no stored 0.10000000149011612; nor are limits checked, which a view planned before
+    an ALTER widened them would see stale). An ENUM's text compares as text and a number
+    with its index (``'2'`` is no member's text, though writing it stores member 2); a
+    TIME reads text that is no time as 00:00:00, as MySQL compares. Raises
+    :class:`SchemaError` if no value can be equal."""
+    if col.kind == TIME:
+        micros = time_micros(value, strict=False)
+        return from_micros(max(-MAX_MICROS, min(MAX_MICROS, micros or 0)))
+    if col.kind != ENUM:
+        return _as_kind(col, value, "")
+    found = compared_member(col.members, value)
+    if found is None:
+        raise NotAMemberError(f"{col.name}: no member of the ENUM equals {value!r}")
+    return found
+
+
+def _to_member(col: Column, value: Any, where: str) -> Any:
+    try:
+        return member_for(col.members, value)
+    except (ValueError, TypeError) as exc:
+        raise NotAMemberError(f"{where or col.name}: data truncated: {exc}") from None
+
+
+def _to_time(col: Column, value: Any, where: str) -> Any:
+    micros = time_micros(value, strict=True)
+    if micros is None:
+        raise IncorrectTimeError(f"{where or col.name}: incorrect TIME value {value!r}")
+    micros = round_micros(micros, col.fsp)
+    if abs(micros) > MAX_MICROS:
+        raise IncorrectTimeError(f"{where or col.name}: TIME value {value!r} is outside "
+                                 "-838:59:59..838:59:59")
+    return from_micros(micros)
 
 
 def decimal_limit(col: Column) -> decimal.Decimal:

@@ -17,6 +17,14 @@ keeps its quotient to a multiple of nine places (``7 / 3`` carries 2.333333333 a
 planner pads a branch of a ``CASE`` to them), and are rounded half up to ``scale`` where
 MySQL rounds them: when they are returned, grouped, compared with ``=``/``<``..., or turned
 into text (:func:`rivulet.values.arithmetic.to_scale`).
+
+ENUM and TIME. An ENUM column's value is its member's text, and its index in numeric
+context (``e + 0`` is an integer); what an expression chooses among values (``CASE``,
+``COALESCE``, a ``UNION`` column) is text, not an ENUM. A TIME keeps ``scale`` fractional
+digits (``TIME(3)``: 3), which decide its number (``t + 0`` is an integer for a TIME(0), a
+DECIMAL with those places otherwise) and its text ('01:02:03.500'); TIMEs chosen together
+are a TIME, and a TIME with a DATE or DATETIME a DATETIME, which MySQL makes of the TIME on
+the current day (the planner refuses that: a view's answer would change with the day).
 """
 
 from __future__ import annotations
@@ -27,15 +35,18 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from rivulet.values.enumerations import EnumValue
 from rivulet.values.schema import (
     BOOL,
     BYTES,
     DATE,
     DATETIME,
     DECIMAL,
+    ENUM,
     FLOAT,
     INT,
     STR,
+    TIME,
     Column,
     Kind,
 )
@@ -50,13 +61,18 @@ _WORD = 9
 EXACT_KINDS = frozenset({INT, BOOL, DECIMAL})
 NUMBER_KINDS = frozenset({INT, BOOL, DECIMAL, FLOAT})
 TEXT_KINDS = frozenset({STR, BYTES})
-TIME_KINDS = frozenset({DATE, DATETIME})
+#: The kinds of dates (a TIME is no date: see :data:`TEMPORAL_KINDS`).
+DATE_KINDS = frozenset({DATE, DATETIME})
+TEMPORAL_KINDS = frozenset({DATE, DATETIME, TIME})
+#: The most fractional digits a TIME or DATETIME keeps.
+MAX_FSP = 6
 
 
 @dataclass(frozen=True, slots=True)
 class SqlType:
     """The static type of an expression: its value kind and, for a DECIMAL, the places it
-    shows (``scale``) and the places its values carry (``frac``, at least ``scale``).
+    shows (``scale``) and the places its values carry (``frac``, at least ``scale``); for a
+    TIME or a DATETIME, its fractional digits (``scale`` and ``frac`` alike).
     ``unsigned`` marks an unsigned integer column (a signed and an unsigned integer
     together make a DECIMAL in a ``CASE``, ``COALESCE``, ``UNION``...). ``kind`` None: only
     NULL flows here."""
@@ -83,6 +99,12 @@ def decimal_type(scale: int, frac: int | None = None) -> SqlType:
     return SqlType(DECIMAL, scale, max(scale, frac if frac is not None else scale))
 
 
+def time_type(fsp: int) -> SqlType:
+    """A TIME with ``fsp`` fractional digits (at most 6)."""
+    fsp = max(0, min(fsp, MAX_FSP))
+    return SqlType(TIME, fsp, fsp)
+
+
 #: The places of a DECIMAL column declared without a scale: rivulet keeps such values as
 #: written (MySQL would make the column DECIMAL(10, 0)); its type, like the Spark column
 #: holding it, says 18.
@@ -90,10 +112,15 @@ UNDECLARED_DECIMAL_SCALE = 18
 
 
 def column_type(column: Column) -> SqlType:
-    """The type of a table column (a DECIMAL's declared scale; unsigned integers)."""
+    """The type of a table column (a DECIMAL's declared scale; unsigned integers; a
+    TIME's fractional digits)."""
     if column.kind == DECIMAL:
         return decimal_type(column.scale if column.scale is not None
                             else UNDECLARED_DECIMAL_SCALE)
+    if column.kind == TIME:
+        return time_type(column.fsp)
+    if column.kind == DATETIME and column.fsp:  # DATETIME(fsp), TIMESTAMP(fsp)
+        return SqlType(DATETIME, column.fsp, column.fsp)
     unsigned = column.kind == INT and column.bounds is not None and column.bounds[0] >= 0
     return SqlType(column.kind, unsigned=unsigned)
 
@@ -105,6 +132,8 @@ def value_type(value: Any) -> SqlType:
     if type(value) is Decimal:
         exponent = value.as_tuple().exponent
         return decimal_type(max(0, -exponent) if isinstance(exponent, int) else 0)
+    if type(value) is _dt.timedelta:
+        return time_type(MAX_FSP if value.microseconds else 0)
     kind = _KIND_OF_PYTHON.get(type(value))
     if kind is None:
         raise TypeError(f"not an SQL value: {value!r}")
@@ -113,7 +142,7 @@ def value_type(value: Any) -> SqlType:
 
 _KIND_OF_PYTHON: dict[type, Kind] = {
     int: INT, bool: INT, float: FLOAT, str: STR, bytes: BYTES, _dt.date: DATE,
-    _dt.datetime: DATETIME,
+    _dt.datetime: DATETIME, EnumValue: STR,  # (an ENUM's value passed on is its text)
 }
 
 
@@ -122,12 +151,15 @@ _KIND_OF_PYTHON: dict[type, Kind] = {
 
 def number_type(t: SqlType) -> SqlType:
     """The type of a value in numeric context (``values.to_number``): text is a DOUBLE, a
-    DATE the integer YYYYMMDD, a DATETIME YYYYMMDDhhmmss."""
+    DATE the integer YYYYMMDD, a DATETIME YYYYMMDDhhmmss, a TIME [-]HHMMSS (a DECIMAL with
+    the fractional digits of a DATETIME(fsp) or TIME(fsp)), an ENUM its member's index."""
     if t.kind in (INT, BOOL):
         return SqlType(INT, unsigned=t.unsigned)
     if t.kind in (DECIMAL, FLOAT, None):
         return t
-    if t.kind in TIME_KINDS:
+    if t.kind in TEMPORAL_KINDS:
+        return decimal_type(t.scale) if t.scale else INT_TYPE
+    if t.kind == ENUM:
         return INT_TYPE
     return FLOAT_TYPE
 
@@ -189,9 +221,10 @@ def aggregate(types: Iterable[SqlType]) -> SqlType:
     """The type of a value that comes from any of ``types``: ``CASE``, ``COALESCE``,
     ``IF``, ``IFNULL`` and the columns of a ``UNION`` (MySQL's type aggregation). Numbers
     widen (INT, DECIMAL, DOUBLE; signed with unsigned integers: DECIMAL); a DATE with a
-    DATETIME is a DATETIME; anything with text, or temporal with numbers, is text (binary
+    DATETIME (or a TIME) is a DATETIME; TIMEs are a TIME with the most fractional digits;
+    an ENUM counts as text; anything with text, or temporal with numbers, is text (binary
     if any is binary)."""
-    present = [t for t in types if t.kind is not None]
+    present = [STR_TYPE if t.kind == ENUM else t for t in types if t.kind is not None]
     if not present:
         return NULL
     kinds = {t.kind for t in present}
@@ -199,24 +232,36 @@ def aggregate(types: Iterable[SqlType]) -> SqlType:
         return SqlType(BYTES)
     if kinds <= NUMBER_KINDS:
         return _merged_numbers(present)
-    if kinds <= TIME_KINDS:
-        return SqlType(DATETIME) if DATETIME in kinds else SqlType(DATE)
+    if kinds <= TEMPORAL_KINDS:
+        return _merged_temporals(present)
     if len(kinds) == 1:
         return present[0]
     return STR_TYPE
 
 
+def _merged_temporals(types: list[SqlType]) -> SqlType:
+    kinds = {t.kind for t in types}
+    if kinds == {TIME}:
+        return time_type(max(t.scale for t in types))
+    if kinds == {DATE}:
+        return SqlType(DATE)
+    fsp = max(t.scale for t in types if t.kind == DATETIME) if DATETIME in kinds else 0
+    return SqlType(DATETIME, fsp, fsp)
+
+
 def extreme(types: Iterable[SqlType]) -> SqlType:
     """The type of ``GREATEST``/``LEAST``, which is also the type their arguments are
-    compared as (MariaDB): temporal if any argument is temporal; text if all are text;
-    numbers mixed with text compare and come out as DOUBLEs; numbers widen as for
+    compared as (MariaDB): temporal if any argument is temporal (a TIME if the temporal
+    ones are TIMEs; its fractional digits are the planner's to decide, as they depend on
+    the other arguments' values); text if all are text (an ENUM counts as text); numbers
+    mixed with text compare and come out as DOUBLEs; numbers widen as for
     :func:`aggregate`."""
     present = [t for t in types if t.kind is not None]
     if not present:
         return NULL
-    kinds = {t.kind for t in present}
-    if kinds & TIME_KINDS:
-        return SqlType(DATETIME) if DATETIME in kinds else SqlType(DATE)
+    kinds = {STR if t.kind == ENUM else t.kind for t in present}
+    if kinds & TEMPORAL_KINDS:
+        return _merged_temporals([t for t in present if t.kind in TEMPORAL_KINDS])
     if kinds <= TEXT_KINDS:
         return SqlType(BYTES) if BYTES in kinds else STR_TYPE
     if kinds & TEXT_KINDS:
@@ -263,12 +308,21 @@ def comparison_kind(a: Kind | None, b: Kind | None) -> Kind | None:
     kind a join keys both sides on): ``None`` where Python's own equality of the values
     already is MySQL's (same kinds, exact numbers among themselves); else DOUBLE for a
     number with text or with a DOUBLE, DATETIME for temporal values with each other, with
-    text or with numbers, binary text for text with binary text."""
+    text or with numbers, binary text for text with binary text. An ENUM compares with text
+    as text (its value is a ``str``) and with a number by its index, as a DOUBLE; a TIME
+    with another TIME as it is, and reads anything else as a TIME (the planner refuses a
+    join of a TIME with another kind: see :func:`rivulet.plan.expressions.refuse_join_keys`)."""
     if a is None or b is None or a == b:
+        return None
+    a = STR if a == ENUM else a
+    b = STR if b == ENUM else b
+    if a == b:
         return None
     if a in EXACT_KINDS and b in EXACT_KINDS:
         return None
-    if a in TIME_KINDS or b in TIME_KINDS:
+    if TIME in (a, b):
+        return TIME
+    if a in DATE_KINDS or b in DATE_KINDS:
         return DATETIME
     if a in TEXT_KINDS and b in TEXT_KINDS:
         return BYTES
@@ -282,13 +336,13 @@ def between_as_doubles(kinds: Iterable[Kind | None]) -> bool:
     with the text as text (``'a' BETWEEN 'z' AND 3`` is 1: 0 <= 0 <= 3)."""
     present = {k for k in kinds if k is not None}
     return bool(present & TEXT_KINDS) and bool(present & NUMBER_KINDS) and not (
-        present & TIME_KINDS)
+        present & TEMPORAL_KINDS)
 
 
 __all__ = [
-    "DIV_PRECISION_INCREMENT", "EXACT_KINDS", "FLOAT_TYPE", "INT_TYPE", "MAX_SCALE", "NULL",
-    "NUMBER_KINDS", "STR_TYPE", "SqlType", "TEXT_KINDS", "TIME_KINDS",
+    "DATE_KINDS", "DIV_PRECISION_INCREMENT", "EXACT_KINDS", "FLOAT_TYPE", "INT_TYPE", "MAX_FSP",
+    "MAX_SCALE", "NULL", "NUMBER_KINDS", "STR_TYPE", "SqlType", "TEMPORAL_KINDS", "TEXT_KINDS",
     "UNDECLARED_DECIMAL_SCALE", "aggregate", "aggregate_result_type", "arithmetic_type",
     "avg_type", "between_as_doubles", "column_type", "comparison_kind", "decimal_type",
-    "division_frac", "extreme", "number_type", "sum_type", "value_type",
+    "division_frac", "extreme", "number_type", "sum_type", "time_type", "value_type",
 ]

@@ -18,6 +18,8 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
+from rivulet.values.times import format_time
+
 
 class ApiError(Exception):
     """An error answered as ``{"error": message, "kind": kind}`` with ``status``."""
@@ -29,11 +31,13 @@ class ApiError(Exception):
 
 
 def _json_value(value: Any) -> Any:
-    """JSON for the values rows hold that JSON lacks: dates and datetimes as ISO 8601,
-    DECIMAL as a string (exact; a JSON number would be read as a binary float), binary
-    data as base64."""
+    """JSON for the values rows hold that JSON lacks: dates and datetimes as ISO 8601, a
+    TIME as MySQL writes it ('-838:59:59', '26:03:04.5' as '26:03:04.500000'), DECIMAL as a
+    string (exact; a JSON number would be read as a binary float), binary data as base64."""
     if isinstance(value, (dt.date, dt.datetime)):
         return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return format_time(value)
     if isinstance(value, decimal.Decimal):
         return str(value)
     if isinstance(value, (bytes, bytearray, memoryview)):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import decimal
 import re
+import struct
 from typing import TYPE_CHECKING, Any
 
 from mysql_mimic import Session
@@ -31,12 +32,15 @@ from rivulet.values.schema import (
     DATE,
     DATETIME,
     DECIMAL,
+    ENUM,
     FLOAT,
     INT,
     STR,
+    TIME,
     Kind,
     TableSchema,
 )
+from rivulet.values.times import format_time, micros
 
 if TYPE_CHECKING:
     from rivulet.engine.database import Database
@@ -51,8 +55,9 @@ _TYPES: dict[Kind | None, ColumnType] = {
     INT: ColumnType.LONGLONG, FLOAT: ColumnType.DOUBLE, DECIMAL: ColumnType.NEWDECIMAL,
     STR: ColumnType.VAR_STRING, BYTES: ColumnType.BLOB, BOOL: ColumnType.TINY,
     DATE: ColumnType.DATE, DATETIME: ColumnType.DATETIME, None: ColumnType.VAR_STRING,
+    ENUM: ColumnType.STRING, TIME: ColumnType.TIME,
 }
-_TEXTUAL = {STR, None}
+_TEXTUAL = {STR, ENUM, None}
 
 
 #: MySQL 8's default sql_mode, whose rules rivulet follows (ONLY_FULL_GROUP_BY, strict
@@ -182,9 +187,35 @@ def result_columns(columns: Any) -> tuple[ResultColumn, ...]:
 
 def _result_column(name: str, kind: Kind | None) -> ResultColumn:
     charset = CharacterSet.utf8mb4 if kind in _TEXTUAL else CharacterSet.binary
-    column = ResultColumn(name, _TYPES.get(kind, ColumnType.VAR_STRING), character_set=charset)
+    if kind == TIME:
+        column = ResultColumn(name, ColumnType.TIME, character_set=charset,
+                              text_encoder=_time_text, binary_encoder=_time_binary)
+    else:
+        column = ResultColumn(name, _TYPES.get(kind, ColumnType.VAR_STRING),
+                              character_set=charset)
     column.codec = "utf-8"  # numbers and dates are ASCII text; bytes are sent as they are
     return column
+
+
+def _time_text(column: ResultColumn, value: Any) -> bytes:
+    """A TIME in the text protocol: '[-]HH:MM:SS[.ffffff]', hours past 24 as they are."""
+    return format_time(value).encode()
+
+
+def _time_binary(column: ResultColumn, value: Any) -> bytes:
+    """A TIME in the binary protocol: length, sign, days, hours, minutes, seconds and
+    microseconds of its magnitude (mysql-mimic's own encoder mishandles a negative one)."""
+    n = micros(value)
+    if n == 0:
+        return b"\x00"
+    seconds, frac = divmod(abs(n), 1_000_000)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    body = struct.pack("<BIBBB", n < 0, days, hours, minutes, seconds)
+    if frac:
+        body += struct.pack("<I", frac)
+    return bytes([len(body)]) + body
 
 
 def column_flags(columns: Any) -> tuple[ColumnDefinition, ...]:
@@ -195,14 +226,16 @@ def column_flags(columns: Any) -> tuple[ColumnDefinition, ...]:
             flags |= ColumnDefinition.NOT_NULL_FLAG
         if c.kind == BYTES:
             flags |= ColumnDefinition.BINARY_FLAG | ColumnDefinition.BLOB_FLAG
+        elif c.kind == ENUM:
+            flags |= ColumnDefinition.ENUM_FLAG
         out.append(flags)
     return tuple(out)
 
 
 def column_type_name(kind: Kind | None) -> str:
     return {INT: "BIGINT", FLOAT: "DOUBLE", DECIMAL: "DECIMAL(65,30)", STR: "TEXT",
-            BYTES: "BLOB", BOOL: "TINYINT(1)", DATE: "DATE",
-            DATETIME: "DATETIME"}.get(kind or STR, "TEXT")
+            BYTES: "BLOB", BOOL: "TINYINT(1)", DATE: "DATE", DATETIME: "DATETIME",
+            ENUM: "TEXT", TIME: "TIME"}.get(kind or STR, "TEXT")
 
 
 def text_columns(*names: str) -> tuple[ResultColumn, ...]:

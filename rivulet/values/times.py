@@ -1,0 +1,212 @@
+"""TIME values: signed durations from -838:59:59 to 838:59:59, as ``datetime.timedelta``.
+
+Why this module exists: a MySQL TIME is an elapsed time or a time of day (it may be negative
+and exceed 24 hours), read from text in several forms ('10:11:12', '1 10:11', '101112',
+'-00:30', a datetime's time part) and from numbers (``101112`` is 10:11:12), rounded to the
+column's fractional digits and shown as 'HH:MM:SS[.ffffff]'. PyMySQL hands a TIME to Python
+as a ``timedelta``, so that is rivulet's value of a TIME too. The parsing and formatting are
+written once here, for the write checks (:mod:`rivulet.values.schema`, strict: bad text is
+an error), the conversions and functions (lenient: bad text is NULL, too large a value is
+clipped to the range, as MySQL does with a warning) and the servers' encodings.
+
+Values are handled as whole microseconds (an ``int``) inside: ``timedelta`` normalizes a
+negative duration to negative days plus positive seconds, which is awkward to format.
+This module imports nothing of rivulet.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+_MICRO = 1_000_000
+#: MySQL's TIME range: -838:59:59 to 838:59:59 (also with fractional digits: .000000).
+MAX_MICROS = (838 * 3600 + 59 * 60 + 59) * _MICRO
+#: The largest number that reads as a TIME (838:59:59 as HHMMSS).
+_MAX_NUMBER = 8385959
+#: Numbers from here on are read as a datetime (YYMMDDhhmmss or YYYYMMDDhhmmss).
+_DATETIME_NUMBER = 10**10
+TIME_MAX = _dt.timedelta(microseconds=MAX_MICROS)
+
+#: TIME text (MySQL's str_to_time): an optional sign, then 'D HH[:MM[:SS]]', 'HH:MM[:SS]'
+#: or plain digits read as [[H]HMM]SS, then an optional fraction.
+_TIME_TEXT = re.compile(
+    r"[ \t\n\r\v\f]*(-)?"
+    r"(?:(\d+) +(\d+)(?::(\d+)(?::(\d+))?)?"
+    r"|(\d+):(\d+)(?::(\d+))?"
+    r"|(\d+))"
+    r"(?:\.(\d*))?"
+)
+#: Text that is a datetime ('2024-01-02 10:11:12', '20240102101112'): its time part is the
+#: TIME. (A date alone is not: MySQL reads '2020-01-02' as 00:20:20 and ignores the rest.)
+_DATETIME_TEXT = re.compile(
+    r"[ \t\n\r\v\f]*(\d{4})-(\d{1,2})-(\d{1,2})"
+    r"[ T]+(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?[ \t\n\r\v\f]*\Z"
+    r"|[ \t\n\r\v\f]*(\d{12}|\d{14})(?:\.(\d*))?[ \t\n\r\v\f]*\Z"
+)
+
+
+def micros(t: _dt.timedelta) -> int:
+    """A timedelta as whole microseconds (negative for a negative duration)."""
+    return (t.days * 86400 + t.seconds) * _MICRO + t.microseconds
+
+
+def from_micros(n: int) -> _dt.timedelta:
+    return _dt.timedelta(microseconds=n)
+
+
+def _fraction(digits: str | None) -> int:
+    """Microseconds of a fraction's digits, rounded half up at the sixth digit."""
+    if not digits:
+        return 0
+    if len(digits) <= 6:
+        return int(digits.ljust(6, "0"))
+    return int(digits[:6]) + (1 if digits[6] >= "5" else 0)
+
+
+def parse_time(text: str, *, strict: bool) -> int | None:
+    """Microseconds of a TIME written as ``text``; None if it is not one.
+
+    ``strict`` (a write) wants the whole text to be the time (trailing spaces aside); a
+    function or a comparison reads the time at its start and ignores the rest, as MySQL
+    does with a warning. Minutes and seconds must be below 60. The range is not checked."""
+    dated = _DATETIME_TEXT.match(text) if len(text) >= 12 else None  # (shorter: no date)
+    if dated is not None:
+        return _time_of_datetime_text(dated)
+    m = _TIME_TEXT.match(text)
+    if m is None:
+        return None
+    rest = text[m.end():]
+    if strict and rest.strip(" \t\n\r\v\f"):
+        return None
+    sign, days, dh, dm, ds, h, mi, s, digits, frac = m.groups()
+    if days is not None:
+        hours, minutes, seconds = int(days) * 24 + int(dh), int(dm or 0), int(ds or 0)
+    elif h is not None:
+        hours, minutes, seconds = int(h), int(mi), int(s or 0)
+    else:
+        number = int(digits)
+        hours, minutes, seconds = number // 10000, number // 100 % 100, number % 100
+    if minutes > 59 or seconds > 59:
+        return None
+    total = ((hours * 60 + minutes) * 60 + seconds) * _MICRO + _fraction(frac)
+    return -total if sign else total
+
+
+def _time_of_datetime_text(m: re.Match[str]) -> int | None:
+    g = m.groups()
+    if g[0] is not None:
+        year, month, day = int(g[0]), int(g[1]), int(g[2])
+        hour, minute, second = int(g[3]), int(g[4]), int(g[5] or 0)
+        frac = g[6]
+    else:
+        digits = g[7]
+        if len(digits) == 12:
+            year = int(digits[:2])
+            year += 2000 if year < 70 else 1900
+            digits = str(year) + digits[2:]
+        year, month, day = int(digits[:4]), int(digits[4:6]), int(digits[6:8])
+        hour, minute, second = int(digits[8:10]), int(digits[10:12]), int(digits[12:14])
+        frac = g[8]
+    try:
+        _dt.datetime(year, month, day, hour, minute, second)
+    except ValueError:
+        return None
+    return ((hour * 60 + minute) * 60 + second) * _MICRO + _fraction(frac)
+
+
+def number_to_time(x: int | float | Decimal) -> int | None:
+    """Microseconds of a number read as a TIME: ``[-]HHMMSS[.ffffff]`` (``101112`` is
+    10:11:12, ``59.5`` is 00:00:59.5); a number of 10 digits or more is a datetime
+    (YYMMDDhhmmss, YYYYMMDDhhmmss) and gives its time part. None if it is not a time or is
+    beyond 838:59:59 (MySQL: NULL)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    exact = Decimal(repr(x)) if isinstance(x, float) else Decimal(x)
+    negative = exact < 0
+    exact = abs(exact)
+    whole = int(exact)
+    frac = int((exact - whole).scaleb(6).to_integral_value(rounding=ROUND_HALF_UP))
+    if whole > _MAX_NUMBER:
+        if whole < _DATETIME_NUMBER:
+            return None
+        text = str(whole)
+        parsed = parse_time(text.zfill(14) if len(text) > 12 else text.zfill(12), strict=True)
+        return None if parsed is None or negative else parsed + frac
+    hours, minutes, seconds = whole // 10000, whole // 100 % 100, whole % 100
+    if minutes > 59 or seconds > 59:
+        return None
+    total = ((hours * 60 + minutes) * 60 + seconds) * _MICRO + frac
+    return -total if negative else total
+
+
+def time_micros(v: Any, *, strict: bool) -> int | None:
+    """Microseconds of any non-NULL value read as a TIME; None if it is not one.
+
+    A datetime gives its time part, a date 00:00:00 (as MySQL stores them in a TIME
+    column), a Python ``time`` its own; text as :func:`parse_time`, numbers as
+    :func:`number_to_time`. The range is not checked."""
+    if isinstance(v, _dt.timedelta):
+        return micros(v)
+    if isinstance(v, str):
+        return parse_time(v, strict=strict)
+    if isinstance(v, bytes):
+        return parse_time(v.decode("utf-8", "replace"), strict=strict)
+    if isinstance(v, (bool, int, float, Decimal)):
+        return number_to_time(int(v) if isinstance(v, bool) else v)
+    if isinstance(v, _dt.datetime):
+        return ((v.hour * 60 + v.minute) * 60 + v.second) * _MICRO + v.microsecond
+    if isinstance(v, _dt.date):
+        return 0
+    if isinstance(v, _dt.time):
+        return ((v.hour * 60 + v.minute) * 60 + v.second) * _MICRO + v.microsecond
+    return None
+
+
+def round_micros(n: int, fsp: int) -> int:
+    """``n`` rounded to ``fsp`` fractional digits, half away from zero (MySQL rounds a
+    TIME's fraction to the column's precision)."""
+    if fsp >= 6:
+        return n
+    quantum = 10 ** (6 - fsp)
+    q, r = divmod(abs(n), quantum)
+    if 2 * r >= quantum:
+        q += 1
+    return q * quantum if n >= 0 else -q * quantum
+
+
+def clipped(n: int) -> int:
+    """``n`` clipped to the TIME range (MySQL clips a computed TIME, with a warning)."""
+    return max(-MAX_MICROS, min(MAX_MICROS, n))
+
+
+def format_time(t: _dt.timedelta, fsp: int | None = None) -> str:
+    """MySQL's text of a TIME: '[-]HH:MM:SS', with '.ffffff' if it has a fraction, or with
+    exactly ``fsp`` fractional digits (a TIME(3) shows '01:02:03.500', a TIME(6)
+    '00:00:00.000000'; the value is already rounded to them)."""
+    n = micros(t)
+    sign = "-" if n < 0 else ""
+    seconds, frac = divmod(abs(n), _MICRO)
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    text = f"{sign}{hours:02d}:{minutes:02d}:{seconds:02d}"
+    if fsp is not None:
+        return f"{text}.{frac:06d}"[:len(text) + 1 + fsp] if fsp > 0 else text
+    return f"{text}.{frac:06d}" if frac else text
+
+
+def time_to_number(t: _dt.timedelta) -> int | Decimal:
+    """A TIME in numeric context: ``[-]HHMMSS``, a DECIMAL ``HHMMSS.ffffff`` with a
+    fraction (``'10:11:12' + 0`` is 101112)."""
+    n = micros(t)
+    seconds, frac = divmod(abs(n), _MICRO)
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    whole = hours * 10000 + minutes * 100 + seconds
+    if frac:
+        number = Decimal(whole) + Decimal(frac).scaleb(-6)
+        return -number if n < 0 else number
+    return -whole if n < 0 else whole
