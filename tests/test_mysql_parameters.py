@@ -482,3 +482,13 @@ def test_writes_by_primary_key_find_what_their_literal_finds(mysql_pair: MySQLPa
     pair.execute("DELETE FROM i WHERE k = 2.0")
     pair.execute("DELETE FROM i WHERE k = 3.5")
     pair.check_query("SELECT k, n FROM i")
+
+
+def test_a_range_parameter_that_is_no_date_is_the_zero_date(mysql_pair: MySQLPair) -> None:
+    """Text that is no date, compared with a DATE or DATETIME column, is the zero date in
+    MySQL (before every date): a range view reads it so, as the literal does."""
+    mysql_pair.execute("CREATE TABLE t (id INT PRIMARY KEY, b DATE NOT NULL, c DATETIME)")
+    mysql_pair.insert_many("t", [(1, dt.date(2024, 1, 2), dt.datetime(2024, 1, 2, 3, 4, 5)),
+                                 (2, dt.date(1999, 12, 31), None)])
+    check(mysql_pair, "SELECT id FROM t WHERE b >= ?", ["abc"], [""], [7], ["2000-01-01"])
+    check(mysql_pair, "SELECT id FROM t WHERE c < ?", ["x"], [7], ["2024-01-02 03:04:06"])

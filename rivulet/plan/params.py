@@ -21,11 +21,10 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
-from rivulet.errors import ParameterCountError, ParameterError, RivuletError
+from rivulet.errors import ParameterCountError, ParameterError
 from rivulet.plan import ir
 from rivulet.plan.scope import FromScope
 from rivulet.sql.parse import error_at, unsupported
-from rivulet.values.conversions import to_temporal
 from rivulet.values.enumerations import EnumValue, plain
 from rivulet.values.matching import EXACT_TYPES, Unkeyed, equal_key
 from rivulet.values.schema import (
@@ -335,16 +334,9 @@ def lookup_keys(plan: ir.ViewPlan,
 
 
 def range_bounds(plan: ir.ViewPlan, values: dict[Any, Any]) -> list[tuple[str, Any]]:
-    """A range read's bounds, ``(op, value)``, as the read gives them. Text that is no date
-    compared with a DATE or DATETIME column is refused: MySQL reads it as a zero date (with
-    a warning), where rivulet's comparison would compare the texts."""
+    """A range read's bounds, ``(op, value)``, as the read gives them. (Text that is no
+    date, compared with a DATE or DATETIME column, is the zero date there, as in MySQL:
+    ``values.comparison``; the read checks such a bound row by row.)"""
     # (a value read from an ENUM column compares as its text, as a client would send it)
-    bounds = [(b.op, plain(values[b.param])) for b in plan.range_bounds]
     assert plan.range_column is not None  # a range view
-    kind = plan.root.columns[plan.range_column].kind
-    if kind in (DATE, DATETIME):
-        for _, v in bounds:
-            if isinstance(v, (str, bytes)) and to_temporal(v) is None:
-                raise RivuletError(
-                    f"range parameter {v!r} is not comparable with a {kind} column")
-    return bounds
+    return [(b.op, plain(values[b.param])) for b in plan.range_bounds]
