@@ -436,6 +436,10 @@ VIEWS = {
     "pick": "SELECT id, name FROM t WHERE id IN (?)",
     "above": "SELECT id, n FROM t WHERE n > ? ORDER BY n, id",
 }
+#: The views as SQLite computes what the API sends: SUM of integers is a DECIMAL (as in
+#: MySQL), which the API sends as its string.
+LITE_VIEWS = {**VIEWS, "sum_g": "SELECT g, CAST(SUM(n) AS TEXT) AS s, COUNT(*) AS c FROM t "
+                                "WHERE g = ? GROUP BY g"}
 KEYS = {"by_g": [[0], [1], [2]], "sum_g": [[0], [1], [2]], "top": [[]],
         "pick": [[0, 1, 2], [3], [5, 6, 7, 8]], "above": [[-1], [3], [8]]}
 
@@ -497,7 +501,7 @@ def test_reads_equal_sqlite_after_writes_through_the_api(ops, use_min_lsn):
         extra = {"min_lsn": lsn} if use_min_lsn else {}
         if not use_min_lsn:
             pair.settle()
-        for name, sql in VIEWS.items():
+        for name, sql in LITE_VIEWS.items():
             for params in KEYS[name]:
                 got = rows_of(api.get(f"/views/{name}",
                                       params={"key": json.dumps(params), **extra}))
