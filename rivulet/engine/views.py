@@ -82,8 +82,14 @@ Block = bool | Nowait
 _LOWER = {">": False, ">=": True}
 _UPPER = {"<": False, "<=": True}
 _CHECK = {">": F.gt, ">=": F.ge, "<": F.lt, "<=": F.le}
-_CHECK_AS_DOUBLES = {op: (lambda f: lambda a, b: f(F.cast_float(a), F.cast_float(b)))(f)
-                     for op, f in _CHECK.items()}
+
+
+def _as_doubles(compare: Any) -> Any:
+    """``compare`` of its two operands read as DOUBLEs."""
+    return lambda a, b: compare(F.cast_float(a), F.cast_float(b))
+
+
+_CHECK_AS_DOUBLES = {op: _as_doubles(compare) for op, compare in _CHECK.items()}
 
 
 def _between_as_doubles(plan: ir.ViewPlan, column_kind: Kind | None,

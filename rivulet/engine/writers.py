@@ -188,7 +188,7 @@ def _stored_keys(table: TableSchema, keys: list[tuple]) -> list[tuple] | None:
                 value = key_value(column, found)
             except SchemaError:  # no value of the column's type equals it
                 break
-            if eq(value, found) != 1:
+            if eq(value, found) != 1:  # held otherwise (a TIME past 838:59:59 is clipped)
                 break
             values.append(value)
         else:
