@@ -45,7 +45,7 @@ from mysql_oracle import MySQLPair, assert_same_as_mysql
 from mysql_scenarios import Example, Query, Shape, examples, left_out, unquoted
 
 import rivulet
-from rivulet.errors import ParameterError, UnsupportedSqlError
+from rivulet.errors import AmbiguousColumnError, ParameterError, UnsupportedSqlError
 from rivulet.server.mysql.server import ServerThread
 
 #: Queries each test must run under the long profile (``pytest --long``): 10,000 together,
@@ -532,6 +532,30 @@ def test_regression_having_prefers_an_alias_to_an_ungrouped_column(
     regression_pair.check_query(sql)
 
 
+def test_regression_having_name_of_two_grouped_columns_is_ambiguous(
+        regression_pair: MySQLPair) -> None:
+    """MySQL refuses (1052) a HAVING name that is the alias of one grouped column while
+    GROUP BY names another column of that name with its table (rivulet read it as the
+    column); an alias of the same column, or of an aggregate, is answered."""
+    for sql in ["SELECT t.n AS d FROM t GROUP BY t.n, t.d HAVING d > 1",
+                "SELECT x.n AS d FROM t x JOIN t y ON x.id = y.id GROUP BY x.n, y.d "
+                "HAVING d > 0", "SELECT n AS d FROM t GROUP BY t.n, d HAVING d > 0"]:
+        with pytest.raises(AmbiguousColumnError, match="in HAVING is ambiguous"):
+            regression_pair.db.query(sql)
+        with pytest.raises(pymysql.err.OperationalError, match="1052"):
+            regression_pair.mariadb(sql)
+    for sql in ["SELECT t.d AS d FROM t GROUP BY t.d HAVING d > 1",
+                "SELECT COUNT(*) AS d FROM t GROUP BY t.d HAVING d > 0",
+                "SELECT t.n AS d FROM t GROUP BY t.n, t.d HAVING MAX(d) > 1"]:
+        regression_pair.check_query(sql)
+
+
+def test_regression_a_negative_zero_double_shows_as_zero(regression_pair: MySQLPair) -> None:
+    """MariaDB shows a DOUBLE -0 as '0' (``-('a')``, ``0e0 * -1``); rivulet showed '-0'."""
+    regression_pair.check_query("SELECT id, CONCAT(-(s)), CONCAT(f * 0 * -1), CONCAT(-0e0), "
+                                "CONCAT(n * 0e0 * -1) FROM t ORDER BY id")
+
+
 def test_regression_upper_and_lower_map_one_character_to_one(mysql_pair: MySQLPair) -> None:
     """UPPER('ß') is 'ß' and LOWER('ΑΣ') is 'ασ' (MySQL's simple case mapping; Python's
     str.upper made 'SS', its str.lower a final sigma)."""
@@ -550,8 +574,10 @@ def test_every_known_mismatch_is_consulted_by_the_generator() -> None:
     import inspect
 
     import mysql_scenarios
+    import test_mysql_types
 
     source = inspect.getsource(mysql_scenarios) + inspect.getsource(
-        inspect.getmodule(test_every_known_mismatch_is_consulted_by_the_generator))
+        inspect.getmodule(test_every_known_mismatch_is_consulted_by_the_generator)
+    ) + inspect.getsource(test_mysql_types)
     for key in mysql_scenarios.KNOWN_MISMATCHES:
         assert f'left_out("{key}")' in source, key

@@ -29,6 +29,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mysql_oracle import MySQLPair
+from mysql_scenarios import left_out
 
 from spark_fixtures import spark_session  # noqa: F401 (the ``spark`` fixture)
 
@@ -353,10 +354,18 @@ def test_dates_compare_with_text_and_numbers_as_dates(mysql_pair: MySQLPair) -> 
 
 # --------------------------------------------------------------------------- generated
 
+def _beyond_half_the_doubles(text: str) -> bool:
+    """Whether text reads as a number that ``s * 2`` takes past the DOUBLE range."""
+    from rivulet.values.conversions import as_float
+
+    return abs(as_float(text)) > 8e307
+
+
 _TEXT = st.one_of(
     st.sampled_from(["01", "1e3", " 7", "abc", "", "-0", "é", "12abc", "3", "-1.5", ".5",
                      "1e", "0x1A", "+4", "2020-01-01", "7 ", "00100", "1.50"]),
-    st.text(alphabet="0123456789.-+e é", max_size=6),
+    st.text(alphabet="0123456789.-+e é", max_size=6).filter(
+        lambda t: not (left_out("double-overflow") and _beyond_half_the_doubles(t))),
 )
 _DECIMAL = st.decimals(min_value=-9999, max_value=9999, places=2, allow_nan=False)
 _DOUBLE = st.sampled_from([0.0, -0.5, 1.5, 3.0, 7.0, 1e20, -2.25, 0.1, 100.0])

@@ -89,6 +89,39 @@ def test_time_columns_order_and_compare_as_times(times: MySQLPair) -> None:
         times.check_query(f"SELECT id FROM tm WHERE {where}")
 
 
+def test_numbers_and_text_compare_with_a_time_as_the_time_they_read_as(
+        mysql_pair: MySQLPair) -> None:
+    """A number compared with a TIME is read as a TIME, not the TIME as a number: one that
+    is none (minutes past 59, no datetime) is 00:00:00, 8 to 14 digits are a datetime's
+    time part (the day not checked against the month), one past the range is
+    838:59:59.999999; a BETWEEN with a TIME among text or numbers compares all three so."""
+    pair = mysql_pair
+    pair.execute("CREATE TABLE t6 (id INT PRIMARY KEY, a TIME(6), n INT, s VARCHAR(20))")
+    rows = [(1, "838:59:59.999999", 8390000, "839:00:00"), (2, "00:00:00", 3000000, "abc"),
+            (3, "12:34:56", 123456, "2024-02-30 12:34:56"), (4, "-01:00:00", -20240102, ""),
+            (5, "01:02:03", 9999999, "00:00:10"), (6, "838:59:59", 10000000, "-839:00")]
+    for row in rows:
+        pair.execute("INSERT INTO t6 VALUES (?, ?, ?, ?)", list(row))
+    for number in [9999999, 8390000, 8385960, 100000000000000, -20240102, 20240102,
+                   3000000000, 99999999999999, 99999999000000, 101123456, 20240230123456,
+                   20240001123456, 691231235960, 8390000.5, 1.5, "1.5e0", -0.5]:
+        for op in ["=", "<=", ">"]:
+            pair.check_query(f"SELECT id FROM t6 WHERE a {op} {number} ORDER BY id")
+    for where in ["a = n", "a < n", "a = s", "a > s", "a NOT BETWEEN '2024-01-02' AND 3000000000",
+                  "'00:00:10' BETWEEN a AND 5", "s BETWEEN a AND 5", "n BETWEEN a AND '900:00'",
+                  "a BETWEEN 10000 AND '02:00:00'"]:
+        pair.check_query(f"SELECT id FROM t6 WHERE {where} ORDER BY id")
+    pair.check_query("SELECT CAST(8390000 AS TIME(6)), CAST(-8390000 AS TIME), "
+                     "CAST('839:00:00' AS TIME(3)), CAST(20240230123456 AS TIME) FROM t6 "
+                     "WHERE id = 1")
+    pair.create_view("t6_at", "SELECT id FROM t6 WHERE a = ?")
+    for key in [9999999, 8390000, 20240102, "839:00:00", 123456.0]:
+        pair.check_view("t6_at", key)
+    pair.create_view("t6_after", "SELECT id FROM t6 WHERE a > ? ORDER BY a")
+    for key in [9999999, 8385959, -8390000, 3000000000]:
+        pair.check_view("t6_after", key)
+
+
 def test_a_time_in_numeric_and_string_context(times: MySQLPair) -> None:
     times.check_query("SELECT id, t + 0, t * 1, CAST(t AS SIGNED), CAST(t AS DECIMAL), "
                       "CAST(t AS DOUBLE), CAST(t AS CHAR), CONCAT(t), "
@@ -204,6 +237,22 @@ def test_comparing_a_time_with_a_date_is_refused(times: MySQLPair) -> None:
             times.db.query(sql)
     with pytest.raises(UnsupportedSqlError, match="TIME"):
         times.db.query("SELECT a.id FROM tm a JOIN tm b ON a.t = b.s")
+
+
+def test_a_time_equal_to_text_holding_a_date_is_refused(times: MySQLPair) -> None:
+    """MariaDB's WHERE reads ``time_col = '2024-01-02 10:11:12'`` as a datetime of the current
+    day (a row matches only today), elsewhere as the text's time part: the equality is
+    refused, as a literal and as a parameter; other comparisons answer with the time part."""
+    for sql, params in [("SELECT id FROM tm WHERE t = '2024-01-02 10:11:12'", []),
+                        ("SELECT id FROM tm WHERE t IN ('20240102101112')", []),
+                        ("SELECT id FROM tm WHERE id > 0 AND t3 = '24-01-02 12:00'", []),
+                        ("SELECT id FROM tm WHERE t = ?", ["2024-01-02 10:11:12"])]:
+        with pytest.raises(UnsupportedSqlError, match="current day"):
+            times.db.query(sql, params)
+    for where in ["t <= '2024-01-02 10:11:12'", "t IN ('2024-01-02 10:11:12', '25:00')",
+                  "t <=> '2024-01-02 10:11:12'", "t <> '2024-01-02 10:11:12'",
+                  "t = '10:11:12'", "t = 20240102101112"]:
+        times.check_query(f"SELECT id FROM tm WHERE {where} ORDER BY id")
 
 
 def test_a_refused_time_table_leaves_nothing_behind(mysql_pair: MySQLPair) -> None:

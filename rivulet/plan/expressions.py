@@ -37,6 +37,7 @@ from rivulet.values.schema import (
     TIME,
     Kind,
 )
+from rivulet.values.times import holds_datetime
 from rivulet.values.types import SqlType
 
 
@@ -339,10 +340,15 @@ def literal(node: exp.Expr) -> Lit:
         return Lit(int(text), INT)
     except ValueError:
         pass
-    if "e" in text.lower():
-        return Lit(float(text), FLOAT)
-    # MySQL reads 1.5 as an exact DECIMAL literal.
-    return Lit(decimal.Decimal(text), DECIMAL)
+    try:
+        if "e" in text.lower():
+            return Lit(float(text), FLOAT)
+        # MySQL reads 1.5 as an exact DECIMAL literal.
+        return Lit(decimal.Decimal(text), DECIMAL)
+    except (ValueError, decimal.InvalidOperation):
+        # The parser reads '1e7+1234' as one number: refused rather than misread.
+        raise UnsupportedSqlError(f"unsupported number literal {text!r}: write a space "
+                                  "before a + or - that follows an exponent") from None
 
 
 def literal_value(node: exp.Expr) -> object:
@@ -440,6 +446,10 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
         arg_types = [shown_type(t) for t in arg_types]
     if fn == "between" and types.between_as_doubles(t.kind for t in arg_types):
         args = [a if t.kind == FLOAT else Call("cast_float", (a,))
+                for a, t in zip(args, arg_types)]
+        return Call(fn, tuple(args)), types.INT_TYPE
+    if fn == "between" and types.between_as_times(t.kind for t in arg_types):
+        args = [a if t.kind == TIME else Call("compared_time", (a,))
                 for a, t in zip(args, arg_types)]
         return Call(fn, tuple(args)), types.INT_TYPE
     if fn in ("COALESCE", "IFNULL"):
@@ -718,6 +728,18 @@ def refuse_clock_dependent(expr: Expr, input_kinds: Sequence[Kind | None]) -> No
             raise UnsupportedSqlError(f"unsupported {what}: MySQL reads the TIME as that time "
                                       "of the current day; compare TIME with TIME (TIME(x)) "
                                       "or DATETIME with DATETIME")
+        if _equality(call) and any(isinstance(a, Lit) and isinstance(a.value, (str, bytes))
+                                   and holds_datetime(a.value) for a in call.args):
+            raise UnsupportedSqlError(
+                "unsupported TIME = text holding a date and a time: MySQL's WHERE compares "
+                "it as a datetime of the current day (elsewhere as its time part); compare "
+                "with TIME('...') or with the time alone")
+
+
+def _equality(call: Call) -> bool:
+    """Whether MySQL's WHERE may read ``call`` as an equality to propagate: ``=``, or an
+    IN list of one value."""
+    return call.fn == "eq" or (call.fn == "in_list" and len(call.args) == 2)
 
 
 def refuse_join_keys(pairs: Sequence[tuple[Kind | None, Kind | None]]) -> None:

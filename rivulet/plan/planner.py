@@ -31,6 +31,7 @@ from sqlglot import exp
 
 from rivulet.errors import (
     AggregateMisuseError,
+    AmbiguousColumnError,
     ParameterError,
     SqlError,
     UnionWidthError,
@@ -89,7 +90,7 @@ class Planner:
         if isinstance(query, exp.Select):
             return self._plan_select(name, query, sql, shown)
         if isinstance(query, (exp.Union, exp.Intersect, exp.Except)):
-            return self._plan_set_operation_view(name, query, sql)
+            return self._plan_set_operation_view(name, query, sql, shown)
         if isinstance(query, exp.Subquery):
             return self.plan_view(name, query.this, sql, shown=shown)
         raise unsupported(query, "query")
@@ -130,7 +131,8 @@ class Planner:
             if params.range_column is not None:
                 raise unsupported(select, "range parameter in an aggregated query")
             node, out_scope, key_positions, implicit_group = self._plan_aggregate(
-                select, node, scope, key_cols, params.in_list[0] if params.in_list else None
+                select, node, scope, key_cols, params.in_list[0] if params.in_list else None,
+                shown,
             )
         else:
             out_scope, key_positions = scope, key_cols
@@ -320,6 +322,7 @@ class Planner:
         scope: FromScope,
         key_cols: list[int],
         in_list_col: int | None,
+        shown: bool,
     ) -> tuple[ir.Node, GroupedScope, list[int], bool]:
         group_nodes = list(select.args["group"].expressions) if select.args.get("group") else []
         group_exprs = []
@@ -352,7 +355,15 @@ class Planner:
         for found in agg_nodes:
             call, arg = self._aggregate_call(found, scope)
             if arg is not None:
-                arg = _aggregated_value(call.fn, arg, type_of(arg, scope.types()))
+                arg_type = type_of(arg, scope.types())
+                if (arg_type.kind == ENUM and call.fn in ("min", "max")
+                        and (not shown or _used_beyond_output(select, found))):
+                    raise unsupported(found, f"{call.fn.upper()}() of an ENUM used in an "
+                                      "expression, HAVING, ORDER BY or a subquery (MySQL "
+                                      "returns its text, but numbers it as an integer, and "
+                                      "with GROUP BY orders and numbers it by position); "
+                                      f"use {call.fn.upper()}(CAST(e AS CHAR))")
+                arg = _aggregated_value(call.fn, arg, arg_type)
                 if arg in pre_exprs[len(group_exprs):]:
                     index = pre_exprs.index(arg, len(group_exprs))
                 else:
@@ -519,7 +530,8 @@ class Planner:
 
     # ..................................................................... UNION
 
-    def _plan_set_operation_view(self, name: str, query: exp.Expr, sql: str) -> ir.ViewPlan:
+    def _plan_set_operation_view(self, name: str, query: exp.Expr, sql: str,
+                                 shown: bool = True) -> ir.ViewPlan:
         if not isinstance(query, exp.Union):
             raise unsupported(query, type(query).__name__.upper())
         branches = self._union_branches(query)
@@ -530,6 +542,8 @@ class Planner:
                 raise error_at(branch, "the SELECTs of a UNION have different numbers of "
                                "columns", UnionWidthError)
         names = planned[0][1]
+        if not shown:
+            _refuse_enum_among_other_values(query, names, [n for n, _ in planned])
         columns = tuple(
             ir.ColumnInfo.of(
                 names[i],
@@ -577,9 +591,28 @@ class Planner:
         return [query]
 
 
+def _refuse_enum_among_other_values(query: exp.Expr, names: list[str],
+                                    branches: list[ir.Node]) -> None:
+    """Refuse a UNION used by another query whose column holds an ENUM in one branch and
+    other values (not only NULLs) in another: MySQL pushes the outer query's conditions
+    into each branch, where the ENUM compares with a number by its position, though the
+    UNION's column is text."""
+    for i, name in enumerate(names):
+        kinds = [b.columns[i].kind for b in branches if b.columns[i].kind is not None]
+        if ENUM in kinds and len(kinds) > 1:
+            raise unsupported(query, f"UNION column {name!r} of an ENUM and other values in "
+                              "a subquery (MySQL compares the ENUM branch by position when it "
+                              "pushes a condition into it); CAST the ENUM AS CHAR")
+
+
 def _union_type(branches: list[SqlType]) -> SqlType:
     """The type of a UNION column: the branches' types aggregated, a DECIMAL carrying the
-    places it shows (MySQL writes a UNION's rows to a table of that type)."""
+    places it shows (MySQL writes a UNION's rows to a table of that type). An ENUM with
+    only NULLs stays an ENUM (it sorts by its members' positions, and ``+ 0`` is the
+    position), where two ENUMs make text."""
+    present = [t for t in branches if t.kind is not None]
+    if len(present) == 1 and present[0].kind == ENUM:
+        return present[0]
     t = aggregate(branches)
     return replace(t, frac=t.scale)
 
@@ -642,6 +675,11 @@ def _with_aliases_expanded(node: exp.Expr, select: exp.Select, scope: FromScope)
 
     def expand(n: exp.Expr) -> exp.Expr:
         if isinstance(n, exp.Column) and not n.table and n.name.lower() in aliases:
+            if not _inside_aggregate(n) and _two_grouped_columns_named(
+                    n.name, aliases[n.name.lower()], group, scope):
+                raise error_at(n, f"column {n.name!r} in HAVING is ambiguous: the alias's "
+                               "column and another column of that name are both grouped",
+                               AmbiguousColumnError)
             try:
                 column = scope.resolve(n)
             except SqlError:
@@ -651,6 +689,25 @@ def _with_aliases_expanded(node: exp.Expr, select: exp.Select, scope: FromScope)
         return n
 
     return node.copy().transform(expand)
+
+
+def _two_grouped_columns_named(name: str, aliased: exp.Expr, group: exp.Expr | None,
+                               scope: FromScope) -> bool:
+    """Whether HAVING's ``name`` could be either of two grouped columns, which MySQL
+    refuses as ambiguous: the SELECT alias ``name`` is a grouped column, and GROUP BY also
+    names another column ``name`` (``SELECT t.a AS b ... GROUP BY t.a, t.b HAVING b > 1``)."""
+    if group is None or not isinstance(aliased, exp.Column):
+        return False
+    try:
+        target = scope.resolve(aliased)
+        keys = [scope.resolve(k) if isinstance(k, exp.Column) else None
+                for k in group.expressions]
+    except SqlError:
+        return False  # (a GROUP BY alias or position: resolved elsewhere)
+    if target not in keys:
+        return False
+    return any(isinstance(k, exp.Column) and k.name.lower() == name.lower()
+               and index != target for k, index in zip(group.expressions, keys))
 
 
 def _inside_aggregate(node: exp.Expr) -> bool:
@@ -810,6 +867,33 @@ def _nullable(e: ir.Expr, columns: tuple[ir.ColumnInfo, ...]) -> bool:
     if isinstance(e, ir.Call) and e.fn in ("is_null", "is_not_null", "null_safe_eq"):
         return False
     return True
+
+
+def _used_beyond_output(select: exp.Select, agg: exp.Expr) -> bool:
+    """Whether the aggregate ``agg`` is used other than as a column of ``select``'s output:
+    inside an expression, in HAVING, or in ORDER BY (itself, its alias or its position)."""
+    outputs = [e.this if isinstance(e, exp.Alias) else e for e in select.expressions]
+    for e in select.expressions:
+        inner = e.this if isinstance(e, exp.Alias) else e
+        if inner != agg and any(sub == agg for sub in inner.find_all(type(agg))):
+            return True
+    having = select.args.get("having")
+    if having is not None and any(sub == agg for sub in having.find_all(type(agg))):
+        return True
+    order = select.args.get("order")
+    for term in order.expressions if order is not None else ():
+        t = term.this
+        if any(sub == agg for sub in t.find_all(type(agg))):
+            return True
+        if isinstance(t, exp.Literal) and not t.is_string and t.this.isdigit():
+            position = int(t.this) - 1
+            if 0 <= position < len(outputs) and outputs[position] == agg:
+                return True
+        if isinstance(t, exp.Column) and not t.table:
+            if any(isinstance(e, exp.Alias) and e.alias.lower() == t.name.lower()
+                   and e.this == agg for e in select.expressions):
+                return True
+    return False
 
 
 def _aggregated_value(fn: str, arg: ir.Expr, t: SqlType) -> ir.Expr:

@@ -26,7 +26,14 @@ from rivulet.values.conversions import (
 from rivulet.values.enumerations import EnumValue, plain
 from rivulet.values.numeric import round_
 from rivulet.values.strings import concat
-from rivulet.values.times import clipped, format_time, from_micros, round_micros, time_micros
+from rivulet.values.times import (
+    clipped,
+    compared_micros,
+    format_time,
+    from_micros,
+    round_micros,
+    time_micros,
+)
 
 _date = _dt.date
 _datetime = _dt.datetime
@@ -186,16 +193,25 @@ def cast_datetime(v: Any) -> _datetime | None:
 
 def cast_time(v: Any, fsp: Any = 0) -> _timedelta | None:
     """``CAST(v AS TIME[(fsp)])``: text and numbers read as a TIME (NULL if they are none),
-    a datetime's time part, rounded to ``fsp`` digits and clipped to +-838:59:59."""
+    a datetime's time part, rounded to ``fsp`` digits and clipped to +-838:59:59 (with
+    ``fsp`` nines)."""
     if v is None:
         return None
     micros = time_micros(v, strict=False)
     if micros is None:
         return None
-    return from_micros(clipped(round_micros(micros, min(max(to_int(fsp), 0), 6))))
+    digits = min(max(to_int(fsp), 0), 6)
+    return from_micros(clipped(round_micros(micros, digits), digits))
 
 
-#: CAST(x AS type), by the value kind cast to.
+def compared_time(v: Any) -> _timedelta | None:
+    """``v`` as a TIME compares with it (``values.times.compared_micros``: text or a
+    number that is no time is 00:00:00): the operands of a BETWEEN that MySQL compares
+    as TIMEs (``types.between_as_times``)."""
+    return None if v is None else from_micros(compared_micros(v))
+
+
+#: CAST(x AS type), by the value kind cast to (and the TIME a BETWEEN compares).
 CASTS: dict[str, Callable[[Any], Any]] = {
     "cast_int": cast_int,
     "cast_unsigned": cast_unsigned,
@@ -206,4 +222,5 @@ CASTS: dict[str, Callable[[Any], Any]] = {
     "cast_date": cast_date,
     "cast_datetime": cast_datetime,
     "cast_time": cast_time,
+    "compared_time": compared_time,
 }

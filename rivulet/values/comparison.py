@@ -15,7 +15,7 @@ from typing import Any
 from rivulet.values.conversions import as_float, text_operands, to_temporal
 from rivulet.values.enumerations import EnumValue
 from rivulet.values.logic import and_
-from rivulet.values.times import from_micros, time_micros, time_to_number
+from rivulet.values.times import compared_micros, from_micros
 
 _date = _dt.date
 _datetime = _dt.datetime
@@ -72,22 +72,15 @@ def coerce_pair(a: Any, b: Any) -> tuple[Any, Any]:
 
 
 def _with_time(a: Any, b: Any, ka: str, kb: str) -> tuple[Any, Any]:
-    """A TIME compared with another kind: text is read as a TIME (a datetime's time part;
-    text that is no time counts as 00:00:00, as MySQL reads it with a warning), a number
-    compares with the TIME's number [-]HHMMSS. A DATE or DATETIME is refused when the
+    """A TIME compared with another kind: text or a number is read as a TIME (text as a
+    datetime's time part, a number as [-]HHMMSS or a datetime; one that is no time counts
+    as 00:00:00, as MySQL reads it with a warning). A DATE or DATETIME is refused when the
     query is planned (MySQL would read the TIME as a time of the current day)."""
     other, kt = (b, kb) if ka == "d" else (a, ka)
-    if kt == "s":
-        micros = time_micros(other, strict=False)
-        other = from_micros(0 if micros is None else micros)
-    elif kt in ("n", "f"):
-        number: int | Decimal | float = time_to_number(a if ka == "d" else b)
-        if kt == "f":
-            number = as_float(number)
-        return (number, b) if ka == "d" else (a, number)
-    else:
+    if kt not in ("s", "n", "f"):
         raise TypeError(f"cannot compare a TIME with {other!r}: MySQL reads the TIME as a "
                         "time of the current day")
+    other = from_micros(compared_micros(other))
     return (a, other) if ka == "d" else (other, b)
 
 

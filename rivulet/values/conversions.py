@@ -129,12 +129,13 @@ def to_number(v: Any) -> int | float | Decimal | None:
 
 def _format_float(x: float) -> str:
     """Format a double as MySQL does (my_gcvt): shortest round-trip digits, in plain notation
-    for 1e-15 <= |x| < 1e15 or when there is a fractional part, otherwise ``1.5e20``."""
+    for 1e-15 <= |x| < 1e15 or when there is a fractional part, otherwise ``1.5e20``. A
+    negative zero is '0', as MariaDB shows it (``CONCAT(-('a'))``)."""
     if x != x or x in (math.inf, -math.inf):
         return repr(x)  # MySQL has no such values; keep them readable
-    sign = "-" if math.copysign(1.0, x) < 0 else ""
     if x == 0:
-        return sign + "0"
+        return "0"
+    sign = "-" if x < 0 else ""
     _, digits_t, exp = Decimal(repr(abs(x))).normalize().as_tuple()
     assert isinstance(exp, int)  # x is finite
     digits = "".join(map(str, digits_t))

@@ -46,7 +46,7 @@ from rivulet.values.schema import (
     TIME,
     Kind,
 )
-from rivulet.values.times import from_micros, time_micros
+from rivulet.values.times import compared_micros, from_micros, holds_datetime
 
 _date = _dt.date
 _datetime = _dt.datetime
@@ -170,20 +170,15 @@ def _enum_key(members: tuple[str, ...], value: Any) -> Any:
 
 
 def _time_key(value: Any) -> Any:
-    """A TIME column's key: text read as a TIME (none: 00:00:00), a number as [-]HHMMSS."""
+    """A TIME column's key: text or a number read as a TIME compares
+    (:func:`~rivulet.values.times.compared_micros`: one that is none is 00:00:00)."""
     t = type(value)
     if t is _timedelta:
         return value
-    if t is str or t is bytes:
-        n = time_micros(value, strict=False)
-        return from_micros(0 if n is None else n)
-    if t in (int, bool, float, Decimal):
-        if not _finite(value):
-            return Unkeyed.NOTHING
-        n = time_micros(value, strict=False)
-        if n is None:  # no TIME's number [-]HHMMSS is this one
-            return Unkeyed.SCAN if t is float else Unkeyed.NOTHING
-        return from_micros(n)
+    if (t is str or t is bytes) and holds_datetime(value):
+        return Unkeyed.SCAN  # MySQL's WHERE compares it as a datetime: the planner refuses
+    if t in (str, bytes, int, bool, float, Decimal):
+        return from_micros(compared_micros(value))
     return Unkeyed.SCAN  # a date: refused where the read is computed
 
 
@@ -243,9 +238,8 @@ def range_bound(kind: Kind | None, value: Any) -> Any:
     elif kind is TIME:
         if t is _timedelta:
             bound = value
-        elif t is str or t is bytes:
-            n = time_micros(value, strict=False)
-            bound = from_micros(0 if n is None else n)
+        elif t in (str, bytes, int, bool, float, Decimal):
+            bound = from_micros(compared_micros(value))
     if isinstance(bound, float) and math.isnan(bound):
         return Unkeyed.SCAN
     return bound

@@ -26,7 +26,7 @@ from rivulet.errors import (
     TooLongError,
 )
 from rivulet.values.enumerations import compared_member, enum_values, member_for
-from rivulet.values.times import MAX_MICROS, from_micros, round_micros, time_micros
+from rivulet.values.times import clipped, compared_micros, from_micros, round_micros, time_micros
 
 Row = tuple[Any, ...]
 
@@ -427,8 +427,7 @@ def key_value(col: Column, value: Any) -> Any:
     TIME reads text that is no time as 00:00:00, as MySQL compares. Raises
     :class:`SchemaError` if no value can be equal."""
     if col.kind == TIME:
-        micros = time_micros(value, strict=False)
-        return from_micros(max(-MAX_MICROS, min(MAX_MICROS, micros or 0)))
+        return from_micros(compared_micros(value))
     if col.kind != ENUM:
         return _as_kind(col, value, "")
     found = compared_member(col.members, value)
@@ -449,7 +448,7 @@ def _to_time(col: Column, value: Any, where: str) -> Any:
     if micros is None:
         raise IncorrectTimeError(f"{where or col.name}: incorrect TIME value {value!r}")
     micros = round_micros(micros, col.fsp)
-    if abs(micros) > MAX_MICROS:
+    if clipped(micros, col.fsp) != micros:
         raise IncorrectTimeError(f"{where or col.name}: TIME value {value!r} is outside "
                                  "-838:59:59..838:59:59")
     return from_micros(micros)

@@ -25,11 +25,12 @@ from typing import Any
 _MICRO = 1_000_000
 #: MySQL's TIME range: -838:59:59 to 838:59:59 (also with fractional digits: .000000).
 MAX_MICROS = (838 * 3600 + 59 * 60 + 59) * _MICRO
-#: The largest number that reads as a TIME (838:59:59 as HHMMSS).
-_MAX_NUMBER = 8385959
-#: Numbers from here on are read as a datetime (YYMMDDhhmmss or YYYYMMDDhhmmss).
-_DATETIME_NUMBER = 10**10
+#: Positive numbers from 8 digits up to the last datetime are read as a datetime
+#: (YYYYMMDD, YYMMDDhhmmss, YYYYMMDDhhmmss), as MySQL's number_to_time does.
+_DATETIME_NUMBERS = range(10**7, 99991231235959 + 1)
 TIME_MAX = _dt.timedelta(microseconds=MAX_MICROS)
+#: Where MySQL clips a value beyond the range: 838:59:59 with the largest fraction.
+BEYOND_MICROS = MAX_MICROS + _MICRO - 1
 
 #: TIME text (MySQL's str_to_time): an optional sign, then 'D HH[:MM[:SS]]', 'HH:MM[:SS]'
 #: or plain digits read as [[H]HMM]SS, then an optional fraction.
@@ -40,10 +41,11 @@ _TIME_TEXT = re.compile(
     r"|(\d+))"
     r"(?:\.(\d*))?"
 )
-#: Text that is a datetime ('2024-01-02 10:11:12', '20240102101112'): its time part is the
-#: TIME. (A date alone is not: MySQL reads '2020-01-02' as 00:20:20 and ignores the rest.)
+#: Text that is a datetime ('2024-01-02 10:11:12', '24-01-02 10:11', '20240102101112'): its
+#: time part is the TIME. (A date alone is not: MySQL reads '2020-01-02' as 00:20:20 and
+#: ignores the rest.)
 _DATETIME_TEXT = re.compile(
-    r"[ \t\n\r\v\f]*(\d{4})-(\d{1,2})-(\d{1,2})"
+    r"[ \t\n\r\v\f]*(\d{4}|\d{2})-(\d{1,2})-(\d{1,2})"
     r"[ T]+(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?[ \t\n\r\v\f]*\Z"
     r"|[ \t\n\r\v\f]*(\d{12}|\d{14})(?:\.(\d*))?[ \t\n\r\v\f]*\Z"
 )
@@ -75,7 +77,7 @@ def parse_time(text: str, *, strict: bool) -> int | None:
     does with a warning. Minutes and seconds must be below 60. The range is not checked."""
     dated = _DATETIME_TEXT.match(text) if len(text) >= 12 else None  # (shorter: no date)
     if dated is not None:
-        return _time_of_datetime_text(dated)
+        return _time_of_datetime_text(dated, strict=strict)
     m = _TIME_TEXT.match(text)
     if m is None:
         return None
@@ -96,33 +98,84 @@ def parse_time(text: str, *, strict: bool) -> int | None:
     return -total if sign else total
 
 
-def _time_of_datetime_text(m: re.Match[str]) -> int | None:
+def _time_of_datetime_text(m: re.Match[str], *, strict: bool) -> int | None:
     g = m.groups()
     if g[0] is not None:
-        year, month, day = int(g[0]), int(g[1]), int(g[2])
+        year, month, day = _full_year(g[0]), int(g[1]), int(g[2])
         hour, minute, second = int(g[3]), int(g[4]), int(g[5] or 0)
         frac = g[6]
     else:
         digits = g[7]
         if len(digits) == 12:
-            year = int(digits[:2])
-            year += 2000 if year < 70 else 1900
-            digits = str(year) + digits[2:]
+            digits = str(_full_year(digits[:2])) + digits[2:]
         year, month, day = int(digits[:4]), int(digits[4:6]), int(digits[6:8])
         hour, minute, second = int(digits[8:10]), int(digits[10:12]), int(digits[12:14])
         frac = g[8]
-    try:
-        _dt.datetime(year, month, day, hour, minute, second)
-    except ValueError:
+    if strict:  # a write wants a real datetime ('2024-02-30 10:11:12' is refused)
+        try:
+            _dt.datetime(year, month, day, hour, minute, second)
+        except ValueError:
+            return None
+    elif not _loose_datetime(month, day, hour, minute, second):
         return None
     return ((hour * 60 + minute) * 60 + second) * _MICRO + _fraction(frac)
 
 
+def _full_year(digits: str) -> int:
+    """A year written with two digits is 2000-2069 or 1970-1999, as MySQL reads it."""
+    year = int(digits)
+    if len(digits) == 2:
+        year += 2000 if year < 70 else 1900
+    return year
+
+
+def holds_datetime(text: str | bytes) -> bool:
+    """Whether text is a date with a time ('2024-01-02 10:11:12', '20240102101112'), which
+    MySQL's ``time_col = 'text'`` in a WHERE or ON compares as a datetime of the current
+    day (elsewhere as its time part): the planner refuses that comparison."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return len(text) >= 12 and _DATETIME_TEXT.match(text) is not None
+
+
+def _loose_datetime(month: int, day: int, hour: int, minute: int, second: int) -> bool:
+    """Whether these fields make a datetime MySQL reads a TIME from outside a write: each
+    within its range, the day not checked against the month (2024-02-30 and 2024-00-01
+    give their time part)."""
+    return month <= 12 and day <= 31 and hour <= 23 and minute <= 59 and second <= 59
+
+
+def _time_of_datetime_number(n: int) -> int | None:
+    """The time part of a positive number read as a datetime (MySQL's
+    number_to_datetime): YYYYMMDD (midnight), YYMMDDhhmmss (years 2000-2069 and
+    1970-1999) or YYYYMMDDhhmmss. None if it is none of them."""
+    if n <= 99991231:
+        if n < 10000101:
+            return None
+        n *= 1_000_000
+    elif n < 101000000:
+        return None
+    elif n <= 691231235959:
+        n += 20000000000000
+    elif n < 700101000000:
+        return None
+    elif n <= 991231235959:
+        n += 19000000000000
+    elif n < 10000101000000:
+        return None
+    date, time = divmod(n, 1_000_000)
+    hour, minute, second = time // 10000, time // 100 % 100, time % 100
+    if not _loose_datetime(date // 100 % 100, date % 100, hour, minute, second):
+        return None
+    return ((hour * 60 + minute) * 60 + second) * _MICRO
+
+
 def number_to_time(x: int | float | Decimal) -> int | None:
     """Microseconds of a number read as a TIME: ``[-]HHMMSS[.ffffff]`` (``101112`` is
-    10:11:12, ``59.5`` is 00:00:59.5); a number of 10 digits or more is a datetime
-    (YYMMDDhhmmss, YYYYMMDDhhmmss) and gives its time part. None if it is not a time or is
-    beyond 838:59:59 (MySQL: NULL)."""
+    10:11:12, ``59.5`` is 00:00:59.5); a positive number of 8 to 14 digits is a datetime
+    and gives its time part (``20240102`` is 00:00:00). None if it is not a time (minutes
+    or seconds past 59, no datetime). The range is not checked: a comparison or a CAST
+    clips a larger one (``8390000`` compares above every TIME), a write refuses it."""
     if isinstance(x, float) and not math.isfinite(x):
         return None
     exact = Decimal(repr(x)) if isinstance(x, float) else Decimal(x)
@@ -130,12 +183,9 @@ def number_to_time(x: int | float | Decimal) -> int | None:
     exact = abs(exact)
     whole = int(exact)
     frac = int((exact - whole).scaleb(6).to_integral_value(rounding=ROUND_HALF_UP))
-    if whole > _MAX_NUMBER:
-        if whole < _DATETIME_NUMBER:
-            return None
-        text = str(whole)
-        parsed = parse_time(text.zfill(14) if len(text) > 12 else text.zfill(12), strict=True)
-        return None if parsed is None or negative else parsed + frac
+    if not negative and whole in _DATETIME_NUMBERS:
+        time = _time_of_datetime_number(whole)
+        return None if time is None else time + frac
     hours, minutes, seconds = whole // 10000, whole // 100 % 100, whole % 100
     if minutes > 59 or seconds > 59:
         return None
@@ -166,6 +216,14 @@ def time_micros(v: Any, *, strict: bool) -> int | None:
     return None
 
 
+def compared_micros(v: Any) -> int:
+    """Microseconds of a non-NULL value as a TIME compares with it: read as a TIME
+    (:func:`time_micros`), 00:00:00 if it is none (MySQL, with a warning), and clipped to
+    +-838:59:59.999999 (``'839:00:00'`` equals a TIME(6)'s 838:59:59.999999)."""
+    n = time_micros(v, strict=False)
+    return 0 if n is None else max(-BEYOND_MICROS, min(BEYOND_MICROS, n))
+
+
 def round_micros(n: int, fsp: int) -> int:
     """``n`` rounded to ``fsp`` fractional digits, half away from zero (MySQL rounds a
     TIME's fraction to the column's precision)."""
@@ -178,9 +236,12 @@ def round_micros(n: int, fsp: int) -> int:
     return q * quantum if n >= 0 else -q * quantum
 
 
-def clipped(n: int) -> int:
-    """``n`` clipped to the TIME range (MySQL clips a computed TIME, with a warning)."""
-    return max(-MAX_MICROS, min(MAX_MICROS, n))
+def clipped(n: int, fsp: int = 0) -> int:
+    """``n`` (already rounded to ``fsp`` fractional digits) clipped to the TIME range
+    with that many digits: +-838:59:59 and as many nines as it has digits (MySQL clips a
+    computed TIME, with a warning; ``CAST('839:00:00' AS TIME(3))`` is 838:59:59.999)."""
+    end = MAX_MICROS + _MICRO - 10 ** (6 - fsp)
+    return max(-end, min(end, n))
 
 
 def format_time(t: _dt.timedelta, fsp: int | None = None) -> str:

@@ -339,10 +339,20 @@ def between_as_doubles(kinds: Iterable[Kind | None]) -> bool:
         present & TEMPORAL_KINDS)
 
 
+def between_as_times(kinds: Iterable[Kind | None]) -> bool:
+    """Whether ``v BETWEEN lo AND hi`` over values of these kinds compares all three as
+    TIMEs: a TIME among text or numbers (no date) makes MySQL read every operand as a
+    TIME, where two separate comparisons would compare the other two as doubles
+    (``'00:00:10' BETWEEN tm AND 5`` is 0: 10 seconds are past 00:00:05)."""
+    present = {k for k in kinds if k is not None}
+    return TIME in present and len(present) > 1 and not present & DATE_KINDS
+
+
 __all__ = [
-    "DATE_KINDS", "DIV_PRECISION_INCREMENT", "EXACT_KINDS", "FLOAT_TYPE", "INT_TYPE", "MAX_FSP",
-    "MAX_SCALE", "NULL", "NUMBER_KINDS", "STR_TYPE", "SqlType", "TEMPORAL_KINDS", "TEXT_KINDS",
-    "UNDECLARED_DECIMAL_SCALE", "aggregate", "aggregate_result_type", "arithmetic_type",
-    "avg_type", "between_as_doubles", "column_type", "comparison_kind", "decimal_type",
-    "division_frac", "extreme", "number_type", "sum_type", "time_type", "value_type",
+    "DATE_KINDS", "DIV_PRECISION_INCREMENT", "EXACT_KINDS", "FLOAT_TYPE", "INT_TYPE",
+    "MAX_FSP", "MAX_SCALE", "NULL", "NUMBER_KINDS", "STR_TYPE", "SqlType", "TEMPORAL_KINDS",
+    "TEXT_KINDS", "UNDECLARED_DECIMAL_SCALE", "aggregate", "aggregate_result_type",
+    "arithmetic_type", "avg_type", "between_as_doubles", "between_as_times", "column_type",
+    "comparison_kind", "decimal_type", "division_frac", "extreme", "number_type", "sum_type",
+    "time_type", "value_type",
 ]
