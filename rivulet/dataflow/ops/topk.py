@@ -70,6 +70,8 @@ class TopK(StatefulOperator):
 
     def _apply(self, deltas: Batch) -> Batch:
         groups, key_of, k, state = self.groups, self.key_of, self.k, self.state
+        if not k:
+            return []  # a top-0 (LIMIT 0) is empty whatever its input: it holds nothing
         before: dict[Any, list[Row]] = {}
         for row, diff in consolidate(deltas):
             key = key_of(row)
@@ -90,9 +92,12 @@ class TopK(StatefulOperator):
         for key, old in before.items():
             rows = self._bounded(key) if self.bound is not None else groups[key]
             new = list(rows.islice(0, k))
-            if not rows:
+            if not rows and key not in self.truncated:
+                # Only a whole group that is empty goes. An empty cut prefix does not say
+                # the group is: its other rows were never held, and forgetting the cut
+                # would apply their deletes to a whole, empty group. (With k > 0 a cut
+                # prefix that empties is refilled above; a top-0 held nothing anyway.)
                 state.remove(key)
-                self.truncated.discard(key)
             if old == new:
                 continue
             change = Counter(new)
