@@ -550,6 +550,19 @@ def test_regression_having_name_of_two_grouped_columns_is_ambiguous(
         regression_pair.check_query(sql)
 
 
+def test_regression_group_by_adds_up_values_as_shown(regression_pair: MySQLPair) -> None:
+    """With GROUP BY, MySQL's SUM and AVG add up a DECIMAL expression's values as shown
+    (``SUM(10/3)`` of three rows is 9.9999, not 10.0000): a temporary table holds the
+    running sums. Without GROUP BY, or with a DISTINCT aggregate (sorted groups), the
+    unrounded values."""
+    for sql in ["SELECT SUM(10/3), AVG(10/n), SUM(d/7), AVG(d*1.5) FROM t",
+                "SELECT n > 0, SUM(10/3), AVG(10/n), SUM(d/7), AVG(d*1.5) FROM t GROUP BY n > 0",
+                "SELECT s, SUM(1/3) FROM t GROUP BY s",
+                "SELECT n > 0, SUM(10/3), COUNT(DISTINCT s) FROM t GROUP BY n > 0",
+                "SELECT n > 0, SUM(10/3), MAX(DISTINCT s) FROM t GROUP BY n > 0"]:
+        regression_pair.check_query(sql)
+
+
 def test_regression_a_negative_zero_double_shows_as_zero(regression_pair: MySQLPair) -> None:
     """MariaDB shows a DOUBLE -0 as '0' (``-('a')``, ``0e0 * -1``); rivulet showed '-0'."""
     regression_pair.check_query("SELECT id, CONCAT(-(s)), CONCAT(f * 0 * -1), CONCAT(-0e0), "

@@ -132,7 +132,7 @@ class Planner:
                 raise unsupported(select, "range parameter in an aggregated query")
             node, out_scope, key_positions, implicit_group = self._plan_aggregate(
                 select, node, scope, key_cols, params.in_list[0] if params.in_list else None,
-                shown,
+                outermost=shown,
             )
         else:
             out_scope, key_positions = scope, key_cols
@@ -322,7 +322,8 @@ class Planner:
         scope: FromScope,
         key_cols: list[int],
         in_list_col: int | None,
-        shown: bool,
+        *,
+        outermost: bool,
     ) -> tuple[ir.Node, GroupedScope, list[int], bool]:
         group_nodes = list(select.args["group"].expressions) if select.args.get("group") else []
         group_exprs = []
@@ -351,18 +352,27 @@ class Planner:
                 if not any(sub == seen for seen in agg_nodes):
                     agg_nodes.append(sub)
         pre_exprs = _shown(group_exprs, scope.types())  # MySQL groups DECIMALs as shown
+        # MySQL groups in a temporary table that holds SUM's and AVG's running sums in the
+        # values' shown type, so they add up the values as shown (SUM(10/k) over three
+        # k = 3 is 9.9999), unless a DISTINCT aggregate has it group sorted rows instead.
+        rounds_sums = bool(group_nodes) and not any(
+            isinstance(a.this, exp.Distinct) and isinstance(a, (exp.Count, exp.Sum, exp.Avg))
+            for a in agg_nodes)
         calls = []
         for found in agg_nodes:
             call, arg = self._aggregate_call(found, scope)
             if arg is not None:
                 arg_type = type_of(arg, scope.types())
                 if (arg_type.kind == ENUM and call.fn in ("min", "max")
-                        and (not shown or _used_beyond_output(select, found))):
+                        and (not outermost or _used_beyond_output(select, found))):
                     raise unsupported(found, f"{call.fn.upper()}() of an ENUM used in an "
                                       "expression, HAVING, ORDER BY or a subquery (MySQL "
                                       "returns its text, but numbers it as an integer, and "
                                       "with GROUP BY orders and numbers it by position); "
                                       f"use {call.fn.upper()}(CAST(e AS CHAR))")
+                if rounds_sums and call.fn in ("sum", "avg") and not call.distinct:
+                    arg = shown(arg, arg_type)
+                    arg_type = type_of(arg, scope.types())
                 arg = _aggregated_value(call.fn, arg, arg_type)
                 if arg in pre_exprs[len(group_exprs):]:
                     index = pre_exprs.index(arg, len(group_exprs))
