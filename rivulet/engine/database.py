@@ -7,6 +7,7 @@ each a module of this package, sharing one :class:`~rivulet.engine.core.Core`:
 * :mod:`~rivulet.engine.program`: DDL, the views, the program restored at open;
 * :mod:`~rivulet.engine.writers`: write statements compiled once per text;
 * :mod:`~rivulet.engine.commit`: group commit, in the callers' threads;
+* :mod:`~rivulet.engine.transaction`: transactions, their writes held until COMMIT;
 * :mod:`~rivulet.engine.propagate`: committed batches through the dataflow, in LSN order;
 * :mod:`~rivulet.engine.upquery`: partial state filled on demand, base tables read at the
   graph's LSN;
@@ -41,13 +42,21 @@ from rivulet.engine.limits import Limits
 from rivulet.engine.program import Program
 from rivulet.engine.propagate import Propagation
 from rivulet.engine.table import Table
+from rivulet.engine.transaction import Transaction
 from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
 from rivulet.engine.writers import WriteTexts, compile_writer
-from rivulet.errors import ParameterCountError, StorageError, UnknownObjectError
+from rivulet.errors import (
+    NoSuchSavepointError,
+    ParameterCountError,
+    StorageError,
+    UnknownObjectError,
+    UnsupportedSqlError,
+)
 from rivulet.migrate.lazy import LazyWork
 from rivulet.plan.catalog import Catalog
 from rivulet.spark.bootstrap import Bootstrapper, PlanRecordingBuilder
+from rivulet.sql.control import ISOLATION, Control, check_isolation, control_statement
 from rivulet.sql.parse import split_statements
 from rivulet.storage.sqlite import SqliteStorage, page_cache_bytes
 from rivulet.storage.writes import WriteRequest
@@ -246,6 +255,9 @@ class Database:
         if writer is not None:  # a write seen before, same table
             return self.submit(writer(tuple(params)))
         self.limits.check_statement(sql)
+        control = control_statement(sql)
+        if control is not None:
+            return self._control(control)
         statement = st.bind_text(sql, self.catalog)
         if isinstance(statement, st.Select):
             return self.program.prepare(sql, statement.query, params=params).lookup(*params)
@@ -254,6 +266,20 @@ class Database:
         if params:
             raise ParameterCountError("DDL statements take no parameters")
         self._ddl(statement)
+        return 0
+
+    @staticmethod
+    def _control(control: Control) -> int:
+        """A transaction statement outside a transaction, where every statement commits
+        on its own (as with MySQL's autocommit): COMMIT, ROLLBACK and SAVEPOINT have
+        nothing to do; a transaction is begun with :meth:`transaction`."""
+        if control.verb == "begin":
+            raise UnsupportedSqlError("BEGIN: execute() commits each statement on its own; "
+                                      "use db.transaction() (docs/transactions.md)")
+        if control.verb in ("rollback_to", "release"):
+            raise NoSuchSavepointError(f"SAVEPOINT {control.name} does not exist")
+        if control.verb == "characteristics":
+            check_isolation(control.isolation or ISOLATION)
         return 0
 
     def _ddl(self, statement: st.Statement) -> None:
@@ -419,6 +445,17 @@ class Database:
         """
         return self.commits.bulk_insert(table, batches, duplicate=duplicate,
                                         expected_rows=expected_rows)
+
+    # ..................................................................... transactions
+
+    def transaction(self, *, read_only: bool = False) -> Transaction:
+        """A transaction: ``with db.transaction() as tx:`` runs ``tx.execute``,
+        ``tx.query`` and ``tx.view(name).lookup`` with the transaction's own writes
+        visible to it and to nobody else, and commits them as one batch on a normal exit
+        (rolls them back on an exception). See docs/transactions.md."""
+        self.check_open()
+        return Transaction(self.core, self.program, self.texts, self.commits, self.upqueries,
+                           self.submit_many, self._ddl, read_only=read_only)
 
     # ..................................................................... settle
 
