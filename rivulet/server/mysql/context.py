@@ -27,6 +27,8 @@ class ServerContext(Protocol):
     cache: StatementCache
     pool: Executor
     writes: WriteBatcher
+    #: Whether writes inside a transaction are served (a replica forwards single writes).
+    transaction_writes: bool
 
     async def catch_up(self) -> None:
         """Before a statement is bound: bring the program up to date (a replica's may lag)."""

@@ -38,13 +38,20 @@ from mysql_mimic import packets
 from mysql_mimic.connection import Connection
 from mysql_mimic.results import ResultColumn, ensure_result_set
 from mysql_mimic.stream import ConnectionClosed
-from mysql_mimic.types import ColumnDefinition
+from mysql_mimic.types import ColumnDefinition, ServerStatus
 from mysql_mimic.utils import aiterate
 from sqlglot import exp
 
 from rivulet.engine.explain import explain
 from rivulet.engine.views import NOT_READY, View
-from rivulet.errors import ParameterError, ProgramError, RivuletError, SqlError
+from rivulet.errors import (
+    NoSuchSavepointError,
+    ParameterError,
+    ProgramError,
+    RivuletError,
+    SqlError,
+    UnsupportedSqlError,
+)
 from rivulet.server import errors as er
 from rivulet.server.mysql import normalize
 from rivulet.server.mysql.context import ServerContext
@@ -54,6 +61,7 @@ from rivulet.server.mysql.session import (
     RivuletSession,
     column_flags,
     describe,
+    isolation_value,
     result_columns,
     show,
     text_columns,
@@ -62,10 +70,10 @@ from rivulet.server.mysql.statements import (
     CHATTER,
     DDL,
     EXPLAIN,
-    NOOP,
     READ,
     SET,
     SHOW,
+    TRANSACTION,
     WRITE,
     Handler,
     Known,
@@ -74,6 +82,7 @@ from rivulet.server.mysql.statements import (
     check_static_select,
 )
 from rivulet.server.mysql.wire import MAX_PAYLOAD, PacketTooLarge, Wire
+from rivulet.sql.control import Control, control_statement
 
 if TYPE_CHECKING:
     from rivulet.engine.database import Database
@@ -85,7 +94,10 @@ COM_QUIT, COM_INIT_DB, COM_QUERY, COM_FIELD_LIST, COM_PING = 0x01, 0x02, 0x03, 0
 COM_CHANGE_USER, COM_STMT_PREPARE, COM_STMT_EXECUTE = 0x11, 0x16, 0x17
 COM_STMT_SEND_LONG_DATA, COM_STMT_CLOSE, COM_STMT_RESET = 0x18, 0x19, 0x1A
 COM_STMT_FETCH, COM_RESET_CONNECTION = 0x1C, 0x1F
-_SERVER_STATUS_AUTOCOMMIT = 0x0002
+_SERVER_STATUS_IN_TRANS, _SERVER_STATUS_AUTOCOMMIT = 0x0001, 0x0002
+_SERVER_STATUS_IN_TRANS_READONLY = 0x2000
+_TRANSACTION_STATUS = (_SERVER_STATUS_IN_TRANS | _SERVER_STATUS_AUTOCOMMIT
+                       | _SERVER_STATUS_IN_TRANS_READONLY)
 _CURSOR_EXISTS, _LAST_ROW_SENT = 0x0040, 0x0080
 MAX_PREPARED = 16_382
 #: Encoded rows a statement's handler keeps (see ``_text_payloads``): a few MB at most.
@@ -123,6 +135,8 @@ class RivuletConnection(Connection):
     #: mimic's stream, in a :class:`GuardedStream` until the handshake is checked
     #: (mimic ships no types).
     stream: Any
+    #: The server status flags of OK and EOF packets (mimic's; see _status_changed).
+    status_flags: ServerStatus
 
     def __init__(self, server: ServerContext, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -189,6 +203,9 @@ class RivuletConnection(Connection):
             return False
 
     def _fast(self, data: bytes, seq: int) -> bool | asyncio.Future[bool]:
+        session = self.session
+        if not session.direct and session.tx is not None and session.tx.written:
+            return False  # reads see the transaction's writes, writes join them: slow path
         command = data[0]
         if command == COM_QUERY:
             known = self._texts.get(data)  # this very text answered before: no decoding
@@ -201,7 +218,7 @@ class RivuletConnection(Connection):
                 if handler is None:
                     return False
                 if handler.kind != READ:
-                    if handler.kind != WRITE or self.read_only:
+                    if handler.kind != WRITE or self.read_only or not session.direct:
                         return False
                     return self._write_soon(handler, handler.args(split.values), seq)
                 known = Known(handler, handler.args(split.values))
@@ -330,6 +347,7 @@ class RivuletConnection(Connection):
             elif command == COM_RESET_CONNECTION:
                 self.statements.clear()
                 await self.session.reset()
+                self._status_changed()
                 self._send(self._ok_bytes)
             elif command == COM_FIELD_LIST:
                 check_field_list(data[1:])  # mimic's parser loops forever without the NUL
@@ -402,6 +420,11 @@ class RivuletConnection(Connection):
     async def _read(self, handler: Handler, args: tuple, binary: bool,
                     cursor: Prepared | None = None) -> None:
         session = self.session
+        tx = session.tx
+        if tx is not None and tx.written:  # its own writes in the answer
+            rows = await self._in_pool(tx.read, handler.view, args)
+            self._answer(handler, rows, binary, cursor)
+            return
         if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
             await self._in_pool(self.db.wait_for, session.last_write_lsn)
         view = handler.view
@@ -419,6 +442,17 @@ class RivuletConnection(Connection):
     async def _write(self, handler: Handler, args: tuple) -> None:
         self._check_may_change("write")
         request = handler.make(args)  # type: ignore[misc]
+        session = self.session
+        if not session.direct:  # in a transaction (one starts here with autocommit off)
+            if not self.server.transaction_writes:
+                raise UnsupportedSqlError(
+                    "a write inside a transaction (BEGIN, or autocommit off) is not served by "
+                    "a replica process yet: turn autocommit on, or serve without --replicas")
+            tx = session.tx or session.begin()
+            self._status_changed()
+            count = await self._in_pool(tx.write, request)
+            self._send(self.ok(affected_rows=count, last_insert_id=request.last_insert_id))
+            return
         await self.server.writes.submit(request)
         if request.error is not None:
             raise request.error
@@ -522,14 +556,17 @@ class RivuletConnection(Connection):
                      cursor: Prepared | None = None) -> None:
         """Statements that are not view reads or writes: DDL, SHOW, EXPLAIN, SET, chatter."""
         kind = shape.kind
-        if kind == NOOP:
-            node = shape.node
-            self.session.transaction_statement(
-                "rollback" if isinstance(node, exp.Rollback)
-                else "commit" if isinstance(node, exp.Commit) else "begin")
+        if kind == TRANSACTION:
+            control = control_statement(sql)
+            assert control is not None  # (how the shape was found)
+            try:
+                await self._control(control)
+            finally:
+                self._status_changed()
             self._send(self._ok_bytes)
         elif kind == DDL:
             self._check_may_change("changing the program (DDL)")
+            await self._end_transaction(commit=True)  # DDL commits first, as in MySQL
             await self.server.run_ddl(sql)
             self._send(self._ok_bytes)
         elif kind == SHOW:
@@ -540,9 +577,11 @@ class RivuletConnection(Connection):
         else:  # SET and driver chatter: mysql-mimic's session handlers
             if kind == CHATTER and isinstance(shape.node, exp.Query):
                 check_static_select(sql)
-            result = await ensure_result_set(await self.session.handle_query(sql, {}))
+            session = self.session
+            result = await ensure_result_set(await session.handle_query(sql, {}))
             if kind == SET:
-                self.session.refresh()
+                await self._autocommit_changed()
+                session.refresh()
                 self._codec = self.client_charset.codec
                 self._header_key = (self.capabilities, self.server_charset)
                 self._framing = self.cache.framing((self._header_key, self._end_bytes))
@@ -552,6 +591,91 @@ class RivuletConnection(Connection):
                 return
             rows = [tuple(r) async for r in aiterate(result.rows)]
             self._reply(Reply(rows, result.columns), binary, cursor)
+
+    # ..................................................................... transactions
+
+    async def _control(self, control: Control) -> None:
+        """BEGIN, COMMIT, ROLLBACK and the savepoints (docs/transactions.md)."""
+        session = self.session
+        verb = control.verb
+        if verb == "begin":  # (BEGIN in a transaction commits it first, as in MySQL)
+            await self._end_transaction(commit=True)
+            session.begin(control.read_only)
+        elif verb in ("commit", "rollback"):
+            await self._end_transaction(commit=verb == "commit")
+        elif verb == "characteristics":
+            self._characteristics(control)
+        else:
+            tx = session.tx
+            if tx is None:
+                if session.autocommit:  # no transaction: MySQL keeps no savepoint
+                    if verb == "savepoint":
+                        return
+                    raise NoSuchSavepointError(f"SAVEPOINT {control.name} does not exist")
+                tx = session.begin()
+            await self._in_pool(tx.control, control)
+
+    def _characteristics(self, control: Control) -> None:
+        """``SET [SESSION] TRANSACTION ...``: for the session, or the next transaction."""
+        session = self.session
+        if control.isolation is not None:
+            isolation_value(control.isolation)  # (READ COMMITTED, or refused: 1231)
+        if control.scope == "GLOBAL":
+            raise UnsupportedSqlError("SET GLOBAL TRANSACTION: rivulet's transaction "
+                                      "characteristics are set per session")
+        if control.scope == "SESSION":
+            if control.read_only is not None:
+                session.variables.set("transaction_read_only", control.read_only)
+        elif session.tx is not None:
+            raise er.MysqlError("Transaction characteristics can't be changed while a "
+                                "transaction is in progress", er.ER_CANT_CHANGE_TX_CHARACTERISTICS)
+        elif control.read_only is not None:
+            session.next_read_only = control.read_only
+
+    async def _end_transaction(self, *, commit: bool) -> None:
+        """End the open transaction, if any: commit it (in the pool: it waits for the
+        group commit) or roll it back. A failed commit leaves it rolled back."""
+        tx = self.session.end()
+        try:
+            if tx is None:
+                return
+            if not commit:
+                tx.rollback()
+                return
+            await self._in_pool(tx.commit)
+            if tx.lsn:
+                self.session.wrote(tx.lsn)
+        finally:
+            self._status_changed()
+
+    async def _autocommit_changed(self) -> None:
+        """After a SET: autocommit turned on commits the open transaction (as in MySQL)."""
+        session = self.session
+        on = bool(session.variables.get("autocommit"))
+        if on == session.autocommit:
+            return
+        session.set_autocommit(on)
+        if on:
+            await self._end_transaction(commit=True)
+        self._status_changed()
+
+    def _status_changed(self) -> None:
+        """The transaction status the OK and EOF packets carry (SERVER_STATUS_IN_TRANS,
+        _AUTOCOMMIT), and the replies built from them, brought up to date."""
+        session = self.session
+        flags = int(self.status_flags) & ~_TRANSACTION_STATUS
+        if session.autocommit:
+            flags |= _SERVER_STATUS_AUTOCOMMIT
+        if session.tx is not None:
+            flags |= _SERVER_STATUS_IN_TRANS
+            if session.tx.read_only:
+                flags |= _SERVER_STATUS_IN_TRANS_READONLY
+        if flags == self.status_flags:
+            return
+        self.status_flags = ServerStatus(flags)
+        self._ok_bytes = self.ok()
+        self._end_bytes = self.ok_or_eof()
+        self._framing = self.cache.framing((self._header_key, self._end_bytes))
 
     async def _explain(self, shape: Shape, sql: str) -> Reply:
         """``EXPLAIN SELECT ...``: the dataflow of the view that answers the query (made

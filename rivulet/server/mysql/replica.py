@@ -153,6 +153,8 @@ class ReplicaServer(MySQLServer):
     Its database is a :class:`Follower`, replaced when it goes stale."""
 
     db: Follower
+    #: A transaction's writes would have to reach the primary as one write set: not yet.
+    transaction_writes = False
 
     def __init__(self, follower: Follower, *, index: int, open_follower: Any,
                  **kwargs: Any) -> None:

@@ -54,6 +54,9 @@ CAPABILITIES = DEFAULT_SERVER_CAPABILITIES & ~Capabilities.CLIENT_QUERY_ATTRIBUT
 class MySQLServer(MysqlServer):
     """The MySQL protocol in front of an open :class:`~rivulet.engine.database.Database`."""
 
+    #: Writes inside a transaction are served here (see docs/transactions.md).
+    transaction_writes = True
+
     def __init__(self, db: Database, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
                  users: UserStore | None = None, max_packet: int = DEFAULT_MAX_PACKET,
                  workers: int = 32, tls: ssl.SSLContext | None = None,
