@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,11 @@ from rivulet.errors import (
     TransactionError,
     WriteConflictError,
 )
+from rivulet.server.http.app import make_app
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # Starlette's notice about httpx vs httpx2
+    from starlette.testclient import TestClient
 
 PROGRAM = """
 CREATE TABLE accounts (id INT PRIMARY KEY, owner VARCHAR(20) NOT NULL, balance INT NOT NULL,
@@ -311,6 +317,37 @@ def test_savepoints_as_mysql_has_them(db: rivulet.Database) -> None:
         with pytest.raises(NoSuchSavepointError):
             tx.rollback_to("c")
     assert [(r[0], r[2]) for r in accounts(db)] == [(1, 1), (2, 5)]
+
+
+# ......................................................................... over HTTP
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_an_http_transaction_commits_all_its_statements_or_none(db: rivulet.Database) -> None:
+    client = TestClient(make_app(db))
+    move = "UPDATE accounts SET balance = balance + ? WHERE id = ?"
+    answer = client.post("/transaction", json={"statements": [
+        {"sql": move, "params": [-30, 1]}, {"sql": move, "params": [30, 2]},
+        {"sql": "SELECT SUM(balance) AS money, COUNT(*) AS n FROM accounts WHERE owner = ?",
+         "params": ["bob"]},
+        "INSERT INTO moves (account, amount) VALUES (1, -30)"]})
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["results"] == [{"rowcount": 1}, {"rowcount": 1},
+                               {"columns": ["money", "n"], "rows": [[80, 1]]},
+                               {"rowcount": 1}]
+    db.wait_for(body["lsn"])
+    assert db.view("history").lookup(1) == [("ann", -30)]
+    failed = client.post("/transaction", json=[
+        {"sql": move, "params": [-5, 1]}, "INSERT INTO accounts VALUES (2, 'x', 1, NULL)"])
+    assert failed.status_code == 409 and failed.json()["kind"] == "constraint"
+    assert failed.json()["error"].startswith("statement 2: duplicate primary key")
+    refused = client.post("/transaction", json=["CREATE TABLE x (id INT PRIMARY KEY)"])
+    assert refused.status_code == 400 and "DDL" in refused.json()["error"]
+    refused = client.post("/transaction", json=["BEGIN", move])
+    assert refused.status_code == 400
+    assert [(r[0], r[2]) for r in accounts(db)] == [(1, 70), (2, 80)]
+    assert "x" not in db.catalog.tables
 
 
 # ......................................................................... against SQLite
