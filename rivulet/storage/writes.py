@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rivulet.errors import OutOfRangeError, RivuletError, WriteConflictError
+from rivulet.faults import fault_point
 from rivulet.state.arrangement import Delta
 from rivulet.storage.base import RowId, Storage
 from rivulet.values.schema import Row, TableSchema, coerce_row
@@ -187,7 +188,10 @@ class TransactionWrite(WriteRequest):
     def apply_changes(self, storage: Storage) -> list[tuple[TableSchema, list[Delta]]]:
         """Store every table's changes inside the open transaction (the caller's savepoint
         undoes them all if one fails); each table's deltas."""
-        out = [(part.schema, part.apply(storage)) for part in self.changes]
+        out = []
+        for part in self.changes:
+            out.append((part.schema, part.apply(storage)))
+            fault_point("transaction_apply")
         self.rowcount = sum(old != new for part in self.changes for old, new in part.rows.values())
         return out
 
