@@ -42,7 +42,7 @@ from rivulet.engine.limits import Limits
 from rivulet.engine.program import Program
 from rivulet.engine.propagate import Propagation
 from rivulet.engine.table import Table
-from rivulet.engine.transaction import Transaction
+from rivulet.engine.transaction import Committer, LocalCommitter, Transaction
 from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
 from rivulet.engine.writers import WriteTexts, compile_writer
@@ -448,14 +448,18 @@ class Database:
 
     # ..................................................................... transactions
 
-    def transaction(self, *, read_only: bool = False) -> Transaction:
+    def transaction(self, *, read_only: bool = False,
+                    committer: Committer | None = None) -> Transaction:
         """A transaction: ``with db.transaction() as tx:`` runs ``tx.execute``,
         ``tx.query`` and ``tx.view(name).lookup`` with the transaction's own writes
         visible to it and to nobody else, and commits them as one batch on a normal exit
-        (rolls them back on an exception). See docs/transactions.md."""
+        (rolls them back on an exception). See docs/transactions.md. ``committer``: how
+        it commits, if not through this database's group commit (a replica's forwards)."""
         self.check_open()
+        if committer is None:
+            committer = LocalCommitter(self.core, self.submit_many)
         return Transaction(self.core, self.program, self.texts, self.commits, self.upqueries,
-                           self.submit_many, self._ddl, read_only=read_only)
+                           committer, self._ddl, read_only=read_only)
 
     # ..................................................................... settle
 

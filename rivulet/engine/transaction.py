@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from rivulet.bind import statements as st
 from rivulet.engine.commit import GroupCommit
@@ -90,20 +90,53 @@ class _Writes:
                 holders.get(value, set()).discard(rid)
 
 
+class Committer(Protocol):
+    """What a transaction needs of the process that commits: the primary's own group
+    commit (:class:`LocalCommitter`), or, in a replica process of ``rivulet serve
+    --replicas``, the primary reached over the replica's channel
+    (rivulet/server/mysql/replica.py)."""
+
+    def number(self, request: WriteRequest) -> None:
+        """Give an insert's rows their AUTO_INCREMENT numbers now (as MySQL numbers them
+        when the statement runs), and set its ``last_insert_id``."""
+        ...
+
+    def commit(self, request: TransactionWrite) -> None:
+        """Store the transaction's changes as one batch: ``request.lsn`` is set once they
+        are durable (and, in a replica, in its views); raises why it failed."""
+        ...
+
+
+class LocalCommitter:
+    """:class:`Committer` of the process that holds the database: its group commit."""
+
+    def __init__(self, core: Core, submit: Callable[[Sequence[WriteRequest]], None]) -> None:
+        self._core = core
+        self._submit = submit
+
+    def number(self, request: WriteRequest) -> None:
+        with self._core.commit_lock:  # numbered now, as MySQL numbers them
+            request.number_rows(self._core.storage)
+
+    def commit(self, request: TransactionWrite) -> None:
+        self._submit([request])
+        request.wait()
+
+
 class Transaction:
     """A transaction on a database (see the module docstring); :meth:`Database.transaction`
     makes one. As a context manager it commits on a normal exit and rolls back on an
     exception."""
 
     def __init__(self, core: Core, program: Program, texts: WriteTexts, commits: GroupCommit,
-                 upqueries: Upqueries, submit: Callable[[Sequence[WriteRequest]], None],
+                 upqueries: Upqueries, committer: Committer,
                  ddl: Callable[[st.Statement], None], *, read_only: bool = False) -> None:
         self._core = core
         self._program = program
         self._texts = texts
         self._commits = commits
         self._upqueries = upqueries
-        self._submit = submit
+        self._committer = committer
         self._ddl = ddl
         self.read_only = read_only
         self._tables: dict[str, _Writes] = {}
@@ -261,8 +294,7 @@ class Transaction:
         if not changes:
             return
         request = TransactionWrite(changes[0].schema, "transaction", changes=changes)
-        self._submit([request])
-        request.wait()
+        self._committer.commit(request)
         self.lsn = request.lsn
 
     def __enter__(self) -> Transaction:
@@ -293,8 +325,7 @@ class Transaction:
         writes = self._writes_of(schema)
         if request.kind == "insert":
             if schema.auto_column is not None:
-                with core.commit_lock:  # numbered now, as MySQL numbers them
-                    request.number_rows(core.storage)
+                self._committer.number(request)
                 if request.last_insert_id:
                     self.last_insert_id = request.last_insert_id
             touched = self._inserted(writes, request.rows)

@@ -13,6 +13,7 @@ from concurrent.futures import Executor
 from typing import Protocol
 
 from rivulet.engine.database import Database
+from rivulet.engine.transaction import Transaction
 from rivulet.server.auth import UserStore
 from rivulet.server.mysql.batcher import WriteBatcher
 from rivulet.server.mysql.statements import StatementCache
@@ -27,8 +28,6 @@ class ServerContext(Protocol):
     cache: StatementCache
     pool: Executor
     writes: WriteBatcher
-    #: Whether writes inside a transaction are served (a replica forwards single writes).
-    transaction_writes: bool
 
     async def catch_up(self) -> None:
         """Before a statement is bound: bring the program up to date (a replica's may lag)."""
@@ -36,6 +35,10 @@ class ServerContext(Protocol):
 
     async def run_ddl(self, sql: str) -> None:
         """Change the program (off the event loop)."""
+        ...
+
+    def transaction(self, read_only: bool) -> Transaction:
+        """A new transaction of a connection (a replica's commits through the primary)."""
         ...
 
 

@@ -4,9 +4,10 @@ writes and DDL they forward (the replica's side, and why: :mod:`rivulet.server.m
 The primary accepts every connection on the MySQL port and deals them out in turn to
 itself and its ready replicas, passing the socket (``SCM_RIGHTS``) before the handshake,
 so a client never knows which process serves it. A replica's writes arrive as statement
-text and parameters and join the primary's own group commits; its DDL runs as the
-primary's does. A replica that exits gets no more connections (those it served are
-closed with it); the primary goes on.
+text and parameters and join the primary's own group commits; a transaction of a replica
+runs there and sends its write set at COMMIT, committed here as the primary's own
+transactions are; its DDL runs as the primary's does. A replica that exits gets no more
+connections (those it served are closed with it); the primary goes on.
 """
 
 from __future__ import annotations
@@ -22,8 +23,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rivulet.engine.limits import Limits
+from rivulet.engine.transaction import LocalCommitter
+from rivulet.errors import ProgramError
 from rivulet.server import errors as er
 from rivulet.server.mysql.replica import NOTICE, frame, read_frame
+from rivulet.storage.writes import TableChanges, TransactionWrite, WriteRequest
+from rivulet.values.schema import TableSchema
 
 if TYPE_CHECKING:
     from rivulet.server.mysql.context import ServerContext
@@ -164,6 +169,10 @@ class Replicas:
             elif kind == "ddl":
                 await self.server.run_ddl(*body)
                 outcome = (None, 0, 0, self.server.db.lsn)
+            elif kind == "number":
+                outcome = await self._number(*body)
+            elif kind == "commit":
+                outcome = await self._commit(*body)
             else:
                 raise er.MysqlError(f"unknown request {kind!r} from a replica", er.ER_UNKNOWN)
         except Exception as exc:  # the replica's client gets the error
@@ -182,6 +191,27 @@ class Replicas:
         if request.error is not None:
             return tuple(er.failure(request.error)), 0, 0, 0
         return None, request.rowcount, request.last_insert_id, request.lsn
+
+    async def _number(self, table: str, version: int, rows: list) -> tuple[Any, ...]:
+        """AUTO_INCREMENT numbers for the rows of an insert in a replica's transaction."""
+        db = self.server.db
+        request = WriteRequest(_same_version(db, table, version), "insert", rows=rows)
+        await asyncio.get_running_loop().run_in_executor(
+            self.server.pool, LocalCommitter(db.core, db.submit_many).number, request)
+        return None, 0, request.last_insert_id, 0, request.rows
+
+    async def _commit(self, parts: list[tuple[str, int, dict]]) -> tuple[Any, ...]:
+        """A replica's transaction's COMMIT: its write set (by table: name, the version it
+        was written against, the changes by row identity), committed as the primary's own
+        transactions are (checked, then stored as one batch, or not at all)."""
+        db = self.server.db
+        changes = [TableChanges(_same_version(db, name, version), rows)
+                   for name, version, rows in parts]
+        request = TransactionWrite(changes[0].schema, "transaction", changes=changes)
+        await self.server.writes.submit(request)
+        if request.error is not None:
+            return tuple(er.failure(request.error)), 0, 0, 0
+        return None, request.rowcount, 0, request.lsn
 
     # ..................................................................... stop
 
@@ -219,6 +249,19 @@ def _exit_status(process: subprocess.Popen[bytes], timeout: float = 5.0) -> int 
         return process.wait(timeout)
     except subprocess.TimeoutExpired:
         return None
+
+
+def _same_version(db: Any, table: str, version: int) -> TableSchema:
+    """The table a replica's transaction wrote to, as long as it is the version it wrote
+    against (else the transaction fails, as the primary's own do)."""
+    schema = db.catalog.tables.get(table.lower())
+    if schema is None:
+        raise ProgramError(f"table {table!r} was dropped while the transaction wrote to it; "
+                           "the transaction was rolled back")
+    if schema.version != version:
+        raise ProgramError(f"table {table!r} was altered while the transaction wrote to it; "
+                           "the transaction was rolled back")
+    return schema
 
 
 def replica_options(args: Any) -> list[str]:

@@ -444,10 +444,6 @@ class RivuletConnection(Connection):
         request = handler.make(args)  # type: ignore[misc]
         session = self.session
         if not session.direct:  # in a transaction (one starts here with autocommit off)
-            if not self.server.transaction_writes:
-                raise UnsupportedSqlError(
-                    "a write inside a transaction (BEGIN, or autocommit off) is not served by "
-                    "a replica process yet: turn autocommit on, or serve without --replicas")
             tx = session.tx or session.begin()
             self._status_changed()
             count = await self._in_pool(tx.write, request)

@@ -28,6 +28,7 @@ from mysql_mimic.stream import MysqlStream
 from mysql_mimic.types import Capabilities
 
 from rivulet.engine.database import Database
+from rivulet.engine.transaction import Transaction
 from rivulet.server.auth import UserStore
 from rivulet.server.mysql.batcher import WriteBatcher
 from rivulet.server.mysql.context import ConnectionDealer
@@ -53,9 +54,6 @@ CAPABILITIES = DEFAULT_SERVER_CAPABILITIES & ~Capabilities.CLIENT_QUERY_ATTRIBUT
 
 class MySQLServer(MysqlServer):
     """The MySQL protocol in front of an open :class:`~rivulet.engine.database.Database`."""
-
-    #: Writes inside a transaction are served here (see docs/transactions.md).
-    transaction_writes = True
 
     def __init__(self, db: Database, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
                  users: UserStore | None = None, max_packet: int = DEFAULT_MAX_PACKET,
@@ -113,6 +111,10 @@ class MySQLServer(MysqlServer):
 
     async def catch_up(self) -> None:
         """Before a statement is bound: nothing to do here (a replica's program may lag)."""
+
+    def transaction(self, read_only: bool) -> Transaction:
+        """A connection's new transaction (docs/transactions.md)."""
+        return self.db.transaction(read_only=read_only)
 
     async def run_ddl(self, sql: str) -> None:
         """Change the program (off the event loop); handlers bound before are dropped.

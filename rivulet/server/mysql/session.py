@@ -183,7 +183,7 @@ class RivuletSession(Session):
         if read_only is None:
             read_only = bool(self.variables.get("transaction_read_only"))
         self.next_read_only = None
-        self.tx = self.server.db.transaction(read_only=read_only)
+        self.tx = self.server.transaction(read_only)
         self.direct = False
         return self.tx
 
