@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -162,12 +163,40 @@ def test_reads_see_commits_made_since_the_transaction_began(db: rivulet.Database
     assert accounts(db)[1] == (2, "bob", 8, "bob@x")
 
 
+def unlocked(db: rivulet.Database, sql: str) -> None:
+    """Commit a write without waiting for the locks of transactions (an autocommit write
+    already on its way to the group commit when a transaction locked its row): what the
+    check of every row at COMMIT is there for."""
+    request = db.write_request(sql)
+    assert request is not None
+    db.submit_many([request])
+    request.wait()
+
+
+def test_an_autocommit_write_to_a_row_a_transaction_wrote_waits_for_it(
+        db: rivulet.Database) -> None:
+    """As in InnoDB: the transaction's write holds the row's lock until COMMIT; the
+    autocommit write then applies to the committed row (no update lost, nothing failed)."""
+    tx = db.transaction()
+    tx.execute("UPDATE accounts SET balance = balance + 1 WHERE id = 1")
+    other = threading.Thread(target=db.execute,
+                             args=("UPDATE accounts SET balance = balance + 10 WHERE id = 1",))
+    other.start()
+    other.join(0.3)
+    assert other.is_alive()  # waiting for the row
+    db.execute("UPDATE accounts SET balance = balance + 1000 WHERE id = 2")  # another row
+    tx.commit()
+    other.join(10)
+    assert not other.is_alive()
+    assert [r[2] for r in accounts(db)] == [111, 1050]
+
+
 def test_an_update_lost_to_another_commit_fails_the_commit_and_stores_nothing(
         db: rivulet.Database) -> None:
     tx = db.transaction()
     tx.execute("UPDATE accounts SET balance = balance + 1 WHERE id = 1")
     tx.execute("INSERT INTO moves (account, amount) VALUES (1, 1)")
-    db.execute("UPDATE accounts SET balance = balance + 10 WHERE id = 1")  # commits first
+    unlocked(db, "UPDATE accounts SET balance = balance + 10 WHERE id = 1")  # commits first
     with pytest.raises(WriteConflictError, match=r"\(id\) = \(1\).*try restarting"):
         tx.commit()
     assert accounts(db)[0] == (1, "ann", 110, "ann@x")  # the first committer's, and only it
@@ -182,7 +211,7 @@ def test_a_row_deleted_by_another_commit_fails_the_commit(db: rivulet.Database) 
     tx.commit()
     tx = db.transaction()
     tx.execute("UPDATE notes SET body = 'c' WHERE body = 'a'")  # a table without a key
-    db.execute("DELETE FROM notes WHERE body = 'a'")
+    unlocked(db, "DELETE FROM notes WHERE body = 'a'")
     with pytest.raises(WriteConflictError, match="table 'notes'"):
         tx.commit()
     assert db.query("SELECT body FROM notes") == [("b",)]
@@ -193,7 +222,7 @@ def test_a_key_taken_by_another_commit_meanwhile_fails_the_commit(
     tx = db.transaction()
     tx.execute("INSERT INTO accounts VALUES (3, 'cy', 0, 'cy@x')")
     tx.execute("INSERT INTO notes VALUES (3, 'opened')")
-    db.execute("INSERT INTO accounts VALUES (3, 'dee', 0, NULL)")
+    unlocked(db, "INSERT INTO accounts VALUES (3, 'dee', 0, NULL)")
     with pytest.raises(ConstraintError, match=r"duplicate primary key \(id\) = \(3\)"):
         tx.commit()
     assert accounts(db)[2] == (3, "dee", 0, None)

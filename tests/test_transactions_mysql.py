@@ -5,6 +5,7 @@ READ COMMITTED) answering the same (docs/transactions.md)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -227,14 +228,33 @@ def test_prepared_statements_in_a_transaction(server: ServerThread,
     conn.close()
 
 
-def test_a_lost_update_fails_the_commit_with_mysqls_deadlock_code(
+def test_an_autocommit_write_waits_for_the_transaction_that_wrote_the_row(
         server: ServerThread, db: rivulet.Database) -> None:
     db.execute("INSERT INTO t VALUES (1, 0)")
     first, second = connect(server), connect(server, autocommit=True)
     with first.cursor() as cursor:
         cursor.execute("UPDATE t SET n = n + 1 WHERE id = 1")
-    with second.cursor() as cursor:
-        cursor.execute("UPDATE t SET n = n + 100 WHERE id = 1")
+    waiting = threading.Thread(target=rows, args=(second, "UPDATE t SET n = n + 100 WHERE id = 1"))
+    waiting.start()
+    waiting.join(0.3)
+    assert waiting.is_alive()  # on the row's lock, as in InnoDB
+    first.commit()
+    waiting.join(10)
+    db.settle()
+    assert rows(first, "SELECT n FROM t WHERE id = 1") == [(101,)]
+
+
+def test_a_lost_update_fails_the_commit_with_mysqls_deadlock_code(
+        server: ServerThread, db: rivulet.Database) -> None:
+    """An autocommit write that reached the group commit without waiting for the row's
+    lock (one on its way when the transaction took it) fails the transaction's COMMIT."""
+    db.execute("INSERT INTO t VALUES (1, 0)")
+    first = connect(server)
+    with first.cursor() as cursor:
+        cursor.execute("UPDATE t SET n = n + 1 WHERE id = 1")
+    request = db.write_request("UPDATE t SET n = n + 100 WHERE id = 1")
+    assert request is not None
+    db.submit_many([request])  # (past the locks)
     with pytest.raises(pymysql.err.OperationalError) as failed:
         first.commit()
     assert failed.value.args[0] == 1213

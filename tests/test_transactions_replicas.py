@@ -198,3 +198,54 @@ def test_concurrent_transfers_through_every_process_keep_the_total(servers: Serv
                 for base in (100, 200, 300) for k in (1, 2)}
     for conn in servers.conns.values():
         eventually(lambda: {i: b for i, b in balances(conn) if i > 100}, expected)
+
+
+def test_locking_reads_through_every_process_lose_no_increment(servers: Servers) -> None:
+    """SELECT ... FOR UPDATE then UPDATE from connections of all three processes: the
+    locks are the primary's, so the count is exact."""
+    primary = servers.conns["primary"]
+    run(primary, "CREATE TABLE counter (id INT PRIMARY KEY, n INT NOT NULL)")
+    run(primary, "INSERT INTO counter VALUES (1, 0)")
+    primary.commit()
+    conns = [servers.connect() for _ in range(6)]
+    roles = {scalar(c, "SELECT @@rivulet_server") for c in conns}
+    assert len(roles) == 3, roles
+    errors: list[BaseException] = []
+
+    def increments(conn: pymysql.Connection) -> None:
+        try:
+            for _ in range(15):
+                n = scalar(conn, "SELECT n FROM counter WHERE id = 1 FOR UPDATE")
+                run(conn, "UPDATE counter SET n = %s WHERE id = 1", n + 1)
+                conn.commit()
+        except BaseException as exc:  # reported by the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=increments, args=(c,)) for c in conns]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors[:3]
+    for conn in servers.conns.values():
+        eventually(lambda: rows(conn, "SELECT n FROM counter WHERE id = 1"), [(90,)])
+    for conn in conns:
+        conn.close()
+
+
+def test_a_deadlock_between_processes_answers_1213(servers: Servers) -> None:
+    first, second = servers.conns["replica 1"], servers.conns["replica 2"]
+    scalar(first, "SELECT balance FROM accounts WHERE id = 1 FOR UPDATE")
+    scalar(second, "SELECT balance FROM accounts WHERE id = 2 FOR UPDATE")
+    result: list[Any] = []
+    waiting = threading.Thread(target=lambda: result.append(
+        scalar(first, "SELECT balance FROM accounts WHERE id = 2 FOR UPDATE")))
+    waiting.start()
+    time.sleep(0.3)
+    with pytest.raises(pymysql.err.OperationalError) as failed:
+        run(second, "UPDATE accounts SET balance = balance WHERE id = 1")
+    assert failed.value.args[0] == 1213
+    waiting.join(10)
+    assert len(result) == 1
+    first.rollback()
+    second.rollback()

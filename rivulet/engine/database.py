@@ -39,6 +39,7 @@ from rivulet.engine.commit import GroupCommit, LastInsertIds, disk_hint
 from rivulet.engine.config import parse_size
 from rivulet.engine.core import Core
 from rivulet.engine.limits import Limits
+from rivulet.engine.locks import DEFAULT_TIMEOUT, LockManager, autocommit_owner, autocommit_targets
 from rivulet.engine.program import Program
 from rivulet.engine.propagate import Propagation
 from rivulet.engine.table import Table
@@ -56,7 +57,13 @@ from rivulet.errors import (
 from rivulet.migrate.lazy import LazyWork
 from rivulet.plan.catalog import Catalog
 from rivulet.spark.bootstrap import Bootstrapper, PlanRecordingBuilder
-from rivulet.sql.control import ISOLATION, Control, check_isolation, control_statement
+from rivulet.sql.control import (
+    ISOLATION,
+    Control,
+    check_isolation,
+    control_statement,
+    locking_read,
+)
 from rivulet.sql.parse import split_statements
 from rivulet.storage.sqlite import SqliteStorage, page_cache_bytes
 from rivulet.storage.writes import WriteRequest
@@ -197,6 +204,11 @@ class Database:
         return self.core.graph_lock
 
     @property
+    def locks(self) -> LockManager:
+        """Transactions' row and table locks (rivulet/engine/locks.py)."""
+        return self.core.locks
+
+    @property
     def closed(self) -> bool:
         return self.core.closed
 
@@ -258,6 +270,9 @@ class Database:
         control = control_statement(sql)
         if control is not None:
             return self._control(control)
+        locking = locking_read(sql)
+        if locking is not None:  # each statement commits on its own: locks nothing
+            sql = locking.sql
         statement = st.bind_text(sql, self.catalog)
         if isinstance(statement, st.Select):
             return self.program.prepare(sql, statement.query, params=params).lookup(*params)
@@ -348,7 +363,12 @@ class Database:
         return self.program.is_current(view)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        """Answer a SELECT from a view made for it on first use (cached by normalized text)."""
+        """Answer a SELECT from a view made for it on first use (cached by normalized text).
+        ``FOR UPDATE`` / ``FOR SHARE`` lock nothing here (no transaction: as MySQL's
+        autocommit); see :meth:`transaction`."""
+        locking = locking_read(sql)
+        if locking is not None:
+            sql = locking.sql
         return self.program.prepare(sql, params=params).lookup(*params)
 
     def prepare(self, sql: str, parsed: exp.Expr | None = None) -> View:
@@ -388,8 +408,19 @@ class Database:
 
     def submit(self, request: WriteRequest) -> int:
         """Commit a write (with any others queued meanwhile); returns rows changed once the
-        write is durable. Raises the write's own error if it was rejected."""
-        self.submit_many([request])
+        write is durable. Raises the write's own error if it was rejected. While a
+        transaction holds locks on its table, it first waits for the rows it writes (see
+        rivulet/engine/locks.py)."""
+        locks = self.core.locks
+        if locks.active and locks.table_busy(request.table.name):
+            owner = autocommit_owner()
+            try:
+                locks.acquire(owner, autocommit_targets(request), DEFAULT_TIMEOUT).result()
+                self.submit_many([request])
+            finally:
+                locks.release(owner)
+        else:
+            self.submit_many([request])
         count = request.wait()
         self._last_insert_ids.remember(request)
         return count

@@ -8,8 +8,10 @@ views before :meth:`Transaction.commit`, which hands the write set to the group 
 one request: checked, stored and propagated all together, with one LSN, or not at all.
 
 Reads that use no table the transaction wrote are the shared views' answers; the others
-are computed from one snapshot of storage with the write set laid over it. The design,
-the isolation level (READ COMMITTED) and why: docs/transactions.md.
+are computed from one snapshot of storage with the write set laid over it. Locking reads
+(``FOR UPDATE``, ``FOR SHARE``) and writes take row or table locks first
+(rivulet/engine/locks.py), held until the transaction ends, and read the newest committed
+rows. The design, the isolation level (READ COMMITTED) and why: docs/transactions.md.
 
 A transaction is used by one thread at a time, as a connection is.
 """
@@ -17,19 +19,22 @@ A transaction is used by one thread at a time, as a connection is.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rivulet.bind import statements as st
 from rivulet.engine.commit import GroupCommit
 from rivulet.engine.core import Core
+from rivulet.engine.locks import DEFAULT_TIMEOUT, IX, Locks, Target, X, row_locks, table_lock
 from rivulet.engine.program import Program
 from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
-from rivulet.engine.writers import WriteTexts
+from rivulet.engine.writers import WriteTexts, stored_keys
 from rivulet.errors import (
     ConstraintError,
+    DeadlockError,
     NoSuchSavepointError,
     ParameterCountError,
     ReadOnlyWriteError,
@@ -38,7 +43,14 @@ from rivulet.errors import (
 )
 from rivulet.plan import ir
 from rivulet.plan.bound import bound_plan
-from rivulet.sql.control import ISOLATION, Control, check_isolation, control_statement
+from rivulet.plan.params import values_by_param
+from rivulet.sql.control import (
+    ISOLATION,
+    Control,
+    check_isolation,
+    control_statement,
+    locking_read,
+)
 from rivulet.state.holes import MISSING
 from rivulet.state.reader import KeyedReader
 from rivulet.storage.base import RowId
@@ -90,11 +102,36 @@ class _Writes:
                 holders.get(value, set()).discard(rid)
 
 
+#: Rows a locking read may name by key before it locks the whole table instead.
+MAX_LOCKED_KEYS = 1000
+#: Rows a write naming no key locks one by one; past this, the whole table (exclusive).
+ESCALATE_ROWS = 10_000
+
+_owners = itertools.count(1)
+
+
+class LockWait(Exception):  # noqa: N818 (not an error: a statement to run again)
+    """A statement must wait for a lock before it can go on; raised instead of waiting when
+    ``Transaction.defer_lock_waits`` is set (the MySQL server awaits ``future`` on its event
+    loop, no thread blocked, then runs the statement again)."""
+
+    def __init__(self, future: Future[None]) -> None:
+        super().__init__("a lock wait")
+        self.future = future
+
+
 class Committer(Protocol):
     """What a transaction needs of the process that commits: the primary's own group
-    commit (:class:`LocalCommitter`), or, in a replica process of ``rivulet serve
-    --replicas``, the primary reached over the replica's channel
+    commit and lock manager (:class:`LocalCommitter`), or, in a replica process of
+    ``rivulet serve --replicas``, the primary reached over the replica's channel
     (rivulet/server/mysql/replica.py)."""
+
+    #: Where its locks are taken.
+    locks: Locks
+
+    def new_owner(self) -> Hashable:
+        """A name for a transaction's locks, unique among every process's transactions."""
+        ...
 
     def number(self, request: WriteRequest) -> None:
         """Give an insert's rows their AUTO_INCREMENT numbers now (as MySQL numbers them
@@ -113,6 +150,10 @@ class LocalCommitter:
     def __init__(self, core: Core, submit: Callable[[Sequence[WriteRequest]], None]) -> None:
         self._core = core
         self._submit = submit
+        self.locks: Locks = core.locks
+
+    def new_owner(self) -> Hashable:
+        return ("tx", next(_owners))
 
     def number(self, request: WriteRequest) -> None:
         with self._core.commit_lock:  # numbered now, as MySQL numbers them
@@ -140,6 +181,22 @@ class Transaction:
         self._ddl = ddl
         self.read_only = read_only
         self._tables: dict[str, _Writes] = {}
+        #: Rows its locking reads found (None: none), by table then identity: checked at
+        #: COMMIT as the rows it wrote are (see TableChanges.checked).
+        self._checked: dict[str, tuple[TableSchema, dict[RowId, Row | None]]] = {}
+        self._locks = committer.locks
+        #: The name its locks are held under (a new one after each commit of what it holds).
+        self.owner = committer.new_owner()
+        #: The locks it holds, as asked for; a request whose wait was deferred, pending.
+        self._granted: set[Target] = set()
+        self._pending: tuple[Future[None], list[Target]] | None = None
+        self._asked = False
+        #: Seconds a lock wait lasts at most (MySQL's ``innodb_lock_wait_timeout``).
+        self.lock_timeout: float = DEFAULT_TIMEOUT
+        #: Raise :class:`LockWait` rather than block the thread when a lock must be waited
+        #: for (the MySQL server awaits it on its event loop).
+        self.defer_lock_waits = False
+        self._numbered: WriteRequest | None = None  # (an insert numbered already)
         self._savepoints: list[tuple[str, dict[str, dict[RowId, Change]]]] = []
         self._row_ids = itertools.count(-1, -1)  # rows inserted into tables without a key
         #: Whether the transaction can still run statements (False once committed or
@@ -184,6 +241,10 @@ class Transaction:
         prepared = self._program.adhoc.get(sql)
         if prepared is not None:
             return self.read(prepared, params)
+        locking = locking_read(sql)
+        if locking is not None:
+            view = self._program.prepare(locking.sql, params=params)
+            return self.locking_read(view, params, locking.mode, locking.nowait)
         writer = self._texts.known(sql)
         if writer is not None:
             return self.write(writer(tuple(params)))
@@ -221,8 +282,13 @@ class Transaction:
             raise UnsupportedSqlError("BEGIN inside a transaction: COMMIT or ROLLBACK it first")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        """A SELECT's rows, the transaction's own writes included."""
+        """A SELECT's rows, the transaction's own writes included (a locking read's
+        locks taken first: ``FOR UPDATE``, ``FOR SHARE``)."""
         self._check_active()
+        locking = locking_read(sql)
+        if locking is not None:
+            view = self._program.prepare(locking.sql, params=params)
+            return self.locking_read(view, params, locking.mode, locking.nowait)
         return self.read(self._program.prepare(sql, params=params), params)
 
     def view(self, name: str) -> TransactionView:
@@ -282,20 +348,34 @@ class Transaction:
         self._store()
 
     def rollback(self) -> None:
-        """Forget every write of the transaction and end it (nothing was stored)."""
+        """Forget every write of the transaction, release its locks and end it (nothing
+        was stored)."""
         self.active = False
         self._tables.clear()
+        self._checked.clear()
         self._savepoints.clear()
+        self._release_locks()
 
     def _store(self) -> None:
         changes = [w.changes for w in self._tables.values() if w.rows]
+        checked, self._checked = self._checked, {}
         self._tables = {}
         self._savepoints.clear()
-        if not changes:
-            return
-        request = TransactionWrite(changes[0].schema, "transaction", changes=changes)
-        self._committer.commit(request)
-        self.lsn = request.lsn
+        try:
+            if not changes:
+                return
+            by_table = {part.schema.name.lower(): part for part in changes}
+            for name, (schema, rows) in checked.items():  # what its writes may rest on
+                part = by_table.get(name)
+                if part is None:
+                    part = by_table[name] = TableChanges(schema)
+                    changes.append(part)
+                part.checked = rows
+            request = TransactionWrite(changes[0].schema, "transaction", changes=changes)
+            self._committer.commit(request)
+            self.lsn = request.lsn
+        finally:
+            self._release_locks()
 
     def __enter__(self) -> Transaction:
         return self
@@ -324,19 +404,28 @@ class Transaction:
             core.lazy.before_read(schema.name, None, [])
         writes = self._writes_of(schema)
         if request.kind == "insert":
-            if schema.auto_column is not None:
+            if schema.auto_column is not None and request is not self._numbered:
                 self._committer.number(request)
+                self._numbered = request  # (not again if the statement waits for a lock)
                 if request.last_insert_id:
                     self.last_insert_id = request.last_insert_id
+            self._lock_rows(schema, [schema.pk_of(r) for r in request.rows]
+                            if schema.primary_key else None)
             touched = self._inserted(writes, request.rows)
             request.rowcount = len(request.rows)
         else:
+            if request.keys is not None:
+                self._lock_rows(schema, request.keys)
             matched = self._matching(writes, request)
+            if request.keys is None:
+                matched = self._locked(writes, request, matched)
             if request.kind == "delete":
                 touched = {rid: (found, None) for rid, _, found in matched}
                 request.rowcount = len(matched)
             else:
                 touched = self._updated(writes, request, matched)
+                self._lock_rows(schema, [rid for rid, (_, new) in touched.items()
+                                         if new is not None])  # (a key moved to)
         self._check_unique(writes, touched)
         for rid, change in touched.items():
             writes.set(rid, change)
@@ -353,6 +442,21 @@ class Transaction:
         else:
             writes.changes.schema = schema  # (the same columns: a conversion may have ended)
         return writes
+
+    def _locked(self, writes: _Writes, request: WriteRequest,
+                matched: list[tuple[RowId, Row, Row | None]]
+                ) -> list[tuple[RowId, Row, Row | None]]:
+        """The rows an UPDATE or DELETE that names no key matches, each locked: matched,
+        locked, and matched again (a row may have changed while it waited) until every
+        row matched is locked (READ COMMITTED keeps no lock on rows that did not match)."""
+        schema = writes.schema
+        while True:
+            need = [rid for rid, _, _ in matched if not self._holds(schema, rid)]
+            if not need:
+                return matched
+            self._lock([table_lock(schema.name, X)] if len(need) > ESCALATE_ROWS
+                       else row_locks(schema.name, need, X))
+            matched = self._matching(writes, request)
 
     def _matching(self, writes: _Writes, request: WriteRequest
                   ) -> list[tuple[RowId, Row, Row | None]]:
@@ -448,6 +552,99 @@ class Transaction:
                 if value in placed and rid not in writes.rows and rid not in touched:
                     raise ConstraintError(_duplicate(schema, key, value))
 
+    # ..................................................................... locks
+
+    def _holds(self, schema: TableSchema, rid: RowId) -> bool:
+        """Whether it holds row ``rid`` exclusively (a row it inserted into a table without
+        a primary key, a negative row id, is no one else's)."""
+        if isinstance(rid, int) and rid < 0:
+            return True
+        self._take_pending()
+        name = schema.name.lower()
+        return ((("r", name, rid), X) in self._granted
+                or (("t", name), X) in self._granted)
+
+    def _lock_rows(self, schema: TableSchema, keys: Sequence[RowId] | None) -> None:
+        """Exclusive locks on rows it writes (``keys``: their identities; None: rows not
+        known yet, of a table without a primary key: the table's intention lock only)."""
+        if keys is None:
+            self._lock([table_lock(schema.name, IX)])
+        else:
+            self._lock(row_locks(schema.name, [k for k in keys if not self._holds(schema, k)],
+                                 X))
+
+    def _take_pending(self) -> None:
+        pending = self._pending
+        if pending is not None and pending[0].done():
+            self._pending = None
+            if pending[0].exception() is None:
+                self._granted.update(pending[1])
+
+    def _lock(self, targets: list[Target], nowait: bool = False) -> None:
+        """Hold ``targets`` before going on: at once if they are free, else after a wait
+        (or, with ``defer_lock_waits``, raise :class:`LockWait`). A deadlock rolls the
+        transaction back (it was its victim) and raises 1213; a timeout raises 1205."""
+        self._take_pending()
+        granted = self._granted
+        targets = [t for t in targets if t not in granted and (t[0], X) not in granted]
+        if not targets:
+            return
+        self._asked = True
+        future = self._locks.acquire(self.owner, targets, self.lock_timeout, nowait=nowait)
+        if not future.done() and self.defer_lock_waits:
+            self._pending = (future, targets)
+            raise LockWait(future)
+        try:
+            future.result()
+        except DeadlockError:
+            self.rollback()
+            raise
+        granted.update(targets)
+
+    def _release_locks(self) -> None:
+        """Release every lock (the transaction ended, or committed what it held); later
+        locks are taken under a new name."""
+        if self._asked:
+            self._locks.release(self.owner)
+            self.owner = self._committer.new_owner()
+        self._granted = set()
+        self._pending = None
+        self._asked = False
+
+    def locking_read(self, view: View, params: Sequence[Any], mode: str,
+                     nowait: bool = False) -> list[Row]:
+        """``SELECT ... FOR UPDATE`` (``mode`` X) or ``FOR SHARE`` (S): the rows read are
+        locked first (by primary key where the read names whole keys, else its tables),
+        then read as the last commit left them, with the transaction's own writes. The
+        committed rows it found by key are checked again at COMMIT."""
+        self._check_active()
+        plan = view.plan
+        targets, pinned = self._read_locks(plan, params, mode)
+        self._lock(targets, nowait)
+        if plan.param_count:
+            plan = bound_plan(plan, params, self._core.catalog)
+        elif params:
+            raise ParameterCountError(f"view {view.name!r} takes no parameters, "
+                                      f"got {len(params)}")
+        return self._computed(plan, _tables_of(plan), pinned)
+
+    def _read_locks(self, plan: ir.ViewPlan, params: Sequence[Any], mode: str
+                    ) -> tuple[list[Target], tuple[TableSchema, list[RowId]] | None]:
+        """What a locking read locks: rows by primary key when it reads one table, only
+        filtering and projecting, and its parameters give every primary-key column (the
+        stored keys its values find); else each table it reads, whole."""
+        nodes = ir.walk(plan.root)
+        scans = [n for n in nodes if isinstance(n, ir.Scan)]
+        names = sorted({s.table.lower() for s in scans})
+        if len(scans) == 1 and all(isinstance(n, (ir.Scan, ir.Filter, ir.Project))
+                                   for n in nodes):
+            schema = self._core.catalog.tables.get(names[0])
+            if schema is not None and schema.version == scans[0].version:
+                keys = _pinned_keys(plan, params, schema)
+                if keys is not None:
+                    return row_locks(schema.name, keys, mode), (schema, keys)
+        return [table_lock(name, mode) for name in names], None
+
     # ..................................................................... reads
 
     def read(self, view: View, params: Sequence[Any]) -> list[Row]:
@@ -466,12 +663,19 @@ class Transaction:
                                       f"got {len(params)}")
         return self._computed(plan, tables)
 
-    def _computed(self, plan: ir.ViewPlan, tables: set[str]) -> list[Row]:
+    def _computed(self, plan: ir.ViewPlan, tables: set[str],
+                  pinned: tuple[TableSchema, list[RowId]] | None = None) -> list[Row]:
+        """``plan``'s rows over the committed rows with the write set laid over them;
+        ``pinned``: the plan reads only rows of one table with these primary keys (a
+        locking read's), so only those are read, and kept to be checked at COMMIT."""
         core = self._core
         if core.lazy.copies:
             for table in tables:
                 core.lazy.before_read(table, None, [])
-        stored = core.storage.read_tables([core.catalog.require_table(t) for t in tables])
+        if pinned is not None:
+            stored = {pinned[0].name.lower(): self._read_pinned(*pinned)}
+        else:
+            stored = core.storage.read_tables([core.catalog.require_table(t) for t in tables])
 
         def rows(table: str) -> list[tuple[Row, int]]:
             if table.lower() not in stored:  # (not read by the plan's own scans)
@@ -495,6 +699,26 @@ class Transaction:
         return list(answer)
 
 
+    def _read_pinned(self, schema: TableSchema, keys: list[RowId]) -> list[tuple[RowId, Row]]:
+        """The committed rows under ``keys`` (as the last commit left them), each noted with
+        what it found (None: no row) to be checked at COMMIT, unless the transaction wrote
+        it (its write set holds what it found)."""
+        wanted = set(keys)
+        found = {rid: row for rid, row in self._core.storage.read_rows(
+            schema, schema.primary_key, [k if len(k) > 1 else k[0] for k in keys])
+            if rid in wanted}
+        name = schema.name.lower()
+        held = self._tables.get(name)
+        own = held.rows if held is not None else {}
+        entry = self._checked.get(name)
+        if entry is None or entry[0].version != schema.version:
+            entry = self._checked[name] = (schema, {})
+        for key in keys:
+            if key not in own:
+                entry[1].setdefault(key, found.get(key))
+        return list(found.items())
+
+
 class TransactionView:
     """A view read inside a transaction (``tx.view(name)``): its answers include the
     transaction's own writes."""
@@ -511,6 +735,49 @@ class TransactionView:
 
     def __repr__(self) -> str:
         return f"<TransactionView {self.name} ({', '.join(self.columns)})>"
+
+
+def _pinned_keys(plan: ir.ViewPlan, params: Sequence[Any],
+                 schema: TableSchema) -> list[RowId] | None:
+    """The stored primary keys a read of one table (only filtered and projected) pins:
+    each key column compared with ``=`` to an equality parameter of the view or to a
+    constant (``WHERE id = 5``), its rows then among those keys' rows; else None."""
+    if not schema.primary_key:
+        return None
+    values = values_by_param(plan, params)
+    columns = plan.root.columns
+    by_column: dict[str, list[Any]] = {}
+    for node in ir.walk(plan.root):
+        if not isinstance(node, ir.Filter):
+            continue
+        for condition in ir.conjuncts(node.predicate):
+            if not (isinstance(condition, ir.Call) and condition.fn == "eq"
+                    and len(condition.args) == 2):
+                continue
+            column, value = condition.args
+            if isinstance(value, ir.Col) and isinstance(column, ir.Lit):
+                column, value = value, column
+            if isinstance(column, ir.Col) and isinstance(value, ir.Lit):
+                source = node.input.columns[column.index].column
+                if source is not None:
+                    by_column.setdefault(source.name.lower(), [value.value])
+    for key, param in zip(plan.key, plan.key_params):
+        source = columns[key].column
+        if source is not None:
+            by_column[source.name.lower()] = (list(values["in"]) if param in plan.in_list
+                                              else [values[param]])
+    per_column: list[list[Any]] = []
+    for position in schema.primary_key:
+        found = by_column.get(schema.columns[position].name.lower())
+        if found is None:
+            return None
+        per_column.append(found)
+    size = 1
+    for options in per_column:
+        size *= len(options)
+    if size > MAX_LOCKED_KEYS:
+        return None
+    return stored_keys(schema, list(itertools.product(*per_column)))
 
 
 def _tables_of(plan: ir.ViewPlan) -> set[str]:

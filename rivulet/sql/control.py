@@ -5,9 +5,9 @@ sqlglot reads some of them (``BEGIN``, ``ROLLBACK TO``) and not others (``SAVEPO
 fixed in form, so they are read here, by their words, into a :class:`Control`.
 
     >>> control_statement("START TRANSACTION READ ONLY")
-    Control(verb='begin', name='', read_only=True)
+    Control(verb='begin', name='', read_only=True, isolation=None, scope='')
     >>> control_statement("rollback work to savepoint `s 1`")
-    Control(verb='rollback_to', name='s 1', read_only=None)
+    Control(verb='rollback_to', name='s 1', read_only=None, isolation=None, scope='')
     >>> control_statement("SELECT 1") is None
     True
 """
@@ -129,3 +129,46 @@ def check_isolation(level: str) -> None:
     if level != ISOLATION:
         raise UnsupportedSqlError(f"isolation level {level.replace('-', ' ')}: rivulet runs "
                                   "transactions at READ COMMITTED only (docs/transactions.md)")
+
+
+# --------------------------------------------------------------------------- locking reads
+
+
+@dataclass(frozen=True)
+class LockingRead:
+    """The locking clause that ends a SELECT (``FOR UPDATE``, ``FOR SHARE``, ``LOCK IN
+    SHARE MODE``), read off its text; ``sql`` is the SELECT without it."""
+
+    sql: str
+    #: ``X`` (FOR UPDATE) or ``S`` (FOR SHARE, LOCK IN SHARE MODE).
+    mode: str
+    nowait: bool = False
+
+
+_LOCKING = re.compile(
+    r"\s+(?:FOR\s+(?P<kind>UPDATE|SHARE)(?:\s+OF\s+[\w`$.,\s]+?)?|LOCK\s+IN\s+SHARE\s+MODE)"
+    r"(?:\s+(?P<wait>NOWAIT|SKIP\s+LOCKED))?" + r"\s*;?\s*\Z", re.I)
+
+
+def locking_read(sql: str) -> LockingRead | None:
+    """The locking clause ending ``sql`` (a SELECT), if it has one (a string literal
+    cannot end the text with it: the text would end with its quote).
+
+        >>> locking_read("SELECT n FROM c WHERE id = 1 FOR UPDATE")
+        LockingRead(sql='SELECT n FROM c WHERE id = 1', mode='X', nowait=False)
+        >>> locking_read("SELECT * FROM t LOCK IN SHARE MODE").mode
+        'S'
+        >>> locking_read("SELECT 'FOR UPDATE'") is None
+        True
+    """
+    if "FOR" not in sql.upper() and "MODE" not in sql.upper():
+        return None
+    found = _LOCKING.search(sql)
+    if found is None:
+        return None
+    wait = (found.group("wait") or "").upper()
+    if wait.startswith("SKIP"):
+        raise UnsupportedSqlError("SKIP LOCKED: rivulet's locking reads wait for locked rows "
+                                  "(or fail at once with NOWAIT)")
+    mode = "X" if (found.group("kind") or "").upper() == "UPDATE" else "S"
+    return LockingRead(sql[:found.start()], mode, wait == "NOWAIT")

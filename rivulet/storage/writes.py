@@ -153,20 +153,25 @@ class TableChanges:
 
     schema: TableSchema
     rows: dict[RowId, Change] = field(default_factory=dict)
+    #: Rows the transaction's locking reads found (None: no row there), checked at commit
+    #: as the rows it found before writing are, but not written.
+    checked: dict[RowId, Row | None] = field(default_factory=dict)
 
     def apply(self, storage: Storage) -> list[Delta]:
         """Store the changes inside the open transaction, once every row the transaction
-        found is checked to be there still as it found it (else nothing of it is stored:
-        :class:`WriteConflictError`); returns the deltas."""
+        found (and read under a lock) is checked to be there still as it found it (else
+        nothing of it is stored: :class:`WriteConflictError`); returns the deltas."""
         schema = self.schema
-        found = [(rid, old) for rid, (old, _) in self.rows.items() if old is not None]
+        found: list[tuple[RowId, Row | None]] = [
+            (rid, old) for rid, (old, _) in self.rows.items() if old is not None]
+        found += [(rid, row) for rid, row in self.checked.items() if rid not in self.rows]
         stored = storage.rows_by_id(schema, [rid for rid, _ in found])
         for rid, old in found:
             if stored.get(rid) != old:
                 raise WriteConflictError(
                     f"table {schema.name!r}: {_row_named(schema, rid)} was changed by another "
-                    "commit after this transaction wrote it; the transaction was rolled back "
-                    "(try restarting transaction)")
+                    "commit after this transaction read or wrote it; the transaction was "
+                    "rolled back (try restarting transaction)")
         changed = [(rid, old, new) for rid, (old, new) in self.rows.items() if old != new]
         storage.delete(schema, [rid for rid, old, _ in changed if old is not None])
         storage.insert(schema, [new for _, _, new in changed if new is not None])

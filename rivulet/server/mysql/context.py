@@ -17,6 +17,7 @@ from rivulet.engine.transaction import Transaction
 from rivulet.server.auth import UserStore
 from rivulet.server.mysql.batcher import WriteBatcher
 from rivulet.server.mysql.statements import StatementCache
+from rivulet.storage.writes import WriteRequest
 
 
 class ServerContext(Protocol):
@@ -35,6 +36,10 @@ class ServerContext(Protocol):
 
     async def run_ddl(self, sql: str) -> None:
         """Change the program (off the event loop)."""
+        ...
+
+    async def submit_write(self, request: WriteRequest, timeout: float = ...) -> None:
+        """An autocommit write, committed (after the locks it needs, if any are held)."""
         ...
 
     def transaction(self, read_only: bool) -> Transaction:

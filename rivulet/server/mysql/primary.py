@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rivulet.engine.limits import Limits
+from rivulet.engine.locks import Target
 from rivulet.engine.transaction import LocalCommitter
 from rivulet.errors import ProgramError
 from rivulet.server import errors as er
@@ -160,6 +161,9 @@ class Replicas:
                 log.error("replica %d exited with status %s", replica.index, code)
         finally:
             replica.ended.set()
+            index = replica.index  # its transactions are gone: so are their locks
+            self.server.db.locks.release_all(
+                lambda owner: owner[:2] == ("replica", index))
 
     async def _answer(self, writer: asyncio.StreamWriter, kind: str, ident: int,
                       body: list[Any]) -> None:
@@ -169,6 +173,11 @@ class Replicas:
             elif kind == "ddl":
                 await self.server.run_ddl(*body)
                 outcome = (None, 0, 0, self.server.db.lsn)
+            elif kind == "lock":
+                outcome = await self._lock(*body)
+            elif kind == "release":
+                self.server.db.locks.release(body[0])
+                outcome = (None, 0, 0, 0)
             elif kind == "number":
                 outcome = await self._number(*body)
             elif kind == "commit":
@@ -187,10 +196,19 @@ class Replicas:
             request = await asyncio.get_running_loop().run_in_executor(
                 self.server.pool, db.write_request, sql, params)
             assert request is not None  # compiled now: there is one
-        await self.server.writes.submit(request)
+        await self.server.submit_write(request)
         if request.error is not None:
             return tuple(er.failure(request.error)), 0, 0, 0
         return None, request.rowcount, request.last_insert_id, request.lsn
+
+    async def _lock(self, owner: Any, targets: list[Target], timeout: float | None,
+                    nowait: bool) -> tuple[Any, ...]:
+        """Locks for a replica's transaction (``owner``: the replica's name for it, which
+        starts with ``("replica", n)``), answered once held, or with why not (1205, 1213,
+        3572)."""
+        future = self.server.db.locks.acquire(owner, targets, timeout, nowait=nowait)
+        await asyncio.wrap_future(future)
+        return None, 0, 0, 0
 
     async def _number(self, table: str, version: int, rows: list) -> tuple[Any, ...]:
         """AUTO_INCREMENT numbers for the rows of an insert in a replica's transaction."""

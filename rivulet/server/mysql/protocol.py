@@ -43,8 +43,10 @@ from mysql_mimic.utils import aiterate
 from sqlglot import exp
 
 from rivulet.engine.explain import explain
+from rivulet.engine.transaction import LockWait, Transaction
 from rivulet.engine.views import NOT_READY, View
 from rivulet.errors import (
+    DeadlockError,
     NoSuchSavepointError,
     ParameterError,
     ProgramError,
@@ -82,7 +84,7 @@ from rivulet.server.mysql.statements import (
     check_static_select,
 )
 from rivulet.server.mysql.wire import MAX_PAYLOAD, PacketTooLarge, Wire
-from rivulet.sql.control import Control, control_statement
+from rivulet.sql.control import Control, LockingRead, control_statement, locking_read
 
 if TYPE_CHECKING:
     from rivulet.engine.database import Database
@@ -117,6 +119,8 @@ class Prepared:
     long_data: dict[int, bytearray] | None = None
     cursor: list[tuple] | None = None
     columns: Any = None
+    #: A locking read's clause (``FOR UPDATE``, ``FOR SHARE``), taken off ``sql``.
+    lock: LockingRead | None = None
 
 
 @dataclass(eq=False)
@@ -218,7 +222,8 @@ class RivuletConnection(Connection):
                 if handler is None:
                     return False
                 if handler.kind != READ:
-                    if handler.kind != WRITE or self.read_only or not session.direct:
+                    if (handler.kind != WRITE or self.read_only or not session.direct
+                            or self.db.locks.active):  # (locks: see _write)
                         return False
                     return self._write_soon(handler, handler.args(split.values), seq)
                 known = Known(handler, handler.args(split.values))
@@ -226,8 +231,8 @@ class RivuletConnection(Connection):
             return self._read_text(known, seq)
         if command == COM_STMT_EXECUTE:
             stmt = self.statements.get(int.from_bytes(data[1:5], "little"))
-            if stmt is None or data[5] & 0x01 or stmt.long_data is not None:
-                return False  # unknown, a cursor, or long data: the slow path
+            if stmt is None or data[5] & 0x01 or stmt.long_data is not None or stmt.lock:
+                return False  # unknown, a cursor, long data or a locking read: the slow path
             handler = stmt.handler
             if handler is None or handler.kind != READ or not self.cache.current(handler):
                 return False
@@ -401,6 +406,9 @@ class RivuletConnection(Connection):
     # ..................................................................... text queries
 
     async def _query(self, sql: str) -> None:
+        lock = locking_read(sql)
+        if lock is not None:  # the SELECT without its FOR UPDATE / FOR SHARE
+            sql = lock.sql
         split = normalize.split(sql)
         handler = None if split.params else self.cache.lookup(split, sql)
         if handler is None:
@@ -413,14 +421,23 @@ class RivuletConnection(Connection):
                                      "statement")
             handler = await self._handler(split, sql)
         if handler.kind == READ:
-            await self._read(handler, handler.args(split.values), False)
+            await self._read(handler, handler.args(split.values), False, lock=lock)
         else:
+            _no_lock(lock)
             await self._write(handler, handler.args(split.values))
 
     async def _read(self, handler: Handler, args: tuple, binary: bool,
-                    cursor: Prepared | None = None) -> None:
+                    cursor: Prepared | None = None, lock: LockingRead | None = None) -> None:
         session = self.session
         tx = session.tx
+        if lock is not None and (tx is not None or not session.autocommit):
+            if tx is None:  # with autocommit off, a locking read begins a transaction
+                tx = session.begin()
+                self._status_changed()
+            rows = await self._in_transaction(tx, tx.locking_read, handler.view, args,
+                                              lock.mode, lock.nowait)
+            self._answer(handler, rows, binary, cursor)
+            return
         if tx is not None and tx.written:  # its own writes in the answer
             rows = await self._in_pool(tx.read, handler.view, args)
             self._answer(handler, rows, binary, cursor)
@@ -446,15 +463,36 @@ class RivuletConnection(Connection):
         if not session.direct:  # in a transaction (one starts here with autocommit off)
             tx = session.tx or session.begin()
             self._status_changed()
-            count = await self._in_pool(tx.write, request)
+            count = await self._in_transaction(tx, tx.write, request)
             self._send(self.ok(affected_rows=count, last_insert_id=request.last_insert_id))
             return
-        await self.server.writes.submit(request)
+        await self.server.submit_write(request, self._lock_timeout())
         if request.error is not None:
             raise request.error
         self.session.wrote(request.lsn)
         self._send(self.ok(affected_rows=request.rowcount,
                            last_insert_id=request.last_insert_id))
+
+    async def _in_transaction(self, tx: Transaction, fn: Any, *args: Any) -> Any:
+        """``fn(*args)``, a statement of ``tx``, in the pool; a lock it must wait for is
+        awaited here (no thread held meanwhile), then the statement runs again. A deadlock
+        ends the transaction (rolled back: its victim); a lock wait timeout fails the
+        statement only (1205), as in MySQL."""
+        tx.defer_lock_waits = True
+        tx.lock_timeout = self._lock_timeout()
+        try:
+            while True:
+                try:
+                    return await self._in_pool(fn, *args)
+                except LockWait as wait:
+                    await asyncio.wrap_future(wait.future)
+        except DeadlockError:
+            await self._end_transaction(commit=False)
+            raise
+
+    def _lock_timeout(self) -> float:
+        """The session's ``innodb_lock_wait_timeout``, in seconds."""
+        return float(self.session.variables.get("innodb_lock_wait_timeout"))
 
     async def _handler(self, split: normalize.Split, sql: str) -> Handler:
         """A statement's handler, built off the event loop on the program as it is now (a
@@ -696,6 +734,9 @@ class RivuletConnection(Connection):
     # ..................................................................... prepared statements
 
     async def _prepare(self, sql: str) -> None:
+        lock = locking_read(sql)
+        if lock is not None:  # kept with the statement, taken off its text
+            sql = lock.sql
         split = normalize.split(sql)
         shape = self.cache.shape(split, sql)
         handler = None
@@ -709,7 +750,9 @@ class RivuletConnection(Connection):
                 er.ER_MAX_PREPARED)
         self._next_stmt += 1
         stmt_id = self._next_stmt
-        self.statements[stmt_id] = Prepared(split, sql, shape, handler)
+        if lock is not None and (handler is None or handler.kind != READ):
+            _no_lock(lock)
+        self.statements[stmt_id] = Prepared(split, sql, shape, handler, lock=lock)
         n_params = len(split.params)
         columns: Sequence[ResultColumn] = ()
         flags: Sequence[ColumnDefinition] = ()
@@ -755,7 +798,7 @@ class RivuletConnection(Connection):
         if not self.cache.current(handler):  # DDL replaced what the statement was bound to
             handler = stmt.handler = await self._handler(stmt.split, stmt.sql)
         if handler.kind == READ:
-            await self._read(handler, handler.args(slots), True, cursor)
+            await self._read(handler, handler.args(slots), True, cursor, stmt.lock)
         else:
             await self._write(handler, handler.args(slots))
 
@@ -786,6 +829,12 @@ class RivuletConnection(Connection):
             raise er.MysqlError(f"unknown prepared statement handler ({stmt_id})",
                                 er.ER_UNKNOWN_STMT)
         return stmt
+
+
+def _no_lock(lock: LockingRead | None) -> None:
+    """A locking clause ends only a SELECT that reads tables."""
+    if lock is not None:
+        raise UnsupportedSqlError("FOR UPDATE / FOR SHARE ends a SELECT that reads tables")
 
 
 def _columns_of(handler: Handler) -> tuple[tuple[ResultColumn, ...], tuple[ColumnDefinition, ...]]:

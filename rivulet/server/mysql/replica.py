@@ -21,19 +21,31 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import logging
 import pickle
 import signal
 import socket
 import sys
 import threading
+from collections.abc import Hashable, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from rivulet.engine.follower import Follower
 from rivulet.engine.limits import Limits
+from rivulet.engine.locks import Locks, Target
 from rivulet.engine.transaction import Transaction
-from rivulet.errors import ClosedError
+from rivulet.errors import (
+    ER_LOCK_DEADLOCK,
+    ER_LOCK_NOWAIT,
+    ER_LOCK_WAIT_TIMEOUT,
+    ClosedError,
+    DeadlockError,
+    LockNowaitError,
+    LockWaitTimeoutError,
+)
 from rivulet.server import errors as er
 from rivulet.server.auth import UserStore, tls_context
 from rivulet.server.mysql.server import MySQLServer, new_event_loop
@@ -155,6 +167,58 @@ class Forwarder:
             loop.call_soon_threadsafe(self.writer.close)
 
 
+class RemoteLocks:
+    """A replica's transactions lock through the primary's lock manager: a request is
+    forwarded, and its future done when the primary answers (it waits there, with the
+    timeout given: a deadlock or timeout comes back as its error)."""
+
+    def __init__(self, server: ReplicaServer) -> None:
+        self.server = server
+
+    def acquire(self, owner: Hashable, targets: Sequence[Target], timeout: float | None,
+                *, nowait: bool = False) -> Future[None]:
+        result: Future[None] = Future()
+        self._forward(result, "lock", owner, list(targets), timeout, nowait)
+        return result
+
+    def release(self, owner: Hashable) -> None:
+        self._forward(None, "release", owner)
+
+    def _forward(self, result: Future[None] | None, kind: str, *body: Any) -> None:
+        """(any thread) Send a request on the event loop; settle ``result`` by its answer."""
+        loop, forwarder = self.server.loop, self.server.forwarder
+        if loop is None or forwarder is None or loop.is_closed():
+            if result is not None:
+                result.set_exception(ClosedError("the replica is not attached to its primary"))
+            return
+
+        def send() -> None:
+            try:
+                answer = forwarder.call(kind, *body)
+            except Exception as exc:  # (no loop: the replica is stopping)
+                if result is not None:
+                    result.set_exception(exc)
+                return
+            answer.add_done_callback(lambda done: _settle(result, done))
+
+        loop.call_soon_threadsafe(send)
+
+
+def _settle(result: Future[None] | None, answer: asyncio.Future[Any]) -> None:
+    """A lock request's future from the primary's answer; its error as the class the
+    transaction tells apart (1213 a deadlock, 1205 a timeout, 3572 NOWAIT)."""
+    error = answer.exception() if not answer.cancelled() else ClosedError("cancelled")
+    if result is None or result.done():
+        return
+    if error is None:
+        result.set_result(None)
+        return
+    code = getattr(error, "code", None)
+    kinds = {ER_LOCK_DEADLOCK: DeadlockError, ER_LOCK_WAIT_TIMEOUT: LockWaitTimeoutError,
+             ER_LOCK_NOWAIT: LockNowaitError}
+    result.set_exception(kinds[code](str(error)) if code in kinds else error)
+
+
 class ForwardingCommitter:
     """A replica's transactions commit through the primary
     (:class:`~rivulet.engine.transaction.Committer`): the transaction runs here (its
@@ -166,6 +230,10 @@ class ForwardingCommitter:
 
     def __init__(self, server: ReplicaServer) -> None:
         self.server = server
+        self.locks: Locks = server.locks
+
+    def new_owner(self) -> Hashable:
+        return ("replica", self.server.index, next(self.server.owners))
 
     def _call(self, kind: str, *body: Any) -> tuple[int, int, int, Any]:
         server = self.server
@@ -201,7 +269,11 @@ class ReplicaServer(MySQLServer):
     def __init__(self, follower: Follower, *, index: int, open_follower: Any,
                  **kwargs: Any) -> None:
         super().__init__(follower, process=index, **kwargs)
+        self.index = index
         self.variables = global_variables(self.max_packet, role=f"replica {index}")
+        #: Its transactions' locks, held by the primary, and their names there.
+        self.locks = RemoteLocks(self)
+        self.owners = itertools.count(1)
         self.open_follower = open_follower
         self.primary_gone = asyncio.Event()
         self._rebuilding: asyncio.Future[None] | None = None

@@ -23,6 +23,7 @@ from mysql_mimic.variables import SYSTEM_VARIABLES, GlobalVariables, SessionVari
 from sqlglot import exp
 
 import rivulet
+from rivulet.engine.locks import DEFAULT_TIMEOUT
 from rivulet.errors import UnknownObjectError
 from rivulet.plan.catalog import Catalog, is_adhoc
 from rivulet.server.mysql.statements import DATABASE_NAME
@@ -135,6 +136,17 @@ def isolation_value(value: object) -> str:
                      ErrorCode.WRONG_VALUE_FOR_VAR)
 
 
+def lock_wait_timeout_value(value: object) -> int:
+    """A ``SET innodb_lock_wait_timeout`` value: whole seconds, 1 to 1073741824 (MySQL's
+    range); how long a lock wait lasts before it fails with 1205."""
+    try:
+        seconds = int(str(value).strip())
+    except ValueError:
+        raise MysqlError("Incorrect argument type to variable 'innodb_lock_wait_timeout'",
+                         ErrorCode.WRONG_VALUE_FOR_VAR) from None
+    return min(max(seconds, 1), 1073741824)
+
+
 def global_variables(max_packet: int, role: str = "primary") -> GlobalVariables:
     """mimic's system variables, with rivulet's identity and its own variables."""
     schema = dict(SYSTEM_VARIABLES)
@@ -147,6 +159,7 @@ def global_variables(max_packet: int, role: str = "primary") -> GlobalVariables:
         "autocommit": (switch_value, True, True),
         "transaction_isolation": (isolation_value, ISOLATION, True),
         "tx_isolation": (isolation_value, ISOLATION, True),
+        "innodb_lock_wait_timeout": (lock_wait_timeout_value, int(DEFAULT_TIMEOUT), True),
         READ_YOUR_WRITES: (int, 0, True),
         SERVER_ROLE: (str, role, False),
     })
