@@ -3,8 +3,14 @@
 Code written against ``sqlite3`` switches by changing its ``connect`` call: the paramstyle
 is the same (``qmark``), cursors work the same way. Differences a caller should know:
 
-* Every write statement commits on its own when it executes (autocommit); ``commit()`` is
-  accepted and does nothing, ``rollback()`` raises ``NotSupportedError``.
+* Transactions as PEP 249 and ``sqlite3`` have them: a write opens a transaction that
+  ``commit()`` stores (all its writes as one batch) and ``rollback()`` forgets; closing the
+  connection, or leaving its ``with`` block on an exception, rolls it back, leaving the
+  block normally commits it (and then the connection closes: it owns its database). With
+  ``autocommit=True`` (the ``connect`` option or the attribute) each write commits on its
+  own, as before. ``BEGIN``, ``SAVEPOINT``, ``ROLLBACK TO`` and the rest may be executed
+  too. DDL commits the open transaction first. Reads see the transaction's own writes;
+  the isolation level is READ COMMITTED (docs/transactions.md).
 * ``description`` gives each column's name, its rivulet value kind (``"int"``, ``"str"``,
   ...) as the type code, and whether it may be NULL.
 * SELECTs are answered from views (eventually consistent, like a cache). A connection
@@ -21,6 +27,8 @@ from typing import Any
 from rivulet import errors
 from rivulet.bind import statements as st
 from rivulet.engine.database import Database
+from rivulet.engine.transaction import Transaction
+from rivulet.sql.control import ISOLATION, Control, check_isolation, control_statement
 
 apilevel = "2.0"
 threadsafety = 2  # threads may share the module and connections, not cursors
@@ -70,7 +78,7 @@ class NotSupportedError(DatabaseError):
 def _translate(exc: errors.RivuletError) -> Error:
     if isinstance(exc, errors.UnsupportedSqlError):
         return NotSupportedError(str(exc))
-    if isinstance(exc, (errors.SqlError, errors.ProgramError)):
+    if isinstance(exc, (errors.SqlError, errors.ProgramError, errors.NoSuchSavepointError)):
         return ProgrammingError(str(exc))
     if isinstance(exc, errors.SchemaError):
         return DataError(str(exc))
@@ -81,20 +89,44 @@ def _translate(exc: errors.RivuletError) -> Error:
     return OperationalError(str(exc))
 
 
-def connect(path: str | Path, *, read_your_writes: bool = True, **kwargs: Any) -> Connection:
+def connect(path: str | Path, *, read_your_writes: bool = True, autocommit: bool = False,
+            **kwargs: Any) -> Connection:
     """Open the database in directory ``path`` and return a connection that owns it."""
     try:
-        return Connection(Database(path, **kwargs), read_your_writes=read_your_writes)
+        return Connection(Database(path, **kwargs), read_your_writes=read_your_writes,
+                          autocommit=autocommit)
     except errors.RivuletError as exc:
         raise _translate(exc) from exc
 
 
 class Connection:
-    def __init__(self, db: Database, *, read_your_writes: bool = True) -> None:
+    def __init__(self, db: Database, *, read_your_writes: bool = True,
+                 autocommit: bool = False) -> None:
         self.db = db
         self.read_your_writes = read_your_writes
+        self._autocommit = autocommit
         self._closed = False
         self._last_write_lsn = 0
+        #: The open transaction (after a write with autocommit off, or BEGIN), if any.
+        self._tx: Transaction | None = None
+
+    @property
+    def autocommit(self) -> bool:
+        """Whether each write commits on its own. Turning it on commits the open
+        transaction (as ``sqlite3`` does)."""
+        return self._autocommit
+
+    @autocommit.setter
+    def autocommit(self, on: bool) -> None:
+        self._check()
+        if on and not self._autocommit:
+            self.commit()
+        self._autocommit = bool(on)
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open (as ``sqlite3.Connection.in_transaction``)."""
+        return self._tx is not None
 
     def cursor(self) -> Cursor:
         self._check()
@@ -105,15 +137,39 @@ class Connection:
         return self.cursor().execute(sql, params)
 
     def commit(self) -> None:
+        """Store the open transaction's writes as one batch (nothing to do without one)."""
         self._check()
+        tx, self._tx = self._tx, None
+        if tx is None:
+            return
+        try:
+            tx.commit()
+        except errors.RivuletError as exc:
+            raise _translate(exc) from exc
+        if tx.lsn:
+            self._last_write_lsn = tx.lsn
 
     def rollback(self) -> None:
-        raise NotSupportedError("rivulet commits every statement as it executes; no rollback")
+        """Forget the open transaction's writes (nothing to do without one)."""
+        self._check()
+        tx, self._tx = self._tx, None
+        if tx is not None:
+            tx.rollback()
 
     def close(self) -> None:
+        """Close the connection and its database; an open transaction is rolled back."""
         if not self._closed:
+            if self._tx is not None:
+                self._tx.rollback()
+                self._tx = None
             self._closed = True
             self.db.close()
+
+    def _transaction(self) -> Transaction:
+        """The open transaction, begun now if there is none."""
+        if self._tx is None:
+            self._tx = self.db.transaction()
+        return self._tx
 
     def _check(self) -> None:
         if self._closed:
@@ -122,8 +178,12 @@ class Connection:
     def __enter__(self) -> Connection:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        try:
+            if kind is None and not self._closed:
+                self.commit()
+        finally:
+            self.close()
 
 
 class Cursor:
@@ -143,18 +203,34 @@ class Cursor:
         conn = self.connection
         db = conn.db
         try:
+            control = control_statement(sql)
+            if control is not None:
+                self._control(control)
+                self._rows, self.description, self.rowcount = [], None, -1
+                self._pos = 0
+                return self
             statement = st.bind_text(sql, db.catalog)
+            tx = conn._tx
             if isinstance(statement, st.Select):
                 if conn.read_your_writes and conn._last_write_lsn:
                     db.wait_for(conn._last_write_lsn)
                 view = db.prepare(sql)
-                self._rows = view.lookup(*params)
+                self._rows = view.lookup(*params) if tx is None else tx.read(view, params)
                 columns = view.plan.root.columns[: view.plan.visible]
                 self.description = tuple(
                     (c.name, c.kind, None, None, None, None, c.nullable) for c in columns
                 )
                 self.rowcount = len(self._rows)
+            elif isinstance(statement, (st.Insert, st.Update, st.Delete)) and (
+                    tx is not None or not conn.autocommit):
+                tx = conn._transaction()
+                self.rowcount = tx.write(db.texts.writer(sql)(tuple(params)))
+                self._rows, self.description = [], None
+                if isinstance(statement, st.Insert):
+                    self.lastrowid = tx.last_insert_id or None
             else:
+                if not isinstance(statement, (st.Insert, st.Update, st.Delete)):
+                    conn.commit()  # DDL commits the open transaction first, as in MySQL
                 result = db.execute(sql, params)
                 conn._last_write_lsn = db.lsn
                 self._rows, self.description = [], None
@@ -165,6 +241,28 @@ class Cursor:
             raise _translate(exc) from exc
         self._pos = 0
         return self
+
+    def _control(self, control: Control) -> None:
+        """BEGIN, COMMIT, ROLLBACK and the savepoints, executed as statements."""
+        conn = self.connection
+        if control.verb == "begin":
+            conn.commit()
+            conn._tx = conn.db.transaction(read_only=bool(control.read_only))
+        elif control.verb == "commit":
+            conn.commit()
+        elif control.verb == "rollback":
+            conn.rollback()
+        elif control.verb == "characteristics":
+            check_isolation(control.isolation or ISOLATION)
+            if control.read_only is not None:
+                raise errors.UnsupportedSqlError(
+                    "SET TRANSACTION READ ONLY | READ WRITE: start the transaction with "
+                    "START TRANSACTION READ ONLY instead")
+        elif conn._tx is None and conn.autocommit:  # no transaction: MySQL keeps no savepoint
+            if control.verb != "savepoint":
+                raise errors.NoSuchSavepointError(f"SAVEPOINT {control.name} does not exist")
+        else:
+            conn._transaction().control(control)
 
     def executemany(self, sql: str, seq_of_params: Sequence[Sequence[Any]]) -> Cursor:
         total = 0

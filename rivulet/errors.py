@@ -63,6 +63,13 @@ ClosedError              1053   08S01     503   closed
 UpqueryTimeout           3024   HY000     503   timeout
 CatchUpTimeout           1105   HY000     503   timeout
 DataflowFailedError      1105   HY000     503   failed
+TransactionError         1105   HY000     409   transaction
+NoSuchSavepointError     1305   42000     400   transaction
+ReadOnlyWriteError       1792   25006     409   transaction
+WriteConflictError       1213   40001     409   conflict
+DeadlockError            1213   40001     409   conflict
+LockWaitTimeoutError     1205   HY000     409   conflict
+LockNowaitError          3572   HY000     409   conflict
 any other exception      1105   HY000     500   internal
 =======================  =====  ========  ====  ===============
 
@@ -262,6 +269,42 @@ class DataflowFailedError(RivuletError):
     database is opened again. Writes are durable, reads of views are refused."""
 
 
+# --------------------------------------------------------------------------- transactions
+
+
+class TransactionError(RivuletError):
+    """A transaction used where it cannot be: after it ended, or a statement that cannot
+    run inside one (see docs/transactions.md)."""
+
+
+class NoSuchSavepointError(TransactionError):
+    """``ROLLBACK TO`` or ``RELEASE`` a savepoint the transaction does not have."""
+
+
+class ReadOnlyWriteError(TransactionError):
+    """A write in a transaction started ``READ ONLY``."""
+
+
+class WriteConflictError(TransactionError):
+    """A transaction's COMMIT found a row it wrote changed by another commit since it wrote
+    it: the transaction was rolled back, and may be run again (MySQL's deadlock error, the
+    one code clients retry on)."""
+
+
+class DeadlockError(WriteConflictError):
+    """A lock wait that would close a cycle of waits: the youngest transaction of the
+    cycle is rolled back (MySQL's 1213; see rivulet/engine/locks.py)."""
+
+
+class LockWaitTimeoutError(TransactionError):
+    """A lock wait longer than ``innodb_lock_wait_timeout``: the statement fails, the
+    transaction stays open with the locks it holds (MySQL's 1205)."""
+
+
+class LockNowaitError(TransactionError):
+    """A locking read with ``NOWAIT`` found a row or table locked (MySQL's 3572)."""
+
+
 # --------------------------------------------------------------------------- client codes
 
 # MySQL server error numbers of rivulet's errors (MySQL's own names, less the ``ER_``).
@@ -289,6 +332,10 @@ ER_WRONG_FIELD_WITH_GROUP = 1055
 ER_INVALID_GROUP_FUNC_USE = 1111
 ER_WRONG_VALUE_COUNT_ON_ROW = 1136
 ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT = 1222
+ER_LOCK_DEADLOCK = 1213
+ER_LOCK_WAIT_TIMEOUT = 1205
+ER_LOCK_NOWAIT = 3572
+ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION = 1792
 
 
 @dataclass(frozen=True)
@@ -341,6 +388,14 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     UpqueryTimeout: ErrorCode(ER_QUERY_TIMEOUT, "HY000", 503, "timeout"),
     CatchUpTimeout: ErrorCode(ER_UNKNOWN, "HY000", 503, "timeout"),
     DataflowFailedError: ErrorCode(ER_UNKNOWN, "HY000", 503, "failed"),
+    TransactionError: ErrorCode(ER_UNKNOWN, "HY000", 409, "transaction"),
+    NoSuchSavepointError: ErrorCode(ER_SP_DOES_NOT_EXIST, "42000", 400, "transaction"),
+    ReadOnlyWriteError: ErrorCode(ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION, "25006", 409,
+                                  "transaction"),
+    WriteConflictError: ErrorCode(ER_LOCK_DEADLOCK, "40001", 409, "conflict"),
+    DeadlockError: ErrorCode(ER_LOCK_DEADLOCK, "40001", 409, "conflict"),
+    LockWaitTimeoutError: ErrorCode(ER_LOCK_WAIT_TIMEOUT, "HY000", 409, "conflict"),
+    LockNowaitError: ErrorCode(ER_LOCK_NOWAIT, "HY000", 409, "conflict"),
     # Not rivulet's error: a bug, reported as one.
     BaseException: ErrorCode(ER_UNKNOWN, "HY000", 500, "internal"),
 }

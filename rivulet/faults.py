@@ -24,6 +24,8 @@ ENV = "RIVULET_FAULTS"
 FAULT_POINTS: dict[str, str] = {
     "commit_before_durable": "group commit: rows and log entry written, SQLite COMMIT not yet run",
     "commit_before_ack": "group commit: SQLite COMMIT done, no writer told yet",
+    "transaction_apply": "a transaction's COMMIT: one table's changes stored in the group's "
+                         "SQLite transaction, the next table's not yet",
     "propagate": "propagation worker: a committed batch taken, not yet applied to the views",
     "upquery": "an upquery answered from upstream, not yet stored in the partial state",
     "migration_build": "CREATE VIEW: dataflow built, the view not yet durable in the program",

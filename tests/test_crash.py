@@ -145,6 +145,75 @@ def test_kill_at_every_fault_point_and_at_random(crash_db: tuple[Path, crash.Led
     assert max(r.check["views"] for r in results) > 6  # migrations made it, and recovered
 
 
+#: A process moving money between accounts in transactions (each touches two tables),
+#: with an autocommit writer beside it if asked (so transactions share groups with other
+#: writes), saying which transfers were acknowledged.
+TRANSFERS = textwrap.dedent("""
+    import random, sys, threading
+    import rivulet
+    db = rivulet.open(sys.argv[1])
+    rng = random.Random(int(sys.argv[2]))
+    def chatter():
+        for i in range(100_000):
+            db.execute("INSERT INTO notes (body) VALUES (?)", [f"note {i}"])
+    if sys.argv[3] == "chatter":
+        threading.Thread(target=chatter, daemon=True).start()
+    for i in range(10_000):
+        a, b = rng.sample(range(10), 2)
+        amount = rng.randint(1, 50)
+        with db.transaction() as tx:
+            tx.execute("UPDATE accounts SET balance = balance - ? WHERE id = ?", [amount, a])
+            tx.execute("UPDATE accounts SET balance = balance + ? WHERE id = ?", [amount, b])
+            tx.execute("INSERT INTO transfers (src, dst, amount) VALUES (?, ?, ?)", [a, b, amount])
+        print("ack", a, b, amount, flush=True)
+""")
+
+
+def test_kill_in_a_transactions_commit_leaves_all_or_nothing(tmp_path: Path) -> None:
+    """A process committing transfers (two tables per transaction) is killed at each point
+    of the commit path: after a restart every acknowledged transfer is there, the one in
+    flight is there whole or not at all (each balance is the initial one plus the transfers
+    stored, the total never changes), and the views agree with the tables."""
+    path = tmp_path / "db"
+    with rivulet.open(path) as db:
+        db.execute("CREATE TABLE accounts (id INT PRIMARY KEY, balance INT NOT NULL)")
+        db.execute("CREATE TABLE transfers (id INT AUTO_INCREMENT PRIMARY KEY, src INT, "
+                   "dst INT, amount INT)")
+        db.execute("CREATE TABLE notes (id INT AUTO_INCREMENT PRIMARY KEY, body TEXT)")
+        db.execute("CREATE VIEW total AS SELECT SUM(balance) AS money FROM accounts")
+        db.execute("CREATE VIEW balance AS SELECT balance FROM accounts WHERE id = ?")
+        db.table("accounts").insert_many([(i, 1000) for i in range(10)])
+    acked: list[tuple[int, int, int]] = []
+    in_flight = 0
+    for cycle, (fault, chatter) in enumerate([
+            ("transaction_apply:5", "chatter"), ("commit_before_durable:40", "chatter"),
+            ("commit_before_ack:40", "alone"),  # (each group a transfer: one is in flight)
+            ("propagate:30", "chatter"), ("transaction_apply:8", "chatter")], 1):
+        env = {**os.environ, faults.ENV: fault, "PYTHONPATH": str(REPO)}
+        done = subprocess.run([sys.executable, "-c", TRANSFERS, str(path), str(cycle), chatter],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == -9, done.stderr[-2000:]
+        assert f"rivulet-fault: {fault.replace(':', ' ')}" in done.stderr
+        acked += [tuple(map(int, line.split()[1:])) for line in done.stdout.splitlines()
+                  if line.startswith("ack ")]  # type: ignore[misc]
+        with rivulet.open(path) as db:
+            db.settle()
+            stored = db.query("SELECT src, dst, amount FROM transfers ORDER BY id")
+            assert stored[:len(acked)] == acked, f"cycle {cycle}: acknowledged transfers lost"
+            assert len(stored) - len(acked) in (0, 1), f"cycle {cycle}: unknown transfers"
+            in_flight += len(stored) - len(acked)
+            acked = [tuple(row) for row in stored]  # type: ignore[misc]
+            expected = dict.fromkeys(range(10), 1000)
+            for src, dst, amount in stored:
+                expected[src] -= amount
+                expected[dst] += amount
+            balances = dict(db.query("SELECT id, balance FROM accounts"))
+            assert balances == expected, f"cycle {cycle}: a transfer half applied"
+            assert db.view("total").lookup() == [(10_000,)]
+            assert all(db.view("balance").lookup(i) == [(expected[i],)] for i in range(10))
+    assert len(acked) > 20 and in_flight >= 1  # it did commit, and a kill caught one durable
+
+
 @pytest.mark.spark
 @pytest.mark.slow
 def test_kill_during_spark_bootstrap(crash_db: tuple[Path, crash.Ledger]) -> None:

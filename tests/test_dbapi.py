@@ -81,8 +81,10 @@ def test_closed_connection_and_cursor_refuse_work(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(dbapi.InterfaceError):
         conn.cursor()
-    with pytest.raises(dbapi.NotSupportedError):
+    with pytest.raises(dbapi.InterfaceError):
         conn.rollback()
+    with pytest.raises(dbapi.InterfaceError):
+        conn.commit()
 
 
 def test_description_names_kinds_and_nullability(tmp_path: Path) -> None:
@@ -94,3 +96,75 @@ def test_description_names_kinds_and_nullability(tmp_path: Path) -> None:
             ("id", "int", False), ("name", "str", True), ("price", "float", False),
             ("n", "int", False),
         ]
+
+
+def test_writes_wait_for_commit_and_rollback_forgets_them(tmp_path: Path) -> None:
+    with rivulet.connect(tmp_path) as conn:
+        assert conn.autocommit is False  # PEP 249: autocommit is initially off
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE t (id INT PRIMARY KEY, n INT)")
+        cur.execute("INSERT INTO t VALUES (1, 10), (2, 20)")
+        assert conn.in_transaction
+        conn.commit()
+        assert not conn.in_transaction
+        cur.execute("UPDATE t SET n = n + 1")
+        cur.execute("DELETE FROM t WHERE id = 2")
+        cur.execute("SELECT id, n FROM t")
+        assert cur.fetchall() == [(1, 11)]  # its own writes, before COMMIT
+        conn.db.settle()
+        assert conn.db.query("SELECT id, n FROM t ORDER BY id") == [(1, 10), (2, 20)]
+        conn.rollback()
+        cur.execute("SELECT id, n FROM t ORDER BY id")
+        assert cur.fetchall() == [(1, 10), (2, 20)]
+        cur.execute("INSERT INTO t VALUES (3, 30)")  # committed by leaving the block
+
+
+def test_closing_with_an_open_transaction_rolls_it_back(tmp_path: Path) -> None:
+    conn = rivulet.connect(tmp_path)
+    conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    conn.execute("INSERT INTO t VALUES (1)")
+    conn.commit()
+    conn.execute("INSERT INTO t VALUES (2)")
+    conn.close()
+    with pytest.raises(RuntimeError), rivulet.connect(tmp_path) as conn:
+        conn.execute("INSERT INTO t VALUES (3)")
+        raise RuntimeError("the block fails: its transaction is rolled back")
+    with rivulet.connect(tmp_path, autocommit=True) as conn:
+        assert conn.execute("SELECT id FROM t").fetchall() == [(1,)]
+
+
+def test_autocommit_writes_commit_each_and_turning_it_on_commits(tmp_path: Path) -> None:
+    with rivulet.connect(tmp_path, autocommit=True) as conn:
+        conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+        conn.execute("INSERT INTO t VALUES (1)")
+        assert not conn.in_transaction
+        conn.rollback()  # nothing to undo
+        conn.autocommit = False
+        conn.execute("INSERT INTO t VALUES (2)")
+        conn.autocommit = True  # commits the open transaction, as sqlite3 does
+        conn.execute("BEGIN")  # an explicit transaction, autocommit or not
+        conn.execute("INSERT INTO t VALUES (3)")
+        conn.execute("SAVEPOINT a")
+        conn.execute("INSERT INTO t VALUES (4)")
+        conn.execute("ROLLBACK TO SAVEPOINT a")
+        conn.execute("COMMIT")
+        with pytest.raises(dbapi.ProgrammingError, match="SAVEPOINT a does not exist"):
+            conn.execute("ROLLBACK TO a")
+    with rivulet.connect(tmp_path) as conn:
+        assert sorted(conn.execute("SELECT id FROM t").fetchall()) == [(1,), (2,), (3,)]
+
+
+def test_a_failed_statement_leaves_the_transaction_as_it_was(tmp_path: Path) -> None:
+    with rivulet.connect(tmp_path) as conn:
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(3) NOT NULL)")
+        cur.execute("INSERT INTO t VALUES (1, 'a')")
+        with pytest.raises(dbapi.IntegrityError, match="duplicate primary key"):
+            cur.execute("INSERT INTO t VALUES (2, 'b'), (1, 'c')")
+        with pytest.raises(dbapi.DataError, match="too long"):
+            cur.execute("UPDATE t SET name = 'abcd'")
+        cur.execute("SELECT id, name FROM t")
+        assert cur.fetchall() == [(1, "a")]
+        conn.commit()
+        cur.execute("SELECT id, name FROM t")
+        assert cur.fetchall() == [(1, "a")]

@@ -2,7 +2,8 @@
 
 A caller that takes the commit lock commits every write queued so far, its own and other
 callers', in one SQLite transaction (each request in its own savepoint, so one bad request
-fails alone), and queues their deltas, tagged with the batch's LSN, for propagation.
+fails alone), and queues their deltas, tagged with the batch's LSN, for propagation. A
+transaction's COMMIT is one such request, holding all its writes (docs/transactions.md).
 Committing in the caller's thread, rather than on a commit thread, matters in CPython:
 every hand-off between threads waits for the GIL, and a write would need two of them.
 
@@ -25,7 +26,7 @@ from rivulet.engine.propagate import CommittedBatch, Propagation
 from rivulet.engine.writers import WriteTexts, carried, check_rows, compile_writer
 from rivulet.errors import ClosedError, ConstraintError, ProgramError, RivuletError, StorageError
 from rivulet.faults import fault_point
-from rivulet.storage.writes import WriteRequest
+from rivulet.storage.writes import TransactionWrite, WriteRequest
 from rivulet.values.schema import Row
 
 #: Bulk imports of at least this many rows (and of at least the rows stored) rebuild the
@@ -84,8 +85,17 @@ class GroupCommit:
         try:
             with storage.transaction():
                 for request in group:
+                    if request.kind == "transaction":  # see _commit_transaction
+                        try:
+                            self._commit_transaction(request, deltas)  # type: ignore[arg-type]
+                        except Exception as exc:  # rolled back whole; the group goes on
+                            request.error = exc if isinstance(exc, RivuletError) else (
+                                StorageError(f"commit of a transaction failed: {exc!r}"))
+                            continue
+                        ok.append(request)
+                        continue
                     try:
-                        self._bring_up_to_date(request)
+                        self.bring_up_to_date(request)
                         if core.lazy.copies:  # copied as they were, before the write
                             core.lazy.before_write(request)
                         with nullcontext() if request.atomic else storage.savepoint():
@@ -126,7 +136,36 @@ class GroupCommit:
         for request in group:
             request.done.set()
 
-    def _bring_up_to_date(self, request: WriteRequest) -> None:
+    def _commit_transaction(self, request: TransactionWrite,
+                            deltas: dict[int, list]) -> None:
+        """A transaction's changes, in a savepoint of their own inside the group's SQLite
+        transaction: each table checked to be the version the transaction wrote to, each
+        row it found checked to be stored still as it found it, then stored (see
+        :class:`~rivulet.storage.writes.TransactionWrite`). Its deltas join the group's only
+        once all of it is stored."""
+        core = self.core
+        catalog, graph, storage = core.catalog, core.graph, core.storage
+        for part in request.changes:
+            current = catalog.tables.get(part.schema.name.lower())
+            if current is None:
+                raise ProgramError(f"table {part.schema.name!r} was dropped while the "
+                                   "transaction wrote to it; the transaction was rolled back")
+            if current.version != part.schema.version:
+                raise ProgramError(f"table {current.name!r} was altered while the transaction "
+                                   "wrote to it; the transaction was rolled back")
+            part.schema = current
+        with storage.savepoint():
+            if core.lazy.copies:  # keys of tables being copied (or copied from): copied first
+                for part in request.changes:
+                    touched = [row for change in part.rows.values() for row in change
+                               if row is not None]
+                    core.lazy.before_write(WriteRequest(part.schema, "insert", rows=touched))
+            changed = request.apply_changes(storage)
+        for schema, out in changed:
+            if out:
+                deltas.setdefault(graph.bases[schema.name.lower()], []).extend(out)
+
+    def bring_up_to_date(self, request: WriteRequest) -> None:
         """A write prepared against an older version of its table (an ALTER TABLE came in
         between) is bound again to the table as it is now, as MySQL would run it now;
         rows inserted through a table handle are carried to the newest columns."""

@@ -25,6 +25,7 @@ from typing import Any
 from rivulet.dataflow.builder import BuiltView
 from rivulet.dataflow.graph import Graph
 from rivulet.engine.limits import Limits
+from rivulet.engine.locks import LockManager
 from rivulet.engine.unapplied import UnappliedBatches
 from rivulet.errors import CatchUpTimeout, ClosedError, DataflowFailedError
 from rivulet.migrate.lazy import LazyWork
@@ -52,6 +53,8 @@ class Core:
     unapplied: UnappliedBatches = field(default_factory=UnappliedBatches)
     #: Every view's dataflow, by lower-case name.
     built: dict[str, BuiltView] = field(default_factory=dict)
+    #: Transactions' row and table locks (rivulet/engine/locks.py).
+    locks: LockManager = field(default_factory=LockManager)
     #: Test hooks: name -> callable, run at named points (see :meth:`hook`).
     hooks: dict[str, Callable[[], Any]] = field(default_factory=dict)
     closed: bool = False

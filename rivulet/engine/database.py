@@ -7,6 +7,7 @@ each a module of this package, sharing one :class:`~rivulet.engine.core.Core`:
 * :mod:`~rivulet.engine.program`: DDL, the views, the program restored at open;
 * :mod:`~rivulet.engine.writers`: write statements compiled once per text;
 * :mod:`~rivulet.engine.commit`: group commit, in the callers' threads;
+* :mod:`~rivulet.engine.transaction`: transactions, their writes held until COMMIT;
 * :mod:`~rivulet.engine.propagate`: committed batches through the dataflow, in LSN order;
 * :mod:`~rivulet.engine.upquery`: partial state filled on demand, base tables read at the
   graph's LSN;
@@ -38,16 +39,31 @@ from rivulet.engine.commit import GroupCommit, LastInsertIds, disk_hint
 from rivulet.engine.config import parse_size
 from rivulet.engine.core import Core
 from rivulet.engine.limits import Limits
+from rivulet.engine.locks import DEFAULT_TIMEOUT, LockManager, autocommit_owner, autocommit_targets
 from rivulet.engine.program import Program
 from rivulet.engine.propagate import Propagation
 from rivulet.engine.table import Table
+from rivulet.engine.transaction import Committer, LocalCommitter, Transaction
 from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
 from rivulet.engine.writers import WriteTexts, compile_writer
-from rivulet.errors import ParameterCountError, StorageError, UnknownObjectError
+from rivulet.errors import (
+    NoSuchSavepointError,
+    ParameterCountError,
+    StorageError,
+    UnknownObjectError,
+    UnsupportedSqlError,
+)
 from rivulet.migrate.lazy import LazyWork
 from rivulet.plan.catalog import Catalog
 from rivulet.spark.bootstrap import Bootstrapper, PlanRecordingBuilder
+from rivulet.sql.control import (
+    ISOLATION,
+    Control,
+    check_isolation,
+    control_statement,
+    locking_read,
+)
 from rivulet.sql.parse import split_statements
 from rivulet.storage.sqlite import SqliteStorage, page_cache_bytes
 from rivulet.storage.writes import WriteRequest
@@ -188,6 +204,11 @@ class Database:
         return self.core.graph_lock
 
     @property
+    def locks(self) -> LockManager:
+        """Transactions' row and table locks (rivulet/engine/locks.py)."""
+        return self.core.locks
+
+    @property
     def closed(self) -> bool:
         return self.core.closed
 
@@ -246,6 +267,12 @@ class Database:
         if writer is not None:  # a write seen before, same table
             return self.submit(writer(tuple(params)))
         self.limits.check_statement(sql)
+        control = control_statement(sql)
+        if control is not None:
+            return self._control(control)
+        locking = locking_read(sql)
+        if locking is not None:  # each statement commits on its own: locks nothing
+            sql = locking.sql
         statement = st.bind_text(sql, self.catalog)
         if isinstance(statement, st.Select):
             return self.program.prepare(sql, statement.query, params=params).lookup(*params)
@@ -254,6 +281,20 @@ class Database:
         if params:
             raise ParameterCountError("DDL statements take no parameters")
         self._ddl(statement)
+        return 0
+
+    @staticmethod
+    def _control(control: Control) -> int:
+        """A transaction statement outside a transaction, where every statement commits
+        on its own (as with MySQL's autocommit): COMMIT, ROLLBACK and SAVEPOINT have
+        nothing to do; a transaction is begun with :meth:`transaction`."""
+        if control.verb == "begin":
+            raise UnsupportedSqlError("BEGIN: execute() commits each statement on its own; "
+                                      "use db.transaction() (docs/transactions.md)")
+        if control.verb in ("rollback_to", "release"):
+            raise NoSuchSavepointError(f"SAVEPOINT {control.name} does not exist")
+        if control.verb == "characteristics":
+            check_isolation(control.isolation or ISOLATION)
         return 0
 
     def _ddl(self, statement: st.Statement) -> None:
@@ -322,7 +363,12 @@ class Database:
         return self.program.is_current(view)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        """Answer a SELECT from a view made for it on first use (cached by normalized text)."""
+        """Answer a SELECT from a view made for it on first use (cached by normalized text).
+        ``FOR UPDATE`` / ``FOR SHARE`` lock nothing here (no transaction: as MySQL's
+        autocommit); see :meth:`transaction`."""
+        locking = locking_read(sql)
+        if locking is not None:
+            sql = locking.sql
         return self.program.prepare(sql, params=params).lookup(*params)
 
     def prepare(self, sql: str, parsed: exp.Expr | None = None) -> View:
@@ -362,8 +408,19 @@ class Database:
 
     def submit(self, request: WriteRequest) -> int:
         """Commit a write (with any others queued meanwhile); returns rows changed once the
-        write is durable. Raises the write's own error if it was rejected."""
-        self.submit_many([request])
+        write is durable. Raises the write's own error if it was rejected. While a
+        transaction holds locks on its table, it first waits for the rows it writes (see
+        rivulet/engine/locks.py)."""
+        locks = self.core.locks
+        if locks.active and locks.table_busy(request.table.name):
+            owner = autocommit_owner()
+            try:
+                locks.acquire(owner, autocommit_targets(request), DEFAULT_TIMEOUT).result()
+                self.submit_many([request])
+            finally:
+                locks.release(owner)
+        else:
+            self.submit_many([request])
         count = request.wait()
         self._last_insert_ids.remember(request)
         return count
@@ -419,6 +476,21 @@ class Database:
         """
         return self.commits.bulk_insert(table, batches, duplicate=duplicate,
                                         expected_rows=expected_rows)
+
+    # ..................................................................... transactions
+
+    def transaction(self, *, read_only: bool = False,
+                    committer: Committer | None = None) -> Transaction:
+        """A transaction: ``with db.transaction() as tx:`` runs ``tx.execute``,
+        ``tx.query`` and ``tx.view(name).lookup`` with the transaction's own writes
+        visible to it and to nobody else, and commits them as one batch on a normal exit
+        (rolls them back on an exception). See docs/transactions.md. ``committer``: how
+        it commits, if not through this database's group commit (a replica's forwards)."""
+        self.check_open()
+        if committer is None:
+            committer = LocalCommitter(self.core, self.submit_many)
+        return Transaction(self.core, self.program, self.texts, self.commits, self.upqueries,
+                           committer, self._ddl, read_only=read_only)
 
     # ..................................................................... settle
 

@@ -102,14 +102,19 @@ class Upqueries:
                     counts[row] = counts.get(row, 0) - diff
         return [(row, n) for row, n in counts.items() if n]
 
-    def computed(self, plan: ir.ViewPlan) -> BuiltView:
+    def computed(self, plan: ir.ViewPlan,
+                 rows: Callable[[str], list[tuple[Row, int]]] | None = None) -> BuiltView:
         """The whole of a view, computed from the base tables at the graph's LSN into
-        throwaway full state (``scan()`` of a partial view)."""
+        throwaway full state (``scan()`` of a partial view); or from ``rows`` (each base
+        table's rows by name: a transaction's own, see rivulet/engine/transaction.py)."""
         core = self.core
+        if rows is not None:
+            with core.graph_lock:  # (only to copy the bases: the rows are the caller's)
+                graph = self._throwaway_graph(rows)
+            return Builder(graph).build_view(plan)
         with core.graph_lock:
-            graph = Graph(partial=False)
 
-            def rows(table: str) -> list[tuple[Row, int]]:
+            def at_graph_lsn(table: str) -> list[tuple[Row, int]]:
                 if core.lazy.copies:
                     core.lazy.before_read(table, None, [])
                 counts: dict[Row, int] = {}
@@ -119,14 +124,21 @@ class Upqueries:
                         counts[row] = counts.get(row, 0) + 1
                 return self.rewind(table, lsn, counts)
 
-            graph.base_rows = rows
-            for table, versions in core.graph.versions.items():
-                name = core.catalog.require_table(table).name
-                newest = core.graph.bases[table]
-                for version, node in sorted(versions.items(), key=lambda v: v[1] == newest):
-                    copy = graph.add_base(name, version)
-                    graph.base(copy).set_layout(core.graph.base(node).layout)
-            return Builder(graph).build_view(plan)
+            return Builder(self._throwaway_graph(at_graph_lsn)).build_view(plan)
+
+    def _throwaway_graph(self, rows: Callable[[str], list[tuple[Row, int]]]) -> Graph:
+        """A graph of full state with the running graph's base tables (every version of
+        each, laid out as there), whose rows are ``rows``."""
+        core = self.core
+        graph = Graph(partial=False)
+        graph.base_rows = rows
+        for table, versions in core.graph.versions.items():
+            name = core.catalog.require_table(table).name
+            newest = core.graph.bases[table]
+            for version, node in sorted(versions.items(), key=lambda v: v[1] == newest):
+                copy = graph.add_base(name, version)
+                graph.base(copy).set_layout(core.graph.base(node).layout)
+        return graph
 
     # ..................................................................... partial state
 

@@ -69,7 +69,7 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
         bound = check(params)
         keys = None
         if key_values is not None:
-            keys = _stored_keys(table, [tuple(f((), bound) for f in key) for key in key_values])
+            keys = stored_keys(table, [tuple(f((), bound) for f in key) for key in key_values])
         if assign is None:
             return WriteRequest(table, "delete", predicate=predicate, keys=keys, params=bound,
                                 sql=sql)
@@ -169,7 +169,7 @@ def _unnumbered(table: TableSchema, column: int, rows: Iterable[Any]) -> Iterato
         yield row
 
 
-def _stored_keys(table: TableSchema, keys: list[tuple]) -> list[tuple] | None:
+def stored_keys(table: TableSchema, keys: list[tuple]) -> list[tuple] | None:
     """The stored primary keys the WHERE's key values find, as MySQL's ``=`` compares them
     (:func:`~rivulet.values.matching.equal_key`): a value no stored key equals drops its
     key; a value several stored keys may equal (``varchar_pk = 1`` finds '1', '01', ' 1')

@@ -44,6 +44,7 @@ ER_WRONG_VALUE_FOR_VAR = 1231
 ER_MALFORMED_PACKET = 1835
 ER_MAX_PREPARED = 1461
 ER_TABLEACCESS_DENIED = 1142
+ER_CANT_CHANGE_TX_CHARACTERISTICS = 1568
 
 #: The SQLSTATE of each code: those of rivulet's errors from the table, then the protocol's.
 SQLSTATES = {code.mysql: code.sqlstate for code in errors.ERROR_CODES.values()} | {
@@ -51,6 +52,7 @@ SQLSTATES = {code.mysql: code.sqlstate for code in errors.ERROR_CODES.values()} 
     ER_UNKNOWN_SYSTEM_VARIABLE: "HY000", ER_WRONG_VALUE_FOR_VAR: "42000",
     1045: "28000", 1040: "08004", 1047: "08S01", ER_MALFORMED_PACKET: "HY000",
     ER_MAX_PREPARED: "42000", ER_TABLEACCESS_DENIED: "42000",
+    ER_CANT_CHANGE_TX_CHARACTERISTICS: "25001",
 }
 
 

@@ -103,6 +103,23 @@ class Storage(ABC):
     def get(self, schema: TableSchema, keys: list[tuple]) -> list[tuple[RowId, Row]]:
         """Rows by primary key (tables with a primary key only)."""
 
+    # ..................................................................... transactions
+
+    @abstractmethod
+    def read_rows(self, schema: TableSchema, columns: tuple[int, ...] | None = None,
+                  keys: list[Any] | None = None) -> list[tuple[RowId, Row]]:
+        """Committed rows with their identities (those whose ``columns`` hold one of
+        ``keys``; None: all), from the last commit. Callable while writes commit."""
+
+    @abstractmethod
+    def read_tables(self, schemas: list[TableSchema]) -> dict[str, list[tuple[RowId, Row]]]:
+        """Every committed row of each table with its identity, from one snapshot, by
+        lower-case table name."""
+
+    @abstractmethod
+    def rows_by_id(self, schema: TableSchema, ids: list[RowId]) -> dict[RowId, Row]:
+        """The rows stored under these identities, inside the open transaction."""
+
     # ..................................................................... upqueries
 
     @abstractmethod

@@ -98,6 +98,9 @@ class SqliteStorage(CopyTracking, Storage):
         self._auto_increment: dict[str, int] = {}  # by table: the largest number handed out
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
+        #: Transactions' reads of committed rows (see :meth:`read_rows`).
+        self._transactions: sqlite3.Connection | None = None
+        self._transactions_lock = threading.Lock()
 
     # ..................................................................... transactions
 
@@ -497,6 +500,73 @@ class SqliteStorage(CopyTracking, Storage):
         while rows := cursor.fetchmany(SCAN_CHUNK):
             yield from rows if from_db is None else map(from_db, rows)
 
+    # ..................................................................... transactions' reads
+
+    def read_rows(self, schema: TableSchema, columns: tuple[int, ...] | None = None,
+                  keys: list[Any] | None = None) -> list[tuple[RowId, Row]]:
+        """The committed rows of ``schema`` (those whose ``columns`` hold one of ``keys``;
+        None: all of them) with their identities, as the last commit left them: what a
+        statement in a transaction reads (see rivulet/engine/transaction.py). May return
+        extra rows where SQLite's comparison is looser than Python's: callers filter by key.
+        Read on a connection of its own, so reads and commits go on meanwhile."""
+        with self._transactions_lock:
+            conn = self._transactions_connection()
+            conn.execute("BEGIN")
+            try:
+                return self._read_rows(conn, schema, columns, keys)
+            finally:
+                conn.execute("COMMIT")
+
+    def read_tables(self, schemas: list[TableSchema]) -> dict[str, list[tuple[RowId, Row]]]:
+        """Every committed row of each of ``schemas`` with its identity, all from one
+        snapshot, by lower-case table name."""
+        with self._transactions_lock:
+            conn = self._transactions_connection()
+            conn.execute("BEGIN")
+            try:
+                return {s.name.lower(): self._read_rows(conn, s, None, None) for s in schemas}
+            finally:
+                conn.execute("COMMIT")
+
+    def _read_rows(self, conn: sqlite3.Connection, schema: TableSchema,
+                   columns: tuple[int, ...] | None, keys: list[Any] | None
+                   ) -> list[tuple[RowId, Row]]:
+        sql = self._sql(schema)
+        if columns is None or keys is None or any(
+                schema.columns[i].conversion is not None for i in columns):
+            # (rows not converted yet hold no value in the new column: read them all)
+            return list(self._identified(schema, conn.execute(sql.select).fetchall(),
+                                         sql.from_db))
+        names = sql.selected if schema.primary_key else ["rowid", *sql.selected]
+        target = [quote(schema.columns[i].name) for i in columns]
+        numeric = [looked_up_as_number(schema.columns[i]) for i in columns]
+        to_db = [float if n else key_converter(schema.columns[i]) for i, n in zip(columns, numeric)]
+        values = list(dict.fromkeys(key_to_db(k, to_db, len(columns)) for k in keys))
+        rows: list = []
+        for start in range(0, len(values), LOOKUP_CHUNK):
+            chunk = values[start:start + LOOKUP_CHUNK]
+            rows.extend(conn.execute(
+                lookup_sql(schema.name, names, target, len(columns), len(chunk), numeric),
+                [v for key in chunk for v in key]).fetchall())
+        return list(self._identified(schema, rows, sql.from_db))
+
+    def rows_by_id(self, schema: TableSchema, ids: list[RowId]) -> dict[RowId, Row]:
+        """The rows stored under these identities, on the writer's connection (inside the
+        open transaction): what a transaction's commit checks its rows against."""
+        sql = self._sql(schema)
+        rows: list = []
+        for rid in ids:
+            key = self._key_to_db(schema, rid) if schema.primary_key else (rid,)
+            rows.extend(self.conn.execute(sql.get, key).fetchall())
+        return dict(self._identified(schema, rows, sql.from_db))
+
+    def _transactions_connection(self) -> sqlite3.Connection:
+        if self._transactions is None:
+            self._transactions = sqlite3.connect(self.path, isolation_level=None,
+                                                 check_same_thread=False)
+            self._transactions.execute(f"PRAGMA {self._cache_pragma}")
+        return self._transactions
+
     def _read_connection(self) -> sqlite3.Connection:
         if self._reader is None:
             self._reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -511,6 +581,9 @@ class SqliteStorage(CopyTracking, Storage):
         with self._reader_lock:
             if self._reader is not None:
                 self._reader.close()
+        with self._transactions_lock:
+            if self._transactions is not None:
+                self._transactions.close()
         with self._lock:
             self.conn.close()
 

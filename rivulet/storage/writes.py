@@ -4,6 +4,10 @@ An INSERT carries its rows, checked in the caller's thread. An UPDATE or DELETE 
 compiled predicate (MySQL semantics, any WHERE) and is resolved by the commit worker
 against the committed rows, so concurrent writes serialize correctly: the rows it changes
 are those present when it commits. Each request becomes signed deltas for the dataflow.
+
+A transaction's writes come as one :class:`TransactionWrite`: the rows it changed, resolved
+when its statements ran, checked at commit against what is stored then (see
+rivulet/engine/transaction.py and docs/transactions.md).
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rivulet.errors import OutOfRangeError, RivuletError
+from rivulet.errors import OutOfRangeError, RivuletError, WriteConflictError
+from rivulet.faults import fault_point
 from rivulet.state.arrangement import Delta
 from rivulet.storage.base import RowId, Storage
 from rivulet.values.schema import Row, TableSchema, coerce_row
 
-WriteKind = Literal["insert", "update", "delete"]
+WriteKind = Literal["insert", "update", "delete", "transaction"]
 
 
 @dataclass
@@ -65,6 +70,14 @@ class WriteRequest:
             self.rowcount = len(matched)
             return [(row, -1) for _, row in matched]
         return self._update(storage, matched)
+
+    def number_rows(self, storage: Storage) -> None:
+        """Give the rows of an insert their AUTO_INCREMENT numbers now, and count the
+        numbers as handed out (a transaction's insert is numbered when it runs, as MySQL
+        numbers it: its rows then go to storage as they are at COMMIT)."""
+        column = self.table.auto_column
+        if self.kind == "insert" and column is not None:
+            storage.note_auto_increment(self.table, column, self._number_rows(storage, column))
 
     def _number_rows(self, storage: Storage, column: int) -> int:
         """Give rows whose AUTO_INCREMENT column is 0 (NULL or no value was written) the
@@ -125,3 +138,72 @@ class WriteRequest:
         if self.error is not None:
             raise self.error
         return self.rowcount
+
+
+#: What a transaction did to one row identity: the committed row it found there when it
+#: first touched it (None: none), and the row it holds there now (None: deleted).
+Change = tuple[Row | None, Row | None]
+
+
+@dataclass(eq=False)
+class TableChanges:
+    """A transaction's changes to one table, by row identity (the primary key, or a row id:
+    SQLite's for committed rows, a negative one for rows the transaction inserted into a
+    table without a primary key)."""
+
+    schema: TableSchema
+    rows: dict[RowId, Change] = field(default_factory=dict)
+    #: Rows the transaction's locking reads found (None: no row there), checked at commit
+    #: as the rows it found before writing are, but not written.
+    checked: dict[RowId, Row | None] = field(default_factory=dict)
+
+    def apply(self, storage: Storage) -> list[Delta]:
+        """Store the changes inside the open transaction, once every row the transaction
+        found (and read under a lock) is checked to be there still as it found it (else
+        nothing of it is stored: :class:`WriteConflictError`); returns the deltas."""
+        schema = self.schema
+        found: list[tuple[RowId, Row | None]] = [
+            (rid, old) for rid, (old, _) in self.rows.items() if old is not None]
+        found += [(rid, row) for rid, row in self.checked.items() if rid not in self.rows]
+        stored = storage.rows_by_id(schema, [rid for rid, _ in found])
+        for rid, old in found:
+            if stored.get(rid) != old:
+                raise WriteConflictError(
+                    f"table {schema.name!r}: {_row_named(schema, rid)} was changed by another "
+                    "commit after this transaction read or wrote it; the transaction was "
+                    "rolled back (try restarting transaction)")
+        changed = [(rid, old, new) for rid, (old, new) in self.rows.items() if old != new]
+        storage.delete(schema, [rid for rid, old, _ in changed if old is not None])
+        storage.insert(schema, [new for _, _, new in changed if new is not None])
+        return ([(old, -1) for _, old, _ in changed if old is not None]
+                + [(new, 1) for _, _, new in changed if new is not None])
+
+
+@dataclass(eq=False)
+class TransactionWrite(WriteRequest):
+    """A transaction's COMMIT: its changes to every table it wrote, committed as one
+    request of the group commit (in a savepoint of its own: all or nothing)."""
+
+    changes: list[TableChanges] = field(default_factory=list)
+
+    @property
+    def atomic(self) -> bool:
+        return False
+
+    def apply_changes(self, storage: Storage) -> list[tuple[TableSchema, list[Delta]]]:
+        """Store every table's changes inside the open transaction (the caller's savepoint
+        undoes them all if one fails); each table's deltas."""
+        out = []
+        for part in self.changes:
+            out.append((part.schema, part.apply(storage)))
+            fault_point("transaction_apply")
+        self.rowcount = sum(old != new for part in self.changes for old, new in part.rows.values())
+        return out
+
+
+def _row_named(schema: TableSchema, rid: RowId) -> str:
+    if not schema.primary_key:
+        return "a row it changed"
+    names = ", ".join(schema.columns[i].name for i in schema.primary_key)
+    shown = ", ".join(repr(v) for v in rid)
+    return f"the row with primary key ({names}) = ({shown})"

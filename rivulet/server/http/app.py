@@ -137,6 +137,7 @@ def make_app(db: Database, *, verify: Verify | None = None, max_body: int = MAX_
         Route("/tables/{name}/rows/{key:path}", api.update_row, methods=["PATCH"]),
         Route("/tables/{name}/rows/{key:path}", api.delete_row, methods=["DELETE"]),
         Route("/sql", api.sql, methods=["POST"]),
+        Route("/transaction", api.transaction, methods=["POST"]),
         Route("/verify", api.verify_views, methods=["POST"]),
     ]
     app = Starlette(routes=routes, exception_handlers=_exception_handlers(db))

@@ -27,7 +27,7 @@ from starlette.responses import Response
 from rivulet.engine.database import Database
 from rivulet.engine.limits import Limits
 from rivulet.engine.views import NOT_READY, View
-from rivulet.errors import ProgramError, RivuletError
+from rivulet.errors import ProgramError, RivuletError, error_code
 from rivulet.server.http import graphviz
 from rivulet.server.http.inputs import (
     flag,
@@ -38,11 +38,13 @@ from rivulet.server.http.inputs import (
     optional_json_body,
     sql_body,
     sql_request,
+    transaction_request,
     view_names,
 )
 from rivulet.server.http.metrics import CONTENT_TYPE, RequestCounter, render_metrics
 from rivulet.server.http.middleware import READ_ONLY_SCOPE, USER_SCOPE
 from rivulet.server.http.responses import ApiError, Json, json_rows
+from rivulet.sql.control import control_statement
 from rivulet.sql.parse import parse_one, split_statements
 from rivulet.values.schema import TableSchema, coerce_value
 
@@ -252,6 +254,52 @@ class Api:
             columns = self.db.prepare(sql).columns  # cached by execute: no second parse
             return Json({"columns": list(columns), "rows": json_rows(result)})
         return Json({"rowcount": result, "lsn": self.db.lsn})
+
+    async def transaction(self, request: Request) -> Response:
+        """Several SELECT, INSERT, UPDATE and DELETE statements as one transaction: all of
+        their writes commit as one batch, or none (docs/transactions.md)."""
+        statements = transaction_request(await json_body(request))
+        read_only = request.scope.get(READ_ONLY_SCOPE)
+        for n, (sql, _) in enumerate(statements, 1):
+            if control_statement(sql) is not None or len(split_statements(sql)) != 1:
+                raise ApiError(400, "sql", f"statement {n}: POST /transaction takes one SELECT, "
+                               "INSERT, UPDATE or DELETE per statement (it begins and commits "
+                               "the transaction itself)")
+            node = parse_one(sql)
+            if not isinstance(node, (exp.Query, exp.Insert, exp.Update, exp.Delete)):
+                raise ApiError(400, "sql", f"statement {n}: DDL would commit the transaction "
+                               "half-way; run it with POST /sql")
+            if read_only and not isinstance(node, exp.Query):
+                raise ApiError(403, "forbidden", f"user {request.scope.get(USER_SCOPE)!r} is "
+                               "read-only: a transaction of SELECTs only")
+        results, lsn = await run_in_threadpool(self._transaction, statements)
+        return Json({"results": results, "lsn": lsn})
+
+    def _transaction(self, statements: list[tuple[str, list[Any]]]
+                     ) -> tuple[list[dict[str, Any]], int]:
+        db = self.db
+        results: list[dict[str, Any]] = []
+        tx = db.transaction()
+        try:
+            for n, (sql, params) in enumerate(statements, 1):
+                try:
+                    result = tx.execute(sql, params)
+                except RivuletError as exc:
+                    code = error_code(exc)
+                    raise ApiError(code.http_status, code.http_kind,
+                                   f"statement {n}: {exc} (the transaction was rolled back)"
+                                   ) from exc
+                if isinstance(result, list):
+                    db.limits.check_result(len(result))
+                    results.append({"columns": list(db.prepare(sql).columns),
+                                    "rows": json_rows(result)})
+                else:
+                    results.append({"rowcount": result})
+            tx.commit()
+        finally:
+            if tx.active:
+                tx.rollback()
+        return results, tx.lsn or db.lsn
 
     # ..................................................................... operations
 

@@ -142,5 +142,26 @@ async def sql_request(request: Request) -> tuple[str, list[Any]]:
     return sql, params
 
 
+def transaction_request(body: Any) -> list[tuple[str, list[Any]]]:
+    """The statements of ``POST /transaction``: ``{"statements": [...]}`` or the list alone,
+    each ``{"sql": "...", "params": [...]}`` or the SQL text alone."""
+    if isinstance(body, dict) and set(body) == {"statements"}:
+        body = body["statements"]
+    if not isinstance(body, list) or not body:
+        raise ApiError(400, "bad_request", 'the body must be {"statements": [{"sql": "...", '
+                       '"params": [...]}, ...]} with at least one statement')
+    out = []
+    for item in body:
+        sql, params = (item, []) if isinstance(item, str) else (
+            (item.get("sql"), item.get("params", [])) if isinstance(item, dict) else (None, []))
+        if not isinstance(sql, str) or not sql.strip():
+            raise ApiError(400, "bad_request", 'each statement is {"sql": "...", "params": '
+                           '[...]} or the SQL text')
+        if not isinstance(params, list) or any(isinstance(p, (list, dict)) for p in params):
+            raise ApiError(400, "bad_request", "params must be a JSON list of scalar values")
+        out.append((sql, params))
+    return out
+
+
 __all__ = ["flag", "int_param", "json_body", "key_params", "lookup_keys", "optional_json_body",
-           "sql_body", "sql_request", "view_names"]
+           "sql_body", "sql_request", "transaction_request", "view_names"]

@@ -13,9 +13,11 @@ from concurrent.futures import Executor
 from typing import Protocol
 
 from rivulet.engine.database import Database
+from rivulet.engine.transaction import Transaction
 from rivulet.server.auth import UserStore
 from rivulet.server.mysql.batcher import WriteBatcher
 from rivulet.server.mysql.statements import StatementCache
+from rivulet.storage.writes import WriteRequest
 
 
 class ServerContext(Protocol):
@@ -34,6 +36,14 @@ class ServerContext(Protocol):
 
     async def run_ddl(self, sql: str) -> None:
         """Change the program (off the event loop)."""
+        ...
+
+    async def submit_write(self, request: WriteRequest, timeout: float = ...) -> None:
+        """An autocommit write, committed (after the locks it needs, if any are held)."""
+        ...
+
+    def transaction(self, read_only: bool) -> Transaction:
+        """A new transaction of a connection (a replica's commits through the primary)."""
         ...
 
 

@@ -4,9 +4,10 @@ writes and DDL they forward (the replica's side, and why: :mod:`rivulet.server.m
 The primary accepts every connection on the MySQL port and deals them out in turn to
 itself and its ready replicas, passing the socket (``SCM_RIGHTS``) before the handshake,
 so a client never knows which process serves it. A replica's writes arrive as statement
-text and parameters and join the primary's own group commits; its DDL runs as the
-primary's does. A replica that exits gets no more connections (those it served are
-closed with it); the primary goes on.
+text and parameters and join the primary's own group commits; a transaction of a replica
+runs there and sends its write set at COMMIT, committed here as the primary's own
+transactions are; its DDL runs as the primary's does. A replica that exits gets no more
+connections (those it served are closed with it); the primary goes on.
 """
 
 from __future__ import annotations
@@ -22,8 +23,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rivulet.engine.limits import Limits
+from rivulet.engine.locks import Target
+from rivulet.engine.transaction import LocalCommitter
+from rivulet.errors import ProgramError
 from rivulet.server import errors as er
 from rivulet.server.mysql.replica import NOTICE, frame, read_frame
+from rivulet.storage.writes import TableChanges, TransactionWrite, WriteRequest
+from rivulet.values.schema import TableSchema
 
 if TYPE_CHECKING:
     from rivulet.server.mysql.context import ServerContext
@@ -155,6 +161,9 @@ class Replicas:
                 log.error("replica %d exited with status %s", replica.index, code)
         finally:
             replica.ended.set()
+            index = replica.index  # its transactions are gone: so are their locks
+            self.server.db.locks.release_all(
+                lambda owner: owner[:2] == ("replica", index))
 
     async def _answer(self, writer: asyncio.StreamWriter, kind: str, ident: int,
                       body: list[Any]) -> None:
@@ -164,6 +173,15 @@ class Replicas:
             elif kind == "ddl":
                 await self.server.run_ddl(*body)
                 outcome = (None, 0, 0, self.server.db.lsn)
+            elif kind == "lock":
+                outcome = await self._lock(*body)
+            elif kind == "release":
+                self.server.db.locks.release(body[0])
+                outcome = (None, 0, 0, 0)
+            elif kind == "number":
+                outcome = await self._number(*body)
+            elif kind == "commit":
+                outcome = await self._commit(*body)
             else:
                 raise er.MysqlError(f"unknown request {kind!r} from a replica", er.ER_UNKNOWN)
         except Exception as exc:  # the replica's client gets the error
@@ -178,10 +196,40 @@ class Replicas:
             request = await asyncio.get_running_loop().run_in_executor(
                 self.server.pool, db.write_request, sql, params)
             assert request is not None  # compiled now: there is one
-        await self.server.writes.submit(request)
+        await self.server.submit_write(request)
         if request.error is not None:
             return tuple(er.failure(request.error)), 0, 0, 0
         return None, request.rowcount, request.last_insert_id, request.lsn
+
+    async def _lock(self, owner: Any, targets: list[Target], timeout: float | None,
+                    nowait: bool) -> tuple[Any, ...]:
+        """Locks for a replica's transaction (``owner``: the replica's name for it, which
+        starts with ``("replica", n)``), answered once held, or with why not (1205, 1213,
+        3572)."""
+        future = self.server.db.locks.acquire(owner, targets, timeout, nowait=nowait)
+        await asyncio.wrap_future(future)
+        return None, 0, 0, 0
+
+    async def _number(self, table: str, version: int, rows: list) -> tuple[Any, ...]:
+        """AUTO_INCREMENT numbers for the rows of an insert in a replica's transaction."""
+        db = self.server.db
+        request = WriteRequest(_same_version(db, table, version), "insert", rows=rows)
+        await asyncio.get_running_loop().run_in_executor(
+            self.server.pool, LocalCommitter(db.core, db.submit_many).number, request)
+        return None, 0, request.last_insert_id, 0, request.rows
+
+    async def _commit(self, parts: list[tuple[str, int, dict]]) -> tuple[Any, ...]:
+        """A replica's transaction's COMMIT: its write set (by table: name, the version it
+        was written against, the changes by row identity), committed as the primary's own
+        transactions are (checked, then stored as one batch, or not at all)."""
+        db = self.server.db
+        changes = [TableChanges(_same_version(db, name, version), rows)
+                   for name, version, rows in parts]
+        request = TransactionWrite(changes[0].schema, "transaction", changes=changes)
+        await self.server.writes.submit(request)
+        if request.error is not None:
+            return tuple(er.failure(request.error)), 0, 0, 0
+        return None, request.rowcount, 0, request.lsn
 
     # ..................................................................... stop
 
@@ -219,6 +267,19 @@ def _exit_status(process: subprocess.Popen[bytes], timeout: float = 5.0) -> int 
         return process.wait(timeout)
     except subprocess.TimeoutExpired:
         return None
+
+
+def _same_version(db: Any, table: str, version: int) -> TableSchema:
+    """The table a replica's transaction wrote to, as long as it is the version it wrote
+    against (else the transaction fails, as the primary's own do)."""
+    schema = db.catalog.tables.get(table.lower())
+    if schema is None:
+        raise ProgramError(f"table {table!r} was dropped while the transaction wrote to it; "
+                           "the transaction was rolled back")
+    if schema.version != version:
+        raise ProgramError(f"table {table!r} was altered while the transaction wrote to it; "
+                           "the transaction was rolled back")
+    return schema
 
 
 def replica_options(args: Any) -> list[str]:

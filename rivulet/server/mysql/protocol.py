@@ -38,13 +38,22 @@ from mysql_mimic import packets
 from mysql_mimic.connection import Connection
 from mysql_mimic.results import ResultColumn, ensure_result_set
 from mysql_mimic.stream import ConnectionClosed
-from mysql_mimic.types import ColumnDefinition
+from mysql_mimic.types import ColumnDefinition, ServerStatus
 from mysql_mimic.utils import aiterate
 from sqlglot import exp
 
 from rivulet.engine.explain import explain
+from rivulet.engine.transaction import LockWait, Transaction
 from rivulet.engine.views import NOT_READY, View
-from rivulet.errors import ParameterError, ProgramError, RivuletError, SqlError
+from rivulet.errors import (
+    DeadlockError,
+    NoSuchSavepointError,
+    ParameterError,
+    ProgramError,
+    RivuletError,
+    SqlError,
+    UnsupportedSqlError,
+)
 from rivulet.server import errors as er
 from rivulet.server.mysql import normalize
 from rivulet.server.mysql.context import ServerContext
@@ -54,6 +63,7 @@ from rivulet.server.mysql.session import (
     RivuletSession,
     column_flags,
     describe,
+    isolation_value,
     result_columns,
     show,
     text_columns,
@@ -62,10 +72,10 @@ from rivulet.server.mysql.statements import (
     CHATTER,
     DDL,
     EXPLAIN,
-    NOOP,
     READ,
     SET,
     SHOW,
+    TRANSACTION,
     WRITE,
     Handler,
     Known,
@@ -74,6 +84,7 @@ from rivulet.server.mysql.statements import (
     check_static_select,
 )
 from rivulet.server.mysql.wire import MAX_PAYLOAD, PacketTooLarge, Wire
+from rivulet.sql.control import Control, LockingRead, control_statement, locking_read
 
 if TYPE_CHECKING:
     from rivulet.engine.database import Database
@@ -85,7 +96,10 @@ COM_QUIT, COM_INIT_DB, COM_QUERY, COM_FIELD_LIST, COM_PING = 0x01, 0x02, 0x03, 0
 COM_CHANGE_USER, COM_STMT_PREPARE, COM_STMT_EXECUTE = 0x11, 0x16, 0x17
 COM_STMT_SEND_LONG_DATA, COM_STMT_CLOSE, COM_STMT_RESET = 0x18, 0x19, 0x1A
 COM_STMT_FETCH, COM_RESET_CONNECTION = 0x1C, 0x1F
-_SERVER_STATUS_AUTOCOMMIT = 0x0002
+_SERVER_STATUS_IN_TRANS, _SERVER_STATUS_AUTOCOMMIT = 0x0001, 0x0002
+_SERVER_STATUS_IN_TRANS_READONLY = 0x2000
+_TRANSACTION_STATUS = (_SERVER_STATUS_IN_TRANS | _SERVER_STATUS_AUTOCOMMIT
+                       | _SERVER_STATUS_IN_TRANS_READONLY)
 _CURSOR_EXISTS, _LAST_ROW_SENT = 0x0040, 0x0080
 MAX_PREPARED = 16_382
 #: Encoded rows a statement's handler keeps (see ``_text_payloads``): a few MB at most.
@@ -105,6 +119,8 @@ class Prepared:
     long_data: dict[int, bytearray] | None = None
     cursor: list[tuple] | None = None
     columns: Any = None
+    #: A locking read's clause (``FOR UPDATE``, ``FOR SHARE``), taken off ``sql``.
+    lock: LockingRead | None = None
 
 
 @dataclass(eq=False)
@@ -123,6 +139,8 @@ class RivuletConnection(Connection):
     #: mimic's stream, in a :class:`GuardedStream` until the handshake is checked
     #: (mimic ships no types).
     stream: Any
+    #: The server status flags of OK and EOF packets (mimic's; see _status_changed).
+    status_flags: ServerStatus
 
     def __init__(self, server: ServerContext, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -189,6 +207,9 @@ class RivuletConnection(Connection):
             return False
 
     def _fast(self, data: bytes, seq: int) -> bool | asyncio.Future[bool]:
+        session = self.session
+        if not session.direct and session.tx is not None and session.tx.written:
+            return False  # reads see the transaction's writes, writes join them: slow path
         command = data[0]
         if command == COM_QUERY:
             known = self._texts.get(data)  # this very text answered before: no decoding
@@ -201,7 +222,8 @@ class RivuletConnection(Connection):
                 if handler is None:
                     return False
                 if handler.kind != READ:
-                    if handler.kind != WRITE or self.read_only:
+                    if (handler.kind != WRITE or self.read_only or not session.direct
+                            or self.db.locks.active):  # (locks: see _write)
                         return False
                     return self._write_soon(handler, handler.args(split.values), seq)
                 known = Known(handler, handler.args(split.values))
@@ -209,8 +231,8 @@ class RivuletConnection(Connection):
             return self._read_text(known, seq)
         if command == COM_STMT_EXECUTE:
             stmt = self.statements.get(int.from_bytes(data[1:5], "little"))
-            if stmt is None or data[5] & 0x01 or stmt.long_data is not None:
-                return False  # unknown, a cursor, or long data: the slow path
+            if stmt is None or data[5] & 0x01 or stmt.long_data is not None or stmt.lock:
+                return False  # unknown, a cursor, long data or a locking read: the slow path
             handler = stmt.handler
             if handler is None or handler.kind != READ or not self.cache.current(handler):
                 return False
@@ -330,6 +352,7 @@ class RivuletConnection(Connection):
             elif command == COM_RESET_CONNECTION:
                 self.statements.clear()
                 await self.session.reset()
+                self._status_changed()
                 self._send(self._ok_bytes)
             elif command == COM_FIELD_LIST:
                 check_field_list(data[1:])  # mimic's parser loops forever without the NUL
@@ -383,6 +406,9 @@ class RivuletConnection(Connection):
     # ..................................................................... text queries
 
     async def _query(self, sql: str) -> None:
+        lock = locking_read(sql)
+        if lock is not None:  # the SELECT without its FOR UPDATE / FOR SHARE
+            sql = lock.sql
         split = normalize.split(sql)
         handler = None if split.params else self.cache.lookup(split, sql)
         if handler is None:
@@ -395,13 +421,27 @@ class RivuletConnection(Connection):
                                      "statement")
             handler = await self._handler(split, sql)
         if handler.kind == READ:
-            await self._read(handler, handler.args(split.values), False)
+            await self._read(handler, handler.args(split.values), False, lock=lock)
         else:
+            _no_lock(lock)
             await self._write(handler, handler.args(split.values))
 
     async def _read(self, handler: Handler, args: tuple, binary: bool,
-                    cursor: Prepared | None = None) -> None:
+                    cursor: Prepared | None = None, lock: LockingRead | None = None) -> None:
         session = self.session
+        tx = session.tx
+        if lock is not None and (tx is not None or not session.autocommit):
+            if tx is None:  # with autocommit off, a locking read begins a transaction
+                tx = session.begin()
+                self._status_changed()
+            rows = await self._in_transaction(tx, tx.locking_read, handler.view, args,
+                                              lock.mode, lock.nowait)
+            self._answer(handler, rows, binary, cursor)
+            return
+        if tx is not None and tx.written:  # its own writes in the answer
+            rows = await self._in_pool(tx.read, handler.view, args)
+            self._answer(handler, rows, binary, cursor)
+            return
         if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
             await self._in_pool(self.db.wait_for, session.last_write_lsn)
         view = handler.view
@@ -419,12 +459,40 @@ class RivuletConnection(Connection):
     async def _write(self, handler: Handler, args: tuple) -> None:
         self._check_may_change("write")
         request = handler.make(args)  # type: ignore[misc]
-        await self.server.writes.submit(request)
+        session = self.session
+        if not session.direct:  # in a transaction (one starts here with autocommit off)
+            tx = session.tx or session.begin()
+            self._status_changed()
+            count = await self._in_transaction(tx, tx.write, request)
+            self._send(self.ok(affected_rows=count, last_insert_id=request.last_insert_id))
+            return
+        await self.server.submit_write(request, self._lock_timeout())
         if request.error is not None:
             raise request.error
         self.session.wrote(request.lsn)
         self._send(self.ok(affected_rows=request.rowcount,
                            last_insert_id=request.last_insert_id))
+
+    async def _in_transaction(self, tx: Transaction, fn: Any, *args: Any) -> Any:
+        """``fn(*args)``, a statement of ``tx``, in the pool; a lock it must wait for is
+        awaited here (no thread held meanwhile), then the statement runs again. A deadlock
+        ends the transaction (rolled back: its victim); a lock wait timeout fails the
+        statement only (1205), as in MySQL."""
+        tx.defer_lock_waits = True
+        tx.lock_timeout = self._lock_timeout()
+        try:
+            while True:
+                try:
+                    return await self._in_pool(fn, *args)
+                except LockWait as wait:
+                    await asyncio.wrap_future(wait.future)
+        except DeadlockError:
+            await self._end_transaction(commit=False)
+            raise
+
+    def _lock_timeout(self) -> float:
+        """The session's ``innodb_lock_wait_timeout``, in seconds."""
+        return float(self.session.variables.get("innodb_lock_wait_timeout"))
 
     async def _handler(self, split: normalize.Split, sql: str) -> Handler:
         """A statement's handler, built off the event loop on the program as it is now (a
@@ -522,14 +590,17 @@ class RivuletConnection(Connection):
                      cursor: Prepared | None = None) -> None:
         """Statements that are not view reads or writes: DDL, SHOW, EXPLAIN, SET, chatter."""
         kind = shape.kind
-        if kind == NOOP:
-            node = shape.node
-            self.session.transaction_statement(
-                "rollback" if isinstance(node, exp.Rollback)
-                else "commit" if isinstance(node, exp.Commit) else "begin")
+        if kind == TRANSACTION:
+            control = control_statement(sql)
+            assert control is not None  # (how the shape was found)
+            try:
+                await self._control(control)
+            finally:
+                self._status_changed()
             self._send(self._ok_bytes)
         elif kind == DDL:
             self._check_may_change("changing the program (DDL)")
+            await self._end_transaction(commit=True)  # DDL commits first, as in MySQL
             await self.server.run_ddl(sql)
             self._send(self._ok_bytes)
         elif kind == SHOW:
@@ -540,9 +611,11 @@ class RivuletConnection(Connection):
         else:  # SET and driver chatter: mysql-mimic's session handlers
             if kind == CHATTER and isinstance(shape.node, exp.Query):
                 check_static_select(sql)
-            result = await ensure_result_set(await self.session.handle_query(sql, {}))
+            session = self.session
+            result = await ensure_result_set(await session.handle_query(sql, {}))
             if kind == SET:
-                self.session.refresh()
+                await self._autocommit_changed()
+                session.refresh()
                 self._codec = self.client_charset.codec
                 self._header_key = (self.capabilities, self.server_charset)
                 self._framing = self.cache.framing((self._header_key, self._end_bytes))
@@ -552,6 +625,91 @@ class RivuletConnection(Connection):
                 return
             rows = [tuple(r) async for r in aiterate(result.rows)]
             self._reply(Reply(rows, result.columns), binary, cursor)
+
+    # ..................................................................... transactions
+
+    async def _control(self, control: Control) -> None:
+        """BEGIN, COMMIT, ROLLBACK and the savepoints (docs/transactions.md)."""
+        session = self.session
+        verb = control.verb
+        if verb == "begin":  # (BEGIN in a transaction commits it first, as in MySQL)
+            await self._end_transaction(commit=True)
+            session.begin(control.read_only)
+        elif verb in ("commit", "rollback"):
+            await self._end_transaction(commit=verb == "commit")
+        elif verb == "characteristics":
+            self._characteristics(control)
+        else:
+            tx = session.tx
+            if tx is None:
+                if session.autocommit:  # no transaction: MySQL keeps no savepoint
+                    if verb == "savepoint":
+                        return
+                    raise NoSuchSavepointError(f"SAVEPOINT {control.name} does not exist")
+                tx = session.begin()
+            await self._in_pool(tx.control, control)
+
+    def _characteristics(self, control: Control) -> None:
+        """``SET [SESSION] TRANSACTION ...``: for the session, or the next transaction."""
+        session = self.session
+        if control.isolation is not None:
+            isolation_value(control.isolation)  # (READ COMMITTED, or refused: 1231)
+        if control.scope == "GLOBAL":
+            raise UnsupportedSqlError("SET GLOBAL TRANSACTION: rivulet's transaction "
+                                      "characteristics are set per session")
+        if control.scope == "SESSION":
+            if control.read_only is not None:
+                session.variables.set("transaction_read_only", control.read_only)
+        elif session.tx is not None:
+            raise er.MysqlError("Transaction characteristics can't be changed while a "
+                                "transaction is in progress", er.ER_CANT_CHANGE_TX_CHARACTERISTICS)
+        elif control.read_only is not None:
+            session.next_read_only = control.read_only
+
+    async def _end_transaction(self, *, commit: bool) -> None:
+        """End the open transaction, if any: commit it (in the pool: it waits for the
+        group commit) or roll it back. A failed commit leaves it rolled back."""
+        tx = self.session.end()
+        try:
+            if tx is None:
+                return
+            if not commit:
+                tx.rollback()
+                return
+            await self._in_pool(tx.commit)
+            if tx.lsn:
+                self.session.wrote(tx.lsn)
+        finally:
+            self._status_changed()
+
+    async def _autocommit_changed(self) -> None:
+        """After a SET: autocommit turned on commits the open transaction (as in MySQL)."""
+        session = self.session
+        on = bool(session.variables.get("autocommit"))
+        if on == session.autocommit:
+            return
+        session.set_autocommit(on)
+        if on:
+            await self._end_transaction(commit=True)
+        self._status_changed()
+
+    def _status_changed(self) -> None:
+        """The transaction status the OK and EOF packets carry (SERVER_STATUS_IN_TRANS,
+        _AUTOCOMMIT), and the replies built from them, brought up to date."""
+        session = self.session
+        flags = int(self.status_flags) & ~_TRANSACTION_STATUS
+        if session.autocommit:
+            flags |= _SERVER_STATUS_AUTOCOMMIT
+        if session.tx is not None:
+            flags |= _SERVER_STATUS_IN_TRANS
+            if session.tx.read_only:
+                flags |= _SERVER_STATUS_IN_TRANS_READONLY
+        if flags == self.status_flags:
+            return
+        self.status_flags = ServerStatus(flags)
+        self._ok_bytes = self.ok()
+        self._end_bytes = self.ok_or_eof()
+        self._framing = self.cache.framing((self._header_key, self._end_bytes))
 
     async def _explain(self, shape: Shape, sql: str) -> Reply:
         """``EXPLAIN SELECT ...``: the dataflow of the view that answers the query (made
@@ -576,6 +734,9 @@ class RivuletConnection(Connection):
     # ..................................................................... prepared statements
 
     async def _prepare(self, sql: str) -> None:
+        lock = locking_read(sql)
+        if lock is not None:  # kept with the statement, taken off its text
+            sql = lock.sql
         split = normalize.split(sql)
         shape = self.cache.shape(split, sql)
         handler = None
@@ -589,7 +750,9 @@ class RivuletConnection(Connection):
                 er.ER_MAX_PREPARED)
         self._next_stmt += 1
         stmt_id = self._next_stmt
-        self.statements[stmt_id] = Prepared(split, sql, shape, handler)
+        if lock is not None and (handler is None or handler.kind != READ):
+            _no_lock(lock)
+        self.statements[stmt_id] = Prepared(split, sql, shape, handler, lock=lock)
         n_params = len(split.params)
         columns: Sequence[ResultColumn] = ()
         flags: Sequence[ColumnDefinition] = ()
@@ -635,7 +798,7 @@ class RivuletConnection(Connection):
         if not self.cache.current(handler):  # DDL replaced what the statement was bound to
             handler = stmt.handler = await self._handler(stmt.split, stmt.sql)
         if handler.kind == READ:
-            await self._read(handler, handler.args(slots), True, cursor)
+            await self._read(handler, handler.args(slots), True, cursor, stmt.lock)
         else:
             await self._write(handler, handler.args(slots))
 
@@ -666,6 +829,12 @@ class RivuletConnection(Connection):
             raise er.MysqlError(f"unknown prepared statement handler ({stmt_id})",
                                 er.ER_UNKNOWN_STMT)
         return stmt
+
+
+def _no_lock(lock: LockingRead | None) -> None:
+    """A locking clause ends only a SELECT that reads tables."""
+    if lock is not None:
+        raise UnsupportedSqlError("FOR UPDATE / FOR SHARE ends a SELECT that reads tables")
 
 
 def _columns_of(handler: Handler) -> tuple[tuple[ResultColumn, ...], tuple[ColumnDefinition, ...]]:

@@ -8,7 +8,8 @@ handshake), over the other go writes and DDL, and their outcomes come back.
 
 A replica opens the data directory as a :class:`~rivulet.engine.follower.Follower` and serves a
 connection as the primary would: reads from its own partial state, filled by upqueries
-against SQLite; writes and DDL forwarded to the primary. A forwarded write is
+against SQLite; writes and DDL forwarded to the primary; a transaction run here, its
+write set committed by the primary (:class:`ForwardingCommitter`). A forwarded write is
 acknowledged once this replica's views hold it too, so a client reads its own writes here
 as on the primary. When the program changes (DDL, an import), the follower is stale: a
 new one is opened and swapped in, while reads go on from the old one.
@@ -20,23 +21,36 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import logging
 import pickle
 import signal
 import socket
 import sys
 import threading
+from collections.abc import Hashable, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from rivulet.engine.follower import Follower
 from rivulet.engine.limits import Limits
-from rivulet.errors import ClosedError
+from rivulet.engine.locks import Locks, Target
+from rivulet.engine.transaction import Transaction
+from rivulet.errors import (
+    ER_LOCK_DEADLOCK,
+    ER_LOCK_NOWAIT,
+    ER_LOCK_WAIT_TIMEOUT,
+    ClosedError,
+    DeadlockError,
+    LockNowaitError,
+    LockWaitTimeoutError,
+)
 from rivulet.server import errors as er
 from rivulet.server.auth import UserStore, tls_context
 from rivulet.server.mysql.server import MySQLServer, new_event_loop
 from rivulet.server.mysql.session import global_variables
-from rivulet.storage.writes import WriteRequest
+from rivulet.storage.writes import TransactionWrite, WriteRequest
 
 log = logging.getLogger("rivulet.server")
 
@@ -88,6 +102,12 @@ class Forwarder:
     async def ddl(self, sql: str) -> None:
         await self._send("ddl", None, sql)
 
+    def call(self, kind: str, *body: Any) -> asyncio.Future[tuple[int, int, int, Any]]:
+        """Another request (a transaction's, see :class:`ForwardingCommitter`): its future's
+        result is the reply's (rowcount, last_insert_id, lsn, payload), once this replica's
+        views hold batch ``lsn``."""
+        return self._send(kind, None, *body)
+
     def _send(self, kind: str, request: WriteRequest | None, *body: Any) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         if self.closed:
@@ -118,7 +138,7 @@ class Forwarder:
             self.server.primary_gone.set()
 
     def _reply(self, ident: int, failure: tuple | None, rowcount: int, last_insert_id: int,
-               lsn: int) -> None:
+               lsn: int, payload: Any = None) -> None:
         if ident == 0:  # a NOTICE: a batch was committed
             self.server.follow(lsn)
             return
@@ -131,10 +151,12 @@ class Forwarder:
                 request.error = error
                 future.set_result(request)
             return
+        result: Any = (rowcount, last_insert_id, lsn, payload)
         if request is not None:
             request.rowcount, request.last_insert_id, request.lsn = rowcount, last_insert_id, lsn
+            result = request
         try:
-            self.server.when_visible(lsn, future, request)
+            self.server.when_visible(lsn, future, result)
         except Exception as exc:
             future.set_exception(exc)
 
@@ -143,6 +165,96 @@ class Forwarder:
         loop = self.task.get_loop()
         if not loop.is_closed():
             loop.call_soon_threadsafe(self.writer.close)
+
+
+class RemoteLocks:
+    """A replica's transactions lock through the primary's lock manager: a request is
+    forwarded, and its future done when the primary answers (it waits there, with the
+    timeout given: a deadlock or timeout comes back as its error)."""
+
+    def __init__(self, server: ReplicaServer) -> None:
+        self.server = server
+
+    def acquire(self, owner: Hashable, targets: Sequence[Target], timeout: float | None,
+                *, nowait: bool = False) -> Future[None]:
+        result: Future[None] = Future()
+        self._forward(result, "lock", owner, list(targets), timeout, nowait)
+        return result
+
+    def release(self, owner: Hashable) -> None:
+        self._forward(None, "release", owner)
+
+    def _forward(self, result: Future[None] | None, kind: str, *body: Any) -> None:
+        """(any thread) Send a request on the event loop; settle ``result`` by its answer."""
+        loop, forwarder = self.server.loop, self.server.forwarder
+        if loop is None or forwarder is None or loop.is_closed():
+            if result is not None:
+                result.set_exception(ClosedError("the replica is not attached to its primary"))
+            return
+
+        def send() -> None:
+            try:
+                answer = forwarder.call(kind, *body)
+            except Exception as exc:  # (no loop: the replica is stopping)
+                if result is not None:
+                    result.set_exception(exc)
+                return
+            answer.add_done_callback(lambda done: _settle(result, done))
+
+        loop.call_soon_threadsafe(send)
+
+
+def _settle(result: Future[None] | None, answer: asyncio.Future[Any]) -> None:
+    """A lock request's future from the primary's answer; its error as the class the
+    transaction tells apart (1213 a deadlock, 1205 a timeout, 3572 NOWAIT)."""
+    error = answer.exception() if not answer.cancelled() else ClosedError("cancelled")
+    if result is None or result.done():
+        return
+    if error is None:
+        result.set_result(None)
+        return
+    code = getattr(error, "code", None)
+    kinds = {ER_LOCK_DEADLOCK: DeadlockError, ER_LOCK_WAIT_TIMEOUT: LockWaitTimeoutError,
+             ER_LOCK_NOWAIT: LockNowaitError}
+    result.set_exception(kinds[code](str(error)) if code in kinds else error)
+
+
+class ForwardingCommitter:
+    """A replica's transactions commit through the primary
+    (:class:`~rivulet.engine.transaction.Committer`): the transaction runs here (its
+    statements read the committed rows from SQLite, its write set is kept here, its reads
+    are computed here), and what only the primary may do is asked of it over the channel:
+    AUTO_INCREMENT numbers, and at COMMIT the write set, which the primary's group commit
+    checks and stores as one batch as it does its own transactions'. Called from the
+    server's worker threads (it waits for the primary's answer)."""
+
+    def __init__(self, server: ReplicaServer) -> None:
+        self.server = server
+        self.locks: Locks = server.locks
+
+    def new_owner(self) -> Hashable:
+        return ("replica", self.server.index, next(self.server.owners))
+
+    def _call(self, kind: str, *body: Any) -> tuple[int, int, int, Any]:
+        server = self.server
+        loop, forwarder = server.loop, server.forwarder
+        if loop is None or forwarder is None:
+            raise ClosedError("the replica is not attached to its primary")
+
+        async def call() -> tuple[int, int, int, Any]:
+            return await forwarder.call(kind, *body)
+
+        return asyncio.run_coroutine_threadsafe(call(), loop).result()
+
+    def number(self, request: WriteRequest) -> None:
+        table = request.table
+        _, request.last_insert_id, _, request.rows = self._call(
+            "number", table.name, table.version, request.rows)
+
+    def commit(self, request: TransactionWrite) -> None:
+        parts = [(part.schema.name, part.schema.version, part.rows)
+                 for part in request.changes]
+        request.rowcount, _, request.lsn, _ = self._call("commit", parts)
 
 
 # ..................................................................... the server
@@ -157,12 +269,20 @@ class ReplicaServer(MySQLServer):
     def __init__(self, follower: Follower, *, index: int, open_follower: Any,
                  **kwargs: Any) -> None:
         super().__init__(follower, process=index, **kwargs)
+        self.index = index
         self.variables = global_variables(self.max_packet, role=f"replica {index}")
+        #: Its transactions' locks, held by the primary, and their names there.
+        self.locks = RemoteLocks(self)
+        self.owners = itertools.count(1)
         self.open_follower = open_follower
         self.primary_gone = asyncio.Event()
         self._rebuilding: asyncio.Future[None] | None = None
         self.forwarder: Forwarder | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
+
+    def transaction(self, read_only: bool) -> Transaction:
+        """A connection's new transaction: run here, committed through the primary."""
+        return self.db.transaction(read_only=read_only, committer=ForwardingCommitter(self))
 
     async def attach(self, channel: socket.socket) -> None:
         """Start serving: writes and DDL go to the primary over ``channel``."""

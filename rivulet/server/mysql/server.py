@@ -28,6 +28,8 @@ from mysql_mimic.stream import MysqlStream
 from mysql_mimic.types import Capabilities
 
 from rivulet.engine.database import Database
+from rivulet.engine.locks import DEFAULT_TIMEOUT, autocommit_owner, autocommit_targets
+from rivulet.engine.transaction import Transaction
 from rivulet.server.auth import UserStore
 from rivulet.server.mysql.batcher import WriteBatcher
 from rivulet.server.mysql.context import ConnectionDealer
@@ -35,6 +37,7 @@ from rivulet.server.mysql.handshake import GuardedStream
 from rivulet.server.mysql.protocol import RivuletConnection
 from rivulet.server.mysql.session import RivuletSession, global_variables
 from rivulet.server.mysql.statements import StatementCache
+from rivulet.storage.writes import WriteRequest
 
 log = logging.getLogger("rivulet.server")
 
@@ -110,6 +113,26 @@ class MySQLServer(MysqlServer):
 
     async def catch_up(self) -> None:
         """Before a statement is bound: nothing to do here (a replica's program may lag)."""
+
+    async def submit_write(self, request: WriteRequest,
+                           timeout: float = DEFAULT_TIMEOUT) -> None:
+        """An autocommit write, to the group commit; while a transaction holds locks on
+        its table, after the locks of the rows it writes (held until it is committed)."""
+        locks = self.db.locks
+        if not (locks.active and locks.table_busy(request.table.name)):
+            await self.writes.submit(request)
+            return
+        owner = autocommit_owner()
+        try:
+            await asyncio.wrap_future(locks.acquire(owner, autocommit_targets(request),
+                                                    timeout))
+            await self.writes.submit(request)
+        finally:
+            locks.release(owner)
+
+    def transaction(self, read_only: bool) -> Transaction:
+        """A connection's new transaction (docs/transactions.md)."""
+        return self.db.transaction(read_only=read_only)
 
     async def run_ddl(self, sql: str) -> None:
         """Change the program (off the event loop); handlers bound before are dropped.

@@ -23,9 +23,11 @@ from mysql_mimic.variables import SYSTEM_VARIABLES, GlobalVariables, SessionVari
 from sqlglot import exp
 
 import rivulet
+from rivulet.engine.locks import DEFAULT_TIMEOUT
 from rivulet.errors import UnknownObjectError
 from rivulet.plan.catalog import Catalog, is_adhoc
 from rivulet.server.mysql.statements import DATABASE_NAME
+from rivulet.sql.control import ISOLATION
 from rivulet.values.schema import (
     BOOL,
     BYTES,
@@ -44,6 +46,7 @@ from rivulet.values.times import format_time, micros
 
 if TYPE_CHECKING:
     from rivulet.engine.database import Database
+    from rivulet.engine.transaction import Transaction
     from rivulet.server.mysql.context import ServerContext
 
 READ_YOUR_WRITES = "rivulet_read_your_writes"
@@ -106,6 +109,44 @@ def sql_mode_value(value: object) -> str:
     return ",".join(modes)
 
 
+def switch_value(value: object) -> bool:
+    """A ``SET`` value of a switch (``autocommit``): ON/OFF, 1/0, TRUE/FALSE."""
+    text = str(value).strip().upper()
+    if text in ("1", "ON", "TRUE"):
+        return True
+    if text in ("0", "OFF", "FALSE"):
+        return False
+    raise MysqlError(f"Variable 'autocommit' can't be set to the value of '{value}'",
+                     ErrorCode.WRONG_VALUE_FOR_VAR)
+
+
+def isolation_value(value: object) -> str:
+    """A ``SET transaction_isolation`` value (``SET TRANSACTION ISOLATION LEVEL`` sets it
+    too): READ COMMITTED, the level rivulet runs transactions at; any other is refused
+    (MySQL's error 1231) rather than run as something it is not."""
+    text = "-".join(str(value).strip().upper().replace("-", " ").split())
+    if text == ISOLATION:
+        return ISOLATION
+    if text in ("REPEATABLE-READ", "SERIALIZABLE", "READ-UNCOMMITTED"):
+        raise MysqlError(
+            f"Variable 'transaction_isolation' can't be set to the value of '{text}': rivulet "
+            f"runs transactions at READ COMMITTED only (see docs/transactions.md)",
+            ErrorCode.WRONG_VALUE_FOR_VAR)
+    raise MysqlError(f"Variable 'transaction_isolation' can't be set to the value of '{value}'",
+                     ErrorCode.WRONG_VALUE_FOR_VAR)
+
+
+def lock_wait_timeout_value(value: object) -> int:
+    """A ``SET innodb_lock_wait_timeout`` value: whole seconds, 1 to 1073741824 (MySQL's
+    range); how long a lock wait lasts before it fails with 1205."""
+    try:
+        seconds = int(str(value).strip())
+    except ValueError:
+        raise MysqlError("Incorrect argument type to variable 'innodb_lock_wait_timeout'",
+                         ErrorCode.WRONG_VALUE_FOR_VAR) from None
+    return min(max(seconds, 1), 1073741824)
+
+
 def global_variables(max_packet: int, role: str = "primary") -> GlobalVariables:
     """mimic's system variables, with rivulet's identity and its own variables."""
     schema = dict(SYSTEM_VARIABLES)
@@ -115,8 +156,10 @@ def global_variables(max_packet: int, role: str = "primary") -> GlobalVariables:
         "sql_mode": (sql_mode_value, MYSQL_SQL_MODE, True),
         "default_storage_engine": (str, "rivulet", True),
         "max_allowed_packet": (int, max_packet, True),
-        "transaction_isolation": (str, "READ-COMMITTED", True),
-        "tx_isolation": (str, "READ-COMMITTED", True),
+        "autocommit": (switch_value, True, True),
+        "transaction_isolation": (isolation_value, ISOLATION, True),
+        "tx_isolation": (isolation_value, ISOLATION, True),
+        "innodb_lock_wait_timeout": (lock_wait_timeout_value, int(DEFAULT_TIMEOUT), True),
         READ_YOUR_WRITES: (int, 0, True),
         SERVER_ROLE: (str, role, False),
     })
@@ -133,25 +176,42 @@ class RivuletSession(Session):
         #: Reads wait until this connection's acknowledged writes are in the views.
         self.read_your_writes = False
         self.last_write_lsn = 0
-        #: Writes since BEGIN (or, with autocommit off, since COMMIT): rivulet committed
-        #: each already, so a ROLLBACK cannot undo them and must say so.
-        self.uncommitted_writes = 0
-        self.in_transaction = False
+        #: The open transaction (after BEGIN, or a write with autocommit off), if any.
+        self.tx: Transaction | None = None
+        self.autocommit = True
+        #: Neither in a transaction nor with autocommit off: every statement may take the
+        #: fast path (see protocol.py).
+        self.direct = True
+        #: ``SET TRANSACTION READ ONLY | READ WRITE`` (without SESSION): for the next
+        #: transaction only.
+        self.next_read_only: bool | None = None
 
     def wrote(self, lsn: int) -> None:
         self.last_write_lsn = lsn
-        if self.in_transaction or not self.variables.get("autocommit"):
-            self.uncommitted_writes += 1
 
-    def transaction_statement(self, statement: str) -> None:
-        """BEGIN, COMMIT or ROLLBACK. Every statement has committed as it ran, so they
-        succeed, except a ROLLBACK that would have to undo writes."""
-        writes, self.uncommitted_writes = self.uncommitted_writes, 0
-        self.in_transaction = statement == "begin"
-        if statement == "rollback" and writes:
-            raise MysqlError(
-                f"ROLLBACK cannot undo the {writes} write(s) since the transaction began: "
-                "rivulet commits every statement as it runs", ErrorCode.NOT_SUPPORTED_YET)
+    def begin(self, read_only: bool | None = None) -> Transaction:
+        """Start a transaction (the caller has ended any open one)."""
+        if read_only is None:
+            read_only = self.next_read_only
+        if read_only is None:
+            read_only = bool(self.variables.get("transaction_read_only"))
+        self.next_read_only = None
+        self.tx = self.server.transaction(read_only)
+        self.direct = False
+        return self.tx
+
+    def end(self) -> Transaction | None:
+        """The open transaction, no longer the session's (to commit or roll back)."""
+        tx, self.tx = self.tx, None
+        self.direct = self.autocommit
+        return tx
+
+    def set_autocommit(self, on: bool) -> None:
+        self.autocommit = on
+        self.direct = on and self.tx is None
+
+    def in_read_only_transaction(self) -> bool:
+        return self.tx is not None and self.tx.read_only
 
     async def schema(self) -> dict:
         """The catalog as mimic's ``information_schema`` wants it."""
@@ -173,8 +233,19 @@ class RivuletSession(Session):
         self.read_your_writes = bool(int(self.variables.get(READ_YOUR_WRITES) or 0))
 
     async def reset(self) -> None:
+        """COM_RESET_CONNECTION: the open transaction rolled back, autocommit on."""
         self.read_your_writes = False
         self.variables.set(READ_YOUR_WRITES, 0)
+        await self.close()
+        self.variables.set("autocommit", True)
+        self.set_autocommit(True)
+
+    async def close(self) -> None:
+        """The connection ends (or is reset): an open transaction is rolled back (its writes
+        were only ever in its write set)."""
+        tx = self.end()
+        if tx is not None:
+            tx.rollback()
 
 
 # --------------------------------------------------------------------------- result columns

@@ -31,6 +31,7 @@ from rivulet.bind import statements as st
 from rivulet.errors import ParameterCountError, SqlError, UnsupportedSqlError
 from rivulet.plan.params import conjuncts
 from rivulet.server.mysql.normalize import Split, with_markers
+from rivulet.sql.control import control_statement
 from rivulet.sql.parse import DIALECT, parse_one, unsupported
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ DDL = "ddl"  # CREATE / DROP / ALTER, through the engine
 SHOW = "show"  # SHOW TABLES / VIEWS / CREATE TABLE / CREATE VIEW / COLUMNS, DESCRIBE
 EXPLAIN = "explain"  # the dataflow plan of a view or a query
 SET = "set"  # SET, rivulet's own variables included
-NOOP = "noop"  # BEGIN / COMMIT / ROLLBACK: every statement commits on its own
+TRANSACTION = "transaction"  # BEGIN, COMMIT, ROLLBACK, SAVEPOINT, ... (rivulet/sql/control.py)
 CHATTER = "chatter"  # what drivers send at connect time: handled by mysql-mimic
 
 _MARKER = "__rv{}__"
@@ -372,6 +373,8 @@ def analyze(split: Split, sql: str) -> Shape:
     """Parse a template and decide its kind and parameter positions."""
     if _SHOW_VIEWS.fullmatch(sql):
         return Shape(SHOW, checked=True)
+    if control_statement(sql) is not None:
+        return Shape(TRANSACTION, checked=True)
     exact = not split.exact
     try:
         node = parse_one(sql if exact else with_markers(split.template, _MARKER))
@@ -419,7 +422,7 @@ def _kind(node: exp.Expr, sql: str) -> str:
     if isinstance(node, exp.Set):
         return SET
     if isinstance(node, (exp.Transaction, exp.Commit, exp.Rollback)):
-        return NOOP
+        raise UnsupportedSqlError(f"unsupported transaction statement {sql.strip()[:60]!r}")
     if isinstance(node, (exp.Use, exp.Kill)):
         return CHATTER
     raise UnsupportedSqlError(f"unsupported statement {sql.strip()[:60]!r}")

@@ -1,0 +1,792 @@
+"""Transactions: one connection's writes, held until COMMIT and committed as one batch.
+
+``with db.transaction() as tx:`` (and the MySQL server's and DB-API's transactions, built
+on the same class) runs each statement at once against the rows committed now plus the
+transaction's own writes, and keeps what it changes in a write set (per table, by row
+identity: the committed row it found, the row it holds now). Nothing reaches storage or the
+views before :meth:`Transaction.commit`, which hands the write set to the group commit as
+one request: checked, stored and propagated all together, with one LSN, or not at all.
+
+Reads that use no table the transaction wrote are the shared views' answers; the others
+are computed from one snapshot of storage with the write set laid over it. Locking reads
+(``FOR UPDATE``, ``FOR SHARE``) and writes take row or table locks first
+(rivulet/engine/locks.py), held until the transaction ends, and read the newest committed
+rows. The design, the isolation level (READ COMMITTED) and why: docs/transactions.md.
+
+A transaction is used by one thread at a time, as a connection is.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from rivulet.bind import statements as st
+from rivulet.engine.commit import GroupCommit
+from rivulet.engine.core import Core
+from rivulet.engine.locks import DEFAULT_TIMEOUT, IX, Locks, Target, X, row_locks, table_lock
+from rivulet.engine.program import Program
+from rivulet.engine.upquery import Upqueries
+from rivulet.engine.views import View
+from rivulet.engine.writers import WriteTexts, stored_keys
+from rivulet.errors import (
+    ConstraintError,
+    DeadlockError,
+    NoSuchSavepointError,
+    ParameterCountError,
+    ReadOnlyWriteError,
+    TransactionError,
+    UnsupportedSqlError,
+)
+from rivulet.plan import ir
+from rivulet.plan.bound import bound_plan
+from rivulet.plan.params import values_by_param
+from rivulet.sql.control import (
+    ISOLATION,
+    Control,
+    check_isolation,
+    control_statement,
+    locking_read,
+)
+from rivulet.state.holes import MISSING
+from rivulet.state.reader import KeyedReader
+from rivulet.storage.base import RowId
+from rivulet.storage.writes import Change, TableChanges, TransactionWrite, WriteRequest
+from rivulet.values.schema import Row, TableSchema, coerce_row
+
+
+@dataclass(eq=False)
+class _Writes:
+    """The write set of one table, and an index of the rows it holds by each UNIQUE key."""
+
+    changes: TableChanges
+    #: For each UNIQUE key of the table: key value -> the identities holding it now.
+    unique: list[dict[tuple, set[RowId]]] = field(default_factory=list)
+
+    @property
+    def schema(self) -> TableSchema:
+        return self.changes.schema
+
+    @property
+    def rows(self) -> dict[RowId, Change]:
+        return self.changes.rows
+
+    def reindex(self) -> None:
+        self.unique = [{} for _ in self.schema.unique]
+        for rid, (_, now) in self.rows.items():
+            self._index(rid, now, add=True)
+
+    def set(self, rid: RowId, change: Change) -> None:
+        """Identity ``rid`` now holds ``change`` (an identity inserted and deleted again by
+        the transaction leaves nothing behind)."""
+        held = self.rows.get(rid)
+        if held is not None:
+            self._index(rid, held[1], add=False)
+        if change == (None, None):
+            self.rows.pop(rid, None)
+            return
+        self.rows[rid] = change
+        self._index(rid, change[1], add=True)
+
+    def _index(self, rid: RowId, row: Row | None, *, add: bool) -> None:
+        if row is None:
+            return
+        for key, holders in zip(self.schema.unique, self.unique):
+            value = tuple(row[i] for i in key)
+            if add:
+                holders.setdefault(value, set()).add(rid)
+            else:
+                holders.get(value, set()).discard(rid)
+
+
+#: Rows a locking read may name by key before it locks the whole table instead.
+MAX_LOCKED_KEYS = 1000
+#: Rows a write naming no key locks one by one; past this, the whole table (exclusive).
+ESCALATE_ROWS = 10_000
+
+_owners = itertools.count(1)
+
+
+class LockWait(Exception):  # noqa: N818 (not an error: a statement to run again)
+    """A statement must wait for a lock before it can go on; raised instead of waiting when
+    ``Transaction.defer_lock_waits`` is set (the MySQL server awaits ``future`` on its event
+    loop, no thread blocked, then runs the statement again)."""
+
+    def __init__(self, future: Future[None]) -> None:
+        super().__init__("a lock wait")
+        self.future = future
+
+
+class Committer(Protocol):
+    """What a transaction needs of the process that commits: the primary's own group
+    commit and lock manager (:class:`LocalCommitter`), or, in a replica process of
+    ``rivulet serve --replicas``, the primary reached over the replica's channel
+    (rivulet/server/mysql/replica.py)."""
+
+    #: Where its locks are taken.
+    locks: Locks
+
+    def new_owner(self) -> Hashable:
+        """A name for a transaction's locks, unique among every process's transactions."""
+        ...
+
+    def number(self, request: WriteRequest) -> None:
+        """Give an insert's rows their AUTO_INCREMENT numbers now (as MySQL numbers them
+        when the statement runs), and set its ``last_insert_id``."""
+        ...
+
+    def commit(self, request: TransactionWrite) -> None:
+        """Store the transaction's changes as one batch: ``request.lsn`` is set once they
+        are durable (and, in a replica, in its views); raises why it failed."""
+        ...
+
+
+class LocalCommitter:
+    """:class:`Committer` of the process that holds the database: its group commit."""
+
+    def __init__(self, core: Core, submit: Callable[[Sequence[WriteRequest]], None]) -> None:
+        self._core = core
+        self._submit = submit
+        self.locks: Locks = core.locks
+
+    def new_owner(self) -> Hashable:
+        return ("tx", next(_owners))
+
+    def number(self, request: WriteRequest) -> None:
+        with self._core.commit_lock:  # numbered now, as MySQL numbers them
+            request.number_rows(self._core.storage)
+
+    def commit(self, request: TransactionWrite) -> None:
+        self._submit([request])
+        request.wait()
+
+
+class Transaction:
+    """A transaction on a database (see the module docstring); :meth:`Database.transaction`
+    makes one. As a context manager it commits on a normal exit and rolls back on an
+    exception."""
+
+    def __init__(self, core: Core, program: Program, texts: WriteTexts, commits: GroupCommit,
+                 upqueries: Upqueries, committer: Committer,
+                 ddl: Callable[[st.Statement], None], *, read_only: bool = False) -> None:
+        self._core = core
+        self._program = program
+        self._texts = texts
+        self._commits = commits
+        self._upqueries = upqueries
+        self._committer = committer
+        self._ddl = ddl
+        self.read_only = read_only
+        self._tables: dict[str, _Writes] = {}
+        #: Rows its locking reads found (None: none), by table then identity: checked at
+        #: COMMIT as the rows it wrote are (see TableChanges.checked).
+        self._checked: dict[str, tuple[TableSchema, dict[RowId, Row | None]]] = {}
+        self._locks = committer.locks
+        #: The name its locks are held under (a new one after each commit of what it holds).
+        self.owner = committer.new_owner()
+        #: The locks it holds, as asked for; a request whose wait was deferred, pending.
+        self._granted: set[Target] = set()
+        self._pending: tuple[Future[None], list[Target]] | None = None
+        self._asked = False
+        #: Seconds a lock wait lasts at most (MySQL's ``innodb_lock_wait_timeout``).
+        self.lock_timeout: float = DEFAULT_TIMEOUT
+        #: Raise :class:`LockWait` rather than block the thread when a lock must be waited
+        #: for (the MySQL server awaits it on its event loop).
+        self.defer_lock_waits = False
+        self._numbered: WriteRequest | None = None  # (an insert numbered already)
+        self._savepoints: list[tuple[str, dict[str, dict[RowId, Change]]]] = []
+        self._row_ids = itertools.count(-1, -1)  # rows inserted into tables without a key
+        #: Whether the transaction can still run statements (False once committed or
+        #: rolled back).
+        self.active = True
+        #: The LSN its COMMIT stored it at (0: not committed, or it wrote nothing).
+        self.lsn = 0
+        #: The AUTO_INCREMENT value of its last insert into such a table (as MySQL's
+        #: ``LAST_INSERT_ID()``), 0 before any.
+        self.last_insert_id = 0
+
+    # ..................................................................... state
+
+    @property
+    def written(self) -> bool:
+        """Whether the transaction holds writes (a commit would store something)."""
+        return any(w.rows for w in self._tables.values())
+
+    def written_tables(self) -> set[str]:
+        """The tables it holds writes to, lower-case."""
+        return {name for name, w in self._tables.items() if w.rows}
+
+    def _check_active(self) -> None:
+        if not self.active:
+            raise TransactionError("the transaction has ended (committed or rolled back)")
+
+    # ..................................................................... statements
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int | list[Row]:
+        """Run one statement in the transaction, as ``Database.execute`` runs it outside:
+        writes return the rows they changed, a SELECT its rows (the transaction's own
+        writes included). ``SAVEPOINT``, ``ROLLBACK TO``, ``RELEASE SAVEPOINT``, ``COMMIT``
+        and ``ROLLBACK`` act on the transaction; DDL commits it first, then it goes on as a
+        new transaction (as in MySQL)."""
+        self._check_active()
+        control = control_statement(sql)
+        if control is not None:
+            if params:
+                raise ParameterCountError("transaction statements take no parameters")
+            self.control(control)
+            return 0
+        prepared = self._program.adhoc.get(sql)
+        if prepared is not None:
+            return self.read(prepared, params)
+        locking = locking_read(sql)
+        if locking is not None:
+            view = self._program.prepare(locking.sql, params=params)
+            return self.locking_read(view, params, locking.mode, locking.nowait)
+        writer = self._texts.known(sql)
+        if writer is not None:
+            return self.write(writer(tuple(params)))
+        self._core.limits.check_statement(sql)
+        statement = st.bind_text(sql, self._core.catalog)
+        if isinstance(statement, st.Select):
+            return self.read(self._program.prepare(sql, statement.query, params=params), params)
+        if isinstance(statement, (st.Insert, st.Update, st.Delete)):
+            return self.write(self._texts.remember(sql, statement)(tuple(params)))
+        if params:
+            raise ParameterCountError("DDL statements take no parameters")
+        self.commit_so_far()
+        self._ddl(statement)
+        return 0
+
+    def control(self, control: Control) -> None:
+        """A transaction control statement (see :mod:`rivulet.sql.control`)."""
+        verb = control.verb
+        if verb == "commit":
+            self.commit()
+        elif verb == "rollback":
+            self.rollback()
+        elif verb == "savepoint":
+            self.savepoint(control.name)
+        elif verb == "rollback_to":
+            self.rollback_to(control.name)
+        elif verb == "release":
+            self.release(control.name)
+        elif verb == "characteristics" and control.read_only is None and control.scope:
+            check_isolation(control.isolation or ISOLATION)  # (the session's, as it is)
+        elif verb == "characteristics":
+            raise TransactionError("Transaction characteristics can't be changed while a "
+                                   "transaction is in progress")
+        else:
+            raise UnsupportedSqlError("BEGIN inside a transaction: COMMIT or ROLLBACK it first")
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """A SELECT's rows, the transaction's own writes included (a locking read's
+        locks taken first: ``FOR UPDATE``, ``FOR SHARE``)."""
+        self._check_active()
+        locking = locking_read(sql)
+        if locking is not None:
+            view = self._program.prepare(locking.sql, params=params)
+            return self.locking_read(view, params, locking.mode, locking.nowait)
+        return self.read(self._program.prepare(sql, params=params), params)
+
+    def view(self, name: str) -> TransactionView:
+        """View ``name``, read inside the transaction (its own writes included)."""
+        self._check_active()
+        return TransactionView(self, self._program.view(name))
+
+    # ..................................................................... savepoints
+
+    def savepoint(self, name: str) -> None:
+        """``SAVEPOINT name``: remember the write set as it is (an older savepoint of the
+        same name is replaced)."""
+        self._check_active()
+        self._savepoints = [s for s in self._savepoints if s[0].lower() != name.lower()]
+        self._savepoints.append(
+            (name, {t: dict(w.rows) for t, w in self._tables.items() if w.rows}))
+
+    def rollback_to(self, name: str) -> None:
+        """``ROLLBACK TO SAVEPOINT name``: the write set as it was at the savepoint, which
+        stays; later savepoints go."""
+        self._check_active()
+        at = self._savepoint_index(name)
+        saved = self._savepoints[at][1]
+        del self._savepoints[at + 1:]
+        for table in list(self._tables):
+            writes = self._tables[table]
+            writes.changes.rows = dict(saved.get(table, {}))
+            writes.reindex()
+
+    def release(self, name: str) -> None:
+        """``RELEASE SAVEPOINT name``: forget it and every later one."""
+        self._check_active()
+        del self._savepoints[self._savepoint_index(name):]
+
+    def _savepoint_index(self, name: str) -> int:
+        for at in range(len(self._savepoints) - 1, -1, -1):
+            if self._savepoints[at][0].lower() == name.lower():
+                return at
+        raise NoSuchSavepointError(f"SAVEPOINT {name} does not exist")
+
+    # ..................................................................... end
+
+    def commit(self) -> None:
+        """Store every write of the transaction as one batch (one LSN) and end it; once
+        this returns the writes are durable. If the commit fails (a row it wrote was
+        changed by another commit meanwhile: ``WriteConflictError``; a key taken meanwhile:
+        ``ConstraintError``; a table altered), nothing of it is stored, the transaction
+        ends rolled back, and the error is raised."""
+        self._check_active()
+        self.active = False
+        self._store()
+
+    def commit_so_far(self) -> None:
+        """Commit what the transaction holds and go on as a new transaction (what DDL and
+        ``SET autocommit = 1`` do in MySQL)."""
+        self._check_active()
+        self._store()
+
+    def rollback(self) -> None:
+        """Forget every write of the transaction, release its locks and end it (nothing
+        was stored)."""
+        self.active = False
+        self._tables.clear()
+        self._checked.clear()
+        self._savepoints.clear()
+        self._release_locks()
+
+    def _store(self) -> None:
+        changes = [w.changes for w in self._tables.values() if w.rows]
+        checked, self._checked = self._checked, {}
+        self._tables = {}
+        self._savepoints.clear()
+        try:
+            if not changes:
+                return
+            by_table = {part.schema.name.lower(): part for part in changes}
+            for name, (schema, rows) in checked.items():  # what its writes may rest on
+                part = by_table.get(name)
+                if part is None:
+                    part = by_table[name] = TableChanges(schema)
+                    changes.append(part)
+                part.checked = rows
+            request = TransactionWrite(changes[0].schema, "transaction", changes=changes)
+            self._committer.commit(request)
+            self.lsn = request.lsn
+        finally:
+            self._release_locks()
+
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if not self.active:
+            return
+        if kind is None:
+            self.commit()
+        else:
+            self.rollback()
+
+    # ..................................................................... writes
+
+    def write(self, request: WriteRequest) -> int:
+        """Run an INSERT, UPDATE or DELETE in the transaction; the rows it changed. It
+        changes nothing if it fails (the transaction goes on)."""
+        self._check_active()
+        if self.read_only:
+            raise ReadOnlyWriteError("Cannot execute statement in a READ ONLY transaction")
+        core = self._core
+        core.check_open()
+        self._commits.bring_up_to_date(request)
+        schema = request.table
+        if core.lazy.copies:  # a table being copied is copied whole before it is read here
+            core.lazy.before_read(schema.name, None, [])
+        writes = self._writes_of(schema)
+        if request.kind == "insert":
+            if schema.auto_column is not None and request is not self._numbered:
+                self._committer.number(request)
+                self._numbered = request  # (not again if the statement waits for a lock)
+                if request.last_insert_id:
+                    self.last_insert_id = request.last_insert_id
+            self._lock_rows(schema, [schema.pk_of(r) for r in request.rows]
+                            if schema.primary_key else None)
+            touched = self._inserted(writes, request.rows)
+            request.rowcount = len(request.rows)
+        else:
+            if request.keys is not None:
+                self._lock_rows(schema, request.keys)
+            matched = self._matching(writes, request)
+            if request.keys is None:
+                matched = self._locked(writes, request, matched)
+            if request.kind == "delete":
+                touched = {rid: (found, None) for rid, _, found in matched}
+                request.rowcount = len(matched)
+            else:
+                touched = self._updated(writes, request, matched)
+                self._lock_rows(schema, [rid for rid, (_, new) in touched.items()
+                                         if new is not None])  # (a key moved to)
+        self._check_unique(writes, touched)
+        for rid, change in touched.items():
+            writes.set(rid, change)
+        return request.rowcount
+
+    def _writes_of(self, schema: TableSchema) -> _Writes:
+        writes = self._tables.get(schema.name.lower())
+        if writes is None or not writes.rows:
+            writes = self._tables[schema.name.lower()] = _Writes(TableChanges(schema))
+            writes.reindex()
+        elif writes.schema.version != schema.version:
+            raise TransactionError(f"table {schema.name!r} was altered after this transaction "
+                                   "wrote to it: roll the transaction back and run it again")
+        else:
+            writes.changes.schema = schema  # (the same columns: a conversion may have ended)
+        return writes
+
+    def _locked(self, writes: _Writes, request: WriteRequest,
+                matched: list[tuple[RowId, Row, Row | None]]
+                ) -> list[tuple[RowId, Row, Row | None]]:
+        """The rows an UPDATE or DELETE that names no key matches, each locked: matched,
+        locked, and matched again (a row may have changed while it waited) until every
+        row matched is locked (READ COMMITTED keeps no lock on rows that did not match)."""
+        schema = writes.schema
+        while True:
+            need = [rid for rid, _, _ in matched if not self._holds(schema, rid)]
+            if not need:
+                return matched
+            self._lock([table_lock(schema.name, X)] if len(need) > ESCALATE_ROWS
+                       else row_locks(schema.name, need, X))
+            matched = self._matching(writes, request)
+
+    def _matching(self, writes: _Writes, request: WriteRequest
+                  ) -> list[tuple[RowId, Row, Row | None]]:
+        """The rows an UPDATE or DELETE matches, as the transaction sees them: each with
+        its identity and the committed row the transaction found there."""
+        schema, held = writes.schema, writes.rows
+        storage = self._core.storage
+        if request.keys is not None:
+            keys = set(request.keys)
+            stored = [(rid, row) for rid, row in storage.read_rows(
+                schema, schema.primary_key, [k if len(k) > 1 else k[0] for k in keys])
+                if rid in keys]
+            own = [(rid, held[rid]) for rid in keys if rid in held]
+        else:
+            stored = storage.read_rows(schema)
+            own = list(held.items())
+        rows: list[tuple[RowId, Row, Row | None]] = [
+            (rid, row, row) for rid, row in stored if rid not in held]
+        rows += [(rid, now, found) for rid, (found, now) in own if now is not None]
+        predicate, params = request.predicate, request.params
+        if predicate is None:
+            return rows
+        return [match for match in rows if predicate(match[1], params)]
+
+    def _updated(self, writes: _Writes, request: WriteRequest,
+                 matched: list[tuple[RowId, Row, Row | None]]) -> dict[RowId, Change]:
+        """An UPDATE's changes: the rows it matched, assigned; a row whose primary key
+        changes leaves its identity for the new one."""
+        assert request.assign is not None
+        schema = writes.schema
+        changed = []
+        for rid, row, found in matched:
+            new = coerce_row(schema, request.assign(row, request.params), where="UPDATE: ")
+            if new != row:
+                changed.append((rid, found, new))
+        request.rowcount = len(changed)
+        if not schema.primary_key:  # a row id stays the row's
+            return {rid: (found, new) for rid, found, new in changed}
+        touched: dict[RowId, Change] = {rid: (found, None) for rid, found, _ in changed}
+        return self._land(writes, touched, [(schema.pk_of(new), new) for _, _, new in changed])
+
+    def _inserted(self, writes: _Writes, rows: list[Row]) -> dict[RowId, Change]:
+        schema = writes.schema
+        if not schema.primary_key:
+            return {next(self._row_ids): (None, row) for row in rows}
+        return self._land(writes, {}, [(schema.pk_of(row), row) for row in rows])
+
+    def _land(self, writes: _Writes, touched: dict[RowId, Change],
+              rows: list[tuple[RowId, Row]]) -> dict[RowId, Change]:
+        """``rows`` placed at their primary keys, after ``touched``: a key that holds a row
+        (committed, the transaction's, or placed by this statement) is a duplicate."""
+        schema, held = writes.schema, writes.rows
+        unknown = {rid for rid, _ in rows if rid not in touched and rid not in held}
+        stored: dict[RowId, Row] = {}
+        if unknown:
+            stored = {rid: row for rid, row in self._core.storage.read_rows(
+                schema, schema.primary_key, [k if len(k) > 1 else k[0] for k in unknown])
+                if rid in unknown}
+        for rid, row in rows:
+            if rid in touched:
+                found, now = touched[rid]
+            elif rid in held:
+                found, now = held[rid]
+            else:
+                found = now = stored.get(rid)
+            if now is not None:
+                raise ConstraintError(_duplicate(schema, schema.primary_key, rid))
+            touched[rid] = (found, row)
+        return touched
+
+    def _check_unique(self, writes: _Writes, touched: dict[RowId, Change]) -> None:
+        """A value of a UNIQUE key that a row of this statement puts where another row
+        (committed, the transaction's, or this statement's) holds it is a duplicate."""
+        schema = writes.schema
+        for key, holders in zip(schema.unique, writes.unique):
+            placed: dict[tuple, RowId] = {}
+            for rid, (_, new) in touched.items():
+                if new is None:
+                    continue
+                value = tuple(new[i] for i in key)
+                if None in value:
+                    continue  # (NULLs never clash)
+                if value in placed:
+                    raise ConstraintError(_duplicate(schema, key, value))
+                placed[value] = rid
+                if any(other not in touched for other in holders.get(value, ())):
+                    raise ConstraintError(_duplicate(schema, key, value))
+            if not placed:
+                continue
+            for rid, row in self._core.storage.read_rows(
+                    schema, key, [v if len(v) > 1 else v[0] for v in placed]):
+                value = tuple(row[i] for i in key)
+                if value in placed and rid not in writes.rows and rid not in touched:
+                    raise ConstraintError(_duplicate(schema, key, value))
+
+    # ..................................................................... locks
+
+    def _holds(self, schema: TableSchema, rid: RowId) -> bool:
+        """Whether it holds row ``rid`` exclusively (a row it inserted into a table without
+        a primary key, a negative row id, is no one else's)."""
+        if isinstance(rid, int) and rid < 0:
+            return True
+        self._take_pending()
+        name = schema.name.lower()
+        return ((("r", name, rid), X) in self._granted
+                or (("t", name), X) in self._granted)
+
+    def _lock_rows(self, schema: TableSchema, keys: Sequence[RowId] | None) -> None:
+        """Exclusive locks on rows it writes (``keys``: their identities; None: rows not
+        known yet, of a table without a primary key: the table's intention lock only)."""
+        if keys is None:
+            self._lock([table_lock(schema.name, IX)])
+        else:
+            self._lock(row_locks(schema.name, [k for k in keys if not self._holds(schema, k)],
+                                 X))
+
+    def _take_pending(self) -> None:
+        pending = self._pending
+        if pending is not None and pending[0].done():
+            self._pending = None
+            if pending[0].exception() is None:
+                self._granted.update(pending[1])
+
+    def _lock(self, targets: list[Target], nowait: bool = False) -> None:
+        """Hold ``targets`` before going on: at once if they are free, else after a wait
+        (or, with ``defer_lock_waits``, raise :class:`LockWait`). A deadlock rolls the
+        transaction back (it was its victim) and raises 1213; a timeout raises 1205."""
+        self._take_pending()
+        granted = self._granted
+        targets = [t for t in targets if t not in granted and (t[0], X) not in granted]
+        if not targets:
+            return
+        self._asked = True
+        future = self._locks.acquire(self.owner, targets, self.lock_timeout, nowait=nowait)
+        if not future.done() and self.defer_lock_waits:
+            self._pending = (future, targets)
+            raise LockWait(future)
+        try:
+            future.result()
+        except DeadlockError:
+            self.rollback()
+            raise
+        granted.update(targets)
+
+    def _release_locks(self) -> None:
+        """Release every lock (the transaction ended, or committed what it held); later
+        locks are taken under a new name."""
+        if self._asked:
+            self._locks.release(self.owner)
+            self.owner = self._committer.new_owner()
+        self._granted = set()
+        self._pending = None
+        self._asked = False
+
+    def locking_read(self, view: View, params: Sequence[Any], mode: str,
+                     nowait: bool = False) -> list[Row]:
+        """``SELECT ... FOR UPDATE`` (``mode`` X) or ``FOR SHARE`` (S): the rows read are
+        locked first (by primary key where the read names whole keys, else its tables),
+        then read as the last commit left them, with the transaction's own writes. The
+        committed rows it found by key are checked again at COMMIT."""
+        self._check_active()
+        plan = view.plan
+        targets, pinned = self._read_locks(plan, params, mode)
+        self._lock(targets, nowait)
+        if plan.param_count:
+            plan = bound_plan(plan, params, self._core.catalog)
+        elif params:
+            raise ParameterCountError(f"view {view.name!r} takes no parameters, "
+                                      f"got {len(params)}")
+        return self._computed(plan, _tables_of(plan), pinned)
+
+    def _read_locks(self, plan: ir.ViewPlan, params: Sequence[Any], mode: str
+                    ) -> tuple[list[Target], tuple[TableSchema, list[RowId]] | None]:
+        """What a locking read locks: rows by primary key when it reads one table, only
+        filtering and projecting, and its parameters give every primary-key column (the
+        stored keys its values find); else each table it reads, whole."""
+        nodes = ir.walk(plan.root)
+        scans = [n for n in nodes if isinstance(n, ir.Scan)]
+        names = sorted({s.table.lower() for s in scans})
+        if len(scans) == 1 and all(isinstance(n, (ir.Scan, ir.Filter, ir.Project))
+                                   for n in nodes):
+            schema = self._core.catalog.tables.get(names[0])
+            if schema is not None and schema.version == scans[0].version:
+                keys = _pinned_keys(plan, params, schema)
+                if keys is not None:
+                    return row_locks(schema.name, keys, mode), (schema, keys)
+        return [table_lock(name, mode) for name in names], None
+
+    # ..................................................................... reads
+
+    def read(self, view: View, params: Sequence[Any]) -> list[Row]:
+        """``view``'s rows for ``params`` as the transaction sees them: the shared view's
+        answer when the transaction wrote none of the tables it reads; else computed from
+        one snapshot of storage with the transaction's writes laid over it."""
+        self._check_active()
+        tables = _tables_of(view.plan)
+        if not any(self._tables[t].rows for t in tables if t in self._tables):
+            return view.lookup(*params)
+        plan = view.plan
+        if plan.param_count:
+            plan = bound_plan(plan, params, self._core.catalog)
+        elif params:
+            raise ParameterCountError(f"view {view.name!r} takes no parameters, "
+                                      f"got {len(params)}")
+        return self._computed(plan, tables)
+
+    def _computed(self, plan: ir.ViewPlan, tables: set[str],
+                  pinned: tuple[TableSchema, list[RowId]] | None = None) -> list[Row]:
+        """``plan``'s rows over the committed rows with the write set laid over them;
+        ``pinned``: the plan reads only rows of one table with these primary keys (a
+        locking read's), so only those are read, and kept to be checked at COMMIT."""
+        core = self._core
+        if core.lazy.copies:
+            for table in tables:
+                core.lazy.before_read(table, None, [])
+        if pinned is not None:
+            stored = {pinned[0].name.lower(): self._read_pinned(*pinned)}
+        else:
+            stored = core.storage.read_tables([core.catalog.require_table(t) for t in tables])
+
+        def rows(table: str) -> list[tuple[Row, int]]:
+            if table.lower() not in stored:  # (not read by the plan's own scans)
+                stored.update(core.storage.read_tables([core.catalog.require_table(table)]))
+            held = self._tables.get(table.lower())
+            own = held.rows if held is not None else {}
+            counts: dict[Row, int] = {}
+            for rid, row in stored.get(table.lower(), []):
+                if rid not in own:
+                    counts[row] = counts.get(row, 0) + 1
+            for _, now in own.values():
+                if now is not None:
+                    counts[now] = counts.get(now, 0) + 1
+            return list(counts.items())
+
+        built = self._upqueries.computed(plan, rows)
+        state: KeyedReader = built.state  # type: ignore[assignment]  # (no parameter left)
+        answer: Any = state.get(())
+        if not answer or answer is MISSING:
+            answer = built.finish(built.default_rows((), True)) if built.default_rows else ()
+        return list(answer)
+
+
+    def _read_pinned(self, schema: TableSchema, keys: list[RowId]) -> list[tuple[RowId, Row]]:
+        """The committed rows under ``keys`` (as the last commit left them), each noted with
+        what it found (None: no row) to be checked at COMMIT, unless the transaction wrote
+        it (its write set holds what it found)."""
+        wanted = set(keys)
+        found = {rid: row for rid, row in self._core.storage.read_rows(
+            schema, schema.primary_key, [k if len(k) > 1 else k[0] for k in keys])
+            if rid in wanted}
+        name = schema.name.lower()
+        held = self._tables.get(name)
+        own = held.rows if held is not None else {}
+        entry = self._checked.get(name)
+        if entry is None or entry[0].version != schema.version:
+            entry = self._checked[name] = (schema, {})
+        for key in keys:
+            if key not in own:
+                entry[1].setdefault(key, found.get(key))
+        return list(found.items())
+
+
+class TransactionView:
+    """A view read inside a transaction (``tx.view(name)``): its answers include the
+    transaction's own writes."""
+
+    def __init__(self, transaction: Transaction, view: View) -> None:
+        self._transaction = transaction
+        self.view = view
+        self.name = view.name
+        self.columns = view.columns
+
+    def lookup(self, *params: Any) -> list[Row]:
+        """The view's rows for these ``?`` values (as ``View.lookup``)."""
+        return self._transaction.read(self.view, params)
+
+    def __repr__(self) -> str:
+        return f"<TransactionView {self.name} ({', '.join(self.columns)})>"
+
+
+def _pinned_keys(plan: ir.ViewPlan, params: Sequence[Any],
+                 schema: TableSchema) -> list[RowId] | None:
+    """The stored primary keys a read of one table (only filtered and projected) pins:
+    each key column compared with ``=`` to an equality parameter of the view or to a
+    constant (``WHERE id = 5``), its rows then among those keys' rows; else None."""
+    if not schema.primary_key:
+        return None
+    values = values_by_param(plan, params)
+    columns = plan.root.columns
+    by_column: dict[str, list[Any]] = {}
+    for node in ir.walk(plan.root):
+        if not isinstance(node, ir.Filter):
+            continue
+        for condition in ir.conjuncts(node.predicate):
+            if not (isinstance(condition, ir.Call) and condition.fn == "eq"
+                    and len(condition.args) == 2):
+                continue
+            column, value = condition.args
+            if isinstance(value, ir.Col) and isinstance(column, ir.Lit):
+                column, value = value, column
+            if isinstance(column, ir.Col) and isinstance(value, ir.Lit):
+                source = node.input.columns[column.index].column
+                if source is not None:
+                    by_column.setdefault(source.name.lower(), [value.value])
+    for key, param in zip(plan.key, plan.key_params):
+        source = columns[key].column
+        if source is not None:
+            by_column[source.name.lower()] = (list(values["in"]) if param in plan.in_list
+                                              else [values[param]])
+    per_column: list[list[Any]] = []
+    for position in schema.primary_key:
+        found = by_column.get(schema.columns[position].name.lower())
+        if found is None:
+            return None
+        per_column.append(found)
+    size = 1
+    for options in per_column:
+        size *= len(options)
+    if size > MAX_LOCKED_KEYS:
+        return None
+    return stored_keys(schema, list(itertools.product(*per_column)))
+
+
+def _tables_of(plan: ir.ViewPlan) -> set[str]:
+    """The base tables a plan reads, lower-case."""
+    return {node.table.lower() for node in ir.walk(plan.root) if isinstance(node, ir.Scan)}
+
+
+def _duplicate(schema: TableSchema, key: tuple[int, ...], value: tuple) -> str:
+    names = ", ".join(schema.columns[i].name for i in key)
+    shown = ", ".join(repr(v) for v in value)
+    what = "primary key" if key == schema.primary_key else "value of UNIQUE key"
+    return f"duplicate {what} ({names}) = ({shown}) in table {schema.name!r}"
