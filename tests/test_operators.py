@@ -152,6 +152,36 @@ def test_aggregate_equals_recompute(plan: list) -> None:
     run(lambda g, a, b: Aggregate(a, (0,), aggs), aggregate_oracle, plan)
 
 
+#: DOUBLEs of very different sizes: a running float total of them keeps the error of every
+#: value added and removed again.
+doubles = st.sampled_from([0.1, 0.3333333333333333, 3.0, -2.5, 1e10, 9007199254740992.0,
+                           1e-05, 123.456, -0.1])
+
+
+@given(st.lists(st.tuples(st.booleans(), doubles), max_size=40))
+def test_sum_of_doubles_after_deletes_is_the_sum_of_the_doubles_left(
+        steps: list[tuple[bool, float]]) -> None:
+    """SUM of DOUBLEs is the correctly rounded sum of the values present (AVG that over
+    their count), however many larger values were added and removed before: MySQL sums
+    afresh."""
+    from fractions import Fraction
+
+    from rivulet.dataflow.ops.aggregate import Avg, Sum
+
+    total, mean, present = Sum(), Avg(), Counter[float]()
+    for insert, value in steps:
+        if not insert and not present[value]:
+            continue
+        diff = 1 if insert else -1
+        present[value] += diff
+        total.add(value, diff)
+        mean.add(value, diff)
+        values = list(present.elements())
+        exact = float(sum(map(Fraction, values))) if values else None
+        assert total.result() == exact
+        assert mean.result() == (None if exact is None else exact / len(values))
+
+
 @given(waves)
 def test_global_aggregate_has_one_row_even_when_empty(plan: list) -> None:
     def recompute(left: Counter, right: Counter) -> Counter:

@@ -8,8 +8,10 @@ a multiset of values so that deleting the current extreme finds the next one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
@@ -52,35 +54,60 @@ class CountColumn(Accumulator):
         self.n = state
 
 
+#: Every finite double is a whole multiple of 2**-1074 (the smallest subnormal): DOUBLEs are
+#: summed exactly as integers in those units.
+_DOUBLE_UNIT = 1 << 1074
+
+
 class Sum(Accumulator):
     """SUM keeps the count of non-NULL values too: a group of only NULLs sums to NULL.
-    Values are added as numbers (MySQL sums text as DOUBLEs, a date as YYYYMMDD)."""
+    Values are added as numbers (MySQL sums text as DOUBLEs, a date as YYYYMMDD).
 
-    __slots__ = ("total", "n")
+    DOUBLEs are summed exactly (as integers of 2**-1074) and rounded once when the result
+    is read: a running float total would keep the rounding error of every value added
+    and later removed (1e10 added and removed again leaves 0.3333 + 3.0 at 3.3333000002),
+    where MySQL, computing the SUM afresh, gives the sum of the values there now."""
+
+    __slots__ = ("total", "n", "doubles", "n_doubles")
 
     def __init__(self) -> None:
-        self.total: Any = 0
+        self.total: Any = 0  # of the exact values (int, Decimal)
         self.n = 0
+        self.doubles = 0  # of the DOUBLEs, in units of 2**-1074
+        self.n_doubles = 0
 
     def add(self, value: Any, diff: int) -> None:
         if value is not None:
             t = type(value)
             if t is not int and t is not float and t is not Decimal:
                 value = to_number(value)
-            self.total += value * diff
+                t = type(value)
+            if t is float and math.isfinite(value):
+                num, den = value.as_integer_ratio()
+                self.doubles += num * (_DOUBLE_UNIT // den) * diff
+                self.n_doubles += diff
+            else:
+                self.total += value * diff
             self.n += diff
 
     def load(self, state: tuple[Any, int]) -> None:
         """``(total, count of non-NULL values)``."""
-        self.total, self.n = state
-        if self.total is None:
-            self.total = 0
+        total, self.n = state
+        self.total, self.doubles, self.n_doubles = 0, 0, 0
+        self.add(total, 1)
+        self.n -= 1 if total is not None else 0
 
     def result(self) -> Any:
         if self.n == 0:
-            self.total = 0  # forget accumulated float error once the group is empty
+            self.total = 0  # forget an accumulated infinity once the group is empty
             return None
-        return self.total
+        if not self.n_doubles and type(self.total) is not float:
+            return self.total
+        if not self.total:
+            return self.doubles / _DOUBLE_UNIT  # (int / int: correctly rounded)
+        if type(self.total) is float:  # an infinity
+            return self.total + self.doubles / _DOUBLE_UNIT
+        return float(Fraction(self.total) + Fraction(self.doubles, _DOUBLE_UNIT))
 
 
 class Avg(Sum):
