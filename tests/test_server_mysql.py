@@ -22,6 +22,7 @@ import pytest
 import sqlalchemy as sa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pymysql.constants import CLIENT
 
 import rivulet
 from oracle import assert_same_answer
@@ -226,6 +227,40 @@ def test_writes_through_text_queries(server: ServerThread, db: rivulet.Database)
     for sql in ["SELECT id, name, qty FROM items WHERE qty > 0",
                 "SELECT item_id, tag FROM tags WHERE tag = 'red'"]:
         assert_same_answer(sql, (), query(conn, sql), sqlite)
+
+
+def test_client_found_rows_counts_the_rows_an_update_matched(server: ServerThread) -> None:
+    """MySQL counts the rows an UPDATE changed, or those it matched for a client that asks
+    for CLIENT_FOUND_ROWS (Django's and SQLAlchemy's backends do: Django's ``save()`` of
+    an unchanged row takes a count of 0 for a missing row and INSERTs it). On the slow
+    path (a text's first time), the fast one (its next times), prepared, and in a
+    transaction."""
+    found, plain = connect(server, client_flag=CLIENT.FOUND_ROWS), connect(server)
+    statements = [  # (qty is id % 7: ids 3, 10, 17, 24, 31 and 38 hold 3)
+        ("UPDATE items SET qty = 3 WHERE qty = 3", 6, 0),
+        ("UPDATE items SET qty = qty WHERE id = 1", 1, 0),
+        ("UPDATE items SET qty = 8 - qty WHERE id IN (4, 6)", 2, 1),  # (4 stays 4)
+        ("UPDATE items SET qty = 0 WHERE id = 999", 0, 0),
+    ]
+    for conn, column in ((found, 1), (plain, 2)):
+        for _ in range(3):  # (the fast path from a text's second time)
+            with conn.cursor() as cursor:
+                assert [cursor.execute(s[0]) for s in statements] == [s[column] for s in
+                                                                     statements]
+    with found.cursor() as cursor:
+        assert cursor.execute("DELETE FROM items WHERE id IN (39, 40, 999)") == 2
+        assert cursor.execute("INSERT INTO items (id, name) VALUES (39, 'x')") == 1
+        cursor.execute("BEGIN")
+        assert [cursor.execute(s[0]) for s in statements] == [s[1] for s in statements]
+        cursor.execute("ROLLBACK")
+    prepared = connector(server, client_flags=[mysql.connector.constants.ClientFlag.FOUND_ROWS])
+    cursor = prepared.cursor(prepared=True)
+    for _ in range(2):
+        cursor.execute("UPDATE items SET qty = ? WHERE id = ?", (4, 5))
+        assert cursor.rowcount == 1
+    prepared.close()
+    found.close()
+    plain.close()
 
 
 def test_ddl_show_describe_and_explain(server: ServerThread, db: rivulet.Database) -> None:

@@ -24,6 +24,7 @@ import pymysql
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pymysql.constants import CLIENT
 
 import rivulet
 from rivulet.server.auth import LOOPBACK, UserStore
@@ -177,6 +178,31 @@ def test_a_replica_reports_the_primarys_errors_and_changes_nothing(cluster: Clus
             cur.execute("INSERT INTO nosuch VALUES (1)")
     assert cluster.read(conn, "count", 1) == before
     assert cluster.read(cluster.on("primary"), "count", 1) == before
+
+
+def test_client_found_rows_counts_matched_rows_in_either_process(cluster: Cluster) -> None:
+    """For a client that asks for CLIENT_FOUND_ROWS, an UPDATE counts the rows it matched
+    (as SQLite does), changed or not, whichever process serves it: a replica's autocommit
+    write is counted by the primary, its transaction's writes by the replica."""
+    conns: dict[str, pymysql.Connection] = {}
+    for _ in range(4):
+        conn = pymysql.connect(host="127.0.0.1", port=cluster.port, user="root",
+                               database="rivulet", autocommit=True,
+                               client_flag=CLIENT.FOUND_ROWS)
+        conns.setdefault(cluster.scalar(conn, "SELECT @@rivulet_server"), conn)
+    assert sorted(conns) == ["primary", "replica 1"]
+    cluster.execute(conns["primary"], "INSERT INTO votes (user_id, story_id) VALUES (%s, %s)",
+                    7, 1)
+    for role, conn in conns.items():
+        matched = cluster.execute(conn, "UPDATE votes SET story_id = story_id "
+                                        "WHERE user_id = %s", 7)
+        assert matched >= 1, role
+        with conn.cursor() as cur:
+            cur.execute("BEGIN")
+            assert cur.execute("UPDATE votes SET story_id = story_id WHERE user_id = %s",
+                               (7,)) == matched, role
+            cur.execute("ROLLBACK")
+        conn.close()
 
 
 def test_ddl_through_a_replica_is_in_effect_before_its_ok(cluster: Cluster) -> None:

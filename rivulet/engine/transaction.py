@@ -492,7 +492,7 @@ class Transaction:
             new = coerce_row(schema, request.assign(row, request.params), where="UPDATE: ")
             if new != row:
                 changed.append((rid, found, new))
-        request.rowcount = len(changed)
+        request.rowcount, request.matched = len(changed), len(matched)
         if not schema.primary_key:  # a row id stays the row's
             return {rid: (found, new) for rid, found, new in changed}
         touched: dict[RowId, Change] = {rid: (found, None) for rid, found, _ in changed}

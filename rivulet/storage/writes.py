@@ -40,6 +40,8 @@ class WriteRequest:
     # Set by the commit worker:
     lsn: int = 0
     rowcount: int = 0
+    #: The rows an UPDATE matched, changed or not (see :meth:`found`).
+    matched: int = 0
     #: The first AUTO_INCREMENT value the insert generated, else the last it was given (0:
     #: none), as MySQL reports it in the OK packet.
     last_insert_id: int = 0
@@ -129,8 +131,14 @@ class WriteRequest:
                 changes.append((rid, old, new))
         storage.delete(self.table, [rid for rid, _, _ in changes])
         storage.insert(self.table, [new for _, _, new in changes])
-        self.rowcount = len(changes)
+        self.rowcount, self.matched = len(changes), len(matched)
         return [(old, -1) for _, old, _ in changes] + [(new, 1) for _, _, new in changes]
+
+    def found(self) -> int:
+        """The affected-rows count of a client that asked for CLIENT_FOUND_ROWS (Django's
+        and SQLAlchemy's MySQL backends do): an UPDATE counts the rows it matched, as
+        MySQL's "Rows matched", not only those it changed."""
+        return self.matched if self.kind == "update" else self.rowcount
 
     def wait(self, timeout: float | None = None) -> int:
         if not self.done.wait(timeout):

@@ -189,7 +189,7 @@ class Replicas:
         if not writer.is_closing():
             writer.write(frame((ident, *outcome)))
 
-    async def _write(self, sql: str, params: tuple) -> tuple[Any, int, int, int]:
+    async def _write(self, sql: str, params: tuple) -> tuple[Any, ...]:
         db = self.server.db
         request = db.write_request(sql, params, compiled_only=True)
         if request is None:  # a statement new to the primary: compiled off the loop
@@ -199,7 +199,7 @@ class Replicas:
         await self.server.submit_write(request)
         if request.error is not None:
             return tuple(er.failure(request.error)), 0, 0, 0
-        return None, request.rowcount, request.last_insert_id, request.lsn
+        return None, request.rowcount, request.last_insert_id, request.lsn, request.matched
 
     async def _lock(self, owner: Any, targets: list[Target], timeout: float | None,
                     nowait: bool) -> tuple[Any, ...]:

@@ -38,7 +38,7 @@ from mysql_mimic import packets
 from mysql_mimic.connection import Connection
 from mysql_mimic.results import ResultColumn, ensure_result_set
 from mysql_mimic.stream import ConnectionClosed
-from mysql_mimic.types import ColumnDefinition, ServerStatus
+from mysql_mimic.types import Capabilities, ColumnDefinition, ServerStatus
 from mysql_mimic.utils import aiterate
 from sqlglot import exp
 
@@ -155,6 +155,8 @@ class RivuletConnection(Connection):
         self._header_key: Any = None
         self._framing: Any = None  # (header key, end packet), canonical (see _read_text)
         self._texts = Texts(1)  # (the cache's, for the client's character set, once known)
+        #: The client asked for CLIENT_FOUND_ROWS: an UPDATE's OK counts the rows it matched.
+        self._found_rows = False
         self.read_only = True  # until authentication says who the user is
 
     @property
@@ -177,6 +179,7 @@ class RivuletConnection(Connection):
         if isinstance(self.stream, GuardedStream):  # checked the handshake: done with it
             self.stream = self.stream.inner
         self._codec = self.client_charset.codec
+        self._found_rows = Capabilities.CLIENT_FOUND_ROWS in self.capabilities
         self._ok_bytes = self.ok()
         self._end_bytes = self.ok_or_eof()
         self._header_key = (self.capabilities, self.server_charset)
@@ -261,7 +264,8 @@ class RivuletConnection(Connection):
                     self._error(request.error, None, mark)
                 else:
                     self.session.wrote(request.lsn)
-                    self._send(self.ok(affected_rows=request.rowcount,
+                    self._send(self.ok(affected_rows=request.found() if self._found_rows
+                                       else request.rowcount,
                                        last_insert_id=request.last_insert_id))
             except Exception:  # cannot answer: the connection closes (as a failed task's)
                 log.exception("answering a write failed on connection %s", self.connection_id)
@@ -464,13 +468,16 @@ class RivuletConnection(Connection):
             tx = session.tx or session.begin()
             self._status_changed()
             count = await self._in_transaction(tx, tx.write, request)
+            if self._found_rows:
+                count = request.found()
             self._send(self.ok(affected_rows=count, last_insert_id=request.last_insert_id))
             return
         await self.server.submit_write(request, self._lock_timeout())
         if request.error is not None:
             raise request.error
         self.session.wrote(request.lsn)
-        self._send(self.ok(affected_rows=request.rowcount,
+        self._send(self.ok(affected_rows=request.found() if self._found_rows
+                           else request.rowcount,
                            last_insert_id=request.last_insert_id))
 
     async def _in_transaction(self, tx: Transaction, fn: Any, *args: Any) -> Any:

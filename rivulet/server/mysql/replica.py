@@ -154,6 +154,7 @@ class Forwarder:
         result: Any = (rowcount, last_insert_id, lsn, payload)
         if request is not None:
             request.rowcount, request.last_insert_id, request.lsn = rowcount, last_insert_id, lsn
+            request.matched = payload or 0  # (a write's: the rows an UPDATE matched)
             result = request
         try:
             self.server.when_visible(lsn, future, result)

@@ -50,8 +50,11 @@ DEFAULT_MAX_PACKET = 64 * 1024 * 1024  # MySQL 8's default max_allowed_packet
 PROFILE_ENV = "RIVULET_SERVER_PROFILE"
 
 #: mimic's capabilities without query attributes (rivulet takes no per-query attributes,
-#: and without them a COM_QUERY is just its text).
-CAPABILITIES = DEFAULT_SERVER_CAPABILITIES & ~Capabilities.CLIENT_QUERY_ATTRIBUTES
+#: and without them a COM_QUERY is just its text), with CLIENT_FOUND_ROWS, as MySQL's: a
+#: client may ask for an UPDATE's matched rows as its count (Django's backend does, and
+#: takes an UPDATE by primary key that counts 0 for a missing row, then INSERTs it).
+CAPABILITIES = ((DEFAULT_SERVER_CAPABILITIES & ~Capabilities.CLIENT_QUERY_ATTRIBUTES)
+                | Capabilities.CLIENT_FOUND_ROWS)
 
 
 class MySQLServer(MysqlServer):

@@ -1,0 +1,105 @@
+"""Django's own MySQL backend against a rivulet server, over the wire, with PyMySQL as its
+driver (``pymysql.install_as_MySQLdb()``): :func:`configure` once per process (Django's
+settings are global), then :func:`point_at` a running server.
+
+Django's MySQL backend is used as shipped, with two exceptions, both outside transactions:
+
+- The driver: Django's backend imports ``MySQLdb`` (mysqlclient, a C extension). PyMySQL
+  stands in for it (``install_as_MySQLdb``) while the backend is imported, and only then:
+  ``MySQLdb`` is mysqlclient again afterwards for the rest of the test process (where
+  mysqlclient is installed: tests/test_lobsters.py runs over it). Django checks the
+  driver's version only (mysqlclient 1.4.3 or newer): PyMySQL 1.2 says it is 2.2.8.
+- The server probe: Django's first query on each connection (``mysql_server_data``) asks
+  ``SELECT VERSION(), @@sql_mode, ..., CONVERT_TZ('2001-01-01 01:00:00', 'UTC', 'UTC') IS
+  NOT NULL``, and rivulet refuses expressions in a SELECT without FROM (1235). The probe is
+  replaced by the same query without ``CONVERT_TZ``, taken as false: what MySQL answers
+  without its time zone tables, and what rivulet's ``CONVERT_TZ`` answers for a named zone
+  (NULL). Left for the issue of Django and SQLAlchemy applications.
+
+Connections read their own commits (``SET rivulet_read_your_writes = 1``, the connection's
+``init_command``), as an application on MySQL expects; a read of another connection's
+commit wants ``Database.settle()`` first.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+#: The Django app of the tests' models (``class Meta: app_label = APP``).
+APP = "rivulet_tests"
+
+
+def configure() -> None:
+    """Django's settings and app registry, with the MySQL backend over PyMySQL (the first
+    call; later ones do nothing). No connection is made until a query runs."""
+    import django
+    from django.conf import settings
+
+    if settings.configured:
+        return
+    _import_backend_over_pymysql()
+    settings.configure(
+        DATABASES={"default": {
+            "ENGINE": "django.db.backends.mysql", "NAME": "rivulet", "USER": "root",
+            "PASSWORD": "", "HOST": "127.0.0.1", "PORT": "3306",
+            "OPTIONS": {"init_command": "SET rivulet_read_your_writes = 1"},
+        }},
+        INSTALLED_APPS=[],
+        USE_TZ=True,
+        TIME_ZONE="UTC",
+        DEFAULT_AUTO_FIELD="django.db.models.BigAutoField",
+    )
+    django.setup()
+    _probe_without_convert_tz()
+
+
+def _import_backend_over_pymysql() -> None:
+    import pymysql
+
+    def ours(name: str) -> bool:
+        return name == "MySQLdb" or name.startswith("MySQLdb.")
+
+    saved = {name: sys.modules.pop(name) for name in list(sys.modules) if ours(name)}
+    pymysql.install_as_MySQLdb()
+    try:
+        import django.db.backends.mysql.base  # noqa: F401  (it keeps its MySQLdb: PyMySQL)
+    finally:
+        for name in [name for name in sys.modules if ours(name)]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+
+
+def _probe_without_convert_tz() -> None:
+    from django.db.backends.mysql.base import DatabaseWrapper
+    from django.utils.functional import cached_property
+
+    def mysql_server_data(self: Any) -> dict[str, Any]:
+        with self.temporary_connection() as cursor:
+            cursor.execute("SELECT VERSION(), @@sql_mode, @@default_storage_engine, "
+                           "@@sql_auto_is_null, @@lower_case_table_names")
+            row = cursor.fetchone()
+        return {"version": row[0], "sql_mode": row[1], "default_storage_engine": row[2],
+                "sql_auto_is_null": bool(row[3]), "lower_case_table_names": bool(row[4]),
+                "has_zoneinfo_database": False}
+
+    probe = cached_property(mysql_server_data)
+    probe.__set_name__(DatabaseWrapper, "mysql_server_data")
+    DatabaseWrapper.mysql_server_data = probe
+
+
+def point_at(port: int) -> None:
+    """Django's connections, in every thread, now go to the server on ``port``."""
+    from django.db import connections
+
+    connections.close_all()
+    connections.settings["default"]["PORT"] = str(port)
+
+
+def create_models(*models: Any) -> None:
+    """Each model's table, made by Django's schema editor (its own DDL)."""
+    from django.db import connection
+
+    with connection.schema_editor() as editor:
+        for model in models:
+            editor.create_model(model)
