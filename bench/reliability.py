@@ -5,9 +5,12 @@ bench lock) or ``--quick`` (< 1 minute: a few kill points, a 40 s soak). Writes
 ``bench/results/reliability[.quick].json`` with three targets:
 
 * ``kill_points_survived``: crash cycles (bench/reliability_crash.py) whose restart held
-  every acknowledged write exactly once and answered every view as SQLite does over the
-  recovered tables. Every named fault point in turn, random moments, a share of cycles
-  over ``rivulet serve``, and (full run) kills inside a Spark bootstrap. Goal: >= 50.
+  every acknowledged write exactly once, every transaction (a transfer between accounts,
+  committed or rolled back, embedded or BEGIN ... COMMIT over MySQL) all there or not at
+  all, and answered every view as SQLite does over the recovered tables. Every named fault
+  point in turn (``transaction_apply`` inside a transaction's commit among them), random
+  moments, a share of cycles over ``rivulet serve``, and (full run) kills inside a Spark
+  bootstrap. Goal: >= 50.
 * ``fuzz_inputs_without_failure``: inputs of bench/reliability_fuzz.py (SQL, writes, HTTP
   requests, MySQL packets, and the oracle fuzzer's generated SQL) that got a clear error
   or ran correctly (see :func:`run_fuzz`); met only with no failure at all. Goal: >= 1,000.
@@ -86,7 +89,10 @@ def run_crash(count: int, work: Path, log: Callable[[str], None], *, spark_every
         cycles.append(result.as_dict())
         log(f"crash cycle {cycle:3d} {mode:8s} {fault:22s} reached={result.reached!s:5s} "
             f"acked={result.acked:4d} in-flight={result.in_flight} "
-            f"recovery={result.check['recovery_s']:.2f}s rows={result.check['rows']:,}")
+            f"recovery={result.check['recovery_s']:.2f}s rows={result.check['rows']:,} "
+            f"transfers={result.check['transfers']:,} (in flight "
+            f"{result.check['transfers_in_flight_stored']}/{result.check['transfers_in_flight']}"
+            f" stored, {result.check['transfers_undone']} rolled back)")
     survived = sum(1 for c in cycles if c["reached"])
     by_fault: dict[str, int] = {}
     for c in cycles:
@@ -94,6 +100,11 @@ def run_crash(count: int, work: Path, log: Callable[[str], None], *, spark_every
     return {"cycles_run": len(cycles), "survived": survived, "failure": failure,
             "by_fault": by_fault, "acked_writes": sum(c["acked"] for c in cycles),
             "in_flight_at_kill": sum(c["in_flight"] for c in cycles),
+            "transfers_acked": sum(c["transfers_acked"] for c in cycles),
+            "transfers_in_flight_at_kill": sum(c["transfers_in_flight"] for c in cycles),
+            "transfers_in_flight_stored": sum(c["transfers_in_flight_stored"] for c in cycles),
+            "transfers_rolled_back": sum(c["transfers_undone"] for c in cycles),
+            "transfers_at_end": cycles[-1]["transfers"] if cycles else 0,
             "rows_at_end": cycles[-1]["rows"] if cycles else 0,
             "views_at_end": cycles[-1]["views"] if cycles else 0,
             "max_recovery_s": max((c["recovery_s"] for c in cycles), default=None),

@@ -10,13 +10,21 @@ data directory again (a restart: recovery runs) and check it (:func:`verify`):
   primary key, so a batch applied twice would show as duplicate rows; an acknowledged
   ``UPDATE counters SET n = n + 1`` is counted exactly once;
 * a write in flight at the kill (sent, not acknowledged) is all there or not at all;
+* a transfer between ``accounts`` (a transaction: two UPDATEs and a row of the
+  ``transfers`` log, by the embedded API or BEGIN ... COMMIT over MySQL) is there whole once
+  its COMMIT returned, whole or not at all if it was in flight, and never if it ended in
+  ROLLBACK or was aborted (a deadlock): the total of the balances never changes and each
+  balance is its opening one moved by exactly the transfers logged;
 * nothing is present that no one wrote;
 * every view, the ones the writers added while running included, answers what SQLite
   answers for the view's query over the recovered base tables (read from rivulet's SQLite
   file itself, not through rivulet).
 
 What was written is deterministic (:func:`operation` of cycle, writer and sequence number),
-so a writer reports only ``S w seq`` (sent) and ``A w seq`` (acknowledged). After each
+so a writer reports only ``S w seq`` (sent), ``A w seq`` (acknowledged: the COMMIT, or the
+ROLLBACK, returned) and ``X w seq`` (a transaction aborted by a deadlock or a conflict:
+nothing stored); and ``E ...`` if a reader saw the total of the balances changed (a
+transaction's changes reached a view in parts). After each
 check the ledger takes the recovered state as the truth for the next cycle, so the cycles
 run on one growing database and each restart recovers everything before it.
 """
@@ -48,9 +56,19 @@ VIEW_EVERY = 25
 #: Operations per writer and cycle at most (then the writer idles until killed).
 MAX_OPS = 600
 
+#: Accounts that transfers move money between, and each one's opening balance.
+ACCOUNTS = 8
+OPENING = 1_000
+#: Share of operations that are transfers (transactions), and of those that end in ROLLBACK.
+TRANSFER_SHARE = 0.15
+ROLLBACK_SHARE = 0.2
+
 PROGRAM = """
 CREATE TABLE events (id INT NOT NULL, writer INT NOT NULL, g INT NOT NULL, v INT NOT NULL);
 CREATE TABLE counters (id INT PRIMARY KEY, n INT NOT NULL);
+CREATE TABLE accounts (id INT PRIMARY KEY, balance INT NOT NULL);
+CREATE TABLE transfers (id INT PRIMARY KEY, src INT NOT NULL, dst INT NOT NULL,
+    amount INT NOT NULL);
 CREATE TABLE notes (id INT PRIMARY KEY, score INT NOT NULL);
 CREATE VIEW per_g AS SELECT g, COUNT(*) AS c, SUM(v) AS s, MIN(id) AS lo, MAX(id) AS hi
     FROM events GROUP BY g;
@@ -60,13 +78,26 @@ CREATE VIEW counts AS SELECT id, n FROM counters WHERE id = ?;
 CREATE VIEW joined AS SELECT counters.id, counters.n, COUNT(events.id) AS c
     FROM counters LEFT JOIN events ON counters.id = events.writer GROUP BY counters.id, counters.n;
 CREATE VIEW total AS SELECT COUNT(*) AS c, COUNT(DISTINCT writer) AS w FROM events;
+CREATE VIEW money AS SELECT COUNT(*) AS n, SUM(balance) AS s FROM accounts;
+CREATE VIEW balance_of AS SELECT balance FROM accounts WHERE id = ?;
+CREATE VIEW sent AS SELECT src, COUNT(*) AS c, SUM(amount) AS s FROM transfers GROUP BY src;
 """
+
+#: The tables the views read, with their columns: copied from rivulet's SQLite file into
+#: the oracle (:func:`_oracle`).
+ORACLE_TABLES: dict[str, str] = {
+    "events": "id, writer, g, v",
+    "counters": "id, n",
+    "accounts": "id, balance",
+    "transfers": "id, src, dst, amount",
+}
 
 #: The program's parameterized views and the parameters each is checked with.
 PARAMETERS: dict[str, list[tuple]] = {
     "of_g": [(g,) for g in range(GROUPS)],
     "top_g": [(g,) for g in range(GROUPS)],
     "counts": [(w,) for w in range(WRITERS + 1)],
+    "balance_of": [(a,) for a in range(ACCOUNTS)],
 }
 
 #: Rows of ``notes``, whose ``score`` an ALTER TABLE turns from INT to VARCHAR and back:
@@ -79,6 +110,9 @@ ALTERER = 7
 FAULTS: dict[str, tuple[int, int]] = {
     "commit_before_durable": (1, 40),
     "commit_before_ack": (1, 40),
+    # Reached once per table of a committing transfer (accounts, then transfers): an odd
+    # count dies with the accounts stored in the group's SQLite transaction, the log not.
+    "transaction_apply": (1, 30),
     "propagate": (1, 40),
     "upquery": (1, 15),
     "migration_build": (1, 2),
@@ -94,7 +128,9 @@ SPARK_FAULT = "spark_bootstrap"
 @dataclass(frozen=True)
 class Op:
     """One write: ``insert`` rows into events, ``update`` a counter, ``view`` (CREATE VIEW),
-    or ``alter`` (toggle the type of ``notes.score`` between INT and VARCHAR)."""
+    ``alter`` (toggle the type of ``notes.score`` between INT and VARCHAR), or ``transfer``
+    (a transaction moving ``amount`` from account ``src`` to ``dst`` and logging
+    ``(id, src, dst, amount)`` in ``transfers``; ended by ROLLBACK if ``rollback``)."""
 
     writer: int
     seq: int
@@ -102,6 +138,8 @@ class Op:
     rows: tuple[tuple[int, int, int, int], ...] = ()
     view: str = ""
     sql: str = ""
+    transfer: tuple[int, int, int, int] = (0, 0, 0, 0)
+    rollback: bool = False
 
 
 def operation(cycle: int, writer: int, seq: int) -> Op:
@@ -114,9 +152,14 @@ def operation(cycle: int, writer: int, seq: int) -> Op:
         return Op(writer, seq, "view", view=name,
                   sql=f"SELECT g, COUNT(*) AS c, SUM(v) AS s FROM events "
                       f"WHERE v >= {rnd.randint(0, 90)} GROUP BY g")
-    if rnd.random() < 0.25:
+    draw = rnd.random()
+    if draw < 0.25:
         return Op(writer, seq, "update")
     base = ((cycle * 8 + writer) * 20_000 + seq) * 8
+    if draw < 0.25 + TRANSFER_SHARE:
+        src, dst = rnd.sample(range(ACCOUNTS), 2)
+        return Op(writer, seq, "transfer", transfer=(base, src, dst, rnd.randint(1, 100)),
+                  rollback=rnd.random() < ROLLBACK_SHARE)
     rows = tuple((base + j, writer, rnd.randrange(GROUPS), rnd.randint(0, 99))
                  for j in range(rnd.randint(1, 5)))
     return Op(writer, seq, "insert", rows=rows)
@@ -128,6 +171,20 @@ def insert_sql(op: Op) -> tuple[str, list[int]]:
 
 
 UPDATE_SQL = "UPDATE counters SET n = n + 1 WHERE id = ?"
+LOCK_SQL = "SELECT id, balance FROM accounts WHERE id IN (?, ?) FOR UPDATE"
+MOVE_SQL = "UPDATE accounts SET balance = balance + ? WHERE id = ?"
+LOG_SQL = "INSERT INTO transfers VALUES (?, ?, ?, ?)"
+
+
+def transfer_statements(op: Op) -> list[tuple[str, list[int]]]:
+    """The statements of a transfer, between BEGIN and COMMIT (or ROLLBACK): lock both
+    accounts, move the money, log it. Accounts are locked and written in the order of their
+    ids, so that concurrent transfers do not deadlock."""
+    _, src, dst, amount = op.transfer
+    lo, hi = sorted((src, dst))
+    moves = sorted(((src, -amount), (dst, amount)))
+    return ([(LOCK_SQL, [lo, hi])] + [(MOVE_SQL, [delta, account]) for account, delta in moves]
+            + [(LOG_SQL, list(op.transfer))])
 
 
 def note_score(i: int) -> int:
@@ -151,10 +208,12 @@ class Ledger:
 
     ids: set[int] = field(default_factory=set)  # events ids present (each exactly once)
     counters: dict[int, int] = field(default_factory=dict)
+    transfers: dict[int, tuple[int, int, int, int]] = field(default_factory=dict)  # logged
     views: set[str] = field(default_factory=set)  # views added by writers
     notes_text: bool = False  # notes.score is VARCHAR (after an odd number of ALTERs)
     acked: list[Op] = field(default_factory=list)
     in_flight: list[Op] = field(default_factory=list)
+    aborted: list[Op] = field(default_factory=list)  # transactions that ended with an error
 
 
 def new_database(path: Path) -> Ledger:
@@ -164,20 +223,26 @@ def new_database(path: Path) -> Ledger:
     with rivulet.open(path, prewarm=False) as db:
         db.execute_script(PROGRAM)
         db.table("counters").insert_many([(w, 0) for w in range(WRITERS + 1)])
+        db.table("accounts").insert_many([(a, OPENING) for a in range(ACCOUNTS)])
         db.table("notes").insert_many([(i, note_score(i)) for i in range(NOTES)])
     return Ledger(counters={w: 0 for w in range(WRITERS + 1)})
 
 
 def record(ledger: Ledger, cycle: int, lines: Sequence[str]) -> None:
-    """Fold a writer's ``S``/``A`` report into this cycle's acknowledged and in-flight ops."""
-    sent: dict[tuple[int, int], bool] = {}
+    """Fold a writer's ``S``/``A``/``X`` report into this cycle's acknowledged, in-flight
+    and aborted ops; an ``E`` line (a reader saw a transaction in parts) fails the cycle."""
+    seen = [line for line in lines if line.startswith("E ")]
+    assert not seen, f"a reader saw the total of the balances change: {seen[:3]}"
+    sent: dict[tuple[int, int], str] = {}
     for line in lines:
         parts = line.split()
-        if len(parts) == 3 and parts[0] in ("S", "A"):
+        if len(parts) == 3 and parts[0] in ("S", "A", "X"):
             key = (int(parts[1]), int(parts[2]))
-            sent[key] = sent.get(key, False) or parts[0] == "A"
-    for (writer, seq), acked in sorted(sent.items()):
-        (ledger.acked if acked else ledger.in_flight).append(operation(cycle, writer, seq))
+            if sent.get(key, "S") == "S":
+                sent[key] = parts[0]
+    for (writer, seq), state in sorted(sent.items()):
+        into = {"S": ledger.in_flight, "A": ledger.acked, "X": ledger.aborted}[state]
+        into.append(operation(cycle, writer, seq))
 
 
 # ......................................................................... check
@@ -210,21 +275,24 @@ def verify(path: Path, ledger: Ledger, compare: Compare = same_answer) -> dict[s
         db.settle()
         lite = _oracle(path)
         _check_rows(lite, ledger)
+        transfers, counts = _check_transfers(lite, ledger)
         views = set(db.views())
         _check_views(db, lite, views, ledger, compare)
         notes_text = _check_notes(db, ledger)
         ledger.ids = {r[0] for r in lite.execute("SELECT id FROM events")}
         ledger.counters = dict(lite.execute("SELECT id, n FROM counters").fetchall())
+        ledger.transfers = transfers
         ledger.views = {v for v in views if v.startswith("mig_")}
         ledger.notes_text = notes_text
-        ledger.acked, ledger.in_flight = [], []
+        ledger.acked, ledger.in_flight, ledger.aborted = [], [], []
         # The recovered database takes writes, and its views follow them.
         probe = 2**31 - 1 - len(ledger.ids)
         db.execute("INSERT INTO events VALUES (?, ?, ?, ?)", [probe, WRITERS, 0, 1])
         db.execute("DELETE FROM events WHERE id = ?", [probe])
         db.settle()
         _check_views(db, _oracle(path), views, ledger, compare)
-    return {"recovery_s": round(recovered_s, 3), "rows": len(ledger.ids), "views": len(views)}
+    return {"recovery_s": round(recovered_s, 3), "rows": len(ledger.ids), "views": len(views)
+            } | counts
 
 
 def _oracle(path: Path) -> sqlite3.Connection:
@@ -233,12 +301,14 @@ def _oracle(path: Path) -> sqlite3.Connection:
 
     source = sqlite3.connect(f"file:{path / DB_FILE}?mode=ro", uri=True)
     lite = sqlite3.connect(":memory:")
-    for statement in PROGRAM.split(";")[:2]:
-        lite.execute(statement)
-    lite.executemany("INSERT INTO events VALUES (?, ?, ?, ?)",
-                     source.execute("SELECT id, writer, g, v FROM events").fetchall())
-    lite.executemany("INSERT INTO counters VALUES (?, ?)",
-                     source.execute("SELECT id, n FROM counters").fetchall())
+    for statement in PROGRAM.split(";"):
+        words = statement.split()
+        if words[:2] == ["CREATE", "TABLE"] and words[2] in ORACLE_TABLES:
+            lite.execute(statement)
+    for table, columns in ORACLE_TABLES.items():
+        marks = ", ".join("?" for _ in columns.split(","))
+        lite.executemany(f"INSERT INTO {table} VALUES ({marks})",
+                         source.execute(f"SELECT {columns} FROM {table}").fetchall())
     source.close()
     return lite
 
@@ -273,6 +343,50 @@ def _check_rows(lite: sqlite3.Connection, ledger: Ledger) -> None:
         low, high = before + acked, before + acked + maybe
         assert low <= counters[writer] <= high, (
             f"counter {writer} is {counters[writer]}, acknowledged increments say {low}..{high}")
+
+
+def _check_transfers(lite: sqlite3.Connection, ledger: Ledger
+                     ) -> tuple[dict[int, tuple[int, int, int, int]], dict[str, int]]:
+    """All or nothing for transfers: every one whose COMMIT returned is logged, one in
+    flight may be, none that rolled back or aborted is, nothing else is, each as written;
+    each balance is its opening one moved by exactly the transfers logged (a transfer's
+    UPDATEs without its log row, or the reverse, shows), so the total never changes.
+    Returns the transfers logged, and counts of this cycle's."""
+    stored = {r[0]: r for r in lite.execute("SELECT id, src, dst, amount FROM transfers")}
+    balances = dict(lite.execute("SELECT id, balance FROM accounts").fetchall())
+    assert sorted(balances) == list(range(ACCOUNTS)), f"accounts lost or added: {balances}"
+    total = sum(balances.values())
+    assert total == ACCOUNTS * OPENING, (
+        f"the balances add up to {total}, not {ACCOUNTS * OPENING}: a transfer half applied")
+    expected = dict(ledger.transfers)
+    must = set(ledger.transfers)
+    may: set[int] = set()
+    never: set[int] = set()
+    for ops, into in ((ledger.acked, must), (ledger.in_flight, may), (ledger.aborted, never)):
+        for op in ops:
+            if op.kind == "transfer":
+                expected[op.transfer[0]] = op.transfer
+                (never if op.rollback else into).add(op.transfer[0])
+    lost = must - stored.keys()
+    assert not lost, f"committed transfers lost: {sorted(lost)[:10]} ({len(lost)} in all)"
+    undone = never & stored.keys()
+    assert not undone, f"rolled back or aborted transfers stored: {sorted(undone)[:10]}"
+    unknown = stored.keys() - must - may
+    assert not unknown, f"transfers no one committed: {sorted(unknown)[:10]}"
+    changed = [row for tid, row in stored.items() if expected[tid] != row]
+    assert not changed, f"transfers changed: {changed[:5]}"
+    moved = dict.fromkeys(range(ACCOUNTS), OPENING)
+    for _, src, dst, amount in stored.values():
+        moved[src] -= amount
+        moved[dst] += amount
+    assert balances == moved, (
+        f"balances {balances} are not the opening ones moved by the {len(stored)} transfers "
+        f"logged ({moved}): a transfer half applied")
+    counts = {"transfers": len(stored), "transfers_acked": len(must - set(ledger.transfers)),
+              "transfers_in_flight": len(may),
+              "transfers_in_flight_stored": len(may & stored.keys()),
+              "transfers_undone": len(never)}
+    return stored, counts
 
 
 def _check_notes(db: Any, ledger: Ledger) -> bool:
@@ -332,16 +446,27 @@ def child_main(path: str, cycle: int, writers: int, spark: bool, memory_limit: s
             sys.stdout.flush()
 
     def writer(w: int) -> None:
+        from rivulet.errors import LockWaitTimeoutError, WriteConflictError
+
         rnd = random.Random(cycle * 31 + w)
         for seq in range(MAX_OPS):
             op = operation(cycle, w, seq)
             say(f"S {w} {seq}")
-            apply_embedded(db, op)
+            try:
+                apply_embedded(db, op)
+            except (WriteConflictError, LockWaitTimeoutError) as exc:  # rolled back
+                say(f"X {w} {seq}")
+                print(f"writer {w} op {seq} aborted: {type(exc).__name__}: {exc}",
+                      file=sys.stderr, flush=True)
+                continue
             say(f"A {w} {seq}")
             if rnd.random() < 0.5:
                 g = rnd.randrange(GROUPS)
                 db.view(rnd.choice(("of_g", "top_g"))).lookup(g)
                 db.view("counts").lookup(w)
+                money = db.view("money").lookup()
+                if money and money[0][1] != ACCOUNTS * OPENING:
+                    say(f"E {w} {seq} view money: {money}")
 
     say("READY")
     if alter:
@@ -362,6 +487,12 @@ def apply_embedded(db: Any, op: Op) -> None:
         db.execute(*insert_sql(op))
     elif op.kind == "update":
         db.execute(UPDATE_SQL, [op.writer])
+    elif op.kind == "transfer":
+        with db.transaction() as tx:
+            for sql, params in transfer_statements(op):
+                tx.execute(sql, params)
+            if op.rollback:
+                tx.rollback()
     else:
         db.execute(f"CREATE VIEW {op.view} AS {op.sql}")
 
@@ -535,12 +666,20 @@ def _mysql_writer(port: int, cycle: int, w: int, say: Callable[[str], None],
                     cur.execute(sql.replace("?", "%s"), params)
                 elif op.kind == "update":
                     cur.execute(UPDATE_SQL.replace("?", "%s"), (op.writer,))
+                elif op.kind == "transfer":
+                    if not _mysql_transfer(cur, op):
+                        say(f"X {w} {seq}")
+                        continue
                 else:
                     cur.execute(f"CREATE VIEW {op.view} AS {op.sql}")
                 say(f"A {w} {seq}")
                 if rnd.random() < 0.5:
                     cur.execute("SELECT id, v FROM events WHERE g = %s", (rnd.randrange(GROUPS),))
                     cur.fetchall()
+                    cur.execute("SELECT SUM(balance) FROM accounts")
+                    money = cur.fetchall()
+                    if money and money[0][0] is not None and money[0][0] != ACCOUNTS * OPENING:
+                        say(f"E {w} {seq} SUM(balance): {money}")
     except (pymysql.Error, OSError):
         return  # the server is gone: the last op sent is in flight
     finally:
@@ -548,6 +687,31 @@ def _mysql_writer(port: int, cycle: int, w: int, say: Callable[[str], None],
             conn.close()
         except Exception:  # noqa: BLE001 - the connection died with the server
             pass
+
+
+#: MySQL errors that end a transaction with nothing stored (1213: deadlock or a write
+#: conflict at COMMIT, the transaction rolled back; 1205: a lock wait timed out, the
+#: transaction rolled back by the writer).
+ABORTED = (1213, 1205)
+
+
+def _mysql_transfer(cur: Any, op: Op) -> bool:
+    """A transfer over MySQL: BEGIN, its statements, COMMIT (or ROLLBACK). False if it was
+    aborted (nothing stored); a lost connection (the server killed) raises."""
+    import pymysql
+
+    cur.execute("BEGIN")
+    try:
+        for sql, params in transfer_statements(op):
+            cur.execute(sql.replace("?", "%s"), params)
+            cur.fetchall()
+        cur.execute("ROLLBACK" if op.rollback else "COMMIT")
+    except pymysql.MySQLError as exc:
+        if not exc.args or exc.args[0] not in ABORTED:
+            raise
+        cur.execute("ROLLBACK")  # (after a deadlock, already rolled back: a no-op)
+        return False
+    return True
 
 
 def plan_cycles(count: int, rnd: random.Random, *, server_share: float = 0.3,

@@ -78,28 +78,41 @@ def test_every_fault_point_is_placed_in_the_engine() -> None:
 
 def test_checker_catches_lost_doubled_and_half_writes(tmp_path: Path) -> None:
     """The check that the crash cycles rely on fails when a write is lost, doubled, or
-    half applied, a counter increment is lost, or a converted value is wrong (else a
-    passing cycle would prove nothing)."""
+    half applied, a counter increment is lost, a converted value is wrong, or a transfer
+    (a transaction) is lost, half applied, or stored after its ROLLBACK (else a passing
+    cycle would prove nothing)."""
     path = tmp_path / "db"
     ledger = crash.new_database(path)
+    ops = [crash.operation(1, 1, seq) for seq in range(12)]
+    transfers = [crash.operation(1, 2, seq) for seq in range(200)]
+    committed = next(op for op in transfers if op.kind == "transfer" and not op.rollback)
+    rolled_back = next(op for op in transfers if op.kind == "transfer" and op.rollback)
     with rivulet.open(path, prewarm=False) as db:
-        for seq in range(12):
-            op = crash.operation(1, 1, seq)
+        for op in ops + [committed, rolled_back]:
             crash.apply_embedded(db, op)
             ledger.acked.append(op)
     inserts = [op for op in ledger.acked if op.kind == "insert" and len(op.rows) > 1]
     crash.verify(path, ledger, oracle_compare)  # intact: passes, and takes the state in
+    assert ledger.transfers == {committed.transfer[0]: committed.transfer}
 
-    def broken(sql: str, params: tuple, match: str, acked: list | None = None,
-               in_flight: list | None = None) -> None:
+    def damaged(*statements: tuple[str, tuple]) -> Path:
         copy = tmp_path / f"copy{len(list(tmp_path.iterdir()))}"
         shutil.copytree(path, copy)
         with sqlite3.connect(copy / "rivulet.db") as conn:
-            conn.execute(sql, params)
-        probe = crash.Ledger(ids=set(ledger.ids), counters=dict(ledger.counters),
-                             views=set(ledger.views), acked=acked or [], in_flight=in_flight or [])
+            for sql, params in statements:
+                conn.execute(sql, params)
+        return copy
+
+    def probe(acked: list | None = None, in_flight: list | None = None) -> crash.Ledger:
+        return crash.Ledger(ids=set(ledger.ids), counters=dict(ledger.counters),
+                            transfers=dict(ledger.transfers), views=set(ledger.views),
+                            acked=acked or [], in_flight=in_flight or [])
+
+    def broken(sql: str, params: tuple, match: str, acked: list | None = None,
+               in_flight: list | None = None, more: tuple[tuple[str, tuple], ...] = ()) -> None:
+        copy = damaged((sql, params), *more)
         with pytest.raises(AssertionError, match=match):
-            crash.verify(copy, probe, oracle_compare)
+            crash.verify(copy, probe(acked, in_flight), oracle_compare)
 
     some = inserts[0].rows[0][0]
     broken("DELETE FROM events WHERE id = ?", (some,), "acknowledged rows lost")
@@ -113,6 +126,26 @@ def test_checker_catches_lost_doubled_and_half_writes(tmp_path: Path) -> None:
         in_flight = crash.operation(2, 1, in_flight.seq + 1)
     broken("INSERT INTO events VALUES (?, ?, ?, ?)", in_flight.rows[0], "half applied",
            in_flight=[in_flight])
+    # Transfers: all of one or nothing of it, and nothing of a rolled-back one.
+    tid, src, dst, amount = committed.transfer
+    move = crash.MOVE_SQL
+    broken("DELETE FROM transfers WHERE id = ?", (tid,), "committed transfers lost")
+    broken(move, (5, src), "add up to 8005, not 8000")
+    broken(move, (amount, src), "not the opening ones moved", more=((move, (-amount, dst)),))
+    pending = next(op for op in (crash.operation(2, 1, seq) for seq in range(200))
+                   if op.kind == "transfer" and not op.rollback)
+    _, src, dst, amount = pending.transfer
+    whole = ((move, (-amount, src)), (move, (amount, dst)),
+             ("INSERT INTO transfers VALUES (?, ?, ?, ?)", pending.transfer))
+    broken(*whole[2], "half applied", in_flight=[pending])  # logged, no money moved
+    broken(*whole[0], "half applied", in_flight=[pending], more=whole[1:2])  # moved, unlogged
+    broken(*whole[0], "transfers no one committed", more=whole[1:])  # not sent at all
+    crash.verify(damaged(*whole), probe(in_flight=[pending]), oracle_compare)  # whole: fine
+    crash.verify(damaged(), probe(in_flight=[pending]), oracle_compare)  # none of it: fine
+    _, src, dst, amount = rolled_back.transfer
+    broken(move, (-amount, src), "rolled back or aborted transfers stored", acked=[rolled_back],
+           more=((move, (amount, dst)), ("INSERT INTO transfers VALUES (?, ?, ?, ?)",
+                                         rolled_back.transfer)))
 
 
 # --------------------------------------------------------------------------- crash cycles
@@ -129,18 +162,25 @@ def test_kill_at_every_fault_point_and_at_random(crash_db: tuple[Path, crash.Led
     limit, a view added every 25 writes, and for the conversion point an ALTER TABLE whose
     3,000 rows convert in the background): killed at each named fault point in turn and at a
     random moment; then ``rivulet serve`` written to over MySQL, killed between commit and
-    acknowledgement and at random. Each restart recovers everything before it."""
+    acknowledgement, inside a transaction's commit and at random. Transfers (transactions,
+    some rolled back) run beside the other writes throughout. Each restart recovers
+    everything before it."""
     path, ledger = crash_db
     rnd = random.Random(8)
     plan = [("embedded", fault) for fault in crash.FAULTS] + [
-        ("embedded", "random"), ("server", "commit_before_ack"), ("server", "random")]
+        ("embedded", "random"), ("server", "commit_before_ack"),
+        ("server", "transaction_apply"), ("server", "random")]
     results = []
     for cycle, (mode, fault) in enumerate(plan, 1):
         result = crash.run_cycle(path, ledger, cycle, mode, fault, rnd=rnd,
                                  compare=oracle_compare)
         assert result.reached, f"cycle {cycle} ({mode}) never reached {fault}"
+        if fault == "transaction_apply":  # it died inside a transfer's commit
+            assert result.check["transfers_in_flight"] >= 1, f"cycle {cycle} ({mode})"
         results.append(result)
     assert sum(r.acked for r in results) > 100  # the writers did write
+    assert sum(r.check["transfers_acked"] for r in results) > 10  # transactions committed
+    assert sum(r.check["transfers_undone"] for r in results) > 0  # and rolled back
     assert any(r.in_flight for r in results)  # and kills landed with writes in flight
     assert max(r.check["views"] for r in results) > 6  # migrations made it, and recovered
 
