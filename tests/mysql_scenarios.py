@@ -119,11 +119,12 @@ def left_out(name: str) -> bool:
 #: Where MariaDB, the oracle, is not MySQL: left out for good. FLOOR, CEIL, ROUND, ABS and
 #: unary minus of a DATE or DATETIME give a temporal value or a DECIMAL in MariaDB (an
 #: integer in MySQL); MariaDB rewrites NULLIF(a, b) to a CASE that names ``a`` twice, so
-#: ONLY_FULL_GROUP_BY rejects ``SELECT NULLIF(a, b) ... GROUP BY NULLIF(a, b)``; an INT
-#: UNSIGNED column in a UNION with NULL becomes a DECIMAL in MariaDB (BIGINT UNSIGNED in
-#: MySQL).
+#: ONLY_FULL_GROUP_BY rejects ``SELECT NULLIF(a, b) ... GROUP BY NULLIF(a, b)``, and
+#: likewise a BETWEEN over a DATETIME (``GROUP BY e BETWEEN 7 AND 8``: "e isn't in GROUP
+#: BY"); an INT UNSIGNED column in a UNION with NULL becomes a DECIMAL in MariaDB (BIGINT
+#: UNSIGNED in MySQL).
 MARIADB_IS_NOT_MYSQL = ("number-functions-of-temporals", "nullif-in-group-by",
-                        "unsigned-union-null")
+                        "between-in-group-by", "unsigned-union-null")
 
 
 # --------------------------------------------------------------------------- types and values
@@ -1043,9 +1044,10 @@ def g_select(draw: Callable, tables: tuple[Table, ...], shape: Shape, depth: int
                               max_size=2, unique=True))
         if group and draw(st.integers(0, 3)) == 0:  # GROUP BY an expression
             e = gen.expr(1)
-            # (a constant would mean a position; MariaDB rejects a grouped NULLIF,
-            # MARIADB_IS_NOT_MYSQL)
-            if re.search(r"\br\d+\.", e.sql) and "NULLIF" not in e.sql:
+            # (a constant would mean a position; MariaDB rejects a grouped NULLIF, and a
+            # grouped BETWEEN over a date, MARIADB_IS_NOT_MYSQL)
+            if (re.search(r"\br\d+\.", e.sql) and "NULLIF" not in e.sql
+                    and "BETWEEN" not in e.sql):
                 group[0] = e
         n = width if width is not None else draw(st.integers(1, 4))
         for g in group:

@@ -563,6 +563,17 @@ def test_regression_group_by_adds_up_values_as_shown(regression_pair: MySQLPair)
         regression_pair.check_query(sql)
 
 
+def test_regression_a_quotient_compared_as_a_double_is_not_rounded(
+        regression_pair: MySQLPair) -> None:
+    """A quotient compared with a DOUBLE or text is its unrounded value (``10/3 = 3.3333e0``
+    is 0, ``n / -999999.99 <> 0e0`` is 1), with an exact number its shown value
+    (``10/3 = 3.3333`` is 1); rivulet rounded it in both."""
+    regression_pair.check_query("SELECT id, 10/3 = 3.3333e0, 10/3 = 3.3333, n / 999999.99 <> f, "
+                                "n / 999999.99 = 0, 10/3 > '3.33333', d / 7 <=> f, "
+                                "f < n / 3 FROM t ORDER BY id")
+    regression_pair.check_query("SELECT id FROM t WHERE n / 999999.99 <> f * 0 ORDER BY id")
+
+
 def test_regression_a_negative_zero_double_shows_as_zero(regression_pair: MySQLPair) -> None:
     """MariaDB shows a DOUBLE -0 as '0' (``-('a')``, ``0e0 * -1``); rivulet showed '-0'."""
     regression_pair.check_query("SELECT id, CONCAT(-(s)), CONCAT(f * 0 * -1), CONCAT(-0e0), "

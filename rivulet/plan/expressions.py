@@ -392,10 +392,12 @@ _READS_NUMBER = {"add", "sub", "mul", "div", "mod", "MOD", "int_div", "SIGN", "n
 _ROUNDING = {"ROUND", "FLOOR", "CEIL", "CEILING"}
 _ARITHMETIC = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "mod": "mod",
                "MOD": "mod", "int_div": "int_div"}
+#: The comparisons of two values.
+_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq"}
 #: Functions that read a DECIMAL with all the places it carries: arithmetic, the numeric
 #: functions, conversions to numbers, the choosers, ``IN`` and ``BETWEEN``. The others
 #: (text, dates, comparison with ``=``, ``<``, ``<=>``, ``NULLIF``: MariaDB rounds both
-#: operands of those) read it at its shown places.
+#: operands of those, unless it compares them as DOUBLEs) read it at its shown places.
 _READS_CARRIED_PLACES = {
     "add", "sub", "mul", "div", "mod", "MOD", "int_div", "neg", "ABS", "ROUND", "FLOOR",
     "CEIL", "CEILING", "SIGN", "cast_decimal", "cast_int", "cast_unsigned", "cast_float",
@@ -441,6 +443,12 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     args = [a for a, _ in pairs]
     arg_types = [t for _, t in pairs]
     fn = expr.fn
+    if (fn in _COMPARISONS and any(t.rounded for t in arg_types)
+            and types.comparison_kind(arg_types[0].kind, arg_types[1].kind) == FLOAT):
+        # Compared as DOUBLEs, a quotient is its unrounded value (MySQL's val_real):
+        # 10/3 = 3.3333e0 is 0, where 10/3 = 3.3333 (as DECIMALs, rounded) is 1.
+        args = [Call("cast_float", (a,)) if t.rounded else a for a, t in zip(args, arg_types)]
+        arg_types = [types.FLOAT_TYPE if t.rounded else t for t in arg_types]
     if fn not in _READS_CARRIED_PLACES:
         args = [shown(a, t) for a, t in zip(args, arg_types)]
         arg_types = [shown_type(t) for t in arg_types]
