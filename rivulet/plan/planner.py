@@ -247,7 +247,7 @@ class Planner:
                     raise error_at(item, f"view {name!r} takes parameters and cannot be used "
                                    "in FROM", ParameterError)
                 node, names = self._view_relation(view)
-                return node, Relation(alias, names, offset)
+                return node, Relation(alias, names, offset, fields=False)
             raise error_at(item, f"unknown table or view {name!r}", UnknownTableError)
         if isinstance(item, exp.Subquery):
             if not item.alias and not isinstance(item.unnest(), exp.Query):
@@ -256,7 +256,7 @@ class Planner:
             if not item.alias:
                 raise error_at(item, "a subquery in FROM needs an alias")
             node, names = self.plan_relation(item.this)
-            return node, Relation(item.alias, names, offset)
+            return node, Relation(item.alias, names, offset, fields=_materialized(item.this))
         raise unsupported(item, "FROM item")
 
     def _view_relation(self, view: ir.ViewPlan) -> tuple[ir.Node, list[str]]:
@@ -714,10 +714,27 @@ def _two_grouped_columns_named(name: str, aliased: exp.Expr, group: exp.Expr | N
                 for k in group.expressions]
     except SqlError:
         return False  # (a GROUP BY alias or position: resolved elsewhere)
-    if target not in keys:
+    if target not in keys or not _a_field(target, scope):
         return False
     return any(isinstance(k, exp.Column) and k.name.lower() == name.lower()
-               and index != target for k, index in zip(group.expressions, keys))
+               and index != target and _a_field(index, scope)
+               for k, index in zip(group.expressions, keys))
+
+
+def _a_field(column: int | None, scope: FromScope) -> bool:
+    """Whether the FROM column at ``column`` is a field to MySQL's GROUP BY name
+    resolution (:attr:`Relation.fields`)."""
+    return column is not None and any(
+        r.fields and r.offset <= column < r.offset + len(r.names) for r in scope.relations)
+
+
+def _materialized(query: exp.Expr) -> bool:
+    """Whether MySQL materializes a subquery in FROM rather than merging it into the query
+    around it: a UNION, or a SELECT with GROUP BY, an aggregate, DISTINCT or LIMIT."""
+    if not isinstance(query, exp.Select):
+        return True
+    return bool(query.args.get("group") or query.args.get("distinct") or query.args.get("limit")
+                or query.args.get("having") or _has_aggregate(query))
 
 
 def _inside_aggregate(node: exp.Expr) -> bool:

@@ -35,6 +35,10 @@ class Relation:
     names: list[str]
     offset: int
     table: TableSchema | None = None  # for functional dependencies on a primary key
+    #: Whether MySQL resolves a GROUP BY name to these columns as fields (a table, or a
+    #: subquery it materializes: UNION, GROUP BY, DISTINCT); a subquery it merges into the
+    #: query gives expressions instead.
+    fields: bool = True
 
 
 @dataclass
