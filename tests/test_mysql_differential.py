@@ -580,6 +580,18 @@ def test_regression_a_quotient_compared_as_a_double_is_not_rounded(
     regression_pair.check_query("SELECT id FROM t WHERE n / 999999.99 <> f * 0 ORDER BY id")
 
 
+def test_regression_date_text_in_mysqls_other_forms(regression_pair: MySQLPair) -> None:
+    """Text compared with a DATE is read as MySQL reads a date: any punctuation between the
+    parts ('24:01:02' is 2024-01-02), two-digit years, YYMMDD; rivulet took such text for no
+    date (the zero date)."""
+    regression_pair.check_query(
+        "SELECT id, dt = '24:01:02', dt <= '01:02:03', dt = '24/1/2', dt = '2024#01#02', "
+        "dt = '240102', dt = '24-01-02 00.00.00', dt > '99-12-31', dt < '1-2-3' FROM t "
+        "ORDER BY id")
+    regression_pair.check_query("SELECT id FROM t WHERE dt BETWEEN -0.25e0 AND '25:01:03' "
+                                "ORDER BY id")
+
+
 def test_regression_a_negative_zero_double_shows_as_zero(regression_pair: MySQLPair) -> None:
     """MariaDB shows a DOUBLE -0 as '0' (``-('a')``, ``0e0 * -1``); rivulet showed '-0'."""
     regression_pair.check_query("SELECT id, CONCAT(-(s)), CONCAT(f * 0 * -1), CONCAT(-0e0), "

@@ -202,33 +202,58 @@ def to_int(v: Any) -> int:
     return int(v.to_integral_value(rounding=ROUND_HALF_UP))
 
 
+#: ASCII punctuation: MySQL takes any of it between the parts of a date or a time.
+_PUNCT = r"[!-/:-@\[-`{-~]"
 _DATE_RE = re.compile(
-    r"\s*(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})"
-    r"(?:(?:[ T]+)(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,6})\d*)?)?)?"
-    r"(?:\s*\Z|[^\d:.])"
+    r"\s*(\d{1,4})" + _PUNCT + r"(\d{1,2})" + _PUNCT + r"(\d{1,2})"
+    r"(?:(?:[ T]+|" + _PUNCT + r")(\d{1,2})" + _PUNCT + r"(\d{1,2})"
+    r"(?:" + _PUNCT + r"(\d{1,2})(?:\.(\d{0,6})\d*)?)?)?"
+    r"(?!\d)"
 )
-_COMPACT_DATE_RE = re.compile(r"\s*(\d{4})(\d\d)(\d\d)(?:(\d\d)(\d\d)(\d\d))?\s*\Z")
+_COMPACT_DATE_RE = re.compile(r"\s*(\d+)(?:\.(\d{0,6})\d*)?\s*\Z")
 
 
 @lru_cache(maxsize=4096)
 def _parse_temporal(s: str) -> _date | None:
-    """Parse a MySQL date or datetime literal: 'YYYY-MM-DD', 'YYYY-MM-DD hh:mm[:ss[.ffffff]]'
-    (also with 'T', '/' or '.' separators and one-digit fields), 'YYYYMMDD[hhmmss]'.
-    Returns a date, a datetime, or None if the string is not a valid date. As MySQL does
-    (with a warning), text after a whole date or time is ignored: '2020-01-01x' is a
-    date."""
-    m = _DATE_RE.match(s) or _COMPACT_DATE_RE.match(s)
-    if m is None:
-        return None
-    g = m.groups()
+    """Parse a MySQL date or datetime literal as MySQL's str_to_datetime does: year, month
+    and day (then hours, minutes and seconds, after a space, a 'T' or a punctuation mark)
+    between any punctuation ('2024-01-02', '24/1/2', '01:02:03' is 2001-02-03,
+    '2024-01-02 10.11.12'), a two-digit year being 1970-2069; or digits alone: YYMMDD,
+    YYYYMMDD, YYMMDDhhmmss, YYYYMMDDhhmmss. Returns a date, a datetime, or None if the
+    string is not a valid date. As MySQL does (with a warning), text after a whole date or
+    time is ignored: '2020-01-01x' is a date."""
+    m = _DATE_RE.match(s)
+    if m is not None:
+        year_text, month, day, hour, minute, second, frac = m.groups()
+        year = _full_year(year_text)
+    else:
+        m = _COMPACT_DATE_RE.match(s)
+        if m is None:
+            return None
+        digits, frac = m.groups()
+        if len(digits) in (6, 12):
+            digits = str(_full_year(digits[:2])) + digits[2:]
+        if len(digits) not in (8, 14):
+            return None
+        year, month, day = int(digits[:4]), digits[4:6], digits[6:8]
+        hour, minute, second = (digits[8:10], digits[10:12], digits[12:14]) \
+            if len(digits) == 14 else (None, None, None)
     try:
-        if g[3] is None:
-            return _date(int(g[0]), int(g[1]), int(g[2]))
-        micro = int((g[6] or "").ljust(6, "0")) if len(g) > 6 else 0
-        return _datetime(int(g[0]), int(g[1]), int(g[2]), int(g[3]), int(g[4]),
-                         int(g[5] or 0), micro)
+        if hour is None:
+            return _date(year, int(month), int(day))
+        micro = int((frac or "").ljust(6, "0"))
+        return _datetime(year, int(month), int(day), int(hour), int(minute),
+                         int(second or 0), micro)
     except ValueError:
         return None
+
+
+def _full_year(digits: str) -> int:
+    """A year of two digits is 1970-2069 (MySQL); one of 1, 3 or 4 digits is as written."""
+    year = int(digits)
+    if len(digits) == 2:
+        year += 2000 if year < _YY_PART_YEAR else 1900
+    return year
 
 
 #: Years MySQL reads two-digit years from: 70-99 are 1970-1999, 00-69 are 2000-2069.
