@@ -68,6 +68,10 @@ AVOIDED: frozenset[str] = frozenset({
     # w = 1 over w = '2x') MySQL's strict mode fails the statement (1292, truncated
     # DOUBLE value) where rivulet compares and writes.
     "mixed string/number comparison",
+    # MOD of a negative DECIMAL that comes to zero is -0.00 in MariaDB, which there even
+    # compares unequal to 0 (``MOD(-1.25, 1.25) = 0`` is 0); rivulet's is 0.00. Data
+    # decides: set aside by the checker.
+    "a negative zero DECIMAL",
     # ``col > ? AND col < ?``, ``BETWEEN ? AND ?``: a view parameter with two bounds.
     "parameter with two bounds",
     # CASE/IF/COALESCE/NULLIF whose operands are of different types. Left: NULLIF(text,
@@ -126,7 +130,7 @@ SHAPES: frozenset[str] = AVOIDED | UNDECIDABLE | frozenset({
     "comparison of DATE with DATETIME", "SUM or AVG over strings", "SUM or AVG of integers",
     "UNION of mixed column types", "parameter IN list with a range",
     "comparison of a DECIMAL with a DOUBLE", "ENUM column", "TIME column",
-    "integer division with /", "a negative zero DECIMAL", "a DOUBLE written into a string column",
+    "integer division with /", "a DOUBLE written into a string column",
     "a TEXT value over 65,535 bytes", "fractional seconds into a DATETIME",
     "comparison of a date with a number", "GREATEST or LEAST over mixed types",
     "DECIMAL scale of arithmetic and CAST",

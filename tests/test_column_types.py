@@ -58,6 +58,17 @@ def test_text_and_blob_types_hold_their_byte_limits(mysql_pair: MySQLPair) -> No
     pair.check_query("SELECT id, LENGTH(a), LENGTH(b), LENGTH(d), LENGTH(e) FROM tx")
 
 
+def test_a_decimal_column_holds_no_negative_zero(mysql_pair: MySQLPair) -> None:
+    """A zero that comes negative (-0.001 rounded, MOD of a negative number, a Decimal
+    '-0.00') is stored as 0.00, as MySQL stores it (its text was '-0.00')."""
+    pair = mysql_pair
+    pair.execute("CREATE TABLE nz (id INT PRIMARY KEY, d DECIMAL(5,2), e DECIMAL(5,2))")
+    pair.execute("INSERT INTO nz VALUES (1, -0.001, -1.25), (2, 1, 1)")
+    pair.execute("INSERT INTO nz VALUES (?, ?, ?)", [3, decimal.Decimal("-0.00"), 0])
+    pair.execute("UPDATE nz SET d = MOD(e, e) WHERE id = 1")
+    pair.check_query("SELECT id, CAST(d AS CHAR), CONCAT(d), d FROM nz ORDER BY id")
+
+
 def test_decimal_is_ten_digits_unless_declared_and_holds_sixty_five(
         mysql_pair: MySQLPair) -> None:
     pair = mysql_pair

@@ -365,6 +365,8 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
         if col.precision is not None and abs(out) >= decimal_limit(col):
             raise OutOfRangeError(f"{where or col.name}: value {out} is out of range for "
                                   f"{col.sql_type or col.kind}")
+        if out.is_zero():
+            out = out.copy_abs()  # a DECIMAL column holds no negative zero (MOD's -0.00)
     return out
 
 
