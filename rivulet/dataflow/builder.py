@@ -62,8 +62,14 @@ def in_list_prefix(plan: ir.ViewPlan) -> Columns:
     Keyed by the prefix, one upquery fills everything the user has (rows the lists will
     pick from again) and no pair without rows takes an entry. The cost is that a prefix
     with very many rows is held whole (and grouped by IN value, :func:`rows_by`, when
-    read after a change)."""
-    if not plan.in_list or len(plan.key) < 2 or plan.implicit_group:
+    read after a change).
+
+    None for a range view: its reader is keyed by the whole key (``BuiltView.listed``
+    is for keyed readers only), and the demand traced below must be the key the reader
+    fills by, or state below would be partial on (and a join routed by) the prefix
+    while upqueries come on the whole key."""
+    if (not plan.in_list or len(plan.key) < 2 or plan.range_column is not None
+            or plan.implicit_group):
         return ()
     return plan.key[:-1]
 
