@@ -667,15 +667,15 @@ def _time_result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr]) -
 
 
 def _unix_timestamp_type(arg: SqlType, expr: Expr | None) -> SqlType:
-    """An integer of a date, a number or a constant without fractions; a DECIMAL(.., 6) of
-    a datetime or text column (which may carry fractions); of a DATETIME(fsp), a DECIMAL
-    with its fractional digits."""
+    """An integer of a date, a DATETIME without fractional digits, a number or a constant
+    without fractions; a DECIMAL(.., 6) of text (which may carry fractions); of a
+    DATETIME(fsp), a DECIMAL with its fractional digits."""
     if arg.kind == DATETIME and arg.scale:
         return types.decimal_type(arg.scale)
     if isinstance(expr, Lit):
         fraction = type(expr.value) is str and "." in expr.value
         return types.decimal_type(6) if fraction else types.INT_TYPE
-    return types.INT_TYPE if arg.kind in (DATE, INT, BOOL) else types.decimal_type(6)
+    return types.INT_TYPE if arg.kind in (DATE, DATETIME, INT, BOOL) else types.decimal_type(6)
 
 
 def _decimal_cast_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
