@@ -166,6 +166,21 @@ def test_time_functions(times: MySQLPair) -> None:
         "CAST('10:11:12.123' AS TIME(3)), CAST(-101112 AS TIME) FROM tm WHERE id = 1")
 
 
+def test_time_parts_of_text_and_numbers_are_those_of_the_time_they_read_as(
+        mysql_pair: MySQLPair) -> None:
+    """HOUR/MINUTE/SECOND/TIME of text or a number read it as a TIME ('2024-01-02' is
+    00:20:24, '10:11:12' is no date here, '20240102' is past the range), as MySQL does."""
+    pair = mysql_pair
+    pair.execute("CREATE TABLE tp (id INT PRIMARY KEY, s VARCHAR(30), n BIGINT)")
+    for i, (text, number) in enumerate([
+            ("2024-01-02", 101112), ("10:11:12", 20240102), ("01:02:03", 8390000),
+            ("2024-01-02 10:11:12", 9999999), ("24-01-02", -101112), ("101112", 0),
+            ("20240102", 3000000000), ("2024:01:02", 20240102101112), ("abc", None)]):
+        pair.execute("INSERT INTO tp VALUES (?, ?, ?)", [i, text, number])
+    pair.check_query("SELECT id, HOUR(s), MINUTE(s), SECOND(s), TIME(s), HOUR(n), MINUTE(n), "
+                     "SECOND(n), TIME(n) FROM tp ORDER BY id")
+
+
 def test_views_read_by_a_time(times: MySQLPair) -> None:
     times.create_view("at_time", "SELECT id, t3 FROM tm WHERE t = ?")
     for key in ["10:11:12", _td(hours=25), 101112, "-838:59:59", "25:00", "abc", 0, None]:

@@ -90,7 +90,7 @@ class Planner:
         if isinstance(query, exp.Select):
             return self._plan_select(name, query, sql, shown)
         if isinstance(query, (exp.Union, exp.Intersect, exp.Except)):
-            return self._plan_set_operation_view(name, query, sql, shown)
+            return self._plan_set_operation_view(name, query, sql, outermost=shown)
         if isinstance(query, exp.Subquery):
             return self.plan_view(name, query.this, sql, shown=shown)
         raise unsupported(query, "query")
@@ -540,8 +540,8 @@ class Planner:
 
     # ..................................................................... UNION
 
-    def _plan_set_operation_view(self, name: str, query: exp.Expr, sql: str,
-                                 shown: bool = True) -> ir.ViewPlan:
+    def _plan_set_operation_view(self, name: str, query: exp.Expr, sql: str, *,
+                                 outermost: bool = True) -> ir.ViewPlan:
         if not isinstance(query, exp.Union):
             raise unsupported(query, type(query).__name__.upper())
         branches = self._union_branches(query)
@@ -552,7 +552,7 @@ class Planner:
                 raise error_at(branch, "the SELECTs of a UNION have different numbers of "
                                "columns", UnionWidthError)
         names = planned[0][1]
-        if not shown:
+        if not outermost:
             _refuse_enum_among_other_values(query, names, [n for n, _ in planned])
         columns = tuple(
             ir.ColumnInfo.of(

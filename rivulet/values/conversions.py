@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any, overload
 
 from rivulet.values.enumerations import EnumValue
-from rivulet.values.times import format_time, time_to_number
+from rivulet.values.times import format_time, full_year, time_to_number
 
 _date = _dt.date
 _datetime = _dt.datetime
@@ -225,14 +225,14 @@ def _parse_temporal(s: str) -> _date | None:
     m = _DATE_RE.match(s)
     if m is not None:
         year_text, month, day, hour, minute, second, frac = m.groups()
-        year = _full_year(year_text)
+        year = full_year(year_text)
     else:
         m = _COMPACT_DATE_RE.match(s)
         if m is None:
             return None
         digits, frac = m.groups()
         if len(digits) in (6, 12):
-            digits = str(_full_year(digits[:2])) + digits[2:]
+            digits = str(full_year(digits[:2])) + digits[2:]
         if len(digits) not in (8, 14):
             return None
         year, month, day = int(digits[:4]), digits[4:6], digits[6:8]
@@ -246,14 +246,6 @@ def _parse_temporal(s: str) -> _date | None:
                          int(second or 0), micro)
     except ValueError:
         return None
-
-
-def _full_year(digits: str) -> int:
-    """A year of two digits is 1970-2069 (MySQL); one of 1, 3 or 4 digits is as written."""
-    year = int(digits)
-    if len(digits) == 2:
-        year += 2000 if year < _YY_PART_YEAR else 1900
-    return year
 
 
 #: Years MySQL reads two-digit years from: 70-99 are 1970-1999, 00-69 are 2000-2069.

@@ -62,18 +62,19 @@ def day(v: Any) -> int | None:
 
 def _time_part(v: Any, index: int) -> int | None:
     """Hour (0), minute (1) or second (2) of a datetime (a date is midnight), of a TIME or
-    of what reads as one ('10:05:03', '272:59:59', 101112): a TIME's hours go past 23 and
-    its sign is dropped, as MySQL's HOUR() does."""
+    of text or a number read as one, as MySQL's HOUR() reads them ('10:05:03', '272:59:59',
+    101112, a datetime's time part; '2024-01-02' is 00:20:24, '20240102' past the range
+    838:59:59): a TIME's hours go past 23 and its sign is dropped."""
     if v is None:
         return None
-    t = None if type(v) is _timedelta else to_temporal(v)
-    if t is not None:
-        if not isinstance(t, _datetime):  # a date
+    if isinstance(v, _date):
+        if not isinstance(v, _datetime):  # a date
             return 0
-        return (t.hour, t.minute, t.second)[index]
+        return (v.hour, v.minute, v.second)[index]
     n = time_micros(v, strict=False)
     if n is None:
         return None
+    n = clipped(n, 6)
     seconds = abs(n) // _MICRO
     return (seconds // 3600, seconds // 60 % 60, seconds % 60)[index]
 
@@ -152,7 +153,8 @@ def time_(v: Any) -> _timedelta | None:
     if v is None:
         return None
     n = time_micros(v, strict=False)
-    return None if n is None else from_micros(clipped(n))
+    # (text has six fractional digits: TIME('20240102') is 838:59:59.999999)
+    return None if n is None else from_micros(clipped(n, 6 if type(v) in (str, bytes) else 0))
 
 
 def timediff(a: Any, b: Any) -> _timedelta | None:

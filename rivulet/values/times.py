@@ -101,13 +101,13 @@ def parse_time(text: str, *, strict: bool) -> int | None:
 def _time_of_datetime_text(m: re.Match[str], *, strict: bool) -> int | None:
     g = m.groups()
     if g[0] is not None:
-        year, month, day = _full_year(g[0]), int(g[1]), int(g[2])
+        year, month, day = full_year(g[0]), int(g[1]), int(g[2])
         hour, minute, second = int(g[3]), int(g[4]), int(g[5] or 0)
         frac = g[6]
     else:
         digits = g[7]
         if len(digits) == 12:
-            digits = str(_full_year(digits[:2])) + digits[2:]
+            digits = str(full_year(digits[:2])) + digits[2:]
         year, month, day = int(digits[:4]), int(digits[4:6]), int(digits[6:8])
         hour, minute, second = int(digits[8:10]), int(digits[10:12]), int(digits[12:14])
         frac = g[8]
@@ -121,8 +121,9 @@ def _time_of_datetime_text(m: re.Match[str], *, strict: bool) -> int | None:
     return ((hour * 60 + minute) * 60 + second) * _MICRO + _fraction(frac)
 
 
-def _full_year(digits: str) -> int:
-    """A year written with two digits is 2000-2069 or 1970-1999, as MySQL reads it."""
+def full_year(digits: str) -> int:
+    """A year written with two digits is 2000-2069 or 1970-1999, as MySQL reads it; one of
+    1, 3 or 4 digits is as written."""
     year = int(digits)
     if len(digits) == 2:
         year += 2000 if year < 70 else 1900
