@@ -592,6 +592,16 @@ def test_regression_date_text_in_mysqls_other_forms(regression_pair: MySQLPair) 
                                 "ORDER BY id")
 
 
+def test_regression_arithmetic_over_null_is_a_double(regression_pair: MySQLPair) -> None:
+    """NULL counts as text, so ``NULL + 1`` (and arithmetic over NULLIF(NULL, x)) is a DOUBLE
+    column: a UNION of it with a DECIMAL is DOUBLE; rivulet typed it as the other operand."""
+    for sql in ["SELECT d FROM t UNION ALL SELECT NULL + 1 FROM t",
+                "SELECT d FROM t UNION ALL SELECT MOD(NULLIF(NULL, d), 7) FROM t",
+                "SELECT AVG(NULLIF(NULL, n) * 2) FROM t UNION SELECT 1.5 FROM t",
+                "SELECT n FROM t UNION ALL SELECT NULL DIV 2 FROM t"]:
+        regression_pair.check_query(sql)
+
+
 def test_regression_a_negative_zero_double_shows_as_zero(regression_pair: MySQLPair) -> None:
     """MariaDB shows a DOUBLE -0 as '0' (``-('a')``, ``0e0 * -1``); rivulet showed '-0'."""
     regression_pair.check_query("SELECT id, CONCAT(-(s)), CONCAT(f * 0 * -1), CONCAT(-0e0), "

@@ -602,6 +602,11 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
         text = kinds if fn in _TEXT_ANY_ARG else kinds[:1]
         return SqlType(BYTES) if BYTES in text else types.STR_TYPE
     if fn in _ARITHMETIC:
+        if fn != "int_div" and any(t.kind is None and not isinstance(e, Param)
+                                   for t, e in zip(args, exprs)):
+            # NULL counts as text, so arithmetic over it is a DOUBLE (a parameter's type is
+            # that of its value, not known here)
+            return types.FLOAT_TYPE
         return types.arithmetic_type(_ARITHMETIC[fn], args[0], args[1])
     if fn == "neg":  # signed: -(an UNSIGNED) is a BIGINT
         n = types.number_type(args[0])
