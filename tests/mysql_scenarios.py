@@ -98,6 +98,9 @@ KNOWN_MISMATCHES: dict[str, str] = {
     # fails); rivulet's views compute it row by row and give an infinity.
     "double-overflow": "M20: s VARCHAR '1e308': SELECT s * 2 gives inf (MySQL: error 1690, "
                        "DOUBLE value is out of range)",
+    # unowned: an integer quotient past BIGINT is an error in MySQL.
+    "div-overflow": "M22: f DOUBLE 1e20: SELECT f DIV 1 gives 100000000000000000000 (MySQL: "
+                    "error 1690, BIGINT value is out of range)",
     # unowned: UNSIGNED arithmetic below zero is an error in MySQL.
     "unsigned-subtraction": "M11: u INT UNSIGNED 0: SELECT u - 5 gives -5 (MySQL: error "
                             "1690, BIGINT UNSIGNED value is out of range)",
@@ -576,6 +579,8 @@ class ExprGen:
         if left_out("unsigned-subtraction") and UINT in (a.family, b.family) and \
                 op in ("+", "-", "*", "DIV"):
             op = "%"  # (an UNSIGNED result below zero is an error in MySQL)
+        if op == "DIV" and left_out("div-overflow") and {a.family, b.family} & {DBL, STR}:
+            op = "%"  # (a quotient past BIGINT is an error in MySQL)
         if op == "/" and left_out("decimal-division") and not {a.family, b.family} & {DBL, STR}:
             b = _lit(self.draw, DBL)
         if op == "MOD":
