@@ -17,10 +17,13 @@ from rivulet.engine.limits import Limits
 from rivulet.errors import ParameterCountError, SqlError
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
+from rivulet.plan.strict import key_range, planned_constants, strict_operands
 from rivulet.storage.writes import WriteRequest
 from rivulet.values.comparison import eq
+from rivulet.values.conversions import lenient, strict_mode
 from rivulet.values.matching import Unkeyed, equal_key
 from rivulet.values.schema import Row, SchemaError, TableSchema, coerce_row, key_value
+from rivulet.values.types import column_type
 
 #: Write statement texts whose compiled writers are kept (the first ones seen: an
 #: application's statements, not the literal-laden texts of one-off writes).
@@ -46,18 +49,30 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
 
     if isinstance(statement, st.Insert):
         limits.check_batch(len(statement.rows))
-        values = {id(e): value_function(e, [], [], with_params=True)
+        values = {id(e): value_function(strict_operands(e, []), [], [], with_params=True)
                   for row in statement.rows for e in row}
         inserting = statement
 
         def insert(params: Sequence[Any]) -> WriteRequest:
             bound = check(params)
-            rows = st.insert_values(inserting, bound, lambda e, p: values[id(e)]((), p))
+            with strict_mode():  # MySQL's: a truncating conversion in VALUES fails the INSERT
+                rows = st.insert_values(inserting, bound, lambda e, p: values[id(e)]((), p))
             return WriteRequest(table, "insert", rows=check_rows(table, rows), params=bound,
                                 sql=inserting.sql)
 
         return insert
-    predicate = bound_predicate(statement.where, kinds, nullable) if statement.where else None
+    where, constants, in_range = statement.where, [], None
+    if isinstance(statement, st.Update) and where is not None:  # (MySQL's strict mode)
+        if table.primary_key:
+            key = table.primary_key[0]
+            bounds = key_range(where, key, table.columns[key].kind,
+                               looked_up=statement.key_lookup is not None)
+            if bounds is not None:
+                in_range = lenient(bound_predicate(bounds, kinds, nullable))
+        where, planned = planned_constants(where, expected)
+        where = strict_operands(where, [column_type(c) for c in table.columns])
+        constants = [value_function(e, [], [], with_params=True) for e in planned]
+    predicate = bound_predicate(where, kinds, nullable) if where is not None else None
     key_values = None if statement.key_lookup is None else [
         [value_function(e, [], [], with_params=True) for e in key]
         for key in statement.key_lookup
@@ -73,8 +88,8 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
         if assign is None:
             return WriteRequest(table, "delete", predicate=predicate, keys=keys, params=bound,
                                 sql=sql)
-        return WriteRequest(table, "update", predicate=predicate, assign=assign, keys=keys,
-                            params=bound, sql=sql)
+        return WriteRequest(table, "update", assign=assign, keys=keys, params=bound, sql=sql,
+                            predicate=_as_planned(predicate, in_range, constants, bound))
 
     return change
 
@@ -138,12 +153,29 @@ def carried(table: TableSchema, layout: tuple[int | None, ...], row: Row) -> lis
     return values
 
 
+def _as_planned(predicate: Callable[[Row, tuple], Any] | None,
+                in_range: Callable[[Row, tuple], Any] | None,
+                constants: list[Callable[..., Any]], bound: tuple
+                ) -> Callable[[Row, tuple], Any] | None:
+    """An UPDATE's predicate as MySQL plans it (:mod:`rivulet.plan.strict`): given the
+    values of its WHERE's constant conditions, computed now, outside strict mode, and
+    evaluated only on the rows its primary key conditions select (``in_range``)."""
+    if predicate is None or (in_range is None and not constants):
+        return predicate
+    full = bound + tuple(f((), bound) for f in constants)
+    if in_range is None:
+        return lambda row, _params: predicate(row, full)
+    return lambda row, _params: in_range(row, full) and predicate(row, full)
+
+
 def assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], ...]
              ) -> Callable[[Row, tuple], list[Any]]:
     """An UPDATE's ``SET`` list compiled: the new row from the old one and the values."""
     kinds = [c.kind for c in table.columns]
     nullable = [c.nullable for c in table.columns]
-    fns = [(i, value_function(e, kinds, nullable, with_params=True)) for i, e in assignments]
+    types = [column_type(c) for c in table.columns]
+    fns = [(i, value_function(strict_operands(e, types), kinds, nullable, with_params=True))
+           for i, e in assignments]
 
     def assign(row: Row, params: tuple) -> list[Any]:
         out = list(row)

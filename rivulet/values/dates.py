@@ -15,7 +15,16 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from rivulet.values.conversions import to_number, to_str, to_temporal
+from rivulet.values.conversions import (
+    MODE,
+    check_time,
+    read_temporal,
+    temporal_truncation,
+    to_number,
+    to_str,
+    to_temporal,
+    truncated,
+)
 from rivulet.values.times import clipped, from_micros, micros, time_micros
 
 _date = _dt.date
@@ -66,12 +75,17 @@ def _time_part(v: Any, index: int) -> int | None:
     its sign is dropped, as MySQL's HOUR() does."""
     if v is None:
         return None
-    t = None if type(v) is _timedelta else to_temporal(v)
+    t = None if type(v) is _timedelta else read_temporal(v)
     if t is not None:
+        if MODE.strict:  # (a write fails on '2024-01-02 10:00:00x', as MySQL's does)
+            problem = temporal_truncation(v, t, "Incorrect time value")
+            if problem is not None:
+                truncated(problem, v)
         if not isinstance(t, _datetime):  # a date
             return 0
         return (t.hour, t.minute, t.second)[index]
     n = time_micros(v, strict=False)
+    check_time(v, n, "Incorrect time value")
     if n is None:
         return None
     seconds = abs(n) // _MICRO
@@ -139,10 +153,11 @@ def _time_or_datetime(v: Any) -> _timedelta | _datetime | None:
         return v
     if type(v) is _date:
         return _datetime.combine(v, _MIDNIGHT)
-    t = to_temporal(v) if type(v) is not int else None
+    t = read_temporal(v) if type(v) is not int else None
     if type(t) is _datetime:
         return t
     n = time_micros(v, strict=False)
+    check_time(v, n, "Incorrect time value")
     return None if n is None else from_micros(n)
 
 
@@ -152,6 +167,7 @@ def time_(v: Any) -> _timedelta | None:
     if v is None:
         return None
     n = time_micros(v, strict=False)
+    check_time(v, n, "Incorrect time value")
     return None if n is None else from_micros(clipped(n))
 
 
@@ -174,6 +190,7 @@ def time_to_sec(v: Any) -> int | None:
     if v is None:
         return None
     n = time_micros(v, strict=False)
+    check_time(v, n, "Incorrect time value")
     if n is None:
         return None
     seconds = abs(n) // _MICRO
