@@ -63,16 +63,10 @@ NUMERIC = (Cls.INT, Cls.DEC, Cls.FLOAT)
 #: them out by name so that the mismatch count measures everything else; a shape comes
 #: off this list as soon as its fix lands (``--avoid none`` runs them all).
 AVOIDED: frozenset[str] = frozenset({
-    # A string compared with a number (also IN lists, BETWEEN, CASE x WHEN, joins and
-    # parameters of the other type). Reads agree with MySQL; in a write (UPDATE ... WHERE
-    # w = 1 over w = '2x') MySQL's strict mode fails the statement (1292, truncated
-    # DOUBLE value) where rivulet compares and writes.
-    "mixed string/number comparison",
     # ``col > ? AND col < ?``, ``BETWEEN ? AND ?``: a view parameter with two bounds.
     "parameter with two bounds",
-    # CASE/IF/COALESCE/NULLIF whose operands are of different types. Left: NULLIF(text,
-    # number) in a write fails in MySQL's strict mode (1292); MINUTE(NULLIF(f, ts)) of a
-    # DOUBLE is 0 in MariaDB, NULL in rivulet.
+    # CASE/IF/COALESCE/NULLIF whose operands are of different types. Left: MINUTE(NULLIF(f,
+    # ts)) of a DOUBLE is 0 in MariaDB, NULL in rivulet.
     "control flow over mixed types",
     # ENUM columns: MySQL sorts and compares them by index, rejects other values.
     "ENUM column",
@@ -151,7 +145,7 @@ SHAPES: frozenset[str] = AVOIDED | UNDECIDABLE | frozenset({
     # once avoided, now generated (and compared) by default:
     "comparison of DATE with DATETIME", "SUM or AVG over strings", "SUM or AVG of integers",
     "UNION of mixed column types", "parameter IN list with a range",
-    "comparison of a DECIMAL with a DOUBLE",
+    "comparison of a DECIMAL with a DOUBLE", "mixed string/number comparison",
 })
 
 
@@ -373,7 +367,12 @@ class Gen:
             other = Cls.DATETIME if cls == Cls.DATE else Cls.DATE
             return self.expr(cls, refs, depth), self.expr(other, refs, depth), cls
         if self.shapes.allows("mixed string/number comparison") and self.chance(15):
-            other = self.pick([c for c in self.classes(refs) if c != cls] or [cls])
+            others = [c for c in self.classes(refs) if c != cls]
+            if not self.shapes.allows("comparison of a date with a number"):
+                dated = {Cls.DATE, Cls.DATETIME}
+                others = [c for c in others if not (
+                    (cls in dated and c in NUMERIC) or (c in dated and cls in NUMERIC))]
+            other = self.pick(others or [cls])
             return self.expr(cls, refs, depth), self.expr(other, refs, depth), cls
         return self.expr(cls, refs, depth), self.expr(cls, refs, depth), cls
 
