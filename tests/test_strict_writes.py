@@ -101,6 +101,13 @@ def test_an_update_comparing_text_with_a_number_fails_for_the_rows_it_reads(
         ("UPDATE t SET n = 5 WHERE v = 5 AND id BETWEEN 1 AND 2", 1292),
         ("UPDATE t SET n = 5 WHERE id = 3 AND id < 1", (OK, 0)),
         ("UPDATE t SET n = 5 WHERE id = 3 AND id IN ('', 5)", 1292),  # reads 3
+        ("UPDATE t SET n = 5 WHERE v = 5 AND id < 'a'", (OK, 0)),  # 'a' is 0: no row
+        ("UPDATE t SET n = 5 WHERE id = 2 OR id = 'a'", (OK, 0)),  # reads 2 (and 0)
+        # MySQL cannot bound an integer key by 2.5, nor by a mix of numbers and text:
+        ("UPDATE t SET n = 5 WHERE v = 5 AND id = 2.5", 1292),  # reads every row
+        ("UPDATE t SET n = 5 WHERE v = 5 AND id < 0.5", 1292),
+        ("UPDATE t SET n = 5 WHERE id IN (2, 'a')", 1292),
+        ("UPDATE t SET n = 5 WHERE v = 5 AND id IN (2.0, 5.0)", (OK, 0)),
         ("UPDATE t SET n = 6 WHERE v = 5e0", 1292),
         ("UPDATE t SET n = 6 WHERE v = 5.5", 1292),
         ("UPDATE t SET n = 6 WHERE v > 5", 1292),

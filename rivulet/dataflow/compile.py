@@ -25,7 +25,7 @@ RowFn = Callable[[tuple], Any]
 _OPERATORS = {
     "eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "and_", "or_", "xor", "not_",
     "add", "sub", "mul", "div", "int_div", "mod", "neg", "like", "between", "is_null",
-    "is_not_null", "to_scale", "strict_number", "strict_date", "strict_time",
+    "is_not_null", "to_scale", "strict_number", "strict_date", "strict_time", "planned_number",
 }
 _PY_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 #: Numeric kinds Python compares with one another exactly as MySQL does.

@@ -14,13 +14,14 @@ from typing import Any
 from rivulet.bind import statements as st
 from rivulet.dataflow.compile import bound_predicate, value_function
 from rivulet.engine.limits import Limits
+from rivulet.engine.planned import PlannedWhere
 from rivulet.errors import ParameterCountError, SqlError
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
-from rivulet.plan.strict import key_range, planned_constants, strict_operands
+from rivulet.plan.strict import strict_operands
 from rivulet.storage.writes import WriteRequest
 from rivulet.values.comparison import eq
-from rivulet.values.conversions import lenient, strict_mode
+from rivulet.values.conversions import strict_mode
 from rivulet.values.matching import Unkeyed, equal_key
 from rivulet.values.schema import Row, SchemaError, TableSchema, coerce_row, key_value
 from rivulet.values.types import column_type
@@ -61,18 +62,12 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
                                 sql=inserting.sql)
 
         return insert
-    where, constants, in_range = statement.where, [], None
-    if isinstance(statement, st.Update) and where is not None:  # (MySQL's strict mode)
-        if table.primary_key:
-            key = table.primary_key[0]
-            bounds = key_range(where, key, table.columns[key].kind,
-                               looked_up=statement.key_lookup is not None)
-            if bounds is not None:
-                in_range = lenient(bound_predicate(bounds, kinds, nullable))
-        where, planned = planned_constants(where, expected)
-        where = strict_operands(where, [column_type(c) for c in table.columns])
-        constants = [value_function(e, [], [], with_params=True) for e in planned]
-    predicate = bound_predicate(where, kinds, nullable) if where is not None else None
+    planned = None  # an UPDATE's WHERE as MySQL's strict mode evaluates it
+    if isinstance(statement, st.Update) and statement.where is not None:
+        planned = PlannedWhere(statement)
+    predicate = None
+    if statement.where is not None and planned is None:
+        predicate = bound_predicate(statement.where, kinds, nullable)
     key_values = None if statement.key_lookup is None else [
         [value_function(e, [], [], with_params=True) for e in key]
         for key in statement.key_lookup
@@ -84,12 +79,16 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
         bound = check(params)
         keys = None
         if key_values is not None:
-            keys = _stored_keys(table, [tuple(f((), bound) for f in key) for key in key_values])
+            given = [tuple(f((), bound) for f in key) for key in key_values]
+            if planned is None or planned.keys_bound(given):  # (else MySQL reads every row)
+                keys = _stored_keys(table, given)
         if assign is None:
             return WriteRequest(table, "delete", predicate=predicate, keys=keys, params=bound,
                                 sql=sql)
-        return WriteRequest(table, "update", assign=assign, keys=keys, params=bound, sql=sql,
-                            predicate=_as_planned(predicate, in_range, constants, bound))
+        where = predicate if planned is None else planned.predicate(bound,
+                                                                    looked_up=keys is not None)
+        return WriteRequest(table, "update", predicate=where, assign=assign, keys=keys,
+                            params=bound, sql=sql)
 
     return change
 
@@ -151,21 +150,6 @@ def carried(table: TableSchema, layout: tuple[int | None, ...], row: Row) -> lis
         if position is not None:
             values[position] = value
     return values
-
-
-def _as_planned(predicate: Callable[[Row, tuple], Any] | None,
-                in_range: Callable[[Row, tuple], Any] | None,
-                constants: list[Callable[..., Any]], bound: tuple
-                ) -> Callable[[Row, tuple], Any] | None:
-    """An UPDATE's predicate as MySQL plans it (:mod:`rivulet.plan.strict`): given the
-    values of its WHERE's constant conditions, computed now, outside strict mode, and
-    evaluated only on the rows its primary key conditions select (``in_range``)."""
-    if predicate is None or (in_range is None and not constants):
-        return predicate
-    full = bound + tuple(f((), bound) for f in constants)
-    if in_range is None:
-        return lambda row, _params: predicate(row, full)
-    return lambda row, _params: in_range(row, full) and predicate(row, full)
 
 
 def assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], ...]

@@ -138,6 +138,7 @@ from rivulet.values.comparison import (
 from rivulet.values.control import coalesce, if_, ifnull, nullif
 from rivulet.values.conversions import (
     as_float,  # noqa: F401 (a helper re-exported outside __all__, see below)
+    planned_number,  # noqa: F401 (a helper re-exported outside __all__, see below)
     strict_date,  # noqa: F401 (a helper re-exported outside __all__, see below)
     strict_number,  # noqa: F401 (a helper re-exported outside __all__, see below)
     strict_time,  # noqa: F401 (a helper re-exported outside __all__, see below)

@@ -405,6 +405,15 @@ def strict_number(v: Any, what: str = "DOUBLE") -> Any:
     return v
 
 
+def planned_number(v: Any) -> Any:
+    """A constant compared with a BIGINT column, as MySQL converts it once while it plans a
+    write (its ``convert_const_to_int``), where a truncation only warns: text as its number
+    (as a comparison would read it), anything else unchanged."""
+    if type(v) is str or type(v) is bytes:
+        return text_to_float(v)
+    return v
+
+
 def strict_date(v: Any) -> Any:
     """``v`` unchanged; as :func:`strict_number`, for text or a number compared with a date:
     in a write statement, one that is no date (or more than one) fails it."""
