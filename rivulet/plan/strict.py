@@ -3,7 +3,7 @@
 Why this module exists: a write is evaluated in strict mode
 (:func:`rivulet.values.conversions.strict_mode`), where a conversion MySQL reports as
 truncating raises error 1292 instead of warning. The value functions convert only what they
-compare or compute, and MySQL's evaluation differs from theirs in two ways that decide
+compare or compute, and MySQL's evaluation differs from theirs in three ways that decide
 whether a statement fails:
 
 * MySQL converts an operand even where another is NULL: ``v = m`` reads ``v`` as a number
@@ -42,8 +42,9 @@ _INTEGERS = frozenset({Kind.INT, Kind.BOOL})
 
 def strict_operands(expr: Expr, input_types: Sequence[SqlType]) -> Expr:
     """``expr`` (over columns of ``input_types``) with each operand MySQL converts to a
-    number or a date even where another operand is NULL wrapped in ``strict_number`` or
-    ``strict_date``, which fail a write on a value that does not convert whole."""
+    number, a date or a TIME even where another operand is NULL wrapped in
+    ``strict_number``, ``strict_date`` or ``strict_time``, which fail a write on a value
+    that does not convert whole."""
     if isinstance(expr, Case):
         return Case(tuple((strict_operands(c, input_types), strict_operands(v, input_types))
                           for c, v in expr.whens),
