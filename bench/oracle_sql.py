@@ -63,20 +63,14 @@ NUMERIC = (Cls.INT, Cls.DEC, Cls.FLOAT)
 #: them out by name so that the mismatch count measures everything else; a shape comes
 #: off this list as soon as its fix lands (``--avoid none`` runs them all).
 AVOIDED: frozenset[str] = frozenset({
-    # A string compared with a number (also IN lists, BETWEEN, CASE x WHEN, joins and
-    # parameters of the other type). Reads agree with MySQL; in a write (UPDATE ... WHERE
-    # w = 1 over w = '2x') MySQL's strict mode fails the statement (1292, truncated
-    # DOUBLE value) where rivulet compares and writes.
-    "mixed string/number comparison",
     # MOD of a negative DECIMAL that comes to zero is -0.00 in MariaDB, which there even
     # compares unequal to 0 (``MOD(-1.25, 1.25) = 0`` is 0); rivulet's is 0.00. Data
     # decides: set aside by the checker.
     "a negative zero DECIMAL",
     # ``col > ? AND col < ?``, ``BETWEEN ? AND ?``: a view parameter with two bounds.
     "parameter with two bounds",
-    # CASE/IF/COALESCE/NULLIF whose operands are of different types. Left: NULLIF(text,
-    # number) in a write fails in MySQL's strict mode (1292); MINUTE(NULLIF(f, ts)) of a
-    # DOUBLE is 0 in MariaDB, NULL in rivulet.
+    # CASE/IF/COALESCE/NULLIF whose operands are of different types. Left: MINUTE(NULLIF(f,
+    # ts)) of a DOUBLE is 0 in MariaDB, NULL in rivulet.
     "control flow over mixed types",
     # A DOUBLE rounded to an integer at a half (ROUND(-1.25e0, 1), CAST(2.5e0 AS SIGNED)):
     # MySQL rounds the binary value half to even, rivulet the decimal form half away from
@@ -133,7 +127,7 @@ SHAPES: frozenset[str] = AVOIDED | UNDECIDABLE | frozenset({
     "integer division with /", "a DOUBLE written into a string column",
     "a TEXT value over 65,535 bytes", "fractional seconds into a DATETIME",
     "comparison of a date with a number", "GREATEST or LEAST over mixed types",
-    "DECIMAL scale of arithmetic and CAST",
+    "DECIMAL scale of arithmetic and CAST", "mixed string/number comparison",
 })
 
 
@@ -355,7 +349,12 @@ class Gen:
             other = Cls.DATETIME if cls == Cls.DATE else Cls.DATE
             return self.expr(cls, refs, depth), self.expr(other, refs, depth), cls
         if self.shapes.allows("mixed string/number comparison") and self.chance(15):
-            other = self.pick([c for c in self.classes(refs) if c != cls] or [cls])
+            others = [c for c in self.classes(refs) if c != cls]
+            if not self.shapes.allows("comparison of a date with a number"):
+                dated = {Cls.DATE, Cls.DATETIME}
+                others = [c for c in others if not (
+                    (cls in dated and c in NUMERIC) or (c in dated and cls in NUMERIC))]
+            other = self.pick(others or [cls])
             return self.expr(cls, refs, depth), self.expr(other, refs, depth), cls
         return self.expr(cls, refs, depth), self.expr(cls, refs, depth), cls
 

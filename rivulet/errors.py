@@ -48,7 +48,9 @@ SchemaError              1366   HY000     400   schema
 NotNullError             1048   23000     400   schema
 TooLongError             1406   22001     400   schema
 OutOfRangeError          1264   22003     400   schema
+DataTruncatedError       1265   01000     400   schema
 NotAMemberError          1265   01000     400   schema
+TruncatedValueError      1292   22007     400   schema
 IncorrectTimeError       1292   22007     400   schema
 NoSuchColumnError        1054   42S22     400   schema
 ConstraintError          1062   23000     409   constraint
@@ -197,8 +199,21 @@ class OutOfRangeError(SchemaError):
     AUTO_INCREMENT counter past it included."""
 
 
-class NotAMemberError(SchemaError):
+class DataTruncatedError(SchemaError):
+    """Text for a numeric column that is a number followed by more (``'12abc'`` for an INT):
+    MySQL's strict mode fails the write ("Data truncated for column")."""
+
+
+class NotAMemberError(DataTruncatedError):
     """A value an ENUM column has no member for (MySQL strict mode: data truncated)."""
+
+
+class TruncatedValueError(SchemaError):
+    """A conversion a write statement makes that MySQL reports as truncating, which its
+    strict mode fails: text read as a number that is not all a number (``'abc' = 5``,
+    ``'2x' + 1`` in an UPDATE or an INSERT's values), text or a number read as a date that
+    is not one, text for a DATE or DATETIME column that is no date. A read makes the same
+    conversion with a warning (rivulet: silently), as MySQL does."""
 
 
 class IncorrectTimeError(SchemaError):
@@ -373,7 +388,9 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     NotNullError: ErrorCode(ER_BAD_NULL, "23000", 400, "schema"),
     TooLongError: ErrorCode(ER_DATA_TOO_LONG, "22001", 400, "schema"),
     OutOfRangeError: ErrorCode(ER_OUT_OF_RANGE, "22003", 400, "schema"),
+    DataTruncatedError: ErrorCode(ER_DATA_TRUNCATED, "01000", 400, "schema"),
     NotAMemberError: ErrorCode(ER_DATA_TRUNCATED, "01000", 400, "schema"),
+    TruncatedValueError: ErrorCode(ER_TRUNCATED_WRONG_VALUE, "22007", 400, "schema"),
     IncorrectTimeError: ErrorCode(ER_TRUNCATED_WRONG_VALUE, "22007", 400, "schema"),
     NoSuchColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "schema"),
     ConstraintError: ErrorCode(ER_DUP_ENTRY, "23000", 409, "constraint"),

@@ -70,6 +70,33 @@ def test_a_view_read_by_another_view_cannot_be_dropped(pair: MySQLPair) -> None:
             cur.execute("SELECT * FROM v2")
 
 
+def test_an_update_fails_on_conversions_mariadb_skips_or_only_warns_about(
+        pair: MySQLPair) -> None:
+    """MariaDB converts an IN list of constants against a DOUBLE or a date column while it
+    plans an UPDATE, and reads the rows of an UPDATE that changes the primary key before it
+    updates them (both: a truncation is a warning, and the UPDATE writes); and it stops a
+    BETWEEN or GREATEST at a NULL first operand. rivulet evaluates the WHERE row by row,
+    converting every operand of a BETWEEN or GREATEST over text and numbers, so its UPDATE
+    fails with 1292 (strict mode's error) and changes nothing."""
+    from rivulet.errors import TruncatedValueError
+
+    pair.execute("CREATE TABLE q (id INT PRIMARY KEY, f DOUBLE, day DATE, v VARCHAR(5), m INT)")
+    pair.execute("INSERT INTO q VALUES (1, 1, '2024-01-02', 'abc', NULL)")
+    for sql in ["UPDATE q SET f = 3 WHERE f IN ('abc', 1)",
+                "UPDATE q SET f = 4 WHERE day IN ('abc', '2024-01-02')",
+                "UPDATE q SET id = id + 10 WHERE v = 5",
+                "UPDATE q SET f = 6 WHERE m BETWEEN v AND 5",
+                "UPDATE q SET f = 7 WHERE GREATEST(m, v) IS NULL"]:
+        with pytest.raises(TruncatedValueError):
+            pair.db.execute(sql)
+        with pair.conn.cursor() as cur:
+            cur.execute(sql)  # MariaDB: at most a warning
+            cur.execute("SHOW WARNINGS")
+            assert all(w[1] == 1292 for w in cur.fetchall())
+    assert pair.db.query("SELECT f FROM q") == [(1.0,)]
+    assert pair.mariadb("SELECT f FROM q") == [(7.0,)]
+
+
 def _pinned_tests() -> list[str]:
     """The test names in the table of docs/sql.md, "Differences from MySQL"."""
     text = DOCS.read_text()

@@ -308,6 +308,7 @@ def _key_lookup(
     if where is None or not schema.primary_key:
         return None
     found: dict[int, list[ir.Expr]] = {}
+    listed: dict[int, list[ir.Expr]] = {}  # (an `=` decides over an IN list, as in MySQL)
     for c in conjuncts(where):
         if isinstance(c, exp.EQ):
             col, value = ((c.this, c.expression) if isinstance(c.this, exp.Column)
@@ -320,7 +321,8 @@ def _key_lookup(
             i = scope.column(c.this).index
             if i in schema.primary_key and not any(
                     True for e in c.expressions for _ in e.find_all(exp.Column)):
-                found[i] = [translate(e, scope, params) for e in c.expressions]
+                listed[i] = [translate(e, scope, params) for e in c.expressions]
+    found = {**listed, **found}
     if set(found) != set(schema.primary_key):
         return None
     keys: list[tuple[ir.Expr, ...]] = [()]

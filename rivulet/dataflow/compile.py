@@ -25,7 +25,7 @@ RowFn = Callable[[tuple], Any]
 _OPERATORS = {
     "eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "and_", "or_", "xor", "not_",
     "add", "sub", "mul", "div", "int_div", "mod", "neg", "like", "between", "is_null",
-    "is_not_null", "to_scale",
+    "is_not_null", "to_scale", "strict_number", "strict_date", "strict_time", "planned_number",
 }
 _PY_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 #: Numeric kinds Python compares with one another exactly as MySQL does.
@@ -40,6 +40,7 @@ class _Codegen:
         self.nullable = nullable
         self.namespace: dict[str, Any] = {"F": F}
         self._names: dict[int, str] = {}
+        self._temporaries = 0
 
     def constant(self, value: Any) -> str:
         if value is None:
@@ -78,8 +79,43 @@ class _Codegen:
             items = ", ".join(self.expr(a) for a in e.args[1:])
             return f"F.in_list({self.expr(e.args[0])}, ({items},))"
         self._check_arity(e)
+        lazy = self._lazy(e)
+        if lazy is not None:
+            return lazy
         args = ", ".join(self.expr(a) for a in e.args)
         return f"{self.function(e.fn)}({args})"
+
+    def _lazy(self, e: Call) -> str | None:
+        """The source of a call that evaluates an argument only where MySQL does: ``AND``
+        stops at a false operand, ``OR`` at a true one, ``IF`` evaluates the branch it
+        takes, ``IFNULL``/``COALESCE`` stop at the first non-NULL. The functions would give
+        the same value, but an argument evaluated in a write can fail it (MySQL's strict
+        mode: ``IF(1, 1, 'a' + 1)`` writes 1, ``'a' + 1`` alone fails)."""
+        fn, args = e.fn, e.args
+        if fn == "and_":
+            name = self._temporary()
+            return (f"(0 if ({name} := F.truth({self.expr(args[0])})) == 0 "
+                    f"else F.and_({name}, {self.expr(args[1])}))")
+        if fn == "or_":
+            name = self._temporary()
+            return (f"(1 if ({name} := F.truth({self.expr(args[0])})) == 1 "
+                    f"else F.or_({name}, {self.expr(args[1])}))")
+        if fn == "IF":
+            return (f"(F.coalesce({self.expr(args[1])}) if F.truth({self.expr(args[0])}) == 1 "
+                    f"else F.coalesce({self.expr(args[2])}))")
+        if fn in ("IFNULL", "COALESCE"):
+            out = f"F.coalesce({self.expr(args[-1])})"
+            for a in reversed(args[:-1]):
+                name = self._temporary()
+                out = (f"(F.coalesce({name}) if ({name} := {self.expr(a)}) is not None "
+                       f"else {out})")
+            return out
+        return None
+
+    def _temporary(self) -> str:
+        """A new name for a value the generated code computes once and uses twice."""
+        self._temporaries += 1
+        return f"_t{self._temporaries}"
 
     def _check_arity(self, e: Call) -> None:
         bounds = F.FUNCTION_ARITY.get(e.fn)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -55,6 +56,7 @@ from rivulet.state.holes import MISSING
 from rivulet.state.reader import KeyedReader
 from rivulet.storage.base import RowId
 from rivulet.storage.writes import Change, TableChanges, TransactionWrite, WriteRequest
+from rivulet.values.conversions import strict_mode
 from rivulet.values.schema import Row, TableSchema, coerce_row
 
 
@@ -479,7 +481,10 @@ class Transaction:
         predicate, params = request.predicate, request.params
         if predicate is None:
             return rows
-        return [match for match in rows if predicate(match[1], params)]
+        # MySQL's strict mode, as outside a transaction (rivulet/storage/writes.py): a
+        # truncating conversion in the WHERE of a row an UPDATE reads fails it
+        with strict_mode() if request.kind == "update" else nullcontext():
+            return [match for match in rows if predicate(match[1], params)]
 
     def _updated(self, writes: _Writes, request: WriteRequest,
                  matched: list[tuple[RowId, Row, Row | None]]) -> dict[RowId, Change]:
@@ -488,10 +493,12 @@ class Transaction:
         assert request.assign is not None
         schema = writes.schema
         changed = []
-        for rid, row, found in matched:
-            new = coerce_row(schema, request.assign(row, request.params), where="UPDATE: ")
-            if new != row:
-                changed.append((rid, found, new))
+        with strict_mode():  # (a truncating conversion in SET fails the UPDATE)
+            for rid, row, found in matched:
+                new = coerce_row(schema, request.assign(row, request.params),
+                                 where="UPDATE: ")
+                if new != row:
+                    changed.append((rid, found, new))
         request.rowcount, request.matched = len(changed), len(matched)
         if not schema.primary_key:  # a row id stays the row's
             return {rid: (found, new) for rid, found, new in changed}

@@ -14,13 +14,17 @@ from typing import Any
 from rivulet.bind import statements as st
 from rivulet.dataflow.compile import bound_predicate, value_function
 from rivulet.engine.limits import Limits
+from rivulet.engine.planned import PlannedWhere
 from rivulet.errors import ParameterCountError, SqlError
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
+from rivulet.plan.strict import strict_operands
 from rivulet.storage.writes import WriteRequest
 from rivulet.values.comparison import eq
+from rivulet.values.conversions import strict_mode
 from rivulet.values.matching import Unkeyed, equal_key
 from rivulet.values.schema import Row, SchemaError, TableSchema, coerce_row, key_value
+from rivulet.values.types import column_type
 
 #: Write statement texts whose compiled writers are kept (the first ones seen: an
 #: application's statements, not the literal-laden texts of one-off writes).
@@ -46,18 +50,24 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
 
     if isinstance(statement, st.Insert):
         limits.check_batch(len(statement.rows))
-        values = {id(e): value_function(e, [], [], with_params=True)
+        values = {id(e): value_function(strict_operands(e, []), [], [], with_params=True)
                   for row in statement.rows for e in row}
         inserting = statement
 
         def insert(params: Sequence[Any]) -> WriteRequest:
             bound = check(params)
-            rows = st.insert_values(inserting, bound, lambda e, p: values[id(e)]((), p))
+            with strict_mode():  # MySQL's: a truncating conversion in VALUES fails the INSERT
+                rows = st.insert_values(inserting, bound, lambda e, p: values[id(e)]((), p))
             return WriteRequest(table, "insert", rows=check_rows(table, rows), params=bound,
                                 sql=inserting.sql)
 
         return insert
-    predicate = bound_predicate(statement.where, kinds, nullable) if statement.where else None
+    planned = None  # an UPDATE's WHERE as MySQL's strict mode evaluates it
+    if isinstance(statement, st.Update) and statement.where is not None:
+        planned = PlannedWhere(statement)
+    predicate = None
+    if statement.where is not None and planned is None:
+        predicate = bound_predicate(statement.where, kinds, nullable)
     key_values = None if statement.key_lookup is None else [
         [value_function(e, [], [], with_params=True) for e in key]
         for key in statement.key_lookup
@@ -69,11 +79,15 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
         bound = check(params)
         keys = None
         if key_values is not None:
-            keys = stored_keys(table, [tuple(f((), bound) for f in key) for key in key_values])
+            given = [tuple(f((), bound) for f in key) for key in key_values]
+            if planned is None or planned.keys_bound(given):  # (else MySQL reads every row)
+                keys = stored_keys(table, given)
         if assign is None:
             return WriteRequest(table, "delete", predicate=predicate, keys=keys, params=bound,
                                 sql=sql)
-        return WriteRequest(table, "update", predicate=predicate, assign=assign, keys=keys,
+        where = predicate if planned is None else planned.predicate(bound,
+                                                                    looked_up=keys is not None)
+        return WriteRequest(table, "update", predicate=where, assign=assign, keys=keys,
                             params=bound, sql=sql)
 
     return change
@@ -143,7 +157,9 @@ def assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], ...]
     """An UPDATE's ``SET`` list compiled: the new row from the old one and the values."""
     kinds = [c.kind for c in table.columns]
     nullable = [c.nullable for c in table.columns]
-    fns = [(i, value_function(e, kinds, nullable, with_params=True)) for i, e in assignments]
+    types = [column_type(c) for c in table.columns]
+    fns = [(i, value_function(strict_operands(e, types), kinds, nullable, with_params=True))
+           for i, e in assignments]
 
     def assign(row: Row, params: tuple) -> list[Any]:
         out = list(row)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ from rivulet.errors import OutOfRangeError, RivuletError, WriteConflictError
 from rivulet.faults import fault_point
 from rivulet.state.arrangement import Delta
 from rivulet.storage.base import RowId, Storage
+from rivulet.values.conversions import strict_mode
 from rivulet.values.schema import Row, TableSchema, coerce_row
 
 WriteKind = Literal["insert", "update", "delete", "transaction"]
@@ -116,19 +118,24 @@ class WriteRequest:
         if pred is None:
             return list(candidates)
         out, seen = [], set()
-        for rid, row in candidates:
-            if rid not in seen and pred(row, params):
-                seen.add(rid)
-                out.append((rid, row))
+        # MySQL's strict mode: a conversion that truncates (`v = 5` over v = 'abc') in the
+        # WHERE of a row an UPDATE reads fails it. (A DELETE's WHERE only warns in MariaDB,
+        # which deletes; MySQL 8 fails that DELETE too.)
+        with strict_mode() if self.kind == "update" else nullcontext():
+            for rid, row in candidates:
+                if rid not in seen and pred(row, params):
+                    seen.add(rid)
+                    out.append((rid, row))
         return out
 
     def _update(self, storage: Storage, matched: list[tuple[RowId, Row]]) -> list[Delta]:
         assert self.assign is not None
         changes = []
-        for rid, old in matched:
-            new = coerce_row(self.table, self.assign(old, self.params), where="UPDATE: ")
-            if new != old:
-                changes.append((rid, old, new))
+        with strict_mode():  # (a truncating conversion in SET fails the UPDATE, as in MySQL)
+            for rid, old in matched:
+                new = coerce_row(self.table, self.assign(old, self.params), where="UPDATE: ")
+                if new != old:
+                    changes.append((rid, old, new))
         storage.delete(self.table, [rid for rid, _, _ in changes])
         storage.insert(self.table, [new for _, _, new in changes])
         self.rowcount, self.matched = len(changes), len(matched)

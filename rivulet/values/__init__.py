@@ -46,7 +46,12 @@ Conventions
 * SQL booleans are the ints ``1``/``0`` (MySQL has no boolean type); predicates return
   ``1``, ``0`` or ``None``.
 * Errors that MySQL reports as warnings and turns into NULL (division by zero, an
-  unparsable date) return ``None``; nothing here raises on bad *data*.
+  unparsable date) return ``None``; nothing here raises on bad *data* in a read. A write
+  statement is evaluated in MySQL's strict mode
+  (:func:`~rivulet.values.conversions.strict_mode`): a conversion MySQL reports as
+  truncating (text that is not all a number read as one, a value read as a date that is
+  none) raises :class:`~rivulet.errors.TruncatedValueError` (error 1292), as MySQL fails
+  the statement.
 * Strings use a binary collation: comparison, ``LIKE``, ``LOCATE`` and ``REPLACE`` are
   case-sensitive and compare code points, with NO PAD (trailing spaces are significant).
   That is MySQL's ``utf8mb4_0900_bin``; the older ``utf8mb4_bin`` is the same except that it
@@ -133,6 +138,10 @@ from rivulet.values.comparison import (
 from rivulet.values.control import coalesce, if_, ifnull, nullif
 from rivulet.values.conversions import (
     as_float,  # noqa: F401 (a helper re-exported outside __all__, see below)
+    planned_number,  # noqa: F401 (a helper re-exported outside __all__, see below)
+    strict_date,  # noqa: F401 (a helper re-exported outside __all__, see below)
+    strict_number,  # noqa: F401 (a helper re-exported outside __all__, see below)
+    strict_time,  # noqa: F401 (a helper re-exported outside __all__, see below)
     temporal_to_number,  # noqa: F401 (a helper re-exported outside __all__, see below)
     text_operands,  # noqa: F401 (a helper re-exported outside __all__, see below)
     text_to_float,  # noqa: F401 (a helper re-exported outside __all__, see below)

@@ -2,7 +2,9 @@
 
 Why this module exists: casts are what ALTER TABLE uses to convert a column's values and what
 the expression compiler calls for ``CAST``; like every function here they never raise on
-data: MySQL turns a bad value into 0 (numbers, with a warning) or NULL (dates).
+data in a read: MySQL turns a bad value into 0 (numbers, with a warning) or NULL (dates). A
+write statement fails instead, as MySQL's strict mode makes it
+(:func:`~rivulet.values.conversions.strict_mode`).
 """
 
 from __future__ import annotations
@@ -16,12 +18,15 @@ from typing import Any
 
 from rivulet.values.arithmetic import to_scale
 from rivulet.values.conversions import (
+    MODE,
+    check_time,
     temporal_to_decimal,
     text_to_decimal,
     to_int,
     to_number,
     to_str,
     to_temporal,
+    truncated,
 )
 from rivulet.values.enumerations import EnumValue, plain
 from rivulet.values.numeric import round_
@@ -42,9 +47,9 @@ _timedelta = _dt.timedelta
 _BIGINT_MAX = 2**63 - 1
 
 #: The integer a string starts with, for CAST AS SIGNED (whitespace skipped, a sign).
-_INTEGER_PREFIX = re.compile(r"\s*([+-]?\d+)")
-# CAST(x AS type). Like every function here they never raise on data: MySQL turns a bad
-# value into 0 (numbers, with a warning) or NULL (dates).
+_INTEGER_PREFIX = re.compile(r"\s*([+-]?\d+)", re.ASCII)  # (MySQL's digits are 0-9 only)
+# CAST(x AS type). Like every function here they never raise on data in a read: MySQL turns
+# a bad value into 0 (numbers, with a warning) or NULL (dates).
 
 
 def cast_int(v: Any, integer_prefix: Any = 0) -> int | None:
@@ -56,7 +61,7 @@ def cast_int(v: Any, integer_prefix: Any = 0) -> int | None:
     if isinstance(v, (str, bytes)):  # (an ENUM value too: its index)
         if integer_prefix and type(v) is not EnumValue:
             text = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
-            m = _INTEGER_PREFIX.match(text)
+            m = _integer_prefix(text)
             return _saturated(int(m.group(1))) if m else 0
         return _saturated(to_number(v))
     if isinstance(v, _timedelta):
@@ -83,7 +88,7 @@ def cast_unsigned(v: Any) -> int | None:
         v = Decimal(to_number(v))
     if isinstance(v, (str, bytes)):
         text = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
-        m = _INTEGER_PREFIX.match(text)
+        m = _integer_prefix(text)
         n = max(int(m.group(1)), -_BIGINT_MAX - 1) if m else 0
     elif isinstance(v, (float, Decimal)):
         if v != v:
@@ -96,6 +101,15 @@ def cast_unsigned(v: Any) -> int | None:
     else:
         n = max(int(v), -_BIGINT_MAX - 1)
     return min(n, _UNSIGNED_MAX) if n >= 0 else n + _UNSIGNED_MAX + 1
+
+
+def _integer_prefix(text: str) -> re.Match[str] | None:
+    """The integer ``CAST(text AS SIGNED)`` reads; in a write statement, text that is not all
+    an integer (spaces aside) fails, as MySQL's strict mode fails it."""
+    m = _INTEGER_PREFIX.match(text)
+    if MODE.strict and (m is None or text[m.end():].strip(" \t\n\r\v\f")):
+        truncated("Truncated incorrect INTEGER value", text)
+    return m
 
 
 def _saturated(x: Any) -> int:
@@ -198,6 +212,7 @@ def cast_time(v: Any, fsp: Any = 0) -> _timedelta | None:
     if v is None:
         return None
     micros = time_micros(v, strict=False)
+    check_time(v, micros, "Incorrect time value")  # (a write fails, as MySQL's does)
     if micros is None:
         return None
     digits = min(max(to_int(fsp), 0), 6)

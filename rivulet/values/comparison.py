@@ -12,10 +12,19 @@ import datetime as _dt
 from decimal import Decimal
 from typing import Any
 
-from rivulet.values.conversions import as_float, text_operands, to_temporal
+from rivulet.values.conversions import (
+    MODE,
+    as_float,
+    check_time,
+    read_temporal,
+    temporal_truncation,
+    text_operands,
+    text_to_float,
+    truncated,
+)
 from rivulet.values.enumerations import EnumValue
 from rivulet.values.logic import and_
-from rivulet.values.times import compared_micros, from_micros
+from rivulet.values.times import compared_micros, from_micros, time_micros
 
 _date = _dt.date
 _datetime = _dt.datetime
@@ -56,7 +65,11 @@ def coerce_pair(a: Any, b: Any) -> tuple[Any, Any]:
         # temporal vs text or number: the other is read as a date (a number as YYYYMMDD,
         # YYMMDD...); one that is not a date is MySQL's zero date, before every date.
         other = b if ka == "t" else a
-        parsed = to_temporal(other)
+        parsed = read_temporal(other)
+        if MODE.strict:  # a write statement fails where MySQL warns
+            problem = temporal_truncation(other, parsed, "Truncated incorrect datetime value")
+            if problem is not None:
+                truncated(problem, other)
         if parsed is None:
             parsed = ZERO_DATE
         mine = a if ka == "t" else b
@@ -65,8 +78,13 @@ def coerce_pair(a: Any, b: Any) -> tuple[Any, Any]:
         return (mine, parsed) if ka == "t" else (parsed, mine)
     if ka == "s" and kb == "s":  # str vs bytes: compare as binary strings
         return text_operands(a, b)
-    if ka == "s" or kb == "s" or ka == "f" or kb == "f":
-        # string vs number, or float vs exact number: MySQL compares as doubles
+    # string vs number: MySQL compares as doubles (where the string is not all a number, a
+    # write fails, MariaDB naming DECIMAL as the type against an integer, DOUBLE otherwise)
+    if ka == "s":
+        return text_to_float(a, "DECIMAL" if type(b) is int else "DOUBLE"), as_float(b)
+    if kb == "s":
+        return as_float(a), text_to_float(b, "DECIMAL" if type(a) is int else "DOUBLE")
+    if ka == "f" or kb == "f":  # float vs exact number: as doubles
         return as_float(a), as_float(b)
     return a, b  # int / bool / Decimal: Python compares them exactly, as MySQL does
 
@@ -80,6 +98,8 @@ def _with_time(a: Any, b: Any, ka: str, kb: str) -> tuple[Any, Any]:
     if kt not in ("s", "n", "f"):
         raise TypeError(f"cannot compare a TIME with {other!r}: MySQL reads the TIME as a "
                         "time of the current day")
+    if kt == "s":  # (a write fails on text that is no time)
+        check_time(other, time_micros(other, strict=False), "Truncated incorrect time value")
     other = from_micros(compared_micros(other))
     return (a, other) if ka == "d" else (other, b)
 

@@ -3,7 +3,9 @@
 Why this module exists: MySQL converts freely between kinds (a string in numeric context is
 its numeric prefix, a date in numeric context is ``YYYYMMDD``, a float in string context is
 its shortest form), and every other module here leans on those rules. Keeping them in one
-place, importing nothing else of rivulet, lets the other modules import them one way only.
+place, importing nothing else of rivulet but its errors, lets the other modules import them
+one way only. A write statement converts under MySQL's strict mode (:func:`strict_mode`):
+where a read carries on with a warning, the write fails.
 """
 
 from __future__ import annotations
@@ -11,12 +13,16 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
-from typing import Any, overload
+from typing import Any, NoReturn, overload
 
+from rivulet.errors import TruncatedValueError
 from rivulet.values.enumerations import EnumValue
-from rivulet.values.times import format_time, full_year, time_to_number
+from rivulet.values.times import format_time, full_year, parse_time, time_micros, time_to_number
 
 _date = _dt.date
 _datetime = _dt.datetime
@@ -25,38 +31,94 @@ _timedelta = _dt.timedelta
 _DBL_MAX = 1.7976931348623157e308
 
 
+# --------------------------------------------------------------------------- strict mode
+
+
+class _Mode(threading.local):
+    """How this thread converts: ``strict`` while it evaluates a write statement."""
+
+    strict = False
+
+
+#: MySQL's strict mode (its default ``sql_mode`` has STRICT_TRANS_TABLES) fails a write
+#: statement whose evaluation makes a conversion MySQL reports as truncating: text read as
+#: a number that is not all a number ('abc', '12x', '' in ``v = 5``, ``v + 1``), text or a
+#: number read as a date that is none. A read makes the same conversion with a warning, and
+#: rivulet carries on silently. The conversions below consult this flag only once they
+#: have found such a value, so reads pay nothing for it.
+MODE = _Mode()
+
+
+@contextmanager
+def strict_mode() -> Iterator[None]:
+    """Evaluate a write statement: within, a truncating conversion raises
+    :class:`~rivulet.errors.TruncatedValueError` (MySQL's error 1292)."""
+    before = MODE.strict
+    MODE.strict = True
+    try:
+        yield
+    finally:
+        MODE.strict = before
+
+
+def truncated(message: str, value: Any) -> NoReturn:
+    """Fail a write statement as MySQL's strict mode does: error 1292 with MySQL's message
+    (``Truncated incorrect DOUBLE value: 'abc'``)."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    elif not isinstance(value, str):
+        value = to_str(value)
+    raise TruncatedValueError(f"{message}: '{value}'")
+
+
+#: What MySQL skips around a number or a date in text without a warning that counts.
+_SPACE = " \t\n\r\v\f"
+
 #: The numeric prefix MySQL reads from a string (my_strtod): optional leading whitespace,
 #: sign, digits with an optional fraction, an optional exponent. No hex, no inf/nan.
 _NUMERIC_PREFIX = re.compile(
-    r"[ \t\n\r\v\f]*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
+    r"[ \t\n\r\v\f]*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)", re.ASCII
 ).match
 
 
-def text_to_float(s: str | bytes) -> float:
+def text_to_float(s: str | bytes, what: str = "DOUBLE") -> float:
     """Convert a string to a number the way MySQL does in numeric context.
 
     The longest numeric prefix is used and the rest ignored ('12abc' -> 12.0, ' 3.5x' -> 3.5);
-    no numeric prefix gives 0.0 ('abc' -> 0.0). MySQL warns and carries on; so do we, silently.
+    no numeric prefix gives 0.0 ('abc' -> 0.0). MySQL warns and carries on; so do we, silently,
+    except in a write statement (:data:`MODE`), which fails as MySQL's strict mode fails it:
+    ``Truncated incorrect DOUBLE value`` (``what`` names the type MySQL converts to: a
+    comparison with an integer converts to DECIMAL, a function's integer argument to
+    INTEGER). Spaces after the number are no truncation.
     """
-    if isinstance(s, bytes):
-        s = s.decode("latin-1")
-    m = _NUMERIC_PREFIX(s)
+    text = s.decode("latin-1") if isinstance(s, bytes) else s
+    m = _NUMERIC_PREFIX(text)
     if m is None:
+        if MODE.strict:
+            truncated(f"Truncated incorrect {what} value", s)
         return 0.0
+    if m.end() != len(text) and MODE.strict and text[m.end():].strip(_SPACE):
+        truncated(f"Truncated incorrect {what} value", s)
     x = float(m.group(1))
     if x in (math.inf, -math.inf):  # MySQL saturates at the largest double
+        if MODE.strict:
+            truncated(f"Truncated incorrect {what} value", s)
         return _DBL_MAX if x > 0 else -_DBL_MAX
     return x
 
 
 def text_to_decimal(s: str | bytes) -> Decimal:
     """A string's numeric prefix as an exact DECIMAL (``CAST('1.25x' AS DECIMAL(5,2))``
-    reads 1.25 without going through a double); no prefix reads 0."""
-    if isinstance(s, bytes):
-        s = s.decode("latin-1")
-    m = _NUMERIC_PREFIX(s)
-    if m is None:
-        return Decimal(0)
+    reads 1.25 without going through a double); no prefix reads 0. A write statement fails
+    on text that is not all a number, as :func:`text_to_float` says."""
+    text = s.decode("latin-1") if isinstance(s, bytes) else s
+    m = _NUMERIC_PREFIX(text)
+    if m is None or (m.end() != len(text) and text[m.end():].strip(_SPACE)):
+        if MODE.strict:
+            truncated("Truncated incorrect DECIMAL value", s)
+        if m is None:
+            return Decimal(0)
+    assert m is not None
     return Decimal(m.group(1))
 
 
@@ -190,7 +252,7 @@ def to_int(v: Any) -> int:
     non-integers half away from zero."""
     if type(v) is int:
         return v
-    v = to_number(v)
+    v = text_to_float(v, "INTEGER") if type(v) is str or type(v) is bytes else to_number(v)
     if type(v) is int:
         return v
     if type(v) is float:
@@ -204,13 +266,15 @@ def to_int(v: Any) -> int:
 
 #: ASCII punctuation: MySQL takes any of it between the parts of a date or a time.
 _PUNCT = r"[!-/:-@\[-`{-~]"
-_DATE_RE = re.compile(
+_DATE_TEXT = (
     r"\s*(\d{1,4})" + _PUNCT + r"(\d{1,2})" + _PUNCT + r"(\d{1,2})"
     r"(?:(?:[ T]+|" + _PUNCT + r")(\d{1,2})" + _PUNCT + r"(\d{1,2})"
     r"(?:" + _PUNCT + r"(\d{1,2})(?:\.(\d{0,6})\d*)?)?)?"
-    r"(?!\d)"
 )
-_COMPACT_DATE_RE = re.compile(r"\s*(\d+)(?:\.(\d{0,6})\d*)?\s*\Z")
+_DATE_RE = re.compile(_DATE_TEXT + r"(?!\d)", re.ASCII)
+#: A date or datetime and nothing after it but spaces (MySQL reads it without a warning).
+_WHOLE_DATE_RE = re.compile(_DATE_TEXT + r"\s*\Z", re.ASCII)
+_COMPACT_DATE_RE = re.compile(r"\s*(\d+)(?:\.(\d{0,6})\d*)?\s*\Z", re.ASCII)
 
 
 @lru_cache(maxsize=4096)
@@ -302,7 +366,107 @@ def number_to_temporal(n: int | float | Decimal) -> _date | None:
 
 
 def to_temporal(v: Any) -> _date | None:
-    """A non-NULL value as a date/datetime, or None if it is not one (MySQL: NULL + warning)."""
+    """A non-NULL value as a date/datetime, or None if it is not one (MySQL: NULL + warning).
+    In a write statement (:data:`MODE`) text or a number that is no date fails, as MySQL's
+    strict mode fails it (``Incorrect datetime value: 'abc'``), and so does text with more
+    than spaces after its date (``Truncated incorrect date value: '2024-01-02x'``)."""
+    if isinstance(v, _date):
+        return v
+    parsed = read_temporal(v)
+    if MODE.strict:
+        problem = temporal_truncation(v, parsed, "Incorrect datetime value")
+        if problem is not None:
+            truncated(problem, v)
+    return parsed
+
+
+def temporal_truncation(v: Any, parsed: _date | None, no_date: str) -> str | None:
+    """MySQL's warning for reading ``v`` (text or a number, not a date) as ``parsed`` (None:
+    no date): ``no_date`` for no date at all, a truncation for text with more than spaces
+    after its date; None where MySQL reads it without a warning that counts."""
+    t = type(v)
+    if t is _timedelta:
+        return None  # (a TIME: the callers refuse or say what it is)
+    if parsed is None:
+        return no_date
+    if t is str or t is bytes or t is EnumValue:
+        text = v.decode("utf-8", "replace") if t is bytes else v
+        if _WHOLE_DATE_RE.match(text) is None and _COMPACT_DATE_RE.match(text) is None:
+            kind = "datetime" if type(parsed) is _datetime else "date"
+            return f"Truncated incorrect {kind} value"
+    return None
+
+
+def check_time(v: Any, micros: int | None, message: str) -> None:
+    """In a write statement (:data:`MODE`), fail where reading ``v`` as a TIME gave
+    ``micros`` (None: no time) and MySQL warns: text that is no time or goes on after it
+    ('abc', '10:00:00x'; spaces aside), a number that is no time. ``message`` is MySQL's
+    (``Truncated incorrect time value`` in a comparison)."""
+    if not MODE.strict or isinstance(v, (_date, _timedelta)):
+        return
+    if micros is None:
+        truncated(message, v)
+    t = type(v)
+    if t is str or t is bytes or t is EnumValue:
+        text = v.decode("utf-8", "replace") if t is bytes else str(v)
+        if parse_time(text, strict=True) is None:
+            truncated(message, v)
+
+
+def strict_number(v: Any, what: str = "DOUBLE") -> Any:
+    """``v`` unchanged. The planner of a write wraps an operand MySQL reads as a number in
+    this (text compared with a number, an operand of arithmetic), because MySQL converts it
+    even where the other operand is NULL and the value functions would not: in a write
+    statement (:data:`MODE`), text that is not all a number fails it. ``what`` as in
+    :func:`text_to_float`."""
+    if MODE.strict and (type(v) is str or type(v) is bytes):
+        text_to_float(v, what)
+    return v
+
+
+def planned_number(v: Any) -> Any:
+    """A constant compared with a BIGINT column, as MySQL converts it once while it plans a
+    write (its ``convert_const_to_int``), where a truncation only warns: text as its number
+    (as a comparison would read it), anything else unchanged."""
+    if type(v) is str or type(v) is bytes:
+        return text_to_float(v)
+    return v
+
+
+def strict_date(v: Any) -> Any:
+    """``v`` unchanged; as :func:`strict_number`, for text or a number compared with a date:
+    in a write statement, one that is no date (or more than one) fails it."""
+    if MODE.strict and v is not None and not isinstance(v, (_date, _timedelta)):
+        problem = temporal_truncation(v, read_temporal(v), "Truncated incorrect datetime value")
+        if problem is not None:
+            truncated(problem, v)
+    return v
+
+
+def strict_time(v: Any) -> Any:
+    """``v`` unchanged; as :func:`strict_number`, for text compared with a TIME: in a write
+    statement, text that is no time (or more than one) fails it."""
+    if MODE.strict and (type(v) is str or type(v) is bytes):
+        check_time(v, time_micros(v, strict=False), "Truncated incorrect time value")
+    return v
+
+
+def lenient(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, called outside strict mode (what MySQL evaluates while it plans a write, where
+    a truncation only warns)."""
+    def call(*args: Any) -> Any:
+        before = MODE.strict
+        MODE.strict = False
+        try:
+            return fn(*args)
+        finally:
+            MODE.strict = before
+    return call
+
+
+def read_temporal(v: Any) -> _date | None:
+    """A non-NULL value as a date/datetime, or None if it is not one, never failing (what a
+    comparison with a date reads, deciding itself what a write does about it)."""
     if isinstance(v, _date):
         return v
     t = type(v)

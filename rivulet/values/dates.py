@@ -15,7 +15,13 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from rivulet.values.conversions import to_number, to_str, to_temporal
+from rivulet.values.conversions import (
+    check_time,
+    read_temporal,
+    to_number,
+    to_str,
+    to_temporal,
+)
 from rivulet.values.times import clipped, from_micros, micros, time_micros
 
 _date = _dt.date
@@ -72,6 +78,7 @@ def _time_part(v: Any, index: int) -> int | None:
             return 0
         return (v.hour, v.minute, v.second)[index]
     n = time_micros(v, strict=False)
+    check_time(v, n, "Incorrect time value")
     if n is None:
         return None
     n = clipped(n, 6)
@@ -140,10 +147,11 @@ def _time_or_datetime(v: Any) -> _timedelta | _datetime | None:
         return v
     if type(v) is _date:
         return _datetime.combine(v, _MIDNIGHT)
-    t = to_temporal(v) if type(v) is not int else None
+    t = read_temporal(v) if type(v) is not int else None
     if type(t) is _datetime:
         return t
     n = time_micros(v, strict=False)
+    check_time(v, n, "Incorrect time value")
     return None if n is None else from_micros(n)
 
 
@@ -153,6 +161,7 @@ def time_(v: Any) -> _timedelta | None:
     if v is None:
         return None
     n = time_micros(v, strict=False)
+    check_time(v, n, "Incorrect time value")
     # (text has six fractional digits: TIME('20240102') is 838:59:59.999999)
     return None if n is None else from_micros(clipped(n, 6 if type(v) in (str, bytes) else 0))
 
@@ -176,6 +185,7 @@ def time_to_sec(v: Any) -> int | None:
     if v is None:
         return None
     n = time_micros(v, strict=False)
+    check_time(v, n, "Incorrect time value")
     if n is None:
         return None
     seconds = abs(n) // _MICRO

@@ -11,12 +11,14 @@ import datetime as dt
 import decimal
 import enum
 import math
+import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from rivulet.errors import (
+    DataTruncatedError,
     IncorrectTimeError,
     NoSuchColumnError,
     NotAMemberError,
@@ -24,6 +26,7 @@ from rivulet.errors import (
     OutOfRangeError,
     SchemaError,
     TooLongError,
+    TruncatedValueError,
 )
 from rivulet.values.enumerations import compared_member, enum_values, member_for
 from rivulet.values.times import clipped, compared_micros, from_micros, round_micros, time_micros
@@ -375,10 +378,48 @@ def _as_kind(col: Column, value: Any, where: str) -> Any:
     try:
         return _CONVERTERS[col.kind](value)
     except (ValueError, TypeError, ArithmeticError) as exc:
-        raise SchemaError(
-            f"{where or col.name}: expected a {col.sql_type or col.kind} value, "
-            f"got {value!r} ({exc})"
-        ) from None
+        raise _wrong_value(col, value, where, exc) from None
+
+
+#: The spaces MySQL skips around a number in text.
+_SPACE = " \t\n\r\v\f"
+#: The number text starts with, as MySQL reads it (spaces before it skipped; the digits
+#: 0-9 only, no '_' as Python's int() takes).
+_NUMBER_PREFIX = re.compile(r"[ \t\n\r\v\f]*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?",
+                            re.ASCII)
+_INTEGER_TEXT = re.compile(r"[+-]?\d+", re.ASCII)
+
+
+def _number_then_more(text: str) -> bool:
+    """Whether ``text`` starts with a number and goes on with more than spaces ('12abc',
+    '1e', '0x1')."""
+    m = _NUMBER_PREFIX.match(text)
+    return m is not None and bool(text[m.end():].strip(_SPACE))
+
+
+def _number_text(text: str) -> str:
+    """``text`` without the spaces around it, if it is all a number (as MySQL reads one);
+    else ValueError."""
+    m = _NUMBER_PREFIX.match(text)
+    if m is None or text[m.end():].strip(_SPACE):
+        raise ValueError("not a number")
+    return m.group().lstrip(_SPACE)
+
+
+def _wrong_value(col: Column, value: Any, where: str, exc: Exception) -> SchemaError:
+    """The error of a value ``col`` cannot hold, as MySQL's strict mode tells them apart:
+    text that is no date for a DATE or DATETIME (error 1292), a number followed by more for
+    a numeric column (1265, data truncated), anything else (1366, an incorrect value)."""
+    name = col.sql_type or col.kind
+    if isinstance(value, str):
+        if col.kind in (DATE, DATETIME):
+            return TruncatedValueError(f"{where or col.name}: incorrect {name} value: {value!r}")
+        if col.kind in NUMERIC_KINDS:
+            if _number_then_more(value):
+                return DataTruncatedError(f"{where or col.name}: data truncated: {value!r} is "
+                                          f"a number followed by more, for {name}")
+            return SchemaError(f"{where or col.name}: incorrect {name} value: {value!r}")
+    return SchemaError(f"{where or col.name}: expected a {name} value, got {value!r} ({exc})")
 
 
 #: The largest 4-byte float.
@@ -475,7 +516,10 @@ def _to_int(v: Any) -> int:
             raise ValueError("not an integer")
         return int(v)
     if isinstance(v, str):
-        return int(v.strip())
+        text = v.strip(_SPACE)
+        if _INTEGER_TEXT.fullmatch(text) is None:
+            raise ValueError("not an integer")
+        return int(text)
     raise TypeError(f"a {type(v).__name__} is not an integer")
 
 
@@ -483,7 +527,7 @@ def _to_float(v: Any) -> float:
     if isinstance(v, (int, float, decimal.Decimal)):
         out = float(v)
     elif isinstance(v, str):
-        out = float(v.strip())
+        out = float(_number_text(v))
     else:
         raise TypeError(f"a {type(v).__name__} is not a number")
     if not math.isfinite(out):  # SQLite would store NaN as NULL, even in a NOT NULL column
@@ -506,10 +550,7 @@ def _decimal(v: Any) -> decimal.Decimal:
     if isinstance(v, float):
         return decimal.Decimal(repr(v))
     if isinstance(v, str):
-        try:
-            return decimal.Decimal(v.strip())
-        except decimal.InvalidOperation:
-            raise ValueError("not a decimal number") from None
+        return decimal.Decimal(_number_text(v))
     raise TypeError(f"a {type(v).__name__} is not a decimal")
 
 
@@ -548,7 +589,10 @@ def _to_date(v: Any) -> dt.date:
     if isinstance(v, dt.date):
         return v
     if isinstance(v, str):
-        return dt.date.fromisoformat(v.strip()[:10])
+        text = v.strip()
+        if len(text) > 10:  # a datetime's text: its date (MySQL notes the time dropped)
+            return _to_datetime(text).date()
+        return dt.date.fromisoformat(text)
     raise TypeError(f"a {type(v).__name__} is not a date")
 
 
