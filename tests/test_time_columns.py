@@ -107,7 +107,8 @@ def test_numbers_and_text_compare_with_a_time_as_the_time_they_read_as(
                    20240001123456, 691231235960, 8390000.5, 1.5, "1.5e0", -0.5]:
         for op in ["=", "<=", ">"]:
             pair.check_query(f"SELECT id FROM t6 WHERE a {op} {number} ORDER BY id")
-    for where in ["a = n", "a < n", "a = s", "a > s", "a NOT BETWEEN '2024-01-02' AND 3000000000",
+    for where in ["a = '1e3'", "a < '1.5e1'", "a = '12e'", "a = '1 x'", "a BETWEEN '1e3' AND '1'",
+                  "a = n", "a < n", "a = s", "a > s", "a NOT BETWEEN '2024-01-02' AND 3000000000",
                   "'00:00:10' BETWEEN a AND 5", "s BETWEEN a AND 5", "n BETWEEN a AND '900:00'",
                   "a BETWEEN 10000 AND '02:00:00'"]:
         pair.check_query(f"SELECT id FROM t6 WHERE {where} ORDER BY id")

@@ -41,6 +41,8 @@ _TIME_TEXT = re.compile(
     r"|(\d+))"
     r"(?:\.(\d*))?"
 )
+#: An exponent after a number's digits.
+_EXPONENT = re.compile(r"[eE][+-]?\d")
 #: Text that is a datetime ('2024-01-02 10:11:12', '24-01-02 10:11', '20240102101112'): its
 #: time part is the TIME. (A date alone is not: MySQL reads '2020-01-02' as 00:20:20 and
 #: ignores the rest.)
@@ -85,6 +87,8 @@ def parse_time(text: str, *, strict: bool) -> int | None:
     if strict and rest.strip(" \t\n\r\v\f"):
         return None
     sign, days, dh, dm, ds, h, mi, s, digits, frac = m.groups()
+    if digits is not None and _EXPONENT.match(rest):
+        return None  # a number with an exponent ('1e3', '1.5e1') is no time to MySQL
     if days is not None:
         hours, minutes, seconds = int(days) * 24 + int(dh), int(dm or 0), int(ds or 0)
     elif h is not None:
