@@ -223,8 +223,8 @@ def load(pair: MySQLPair, example: Example) -> None:
 # --------------------------------------------------------------------------- embedded
 
 
-@pytest.mark.timeout(timeout_for(340))
-@settings(max_examples=examples_for(0.5, 340), **SETTINGS)
+@pytest.mark.timeout(timeout_for(380))
+@settings(max_examples=examples_for(0.5, 380), **SETTINGS)
 @given(examples())
 def test_embedded_queries(mariadb_oracle: Any, example: Example) -> None:
     """``db.query(sql, params)`` answers what MariaDB answers, for every generated query and
