@@ -645,13 +645,19 @@ def test_regression_group_by_adds_up_values_as_shown(regression_pair: MySQLPair)
 
 def test_regression_a_quotient_compared_as_a_double_is_not_rounded(
         regression_pair: MySQLPair) -> None:
-    """A quotient compared with a DOUBLE or text is its unrounded value (``10/3 = 3.3333e0``
-    is 0, ``n / -999999.99 <> 0e0`` is 1), with an exact number its shown value
-    (``10/3 = 3.3333`` is 1); rivulet rounded it in both."""
+    """A quotient compared with a DOUBLE or a text column is its unrounded value (``10/3 =
+    3.3333e0`` is 0, ``n / -999999.99 <> 0e0`` is 1), with an exact number or a text
+    constant its shown value (``10/3 = 3.3333`` is 1); rivulet rounded it in both."""
     regression_pair.check_query("SELECT id, 10/3 = 3.3333e0, 10/3 = 3.3333, n / 999999.99 <> f, "
                                 "n / 999999.99 = 0, 10/3 > '3.33333', d / 7 <=> f, "
                                 "f < n / 3 FROM t ORDER BY id")
     regression_pair.check_query("SELECT id FROM t WHERE n / 999999.99 <> f * 0 ORDER BY id")
+    # a text constant is read as a DECIMAL (rounded), a text column as a DOUBLE; IN (x) is
+    # x =, a longer IN list takes the carried value
+    regression_pair.check_query("SELECT id, 7/3 = '2.3333', 7/3 > '2.33333', 7/3 IN ('2.3333'), "
+                                "7/3 IN (2.3333), 7/3 IN (2.3333, 5), 7/3 IN (2.3333e0), "
+                                "n / 4294967295 NOT IN ('00:00:00'), 7/3 > s, 7/3 = s, "
+                                "n / 3 > '2.33333', n / 3 = '2.3333' FROM t ORDER BY id")
 
 
 def test_regression_date_text_in_mysqls_other_forms(regression_pair: MySQLPair) -> None:

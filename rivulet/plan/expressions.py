@@ -443,12 +443,17 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     args = [a for a, _ in pairs]
     arg_types = [t for _, t in pairs]
     fn = expr.fn
-    if (fn in _COMPARISONS and any(t.rounded for t in arg_types)
-            and types.comparison_kind(arg_types[0].kind, arg_types[1].kind) == FLOAT):
-        # Compared as DOUBLEs, a quotient is its unrounded value (MySQL's val_real):
-        # 10/3 = 3.3333e0 is 0, where 10/3 = 3.3333 (as DECIMALs, rounded) is 1.
-        args = [Call("cast_float", (a,)) if t.rounded else a for a, t in zip(args, arg_types)]
-        arg_types = [types.FLOAT_TYPE if t.rounded else t for t in arg_types]
+    compares = fn in _COMPARISONS or (fn == "in_list" and len(args) == 2)  # (IN (x): x =)
+    if compares and any(t.rounded for t in arg_types):
+        if _compared_as_doubles(args, arg_types):
+            # Compared as DOUBLEs, a quotient is its unrounded value (MySQL's val_real):
+            # 10/3 = 3.3333e0 is 0, where 10/3 = 3.3333 (as DECIMALs, rounded) is 1.
+            args = [Call("cast_float", (a,)) if t.rounded else a
+                    for a, t in zip(args, arg_types)]
+            arg_types = [types.FLOAT_TYPE if t.rounded else t for t in arg_types]
+        else:
+            args = [shown(a, t) for a, t in zip(args, arg_types)]
+            arg_types = [shown_type(t) for t in arg_types]
     if fn not in _READS_CARRIED_PLACES:
         args = [shown(a, t) for a, t in zip(args, arg_types)]
         arg_types = [shown_type(t) for t in arg_types]
@@ -555,6 +560,28 @@ def _time_digits(e: Expr | None, t: SqlType, *, numeric: bool = False) -> int:
 
 #: The fractional digits written in a time or datetime constant ('10:11:12.25': 25).
 _WRITTEN_FRACTION = re.compile(r"[\s\d:T/+-]*\.(\d+)")
+
+
+def _compared_as_doubles(args: Sequence[Expr], arg_types: Sequence[SqlType]) -> bool:
+    """Whether MySQL compares these two operands as DOUBLEs (where a quotient is its
+    unrounded value): one is a DOUBLE, or text that is not a constant (a text constant
+    is read as a DECIMAL first: ``n/3 = '3.3333'`` is 1 for n = 10, ``n/3 = text_col``
+    holding '3.3333' is 0), or both are constants (``10/3 > '3.33333'`` is 1)."""
+    if types.comparison_kind(arg_types[0].kind, arg_types[1].kind) != FLOAT:
+        return False
+    constant = all(_constant(a) for a in args)  # (10/3 > '3.33333': as DOUBLEs)
+    return any(t.kind == FLOAT or (t.kind in types.TEXT_KINDS and not
+                                   (isinstance(a, Lit) and not constant))
+               for a, t in zip(args, arg_types))
+
+
+def _constant(e: Expr) -> bool:
+    """Whether ``e`` reads no column and no parameter."""
+    if isinstance(e, Lit):
+        return True
+    if isinstance(e, Call):
+        return all(_constant(a) for a in e.args)
+    return False
 
 
 def shown_type(t: SqlType) -> SqlType:

@@ -196,7 +196,8 @@ def arithmetic_type(fn: str, a: SqlType, b: SqlType) -> SqlType:
     if fn == "div":
         return decimal_type(na.scale + DIV_PRECISION_INCREMENT, division_frac(na.frac, nb.frac))
     if na.kind == INT and nb.kind == INT:
-        return SqlType(INT, unsigned=na.unsigned or nb.unsigned)
+        # (% has the dividend's sign, so is unsigned only if the dividend is)
+        return SqlType(INT, unsigned=na.unsigned if fn == "mod" else na.unsigned or nb.unsigned)
     if fn == "mul":
         return decimal_type(na.scale + nb.scale, na.frac + nb.frac)
     return decimal_type(max(na.scale, nb.scale), max(na.frac, nb.frac))
