@@ -98,7 +98,7 @@ def _with_time(a: Any, b: Any, ka: str, kb: str) -> tuple[Any, Any]:
     if kt not in ("s", "n", "f"):
         raise TypeError(f"cannot compare a TIME with {other!r}: MySQL reads the TIME as a "
                         "time of the current day")
-    if kt == "s":  # (a write fails on text that is no time)
+    if kt == "s" and MODE.strict:  # (a write fails on text that is no time)
         check_time(other, time_micros(other, strict=False), "Truncated incorrect time value")
     other = from_micros(compared_micros(other))
     return (a, other) if ka == "d" else (other, b)
