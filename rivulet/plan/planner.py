@@ -704,8 +704,9 @@ def _with_aliases_expanded(node: exp.Expr, select: exp.Select, scope: FromScope)
 def _two_grouped_columns_named(name: str, aliased: exp.Expr, group: exp.Expr | None,
                                scope: FromScope) -> bool:
     """Whether HAVING's ``name`` could be either of two grouped columns, which MySQL
-    refuses as ambiguous: the SELECT alias ``name`` is a grouped column, and GROUP BY also
-    names another column ``name`` (``SELECT t.a AS b ... GROUP BY t.a, t.b HAVING b > 1``)."""
+    refuses as ambiguous: the SELECT alias ``name`` is a grouped column that is a field
+    (:func:`_a_field`), and GROUP BY also names another column ``name`` (``SELECT t.a AS
+    b ... GROUP BY t.a, t.b HAVING b > 1``)."""
     if group is None or not isinstance(aliased, exp.Column):
         return False
     try:
@@ -717,8 +718,7 @@ def _two_grouped_columns_named(name: str, aliased: exp.Expr, group: exp.Expr | N
     if target not in keys or not _a_field(target, scope):
         return False
     return any(isinstance(k, exp.Column) and k.name.lower() == name.lower()
-               and index != target and _a_field(index, scope)
-               for k, index in zip(group.expressions, keys))
+               and index != target for k, index in zip(group.expressions, keys))
 
 
 def _a_field(column: int | None, scope: FromScope) -> bool:
