@@ -61,6 +61,10 @@ def _import_backend_over_pymysql() -> None:
         return name == "MySQLdb" or name.startswith("MySQLdb.")
 
     saved = {name: sys.modules.pop(name) for name in list(sys.modules) if ours(name)}
+    # Importing MySQLdb.err and the like (PyMySQL's files again, under the other name) sets
+    # them as attributes of the package they alias, PyMySQL's: pymysql.err would then be a
+    # second copy whose exception classes no PyMySQL connection raises.
+    submodules = {k: v for k, v in vars(pymysql).items() if isinstance(v, type(sys))}
     pymysql.install_as_MySQLdb()
     try:
         import django.db.backends.mysql.base  # noqa: F401  (it keeps its MySQLdb: PyMySQL)
@@ -68,6 +72,7 @@ def _import_backend_over_pymysql() -> None:
         for name in [name for name in sys.modules if ours(name)]:
             del sys.modules[name]
         sys.modules.update(saved)
+        vars(pymysql).update(submodules)
 
 
 def _probe_without_convert_tz() -> None:
