@@ -50,7 +50,7 @@ def test_any_sql_runs_or_fails_cleanly(db: rivulet.Database, example, how) -> No
     ("DELETE t FROM t JOIN u ON t.id = u.t_id", "several tables"),
     ("SELECT a, COUNT(*) FROM t GROUP BY a WITH ROLLUP", "ROLLUP"),
     ("SELECT DISTINCT ON (a) id FROM t", "DISTINCT ON"),
-    ("SELECT id FROM t FOR UPDATE", "locking read"),
+    ("SELECT id FROM t FOR UPDATE SKIP LOCKED", "SKIP LOCKED"),
     ("SELECT id, (SELECT MAX(b) FROM u) FROM t", "subquery in the select list"),
     ("CREATE TEMPORARY TABLE z (id INT)", "TEMPORARY"),
     ("SELECT id FROM t WHERE " + "(" * 40 + "a" + ")" * 40 + " = 1", "parentheses nested"),

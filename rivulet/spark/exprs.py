@@ -50,7 +50,13 @@ from rivulet.spark.kinds import (
     unified,
 )
 from rivulet.spark.natives import NATIVE, operands
-from rivulet.spark.values import arrow_type, kind_of_type, scale_of_type, spark_type, to_kind
+from rivulet.spark.values import (
+    arrow_type,
+    kind_of_type,
+    scale_of_field,
+    spark_type,
+    to_kind,
+)
 from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, Kind
 
 # --------------------------------------------------------------------------- Arrow UDFs
@@ -146,7 +152,7 @@ class ExprCompiler:
     def compile(self, e: Expr) -> Typed:
         if isinstance(e, Col):
             f = self.fields[e.index]
-            return Typed(SF.col(f.name), kind_of_type(f.dataType), scale_of_type(f.dataType))
+            return Typed(SF.col(f.name), kind_of_type(f.dataType), scale_of_field(f))
         if isinstance(e, Lit):
             return _literal(e.value)
         if isinstance(e, Case):

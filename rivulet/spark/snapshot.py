@@ -50,7 +50,7 @@ from rivulet.bind import statements as st
 from rivulet.errors import RivuletError
 from rivulet.migrate.alter import program_tables, replace_conversions
 from rivulet.plan.catalog import Catalog
-from rivulet.spark.values import NOT_ON_SPARK, arrow_type, fit_decimal, spark_type
+from rivulet.spark.values import NOT_ON_SPARK, arrow_type, fit_decimal, spark_field
 from rivulet.storage.sqlite import copy_database
 from rivulet.storage.sqlite_rows import convert_all
 from rivulet.values.schema import DATE, DATETIME, DECIMAL, TableSchema
@@ -89,8 +89,7 @@ class Snapshot:
 
 
 def spark_schema(schema: TableSchema) -> T.StructType:
-    return T.StructType([T.StructField(c.name, spark_type(c.kind, c.scale), True)
-                         for c in schema.columns])
+    return T.StructType([spark_field(c.name, c) for c in schema.columns])
 
 
 def arrow_schema(schema: TableSchema) -> pa.Schema:

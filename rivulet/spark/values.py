@@ -56,6 +56,7 @@ from rivulet.values.schema import (
     INT,
     STR,
     TIME,
+    Column,
     Kind,
 )
 from rivulet.values.types import UNDECLARED_DECIMAL_SCALE
@@ -156,6 +157,23 @@ def kind_of_type(data_type: T.DataType) -> Kind | None:
 
 def scale_of_type(data_type: T.DataType) -> int:
     return data_type.scale if isinstance(data_type, T.DecimalType) else 0
+
+
+#: The field metadata naming a DATETIME column's fractional digits: Spark's timestamp has
+#: none of its own, and ``UNIX_TIMESTAMP(DATETIME(6))`` is a DECIMAL with six places.
+FSP = "rivulet_fsp"
+
+
+def spark_field(name: str, column: Column) -> T.StructField:
+    """A nullable field holding the values of ``column``; a DATETIME's fractional digits
+    travel in the field's metadata, which Spark keeps through projections."""
+    metadata = {FSP: column.fsp} if column.kind == DATETIME and column.fsp else None
+    return T.StructField(name, spark_type(column.kind, column.scale), True, metadata)
+
+
+def scale_of_field(field: T.StructField) -> int:
+    """The places of a DECIMAL field, the fractional digits of a DATETIME field."""
+    return int((field.metadata or {}).get(FSP, scale_of_type(field.dataType)))
 
 
 # --------------------------------------------------------------------------- Python values

@@ -91,11 +91,14 @@ class Sum(Accumulator):
             self.n += diff
 
     def load(self, state: tuple[Any, int]) -> None:
-        """``(total, count of non-NULL values)``."""
-        total, self.n = state
+        """``(total, count of non-NULL values)``. A DOUBLE total stands for that many
+        DOUBLEs: removing fewer than all of them later must leave a DOUBLE sum."""
+        total, n = state
         self.total, self.doubles, self.n_doubles = 0, 0, 0
         self.add(total, 1)
-        self.n -= 1 if total is not None else 0
+        self.n = n
+        if self.n_doubles:
+            self.n_doubles = n
 
     def result(self) -> Any:
         if self.n == 0:

@@ -49,7 +49,7 @@ from rivulet.pipeline.streaming.settings import StreamSettings
 from rivulet.pipeline.streaming.sink import SinkStore
 from rivulet.plan import ir
 from rivulet.spark.snapshot import Snapshot, spark_schema
-from rivulet.spark.values import rows_from_arrow, spark_type, to_kind
+from rivulet.spark.values import rows_from_arrow, spark_field, to_kind
 from rivulet.state.reader import KeyedReader, RangeReader
 from rivulet.values.schema import Kind, TableSchema
 
@@ -89,7 +89,7 @@ def stream_id(plan: ir.ViewPlan) -> str:
 def source_schema(schema: TableSchema) -> T.StructType:
     return T.StructType([T.StructField("lsn", T.LongType(), True),
                          T.StructField("sign", T.LongType(), True),
-                         *[T.StructField(f"c{i}", spark_type(c.kind, c.scale), True)
+                         *[spark_field(f"c{i}", c)
                            for i, c in enumerate(schema.columns)]])
 
 class ViewStream:
