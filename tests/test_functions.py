@@ -597,13 +597,13 @@ NUMERIC = [
     (F.abs_, (D("-1.50"),), D("1.50")),
     (F.abs_, ("-2",), 2.0),
     (F.abs_, (NULL,), NULL),
-    (F.round_, (2.5,), 3.0),  # half away from zero
-    (F.round_, (-2.5,), -3.0),
+    (F.round_, (2.5,), 2.0),  # a DOUBLE's binary value, half to even (MariaDB: 2)
+    (F.round_, (-2.5,), -2.0),
     (F.round_, (2.4,), 2.0),
-    (F.round_, (2.675, 2), 2.68),  # the decimal form the user sees, not the binary value
-    (F.round_, (1.005, 2), 1.01),
+    (F.round_, (2.675, 2), 2.68),  # 2.675 * 100 is 267.5: to the even 268
+    (F.round_, (1.005, 2), 1.0),  # 1.005 * 100 is 100.49999999999999 (MariaDB: 1.0)
     (F.round_, (1234.5678, -2), 1200.0),
-    (F.round_, (0.5, 0), 1.0),
+    (F.round_, (0.5, 0), 0.0),
     (F.round_, (1.5, 10), 1.5),
     (F.round_, (5,), 5),  # exact types stay exact
     (F.round_, (5, 2), 5),
@@ -616,7 +616,7 @@ NUMERIC = [
     (F.round_, (D("1.2"), 3), D("1.2")),
     (F.round_, (D("1.5"),), D("2")),
     (F.round_, (D("125.5"), -1), D("130")),
-    (F.round_, ("2.5",), 3.0),
+    (F.round_, ("2.5",), 2.0),  # text is read as a DOUBLE (MariaDB: 2)
     (F.round_, (NULL,), NULL),
     (F.round_, (1.5, NULL), NULL),
     (F.floor, (1.5,), 1.0),
@@ -939,7 +939,8 @@ def test_float_comparisons_with_infinities() -> None:
 
 @pytest.mark.parametrize("value, expected", [
     (b"\x00\xff", 0), (b"12abc", 12), ("abc", 0), ("1e400", 2**63 - 1), ("-1e400", -(2**63)),
-    (1e30, 2**63 - 1), (D("-1e30"), -(2**63)), (2.5, 3), (-2.5, -3),
+    (1e30, 2**63 - 1), (D("-1e30"), -(2**63)), (2.5, 2), (-2.5, -2), (3.5, 4),
+    (D("2.5"), 3), (D("-2.5"), -3),
 ])
 def test_cast_to_signed_never_raises_and_saturates(value: object, expected: int) -> None:
     """CAST(x AS SIGNED) reads the leading number of text and bytes (0 if none) and

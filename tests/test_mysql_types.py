@@ -294,6 +294,10 @@ ARITHMETIC = [
     "i DIV 2", "d DIV 2", "s DIV 2", "i DIV 0", "i % 3", "d % 2", "d % d1",  # (not f DIV 2:
     # 1e20 DIV 2 leaves BIGINT, an error in MySQL; rivulet's integers do not overflow)
     "f % 2", "s % 5", "i % 0", "-7 % 2.5", "MOD(i, 4)",
+    "1 DIV -0.1e0", "i DIV 0.1e0", "2.5e0 DIV 0.1e0",  # a DOUBLE's decimal form, not binary
+    # a DOUBLE rounds its binary value, half to even
+    "ROUND(2.5e0)", "ROUND(-2.5e0)", "ROUND(2.675e0, 2)", "ROUND(1.005e0, 2)", "ROUND(25e0, -1)",
+    "ROUND(f, 1)", "ROUND(f * 2.5e0)", "CAST(2.5e0 AS SIGNED)", "CAST(3.5e0 AS UNSIGNED)",
     "-i", "-d", "-f", "-s", "-bo", "-u", "i + d", "d + d1", "d * d1", "d - f", "i * 2.50",
     "s + 1", "s * 1.5", "d + s", "bo + 1", "u + i", "i + '1e3'", "-'abc'", "- -s",
     "ABS(s)", "ROUND(d, 1)", "ROUND(i / 3, 2)", "FLOOR(d)", "CEIL(i / 2)", "FLOOR(i / 3 * 3)",
@@ -350,6 +354,23 @@ def test_dates_compare_with_text_and_numbers_as_dates(mysql_pair: MySQLPair) -> 
                       "dt = '2020-01-01x', dt < 20200101.5 FROM c")
     check(mysql_pair, "SELECT id FROM c WHERE dt = i")
     check(mysql_pair, "SELECT id FROM c WHERE ts > s")
+
+
+def test_a_date_compared_with_text_holding_a_zero_month_or_day_is_refused(
+        mysql_pair: MySQLPair) -> None:
+    """MariaDB reads '00:01:00' compared with a DATETIME as 2000-01-00, a date between
+    1999-12-31 and 2000-01-01 (after 1970-01-01 00:00:01): rivulet has no such value, so
+    the comparison is refused, by name; the zero date and an invalid date still answer."""
+    from rivulet.errors import UnsupportedSqlError
+
+    mysql_pair.execute("CREATE TABLE z (id INT PRIMARY KEY, dt DATE, ts DATETIME)")
+    mysql_pair.insert_many("z", [(1, dt.date(1970, 1, 1), dt.datetime(1970, 1, 1, 0, 0, 1)),
+                                 (2, dt.date(2021, 1, 1), dt.datetime(2038, 1, 19, 3, 14, 7))])
+    for where in ["'00:01:00' > ts", "dt < '2024-02-00'", "ts BETWEEN '2000-00-05' AND ts",
+                  "dt IN ('20000100')"]:
+        with pytest.raises(UnsupportedSqlError, match="zero month or day"):
+            mysql_pair.db.query(f"SELECT id FROM z WHERE {where}")
+    check(mysql_pair, "SELECT id, ts > '23:59:59', dt > '0000-00-00', ts < '12:34:56' FROM z")
 
 
 # --------------------------------------------------------------------------- generated

@@ -16,7 +16,7 @@ from typing import Any
 
 from rivulet import values as F
 from rivulet.errors import SqlError
-from rivulet.plan.expressions import refuse_clock_dependent
+from rivulet.plan.expressions import refuse_unanswerable
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.values.schema import BOOL, DECIMAL, ENUM, INT, Kind
 
@@ -209,7 +209,7 @@ def row_function(
             return lambda r: (r[i],)
         return itemgetter(*indexes)
     for e in exprs:
-        refuse_clock_dependent(e, list(kinds))
+        refuse_unanswerable(e, list(kinds))
     gen = _Codegen(kinds, nullable)
     body = ", ".join(gen.expr(e) for e in exprs)
     return _build(f"lambda r: ({body},)", gen)
@@ -219,7 +219,7 @@ def predicate_function(
     expr: Expr, kinds: Sequence[Kind | None], nullable: Sequence[bool]
 ) -> Callable[[tuple], Any]:
     """A function whose truth says whether a row passes ``expr`` (a WHERE or ON condition)."""
-    refuse_clock_dependent(expr, list(kinds))
+    refuse_unanswerable(expr, list(kinds))
     gen = _Codegen(kinds, nullable)
     return _build(f"lambda r: {gen.predicate(expr)}", gen)
 
@@ -228,7 +228,7 @@ def value_function(
     expr: Expr, kinds: Sequence[Kind | None], nullable: Sequence[bool], *, with_params: bool = False
 ) -> Callable[..., Any]:
     """A function computing one value from a row (and, for writes, the statement's params)."""
-    refuse_clock_dependent(expr, list(kinds))
+    refuse_unanswerable(expr, list(kinds))
     gen = _Codegen(kinds, nullable)
     args = "r, p" if with_params else "r"
     return _build(f"lambda {args}: {gen.expr(expr)}", gen)
@@ -238,6 +238,6 @@ def bound_predicate(
     expr: Expr, kinds: Sequence[Kind | None], nullable: Sequence[bool]
 ) -> Callable[[tuple, tuple], Any]:
     """A predicate over a row and the statement's ``?`` values (UPDATE/DELETE ... WHERE)."""
-    refuse_clock_dependent(expr, list(kinds))
+    refuse_unanswerable(expr, list(kinds))
     gen = _Codegen(kinds, nullable)
     return _build(f"lambda r, p: {gen.predicate(expr)}", gen)

@@ -23,6 +23,7 @@ from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
 from rivulet.values import types
+from rivulet.values.conversions import zero_in_date
 from rivulet.values.registry import SCALAR_FUNCTIONS, arity_error
 from rivulet.values.schema import (
     BOOL,
@@ -774,6 +775,30 @@ def refuse_clock_dependent(expr: Expr, input_kinds: Sequence[Kind | None]) -> No
                 "unsupported TIME = text holding a date and a time: MySQL's WHERE compares "
                 "it as a datetime of the current day (elsewhere as its time part); compare "
                 "with TIME('...') or with the time alone")
+
+
+def refuse_zero_in_date(expr: Expr, input_kinds: Sequence[Kind | None]) -> None:
+    """Refuse a DATE or DATETIME compared with text that reads as a date with a zero month
+    or day ('00:01:00' is 2000-01-00): MySQL places it between two days, where rivulet
+    has no value to put it."""
+    input_types = [SqlType(k) for k in input_kinds]
+    for call in _calls(expr):
+        if call.fn not in _COMPARING:
+            continue
+        kinds = {type_of(a, input_types).kind for a in call.args}
+        if not kinds & {DATE, DATETIME}:
+            continue
+        for a in call.args:
+            if isinstance(a, Lit) and isinstance(a.value, (str, bytes)) and zero_in_date(a.value):
+                raise UnsupportedSqlError(
+                    f"unsupported comparison of a date with {a.value!r}: MySQL reads it as a "
+                    "date with a zero month or day, which rivulet cannot hold")
+
+
+def refuse_unanswerable(expr: Expr, input_kinds: Sequence[Kind | None]) -> None:
+    """The refusals above, of one expression."""
+    refuse_clock_dependent(expr, input_kinds)
+    refuse_zero_in_date(expr, input_kinds)
 
 
 def _equality(call: Call) -> bool:

@@ -97,9 +97,8 @@ values to it, so the functions here may assume it (a quotient they return carrie
 places than its type shows: the plan rounds it with :func:`to_scale` where MySQL does).
 
 Known simplifications, each marked where it lives: integer and DOUBLE arithmetic does not
-overflow (MySQL raises an error beyond BIGINT and DOUBLE); ``ROUND`` of a float rounds the
-shortest decimal form half away from zero (MySQL rounds the binary value half-to-even, so
-``ROUND(2.5e0)`` is 2 there and 3 here); naive datetimes are UTC for ``UNIX_TIMESTAMP``; a
+overflow (MySQL raises an error beyond BIGINT and DOUBLE); naive datetimes are UTC for
+``UNIX_TIMESTAMP``; a
 DATETIME keeps the fractional seconds it is given (MySQL's DATETIME has none), though a
 DATETIME in numeric context is YYYYMMDDhhmmss without them; a DECIMAL column declared
 without a precision keeps its values as written (MySQL: DECIMAL(10, 0)).

@@ -179,16 +179,24 @@ def int_div(a: Any, b: Any) -> int | None:
         if not b:
             return None
         if type(a) is not int or type(b) is not int:
-            # MySQL goes through DECIMAL; Decimal(float) is exact, so no double rounding.
+            # MySQL goes through DECIMAL, a DOUBLE as its shortest decimal form (1 DIV
+            # -0.1e0 is -10, where the binary value of 0.1 gives -9).
             if type(a) is float or type(b) is float:
                 if not (math.isfinite(a) and math.isfinite(b)):
                     return None
+                a, b = _shortest_decimal(a), _shortest_decimal(b)
             exact = _DEC_CTX.divide(Decimal(a), Decimal(b))
             return int(exact)  # int() of a Decimal truncates toward zero
     if not b:
         return None
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
+
+
+def _shortest_decimal(v: Any) -> Any:
+    """A DOUBLE as the shortest decimal that reads back as it (``repr``), as MySQL turns
+    a DOUBLE into a DECIMAL; other numbers as they are."""
+    return Decimal(repr(v)) if type(v) is float else v
 
 
 def mod(a: Any, b: Any) -> int | float | Decimal | None:

@@ -312,6 +312,27 @@ def _parse_temporal(s: str) -> _date | None:
         return None
 
 
+def zero_in_date(text: str | bytes) -> bool:
+    """Whether text reads as a date whose month or day is 0 but is not the zero date
+    ('00:01:00' is 2000-01-00, '2024-02-00'): MySQL compares such a date between the last
+    day before it and the first after, a date rivulet has no value for."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    m = _DATE_RE.match(text)
+    if m is not None:
+        year, month, day = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    else:
+        m = _COMPACT_DATE_RE.match(text)
+        digits = m.group(1) if m is not None else ""
+        if len(digits) in (6, 12):
+            digits = "00" + digits
+        if len(digits) not in (8, 14):
+            return False
+        year, month, day = int(digits[:4]), int(digits[4:6]), int(digits[6:8])
+    return (month == 0 or day == 0) and (year, month, day) != (0, 0, 0) and month <= 12 \
+        and day <= 31
+
+
 #: Years MySQL reads two-digit years from: 70-99 are 1970-1999, 00-69 are 2000-2069.
 _YY_PART_YEAR = 70
 

@@ -41,13 +41,10 @@ def _round_int(x: int, d: int) -> int:
 
 
 def round_(x: Any, d: Any = 0) -> int | float | Decimal | None:
-    """``ROUND(x[, d])``: half away from zero, keeping x's type (int stays int, a Decimal
-    gets d decimal places).
-
-    Floats are rounded through their shortest decimal form, also half away from zero
-    (``ROUND(2.675e0, 2)`` = 2.68, ``ROUND(2.5e0)`` = 3). MySQL instead rounds the binary
-    double half-to-even (2.67 and 2); rivulet prefers the answer the user can see.
-    """
+    """``ROUND(x[, d])``, keeping x's type (int stays int, a Decimal gets d decimal places):
+    exact numbers half away from zero; a DOUBLE as MySQL rounds its binary value, to the
+    even integer at a half of ``x * 10**d`` (``ROUND(2.5e0)`` is 2, ``ROUND(1.005e0, 2)``
+    is 1.0 as 100.49999999999999 is below the half, ``ROUND(2.675e0, 2)`` 2.68)."""
     if x is None or d is None:
         return None
     d = min(max(to_int(d), -1000), 1000)  # beyond this every result is 0 or x itself
@@ -56,17 +53,7 @@ def round_(x: Any, d: Any = 0) -> int | float | Decimal | None:
     if t is int:
         return _round_int(x, d)
     if t is float:
-        if not math.isfinite(x):
-            return x
-        if d >= 0 and abs(x) >= 2.0**52:  # already an integer
-            return x
-        dx = Decimal(repr(x))
-        exponent = dx.as_tuple().exponent
-        assert isinstance(exponent, int)  # x is finite
-        if d >= 0 and -exponent <= d:
-            return x
-        q = dx.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
-        return float(q)
+        return _round_double(x, d)
     # Decimal: d places exactly (MySQL types ROUND(x, d) of a DECIMAL as DECIMAL(p, d):
     # ROUND(1.00, 3) is 1.000), at most MySQL's 30
     if d >= 0:
@@ -75,6 +62,20 @@ def round_(x: Any, d: Any = 0) -> int | float | Decimal | None:
         q = x.quantize(Decimal(1).scaleb(-d), context=_ROUND_CTX)
         q = q.quantize(Decimal(1), context=_ROUND_CTX)
     return q.copy_abs() if q.is_zero() else q  # MySQL has no negative zero: ROUND(-0.25) is 0
+
+
+def _round_double(x: float, d: int) -> float:
+    """MySQL's rounding of a DOUBLE: ``rint(x * 10**d) / 10**d`` (``rint(x / 10**-d) *
+    10**-d`` for negative ``d``), half to even; ``x`` itself where the product overflows."""
+    if not math.isfinite(x):
+        return x
+    scale = 10.0 ** abs(d) if abs(d) <= 308 else math.inf
+    if d < 0:
+        return 0.0 if math.isinf(scale) else float(round(x / scale)) * scale
+    product = x * scale
+    if math.isinf(product):
+        return x
+    return float(round(product)) / scale
 
 
 def floor(x: Any) -> int | float | None:

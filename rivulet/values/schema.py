@@ -507,14 +507,14 @@ def _to_int(v: Any) -> int:
         return int(v)
     if isinstance(v, int):
         return v
-    if isinstance(v, float):
-        if not v.is_integer():
-            raise ValueError("not an integer")
-        return int(v)
-    if isinstance(v, decimal.Decimal):
-        if v != v.to_integral_value():
-            raise ValueError("not an integer")
-        return int(v)
+    if isinstance(v, float):  # rounded as MySQL stores a DOUBLE in an integer column:
+        if not math.isfinite(v):  # its binary value, half to even (2.5e0 is 2, 3.5e0 is 4)
+            raise ValueError("MySQL has no NaN or infinity")
+        return round(v)
+    if isinstance(v, decimal.Decimal):  # a DECIMAL half away from zero (2.5 is 3)
+        if not v.is_finite():
+            raise ValueError("MySQL has no NaN or infinity")
+        return int(v.to_integral_value(rounding=decimal.ROUND_HALF_UP))
     if isinstance(v, str):
         text = v.strip(_SPACE)
         if _INTEGER_TEXT.fullmatch(text) is None:
