@@ -83,14 +83,6 @@ AVOIDED: frozenset[str] = frozenset({
     # Over MySQL, UNIX_TIMESTAMP(...) is typed VARCHAR in the result's column definitions:
     # clients read '1583064000', a string.
     "UNIX_TIMESTAMP over MySQL",
-    # An INSERT/UPDATE whose expression divides by zero: MySQL (strict mode with
-    # ERROR_FOR_DIVISION_BY_ZERO) fails it with error 1365; rivulet writes NULL. Set aside
-    # by the checker, as data decides.
-    "division by zero in a write (MySQL error 1365)",
-    # UPDATE ... SET x = 59, w = CONCAT(w, x): MySQL's later assignments see x as stored
-    # (59.000 in a DECIMAL(6,3)); rivulet's see the value assigned before its conversion
-    # (59), so w differs (and may fit where MySQL's is too long).
-    "an UPDATE assignment reading a column assigned before it",
 })
 
 #: Shapes the oracle cannot decide, left out always (they say nothing about rivulet), so
@@ -122,6 +114,8 @@ SHAPES: frozenset[str] = AVOIDED | UNDECIDABLE | frozenset({
     "comparison of a date with a number", "GREATEST or LEAST over mixed types",
     "DECIMAL scale of arithmetic and CAST", "mixed string/number comparison",
     "DIV of a DOUBLE", "a DOUBLE rounded at a half",
+    "an UPDATE assignment reading a column assigned before it",
+    "division by zero in a write (MySQL error 1365)",
 })
 
 

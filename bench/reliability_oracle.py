@@ -683,7 +683,6 @@ class Checker:
 _ERROR_SHAPES = {
     "1690": "integer overflow (MySQL error 1690)",
     "1916": "integer overflow (MySQL error 1690)",  # (a DIV past BIGINT, converted)
-    "1365": "division by zero in a write (MySQL error 1365)",
 }
 
 

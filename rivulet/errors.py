@@ -52,6 +52,7 @@ DataTruncatedError       1265   01000     400   schema
 NotAMemberError          1265   01000     400   schema
 TruncatedValueError      1292   22007     400   schema
 IncorrectTimeError       1292   22007     400   schema
+DivisionByZeroError      1365   22012     400   schema
 NoSuchColumnError        1054   42S22     400   schema
 ConstraintError          1062   23000     409   constraint
 StorageError             1105   HY000     500   storage
@@ -220,6 +221,12 @@ class IncorrectTimeError(SchemaError):
     """A value a TIME column cannot hold: not a time, or beyond -838:59:59..838:59:59."""
 
 
+class DivisionByZeroError(SchemaError):
+    """A write statement divides by zero (``/``, ``DIV``, ``%``, ``MOD``): MySQL's default
+    ``sql_mode`` (ERROR_FOR_DIVISION_BY_ZERO with strict mode) fails it, where a read
+    answers NULL."""
+
+
 class NoSuchColumnError(SchemaError):
     """A row given as a mapping (or a lookup by column name) names a column its table does
     not have. Named in a statement instead: :class:`UnknownColumnError`."""
@@ -334,6 +341,7 @@ ER_DATA_TOO_LONG = 1406
 ER_OUT_OF_RANGE = 1264
 ER_DATA_TRUNCATED = 1265
 ER_TRUNCATED_WRONG_VALUE = 1292
+ER_DIVISION_BY_ZERO = 1365
 ER_NOT_SUPPORTED = 1235
 ER_UNKNOWN = 1105
 ER_SERVER_SHUTDOWN = 1053
@@ -392,6 +400,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     NotAMemberError: ErrorCode(ER_DATA_TRUNCATED, "01000", 400, "schema"),
     TruncatedValueError: ErrorCode(ER_TRUNCATED_WRONG_VALUE, "22007", 400, "schema"),
     IncorrectTimeError: ErrorCode(ER_TRUNCATED_WRONG_VALUE, "22007", 400, "schema"),
+    DivisionByZeroError: ErrorCode(ER_DIVISION_BY_ZERO, "22012", 400, "schema"),
     NoSuchColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "schema"),
     ConstraintError: ErrorCode(ER_DUP_ENTRY, "23000", 409, "constraint"),
     StorageError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),

@@ -312,6 +312,60 @@ def test_an_insert_stores_values_as_mysql_strict_mode_does(mysql_pair: MySQLPair
     ])
 
 
+def test_numbers_written_to_integer_columns_are_rounded_as_mysql_rounds_them(
+        mysql_pair: MySQLPair) -> None:
+    """A DOUBLE to its even neighbour at a half (2.5e0 is 2), a DECIMAL half away from
+    zero (2.5 is 3): no error, in INSERT and UPDATE."""
+    mysql_pair.execute("CREATE TABLE w (id INT PRIMARY KEY, n INT, u INT UNSIGNED)")
+    check(mysql_pair, [
+        ("INSERT INTO w VALUES (1, 2.5e0, 2.5), (2, 3.5e0, 0.5e0), (3, -2.5e0, 1.5e0)",
+         (OK, 3)),
+        ("INSERT INTO w VALUES (4, 2147483647.5e0, 0)", 1264),
+        ("INSERT INTO w VALUES (4, -2.5, -0.5)", 1264),
+        ("UPDATE w SET n = n + 0.5e0, u = u + 0.5", (OK, 3)),
+    ])
+
+
+def test_a_write_dividing_by_zero_fails_with_1365_and_a_read_answers_null(
+        mysql_pair: MySQLPair) -> None:
+    """MySQL's default ``sql_mode`` (ERROR_FOR_DIVISION_BY_ZERO, strict) fails an INSERT or
+    UPDATE that divides by zero with ``/``, ``DIV``, ``%`` or ``MOD``, in its SET or its
+    WHERE, for the rows it reads; a NULL operand, a branch not taken and a DELETE's WHERE
+    do not; a read answers NULL."""
+    mysql_pair.execute("CREATE TABLE w (id INT PRIMARY KEY, n INT, d DECIMAL(5,2), f DOUBLE)")
+    check(mysql_pair, [
+        ("INSERT INTO w VALUES (1, 0, 0, 0)", (OK, 1)),
+        ("INSERT INTO w VALUES (2, 1/0, 0, 0)", 1365),
+        ("INSERT INTO w VALUES (2, 0, 1 DIV 0, 0)", 1365),
+        ("INSERT INTO w VALUES (2, 0, 0, MOD(1, 0))", 1365),
+        ("INSERT INTO w VALUES (2, 0, 0, 1e0 / 0)", 1365),
+        ("INSERT INTO w VALUES (2, 0, 0, 1 % 0.0)", 1365),
+        ("UPDATE w SET n = 5 / n", 1365),
+        ("UPDATE w SET d = d / 0 WHERE id = 1", 1365),
+        ("UPDATE w SET n = 1 WHERE 1 / n IS NULL", 1365),
+        ("UPDATE w SET n = 1 WHERE id = 99 AND 1 / n IS NULL", (OK, 0)),
+        ("UPDATE w SET n = IF(n = 0, 7, 1 / n)", (OK, 1)),
+        ("INSERT INTO w VALUES (3, NULL / 0, 1 / NULL, 0)", (OK, 1)),
+        ("DELETE FROM w WHERE 1 / (n - 7) IS NULL", (OK, 2)),  # (NULL n too)
+        ("INSERT INTO w VALUES (4, 5, 0, 0)", (OK, 1)),
+    ])
+    mysql_pair.check_query("SELECT id, 1 / 0, n / 0, n DIV 0, MOD(n, 0) FROM w")
+
+
+def test_a_later_assignment_reads_the_value_an_earlier_one_stored(
+        mysql_pair: MySQLPair) -> None:
+    """``SET x = 59, w = CONCAT(w, x)`` reads x as the column stored it (59.000 in a
+    DECIMAL(6,3), 2 in an INT given 2.5e0), not the value before its conversion."""
+    mysql_pair.execute("CREATE TABLE w (id INT PRIMARY KEY, x DECIMAL(6,3), w VARCHAR(40), "
+                       "i INT, f DOUBLE)")
+    check(mysql_pair, [
+        ("INSERT INTO w VALUES (1, 1, 'a', 1, 0.5e0)", (OK, 1)),
+        ("UPDATE w SET x = 59, w = CONCAT(w, x)", (OK, 1)),
+        ("UPDATE w SET i = 2.5e0, w = CONCAT(w, '-', i)", (OK, 1)),
+        ("UPDATE w SET f = 1, x = 1.23456, w = CONCAT(w, '-', f, '-', x * 2)", (OK, 1)),
+    ])
+
+
 # --------------------------------------------------------------------------- DELETE, reads
 
 

@@ -23,7 +23,14 @@ from rivulet.storage.writes import WriteRequest
 from rivulet.values.comparison import eq
 from rivulet.values.conversions import strict_mode
 from rivulet.values.matching import Unkeyed, equal_key
-from rivulet.values.schema import Row, SchemaError, TableSchema, coerce_row, key_value
+from rivulet.values.schema import (
+    Row,
+    SchemaError,
+    TableSchema,
+    coerce_row,
+    coerce_value,
+    key_value,
+)
 from rivulet.values.types import column_type
 
 #: Write statement texts whose compiled writers are kept (the first ones seen: an
@@ -158,15 +165,17 @@ def assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], ...]
     kinds = [c.kind for c in table.columns]
     nullable = [c.nullable for c in table.columns]
     types = [column_type(c) for c in table.columns]
-    fns = [(i, value_function(strict_operands(e, types), kinds, nullable, with_params=True))
+    fns = [(i, value_function(strict_operands(e, types), kinds, nullable, with_params=True),
+            table.columns[i], f"UPDATE: {table.name}.{table.columns[i].name}")
            for i, e in assignments]
 
     def assign(row: Row, params: tuple) -> list[Any]:
         out = list(row)
-        for i, fn in fns:
+        for i, fn, column, where in fns:
             # MySQL evaluates single-table assignments left to right: `SET a = a + 1, b = a`
-            # gives b the new a (standard SQL, and SQLite, would give it the old one).
-            out[i] = fn(out, params)
+            # gives b the new a (standard SQL, and SQLite, would give it the old one), as
+            # stored: `SET x = 59, w = CONCAT(w, x)` reads 59.000 from a DECIMAL(6,3) x.
+            out[i] = coerce_value(column, fn(out, params), where=where)
         return out
 
     return assign

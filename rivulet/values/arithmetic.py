@@ -14,7 +14,8 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from functools import lru_cache
 from typing import Any
 
-from rivulet.values.conversions import as_float, temporal_to_decimal, to_number
+from rivulet.errors import DivisionByZeroError
+from rivulet.values.conversions import MODE, as_float, temporal_to_decimal, to_number
 from rivulet.values.types import division_frac
 
 _division_frac = lru_cache(maxsize=256)(division_frac)
@@ -99,22 +100,22 @@ def div(a: Any, b: Any) -> float | Decimal | None:
     tb = type(b)
     if ta is int and tb is int:  # the common case: nine places, no Decimal arithmetic
         if not b:
-            return None
+            return by_zero()
         q = abs(a) * _INT_QUOTIENT_SCALE // abs(b)
         return Decimal(f"-{q}E-9" if q and (a < 0) != (b < 0) else f"{q}E-9")
     if ta is float and tb is float:
-        return a / b if b else None
+        return a / b if b else by_zero()
     a = to_number(a)
     b = to_number(b)
     if type(a) is float or type(b) is float:
         if not b:
-            return None
+            return by_zero()
         try:
             return as_float(a) / as_float(b)
         except OverflowError:  # a quotient beyond the doubles
             return math.inf if (as_float(a) > 0) == (as_float(b) > 0) else -math.inf
     if not b:
-        return None
+        return by_zero()
     return _exact_quotient(a, b)
 
 
@@ -177,7 +178,7 @@ def int_div(a: Any, b: Any) -> int | None:
         a = to_number(a)
         b = to_number(b)
         if not b:
-            return None
+            return by_zero()
         if type(a) is not int or type(b) is not int:
             # MySQL goes through DECIMAL, a DOUBLE as its shortest decimal form (1 DIV
             # -0.1e0 is -10, where the binary value of 0.1 gives -9).
@@ -188,9 +189,17 @@ def int_div(a: Any, b: Any) -> int | None:
             exact = _DEC_CTX.divide(Decimal(a), Decimal(b))
             return int(exact)  # int() of a Decimal truncates toward zero
     if not b:
-        return None
+        return by_zero()
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
+
+
+def by_zero() -> None:
+    """The value of a division by zero: NULL, or in a write statement (strict mode) MySQL's
+    error 1365, as ERROR_FOR_DIVISION_BY_ZERO in its default ``sql_mode`` makes it."""
+    if MODE.strict:
+        raise DivisionByZeroError("Division by 0")
+    return None
 
 
 def _shortest_decimal(v: Any) -> Any:
@@ -207,13 +216,13 @@ def mod(a: Any, b: Any) -> int | float | Decimal | None:
     if type(a) is not int or type(b) is not int:
         a, b, floating = _numeric_pair(a, b)
         if not b:
-            return None
+            return by_zero()
         if floating:
             return math.fmod(a, b)
         if type(a) is not int or type(b) is not int:
             return _unsigned_zero(_DEC_CTX.remainder(a, b))  # sign of the dividend
     if not b:
-        return None
+        return by_zero()
     r = abs(a) % abs(b)
     return -r if a < 0 else r
 
