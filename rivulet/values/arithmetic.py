@@ -100,22 +100,28 @@ def div(a: Any, b: Any) -> float | Decimal | None:
     tb = type(b)
     if ta is int and tb is int:  # the common case: nine places, no Decimal arithmetic
         if not b:
-            return by_zero()
+            division_by_zero()
+            return None
         q = abs(a) * _INT_QUOTIENT_SCALE // abs(b)
         return Decimal(f"-{q}E-9" if q and (a < 0) != (b < 0) else f"{q}E-9")
     if ta is float and tb is float:
-        return a / b if b else by_zero()
+        if not b:
+            division_by_zero()
+            return None
+        return a / b
     a = to_number(a)
     b = to_number(b)
     if type(a) is float or type(b) is float:
         if not b:
-            return by_zero()
+            division_by_zero()
+            return None
         try:
             return as_float(a) / as_float(b)
         except OverflowError:  # a quotient beyond the doubles
             return math.inf if (as_float(a) > 0) == (as_float(b) > 0) else -math.inf
     if not b:
-        return by_zero()
+        division_by_zero()
+        return None
     return _exact_quotient(a, b)
 
 
@@ -178,7 +184,8 @@ def int_div(a: Any, b: Any) -> int | None:
         a = to_number(a)
         b = to_number(b)
         if not b:
-            return by_zero()
+            division_by_zero()
+            return None
         if type(a) is not int or type(b) is not int:
             # MySQL goes through DECIMAL, a DOUBLE as its shortest decimal form (1 DIV
             # -0.1e0 is -10, where the binary value of 0.1 gives -9).
@@ -189,14 +196,15 @@ def int_div(a: Any, b: Any) -> int | None:
             exact = _DEC_CTX.divide(Decimal(a), Decimal(b))
             return int(exact)  # int() of a Decimal truncates toward zero
     if not b:
-        return by_zero()
+        division_by_zero()
+        return None
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
 
 
-def by_zero() -> None:
-    """The value of a division by zero: NULL, or in a write statement (strict mode) MySQL's
-    error 1365, as ERROR_FOR_DIVISION_BY_ZERO in its default ``sql_mode`` makes it."""
+def division_by_zero() -> None:
+    """A division by zero, whose value is NULL: in a write statement (strict mode) MySQL's
+    error 1365 instead, as ERROR_FOR_DIVISION_BY_ZERO in its default ``sql_mode`` makes it."""
     if MODE.strict:
         raise DivisionByZeroError("Division by 0")
     return None
@@ -216,13 +224,15 @@ def mod(a: Any, b: Any) -> int | float | Decimal | None:
     if type(a) is not int or type(b) is not int:
         a, b, floating = _numeric_pair(a, b)
         if not b:
-            return by_zero()
+            division_by_zero()
+            return None
         if floating:
             return math.fmod(a, b)
         if type(a) is not int or type(b) is not int:
             return _unsigned_zero(_DEC_CTX.remainder(a, b))  # sign of the dividend
     if not b:
-        return by_zero()
+        division_by_zero()
+        return None
     r = abs(a) % abs(b)
     return -r if a < 0 else r
 
