@@ -426,7 +426,8 @@ class Checker:
         returned."""
         report = mysql_mismatch(sql, sent, rows, theirs, what=what)
         if report is not None and _NEGATIVE_ZERO in self.avoided and mysql_mismatch(
-                sql, sent, [tuple(_unsigned_zero(v) for v in r) for r in rows], theirs) is None:
+                sql, sent, [tuple(_unsigned_zero(v) for v in r) for r in rows],
+                [tuple(_unsigned_zero(v) for v in r) for r in theirs]) is None:
             self.tally.avoided[_NEGATIVE_ZERO] += 1
             return _SET_ASIDE
         return report
@@ -686,8 +687,9 @@ _ERROR_SHAPES = {
 }
 
 
-#: rivulet answers -0.00 for some DECIMAL zeros (MySQL: 0.00): data decides, so the checker
-#: sets such answers aside (those that differ in nothing else), counted under this name.
+#: A DECIMAL zero computed from a negative operand: MariaDB shows -0.00 for some
+#: (``MOD(-1.25, 1.25)``), rivulet 0.00: data decides, so the checker sets such answers
+#: aside (those that differ in nothing else, either side's -0 made 0), counted under this name.
 _NEGATIVE_ZERO = "a negative zero DECIMAL"
 _SET_ASIDE = "(set aside: an avoided shape)"
 

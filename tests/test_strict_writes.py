@@ -322,7 +322,9 @@ def test_numbers_written_to_integer_columns_are_rounded_as_mysql_rounds_them(
          (OK, 3)),
         ("INSERT INTO w VALUES (4, 2147483647.5e0, 0)", 1264),
         ("INSERT INTO w VALUES (4, -2.5, -0.5)", 1264),
-        ("UPDATE w SET n = n + 0.5e0, u = u + 0.5", (OK, 3)),
+        ("INSERT INTO w VALUES (4, 0, -0.01)", 1264),  # a negative DECIMAL, before rounding
+        ("INSERT INTO w VALUES (4, 0, -0.01e0)", (OK, 1)),  # a DOUBLE rounded first
+        ("UPDATE w SET n = n + 0.5e0, u = u + 0.5", (OK, 4)),
     ])
 
 

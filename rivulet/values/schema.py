@@ -359,6 +359,10 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
         raise OutOfRangeError(
             f"{where or col.name}: value {out} is out of range for {col.sql_type or col.kind}"
         )
+    if col.bounds is not None and type(value) is decimal.Decimal and value < col.bounds[0]:
+        raise OutOfRangeError(  # (a DECIMAL is checked before it is rounded: -0.01, UNSIGNED)
+            f"{where or col.name}: value {value} is out of range for {col.sql_type or col.kind}"
+        )
     if col.scale is not None and col.kind == DECIMAL:
         try:
             out = out.quantize(decimal.Decimal(1).scaleb(-col.scale), context=_DECIMAL_FIT)
