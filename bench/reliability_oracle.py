@@ -549,7 +549,7 @@ class Checker:
             self.unchanged(table, shown, shown_params, f"refused ({refusal})")
             return "refused"
         if oracle_error is not None:
-            shape = _error_shape(oracle_error)
+            shape = _error_shape(oracle_error) or _negative_zero_refusal(oracle_error, shown)
             self.out_of_step = True  # (rivulet wrote what MariaDB did not)
             if shape is not None and shape in self.avoided:
                 self.tally.avoided[shape] += 1
@@ -706,6 +706,14 @@ def _unsigned_zero(value: Any) -> Any:
 
 def _error_shape(error: OracleRefused) -> str | None:
     return _ERROR_SHAPES.get(str(error).split(":", 1)[0])
+
+
+def _negative_zero_refusal(error: OracleRefused, sql: str) -> str | None:
+    """:data:`_NEGATIVE_ZERO` where MariaDB refused a write as out of range (1264) that
+    takes a remainder: its -0.00 does not fit an UNSIGNED column (rivulet's 0.00 does)."""
+    if str(error).startswith("1264") and (" % " in sql or "MOD(" in sql.upper()):
+        return _NEGATIVE_ZERO
+    return None
 
 
 _WRITTEN = re.compile(r"^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+`?(\w+)`?", re.IGNORECASE)
