@@ -134,6 +134,7 @@ def read_files(spark: SparkSession, schema: TableSchema, paths: list[Path], fmt:
 #: (and a normal write) refuses. CSV floats stay text: Java's parser also takes ``1.5d``
 #: and hex floats.
 _CSV_TYPES: dict[Kind, T.DataType] = {INT: T.LongType()}
+_JSON_TYPES = {INT: T.LongType(), FLOAT: T.DoubleType()}
 _OTHER_DIGIT = re.compile(r"(?![0-9])\d")
 
 
@@ -149,7 +150,6 @@ def _only_ascii_digits(paths: Sequence[Path]) -> bool:
                 elif _OTHER_DIGIT.search(decoder.decode(chunk)):
                     return False
     return True
-_JSON_TYPES = {INT: T.LongType(), FLOAT: T.DoubleType()}
 
 
 def _struct(schema: TableSchema, columns: Sequence[str],

@@ -796,7 +796,9 @@ def refuse_zero_in_date(expr: Expr, input_kinds: Sequence[Kind | None]) -> None:
 
 
 def refuse_unanswerable(expr: Expr, input_kinds: Sequence[Kind | None]) -> None:
-    """The refusals above, of one expression."""
+    """Refuse what rivulet cannot answer as MySQL in ``expr``: a comparison whose answer
+    depends on the day (:func:`refuse_clock_dependent`) or on a date with a zero month or
+    day (:func:`refuse_zero_in_date`)."""
     refuse_clock_dependent(expr, input_kinds)
     refuse_zero_in_date(expr, input_kinds)
 

@@ -98,10 +98,9 @@ places than its type shows: the plan rounds it with :func:`to_scale` where MySQL
 
 Known simplifications, each marked where it lives: integer and DOUBLE arithmetic does not
 overflow (MySQL raises an error beyond BIGINT and DOUBLE); naive datetimes are UTC for
-``UNIX_TIMESTAMP``; a
-DATETIME keeps the fractional seconds it is given (MySQL's DATETIME has none), though a
-DATETIME in numeric context is YYYYMMDDhhmmss without them; a DECIMAL column declared
-without a precision keeps its values as written (MySQL: DECIMAL(10, 0)).
+``UNIX_TIMESTAMP``; a DATETIME keeps the fractional seconds it is given (MySQL's DATETIME
+has none), though a DATETIME in numeric context is YYYYMMDDhhmmss without them; a DECIMAL
+column declared without a precision keeps its values as written (MySQL: DECIMAL(10, 0)).
 """
 
 from __future__ import annotations
