@@ -34,7 +34,7 @@ from rivulet import (
     SqlError,
     UnsupportedSqlError,
 )
-from rivulet.errors import SqlSyntaxError
+from rivulet.errors import ObjectExistsError, SqlSyntaxError
 
 PROGRAM = """
 CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(5) NOT NULL, n INT, g INT);
@@ -643,6 +643,23 @@ def test_drop_view_if_exists_of_unknown_view_is_a_no_op(db, path):
     before = live(db)
     assert db.execute("DROP VIEW IF EXISTS nosuch") == 0
     assert live(db) == before
+
+
+def test_create_table_if_not_exists_of_an_existing_name_is_a_no_op(db, path):
+    """MySQL answers a note (1050) and leaves the table as it is, so schema scripts run
+    again; without IF NOT EXISTS it stays an error."""
+    before, before_stored = live(db), stored(path)
+    for name in ("t", "by_g"):  # a table, a view
+        assert db.execute(f"CREATE TABLE IF NOT EXISTS {name} (id INT PRIMARY KEY)") == 0
+    assert live(db) == before and stored(path) == before_stored  # (t's rows among them)
+    expect_unchanged(db, path, lambda: db.execute("CREATE TABLE t (id INT PRIMARY KEY)"),
+                     ObjectExistsError, "already exists")
+
+
+def test_create_table_if_not_exists_of_a_new_name_creates_it(db, path):
+    db.execute("CREATE TABLE IF NOT EXISTS fresh (id INT PRIMARY KEY)")
+    db.execute("INSERT INTO fresh VALUES (1)")
+    assert db.query("SELECT * FROM fresh") == [(1,)]
 
 
 def test_drop_table_used_by_views(db, path):

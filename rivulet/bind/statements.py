@@ -28,6 +28,9 @@ from rivulet.values.types import SqlType, column_type
 class CreateTable:
     schema: TableSchema
     sql: str
+    #: ``IF NOT EXISTS``: a table or view of the name already there makes it do nothing
+    #: (MySQL: a note, 1050).
+    if_not_exists: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,7 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
                 return CreateTableAs(plan_copy(catalog, node), sql)
             if node.find(exp.TemporaryProperty) is not None:
                 raise unsupported(node, "CREATE TEMPORARY TABLE")
-            return CreateTable(table_schema(node), sql)
+            return CreateTable(table_schema(node), sql, bool(node.args.get("exists")))
         if kind == "VIEW":
             query_text = view_query_text(text)
             return CreateView(node.this.name, parse_one(query_text), query_text,

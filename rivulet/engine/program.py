@@ -129,6 +129,9 @@ class Program:
     def create_table(self, statement: st.CreateTable) -> None:
         core = self.core
         schema = statement.schema
+        if statement.if_not_exists and (core.catalog.table(schema.name) is not None
+                                        or core.catalog.view(schema.name) is not None):
+            return  # as MySQL: a note that it exists, the existing one unchanged
         core.catalog.check_new_name(schema.name)
         with core.migration():
             with core.storage.transaction():
