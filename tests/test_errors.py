@@ -662,6 +662,25 @@ def test_create_table_if_not_exists_of_a_new_name_creates_it(db, path):
     assert db.query("SELECT * FROM fresh") == [(1,)]
 
 
+def test_dropping_several_names_drops_none_when_one_cannot_go(db, path):
+    """``DROP VIEW per_g, nosuch`` changes nothing (per_g stays)."""
+    expect_unchanged(db, path, lambda: db.execute("DROP VIEW per_g, nosuch"), ProgramError,
+                     "nosuch")
+
+
+def test_dropping_several_names_drops_them_all(db, path):
+    """Views reading each other go readers first; IF EXISTS passes over unknown names."""
+    db.execute("CREATE VIEW over_all AS SELECT id FROM all_t")
+    with pytest.raises(ProgramError, match="over_all"):
+        db.execute("DROP VIEW all_t")
+    db.execute("DROP VIEW all_t, over_all, by_g")
+    db.execute("DROP VIEW IF EXISTS nosuch, all_kv")
+    assert sorted(db.views()) == ["joined", "per_g"]
+    db.execute("DROP VIEW joined, per_g")
+    db.execute("DROP TABLE IF EXISTS nosuch, kv, u")
+    assert sorted(db.catalog.tables) == ["t"]
+
+
 def test_drop_table_used_by_views(db, path):
     expect_unchanged(db, path, lambda: db.execute("DROP TABLE u"), ProgramError, "joined")
 

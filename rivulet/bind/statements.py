@@ -63,8 +63,11 @@ class AlterTable:
 
 @dataclass(frozen=True)
 class Drop:
+    """``DROP TABLE|VIEW [IF EXISTS] a[, b ...]``: all of them or, where one cannot be
+    dropped, none."""
+
     kind: Literal["table", "view"]
-    name: str
+    names: tuple[str, ...]
     if_exists: bool
 
 
@@ -143,10 +146,8 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
         if kind not in ("TABLE", "VIEW"):
             raise unsupported(node, f"DROP {kind}")
         names = node.args.get("tables") or ([node.this] if node.this is not None else [])
-        if len(names) != 1:
-            raise unsupported(node, f"DROP {kind} of several names")
         dropped: Literal["table", "view"] = "table" if kind == "TABLE" else "view"
-        return Drop(dropped, names[0].name, bool(node.args.get("exists")))
+        return Drop(dropped, tuple(n.name for n in names), bool(node.args.get("exists")))
     if isinstance(node, exp.Insert):
         return replace(_insert(node, catalog), sql=sql)
     if isinstance(node, exp.Update):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import Any
 
 from sqlglot import exp
@@ -119,10 +119,7 @@ class Program:
         elif isinstance(statement, st.CreateTableAs):
             self.create_table_as(statement)
         elif isinstance(statement, st.Drop):
-            if statement.kind == "view":
-                self.drop_view(statement.name, if_exists=statement.if_exists)
-            else:
-                self.drop_table(statement.name, if_exists=statement.if_exists)
+            self.drop(statement)
         else:
             raise SqlError(f"unsupported statement {type(statement).__name__}")
 
@@ -276,19 +273,57 @@ class Program:
         del self.core.catalog.views[name.lower()]
         del self.views[name.lower()]
 
-    def drop_view(self, name: str, *, if_exists: bool = False) -> None:
-        core = self.core
-        if core.catalog.view(name) is None:
-            if if_exists:
-                return
-            raise UnknownObjectError(f"unknown view {name!r}")
-        readers = {
-            v.name.lower() for v in core.catalog.views.values()
+    def drop(self, statement: st.Drop) -> None:
+        """Drop every name of ``statement``, or none: each is checked first (it exists,
+        unless ``IF EXISTS``; no view outside the statement reads it), then views are
+        dropped readers first."""
+        catalog = self.core.catalog
+        find = catalog.view if statement.kind == "view" else catalog.table
+        names = [n for n in dict.fromkeys(statement.names) if find(n) is not None or
+                 not statement.if_exists]
+        dropping = {n.lower() for n in names}
+        for name in names:
+            if statement.kind == "view":
+                self._check_view_droppable(name, dropping)
+            else:
+                self._check_table_droppable(name)
+        while names:  # a view read by another one of the names goes after it
+            name = next(n for n in names
+                        if not self._view_readers(n) & (dropping - {n.lower()}))
+            if statement.kind == "view":
+                self.drop_view(name)
+            else:
+                self.drop_table(name)
+            names.remove(name)
+            dropping.discard(name.lower())
+
+    def _view_readers(self, name: str) -> set[str]:
+        """The views (ad-hoc queries among them) that read the view ``name``."""
+        return {
+            v.name.lower() for v in self.core.catalog.views.values()
             if v.name.lower() != name.lower() and name.lower() in _view_sources(v.sql)
         }
-        dependents = sorted(v for v in readers if not is_adhoc(v))
+
+    def _check_view_droppable(self, name: str, dropping: Set[str] = frozenset()) -> None:
+        if self.core.catalog.view(name) is None:
+            raise UnknownObjectError(f"unknown view {name!r}")
+        dependents = sorted(v for v in self._view_readers(name) - dropping if not is_adhoc(v))
         if dependents:
             raise ProgramError(f"view {name!r} is used by view(s) {', '.join(dependents)}")
+
+    def _check_table_droppable(self, name: str) -> None:
+        if self.core.catalog.table(name) is None:
+            raise UnknownObjectError(f"unknown table {name!r}")
+        users = [v for v in self.core.catalog.users_of_table(name) if not is_adhoc(v)]
+        if users:
+            raise ProgramError(f"table {name!r} is used by view(s) {', '.join(users)}")
+
+    def drop_view(self, name: str, *, if_exists: bool = False) -> None:
+        core = self.core
+        if core.catalog.view(name) is None and if_exists:
+            return
+        self._check_view_droppable(name)
+        readers = self._view_readers(name)
         with core.migration():
             with core.storage.transaction():
                 core.storage.remove_statement("view", name)
@@ -303,13 +338,10 @@ class Program:
     def drop_table(self, name: str, *, if_exists: bool = False) -> None:
         core = self.core
         schema = core.catalog.table(name)
-        if schema is None:
-            if if_exists:
-                return
-            raise UnknownObjectError(f"unknown table {name!r}")
-        users = [v for v in core.catalog.users_of_table(name) if not is_adhoc(v)]
-        if users:
-            raise ProgramError(f"table {name!r} is used by view(s) {', '.join(users)}")
+        if schema is None and if_exists:
+            return
+        self._check_table_droppable(name)
+        assert schema is not None
         if any(p.source.lower() == name.lower() for p in core.lazy.copies.values()):
             core.lazy.finish(name.lower())  # a table copied from it needs its rows
         with core.migration():
