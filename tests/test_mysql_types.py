@@ -367,7 +367,8 @@ def test_a_date_compared_with_text_holding_a_zero_month_or_day_is_refused(
     mysql_pair.insert_many("z", [(1, dt.date(1970, 1, 1), dt.datetime(1970, 1, 1, 0, 0, 1)),
                                  (2, dt.date(2021, 1, 1), dt.datetime(2038, 1, 19, 3, 14, 7))])
     for where in ["'00:01:00' > ts", "dt < '2024-02-00'", "ts BETWEEN '2000-00-05' AND ts",
-                  "dt IN ('20000100')"]:
+                  "dt IN ('20000100')", "dt > IFNULL('00:01:00', ts)",
+                  "ts < CASE WHEN id = 1 THEN '2024-02-00' END"]:
         with pytest.raises(UnsupportedSqlError, match="zero month or day"):
             mysql_pair.db.query(f"SELECT id FROM z WHERE {where}")
     check(mysql_pair, "SELECT id, ts > '23:59:59', dt > '0000-00-00', ts < '12:34:56' FROM z")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import decimal
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
 from sqlglot import exp
@@ -788,11 +788,32 @@ def refuse_zero_in_date(expr: Expr, input_kinds: Sequence[Kind | None]) -> None:
         kinds = {type_of(a, input_types).kind for a in call.args}
         if not kinds & {DATE, DATETIME}:
             continue
-        for a in call.args:
-            if isinstance(a, Lit) and isinstance(a.value, (str, bytes)) and zero_in_date(a.value):
+        for a in (lit for arg in call.args for lit in _values_of(arg)):
+            if isinstance(a.value, (str, bytes)) and zero_in_date(a.value):
                 raise UnsupportedSqlError(
                     f"unsupported comparison of a date with {a.value!r}: MySQL reads it as a "
                     "date with a zero month or day, which rivulet cannot hold")
+
+
+def _values_of(e: Expr) -> Iterator[Lit]:
+    """The constants ``e`` may stand for: itself, or what a ``CASE``, ``IF``, ``IFNULL``,
+    ``COALESCE`` or ``NULLIF`` (or a conversion of one) may answer."""
+    if isinstance(e, Lit):
+        yield e
+    elif isinstance(e, Case):
+        for branch in [v for _, v in e.whens] + ([e.default] if e.default is not None else []):
+            yield from _values_of(branch)
+    elif isinstance(e, Call):
+        if e.fn in ("COALESCE", "IFNULL") or e.fn.startswith("cast_"):
+            branches = e.args
+        elif e.fn == "IF":
+            branches = e.args[1:]
+        elif e.fn == "NULLIF":
+            branches = e.args[:1]
+        else:
+            return
+        for branch in branches:
+            yield from _values_of(branch)
 
 
 def refuse_unanswerable(expr: Expr, input_kinds: Sequence[Kind | None]) -> None:
