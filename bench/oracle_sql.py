@@ -67,9 +67,6 @@ AVOIDED: frozenset[str] = frozenset({
     # compares unequal to 0 (``MOD(-1.25, 1.25) = 0`` is 0); rivulet's is 0.00. Data
     # decides: set aside by the checker.
     "a negative zero DECIMAL",
-    # CASE/IF/COALESCE/NULLIF whose operands are of different types. Left: MINUTE(NULLIF(f,
-    # ts)) of a DOUBLE is 0 in MariaDB, NULL in rivulet.
-    "control flow over mixed types",
     # BIGINT arithmetic past 64 bits (and UNSIGNED below 0): MySQL fails the statement
     # (error 1690), rivulet computes the exact value. Data decides, so the checker (not the
     # generator) sets such answers aside, counted under this name.
@@ -110,7 +107,7 @@ SHAPES: frozenset[str] = AVOIDED | UNDECIDABLE | frozenset({
     "DIV of a DOUBLE", "a DOUBLE rounded at a half",
     "an UPDATE assignment reading a column assigned before it",
     "division by zero in a write (MySQL error 1365)", "parameter with two bounds",
-    "FLOOR or CEIL of a DOUBLE", "UNIX_TIMESTAMP over MySQL",
+    "FLOOR or CEIL of a DOUBLE", "UNIX_TIMESTAMP over MySQL", "control flow over mixed types",
 })
 
 

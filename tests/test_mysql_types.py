@@ -356,6 +356,20 @@ def test_dates_compare_with_text_and_numbers_as_dates(mysql_pair: MySQLPair) -> 
     check(mysql_pair, "SELECT id FROM c WHERE ts > s")
 
 
+def test_unix_timestamp_of_text_is_a_decimal_with_the_places_mysql_gives(
+        mysql_pair: MySQLPair) -> None:
+    """Of a text column or expression: DECIMAL(.., 6), a fraction or not; of a constant:
+    the places of its own fraction (none: an integer); of a DATETIME: an integer."""
+    mysql_pair.execute("CREATE TABLE x (id INT PRIMARY KEY, i INT, ts DATETIME, "
+                       "s VARCHAR(30))")
+    mysql_pair.insert_many("x", [(1, None, None, "2021-02-03 00:00:00.5"),
+                                 (2, 3, dt.datetime(2021, 1, 1), "2021-02-03")])
+    check(mysql_pair, "SELECT id, UNIX_TIMESTAMP(s), UNIX_TIMESTAMP(ts), "
+                      "UNIX_TIMESTAMP(IF(i IS NOT NULL, '2021-02-03 00:00:00', s)), "
+                      "UNIX_TIMESTAMP('2021-02-03'), UNIX_TIMESTAMP('2021-02-03 00:00:00.25'), "
+                      "UNIX_TIMESTAMP('2021-02-03 00:00:00.000') FROM x")
+
+
 def test_a_date_compared_with_text_holding_a_zero_month_or_day_is_refused(
         mysql_pair: MySQLPair) -> None:
     """MariaDB reads '00:01:00' compared with a DATETIME as 2000-01-00, a date between

@@ -23,7 +23,7 @@ from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
 from rivulet.values import types
-from rivulet.values.conversions import zero_in_date
+from rivulet.values.conversions import fraction_digits, zero_in_date
 from rivulet.values.registry import SCALAR_FUNCTIONS, arity_error
 from rivulet.values.schema import (
     BOOL,
@@ -504,8 +504,8 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     elif fn == "cast_str" and arg_types[0].kind in (TIME, DATETIME) and arg_types[0].scale:
         return Call(fn, (args[0], Lit(arg_types[0].scale, INT))), types.STR_TYPE
     result = result_type(fn, arg_types, args)
-    if fn == "UNIX_TIMESTAMP" and arg_types[0].kind == DATETIME and arg_types[0].scale:
-        return to_places(Call(fn, tuple(args)), result), result  # its fraction: fsp places
+    if fn == "UNIX_TIMESTAMP" and result.kind == DECIMAL:  # of a DATETIME(fsp), of text
+        return to_places(Call(fn, tuple(args)), result), result  # its places, a fraction or not
     call: Expr = Call(fn, tuple(args))
     if fn == "ROUND" and result.kind == DECIMAL and not (
             len(args) < 2 or (isinstance(args[1], Lit) and type(args[1].value) is int)):
@@ -705,9 +705,9 @@ def _unix_timestamp_type(arg: SqlType, expr: Expr | None) -> SqlType:
     DATETIME(fsp), a DECIMAL with its fractional digits."""
     if arg.kind == DATETIME and arg.scale:
         return types.decimal_type(arg.scale)
-    if isinstance(expr, Lit):
-        fraction = type(expr.value) is str and "." in expr.value
-        return types.decimal_type(6) if fraction else types.INT_TYPE
+    if isinstance(expr, Lit):  # MySQL folds the constant: its own fraction's places
+        places = fraction_digits(expr.value) if type(expr.value) is str else 0
+        return types.decimal_type(places) if places else types.INT_TYPE
     return types.INT_TYPE if arg.kind in (DATE, DATETIME, INT, BOOL) else types.decimal_type(6)
 
 

@@ -312,6 +312,13 @@ def _parse_temporal(s: str) -> _date | None:
         return None
 
 
+def fraction_digits(text: str) -> int:
+    """The digits of a second's fraction that date text gives (up to 6: '2021-02-03
+    00:00:00.25' gives 2), 0 if it gives none or is no datetime."""
+    m = _DATE_RE.match(text)
+    return len(m.group(7) or "") if m is not None and m.group(4) is not None else 0
+
+
 def zero_in_date(text: str | bytes) -> bool:
     """Whether text reads as a date whose month or day is 0 but is not the zero date
     ('00:01:00' is 2000-01-00, '2024-02-00'): MySQL compares such a date between the last
