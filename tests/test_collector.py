@@ -97,3 +97,44 @@ def test_opening_a_database_installs_the_policy(tmp_path: Path) -> None:
         assert collector.installed()
         assert gc.get_threshold() == (collector.GEN0, collector.GEN1, collector.GEN2)
         db.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+
+
+def test_the_freezer_never_shows_a_thread_its_own_tuple_being_built() -> None:
+    """With the policy on, threads building tuples from generators (CPython resizes such
+    a tuple while it grows, and requires it to have no other reference) beside a thread
+    that makes middle collections run: no ``SystemError: bad argument to internal
+    function``, which a callback holding the oldest generation's list across a thread
+    switch caused (the reliability soak's data load hit it)."""
+    import sys
+    import threading
+
+    errors: list[BaseException] = []
+    stop = time.monotonic() + 3.0
+
+    def build() -> None:
+        while time.monotonic() < stop and not errors:
+            try:
+                tuple(x for x in range(30))
+                [[i] for i in range(50)]
+            except SystemError as exc:
+                errors.append(exc)
+
+    def churn() -> None:
+        keep: list[list[list[int]]] = []
+        while time.monotonic() < stop and not errors:
+            keep.append([[] for _ in range(100)])
+            if len(keep) > 2000:
+                keep.clear()
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # a thread switch at every chance
+    try:
+        threads = [threading.Thread(target=build) for _ in range(2)]
+        threads.append(threading.Thread(target=churn))
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors[0]

@@ -60,8 +60,12 @@ class _Freezer:
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "stop" and info["generation"] >= 1:
             # After a middle collection the survivors are all in the oldest generation:
-            # count them there (get_freeze_count walks the whole frozen heap).
-            self.since_full += len(gc.get_objects(2))
+            # count them there (get_freeze_count walks the whole frozen heap). The list of
+            # them is made and dropped inside one C call (sum over map), never alive at a
+            # point where this thread may give up the GIL: another thread would see a
+            # second reference to its own objects, and CPython's tuple(generator) fails
+            # ("bad argument to internal function") on a tuple it is still building.
+            self.since_full += sum(map(len, map(gc.get_objects, (2,))))
             gc.freeze()
 
     def __repr__(self) -> str:
