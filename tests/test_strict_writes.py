@@ -354,6 +354,19 @@ def test_a_write_dividing_by_zero_fails_with_1365_and_a_read_answers_null(
     mysql_pair.check_query("SELECT id, 1 / 0, n / 0, n DIV 0, MOD(n, 0) FROM w")
 
 
+def test_numbers_written_to_text_columns_are_the_text_mysql_shows(
+        mysql_pair: MySQLPair) -> None:
+    """A DOUBLE in its shortest form (0.0e0 is '0', 1e20 '1e20'), a DECIMAL as written with
+    no negative zero, TRUE as '1'."""
+    mysql_pair.execute("CREATE TABLE w (id INT PRIMARY KEY, name VARCHAR(30), t TEXT)")
+    check(mysql_pair, [
+        ("INSERT INTO w VALUES (1, 0.0e0, 1.50), (2, -0.0e0, -0.00), (3, 1.5e0, 1e2), "
+         "(4, 1e20, 100), (5, 100e0, TRUE), (6, 0.1e0, 12345678901234567890.5), "
+         "(7, -4.720386770620856e+16, 0.000001)", (OK, 7)),
+        ("UPDATE w SET name = 2.5e0 * 2, t = 1.0 * 3 WHERE id < 3", (OK, 2)),
+    ])
+
+
 def test_a_later_assignment_reads_the_value_an_earlier_one_stored(
         mysql_pair: MySQLPair) -> None:
     """``SET x = 59, w = CONCAT(w, x)`` reads x as the column stored it (59.000 in a

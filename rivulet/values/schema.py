@@ -28,6 +28,7 @@ from rivulet.errors import (
     TooLongError,
     TruncatedValueError,
 )
+from rivulet.values.conversions import to_str
 from rivulet.values.enumerations import compared_member, enum_values, member_for
 from rivulet.values.times import clipped, compared_micros, from_micros, round_micros, time_micros
 
@@ -564,7 +565,9 @@ def _to_str(v: Any) -> str:
             v.encode("utf-8")  # UnicodeEncodeError (a ValueError) for a lone surrogate
         return v
     if isinstance(v, (bool, int, float, decimal.Decimal)):
-        return str(int(v) if isinstance(v, bool) else v)
+        text = to_str(int(v) if isinstance(v, bool) else v)  # as MySQL shows it: 0.0e0 is '0'
+        assert isinstance(text, str)
+        return text
     raise TypeError(f"a {type(v).__name__} is not a string")
 
 
