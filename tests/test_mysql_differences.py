@@ -55,6 +55,21 @@ def test_unsigned_subtraction_below_zero_is_negative(pair: MySQLPair) -> None:
     assert caught.value.args[0] == 1690
 
 
+def test_a_grouped_sum_of_a_quotient_adds_the_places_it_shows(pair: MySQLPair) -> None:
+    """MySQL's grouped SUM/AVG of a quotient depends on its plan: grouping in a temporary
+    table adds the quotient as shown (4 places), grouping in primary-key order adds all it
+    carries (9). rivulet always adds it as shown, as the temporary table does."""
+    pair.execute("CREATE TABLE q (id INT PRIMARY KEY, g INT, n INT)")
+    pair.execute("INSERT INTO q VALUES (1, 1, 2), (2, 2, 1)")
+    pair.settle()
+    by_key = "SELECT id, AVG(n / 3) FROM q GROUP BY id ORDER BY id"
+    assert [tuple(map(str, r)) for r in pair.db.query(by_key)] == [
+        ("1", "0.66670000"), ("2", "0.33330000")]
+    assert [tuple(map(str, r)) for r in pair.mariadb(by_key)] == [
+        ("1", "0.66666667"), ("2", "0.33333333")]
+    pair.check_query("SELECT g, AVG(n / 3) FROM q GROUP BY g ORDER BY g")  # a temporary table
+
+
 def test_a_view_read_by_another_view_cannot_be_dropped(pair: MySQLPair) -> None:
     """MySQL drops the view and leaves the views reading it invalid until it is created
     again; rivulet refuses, since a view it keeps up to date needs its inputs."""
