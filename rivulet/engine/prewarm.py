@@ -43,7 +43,7 @@ from rivulet.dataflow.builder import BuiltView
 from rivulet.dataflow.ops.aggregate import Aggregate
 from rivulet.dataflow.ops.base import StatefulOperator
 from rivulet.errors import UpqueryTimeout
-from rivulet.plan.catalog import is_adhoc
+from rivulet.plan.ir import is_adhoc
 from rivulet.state.reader import KeyedReader
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from rivulet.faults import fault_point
 from rivulet.migrate import alter
 from rivulet.migrate.copy import plan_copy
 from rivulet.plan import ir
-from rivulet.plan.catalog import ADHOC_PREFIX, is_adhoc
+from rivulet.plan.ir import ADHOC_PREFIX, is_adhoc
 from rivulet.plan.params import values_by_param
 from rivulet.plan.planner import Planner
 from rivulet.plan.usage import scan_columns

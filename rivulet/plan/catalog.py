@@ -13,21 +13,11 @@ from rivulet.errors import (
     ReservedNameError,
     UnknownObjectError,
 )
-from rivulet.plan.ir import ViewPlan
+from rivulet.plan.ir import RESERVED_PREFIX, ViewPlan
 from rivulet.plan.planner import Planner
 from rivulet.sql.ddl import table_schema
 from rivulet.sql.parse import parse_one
 from rivulet.values.schema import TableSchema
-
-RESERVED_PREFIX = "_rivulet"
-#: Views made for ad-hoc SELECTs (``db.query``, the MySQL server) are named with this prefix:
-#: reserved, so that no view of the program is taken for one.
-ADHOC_PREFIX = RESERVED_PREFIX + "_q_"
-
-
-def is_adhoc(name: str) -> bool:
-    """Whether view ``name`` was made for an ad-hoc query (not part of the program)."""
-    return name.startswith(ADHOC_PREFIX)
 
 
 @dataclass

@@ -328,6 +328,18 @@ class RangeBound:
     between: bool = False
 
 
+#: Names starting with this are rivulet's own (tables and views of the program may not).
+RESERVED_PREFIX = "_rivulet"
+#: Views made for ad-hoc SELECTs (``db.query``, the MySQL server) are named with this prefix:
+#: reserved, so that no view of the program is taken for one.
+ADHOC_PREFIX = RESERVED_PREFIX + "_q_"
+
+
+def is_adhoc(name: str) -> bool:
+    """Whether view ``name`` was made for an ad-hoc query (not part of the program)."""
+    return name.startswith(ADHOC_PREFIX)
+
+
 @dataclass(frozen=True, slots=True)
 class ViewPlan:
     """A planned view: the relation to maintain plus how its reader is keyed and read.

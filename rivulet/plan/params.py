@@ -168,6 +168,11 @@ def conjuncts(node: exp.Expr) -> list[exp.Expr]:
     return [node]
 
 
+def _what(plan: ir.ViewPlan) -> str:
+    """The view by name, or "statement" for an ad-hoc query's view (its name is rivulet's)."""
+    return "statement" if ir.is_adhoc(plan.name) else f"view {plan.name!r}"
+
+
 def values_by_param(plan: ir.ViewPlan, params: Sequence[Any]) -> dict[Any, Any]:
     """Parameter values by position; an IN list's values (any number of them, in place of
     its placeholders) under ``"in"``. Raises ParameterCountError for a wrong number of
@@ -176,13 +181,13 @@ def values_by_param(plan: ir.ViewPlan, params: Sequence[Any]) -> dict[Any, Any]:
     if not plan.in_list:
         if len(params) != n:
             raise ParameterCountError(
-                f"view {plan.name!r} takes {n} parameter(s), got {len(params)}")
+                f"{_what(plan)} takes {n} parameter(s), got {len(params)}")
         return dict(enumerate(params))
     extra = len(params) - n
     start, size = plan.in_list[0], len(plan.in_list) + extra
     if size < 1:
         raise ParameterCountError(
-            f"view {plan.name!r} takes {n - len(plan.in_list)} parameter(s) and at least one "
+            f"{_what(plan)} takes {n - len(plan.in_list)} parameter(s) and at least one "
             f"IN value, got {len(params)} values")
     values: dict[Any, Any] = {}
     for p in range(n):

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from rivulet.dataflow.ops.base import Base
 from rivulet.dataflow.ops.reader import Reader
-from rivulet.plan.catalog import is_adhoc
+from rivulet.plan.ir import is_adhoc
 
 if TYPE_CHECKING:
     from rivulet.dataflow.graph import GraphNode

@@ -25,7 +25,8 @@ from sqlglot import exp
 import rivulet
 from rivulet.engine.locks import DEFAULT_TIMEOUT
 from rivulet.errors import UnknownObjectError
-from rivulet.plan.catalog import Catalog, is_adhoc
+from rivulet.plan.catalog import Catalog
+from rivulet.plan.ir import is_adhoc
 from rivulet.server.mysql.statements import DATABASE_NAME
 from rivulet.sql.control import ISOLATION
 from rivulet.values.schema import (
