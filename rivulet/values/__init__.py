@@ -17,6 +17,7 @@ concept, importing one way only (each imports only those above it in this list):
 
 * :mod:`~rivulet.values.enumerations` and :mod:`~rivulet.values.times`: the values of ENUM
   columns (text that knows its index) and of TIME columns (``timedelta``), imported by all;
+* :mod:`~rivulet.values.numerals`: numbers as MySQL writes them in text;
 * :mod:`~rivulet.values.schema`: value kinds (:class:`~rivulet.values.schema.Kind`),
   columns, table schemas and the checks every written row goes through;
 * :mod:`~rivulet.values.types`: MySQL's static types (:class:`~rivulet.values.types.SqlType`)

@@ -22,6 +22,7 @@ from typing import Any, NoReturn, overload
 
 from rivulet.errors import TruncatedValueError
 from rivulet.values.enumerations import EnumValue
+from rivulet.values.numerals import decimal_text, double_text
 from rivulet.values.times import format_time, full_year, parse_time, time_micros, time_to_number
 
 _date = _dt.date
@@ -189,30 +190,6 @@ def to_number(v: Any) -> int | float | Decimal | None:
     raise TypeError(f"not an SQL value: {v!r}")
 
 
-def _format_float(x: float) -> str:
-    """Format a double as MySQL does (my_gcvt): shortest round-trip digits, in plain notation
-    for 1e-15 <= |x| < 1e15 or when there is a fractional part, otherwise ``1.5e20``. A
-    negative zero is '0', as MariaDB shows it (``CONCAT(-('a'))``)."""
-    if x != x or x in (math.inf, -math.inf):
-        return repr(x)  # MySQL has no such values; keep them readable
-    if x == 0:
-        return "0"
-    sign = "-" if x < 0 else ""
-    _, digits_t, exp = Decimal(repr(abs(x))).normalize().as_tuple()
-    assert isinstance(exp, int)  # x is finite
-    digits = "".join(map(str, digits_t))
-    n = len(digits)
-    decpt = n + exp  # position of the decimal point relative to the digits
-    if decpt >= -14 and (decpt <= 15 or n > decpt):
-        if decpt <= 0:
-            return f"{sign}0.{'0' * -decpt}{digits}"
-        if decpt >= n:
-            return sign + digits + "0" * (decpt - n)
-        return f"{sign}{digits[:decpt]}.{digits[decpt:]}"
-    mantissa = digits[0] + ("." + digits[1:] if n > 1 else "")
-    return f"{sign}{mantissa}e{decpt - 1}"
-
-
 @overload
 def to_str(v: None) -> None: ...
 @overload
@@ -231,9 +208,9 @@ def to_str(v: Any) -> str | bytes | None:
     if t is int:
         return str(v)
     if t is float:
-        return _format_float(v)
+        return double_text(v)
     if t is Decimal:
-        return format(v if v else v.copy_abs(), "f")  # MySQL has no negative zero
+        return decimal_text(v)
     if t is bool:
         return "1" if v else "0"
     if t is _datetime:

@@ -28,8 +28,8 @@ from rivulet.errors import (
     TooLongError,
     TruncatedValueError,
 )
-from rivulet.values.conversions import to_str
 from rivulet.values.enumerations import compared_member, enum_values, member_for
+from rivulet.values.numerals import decimal_text, double_text
 from rivulet.values.times import clipped, compared_micros, from_micros, round_micros, time_micros
 
 Row = tuple[Any, ...]
@@ -564,10 +564,12 @@ def _to_str(v: Any) -> str:
         if not v.isascii():
             v.encode("utf-8")  # UnicodeEncodeError (a ValueError) for a lone surrogate
         return v
-    if isinstance(v, (bool, int, float, decimal.Decimal)):
-        text = to_str(int(v) if isinstance(v, bool) else v)  # as MySQL shows it: 0.0e0 is '0'
-        assert isinstance(text, str)
-        return text
+    if isinstance(v, (bool, int)):
+        return str(int(v))
+    if isinstance(v, float):
+        return double_text(v)  # as MySQL shows it: 0.0e0 is '0', 1e20 '1e20'
+    if isinstance(v, decimal.Decimal):
+        return decimal_text(v)
     raise TypeError(f"a {type(v).__name__} is not a string")
 
 
