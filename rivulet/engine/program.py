@@ -278,22 +278,21 @@ class Program:
         unless ``IF EXISTS``; no view outside the statement reads it), then views are
         dropped readers first."""
         catalog = self.core.catalog
-        find = catalog.view if statement.kind == "view" else catalog.table
+        views = statement.kind == "view"
+        find = catalog.view if views else catalog.table
         names = [n for n in dict.fromkeys(statement.names) if find(n) is not None or
                  not statement.if_exists]
         dropping = {n.lower() for n in names}
         for name in names:
-            if statement.kind == "view":
+            if views:
                 self._check_view_droppable(name, dropping)
             else:
                 self._check_table_droppable(name)
+        remove = self.drop_view if views else self.drop_table
         while names:  # a view read by another one of the names goes after it
             name = next(n for n in names
                         if not self._view_readers(n) & (dropping - {n.lower()}))
-            if statement.kind == "view":
-                self.drop_view(name)
-            else:
-                self.drop_table(name)
+            remove(name)
             names.remove(name)
             dropping.discard(name.lower())
 
