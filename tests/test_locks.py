@@ -20,6 +20,7 @@ import pytest
 
 import rivulet
 from rivulet.engine.locks import IS, IX, LockManager, S, X, row_locks, table_lock
+from rivulet.engine.upquery import Upqueries
 from rivulet.errors import DeadlockError, LockNowaitError, LockWaitTimeoutError, TransactionError
 from rivulet.server.mysql.server import ServerThread
 
@@ -225,6 +226,30 @@ def test_for_update_locks_the_rows_it_names_and_reads_the_newest_commit(
     assert blocked.result(5) == [(5,)]  # the newest commit, not the views'
     other.rollback()
     assert not db.locks.active
+
+
+def test_a_locking_read_by_key_answers_from_the_rows_it_locked_with_its_own_writes(
+        db: rivulet.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A locking read naming whole primary keys answers from the rows it locked
+    (``View.answer_of_rows``), without computing the view whole: the same rows, filter and
+    projection applied, as the same read without the lock, computed whole over the
+    transaction's writes."""
+    tx = db.transaction()
+    tx.execute("INSERT INTO counter VALUES (3, 7), (4, 9)")
+    tx.execute("UPDATE counter SET n = 4 WHERE id = 2")
+    tx.execute("DELETE FROM counter WHERE id = 4")
+    read = "SELECT id, n * 2 AS twice, n > 3 FROM counter WHERE id IN (?, ?, ?, ?, ?) AND n <> 7"
+    keys = (2, 3, 1, 9, 4)
+    whole = tx.query(read, keys)
+
+    def computed_whole(*args: Any) -> None:
+        raise AssertionError("a locking read by key computed the view whole")
+
+    monkeypatch.setattr(Upqueries, "computed", computed_whole)
+    locked = tx.query(read + " FOR UPDATE", keys)
+    assert sorted(locked) == sorted(whole) == [(1, 0, 0), (2, 8, 1)]
+    assert tx.query("SELECT n FROM counter WHERE id = ? FOR SHARE", (3,)) == [(7,)]
+    tx.rollback()
 
 
 def test_a_locking_read_naming_no_key_locks_the_table(db: rivulet.Database) -> None:

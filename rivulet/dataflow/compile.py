@@ -17,7 +17,7 @@ from typing import Any
 from rivulet import values as F
 from rivulet.errors import SqlError
 from rivulet.plan.expressions import refuse_unanswerable
-from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
+from rivulet.plan.ir import Call, Case, Col, Expr, Filter, Lit, Node, Param, Project, Scan
 from rivulet.values.schema import BOOL, DECIMAL, ENUM, INT, Kind
 
 RowFn = Callable[[tuple], Any]
@@ -222,6 +222,39 @@ def predicate_function(
     refuse_unanswerable(expr, list(kinds))
     gen = _Codegen(kinds, nullable)
     return _build(f"lambda r: {gen.predicate(expr)}", gen)
+
+
+def chain_function(root: Node) -> Callable[[tuple], tuple | None] | None:
+    """For a plan that only filters and projects the rows of one table: one function from
+    a stored row to the plan's row, or None where a filter drops it, made of the same
+    functions the builder compiles for those operators. None for any other plan.
+
+    Why: a transaction's locking read by primary key (rivulet/engine/transaction.py) reads
+    a row or two; building a throwaway dataflow for them cost a millisecond and more."""
+    steps: list[tuple[bool, Callable[[tuple], Any]]] = []
+    node = root
+    while isinstance(node, (Filter, Project)):
+        kinds = [c.kind for c in node.input.columns]
+        nullable = [c.nullable for c in node.input.columns]
+        if isinstance(node, Filter):
+            steps.append((True, predicate_function(node.predicate, kinds, nullable)))
+        else:
+            steps.append((False, row_function(node.exprs, kinds, nullable)))
+        node = node.input
+    if not isinstance(node, Scan):
+        return None
+    steps.reverse()
+
+    def chain(row: tuple) -> tuple | None:
+        for is_filter, fn in steps:
+            if is_filter:
+                if not fn(row):
+                    return None
+            else:
+                row = fn(row)
+        return row
+
+    return chain
 
 
 def value_function(

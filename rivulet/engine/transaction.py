@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from rivulet.bind import statements as st
 from rivulet.engine.commit import GroupCommit
 from rivulet.engine.core import Core
-from rivulet.engine.locks import DEFAULT_TIMEOUT, IX, Locks, Target, X, row_locks, table_lock
+from rivulet.engine.locks import DEFAULT_TIMEOUT, IX, Locks, S, Target, X, row_locks, table_lock
 from rivulet.engine.program import Program
 from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
@@ -108,6 +108,8 @@ class _Writes:
 MAX_LOCKED_KEYS = 1000
 #: Rows a write naming no key locks one by one; past this, the whole table (exclusive).
 ESCALATE_ROWS = 10_000
+#: Keys a statement reads at most to count as quick (:meth:`Transaction.quick_write`).
+QUICK_KEYS = 100
 
 _owners = itertools.count(1)
 
@@ -358,26 +360,53 @@ class Transaction:
         self._savepoints.clear()
         self._release_locks()
 
+    def commit_request(self) -> TransactionWrite | None:
+        """COMMIT in two steps, for a caller that hands the request to the group commit
+        itself (the MySQL server's write batcher, which commits on its event loop without
+        a hop to a thread): the transaction ends, its write set becomes one request, or
+        None if it wrote nothing (its locks are then released). Once the request is done,
+        :meth:`finish_commit`."""
+        self._check_active()
+        self.active = False
+        request = self._request()
+        if request is None:
+            self._release_locks()
+        return request
+
+    def finish_commit(self, request: TransactionWrite) -> None:
+        """The second step of :meth:`commit_request`, once ``request`` is done (committed,
+        or failed with its ``error``, which the caller reports): the locks are released."""
+        if request.error is None:
+            self.lsn = request.lsn
+        self._release_locks()
+
     def _store(self) -> None:
+        request = self._request()
+        if request is None:
+            self._release_locks()
+            return
+        try:
+            self._committer.commit(request)
+        finally:
+            self.finish_commit(request)
+
+    def _request(self) -> TransactionWrite | None:
+        """The write set as one request of the group commit (None: nothing written); the
+        transaction holds nothing more but its locks."""
         changes = [w.changes for w in self._tables.values() if w.rows]
         checked, self._checked = self._checked, {}
         self._tables = {}
         self._savepoints.clear()
-        try:
-            if not changes:
-                return
-            by_table = {part.schema.name.lower(): part for part in changes}
-            for name, (schema, rows) in checked.items():  # what its writes may rest on
-                part = by_table.get(name)
-                if part is None:
-                    part = by_table[name] = TableChanges(schema)
-                    changes.append(part)
-                part.checked = rows
-            request = TransactionWrite(changes[0].schema, "transaction", changes=changes)
-            self._committer.commit(request)
-            self.lsn = request.lsn
-        finally:
-            self._release_locks()
+        if not changes:
+            return None
+        by_table = {part.schema.name.lower(): part for part in changes}
+        for name, (schema, rows) in checked.items():  # what its writes may rest on
+            part = by_table.get(name)
+            if part is None:
+                part = by_table[name] = TableChanges(schema)
+                changes.append(part)
+            part.checked = rows
+        return TransactionWrite(changes[0].schema, "transaction", changes=changes)
 
     def __enter__(self) -> Transaction:
         return self
@@ -432,6 +461,29 @@ class Transaction:
         for rid, change in touched.items():
             writes.set(rid, change)
         return request.rowcount
+
+    def quick_write(self, request: WriteRequest) -> bool:
+        """Whether ``request`` reads the rows of a few keys and no more (an INSERT of a few
+        rows, an UPDATE or DELETE naming whole primary keys): a server may run it on its
+        event loop, where the hop to a thread and back cost more than the statement. Not
+        an INSERT into a table with an AUTO_INCREMENT column: its numbers are handed out
+        under the commit lock (or by the primary, in a replica), which may be held for a
+        whole group commit."""
+        if request.kind == "insert":
+            if request.table.auto_column is not None:
+                return False
+            keys: Sequence[Any] | None = request.rows
+        else:
+            keys = request.keys
+        return keys is not None and len(keys) <= QUICK_KEYS and not self._core.lazy.copies
+
+    def quick_read(self, view: View, params: Sequence[Any]) -> bool:
+        """Whether a locking read of ``view`` with ``params`` reads the rows of a few
+        primary keys and no more (see :meth:`quick_write`)."""
+        if self._core.lazy.copies:
+            return False
+        pinned = self._read_locks(view.plan, params, S)[1]
+        return pinned is not None and len(pinned[1]) <= QUICK_KEYS
 
     def _writes_of(self, schema: TableSchema) -> _Writes:
         writes = self._tables.get(schema.name.lower())
@@ -628,12 +680,18 @@ class Transaction:
         plan = view.plan
         targets, pinned = self._read_locks(plan, params, mode)
         self._lock(targets, nowait)
+        tables = _tables_of(plan)
+        stored = self._stored(tables, pinned)
+        if pinned is not None:
+            answer = view.answer_of_rows(self._overlaid(pinned[0].name, stored), params)
+            if answer is not None:
+                return answer
         if plan.param_count:
             plan = bound_plan(plan, params, self._core.catalog)
         elif params:
             raise ParameterCountError(f"view {view.name!r} takes no parameters, "
                                       f"got {len(params)}")
-        return self._computed(plan, _tables_of(plan), pinned)
+        return self._computed(plan, stored)
 
     def _read_locks(self, plan: ir.ViewPlan, params: Sequence[Any], mode: str
                     ) -> tuple[list[Target], tuple[TableSchema, list[RowId]] | None]:
@@ -668,37 +726,45 @@ class Transaction:
         elif params:
             raise ParameterCountError(f"view {view.name!r} takes no parameters, "
                                       f"got {len(params)}")
-        return self._computed(plan, tables)
+        return self._computed(plan, self._stored(tables, None))
 
-    def _computed(self, plan: ir.ViewPlan, tables: set[str],
-                  pinned: tuple[TableSchema, list[RowId]] | None = None) -> list[Row]:
-        """``plan``'s rows over the committed rows with the write set laid over them;
-        ``pinned``: the plan reads only rows of one table with these primary keys (a
-        locking read's), so only those are read, and kept to be checked at COMMIT."""
+    def _stored(self, tables: set[str], pinned: tuple[TableSchema, list[RowId]] | None
+                ) -> dict[str, list[tuple[RowId, Row]]]:
+        """The committed rows of ``tables`` by table (lower-case name); ``pinned``: the read
+        is of one table's rows with these primary keys (a locking read's), so only those are
+        read, and kept to be checked at COMMIT."""
         core = self._core
         if core.lazy.copies:
             for table in tables:
                 core.lazy.before_read(table, None, [])
         if pinned is not None:
-            stored = {pinned[0].name.lower(): self._read_pinned(*pinned)}
-        else:
-            stored = core.storage.read_tables([core.catalog.require_table(t) for t in tables])
+            return {pinned[0].name.lower(): self._read_pinned(*pinned)}
+        return core.storage.read_tables([core.catalog.require_table(t) for t in tables])
 
-        def rows(table: str) -> list[tuple[Row, int]]:
-            if table.lower() not in stored:  # (not read by the plan's own scans)
-                stored.update(core.storage.read_tables([core.catalog.require_table(table)]))
-            held = self._tables.get(table.lower())
-            own = held.rows if held is not None else {}
-            counts: dict[Row, int] = {}
-            for rid, row in stored.get(table.lower(), []):
-                if rid not in own:
-                    counts[row] = counts.get(row, 0) + 1
-            for _, now in own.values():
-                if now is not None:
-                    counts[now] = counts.get(now, 0) + 1
-            return list(counts.items())
+    def _overlaid(self, table: str, stored: dict[str, list[tuple[RowId, Row]]]
+                  ) -> list[tuple[Row, int]]:
+        """``table``'s rows in ``stored`` (read now if missing) with the write set laid over
+        them, each with its count."""
+        name = table.lower()
+        if name not in stored:  # (not read by the plan's own scans)
+            core = self._core
+            stored.update(core.storage.read_tables([core.catalog.require_table(table)]))
+        held = self._tables.get(name)
+        own = held.rows if held is not None else {}
+        counts: dict[Row, int] = {}
+        for rid, row in stored.get(name, []):
+            if rid not in own:
+                counts[row] = counts.get(row, 0) + 1
+        for _, now in own.values():
+            if now is not None:
+                counts[now] = counts.get(now, 0) + 1
+        return list(counts.items())
 
-        built = self._upqueries.computed(plan, rows)
+    def _computed(self, plan: ir.ViewPlan,
+                  stored: dict[str, list[tuple[RowId, Row]]]) -> list[Row]:
+        """``plan``'s rows over the committed rows ``stored`` with the write set laid over
+        them."""
+        built = self._upqueries.computed(plan, lambda table: self._overlaid(table, stored))
         state: KeyedReader = built.state  # type: ignore[assignment]  # (no parameter left)
         answer: Any = state.get(())
         if not answer or answer is MISSING:

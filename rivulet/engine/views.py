@@ -17,11 +17,13 @@ A partial view misses on keys it does not hold: the read then fills them by an u
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import cached_property
 from typing import Any
 
 from rivulet import values as F
 from rivulet.dataflow.builder import BuiltView, sort_key_function
+from rivulet.dataflow.compile import chain_function
 from rivulet.dataflow.ops.base import Base
 from rivulet.dataflow.ops.filter import Filter
 from rivulet.dataflow.ops.project import Project
@@ -250,6 +252,41 @@ class View:
             entry.reads += 1
             out.append(entry.result)
         return out
+
+    def answer_of_rows(self, rows: Iterable[tuple[Row, int]],
+                       params: Sequence[Any]) -> list[Row] | None:
+        """The view's answer for ``params`` over ``rows`` (its one table's rows, each with
+        its count), for a view that only filters and projects one table and is read by its
+        keys alone (no range, order, cut or DISTINCT); None for any other view, or values
+        that find no key by themselves (the caller then computes the read whole).
+
+        A transaction's locking read by primary key answers from the rows it locked so
+        (rivulet/engine/transaction.py): a throwaway dataflow built for a row or two cost
+        more than a millisecond."""
+        plan = self.plan
+        chain = self._chain
+        if (chain is None or plan.range_column is not None or plan.order
+                or plan.limit is not None or plan.offset or plan.distinct_on_read
+                or self._default is not None):
+            return None
+        asked = (self._key_lookup.keys(values_by_param(plan, params)) if plan.param_count
+                 else [()])
+        if isinstance(asked, Unkeyed):
+            return None
+        by_key: dict[tuple, list[Row]] = {key: [] for key in asked}
+        key, visible = plan.key, plan.visible
+        for row, count in rows:
+            out = chain(row)
+            if out is not None:
+                found = by_key.get(tuple(out[i] for i in key))
+                if found is not None:
+                    found.extend([out[:visible]] * count)
+        return [row for answer in by_key.values() for row in answer]
+
+    @cached_property
+    def _chain(self) -> Callable[[Row], Row | None] | None:
+        """:func:`chain_function` of the view's plan (made on first use)."""
+        return chain_function(self.plan.root)
 
     def lookup_many(self, keys: Iterable[Any], *, block: Block = True,
                     timeout: float | None = None) -> Any:

@@ -113,9 +113,10 @@ def _fail(batch: list[_Item], exc: BaseException) -> None:
 
 
 def _bounded(request: WriteRequest) -> bool:
-    """Whether a write touches only rows it names (an INSERT, or an UPDATE/DELETE by
-    primary key), so committing it cannot take long."""
-    return request.kind == "insert" or request.keys is not None
+    """Whether a write touches only rows it names (an INSERT, an UPDATE/DELETE by primary
+    key, a transaction's COMMIT: its write set by row identity), so committing it cannot
+    take long."""
+    return request.kind in ("insert", "transaction") or request.keys is not None
 
 
 def _resolve(batch: list[_Item]) -> None:

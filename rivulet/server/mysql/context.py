@@ -46,6 +46,10 @@ class ServerContext(Protocol):
         """A new transaction of a connection (a replica's commits through the primary)."""
         ...
 
+    async def commit(self, tx: Transaction) -> None:
+        """COMMIT of a connection's transaction (raises why it failed)."""
+        ...
+
 
 class ConnectionDealer(Protocol):
     """Hands new connections to other processes (the primary's replicas)."""

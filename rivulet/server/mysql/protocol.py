@@ -438,8 +438,10 @@ class RivuletConnection(Connection):
             if tx is None:  # with autocommit off, a locking read begins a transaction
                 tx = session.begin()
                 self._status_changed()
-            rows = await self._in_transaction(tx, tx.locking_read, handler.view, args,
-                                              lock.mode, lock.nowait)
+            view = handler.view
+            assert view is not None  # (a read's handler)
+            rows = await self._in_transaction(tx, tx.quick_read(view, args), tx.locking_read,
+                                              view, args, lock.mode, lock.nowait)
             self._answer(handler, rows, binary, cursor)
             return
         if tx is not None and tx.written:  # its own writes in the answer
@@ -467,7 +469,7 @@ class RivuletConnection(Connection):
         if not session.direct:  # in a transaction (one starts here with autocommit off)
             tx = session.tx or session.begin()
             self._status_changed()
-            count = await self._in_transaction(tx, tx.write, request)
+            count = await self._in_transaction(tx, tx.quick_write(request), tx.write, request)
             if self._found_rows:
                 count = request.found()
             self._send(self.ok(affected_rows=count, last_insert_id=request.last_insert_id))
@@ -480,16 +482,19 @@ class RivuletConnection(Connection):
                            else request.rowcount,
                            last_insert_id=request.last_insert_id))
 
-    async def _in_transaction(self, tx: Transaction, fn: Any, *args: Any) -> Any:
-        """``fn(*args)``, a statement of ``tx``, in the pool; a lock it must wait for is
-        awaited here (no thread held meanwhile), then the statement runs again. A deadlock
-        ends the transaction (rolled back: its victim); a lock wait timeout fails the
-        statement only (1205), as in MySQL."""
+    async def _in_transaction(self, tx: Transaction, quick: bool, fn: Any, *args: Any) -> Any:
+        """``fn(*args)``, a statement of ``tx``: here if it is ``quick`` (it reads the rows
+        of a few keys: ``Transaction.quick_write``), else in the pool. A lock it must wait
+        for is awaited here (no thread held meanwhile), then the statement runs again. A
+        deadlock ends the transaction (rolled back: its victim); a lock wait timeout fails
+        the statement only (1205), as in MySQL."""
         tx.defer_lock_waits = True
         tx.lock_timeout = self._lock_timeout()
         try:
             while True:
                 try:
+                    if quick:
+                        return fn(*args)
                     return await self._in_pool(fn, *args)
                 except LockWait as wait:
                     await asyncio.wrap_future(wait.future)
@@ -683,7 +688,7 @@ class RivuletConnection(Connection):
             if not commit:
                 tx.rollback()
                 return
-            await self._in_pool(tx.commit)
+            await self.server.commit(tx)
             if tx.lsn:
                 self.session.wrote(tx.lsn)
         finally:

@@ -285,6 +285,10 @@ class ReplicaServer(MySQLServer):
         """A connection's new transaction: run here, committed through the primary."""
         return self.db.transaction(read_only=read_only, committer=ForwardingCommitter(self))
 
+    async def commit(self, tx: Transaction) -> None:
+        """COMMIT: through the primary, from a thread of the pool (the call waits)."""
+        await asyncio.get_running_loop().run_in_executor(self.pool, tx.commit)
+
     async def attach(self, channel: socket.socket) -> None:
         """Start serving: writes and DDL go to the primary over ``channel``."""
         self.loop = asyncio.get_running_loop()

@@ -137,6 +137,20 @@ class MySQLServer(MysqlServer):
         """A connection's new transaction (docs/transactions.md)."""
         return self.db.transaction(read_only=read_only)
 
+    async def commit(self, tx: Transaction) -> None:
+        """COMMIT of a connection's transaction: its write set joins the other
+        connections' writes in the write batcher, committed on the event loop (no hop to
+        a thread and back). Its locks go once it is done, even if the connection is gone
+        by then."""
+        request = tx.commit_request()
+        if request is None:
+            return
+        committed = self.writes.submit(request)
+        committed.add_done_callback(lambda _: tx.finish_commit(request))
+        await asyncio.shield(committed)
+        if request.error is not None:
+            raise request.error
+
     async def run_ddl(self, sql: str) -> None:
         """Change the program (off the event loop); handlers bound before are dropped.
         With replicas, what the change leaves to migrate lazily is done first: a replica
