@@ -244,6 +244,38 @@ def test_an_autocommit_write_waits_for_the_transaction_that_wrote_the_row(
     assert rows(first, "SELECT n FROM t WHERE id = 1") == [(101,)]
 
 
+def test_statements_by_key_in_transactions_wait_for_locks_and_fail_alone(
+        server: ServerThread, db: rivulet.Database) -> None:
+    """Writes by key and locking reads by primary key run on the server's event loop (the
+    fast path): one that must wait for a row's lock answers once the other transaction
+    commits, on the row that commit left; a duplicate key fails that statement alone and
+    the transaction commits what it wrote before."""
+    db.execute("INSERT INTO t VALUES (1, 0), (2, 0)")
+    first, second = connect(server), connect(server)
+    assert rows(first, "SELECT n FROM t WHERE id = 1 FOR UPDATE") == [(0,)]
+    rows(first, "UPDATE t SET n = n + 1 WHERE id = 1")
+    outcome: dict[str, Any] = {}
+
+    def update_then_read() -> None:
+        rows(second, "UPDATE t SET n = n + 10 WHERE id = 1")
+        outcome["read"] = rows(second, "SELECT n FROM t WHERE id = 1 FOR SHARE")
+
+    waiting = threading.Thread(target=update_then_read)
+    waiting.start()
+    waiting.join(0.3)
+    assert waiting.is_alive()  # on the row's lock, as in InnoDB
+    rows(first, "INSERT INTO t VALUES (3, 3)")
+    with pytest.raises(pymysql.err.IntegrityError) as duplicate:
+        rows(first, "INSERT INTO t VALUES (2, 9)")
+    assert duplicate.value.args[0] == 1062
+    first.commit()
+    waiting.join(10)
+    assert outcome["read"] == [(11,)]
+    second.commit()
+    db.settle()
+    assert rows(first, "SELECT id, n FROM t ORDER BY id") == [(1, 11), (2, 0), (3, 3)]
+
+
 def test_a_lost_update_fails_the_commit_with_mysqls_deadlock_code(
         server: ServerThread, db: rivulet.Database) -> None:
     """An autocommit write that reached the group commit without waiting for the row's

@@ -142,6 +142,11 @@ class Committer(Protocol):
         when the statement runs), and set its ``last_insert_id``."""
         ...
 
+    def numbers_at_once(self) -> bool:
+        """Whether :meth:`number` would return at once now (no commit in progress to wait
+        for, no primary to ask): a statement may then run on an event loop."""
+        ...
+
     def commit(self, request: TransactionWrite) -> None:
         """Store the transaction's changes as one batch: ``request.lsn`` is set once they
         are durable (and, in a replica, in its views); raises why it failed."""
@@ -162,6 +167,13 @@ class LocalCommitter:
     def number(self, request: WriteRequest) -> None:
         with self._core.commit_lock:  # numbered now, as MySQL numbers them
             request.number_rows(self._core.storage)
+
+    def numbers_at_once(self) -> bool:
+        lock = self._core.commit_lock
+        if not lock.acquire(blocking=False):
+            return False
+        lock.release()
+        return True
 
     def commit(self, request: TransactionWrite) -> None:
         self._submit([request])
@@ -466,11 +478,11 @@ class Transaction:
         """Whether ``request`` reads the rows of a few keys and no more (an INSERT of a few
         rows, an UPDATE or DELETE naming whole primary keys): a server may run it on its
         event loop, where the hop to a thread and back cost more than the statement. Not
-        an INSERT into a table with an AUTO_INCREMENT column: its numbers are handed out
-        under the commit lock (or by the primary, in a replica), which may be held for a
-        whole group commit."""
+        an INSERT into a table with an AUTO_INCREMENT column while its numbers cannot be
+        handed out at once (they are, under the commit lock, which a group commit holds
+        throughout; in a replica, by the primary)."""
         if request.kind == "insert":
-            if request.table.auto_column is not None:
+            if request.table.auto_column is not None and not self._committer.numbers_at_once():
                 return False
             keys: Sequence[Any] | None = request.rows
         else:

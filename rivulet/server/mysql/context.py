@@ -46,8 +46,9 @@ class ServerContext(Protocol):
         """A new transaction of a connection (a replica's commits through the primary)."""
         ...
 
-    async def commit(self, tx: Transaction) -> None:
-        """COMMIT of a connection's transaction (raises why it failed)."""
+    def commit(self, tx: Transaction) -> asyncio.Future[None] | None:
+        """COMMIT of a connection's transaction: a future done once it is committed (its
+        exception: why it failed), or None if there was nothing to commit."""
         ...
 
 

@@ -236,6 +236,9 @@ class ForwardingCommitter:
     def new_owner(self) -> Hashable:
         return ("replica", self.server.index, next(self.server.owners))
 
+    def numbers_at_once(self) -> bool:
+        return False  # (the primary numbers them)
+
     def _call(self, kind: str, *body: Any) -> tuple[int, int, int, Any]:
         server = self.server
         loop, forwarder = server.loop, server.forwarder
@@ -285,9 +288,9 @@ class ReplicaServer(MySQLServer):
         """A connection's new transaction: run here, committed through the primary."""
         return self.db.transaction(read_only=read_only, committer=ForwardingCommitter(self))
 
-    async def commit(self, tx: Transaction) -> None:
+    def commit(self, tx: Transaction) -> asyncio.Future[None] | None:
         """COMMIT: through the primary, from a thread of the pool (the call waits)."""
-        await asyncio.get_running_loop().run_in_executor(self.pool, tx.commit)
+        return asyncio.get_running_loop().run_in_executor(self.pool, tx.commit)
 
     async def attach(self, channel: socket.socket) -> None:
         """Start serving: writes and DDL go to the primary over ``channel``."""

@@ -137,19 +137,29 @@ class MySQLServer(MysqlServer):
         """A connection's new transaction (docs/transactions.md)."""
         return self.db.transaction(read_only=read_only)
 
-    async def commit(self, tx: Transaction) -> None:
+    def commit(self, tx: Transaction) -> asyncio.Future[None] | None:
         """COMMIT of a connection's transaction: its write set joins the other
         connections' writes in the write batcher, committed on the event loop (no hop to
-        a thread and back). Its locks go once it is done, even if the connection is gone
-        by then."""
+        a thread and back). A future done once it is committed (its exception: why it
+        failed), or None if the transaction wrote nothing. Its locks go once it is done,
+        even if nobody waits for the future any more (a connection gone)."""
         request = tx.commit_request()
         if request is None:
-            return
+            return None
         committed = self.writes.submit(request)
-        committed.add_done_callback(lambda _: tx.finish_commit(request))
-        await asyncio.shield(committed)
-        if request.error is not None:
-            raise request.error
+        done: asyncio.Future[None] = committed.get_loop().create_future()
+
+        def finish(_: Any) -> None:
+            tx.finish_commit(request)
+            if done.done():  # (cancelled)
+                return
+            if request.error is not None:
+                done.set_exception(request.error)
+            else:
+                done.set_result(None)
+
+        committed.add_done_callback(finish)
+        return done
 
     async def run_ddl(self, sql: str) -> None:
         """Change the program (off the event loop); handlers bound before are dropped.
