@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from rivulet.bind import statements as st
 from rivulet.engine.commit import GroupCommit
 from rivulet.engine.core import Core
-from rivulet.engine.locks import DEFAULT_TIMEOUT, IX, Locks, S, Target, X, row_locks, table_lock
+from rivulet.engine.locks import DEFAULT_TIMEOUT, IX, Locks, Target, X, row_locks, table_lock
 from rivulet.engine.program import Program
 from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
@@ -205,6 +205,9 @@ class Transaction:
         self.owner = committer.new_owner()
         #: The locks it holds, as asked for; a request whose wait was deferred, pending.
         self._granted: set[Target] = set()
+        #: The last plan and parameters :meth:`_pinned` was asked about, and its answer.
+        self._pinned_memo: tuple[ir.ViewPlan, Sequence[Any],
+                                 tuple[TableSchema, list[RowId]] | None] | None = None
         self._pending: tuple[Future[None], list[Target]] | None = None
         self._asked = False
         #: Seconds a lock wait lasts at most (MySQL's ``innodb_lock_wait_timeout``).
@@ -494,7 +497,7 @@ class Transaction:
         primary keys and no more (see :meth:`quick_write`)."""
         if self._core.lazy.copies:
             return False
-        pinned = self._read_locks(view.plan, params, S)[1]
+        pinned = self._pinned(view.plan, params)
         return pinned is not None and len(pinned[1]) <= QUICK_KEYS
 
     def _writes_of(self, schema: TableSchema) -> _Writes:
@@ -691,6 +694,7 @@ class Transaction:
         self._check_active()
         plan = view.plan
         targets, pinned = self._read_locks(plan, params, mode)
+        self._pinned_memo = None  # (kept from quick_read for this statement only)
         self._lock(targets, nowait)
         tables = _tables_of(plan)
         stored = self._stored(tables, pinned)
@@ -710,17 +714,32 @@ class Transaction:
         """What a locking read locks: rows by primary key when it reads one table, only
         filtering and projecting, and its parameters give every primary-key column (the
         stored keys its values find); else each table it reads, whole."""
+        pinned = self._pinned(plan, params)
+        if pinned is not None:
+            return row_locks(pinned[0].name, pinned[1], mode), pinned
+        return [table_lock(name, mode) for name in sorted(_tables_of(plan))], None
+
+    def _pinned(self, plan: ir.ViewPlan, params: Sequence[Any]
+                ) -> tuple[TableSchema, list[RowId]] | None:
+        """The table and primary keys a read of ``plan`` with ``params`` names, if it reads
+        one table, only filtering and projecting, and its parameters give every
+        primary-key column; else None. The answer is kept for the same plan and parameters
+        from :meth:`quick_read` to the :meth:`locking_read` of the same statement."""
+        memo = self._pinned_memo
+        if memo is not None and memo[0] is plan and memo[1] is params:
+            return memo[2]
+        pinned = None
         nodes = ir.walk(plan.root)
         scans = [n for n in nodes if isinstance(n, ir.Scan)]
-        names = sorted({s.table.lower() for s in scans})
         if len(scans) == 1 and all(isinstance(n, (ir.Scan, ir.Filter, ir.Project))
                                    for n in nodes):
-            schema = self._core.catalog.tables.get(names[0])
+            schema = self._core.catalog.tables.get(scans[0].table.lower())
             if schema is not None and schema.version == scans[0].version:
                 keys = _pinned_keys(plan, params, schema)
                 if keys is not None:
-                    return row_locks(schema.name, keys, mode), (schema, keys)
-        return [table_lock(name, mode) for name in names], None
+                    pinned = (schema, keys)
+        self._pinned_memo = (plan, params, pinned)
+        return pinned
 
     # ..................................................................... reads
 

@@ -511,6 +511,8 @@ class SqliteStorage(CopyTracking, Storage):
         Read on a connection of its own, so reads and commits go on meanwhile."""
         with self._transactions_lock:
             conn = self._transactions_connection()
+            if keys is not None and len(keys) <= LOOKUP_CHUNK:  # one SELECT: one snapshot
+                return self._read_rows(conn, schema, columns, keys)
             conn.execute("BEGIN")
             try:
                 return self._read_rows(conn, schema, columns, keys)
