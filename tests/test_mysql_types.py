@@ -370,22 +370,46 @@ def test_unix_timestamp_of_text_is_a_decimal_with_the_places_mysql_gives(
                       "UNIX_TIMESTAMP('2021-02-03 00:00:00.000') FROM x")
 
 
-def test_a_date_compared_with_text_holding_a_zero_month_or_day_is_refused(
+def test_div_of_an_unsigned_is_unsigned_so_a_union_with_a_signed_column_is_a_decimal(
         mysql_pair: MySQLPair) -> None:
-    """MariaDB reads '00:01:00' compared with a DATETIME as 2000-01-00, a date between
-    1999-12-31 and 2000-01-01 (after 1970-01-01 00:00:01): rivulet has no such value, so
-    the comparison is refused, by name; the zero date and an invalid date still answer."""
-    from rivulet.errors import UnsupportedSqlError
+    """``a DIV b`` is a BIGINT UNSIGNED when either operand is unsigned (MySQL's
+    ``Item_func_int_div``), so a UNION (or CASE, COALESCE) of it with a signed integer is a
+    DECIMAL, as the UNION of the unsigned column itself is."""
+    mysql_pair.execute("CREATE TABLE q (id INT PRIMARY KEY, g INT NOT NULL, u INT UNSIGNED, "
+                       "d DECIMAL(6,2), n INT)")
+    mysql_pair.insert_many("q", [(1, 5, 2, Decimal("7.50"), 3), (2, 7, 3, Decimal("2.50"), -4)])
+    check(mysql_pair, "SELECT g DIV u AS c FROM q UNION ALL SELECT n FROM q")
+    check(mysql_pair, "SELECT d DIV u AS c FROM q UNION ALL SELECT n FROM q")
+    check(mysql_pair, "SELECT id, COALESCE(g DIV u, n), IF(id = 1, g DIV u, n), g DIV n "
+                      "FROM q")
 
-    mysql_pair.execute("CREATE TABLE z (id INT PRIMARY KEY, dt DATE, ts DATETIME)")
-    mysql_pair.insert_many("z", [(1, dt.date(1970, 1, 1), dt.datetime(1970, 1, 1, 0, 0, 1)),
-                                 (2, dt.date(2021, 1, 1), dt.datetime(2038, 1, 19, 3, 14, 7))])
+
+def test_a_date_with_a_zero_month_or_day_compares_by_its_fields(
+        mysql_pair: MySQLPair) -> None:
+    """MariaDB reads '00:01:00' compared with a DATETIME as 2000-01-00, '2024-02-00' as a
+    date between 2024-01-31 23:59:59 and 2024-02-01, and the number 1e10 as 2001-00-00
+    00:00:00 (YYMMDDhhmmss): each compares with a date by its fields, equal to none.
+    rivulet reads them so, whether they are constants, columns of text or numbers, or
+    parameters (ZeroInDate); the zero date and an invalid date are still the zero date."""
+    mysql_pair.execute("CREATE TABLE z (id INT PRIMARY KEY, dt DATE, ts DATETIME, "
+                       "s VARCHAR(20), f DOUBLE)")
+    mysql_pair.insert_many("z", [
+        (1, dt.date(1970, 1, 1), dt.datetime(1970, 1, 1, 0, 0, 1), "2024-02-00", 1e10),
+        (2, dt.date(2021, 1, 1), dt.datetime(2038, 1, 19, 3, 14, 7), "00:01:00", 20240200.0),
+        (3, dt.date(2024, 2, 1), dt.datetime(2024, 1, 31, 23, 59, 59), "2024-00-00 10:00",
+         20010000000001.0),
+        (4, dt.date(1000, 1, 1), None, "0000-00-00", 0.0)])
     for where in ["'00:01:00' > ts", "dt < '2024-02-00'", "ts BETWEEN '2000-00-05' AND ts",
                   "dt IN ('20000100')", "dt > IFNULL('00:01:00', ts)",
-                  "ts < CASE WHEN id = 1 THEN '2024-02-00' END"]:
-        with pytest.raises(UnsupportedSqlError, match="zero month or day"):
-            mysql_pair.db.query(f"SELECT id FROM z WHERE {where}")
+                  "ts < CASE WHEN id = 1 THEN '2024-02-00' END", "dt < s", "ts >= s",
+                  "dt < f", "ts > f", "dt = f", "dt BETWEEN f AND '2030-01-01'"]:
+        check(mysql_pair, f"SELECT id FROM z WHERE {where}")
+    check(mysql_pair, "SELECT id, dt < s, dt = s, dt > s, ts < f, ts = f, ts > f, "
+                      "CASE WHEN dt < f THEN 'yes' END, dt IN (f, s) FROM z")
     check(mysql_pair, "SELECT id, ts > '23:59:59', dt > '0000-00-00', ts < '12:34:56' FROM z")
+    for value in ["2024-02-00", 20240200, 1e10, "00:01:00"]:
+        check(mysql_pair, "SELECT id FROM z WHERE dt < ?", value)
+        check(mysql_pair, "SELECT id FROM z WHERE ts >= ?", value)
 
 
 # --------------------------------------------------------------------------- generated

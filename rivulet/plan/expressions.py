@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import decimal
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from sqlglot import exp
@@ -23,7 +23,7 @@ from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
 from rivulet.values import types
-from rivulet.values.conversions import fraction_digits, zero_in_date
+from rivulet.values.conversions import fraction_digits
 from rivulet.values.registry import SCALAR_FUNCTIONS, arity_error
 from rivulet.values.schema import (
     BOOL,
@@ -374,7 +374,7 @@ _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", 
 _TEXT_ANY_ARG = {"CONCAT", "CONCAT_WS", "REPLACE", "LPAD", "RPAD", "TRIM"}
 _INT_FUNCTIONS = {"LENGTH", "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE",
                   "INSTR", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND",
-                  "DATEDIFF", "SIGN", "int_div", "cast_int", "TIME_TO_SEC"}
+                  "DATEDIFF", "SIGN", "cast_int", "TIME_TO_SEC"}
 #: Functions that give a TIME; its fractional digits are those of the arguments
 #: (:func:`_time_digits`), or of ``CAST(x AS TIME(fsp))``.
 _TIME_FUNCTIONS = {"TIME", "TIMEDIFF", "SEC_TO_TIME", "cast_time"}
@@ -777,51 +777,12 @@ def refuse_clock_dependent(expr: Expr, input_kinds: Sequence[Kind | None]) -> No
                 "with TIME('...') or with the time alone")
 
 
-def refuse_zero_in_date(expr: Expr, input_kinds: Sequence[Kind | None]) -> None:
-    """Refuse a DATE or DATETIME compared with text that reads as a date with a zero month
-    or day ('00:01:00' is 2000-01-00): MySQL places it between two days, where rivulet
-    has no value to put it."""
-    input_types = [SqlType(k) for k in input_kinds]
-    for call in _calls(expr):
-        if call.fn not in _COMPARING:
-            continue
-        kinds = {type_of(a, input_types).kind for a in call.args}
-        if not kinds & {DATE, DATETIME}:
-            continue
-        for a in (lit for arg in call.args for lit in _values_of(arg)):
-            if isinstance(a.value, (str, bytes)) and zero_in_date(a.value):
-                raise UnsupportedSqlError(
-                    f"unsupported comparison of a date with {a.value!r}: MySQL reads it as a "
-                    "date with a zero month or day, which rivulet cannot hold")
-
-
-def _values_of(e: Expr) -> Iterator[Lit]:
-    """The constants ``e`` may stand for: itself, or what a ``CASE``, ``IF``, ``IFNULL``,
-    ``COALESCE`` or ``NULLIF`` (or a conversion of one) may answer."""
-    if isinstance(e, Lit):
-        yield e
-    elif isinstance(e, Case):
-        for branch in [v for _, v in e.whens] + ([e.default] if e.default is not None else []):
-            yield from _values_of(branch)
-    elif isinstance(e, Call):
-        if e.fn in ("COALESCE", "IFNULL") or e.fn.startswith("cast_"):
-            branches = e.args
-        elif e.fn == "IF":
-            branches = e.args[1:]
-        elif e.fn == "NULLIF":
-            branches = e.args[:1]
-        else:
-            return
-        for branch in branches:
-            yield from _values_of(branch)
-
-
 def refuse_unanswerable(expr: Expr, input_kinds: Sequence[Kind | None]) -> None:
     """Refuse what rivulet cannot answer as MySQL in ``expr``: a comparison whose answer
-    depends on the day (:func:`refuse_clock_dependent`) or on a date with a zero month or
-    day (:func:`refuse_zero_in_date`)."""
+    depends on the day (:func:`refuse_clock_dependent`). (A date compared with text or a
+    number holding a date with a zero month or day is answered: ``values.comparison``'s
+    ``ZeroInDate``.)"""
     refuse_clock_dependent(expr, input_kinds)
-    refuse_zero_in_date(expr, input_kinds)
 
 
 def _equality(call: Call) -> bool:

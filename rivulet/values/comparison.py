@@ -21,6 +21,7 @@ from rivulet.values.conversions import (
     text_operands,
     text_to_float,
     truncated,
+    zero_in_date_key,
 )
 from rivulet.values.enumerations import EnumValue
 from rivulet.values.logic import and_
@@ -63,16 +64,20 @@ def coerce_pair(a: Any, b: Any) -> tuple[Any, Any]:
         if ka == kb:  # DATE vs DATETIME: the date is midnight of that day
             return _promote(a, b)
         # temporal vs text or number: the other is read as a date (a number as YYYYMMDD,
-        # YYMMDD...); one that is not a date is MySQL's zero date, before every date.
+        # YYMMDD...); one with a zero month or day by its fields (ZeroInDate); one that is
+        # not a date is MySQL's zero date, before every date.
         other = b if ka == "t" else a
         parsed = read_temporal(other)
         if MODE.strict:  # a write statement fails where MySQL warns
             problem = temporal_truncation(other, parsed, "Truncated incorrect datetime value")
             if problem is not None:
                 truncated(problem, other)
-        if parsed is None:
-            parsed = ZERO_DATE
         mine = a if ka == "t" else b
+        if parsed is None:
+            key = zero_in_date_key(other)
+            if key is not None:
+                return (mine, ZeroInDate(key)) if ka == "t" else (ZeroInDate(key), mine)
+            parsed = ZERO_DATE
         if type(parsed) is not type(mine):
             mine, parsed = _promote(mine, parsed)
         return (mine, parsed) if ka == "t" else (parsed, mine)
@@ -87,6 +92,55 @@ def coerce_pair(a: Any, b: Any) -> tuple[Any, Any]:
     if ka == "f" or kb == "f":  # float vs exact number: as doubles
         return as_float(a), as_float(b)
     return a, b  # int / bool / Decimal: Python compares them exactly, as MySQL does
+
+
+class ZeroInDate:
+    """A date with a zero month or day ('2024-02-00', the number 20240200) as MySQL
+    compares it with a date or datetime: by its fields, year first. So it comes after every
+    moment before it ('2024-01-31 23:59:59') and before the first day after it
+    ('2024-02-01'), and equals no date. Only comparisons make one: no column holds it."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: tuple[int, ...]) -> None:
+        self.key = key
+
+    @staticmethod
+    def _fields(other: Any) -> tuple[int, ...] | None:
+        if type(other) is ZeroInDate:
+            return other.key
+        if isinstance(other, _datetime):
+            return (other.year, other.month, other.day, other.hour, other.minute,
+                    other.second, other.microsecond)
+        if isinstance(other, _date):
+            return (other.year, other.month, other.day, 0, 0, 0, 0)
+        return None
+
+    def __lt__(self, other: Any) -> bool:
+        fields = self._fields(other)
+        return NotImplemented if fields is None else self.key < fields
+
+    def __le__(self, other: Any) -> bool:
+        fields = self._fields(other)
+        return NotImplemented if fields is None else self.key <= fields
+
+    def __gt__(self, other: Any) -> bool:
+        fields = self._fields(other)
+        return NotImplemented if fields is None else self.key > fields
+
+    def __ge__(self, other: Any) -> bool:
+        fields = self._fields(other)
+        return NotImplemented if fields is None else self.key >= fields
+
+    def __eq__(self, other: object) -> bool:
+        fields = self._fields(other)
+        return NotImplemented if fields is None else self.key == fields
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        return "ZeroInDate({:04d}-{:02d}-{:02d} {:02d}:{:02d}:{:02d}.{:06d})".format(*self.key)
 
 
 def _with_time(a: Any, b: Any, ka: str, kb: str) -> tuple[Any, Any]:

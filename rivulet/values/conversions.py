@@ -263,6 +263,17 @@ def _parse_temporal(s: str) -> _date | None:
     YYYYMMDD, YYMMDDhhmmss, YYYYMMDDhhmmss. Returns a date, a datetime, or None if the
     string is not a valid date. As MySQL does (with a warning), text after a whole date or
     time is ignored: '2020-01-01x' is a date."""
+    parts = _text_parts(s)
+    return None if parts is None else _temporal_of(parts)
+
+
+#: A date's or datetime's fields as read, unchecked: year, month, day, then hour, minute,
+#: second and microsecond (None for a date alone).
+_Parts = tuple[int, int, int, int | None, int, int, int]
+
+
+def _text_parts(s: str) -> _Parts | None:
+    """The fields of date text (see :func:`_parse_temporal`), or None if it has none."""
     m = _DATE_RE.match(s)
     if m is not None:
         year_text, month, day, hour, minute, second, frac = m.groups()
@@ -279,13 +290,20 @@ def _parse_temporal(s: str) -> _date | None:
         year, month, day = int(digits[:4]), digits[4:6], digits[6:8]
         hour, minute, second = (digits[8:10], digits[10:12], digits[12:14]) \
             if len(digits) == 14 else (None, None, None)
+    if hour is None:
+        return year, int(month), int(day), None, 0, 0, 0
+    return (year, int(month), int(day), int(hour), int(minute), int(second or 0),
+            int((frac or "").ljust(6, "0")))
+
+
+def _temporal_of(parts: _Parts) -> _date | None:
+    """The date (no hour) or datetime of ``parts``; None if they are not a valid one."""
+    year, month, day, hour, minute, second, micro = parts
     try:
         if hour is None:
-            return _date(year, int(month), int(day))
-        micro = int((frac or "").ljust(6, "0"))
-        return _datetime(year, int(month), int(day), int(hour), int(minute),
-                         int(second or 0), micro)
-    except ValueError:
+            return _date(year, month, day)
+        return _datetime(year, month, day, hour, minute, second, micro)
+    except (ValueError, OverflowError):
         return None
 
 
@@ -294,27 +312,6 @@ def fraction_digits(text: str) -> int:
     00:00:00.25' gives 2), 0 if it gives none or is no datetime."""
     m = _DATE_RE.match(text)
     return len(m.group(7) or "") if m is not None and m.group(4) is not None else 0
-
-
-def zero_in_date(text: str | bytes) -> bool:
-    """Whether text reads as a date whose month or day is 0 but is not the zero date
-    ('00:01:00' is 2000-01-00, '2024-02-00'): MySQL compares such a date between the last
-    day before it and the first after, a date rivulet has no value for."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    m = _DATE_RE.match(text)
-    if m is not None:
-        year, month, day = int(m.group(1)), int(m.group(2)), int(m.group(3))
-    else:
-        m = _COMPACT_DATE_RE.match(text)
-        digits = m.group(1) if m is not None else ""
-        if len(digits) in (6, 12):
-            digits = "00" + digits
-        if len(digits) not in (8, 14):
-            return False
-        year, month, day = int(digits[:4]), int(digits[4:6]), int(digits[6:8])
-    return (month == 0 or day == 0) and (year, month, day) != (0, 0, 0) and month <= 12 \
-        and day <= 31
 
 
 #: Years MySQL reads two-digit years from: 70-99 are 1970-1999, 00-69 are 2000-2069.
@@ -326,6 +323,13 @@ def number_to_temporal(n: int | float | Decimal) -> _date | None:
     YYYYMMDDhhmmss or YYMMDDhhmmss, a fraction being microseconds of a datetime (and
     ignored after a date); None where that is not a valid date (0, negative numbers, 13th
     months...)."""
+    parts = _number_parts(n)
+    return None if parts is None else _temporal_of(parts)
+
+
+def _number_parts(n: int | float | Decimal) -> _Parts | None:
+    """The fields of a number read as a date (see :func:`number_to_temporal`), unchecked;
+    None for a number of no date's length."""
     if type(n) is float:
         if not math.isfinite(n):
             return None
@@ -360,14 +364,35 @@ def number_to_temporal(n: int | float | Decimal) -> _date | None:
     day_part, time_part = divmod(whole, 1000000)
     year, md = divmod(day_part, 10000)
     month, day = divmod(md, 100)
+    if not timed:  # a fraction of a date-only number is ignored
+        return year, month, day, None, 0, 0, 0
     hour, ms = divmod(time_part, 10000)
     minute, second = divmod(ms, 100)
-    try:
-        if not timed:  # a fraction of a date-only number is ignored
-            return _date(year, month, day)
-        return _datetime(year, month, day, hour, minute, second, micro)
-    except (ValueError, OverflowError):
+    return year, month, day, hour, minute, second, micro
+
+
+def zero_in_date_key(v: Any) -> tuple[int, ...] | None:
+    """For text or a number that reads as a date whose month or day is 0 (not the zero
+    date: '2024-02-00', 20010000000000, 10000000000 read as 2001-00-00 00:00:00), the
+    fields MySQL compares it by, as a tuple (year, month, day, hour, minute, second,
+    microsecond); else None. MySQL places such a date between the last moment before it
+    and the first after it: a date compared with it compares by these fields."""
+    t = type(v)
+    if t is int or t is float or t is Decimal:
+        parts = _number_parts(v)
+    elif t is str or t is bytes:
+        parts = _text_parts(v.decode("utf-8", "replace") if t is bytes else v)
+    else:
         return None
+    if parts is None:
+        return None
+    year, month, day, hour, minute, second, micro = parts
+    if month and day or (year, month, day) == (0, 0, 0):
+        return None  # no zero in it, or the zero date
+    if month > 12 or day > 31 or (hour is not None and (hour > 23 or minute > 59
+                                                        or second > 59)):
+        return None
+    return year, month, day, hour or 0, minute, second, micro
 
 
 def to_temporal(v: Any) -> _date | None:

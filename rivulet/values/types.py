@@ -183,9 +183,9 @@ def arithmetic_type(fn: str, a: SqlType, b: SqlType) -> SqlType:
     ``int_div``: DOUBLE as soon as a DOUBLE or a string is involved; an integer for two
     integers (``/`` excepted); otherwise a DECIMAL whose places follow MySQL (``+``, ``-``
     and ``%`` the larger, ``*`` the sum, ``/`` the dividend's plus 4)."""
-    if fn == "int_div":
-        return INT_TYPE
     na, nb = number_type(a), number_type(b)
+    if fn == "int_div":  # (unsigned if either operand is: MySQL's Item_func_int_div)
+        return SqlType(INT, unsigned=bool(na.unsigned or nb.unsigned))
     if na.kind is None or nb.kind is None:
         known = na if na.kind is not None else nb
         if known.kind is None:
