@@ -233,6 +233,16 @@ def test_an_update_stores_text_in_a_column_as_mysql_strict_mode_does(texts: MySQ
         ("UPDATE t SET n = ' 12' WHERE id = 2", (OK, 1)),
         ("UPDATE t SET n = '13 ' WHERE id = 2", (OK, 1)),
         ("UPDATE t SET n = '99999999999' WHERE id = 2", 1264),
+        # a fraction or an exponent: rounded half away from zero, as MySQL stores it
+        ("UPDATE t SET n = '2.5' WHERE id = 1", (OK, 1)),
+        ("UPDATE t SET n = ' -0.5 ' WHERE id = 2", (OK, 1)),
+        ("UPDATE t SET n = '1e2' WHERE id = 3", (OK, 1)),
+        ("UPDATE t SET n = '-0.01' WHERE id = 3", (OK, 1)),
+        ("UPDATE t SET n = '.5e1' WHERE id = 1", (OK, 1)),
+        ("UPDATE t SET n = '2147483647.5' WHERE id = 2", 1264),
+        ("UPDATE t SET n = '1e999999999' WHERE id = 2", 1264),
+        ("UPDATE t SET n = '2.5x' WHERE id = 2", 1265),
+        ("INSERT INTO t VALUES (4, '3.5', 'x'), (5, '-2.5e0', 'y')", (OK, 2)),
     ])
 
 

@@ -522,10 +522,20 @@ def _to_int(v: Any) -> int:
         return int(v.to_integral_value(rounding=decimal.ROUND_HALF_UP))
     if isinstance(v, str):
         text = v.strip(_SPACE)
-        if _INTEGER_TEXT.fullmatch(text) is None:
-            raise ValueError("not an integer")
-        return int(text)
+        if _INTEGER_TEXT.fullmatch(text) is not None:
+            return int(text)
+        # A fraction or an exponent ('2.5', '1e2'): the number, rounded half away from zero
+        # as MySQL stores it ('2.5' is 3, '-0.5' is -1); one past any integer column's range
+        # stays past it (error 1264), without building a number of a billion digits.
+        number = decimal.Decimal(_number_text(text))
+        if number.adjusted() > _INT_DIGITS:
+            number = decimal.Decimal(1).scaleb(_INT_DIGITS + 1).copy_sign(number)
+        return int(number.to_integral_value(rounding=decimal.ROUND_HALF_UP))
     raise TypeError(f"a {type(v).__name__} is not an integer")
+
+
+#: More digits than any integer column holds (BIGINT UNSIGNED has 20).
+_INT_DIGITS = 40
 
 
 def _to_float(v: Any) -> float:
