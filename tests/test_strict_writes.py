@@ -246,6 +246,26 @@ def test_an_update_stores_text_in_a_column_as_mysql_strict_mode_does(texts: MySQ
     ])
 
 
+def test_date_text_is_read_as_mysql_reads_it_when_stored_and_compared(
+        mysql_pair: MySQLPair) -> None:
+    """A DATE or DATETIME column takes date text as MySQL reads it anywhere: any
+    punctuation between the parts, two-digit years, digits alone, the hour alone after a
+    space, a 'T' or a punctuation mark ('2021-02-03.5' is 05:00); text that is not a whole
+    date fails (1292). A comparison reads the same text the same way."""
+    mysql_pair.execute("CREATE TABLE w (id INT PRIMARY KEY, d DATE, ts DATETIME(6), "
+                       "v VARCHAR(30))")
+    check(mysql_pair, [
+        ("INSERT INTO w VALUES (1, '2021/02/03', '21-2-3 5', '2021-02-03.5')", (OK, 1)),
+        ("INSERT INTO w VALUES (2, '20210203', '20210203101112.5', '2021-02-03 5')", (OK, 1)),
+        ("INSERT INTO w VALUES (3, ' 2021-02-03 10:11:12 ', '2021-02-03T4:5', 'x')", (OK, 1)),
+        ("INSERT INTO w VALUES (4, '2021-02-03x', '2021-02-03', 'x')", 1292),
+        ("INSERT INTO w VALUES (5, '2021-02-30', '2021-02-03', 'x')", 1292),
+        ("INSERT INTO w VALUES (6, '2021-02-03', '2021-02-03 04:05:06+01:00', 'x')", 1292),
+        ("UPDATE w SET ts = v WHERE id < 3", (OK, 1)),  # (row 1 holds 05:00 already)
+    ])
+    mysql_pair.check_query("SELECT id, ts = v, d < v, ts > '2021-02-03 4', d = '21.2.3' FROM w")
+
+
 def test_dates_and_times_read_from_text_in_an_update(mysql_pair: MySQLPair) -> None:
     mysql_pair.execute("CREATE TABLE d (id INT PRIMARY KEY, n INT, v VARCHAR(30), day DATE, "
                        "at DATETIME, tm TIME)")

@@ -29,8 +29,8 @@ from rivulet.values.schema import (
 )
 
 #: The modules of rivulet.values, bottom first: each may import only those before it.
-LAYERS = ["enumerations", "times", "numerals", "schema", "types", "conversions", "logic",
-          "comparison", "matching", "arithmetic", "like", "control", "strings", "numeric",
+LAYERS = ["enumerations", "times", "datetexts", "numerals", "schema", "types", "conversions",
+          "logic", "comparison", "matching", "arithmetic", "like", "control", "strings", "numeric",
           "dates", "ordering", "casts", "registry"]
 
 

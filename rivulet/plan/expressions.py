@@ -23,7 +23,7 @@ from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
 from rivulet.values import types
-from rivulet.values.conversions import fraction_digits
+from rivulet.values.datetexts import fraction_digits
 from rivulet.values.registry import SCALAR_FUNCTIONS, arity_error
 from rivulet.values.schema import (
     BOOL,

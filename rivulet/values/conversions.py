@@ -17,13 +17,20 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from decimal import ROUND_HALF_UP, Decimal
-from functools import lru_cache
 from typing import Any, NoReturn, overload
 
 from rivulet.errors import TruncatedValueError
+from rivulet.values.datetexts import (
+    COMPACT_DATE_RE,
+    WHOLE_DATE_RE,
+    Parts,
+    parse_temporal,
+    temporal_of,
+    text_parts,
+)
 from rivulet.values.enumerations import EnumValue
 from rivulet.values.numerals import decimal_text, double_text
-from rivulet.values.times import format_time, full_year, parse_time, time_micros, time_to_number
+from rivulet.values.times import format_time, parse_time, time_micros, time_to_number
 
 _date = _dt.date
 _datetime = _dt.datetime
@@ -241,79 +248,6 @@ def to_int(v: Any) -> int:
     return int(v.to_integral_value(rounding=ROUND_HALF_UP))
 
 
-#: ASCII punctuation: MySQL takes any of it between the parts of a date or a time.
-_PUNCT = r"[!-/:-@\[-`{-~]"
-_DATE_TEXT = (
-    r"\s*(\d{1,4})" + _PUNCT + r"(\d{1,2})" + _PUNCT + r"(\d{1,2})"
-    r"(?:(?:[ T]+|" + _PUNCT + r")(\d{1,2})" + _PUNCT + r"(\d{1,2})"
-    r"(?:" + _PUNCT + r"(\d{1,2})(?:\.(\d{0,6})\d*)?)?)?"
-)
-_DATE_RE = re.compile(_DATE_TEXT + r"(?!\d)", re.ASCII)
-#: A date or datetime and nothing after it but spaces (MySQL reads it without a warning).
-_WHOLE_DATE_RE = re.compile(_DATE_TEXT + r"\s*\Z", re.ASCII)
-_COMPACT_DATE_RE = re.compile(r"\s*(\d+)(?:\.(\d{0,6})\d*)?\s*\Z", re.ASCII)
-
-
-@lru_cache(maxsize=4096)
-def _parse_temporal(s: str) -> _date | None:
-    """Parse a MySQL date or datetime literal as MySQL's str_to_datetime does: year, month
-    and day (then hours, minutes and seconds, after a space, a 'T' or a punctuation mark)
-    between any punctuation ('2024-01-02', '24/1/2', '01:02:03' is 2001-02-03,
-    '2024-01-02 10.11.12'), a two-digit year being 1970-2069; or digits alone: YYMMDD,
-    YYYYMMDD, YYMMDDhhmmss, YYYYMMDDhhmmss. Returns a date, a datetime, or None if the
-    string is not a valid date. As MySQL does (with a warning), text after a whole date or
-    time is ignored: '2020-01-01x' is a date."""
-    parts = _text_parts(s)
-    return None if parts is None else _temporal_of(parts)
-
-
-#: A date's or datetime's fields as read, unchecked: year, month, day, then hour, minute,
-#: second and microsecond (None for a date alone).
-_Parts = tuple[int, int, int, int | None, int, int, int]
-
-
-def _text_parts(s: str) -> _Parts | None:
-    """The fields of date text (see :func:`_parse_temporal`), or None if it has none."""
-    m = _DATE_RE.match(s)
-    if m is not None:
-        year_text, month, day, hour, minute, second, frac = m.groups()
-        year = full_year(year_text)
-    else:
-        m = _COMPACT_DATE_RE.match(s)
-        if m is None:
-            return None
-        digits, frac = m.groups()
-        if len(digits) in (6, 12):
-            digits = str(full_year(digits[:2])) + digits[2:]
-        if len(digits) not in (8, 14):
-            return None
-        year, month, day = int(digits[:4]), digits[4:6], digits[6:8]
-        hour, minute, second = (digits[8:10], digits[10:12], digits[12:14]) \
-            if len(digits) == 14 else (None, None, None)
-    if hour is None:
-        return year, int(month), int(day), None, 0, 0, 0
-    return (year, int(month), int(day), int(hour), int(minute), int(second or 0),
-            int((frac or "").ljust(6, "0")))
-
-
-def _temporal_of(parts: _Parts) -> _date | None:
-    """The date (no hour) or datetime of ``parts``; None if they are not a valid one."""
-    year, month, day, hour, minute, second, micro = parts
-    try:
-        if hour is None:
-            return _date(year, month, day)
-        return _datetime(year, month, day, hour, minute, second, micro)
-    except (ValueError, OverflowError):
-        return None
-
-
-def fraction_digits(text: str) -> int:
-    """The digits of a second's fraction that date text gives (up to 6: '2021-02-03
-    00:00:00.25' gives 2), 0 if it gives none or is no datetime."""
-    m = _DATE_RE.match(text)
-    return len(m.group(7) or "") if m is not None and m.group(4) is not None else 0
-
-
 #: Years MySQL reads two-digit years from: 70-99 are 1970-1999, 00-69 are 2000-2069.
 _YY_PART_YEAR = 70
 
@@ -324,10 +258,10 @@ def number_to_temporal(n: int | float | Decimal) -> _date | None:
     ignored after a date); None where that is not a valid date (0, negative numbers, 13th
     months...)."""
     parts = _number_parts(n)
-    return None if parts is None else _temporal_of(parts)
+    return None if parts is None else temporal_of(parts)
 
 
-def _number_parts(n: int | float | Decimal) -> _Parts | None:
+def _number_parts(n: int | float | Decimal) -> Parts | None:
     """The fields of a number read as a date (see :func:`number_to_temporal`), unchecked;
     None for a number of no date's length."""
     if type(n) is float:
@@ -381,7 +315,7 @@ def zero_in_date_key(v: Any) -> tuple[int, ...] | None:
     if t is int or t is float or t is Decimal:
         parts = _number_parts(v)
     elif t is str or t is bytes:
-        parts = _text_parts(v.decode("utf-8", "replace") if t is bytes else v)
+        parts = text_parts(v.decode("utf-8", "replace") if t is bytes else v)
     else:
         return None
     if parts is None:
@@ -421,7 +355,7 @@ def temporal_truncation(v: Any, parsed: _date | None, no_date: str) -> str | Non
         return no_date
     if t is str or t is bytes or t is EnumValue:
         text = v.decode("utf-8", "replace") if t is bytes else v
-        if _WHOLE_DATE_RE.match(text) is None and _COMPACT_DATE_RE.match(text) is None:
+        if WHOLE_DATE_RE.match(text) is None and COMPACT_DATE_RE.match(text) is None:
             kind = "datetime" if type(parsed) is _datetime else "date"
             return f"Truncated incorrect {kind} value"
     return None
@@ -508,7 +442,7 @@ def read_temporal(v: Any) -> _date | None:
         v = str(v)
     elif t is not str:
         return None  # (a TIME too: MySQL would read it as a time of the current day)
-    return _parse_temporal(v)
+    return parse_temporal(v)
 
 
 def text_operands(*vals: str | bytes) -> tuple[Any, ...]:

@@ -28,6 +28,7 @@ from rivulet.errors import (
     TooLongError,
     TruncatedValueError,
 )
+from rivulet.values.datetexts import stored_temporal
 from rivulet.values.enumerations import compared_member, enum_values, member_for
 from rivulet.values.numerals import decimal_text, double_text
 from rivulet.values.times import clipped, compared_micros, from_micros, round_micros, time_micros
@@ -608,10 +609,11 @@ def _to_date(v: Any) -> dt.date:
     if isinstance(v, dt.date):
         return v
     if isinstance(v, str):
-        text = v.strip()
-        if len(text) > 10:  # a datetime's text: its date (MySQL notes the time dropped)
-            return _to_datetime(text).date()
-        return dt.date.fromisoformat(text)
+        read = stored_temporal(v)
+        if read is None:
+            raise ValueError("not a date")
+        # a datetime's text: its date (MySQL notes the time dropped)
+        return read.date() if isinstance(read, dt.datetime) else read
     raise TypeError(f"a {type(v).__name__} is not a date")
 
 
@@ -621,7 +623,11 @@ def _to_datetime(v: Any) -> dt.datetime:
     if isinstance(v, dt.date):
         return dt.datetime(v.year, v.month, v.day)
     if isinstance(v, str):
-        return dt.datetime.fromisoformat(v.strip())
+        read = stored_temporal(v)
+        if read is None:
+            raise ValueError("not a datetime")
+        return read if isinstance(read, dt.datetime) else dt.datetime(read.year, read.month,
+                                                                      read.day)
     raise TypeError(f"a {type(v).__name__} is not a datetime")
 
 
