@@ -78,6 +78,7 @@ from bench.common import (
     write_results,
 )
 from bench.mariadb import MARIADB_OPTIONS, process_cpu
+from bench.server_process import RivuletServerProcess
 from bench.vote_wire import quiesce
 
 NAME = "transactions"
@@ -116,62 +117,12 @@ class Target:
 # ......................................................................... rivulet server
 
 
-def rivulet_server(directory: str, w: Workload, pipe: Any) -> None:
-    """The rivulet server process: create and load the tables, serve until told to stop."""
-    sys.setswitchinterval(0.0005)  # as rivulet serve does (rivulet/cli.py)
-    import rivulet
-    from rivulet.server.auth import LOOPBACK, UserStore
-    from rivulet.server.mysql.server import MySQLServer, new_event_loop
-
-    db = rivulet.open(directory)
-    UserStore(directory).set_user("bench", "", LOOPBACK)  # the user MariaDB's clients use
+def load_rivulet(db: Any, w: Workload) -> None:
+    """rivulet's tables and accounts (in the server process: ``RivuletServerProcess``)."""
     db.execute(ACCOUNTS_SQL)
     db.execute(TRANSFERS_SQL)
     db.table("accounts").insert_many((i, INITIAL_BALANCE) for i in range(w.accounts))
     db.settle()
-    loop = new_event_loop()  # as rivulet serve does
-    server = MySQLServer(db, port=0)
-    loop.run_until_complete(server.start())
-
-    def commands() -> None:
-        while True:
-            command = pipe.recv()
-            if command == "settle":
-                db.settle()
-                pipe.send("settled")
-            elif command == "stop":
-                loop.call_soon_threadsafe(loop.stop)
-                return
-
-    threading.Thread(target=commands, daemon=True).start()
-    pipe.send(("ready", server.port))
-    loop.run_forever()
-    loop.run_until_complete(server.stop())
-    db.close()
-    pipe.send("stopped")
-
-
-class RivuletProcess:
-    def __init__(self, directory: Path, w: Workload, ctx: Any) -> None:
-        self.pipe, child = ctx.Pipe()
-        self.process = ctx.Process(target=rivulet_server, args=(str(directory), w, child),
-                                   name="rivulet-server")
-        self.process.start()
-        if not self.pipe.poll(600):
-            raise RuntimeError("the rivulet server did not start")
-        _, self.port = self.pipe.recv()
-        self.pid = self.process.pid
-
-    def settle(self) -> None:
-        self.pipe.send("settle")
-        self.pipe.recv()
-
-    def stop(self) -> None:
-        if self.process.is_alive():
-            self.pipe.send("stop")
-            if self.pipe.poll(60):
-                self.pipe.recv()
-            self.process.join(60)
 
 
 def load_mariadb(server: mariadb.MariaDB, database: str, w: Workload) -> None:
@@ -460,12 +411,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"transactions: {w.accounts:,} accounts ("
         + (f"Zipf {w.zipf}" if w.zipf else "uniform") + f"), connections {args.connections}, "
         f"{args.seconds:g} s measured per phase, {args.repeat} round(s); data in {root}")
-    rivulet_proc: RivuletProcess | None = None
+    rivulet_proc: RivuletServerProcess | None = None
     server: mariadb.MariaDB | None = None
     phases: dict[tuple[str, int], list[dict[str, Any]]] = {}
     problems: list[str] = []
     try:
-        rivulet_proc = RivuletProcess(root / "rivulet", w, ctx)
+        rivulet_proc = RivuletServerProcess(root / "rivulet", load_rivulet, (w,), ctx)
         mariadb.MariaDB.ensure_installed(log)
         server = mariadb.MariaDB(root / "mariadb", args.mariadb_port)
         server.start()

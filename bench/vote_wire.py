@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -70,6 +69,7 @@ from bench.common import (
     write_results,
 )
 from bench.mariadb import MARIADB_OPTIONS, process_cpu
+from bench.server_process import RivuletServerProcess
 
 NAME = "vote_wire"
 
@@ -115,15 +115,9 @@ def initial_votes(w: Workload) -> tuple[list[int], list[int]]:
 # ......................................................................... rivulet server
 
 
-def rivulet_server(directory: str, w: Workload, switch_interval: float, pipe: Any) -> None:
-    """The rivulet server process: load, fill the view, serve until told to stop."""
-    sys.setswitchinterval(switch_interval)
-    import rivulet
-    from rivulet.server.auth import LOOPBACK, UserStore
-    from rivulet.server.mysql.server import MySQLServer, new_event_loop
-
-    db = rivulet.open(directory)
-    UserStore(directory).set_user("bench", "", LOOPBACK)  # the user MariaDB's clients use
+def load_rivulet(db: Any, w: Workload) -> None:
+    """rivulet's tables, the initial votes, and the view filled for every story (in the
+    server process: ``RivuletServerProcess``)."""
     db.execute(STORIES_SQL)
     db.execute(VOTES_SQL)
     db.table("stories").insert_many((i, f"story {i}") for i in range(w.stories))
@@ -135,50 +129,6 @@ def rivulet_server(directory: str, w: Workload, switch_interval: float, pipe: An
     view = db.prepare(NATURAL_READ.replace("%s", "?"))
     for lo in range(0, w.stories, 10_000):  # fill the view for every story (see docstring)
         view.lookup_many(range(lo, min(w.stories, lo + 10_000)))
-    loop = new_event_loop()  # as rivulet serve does
-    server = MySQLServer(db, port=0)
-    loop.run_until_complete(server.start())
-
-    def commands() -> None:
-        while True:
-            command = pipe.recv()
-            if command == "settle":
-                db.settle()
-                pipe.send("settled")
-            elif command == "stop":
-                loop.call_soon_threadsafe(loop.stop)
-                return
-
-    threading.Thread(target=commands, daemon=True).start()
-    pipe.send(("ready", server.port))
-    loop.run_forever()
-    loop.run_until_complete(server.stop())
-    db.close()
-    pipe.send("stopped")
-
-
-class RivuletProcess:
-    def __init__(self, directory: Path, w: Workload, switch_interval: float, ctx: Any) -> None:
-        self.pipe, child = ctx.Pipe()
-        self.process = ctx.Process(target=rivulet_server,
-                                   args=(str(directory), w, switch_interval, child),
-                                   name="rivulet-server")
-        self.process.start()
-        if not self.pipe.poll(1800):
-            raise RuntimeError("the rivulet server did not start")
-        _, self.port = self.pipe.recv()
-        self.pid = self.process.pid
-
-    def settle(self) -> None:
-        self.pipe.send("settle")
-        self.pipe.recv()
-
-    def stop(self) -> None:
-        if self.process.is_alive():
-            self.pipe.send("stop")
-            if self.pipe.poll(60):
-                self.pipe.recv()
-            self.process.join(60)
 
 
 # ......................................................................... MariaDB
@@ -415,12 +365,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"vote_wire: {w.stories:,} stories, {w.votes:,} votes, {args.write_fraction:.0%} writes, "
         f"{args.generators} generator processes x {args.threads} connections, "
         f"{args.seconds:g} s measured per phase, {args.repeat} round(s); data in {root}")
-    rivulet_proc: RivuletProcess | None = None
+    rivulet_proc: RivuletServerProcess | None = None
     mariadb: MariaDB | None = None
     phases: dict[str, list[dict[str, Any]]] = {}
     try:
         t0 = time.perf_counter()
-        rivulet_proc = RivuletProcess(root / "rivulet", w, args.switch_interval, ctx)
+        rivulet_proc = RivuletServerProcess(root / "rivulet", load_rivulet, (w,), ctx,
+                                            switch_interval=args.switch_interval)
         log(f"rivulet: loaded and filled in {time.perf_counter() - t0:.1f} s, "
             f"port {rivulet_proc.port}")
         targets: list[tuple[Target, int]] = [
