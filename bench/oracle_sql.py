@@ -71,10 +71,6 @@ AVOIDED: frozenset[str] = frozenset({
     # (error 1690), rivulet computes the exact value. Data decides, so the checker (not the
     # generator) sets such answers aside, counted under this name.
     "integer overflow (MySQL error 1690)",
-    # FLOOR/CEIL of a DOUBLE as text (CAST(FLOOR(f) AS CHAR), CONCAT): MySQL writes the
-    # integer in full ('9007199254740992', '100000000000000000000': the result has no
-    # decimals), rivulet writes the DOUBLE ('9.007199254740992e15').
-    "FLOOR or CEIL of a DOUBLE",
 })
 
 #: Shapes the oracle cannot decide, left out always (they say nothing about rivulet), so
@@ -487,8 +483,7 @@ def _numeric_function(target: Cls) -> Callable[[Gen, Sequence[Ref], int], str]:
         options = [f"ABS({x})", f"-({x})",
                    f"GREATEST({x}, {g.expr(Cls.FLOAT, refs, depth)})",
                    f"LEAST({x}, {g.expr(Cls.FLOAT, refs, depth)})"]
-        if g.shapes.allows("FLOOR or CEIL of a DOUBLE") and (
-                not x[:1].isdigit() and not x.startswith("-")
+        if (not x[:1].isdigit() and not x.startswith("-")
                 or g.shapes.allows("FLOOR or CEIL of a DOUBLE literal")):
             options += [f"FLOOR({x})", f"CEIL({x})"]
         if g.shapes.allows("a DOUBLE rounded at a half"):

@@ -370,6 +370,25 @@ def test_unix_timestamp_of_text_is_a_decimal_with_the_places_mysql_gives(
                       "UNIX_TIMESTAMP('2021-02-03 00:00:00.000') FROM x")
 
 
+def test_a_double_rounded_to_places_shows_them_as_text(mysql_pair: MySQLPair) -> None:
+    """MySQL types ``ROUND(x, d)`` of a DOUBLE with d decimals, ``FLOOR``/``CEIL`` with
+    none, and arithmetic on them with the most of its operands' (a quotient 4 more): as text
+    (CONCAT, CAST AS CHAR, string functions, CASE with text) it shows exactly that many
+    places ('1.50', '9007199254740992', '100000000000000000000'), where a DOUBLE otherwise
+    shows its shortest form. A UNION's text column still takes the shortest form."""
+    mysql_pair.execute("CREATE TABLE dd (id INT PRIMARY KEY, f DOUBLE, i INT)")
+    mysql_pair.insert_many("dd", [(1, 1.5, 3), (2, 9007199254740992.0, 7), (3, 0.125, 1),
+                                  (4, 2.675, 160), (5, 1e20, 32), (6, -0.4, 2)])
+    check(mysql_pair, "SELECT id, CONCAT(ROUND(f, 2)), CAST(FLOOR(f) AS CHAR), CONCAT(CEIL(f)), "
+                      "CONCAT(ROUND(f, 2) + 1), CONCAT(ROUND(f, 2) * i), CONCAT(ROUND(f, 2) / 2), "
+                      "CONCAT(FLOOR(f) / i), CONCAT(ROUND(f)), CONCAT(ROUND(f, i)), "
+                      "CONCAT(ROUND(f, 2) * f), CONCAT(COALESCE(ROUND(f, 1), i)) FROM dd")
+    check(mysql_pair, "SELECT id, LENGTH(FLOOR(f)), REPLACE(ROUND(f, 3), '.', ','), "
+                      "CASE WHEN i > 2 THEN ROUND(f, 2) ELSE 'x' END, "
+                      "CONCAT(ROUND(f, 2) MOD 1), CONCAT(-ROUND(f, 1)) FROM dd")
+    check(mysql_pair, "SELECT id FROM dd WHERE CONCAT(ROUND(f, 2)) = '1.50'")
+
+
 def test_div_of_an_unsigned_is_unsigned_so_a_union_with_a_signed_column_is_a_decimal(
         mysql_pair: MySQLPair) -> None:
     """``a DIV b`` is a BIGINT UNSIGNED when either operand is unsigned (MySQL's

@@ -503,6 +503,8 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
         args = [as_text(a, t) for a, t in zip(args, arg_types)]
     elif fn == "cast_str" and arg_types[0].kind in (TIME, DATETIME) and arg_types[0].scale:
         return Call(fn, (args[0], Lit(arg_types[0].scale, INT))), types.STR_TYPE
+    elif fn == "cast_str" and _fixed_double(arg_types[0]):
+        return Call(fn, (args[0], Lit(arg_types[0].decimals, INT))), types.STR_TYPE
     result = result_type(fn, arg_types, args)
     if fn == "UNIX_TIMESTAMP" and result.kind == DECIMAL:  # of a DATETIME(fsp), of text
         return to_places(Call(fn, tuple(args)), result), result  # its places, a fraction or not
@@ -534,10 +536,18 @@ def as_number(e: Expr, t: SqlType) -> Expr:
 def as_text(e: Expr, t: SqlType) -> Expr:
     """``e`` as the text it is in string context, where its value alone does not say (a
     TIME or DATETIME with fractional digits shows exactly that many: '01:02:03.500' for a
-    TIME(3))."""
+    TIME(3); a DOUBLE rounded to places shows them: '1.50' for ``ROUND(x, 2)``, the
+    integer in full for ``FLOOR(x)``)."""
     if t.kind in (TIME, DATETIME) and t.scale:
         return Call("cast_str", (e, Lit(t.scale, INT)))
+    if _fixed_double(t):
+        return Call("cast_str", (e, Lit(t.decimals, INT)))
     return e
+
+
+def _fixed_double(t: SqlType) -> bool:
+    """Whether ``t`` is a DOUBLE whose text shows fixed places (``SqlType.decimals``)."""
+    return t.kind == FLOAT and t.decimals < types.NOT_FIXED
 
 
 def _time_digits(e: Expr | None, t: SqlType, *, numeric: bool = False) -> int:
@@ -643,8 +653,8 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
         return types.number_type(args[0])
     if fn == "ROUND":
         return _round_type(args, exprs)
-    if fn in ("FLOOR", "CEIL", "CEILING"):
-        return types.FLOAT_TYPE if types.number_type(args[0]).kind == FLOAT else types.INT_TYPE
+    if fn in ("FLOOR", "CEIL", "CEILING"):  # (a DOUBLE's shows the integer in full)
+        return types.double_type(0) if types.number_type(args[0]).kind == FLOAT else types.INT_TYPE
     if fn == "NULLIF":  # (an ENUM's value comes out as its text)
         return types.STR_TYPE if kinds[0] == ENUM else args[0]
     if fn in _TIME_FUNCTIONS:
@@ -678,6 +688,12 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
 
 def _round_type(args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
     n = types.number_type(args[0])
+    if n.kind == FLOAT:  # shows the places asked for, if a constant asks ('1.50')
+        if len(exprs) < 2:
+            return types.double_type(0)
+        d = exprs[1]
+        return (types.double_type(d.value) if isinstance(d, Lit) and type(d.value) is int
+                else types.FLOAT_TYPE)
     if n.kind != DECIMAL:
         return n
     if len(exprs) < 2:

@@ -54,6 +54,7 @@ from rivulet.plan.scope import FromScope, GroupedScope, Relation
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values.schema import BOOL, DATETIME, DECIMAL, ENUM, INT, TIME, TableSchema
 from rivulet.values.types import (
+    NOT_FIXED,
     SqlType,
     aggregate,
     aggregate_result_type,
@@ -631,7 +632,9 @@ def _convert_columns(node: ir.Node, columns: tuple[ir.ColumnInfo, ...]) -> ir.No
     """A UNION branch with every column converted to the UNION's column type (MySQL: a
     column that is VARCHAR in one branch and INT in another is VARCHAR throughout; a DECIMAL
     has the places of the widest branch)."""
-    exprs = [convert(ir.Col(i, have.name), have.type, want.type)
+    # (a DOUBLE rounded to places comes into a text column in its shortest form: MariaDB)
+    exprs = [convert(ir.Col(i, have.name), replace(have.type, decimals=NOT_FIXED),
+                     want.type)
              for i, (have, want) in enumerate(zip(node.columns, columns))]
     if all(isinstance(e, ir.Col) for e in exprs):
         return node

@@ -29,6 +29,7 @@ from rivulet.values.conversions import (
     truncated,
 )
 from rivulet.values.enumerations import EnumValue, plain
+from rivulet.values.numerals import fixed_double_text
 from rivulet.values.numeric import round_
 from rivulet.values.strings import concat
 from rivulet.values.times import (
@@ -177,9 +178,13 @@ def cast_bytes(v: Any) -> bytes | None:
 def cast_str(v: Any, fsp: Any = None) -> str | bytes | None:
     """``CAST(v AS CHAR)``: the value's text (an ENUM's member as plain text). ``fsp``: the
     fractional digits of a TIME or DATETIME ``v``'s type, which its text shows exactly
-    ('01:02:03.500' for a TIME(3), '2024-01-02 03:04:05.000' for a DATETIME(3))."""
+    ('01:02:03.500' for a TIME(3), '2024-01-02 03:04:05.000' for a DATETIME(3)), or the
+    places of a DOUBLE rounded to them ('1.50' for ``ROUND(x, 2)``, '100000000000000000000'
+    for ``FLOOR(1e20)``: the binary value's digits, as MySQL prints them)."""
     if v is None:
         return None
+    if fsp is not None and type(v) is float and math.isfinite(v):
+        return fixed_double_text(v, to_int(fsp))
     if fsp is not None and isinstance(v, _timedelta):
         return format_time(v, to_int(fsp))
     if fsp is not None and isinstance(v, _datetime):

@@ -32,6 +32,20 @@ def double_text(x: float) -> str:
     return f"{sign}{mantissa}e{decpt - 1}"
 
 
+def fixed_double_text(x: float, places: int) -> str:
+    """A DOUBLE shown with ``places`` places, as MySQL shows one rounded to places
+    (``ROUND(x, 2)``, ``FLOOR(x)``: its ``my_fcvt``): the shortest digits that read back as
+    ``x``, padded with zeros, where they need no more places (FLOOR(7 * 2e0 ** 53) is
+    63050394783186940, not the binary value's ...944); else the binary value rounded to
+    ``places``, half to even ('0.0063' for 1/160, '0.0312' for 1/32)."""
+    shortest = Decimal(repr(x))
+    exponent = shortest.as_tuple().exponent
+    assert isinstance(exponent, int)  # (the callers pass finite values)
+    if -exponent <= places:
+        return f"{shortest:.{places}f}"
+    return f"{x:.{places}f}"
+
+
 def decimal_text(d: Decimal) -> str:
     """A DECIMAL in plain notation, never an exponent, and no negative zero (MySQL has
     none)."""

@@ -68,6 +68,10 @@ TEMPORAL_KINDS = frozenset({DATE, DATETIME, TIME})
 MAX_FSP = 6
 
 
+#: The ``decimals`` of a DOUBLE shown in its shortest form (MySQL's NOT_FIXED_DEC).
+NOT_FIXED = 31
+
+
 @dataclass(frozen=True, slots=True)
 class SqlType:
     """The static type of an expression: its value kind and, for a DECIMAL, the places it
@@ -81,6 +85,10 @@ class SqlType:
     scale: int = 0
     frac: int = 0
     unsigned: bool = False
+    #: For a DOUBLE, the places its text shows: fixed for one rounded to places
+    #: (``ROUND(x, 2)`` shows '1.50', ``FLOOR(x)`` the integer in full) and arithmetic on
+    #: it (MySQL's ``decimals``), :data:`NOT_FIXED` for its shortest form.
+    decimals: int = NOT_FIXED
 
     @property
     def rounded(self) -> bool:
@@ -92,6 +100,24 @@ NULL = SqlType(None)
 INT_TYPE = SqlType(INT)
 FLOAT_TYPE = SqlType(FLOAT)
 STR_TYPE = SqlType(STR)
+
+
+def double_type(decimals: int) -> SqlType:
+    """A DOUBLE whose text shows ``decimals`` places (from 0; past 30, its shortest form)."""
+    return SqlType(FLOAT, decimals=max(0, decimals)) if decimals < NOT_FIXED else FLOAT_TYPE
+
+
+def shown_places(t: SqlType) -> int:
+    """The places a value of type ``t`` brings to a DOUBLE it takes part in (MySQL's
+    ``decimals``): none for an integer, a DECIMAL's, a DOUBLE's own, and for text or
+    anything else the shortest form's."""
+    if t.kind in (INT, BOOL):
+        return 0
+    if t.kind == DECIMAL:
+        return t.scale
+    if t.kind == FLOAT:
+        return t.decimals
+    return NOT_FIXED
 
 
 def decimal_type(scale: int, frac: int | None = None) -> SqlType:
@@ -191,8 +217,9 @@ def arithmetic_type(fn: str, a: SqlType, b: SqlType) -> SqlType:
         if known.kind is None:
             return NULL
         return arithmetic_type(fn, known, known)
-    if FLOAT in (na.kind, nb.kind):
-        return FLOAT_TYPE
+    if FLOAT in (na.kind, nb.kind):  # its places: the operands' most, a quotient's 4 more
+        places = max(shown_places(na), shown_places(nb))
+        return double_type(places + DIV_PRECISION_INCREMENT if fn == "div" else places)
     if fn == "div":
         return decimal_type(na.scale + DIV_PRECISION_INCREMENT, division_frac(na.frac, nb.frac))
     if na.kind == INT and nb.kind == INT:
@@ -209,7 +236,7 @@ def arithmetic_type(fn: str, a: SqlType, b: SqlType) -> SqlType:
 def _merged_numbers(types: list[SqlType]) -> SqlType:
     kinds = {t.kind for t in types}
     if FLOAT in kinds:
-        return FLOAT_TYPE
+        return double_type(max(shown_places(t) for t in types))
     signs = {t.unsigned for t in types if t.kind in (INT, BOOL)}
     if DECIMAL in kinds or len(signs) > 1:
         return decimal_type(max(t.scale for t in types), max(t.frac for t in types))
@@ -351,6 +378,7 @@ def between_as_times(kinds: Iterable[Kind | None]) -> bool:
 
 __all__ = [
     "DATE_KINDS", "DIV_PRECISION_INCREMENT", "EXACT_KINDS", "FLOAT_TYPE", "INT_TYPE",
+    "NOT_FIXED", "double_type", "shown_places",
     "MAX_FSP", "MAX_SCALE", "NULL", "NUMBER_KINDS", "STR_TYPE", "SqlType", "TEMPORAL_KINDS",
     "TEXT_KINDS", "UNDECLARED_DECIMAL_SCALE", "aggregate", "aggregate_result_type",
     "arithmetic_type", "avg_type", "between_as_doubles", "between_as_times", "column_type",
