@@ -409,7 +409,8 @@ def test_a_date_with_a_zero_month_or_day_compares_by_its_fields(
     date between 2024-01-31 23:59:59 and 2024-02-01, and the number 1e10 as 2001-00-00
     00:00:00 (YYMMDDhhmmss): each compares with a date by its fields, equal to none.
     rivulet reads them so, whether they are constants, columns of text or numbers, or
-    parameters (ZeroInDate); the zero date and an invalid date are still the zero date."""
+    parameters (ZeroInDate); the zero date and an invalid date are still the zero date, and
+    so is '00:00:00' (a two-digit year of 00 is 2000 only where another field is not 0)."""
     mysql_pair.execute("CREATE TABLE z (id INT PRIMARY KEY, dt DATE, ts DATETIME, "
                        "s VARCHAR(20), f DOUBLE)")
     mysql_pair.insert_many("z", [
@@ -425,7 +426,8 @@ def test_a_date_with_a_zero_month_or_day_compares_by_its_fields(
         check(mysql_pair, f"SELECT id FROM z WHERE {where}")
     check(mysql_pair, "SELECT id, dt < s, dt = s, dt > s, ts < f, ts = f, ts > f, "
                       "CASE WHEN dt < f THEN 'yes' END, dt IN (f, s) FROM z")
-    check(mysql_pair, "SELECT id, ts > '23:59:59', dt > '0000-00-00', ts < '12:34:56' FROM z")
+    check(mysql_pair, "SELECT id, ts > '23:59:59', dt > '0000-00-00', ts < '12:34:56', "
+                      "ts > '00:00:00', dt > '000000', ts < '00-00-00 01:00:00' FROM z")
     for value in ["2024-02-00", 20240200, 1e10, "00:01:00"]:
         check(mysql_pair, "SELECT id FROM z WHERE dt < ?", value)
         check(mysql_pair, "SELECT id FROM z WHERE ts >= ?", value)

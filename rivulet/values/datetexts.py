@@ -55,14 +55,18 @@ def text_parts(s: str) -> Parts | None:
     m = DATE_RE.match(s)
     if m is not None:
         year_text, month, day, hour, minute, second, frac = m.groups()
-        year = full_year(year_text)
+        # (a two-digit year is 2000-2069 or 1970-1999 unless every field is zero: '00:00:00'
+        # is the zero date, '00:01:00' 2000-01-00, as MySQL reads them)
+        zero = not any(int(f) for f in m.groups() if f)
+        year = int(year_text) if zero else full_year(year_text)
     else:
         m = COMPACT_DATE_RE.match(s)
         if m is None:
             return None
         digits, frac = m.groups()
         if len(digits) in (6, 12):
-            digits = str(full_year(digits[:2])) + digits[2:]
+            zero = not (int(digits) or int(frac or "0"))
+            digits = ("00" if zero else str(full_year(digits[:2]))) + digits[2:]
         if len(digits) not in (8, 14):
             return None
         year, month, day = int(digits[:4]), digits[4:6], digits[6:8]
