@@ -375,7 +375,8 @@ def test_a_double_rounded_to_places_shows_them_as_text(mysql_pair: MySQLPair) ->
     none, and arithmetic on them with the most of its operands' (a quotient 4 more): as text
     (CONCAT, CAST AS CHAR, string functions, CASE with text) it shows exactly that many
     places ('1.50', '9007199254740992', '100000000000000000000'), where a DOUBLE otherwise
-    shows its shortest form. A UNION's text column still takes the shortest form."""
+    shows its shortest form. A UNION's text column still takes the shortest form; an
+    answer's column is the value its text reads back as."""
     mysql_pair.execute("CREATE TABLE dd (id INT PRIMARY KEY, f DOUBLE, i INT)")
     mysql_pair.insert_many("dd", [(1, 1.5, 3), (2, 9007199254740992.0, 7), (3, 0.125, 1),
                                   (4, 2.675, 160), (5, 1e20, 32), (6, -0.4, 2)])
@@ -387,6 +388,10 @@ def test_a_double_rounded_to_places_shows_them_as_text(mysql_pair: MySQLPair) ->
                       "CASE WHEN i > 2 THEN ROUND(f, 2) ELSE 'x' END, "
                       "CONCAT(ROUND(f, 2) MOD 1), CONCAT(-ROUND(f, 1)) FROM dd")
     check(mysql_pair, "SELECT id FROM dd WHERE CONCAT(ROUND(f, 2)) = '1.50'")
+    # (an answer's column is what its text reads back as: ROUND(2.675e0, 3) * 160 is 428.0,
+    # ROUND(f, 2) * 0.333e0 not fixed, ROUND(f, 1) / 3 at 5 places)
+    check(mysql_pair, "SELECT id, ROUND(f, 3) * i, ROUND(f, 2) * 0.333e0, ROUND(f, 1) / 3, "
+                      "ROUND(f, 2) * 1.005 FROM dd")
 
 
 def test_div_of_an_unsigned_is_unsigned_so_a_union_with_a_signed_column_is_a_decimal(

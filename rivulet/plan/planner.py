@@ -40,6 +40,7 @@ from rivulet.errors import (
 )
 from rivulet.plan import ir
 from rivulet.plan.expressions import (
+    as_text,
     convert,
     is_aggregate,
     refuse_join_keys,
@@ -52,7 +53,7 @@ from rivulet.plan.expressions import (
 from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
 from rivulet.plan.scope import FromScope, GroupedScope, Relation
 from rivulet.sql.parse import error_at, unsupported
-from rivulet.values.schema import BOOL, DATETIME, DECIMAL, ENUM, INT, TIME, TableSchema
+from rivulet.values.schema import BOOL, DATETIME, DECIMAL, ENUM, FLOAT, INT, TIME, TableSchema
 from rivulet.values.types import (
     NOT_FIXED,
     SqlType,
@@ -854,8 +855,16 @@ def _join_on_compared_keys(sides: _KeyedSides, left_join: bool, residual: ir.Exp
 
 
 def _shown(exprs: list[ir.Expr], input_types: list[SqlType]) -> list[ir.Expr]:
-    """Answer columns as MySQL returns them: a DECIMAL at the places its type shows."""
-    return [shown(e, type_of(e, input_types)) for e in exprs]
+    """Answer columns as MySQL returns them: a DECIMAL at the places its type shows; a
+    DOUBLE rounded to places (``ROUND(x, 2) * y``) as the text MySQL sends for it reads
+    back (-249.975 is -249.98: its text shows 2 places)."""
+    out = []
+    for e in exprs:
+        t = type_of(e, input_types)
+        if t.kind == FLOAT and t.decimals < NOT_FIXED:
+            e = ir.Call("cast_float", (as_text(e, t),))
+        out.append(shown(e, t))
+    return out
 
 
 def _project(node: ir.Node, exprs: list[ir.Expr], names: list[str]) -> ir.Node:
