@@ -394,6 +394,20 @@ def test_a_double_rounded_to_places_shows_them_as_text(mysql_pair: MySQLPair) ->
                       "ROUND(f, 2) * 1.005 FROM dd")
 
 
+def test_a_quotient_comes_into_a_union_text_column_with_the_places_it_carries(
+        mysql_pair: MySQLPair) -> None:
+    """A UNION's text column takes a quotient as MySQL's temporary table stores it: with
+    the nine places it carries ('-0.333333333', where CONCAT shows '-0.3333'), and a zero
+    one (a zero dividend) as '0'; a DECIMAL column with its own places ('0.00')."""
+    mysql_pair.execute("CREATE TABLE qt (id INT PRIMARY KEY, i INT, g INT, d DECIMAL(8,2))")
+    mysql_pair.insert_many("qt", [(1, -1, 3, Decimal("2.50")), (2, 0, 3, Decimal("0.00")),
+                                  (3, 3, 3, Decimal("-1.25"))])
+    check(mysql_pair, "SELECT i / g AS a, d AS b, d / 3 AS c, i / g + 0 AS e FROM qt "
+                      "UNION ALL SELECT 'x', 'y', 'z', 'w' FROM qt WHERE id = 1")
+    check(mysql_pair, "SELECT id, CONCAT(i / g), CASE WHEN id > 1 THEN d / 3 ELSE 'x' END "
+                      "FROM qt")
+
+
 def test_div_of_an_unsigned_is_unsigned_so_a_union_with_a_signed_column_is_a_decimal(
         mysql_pair: MySQLPair) -> None:
     """``a DIV b`` is a BIGINT UNSIGNED when either operand is unsigned (MySQL's

@@ -53,7 +53,18 @@ from rivulet.plan.expressions import (
 from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
 from rivulet.plan.scope import FromScope, GroupedScope, Relation
 from rivulet.sql.parse import error_at, unsupported
-from rivulet.values.schema import BOOL, DATETIME, DECIMAL, ENUM, FLOAT, INT, TIME, TableSchema
+from rivulet.values.schema import (
+    BOOL,
+    BYTES,
+    DATETIME,
+    DECIMAL,
+    ENUM,
+    FLOAT,
+    INT,
+    STR,
+    TIME,
+    TableSchema,
+)
 from rivulet.values.types import (
     NOT_FIXED,
     SqlType,
@@ -633,9 +644,7 @@ def _convert_columns(node: ir.Node, columns: tuple[ir.ColumnInfo, ...]) -> ir.No
     """A UNION branch with every column converted to the UNION's column type (MySQL: a
     column that is VARCHAR in one branch and INT in another is VARCHAR throughout; a DECIMAL
     has the places of the widest branch)."""
-    # (a DOUBLE rounded to places comes into a text column in its shortest form: MariaDB)
-    exprs = [convert(ir.Col(i, have.name), replace(have.type, decimals=NOT_FIXED),
-                     want.type)
+    exprs = [_union_value(ir.Col(i, have.name), have.type, want.type)
              for i, (have, want) in enumerate(zip(node.columns, columns))]
     if all(isinstance(e, ir.Col) for e in exprs):
         return node
@@ -643,6 +652,18 @@ def _convert_columns(node: ir.Node, columns: tuple[ir.ColumnInfo, ...]) -> ir.No
         replace(want, name=have.name, nullable=have.nullable)
         for have, want in zip(node.columns, columns)
     ))
+
+
+def _union_value(e: ir.Expr, have: SqlType, want: SqlType) -> ir.Expr:
+    """A branch's column ``e`` as the UNION's column takes it. Into text, a number comes as
+    MySQL's temporary table stores it (MariaDB), not as CONCAT writes it: a DOUBLE in its
+    shortest form, rounded to places or not; a quotient with the places it carries
+    ('-0.333333333'), a zero one as '0' (its dividend was 0: no places)."""
+    if want.kind in (STR, BYTES) and have.rounded:
+        cast = ir.Call("cast_str" if want.kind == STR else "cast_bytes", (e,))
+        zero = ir.Lit("0", STR) if want.kind == STR else ir.Lit(b"0", BYTES)
+        return ir.Case(((ir.Call("eq", (e, ir.Lit(0, INT))), zero),), cast)
+    return convert(e, replace(have, decimals=NOT_FIXED), want)
 
 
 def _union_is_distinct(query: exp.Expr) -> bool:
