@@ -294,6 +294,8 @@ def test_dates_and_times_read_from_text_in_an_update(mysql_pair: MySQLPair) -> N
         ("UPDATE d SET n = 4 WHERE tm = 'abc'", 1292),
         ("UPDATE d SET n = 4 WHERE tm = '10:00:00x'", 1292),
         ("UPDATE d SET n = 4 WHERE tm = '10:00:00 '", (OK, 1)),
+        ("UPDATE d SET n = 4 WHERE id = 1 AND tm < 99.99", 1292),  # (no time: 99 seconds)
+        ("UPDATE d SET n = 6 WHERE id = 1 AND tm < 100000.5", (OK, 1)),
         ("UPDATE d SET n = 5 WHERE id = 1 AND TIME_TO_SEC(v) > 0", 1292),
         ("UPDATE d SET n = 5 WHERE id = 1 AND HOUR(v) > 0", 1292),
         ("UPDATE d SET n = 5 WHERE id = 1 AND CAST(v AS TIME) IS NULL", 1292),

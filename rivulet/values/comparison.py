@@ -152,7 +152,7 @@ def _with_time(a: Any, b: Any, ka: str, kb: str) -> tuple[Any, Any]:
     if kt not in ("s", "n", "f"):
         raise TypeError(f"cannot compare a TIME with {other!r}: MySQL reads the TIME as a "
                         "time of the current day")
-    if kt == "s" and MODE.strict:  # (a write fails on text that is no time)
+    if MODE.strict:  # (a write fails on text or a number that is no time: 'abc', 99.99)
         check_time(other, time_micros(other, strict=False), "Truncated incorrect time value")
     other = from_micros(compared_micros(other))
     return (a, other) if ka == "d" else (other, b)
