@@ -205,6 +205,9 @@ def test_an_update_fails_on_a_truncating_conversion_in_its_set_list(texts: MySQL
         ("UPDATE t SET n = CAST('1.5' AS SIGNED) WHERE id = 3", 1292),
         ("UPDATE t SET n = CAST(' 12 ' AS SIGNED) WHERE id = 3", (OK, 1)),
         ("UPDATE t SET n = CAST(v AS DECIMAL(5, 2)) WHERE id = 1", 1292),
+        ("UPDATE t SET n = CAST(123456 AS DECIMAL(5, 2)) WHERE id = 2", 1264),  # (saturated)
+        ("UPDATE t SET n = 7 WHERE CAST(id * 1000 AS DECIMAL(4, 1)) > 0", 1264),
+        ("UPDATE t SET n = CAST(999.994 AS DECIMAL(5, 2)) WHERE id = 2", (OK, 1)),
         ("UPDATE t SET n = CAST(v AS DOUBLE) WHERE id = 1", 1292),
         ("UPDATE t SET v = LEFT(v, '1x') WHERE id = 1", 1292),
         ("UPDATE t SET n = v = 0 WHERE id = 1", 1292),

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from rivulet.errors import OutOfRangeError
 from rivulet.values.arithmetic import to_scale
 from rivulet.values.conversions import (
     MODE,
@@ -133,6 +134,14 @@ def cast_float(v: Any) -> float | None:
             else float(v))
 
 
+def _decimal_saturated(d: Decimal, limit: Decimal, precision: int, places: int) -> Decimal:
+    """The largest DECIMAL(precision, places) of ``d``'s sign, where ``d`` is past it
+    (MySQL warns); a write statement fails instead (strict mode: error 1264)."""
+    if MODE.strict:
+        raise OutOfRangeError(f"Out of range value: {d} for DECIMAL({precision}, {places})")
+    return limit if d > 0 else -limit
+
+
 def cast_decimal(v: Any, precision: int | None = None, scale: int | None = None
                  ) -> Decimal | None:
     """``CAST(v AS DECIMAL(precision, scale))``: rounded half up to ``scale`` places, and
@@ -158,12 +167,12 @@ def cast_decimal(v: Any, precision: int | None = None, scale: int | None = None
         return d
     places = scale or 0
     limit = Decimal(10) ** (precision - places) - Decimal(1).scaleb(-places)
-    if abs(d) > limit:
-        return limit if d > 0 else -limit
+    if abs(d) >= limit + Decimal(5).scaleb(-places - 1):  # (rounds past the largest value)
+        return _decimal_saturated(d, limit, precision, places)
     rounded = to_scale(d, places)
     assert rounded is not None
     if abs(rounded) > limit:  # rounded up past the largest value
-        return limit if rounded > 0 else -limit
+        return _decimal_saturated(rounded, limit, precision, places)
     return rounded
 
 
