@@ -189,6 +189,10 @@ NOT_MYSQL = [
     ("SELECT CAST(s AS TEXT) FROM t", "TEXT"),
     ("SELECT CONVERT(a, BIGINT) FROM t", "BIGINT"),
     ("SELECT POSITION('x', s) FROM t", "POSITION"),
+    ("FROM t", "starts with SELECT"),
+    ("FROM t -- ' EXISTS DELETE", "starts with SELECT"),
+    ("UPDATE t UPDATE", "SET"),
+    ("UPDATE t", "SET"),
 ]
 
 #: Not MySQL 8 either, though MariaDB takes them: only rivulet's answer is checked.

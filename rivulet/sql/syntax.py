@@ -264,6 +264,10 @@ def check_tree(statement: exp.Expr, text: str, tokens: Sequence[Token]) -> None:
     by_start = {t.start: t for t in tokens}
     if isinstance(statement, _EXPRESSIONS):
         raise syntax_error(text, _first_offset(statement, tokens))
+    if tokens and tokens[0].token_type == TokenType.FROM:  # (sqlglot's FROM-first SELECT)
+        raise error_at_token(text, tokens[0], "MySQL's SELECT starts with SELECT")
+    if isinstance(statement, exp.Update) and not statement.expressions:
+        raise syntax_error(text, len(text), "an UPDATE sets columns: UPDATE t SET c = ...")
     for node in statement.walk():
         if isinstance(node, (exp.Limit, exp.Offset)):
             _check_limit_operand(node, text, tokens)
