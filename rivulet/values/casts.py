@@ -189,7 +189,7 @@ def cast_str(v: Any, fsp: Any = None) -> str | bytes | None:
     fractional digits of a TIME or DATETIME ``v``'s type, which its text shows exactly
     ('01:02:03.500' for a TIME(3), '2024-01-02 03:04:05.000' for a DATETIME(3)), or the
     places of a DOUBLE rounded to them ('1.50' for ``ROUND(x, 2)``, '100000000000000000000'
-    for ``FLOOR(1e20)``: the binary value's digits, as MySQL prints them)."""
+    for ``FLOOR(1e20)``, as MySQL prints them: ``numerals.fixed_double_text``)."""
     if v is None:
         return None
     if fsp is not None and type(v) is float and math.isfinite(v):
