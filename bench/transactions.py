@@ -54,7 +54,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -77,9 +76,9 @@ from bench.common import (
     uniform_ints,
     write_results,
 )
-from bench.mariadb import MARIADB_OPTIONS, process_cpu
+from bench.load_generators import quiesce, run_clients, run_generators
+from bench.mariadb import MARIADB_OPTIONS
 from bench.server_process import RivuletServerProcess
-from bench.vote_wire import quiesce
 
 NAME = "transactions"
 
@@ -215,21 +214,13 @@ def generator(t: Target, w: Workload, seed: int, threads: int, start_at: float, 
             errors.append(repr(exc))
         results.append({"latency_ns": latency_ns, "committed": committed, "counts": counts})
 
-    workers = [threading.Thread(target=client, args=(k,)) for k in range(threads)]
-    for worker in workers:
-        worker.start()
-    time.sleep(max(0.0, measure_from - time.time()))
-    cpu0 = time.process_time()
-    time.sleep(max(0.0, measure_to - time.time()))
-    cpu1 = time.process_time()
-    for worker in workers:
-        worker.join()
+    cpu_seconds = run_clients(client, threads, measure_from, measure_to)
     out.put({
         "latency_ns": [x for r in results for x in r["latency_ns"]],
         "committed": [x for r in results for x in r["committed"]],
         "counts": {k: sum(r["counts"][k] for r in results) for k in results[0]["counts"]}
         if results else {},
-        "cpu_seconds": cpu1 - cpu0,
+        "cpu_seconds": cpu_seconds,
         "errors": errors[:5],
     })
 
@@ -238,29 +229,14 @@ def run_phase(t: Target, server_pid: int, connections: int, w: Workload,
               args: argparse.Namespace, ctx: Any, seed: int) -> dict[str, Any]:
     """``connections`` clients over ``min(2, connections)`` generator processes."""
     processes = min(2, connections)
-    out = ctx.Queue()
-    start_at = time.time() + 2.0  # time for the generator processes to start
-    procs = [ctx.Process(target=generator,
-                         args=(t, w, seed * 100 + g, connections // processes, start_at,
-                               args.warmup, args.seconds, out))
-             for g in range(processes)]
-    for p in procs:
-        p.start()
-    time.sleep(max(0.0, start_at + args.warmup - time.time()))
-    cpu0, wall0 = process_cpu(server_pid), time.perf_counter()
-    time.sleep(max(0.0, start_at + args.warmup + args.seconds - time.time()))
-    cpu1, wall1 = process_cpu(server_pid), time.perf_counter()
-    parts = [out.get(timeout=300) for _ in procs]
-    for p in procs:
-        p.join(60)
-    errors = [e for part in parts for e in part["errors"]]
-    if errors:
-        raise RuntimeError(f"{t.name}: load generator errors: {errors[:3]}")
+    parts, server_cpu, wall = run_generators(
+        ctx, generator, lambda g, start_at: (t, w, seed * 100 + g, connections // processes,
+                                             start_at, args.warmup, args.seconds),
+        processes, server_pid, args.warmup, args.seconds, t.name, timeout=300)
     latencies = sorted(x for part in parts for x in part["latency_ns"])
     counts = {k: sum(part["counts"].get(k, 0) for part in parts)
               for k in ("committed", "declined", "deadlocks", "lock_wait_timeouts")}
     attempted = sum(counts.values())
-    server_cpu = cpu1 - cpu0
     return {
         "connections": connections,
         "transactions_per_s": counts["committed"] / args.seconds,
@@ -269,7 +245,7 @@ def run_phase(t: Target, server_pid: int, connections: int, w: Workload,
         "abort_rate": (counts["deadlocks"] + counts["lock_wait_timeouts"]) / attempted
         if attempted else 0.0,
         "latency_ms": {f"p{p}": _pct(latencies, p) for p in (50, 95, 99)},
-        "server_cores": server_cpu / (wall1 - wall0),
+        "server_cores": server_cpu / wall,
         "server_cpu_us_per_transaction": 1e6 * server_cpu / counts["committed"]
         if counts["committed"] else None,
         "clients_cores": sum(part["cpu_seconds"] for part in parts) / args.seconds,

@@ -45,7 +45,6 @@ import argparse
 import multiprocessing as mp
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -68,7 +67,8 @@ from bench.common import (
     uniform_ints,
     write_results,
 )
-from bench.mariadb import MARIADB_OPTIONS, process_cpu
+from bench.load_generators import quiesce, run_clients, run_generators
+from bench.mariadb import MARIADB_OPTIONS
 from bench.server_process import RivuletServerProcess
 
 NAME = "vote_wire"
@@ -223,63 +223,26 @@ def generator(t: Target, w: Workload, seed: int, threads: int, start_at: float, 
             errors.append(repr(exc))
         results.append({"read_ns": read_ns, "write_ns": write_ns, "written": written})
 
-    workers = [threading.Thread(target=client, args=(k,)) for k in range(threads)]
-    for worker in workers:
-        worker.start()
-    time.sleep(max(0.0, measure_from - time.time()))
-    cpu0 = time.process_time()
-    time.sleep(max(0.0, measure_to - time.time()))
-    cpu1 = time.process_time()
-    for worker in workers:
-        worker.join()
+    cpu_seconds = run_clients(client, threads, measure_from, measure_to)
     out.put({
         "read_ns": [x for r in results for x in r["read_ns"]],
         "write_ns": [x for r in results for x in r["write_ns"]],
         "written": [x for r in results for x in r["written"]],
-        "cpu_seconds": cpu1 - cpu0,
+        "cpu_seconds": cpu_seconds,
         "errors": errors[:5],
     })
 
 
-def quiesce(pids: Sequence[int], idle_cores: float = 0.05, timeout: float = 60.0) -> float:
-    """Wait until every server is idle (under ``idle_cores`` over half a second); the
-    seconds waited. MariaDB may still be running the natural phase's 200-500 ms statements
-    after its clients have gone, and no phase should measure another system's leftover
-    work. (It was not why rounds after the first run ~10% slower for every system and its
-    clients alike; that cause is unknown.)"""
-    start = time.perf_counter()
-    while time.perf_counter() - start < timeout:
-        before = [process_cpu(pid) for pid in pids]
-        time.sleep(0.5)
-        if all(process_cpu(pid) - cpu < idle_cores * 0.5 for pid, cpu in zip(pids, before)):
-            break
-    return time.perf_counter() - start
-
-
 def run_phase(t: Target, server_pid: int, w: Workload, args: argparse.Namespace, ctx: Any,
               seed: int) -> dict[str, Any]:
-    out = ctx.Queue()
-    start_at = time.time() + 2.0  # time for the generator processes to start
-    procs = [ctx.Process(target=generator, args=(t, w, seed * 100 + g, args.threads, start_at,
-                                                  args.warmup, args.seconds, out))
-             for g in range(args.generators)]
-    for p in procs:
-        p.start()
-    time.sleep(max(0.0, start_at + args.warmup - time.time()))
-    cpu0, wall0 = process_cpu(server_pid), time.perf_counter()
-    time.sleep(max(0.0, start_at + args.warmup + args.seconds - time.time()))
-    cpu1, wall1 = process_cpu(server_pid), time.perf_counter()
-    parts = [out.get(timeout=120) for _ in procs]
-    for p in procs:
-        p.join(60)
-    errors = [e for part in parts for e in part["errors"]]
-    if errors:
-        raise RuntimeError(f"{t.name}: load generator errors: {errors[:3]}")
+    parts, server_cpu, wall = run_generators(
+        ctx, generator, lambda g, start_at: (t, w, seed * 100 + g, args.threads, start_at,
+                                             args.warmup, args.seconds),
+        args.generators, server_pid, args.warmup, args.seconds, t.name, timeout=120)
     reads = [x for part in parts for x in part["read_ns"]]
     writes = [x for part in parts for x in part["write_ns"]]
     seconds = args.seconds
     ops = len(reads) + len(writes)
-    server_cpu = cpu1 - cpu0
     client_cpu = sum(part["cpu_seconds"] for part in parts)
     return {
         "ops_per_s": ops / seconds,
@@ -289,7 +252,7 @@ def run_phase(t: Target, server_pid: int, w: Workload, args: argparse.Namespace,
         "read_latency_us": latency_summary(reads) | {"p95_us": _pct(reads, 95)},
         "write_latency_us": latency_summary(writes) | {"p95_us": _pct(writes, 95)},
         "server_cpu_seconds": server_cpu,
-        "server_cores": server_cpu / (wall1 - wall0),
+        "server_cores": server_cpu / wall,
         "server_cpu_us_per_op": 1e6 * server_cpu / ops if ops else None,
         "clients_cpu_seconds": client_cpu,
         "clients_cores": client_cpu / seconds,
