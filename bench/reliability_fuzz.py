@@ -371,6 +371,23 @@ def write_batch(draw: Any, avoided: frozenset[str] = AVOIDED) -> list[tuple]:
     return rows
 
 
+def _integer_stored(sent: Any) -> int | None:
+    """The integer MySQL stores for ``sent`` in an integer column: a DOUBLE rounded half to
+    even (its rint), a DECIMAL or text that is a number half away from zero; None where it
+    stores none (the write must fail)."""
+    if isinstance(sent, (bool, int)):
+        return int(sent)
+    if isinstance(sent, float):
+        return round(sent) if sent == sent and abs(sent) != float("inf") else None
+    try:
+        number = decimal.Decimal(sent.strip(" \t\n\r") if isinstance(sent, str) else sent)
+    except (decimal.InvalidOperation, TypeError, ValueError):
+        return None
+    if not number.is_finite():
+        return None
+    return int(number.to_integral_value(rounding=decimal.ROUND_HALF_UP))
+
+
 def _same(stored: Any, sent: Any, column: str) -> bool:
     """Whether a value read back is the one written (as the column's type keeps it)."""
     if sent is None or stored is None:
@@ -380,7 +397,7 @@ def _same(stored: Any, sent: Any, column: str) -> bool:
     if column == "raw":
         return stored == (sent.encode() if isinstance(sent, str) else sent)
     if column in ("id", "n", "tiny", "big"):
-        return isinstance(sent, (int, str, float, decimal.Decimal, bool)) and stored == sent
+        return stored == _integer_stored(sent)
     if column == "ratio" and isinstance(sent, float):
         return stored == sent
     if column == "seen" and isinstance(sent, dt.date):

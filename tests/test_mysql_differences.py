@@ -10,11 +10,22 @@ the construct.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import pymysql
 import pytest
 from mysql_oracle import MySQLPair
+from pymysql.constants.FIELD_TYPE import (
+    BLOB,
+    LONG,
+    LONGLONG,
+    MEDIUM_BLOB,
+    NEWDECIMAL,
+    VAR_STRING,
+)
+
+from rivulet.server.mysql.server import ServerThread
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "sql.md"
 
@@ -53,6 +64,48 @@ def test_unsigned_subtraction_below_zero_is_negative(pair: MySQLPair) -> None:
     with pytest.raises(pymysql.err.OperationalError) as caught:
         pair.mariadb("SELECT u - 5 FROM t")
     assert caught.value.args[0] == 1690
+
+
+def test_arithmetic_past_the_double_range_is_infinite(pair: MySQLPair) -> None:
+    """MySQL refuses a DOUBLE result beyond its range (error 1690); rivulet gives the
+    infinity IEEE arithmetic gives, since a view cannot fail a read for one of its rows."""
+    pair.execute("INSERT INTO t VALUES (2, '1e308', 0, 0)")
+    assert pair.db.query("SELECT s * 2, -s * 2 FROM t WHERE id = 2") == [
+        (float("inf"), float("-inf"))]
+    with pytest.raises(pymysql.err.OperationalError) as caught:
+        pair.mariadb("SELECT s * 2 FROM t WHERE id = 2")
+    assert caught.value.args[0] == 1690
+
+
+def test_result_columns_report_one_type_per_kind(pair: MySQLPair) -> None:
+    """Over the MySQL protocol an INT column is LONG and a TEXT column BLOB in MySQL; rivulet
+    reports LONGLONG and VAR_STRING, one type code per value kind (and NOT NULL only where
+    it knows), while PyMySQL reads the same values from both, with the same UNSIGNED flag
+    and a number's decimals."""
+    pair.execute("CREATE TABLE w (id INT PRIMARY KEY, i INT NOT NULL, tx TEXT, "
+                 "d DECIMAL(6,2), u INT UNSIGNED)")
+    pair.execute("INSERT INTO w VALUES (1, 7, 'x', 1.50, 3)")
+    pair.settle()
+    sql = "SELECT i, tx, d, u, UPPER(tx) FROM w"
+    server = ServerThread(pair.db, port=0)
+    client = pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
+                             database="rivulet", autocommit=True)
+    try:
+        fields = []
+        for conn in (client, pair.conn):
+            with conn.cursor() as cur:
+                cur.execute(sql)
+                assert cur.fetchall() == ((7, "x", Decimal("1.50"), 3, "X"),)
+                fields.append([(f.type_code, f.scale, f.flags & 32) for f in
+                               cur._result.fields])
+    finally:
+        client.close()
+        server.stop()
+    mine, mysql = fields
+    assert [code for code, _, _ in mine] == [LONGLONG, VAR_STRING, NEWDECIMAL, LONGLONG,
+                                             VAR_STRING]
+    assert [code for code, _, _ in mysql] == [LONG, BLOB, NEWDECIMAL, LONG, MEDIUM_BLOB]
+    assert [rest for _, *rest in mine[:4]] == [rest for _, *rest in mysql[:4]]
 
 
 def test_a_grouped_sum_of_a_quotient_adds_the_places_it_shows(pair: MySQLPair) -> None:

@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from mysql_oracle import MySQLPair
 from mysql_scenarios import left_out
 
+from rivulet.errors import UnsupportedSqlError
 from spark_fixtures import spark_session  # noqa: F401 (the ``spark`` fixture)
 
 _names = itertools.count()
@@ -394,18 +395,50 @@ def test_a_double_rounded_to_places_shows_them_as_text(mysql_pair: MySQLPair) ->
                       "ROUND(f, 2) * 1.005 FROM dd")
 
 
-def test_a_quotient_comes_into_a_union_text_column_with_the_places_it_carries(
+def test_a_number_whose_text_depends_on_the_column_width_is_refused_in_a_union_text_column(
         mysql_pair: MySQLPair) -> None:
-    """A UNION's text column takes a quotient as MySQL's temporary table stores it: with
-    the nine places it carries ('-0.333333333', where CONCAT shows '-0.3333'), and a zero
-    one (a zero dividend) as '0'; a DECIMAL column with its own places ('0.00')."""
-    mysql_pair.execute("CREATE TABLE qt (id INT PRIMARY KEY, i INT, g INT, d DECIMAL(8,2))")
-    mysql_pair.insert_many("qt", [(1, -1, 3, Decimal("2.50")), (2, 0, 3, Decimal("0.00")),
-                                  (3, 3, 3, Decimal("-1.25"))])
-    check(mysql_pair, "SELECT i / g AS a, d AS b, d / 3 AS c, i / g + 0 AS e FROM qt "
-                      "UNION ALL SELECT 'x', 'y', 'z', 'w' FROM qt WHERE id = 1")
+    """A UNION's text column that takes a DOUBLE or a quotient (or an AVG) is refused: MySQL
+    stores the number in the column's display width, derived from every SELECT's column,
+    cut ('333333333.333333' for ``i / 3`` beside a VARCHAR(12)) or in rounded digits; so
+    is one that takes a DOUBLE written as text, which MySQL cuts to 22 characters. A
+    quotient written as text in its SELECT (``CAST(... AS CHAR)``) is answered, and so is a
+    DECIMAL column with its own places, whose text always fits."""
+    mysql_pair.execute("CREATE TABLE qt (id INT PRIMARY KEY, i INT, g INT, d DECIMAL(8,2), "
+                       "f DOUBLE, s VARCHAR(12))")
+    mysql_pair.insert_many("qt", [(1, -1, 3, Decimal("2.50"), 0.5, "x"),
+                                  (2, 0, 3, Decimal("0.00"), 1.2345678901234567e-7, "y"),
+                                  (3, 1000000000, 3, Decimal("-1.25"), 1e20, "z")])
+    width_cut = "SELECT i / g AS a FROM qt UNION ALL SELECT s FROM qt"
+    assert ("333333333.333333",) in mysql_pair.mariadb(width_cut)
+    doubles_cut = "SELECT CONCAT(f) FROM qt UNION ALL SELECT 'x' FROM qt"
+    assert ("0.00000012345678901234",) in mysql_pair.mariadb(doubles_cut)  # 22 characters
+    for sql in [width_cut, "SELECT f FROM qt UNION SELECT s FROM qt",
+                "SELECT AVG(i) FROM qt UNION SELECT 'x' FROM qt",
+                "SELECT s FROM qt UNION SELECT d / 3 FROM qt", doubles_cut,
+                "SELECT * FROM (SELECT CONCAT(f, s) AS c FROM qt) q UNION SELECT s FROM qt"]:
+        with pytest.raises(UnsupportedSqlError, match="UNION column .* of text taking"):
+            mysql_pair.db.query(sql)
+    check(mysql_pair, "SELECT CAST(i / g AS CHAR) AS a, d AS b, CONCAT(s, i) AS c FROM qt "
+                      "UNION ALL SELECT 'x', 'y', 'z' FROM qt WHERE id = 1")
     check(mysql_pair, "SELECT id, CONCAT(i / g), CASE WHEN id > 1 THEN d / 3 ELSE 'x' END "
                       "FROM qt")
+
+
+def test_an_aggregate_comes_into_a_union_with_the_places_it_carries(
+        mysql_pair: MySQLPair) -> None:
+    """A UNION takes an aggregated SELECT's AVG (and what is computed from it) with all the
+    places it carries, where its column is a DECIMAL with more places or a DOUBLE
+    (1.333333, not 1.3333), but an expression of the group columns at its shown places,
+    as the temporary table that grouped the rows stored it."""
+    mysql_pair.execute("CREATE TABLE ag (id INT PRIMARY KEY, i INT, x DECIMAL(8,6), f DOUBLE)")
+    mysql_pair.insert_many("ag", [(1, 1, Decimal("1.123456"), 0.5), (2, 3, Decimal(0), 1.0),
+                                  (3, 0, Decimal(0), 2.0)])
+    for sql in ["SELECT AVG(i) FROM ag UNION SELECT x FROM ag",
+                "SELECT AVG(i) FROM ag UNION SELECT f FROM ag",
+                "SELECT AVG(i) * 2 FROM ag GROUP BY id UNION ALL SELECT x FROM ag",
+                "SELECT i / 3 FROM ag GROUP BY i UNION ALL SELECT x FROM ag",
+                "SELECT i / 3 + AVG(i) FROM ag GROUP BY i UNION ALL SELECT x FROM ag"]:
+        check(mysql_pair, f"SELECT * FROM ({sql}) u")
 
 
 def test_div_of_an_unsigned_is_unsigned_so_a_union_with_a_signed_column_is_a_decimal(

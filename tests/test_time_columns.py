@@ -52,7 +52,9 @@ def test_a_time_column_stores_what_mysql_accepts(mysql_pair: MySQLPair) -> None:
               "1 02:03:04", "-1 10:11", 101112, -101112, 8385959, 8385960, "101112",
               "2020-01-02 03:04:05", "2020-01-02", "abc", "10:61:00", "10:00:60", 1234, 60,
               "-0:30", "12", "1112", "", "10:11:12x", " 10:11:12 ", _td(hours=30, seconds=5),
-              _td(seconds=-1), _td(hours=900), dt.time(7, 8, 9), 0, None, 59.0, 20200102030405]
+              _td(seconds=-1), _td(hours=900), dt.time(7, 8, 9), 0, None, 59.0, 20200102030405,
+              "2021-02-03 5", "1-2-3 5.6", "2021-02-03T5 ", "2021-02-03 5x", "2021-02-30 5",
+              "2021-02-03.5", "10:11:12 5"]
     for i, value in enumerate(values):
         pair.execute("INSERT INTO t1 VALUES (?, ?)", [i, value])  # both accept or both refuse
     got = pair.check_query("SELECT id, t FROM t1 ORDER BY id")
@@ -170,13 +172,21 @@ def test_time_functions(times: MySQLPair) -> None:
 def test_time_parts_of_text_and_numbers_are_those_of_the_time_they_read_as(
         mysql_pair: MySQLPair) -> None:
     """HOUR/MINUTE/SECOND/TIME of text or a number read it as a TIME ('2024-01-02' is
-    00:20:24, '10:11:12' is no date here, '20240102' is past the range), as MySQL does."""
+    00:20:24, '10:11:12' is no date here, '20240102' is past the range), as MySQL does;
+    text that is a datetime gives its time part, the hour alone ('2021-02-03 5' is
+    05:00:00), any punctuation between the parts ('10:11:12 5' is 2010-11-12 05:00:00),
+    anything after it ignored, and NULL if a part is out of range ('2021-13-03 5')."""
     pair = mysql_pair
     pair.execute("CREATE TABLE tp (id INT PRIMARY KEY, s VARCHAR(30), n BIGINT)")
     for i, (text, number) in enumerate([
             ("2024-01-02", 101112), ("10:11:12", 20240102), ("01:02:03", 8390000),
             ("2024-01-02 10:11:12", 9999999), ("24-01-02", -101112), ("101112", 0),
-            ("20240102", 3000000000), ("2024:01:02", 20240102101112), ("abc", None)]):
+            ("20240102", 3000000000), ("2024:01:02", 20240102101112), ("abc", None),
+            ("2021-02-03 5", None), ("2021-02-03T5", None), ("21-2-3 5.5", None),
+            ("1-2-3 5:6", None), ("10:11:12 5", None), ("2021/02/03 5-6-7x", None),
+            ("2021-02-03 5:6:7:8", None), ("2021-02-30 5", None), ("2021-13-03 5", None),
+            ("2021-02-03 24", None), ("12345-02-03 5", None), ("2021-02-03.5", None),
+            ("1-2 5", None), ("2021-02-03 05:06:07.5x", None)]):
         pair.execute("INSERT INTO tp VALUES (?, ?, ?)", [i, text, number])
     pair.check_query("SELECT id, HOUR(s), MINUTE(s), SECOND(s), TIME(s), HOUR(n), MINUTE(n), "
                      "SECOND(n), TIME(n) FROM tp ORDER BY id")

@@ -121,6 +121,13 @@ def translate(node: exp.Expr, scope: Scope,
     return typed(_translate(node, scope, params), scope.types())[0]
 
 
+def translate_condition(node: exp.Expr, scope: Scope,
+                        params: Callable[[exp.Placeholder], Expr] | None = None) -> Expr:
+    """:func:`translate` for a condition (a ``WHERE``, ``ON`` or ``HAVING`` term), whose
+    value is read as a truth value, that is as a number (see :func:`_as_number_read`)."""
+    return _as_number_read(*typed(_translate(node, scope, params), scope.types()))[0]
+
+
 def _translate(node: exp.Expr, scope: Scope,
                params: Callable[[exp.Placeholder], Expr] | None) -> Expr:
     special = scope.special(node)
@@ -395,6 +402,10 @@ _ARITHMETIC = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "mod": "m
                "MOD": "mod", "int_div": "int_div"}
 #: The comparisons of two values.
 _COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq"}
+#: Everything that compares its arguments (as numbers, if one of them is a number).
+_COMPARES = _COMPARISONS | {"in_list", "between"}
+#: Functions that read (some of) their arguments as truth values (``IF``: its first).
+_READS_TRUTH = {"and_", "or_", "not_", "xor", "IF"}
 #: Functions that read a DECIMAL with all the places it carries: arithmetic, the numeric
 #: functions, conversions to numbers, the choosers, ``IN`` and ``BETWEEN``. The others
 #: (text, dates, comparison with ``=``, ``<``, ``<=>``, ``NULLIF``: MariaDB rounds both
@@ -432,7 +443,8 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     if isinstance(expr, Param):
         return expr, types.NULL
     if isinstance(expr, Case):
-        whens = [(typed(c, input_types)[0], typed(v, input_types)) for c, v in expr.whens]
+        whens = [(_as_number_read(*typed(c, input_types))[0], typed(v, input_types))
+                 for c, v in expr.whens]
         default = typed(expr.default, input_types) if expr.default is not None else None
         result = types.aggregate([t for _, (_, t) in whens] + ([default[1]] if default else []))
         return Case(
@@ -444,6 +456,12 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     args = [a for a, _ in pairs]
     arg_types = [t for _, t in pairs]
     fn = expr.fn
+    if fn in _READS_NUMBER or fn in _READS_TRUTH or (
+            fn in _COMPARES and any(t.kind in types.NUMBER_KINDS for t in arg_types)):
+        pairs = [_as_number_read(a, t) if fn != "IF" or i == 0 else (a, t)
+                 for i, (a, t) in enumerate(zip(args, arg_types))]
+        args = [a for a, _ in pairs]
+        arg_types = [t for _, t in pairs]
     compares = fn in _COMPARISONS or (fn == "in_list" and len(args) == 2)  # (IN (x): x =)
     if compares and any(t.rounded for t in arg_types):
         if _compared_as_doubles(args, arg_types):
@@ -512,7 +530,29 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     if fn == "ROUND" and result.kind == DECIMAL and not (
             len(args) < 2 or (isinstance(args[1], Lit) and type(args[1].value) is int)):
         call = to_places(call, result)  # the places ROUND keeps are known only per row
+    if fn in ("FLOOR", "CEIL", "CEILING") and result.kind == DECIMAL:
+        call = to_places(call, result)  # (an integer too wide for a BIGINT: a DECIMAL)
     return call, result
+
+
+def _as_number_read(e: Expr, t: SqlType) -> tuple[Expr, SqlType]:
+    """``e`` (of type ``t``) where MySQL reads it as a number (arithmetic, a comparison
+    with a number, a truth value): ``GREATEST``/``LEAST`` over text then give the extreme
+    of their arguments read as numbers (MySQL's val_real compares them as DOUBLEs, an
+    ENUM by its index), not the number of the extreme text: ``GREATEST('1e3', 'abc')`` is
+    'abc' as text and 1000 as a number. Anything else is ``e`` itself."""
+    if isinstance(e, Call) and e.fn in ("GREATEST", "LEAST") and t.kind in types.TEXT_KINDS:
+        numbers = tuple(Call("cast_float", (_before_conversion(a),)) for a in e.args)
+        return Call(e.fn, numbers), types.FLOAT_TYPE
+    return e, t
+
+
+def _before_conversion(e: Expr) -> Expr:
+    """``e`` without the conversion to text :func:`convert` put around it (an ENUM's
+    member as text), whose number is the ENUM's index."""
+    if isinstance(e, Call) and e.fn in ("cast_str", "cast_bytes") and len(e.args) == 1:
+        return e.args[0]
+    return e
 
 
 def to_places(e: Expr, t: SqlType) -> Expr:
@@ -621,8 +661,9 @@ def convert(e: Expr, have: SqlType, want: SqlType) -> Expr:
     if want.kind in (STR, BYTES):
         return Call("cast_str" if want.kind == STR else "cast_bytes",
                     (as_text(shown(e, have), have),))
-    if want.kind == FLOAT:
-        return Call("cast_float", (e,))
+    if want.kind == FLOAT:  # (an exact number keeps the places it shows: MySQL's decimals)
+        places = types.shown_places(have)
+        return Call("cast_float", (e,) if places >= types.NOT_FIXED else (e, Lit(places, INT)))
     if want.kind in (DATE, DATETIME):
         return Call(f"cast_{want.kind}", (e,))
     if want.kind == INT:
@@ -648,13 +689,18 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
         return types.arithmetic_type(_ARITHMETIC[fn], args[0], args[1])
     if fn == "neg":  # signed: -(an UNSIGNED) is a BIGINT
         n = types.number_type(args[0])
-        return types.INT_TYPE if n.kind == INT else n
+        return types.int_type(types.int_digits(n) + 1) if n.kind == INT else n
     if fn == "ABS":
         return types.number_type(args[0])
+    if fn in ("ROUND", "FLOOR", "CEIL", "CEILING") and kinds[0] == ENUM:
+        return SqlType(INT, unsigned=True)  # (an index: MySQL's ENUM field is unsigned)
     if fn == "ROUND":
         return _round_type(args, exprs)
     if fn in ("FLOOR", "CEIL", "CEILING"):  # (a DOUBLE's shows the integer in full)
-        return types.double_type(0) if types.number_type(args[0]).kind == FLOAT else types.INT_TYPE
+        n = types.number_type(args[0])
+        if n.kind == FLOAT:
+            return types.double_type(0)
+        return types.rounded_to_integer_type("FLOOR" if fn == "FLOOR" else "CEIL", n)
     if fn == "NULLIF":  # (an ENUM's value comes out as its text)
         return types.STR_TYPE if kinds[0] == ENUM else args[0]
     if fn in _TIME_FUNCTIONS:
@@ -663,8 +709,9 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
         return SqlType(DATE)
     if fn == "cast_datetime":
         return SqlType(DATETIME)
-    if fn == "cast_float":
-        return types.FLOAT_TYPE
+    if fn == "cast_float":  # (cast_float(text, places): a DOUBLE read back from its text)
+        shown = exprs[1] if len(exprs) > 1 else None
+        return types.double_type(shown.value) if isinstance(shown, Lit) else types.FLOAT_TYPE
     if fn == "cast_unsigned":
         return SqlType(INT, unsigned=True)
     if fn == "cast_str":
@@ -696,11 +743,10 @@ def _round_type(args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
                 else types.FLOAT_TYPE)
     if n.kind != DECIMAL:
         return n
-    if len(exprs) < 2:
-        return types.decimal_type(0)
-    d = exprs[1]
+    d = exprs[1] if len(exprs) > 1 else Lit(0, INT)
     if isinstance(d, Lit) and type(d.value) is int:  # exactly d places (1.500 for d = 3)
-        return types.decimal_type(max(0, d.value))
+        places = max(0, d.value)  # (rounding off places may add an integer digit)
+        return types.decimal_type(places, digits=types.int_digits(n) + (n.scale > places))
     return n
 
 
@@ -717,10 +763,13 @@ def _time_result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr]) -
 
 def _unix_timestamp_type(arg: SqlType, expr: Expr | None) -> SqlType:
     """An integer of a date, a DATETIME without fractional digits, a number or a constant
-    without fractions; a DECIMAL(.., 6) of text (which may carry fractions); of a
-    DATETIME(fsp), a DECIMAL with its fractional digits."""
+    without fractions; a DECIMAL(.., 6) of text or a DOUBLE (which may carry fractions); of
+    a DATETIME(fsp), a DECIMAL with its fractional digits, and of a DECIMAL with its places
+    (at most 6)."""
     if arg.kind == DATETIME and arg.scale:
         return types.decimal_type(arg.scale)
+    if arg.kind == DECIMAL and not isinstance(expr, Lit):
+        return types.decimal_type(min(arg.scale, types.MAX_FSP)) if arg.scale else types.INT_TYPE
     if isinstance(expr, Lit):  # MySQL folds the constant: its own fraction's places
         places = fraction_digits(expr.value) if type(expr.value) is str else 0
         return types.decimal_type(places) if places else types.INT_TYPE
@@ -730,9 +779,10 @@ def _unix_timestamp_type(arg: SqlType, expr: Expr | None) -> SqlType:
 def _decimal_cast_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
     constants = [e.value for e in exprs[1:] if isinstance(e, Lit) and type(e.value) is int]
     if fn == "to_scale" and constants:  # to_scale(x, carried[, shown])
-        return types.decimal_type(constants[-1], constants[0])
+        return types.decimal_type(constants[-1], constants[0],
+                                  types.int_digits(types.number_type(args[0])))
     if fn == "cast_decimal" and len(constants) == 2:  # cast_decimal(x, precision, scale)
-        return types.decimal_type(constants[1])
+        return types.decimal_type(constants[1], digits=constants[0] - constants[1])
     source = args[0]
     if source.kind == DECIMAL:
         return source

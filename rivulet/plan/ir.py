@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, ClassVar, Literal
 
 from rivulet.values.schema import Column, Kind
-from rivulet.values.types import SqlType
+from rivulet.values.types import NOT_FIXED, SqlType
 
 # --------------------------------------------------------------------------- columns
 
@@ -49,16 +49,22 @@ class ColumnInfo:
     #: compares with it (an ENUM's members, a DECIMAL's scale) and how its values are shown
     #: (a FLOAT's single precision).
     column: Column | None = None
+    #: For a DOUBLE, the places its text shows (``SqlType.decimals``).
+    decimals: int = NOT_FIXED
+    #: For an exact number, its integer digits (``SqlType.digits``).
+    digits: int = field(default=0, compare=False)
 
     @property
     def type(self) -> SqlType:
-        return SqlType(self.kind, self.scale, self.frac, self.unsigned)
+        return SqlType(self.kind, self.scale, self.frac, self.unsigned, self.decimals,
+                       self.digits)
 
     @staticmethod
     def of(name: str, t: SqlType, nullable: bool = True,
            column: Column | None = None) -> ColumnInfo:
         """A column of type ``t`` (with the table ``column`` its values are, if any)."""
-        return ColumnInfo(name, t.kind, nullable, t.scale, t.frac, t.unsigned, column)
+        return ColumnInfo(name, t.kind, nullable, t.scale, t.frac, t.unsigned, column,
+                          t.decimals, t.digits)
 
 
 # --------------------------------------------------------------------------- expressions

@@ -48,6 +48,7 @@ from rivulet.plan.expressions import (
     shown_type,
     to_places,
     translate,
+    translate_condition,
     type_of,
 )
 from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
@@ -96,21 +97,25 @@ class Planner:
     # ..................................................................... entry points
 
     def plan_view(self, name: str, query: exp.Expr, sql: str = "", *,
-                  shown: bool = True) -> ir.ViewPlan:
+                  shown: bool = True, union_branch: bool = False) -> ir.ViewPlan:
         """Plan ``query`` (a SELECT or UNION) as the view ``name``. ``shown``: its DECIMAL
         answers are rounded to the places their types show, as MySQL returns them (a
-        subquery MySQL merges into the query around it hands its values on unrounded)."""
+        subquery MySQL merges into the query around it hands its values on unrounded).
+        ``union_branch``: a SELECT of a UNION, whose aggregates' values the UNION takes
+        unrounded (see :meth:`_plan_select`)."""
         if isinstance(query, exp.Select):
-            return self._plan_select(name, query, sql, shown)
+            return self._plan_select(name, query, sql, shown, union_branch)
         if isinstance(query, (exp.Union, exp.Intersect, exp.Except)):
             return self._plan_set_operation_view(name, query, sql, outermost=shown)
         if isinstance(query, exp.Subquery):
-            return self.plan_view(name, query.this, sql, shown=shown)
+            return self.plan_view(name, query.this, sql, shown=shown, union_branch=union_branch)
         raise unsupported(query, "query")
 
-    def plan_relation(self, query: exp.Expr) -> tuple[ir.Node, list[str]]:
-        """Plan a parameterless query used as a relation (a subquery or a view in FROM)."""
-        plan = self.plan_view("", query, shown=False)
+    def plan_relation(self, query: exp.Expr, *,
+                      union_branch: bool = False) -> tuple[ir.Node, list[str]]:
+        """Plan a parameterless query used as a relation (a subquery or a view in FROM, or
+        a branch of a UNION: ``union_branch``)."""
+        plan = self.plan_view("", query, shown=False, union_branch=union_branch)
         if plan.param_count:
             raise error_at(query, "a subquery cannot take ? parameters", ParameterError)
         if plan.limit is not None or plan.offset:
@@ -123,7 +128,7 @@ class Planner:
     # ..................................................................... SELECT
 
     def _plan_select(self, name: str, select: exp.Select, sql: str,
-                     shown: bool = True) -> ir.ViewPlan:
+                     shown: bool = True, union_branch: bool = False) -> ir.ViewPlan:
         self._reject_unsupported_clauses(select)
         node, scope = self._plan_from(select)
         where = select.args.get("where")
@@ -133,7 +138,7 @@ class Planner:
             plain, params = (conjuncts(where.this) if where is not None else []), Parameters()
         if plain:
             bind = None if self.bound is None else self._bound_value
-            predicate = ir.and_all([translate(c, scope, bind) for c in plain])
+            predicate = ir.and_all([translate_condition(c, scope, bind) for c in plain])
             node = ir.Filter(node, predicate, node.columns)
 
         grouped = bool(select.args.get("group")) or _has_aggregate(select)
@@ -152,8 +157,16 @@ class Planner:
 
         # SELECT list, then hidden key, range and sort columns.
         exprs, names = self._select_list(select, out_scope, scope if not grouped else None)
-        if shown or grouped or select.args.get("distinct"):  # MySQL materializes these
-            exprs = _shown(exprs, out_scope.types())
+        if shown or select.args.get("distinct") or (grouped and not union_branch):
+            exprs = _shown(exprs, out_scope.types())  # MySQL materializes these
+        elif grouped:
+            # A UNION reads a grouped SELECT's values as they are computed: expressions of
+            # the group columns were stored at their shown places in the temporary table
+            # that grouped the rows, and what reads the aggregates is computed from them
+            # when read, with all the places it carries (AVG(i) in a text column is
+            # '1.333333333', i / 3 + AVG(i) '1.333300000').
+            keys = len(node.group_by) if isinstance(node, ir.Aggregate) else 0
+            exprs = [_group_parts_shown(e, keys, out_scope.types()) for e in exprs]
         visible = len(exprs)
         hidden_key = []
         for pos in key_positions:
@@ -171,7 +184,7 @@ class Planner:
             raise error_at(select, "with SELECT DISTINCT, ORDER BY terms must be selected columns")
         if select.args.get("having") is not None:
             having_node = _with_aliases_expanded(select.args["having"].this, select, scope)
-            having = translate(having_node, out_scope)
+            having = translate_condition(having_node, out_scope)
             node = ir.Filter(node, having, node.columns)
         node = _project(node, exprs, names)
         if distinct:
@@ -306,7 +319,7 @@ class Planner:
         for c in conjuncts(on):
             pair = _equi_pair(c, scope, left.arity)
             if pair is None:
-                rest.append(translate(c, scope))
+                rest.append(translate_condition(c, scope))
             else:
                 left_keys.append(pair[0])
                 right_keys.append(pair[1] - left.arity)
@@ -558,7 +571,7 @@ class Planner:
         if not isinstance(query, exp.Union):
             raise unsupported(query, type(query).__name__.upper())
         branches = self._union_branches(query)
-        planned = [self.plan_relation(b) for b in branches]
+        planned = [self.plan_relation(b, union_branch=True) for b in branches]
         arity = len(planned[0][1])
         for (_, names), branch in zip(planned, branches):
             if len(names) != arity:
@@ -575,6 +588,7 @@ class Planner:
             )
             for i in range(arity)
         )
+        _refuse_numbers_of_unknown_text(query, columns, [n for n, _ in planned])
         branch_nodes = tuple(_convert_columns(n, columns) for n, _ in planned)
         node: ir.Node = ir.Union(branch_nodes, columns)
         if _union_is_distinct(query):
@@ -654,16 +668,70 @@ def _convert_columns(node: ir.Node, columns: tuple[ir.ColumnInfo, ...]) -> ir.No
     ))
 
 
+def _refuse_numbers_of_unknown_text(query: exp.Expr, columns: tuple[ir.ColumnInfo, ...],
+                                    branches: list[ir.Node]) -> None:
+    """Refuse a UNION column of text that takes a DOUBLE, or a DECIMAL carrying more places
+    than it shows (a quotient, an AVG), from one of its SELECTs. MySQL stores such a number
+    in the text column's width, which it derives from every SELECT's column (their
+    display widths): cut to that width ('333333333.333333' for ``i / 3`` beside a
+    VARCHAR(12)), a DOUBLE in fewer or rounded digits ('1.2345678901234566e-7', or
+    '0.00000012345678901234566' beside a TEXT). Other numbers' text always fits."""
+    for i, column in enumerate(columns):
+        if column.kind not in (STR, BYTES):
+            continue
+        for branch in branches:
+            have = branch.columns[i].type
+            if have.kind == FLOAT or have.rounded:
+                number = "a DOUBLE" if have.kind == FLOAT else "a quotient or an AVG"
+                raise unsupported(query, f"UNION column {column.name!r} of text taking "
+                                  f"{number} (MySQL's text for it depends on the "
+                                  "column's display width); CAST it AS CHAR in its SELECT")
+            if _double_text_in(branch, i):
+                raise unsupported(query, f"UNION column {column.name!r} of text taking a "
+                                  "DOUBLE written as text (MySQL cuts it to a DOUBLE's "
+                                  "display width, 22 characters)")
+
+
+def _double_text_in(node: ir.Node, i: int) -> bool:
+    """Whether column ``i`` of ``node`` may hold a DOUBLE written as text (``CONCAT(f)``,
+    ``CAST(f AS CHAR)``, anything made of those), which can be longer than MySQL's width
+    for it ('0.00000012345678901234566' in a column 22 characters wide)."""
+    if isinstance(node, ir.Project):
+        return _writes_double_text(node.exprs[i], node.input)
+    if isinstance(node, (ir.Filter, ir.Distinct, ir.TopK)):
+        return _double_text_in(node.input, i)
+    if isinstance(node, ir.Union):
+        return any(_double_text_in(b, i) for b in node.branches)
+    if isinstance(node, ir.Join):
+        left = node.left.arity
+        return _double_text_in(node.left, i) if i < left else \
+            _double_text_in(node.right, i - left)
+    if isinstance(node, ir.Aggregate):
+        keys = len(node.group_by)
+        if i < keys:
+            return _double_text_in(node.input, node.group_by[i])
+        call = node.aggs[i - keys]
+        return call.fn in ("min", "max") and call.arg is not None and \
+            _double_text_in(node.input, call.arg)
+    return False  # a table's column: stored text
+
+
+def _writes_double_text(e: ir.Expr, source: ir.Node) -> bool:
+    """Whether text ``e`` computes over the columns of ``source`` may hold a DOUBLE written
+    as text (see :func:`_double_text_in`)."""
+    input_types = [c.type for c in source.columns]
+    if type_of(e, input_types).kind not in (STR, BYTES):
+        return False
+    if isinstance(e, ir.Col):
+        return _double_text_in(source, e.index)
+    return any(type_of(a, input_types).kind == FLOAT or _writes_double_text(a, source)
+               for a in e.children())
+
+
 def _union_value(e: ir.Expr, have: SqlType, want: SqlType) -> ir.Expr:
-    """A branch's column ``e`` as the UNION's column takes it. Into text, a number comes as
-    MySQL's temporary table stores it (MariaDB), not as CONCAT writes it: a DOUBLE in its
-    shortest form, rounded to places or not; a quotient with the places it carries
-    ('-0.333333333'), a zero one as '0' (its dividend was 0: no places)."""
-    if want.kind in (STR, BYTES) and have.rounded:
-        cast = ir.Call("cast_str" if want.kind == STR else "cast_bytes", (e,))
-        zero = ir.Lit("0", STR) if want.kind == STR else ir.Lit(b"0", BYTES)
-        return ir.Case(((ir.Call("eq", (e, ir.Lit(0, INT))), zero),), cast)
-    return convert(e, replace(have, decimals=NOT_FIXED), want)
+    """A branch's column ``e`` as the UNION's column takes it (a quotient or an AVG with
+    all the places it carries: see :meth:`Planner._plan_select`)."""
+    return convert(e, have, want)
 
 
 def _union_is_distinct(query: exp.Expr) -> bool:
@@ -882,10 +950,33 @@ def _shown(exprs: list[ir.Expr], input_types: list[SqlType]) -> list[ir.Expr]:
     out = []
     for e in exprs:
         t = type_of(e, input_types)
-        if t.kind == FLOAT and t.decimals < NOT_FIXED:
-            e = ir.Call("cast_float", (as_text(e, t),))
+        if t.kind == FLOAT and t.decimals < NOT_FIXED:  # (still showing its places)
+            e = ir.Call("cast_float", (as_text(e, t), ir.Lit(t.decimals, INT)))
         out.append(shown(e, t))
     return out
+
+
+def _group_parts_shown(e: ir.Expr, keys: int, input_types: list[SqlType]) -> ir.Expr:
+    """``e``, over an aggregate's output of ``keys`` group columns then the aggregates,
+    with its largest parts that read no aggregate at their shown places (:func:`_shown`)."""
+    if not _reads_beyond(e, keys):
+        return _shown([e], input_types)[0]
+    if isinstance(e, ir.Call):
+        return ir.Call(e.fn, tuple(_group_parts_shown(a, keys, input_types) for a in e.args))
+    if isinstance(e, ir.Case):
+        return ir.Case(
+            tuple((_group_parts_shown(c, keys, input_types),
+                   _group_parts_shown(v, keys, input_types)) for c, v in e.whens),
+            None if e.default is None else _group_parts_shown(e.default, keys, input_types))
+    return e
+
+
+def _reads_beyond(e: ir.Expr, columns: int) -> bool:
+    """Whether ``e`` reads a column past the first ``columns`` (of an aggregate's output:
+    an aggregate's value rather than a group column)."""
+    if isinstance(e, ir.Col):
+        return e.index >= columns
+    return any(_reads_beyond(x, columns) for x in e.children())
 
 
 def _project(node: ir.Node, exprs: list[ir.Expr], names: list[str]) -> ir.Node:
@@ -919,14 +1010,38 @@ def _project_columns(node: ir.Node, indexes: list[int]) -> ir.Node:
                     [node.columns[i].name for i in indexes])
 
 
+#: Calls that are NULL only where an argument is (MySQL's NOT NULL flag for them follows
+#: their arguments'); other calls may be NULL for some values (a quotient by zero, a
+#: conversion), and are said to be.
+_NULL_ONLY_FROM_ARGUMENTS = frozenset({"add", "sub", "mul", "neg", "ABS", "cast_int",
+                                       "to_scale", "ROUND", "FLOOR", "CEIL", "CEILING"})
+
+
 def _nullable(e: ir.Expr, columns: tuple[ir.ColumnInfo, ...]) -> bool:
+    """Whether a column computed as ``e`` may hold NULL (its NOT NULL flag on the wire)."""
     if isinstance(e, ir.Col):
         return columns[e.index].nullable
     if isinstance(e, ir.Lit):
         return e.value is None
-    if isinstance(e, ir.Call) and e.fn in ("is_null", "is_not_null", "null_safe_eq"):
+    if not isinstance(e, ir.Call):
+        return True
+    if e.fn in ("is_null", "is_not_null", "null_safe_eq"):
         return False
+    if e.fn in _NULL_ONLY_FROM_ARGUMENTS:
+        return any(_nullable(a, columns) for a in e.args)
+    if e.fn in ("cast_float", "cast_str", "cast_bytes") and all(
+            isinstance(a, ir.Lit) for a in e.args):
+        return _nullable(e.args[0], columns)  # a constant converted (MySQL folds it)
+    if e.fn in ("COALESCE", "IFNULL"):  # (each argument converted to the result's type)
+        return all(_nullable(_unconverted(a), columns) for a in e.args)
     return True
+
+
+def _unconverted(e: ir.Expr) -> ir.Expr:
+    """``e`` without the conversion the planner put around it (``expressions.convert``)."""
+    if isinstance(e, ir.Call) and e.fn.startswith("cast_") and e.args:
+        return e.args[0]
+    return e
 
 
 def _used_beyond_output(select: exp.Select, agg: exp.Expr) -> bool:

@@ -363,6 +363,8 @@ def _cast(kind: Kind, sources: tuple[str, ...]) -> Native:
     ``CAST(x AS DECIMAL(p, s))``, which rounds and saturates: the engine's function)."""
 
     def compile_(c: Conversions, args: list[Typed], exprs: Sequence[Expr]) -> Typed | None:
+        if kind == FLOAT and len(exprs) == 2 and isinstance(exprs[1], Lit):
+            args, exprs = args[:1], exprs[:1]  # (the places the plan's type shows, only)
         if len(args) > 1:
             return None  # CAST(x AS DECIMAL(M, D)): the engine rounds and saturates
         a = args[0]

@@ -126,7 +126,9 @@ def _saturated(x: Any) -> int:
     return int(x)
 
 
-def cast_float(v: Any) -> float | None:
+def cast_float(v: Any, shown: Any = None) -> float | None:
+    """``CAST(v AS DOUBLE)``. ``shown``, the places the plan's type of the result shows
+    (a DOUBLE rounded to places, read back from its text), is for the plan only."""
     if v is None:
         return None
     # (a date is the number YYYYMMDD[hhmmss], a TIME [-]HHMMSS, as for every number context)
@@ -197,10 +199,15 @@ def cast_str(v: Any, fsp: Any = None) -> str | bytes | None:
     if fsp is not None and isinstance(v, _timedelta):
         return format_time(v, to_int(fsp))
     if fsp is not None and isinstance(v, _datetime):
-        digits = to_int(fsp)
-        text = v.replace(microsecond=0).isoformat(" ")
-        return f"{text}.{v.microsecond:06d}"[:len(text) + 1 + digits] if digits > 0 else text
+        return datetime_text(v, to_int(fsp))
     return concat(v) if not isinstance(v, str) else plain(v)
+
+
+def datetime_text(v: _datetime, digits: int) -> str:
+    """A DATETIME's text with exactly ``digits`` fractional digits ('2024-01-02
+    03:04:05.120' for a DATETIME(3)), as MySQL shows one."""
+    text = v.replace(microsecond=0).isoformat(" ")
+    return f"{text}.{v.microsecond:06d}"[:len(text) + 1 + digits] if digits > 0 else text
 
 
 def cast_date(v: Any) -> _date | None:

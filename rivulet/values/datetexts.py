@@ -14,13 +14,12 @@ import datetime as _dt
 import re
 from functools import lru_cache
 
-from rivulet.values.times import full_year
+from rivulet.values.times import PUNCTUATION, full_year
 
 _date = _dt.date
 _datetime = _dt.datetime
 
-#: ASCII punctuation: MySQL takes any of it between the parts of a date or a time.
-_PUNCT = r"[!-/:-@\[-`{-~]"
+_PUNCT = PUNCTUATION
 _DATE_TEXT = (
     r"\s*(\d{1,4})" + _PUNCT + r"(\d{1,2})" + _PUNCT + r"(\d{1,2})"
     r"(?:(?:[ T]+|" + _PUNCT + r")(\d{1,2})(?:" + _PUNCT + r"(\d{1,2})"

@@ -8,6 +8,8 @@ do not; ``GREATEST``/``LEAST`` compare with MySQL's comparison rules.
 from __future__ import annotations
 
 import math
+from datetime import date as _date
+from datetime import datetime as _datetime
 from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any
 
@@ -122,6 +124,8 @@ def _extreme(args: tuple[Any, ...], want: int) -> Any:
         raise TypeError(f"not SQL values: {args!r}")
     if len(kinds) == 1 and len({type(a) for a in args}) == 1:
         return max(args) if want > 0 else min(args)
+    if "t" in kinds and "d" not in kinds:
+        return _extreme_date(args, want)
     if "s" in kinds and ("n" in kinds or "f" in kinds):
         doubles = [as_float(a) for a in args]
         return max(doubles) if want > 0 else min(doubles)
@@ -140,6 +144,25 @@ def _extreme(args: tuple[Any, ...], want: int) -> Any:
             return Decimal(best)
         return int(best)
     return best
+
+
+def _extreme_date(args: tuple[Any, ...], want: int) -> Any:
+    """GREATEST/LEAST with a date or datetime among the arguments: each compared as a
+    date (text or a number read as one, MySQL's zero date where it is none, before every
+    date), and the chosen argument answered as it is (the planner makes it the result's
+    date or datetime, NULL where it is no date)."""
+    anchor = next(a for a in args if TYPE_CLASS.get(type(a)) == "t")
+    keys = [_as_datetime(coerce_pair(anchor, a)[1] if type(a) is not type(anchor) else a)
+            for a in args]
+    pick = max if want > 0 else min
+    return args[pick(range(len(args)), key=keys.__getitem__)]
+
+
+def _as_datetime(key: Any) -> Any:
+    """A date as midnight of its day (a datetime, or a ZeroInDate, as it is)."""
+    if type(key) is _date:
+        return _datetime(key.year, key.month, key.day)
+    return key
 
 
 def greatest(*args: Any) -> Any:

@@ -43,14 +43,22 @@ _TIME_TEXT = re.compile(
 )
 #: An exponent after a number's digits.
 _EXPONENT = re.compile(r"[eE][+-]?\d")
-#: Text that is a datetime ('2024-01-02 10:11:12', '24-01-02 10:11', '20240102101112'): its
-#: time part is the TIME. (A date alone is not: MySQL reads '2020-01-02' as 00:20:20 and
-#: ignores the rest.)
-_DATETIME_TEXT = re.compile(
-    r"[ \t\n\r\v\f]*(\d{4}|\d{2})-(\d{1,2})-(\d{1,2})"
-    r"[ T]+(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?[ \t\n\r\v\f]*\Z"
-    r"|[ \t\n\r\v\f]*(\d{12}|\d{14})(?:\.(\d*))?[ \t\n\r\v\f]*\Z"
+#: ASCII punctuation: MySQL takes any of it between the parts of a date or a time.
+PUNCTUATION = r"[!-/:-@\[-`{-~]"
+#: Text that is a datetime, which MySQL's str_to_time reads before a time: a date of
+#: three numbers between any punctuation, spaces or a 'T', then the hour and, between any
+#: punctuation, the minutes, the seconds and a fraction ('2024-01-02 10:11:12', '1-2-3 5'
+#: is 05:00:00, '10:11:12 5' is 2010-11-12 05:00:00); or 12 or 14 digits
+#: ('20240102101112'). Its time part is the TIME. (A date alone is not: MySQL reads
+#: '2020-01-02' as 00:20:20 and ignores the rest.)
+_DATED_TIME_TEXT = re.compile(
+    r"[ \t\n\r\v\f]*(\d+)" + PUNCTUATION + r"(\d+)" + PUNCTUATION + r"(\d+)(?:[ \t]+|T)(\d+)"
+    r"(?:" + PUNCTUATION + r"(\d+)(?:" + PUNCTUATION + r"(\d+)(?:\.(\d*))?)?)?"
+    r"|[ \t\n\r\v\f]*(\d{12}|\d{14})(?:\.(\d*))?(?=[ \t\n\r\v\f]*\Z)",
+    re.ASCII,
 )
+#: What may follow a datetime written to a TIME column.
+_BLANK_END = re.compile(r"[ \t\n\r\v\f]*\Z")
 
 
 def micros(t: _dt.timedelta) -> int:
@@ -77,8 +85,10 @@ def parse_time(text: str, *, strict: bool) -> int | None:
     ``strict`` (a write) wants the whole text to be the time (trailing spaces aside); a
     function or a comparison reads the time at its start and ignores the rest, as MySQL
     does with a warning. Minutes and seconds must be below 60. The range is not checked."""
-    dated = _DATETIME_TEXT.match(text) if len(text) >= 12 else None  # (shorter: no date)
+    dated = _DATED_TIME_TEXT.match(text)
     if dated is not None:
+        if strict and _BLANK_END.match(text, dated.end()) is None:
+            return None
         return _time_of_datetime_text(dated, strict=strict)
     m = _TIME_TEXT.match(text)
     if m is None:
@@ -105,8 +115,10 @@ def parse_time(text: str, *, strict: bool) -> int | None:
 def _time_of_datetime_text(m: re.Match[str], *, strict: bool) -> int | None:
     g = m.groups()
     if g[0] is not None:
+        if len(g[0]) > 4:  # (a year of five digits makes no date: NULL)
+            return None
         year, month, day = full_year(g[0]), int(g[1]), int(g[2])
-        hour, minute, second = int(g[3]), int(g[4]), int(g[5] or 0)
+        hour, minute, second = int(g[3]), int(g[4] or 0), int(g[5] or 0)
         frac = g[6]
     else:
         digits = g[7]
@@ -140,7 +152,7 @@ def holds_datetime(text: str | bytes) -> bool:
     day (elsewhere as its time part): the planner refuses that comparison."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
-    return len(text) >= 12 and _DATETIME_TEXT.match(text) is not None
+    return _DATED_TIME_TEXT.match(text) is not None
 
 
 def _loose_datetime(month: int, day: int, hour: int, minute: int, second: int) -> bool:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -70,6 +70,17 @@ MAX_FSP = 6
 
 #: The ``decimals`` of a DOUBLE shown in its shortest form (MySQL's NOT_FIXED_DEC).
 NOT_FIXED = 31
+#: The most digits of a DECIMAL (MySQL's DECIMAL_MAX_PRECISION).
+MAX_PRECISION = 65
+#: The integer digits of an integer computed by a function (``LENGTH``: an INT(10)).
+_FUNCTION_DIGITS = 10
+#: The most integer digits of an integer result (a BIGINT's display width, 21, less its
+#: sign).
+_INT_RESULT_DIGITS = 20
+#: What ``SUM`` adds to its argument's integer digits (MySQL's DECIMAL_LONGLONG_DIGITS).
+_SUM_DIGITS = 22
+#: The most integer digits ``FLOOR``/``CEIL`` of a DECIMAL may have and still be a BIGINT.
+_BIGINT_DIGITS = 18
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +100,12 @@ class SqlType:
     #: (``ROUND(x, 2)`` shows '1.50', ``FLOOR(x)`` the integer in full) and arithmetic on
     #: it (MySQL's ``decimals``), :data:`NOT_FIXED` for its shortest form.
     decimals: int = NOT_FIXED
+    #: For an exact number, the integer digits its type allows (MySQL's precision less its
+    #: scale: an INT's 10, a DECIMAL(8, 2)'s 6, ``SUM``'s 22 more than its argument's),
+    #: which decide whether ``FLOOR``/``CEIL`` of it is a BIGINT or a DECIMAL. 0: an
+    #: integer of a function, whose digits are :data:`_FUNCTION_DIGITS`. Not part of the
+    #: type's identity: values of types that differ only here are alike.
+    digits: int = field(default=0, compare=False)
 
     @property
     def rounded(self) -> bool:
@@ -120,9 +137,37 @@ def shown_places(t: SqlType) -> int:
     return NOT_FIXED
 
 
-def decimal_type(scale: int, frac: int | None = None) -> SqlType:
+def decimal_type(scale: int, frac: int | None = None, digits: int = 0) -> SqlType:
+    """A DECIMAL showing ``scale`` places, carrying ``frac`` (at least ``scale``), with
+    ``digits`` integer digits (see :attr:`SqlType.digits`)."""
     scale = min(scale, MAX_SCALE)
-    return SqlType(DECIMAL, scale, max(scale, frac if frac is not None else scale))
+    return SqlType(DECIMAL, scale, max(scale, frac if frac is not None else scale),
+                   digits=min(digits, MAX_PRECISION - scale))
+
+
+def int_digits(t: SqlType) -> int:
+    """The integer digits of an exact number of type ``t`` (:attr:`SqlType.digits`)."""
+    if t.kind == BOOL:
+        return 1
+    return t.digits or _FUNCTION_DIGITS
+
+
+def int_type(digits: int, unsigned: bool = False) -> SqlType:
+    """An integer result with ``digits`` integer digits (at most a BIGINT's)."""
+    return SqlType(INT, unsigned=unsigned, digits=min(digits, _INT_RESULT_DIGITS))
+
+
+def rounded_to_integer_type(fn: str, t: SqlType) -> SqlType:
+    """``FLOOR``/``CEIL`` of an exact number of type ``t`` (MySQL's
+    ``Item_func_int_val``): an integer, unless the integer digits it may have pass 18 (a
+    DECIMAL's, one more where rounding away from zero can add one: ``CEIL(9.9)`` is 10),
+    then a DECIMAL with no places (``CEIL(AVG(bigint_col))``)."""
+    digits = int_digits(t)
+    if t.kind == DECIMAL and t.scale and (fn != "FLOOR" or not t.unsigned):
+        digits += 1
+    if t.kind == DECIMAL and digits > _BIGINT_DIGITS:
+        return decimal_type(0, digits=digits)
+    return int_type(digits, unsigned=t.unsigned)
 
 
 def time_type(fsp: int) -> SqlType:
@@ -140,14 +185,19 @@ UNDECLARED_DECIMAL_SCALE = 18
 def column_type(column: Column) -> SqlType:
     """The type of a table column (a DECIMAL's declared scale; unsigned integers; a
     TIME's fractional digits)."""
-    if column.kind == DECIMAL:
-        return decimal_type(column.scale if column.scale is not None
-                            else UNDECLARED_DECIMAL_SCALE)
+    if column.kind == DECIMAL:  # (undeclared: DECIMAL(10, 0)'s digits)
+        scale = column.scale if column.scale is not None else UNDECLARED_DECIMAL_SCALE
+        digits = column.precision - (column.scale or 0) if column.precision else 10
+        return decimal_type(scale, digits=digits)
     if column.kind == TIME:
         return time_type(column.fsp)
     if column.kind == DATETIME and column.fsp:  # DATETIME(fsp), TIMESTAMP(fsp)
         return SqlType(DATETIME, column.fsp, column.fsp)
     unsigned = column.kind == INT and column.bounds is not None and column.bounds[0] >= 0
+    if column.kind == INT and column.bounds is not None:  # (BIGINT UNSIGNED: 20 digits)
+        wide = "BIGINT" in column.sql_type.upper() and unsigned
+        digits = 20 if wide else len(str(max(abs(column.bounds[0]), abs(column.bounds[1]))))
+        return SqlType(INT, unsigned=unsigned, digits=digits)
     return SqlType(column.kind, unsigned=unsigned)
 
 
@@ -157,7 +207,10 @@ def value_type(value: Any) -> SqlType:
         return NULL
     if type(value) is Decimal:
         exponent = value.as_tuple().exponent
-        return decimal_type(max(0, -exponent) if isinstance(exponent, int) else 0)
+        places = max(0, -exponent) if isinstance(exponent, int) else 0
+        return decimal_type(places, digits=max(1, value.adjusted() + 1))
+    if type(value) is int:
+        return SqlType(INT, digits=len(str(abs(value))))
     if type(value) is _dt.timedelta:
         return time_type(MAX_FSP if value.microseconds else 0)
     kind = _KIND_OF_PYTHON.get(type(value))
@@ -180,11 +233,12 @@ def number_type(t: SqlType) -> SqlType:
     DATE the integer YYYYMMDD, a DATETIME YYYYMMDDhhmmss, a TIME [-]HHMMSS (a DECIMAL with
     the fractional digits of a DATETIME(fsp) or TIME(fsp)), an ENUM its member's index."""
     if t.kind in (INT, BOOL):
-        return SqlType(INT, unsigned=t.unsigned)
+        return SqlType(INT, unsigned=t.unsigned, digits=int_digits(t))
     if t.kind in (DECIMAL, FLOAT, None):
         return t
-    if t.kind in TEMPORAL_KINDS:
-        return decimal_type(t.scale) if t.scale else INT_TYPE
+    if t.kind in TEMPORAL_KINDS:  # YYYYMMDD, YYYYMMDDhhmmss, HHHMMSS
+        digits = {DATE: 8, DATETIME: 14, TIME: 7}[t.kind]
+        return decimal_type(t.scale, digits=digits) if t.scale else int_type(digits)
     if t.kind == ENUM:
         return INT_TYPE
     return FLOAT_TYPE
@@ -211,7 +265,7 @@ def arithmetic_type(fn: str, a: SqlType, b: SqlType) -> SqlType:
     and ``%`` the larger, ``*`` the sum, ``/`` the dividend's plus 4)."""
     na, nb = number_type(a), number_type(b)
     if fn == "int_div":  # (unsigned if either operand is: MySQL's Item_func_int_div)
-        return SqlType(INT, unsigned=bool(na.unsigned or nb.unsigned))
+        return int_type(int_digits(na), unsigned=bool(na.unsigned or nb.unsigned))
     if na.kind is None or nb.kind is None:
         known = na if na.kind is not None else nb
         if known.kind is None:
@@ -220,14 +274,19 @@ def arithmetic_type(fn: str, a: SqlType, b: SqlType) -> SqlType:
     if FLOAT in (na.kind, nb.kind):  # its places: the operands' most, a quotient's 4 more
         places = max(shown_places(na), shown_places(nb))
         return double_type(places + DIV_PRECISION_INCREMENT if fn == "div" else places)
+    da, db = int_digits(na), int_digits(nb)
+    # integer digits (MySQL's precision less scale): a quotient's, the dividend's and the
+    # divisor's places; a product's, both operands'; a sum's, one more than the wider's
+    digits = {"div": da + nb.scale, "mul": da + db, "mod": max(da, db)}.get(fn, max(da, db) + 1)
     if fn == "div":
-        return decimal_type(na.scale + DIV_PRECISION_INCREMENT, division_frac(na.frac, nb.frac))
+        return decimal_type(na.scale + DIV_PRECISION_INCREMENT, division_frac(na.frac, nb.frac),
+                            digits)
     if na.kind == INT and nb.kind == INT:
         # (% has the dividend's sign, so is unsigned only if the dividend is)
-        return SqlType(INT, unsigned=na.unsigned if fn == "mod" else na.unsigned or nb.unsigned)
+        return int_type(digits, na.unsigned if fn == "mod" else na.unsigned or nb.unsigned)
     if fn == "mul":
-        return decimal_type(na.scale + nb.scale, na.frac + nb.frac)
-    return decimal_type(max(na.scale, nb.scale), max(na.frac, nb.frac))
+        return decimal_type(na.scale + nb.scale, na.frac + nb.frac, digits)
+    return decimal_type(max(na.scale, nb.scale), max(na.frac, nb.frac), digits)
 
 
 # --------------------------------------------------------------------------- aggregation
@@ -238,11 +297,12 @@ def _merged_numbers(types: list[SqlType]) -> SqlType:
     if FLOAT in kinds:
         return double_type(max(shown_places(t) for t in types))
     signs = {t.unsigned for t in types if t.kind in (INT, BOOL)}
+    digits = max(int_digits(t) for t in types)
     if DECIMAL in kinds or len(signs) > 1:
-        return decimal_type(max(t.scale for t in types), max(t.frac for t in types))
+        return decimal_type(max(t.scale for t in types), max(t.frac for t in types), digits)
     if kinds == {BOOL}:
         return SqlType(BOOL)
-    return SqlType(INT, unsigned=signs == {True})
+    return int_type(digits, unsigned=signs == {True})
 
 
 def aggregate(types: Iterable[SqlType]) -> SqlType:
@@ -305,21 +365,21 @@ def sum_type(t: SqlType) -> SqlType:
         return NULL
     if n.kind == FLOAT:
         return FLOAT_TYPE
-    return decimal_type(n.scale, n.frac)
+    return decimal_type(n.scale, n.frac, int_digits(n) + _SUM_DIGITS)
 
 
 def avg_type(t: SqlType) -> SqlType:
     """``AVG``: ``SUM`` divided by the count, as ``/`` divides."""
     total = sum_type(t)
     if total.kind != DECIMAL:
-        return total
-    return arithmetic_type("div", total, INT_TYPE)
+        return total  # (its integer digits: the argument's, as MySQL types AVG)
+    return replace(arithmetic_type("div", total, INT_TYPE), digits=int_digits(number_type(t)))
 
 
 def aggregate_result_type(fn: str, arg: SqlType | None) -> SqlType:
     """The type of the aggregate ``fn`` (count, sum, avg, min, max) over ``arg``."""
     if fn == "count":
-        return INT_TYPE
+        return int_type(_INT_RESULT_DIGITS)
     assert arg is not None  # only COUNT(*) has no argument
     if fn == "sum":
         return sum_type(arg)

@@ -60,8 +60,9 @@ from rivulet.server.mysql.context import ServerContext
 from rivulet.server.mysql.handshake import GuardedStream, check_field_list
 from rivulet.server.mysql.params import Reader, read_params
 from rivulet.server.mysql.session import (
+    ColumnExtras,
     RivuletSession,
-    column_flags,
+    column_extras,
     describe,
     isolation_value,
     result_columns,
@@ -130,7 +131,7 @@ class Reply:
 
     rows: Sequence[Sequence[Any]]
     columns: Sequence[ResultColumn]
-    flags: Sequence[ColumnDefinition] = field(default_factory=tuple)
+    extras: Sequence[ColumnExtras] = field(default_factory=tuple)
 
 
 class RivuletConnection(Connection):
@@ -695,7 +696,7 @@ class RivuletConnection(Connection):
         self._write_rows(header, columns[0], rows, binary, cursor)
 
     def _header(self, columns: Sequence[ResultColumn],
-                flags: Sequence[ColumnDefinition]) -> tuple[bytes, int]:
+                extras: Sequence[ColumnExtras]) -> tuple[bytes, int]:
         """The framed column-count, column-definition (and EOF) packets of a reply, and
         the sequence id of the packet after them."""
         payloads = [packets.make_column_count(capabilities=self.capabilities,
@@ -704,7 +705,8 @@ class RivuletConnection(Connection):
             payloads.append(packets.make_column_definition_41(
                 server_charset=self.server_charset, schema="rivulet", name=column.name,
                 column_type=column.type, character_set=column.character_set,
-                flags=flags[i] if flags else ColumnDefinition(0),
+                flags=extras[i].flags if extras else ColumnDefinition(0),
+                decimals=extras[i].decimals if extras else 0,
             ))
         if not self.deprecate_eof():
             payloads.append(self.eof())
@@ -747,7 +749,7 @@ class RivuletConnection(Connection):
         self._send(self._end_bytes)
 
     def _reply(self, reply: Reply, binary: bool = False, cursor: Prepared | None = None) -> None:
-        self._write_rows(self._header(reply.columns, reply.flags), reply.columns, reply.rows,
+        self._write_rows(self._header(reply.columns, reply.extras), reply.columns, reply.rows,
                          binary, cursor)
 
     # ..................................................................... other statements
@@ -927,9 +929,9 @@ class RivuletConnection(Connection):
         self.statements[stmt_id] = Prepared(split, sql, shape, handler, lock=lock)
         n_params = len(split.params)
         columns: Sequence[ResultColumn] = ()
-        flags: Sequence[ColumnDefinition] = ()
+        extras: Sequence[ColumnExtras] = ()
         if handler is not None and handler.kind == READ:
-            columns, flags = handler.columns = handler.columns or _columns_of(handler)
+            columns, extras = handler.columns = handler.columns or _columns_of(handler)
         payloads = [b"\x00" + stmt_id.to_bytes(4, "little") + len(columns).to_bytes(2, "little")
                     + n_params.to_bytes(2, "little") + b"\x00\x00\x00"]
         for _ in range(n_params):
@@ -940,7 +942,8 @@ class RivuletConnection(Connection):
         for i, column in enumerate(columns):
             payloads.append(packets.make_column_definition_41(
                 server_charset=self.server_charset, schema="rivulet", name=column.name,
-                column_type=column.type, character_set=column.character_set, flags=flags[i]))
+                column_type=column.type, character_set=column.character_set,
+                flags=extras[i].flags, decimals=extras[i].decimals))
         if columns and not self.deprecate_eof():
             payloads.append(self.eof())
         self.stream.write_many(payloads)
@@ -1021,13 +1024,13 @@ def _no_lock(lock: LockingRead | None) -> None:
         raise UnsupportedSqlError("FOR UPDATE / FOR SHARE ends a SELECT that reads tables")
 
 
-def _columns_of(handler: Handler) -> tuple[tuple[ResultColumn, ...], tuple[ColumnDefinition, ...]]:
+def _columns_of(handler: Handler) -> tuple[tuple[ResultColumn, ...], tuple[ColumnExtras, ...]]:
     """Result columns of a view read, typed from the view's schema."""
     plan = handler.view.plan  # type: ignore[union-attr]
     out = plan.root.columns[: plan.visible]
     if handler.project is not None:
         out = [out[i] for i in handler.project]
-    return result_columns(out), column_flags(out)
+    return result_columns(out), column_extras(out)
 
 
 def _text_payloads(handler: Handler, rows: Sequence[Sequence[Any]],

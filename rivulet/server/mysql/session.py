@@ -10,8 +10,10 @@ protocol.py); this module also renders ``SHOW TABLES``, ``SHOW VIEWS``, ``SHOW C
 from __future__ import annotations
 
 import decimal
+import math
 import re
 import struct
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mysql_mimic import Session
@@ -29,6 +31,8 @@ from rivulet.plan.catalog import Catalog
 from rivulet.plan.ir import is_adhoc
 from rivulet.server.mysql.statements import DATABASE_NAME
 from rivulet.sql.control import ISOLATION
+from rivulet.values.casts import datetime_text
+from rivulet.values.numerals import fixed_double_text
 from rivulet.values.schema import (
     BOOL,
     BYTES,
@@ -44,6 +48,7 @@ from rivulet.values.schema import (
     TableSchema,
 )
 from rivulet.values.times import format_time, micros
+from rivulet.values.types import NOT_FIXED
 
 if TYPE_CHECKING:
     from rivulet.engine.database import Database
@@ -253,15 +258,20 @@ class RivuletSession(Session):
 
 
 def result_columns(columns: Any) -> tuple[ResultColumn, ...]:
-    """Result columns for a plan's output columns (``.name``, ``.kind``, ``.nullable``)."""
-    return tuple(_result_column(c.name, c.kind) for c in columns)
+    """Result columns for a plan's output columns (``ir.ColumnInfo``: ``.name``, ``.kind``,
+    and for a DOUBLE rounded to places ``.decimals``, which its text shows: '1.50')."""
+    return tuple(_result_column(c.name, c.kind, _decimals(c)) for c in columns)
 
 
-def _result_column(name: str, kind: Kind | None) -> ResultColumn:
+def _result_column(name: str, kind: Kind | None, decimals: int = 0) -> ResultColumn:
     charset = CharacterSet.utf8mb4 if kind in _TEXTUAL else CharacterSet.binary
     if kind == TIME:
         column = ResultColumn(name, ColumnType.TIME, character_set=charset,
-                              text_encoder=_time_text, binary_encoder=_time_binary)
+                              text_encoder=_text_encoder(TIME, decimals),
+                              binary_encoder=_time_binary)
+    elif (kind == FLOAT and decimals < NOT_FIXED) or (kind == DATETIME and decimals):
+        column = ResultColumn(name, _TYPES[kind], character_set=charset,
+                              text_encoder=_text_encoder(kind, decimals))
     else:
         column = ResultColumn(name, _TYPES.get(kind, ColumnType.VAR_STRING),
                               character_set=charset)
@@ -269,9 +279,42 @@ def _result_column(name: str, kind: Kind | None) -> ResultColumn:
     return column
 
 
-def _time_text(column: ResultColumn, value: Any) -> bytes:
-    """A TIME in the text protocol: '[-]HH:MM:SS[.ffffff]', hours past 24 as they are."""
-    return format_time(value).encode()
+def _decimals(c: Any) -> int:
+    """The ``decimals`` of a column's definition, as MySQL's: a DECIMAL's places, a TIME's
+    or DATETIME's fractional digits, a DOUBLE's places if it shows fixed ones
+    (``ROUND(x, 2)``), else 31; 0 for the rest."""
+    if c.kind in (DECIMAL, TIME, DATETIME):
+        return int(c.scale)
+    if c.kind == FLOAT:
+        return min(c.decimals, NOT_FIXED)
+    return 0
+
+
+#: Text-protocol encoders of values that show a number of places: (kind, places) ->
+#: encoder.
+_TEXT_ENCODERS: dict[tuple[Kind, int], Any] = {}
+
+
+def _text_encoder(kind: Kind, places: int) -> Any:
+    """The text-protocol encoder of a DOUBLE that shows ``places`` places ('1.50'), or of
+    a TIME or DATETIME with ``places`` fractional digits ('00:01:01.50'), as MySQL sends
+    them."""
+    encoder = _TEXT_ENCODERS.get((kind, places))
+    if encoder is not None:
+        return encoder
+    if kind == FLOAT:
+        def encoder(column: ResultColumn, value: Any) -> bytes:
+            if not math.isfinite(value):
+                return repr(value).encode()
+            return fixed_double_text(value, places).encode()
+    elif kind == TIME:
+        def encoder(column: ResultColumn, value: Any) -> bytes:
+            return format_time(value, places).encode()
+    else:
+        def encoder(column: ResultColumn, value: Any) -> bytes:
+            return datetime_text(value, places).encode()
+    _TEXT_ENCODERS[(kind, places)] = encoder
+    return encoder
 
 
 def _time_binary(column: ResultColumn, value: Any) -> bytes:
@@ -290,17 +333,29 @@ def _time_binary(column: ResultColumn, value: Any) -> bytes:
     return bytes([len(body)]) + body
 
 
-def column_flags(columns: Any) -> tuple[ColumnDefinition, ...]:
+@dataclass(frozen=True, slots=True)
+class ColumnExtras:
+    """What a result column's definition says beyond its name, type and character set."""
+
+    flags: ColumnDefinition
+    decimals: int = 0
+
+
+def column_extras(columns: Any) -> tuple[ColumnExtras, ...]:
+    """The flags (NOT NULL, UNSIGNED, BINARY/BLOB, ENUM) and decimals of a plan's output
+    columns (``ir.ColumnInfo``), as MySQL's column definitions report them."""
     out = []
     for c in columns:
         flags = ColumnDefinition(0)
         if not c.nullable:
             flags |= ColumnDefinition.NOT_NULL_FLAG
+        if c.unsigned and c.kind in (INT, DECIMAL):
+            flags |= ColumnDefinition.UNSIGNED_FLAG
         if c.kind == BYTES:
             flags |= ColumnDefinition.BINARY_FLAG | ColumnDefinition.BLOB_FLAG
         elif c.kind == ENUM:
             flags |= ColumnDefinition.ENUM_FLAG
-        out.append(flags)
+        out.append(ColumnExtras(flags, _decimals(c)))
     return tuple(out)
 
 
