@@ -166,6 +166,9 @@ def run_serve(args: argparse.Namespace) -> int:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, stop.set)
+            if db.directory_lock is not None:  # (named to whoever finds the directory held)
+                db.directory_lock.describe(mysql_port=server.port,
+                                           http_port=None if http is None else http.port)
             _print_connect(path, args.host, server.port, http)
             await stop.wait()
             # Shutting down flushes acknowledged writes: a repeated SIGTERM must not cut it
@@ -377,14 +380,28 @@ def workload(db: Database, seconds: float, *, stories: int) -> None:
 # --------------------------------------------------------------------------- others
 
 
+def _open_to_read(path: str | Path) -> Database:
+    """The database at ``path`` for a command that only reads it (``status``,
+    ``explain``): opened, or, where another process writes it (a running server), followed
+    read-only as a server's replica follows it."""
+    from rivulet.engine.follower import Follower
+    from rivulet.errors import DataDirectoryInUseError
+
+    try:
+        return rivulet.open(path)
+    except DataDirectoryInUseError as exc:
+        print(f"rivulet: {exc.holder} writes {str(path)!r}: reading it only", file=sys.stderr)
+        return Follower(path)
+
+
 def run_explain(args: argparse.Namespace) -> int:
-    with rivulet.open(args.data_dir) as db:
+    with _open_to_read(args.data_dir) as db:
         print(explain(db, args.view))
     return 0
 
 
 def run_status(args: argparse.Namespace) -> int:
-    with rivulet.open(args.data_dir) as db:
+    with _open_to_read(args.data_dir) as db:
         print(f"database {Path(args.data_dir).resolve()}  LSN {db.lsn}")
         for schema in db.catalog.tables.values():
             print(f"  table {schema.name}: {db.storage.count(schema):,} rows")

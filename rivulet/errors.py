@@ -56,6 +56,7 @@ DivisionByZeroError      1365   22012     400   schema
 NoSuchColumnError        1054   42S22     400   schema
 ConstraintError          1062   23000     409   constraint
 StorageError             1105   HY000     500   storage
+DataDirectoryInUseError  1105   HY000     500   storage
 ProgramError             1105   HY000     409   conflict
 UnknownObjectError       1146   42S02     404   not_found
 ObjectExistsError        1050   42S01     409   conflict
@@ -241,6 +242,14 @@ class StorageError(RivuletError):
     """The storage layer could not carry out a write (the write is rejected whole)."""
 
 
+class DataDirectoryInUseError(StorageError):
+    """Another open holds the data directory for writing (``rivulet.storage.dirlock``): one
+    process writes a data directory. The message names the holder (pid, command, ports),
+    and so does ``holder``."""
+
+    holder: str = "another process"
+
+
 # --------------------------------------------------------------------------- the program
 
 
@@ -404,6 +413,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     NoSuchColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "schema"),
     ConstraintError: ErrorCode(ER_DUP_ENTRY, "23000", 409, "constraint"),
     StorageError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),
+    DataDirectoryInUseError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),
     ProgramError: ErrorCode(ER_UNKNOWN, "HY000", 409, "conflict"),
     UnknownObjectError: ErrorCode(ER_NO_SUCH_TABLE, "42S02", 404, "not_found"),
     ObjectExistsError: ErrorCode(ER_TABLE_EXISTS, "42S01", 409, "conflict"),

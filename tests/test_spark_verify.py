@@ -243,9 +243,14 @@ def test_commands_verify_and_import(tmp_path: Path, spark: Any, capsys: Any) -> 
     csv.write_text("id,story,user_id\n5000,1,2\n5001,x,3\n", encoding="utf-8")
     args = parser.parse_args(["import", "--data-dir", str(data), "--table", "votes", str(csv),
                               "--no-progress"])
-    assert handlers["import"](args) == 0  # a rejected row is reported, not a failure
+    assert handlers["import"](args) == commands.EXIT_REJECTED  # imported, but not all
     out = capsys.readouterr().out
     assert "imported 1 of 2 rows" in out and "row 2" in out
+    csv.write_text("id,story,user_id\n5002,1,2\n5003,x,3\n", encoding="utf-8")
+    args = parser.parse_args(["import", "--data-dir", str(data), "--table", "votes", str(csv),
+                              "--no-progress", "--accept-rejected"])
+    assert handlers["import"](args) == 0  # rejected rows accepted
+    assert "imported 1 of 2 rows" in capsys.readouterr().out
     args = parser.parse_args(["import", "--data-dir", str(data), "--table", "votes", str(csv),
                               "--on-error", "fail", "--no-progress"])
     assert handlers["import"](args) == 1

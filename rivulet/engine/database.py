@@ -27,7 +27,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
@@ -65,6 +65,7 @@ from rivulet.sql.control import (
     locking_read,
 )
 from rivulet.sql.parse import split_statements
+from rivulet.storage.dirlock import DataDirectoryLock
 from rivulet.storage.sqlite import SqliteStorage, page_cache_bytes
 from rivulet.storage.writes import WriteRequest
 from rivulet.values.schema import Row
@@ -77,6 +78,10 @@ log = logging.getLogger("rivulet")
 
 class Database:
     """An open rivulet database. Create with :func:`rivulet.open`."""
+
+    #: Whether this kind of database writes its directory, and so holds its lock (a
+    #: follower only reads what another process writes).
+    writes_directory: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -100,50 +105,58 @@ class Database:
         if tune_gc:
             tune_garbage_collector()
         self.path = Path(path)
-        limits = limits if limits is not None else Limits()
-        limit = parse_size(memory_limit)
-        graph = Graph(partial=partial, memory_limit=limit, eviction=eviction,
-                      join_caches=join_caches)
+        #: The exclusive lock on the data directory (None for a follower, which only
+        #: reads it): see rivulet/storage/dirlock.py.
+        self.directory_lock = DataDirectoryLock(self.path) if self.writes_directory else None
         try:
-            storage = SqliteStorage(self.path, durability=durability,
-                                    cache_bytes=page_cache_bytes(limit))
-        except sqlite3.DatabaseError as exc:
-            raise unreadable_database(self.path, exc) from exc
-        catalog = Catalog()
-        graph.lsn = storage.lsn
-        graph_lock = threading.RLock()
-        builder = PlanRecordingBuilder(graph, self._ensure_index, reuse=reuse,
-                                       value_counts=self._value_counts,
-                                       views=lambda: list(catalog.views.values()))
-        bootstrap = Bootstrapper(
-            graph, builder, catalog, threshold=spark_bootstrap_rows,
-            spark_config=spark, database_file=storage.path, graph_lock=graph_lock,
-            table_rows=lambda t: storage.count(catalog.require_table(t)))
-        graph.bootstrapper = bootstrap
-        self.core = core = Core(
-            path=self.path, storage=storage, catalog=catalog, graph=graph, limits=limits,
-            lazy=LazyWork(storage, catalog, lambda: core.closed,
-                          background=background_migration),
-            bootstrap=bootstrap, upquery_timeout=upquery_timeout,
-            commit_lock=threading.RLock(), graph_lock=graph_lock, applied_lsn=storage.lsn)
-        self.propagation = Propagation(core)
-        self.texts = WriteTexts(catalog, limits)
-        self.commits = GroupCommit(core, self.propagation, self.texts)
-        self.upqueries = self.make_upqueries(core)
-        self.program = self.make_program(core, builder, self.upqueries)
-        self._last_insert_ids = LastInsertIds()
-        self._prewarm_on_open = prewarm
-        bootstrap.hold = True
-        try:
-            self.program.restore()
-            recovering = bootstrap.start_recovery()
-        except sqlite3.DatabaseError as exc:
-            storage.close()
-            raise unreadable_database(self.path, exc) from exc
-        self.propagation.start(self._recover)
-        if not recovering:
-            self._prewarm_saved()
-        core.lazy.start()  # what the last run's schema changes left to do
+            limits = limits if limits is not None else Limits()
+            limit = parse_size(memory_limit)
+            graph = Graph(partial=partial, memory_limit=limit, eviction=eviction,
+                          join_caches=join_caches)
+            try:
+                storage = SqliteStorage(self.path, durability=durability,
+                                        cache_bytes=page_cache_bytes(limit))
+            except sqlite3.DatabaseError as exc:
+                raise unreadable_database(self.path, exc) from exc
+            catalog = Catalog()
+            graph.lsn = storage.lsn
+            graph_lock = threading.RLock()
+            builder = PlanRecordingBuilder(graph, self._ensure_index, reuse=reuse,
+                                           value_counts=self._value_counts,
+                                           views=lambda: list(catalog.views.values()))
+            bootstrap = Bootstrapper(
+                graph, builder, catalog, threshold=spark_bootstrap_rows,
+                spark_config=spark, database_file=storage.path, graph_lock=graph_lock,
+                table_rows=lambda t: storage.count(catalog.require_table(t)))
+            graph.bootstrapper = bootstrap
+            self.core = core = Core(
+                path=self.path, storage=storage, catalog=catalog, graph=graph, limits=limits,
+                lazy=LazyWork(storage, catalog, lambda: core.closed,
+                              background=background_migration),
+                bootstrap=bootstrap, upquery_timeout=upquery_timeout,
+                commit_lock=threading.RLock(), graph_lock=graph_lock, applied_lsn=storage.lsn)
+            self.propagation = Propagation(core)
+            self.texts = WriteTexts(catalog, limits)
+            self.commits = GroupCommit(core, self.propagation, self.texts)
+            self.upqueries = self.make_upqueries(core)
+            self.program = self.make_program(core, builder, self.upqueries)
+            self._last_insert_ids = LastInsertIds()
+            self._prewarm_on_open = prewarm
+            bootstrap.hold = True
+            try:
+                self.program.restore()
+                recovering = bootstrap.start_recovery()
+            except sqlite3.DatabaseError as exc:
+                storage.close()
+                raise unreadable_database(self.path, exc) from exc
+            self.propagation.start(self._recover)
+            if not recovering:
+                self._prewarm_saved()
+            core.lazy.start()  # what the last run's schema changes left to do
+        except BaseException:
+            if self.directory_lock is not None:
+                self.directory_lock.release()
+            raise
 
     # ..................................................................... the parts
 
@@ -586,6 +599,8 @@ class Database:
         core.lazy.join()
         self.upqueries.stop()
         self.storage.close()
+        if self.directory_lock is not None:
+            self.directory_lock.release()
         if self._tune_gc and collector.full_collection_due():
             collector.collect_all()  # databases closed before this one become garbage
 

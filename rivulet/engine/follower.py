@@ -56,7 +56,10 @@ class ReadOnlyError(ProgramError):
 class Follower(Database):
     """A :class:`Database` that applies the batches another process commits (see the
     module docstring). Options are :func:`rivulet.open`'s; Spark bootstrap, pre-warming
-    and background migration are off (they are the primary's work)."""
+    and background migration are off (they are the primary's work), and the directory's
+    lock is the primary's too (a follower writes no batch)."""
+
+    writes_directory = False
 
     def __init__(self, path: str | Path, *, poll_seconds: float = POLL_SECONDS,
                  on_stale: Callable[[str], None] | None = None, **options: Any) -> None:

@@ -26,6 +26,10 @@ def register(subparsers: Any) -> dict[str, Handler]:
     return {"import": run_import, "verify": run_verify}
 
 
+#: ``rivulet import``'s exit status when it imported some rows and rejected others.
+EXIT_REJECTED = 3
+
+
 def _add_import(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "import", help="load CSV, Parquet, JSON lines or a JDBC source into a table (on Spark)",
@@ -53,6 +57,8 @@ def _add_import(subparsers: Any) -> None:
     p.add_argument("--jdbc-password")
     p.add_argument("--spark-master", help="Spark master URL (default: local[*])")
     p.add_argument("--max-errors", type=int, default=20, help="rejected rows to list")
+    p.add_argument("--accept-rejected", action="store_true",
+                   help=f"exit 0 when rows were rejected (default: exit {EXIT_REJECTED})")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -78,13 +84,15 @@ def run_import(args: argparse.Namespace) -> int:
     import rivulet
     from rivulet.errors import RivuletError
     from rivulet.pipeline.importer import import_files, import_jdbc
+    from rivulet.spark.session import SparkConfig
 
     options = dict(_option(o) for o in args.option)
     try:
         if bool(args.jdbc_url) == bool(args.files):
             raise RivuletError("give FILE arguments or --jdbc-url, not both (nor neither)")
-        _start_spark(args.spark_master)
-        with rivulet.open(args.data_dir) as db:
+        spark = SparkConfig(master=args.spark_master) if args.spark_master else None
+        with rivulet.open(args.data_dir, spark=spark) as db:  # (before Spark: it may be held)
+            _start_spark(args.spark_master)
             common = {"on_error": args.on_error, "progress": not args.no_progress,
                       "options": options, "max_errors": args.max_errors}
             if args.jdbc_url:
@@ -98,7 +106,7 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(result.summary())
-    return 0
+    return EXIT_REJECTED if result.rows_rejected and not args.accept_rejected else 0
 
 
 def _option(text: str) -> tuple[str, str]:
