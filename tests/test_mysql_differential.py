@@ -741,12 +741,13 @@ def test_regression_the_wire_reports_decimals_unsigned_and_fixed_places(
     places, a DOUBLE's 31 or fixed places, a TIME's or DATETIME's digits) and UNSIGNED flag,
     and a DOUBLE rounded to places is sent with them, as text: '1.50' (it was '1.5')."""
     regression_pair.execute("CREATE TABLE x (id INT PRIMARY KEY, u INT UNSIGNED, "
-                            "ts DATETIME(3), tm TIME(2))")
+                            "ts DATETIME(3), tm TIME(2), e ENUM('a', 'b'))")
     regression_pair.insert_many("x", [(1, 4, dt.datetime(2024, 1, 2, 3, 4, 5, 123000),
-                                       dt.timedelta(seconds=61, microseconds=500000))])
+                                       dt.timedelta(seconds=61, microseconds=500000), "b")])
     queries = ["SELECT id, d, f, ROUND(f, 2) AS r, FLOOR(f) AS fl, n / 3 AS q, "
                "ROUND(d * 1.005, 3) AS rd, ROUND(f, 1) * 2 AS r2 FROM t",
-               "SELECT u, u + 1 AS a, CEIL(u / 3) AS c, ts, tm, TIME(ts) AS t2 FROM x"]
+               "SELECT u, u + 1 AS a, CEIL(u / 3) AS c, ts, tm, TIME(ts) AS t2, "
+               "UNIX_TIMESTAMP(e) AS ue, UNIX_TIMESTAMP(d) AS ud FROM x JOIN t ON x.id = t.id"]
     server = ServerThread(regression_pair.db, port=0)
     mariadb = regression_pair.conn
     # (conv={}: the values as the text the server sent)

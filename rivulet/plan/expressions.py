@@ -762,10 +762,10 @@ def _time_result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr]) -
 
 
 def _unix_timestamp_type(arg: SqlType, expr: Expr | None) -> SqlType:
-    """An integer of a date, a DATETIME without fractional digits, a number or a constant
-    without fractions; a DECIMAL(.., 6) of text or a DOUBLE (which may carry fractions); of
-    a DATETIME(fsp), a DECIMAL with its fractional digits, and of a DECIMAL with its places
-    (at most 6)."""
+    """An integer of a date, a DATETIME without fractional digits, an ENUM, a number or a
+    constant without fractions; a DECIMAL(.., 6) of text or a DOUBLE (which may carry
+    fractions); of a DATETIME(fsp), a DECIMAL with its fractional digits, and of a DECIMAL
+    with its places (at most 6)."""
     if arg.kind == DATETIME and arg.scale:
         return types.decimal_type(arg.scale)
     if arg.kind == DECIMAL and not isinstance(expr, Lit):
@@ -773,7 +773,8 @@ def _unix_timestamp_type(arg: SqlType, expr: Expr | None) -> SqlType:
     if isinstance(expr, Lit):  # MySQL folds the constant: its own fraction's places
         places = fraction_digits(expr.value) if type(expr.value) is str else 0
         return types.decimal_type(places) if places else types.INT_TYPE
-    return types.INT_TYPE if arg.kind in (DATE, DATETIME, INT, BOOL) else types.decimal_type(6)
+    return (types.INT_TYPE if arg.kind in (DATE, DATETIME, INT, BOOL, ENUM)
+            else types.decimal_type(6))
 
 
 def _decimal_cast_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
