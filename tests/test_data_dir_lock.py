@@ -1,7 +1,8 @@
 """One writer per data directory (rivulet.storage.dirlock): a second opener, in this
 process or another, stops at once with an error naming the holder; a crashed holder's
 lock is taken over; ``rivulet shell``/``import`` beside a running server are refused and
-the server keeps writing; a server's replicas, which only read, take no lock."""
+the server keeps writing, while ``status`` reads it as a follower; a server's replicas,
+which only read, take no lock."""
 
 from __future__ import annotations
 
@@ -87,6 +88,10 @@ def test_shell_and_import_beside_a_running_server_are_refused_and_the_server_wri
             cursor.execute("SELECT id, v FROM t ORDER BY id")
             assert cursor.fetchall() == ((1, 10), (4, 40))
         conn.close()
+        status = subprocess.run([sys.executable, "-m", "rivulet", "status", "--data-dir",
+                                 str(tmp_path)], capture_output=True, text=True, timeout=300)
+        assert status.returncode == 0, status  # (status only reads: it follows the server)
+        assert "reading it only" in status.stderr and "table t: 2 rows" in status.stdout
     except BaseException:
         proc.kill()
         raise
