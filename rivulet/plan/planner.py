@@ -657,8 +657,9 @@ def _union_type(branches: list[SqlType]) -> SqlType:
 def _convert_columns(node: ir.Node, columns: tuple[ir.ColumnInfo, ...]) -> ir.Node:
     """A UNION branch with every column converted to the UNION's column type (MySQL: a
     column that is VARCHAR in one branch and INT in another is VARCHAR throughout; a DECIMAL
-    has the places of the widest branch)."""
-    exprs = [_union_value(ir.Col(i, have.name), have.type, want.type)
+    has the places of the widest branch; a quotient or an AVG comes with all the places it
+    carries: see :meth:`Planner._plan_select`)."""
+    exprs = [convert(ir.Col(i, have.name), have.type, want.type)
              for i, (have, want) in enumerate(zip(node.columns, columns))]
     if all(isinstance(e, ir.Col) for e in exprs):
         return node
@@ -726,12 +727,6 @@ def _writes_double_text(e: ir.Expr, source: ir.Node) -> bool:
         return _double_text_in(source, e.index)
     return any(type_of(a, input_types).kind == FLOAT or _writes_double_text(a, source)
                for a in e.children())
-
-
-def _union_value(e: ir.Expr, have: SqlType, want: SqlType) -> ir.Expr:
-    """A branch's column ``e`` as the UNION's column takes it (a quotient or an AVG with
-    all the places it carries: see :meth:`Planner._plan_select`)."""
-    return convert(e, have, want)
 
 
 def _union_is_distinct(query: exp.Expr) -> bool:
