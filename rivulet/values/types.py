@@ -126,9 +126,9 @@ def double_type(decimals: int) -> SqlType:
 
 def shown_places(t: SqlType) -> int:
     """The places a value of type ``t`` brings to a DOUBLE it takes part in (MySQL's
-    ``decimals``): none for an integer, a DECIMAL's, a DOUBLE's own, and for text or
+    ``decimals``): none for an integer or an ENUM, a DECIMAL's, a DOUBLE's own, and for text or
     anything else the shortest form's."""
-    if t.kind in (INT, BOOL):
+    if t.kind in (INT, BOOL, ENUM):  # (an ENUM's number is its index)
         return 0
     if t.kind == DECIMAL:
         return t.scale
@@ -352,8 +352,8 @@ def extreme(types: Iterable[SqlType]) -> SqlType:
         return _merged_temporals([t for t in present if t.kind in TEMPORAL_KINDS])
     if kinds <= TEXT_KINDS:
         return SqlType(BYTES) if BYTES in kinds else STR_TYPE
-    if kinds & TEXT_KINDS:
-        return FLOAT_TYPE
+    if kinds & TEXT_KINDS:  # (text brings its shortest form, an ENUM's index no places)
+        return double_type(max(shown_places(t) for t in present))
     return _merged_numbers(present)
 
 
