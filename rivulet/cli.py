@@ -21,6 +21,12 @@ from rivulet.engine.explain import explain
 from rivulet.errors import RivuletError
 from rivulet.sql.parse import split_statements
 
+#: ``rivulet serve``'s exit status once the database failed (sysexits.h's EX_SOFTWARE): a
+#: supervisor restarts it, and opening the directory again recovers from the durable log.
+EXIT_FAILED = 70
+#: Seconds a failed server still answers (with errors, and 503 on /health) before it stops.
+FAILED_GRACE = 1.0
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rivulet", description=__doc__)
@@ -166,6 +172,11 @@ def run_serve(args: argparse.Namespace) -> int:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, stop.set)
+
+            def failed(exc: BaseException) -> None:  # (in the failing thread)
+                loop.call_soon_threadsafe(stop.set)
+
+            db.on_failure(failed)
             if db.directory_lock is not None:  # (named to whoever finds the directory held)
                 db.directory_lock.describe(mysql_port=server.port,
                                            http_port=None if http is None else http.port)
@@ -174,7 +185,12 @@ def run_serve(args: argparse.Namespace) -> int:
             # Shutting down flushes acknowledged writes: a repeated SIGTERM must not cut it
             # short (a second Ctrl-C still does).
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            print("rivulet: stopping", flush=True)
+            if db.failure is not None:
+                print(f"rivulet: the database failed ({db.failure}); stopping for a restart, "
+                      "which recovers from the durable log", file=sys.stderr, flush=True)
+                await asyncio.sleep(FAILED_GRACE)  # statements in flight get their errors
+            else:
+                print("rivulet: stopping", flush=True)
             await server.stop()
 
         try:
@@ -186,7 +202,7 @@ def run_serve(args: argparse.Namespace) -> int:
     finally:
         db.close()
     print(f"rivulet: stopped (LSN {db.lsn})", flush=True)
-    return 0
+    return EXIT_FAILED if db.failure is not None else 0
 
 
 def _limit_options(parser: argparse.ArgumentParser) -> None:

@@ -67,6 +67,7 @@ ClosedError              1053   08S01     503   closed
 UpqueryTimeout           3024   HY000     503   timeout
 CatchUpTimeout           1105   HY000     503   timeout
 DataflowFailedError      1105   HY000     503   failed
+StorageFailedError       1105   HY000     503   failed
 TransactionError         1105   HY000     409   transaction
 NoSuchSavepointError     1305   42000     400   transaction
 ReadOnlyWriteError       1792   25006     409   transaction
@@ -300,6 +301,13 @@ class DataflowFailedError(RivuletError):
     database is opened again. Writes are durable, reads of views are refused."""
 
 
+class StorageFailedError(DataflowFailedError):
+    """A commit failed and left storage in a state this process no longer knows (another
+    process wrote the log, the file is gone or unreadable, a transaction it cannot close):
+    every write and read is refused until the database is opened again, which recovers from
+    the durable log. ``rivulet serve`` exits for its supervisor to restart it."""
+
+
 # --------------------------------------------------------------------------- transactions
 
 
@@ -424,6 +432,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     UpqueryTimeout: ErrorCode(ER_QUERY_TIMEOUT, "HY000", 503, "timeout"),
     CatchUpTimeout: ErrorCode(ER_UNKNOWN, "HY000", 503, "timeout"),
     DataflowFailedError: ErrorCode(ER_UNKNOWN, "HY000", 503, "failed"),
+    StorageFailedError: ErrorCode(ER_UNKNOWN, "HY000", 503, "failed"),
     TransactionError: ErrorCode(ER_UNKNOWN, "HY000", 409, "transaction"),
     NoSuchSavepointError: ErrorCode(ER_SP_DOES_NOT_EXIST, "42000", 400, "transaction"),
     ReadOnlyWriteError: ErrorCode(ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION, "25006", 409,

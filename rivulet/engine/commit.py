@@ -24,7 +24,14 @@ from rivulet.bind import statements as st
 from rivulet.engine.core import Core
 from rivulet.engine.propagate import CommittedBatch, Propagation
 from rivulet.engine.writers import WriteTexts, carried, check_rows, compile_writer
-from rivulet.errors import ClosedError, ConstraintError, ProgramError, RivuletError, StorageError
+from rivulet.errors import (
+    ClosedError,
+    ConstraintError,
+    ProgramError,
+    RivuletError,
+    StorageError,
+    StorageFailedError,
+)
 from rivulet.faults import fault_point
 from rivulet.storage.writes import TransactionWrite, WriteRequest
 from rivulet.values.schema import Row
@@ -53,9 +60,10 @@ class GroupCommit:
         with core.commit_lock:
             if not all(r.done.is_set() for r in requests):
                 group, self._pending = self._pending, []
-                if core.closed:  # closed while these writes waited for the lock
+                refused = _refusal(core)
+                if refused is not None:  # closed or failed while these writes waited
                     for queued in group:
-                        queued.error = ClosedError("the database is closed")
+                        queued.error = refused
                         queued.done.set()
                 else:
                     self._commit_group(group, wake)
@@ -124,6 +132,7 @@ class GroupCommit:
             for request in ok:
                 request.error = StorageError(f"commit failed: {exc}{disk_hint(exc, core.path)}")
             ok = []
+            check_after_failed_commit(core, exc, before)
         if ok:
             self.counters["commits"] += 1
             self.counters["writes"] += len(ok)
@@ -201,6 +210,7 @@ class GroupCommit:
         core = self.core
         storage, graph = core.storage, core.graph
         core.check_open()
+        core.check_writable()
         core.lazy.finish(table.lower())  # an import is no place to copy key by key
         deltas: list = []
         lsn: int | None = None
@@ -232,10 +242,11 @@ class GroupCommit:
                     if imported:
                         lsn = storage.commit_batch(None, imported)
                         core.unapplied.add(lsn, {base: deltas})  # before COMMIT (module doc)
-            except BaseException:
+            except BaseException as exc:
                 if lsn is not None:
                     core.unapplied.discard(lsn)
                 storage.rollback_lsn(before)
+                check_after_failed_commit(core, exc, before)
                 raise
             if lsn is not None:
                 self.counters["commits"] += 1
@@ -243,6 +254,40 @@ class GroupCommit:
                 self.counters["rows_written"] += imported
                 self.propagation.queue(CommittedBatch(lsn, {base: deltas}, time.monotonic()))
         return lsn, imported
+
+
+def _refusal(core: Core) -> RivuletError | None:
+    """Why no write can be committed now, if none can."""
+    if core.closed:
+        return ClosedError("the database is closed")
+    try:
+        core.check_writable()
+    except StorageFailedError as exc:
+        return exc
+    return None
+
+
+def check_after_failed_commit(core: Core, exc: BaseException, before: int) -> None:
+    """After a commit failed, is storage where this process believes it is?
+
+    A failed commit rolls back whole, so the log must still end at ``before``: then the
+    failure was the write's own (a full disk, a transient I/O error) and the next commit
+    can succeed. If instead the log ends elsewhere (another process wrote it), or it cannot
+    be read, or the transaction could not be closed, no later commit can be trusted (each
+    would fail, or views would miss rows they never saw): the database fails
+    (:class:`StorageFailedError`), refuses writes and reads, and a server exits for its
+    supervisor to restart it, which recovers from the durable log.
+    """
+    try:
+        durable = core.storage.durable_lsn()
+    except Exception as check:  # noqa: BLE001 (any failure here means storage is unknown)
+        core.fail(StorageFailedError(f"a commit failed ({exc}) and the log cannot be read "
+                                     f"back: {check}{disk_hint(check, core.path)}"))
+        return
+    if durable != before:
+        core.fail(StorageFailedError(
+            f"a commit failed ({exc}) and the log on disk ends at LSN {durable} where this "
+            f"process committed LSN {before}: another process wrote {str(core.path)!r}"))
 
 
 class LastInsertIds:

@@ -27,7 +27,7 @@ from rivulet.dataflow.graph import Graph
 from rivulet.engine.limits import Limits
 from rivulet.engine.locks import LockManager
 from rivulet.engine.unapplied import UnappliedBatches
-from rivulet.errors import CatchUpTimeout, ClosedError, DataflowFailedError
+from rivulet.errors import CatchUpTimeout, ClosedError, DataflowFailedError, StorageFailedError
 from rivulet.migrate.lazy import LazyWork
 from rivulet.plan.catalog import Catalog
 from rivulet.spark.bootstrap import Bootstrapper
@@ -60,6 +60,8 @@ class Core:
     closed: bool = False
     #: What broke the dataflow (views can no longer be trusted), if anything did.
     failure: BaseException | None = None
+    #: Called (in the failing thread) once :attr:`failure` is set: a server stops.
+    failure_listeners: list[Callable[[BaseException], None]] = field(default_factory=list)
     #: LSN of the last batch every view reflects.
     applied_lsn: int = 0
     _applied: threading.Condition = field(default_factory=threading.Condition)
@@ -73,8 +75,18 @@ class Core:
         if self.failure is not None:
             raise DataflowFailedError(f"the dataflow failed: {self.failure!r}") from self.failure
 
+    def check_writable(self) -> None:
+        """Raise once storage failed (:class:`StorageFailedError`): no write is taken."""
+        if isinstance(self.failure, StorageFailedError):
+            raise StorageFailedError(f"storage failed: {self.failure}; the database takes no "
+                                     "write until it is opened again") from self.failure
+
     def fail(self, exc: BaseException) -> None:
+        if self.failure is not None:  # the first failure is the cause
+            return
         self.failure = exc
+        for listener in list(self.failure_listeners):
+            listener(exc)
 
     def hook(self, name: str) -> None:
         hook = self.hooks.get(name)

@@ -230,6 +230,13 @@ class Database:
         """What broke the dataflow (its views can no longer be trusted), if anything."""
         return self.core.failure
 
+    def on_failure(self, listener: Callable[[BaseException], None]) -> None:
+        """Call ``listener`` with the cause once the database fails (:attr:`failure`), in
+        the failing thread; at once if it already has (a server exits on it)."""
+        self.core.failure_listeners.append(listener)
+        if self.core.failure is not None:
+            listener(self.core.failure)
+
     @property
     def applied_lsn(self) -> int:
         """LSN of the last batch every view reflects."""

@@ -111,11 +111,13 @@ class SqliteStorage(CopyTracking, Storage):
             self._in_transaction = True
             try:
                 yield
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            else:
                 self.conn.execute("COMMIT")
+            except BaseException:
+                # A COMMIT that fails may leave the transaction open (SQLITE_BUSY, some I/O
+                # errors): closed here, or every later BEGIN would fail.
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
             finally:
                 self._in_transaction = False
 
@@ -147,6 +149,14 @@ class SqliteStorage(CopyTracking, Storage):
     def rollback_lsn(self, lsn: int) -> None:
         """Forget an LSN handed out in a transaction that then failed to commit."""
         self.lsn = lsn
+
+    def durable_lsn(self) -> int:
+        """The last LSN in the log on disk, read afresh (after a failed commit: does the log
+        still end where this process believes it does?)."""
+        with self._lock:
+            if self.conn.in_transaction:
+                raise StorageError("a transaction is still open on the storage connection")
+            return self.conn.execute("SELECT MAX(lsn) FROM _rivulet_log").fetchone()[0] or 0
 
     # ..................................................................... program
 

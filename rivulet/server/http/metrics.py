@@ -74,6 +74,9 @@ def render_metrics(db: Database, requests: RequestCounter | None = None) -> str:
     stats = db.stats()
     per_view: dict[str, dict[str, Any]] = stats["per_view"]
     out = Exposition()
+    out.simple("rivulet_failed", "gauge",
+               "1 once the database failed (its dataflow or storage: see /health), else 0.",
+               int(db.failure is not None))
     out.simple("rivulet_reads_total", "counter",
                "View reads answered (hits plus misses), all views.",
                stats["hits"] + stats["misses"])
