@@ -180,6 +180,8 @@ def _build(config: SparkConfig) -> SparkSession:
         spark.conf.set("spark.sql.shuffle.partitions", str(config.shuffle_partitions))
         return spark
     builder = builder.master(config.master)
+    if config.is_local:  # the JVM's own address is loopback too, unless the user set one
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     for key, value in config.conf().items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
