@@ -129,8 +129,9 @@ class GroupCommit:
             if lsn is not None:
                 core.unapplied.discard(lsn)
             storage.rollback_lsn(before)
+            reason = str(exc) if isinstance(exc, StorageError) else f"commit failed: {exc}"
             for request in ok:
-                request.error = StorageError(f"commit failed: {exc}{disk_hint(exc, core.path)}")
+                request.error = StorageError(f"{reason}{disk_hint(exc, core.path)}")
             ok = []
             check_after_failed_commit(core, exc, before)
         if ok:
@@ -247,7 +248,10 @@ class GroupCommit:
                     core.unapplied.discard(lsn)
                 storage.rollback_lsn(before)
                 check_after_failed_commit(core, exc, before)
-                raise
+                if isinstance(exc, RivuletError) or not isinstance(exc, Exception):
+                    raise
+                raise StorageError(f"import into {schema.name!r} failed, nothing of it was "
+                                   f"stored: {exc}{disk_hint(exc, core.path)}") from exc
             if lsn is not None:
                 self.counters["commits"] += 1
                 self.counters["writes"] += 1

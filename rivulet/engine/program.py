@@ -299,7 +299,7 @@ class Program:
     def _view_readers(self, name: str) -> set[str]:
         """The views (ad-hoc queries among them) that read the view ``name``."""
         return {
-            v.name.lower() for v in self.core.catalog.views.values()
+            v.name.lower() for v in list(self.core.catalog.views.values())  # a copy: see names()
             if v.name.lower() != name.lower() and name.lower() in _view_sources(v.sql)
         }
 

@@ -88,6 +88,6 @@ class Catalog:
         from rivulet.plan.ir import Scan, walk
 
         return [
-            v.name for v in self.views.values()
+            v.name for v in list(self.views.values())  # (views come and go on other threads)
             if any(isinstance(n, Scan) and n.table.lower() == name.lower() for n in walk(v.root))
         ]

@@ -110,16 +110,24 @@ class SqliteStorage(CopyTracking, Storage):
             self.conn.execute("BEGIN IMMEDIATE")
             self._in_transaction = True
             try:
-                yield
-                self.conn.execute("COMMIT")
-            except BaseException:
-                # A COMMIT that fails may leave the transaction open (SQLITE_BUSY, some I/O
-                # errors): closed here, or every later BEGIN would fail.
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
-                raise
+                try:
+                    yield
+                except BaseException:
+                    self._rollback()
+                    raise
+                try:
+                    self.conn.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    self._rollback()
+                    raise StorageError(f"commit failed: {exc}") from exc
             finally:
                 self._in_transaction = False
+
+    def _rollback(self) -> None:
+        # A COMMIT that fails may leave the transaction open (SQLITE_BUSY, some I/O errors):
+        # closed here, or every later BEGIN would fail.
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -331,9 +339,13 @@ class SqliteStorage(CopyTracking, Storage):
         return f"duplicate {what} ({names}) = ({shown}): {where}"
 
     def auto_increment_base(self, schema: TableSchema, column: int) -> int:
-        stored = self.conn.execute(
-            f"SELECT MAX({quote(schema.columns[column].name)}) FROM {quote(schema.name)}"
-        ).fetchone()[0] or 0
+        # Under the connection's lock: a transaction's INSERT is numbered when it runs,
+        # outside any commit, while other threads may use this connection (a count, a
+        # background conversion): two threads at once on one SQLite connection is a misuse.
+        with self._lock:
+            stored = self.conn.execute(
+                f"SELECT MAX({quote(schema.columns[column].name)}) FROM {quote(schema.name)}"
+            ).fetchone()[0] or 0
         return max(stored, self._auto_increment.get(schema.name.lower(), 0))
 
     def note_auto_increment(self, schema: TableSchema, column: int, value: int) -> None:

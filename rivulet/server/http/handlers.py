@@ -169,7 +169,7 @@ class Api:
             {"name": t.name, "columns": [{"name": c.name, "type": c.sql_type or c.kind,
                                           "nullable": c.nullable} for c in t.columns],
              "primary_key": [t.columns[i].name for i in t.primary_key]}
-            for t in self.db.catalog.tables.values()
+            for t in list(self.db.catalog.tables.values())
         ]
         return Json({"tables": tables})
 

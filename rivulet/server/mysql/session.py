@@ -384,7 +384,7 @@ def show(db: Database, node: exp.Expr | None,
     kind = node.name.upper()
     target = node.args.get("target")
     if kind == "TABLES":
-        names = [(t.name, "BASE TABLE") for t in catalog.tables.values()]
+        names = [(t.name, "BASE TABLE") for t in list(catalog.tables.values())]
         names += [(v, "VIEW") for v in db.views()]
         like = node.args.get("like")
         if like is not None:
