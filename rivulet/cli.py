@@ -1,6 +1,6 @@
 """The ``rivulet`` command line: ``serve`` (the main command), ``demo``, ``explain``,
-``status``, ``shell``, ``user``; ``import`` and ``verify`` come from
-rivulet/pipeline/commands.py."""
+``status``, ``shell``, ``user``, ``backup``, ``restore``; ``import`` and ``verify`` come
+from rivulet/pipeline/commands.py."""
 
 from __future__ import annotations
 
@@ -108,8 +108,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     shell.add_argument("--server", default=None,
                        help="a running server's URL, e.g. mysql://root@127.0.0.1:3307")
 
+    backup = sub.add_parser(
+        "backup", help="copy a database at one commit, while it serves and takes writes",
+        description="Copy the data directory into DEST (a new or empty directory) as of one "
+                    "commit: beside a running server too, whose writes go on (SQLite's "
+                    "online backup; see docs/durability.md). Restore with rivulet restore.")
+    backup.add_argument("dest", metavar="DEST")
+    backup.add_argument("--data-dir", default="data")
+
+    restore = sub.add_parser(
+        "restore", help="check a backup and install it as a data directory",
+        description="Check BACKUP (each file's size and SHA-256, SQLite's integrity check, "
+                    "its LSN) and install it as --data-dir, which must be new or empty "
+                    "(--force: replace what it holds) and not in use by a running process.")
+    restore.add_argument("backup", metavar="BACKUP")
+    restore.add_argument("--data-dir", default="data")
+    restore.add_argument("--force", action="store_true",
+                         help="replace the data the directory holds")
+
     handlers = {"serve": run_serve, "demo": run_demo, "explain": run_explain,
-                "status": run_status, "shell": run_shell, "user": run_user}
+                "status": run_status, "shell": run_shell, "user": run_user,
+                "backup": run_backup, "restore": run_restore}
     handlers.update(_spark_commands(sub))
     args = parser.parse_args(argv)
     try:
@@ -442,6 +461,26 @@ def _print_stream_status(path: Path) -> None:
               f"{s['batch_id']}, LSN {s['applied_lsn']}, lag {s['lag_lsns']} LSNs / "
               f"{s['lag_seconds']} s, last batch {s.get('batch_duration_ms')} ms, "
               f"{s.get('rows_per_second') or 0:.0f} rows/s")
+
+
+def run_backup(args: argparse.Namespace) -> int:
+    """Read the directory's database beside whoever holds it (WAL: no writer waits), so a
+    running server is neither stopped nor gone through."""
+    from rivulet.storage.backup import take_backup
+
+    started = time.perf_counter()
+    backup = take_backup(args.data_dir, args.dest)
+    print(f"backed up {str(args.data_dir)!r} into {str(args.dest)!r} in "
+          f"{time.perf_counter() - started:.1f} s: {backup.describe()}")
+    return 0
+
+
+def run_restore(args: argparse.Namespace) -> int:
+    from rivulet.storage.backup import restore_backup
+
+    backup = restore_backup(args.backup, args.data_dir, force=args.force)
+    print(f"restored {str(args.backup)!r} into {str(args.data_dir)!r}: {backup.describe()}")
+    return 0
 
 
 def run_shell(args: argparse.Namespace) -> int:

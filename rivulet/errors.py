@@ -57,6 +57,7 @@ NoSuchColumnError        1054   42S22     400   schema
 ConstraintError          1062   23000     409   constraint
 StorageError             1105   HY000     500   storage
 DataDirectoryInUseError  1105   HY000     500   storage
+BackupError              1105   HY000     400   bad_request
 ProgramError             1105   HY000     409   conflict
 UnknownObjectError       1146   42S02     404   not_found
 ObjectExistsError        1050   42S01     409   conflict
@@ -251,6 +252,12 @@ class DataDirectoryInUseError(StorageError):
     holder: str = "another process"
 
 
+class BackupError(StorageError):
+    """A backup or restore refused (``rivulet.storage.backup``): a destination that holds
+    files, a directory that is no data directory or no backup, a backup whose files or
+    database fail their checks. Raised before anything is changed."""
+
+
 # --------------------------------------------------------------------------- the program
 
 
@@ -422,6 +429,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     ConstraintError: ErrorCode(ER_DUP_ENTRY, "23000", 409, "constraint"),
     StorageError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),
     DataDirectoryInUseError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),
+    BackupError: ErrorCode(ER_UNKNOWN, "HY000", 400, "bad_request"),
     ProgramError: ErrorCode(ER_UNKNOWN, "HY000", 409, "conflict"),
     UnknownObjectError: ErrorCode(ER_NO_SUCH_TABLE, "42S02", 404, "not_found"),
     ObjectExistsError: ErrorCode(ER_TABLE_EXISTS, "42S01", 409, "conflict"),

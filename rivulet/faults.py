@@ -32,6 +32,8 @@ FAULT_POINTS: dict[str, str] = {
     "migration_commit": "CREATE VIEW: the view durable in the program, the call not returned",
     "spark_bootstrap": "Spark bootstrap: full state computed on Spark, not yet loaded",
     "schema_conversion_chunk": "lazy ALTER TABLE: between chunks of rows converted",
+    "backup_copy": "rivulet backup: the files copied under a temporary name, the manifest "
+                   "not yet written",
 }
 
 

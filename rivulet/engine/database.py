@@ -65,6 +65,7 @@ from rivulet.sql.control import (
     locking_read,
 )
 from rivulet.sql.parse import split_statements
+from rivulet.storage.backup import Backup, take_backup
 from rivulet.storage.dirlock import DataDirectoryLock
 from rivulet.storage.sqlite import SqliteStorage, page_cache_bytes
 from rivulet.storage.writes import WriteRequest
@@ -553,6 +554,14 @@ class Database:
     def lsn(self) -> int:
         """LSN of the last committed write batch."""
         return self.storage.lsn
+
+    def backup(self, dest: str | Path) -> Backup:
+        """Copy this database into ``dest`` (a new or empty directory) as of one commit,
+        while it goes on serving and committing: every write acknowledged before the call
+        is in the copy, none half. Returns the backup (its LSN, files and size); restore it
+        with ``rivulet restore`` (see rivulet/storage/backup.py, docs/durability.md)."""
+        self.check_open()
+        return take_backup(self.path, dest)
 
     def stats(self) -> dict[str, Any]:
         """Counters and state sizes: totals, then ``per_view`` and ``per_node`` (each

@@ -632,18 +632,25 @@ LOOKUP_CHUNK = 500
 SCAN_CHUNK = 5_000
 
 
-def copy_database(source: Path, target: Path) -> None:
+def copy_database(source: Path, target: Path) -> int:
     """Copy the database file ``source`` as of one commit to ``target`` (SQLite's backup
-    API in one step: one read transaction), while writers go on: the frozen copy that
-    Spark snapshots, bootstraps and verifies from."""
+    API in one step, inside one read transaction), while writers go on: the frozen copy
+    that Spark snapshots, bootstraps and verifies from, and a backup's database. Returns
+    the LSN of that commit, read in the same transaction as the pages (the transaction
+    is begun by that read, so no commit can fall between the two). In WAL mode the read
+    transaction blocks no writer, in this process or another."""
     for suffix in ("", "-wal", "-shm"):
         Path(f"{target}{suffix}").unlink(missing_ok=True)
-    src = sqlite3.connect(source, timeout=60)
+    src = sqlite3.connect(source, timeout=60, isolation_level=None)
     try:
+        src.execute("BEGIN")
+        lsn: int = src.execute("SELECT COALESCE(MAX(lsn), 0) FROM _rivulet_log").fetchone()[0]
         dst = sqlite3.connect(target)
         try:
-            src.backup(dst, pages=-1)
+            src.backup(dst, pages=-1)  # (uses the open read transaction's snapshot)
         finally:
             dst.close()
+        src.execute("COMMIT")
     finally:
         src.close()
+    return lsn
