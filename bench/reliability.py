@@ -1,9 +1,14 @@
 """Reliability benchmark (issue 8): crash cycles, fuzzing, and a soak under a memory limit.
 
-``python -m bench.reliability`` (full: >= 50 kill points, 10-minute soak; run it under the
-bench lock) or ``--quick`` (< 1 minute: a few kill points, a 40 s soak). Writes
-``bench/results/reliability[.quick].json`` with three targets:
+``python -m bench.reliability`` (full: >= 50 kill points, 60-minute soak; run it under the
+bench lock) or ``--quick`` (< 1 minute: a few kill points, a 20 s soak). Writes
+``bench/results/reliability[.quick].json`` with these targets:
 
+* ``data_dir_single_writer``: the data-directory scenarios (tests/test_data_dir_lock.py,
+  tests/test_commit_failure.py) run by pytest: a second writer beside a server or a program
+  is refused naming the holder and the server writes on, a crashed holder's lock is taken
+  over, a commit path broken behind a server's back fails it for its supervisor. Goal: every
+  scenario passes.
 * ``kill_points_survived``: crash cycles (bench/reliability_crash.py) whose restart held
   every acknowledged write exactly once, every transaction (a transfer between accounts,
   committed or rolled back, embedded or BEGIN ... COMMIT over MySQL) all there or not at
@@ -23,6 +28,11 @@ bench lock) or ``--quick`` (< 1 minute: a few kill points, a 40 s soak). Writes
   generator avoids by name aside (``fuzz.oracle.avoided_shapes``). Goal: 0.
 * ``soak_minutes_within_limit``: minutes of the soak (bench/reliability_soak.py) with no
   client error and rivulet's state never above its memory limit. Goal: every minute.
+* ``soak_minutes_rss_within_limit``: minutes that are also within the limit by the process's
+  resident memory (at most the limit plus the fixed overhead the soak measures and states)
+  with no stuck upquery. Goal: 60 (quick: every minute).
+* ``soak_rss_growth_second_half``: how much the server's RSS grew over the soak's second
+  half (the last 30 minutes). Goal: at most 0.05.
 
 Plus the raw figures: each cycle (fault, acknowledged and in-flight writes, recovery time),
 the soak's throughput, memory against the limit, RSS, errors and slowest read per interval,
@@ -111,6 +121,32 @@ def run_crash(count: int, work: Path, log: Callable[[str], None], *, spark_every
             "cycles": cycles}
 
 
+#: The data-directory scenarios (issue 28, item 1) and the failing commit path, as tests.
+SINGLE_WRITER_TESTS = ("tests/test_data_dir_lock.py", "tests/test_commit_failure.py")
+
+
+def run_single_writer(work: Path) -> dict[str, Any]:
+    """Run the single-writer scenarios (a second writer beside a server or a program is
+    refused naming the holder, the server writes on; a crashed holder's lock is taken over;
+    a commit path broken behind the server's back fails it for a restart) through pytest,
+    and report each scenario's outcome from its JUnit XML."""
+    import xml.etree.ElementTree as ET
+
+    report = work / "single-writer.xml"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+         f"--junitxml={report}", *SINGLE_WRITER_TESTS],
+        cwd=REPO_DIR, capture_output=True, text=True, timeout=900)
+    cases = []
+    for case in ET.parse(report).getroot().iter("testcase"):
+        failed = case.find("failure") is not None or case.find("error") is not None
+        cases.append({"test": f"{case.get('classname')}::{case.get('name')}",
+                      "passed": not failed and case.find("skipped") is None,
+                      "seconds": float(case.get("time") or 0)})
+    return {"scenarios": len(cases), "passed": sum(c["passed"] for c in cases),
+            "exit_code": done.returncode, "output_tail": done.stdout[-1500:], "cases": cases}
+
+
 def run_fuzz(quick: bool) -> dict[str, Any] | None:
     """The fuzzing figures, if ``bench.reliability_fuzz`` exists and has ``run(quick)``
     (returning at least ``inputs`` and ``failures``), with ``inputs_without_failure`` added:
@@ -183,7 +219,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="< 1 minute")
     parser.add_argument("--kill-points", type=int, default=None)
     parser.add_argument("--soak-seconds", type=float, default=None)
-    parser.add_argument("--skip", choices=["crash", "fuzz", "soak"], action="append", default=[])
+    parser.add_argument("--skip", choices=["single-writer", "crash", "fuzz", "soak"],
+                        action="append", default=[])
     args = parser.parse_args(argv)
     quick = args.quick
     log = logger()
@@ -193,6 +230,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                            "git": git_state(), "load_average_before": load}
     started = time.perf_counter()
     try:
+        if "single-writer" not in args.skip:
+            out["single_writer"] = run_single_writer(work)
+            log(f"single writer: {out['single_writer']['passed']} of "
+                f"{out['single_writer']['scenarios']} scenarios passed")
         if "crash" not in args.skip:
             count = args.kill_points or KILL_POINTS[quick]
             out["crash"] = run_crash(count, work, log, spark_every=0 if quick else 20)
@@ -215,7 +256,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                          1000 if not quick else 100)
     fuzz_target["met"] = fuzz_target["met"] and not (fuzz_out or {}).get("failures")
     oracle_out = (fuzz_out or {}).get("oracle") or {}
+    single = out.get("single_writer")
     out["targets"] = {
+        "data_dir_single_writer": target(
+            single["passed"] if single else None, single["scenarios"] if single else 1),
         "kill_points_survived": target(
             crash_out["survived"] if crash_out and not crash_out["failure"] else 0,
             KILL_GOAL if not quick else KILL_POINTS[True]),
@@ -225,7 +269,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "fuzz_oracle_mismatches": target(oracle_out.get("mismatches"), 0, at_least=False),
         "soak_minutes_within_limit": target(
             soak_out["minutes_within_limit"] if soak_out else None,
-            soak_out["minutes"] if soak_out else 10.0),
+            soak_out["minutes"] if soak_out else 60.0),
+        "soak_minutes_rss_within_limit": target(
+            soak_out["minutes_rss_within_limit"] if soak_out else None,
+            60.0 if not quick else (soak_out["minutes"] if soak_out else 0.0)),
+        "soak_rss_growth_second_half": target(
+            soak_out["rss_growth_second_half"] if soak_out else None, 0.05, at_least=False),
     }
     path = write_results(NAME, out, quick)
     if soak_out:

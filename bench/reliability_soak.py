@@ -15,6 +15,18 @@ Sampled every second: rivulet's own accounting of its state (``rivulet_memory_by
 second, errors, the slowest read (a read that misses waits for its upquery: a stuck
 upquery shows here) and the read p99. A minute is *within the limit* when no sample
 exceeded the limit and no client saw an error in it.
+
+The limit bounds state, not the process, so the RSS check allows a fixed overhead, stated
+in the results and measured after a warm-up (``warmup`` seconds of the same load, not part
+of the soak's minutes: every client connected, every statement shape planned, the views of
+the program read): the server's RSS then less rivulet's accounted state then (interpreter,
+code, program, connections and their sessions, allocator slack), plus the SQLite page
+caches the limit does not account, at their most (``page_cache_bytes(limit)`` for each of
+the writer's, the readers' and the transactions' connections). A minute is *RSS within the
+limit* when it is within the limit as above, every RSS sample is at most limit + overhead,
+and no read took longer than ``STUCK_SECONDS``. Growth: the largest RSS of the last
+interval against that of the interval at the soak's middle (the last 30 minutes of a
+60-minute soak).
 """
 
 from __future__ import annotations
@@ -33,8 +45,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import REPO_DIR, Zipf, percentile
+from rivulet.storage.sqlite import page_cache_bytes
 
 READ_SHARE = 0.9
+#: A read slower than this is a stuck upquery (the server's upquery timeout is 30 s).
+STUCK_SECONDS = 10.0
+#: SQLite connections with a page cache of their own: the writer's, readers', transactions'.
+CACHED_CONNECTIONS = 3
 
 
 @dataclass
@@ -46,12 +63,13 @@ class SoakConfig:
     headroom: int  # bytes above the floor
     view_every: float  # seconds between added views
     interval: float  # seconds per reported interval
+    warmup: float  # seconds of load before the soak's minutes (the overhead is taken then)
 
 
 QUICK = SoakConfig(seconds=20, clients=8, stories=5_000, votes=50_000, headroom=512 * 1024,
-                   view_every=8, interval=5)
-LONG = SoakConfig(seconds=600, clients=16, stories=50_000, votes=500_000, headroom=2 << 20,
-                  view_every=60, interval=30)
+                   view_every=8, interval=5, warmup=10)
+LONG = SoakConfig(seconds=3600, clients=16, stories=50_000, votes=500_000, headroom=2 << 20,
+                  view_every=60, interval=30, warmup=60)
 
 
 @dataclass
@@ -151,12 +169,15 @@ def run_soak(cfg: SoakConfig, work: Path, log: Callable[[str], None]) -> dict[st
         f"limit {limit / 1e6:.2f} MB")
     server = Server(path, limit)
     intervals: list[Interval] = []
+    warming = Interval()
     lock = threading.Lock()
     stop = threading.Event()
     views: list[str] = []  # added views, read by the clients too
-    t0 = time.monotonic()
+    t0 = time.monotonic() + cfg.warmup  # the soak's minutes start after the warm-up
 
     def current() -> Interval:
+        if time.monotonic() < t0:
+            return warming
         index = int((time.monotonic() - t0) // cfg.interval)
         while len(intervals) <= index:
             intervals.append(Interval())
@@ -209,6 +230,12 @@ def run_soak(cfg: SoakConfig, work: Path, log: Callable[[str], None]) -> dict[st
                 threading.Thread(target=migrator, daemon=True)]
     for t in threads:
         t.start()
+    time.sleep(max(0.0, t0 - time.monotonic()))
+    state, rss_warm = server.memory()
+    overhead = rss_warm - state + CACHED_CONNECTIONS * page_cache_bytes(limit)
+    log(f"soak: after a {cfg.warmup:.0f} s warm-up ({warming.errors} errors): RSS "
+        f"{rss_warm / 1e6:.1f} MB, state {state / 1e6:.2f} MB; RSS bound "
+        f"{(limit + overhead) / 1e6:.1f} MB (limit + {overhead / 1e6:.1f} MB overhead)")
     next_report = cfg.interval
     while (elapsed := time.monotonic() - t0) < cfg.seconds:
         time.sleep(min(1.0, cfg.seconds - elapsed))
@@ -222,7 +249,8 @@ def run_soak(cfg: SoakConfig, work: Path, log: Callable[[str], None]) -> dict[st
               if k.endswith("_total")}
     code = server.stop()
     whole = int(cfg.seconds // cfg.interval)
-    return summarize(intervals[:whole], cfg, floor, limit, views, code) | {"server": totals}
+    return summarize(intervals[:whole], cfg, floor, limit, views, code,
+                     rss_warm=rss_warm, overhead=overhead) | {"server": totals}
 
 
 def _client(port: int, n: int, cfg: SoakConfig, stop: threading.Event, lock: threading.Lock,
@@ -300,7 +328,8 @@ def _log_interval(log: Callable[[str], None], iv: Interval, index: int, cfg: Soa
 
 
 def summarize(intervals: list[Interval], cfg: SoakConfig, floor: int, limit: int,
-              views: list[str], exit_code: int) -> dict[str, Any]:
+              views: list[str], exit_code: int, *, rss_warm: int,
+              overhead: int) -> dict[str, Any]:
     rows = []
     for i, iv in enumerate(intervals):
         lat = sorted(iv.latencies)
@@ -317,12 +346,17 @@ def summarize(intervals: list[Interval], cfg: SoakConfig, floor: int, limit: int
             "rss_max_bytes": max(iv.rss, default=None),
         })
     per_minute = max(1, int(round(60 / cfg.interval)))
-    minutes = 0.0
+    minutes = rss_minutes = 0.0
     for start in range(0, len(rows), per_minute):
         chunk = rows[start:start + per_minute]
         ok = all(r["errors"] == 0 and r["memory_samples"] > 0
                  and (r["memory_max_bytes"] or 0) <= limit for r in chunk)
         minutes += ok * len(chunk) * cfg.interval / 60
+        rss_ok = ok and all((r["rss_max_bytes"] or 0) <= limit + overhead
+                            and (r["read_max_ms"] or 0) <= STUCK_SECONDS * 1e3 for r in chunk)
+        rss_minutes += rss_ok * len(chunk) * cfg.interval / 60
+    rss_middle = rows[len(rows) // 2]["rss_max_bytes"] if rows else None
+    rss_last = rows[-1]["rss_max_bytes"] if rows else None
     ops = [r["reads_per_s"] + r["writes_per_s"] for r in rows[1:]] or [0.0]
     median = sorted(ops)[len(ops) // 2]
     return {
@@ -331,6 +365,14 @@ def summarize(intervals: list[Interval], cfg: SoakConfig, floor: int, limit: int
         "limit_bytes": limit,
         "minutes": round(len(rows) * cfg.interval / 60, 2),
         "minutes_within_limit": round(minutes, 2),
+        "minutes_rss_within_limit": round(rss_minutes, 2),
+        "rss_after_warmup_bytes": rss_warm,
+        "rss_overhead_bytes": overhead,
+        "rss_bound_bytes": limit + overhead,
+        "rss_growth_second_half": (round(rss_last / rss_middle - 1, 4)
+                                   if rss_middle and rss_last else None),
+        "stuck_reads": sum(1 for r in rows
+                           if (r["read_max_ms"] or 0) > STUCK_SECONDS * 1e3),
         "errors": sum(r["errors"] for r in rows),
         "memory_max_bytes": max((r["memory_max_bytes"] or 0 for r in rows), default=0),
         "memory_max_over_limit": round(max((r["memory_max_bytes"] or 0 for r in rows),
