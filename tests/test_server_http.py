@@ -734,10 +734,15 @@ def test_verify_on_spark_through_the_cli(news, spark, capsys):
         report = json.loads(capsys.readouterr().out)
         assert report["ok"] and report["lsn"] == news.lsn
         assert [v["view"] for v in report["views"]] == ["StoriesWithVC", "Karma"]
+        stories = report["views"][0]
+        assert (stories["keys_held"], stories["filled_checked"]) == (3, 3)
+        assert stories["unfilled_checked"] == 21 and not stories["checked_nothing"]
         entry = news.core.built["storieswithvc"].state.entries[2]
         entry.result = ((2, 0, "wrong", None, -1),)  # what a hit would now serve
         assert main(["verify", "--server", server.url, "StoriesWithVC"]) == 1
-        assert "key 2: differs" in capsys.readouterr().out
+        out = capsys.readouterr().out
+        assert "key 2: differs" in out
+        assert "StoriesWithVC (partial, holds 24 keys; checked 24 filled, 20 unfilled)" in out
     finally:
         server.stop()
 

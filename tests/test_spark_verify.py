@@ -3,8 +3,11 @@
 An agreeing database passes (full and partial views, parameterized, ranges, top-k, implicit
 groups, joins); deliberately corrupted state (a reader entry, an aggregate's value, a key
 lost from a full view, a stale cached answer) is detected and reported with its key;
-partial views are checked on exactly the keys they hold; the report round-trips through
-its dict form (the HTTP API's) and prints the same.
+partial views are checked on the keys they hold (a sample of them when asked) and on a
+sample of keys they do not hold, read through an upquery (a wrong upquery answer is found,
+also with no key held, and writes between the two reads make no false mismatch); the report
+says how many of each it checked, round-trips through its dict form (the HTTP API's) and
+prints the same.
 
 Spark tests share one local[2] session (tests/spark_fixtures.py) and never skip.
 """
@@ -68,7 +71,12 @@ def read_some(db: rivulet.Database) -> None:
 
 
 def check(report: VerifyReport) -> dict[str, Any]:
-    return {v.view: (v.ok, v.keys_checked) for v in report.views}
+    """Each view's verdict and how many held keys it compared."""
+    return {v.view: (v.ok, v.filled_checked) for v in report.views}
+
+
+def unfilled(report: VerifyReport) -> dict[str, int]:
+    return {v.view: v.unfilled_checked for v in report.views}
 
 
 def test_an_agreeing_database_passes(tmp_path: Path, spark: Any) -> None:
@@ -80,8 +88,17 @@ def test_an_agreeing_database_passes(tmp_path: Path, spark: Any) -> None:
         assert checked["story_votes"] == (True, 4)  # held keys only (1000: held, no rows)
         assert checked["by_author"][1] == 1 and checked["recent"][1] == 1
         assert checked["voted_in"] == (True, 2)  # the users: its reader is keyed by them
-        assert report.lsn == db.lsn
-        assert "all views agree" in format_report(report)
+        # Keys not held, sampled from Spark's (20 at most) and one past the largest
+        # (stories 0-39, authors 0-4, users 0-12): each read through an upquery.
+        assert unfilled(report) == {
+            "story_votes": 21, "by_author": 5, "recent": 5, "voted_in": 13, "vc": 21,
+            "avg_score": 6, "everything": 1, "top": 0}  # (top's one key is held)
+        assert report.lsn == report.unfilled_lsn == db.lsn
+        text = format_report(report)
+        assert "all views agree" in text
+        assert "story_votes (partial, holds 4 keys; checked 4 filled, 21 unfilled): ok" in text
+        assert db.core.built["story_votes"].state.partial
+        assert len(db.view("story_votes").held_keys()) == 4 + 21  # the reads filled them
 
 
 def test_full_state_agrees_everywhere(tmp_path: Path, spark: Any) -> None:
@@ -138,7 +155,7 @@ def test_stale_cached_answer_and_extra_key_are_detected(tmp_path: Path, spark: A
         assert vc.ok
         kinds = {m.key: m.kind for m in sv.mismatches}
         assert kinds == {2: "differs", 77: "extra"}  # 77: no base row explains it
-        assert sv.keys_checked == 5
+        assert sv.filled_checked == 5 and sv.keys_held == 5
 
 
 def test_an_in_view_keyed_by_its_equality_is_checked_on_all_held_rows(
@@ -174,17 +191,87 @@ def test_a_pair_view_keyed_by_one_value_is_checked_on_all_held_rows(
         assert not check_.ok and [m.key for m in check_.mismatches] == [21]
 
 
-def test_partial_views_are_checked_on_held_keys_only(tmp_path: Path, spark: Any) -> None:
+def test_partial_views_are_checked_on_held_and_unfilled_keys(tmp_path: Path, spark: Any) -> None:
     with make_db(tmp_path / "data") as db:
         db.view("by_author").lookup(1)
         db.table("stories").insert_many([(100, 1, "new", 1.0), (101, 4, "other", 2.0)])
         db.settle()
-        report = verify(db, ["by_author"], spark=spark)
+        report = verify(db, ["by_author"], spark=spark, unfilled_sample=2)
         [check_] = report.views
-        assert check_.ok and check_.partial and check_.keys_checked == 1
-        # A key nobody holds is not reported, however wrong its (absent) state would be:
-        db.core.built["by_author"].state.entries.pop(1)
-        assert verify(db, ["by_author"], spark=spark).views[0].keys_checked == 0
+        assert check_.ok and check_.partial and check_.keys_held == check_.filled_checked == 1
+        assert check_.unfilled_checked == 3  # two of authors 0, 2, 3, 4, and author 5
+        held = set(db.view("by_author").held_keys())
+        assert 1 in held and 5 in held and len(held) == 4
+        # A held key lost from the reader is a hole again: read through an upquery.
+        db.evict("by_author")
+        [check_] = verify(db, ["by_author"], spark=spark).views
+        assert (check_.keys_held, check_.filled_checked, check_.unfilled_checked) == (0, 0, 6)
+        assert check_.ok and set(db.view("by_author").held_keys()) == {0, 1, 2, 3, 4, 5}
+        assert verify(db, ["by_author"], spark=spark,
+                      unfilled_sample=0).views[0].unfilled_checked == 0
+        with pytest.raises(ValueError, match="sample sizes"):
+            verify(db, ["by_author"], spark=spark, held_sample=-1)
+
+
+def test_a_partial_view_holding_nothing_is_checked_on_unfilled_keys(
+        tmp_path: Path, spark: Any, monkeypatch: Any) -> None:
+    """No key filled: the sample of keys it does not hold is compared, and an upquery
+    that answers wrong (a base lookup losing a row) is found on those keys. A view over an
+    empty table has nothing to compare, and says so."""
+    with make_db(tmp_path / "data") as db:
+        db.execute("CREATE TABLE empty (id INT PRIMARY KEY, a INT)")
+        db.execute("CREATE VIEW nothing AS SELECT id FROM empty WHERE a = ?")
+        report = verify(db, ["vc", "nothing"], spark=spark)
+        assert report.ok, format_report(report)
+        vc, nothing = report.views
+        assert (vc.keys_held, vc.filled_checked, vc.unfilled_checked) == (0, 0, 21)
+        assert nothing.checked_nothing and not vc.checked_nothing
+        text = format_report(report)
+        assert "vc (partial, holds 0 keys; checked 0 filled, 21 unfilled): ok" in text
+        assert ("nothing (partial, holds 0 keys; checked 0 filled, 0 unfilled): nothing to "
+                "check") in text
+        db.evict()
+        base_lookup = db.graph.base_lookup
+
+        def lose_a_row(table: str, columns: Any, keys: list[Any]) -> Any:
+            rows = base_lookup(table, columns, keys)
+            return rows[1:] if table == "votes" else rows
+
+        monkeypatch.setattr(db.graph, "base_lookup", lose_a_row)
+        report = verify(db, ["vc"], spark=spark)
+        [vc] = report.views
+        assert vc.filled_checked == 0 and vc.unfilled_checked == 21
+        # Every sampled story with votes counts one too few (the 21st has no votes).
+        assert (vc.keys_differing, vc.keys_extra) == (20, 0)
+        assert all(m.engine[0][1] == m.spark[0][1] - 1 and m.upquery for m in vc.mismatches)
+        text = format_report(VerifyReport.from_dict(json.loads(json.dumps(report.to_dict()))))
+        assert "differs (a hole, filled by verify's upquery)" in text
+
+
+def test_unfilled_keys_compare_at_one_lsn_when_writes_come_between(
+        tmp_path: Path, spark: Any, monkeypatch: Any) -> None:
+    """A write commits after the first snapshot, before the keys not held are read: they
+    are compared with a second snapshot at the LSN they were read at (with the first,
+    every story's count would differ by the vote written)."""
+    import rivulet.pipeline.verify as verify_module
+
+    with make_db(tmp_path / "data") as db:
+        take = verify_module.take_snapshot
+        written: list[int] = []
+
+        def then_write(*args: Any, **kwargs: Any) -> Any:
+            snapshot = take(*args, **kwargs)
+            if not written:
+                db.table("votes").insert_many([(5000 + s, s, 1) for s in range(40)])
+                written.append(db.lsn)
+            return snapshot
+
+        monkeypatch.setattr(verify_module, "take_snapshot", then_write)
+        report = verify(db, ["vc"], spark=spark)
+        assert report.ok, format_report(report)
+        assert report.unfilled_lsn == written[0] == report.lsn + 1
+        assert report.views[0].unfilled_checked == 21
+        assert f"keys not held read at LSN {written[0]}" in format_report(report)
 
 
 def test_verify_while_writes_continue(tmp_path: Path, spark: Any) -> None:
@@ -213,6 +300,7 @@ def test_report_round_trips_through_its_dict(tmp_path: Path, spark: Any) -> None
         report = verify(db, ["by_author", "avg_score"], spark=spark)
         data = json.loads(json.dumps(report.to_dict()))
         assert data["ok"] is False and data["views"][0]["mismatches"][0]["key"] == 3
+        assert data["views"][0]["mismatches"][0]["upquery"] is False  # (maintained state)
         again = VerifyReport.from_dict(data)
         assert format_report(again) == format_report(report)
         assert again.ok is False
@@ -268,9 +356,17 @@ def test_cli_runs_import_and_verify(tmp_path: Path, spark: Any, capsys: Any) -> 
     csv.write_text("id,story,user_id\n7000,3,1\n7001,3,2\n", encoding="utf-8")
     assert main(["import", "--data-dir", str(data), "--table", "votes", str(csv),
                  "--no-progress"]) == 0
-    assert main(["verify", "--data-dir", str(data), "vc", "top"]) == 0
+    # Opened by the command, its views are partial (the default): none holds a key.
+    assert main(["verify", "--data-dir", str(data), "--unfilled-sample", "3", "vc", "top"]) == 0
     out = capsys.readouterr().out
     assert "imported 2 of 2 rows" in out and "all views agree" in out
+    assert "vc (partial, holds 0 keys; checked 0 filled, 4 unfilled): ok" in out
+    assert "top (partial, holds 0 keys; checked 0 filled, 1 unfilled): ok" in out
+    with pytest.raises(SystemExit):
+        main(["verify", "--data-dir", str(data), "--held-sample", "-1"])
+    assert "0 or more" in capsys.readouterr().err
+    assert main(["verify", "--server", "http://127.0.0.1:9", "--held-sample", "5"]) == 1
+    assert "apply to a local verify" in capsys.readouterr().err
     assert main(["verify", "--data-dir", str(tmp_path / "nothing")]) == 1
     assert "no rivulet database" in capsys.readouterr().err
 
@@ -325,5 +421,10 @@ def test_many_held_keys_of_a_partial_view(tmp_path: Path, spark: Any) -> None:
         db.view("title").lookup_many([(5000,), (5001,)])  # held, no rows
         corrupt_entry(db, "title", 1234, lambda r: (r[0], "changed"))
         [result] = verify(db, ["title"], spark=spark).views
-        assert result.keys_checked == 1502
+        assert result.filled_checked == result.keys_held == 1502
+        assert result.unfilled_checked == 21  # (the held keys left out by a join as well)
         assert [(m.key, m.kind) for m in result.mismatches] == [(1234, "differs")]
+        report = verify(db, ["title"], spark=spark, held_sample=100, unfilled_sample=0)
+        [result] = report.views
+        assert (result.keys_held, result.filled_checked) == (1502 + 21, 100)  # (filled by verify)
+        assert "checked 100 filled (a sample), 0 unfilled" in format_report(report)

@@ -348,7 +348,8 @@ class View:
         """The keys the reader holds, as stored (a value for one key column, a tuple for
         several, ``()`` for a view without parameters): every key with rows of a full view,
         the filled holes of a partial one; for an IN view whose reader is keyed by its
-        equality parameters alone, those values. ``rivulet verify`` checks exactly these."""
+        equality parameters alone, those values. ``rivulet verify`` compares these (and, of a
+        partial view, a sample of keys it does not hold, read as a miss reads them)."""
         return list(self._state.entries)
 
     def held_rows(self, key: Any) -> list[Row] | Hole:
@@ -373,6 +374,24 @@ class View:
         if not served and self._default is not None:
             return list(self._finish(self._default(key, False)))
         return list(served)
+
+    def fill_held(self, keys: Sequence[Any]) -> dict[Any, list[Row]]:
+        """:meth:`held_rows` of each of ``keys`` (reader keys, as stored), those the
+        reader does not hold filled first by one upquery, as a read that misses them
+        fills them. The rows are read under the lock that filled them, so nothing is
+        evicted in between. ``rivulet verify`` reads keys a range view, or a view whose
+        reader is keyed by part of its key, did not hold this way: a ``lookup`` of
+        those answers only part of what the reader holds under a key."""
+        self._check_open()
+        keys = list(dict.fromkeys(keys))
+
+        def read() -> dict[Any, list[Row]]:
+            # (MISSING after the fill: a full reader's key without rows, which holds none)
+            return {k: [] if (rows := self.held_rows(k)) is MISSING else rows
+                    for k in keys}
+
+        held: dict[Any, list[Row]] = self._upqueries.fill(self._built, keys, read=read)
+        return held
 
     @property
     def partial(self) -> bool:

@@ -66,8 +66,10 @@ def _add_verify(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "verify", help="recompute views on Spark and diff them with what the engine serves",
         description="Recompute every view (or those named) on Spark from a snapshot and compare "
-                    "with the engine at the same LSN: full views entirely, partial views on the "
-                    "keys they hold. Exit status 0 if all agree, 1 if not.")
+                    "with the engine at the same LSN: full views entirely, partial views on "
+                    "the keys they hold (a sample of them when many) and on a sample of keys "
+                    "they do not hold, read through the engine. Exit status 0 if all agree, "
+                    "1 if not.")
     p.add_argument("views", nargs="*", metavar="VIEW", help="views to check (default: all)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--data-dir", default=None, help="a database directory (default: ./data)")
@@ -75,6 +77,24 @@ def _add_verify(subparsers: Any) -> None:
                        help="a running server's HTTP API, e.g. http://127.0.0.1:8080")
     p.add_argument("--spark-master", help="Spark master URL (default: local[*])")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--held-sample", type=_count, default=None, metavar="N",
+                   help="held keys of a partial view compared at most (default: "
+                        "verify.HELD_SAMPLE, 10000; a local verify only)")
+    p.add_argument("--unfilled-sample", type=_count, default=None, metavar="N",
+                   help="keys with rows a partial view does not hold compared at most, beside "
+                        "one without rows (default: verify.UNFILLED_SAMPLE, 20; 0: none; a "
+                        "local verify only)")
+
+
+def _count(text: str) -> int:
+    """A sample size: a whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of keys, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of keys, 0 or more, got {value}")
+    return value
 
 
 # --------------------------------------------------------------------------- handlers
@@ -122,9 +142,13 @@ def run_verify(args: argparse.Namespace) -> int:
 
     try:
         if args.server:
+            if args.held_sample is not None or args.unfilled_sample is not None:
+                raise RivuletError("--held-sample and --unfilled-sample apply to a local "
+                                   "verify; a server verifies with its defaults")
             report = VerifyReport.from_dict(_remote_verify(args.server, args.views))
         else:
-            report = _local_verify(args.data_dir or "data", args.views, args.spark_master)
+            report = _local_verify(args.data_dir or "data", args.views, args.spark_master,
+                                   args.held_sample, args.unfilled_sample)
     except RivuletError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -132,19 +156,23 @@ def run_verify(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def _local_verify(data_dir: str, views: list[str], master: str | None) -> Any:
+def _local_verify(data_dir: str, views: list[str], master: str | None,
+                  held_sample: int | None, unfilled_sample: int | None) -> Any:
     from pathlib import Path
 
     import rivulet
     from rivulet.errors import RivuletError
-    from rivulet.pipeline.verify import verify
+    from rivulet.pipeline.verify import HELD_SAMPLE, UNFILLED_SAMPLE, verify
 
     if not (Path(data_dir) / "rivulet.db").is_file():
         raise RivuletError(f"no rivulet database in {data_dir}")
     spark = _start_spark(master)
     with rivulet.open(data_dir) as db:
         db.settle()
-        return verify(db, views or None, spark=spark)
+        return verify(db, views or None, spark=spark,
+                      held_sample=HELD_SAMPLE if held_sample is None else held_sample,
+                      unfilled_sample=UNFILLED_SAMPLE if unfilled_sample is None
+                      else unfilled_sample)
 
 
 def _remote_verify(server: str, views: list[str]) -> dict[str, Any]:
