@@ -141,6 +141,18 @@ def test_an_enum_among_numbers_is_its_index_and_among_text_its_text(
                        "FROM t")
 
 
+def test_greatest_of_an_enum_read_as_a_number_is_its_index_unless_cast_to_text(
+        colors: MySQLPair) -> None:
+    """GREATEST/LEAST over text read as a number take each argument's number: an ENUM's is
+    its index, but one the query itself cast to text is that text's number ('red' is 0)."""
+    colors.check_query("SELECT id, GREATEST(e, 'x') + 0, GREATEST(CAST(e AS CHAR), 'x') + 0, "
+                       "LEAST(CAST(f AS BINARY), 'zz') + 0, GREATEST(CAST(s AS CHAR), e) + 0 "
+                       "FROM t")
+    colors.check_query("SELECT id FROM t WHERE GREATEST(CAST(e AS CHAR), '0')")
+    colors.check_query("SELECT id, CASE WHEN LEAST(e, 'z') THEN 1 ELSE 0 END, "
+                       "CASE WHEN LEAST(CAST(e AS CHAR), 'z') THEN 1 ELSE 0 END FROM t")
+
+
 def test_views_read_enum_columns_by_text_or_by_number(colors: MySQLPair) -> None:
     colors.create_view("of_color", "SELECT id, f FROM t WHERE e = ?")
     for key in ["red", "yellow", 3, 2, "3", "2", "purple", "red ", 0, 4, 1.0, 2.5, None]:

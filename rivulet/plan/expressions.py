@@ -125,7 +125,8 @@ def translate_condition(node: exp.Expr, scope: Scope,
                         params: Callable[[exp.Placeholder], Expr] | None = None) -> Expr:
     """:func:`translate` for a condition (a ``WHERE``, ``ON`` or ``HAVING`` term), whose
     value is read as a truth value, that is as a number (see :func:`_as_number_read`)."""
-    return _as_number_read(*typed(_translate(node, scope, params), scope.types()))[0]
+    written = _translate(node, scope, params)
+    return _as_number_read(*typed(written, scope.types()), written)[0]
 
 
 def _translate(node: exp.Expr, scope: Scope,
@@ -443,7 +444,7 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     if isinstance(expr, Param):
         return expr, types.NULL
     if isinstance(expr, Case):
-        whens = [(_as_number_read(*typed(c, input_types))[0], typed(v, input_types))
+        whens = [(_as_number_read(*typed(c, input_types), c)[0], typed(v, input_types))
                  for c, v in expr.whens]
         default = typed(expr.default, input_types) if expr.default is not None else None
         result = types.aggregate([t for _, (_, t) in whens] + ([default[1]] if default else []))
@@ -458,7 +459,7 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     fn = expr.fn
     if fn in _READS_NUMBER or fn in _READS_TRUTH or (
             fn in _COMPARES and any(t.kind in types.NUMBER_KINDS for t in arg_types)):
-        pairs = [_as_number_read(a, t) if fn != "IF" or i == 0 else (a, t)
+        pairs = [_as_number_read(a, t, expr.args[i]) if fn != "IF" or i == 0 else (a, t)
                  for i, (a, t) in enumerate(zip(args, arg_types))]
         args = [a for a, _ in pairs]
         arg_types = [t for _, t in pairs]
@@ -535,24 +536,33 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     return call, result
 
 
-def _as_number_read(e: Expr, t: SqlType) -> tuple[Expr, SqlType]:
-    """``e`` (of type ``t``) where MySQL reads it as a number (arithmetic, a comparison
-    with a number, a truth value): ``GREATEST``/``LEAST`` over text then give the extreme
-    of their arguments read as numbers (MySQL's val_real compares them as DOUBLEs, an
-    ENUM by its index), not the number of the extreme text: ``GREATEST('1e3', 'abc')`` is
-    'abc' as text and 1000 as a number. Anything else is ``e`` itself."""
+def _as_number_read(e: Expr, t: SqlType, written: Expr) -> tuple[Expr, SqlType]:
+    """``e`` (of type ``t``: ``written`` as :func:`typed` made it) where MySQL reads it as
+    a number (arithmetic, a comparison with a number, a truth value): ``GREATEST``/``LEAST``
+    over text then give the extreme of their arguments read as numbers (MySQL's val_real
+    compares them as DOUBLEs, an ENUM by its index), not the number of the extreme text:
+    ``GREATEST('1e3', 'abc')`` is 'abc' as text and 1000 as a number. Anything else is
+    ``e`` itself."""
     if isinstance(e, Call) and e.fn in ("GREATEST", "LEAST") and t.kind in types.TEXT_KINDS:
-        numbers = tuple(Call("cast_float", (_before_conversion(a),)) for a in e.args)
+        assert isinstance(written, Call) and len(written.args) == len(e.args)
+        numbers = tuple(Call("cast_float", (_before_conversion(a, w),))
+                        for a, w in zip(e.args, written.args))
         return Call(e.fn, numbers), types.FLOAT_TYPE
     return e, t
 
 
-def _before_conversion(e: Expr) -> Expr:
+def _before_conversion(e: Expr, written: Expr) -> Expr:
     """``e`` without the conversion to text :func:`convert` put around it (an ENUM's
-    member as text), whose number is the ENUM's index."""
-    if isinstance(e, Call) and e.fn in ("cast_str", "cast_bytes") and len(e.args) == 1:
-        return e.args[0]
+    member as text, whose number is the ENUM's index). ``written`` is the argument as
+    written: a conversion the query wrote itself (``CAST(e AS CHAR)``) stays, since MySQL
+    reads that text's number (0 for 'a'), not the index."""
+    if _is_text_conversion(e) and not _is_text_conversion(written):
+        return e.args[0]  # type: ignore[attr-defined]
     return e
+
+
+def _is_text_conversion(e: Expr) -> bool:
+    return isinstance(e, Call) and e.fn in ("cast_str", "cast_bytes") and len(e.args) == 1
 
 
 def to_places(e: Expr, t: SqlType) -> Expr:
