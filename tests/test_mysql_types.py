@@ -357,6 +357,27 @@ def test_dates_compare_with_text_and_numbers_as_dates(mysql_pair: MySQLPair) -> 
     check(mysql_pair, "SELECT id FROM c WHERE ts > s")
 
 
+def test_between_with_a_date_reads_text_and_numbers_as_dates(mysql_pair: MySQLPair) -> None:
+    """A DATE or DATETIME among a BETWEEN's operands makes MySQL read all three as dates,
+    so text is compared with text as dates: '2024-02-29' BETWEEN 'a' AND d is 1 for that
+    day ('a' is the zero date), and NULL where d is NULL (was 0: compared as text)."""
+    mysql_pair.execute("CREATE TABLE bd (id INT PRIMARY KEY, d DATE, ts DATETIME, "
+                       "s VARCHAR(20), i BIGINT)")
+    mysql_pair.insert_many("bd", [
+        (1, dt.date(2024, 1, 2), dt.datetime(2024, 2, 29, 10), "a", 20240229),
+        (2, dt.date(2023, 12, 31), None, "2024-02-00", 0),
+        (3, dt.date(2024, 2, 29), dt.datetime(2024, 1, 1), "2024-02-29", None),
+        (4, None, None, None, 240301),
+    ])
+    check(mysql_pair, "SELECT id, '2024-02-29' BETWEEN 'a' AND d, s BETWEEN '2024-01-01' AND d, "
+                      "s BETWEEN d AND '2024-03-01', i BETWEEN s AND d, "
+                      "'2024-02-00' BETWEEN d AND '2024-03-01', s BETWEEN 'zz' AND ts, "
+                      "'2024-02-29 10:00:00' BETWEEN d AND ts, 1.5 BETWEEN s AND d, "
+                      "d BETWEEN s AND '2024-12-31', ts BETWEEN d AND s FROM bd")
+    check(mysql_pair, "SELECT id FROM bd WHERE '2024-02-29' BETWEEN s AND d")
+    check(mysql_pair, "SELECT id FROM bd WHERE NOT (i BETWEEN '2024-01-01' AND ts)")
+
+
 def test_unix_timestamp_of_text_is_a_decimal_with_the_places_mysql_gives(
         mysql_pair: MySQLPair) -> None:
     """Of a text column or expression: DECIMAL(.., 6), a fraction or not; of a constant:
@@ -578,6 +599,7 @@ def test_spark_answers_as_mariadb_does(mysql_pair: MySQLPair, spark: Any,
         *[f"SELECT a.id, b.id FROM a LEFT JOIN b ON a.{x} = b.{y}" for x, y in joins],
         "SELECT i / 3, COUNT(*) FROM v GROUP BY i / 3",
         "SELECT d1 AS c FROM v UNION SELECT i FROM v",
+        "SELECT id, s BETWEEN '2020-01-01' AND dt, '2021-01-01' BETWEEN s AND ts FROM v",
     ]
     views = []
     for sql in queries:

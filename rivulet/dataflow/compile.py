@@ -24,7 +24,8 @@ RowFn = Callable[[tuple], Any]
 
 _OPERATORS = {
     "eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "and_", "or_", "xor", "not_",
-    "add", "sub", "mul", "div", "int_div", "mod", "neg", "like", "between", "is_null",
+    "add", "sub", "mul", "div", "int_div", "mod", "neg", "like", "between", "between_dates",
+    "is_null",
     "is_not_null", "to_scale", "strict_number", "strict_date", "strict_time", "planned_number",
 }
 _PY_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -187,7 +188,7 @@ class _Codegen:
 def _is_boolean(e: Expr) -> bool:
     return isinstance(e, Call) and e.fn in {
         "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "xor", "not_", "like", "in_list",
-        "between", "null_safe_eq",
+        "between", "between_dates", "null_safe_eq",
     }
 
 

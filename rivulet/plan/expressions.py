@@ -374,7 +374,8 @@ def literal_value(node: exp.Expr) -> object:
 # --------------------------------------------------------------------------- types
 
 PREDICATES = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "and_", "or_", "xor",
-               "not_", "like", "not_like", "in_list", "between", "is_null", "is_not_null"}
+               "not_", "like", "not_like", "in_list", "between", "between_dates", "is_null",
+               "is_not_null"}
 _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBSTRING",
                      "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE",
                      "REVERSE", "LPAD", "RPAD", "REPEAT"}
@@ -481,6 +482,8 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
         args = [a if t.kind == FLOAT else Call("cast_float", (a,))
                 for a, t in zip(args, arg_types)]
         return Call(fn, tuple(args)), types.INT_TYPE
+    if fn == "between" and types.between_as_dates(t.kind for t in arg_types):
+        return Call("between_dates", tuple(args)), types.INT_TYPE
     if fn == "between" and types.between_as_times(t.kind for t in arg_types):
         args = [a if t.kind == TIME else Call("compared_time", (a,))
                 for a, t in zip(args, arg_types)]
@@ -821,8 +824,8 @@ def type_of(expr: Expr, input_types: Sequence[SqlType]) -> SqlType:
 
 #: Functions that compare their arguments (a TIME against a DATE or DATETIME among them is
 #: refused: see :func:`refuse_clock_dependent`).
-_COMPARING = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "between", "in_list",
-              "GREATEST", "LEAST", "NULLIF"}
+_COMPARING = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "between", "between_dates",
+              "in_list", "GREATEST", "LEAST", "NULLIF"}
 #: Functions that read their argument as a date (of a TIME, MySQL takes today's date).
 _READ_AS_DATE = {"cast_date", "cast_datetime", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "DATE",
                  "DATEDIFF", "UNIX_TIMESTAMP", "CONVERT_TZ"}

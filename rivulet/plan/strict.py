@@ -58,7 +58,7 @@ def strict_operands(expr: Expr, input_types: Sequence[SqlType]) -> Expr:
         args[0] = _checked(args[0], kinds[0], kinds[1:])
     elif fn == "null_safe_eq":
         args = [_checked(args[0], kinds[0], kinds[1:]), _checked(args[1], kinds[1], kinds[:1])]
-    elif fn in ("in_list", "between"):  # (the subject is read first, then the others)
+    elif fn in ("in_list", "between", "between_dates"):  # (the subject first, then the others)
         args[0] = _checked(args[0], kinds[0], kinds[1:])
     elif fn in _ARITHMETIC:
         args = [_checked(a, k, [Kind.FLOAT]) for a, k in zip(args, kinds)]

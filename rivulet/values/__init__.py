@@ -122,6 +122,7 @@ from rivulet.values.casts import (
 from rivulet.values.comparison import (
     TYPE_CLASS,  # noqa: F401 (a helper re-exported outside __all__, see below)
     between,
+    between_dates,
     coerce_pair,  # noqa: F401 (a helper re-exported outside __all__, see below)
     eq,
     ge,
@@ -197,8 +198,9 @@ from rivulet.values.strings import (
 #: ``to_temporal``...) are left out on purpose.
 __all__ = [
     "CASTS", "FUNCTION_ARITY", "OPERATORS", "SCALAR_FUNCTIONS", "abs_", "add", "and_",
-    "arity_error", "between", "cast_bytes", "cast_date", "cast_datetime", "cast_decimal",
-    "cast_float", "cast_int", "cast_str", "cast_time", "cast_unsigned", "ceil", "char_length",
+    "arity_error", "between", "between_dates", "cast_bytes", "cast_date", "cast_datetime",
+    "cast_decimal", "cast_float", "cast_int", "cast_str", "cast_time", "cast_unsigned", "ceil",
+    "char_length",
     "coalesce", "concat", "concat_ws", "convert_tz", "date_", "datediff", "day", "desc_key",
     "div", "eq", "floor", "ge", "greatest", "gt", "hour", "if_", "ifnull", "in_list", "instr",
     "int_div", "is_not_null", "is_null", "le", "least", "left", "length", "like", "locate",

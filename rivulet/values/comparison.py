@@ -262,3 +262,35 @@ def in_list(v: Any, values: tuple[Any, ...]) -> int | None:
 def between(v: Any, lo: Any, hi: Any) -> int | None:
     """``v BETWEEN lo AND hi`` = ``v >= lo AND v <= hi`` (so a NULL bound can still give 0)."""
     return and_(ge(v, lo), le(v, hi))
+
+
+def between_dates(v: Any, lo: Any, hi: Any) -> int | None:
+    """``v BETWEEN lo AND hi`` where MySQL compares all three as dates
+    (``types.between_as_dates``): a date or datetime among text or numbers makes it read
+    each of them as a date, as it reads one compared with a date (see :func:`coerce_pair`:
+    one with a zero month or day by its fields, one that is no date as the zero date), so
+    ``'2024-02-29' BETWEEN 'a' AND d`` is 1 for that day, where comparing the two texts
+    with each other would make it 0."""
+    v, lo, hi = _as_date(v), _as_date(lo), _as_date(hi)
+    return and_(_dates_at_least(v, lo), _dates_at_least(hi, v))
+
+
+#: What a value read as a date is paired with to read it (any date: only its type counts).
+_DATE_ANCHOR = _date(2000, 1, 1)
+
+
+def _as_date(v: Any) -> Any:
+    """``v`` as a date compares: itself if a date or datetime, else what it reads as."""
+    if v is None or isinstance(v, _date):
+        return v
+    return coerce_pair(_DATE_ANCHOR, v)[1]
+
+
+def _dates_at_least(a: Any, b: Any) -> int | None:
+    """``a >= b`` of two values read as dates (a DATE is midnight beside a DATETIME; a
+    ZeroInDate compares by its fields with either)."""
+    if a is None or b is None:
+        return None
+    if type(a) is not type(b) and isinstance(a, _date) and isinstance(b, _date):
+        a, b = _promote(a, b)
+    return 1 if a >= b else 0

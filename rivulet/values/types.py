@@ -436,12 +436,23 @@ def between_as_times(kinds: Iterable[Kind | None]) -> bool:
     return TIME in present and len(present) > 1 and not present & DATE_KINDS
 
 
+def between_as_dates(kinds: Iterable[Kind | None]) -> bool:
+    """Whether ``v BETWEEN lo AND hi`` over values of these kinds compares all three as
+    dates: a DATE or DATETIME among text or numbers (no TIME) makes MySQL read every
+    operand as a date, where two separate comparisons would compare the other two with
+    each other as text (``'2024-02-29' BETWEEN 'a' AND d`` is 1 for that day: 'a' is the
+    zero date)."""
+    present = {k for k in kinds if k is not None}
+    return bool(present & DATE_KINDS) and bool(present - DATE_KINDS) and TIME not in present
+
+
 __all__ = [
     "DATE_KINDS", "DIV_PRECISION_INCREMENT", "EXACT_KINDS", "FLOAT_TYPE", "INT_TYPE",
     "NOT_FIXED", "double_type", "shown_places",
     "MAX_FSP", "MAX_SCALE", "NULL", "NUMBER_KINDS", "STR_TYPE", "SqlType", "TEMPORAL_KINDS",
     "TEXT_KINDS", "UNDECLARED_DECIMAL_SCALE", "aggregate", "aggregate_result_type",
-    "arithmetic_type", "avg_type", "between_as_doubles", "between_as_times", "column_type",
+    "arithmetic_type", "avg_type", "between_as_dates", "between_as_doubles", "between_as_times",
+    "column_type",
     "comparison_kind", "decimal_type", "division_frac", "extreme", "number_type", "sum_type",
     "time_type", "value_type",
 ]
