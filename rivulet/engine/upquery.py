@@ -170,8 +170,10 @@ class Upqueries:
             missing = state.missing(keys)
             if missing:
                 core.graph.nodes[built.reader_node].counters["misses"] += len(missing)
-                rows = core.graph.upquery(built.root, state.key_columns, missing)
-                state.fill(missing, rows)
+                # (the upquery's answer is not kept in a variable: eviction below
+                # measures the state, and a reference held here would count as a holder
+                # of the rows filled; see rivulet.state.sizing)
+                state.fill(missing, core.graph.upquery(built.root, state.key_columns, missing))
             if read is not None:
                 answers = read()
             elif isinstance(state, KeyedReader):

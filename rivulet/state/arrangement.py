@@ -14,6 +14,15 @@ from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
 from typing import Any
 
+from rivulet.state.sizing import (
+    EMPTY_DICT,
+    Sample,
+    release_if_empty,
+    rows_bytes,
+    set_bytes,
+    shares,
+)
+
 Row = tuple
 Delta = tuple[Row, int]
 
@@ -57,7 +66,7 @@ class Arrangement:
     an empty bucket. A full arrangement holds every key, and absent means empty.
     """
 
-    __slots__ = ("columns", "key_of", "index", "partial", "rows", "recent", "row_bytes",
+    __slots__ = ("columns", "key_of", "index", "partial", "rows", "recent", "sample",
                  "version")
 
     def __init__(self, columns: tuple[int, ...], *, partial: bool = False) -> None:
@@ -67,7 +76,7 @@ class Arrangement:
         self.partial = partial
         self.rows = 0  # distinct rows held, for byte accounting
         self.recent: set[Any] = set()  # keys read since the last eviction pass
-        self.row_bytes = 0
+        self.sample = Sample()
         self.version = 0  # bumped by every change, so views of the index know to recompute
 
     def apply(self, deltas: Iterable[Delta]) -> None:
@@ -127,12 +136,15 @@ class Arrangement:
             return 0
         self.version += 1
         index = self.index
+        recent = self.recent
         n = 0
         for key in keys:
             bucket = index.pop(key, None)
             if bucket is not None:
                 self.rows -= len(bucket)
+                recent.discard(key)  # (else the marks of keys gone would pile up)
                 n += 1
+        release_if_empty(index, recent)
         return n
 
     def rows_of(self, keys: Iterable[Any]) -> list[Delta]:
@@ -155,32 +167,31 @@ class Arrangement:
         return clock_sweep(self.index, count, self.recent)
 
     def byte_size(self) -> int:
-        if self.rows and not self.row_bytes:
-            self.row_bytes = estimate_row_bytes(r for r, _ in self.all_rows())
-        return len(self.index) * KEY_BYTES + self.rows * (self.row_bytes + ENTRY_BYTES)
+        """The bytes of the index (rivulet.state.sizing): keys, buckets, rows (a row the
+        node's other indexes and the reader below hold too is shared among them)."""
+        return buckets_bytes(self.sample, self.index, self.rows) + int(set_bytes(self.recent))
 
     def __len__(self) -> int:
         return self.rows
 
 
-#: Rough cost of one key in a dict of buckets (dict slot, key object, bucket dict).
-KEY_BYTES = 300
-#: Rough cost of one row's slot in a bucket (dict slot and count), beside the row itself.
-ENTRY_BYTES = 60
+def buckets_bytes(sample: Sample, index: dict[Any, dict[Any, int]], rows: int) -> int:
+    """The bytes of ``key -> {row: multiplicity}`` holding ``rows`` rows in all."""
 
+    def measure(picked: list[Any]) -> tuple[float, float, int]:
+        fixed = shares(picked)
+        variable, n_rows = 0.0, 0
+        for key in picked:
+            bucket = index.get(key)
+            if bucket is None:
+                continue
+            n = len(bucket)
+            fixed += EMPTY_DICT
+            variable += sys.getsizeof(bucket) - EMPTY_DICT + rows_bytes(bucket, n)
+            n_rows += n
+        return fixed, variable, n_rows
 
-def estimate_row_bytes(rows: Iterable[Row], sample: int = 16) -> int:
-    """Average size of a row tuple and its values, from the first ``sample`` rows.
-
-    Values are often shared between rows and states, so this over-counts somewhat: the
-    memory limit errs on the safe side."""
-    total = count = 0
-    for row in rows:
-        total += sys.getsizeof(row) + sum(sys.getsizeof(v) for v in row if v is not None)
-        count += 1
-        if count == sample:
-            break
-    return total // count if count else 0
+    return sample.bytes(index, rows, measure)
 
 
 def consolidate(deltas: Iterable[Delta]) -> list[Delta]:

@@ -11,10 +11,19 @@ creates the group.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
-from rivulet.state.arrangement import clock_sweep, key_function
+from rivulet.state.arrangement import buckets_bytes, clock_sweep, key_function
+from rivulet.state.sizing import (
+    EMPTY_DICT,
+    Sample,
+    release_if_empty,
+    rows_bytes,
+    set_bytes,
+    shares,
+)
 
 G = TypeVar("G")
 
@@ -37,6 +46,7 @@ class KeyedGroups(Generic[G]):
             else _positions_of(partial_positions, group_width)  # type: ignore[arg-type]
         )
         self.members: dict[Any, set[Any]] = {}  # partial key -> its group keys, if not identity
+        self.sample = Sample()
 
     def holds(self, group_key: Any) -> bool:
         """Whether updates to this group are applied (always, for full state)."""
@@ -83,9 +93,11 @@ class KeyedGroups(Generic[G]):
             if pk not in self.filled:
                 continue
             del self.filled[pk]
+            self.recent.discard(pk)  # (else the marks of keys gone would pile up)
             n += 1
             for gk in self.group_keys(pk):
                 self.remove(gk)
+        release_if_empty(self.filled, self.groups, self.members, self.recent)
         return n
 
     def recently_used(self, key: Any) -> bool:
@@ -102,6 +114,25 @@ class KeyedGroups(Generic[G]):
             return marked
 
         return clock_sweep(self.filled, count, used)
+
+    def byte_size(self) -> int:
+        """The bytes of the bookkeeping of partial keys (filled keys, their groups, the
+        clock's marks); the groups themselves are the operator's to measure."""
+        if not self.partial:
+            return 0
+        members = self.members
+
+        def measure(picked: list[Any]) -> tuple[float, float, int]:
+            variable, n = 0.0, 0
+            for key in picked:
+                found = members.get(key)
+                if found:
+                    variable += sys.getsizeof(found) + rows_bytes(found, len(found))
+                    n += 1
+            return shares(picked), variable, n
+
+        return (self.sample.bytes(self.filled, len(members), measure)
+                + sys.getsizeof(members) - EMPTY_DICT + int(set_bytes(self.recent)))
 
     def __len__(self) -> int:
         return len(self.groups)
@@ -133,6 +164,7 @@ class GroupIndex:
         self.answer = answer
         self.members: dict[Any, dict[Any, int]] = {}
         self.groups = 0  # entries over all keys, for byte_size in O(1)
+        self.sample = Sample()
 
     def apply(self, deltas: Iterable[tuple[tuple, int]]) -> None:
         members, key_of, group_of = self.members, self.key_of, self.group_of
@@ -161,7 +193,7 @@ class GroupIndex:
         return self.answer([gk for groups in self.members.values() for gk in groups])
 
     def byte_size(self) -> int:
-        return len(self.members) * GROUP_INDEX_KEY_BYTES + self.groups * GROUP_INDEX_MEMBER_BYTES
+        return buckets_bytes(self.sample, self.members, self.groups)
 
     def evict(self, keys: Iterable[Any]) -> int:
         return 0  # full state: nothing to evict (the graph evicts partial state only)
@@ -169,8 +201,3 @@ class GroupIndex:
     def recently_used(self, key: Any) -> bool:
         return False
 
-
-#: Rough cost of an index key (dict slot, key object, the dict of its groups) and of one
-#: group under it (slot, the group key tuple).
-GROUP_INDEX_KEY_BYTES = 300
-GROUP_INDEX_MEMBER_BYTES = 150

@@ -14,8 +14,10 @@ reader can never store an answer older than the rows it was built from. Copying 
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Iterable
+from operator import itemgetter
 from typing import Any
 
 from sortedcontainers import SortedKeyList
@@ -27,13 +29,24 @@ from rivulet.state.arrangement import (
     apply_to_sorted,
     clock_sweep,
     consolidate,
-    estimate_row_bytes,
     key_function,
     key_has_null,
 )
 from rivulet.state.holes import MISSING, Hole
+from rivulet.state.sizing import (
+    EMPTY_DICT,
+    Sample,
+    answer_bytes,
+    release_if_empty,
+    rows_bytes,
+    set_bytes,
+    shares,
+    sorted_list_bytes,
+)
 
 Finish = Callable[[list[Row]], tuple[Row, ...]]
+
+_size = sys.getsizeof
 
 
 class Entry:
@@ -86,12 +99,15 @@ class KeyedReader:
         self.entries: dict[Any, Entry] = {}
         self.lock = threading.Lock()
         self.rows = 0
-        self.row_bytes = 0
+        self.sample = Sample()
+        #: Rows applied and answers cached: what grows the state besides keys and rows.
+        self.changes = 0
         self.evicted_reads = 0  # reads of entries since evicted (for the hit count)
 
     def apply(self, deltas: Iterable[Delta]) -> None:
         touched = self._apply_unkeyed(deltas) if not self.width else self._apply_keyed(deltas)
         entries = self.entries
+        self.changes += len(touched)
         with self.lock:
             for key, entry in touched.items():
                 entry.result = None
@@ -142,6 +158,7 @@ class KeyedReader:
         if result is None:
             with self.lock:
                 result = entry.result = self.finish(entry.expand())
+                self.changes += 1
         return result
 
     def raw(self, key: Any) -> list[Row] | Hole:
@@ -191,6 +208,7 @@ class KeyedReader:
                     self.rows -= len(entry.counts)
                     self.evicted_reads += entry.reads
                     n += 1
+            release_if_empty(self.entries)
         return n
 
     def reads(self) -> int:
@@ -207,10 +225,26 @@ class KeyedReader:
         return clock_sweep(self.entries, count, _entry_used)
 
     def byte_size(self) -> int:
-        if self.rows and not self.row_bytes:
-            self.row_bytes = estimate_row_bytes(self.all_raw())
-        # Each row is counted twice: in its multiset and in the finished answer.
-        return len(self.entries) * ENTRY_KEY_BYTES + self.rows * (self.row_bytes + 2 * SLOT_BYTES)
+        """The bytes of the entries (rivulet.state.sizing): keys, multisets, rows, and the
+        cached answers reads built (projected rows are new tuples; others are shared)."""
+        return self.sample.bytes(self.entries, self.rows, self._measure, self.changes)
+
+    def _measure(self, picked: list[Any]) -> tuple[float, float, int]:
+        fixed = shares(picked)
+        variable, rows = 0.0, 0
+        entries = self.entries
+        for key in picked:
+            entry = entries.get(key)
+            if entry is None:
+                continue  # (evicted by another thread meanwhile)
+            counts = entry.counts
+            n = len(counts)
+            fixed += ENTRY_BYTES + EMPTY_DICT
+            variable += _size(counts) - EMPTY_DICT + rows_bytes(counts, n)
+            if entry.result is not None:
+                variable += answer_bytes(entry.result)
+            rows += n
+        return fixed, variable, rows
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -235,14 +269,16 @@ class RangeReader:
         self.used: set[Any] = set()
         self.lock = threading.Lock()
         self.rows = 0
-        self.row_bytes = 0
+        self.sample = Sample()
         self._reads = 0
+        #: One sort key for every list (a function per list would cost ~200 bytes a key).
+        self.order_of = itemgetter(range_column)
 
     def reads(self) -> int:
         return self._reads
 
     def _new_list(self) -> SortedKeyList:
-        return SortedKeyList(key=lambda r, c=self.range_column: r[c])
+        return SortedKeyList(key=self.order_of)
 
     def apply(self, deltas: Iterable[Delta]) -> None:
         with self.lock:
@@ -303,7 +339,9 @@ class RangeReader:
                 rows = self.entries.pop(key, None)
                 if rows is not None:
                     self.rows -= len(rows)
+                    self.used.discard(key)  # (else the marks of keys gone would pile up)
                     n += 1
+            release_if_empty(self.entries, self.used)
         return n
 
     def recently_used(self, key: Any) -> bool:
@@ -314,18 +352,30 @@ class RangeReader:
             return clock_sweep(self.entries, count, self.used)
 
     def byte_size(self) -> int:
-        if self.rows and not self.row_bytes:
-            self.row_bytes = estimate_row_bytes(self.all_raw())
-        return len(self.entries) * ENTRY_KEY_BYTES + self.rows * (self.row_bytes + SLOT_BYTES)
+        """The bytes of the keys and their sorted lists (rivulet.state.sizing)."""
+        return self.sample.bytes(self.entries, self.rows, self._measure) + int(set_bytes(self.used))
+
+    def _measure(self, picked: list[Any]) -> tuple[float, float, int]:
+        fixed = shares(picked)
+        variable, rows = 0.0, 0
+        entries = self.entries
+        empty = sorted_list_bytes(self._new_list())[0]
+        for key in picked:
+            found = entries.get(key)
+            if found is None:
+                continue
+            own, held = sorted_list_bytes(found)
+            fixed += empty
+            variable += own - empty + held
+            rows += len(found)
+        return fixed, variable, rows
 
     def __len__(self) -> int:
         return len(self.entries)
 
 
-#: Rough cost of one reader key (dict slot, key object, entry object and its dict).
-ENTRY_KEY_BYTES = 400
-#: Rough cost of one row's slot in a multiset or answer tuple, beside the row itself.
-SLOT_BYTES = 60
+#: Bytes of an :class:`Entry` (its slots; what they hold is measured apart).
+ENTRY_BYTES = _size(Entry())
 
 
 def _entry_used(entries: dict[Any, Entry], key: Any) -> bool:

@@ -19,6 +19,7 @@ from rivulet.plan import ir
 from rivulet.plan.ir import AggCall
 from rivulet.state.arrangement import Delta, Row, key_function
 from rivulet.state.groups import KeyedGroups
+from rivulet.state.sizing import Sample, shares, slots_bytes
 from rivulet.values import div, to_number
 from rivulet.values.schema import DECIMAL, Kind
 
@@ -249,6 +250,9 @@ class Aggregate(StatefulOperator):
         self.partial_columns = partial
         self.state: KeyedGroups[Group] = KeyedGroups(len(group_by), partial)
         self.groups = self.state.groups
+        self.sample = Sample()
+        #: Rows applied: a MIN's multisets grow with them while the groups stay.
+        self.changes = 0
         if self.is_global:
             group = self._new_group()
             group.output = self._output((), group)
@@ -266,6 +270,7 @@ class Aggregate(StatefulOperator):
 
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
         deltas = inputs[self.parents[0]]
+        self.changes += len(deltas)
         if self.only_count_star:
             touched = self._count_rows(deltas)
         else:
@@ -415,11 +420,22 @@ class Aggregate(StatefulOperator):
         return [(g.output, 1) for g in self.groups.values() if g.output is not None]
 
     def byte_size(self) -> int:
-        per_group = (GROUP_BYTES + ACC_BYTES * len(self.aggs)
-                     + 60 * (len(self.group_by) + len(self.aggs)))
-        extra = sum(len(acc.values) for g in _first(self.groups.values()) for acc in g.accs
-                    if isinstance(acc, Values))
-        return len(self.groups) * (per_group + extra * 100)
+        """The bytes of the groups (rivulet.state.sizing): keys, accumulators with their
+        multisets of values (MIN, MAX, DISTINCT), output rows (shared with the state
+        below that holds them), and the partial keys' bookkeeping."""
+        groups = self.groups
+        has_values = any(issubclass(f, Values) for f in self.factories)
+
+        def measure(picked: list[Any]) -> tuple[float, float, int]:
+            total = shares(picked)
+            for key in picked:
+                group = groups.get(key)
+                if group is not None:
+                    total += slots_bytes(group)
+            return total, 0.0, 0
+
+        return (self.sample.bytes(groups, 0, measure, self.changes if has_values else 0)
+                + self.state.byte_size())
 
     def describe(self) -> str:
         aggs = ", ".join(
@@ -428,14 +444,3 @@ class Aggregate(StatefulOperator):
         )
         return f"γ [{', '.join(f'#{c}' for c in self.group_by)}] {aggs}"
 
-
-#: Rough cost of a group: its key, dict slot, Group object and output row.
-GROUP_BYTES = 250
-ACC_BYTES = 100
-
-
-def _first(groups: Iterable[Group]) -> list[Group]:
-    """One group, to estimate the size of value multisets (MIN/MAX/DISTINCT) per group."""
-    for group in groups:
-        return [group]
-    return []

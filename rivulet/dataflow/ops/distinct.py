@@ -9,8 +9,9 @@ from typing import Any
 
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
 from rivulet.plan import ir
-from rivulet.state.arrangement import Delta, Row, consolidate, estimate_row_bytes
+from rivulet.state.arrangement import Delta, Row, consolidate
 from rivulet.state.groups import KeyedGroups
+from rivulet.state.sizing import Sample, shares
 
 
 class Distinct(StatefulOperator):
@@ -24,7 +25,7 @@ class Distinct(StatefulOperator):
         # Each distinct row is its own group; the partial key is some of its columns.
         self.state: KeyedGroups[int] = KeyedGroups(arity, partial, rows_as_keys=True)
         self.counts = self.state.groups
-        self.row_bytes = 0
+        self.sample = Sample()
 
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
         counts, state = self.counts, self.state
@@ -78,9 +79,14 @@ class Distinct(StatefulOperator):
         return [(row, 1) for row in self.counts]
 
     def byte_size(self) -> int:
-        if self.counts and not self.row_bytes:
-            self.row_bytes = estimate_row_bytes(self.counts)
-        return len(self.counts) * (self.row_bytes + 150) + len(self.state.members) * 250
+        """The bytes of the distinct rows and their counts (rivulet.state.sizing), and the
+        partial keys' bookkeeping."""
+        counts = self.counts
+
+        def measure(picked: list[Any]) -> tuple[float, float, int]:
+            return shares(picked) + shares([counts.get(row) for row in picked]), 0.0, 0
+
+        return self.sample.bytes(counts, 0, measure) + self.state.byte_size()
 
     def describe(self) -> str:
         return "δ"

@@ -28,13 +28,10 @@ from rivulet.state.arrangement import (
     Row,
     apply_to_sorted,
     consolidate,
-    estimate_row_bytes,
     key_function,
 )
 from rivulet.state.groups import KeyedGroups
-
-#: Rough cost of one row held in a group's sorted list (list slot and its sort key).
-ROW_SLOT_BYTES = 120
+from rivulet.state.sizing import Sample, set_bytes, shares, sorted_list_bytes
 
 
 class TopK(StatefulOperator):
@@ -63,7 +60,7 @@ class TopK(StatefulOperator):
         self.refill_by_key = refill_by_key
         self.refills = 0
         self.rows = 0
-        self.row_bytes = 0
+        self.sample = Sample()
 
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
         return self._apply(inputs[self.parents[0]])
@@ -180,9 +177,25 @@ class TopK(StatefulOperator):
         return self.state.evict(held)
 
     def byte_size(self) -> int:
-        if self.rows and not self.row_bytes:
-            self.row_bytes = estimate_row_bytes(r for rows in self.groups.values() for r in rows)
-        return len(self.groups) * 400 + self.rows * (self.row_bytes + ROW_SLOT_BYTES)
+        """The bytes of the groups' sorted lists with their rows and sort keys
+        (rivulet.state.sizing), and the partial keys' bookkeeping."""
+        groups = self.groups
+
+        def measure(picked: list[Any]) -> tuple[float, float, int]:
+            fixed = shares(picked)
+            variable, rows = 0.0, 0
+            empty = sorted_list_bytes(SortedKeyList(key=self.sort_key))[0]
+            for key in picked:
+                found = groups.get(key)
+                if found is not None:
+                    own, held = sorted_list_bytes(found)
+                    fixed += empty
+                    variable += own - empty + held
+                    rows += len(found)
+            return fixed, variable, rows
+
+        return (self.sample.bytes(groups, self.rows, measure) + int(set_bytes(self.truncated))
+                + self.state.byte_size())
 
     def describe(self) -> str:
         return f"↑{self.k} {self.text}"
