@@ -19,7 +19,15 @@ from rivulet.plan.catalog import Catalog
 from rivulet.plan.expressions import literal_value, translate
 from rivulet.plan.params import conjuncts
 from rivulet.sql.ddl import table_schema
-from rivulet.sql.parse import DIALECT, error_at, parse_one, unsupported, view_query_text
+from rivulet.sql.parse import (
+    DIALECT,
+    Replace,
+    error_at,
+    parse_one,
+    unsupported,
+    view_query_text,
+)
+from rivulet.storage.upsert import OnDuplicate
 from rivulet.values.schema import TableSchema
 from rivulet.values.types import SqlType, column_type
 
@@ -79,6 +87,12 @@ class Insert:
     param_count: int
     #: The statement's text: bound again if its table changes before it commits.
     sql: str = ""
+    #: What a row whose primary or UNIQUE key is taken does (rivulet/storage/upsert.py).
+    on_duplicate: OnDuplicate = OnDuplicate.ERROR
+    #: ON DUPLICATE KEY UPDATE's assignments, in order, over the row holding the key
+    #: (columns 0..n-1) followed by the row the INSERT proposed (n..2n-1: ``VALUES(col)``,
+    #: the row alias's columns).
+    updates: tuple[tuple[int, ir.Expr], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -213,11 +227,18 @@ def _target(node: exp.Expr, catalog: Catalog) -> TableSchema:
 
 
 def _insert(node: exp.Insert, catalog: Catalog) -> Insert:
-    for key in ("overwrite", "returning", "conflict", "where"):
+    for key in ("overwrite", "returning", "where", "alternative"):
         if node.args.get(key):
             raise unsupported(node, f"INSERT with {key.upper()}")
-    if node.args.get("ignore"):
-        raise unsupported(node, "INSERT IGNORE")
+    replacing = isinstance(node, Replace)
+    conflict = node.args.get("conflict")
+    if replacing and (node.args.get("ignore") or conflict is not None):
+        raise unsupported(node, "REPLACE with IGNORE or ON DUPLICATE KEY UPDATE")
+    if node.args.get("ignore") and conflict is not None:
+        raise unsupported(node, "INSERT IGNORE ... ON DUPLICATE KEY UPDATE")
+    if conflict is not None and not (conflict.args.get("duplicate")
+                                     and str(conflict.args.get("action")).upper() == "UPDATE"):
+        raise unsupported(conflict, "ON CONFLICT")
     target = node.this
     schema = _target(target.this if isinstance(target, exp.Schema) else target, catalog)
     if isinstance(target, exp.Schema):
@@ -242,7 +263,83 @@ def _insert(node: exp.Insert, catalog: Catalog) -> Insert:
             raise error_at(tup, f"INSERT row has {len(items)} values for {len(columns)} columns",
                            ValueCountError)
         rows.append(tuple(_value(v, params) for v in items))
-    return Insert(schema, tuple(columns), tuple(rows), params.count)
+    mode = (OnDuplicate.REPLACE if replacing else OnDuplicate.UPDATE if conflict is not None
+            else OnDuplicate.IGNORE if node.args.get("ignore") else OnDuplicate.ERROR)
+    updates: list[tuple[int, ir.Expr]] = []
+    if conflict is not None:
+        scope = _UpsertScope(schema, node.this, values.args.get("alias"))
+        for eq in conflict.expressions:
+            if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
+                raise unsupported(eq, "assignment")
+            column = scope.assigned(eq.this)
+            updates.append((column, translate(eq.expression, scope, params)))
+    return Insert(schema, tuple(columns), tuple(rows), params.count, on_duplicate=mode,
+                  updates=tuple(updates))
+
+
+class _UpsertScope:
+    """Names in ON DUPLICATE KEY UPDATE: a column of the table is the row that holds the
+    key; ``VALUES(col)``, and the row alias's columns (``AS new``: ``new.col``; ``AS
+    new(a, b)``: ``a``, ``b``), the row the INSERT proposed (positions from n on)."""
+
+    def __init__(self, table: TableSchema, target: exp.Expr, alias: exp.TableAlias | None):
+        self.table = table
+        self.width = len(table.columns)
+        self.name = (target.this if isinstance(target, exp.Schema) else target).name.lower()
+        self.alias = alias.name.lower() if alias is not None else None
+        self.renamed: dict[str, int] = {}
+        if alias is not None and alias.columns:
+            if len(alias.columns) != self.width:
+                raise error_at(alias, f"the row alias names {len(alias.columns)} columns, "
+                               f"the table has {self.width}", ValueCountError)
+            self.renamed = {c.name.lower(): i for i, c in enumerate(alias.columns)}
+
+    def assigned(self, node: exp.Column) -> int:
+        """The table position an assignment's target names."""
+        if node.table and node.table.lower() != self.name:
+            raise error_at(node, f"unknown column {node.sql(dialect=DIALECT)!r} in "
+                           "ON DUPLICATE KEY UPDATE", UnknownColumnError)
+        return self._position(node)
+
+    def _position(self, node: exp.Column | exp.Identifier) -> int:
+        if not self.table.has_column(node.name):
+            raise error_at(node, f"unknown column {node.name!r} in table {self.table.name!r}",
+                           UnknownColumnError)
+        return self.table.position(node.name)
+
+    def column(self, node: exp.Column) -> ir.Expr:
+        qualifier = node.table.lower() if node.table else None
+        if qualifier is not None and qualifier == self.alias:
+            if self.renamed:
+                if node.name.lower() not in self.renamed:
+                    raise error_at(node, f"unknown column {node.sql(dialect=DIALECT)!r}",
+                                   UnknownColumnError)
+                i = self.renamed[node.name.lower()]
+            else:
+                i = self._position(node)
+            return ir.Col(self.width + i, self.table.columns[i].name)
+        if qualifier is not None and qualifier != self.name:
+            raise error_at(node, f"unknown table {node.table!r} in "
+                           f"{node.sql(dialect=DIALECT)!r}", UnknownTableError)
+        if qualifier is None and not self.table.has_column(node.name) \
+                and node.name.lower() in self.renamed:
+            i = self.renamed[node.name.lower()]
+            return ir.Col(self.width + i, self.table.columns[i].name)
+        i = self._position(node)
+        return ir.Col(i, self.table.columns[i].name)
+
+    def special(self, node: exp.Expr) -> ir.Expr | None:
+        if isinstance(node, exp.Anonymous) and node.name.upper() == "VALUES":
+            args = node.expressions
+            if len(args) != 1 or not isinstance(args[0], (exp.Identifier, exp.Column)):
+                raise error_at(node, "VALUES() takes one column of the table")
+            i = self._position(args[0])
+            return ir.Col(self.width + i, self.table.columns[i].name)
+        return None
+
+    def types(self) -> list[SqlType]:
+        own = [column_type(c) for c in self.table.columns]
+        return own + own
 
 
 def _value(node: exp.Expr, params: _Params) -> ir.Expr:

@@ -55,6 +55,7 @@ from rivulet.sql.control import (
 from rivulet.state.holes import MISSING
 from rivulet.state.reader import KeyedReader
 from rivulet.storage.base import RowId
+from rivulet.storage.upsert import resolve, unique_keys
 from rivulet.storage.writes import Change, TableChanges, TransactionWrite, WriteRequest
 from rivulet.values.conversions import strict_mode
 from rivulet.values.schema import Row, TableSchema, coerce_row
@@ -449,12 +450,12 @@ class Transaction:
         if core.lazy.copies:  # a table being copied is copied whole before it is read here
             core.lazy.before_read(schema.name, None, [])
         writes = self._writes_of(schema)
+        if request.upsert:
+            self._number(request)
+            self._upsert(writes, request)
+            return request.rowcount
         if request.kind == "insert":
-            if schema.auto_column is not None and request is not self._numbered:
-                self._committer.number(request)
-                self._numbered = request  # (not again if the statement waits for a lock)
-                if request.last_insert_id:
-                    self.last_insert_id = request.last_insert_id
+            self._number(request)
             self._lock_rows(schema, [schema.pk_of(r) for r in request.rows]
                             if schema.primary_key else None)
             touched = self._inserted(writes, request.rows)
@@ -476,6 +477,35 @@ class Transaction:
         for rid, change in touched.items():
             writes.set(rid, change)
         return request.rowcount
+
+    def _number(self, request: WriteRequest) -> None:
+        """An insert's AUTO_INCREMENT numbers, handed out when it runs (as MySQL does)."""
+        if request.table.auto_column is not None and request is not self._numbered:
+            self._committer.number(request)
+            self._numbered = request  # (not again if the statement waits for a lock)
+            if request.last_insert_id and not request.upsert:
+                self.last_insert_id = request.last_insert_id
+
+    def _upsert(self, writes: _Writes, request: WriteRequest) -> None:
+        """An INSERT IGNORE, ON DUPLICATE KEY UPDATE or REPLACE: its rows resolved one by
+        one against the write set laid over the committed rows (rivulet/storage/upsert.py).
+        It changes nothing if it fails or must wait for a lock (then it runs again)."""
+        schema = writes.schema
+        saved = dict(writes.rows)
+        try:
+            self._lock_rows(schema, [schema.pk_of(r) for r in request.rows]
+                            if schema.primary_key else None)
+            out = resolve(schema, request.rows, request.on_duplicate, _Overlaid(self, writes),
+                          update=request.update, params=request.params,
+                          generated=request.generated)
+        except BaseException:
+            writes.changes.rows = saved
+            writes.reindex()
+            raise
+        request.rowcount, request.matched = out.affected, out.found
+        request.last_insert_id = out.last_insert_id
+        if out.last_insert_id:
+            self.last_insert_id = out.last_insert_id
 
     def quick_write(self, request: WriteRequest) -> bool:
         """Whether ``request`` reads the rows of a few keys and no more (an INSERT of a few
@@ -821,6 +851,75 @@ class Transaction:
             if key not in own:
                 entry[1].setdefault(key, found.get(key))
         return list(found.items())
+
+
+class _Overlaid:
+    """A table as a statement of a transaction sees it (its write set laid over the
+    committed rows), for :func:`~rivulet.storage.upsert.resolve`: each row found is locked
+    (exclusively) before it is used, and its changes go to the write set."""
+
+    def __init__(self, transaction: Transaction, writes: _Writes) -> None:
+        self.tx = transaction
+        self.writes = writes
+        self.schema = writes.schema
+
+    def holder(self, key: tuple[int, ...], value: tuple) -> tuple[RowId, Row] | None:
+        found = self._holder(key, value)
+        while found is not None and not self.tx._holds(self.schema, found[0]):
+            self.tx._lock_rows(self.schema, [found[0]])
+            found = self._holder(key, value)  # (as it is now that it is locked)
+        return found
+
+    def _holder(self, key: tuple[int, ...], value: tuple) -> tuple[RowId, Row] | None:
+        schema, rows = self.schema, self.writes.rows
+        if key == schema.primary_key and value in rows:
+            now = rows[value][1]
+            return None if now is None else (value, now)
+        if key != schema.primary_key:
+            index = self.writes.unique[list(map(tuple, schema.unique)).index(key)]
+            for rid in index.get(value, ()):
+                now = rows[rid][1]
+                if now is not None:
+                    return rid, now
+        stored = self.tx._core.storage.read_rows(schema, key,
+                                                 [value if len(value) > 1 else value[0]])
+        for rid, row in stored:  # (the lookup may be looser than `=`)
+            if rid not in rows and tuple(row[i] for i in key) == value:
+                return rid, row
+        return None
+
+    def _found(self, rid: RowId, row: Row | None) -> Row | None:
+        """The committed row the transaction found at ``rid`` (``row``, if it had not
+        touched it)."""
+        held = self.writes.rows.get(rid)
+        return held[0] if held is not None else row
+
+    def insert(self, row: Row) -> None:
+        schema = self.schema
+        if schema.primary_key:
+            rid: RowId = schema.pk_of(row)
+            self.tx._lock_rows(schema, [rid])
+        else:
+            rid = next(self.tx._row_ids)
+        self.writes.set(rid, (self._found(rid, None), row))
+
+    def delete(self, rid: RowId, row: Row) -> None:
+        self.writes.set(rid, (self._found(rid, row), None))
+
+    def update(self, rid: RowId, old: Row, new: Row) -> None:
+        schema = self.schema
+        for key in unique_keys(schema):
+            value = tuple(new[i] for i in key)
+            if None in value:
+                continue
+            held = self.holder(key, value)
+            if held is not None and held[0] != rid:
+                raise ConstraintError(_duplicate(schema, key, value))
+        if schema.primary_key and schema.pk_of(new) != rid:  # the row moves to a new key
+            self.delete(rid, old)
+            self.insert(new)
+        else:
+            self.writes.set(rid, (self._found(rid, old), new))
 
 
 class TransactionView:

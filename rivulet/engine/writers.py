@@ -15,10 +15,11 @@ from rivulet.bind import statements as st
 from rivulet.dataflow.compile import bound_predicate, value_function
 from rivulet.engine.limits import Limits
 from rivulet.engine.planned import PlannedWhere
-from rivulet.errors import ParameterCountError, SqlError
+from rivulet.errors import ParameterCountError, SqlError, UnsupportedSqlError
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.strict import strict_operands
+from rivulet.storage.upsert import OnDuplicate, Updater
 from rivulet.storage.writes import WriteRequest
 from rivulet.values.comparison import eq
 from rivulet.values.conversions import strict_mode
@@ -60,13 +61,27 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
         values = {id(e): value_function(strict_operands(e, []), [], [], with_params=True)
                   for row in statement.rows for e in row}
         inserting = statement
+        mode = statement.on_duplicate
+        update = upsert_assigner(table, statement.updates) if statement.updates else None
+        auto = table.auto_column
 
         def insert(params: Sequence[Any]) -> WriteRequest:
             bound = check(params)
-            with strict_mode():  # MySQL's: a truncating conversion in VALUES fails the INSERT
-                rows = st.insert_values(inserting, bound, lambda e, p: values[id(e)]((), p))
-            return WriteRequest(table, "insert", rows=check_rows(table, rows), params=bound,
-                                sql=inserting.sql)
+            try:
+                with strict_mode():  # MySQL's: a truncating conversion in VALUES fails it
+                    rows = st.insert_values(inserting, bound,
+                                            lambda e, p: values[id(e)]((), p))
+                checked = check_rows(table, rows)
+            except SchemaError as exc:
+                if mode is OnDuplicate.IGNORE:  # (MySQL stores a value it adjusts, and warns)
+                    raise UnsupportedSqlError(
+                        f"INSERT IGNORE of a value MySQL would adjust with a warning: {exc}"
+                    ) from None
+                raise
+            generated = frozenset() if auto is None or mode is OnDuplicate.ERROR else (
+                frozenset(i for i, row in enumerate(checked) if not row[auto]))
+            return WriteRequest(table, "insert", rows=checked, params=bound, sql=inserting.sql,
+                                on_duplicate=mode, update=update, generated=generated)
 
         return insert
     planned = None  # an UPDATE's WHERE as MySQL's strict mode evaluates it
@@ -179,6 +194,28 @@ def assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], ...]
         return out
 
     return assign
+
+
+def upsert_assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], ...]
+                    ) -> Updater:
+    """ON DUPLICATE KEY UPDATE's assignments compiled: the updated row from the row
+    holding the key, the row the INSERT proposed (``VALUES(col)``, the row alias) and the
+    statement's values, left to right as MySQL assigns (a later one reads the earlier
+    ones' results)."""
+    kinds = [c.kind for c in table.columns] * 2
+    nullable = [c.nullable for c in table.columns] * 2
+    types = [column_type(c) for c in table.columns] * 2
+    fns = [(i, value_function(strict_operands(e, types), kinds, nullable, with_params=True),
+            table.columns[i], f"UPDATE: {table.name}.{table.columns[i].name}")
+           for i, e in assignments]
+
+    def update(old: Row, proposed: Row, params: tuple) -> list[Any]:
+        out = list(old)
+        for i, fn, column, where in fns:
+            out[i] = coerce_value(column, fn(out + list(proposed), params), where=where)
+        return out
+
+    return update
 
 
 def _unnumbered(table: TableSchema, column: int, rows: Iterable[Any]) -> Iterator[Any]:

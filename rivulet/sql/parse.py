@@ -34,6 +34,23 @@ MAX_PARENS = 24
 MAX_DEPTH = 64
 
 
+class Replace(exp.Insert):
+    """MySQL's ``REPLACE [INTO] t ...``: an INSERT whose rows take the place of the rows
+    holding their keys (rivulet/storage/upsert.py). sqlglot has no node for it (it reads
+    the statement as an opaque command), so rivulet's parser builds this one, which
+    renders as the REPLACE it was read from (the MySQL server parses statements again from
+    their rendered templates)."""
+
+
+def _replace_sql(generator: Any, node: Replace) -> str:
+    return "REPLACE" + generator.insert_sql(node).removeprefix("INSERT")
+
+
+# Rendering is through sqlglot's MySQL generator (by dialect name): taught this one node,
+# which only rivulet's parser makes.
+MySQL.Generator.TRANSFORMS[Replace] = _replace_sql
+
+
 class _Parser(MySQLParser):
     """sqlglot's MySQL parser, building from its table of functions only the aggregates
     (any other call is read as a plain call, computed or refused by the name written: see
@@ -47,6 +64,9 @@ class _Parser(MySQLParser):
                  if name in syntax.BUILT_FUNCTIONS}
     FUNCTION_PARSERS = {name: parse for name, parse in MySQLParser.FUNCTION_PARSERS.items()
                         if syntax.is_mysql_function(name)}
+
+    STATEMENT_PARSERS = {**MySQLParser.STATEMENT_PARSERS,
+                         TokenType.REPLACE: lambda self: self._parse_replace()}
 
     bad_call: Token | None = None
     #: Where the last error was raised: the token it names, or None past the statement's
@@ -63,6 +83,19 @@ class _Parser(MySQLParser):
         else:
             super().raise_error(message, token)
 
+    def _parse_replace(self) -> Replace:
+        """``REPLACE`` read as the INSERT it is written like (``INTO`` optional, ``SET``
+        or ``VALUES``), then made a :class:`Replace`."""
+        if self._curr and self._curr.token_type == TokenType.OR:  # (``INSERT OR ...`` only)
+            self.raise_error("Invalid expression / Unexpected token")
+        inserted = self._parse_insert()
+        if not isinstance(inserted, exp.Insert):
+            self.raise_error("Invalid expression / Unexpected token")
+        node = Replace(**inserted.args)
+        node.meta.update(inserted.meta)
+        node.comments = inserted.comments
+        return node
+
     def current(self) -> Token | None:
         """The token the parser is at (None past the last)."""
         return self._curr or None
@@ -78,12 +111,21 @@ class _Parser(MySQLParser):
         return super().validate_expression(expression, args)
 
 
+class _Tokenizer(MySQL.Tokenizer):
+    """sqlglot's MySQL tokenizer, except that a statement starting with REPLACE is
+    tokenized (sqlglot keeps its text as one opaque command): :meth:`_Parser._parse_replace`
+    reads it."""
+
+    COMMANDS = MySQL.Tokenizer.COMMANDS - {TokenType.REPLACE}
+
+
 class _Dialect(MySQL):
     """MySQL as sqlglot reads it, with :class:`_Parser`; a function it builds keeps the
     name it was written with, for the errors that name it."""
 
     ORIGINAL_NAME_META_KEY = syntax.WRITTEN_NAME
     Parser = _Parser
+    Tokenizer = _Tokenizer
 
 
 _READER = _Dialect()

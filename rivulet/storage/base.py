@@ -103,6 +103,12 @@ class Storage(ABC):
     def get(self, schema: TableSchema, keys: list[tuple]) -> list[tuple[RowId, Row]]:
         """Rows by primary key (tables with a primary key only)."""
 
+    @abstractmethod
+    def held(self, schema: TableSchema, columns: tuple[int, ...],
+             value: tuple) -> list[tuple[RowId, Row]]:
+        """The rows whose ``columns`` hold exactly ``value`` (a key's), with their
+        identities, inside the open transaction (seeing its own writes)."""
+
     # ..................................................................... transactions
 
     @abstractmethod

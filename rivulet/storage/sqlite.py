@@ -412,6 +412,14 @@ class SqliteStorage(CopyTracking, Storage):
                 rows.extend(self.conn.execute(sql.get, self._key_to_db(schema, key)).fetchall())
         return list(self._identified(schema, rows, sql.from_db))
 
+    def held(self, schema: TableSchema, columns: tuple[int, ...],
+             value: tuple) -> list[tuple[RowId, Row]]:
+        with self._lock:
+            found = self._read_rows(self.conn, schema, columns,
+                                    [value if len(value) > 1 else value[0]])
+        return [(rid, row) for rid, row in found  # (the lookup may be looser than `=`)
+                if tuple(row[i] for i in columns) == value]
+
     def _identified(self, schema: TableSchema, rows: list,
                     from_db: Callable | None) -> Iterator[tuple[RowId, Row]]:
         if schema.primary_key:

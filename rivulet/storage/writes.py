@@ -22,6 +22,7 @@ from rivulet.errors import OutOfRangeError, RivuletError, WriteConflictError
 from rivulet.faults import fault_point
 from rivulet.state.arrangement import Delta
 from rivulet.storage.base import RowId, Storage
+from rivulet.storage.upsert import OnDuplicate, Updater, resolve
 from rivulet.values.conversions import strict_mode
 from rivulet.values.schema import Row, TableSchema, coerce_row
 
@@ -39,10 +40,18 @@ class WriteRequest:
     params: tuple = ()
     #: The statement's text, if it came from one (bound again after an ALTER TABLE).
     sql: str = ""
+    #: An insert's rows whose key is taken: fail it, skip them, update or replace the rows
+    #: holding the key (rivulet/storage/upsert.py).
+    on_duplicate: OnDuplicate = OnDuplicate.ERROR
+    #: ON DUPLICATE KEY UPDATE's assignments.
+    update: Updater | None = None
+    #: The positions of an insert's rows that asked for an AUTO_INCREMENT number.
+    generated: frozenset[int] = frozenset()
     # Set by the commit worker:
     lsn: int = 0
     rowcount: int = 0
-    #: The rows an UPDATE matched, changed or not (see :meth:`found`).
+    #: The rows an UPDATE matched, changed or not; an upsert's count as a client with
+    #: CLIENT_FOUND_ROWS is told it (see :meth:`found`).
     matched: int = 0
     #: The first AUTO_INCREMENT value the insert generated, else the last it was given (0:
     #: none), as MySQL reports it in the OK packet.
@@ -55,10 +64,18 @@ class WriteRequest:
         """Whether :meth:`apply` either succeeds or changes nothing by itself, so the commit
         needs no savepoint around it: an INSERT is one ``Storage.insert``, which is atomic;
         an UPDATE deletes and inserts, and may fail in between."""
-        return self.kind == "insert"
+        return self.kind == "insert" and self.on_duplicate is OnDuplicate.ERROR
+
+    @property
+    def upsert(self) -> bool:
+        """Whether this is an insert that resolves clashes row by row (IGNORE, ON DUPLICATE
+        KEY UPDATE, REPLACE)."""
+        return self.kind == "insert" and self.on_duplicate is not OnDuplicate.ERROR
 
     def apply(self, storage: Storage) -> list[Delta]:
         """Perform the write inside the open transaction; return its deltas."""
+        if self.upsert:
+            return self._upsert(storage)
         if self.kind == "insert":
             column = self.table.auto_column
             if column is not None:
@@ -74,6 +91,19 @@ class WriteRequest:
             self.rowcount = len(matched)
             return [(row, -1) for _, row in matched]
         return self._update(storage, matched)
+
+    def _upsert(self, storage: Storage) -> list[Delta]:
+        """An insert resolving its clashes row by row against what is stored (inside the
+        caller's savepoint: a failure leaves nothing of it)."""
+        column = self.table.auto_column
+        if column is not None:  # handed out, used or not, even if the statement fails
+            storage.note_auto_increment(self.table, column, self._number_rows(storage, column))
+        target = _Stored(storage, self.table)
+        out = resolve(self.table, self.rows, self.on_duplicate, target, update=self.update,
+                      params=self.params, generated=self.generated)
+        self.rowcount, self.matched = out.affected, out.found
+        self.last_insert_id = out.last_insert_id
+        return target.deltas()
 
     def number_rows(self, storage: Storage) -> None:
         """Give the rows of an insert their AUTO_INCREMENT numbers now, and count the
@@ -144,8 +174,9 @@ class WriteRequest:
     def found(self) -> int:
         """The affected-rows count of a client that asked for CLIENT_FOUND_ROWS (Django's
         and SQLAlchemy's MySQL backends do): an UPDATE counts the rows it matched, as
-        MySQL's "Rows matched", not only those it changed."""
-        return self.matched if self.kind == "update" else self.rowcount
+        MySQL's "Rows matched", not only those it changed; an ON DUPLICATE KEY UPDATE
+        counts a row it left as it was as 1, not 0."""
+        return self.matched if self.kind == "update" or self.upsert else self.rowcount
 
     def wait(self, timeout: float | None = None) -> int:
         if not self.done.wait(timeout):
@@ -153,6 +184,43 @@ class WriteRequest:
         if self.error is not None:
             raise self.error
         return self.rowcount
+
+
+class _Stored:
+    """The table as stored, inside the open transaction, for :func:`resolve`; keeps the
+    deltas of what it changed."""
+
+    def __init__(self, storage: Storage, schema: TableSchema) -> None:
+        self.storage = storage
+        self.schema = schema
+        self.changes: dict[Row, int] = {}
+
+    def holder(self, key: tuple[int, ...], value: tuple) -> tuple[RowId, Row] | None:
+        found = self.storage.held(self.schema, key, value)
+        return found[0] if found else None
+
+    def insert(self, row: Row) -> None:
+        self.storage.insert(self.schema, [row])
+        self._note(row, 1)
+
+    def delete(self, rid: RowId, row: Row) -> None:
+        self.storage.delete(self.schema, [rid])
+        self._note(row, -1)
+
+    def update(self, rid: RowId, old: Row, new: Row) -> None:
+        self.delete(rid, old)
+        self.insert(new)  # (ConstraintError if a key of it is held by another row)
+
+    def _note(self, row: Row, sign: int) -> None:
+        count = self.changes.get(row, 0) + sign
+        if count:
+            self.changes[row] = count
+        else:
+            self.changes.pop(row, None)
+
+    def deltas(self) -> list[Delta]:
+        """What changed, a row inserted and deleted again by the statement cancelled out."""
+        return list(self.changes.items())
 
 
 #: What a transaction did to one row identity: the committed row it found there when it
