@@ -42,6 +42,8 @@ ValueCountError          1136   21S01     400   sql
 UnionWidthError          1222   21000     400   sql
 UnknownTableError        1146   42S02     400   sql
 UnknownColumnError       1054   42S22     400   sql
+DuplicateKeyNameError    1061   42000     400   sql
+UnknownKeyError          1091   42000     400   sql
 ParameterError           1210   HY000     400   sql
 ParameterCountError      1210   HY000     400   sql
 SchemaError              1366   HY000     400   schema
@@ -171,6 +173,16 @@ class UnknownTableError(SqlError):
 class UnknownColumnError(SqlError):
     """A statement names a column that its tables do not have. Named by a row given as a
     mapping instead: :class:`NoSuchColumnError`."""
+
+
+class DuplicateKeyNameError(SqlError):
+    """``CREATE INDEX`` or ``ALTER TABLE ... ADD INDEX`` names a key (index) the table
+    has already (MySQL's ER_DUP_KEYNAME)."""
+
+
+class UnknownKeyError(SqlError):
+    """``DROP INDEX`` names a key (index) the table does not have (MySQL's
+    ER_CANT_DROP_FIELD_OR_KEY)."""
 
 
 class ParameterError(SqlError):
@@ -359,6 +371,8 @@ ER_PARSE_ERROR = 1064
 ER_TABLE_EXISTS = 1050
 ER_BAD_FIELD = 1054
 ER_NO_SUCH_TABLE = 1146
+ER_DUP_KEYNAME = 1061
+ER_CANT_DROP_FIELD_OR_KEY = 1091
 ER_BAD_NULL = 1048
 ER_WRONG_VALUE = 1366
 ER_DATA_TOO_LONG = 1406
@@ -414,6 +428,8 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     UnionWidthError: ErrorCode(ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT, "21000", 400, "sql"),
     UnknownTableError: ErrorCode(ER_NO_SUCH_TABLE, "42S02", 400, "sql"),
     UnknownColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "sql"),
+    DuplicateKeyNameError: ErrorCode(ER_DUP_KEYNAME, "42000", 400, "sql"),
+    UnknownKeyError: ErrorCode(ER_CANT_DROP_FIELD_OR_KEY, "42000", 400, "sql"),
     ParameterError: ErrorCode(ER_WRONG_ARGUMENTS, "HY000", 400, "sql"),
     ParameterCountError: ErrorCode(ER_WRONG_ARGUMENTS, "HY000", 400, "sql"),
     SchemaError: ErrorCode(ER_WRONG_VALUE, "HY000", 400, "schema"),

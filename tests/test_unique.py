@@ -124,8 +124,7 @@ def test_keys_follow_renames_and_block_what_would_lose_them(db: rivulet.Database
     with pytest.raises(ConstraintError, match=r"\(mail\)"):
         db.execute("INSERT INTO users VALUES (2, 'a@x', 2, 2)")
     for sql, message in [("ALTER TABLE users DROP COLUMN a", "in a UNIQUE key"),
-                         ("ALTER TABLE users MODIFY mail INT", "in a UNIQUE key"),
-                         ("ALTER TABLE users ADD COLUMN c INT UNIQUE", "UNIQUE")]:
+                         ("ALTER TABLE users MODIFY mail INT", "in a UNIQUE key")]:
         with pytest.raises(SqlError, match=message):
             db.execute(sql)
     db.execute("ALTER TABLE users MODIFY mail VARCHAR(40)")  # keeps every value: allowed
@@ -138,7 +137,7 @@ def test_keys_are_shown_and_survive_reopening(tmp_path: Path) -> None:
         db.execute(TABLE)
         schema = db.catalog.require_table("users")
         text = create_table_sql(schema)
-        assert "UNIQUE KEY `email` (`email`)" in text and "UNIQUE KEY `a` (`a`, `b`)" in text
+        assert "UNIQUE KEY `email` (`email`)" in text and "UNIQUE KEY `pair` (`a`,`b`)" in text
         keys = {row[0]: row[3] for row in describe(db.catalog, "users")[0]}
         assert keys == {"id": "PRI", "email": "UNI", "a": "MUL", "b": ""}
         db.execute("INSERT INTO users VALUES (1, 'a@x', 1, 1)")

@@ -70,6 +70,15 @@ class AlterTable:
 
 
 @dataclass(frozen=True)
+class Truncate:
+    """``TRUNCATE [TABLE] t``: every row deleted as one write, AUTO_INCREMENT numbering
+    started again at 1 (see ``Database.truncate``)."""
+
+    table: str
+    sql: str
+
+
+@dataclass(frozen=True)
 class Drop:
     """``DROP TABLE|VIEW [IF EXISTS] a[, b ...]``: all of them or, where one cannot be
     dropped, none."""
@@ -124,7 +133,8 @@ class Select:
 
 
 Statement = (
-    CreateTable | CreateTableAs | CreateView | AlterTable | Drop | Insert | Update | Delete | Select
+    CreateTable | CreateTableAs | CreateView | AlterTable | Drop | Truncate | Insert | Update
+    | Delete | Select
 )
 
 
@@ -147,16 +157,23 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
             query_text = view_query_text(text)
             return CreateView(node.this.name, parse_one(query_text), query_text,
                               bool(node.args.get("replace")))
+        if kind == "INDEX":
+            return _alter(_create_index(node), catalog)
         raise unsupported(node, f"CREATE {kind}")
     if isinstance(node, exp.Alter):
         if (node.args.get("kind") or "").upper() != "TABLE":
             raise unsupported(node, f"ALTER {node.args.get('kind')}")
-        # Checked against the table as if conversions under way were done: the engine
-        # finishes them before it applies the change (Database.alter_table).
-        table = replace_conversions(catalog.require_table(node.this.name))
-        return AlterTable(plan_alter(table, node), sql)
+        return _alter(node, catalog, sql)
+    if isinstance(node, exp.TruncateTable):
+        tables = node.expressions
+        if node.args.get("is_database") or len(tables) != 1 or not isinstance(
+                tables[0], exp.Table):
+            raise unsupported(node, "TRUNCATE (of one table)")
+        return Truncate(catalog.require_table(tables[0].name).name, sql)
     if isinstance(node, exp.Drop):
         kind = (node.args.get("kind") or "").upper()
+        if kind == "INDEX":
+            return _alter(_drop_index(node), catalog)
         if kind not in ("TABLE", "VIEW"):
             raise unsupported(node, f"DROP {kind}")
         names = node.args.get("tables") or ([node.this] if node.this is not None else [])
@@ -172,6 +189,64 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
         count = sum(1 for _ in node.find_all(exp.Placeholder))
         return Select(node, sql, count)
     raise unsupported(node, "statement")
+
+
+def _alter(node: exp.Alter, catalog: Catalog, sql: str | None = None) -> AlterTable:
+    """ALTER TABLE planned; ``sql``: its text, else the statement rendered (what the
+    program stores, for a ``CREATE INDEX`` or ``DROP INDEX`` made into one)."""
+    # Checked against the table as if conversions under way were done: the engine
+    # finishes them before it applies the change (Database.alter_table).
+    table = replace_conversions(catalog.require_table(node.this.name))
+    return AlterTable(plan_alter(table, node), sql or node.sql(dialect=DIALECT))
+
+
+def _create_index(node: exp.Create) -> exp.Alter:
+    """``CREATE [UNIQUE] INDEX name ON t (cols)`` as MySQL defines it: the same as
+    ``ALTER TABLE t ADD [UNIQUE] INDEX name (cols)``, which is how it is planned and stored."""
+    index = node.this
+    params = index.args.get("params") if isinstance(index, exp.Index) else None
+    table = index.args.get("table") if isinstance(index, exp.Index) else None
+    if not isinstance(table, exp.Table) or params is None or not params.args.get("columns"):
+        raise unsupported(node, "CREATE INDEX (it takes a name, ON a table and its columns)")
+    extra = [k for k, v in params.args.items() if v and k not in ("columns", "with_storage")]
+    if node.args.get("exists") or extra:
+        raise unsupported(node, "CREATE INDEX with " + (
+            "IF NOT EXISTS" if node.args.get("exists") else extra[0].upper()))
+    if (node.args.get("kind_modifier") or node.args.get("concurrently")
+            or index.args.get("primary")):
+        raise unsupported(node, "CREATE INDEX")
+    parts = [_key_part(p) for p in params.args["columns"]]
+    name = index.this.copy()
+    if node.args.get("unique"):
+        key: exp.Expr = exp.UniqueColumnConstraint(
+            this=exp.Schema(this=name, expressions=parts))
+    else:
+        key = exp.IndexColumnConstraint(this=name, expressions=parts)
+    return exp.Alter(this=table, kind="TABLE", actions=[exp.AddConstraint(expressions=[key])])
+
+
+def _key_part(part: exp.Expr) -> exp.Expr:
+    """A column of ``CREATE INDEX`` as ``ALTER TABLE ... ADD INDEX`` reads it: without its
+    direction (it changes no lookup), and a prefix ``a(10)``, which sqlglot reads here as
+    a call, as a column prefix."""
+    if isinstance(part, exp.Ordered):
+        part = part.this
+    if isinstance(part, exp.Anonymous) and len(part.expressions) == 1 and isinstance(
+            part.expressions[0], exp.Literal):
+        return exp.ColumnPrefix(this=exp.to_identifier(part.name),
+                                expression=part.expressions[0])
+    return part
+
+
+def _drop_index(node: exp.Drop) -> exp.Alter:
+    """``DROP INDEX name ON t``: the same as ``ALTER TABLE t DROP INDEX name``."""
+    on = node.args.get("cluster")
+    names = node.args.get("tables") or []
+    if not isinstance(on, exp.OnProperty) or not isinstance(on.this, exp.Table) or len(
+            names) != 1:
+        raise unsupported(node, "DROP INDEX (it takes a name and ON a table)")
+    action = exp.Drop(kind="INDEX", tables=[names[0]], exists=node.args.get("exists"))
+    return exp.Alter(this=on.this, kind="TABLE", actions=[action])
 
 
 # --------------------------------------------------------------------------- writes

@@ -321,8 +321,35 @@ class Database:
     def _ddl(self, statement: st.Statement) -> None:
         if isinstance(statement, st.CreateView):  # through the facade: a variant may wait
             self.create_view(statement.name, statement.text, replace=statement.replace)
+        elif isinstance(statement, st.Truncate):
+            self.truncate(statement.table)
         else:
             self.program.ddl(statement)
+
+    def truncate(self, table: str) -> None:
+        """``TRUNCATE TABLE``: every row of ``table`` deleted as one write (one LSN; views
+        receive the deletes as for ``DELETE FROM``), then its AUTO_INCREMENT numbering
+        restarts at 1, as MySQL's TRUNCATE does. The reset is made under the commit lock
+        the delete committed under, so no insert is numbered between the two. Rows locked
+        by a transaction are waited for first, as any write waits. In a transaction it is
+        DDL: it commits the transaction first (MySQL's implicit commit)."""
+        self.check_open()
+        schema = self.catalog.require_table(table)
+        request = compile_writer(
+            st.Delete(schema, None, None, 0, sql=f"DELETE FROM `{schema.name.replace('`', '``')}`"),
+            self.limits)(())
+        locks = self.core.locks
+        owner = autocommit_owner() if locks.active and locks.table_busy(schema.name) else None
+        try:
+            if owner is not None:
+                locks.acquire(owner, autocommit_targets(request), DEFAULT_TIMEOUT).result()
+            with self.core.commit_lock:
+                self.submit_many([request])
+                request.wait()
+                self.storage.restart_auto_increment(request.table)
+        finally:
+            if owner is not None:
+                locks.release(owner)
 
     def write_request(self, sql: str, params: Sequence[Any] = (), *,
                       compiled_only: bool = False) -> WriteRequest | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import sqlite3
 from collections.abc import Sequence, Set
 from typing import Any
 
@@ -22,7 +21,7 @@ from rivulet.bind import statements as st
 from rivulet.engine.core import Core
 from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
-from rivulet.errors import ProgramError, SqlError, UnknownObjectError
+from rivulet.errors import ConstraintError, ProgramError, SqlError, UnknownObjectError
 from rivulet.faults import fault_point
 from rivulet.migrate import alter
 from rivulet.migrate.copy import plan_copy
@@ -33,6 +32,7 @@ from rivulet.plan.planner import Planner
 from rivulet.plan.usage import scan_columns
 from rivulet.spark.bootstrap import PlanRecordingBuilder
 from rivulet.sql.parse import DIALECT, parse_one
+from rivulet.storage.base import DropIndex
 from rivulet.values.schema import TableSchema
 
 log = logging.getLogger("rivulet")
@@ -52,6 +52,9 @@ class Program:
         self.views: dict[str, View] = {}
         #: Ad-hoc SELECT text -> the view answering it.
         self.adhoc: dict[str, View] = {}
+        #: The lookups upqueries were given an index for, by lower-case table: column
+        #: names, lower-case (made again when DROP INDEX drops the index that served one).
+        self.index_needs: dict[str, set[tuple[str, ...]]] = {}
 
     # ..................................................................... start-up
 
@@ -80,21 +83,33 @@ class Program:
                 self.install_view(plan)
         if self.enforce_unique:
             for schema in core.catalog.tables.values():
-                if schema.unique:
-                    self._ensure_unique(schema)
+                if schema.keys:
+                    self._ensure_keys(schema)
 
-    def _ensure_unique(self, schema: TableSchema) -> None:
+    def _ensure_keys(self, schema: TableSchema) -> None:
         storage = self.core.storage
         try:
             with storage.transaction():
-                storage.ensure_unique(schema)
-        except sqlite3.IntegrityError:
+                storage.ensure_keys(schema)
+        except ConstraintError:
             log.warning("table %r holds rows that share the value of a UNIQUE key: the key is "
                         "not enforced until they are removed", schema.name)
 
     def ensure_index(self, table: str, columns: tuple[int, ...]) -> None:
         """Storage's index on ``columns`` of ``table`` (what upqueries will look up)."""
-        self.core.storage.ensure_index(self.core.catalog.require_table(table), columns)
+        schema = self.core.catalog.require_table(table)
+        self.index_needs.setdefault(schema.name.lower(), set()).add(
+            tuple(schema.columns[i].name.lower() for i in columns))
+        self.core.storage.ensure_index(schema, columns)
+
+    def _index_needed(self, schema: TableSchema) -> None:
+        """After DROP INDEX: the index of each key left, and of each lookup upqueries were
+        given one for (the dropped key's index may have served them)."""
+        storage = self.core.storage
+        storage.ensure_keys(schema)
+        for names in self.index_needs.get(schema.name.lower(), ()):
+            if all(schema.has_column(n) for n in names):
+                storage.ensure_index(schema, tuple(schema.position(n) for n in names))
 
     def value_counts(self, table: str, names: tuple[str, ...]) -> tuple[int, int] | None:
         """The planner's statistics (``Storage.value_counts``), by column names."""
@@ -157,6 +172,8 @@ class Program:
             self._check_readers(change)
             with core.storage.transaction():
                 core.storage.alter(change.old, change.steps)
+                if any(isinstance(step, DropIndex) for step in change.steps):
+                    self._index_needed(change.new)
                 core.storage.add_statement("alter", change.old.name, statement.sql)
             self._apply_schema_change(change)
         core.lazy.start()
@@ -354,6 +371,7 @@ class Program:
                     core.storage.drop_tracking(copy.tracking)
             del core.catalog.tables[name.lower()]
             del core.catalog.layouts[name.lower()]
+            self.index_needs.pop(name.lower(), None)
             core.graph.drop_base(name)
 
     # ..................................................................... views

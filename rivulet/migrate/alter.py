@@ -27,10 +27,17 @@ from typing import Any
 
 from sqlglot import exp
 
-from rivulet.errors import SqlError
-from rivulet.sql.ddl import column_definition, declares_unique, default_value
+from rivulet.errors import SqlError, UnknownKeyError
+from rivulet.sql.ddl import (
+    column_definition,
+    declared_key,
+    declares_unique,
+    default_value,
+    key_name,
+    key_positions,
+)
 from rivulet.sql.parse import error_at, unsupported
-from rivulet.storage.base import AddStored, RenameStored
+from rivulet.storage.base import AddIndex, AddStored, DropIndex, RenameStored
 from rivulet.values import CASTS, cast_time
 from rivulet.values.enumerations import enum_values, member_for
 from rivulet.values.schema import (
@@ -47,6 +54,7 @@ from rivulet.values.schema import (
     TIME,
     Column,
     Conversion,
+    Key,
     TableSchema,
     decimal_limit,
     round_fraction,
@@ -60,7 +68,16 @@ Layout = tuple[int | None, ...]
 HIDDEN_PREFIX = "_rivulet_"
 
 
-Step = AddStored | RenameStored
+Step = AddStored | RenameStored | AddIndex | DropIndex
+
+
+@dataclass
+class _KeyWork:
+    """A key as the actions of one ALTER change it: its columns by lower-case name."""
+
+    name: str
+    columns: list[str]
+    unique: bool
 
 
 @dataclass(frozen=True)
@@ -108,14 +125,25 @@ class _Work:
         self.steps: list[Step] = []
         self.changed: set[int] = set()
         self.primary_key = [schema.columns[i].name.lower() for i in schema.primary_key]
-        self.unique = [[schema.columns[i].name.lower() for i in key] for key in schema.unique]
+        self.keys = [_KeyWork(k.name, [schema.columns[i].name.lower() for i in k.columns],
+                              k.unique) for k in schema.keys]
 
     def apply(self, number: int, action: exp.Expr) -> None:
+        kind = (action.args.get("kind") or "").upper() if isinstance(action, exp.Drop) else ""
         if isinstance(action, exp.ColumnDef):
             self._add(action)
-        elif isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() == "COLUMN":
+        elif kind == "COLUMN":
             for column in action.args.get("tables") or []:
                 self._drop(number, column, bool(action.args.get("exists")))
+        elif isinstance(action, exp.AddConstraint):
+            for item in action.expressions:
+                self._add_key(item)
+        elif kind == "INDEX":
+            for key in action.args.get("tables") or []:
+                self._drop_key(key, bool(action.args.get("exists")))
+        elif isinstance(action, exp.AlterRename):
+            raise unsupported(action, "ALTER TABLE action RENAME TO (a table keeps the name "
+                                      "it was created with: see docs/sql.md)")
         elif isinstance(action, exp.RenameColumn):
             self._rename(action.this, action.args["to"].name)
         elif isinstance(action, exp.ModifyColumn):
@@ -134,14 +162,46 @@ class _Work:
         if column.auto_increment:
             raise unsupported(node, "ADD COLUMN ... AUTO_INCREMENT (only a primary key column "
                                     "can be AUTO_INCREMENT)")
-        if declares_unique(node):
-            raise unsupported(node, "ADD COLUMN ... UNIQUE (UNIQUE keys are declared with the "
-                                    "table)")
         self._check_new_name(node, column.name)
         fill = column.default if column.default is not None or column.nullable \
             else IMPLICIT_DEFAULTS[column.kind]
         self.steps.append(AddStored(column, fill))
         self.columns.insert(self._position(node), (column, None))
+        if declares_unique(node):  # (rows already stored clash if they share the fill)
+            self._new_key(node, None, [column.name], unique=True)
+
+    def _add_key(self, item: exp.Expr) -> None:
+        """``ADD INDEX|KEY [name] (cols)``, ``ADD UNIQUE [INDEX|KEY] [name] (cols)``,
+        ``ADD CONSTRAINT name UNIQUE (cols)``."""
+        node, given, names, unique = declared_key(item)
+        self._new_key(node, given, names, unique=unique)
+
+    def _new_key(self, node: exp.Expr, given: str | None, names: list[str], *,
+                 unique: bool) -> None:
+        by_name = {c.name.lower(): i for i, (c, _) in enumerate(self.columns)}
+        positions = key_positions(node, names, by_name, self.schema.name)
+        stored = tuple(self.columns[i][0].name for i in positions)
+        name = key_name(node, given, stored[0], [k.name for k in self.keys])
+        self.keys.append(_KeyWork(name, [n.lower() for n in stored], unique))
+        self.steps.append(AddIndex(stored, unique))
+
+    def _drop_key(self, node: exp.Expr, if_exists: bool) -> None:
+        """``DROP INDEX name`` (``DROP KEY``): 1091 if the table has no key of that name."""
+        if node.name.lower() == "primary":
+            raise unsupported(node, "DROP PRIMARY KEY (the primary key is fixed)")
+        found = next((k for k in self.keys if k.name.lower() == node.name.lower()), None)
+        if found is None:
+            if if_exists:
+                return
+            raise error_at(node, f"Can't DROP '{node.name}'; check that column/key exists",
+                           UnknownKeyError)
+        self.keys.remove(found)
+        self.steps.append(DropIndex(self._stored(found.columns), found.unique))
+
+    def _stored(self, names: list[str]) -> tuple[str, ...]:
+        """Columns by lower-case name, as named now (and stored)."""
+        by_name = {c.name.lower(): c.name for c, _ in self.columns}
+        return tuple(by_name[n] for n in names)
 
     def _drop(self, number: int, node: exp.Expr, if_exists: bool) -> None:
         at = self._find(node, node.name, missing_ok=if_exists)
@@ -155,8 +215,17 @@ class _Work:
         if len(self.columns) == 1:
             raise error_at(node, f"cannot drop {column.name!r}, the only column of "
                                  f"table {self.schema.name!r}")
+        narrowed = [k for k in self.keys if column.name.lower() in k.columns]
+        for key in narrowed:  # (non-unique: MySQL takes the column out of the key)
+            self.steps.append(DropIndex(self._stored(key.columns), key.unique))
         self.steps.append(RenameStored(column.name, self._hidden(number, "dropped", column.name)))
         del self.columns[at]
+        for key in narrowed:
+            key.columns.remove(column.name.lower())
+            if key.columns:
+                self.steps.append(AddIndex(self._stored(key.columns), key.unique))
+            else:
+                self.keys.remove(key)
         if origin is not None:
             self.changed.add(origin)
 
@@ -195,8 +264,9 @@ class _Work:
         if old.nullable and not new.nullable and not is_key:
             raise error_at(definition, f"column {old.name!r} cannot become NOT NULL: rows may "
                                        "hold NULL in it (add a NOT NULL column instead)")
-        if declares_unique(definition) and [old.name.lower()] not in self.unique:
-            raise unsupported(node, "MODIFY ... UNIQUE (UNIQUE keys are declared with the table)")
+        if declares_unique(definition) and not any(
+                k.unique and k.columns == [old.name.lower()] for k in self.keys):
+            self._new_key(definition, None, [old.name], unique=True)
         if keeps_values(old, new):
             self.columns[at] = (replace(new, name=old.name), origin)
             return
@@ -213,8 +283,12 @@ class _Work:
             raise error_at(definition, f"cannot change the type of primary key column "
                                        f"{old.name!r} from {old.sql_type} to {new.sql_type}")
         hidden = self._hidden(number, "old", old.name)
+        # A key's index moves to the column's new storage (the old one goes out of sight).
+        keyed = [k for k in self.keys if old.name.lower() in k.columns]
+        self.steps.extend(DropIndex(self._stored(k.columns), k.unique) for k in keyed)
         self.steps.append(RenameStored(old.name, hidden))
         self.steps.append(AddStored(replace(new, name=old.name), None))
+        self.steps.extend(AddIndex(self._stored(k.columns), k.unique) for k in keyed)
         converted = replace(new, name=old.name,
                             conversion=Conversion(hidden, old, value_conversion(old, new)))
         self.columns[at] = (converted, origin)
@@ -240,7 +314,8 @@ class _Work:
         new = TableSchema(
             self.schema.name, tuple(c for c, _ in self.columns),
             tuple(names.index(n) for n in self.primary_key), version=self.version,
-            unique=tuple(tuple(names.index(n) for n in key) for key in self.unique))
+            keys=tuple(Key(k.name, tuple(names.index(n) for n in k.columns), k.unique)
+                       for k in self.keys))
         moved: list[int | None] = [None] * len(self.schema.columns)
         for position, (_, origin) in enumerate(self.columns):
             if origin is not None:
@@ -278,11 +353,11 @@ class _Work:
 
     def _rename_key(self, old: str, new: str) -> None:
         self.primary_key = [new.lower() if k == old.lower() else k for k in self.primary_key]
-        self.unique = [[new.lower() if k == old.lower() else k for k in key]
-                       for key in self.unique]
+        for key in self.keys:
+            key.columns = [new.lower() if k == old.lower() else k for k in key.columns]
 
     def _in_unique_key(self, column: Column) -> bool:
-        return any(column.name.lower() in key for key in self.unique)
+        return any(k.unique and column.name.lower() in k.columns for k in self.keys)
 
 
 # --------------------------------------------------------------------------- values
@@ -425,4 +500,4 @@ def replace_conversions(schema: TableSchema) -> TableSchema:
     if not schema.converting:
         return schema
     return TableSchema(schema.name, tuple(replace(c, conversion=None) for c in schema.columns),
-                       schema.primary_key, version=schema.version, unique=schema.unique)
+                       schema.primary_key, version=schema.version, keys=schema.keys)

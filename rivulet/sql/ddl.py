@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
 from sqlglot import exp
 
-from rivulet.errors import SqlError
+from rivulet.errors import DuplicateKeyNameError, SqlError
 from rivulet.sql.parse import DIALECT, error_at, unsupported
 from rivulet.values.schema import (
     BOOL,
@@ -24,6 +25,7 @@ from rivulet.values.schema import (
     TIME,
     TIMESTAMP_BOUNDS,
     Column,
+    Key,
     TableSchema,
     coerce_value,
 )
@@ -37,7 +39,8 @@ def table_schema(create: exp.Create) -> TableSchema:
     name = schema.this.name
     columns: list[Column] = []
     pk_names: list[str] = []
-    unique_names: list[tuple[exp.Expr, list[str]]] = []
+    #: (the node, the name given or None, the column names, UNIQUE?), as declared
+    declared: list[tuple[exp.Expr, str | None, list[str], bool]] = []
     for item in schema.expressions:
         if isinstance(item, exp.ColumnDef):
             column, is_pk = column_definition(item)
@@ -45,20 +48,13 @@ def table_schema(create: exp.Create) -> TableSchema:
             if is_pk:
                 pk_names.append(column.name)
             if declares_unique(item):
-                unique_names.append((item, [column.name]))
-        elif isinstance(item, exp.UniqueColumnConstraint):
-            parts = item.this.expressions if isinstance(item.this, exp.Schema) else []
-            if not parts:
-                raise unsupported(item, "UNIQUE without a column list")
-            unique_names.append((item, [_key_part_name(e) for e in parts]))
+                declared.append((item, None, [column.name], True))
         elif isinstance(item, exp.PrimaryKey):
             if pk_names:
                 raise error_at(item, f"table {name!r} declares its primary key twice")
             pk_names = [_key_part_name(e) for e in item.expressions]
-        elif isinstance(item, exp.IndexColumnConstraint):
-            continue  # secondary indexes are derived from the queries, not declared
         else:
-            raise unsupported(item, "table element")
+            declared.append(declared_key(item))
     by_name = {c.name.lower(): i for i, c in enumerate(columns)}
     try:
         pk = tuple(by_name[n.lower()] for n in pk_names)
@@ -71,23 +67,75 @@ def table_schema(create: exp.Create) -> TableSchema:
     if autos and autos[0] not in pk:
         raise error_at(schema, f"AUTO_INCREMENT column {columns[autos[0]].name!r} must be part "
                                "of the primary key")
-    unique: list[tuple[int, ...]] = []
-    for node, names in unique_names:
-        try:
-            key = tuple(by_name[n.lower()] for n in names)
-        except KeyError as missing:
-            raise error_at(
-                node, f"UNIQUE key column {missing} is not a column of {name!r}") from None
-        if len(set(key)) != len(key):
-            raise error_at(node, f"UNIQUE key ({', '.join(names)}) names a column twice")
-        if key != pk and key not in unique:  # the primary key is unique already
-            unique.append(key)
+    keys: list[Key] = []
+    for node, given, names, unique in declared:
+        positions = key_positions(node, names, by_name, name)
+        keys.append(Key(key_name(node, given, columns[positions[0]].name,
+                                 [k.name for k in keys]),
+                        positions, unique))
     # Primary key columns are implicitly NOT NULL, as in MySQL.
     columns = [
         replace(c, nullable=False) if i in pk else c
         for i, c in enumerate(columns)
     ]
-    return TableSchema(name, tuple(columns), pk, unique=tuple(unique))
+    return TableSchema(name, tuple(columns), pk, keys=tuple(keys))
+
+
+def declared_key(item: exp.Expr) -> tuple[exp.Expr, str | None, list[str], bool]:
+    """A key declared as a table element (``KEY|INDEX [name] (cols)``, ``UNIQUE [KEY|INDEX]
+    [name] (cols)``, ``CONSTRAINT name UNIQUE (cols)``; in ``CREATE TABLE`` or after
+    ``ALTER TABLE ... ADD``): the node, its name if given, its column names, UNIQUE?"""
+    if isinstance(item, exp.Constraint):
+        kinds = item.expressions
+        if len(kinds) == 1 and isinstance(kinds[0], exp.UniqueColumnConstraint):
+            node, given, names, _ = declared_key(kinds[0])
+            return node, item.name, names, True
+        raise unsupported(item, "constraint (rivulet keeps PRIMARY KEY and UNIQUE keys only)")
+    if isinstance(item, exp.UniqueColumnConstraint):
+        parts = item.this.expressions if isinstance(item.this, exp.Schema) else []
+        if not parts:
+            raise unsupported(item, "UNIQUE without a column list")
+        given = item.this.this.name if isinstance(item.this.this, exp.Identifier) else None
+        return item, given, [_key_part_name(e, unique=True) for e in parts], True
+    if isinstance(item, exp.IndexColumnConstraint):
+        if item.args.get("kind"):  # FULLTEXT, SPATIAL
+            raise unsupported(item, f"{str(item.args['kind']).upper()} index")
+        parts = item.expressions
+        if not parts:
+            raise unsupported(item, "index without a column list")
+        given = item.this.name if isinstance(item.this, exp.Identifier) else None
+        return item, given, [_key_part_name(e) for e in parts], False
+    raise unsupported(item, "table element")
+
+
+def key_positions(node: exp.Expr, names: list[str], by_name: dict[str, int],
+                  table: str) -> tuple[int, ...]:
+    """The positions of a key's columns (each a column of the table, none twice)."""
+    try:
+        key = tuple(by_name[n.lower()] for n in names)
+    except KeyError as missing:
+        raise error_at(node, f"key column {missing} is not a column of {table!r}") from None
+    if len(set(key)) != len(key):
+        raise error_at(node, f"key ({', '.join(names)}) names a column twice")
+    return key
+
+
+def key_name(node: exp.Expr, given: str | None, first: str, keys: Iterable[str]) -> str:
+    """A new key's name: the one given (1061 if the table has a key of that name among
+    ``keys``), else, as MySQL names it, its first column's name, with ``_2``, ``_3``... if
+    that is taken."""
+    taken = {k.lower() for k in keys}
+    if given is not None:
+        if given.lower() == "primary":
+            raise error_at(node, "the name PRIMARY is the primary key's; name the key otherwise")
+        if given.lower() in taken:
+            raise error_at(node, f"Duplicate key name '{given}'", DuplicateKeyNameError)
+        return given
+    name, n = first, 1
+    while name.lower() in taken or name.lower() == "primary":
+        n += 1
+        name = f"{first}_{n}"
+    return name
 
 
 def declares_unique(item: exp.ColumnDef) -> bool:
@@ -96,12 +144,19 @@ def declares_unique(item: exp.ColumnDef) -> bool:
                for c in item.args.get("constraints") or [])
 
 
-def _key_part_name(part: exp.Expr) -> str:
+def _key_part_name(part: exp.Expr, *, unique: bool = False) -> str:
+    """A key part's column: the direction of ``a DESC`` changes no lookup, and a prefix
+    ``a(10)`` of a non-unique key is kept as an index on the whole column (it finds the
+    same rows); a UNIQUE prefix would refuse values that differ past it, so it is refused."""
+    if isinstance(part, exp.Ordered):
+        part = part.this
+    if isinstance(part, exp.ColumnPrefix):
+        if unique:
+            raise unsupported(part, "UNIQUE key on a column prefix")
+        return part.this.name
     if isinstance(part, (exp.Identifier, exp.Column)):
         return part.name
-    if isinstance(part, exp.Ordered):
-        return part.this.name
-    return part.name
+    raise unsupported(part, "key part (a key lists columns)")
 
 
 def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:

@@ -245,6 +245,11 @@ def _called_function(tokens: list[Token], token: Token) -> tuple[str | None, int
 
 def _explain_command(statement: exp.Command, text: str) -> None:
     """sqlglot reads what it cannot parse as an opaque command: say what is wrong with it."""
+    if statement.name.upper() == "RENAME":
+        raise UnsupportedSqlError(
+            "unsupported RENAME TABLE: a rivulet table keeps the name it was created with "
+            "(views, the stored program and lazy copies name it); make the new one with "
+            "CREATE TABLE new AS SELECT * FROM old and DROP TABLE old")
     if (statement.name.upper() == "CREATE"
             and re.match(r"\s*VIEW\b", str(statement.expression), re.I)):
         parse_statements(view_query_text(text))  # raises the SELECT's own syntax error

@@ -50,6 +50,26 @@ class RenameStored:
     new: str
 
 
+@dataclass(frozen=True, slots=True)
+class AddIndex:
+    """Schema change step: an index over stored ``columns`` (their names at this step),
+    refusing rows that clash if ``unique``; none is made when one over the same columns
+    serves already (a unique one serves a plain key too). A UNIQUE index over rows that
+    clash fails with :class:`~rivulet.errors.ConstraintError`."""
+
+    columns: tuple[str, ...]
+    unique: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DropIndex:
+    """Schema change step: drop rivulet's indexes over stored ``columns`` of this kind
+    (unique or not); what still needs one over them makes it again (``ensure_keys``)."""
+
+    columns: tuple[str, ...]
+    unique: bool
+
+
 class Storage(ABC):
     """Durable state. Implementations: :class:`rivulet.storage.sqlite.SqliteStorage`."""
 
@@ -145,8 +165,9 @@ class Storage(ABC):
         and the LSN of that snapshot. Callable from another thread while writes commit."""
 
     @abstractmethod
-    def ensure_unique(self, schema: TableSchema) -> None:
-        """Enforce the table's UNIQUE keys (inside the open transaction)."""
+    def ensure_keys(self, schema: TableSchema) -> None:
+        """The index of each of the table's keys, UNIQUE ones enforced (inside the open
+        transaction)."""
 
     @abstractmethod
     def auto_increment_base(self, schema: TableSchema, column: int) -> int:

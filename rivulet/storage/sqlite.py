@@ -34,7 +34,15 @@ from pathlib import Path
 from typing import Any
 
 from rivulet.errors import ConstraintError, StorageError
-from rivulet.storage.base import AddStored, ProgramStatement, RenameStored, RowId, Storage
+from rivulet.storage.base import (
+    AddIndex,
+    AddStored,
+    DropIndex,
+    ProgramStatement,
+    RenameStored,
+    RowId,
+    Storage,
+)
 from rivulet.storage.sqlite_copies import CopyTracking
 from rivulet.storage.sqlite_rows import (
     SQLITE_TYPES,
@@ -208,28 +216,78 @@ class SqliteStorage(CopyTracking, Storage):
             cols.append(f"PRIMARY KEY ({', '.join(quote(schema.columns[i].name) for i in pk)})")
             suffix = " WITHOUT ROWID"
         self.conn.execute(f"CREATE TABLE {quote(schema.name)} ({', '.join(cols)}){suffix}")
-        self.ensure_unique(schema)
+        self.ensure_keys(schema)
 
-    def ensure_unique(self, schema: TableSchema) -> None:
-        """The unique index of each UNIQUE key (made with the table; at open, made for a
-        table stored before rivulet enforced its keys)."""
-        for n, key in enumerate(schema.unique):
-            names = ", ".join(quote(schema.columns[i].name) for i in key)
+    def ensure_keys(self, schema: TableSchema) -> None:
+        """The index of each key (made with the table; after ALTER TABLE dropped one that
+        another key shared; at open, made for a table stored before rivulet kept its keys).
+        Indexes are found by the columns they cover, not by name (see :meth:`ensure_index`):
+        a key whose columns begin the primary key needs none, nor one whose columns an index
+        covers already (a unique index serves a plain key too). A UNIQUE key over stored
+        rows that clash raises :class:`ConstraintError` (nothing is made)."""
+        pk = schema.primary_key
+        for key in schema.keys:
+            if not key.unique and key.columns == pk[: len(key.columns)]:
+                continue
+            self._add_index(schema.name, tuple(schema.columns[i].name for i in key.columns),
+                            key.unique)
+
+    def _add_index(self, table: str, columns: tuple[str, ...], unique: bool) -> None:
+        wanted = [c.lower() for c in columns]
+        existing = self._index_list(table)
+        if any(covers == wanted and (is_unique or not unique)
+               for covers, is_unique in existing.values()):
+            return
+        base = f"{UNIQUE_PREFIX if unique else KEY_PREFIX}{table}_{'_'.join(columns)}"
+        taken = {r[0].lower() for r in self.conn.execute(  # (one namespace for all tables)
+            "SELECT name FROM sqlite_master WHERE type = 'index'").fetchall()}
+        index, n = base, 1
+        while index.lower() in taken:
+            n += 1
+            index = f"{base}_{n}"
+        try:
             self.conn.execute(
-                f"CREATE UNIQUE INDEX IF NOT EXISTS {quote(f'{UNIQUE_PREFIX}{schema.name}_{n}')} "
-                f"ON {quote(schema.name)} ({names})")
+                f"CREATE {'UNIQUE ' if unique else ''}INDEX {quote(index)} ON {quote(table)} "
+                f"({', '.join(quote(c) for c in columns)})")
+        except sqlite3.IntegrityError:
+            raise ConstraintError(
+                f"table {table!r} holds rows that share a value of ({', '.join(columns)}): "
+                "the UNIQUE key is not made") from None
+
+    def _drop_index(self, table: str, columns: tuple[str, ...], unique: bool) -> None:
+        """Drop rivulet's indexes of this kind over exactly ``columns``."""
+        wanted = [c.lower() for c in columns]
+        for name, (covers, is_unique) in self._index_list(table).items():
+            if covers == wanted and is_unique == unique and name.lower().startswith("_rivulet_"):
+                self.conn.execute(f"DROP INDEX {quote(name)}")
+
+    def _index_list(self, table: str) -> dict[str, tuple[list[str], bool]]:
+        """Index name -> the columns it covers (lower-cased, in order), and whether it is
+        unique (the primary key's own index of a WITHOUT ROWID table among them)."""
+        out = {}
+        for row in self.conn.execute(f"PRAGMA index_list({quote(table)})").fetchall():
+            info = self.conn.execute(f"PRAGMA index_info({quote(row[1])})").fetchall()
+            out[row[1]] = ([str(r[2]).lower() for r in info], bool(row[2]))
+        return out
 
     def drop_table(self, schema: TableSchema) -> None:
         self.conn.execute(f"DROP TABLE {quote(schema.name)}")
         self._statements.pop(schema.name.lower(), None)
         self._auto_increment.pop(schema.name.lower(), None)
 
-    def alter(self, schema: TableSchema, steps: Iterable[AddStored | RenameStored]) -> None:
+    def alter(self, schema: TableSchema,
+              steps: Iterable[AddStored | RenameStored | AddIndex | DropIndex]) -> None:
         """Apply the storage steps of a schema change (inside the open transaction). Each
-        costs O(1): SQLite adds and renames columns in its schema text alone."""
+        column step costs O(1): SQLite adds and renames columns in its schema text alone;
+        an index step builds or drops an index (a UNIQUE one over rows that clash raises
+        :class:`ConstraintError`, and the transaction's rollback undoes the rest)."""
         table = quote(schema.name)
         for step in steps:
-            if isinstance(step, RenameStored):
+            if isinstance(step, AddIndex):
+                self._add_index(schema.name, step.columns, step.unique)
+            elif isinstance(step, DropIndex):
+                self._drop_index(schema.name, step.columns, step.unique)
+            elif isinstance(step, RenameStored):
                 self.conn.execute(f"ALTER TABLE {table} RENAME COLUMN {quote(step.old)} "
                                   f"TO {quote(step.new)}")
             else:
@@ -363,6 +421,12 @@ class SqliteStorage(CopyTracking, Storage):
         key = schema.name.lower()
         self._auto_increment[key] = max(value, self._auto_increment.get(key, 0))
 
+    def restart_auto_increment(self, schema: TableSchema) -> None:
+        """Number the table's AUTO_INCREMENT column from one above its largest stored value
+        again (1 once it is empty), forgetting the numbers handed out: TRUNCATE's reset."""
+        with self._lock:
+            self._auto_increment.pop(schema.name.lower(), None)
+
     def _describe_duplicate(self, schema: TableSchema, rows: list[Row],
                             error: sqlite3.IntegrityError) -> str:
         """Which key clashed, judged against the table as it was before the batch."""
@@ -459,12 +523,7 @@ class SqliteStorage(CopyTracking, Storage):
 
     def _indexes(self, table: str) -> dict[str, list[str]]:
         """Index name -> the columns it covers, lower-cased, in order."""
-        out = {}
-        for row in self.conn.execute(f"PRAGMA index_list({quote(table)})").fetchall():
-            name = row[1]
-            info = self.conn.execute(f"PRAGMA index_info({quote(name)})").fetchall()
-            out[name] = [str(r[2]).lower() for r in info]
-        return out
+        return {name: covers for name, (covers, _) in self._index_list(table).items()}
 
     def value_counts(self, schema: TableSchema, columns: tuple[int, ...]) -> tuple[int, int] | None:
         """Counted in one pass (an index's when one covers the columns): tens of
@@ -631,6 +690,8 @@ class SqliteStorage(CopyTracking, Storage):
 
 #: Name prefix of the SQLite indexes that enforce UNIQUE keys.
 UNIQUE_PREFIX = "_rivulet_unique_"
+#: Name prefix of the SQLite indexes of keys that are not UNIQUE (``CREATE INDEX``).
+KEY_PREFIX = "_rivulet_key_"
 
 
 def _failed_key(schema: TableSchema, error: sqlite3.IntegrityError) -> tuple[int, ...]:

@@ -166,6 +166,19 @@ class Conversion:
 
 
 @dataclass(frozen=True, slots=True)
+class Key:
+    """A named key (MySQL's index) of a table other than its primary key: declared in
+    ``CREATE TABLE``, by ``CREATE INDEX`` or by ``ALTER TABLE ... ADD INDEX|UNIQUE``. Its
+    name is what ``DROP INDEX`` and ``SHOW INDEX`` use; storage keeps a SQLite index over
+    its columns, and a UNIQUE key's index refuses a second row with its value."""
+
+    name: str
+    #: Positions of its columns in the table, in order.
+    columns: tuple[int, ...]
+    unique: bool
+
+
+@dataclass(frozen=True, slots=True)
 class TableSchema:
     """A base table: columns in order and the primary key (empty: a hidden row id)."""
 
@@ -175,8 +188,11 @@ class TableSchema:
     #: Bumped by every ALTER TABLE: views planned on an older version read that version's
     #: columns (see rivulet/migrate/alter.py).
     version: int = 0
-    #: UNIQUE keys other than the primary key: the columns of each.
-    unique: tuple[tuple[int, ...], ...] = ()
+    #: Named keys (indexes), in the order they were made.
+    keys: tuple[Key, ...] = ()
+    #: UNIQUE keys other than the primary key: the columns of each, once each (derived
+    #: from ``keys``: what writes are checked against).
+    unique: tuple[tuple[int, ...], ...] = field(init=False, default=())
     _positions: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
     _checker: list[Callable[[Any], Row | None]] = field(default_factory=list, compare=False,
                                                         repr=False)
@@ -186,6 +202,12 @@ class TableSchema:
         if len(positions) != len(self.columns):
             raise SchemaError(f"table {self.name!r} declares a column twice")
         self._positions.update(positions)
+        object.__setattr__(self, "unique", tuple(dict.fromkeys(
+            k.columns for k in self.keys if k.unique and k.columns != self.primary_key)))
+
+    def key(self, name: str) -> Key | None:
+        """The key named ``name`` (case-insensitive, as MySQL's index names)."""
+        return next((k for k in self.keys if k.name.lower() == name.lower()), None)
 
     @property
     def column_names(self) -> tuple[str, ...]:

@@ -44,6 +44,7 @@ from rivulet.values.schema import (
     INT,
     STR,
     TIME,
+    Key,
     Kind,
     TableSchema,
 )
@@ -406,6 +407,11 @@ def show(db: Database, node: exp.Expr | None,
         return _create_view(catalog, name)
     if kind in ("COLUMNS", "FIELDS"):
         return describe(catalog, name)
+    if kind == "INDEX":
+        schema = catalog.table(name)
+        if schema is None:
+            raise UnknownObjectError(f"unknown table {name!r}")
+        return show_index(schema)
     raise MysqlError(f"unsupported SHOW {kind}", ErrorCode.NOT_SUPPORTED_YET)
 
 
@@ -439,12 +445,40 @@ def describe(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColu
 
 
 def _key_text(schema: TableSchema, column: int) -> str:
-    """DESCRIBE's Key: PRI, UNI (a one-column UNIQUE key) or MUL (first of a longer one)."""
+    """DESCRIBE's Key: PRI, UNI (a one-column UNIQUE key) or MUL (first column of another
+    key)."""
     if column in schema.primary_key:
         return "PRI"
     if (column,) in schema.unique:
         return "UNI"
-    return "MUL" if any(key[0] == column for key in schema.unique) else ""
+    return "MUL" if any(key.columns[0] == column for key in schema.keys) else ""
+
+
+def _ordered_keys(schema: TableSchema) -> list[Key]:
+    """The keys as MySQL lists them: UNIQUE ones first, each kind in the order made."""
+    return [k for k in schema.keys if k.unique] + [k for k in schema.keys if not k.unique]
+
+
+def show_index(schema: TableSchema) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
+    """``SHOW INDEX FROM t``: a row per column of each key, the primary key's first, with
+    MySQL's columns (what ORMs read to reflect a table's indexes). Cardinality is not
+    kept (NULL); every index is a B-tree (SQLite's)."""
+    columns = (*text_columns("Table"), _result_column("Non_unique", INT),
+               *text_columns("Key_name"), _result_column("Seq_in_index", INT),
+               *text_columns("Column_name", "Collation"), _result_column("Cardinality", INT),
+               _result_column("Sub_part", INT),
+               *text_columns("Packed", "Null", "Index_type", "Comment", "Index_comment",
+                             "Visible", "Expression"))
+    keys = [("PRIMARY", schema.primary_key, True)] if schema.primary_key else []
+    keys += [(k.name, k.columns, k.unique) for k in _ordered_keys(schema)]
+    rows = []
+    for name, positions, unique in keys:
+        for seq, i in enumerate(positions, 1):
+            column = schema.columns[i]
+            rows.append((schema.name, 0 if unique else 1, name, seq, column.name, "A", None,
+                         None, None, "YES" if column.nullable else "", "BTREE", "", "", "YES",
+                         None))
+    return rows, columns
 
 
 def create_table_sql(schema: TableSchema) -> str:
@@ -464,9 +498,9 @@ def create_table_sql(schema: TableSchema) -> str:
     if schema.primary_key:
         keys = ", ".join(f"`{schema.columns[i].name}`" for i in schema.primary_key)
         lines.append(f"  PRIMARY KEY ({keys})")
-    for key in schema.unique:
-        names = ", ".join(f"`{schema.columns[i].name}`" for i in key)
-        lines.append(f"  UNIQUE KEY `{schema.columns[key[0]].name}` ({names})")
+    for key in _ordered_keys(schema):
+        names = ",".join(f"`{schema.columns[i].name}`" for i in key.columns)
+        lines.append(f"  {'UNIQUE KEY' if key.unique else 'KEY'} `{key.name}` ({names})")
     body = ",\n".join(lines)
     return f"CREATE TABLE `{schema.name}` (\n{body}\n) ENGINE=rivulet DEFAULT CHARSET=utf8mb4"
 

@@ -414,7 +414,7 @@ def _kind(node: exp.Expr, sql: str) -> str:
         return DDL
     if isinstance(node, exp.Show):
         return SHOW if node.name.upper() in ("TABLES", "CREATE TABLE", "CREATE VIEW",
-                                            "COLUMNS", "FIELDS") else CHATTER
+                                            "COLUMNS", "FIELDS", "INDEX") else CHATTER
     if isinstance(node, exp.Describe):
         if isinstance(node.this, exp.Query) or re.match(r"\s*EXPLAIN\b", sql, re.I):
             return EXPLAIN
