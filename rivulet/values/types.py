@@ -363,14 +363,16 @@ def sum_type(t: SqlType) -> SqlType:
     n = number_type(t)
     if n.kind is None:
         return NULL
-    if n.kind == FLOAT:
-        return FLOAT_TYPE
+    if n.kind == FLOAT:  # (a DOUBLE rounded to places keeps them: SUM(FLOOR(f)) shows 0)
+        return double_type(n.decimals)
     return decimal_type(n.scale, n.frac, int_digits(n) + _SUM_DIGITS)
 
 
 def avg_type(t: SqlType) -> SqlType:
     """``AVG``: ``SUM`` divided by the count, as ``/`` divides."""
     total = sum_type(t)
+    if total.kind == FLOAT:  # four places more, as a quotient (AVG(FLOOR(f)): 3.4242)
+        return double_type(total.decimals + DIV_PRECISION_INCREMENT)
     if total.kind != DECIMAL:
         return total  # (its integer digits: the argument's, as MySQL types AVG)
     return replace(arithmetic_type("div", total, INT_TYPE), digits=int_digits(number_type(t)))
