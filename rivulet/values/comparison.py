@@ -271,7 +271,10 @@ def between_dates(v: Any, lo: Any, hi: Any) -> int | None:
     one with a zero month or day by its fields, one that is no date as the zero date), so
     ``'2024-02-29' BETWEEN 'a' AND d`` is 1 for that day, where comparing the two texts
     with each other would make it 0."""
-    v, lo, hi = _as_date(v), _as_date(lo), _as_date(hi)
+    v = _as_date(v)
+    if v is None:  # (MySQL stops here: the bounds are not read, nor can they fail a write)
+        return None
+    lo, hi = _as_date(lo), _as_date(hi)
     return and_(_dates_at_least(v, lo), _dates_at_least(hi, v))
 
 
