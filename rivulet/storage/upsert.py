@@ -27,7 +27,7 @@ What MySQL counts, and rivulet with it (``mysql_affected_rows()``, ``mysql_inser
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -126,17 +126,10 @@ def _resolve_row(schema: TableSchema, keys: list[tuple[int, ...]], row: Row, mod
     """One row: the row written (None: none) and whether ``row`` itself was inserted."""
     if mode is OnDuplicate.REPLACE:
         return _replace(keys, row, table, out)
-    for key in keys:
-        value = tuple(row[i] for i in key)
-        if None in value:
-            continue
-        held = table.holder(key, value)
-        if held is None:
-            continue
+    for _, (rid, old) in _holders(keys, row, table):
         if mode is OnDuplicate.IGNORE:
             return None, False
         assert update is not None
-        rid, old = held
         with strict_mode():  # (a truncating conversion fails the statement, as in UPDATE)
             new = coerce_row(schema, update(old, row, params), where="UPDATE: ")
         if new == old:
@@ -158,14 +151,7 @@ def _replace(keys: list[tuple[int, ...]], row: Row, table: Table,
     clash on the last key is an update in place of the row holding it (MySQL's shortcut,
     which counts no delete when the row stays as it was)."""
     count = 1
-    for at, key in enumerate(keys):
-        value = tuple(row[i] for i in key)
-        if None in value:
-            continue
-        held = table.holder(key, value)
-        if held is None:
-            continue
-        rid, old = held
+    for at, (rid, old) in _holders(keys, row, table):
         if at == len(keys) - 1:
             if old != row:
                 table.update(rid, old, row)
@@ -179,3 +165,17 @@ def _replace(keys: list[tuple[int, ...]], row: Row, table: Table,
     out.affected += count
     out.found += count
     return row, True
+
+
+def _holders(keys: list[tuple[int, ...]], row: Row,
+             table: Table) -> Iterator[tuple[int, tuple[RowId, Row]]]:
+    """Each key of ``row`` (by its position in ``keys``) that a stored row holds, with that
+    row (its id, its values); a key with a NULL in it clashes with none. Looked up one at a
+    time, so what the caller does to one holder (REPLACE deletes it) the next lookup sees."""
+    for at, key in enumerate(keys):
+        value = tuple(row[i] for i in key)
+        if None in value:
+            continue
+        held = table.holder(key, value)
+        if held is not None:
+            yield at, held
