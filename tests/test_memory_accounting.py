@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 import rivulet
-from bench.memory import drop_state
+from bench.memory import traced_state_bytes
 from rivulet.cli import load_news_sample, news_program
 from rivulet.dataflow.ops.aggregate import Aggregate
 from rivulet.dataflow.ops.distinct import Distinct
@@ -259,11 +259,7 @@ def test_news_program(news_dir: Path, partial: bool) -> None:
             read_news(db, 3000, 600)
             db.settle()
             accounted = db.stats()["memory_bytes"]
-            gc.collect()
-            before = tracemalloc.get_traced_memory()[0]
-            drop_state(db)
-            gc.collect()
-            measured = before - tracemalloc.get_traced_memory()[0]
+            measured = traced_state_bytes(db)
     finally:
         tracemalloc.stop()
     check(accounted, measured, f"news program (partial: {partial})")
@@ -284,11 +280,7 @@ def test_memory_limit_bounds_the_traced_state(news_dir: Path) -> None:
             read_news(db, 3000, 600)
             db.settle()
             stats = db.stats()
-            gc.collect()
-            before = tracemalloc.get_traced_memory()[0]
-            drop_state(db)
-            gc.collect()
-            measured = before - tracemalloc.get_traced_memory()[0]
+            measured = traced_state_bytes(db)
     finally:
         tracemalloc.stop()
     assert stats["evictions"] > 0
