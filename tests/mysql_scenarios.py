@@ -118,11 +118,15 @@ def left_out(name: str) -> bool:
 #: MariaDB's ONLY_FULL_GROUP_BY also refuses some expressions grouped by and selected alike
 #: (``SELECT (7.0e0 > c) ... GROUP BY (7.0e0 > c)``, ``SELECT a / b ... WHERE a = ? GROUP BY
 #: a / b``: error 1055, "isn't in GROUP BY"), which MySQL takes.
+#: MariaDB types ``CAST(x AS CHAR)`` with x's places, 0 for text or an integer, and a DOUBLE
+#: it takes part in shows only the most places of its operands: ``CAST('4.5' AS CHAR) + 0``
+#: is 4 (a DECIMAL(10,4) x gives ``x - CAST(x AS CHAR)`` 4 places). MySQL, like rivulet,
+#: reads the text in full (4.5, shown in its shortest form).
 MARIADB_IS_NOT_MYSQL = ("number-functions-of-temporals", "nullif-in-group-by",
                         "between-in-group-by", "unsigned-union-null",
                         "text-joined-to-the-primary-key", "grouped-expressions",
                         "locate-empty-needle-from-a-position", "date-cast-of-no-date-compared",
-                        "condition-on-a-mixed-union-column")
+                        "condition-on-a-mixed-union-column", "number-read-of-a-char-cast")
 
 
 # --------------------------------------------------------------------------- types and values
@@ -641,6 +645,8 @@ class ExprGen:
             x = self.temporal(0)
         if family == UINT and left_out("unsigned-subtraction"):
             target, family = "SIGNED", INT  # (a negative value CAST AS UNSIGNED wraps)
+        if target == "CHAR" and left_out("number-read-of-a-char-cast"):
+            return Expr(f"CONCAT(CAST({x.sql} AS CHAR))", family)  # (text of 31 places)
         return Expr(f"CAST({x.sql} AS {target})", family)
 
     def string_function(self, depth: int) -> Expr:
