@@ -435,10 +435,13 @@ class Graph:
             total = self.memory_bytes()
         if total > limit and not self._warned_floor:
             self._warned_floor = True  # once: the state is what the program needs
+            # The loop ran out of victims: what is left cannot be evicted, full state and
+            # what partial states keep with no key held (indexes, bookkeeping).
+            full = sum(max(0, s.byte_size()) for _, s in self.states() if not s.partial)
             log.warning(
                 "memory limit %d bytes is below the %d bytes of state that cannot be evicted "
-                "(full state: see `rivulet explain`); reads of partial views will miss",
-                limit, sum(s.byte_size() for _, s in self.states() if not s.partial))
+                "(%d of full state: see `rivulet explain`; the rest is the partial states' "
+                "own structures); reads of partial views will miss", limit, total, full)
         return evicted
 
     def _victims(self, node: NodeId, state: State, count: int) -> list[Any]:
