@@ -22,11 +22,12 @@ of the soak's minutes: every client connected, every statement shape planned, th
 the program read): the server's RSS then less rivulet's accounted state then (interpreter,
 code, program, connections and their sessions, allocator slack), plus the SQLite page
 caches the limit does not account, at their most (``page_cache_bytes(limit)`` for each of
-the writer's, the readers' and the transactions' connections). A minute is *RSS within the
-limit* when it is within the limit as above, every RSS sample is at most limit + overhead,
-and no read took longer than ``STUCK_SECONDS``. Growth: the largest RSS of the last
-interval against that of the interval at the soak's middle (the last 30 minutes of a
-60-minute soak).
+the writer's, the readers' and the transactions' connections), and the MySQL server's
+budget for encoded replies (``reply_cache_bytes(limit)``, bounded the same way). A minute
+is *RSS within the limit* when it is within the limit as above, every RSS sample is at
+most limit + overhead, and no read took longer than ``STUCK_SECONDS``. Growth: the largest
+RSS of the last interval against that of the interval at the soak's middle (the last 30
+minutes of a 60-minute soak).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import REPO_DIR, Zipf, percentile
+from rivulet.server.mysql.reply_cache import reply_cache_bytes
 from rivulet.storage.sqlite import page_cache_bytes
 
 READ_SHARE = 0.9
@@ -232,7 +234,8 @@ def run_soak(cfg: SoakConfig, work: Path, log: Callable[[str], None]) -> dict[st
         t.start()
     time.sleep(max(0.0, t0 - time.monotonic()))
     state, rss_warm = server.memory()
-    overhead = rss_warm - state + CACHED_CONNECTIONS * page_cache_bytes(limit)
+    overhead = (rss_warm - state + CACHED_CONNECTIONS * page_cache_bytes(limit)
+                + reply_cache_bytes(limit))
     log(f"soak: after a {cfg.warmup:.0f} s warm-up ({warming.errors} errors): RSS "
         f"{rss_warm / 1e6:.1f} MB, state {state / 1e6:.2f} MB; RSS bound "
         f"{(limit + overhead) / 1e6:.1f} MB (limit + {overhead / 1e6:.1f} MB overhead)")

@@ -608,20 +608,20 @@ def test_repeated_in_list_reads_follow_writes_to_any_listed_key(server: ServerTh
             assert len(got) == 3 and dict(got) == before
 
 
-@pytest.mark.parametrize("kept", [100, 2])
+@pytest.mark.parametrize("budget", [1 << 20, 2_000])
 def test_rows_are_encoded_once_and_follow_writes_in_any_list(
-        server: ServerThread, monkeypatch: pytest.MonkeyPatch, kept: int) -> None:
+        server: ServerThread, monkeypatch: pytest.MonkeyPatch, budget: int) -> None:
     """Keys read in many different IN lists (each text new, so no whole reply to reuse)
     have their rows encoded once per value, not once per read (twice at most: a key's
     first read after a change gets the rows its fill made, the next the reader's kept
-    tuple); a write to a row is seen in every list after it. With the per-statement
-    cache of encoded rows kept small (``kept``), it is emptied as it fills and answers
-    stay right."""
+    tuple); a write to a row is seen in every list after it. With the server's budget
+    for encoded replies small (reply_cache.py), the caches are emptied as they fill it
+    and answers stay right."""
     from mysql_mimic import packets
 
-    from rivulet.server.mysql import protocol
-
-    monkeypatch.setattr(protocol, "ENCODED_ROWS", kept)
+    replies = server.server.cache.replies
+    monkeypatch.setattr(replies, "limit", budget)
+    drops = replies.drops
     encode = packets.make_text_resultset_row
     encoded: list[tuple] = []
 
@@ -641,11 +641,13 @@ def test_rows_are_encoded_once_and_follow_writes_in_any_list(
             with conn.cursor() as cursor:
                 cursor.execute(f"UPDATE items SET qty = {qty[5]} WHERE id = 5")
     per_value = {row: encoded.count(row) for row in encoded}
-    if kept == 100:
+    if budget > 2_000:
         assert set(per_value) >= {(5, 5), (5, 903), (5, 907), (5, 911), (6, 6)}
         assert max(per_value.values()) <= 2, per_value
+        assert replies.drops == drops
     else:
-        assert per_value[(6, 6)] > 2  # the cache was emptied: the row encoded again
+        assert per_value[(6, 6)] > 2  # the caches were emptied: the row encoded again
+        assert replies.drops > drops
 
 
 def test_small_write_groups_are_propagated_before_the_reply(server: ServerThread,
@@ -865,3 +867,37 @@ def test_reads_go_on_while_a_migration_holds_the_writes(server: ServerThread,
     assert done == [1]
     db.settle()
     assert query(reader, "SELECT name FROM items WHERE id = 960") == [("late",)]
+
+
+def test_reply_caches_share_one_budget_that_follows_the_memory_limit(tmp_path: Any) -> None:
+    """The encoded replies the server keeps (texts' replies, handlers' row payloads) are
+    charged to one budget, an eighth of the memory limit (1 MiB to 64 MiB): a server
+    under a small limit does not keep megabytes of replies, and their rows, besides."""
+    from rivulet.server.mysql.reply_cache import ReplyBudget, reply_cache_bytes
+
+    assert reply_cache_bytes(None) == 64 << 20
+    assert reply_cache_bytes(16_000_000) == 2_000_000
+    assert reply_cache_bytes(1_000) == 1 << 20 and reply_cache_bytes(10 << 30) == 64 << 20
+    emptied: list[int] = []
+    budget = ReplyBudget(100, lambda: emptied.append(1))
+    budget.charge(60)
+    assert not emptied
+    budget.charge(60)  # past the budget: every cache emptied, the count starts again
+    assert emptied == [1] and budget.used == 0 and budget.drops == 1
+    with rivulet.open(tmp_path / "db", memory_limit="16MB") as limited:
+        limited.execute("CREATE TABLE t (id INT PRIMARY KEY, s VARCHAR(50))")
+        limited.table("t").insert_many([(i, "x" * 40) for i in range(400)])
+        limited.settle()
+        running = ServerThread(limited, port=0)
+        try:
+            replies = running.server.cache.replies
+            assert replies.limit == 2_000_000
+            replies.limit = 5_000
+            conn = connect(running)
+            for i in range(400):
+                assert query(conn, f"SELECT s FROM t WHERE id = {i}") == [("x" * 40,)]
+                assert query(conn, f"SELECT s FROM t WHERE id = {i}") == [("x" * 40,)]
+            conn.close()
+            assert replies.drops > 0 and replies.used <= 5_000
+        finally:
+            running.stop()

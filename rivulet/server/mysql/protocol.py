@@ -59,6 +59,7 @@ from rivulet.server.mysql import normalize
 from rivulet.server.mysql.context import ServerContext
 from rivulet.server.mysql.handshake import GuardedStream, check_field_list
 from rivulet.server.mysql.params import Reader, read_params
+from rivulet.server.mysql.reply_cache import ENTRY_BYTES, ReplyBudget
 from rivulet.server.mysql.session import (
     ColumnExtras,
     RivuletSession,
@@ -86,6 +87,7 @@ from rivulet.server.mysql.statements import (
 )
 from rivulet.server.mysql.wire import MAX_PAYLOAD, PacketTooLarge, Wire
 from rivulet.sql.control import Control, LockingRead, control_statement, locking_read
+from rivulet.state.sizing import rows_bytes
 from rivulet.storage.writes import WriteRequest
 
 if TYPE_CHECKING:
@@ -104,8 +106,6 @@ _TRANSACTION_STATUS = (_SERVER_STATUS_IN_TRANS | _SERVER_STATUS_AUTOCOMMIT
                        | _SERVER_STATUS_IN_TRANS_READONLY)
 _CURSOR_EXISTS, _LAST_ROW_SENT = 0x0040, 0x0080
 MAX_PREPARED = 16_382
-#: Encoded rows a statement's handler keeps (see ``_text_payloads``): a few MB at most.
-ENCODED_ROWS = 20_000
 _EXPLAIN_PREFIX = re.compile(r"\s*EXPLAIN\s+", re.I)
 
 
@@ -434,6 +434,7 @@ class RivuletConnection(Connection):
         self._answer(handler, rows, False)
         known.rows, known.reply = parts, bytes(stream._buffer[mark:])
         known.framing, known.end_seq = self._framing, stream.seq.value
+        self.cache.replies.charge(len(known.reply))
         return True
 
     async def slow(self, data: bytes, seq: int) -> bool:
@@ -687,8 +688,8 @@ class RivuletConnection(Connection):
         if header is None:
             header = handler.headers[key] = self._header(*columns)
         if not binary and cursor is None:
-            self._write_rows(header, columns[0], _text_payloads(handler, rows, columns[0]),
-                             encoded=True)
+            payloads = _text_payloads(handler, rows, columns[0], self.cache.replies)
+            self._write_rows(header, columns[0], payloads, encoded=True)
             return
         if handler.project is not None:
             project = handler.project
@@ -1034,25 +1035,29 @@ def _columns_of(handler: Handler) -> tuple[tuple[ResultColumn, ...], tuple[Colum
 
 
 def _text_payloads(handler: Handler, rows: Sequence[Sequence[Any]],
-                   columns: Sequence[ResultColumn]) -> list[bytes]:
+                   columns: Sequence[ResultColumn], budget: ReplyBudget) -> list[bytes]:
     """The text-protocol payloads of a read's rows (projected as the handler says). A
     reader keeps each row as the same tuple until a write changes it, so a row is encoded
     once per handler and its payload reused by every later reply that holds it (the rows
     of a key read in many IN lists, of an unchanged result). The cache holds the rows it
-    encoded (their ids stay theirs) and is emptied when it grows past
-    :data:`ENCODED_ROWS`."""
+    encoded (their ids stay theirs, and an evicted row stays alive while it is there), so
+    what it takes is charged to the server's ``budget`` (reply_cache.py), rows included."""
     cache = handler.encoded
     project = handler.project
     make = packets.make_text_resultset_row
     out = []
+    fresh: list[Any] = []
+    size = 0
     for row in rows:
         hit = cache.get(id(row))
         if hit is None or hit[0] is not row:
             values = row if project is None else tuple(row[i] for i in project)
             hit = cache[id(row)] = (row, make(values, columns))
+            fresh.append(row)
+            size += len(hit[1])
         out.append(hit[1])
-    if len(cache) > ENCODED_ROWS:
-        cache.clear()
+    if fresh:
+        budget.charge(size + len(fresh) * ENTRY_BYTES + int(rows_bytes(fresh, len(fresh))))
     return out
 
 

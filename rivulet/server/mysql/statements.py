@@ -31,6 +31,7 @@ from rivulet.bind import statements as st
 from rivulet.errors import ParameterCountError, SqlError, UnsupportedSqlError
 from rivulet.plan.params import conjuncts
 from rivulet.server.mysql.normalize import Split, with_markers
+from rivulet.server.mysql.reply_cache import ENTRY_BYTES, ReplyBudget, reply_cache_bytes
 from rivulet.sql.control import control_statement
 from rivulet.sql.parse import DIALECT, parse_one, unsupported
 
@@ -61,7 +62,8 @@ _COMPARISONS = (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 #: Bound on each cache; a full cache is emptied (shapes come back on their next use).
 CACHE_LIMIT = 20_000
-#: Bound on the cache of whole query texts (per client character set: see Texts).
+#: Bound on the count of whole query texts kept (per client character set: see Texts);
+#: their bytes count against the server's ReplyBudget.
 TEXT_CACHE_LIMIT = 50_000
 
 
@@ -102,7 +104,8 @@ class Handler:
     headers: dict[Any, Any] = field(default_factory=dict)
     columns: Any = None
     #: Text-protocol row payloads already encoded, by the identity of the reader's row
-    #: they were encoded from: ``id(row) -> (row, payload)`` (see protocol.py).
+    #: they were encoded from: ``id(row) -> (row, payload)`` (see protocol.py), charged
+    #: to the server's ReplyBudget.
     encoded: dict[int, tuple[Any, bytes]] = field(default_factory=dict)
 
 
@@ -131,15 +134,17 @@ class Texts:
     emptied past ``limit``). Kept texts live in two generations of ``limit / 2`` each:
     when the young one is full it becomes the old one, and the old one is dropped; a
     text found in the old generation moves to the young one. So the cache holds what was
-    asked for lately, at most ``limit`` texts, and costs one dict lookup on a hit."""
+    asked for lately, at most ``limit`` texts, and costs one dict lookup on a hit. A
+    kept text is charged to ``budget`` (its reply is charged where it is encoded)."""
 
-    __slots__ = ("young", "old", "seen", "limit")
+    __slots__ = ("young", "old", "seen", "limit", "budget")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, budget: ReplyBudget | None = None) -> None:
         self.young: dict[bytes, Known] = {}
         self.old: dict[bytes, Known] = {}
         self.seen: set[int] = set()
         self.limit = limit
+        self.budget = budget
 
     def get(self, data: bytes) -> Known | None:
         known = self.young.get(data)
@@ -162,6 +167,8 @@ class Texts:
     def _keep(self, data: bytes, known: Known) -> None:
         young = self.young
         young[data] = known
+        if self.budget is not None:
+            self.budget.charge(len(data) + ENTRY_BYTES)
         if len(young) >= self.limit // 2:
             self.old, self.young = young, {}
 
@@ -210,6 +217,9 @@ class StatementCache:
         #: Whole COM_QUERY packets of reads answered before, by character set.
         self.texts: dict[str, Texts] = {}
         self.framings: dict[Any, Any] = {}
+        #: What the encoded replies kept by texts and handlers may take (reply_cache.py).
+        self.replies = ReplyBudget(reply_cache_bytes(db.graph.memory_limit),
+                                   self._drop_replies)
         self._lock = threading.Lock()
 
     # ..................................................................... lookup
@@ -247,7 +257,7 @@ class StatementCache:
     def texts_for(self, codec: str) -> Texts:
         texts = self.texts.get(codec)
         if texts is None:
-            texts = self.texts[codec] = Texts(TEXT_CACHE_LIMIT)
+            texts = self.texts[codec] = Texts(TEXT_CACHE_LIMIT, self.replies)
         return texts
 
     def framing(self, key: Any) -> Any:
@@ -261,10 +271,19 @@ class StatementCache:
         for texts in self.texts.values():
             texts.clear()
 
+    def _drop_replies(self) -> None:
+        """Empty every cache of encoded replies (the ReplyBudget is spent). A connection
+        in the middle of a reply keeps writing to the dict it holds, which is let go."""
+        for handler in list(self.handlers.values()):
+            handler.encoded = {}
+        for texts in list(self.texts.values()):
+            texts.clear()
+
     def rebind(self, db: Database) -> None:
         """Bind statements to another database from now on (a replica's new follower);
         shapes are the SQL's own and stay."""
         self.db = db
+        self.replies.limit = reply_cache_bytes(db.graph.memory_limit)
         self.clear()
 
     # ..................................................................... building
