@@ -28,6 +28,13 @@ is *RSS within the limit* when it is within the limit as above, every RSS sample
 most limit + overhead, and no read took longer than ``STUCK_SECONDS``. Growth: the largest
 RSS of the last interval against that of the interval at the soak's middle (the last 30
 minutes of a 60-minute soak).
+
+After the soak, the accounting that the limit enforces is checked against the memory it
+stands for (:func:`measure_accounting`): in a fresh process traced from the start
+(tracemalloc), the soak's database is opened under the same limit, its read mix replayed
+(the added views included), and rivulet's ``memory_bytes`` compared with the bytes the
+state really holds (those freed when it is dropped, as ``bench.memory`` measures them):
+``memory_estimate_error``, |accounted - traced| / traced.
 """
 
 from __future__ import annotations
@@ -66,12 +73,13 @@ class SoakConfig:
     view_every: float  # seconds between added views
     interval: float  # seconds per reported interval
     warmup: float  # seconds of load before the soak's minutes (the overhead is taken then)
+    accounting_reads: int  # reads replayed under tracing after the soak
 
 
 QUICK = SoakConfig(seconds=20, clients=8, stories=5_000, votes=50_000, headroom=512 * 1024,
-                   view_every=8, interval=5, warmup=10)
+                   view_every=8, interval=5, warmup=10, accounting_reads=2_000)
 LONG = SoakConfig(seconds=3600, clients=16, stories=50_000, votes=500_000, headroom=2 << 20,
-                  view_every=60, interval=30, warmup=60)
+                  view_every=60, interval=30, warmup=60, accounting_reads=30_000)
 
 
 @dataclass
@@ -252,8 +260,60 @@ def run_soak(cfg: SoakConfig, work: Path, log: Callable[[str], None]) -> dict[st
               if k.endswith("_total")}
     code = server.stop()
     whole = int(cfg.seconds // cfg.interval)
+    accounting = accounting_in_subprocess(path, cfg, limit, views, cfg.accounting_reads)
+    log(f"soak: accounting after the soak: {accounting['memory_bytes'] / 1e6:.2f} MB "
+        f"accounted, {accounting['traced_bytes'] / 1e6:.2f} MB traced (error "
+        f"{accounting['memory_estimate_error']:.3f})")
     return summarize(intervals[:whole], cfg, floor, limit, views, code,
-                     rss_warm=rss_warm, overhead=overhead) | {"server": totals}
+                     rss_warm=rss_warm, overhead=overhead) | {"server": totals,
+                                                              "accounting": accounting}
+
+
+def measure_accounting(path: Path, cfg: SoakConfig, limit: int, views: list[str],
+                       reads: int) -> dict[str, Any]:
+    """``memory_estimate_error`` on the soak's database (see the module's docstring): run
+    in a fresh process (:func:`accounting_in_subprocess`) so that tracing covers every
+    block of the state."""
+    import gc
+    import tracemalloc
+
+    import rivulet
+    from bench.memory import traced_state_bytes
+
+    rnd = random.Random(7)
+    stories = Zipf(cfg.stories, 1.08, seed=7).sample(reads)
+    users = Zipf(max(100, cfg.stories // 5), 1.0, seed=8).sample(reads)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        db = rivulet.open(path, memory_limit=limit, prewarm=False)
+        try:
+            for story, user in zip(stories, users):
+                which = rnd.random()
+                if which < 0.6:
+                    db.view("StoriesWithVC").lookup(story)
+                elif which < 0.85:
+                    db.view("Karma").lookup(user)
+                elif which < 0.9 or not views:
+                    db.view("FrontPage").lookup()
+                else:
+                    db.view(rnd.choice(views)).lookup(user)
+            accounted = db.stats()["memory_bytes"]
+            traced = traced_state_bytes(db)
+        finally:
+            db.close()
+    finally:
+        tracemalloc.stop()
+    return {"reads": reads, "memory_bytes": accounted, "traced_bytes": traced,
+            "memory_estimate_error": round(abs(accounted - traced) / traced, 4)}
+
+
+def accounting_in_subprocess(path: Path, cfg: SoakConfig, limit: int, views: list[str],
+                             reads: int) -> dict[str, Any]:
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(measure_accounting, (path, cfg, limit, views, reads))
 
 
 def _client(port: int, n: int, cfg: SoakConfig, stop: threading.Event, lock: threading.Lock,
