@@ -129,6 +129,22 @@ def test_order_by_and_limit_with_several_tables_are_refused(pair: Any) -> None:
             pair.db.execute(sql)
 
 
+@pytest.mark.parametrize("sql, words", [
+    ("UPDATE a, b SET a.x = 1", "cross join"),
+    ("UPDATE a JOIN b ON a.id < b.a_id SET a.x = 1", "equality"),
+    ("UPDATE a JOIN v ON a.id = v.id SET a.x = 1", "reads a view"),
+    ("UPDATE a JOIN (SELECT a_id FROM b) s ON s.a_id = a.id SET a.x = 1", "subquery"),
+    ("UPDATE a t1 JOIN a t2 ON t1.id = t2.id SET t1.x = 1, t2.y = 2", "under two names"),
+    ("UPDATE n JOIN a ON a.id = n.k SET n.k = 1", "without a NOT NULL column"),
+])
+def test_what_rivulet_cannot_run_as_mysql_is_named(pair: Any, sql: str, words: str) -> None:
+    pair.db.execute("CREATE VIEW v AS SELECT id, x FROM a")
+    pair.db.execute("CREATE TABLE n (k INT)")
+    with pytest.raises(UnsupportedSqlError, match=words):
+        pair.db.execute(sql)
+    same_tables(pair)
+
+
 def test_one_commit_atomic_and_in_transactions(pair: Any) -> None:
     db = pair.db
     before = db.lsn
@@ -192,6 +208,8 @@ def test_over_the_mysql_wire(server: ServerThread) -> None:
                            "WHERE b.y = 100") == 0
         assert cur.execute("UPDATE a JOIN b ON a.id = b.a_id SET a.y = 5, b.z = 6 "
                            "WHERE b.y = 300") == 2
+        assert cur.execute("UPDATE a, b SET b.s = 'w' WHERE a.id = b.a_id AND a.x = 10") == 2
+        assert cur.execute("DELETE FROM b USING b JOIN a ON a.id = b.a_id WHERE a.x = 40") == 0
     with found.cursor() as cur:
         assert cur.execute("UPDATE a JOIN b ON a.id = b.a_id SET a.y = 5, b.z = 6 "
                            "WHERE b.y = 100") == 3  # (matched: a.1, b.1, b.2)
@@ -203,7 +221,7 @@ def test_over_the_mysql_wire(server: ServerThread) -> None:
         cur.execute("ROLLBACK")
         cur.execute("SELECT id, y FROM a ORDER BY id")
         assert cur.fetchall() == ((1, 5), (2, 5), (3, 0), (4, 0))
-        cur.execute("SELECT id, z FROM b ORDER BY id")
-        assert cur.fetchall() == ((1, 6), (2, 6), (3, 6), (4, 0))
+        cur.execute("SELECT id, z, s FROM b ORDER BY id")
+        assert cur.fetchall() == ((1, 6, "w"), (2, 6, "w"), (3, 6, "r"), (4, 0, "s"))
     found.close()
     plain.close()

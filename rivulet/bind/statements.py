@@ -18,6 +18,7 @@ from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.expressions import literal_value, translate
 from rivulet.plan.params import conjuncts
+from rivulet.plan.planner import Planner
 from rivulet.plan.scope import FromScope, Relation
 from rivulet.sql.ddl import table_schema
 from rivulet.sql.parse import (
@@ -613,6 +614,7 @@ class _JoinScope:
         if not isinstance(join, exp.Table):
             raise unsupported(join, "multi-table UPDATE/DELETE over a subquery")
         self.join = join
+        self.catalog = catalog
         self.refs: list[tuple[str, TableSchema, int]] = []  # name in the join, table, offset
         offset = 0
         for item in [join, *(j.this for j in join.args.get("joins") or [])]:
@@ -710,6 +712,9 @@ class _JoinScope:
             if rest is not None:
                 query.set("where", exp.Where(this=rest))
         marks = [n for n in query.dfs() if isinstance(n, exp.Placeholder)]
+        planned = query.copy()  # planned now, so that what the planner refuses fails here
+        Planner(self.catalog, bound={id(n): None for n in planned.dfs()
+                                     if isinstance(n, exp.Placeholder)}).plan_view("", planned)
         return JoinedWrite(kind, tuple(targets), tuple(s for _, s, _ in self.refs), query,
                            tuple(order[id(m)] for m in marks), len(order))
 
