@@ -63,6 +63,12 @@ def same_tables(pair: Any) -> None:
     "UPDATE c JOIN a ON a.id = c.a_id SET c.tag = 'green' WHERE a.x < 25",  # (no key)
     "UPDATE a JOIN b ON a.id = b.a_id SET a.u = 3",  # duplicate key: nothing changes
     "UPDATE a JOIN b ON a.id = b.a_id SET b.z = 9, a.u = 3",
+    # strict mode: a truncating conversion fails an UPDATE (1292, 1366); a DELETE's WHERE
+    # only warns, as in MariaDB
+    "UPDATE a JOIN b ON a.id = b.a_id SET a.x = 1 WHERE b.s = 5",
+    "UPDATE a, b SET a.x = 1 WHERE a.id = b.a_id AND b.s = 5",
+    "UPDATE a JOIN b ON a.id = b.a_id SET a.x = b.s",
+    "DELETE a FROM a JOIN b ON a.id = b.a_id WHERE b.s = 5",
     "UPDATE a JOIN b ON a.id = b.a_id SET y = 1",  # ambiguous column
     "UPDATE a JOIN b ON a.id = b.a_id SET a.nope = 1",
     "UPDATE a JOIN b ON a.id = b.a_id SET nope.x = 1",

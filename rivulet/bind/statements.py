@@ -16,10 +16,11 @@ from rivulet.migrate.alter import SchemaChange, plan_alter, replace_conversions
 from rivulet.migrate.copy import CopyPlan, plan_copy
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
-from rivulet.plan.expressions import literal_value, translate
+from rivulet.plan.expressions import literal_value, translate, translate_condition
 from rivulet.plan.params import conjuncts
 from rivulet.plan.planner import Planner
 from rivulet.plan.scope import FromScope, Relation
+from rivulet.plan.strict import strict_operands
 from rivulet.sql.ddl import table_schema
 from rivulet.sql.parse import (
     DIALECT,
@@ -173,6 +174,10 @@ class JoinedWrite:
     query_params: tuple[int, ...]
     param_count: int
     sql: str = ""
+    #: An UPDATE's WHERE over the join's rows, where it converts operands MySQL's strict
+    #: mode checks (``b.s = 5``: a truncation fails the UPDATE, 1292): evaluated on every
+    #: row of the join, in strict mode, instead of by :attr:`query`, which then has none.
+    strict_where: ir.Expr | None = None
 
     @property
     def table(self) -> TableSchema:
@@ -666,13 +671,16 @@ class _JoinScope:
                               "a table without a NOT NULL column")
         return JoinedTarget(schema, offset, offset + present, assignments)
 
-    def _into_joins(self, joins: list[exp.Join], where: exp.Expr) -> exp.Expr | None:
+    def _into_joins(self, joins: list[exp.Join], where: exp.Expr,
+                    strict: dict[int, int] | None) -> exp.Expr | None:
         """``UPDATE a, b ... WHERE a.id = b.a_id``: a join written with a comma (or without
         ON) takes the WHERE's conditions on its table and those before it as its ON (the
         same rows: an inner join's ON filters as a WHERE does, and a condition on the
         tables before a join filters the same before it as after), so that the planner sees
         the join it answers; the WHERE keeps the rest (and the conditions with a ``?``,
-        which the planner takes in a WHERE only)."""
+        which the planner takes in a WHERE only). ``strict``: the WHERE is evaluated in strict
+        mode (:meth:`_strict`, the ``?`` numbered so), so a condition whose operands it
+        converts stays out of the joins, which would drop the rows it fails on first."""
         bare = {i + 1 for i, j in enumerate(joins)
                 if j.args.get("on") is None and not j.args.get("using") and not j.side}
         if not bare:
@@ -681,7 +689,8 @@ class _JoinScope:
         for condition in conjuncts(where):
             columns = list(condition.find_all(exp.Column))
             last = max((self.resolve(c)[0] for c in columns), default=0)
-            if last in bare and not condition.find(exp.Select, exp.Subquery, exp.Placeholder):
+            if last in bare and not condition.find(exp.Select, exp.Subquery, exp.Placeholder) \
+                    and (strict is None or self._strict(condition, strict) is None):
                 join = joins[last - 1]
                 on = join.args.get("on")
                 join.set("on", condition if on is None else exp.and_(on, condition, copy=False))
@@ -707,16 +716,28 @@ class _JoinScope:
         for j in joins:
             query.append("joins", j)
         where = node.args.get("where")
+        strict = None if where is None or kind == "delete" else self._strict(where.this, order)
         if where is not None:
-            rest = self._into_joins(joins, where.this)
-            if rest is not None:
+            rest = self._into_joins(joins, where.this, order if strict is not None else None)
+            if rest is not None and strict is None:
                 query.set("where", exp.Where(this=rest))
         marks = [n for n in query.dfs() if isinstance(n, exp.Placeholder)]
         planned = query.copy()  # planned now, so that what the planner refuses fails here
         Planner(self.catalog, bound={id(n): None for n in planned.dfs()
                                      if isinstance(n, exp.Placeholder)}).plan_view("", planned)
         return JoinedWrite(kind, tuple(targets), tuple(s for _, s, _ in self.refs), query,
-                           tuple(order[id(m)] for m in marks), len(order))
+                           tuple(order[id(m)] for m in marks), len(order), strict_where=strict)
+
+    def _strict(self, where: exp.Expr, order: dict[int, int]) -> ir.Expr | None:
+        """An UPDATE's WHERE with the operands MySQL's strict mode converts made explicit, if
+        it has any (a condition rivulet translates only as a query, a subquery's, is
+        evaluated by the query: as a SELECT's, where a truncation only warns)."""
+        try:
+            condition = translate_condition(where, self, lambda p: ir.Param(order[id(p)]))
+        except SqlError:
+            return None
+        strict = strict_operands(condition, self.types())
+        return None if strict == condition else strict
 
 
 def _key_lookup(

@@ -32,7 +32,7 @@ from typing import Any
 from sqlglot import exp
 
 from rivulet.bind import statements as st
-from rivulet.dataflow.compile import value_function
+from rivulet.dataflow.compile import bound_predicate, value_function
 from rivulet.engine.core import Core
 from rivulet.engine.upquery import computed_from, whole_answer
 from rivulet.errors import ParameterCountError, ProgramError, UnsupportedSqlError
@@ -127,6 +127,12 @@ def joined_parts(request: JoinedWriteRequest, catalog: Catalog, rows: Rows
     bound = {id(m): params[i] for m, i in zip(marks, statement.query_params)}
     plan = Planner(catalog, bound=bound).plan_view("", query, query.sql(dialect=DIALECT))
     found = rows(plan)
+    if statement.strict_where is not None:
+        columns = [c for s in statement.sources for c in s.columns]
+        where = bound_predicate(statement.strict_where, [c.kind for c in columns],
+                                [c.nullable for c in columns])
+        with strict_mode():  # (a truncating conversion in the WHERE fails the UPDATE)
+            found = [row for row in found if where(row, params)]
     parts = []
     for target in statement.targets:
         chosen = _chosen(statement, target, found, params)
