@@ -170,11 +170,8 @@ def unsupported_sql(draw: Any) -> tuple[str, str, list[str]]:
         ("insert select", "INSERT INTO u SELECT id, id, a FROM t", ["insert ... select"]),
         ("ignore on duplicate key", "INSERT IGNORE INTO t VALUES (1, 1, 'x') ON DUPLICATE KEY "
          "UPDATE a = 2", ["ignore"]),
-        ("multi-table update", "UPDATE t JOIN u ON t.id = u.t_id SET t.a = 1",
-         ["several tables"]),
-        ("comma update", "UPDATE t, u SET t.a = 1 WHERE t.id = u.t_id", ["several tables"]),
-        ("multi-table delete", "DELETE t FROM t JOIN u ON t.id = u.t_id", ["several tables"]),
-        ("delete using", "DELETE FROM t USING t JOIN u ON t.id = u.t_id", ["using"]),
+        ("multi-table update with LIMIT", "UPDATE t JOIN u ON t.id = u.t_id SET t.a = 1 "
+         "LIMIT 1", ["several tables and order by/limit"]),
         ("update limit", "UPDATE t SET a = 1 ORDER BY id LIMIT 1", ["limit"]),
         ("rename table", "RENAME TABLE t TO z", ["rename"]),
         ("grant", "GRANT ALL ON *.* TO 'x'@'%'", ["grant", "statement"]),

@@ -221,7 +221,7 @@ class Cursor:
                     (c.name, c.kind, None, None, None, None, c.nullable) for c in columns
                 )
                 self.rowcount = len(self._rows)
-            elif isinstance(statement, (st.Insert, st.Update, st.Delete)) and (
+            elif isinstance(statement, st.WRITES) and (
                     tx is not None or not conn.autocommit):
                 tx = conn._transaction()
                 self.rowcount = tx.write(db.texts.writer(sql)(tuple(params)))
@@ -229,7 +229,7 @@ class Cursor:
                 if isinstance(statement, st.Insert):
                     self.lastrowid = tx.last_insert_id or None
             else:
-                if not isinstance(statement, (st.Insert, st.Update, st.Delete)):
+                if not isinstance(statement, st.WRITES):
                     conn.commit()  # DDL commits the open transaction first, as in MySQL
                 result = db.execute(sql, params)
                 conn._last_write_lsn = db.lsn

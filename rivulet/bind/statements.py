@@ -16,8 +16,11 @@ from rivulet.migrate.alter import SchemaChange, plan_alter, replace_conversions
 from rivulet.migrate.copy import CopyPlan, plan_copy
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
-from rivulet.plan.expressions import literal_value, translate
+from rivulet.plan.expressions import literal_value, translate, translate_condition
 from rivulet.plan.params import conjuncts
+from rivulet.plan.planner import Planner
+from rivulet.plan.scope import FromScope, Relation
+from rivulet.plan.strict import strict_operands
 from rivulet.sql.ddl import table_schema
 from rivulet.sql.parse import (
     DIALECT,
@@ -105,6 +108,16 @@ class Insert:
 
 
 @dataclass(frozen=True)
+class Limit:
+    """``[ORDER BY ...] LIMIT n`` of a single-table UPDATE or DELETE: of the rows its WHERE
+    matches, the first n in that order are written."""
+
+    #: The ORDER BY keys (an expression over the row, and whether it is descending).
+    order: tuple[tuple[ir.Expr, bool], ...]
+    count: ir.Expr  # a constant or a Param
+
+
+@dataclass(frozen=True)
 class Update:
     table: TableSchema
     assignments: tuple[tuple[int, ir.Expr], ...]  # over the old row, may read Params
@@ -113,6 +126,7 @@ class Update:
     param_count: int
     #: The statement's text: bound again if its table changes before it commits.
     sql: str = ""
+    limit: Limit | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +137,52 @@ class Delete:
     param_count: int
     #: The statement's text: bound again if its table changes before it commits.
     sql: str = ""
+    limit: Limit | None = None
+
+
+@dataclass(frozen=True)
+class JoinedTarget:
+    """A table a multi-table UPDATE or DELETE writes, within the rows of its join."""
+
+    table: TableSchema
+    #: Where the table's columns start in a row of the join.
+    offset: int
+    #: The join-row position of a NOT NULL column of the table: NULL there is no row of it
+    #: (the missing side of an outer join), which the statement does not write.
+    present: int
+    #: An UPDATE's assignments (table position, expression over the join's row): all read
+    #: the row as it was before the statement, as MySQL's multi-table UPDATE does.
+    assignments: tuple[tuple[int, ir.Expr], ...] = ()
+
+
+@dataclass(frozen=True)
+class JoinedWrite:
+    """A multi-table UPDATE (``UPDATE a JOIN b ON ... SET``, ``UPDATE a, b SET ... WHERE``)
+    or DELETE (``DELETE a[, b] FROM ...``, ``DELETE FROM a[, b] USING ...``).
+
+    The rows it writes are those of :attr:`query`, a SELECT of every column of every table
+    it names, over its join and WHERE, run at the statement's snapshot
+    (rivulet/engine/joined.py); each target's rows it found are then written as a
+    single-table write by key, all in one commit."""
+
+    kind: Literal["update", "delete"]
+    targets: tuple[JoinedTarget, ...]
+    #: Every table the join reads, in the order of its columns in a row of the join.
+    sources: tuple[TableSchema, ...]
+    query: exp.Select
+    #: The statement's ``?`` each ``?`` of :attr:`query` stands for, in ``query.dfs()`` order.
+    query_params: tuple[int, ...]
+    param_count: int
+    sql: str = ""
+    #: An UPDATE's WHERE over the join's rows, where it converts operands MySQL's strict
+    #: mode checks (``b.s = 5``: a truncation fails the UPDATE, 1292): evaluated on every
+    #: row of the join, in strict mode, instead of by :attr:`query`, which then has none.
+    strict_where: ir.Expr | None = None
+
+    @property
+    def table(self) -> TableSchema:
+        """The first table it writes (what a caller that keys writes by table sees)."""
+        return self.targets[0].table
 
 
 @dataclass(frozen=True)
@@ -134,8 +194,11 @@ class Select:
 
 Statement = (
     CreateTable | CreateTableAs | CreateView | AlterTable | Drop | Truncate | Insert | Update
-    | Delete | Select
+    | Delete | JoinedWrite | Select
 )
+
+#: The bound statements that write rows.
+WRITES = (Insert, Update, Delete, JoinedWrite)
 
 
 def bind_text(text: str, catalog: Catalog) -> Statement:
@@ -182,8 +245,12 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
     if isinstance(node, exp.Insert):
         return replace(_insert(node, catalog), sql=sql)
     if isinstance(node, exp.Update):
+        if node.this.args.get("joins"):
+            return replace(_joined_update(node, catalog), sql=sql)
         return replace(_update(node, catalog), sql=sql)
     if isinstance(node, exp.Delete):
+        if node.args.get("tables") or node.args.get("using") or node.this.args.get("joins"):
+            return replace(_joined_delete(node, catalog), sql=sql)
         return replace(_delete(node, catalog), sql=sql)
     if isinstance(node, (exp.Select, exp.Union)):
         count = sum(1 for _ in node.find_all(exp.Placeholder))
@@ -439,11 +506,8 @@ class _NoColumns:
 
 
 def _update(node: exp.Update, catalog: Catalog) -> Update:
-    if node.args.get("from") or node.args.get("from_") or node.args.get("joins") \
-            or node.this.args.get("joins"):
-        raise unsupported(node, "UPDATE with several tables")
-    if node.args.get("order") or node.args.get("limit"):
-        raise unsupported(node, "UPDATE ... ORDER BY/LIMIT")
+    if node.args.get("from") or node.args.get("from_") or node.args.get("joins"):
+        raise unsupported(node, "UPDATE ... FROM")
     schema = _target(node.this, catalog)
     scope = _TableScope(schema, node.this.alias)
     params = _Params()
@@ -456,21 +520,224 @@ def _update(node: exp.Update, catalog: Catalog) -> Update:
     where = node.args.get("where")
     predicate = translate(where.this, scope, params) if where is not None else None
     keys = _key_lookup(where.this if where is not None else None, schema, scope, params)
-    return Update(schema, tuple(assignments), predicate, keys, params.count)
+    limit = _limit(node, scope, params)
+    return Update(schema, tuple(assignments), predicate, keys, params.count, limit=limit)
 
 
 def _delete(node: exp.Delete, catalog: Catalog) -> Delete:
-    if node.args.get("using") or node.args.get("order") or node.args.get("limit"):
-        raise unsupported(node, "DELETE with USING/ORDER BY/LIMIT")
-    if node.args.get("tables") or node.this.args.get("joins"):
-        raise unsupported(node, "DELETE with several tables")
     schema = _target(node.this, catalog)
     scope = _TableScope(schema, node.this.alias if isinstance(node.this, exp.Table) else None)
     params = _Params()
     where = node.args.get("where")
     predicate = translate(where.this, scope, params) if where is not None else None
     keys = _key_lookup(where.this if where is not None else None, schema, scope, params)
-    return Delete(schema, predicate, keys, params.count)
+    limit = _limit(node, scope, params)
+    return Delete(schema, predicate, keys, params.count, limit=limit)
+
+
+def _limit(node: exp.Expr, scope: _TableScope, params: _Params) -> Limit | None:
+    """A single-table UPDATE's or DELETE's ``[ORDER BY ...] LIMIT n`` (an ORDER BY without
+    LIMIT changes which rows are written in no way rivulet shows: it is left out)."""
+    limit = node.args.get("limit")
+    order = node.args.get("order")
+    if limit is None:
+        if order is not None:  # (still checked: unknown columns are errors)
+            for item in order.expressions:
+                translate(item.this if isinstance(item, exp.Ordered) else item, scope, params)
+        return None
+    keys = []
+    for item in order.expressions if order is not None else []:
+        ordered = item if isinstance(item, exp.Ordered) else exp.Ordered(this=item)
+        keys.append((translate(ordered.this, scope, params), bool(ordered.args.get("desc"))))
+    if limit.args.get("offset") is not None or not isinstance(limit, exp.Limit):
+        raise unsupported(limit, "LIMIT with an offset")
+    count = _value(limit.expression, params)
+    if isinstance(count, ir.Lit) and (not isinstance(count.value, int) or count.value < 0):
+        raise error_at(limit, "LIMIT takes a non-negative integer")
+    return Limit(tuple(keys), count)
+
+
+def _joined_update(node: exp.Update, catalog: Catalog) -> JoinedWrite:
+    """``UPDATE a JOIN b ON ... SET a.x = b.y, b.z = 1 WHERE ...`` (or ``UPDATE a, b``):
+    the tables assigned to are its targets."""
+    if node.args.get("from") or node.args.get("from_") or node.args.get("joins"):
+        raise unsupported(node, "UPDATE ... FROM")
+    if node.args.get("order") or node.args.get("limit"):  # (MySQL refuses them too: 1221)
+        raise unsupported(node, "UPDATE with several tables and ORDER BY/LIMIT")
+    node = node.copy()  # (its join and WHERE become the SELECT's)
+    refs = _JoinScope(node.this, catalog)
+    order = _placeholder_order(node)
+    param = lambda p: ir.Param(order[id(p)])  # noqa: E731
+    assigned: dict[int, list[tuple[int, ir.Expr]]] = {}
+    for eq in node.expressions:
+        if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
+            raise unsupported(eq, "assignment")
+        ref, position = refs.resolve(eq.this)
+        assigned.setdefault(ref, []).append(
+            (position, translate(eq.expression, refs, param)))
+    targets = [refs.target(ref, tuple(items)) for ref, items in sorted(assigned.items())]
+    return refs.statement("update", targets, node, order)
+
+
+def _joined_delete(node: exp.Delete, catalog: Catalog) -> JoinedWrite:
+    """``DELETE a[, b] FROM <join> ...`` and ``DELETE FROM a[, b] USING <join> ...``: the
+    tables named before FROM (or USING) are its targets, by their names in the join (an
+    alias, if given: MySQL's rule)."""
+    if node.args.get("order") or node.args.get("limit"):  # (MySQL refuses them too: 1221)
+        raise unsupported(node, "DELETE with several tables and ORDER BY/LIMIT")
+    node = node.copy()  # (its join and WHERE become the SELECT's)
+    order = _placeholder_order(node)
+    using = node.args.get("using")
+    if using:
+        if len(using) != 1:  # (sqlglot reads ``USING a, b`` as a table with joins)
+            raise unsupported(node, "DELETE ... USING")
+        join, named = using[0], [node.this, *(j.this for j in node.this.args.get("joins") or [])]
+    else:
+        join, named = node.this, list(node.args.get("tables") or [])
+    refs = _JoinScope(join, catalog)
+    targets = []
+    for table in named:
+        if not isinstance(table, exp.Table) or table.alias:
+            raise unsupported(table, "DELETE target")
+        targets.append(refs.target(refs.named(table.name, table), ()))
+    return refs.statement("delete", targets, node, order)
+
+
+def _placeholder_order(node: exp.Expr) -> dict[int, int]:
+    """Each ``?`` of a statement by its number: the order it is written in (the syntax
+    tree's depth-first order, which follows the text)."""
+    marks = [n for n in node.find_all(exp.Placeholder, bfs=False)]
+    return {id(mark): i for i, mark in enumerate(marks)}
+
+
+class _JoinScope:
+    """The tables a multi-table write joins (each a base table, by its name in the join:
+    an alias if given), the names of its expressions resolved among them, and the SELECT
+    that finds its rows: every column of every table, in order."""
+
+    def __init__(self, join: exp.Expr, catalog: Catalog) -> None:
+        if not isinstance(join, exp.Table):
+            raise unsupported(join, "multi-table UPDATE/DELETE over a subquery")
+        self.join = join
+        self.catalog = catalog
+        self.refs: list[tuple[str, TableSchema, int]] = []  # name in the join, table, offset
+        offset = 0
+        for item in [join, *(j.this for j in join.args.get("joins") or [])]:
+            if not isinstance(item, exp.Table):
+                raise unsupported(item, "multi-table UPDATE/DELETE over a subquery")
+            schema = catalog.table(item.name)
+            if schema is None:
+                if catalog.view(item.name) is not None:
+                    raise unsupported(item, "multi-table UPDATE/DELETE that reads a view")
+                raise error_at(item, f"table {item.name!r} does not exist", UnknownTableError)
+            name = (item.alias or item.name).lower()
+            if any(name == n for n, _, _ in self.refs):
+                raise error_at(item, f"Not unique table/alias: {name!r}")
+            self.refs.append((name, schema, offset))
+            offset += len(schema.columns)
+        self.scope = FromScope(
+            [Relation(name, list(schema.column_names), offset, schema)
+             for name, schema, offset in self.refs],
+            tuple(ir.ColumnInfo.of(c.name, column_type(c), c.nullable, c)
+                  for _, schema, _ in self.refs for c in schema.columns))
+
+    def named(self, name: str, node: exp.Expr) -> int:
+        for i, (n, _, _) in enumerate(self.refs):
+            if n == name.lower():
+                return i
+        raise error_at(node, f"Unknown table {name!r} in multi-table UPDATE/DELETE",
+                       UnknownTableError)
+
+    def resolve(self, node: exp.Column) -> tuple[int, int]:
+        """The table (its index in the join) and the position in it a column names."""
+        index = self.scope.resolve(node)
+        relation = self.scope.relation_of(index)
+        return self.scope.relations.index(relation), index - relation.offset
+
+    def column(self, node: exp.Column) -> ir.Expr:
+        return self.scope.column(node)
+
+    def special(self, node: exp.Expr) -> ir.Expr | None:
+        return self.scope.special(node)
+
+    def types(self) -> list[SqlType]:
+        return self.scope.types()
+
+    def target(self, ref: int, assignments: tuple[tuple[int, ir.Expr], ...]) -> JoinedTarget:
+        _, schema, offset = self.refs[ref]
+        present = next((i for i, c in enumerate(schema.columns) if not c.nullable), None)
+        if present is None:
+            raise unsupported(self.join, f"multi-table UPDATE/DELETE of {schema.name!r}, "
+                              "a table without a NOT NULL column")
+        return JoinedTarget(schema, offset, offset + present, assignments)
+
+    def _into_joins(self, joins: list[exp.Join], where: exp.Expr,
+                    strict: dict[int, int] | None) -> exp.Expr | None:
+        """``UPDATE a, b ... WHERE a.id = b.a_id``: a join written with a comma (or without
+        ON) takes the WHERE's conditions on its table and those before it as its ON (the
+        same rows: an inner join's ON filters as a WHERE does, and a condition on the
+        tables before a join filters the same before it as after), so that the planner sees
+        the join it answers; the WHERE keeps the rest (and the conditions with a ``?``,
+        which the planner takes in a WHERE only). ``strict``: the WHERE is evaluated in strict
+        mode (:meth:`_strict`, the ``?`` numbered so), so a condition whose operands it
+        converts stays out of the joins, which would drop the rows it fails on first."""
+        bare = {i + 1 for i, j in enumerate(joins)
+                if j.args.get("on") is None and not j.args.get("using") and not j.side}
+        if not bare:
+            return where
+        kept: list[exp.Expr] = []
+        for condition in conjuncts(where):
+            columns = list(condition.find_all(exp.Column))
+            last = max((self.resolve(c)[0] for c in columns), default=0)
+            if last in bare and not condition.find(exp.Select, exp.Subquery, exp.Placeholder) \
+                    and (strict is None or self._strict(condition, strict) is None):
+                join = joins[last - 1]
+                on = join.args.get("on")
+                join.set("on", condition if on is None else exp.and_(on, condition, copy=False))
+            else:
+                kept.append(condition)
+        return exp.and_(*kept, copy=False) if kept else None
+
+    def statement(self, kind: Literal["update", "delete"], targets: list[JoinedTarget],
+                  node: exp.Expr, order: dict[int, int]) -> JoinedWrite:
+        """The write, its SELECT made of the join and the WHERE of ``node`` (which it takes
+        over: ``node`` is the caller's copy, whose ``?`` ``order`` numbers)."""
+        written = [t.table.name.lower() for t in targets]
+        if len(set(written)) != len(written):
+            raise unsupported(node, "multi-table UPDATE/DELETE that writes a table under two "
+                              "names")
+        columns = [(name, c.name) for name, schema, _ in self.refs for c in schema.columns]
+        items = [exp.alias_(exp.column(c, table=name, quoted=True), f"c{i}", quoted=True)
+                 for i, (name, c) in enumerate(columns)]
+        join = self.join
+        joins = join.args.get("joins") or []
+        join.set("joins", None)
+        query = exp.Select(expressions=items).from_(join, copy=False)
+        for j in joins:
+            query.append("joins", j)
+        where = node.args.get("where")
+        strict = None if where is None or kind == "delete" else self._strict(where.this, order)
+        if where is not None:
+            rest = self._into_joins(joins, where.this, order if strict is not None else None)
+            if rest is not None and strict is None:
+                query.set("where", exp.Where(this=rest))
+        marks = [n for n in query.dfs() if isinstance(n, exp.Placeholder)]
+        planned = query.copy()  # planned now, so that what the planner refuses fails here
+        Planner(self.catalog, bound={id(n): None for n in planned.dfs()
+                                     if isinstance(n, exp.Placeholder)}).plan_view("", planned)
+        return JoinedWrite(kind, tuple(targets), tuple(s for _, s, _ in self.refs), query,
+                           tuple(order[id(m)] for m in marks), len(order), strict_where=strict)
+
+    def _strict(self, where: exp.Expr, order: dict[int, int]) -> ir.Expr | None:
+        """An UPDATE's WHERE with the operands MySQL's strict mode converts made explicit, if
+        it has any (a condition rivulet translates only as a query, a subquery's, is
+        evaluated by the query: as a SELECT's, where a truncation only warns)."""
+        try:
+            condition = translate_condition(where, self, lambda p: ir.Param(order[id(p)]))
+        except SqlError:
+            return None
+        strict = strict_operands(condition, self.types())
+        return None if strict == condition else strict
 
 
 def _key_lookup(

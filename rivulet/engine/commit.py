@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rivulet.bind import statements as st
 from rivulet.engine.core import Core
+from rivulet.engine.joined import JoinedWriteRequest, committed_parts
 from rivulet.engine.propagate import CommittedBatch, Propagation
 from rivulet.engine.writers import WriteTexts, carried, check_rows, compile_writer
 from rivulet.errors import (
@@ -165,6 +166,8 @@ class GroupCommit:
                                    "wrote to it; the transaction was rolled back")
             part.schema = current
         with storage.savepoint():
+            if isinstance(request, JoinedWriteRequest):  # its rows found as stored now
+                request.parts = committed_parts(core, request)
             if core.lazy.copies:  # keys of tables being copied (or copied from): copied first
                 for part in request.changes:
                     touched = [row for change in part.rows.values() for row in change
@@ -193,7 +196,7 @@ class GroupCommit:
                 fresh = compile_writer(statement, self.texts.limits)(request.params)
                 request.kind, request.rows = fresh.kind, fresh.rows
                 request.predicate, request.assign = fresh.predicate, fresh.assign
-                request.keys = fresh.keys
+                request.keys, request.limit = fresh.keys, fresh.limit
             elif request.kind == "insert":
                 layout = catalog.layouts[current.name.lower()][request.table.version]
                 request.rows = check_rows(current,

@@ -46,7 +46,7 @@ from rivulet.engine.table import Table
 from rivulet.engine.transaction import Committer, LocalCommitter, Transaction
 from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
-from rivulet.engine.writers import WriteTexts, compile_writer
+from rivulet.engine.writers import WriteStatement, WriteTexts, compile_writer
 from rivulet.errors import (
     NoSuchSavepointError,
     ParameterCountError,
@@ -297,7 +297,7 @@ class Database:
         statement = st.bind_text(sql, self.catalog)
         if isinstance(statement, st.Select):
             return self.program.prepare(sql, statement.query, params=params).lookup(*params)
-        if isinstance(statement, (st.Insert, st.Update, st.Delete)):
+        if isinstance(statement, st.WRITES):
             return self.submit(self.texts.remember(sql, statement)(tuple(params)))
         if params:
             raise ParameterCountError("DDL statements take no parameters")
@@ -447,8 +447,7 @@ class Database:
 
     # ..................................................................... writes
 
-    def writer(self, statement: st.Insert | st.Update | st.Delete
-               ) -> Callable[[Sequence[Any]], WriteRequest]:
+    def writer(self, statement: WriteStatement) -> Callable[[Sequence[Any]], WriteRequest]:
         """A bound write statement compiled once: a function from its ``?`` values to the
         request to :meth:`submit` (rows checked against the schema, predicate bound).
         Compiling takes far longer than a write; the MySQL server keeps one per shape."""
@@ -460,7 +459,7 @@ class Database:
         transaction holds locks on its table, it first waits for the rows it writes (see
         rivulet/engine/locks.py)."""
         locks = self.core.locks
-        if locks.active and locks.table_busy(request.table.name):
+        if locks.active and any(locks.table_busy(t.name) for t in request.written):
             owner = autocommit_owner()
             try:
                 locks.acquire(owner, autocommit_targets(request), DEFAULT_TIMEOUT).result()

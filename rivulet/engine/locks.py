@@ -381,6 +381,8 @@ def autocommit_targets(request: WriteRequest) -> list[Target]:
     (an insert's keys, an UPDATE/DELETE by primary key), else the whole table, exclusive;
     held only while it commits."""
     table = request.table
+    if len(request.written) > 1:  # (a multi-table UPDATE or DELETE)
+        return [table_lock(t.name, X) for t in request.written]
     if request.kind == "insert":
         if not table.primary_key:
             return [table_lock(table.name, IX)]

@@ -28,9 +28,10 @@ from typing import Any, Protocol
 from rivulet.bind import statements as st
 from rivulet.engine.commit import GroupCommit
 from rivulet.engine.core import Core
+from rivulet.engine.joined import JoinedWriteRequest, joined_parts
 from rivulet.engine.locks import DEFAULT_TIMEOUT, IX, Locks, Target, X, row_locks, table_lock
 from rivulet.engine.program import Program
-from rivulet.engine.upquery import Upqueries
+from rivulet.engine.upquery import Upqueries, whole_answer
 from rivulet.engine.views import View
 from rivulet.engine.writers import WriteTexts, stored_keys
 from rivulet.errors import (
@@ -52,8 +53,6 @@ from rivulet.sql.control import (
     control_statement,
     locking_read,
 )
-from rivulet.state.holes import MISSING
-from rivulet.state.reader import KeyedReader
 from rivulet.storage.base import RowId
 from rivulet.storage.upsert import resolve, unique_keys
 from rivulet.storage.writes import Change, TableChanges, TransactionWrite, WriteRequest
@@ -272,7 +271,7 @@ class Transaction:
         statement = st.bind_text(sql, self._core.catalog)
         if isinstance(statement, st.Select):
             return self.read(self._program.prepare(sql, statement.query, params=params), params)
-        if isinstance(statement, (st.Insert, st.Update, st.Delete)):
+        if isinstance(statement, st.WRITES):
             return self.write(self._texts.remember(sql, statement)(tuple(params)))
         if params:
             raise ParameterCountError("DDL statements take no parameters")
@@ -443,6 +442,8 @@ class Transaction:
         self._check_active()
         if self.read_only:
             raise ReadOnlyWriteError("Cannot execute statement in a READ ONLY transaction")
+        if isinstance(request, JoinedWriteRequest):
+            return self._joined(request)
         core = self._core
         core.check_open()
         self._commits.bring_up_to_date(request)
@@ -466,6 +467,9 @@ class Transaction:
             matched = self._matching(writes, request)
             if request.keys is None:
                 matched = self._locked(writes, request, matched)
+            if request.limit is not None:
+                matched = [matched[i] for i in request.limit([row for _, row, _ in matched],
+                                                             request.params)]
             if request.kind == "delete":
                 touched = {rid: (found, None) for rid, _, found in matched}
                 request.rowcount = len(matched)
@@ -476,6 +480,27 @@ class Transaction:
         self._check_unique(writes, touched)
         for rid, change in touched.items():
             writes.set(rid, change)
+        return request.rowcount
+
+    def _joined(self, request: JoinedWriteRequest) -> int:
+        """A multi-table UPDATE or DELETE (rivulet/engine/joined.py): its join's rows as the
+        transaction sees them, each target's written as a single-table write by key. It
+        changes nothing if one of them fails or must wait for a lock (then it runs again)."""
+        assert request.statement is not None
+        self._core.check_open()
+        stored = self._stored({s.name.lower() for s in request.statement.sources}, None)
+        parts = joined_parts(request, self._core.catalog,
+                             lambda plan: self._computed(plan, stored))
+        saved = {name: dict(writes.rows) for name, writes in self._tables.items()}
+        try:
+            for part in parts:
+                self.write(part)
+        except BaseException:
+            for name, writes in self._tables.items():
+                writes.changes.rows = dict(saved.get(name, {}))
+                writes.reindex()
+            raise
+        request.count(parts)
         return request.rowcount
 
     def _number(self, request: WriteRequest) -> None:
@@ -825,12 +850,8 @@ class Transaction:
                   stored: dict[str, list[tuple[RowId, Row]]]) -> list[Row]:
         """``plan``'s rows over the committed rows ``stored`` with the write set laid over
         them."""
-        built = self._upqueries.computed(plan, lambda table: self._overlaid(table, stored))
-        state: KeyedReader = built.state  # type: ignore[assignment]  # (no parameter left)
-        answer: Any = state.get(())
-        if not answer or answer is MISSING:
-            answer = built.finish(built.default_rows((), True)) if built.default_rows else ()
-        return list(answer)
+        return whole_answer(
+            self._upqueries.computed(plan, lambda table: self._overlaid(table, stored)))
 
 
     def _read_pinned(self, schema: TableSchema, keys: list[RowId]) -> list[tuple[RowId, Row]]:

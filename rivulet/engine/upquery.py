@@ -23,6 +23,7 @@ from rivulet.engine.core import Core
 from rivulet.errors import ClosedError, ProgramError, UpqueryTimeout
 from rivulet.plan import ir
 from rivulet.state.arrangement import key_function
+from rivulet.state.holes import MISSING
 from rivulet.state.reader import KeyedReader
 from rivulet.values.schema import Row
 
@@ -38,6 +39,39 @@ class Busy:
 
 
 BUSY = Busy()
+
+
+def computed_from(core: Core, plan: ir.ViewPlan,
+                  rows: Callable[[str], list[tuple[Row, int]]]) -> BuiltView:
+    """The whole of a view computed from ``rows`` (each base table's rows by name, with
+    their counts: a transaction's view of them, or what a commit reads) into throwaway
+    full state."""
+    with core.graph_lock:  # (only to copy the bases: the rows are the caller's)
+        graph = _throwaway_graph(core, rows)
+    return Builder(graph).build_view(plan)
+
+
+def whole_answer(built: BuiltView) -> list[Row]:
+    """The rows of a view computed whole (:func:`computed_from`) that takes no parameter."""
+    state: KeyedReader = built.state  # type: ignore[assignment]  # (no parameter left)
+    answer: Any = state.get(())
+    if not answer or answer is MISSING:
+        answer = built.finish(built.default_rows((), True)) if built.default_rows else ()
+    return list(answer)
+
+
+def _throwaway_graph(core: Core, rows: Callable[[str], list[tuple[Row, int]]]) -> Graph:
+    """A graph of full state with the running graph's base tables (every version of each,
+    laid out as there), whose rows are ``rows``."""
+    graph = Graph(partial=False)
+    graph.base_rows = rows
+    for table, versions in core.graph.versions.items():
+        name = core.catalog.require_table(table).name
+        newest = core.graph.bases[table]
+        for version, node in sorted(versions.items(), key=lambda v: v[1] == newest):
+            copy = graph.add_base(name, version)
+            graph.base(copy).set_layout(core.graph.base(node).layout)
+    return graph
 
 
 class Upqueries:
@@ -109,9 +143,7 @@ class Upqueries:
         table's rows by name: a transaction's own, see rivulet/engine/transaction.py)."""
         core = self.core
         if rows is not None:
-            with core.graph_lock:  # (only to copy the bases: the rows are the caller's)
-                graph = self._throwaway_graph(rows)
-            return Builder(graph).build_view(plan)
+            return computed_from(core, plan, rows)
         with core.graph_lock:
 
             def at_graph_lsn(table: str) -> list[tuple[Row, int]]:
@@ -124,21 +156,7 @@ class Upqueries:
                         counts[row] = counts.get(row, 0) + 1
                 return self.rewind(table, lsn, counts)
 
-            return Builder(self._throwaway_graph(at_graph_lsn)).build_view(plan)
-
-    def _throwaway_graph(self, rows: Callable[[str], list[tuple[Row, int]]]) -> Graph:
-        """A graph of full state with the running graph's base tables (every version of
-        each, laid out as there), whose rows are ``rows``."""
-        core = self.core
-        graph = Graph(partial=False)
-        graph.base_rows = rows
-        for table, versions in core.graph.versions.items():
-            name = core.catalog.require_table(table).name
-            newest = core.graph.bases[table]
-            for version, node in sorted(versions.items(), key=lambda v: v[1] == newest):
-                copy = graph.add_base(name, version)
-                graph.base(copy).set_layout(core.graph.base(node).layout)
-        return graph
+            return Builder(_throwaway_graph(core, at_graph_lsn)).build_view(plan)
 
     # ..................................................................... partial state
 

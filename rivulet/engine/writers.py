@@ -13,6 +13,7 @@ from typing import Any
 
 from rivulet.bind import statements as st
 from rivulet.dataflow.compile import bound_predicate, value_function
+from rivulet.engine.joined import compile_joined
 from rivulet.engine.limits import Limits
 from rivulet.engine.planned import PlannedWhere
 from rivulet.errors import ParameterCountError, SqlError, UnsupportedSqlError
@@ -24,6 +25,7 @@ from rivulet.storage.writes import WriteRequest
 from rivulet.values.comparison import eq
 from rivulet.values.conversions import strict_mode
 from rivulet.values.matching import Unkeyed, equal_key
+from rivulet.values.ordering import desc_key, sort_key
 from rivulet.values.schema import (
     Row,
     SchemaError,
@@ -38,13 +40,15 @@ from rivulet.values.types import column_type
 #: application's statements, not the literal-laden texts of one-off writes).
 WRITE_TEXTS_LIMIT = 10_000
 
-WriteStatement = st.Insert | st.Update | st.Delete
+WriteStatement = st.Insert | st.Update | st.Delete | st.JoinedWrite
 Writer = Callable[[Sequence[Any]], WriteRequest]
 
 
 def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
     """A bound write statement compiled once: a function from its ``?`` values to the
     request to commit (rows checked against the schema, predicate bound)."""
+    if isinstance(statement, st.JoinedWrite):
+        return compile_joined(statement)
     expected = statement.param_count
     table = statement.table
     kinds = [c.kind for c in table.columns]
@@ -95,6 +99,7 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
         for key in statement.key_lookup
     ]
     assign = assigner(table, statement.assignments) if isinstance(statement, st.Update) else None
+    limit = None if statement.limit is None else limiter(table, statement.limit)
     sql = statement.sql
 
     def change(params: Sequence[Any]) -> WriteRequest:
@@ -106,11 +111,11 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
                 keys = stored_keys(table, given)
         if assign is None:
             return WriteRequest(table, "delete", predicate=predicate, keys=keys, params=bound,
-                                sql=sql)
+                                sql=sql, limit=limit)
         where = predicate if planned is None else planned.predicate(bound,
                                                                     looked_up=keys is not None)
         return WriteRequest(table, "update", predicate=where, assign=assign, keys=keys,
-                            params=bound, sql=sql)
+                            params=bound, sql=sql, limit=limit)
 
     return change
 
@@ -138,7 +143,7 @@ class WriteTexts:
             return known
         self.limits.check_statement(sql)
         statement = st.bind_text(sql, self.catalog)
-        if not isinstance(statement, (st.Insert, st.Update, st.Delete)):
+        if not isinstance(statement, st.WRITES):
             raise SqlError(f"not an INSERT, UPDATE or DELETE: {sql[:60]!r}")
         return self.remember(sql, statement)
 
@@ -194,6 +199,39 @@ def assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], ...]
         return out
 
     return assign
+
+
+def limiter(table: TableSchema, limit: st.Limit) -> Callable[[list[Row], tuple], list[int]]:
+    """A single-table UPDATE's or DELETE's ``[ORDER BY ...] LIMIT n`` compiled: of the rows
+    it matched, the positions of the first n in that order (NULLs first ascending, as
+    MySQL sorts). Where rows that differ tie across the limit (or, without ORDER BY, more
+    rows match than it writes), which ones MySQL writes depends on the order its plan reads
+    them in: refused (1235) rather than guessed."""
+    kinds = [c.kind for c in table.columns]
+    nullable = [c.nullable for c in table.columns]
+    keys = [(value_function(e, kinds, nullable, with_params=True), desc)
+            for e, desc in limit.order]
+    count = value_function(limit.count, [], [], with_params=True)
+
+    def chosen(rows: list[Row], params: tuple) -> list[int]:
+        n = count((), params)
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise SqlError(f"LIMIT takes a non-negative integer, not {n!r}")
+        if n >= len(rows):
+            return list(range(len(rows)))
+        order = [tuple(desc_key(fn(row, params)) if desc else sort_key(fn(row, params))
+                       for fn, desc in keys) for row in rows]
+        ranked = sorted(range(len(rows)), key=order.__getitem__)
+        if n and order[ranked[n - 1]] == order[ranked[n]]:
+            tied = {rows[i] for i in ranked if order[i] == order[ranked[n]]}
+            if len(tied) > 1:
+                raise UnsupportedSqlError(
+                    f"UPDATE/DELETE ... LIMIT {n} whose ORDER BY leaves rows of "
+                    f"{table.name!r} tied across the limit (which of them MySQL writes "
+                    "depends on the order its plan reads them in)")
+        return ranked[:n]
+
+    return chosen
 
 
 def upsert_assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], ...]

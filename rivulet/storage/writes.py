@@ -37,6 +37,9 @@ class WriteRequest:
     predicate: Callable[[Row, tuple], Any] | None = None
     assign: Callable[[Row, tuple], list[Any]] | None = None
     keys: list[tuple] | None = None  # primary keys that bound the rows considered
+    #: ``[ORDER BY ...] LIMIT n``: of the rows an UPDATE or DELETE matched, the positions
+    #: of those it writes.
+    limit: Callable[[list[Row], tuple], list[int]] | None = None
     params: tuple = ()
     #: The statement's text, if it came from one (bound again after an ALTER TABLE).
     sql: str = ""
@@ -67,6 +70,11 @@ class WriteRequest:
         return self.kind == "insert" and self.on_duplicate is OnDuplicate.ERROR
 
     @property
+    def written(self) -> tuple[TableSchema, ...]:
+        """The tables the write may change."""
+        return (self.table,)
+
+    @property
     def upsert(self) -> bool:
         """Whether this is an insert that resolves clashes row by row (IGNORE, ON DUPLICATE
         KEY UPDATE, REPLACE)."""
@@ -86,6 +94,8 @@ class WriteRequest:
             self.rowcount = len(self.rows)
             return [(row, 1) for row in self.rows]
         matched = self._matching_rows(storage)
+        if self.limit is not None:
+            matched = [matched[i] for i in self.limit([row for _, row in matched], self.params)]
         if self.kind == "delete":
             storage.delete(self.table, [rid for rid, _ in matched])
             self.rowcount = len(matched)
@@ -272,6 +282,10 @@ class TransactionWrite(WriteRequest):
     @property
     def atomic(self) -> bool:
         return False
+
+    @property
+    def written(self) -> tuple[TableSchema, ...]:
+        return tuple(part.schema for part in self.changes)
 
     def apply_changes(self, storage: Storage) -> list[tuple[TableSchema, list[Delta]]]:
         """Store every table's changes inside the open transaction (the caller's savepoint

@@ -23,6 +23,7 @@ import queue
 import threading
 
 from rivulet.engine.database import Database
+from rivulet.engine.joined import JoinedWriteRequest
 from rivulet.errors import RivuletError
 from rivulet.storage.writes import WriteRequest
 
@@ -115,7 +116,9 @@ def _fail(batch: list[_Item], exc: BaseException) -> None:
 def _bounded(request: WriteRequest) -> bool:
     """Whether a write touches only rows it names (an INSERT, an UPDATE/DELETE by primary
     key, a transaction's COMMIT: its write set by row identity), so committing it cannot
-    take long."""
+    take long. A multi-table UPDATE or DELETE computes its join when it commits: not one."""
+    if isinstance(request, JoinedWriteRequest):
+        return False
     return request.kind in ("insert", "transaction") or request.keys is not None
 
 

@@ -122,7 +122,7 @@ class MySQLServer(MysqlServer):
         """An autocommit write, to the group commit; while a transaction holds locks on
         its table, after the locks of the rows it writes (held until it is committed)."""
         locks = self.db.locks
-        if not (locks.active and locks.table_busy(request.table.name)):
+        if not (locks.active and any(locks.table_busy(t.name) for t in request.written)):
             await self.writes.submit(request)
             return
         owner = autocommit_owner()

@@ -93,7 +93,7 @@ class Handler:
     kind: str
     args: Callable[[Sequence[Any]], tuple]
     view: View | None = None
-    statement: st.Insert | st.Update | st.Delete | None = None
+    statement: st.Insert | st.Update | st.Delete | st.JoinedWrite | None = None
     make: Callable[[Sequence[Any]], WriteRequest] | None = None  # parameters -> write request
     table_key: str = ""
     #: A named view read directly: which of its columns the query selects (None: all of
@@ -336,7 +336,7 @@ class StatementCache:
             view = db.prepare(text, parsed=node)
             return Handler(READ, picker(order, negated), view=view)
         statement = st.bind(node, db.catalog, text)
-        if not isinstance(statement, (st.Insert, st.Update, st.Delete)):
+        if not isinstance(statement, st.WRITES):
             raise UnsupportedSqlError(f"not a write statement: {text[:60]!r}")
         if statement.param_count != len(order):
             raise ParameterCountError(
