@@ -314,6 +314,7 @@ class _Work:
         new = TableSchema(
             self.schema.name, tuple(c for c, _ in self.columns),
             tuple(names.index(n) for n in self.primary_key), version=self.version,
+            comment=self.schema.comment,
             keys=tuple(Key(k.name, tuple(names.index(n) for n in k.columns), k.unique)
                        for k in self.keys))
         moved: list[int | None] = [None] * len(self.schema.columns)

@@ -58,6 +58,7 @@ from rivulet.server import errors as er
 from rivulet.server.mysql import normalize
 from rivulet.server.mysql.context import ServerContext
 from rivulet.server.mysql.handshake import GuardedStream, check_field_list
+from rivulet.server.mysql.infoschema import reads_information_schema
 from rivulet.server.mysql.params import Reader, read_params
 from rivulet.server.mysql.session import (
     ColumnExtras,
@@ -776,6 +777,11 @@ class RivuletConnection(Connection):
             self._reply(Reply(rows, columns), binary, cursor)
         elif kind == EXPLAIN:
             self._reply(await self._explain(shape, sql), binary, cursor)
+        elif kind == CHATTER and isinstance(shape.node, exp.Query) \
+                and reads_information_schema(shape.node):
+            handler, rows = await self._in_pool(self.server.information_schema.answer,
+                                                self.db.catalog, sql, self.session.database)
+            self._answer(handler, rows, binary, cursor)
         else:  # SET and driver chatter: mysql-mimic's session handlers
             if kind == CHATTER and isinstance(shape.node, exp.Query):
                 check_static_select(sql)

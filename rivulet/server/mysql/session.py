@@ -406,7 +406,7 @@ def show(db: Database, node: exp.Expr | None,
     if kind == "CREATE VIEW":
         return _create_view(catalog, name)
     if kind in ("COLUMNS", "FIELDS"):
-        return describe(catalog, name)
+        return describe(catalog, name, full=bool(node.args.get("full")))
     if kind == "INDEX":
         schema = catalog.table(name)
         if schema is None:
@@ -424,24 +424,50 @@ def _create_view(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[Result
             text_columns("View", "Create View", "character_set_client", "collation_connection"))
 
 
-def describe(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
-    """``DESCRIBE name``: Field, Type, Null, Key, Default, Extra."""
-    columns = text_columns("Field", "Type", "Null", "Key", "Default", "Extra")
+def describe(catalog: Catalog, name: str,
+             full: bool = False) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
+    """``DESCRIBE name`` / ``SHOW COLUMNS FROM name``: Field, Type, Null, Key, Default,
+    Extra; ``SHOW FULL COLUMNS`` adds Collation (after Type), Privileges and Comment."""
+    names = ["Field", "Type", "Null", "Key", "Default", "Extra"]
+    if full:
+        names[2:2] = ["Collation"]
+        names += ["Privileges", "Comment"]
+    columns = text_columns(*names)
     schema = catalog.table(name)
     if schema is not None:
         rows = []
         for i, c in enumerate(schema.columns):
             default = None if c.default is None else str(c.default)
-            rows.append((c.name, _type_text(c.sql_type or c.kind), "YES" if c.nullable else "NO",
-                         _key_text(schema, i), default,
-                         "auto_increment" if c.auto_increment else ""))
+            row: tuple = (c.name, _type_text(c.sql_type or c.kind),
+                          "YES" if c.nullable else "NO", _key_text(schema, i), default,
+                          "auto_increment" if c.auto_increment else "")
+            if full:
+                row = (*row[:2], collation_of(c.kind), *row[2:], PRIVILEGES, c.comment)
+            rows.append(row)
         return rows, columns
     plan = catalog.view(name)
     if plan is None:
         raise UnknownObjectError(f"unknown table {name!r}")
-    rows = [(c.name, column_type_name(c.kind).lower(), "YES" if c.nullable else "NO", "", None, "")
-            for c in plan.root.columns[: plan.visible]]
+    rows = []
+    for out in plan.root.columns[: plan.visible]:
+        row = (out.name, column_type_name(out.kind).lower(), "YES" if out.nullable else "NO",
+               "", None, "")
+        rows.append((*row[:2], collation_of(out.kind), *row[2:], PRIVILEGES, "") if full
+                    else row)
     return rows, columns
+
+
+#: A column's privileges as SHOW FULL COLUMNS and information_schema.COLUMNS list them
+#: (every user may read and write every column; see docs/security.md for read-only users).
+PRIVILEGES = "select,insert,update,references"
+#: The collation of every text column (rivulet compares text as binary, by code point).
+COLLATION = "utf8mb4_0900_bin"
+CHARSET = "utf8mb4"
+
+
+def collation_of(kind: Kind | None) -> str | None:
+    """A column's collation: text columns have rivulet's one collation, others none."""
+    return COLLATION if kind in (STR, ENUM) else None
 
 
 def _key_text(schema: TableSchema, column: int) -> str:
@@ -494,6 +520,8 @@ def create_table_sql(schema: TableSchema) -> str:
             line += " DEFAULT NULL"
         if c.auto_increment:
             line += " AUTO_INCREMENT"
+        if c.comment:
+            line += f" COMMENT {_quoted(c.comment)}"
         lines.append(line)
     if schema.primary_key:
         keys = ", ".join(f"`{schema.columns[i].name}`" for i in schema.primary_key)
@@ -502,7 +530,10 @@ def create_table_sql(schema: TableSchema) -> str:
         names = ",".join(f"`{schema.columns[i].name}`" for i in key.columns)
         lines.append(f"  {'UNIQUE KEY' if key.unique else 'KEY'} `{key.name}` ({names})")
     body = ",\n".join(lines)
-    return f"CREATE TABLE `{schema.name}` (\n{body}\n) ENGINE=rivulet DEFAULT CHARSET=utf8mb4"
+    options = f"ENGINE=rivulet DEFAULT CHARSET={CHARSET} COLLATE={COLLATION}"
+    if schema.comment:
+        options += f" COMMENT={_quoted(schema.comment)}"
+    return f"CREATE TABLE `{schema.name}` (\n{body}\n) {options}"
 
 
 def _type_text(sql_type: str) -> str:
@@ -514,8 +545,14 @@ def _type_text(sql_type: str) -> str:
 def _default_literal(value: Any) -> str:
     if isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool):
         return f"'{value}'"
-    text = str(value).replace("\\", "\\\\").replace("'", "''")
-    return f"'{text}'"
+    return _quoted(str(value))
+
+
+def _quoted(text: str) -> str:
+    """A string literal as SHOW CREATE TABLE writes one: quotes doubled, backslashes
+    escaped."""
+    escaped = text.replace("\\", "\\\\").replace("'", "''")
+    return f"'{escaped}'"
 
 
 def _like_regex(pattern: str) -> re.Pattern[str]:
