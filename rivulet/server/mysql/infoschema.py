@@ -48,7 +48,7 @@ from rivulet.server.mysql.session import (
 )
 from rivulet.server.mysql.statements import Handler, StatementCache
 from rivulet.sql.parse import DIALECT, parse_one
-from rivulet.values.schema import BYTES, DATE, DATETIME, DECIMAL, ENUM, FLOAT, INT, STR, TIME
+from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, ENUM, FLOAT, INT, STR, TIME
 from rivulet.values.schema import Column as SchemaColumn
 
 if TYPE_CHECKING:
@@ -231,7 +231,7 @@ def _column_row(database: str, table: str, i: int, c: SchemaColumn, key: str) ->
         elif c.length is not None:
             char_length = c.length
             octets = c.length * (1 if c.kind == BYTES else 4)
-    elif c.kind == INT:
+    elif c.kind in (INT, BOOL):
         signed, unsigned = _INT_DIGITS.get(data_type, (19, 20))
         precision, scale = (unsigned if "unsigned" in column_type else signed), 0
     elif c.kind == DECIMAL:
