@@ -268,12 +268,14 @@ def test_comments_survive_a_reopen_and_alter(tmp_path: Path) -> None:
 
     with rivulet.open(tmp_path / "db") as db:
         db.execute("CREATE TABLE c (id INT PRIMARY KEY COMMENT 'the key', "
-                   "v VARCHAR(5) COMMENT 'a \\\\ and a ''') COMMENT 'see ''docs'''")
+                   "v VARCHAR(5) COMMENT 'a \\\\ and a ''') COMMENT 'old'")
         db.execute("ALTER TABLE c ADD COLUMN w INT COMMENT 'added'")
+        db.execute("ALTER TABLE c COMMENT = 'first'")
+        db.execute("ALTER TABLE c COMMENT = 'see ''docs''', ADD COLUMN x INT")
     with rivulet.open(tmp_path / "db") as db:
         schema = db.catalog.require_table("c")
         assert schema.comment == "see 'docs'"
-        assert [c.comment for c in schema.columns] == ["the key", "a \\ and a '", "added"]
+        assert [c.comment for c in schema.columns] == ["the key", "a \\ and a '", "added", ""]
         text = create_table_sql(schema)
         assert "`v` varchar(5) DEFAULT NULL COMMENT 'a \\\\ and a '''" in text
         assert text.endswith("COMMENT='see ''docs'''")
