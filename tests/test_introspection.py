@@ -144,12 +144,31 @@ def test_show_full_tables_lists_tables_and_views(served: Served) -> None:
     assert served.ours("SHOW FULL TABLES FROM rivulet LIKE 'a%'") == [("author", "BASE TABLE")]
 
 
-def test_unknown_table_is_1146(served: Served) -> None:
-    for sql in ("DESCRIBE nope", "SHOW CREATE TABLE nope", "SHOW FULL COLUMNS FROM nope"):
+def test_like_takes_each_statements_pattern(served: Served) -> None:
+    # (statements differing only in their LIKE pattern share a template: each is its own)
+    for pattern in ("a%", "p%", "%a%", "x%"):
+        served.same(f"SHOW TABLES LIKE '{pattern}'")
+        served.same(f"SHOW FULL COLUMNS FROM author LIKE '{pattern}'")
+
+
+def test_unknown_table_or_database(served: Served) -> None:
+    for sql, code in (("DESCRIBE nope", 1146), ("SHOW CREATE TABLE nope", 1146),
+                      ("SHOW FULL COLUMNS FROM nope", 1146), ("SHOW INDEX FROM nope", 1146),
+                      ("DESCRIBE nodb.author", 1146), ("SHOW CREATE TABLE nodb.author", 1146),
+                      ("SHOW COLUMNS FROM author FROM nodb", 1146),
+                      ("SHOW TABLES FROM nodb", 1049)):
         for conn in (served.rivulet, served.mariadb):
             with conn.cursor() as cur, pytest.raises(pymysql.err.MySQLError) as info:
                 cur.execute(sql)
-            assert info.value.args[0] == 1146
+            assert info.value.args[0] == code, sql
+
+
+def test_show_where_is_refused(served: Served) -> None:
+    for sql in ("SHOW FULL TABLES WHERE Table_type = 'BASE TABLE'",
+                "SHOW COLUMNS FROM author WHERE Field = 'id'"):
+        with served.rivulet.cursor() as cur, pytest.raises(pymysql.err.MySQLError) as info:
+            cur.execute(sql)
+        assert info.value.args[0] == 1235
 
 
 # --------------------------------------------------------------------------- information_schema

@@ -48,7 +48,7 @@ from rivulet.server.mysql.session import (
 )
 from rivulet.server.mysql.statements import Handler, StatementCache
 from rivulet.sql.parse import DIALECT, parse_one
-from rivulet.values.schema import BOOL, BYTES, DATE, DATETIME, DECIMAL, ENUM, FLOAT, INT, STR, TIME
+from rivulet.values.schema import BOOL, BYTES, DATETIME, DECIMAL, ENUM, FLOAT, INT, STR, TIME
 from rivulet.values.schema import Column as SchemaColumn
 
 if TYPE_CHECKING:
@@ -240,8 +240,6 @@ def _column_row(database: str, table: str, i: int, c: SchemaColumn, key: str) ->
         precision = 12 if c.single else 22
     elif c.kind in (TIME, DATETIME):
         fsp = c.fsp
-    elif c.kind == DATE:
-        pass
     textual = collation_of(c.kind) is not None
     default = None if c.default is None else str(c.default)  # (as DESCRIBE shows it)
     return (_CATALOG, database, table, c.name, i + 1, default, "YES" if c.nullable else "NO",

@@ -87,6 +87,7 @@ from rivulet.server.mysql.statements import (
 )
 from rivulet.server.mysql.wire import MAX_PAYLOAD, PacketTooLarge, Wire
 from rivulet.sql.control import Control, LockingRead, control_statement, locking_read
+from rivulet.sql.parse import parse_one
 from rivulet.storage.writes import WriteRequest
 
 if TYPE_CHECKING:
@@ -772,8 +773,9 @@ class RivuletConnection(Connection):
             await self._end_transaction(commit=True)  # DDL commits first, as in MySQL
             await self.server.run_ddl(sql)
             self._send(self._ok_bytes)
-        elif kind == SHOW:
-            rows, columns = show(self.db, shape.node, sql)
+        elif kind == SHOW:  # (parsed again: the template's node has the first text's LIKE)
+            node = None if shape.node is None else parse_one(sql)
+            rows, columns = show(self.db, node, sql)
             self._reply(Reply(rows, columns), binary, cursor)
         elif kind == EXPLAIN:
             self._reply(await self._explain(shape, sql), binary, cursor)

@@ -26,9 +26,10 @@ from sqlglot import exp
 
 import rivulet
 from rivulet.engine.locks import DEFAULT_TIMEOUT
-from rivulet.errors import UnknownObjectError
+from rivulet.errors import UnknownObjectError, UnsupportedSqlError
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.ir import is_adhoc
+from rivulet.server.errors import ER_BAD_DB
 from rivulet.server.mysql.statements import DATABASE_NAME
 from rivulet.sql.control import ISOLATION
 from rivulet.values.casts import datetime_text
@@ -381,9 +382,17 @@ def show(db: Database, node: exp.Expr | None,
         rows = [(name, catalog.views[name.lower()].sql) for name in sorted(db.views())]
         return rows, text_columns("View", "Definition")
     if isinstance(node, exp.Describe):
+        _check_database(node.this.db if isinstance(node.this, exp.Table) else "",
+                        node.this.name)
         return describe(catalog, node.this.name)
     kind = node.name.upper()
     target = node.args.get("target")
+    database = node.args.get("db")
+    _check_database(database.name if isinstance(database, exp.Expr) else str(database or ""),
+                    target.name if isinstance(target, exp.Expr) else str(target or ""))
+    if node.args.get("where") is not None:
+        raise UnsupportedSqlError(f"SHOW {kind} ... WHERE (query information_schema, or use "
+                                  "LIKE)")
     if kind == "TABLES":
         names = [(t.name, "BASE TABLE") for t in list(catalog.tables.values())]
         names += [(v, "VIEW") for v in db.views()]
@@ -406,13 +415,31 @@ def show(db: Database, node: exp.Expr | None,
     if kind == "CREATE VIEW":
         return _create_view(catalog, name)
     if kind in ("COLUMNS", "FIELDS"):
-        return describe(catalog, name, full=bool(node.args.get("full")))
+        rows, columns = describe(catalog, name, full=bool(node.args.get("full")))
+        like = node.args.get("like")
+        if like is not None:
+            pattern = _like_regex(like.name)
+            rows = [r for r in rows if pattern.fullmatch(r[0])]
+        return rows, columns
     if kind == "INDEX":
         schema = catalog.table(name)
         if schema is None:
             raise UnknownObjectError(f"unknown table {name!r}")
         return show_index(schema)
     raise MysqlError(f"unsupported SHOW {kind}", ErrorCode.NOT_SUPPORTED_YET)
+
+
+def _check_database(name: str, table: str = "") -> None:
+    """A SHOW or DESCRIBE ``FROM db`` / ``db.t``: the one database, or MySQL's errors
+    (of a table in another database: 1146; SHOW TABLES FROM it: 1049)."""
+    if not name or name.lower() == DATABASE_NAME:
+        return
+    if name.lower() in ("information_schema", "mysql", "performance_schema", "sys"):
+        raise UnsupportedSqlError(f"SHOW or DESCRIBE of the {name} schema (query "
+                                  "information_schema's tables)")
+    if table:
+        raise UnknownObjectError(f"Table '{name}.{table}' doesn't exist")
+    raise MysqlError(f"Unknown database '{name}'", ER_BAD_DB)
 
 
 def _create_view(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
