@@ -163,12 +163,24 @@ def test_unknown_table_or_database(served: Served) -> None:
             assert info.value.args[0] == code, sql
 
 
-def test_show_where_is_refused(served: Served) -> None:
+def test_show_where_is_a_query_of_information_schema(served: Served) -> None:
+    served.both("CREATE VIEW named AS SELECT id, name FROM author")
     for sql in ("SHOW FULL TABLES WHERE Table_type = 'BASE TABLE'",
-                "SHOW COLUMNS FROM author WHERE Field = 'id'"):
+                "SHOW FULL TABLES WHERE Table_type != 'VIEW' AND Tables_in_{db} LIKE 'p%'",
+                "SHOW TABLES WHERE Tables_in_{db} IN ('tag', 'named')",
+                "SHOW COLUMNS FROM author WHERE Field = 'email' OR `Null` = 'NO'",
+                "SHOW FULL COLUMNS FROM author WHERE Comment != ''",
+                "SHOW FULL COLUMNS FROM post WHERE `Key` = 'PRI'"):
+        with served.mariadb.cursor() as cur:
+            cur.execute(sql.format(db=served.schema))
+            theirs = [tuple(as_mysql8(v, served.schema) for v in r) for r in cur.fetchall()]
+        assert served.ours(sql.format(db="rivulet")) == theirs
+    for sql, code in (("SHOW TABLES WHERE nope = 1", 1054),
+                      ("SHOW COLUMNS FROM nope WHERE Field = 'id'", 1146),
+                      ("SHOW INDEX FROM author WHERE Key_name = 'PRIMARY'", 1235)):
         with served.rivulet.cursor() as cur, pytest.raises(pymysql.err.MySQLError) as info:
             cur.execute(sql)
-        assert info.value.args[0] == 1235
+        assert info.value.args[0] == code
 
 
 # --------------------------------------------------------------------------- information_schema

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from rivulet.errors import UnsupportedSqlError
+from rivulet.errors import UnknownColumnError, UnknownObjectError, UnsupportedSqlError
 from rivulet.plan.ir import is_adhoc
 from rivulet.plan.params import conjuncts
 from rivulet.server.mysql import normalize
@@ -365,3 +365,55 @@ def _links(condition: exp.Expr, table: str, before: set[str]) -> bool:
         return False
     sides = {left.table.lower(), right.table.lower()}
     return table in sides and bool((sides - {table}) & before)
+
+
+# --------------------------------------------------------------------------- SHOW ... WHERE
+
+#: The columns of SHOW [FULL] TABLES and SHOW [FULL] COLUMNS as information_schema's:
+#: (name shown, column of information_schema, shown without FULL).
+_SHOWN = {
+    "TABLES": ("TABLES", "TABLE_NAME", (
+        ("Tables_in_{db}", "TABLE_NAME", True), ("Table_type", "TABLE_TYPE", False))),
+    "COLUMNS": ("COLUMNS", "ORDINAL_POSITION", (
+        ("Field", "COLUMN_NAME", True), ("Type", "COLUMN_TYPE", True),
+        ("Collation", "COLLATION_NAME", False), ("Null", "IS_NULLABLE", True),
+        ("Key", "COLUMN_KEY", True), ("Default", "COLUMN_DEFAULT", True),
+        ("Extra", "EXTRA", True), ("Privileges", "PRIVILEGES", False),
+        ("Comment", "COLUMN_COMMENT", False))),
+}
+
+
+def show_where(node: exp.Show, catalog: Catalog, database: str) -> str | None:
+    """``SHOW [FULL] TABLES WHERE ...`` and ``SHOW [FULL] COLUMNS FROM t WHERE ...`` as the
+    query of information_schema that MySQL answers them with (its WHERE names the columns
+    shown); None for another SHOW, or one without WHERE. (The database was checked.)"""
+    where = node.args.get("where")
+    kind = node.name.upper()
+    if kind == "FIELDS":
+        kind = "COLUMNS"
+    if where is None or kind not in _SHOWN:
+        return None
+    table, order, shown = _SHOWN[kind]
+    full = bool(node.args.get("full"))
+    columns = [(name.format(db=database), source) for name, source, plain in shown
+               if plain or full]
+    by_name = {name.lower(): source for name, source in columns}
+    condition = where.this.copy()
+    for column in list(condition.find_all(exp.Column)):
+        source = by_name.get(column.name.lower())
+        if column.table or source is None:
+            raise UnknownColumnError(f"Unknown column '{column.sql(dialect=DIALECT)}' in "
+                                     f"'where clause'")
+        column.replace(exp.column(source))
+    filters = [exp.column("TABLE_SCHEMA").eq(exp.Literal.string(database))]
+    if kind == "COLUMNS":
+        target = node.args.get("target")
+        name = target.name if isinstance(target, exp.Expr) else str(target or "")
+        if catalog.table(name) is None and catalog.view(name) is None:
+            raise UnknownObjectError(f"Table '{database}.{name}' doesn't exist")
+        filters.append(exp.column("TABLE_NAME").eq(exp.Literal.string(name)))
+    select = exp.select(*(exp.alias_(exp.column(source), name, quoted=True)
+                          for name, source in columns))
+    query = select.from_(exp.table_(table, db=SCHEMA_NAME)).where(
+        exp.and_(*filters, exp.paren(condition))).order_by(exp.column(order))
+    return query.sql(dialect=DIALECT)

@@ -391,8 +391,7 @@ def show(db: Database, node: exp.Expr | None,
     _check_database(database.name if isinstance(database, exp.Expr) else str(database or ""),
                     target.name if isinstance(target, exp.Expr) else str(target or ""))
     if node.args.get("where") is not None:
-        raise UnsupportedSqlError(f"SHOW {kind} ... WHERE (query information_schema, or use "
-                                  "LIKE)")
+        raise UnsupportedSqlError(f"SHOW {kind} ... WHERE (query information_schema)")
     if kind == "TABLES":
         names = [(t.name, "BASE TABLE") for t in list(catalog.tables.values())]
         names += [(v, "VIEW") for v in db.views()]
