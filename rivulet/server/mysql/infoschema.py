@@ -15,10 +15,12 @@ What a query may not do: name a table of the program beside ``information_schema
 ``a JOIN b ON a.x = b.y``, the same inner join. ``DATABASE()`` and ``SCHEMA()`` are the
 session's database. The rows are MySQL 8's (rivulet says it is MySQL 8): a default is its
 text unquoted, a column type has no display width. Sizes, row counts and times are not
-kept (NULL).
+kept (NULL). Text compares by code point, as all of rivulet's (MySQL compares most of
+these columns case-insensitively; ORMs send names as they are). ``SHOW [FULL] TABLES |
+COLUMNS ... WHERE`` is the query of these tables its WHERE stands for (:func:`show_where`).
 
-FOREIGN KEY and CHECK constraints: :func:`foreign_keys` and :func:`checks` are where their
-rows come from; they are empty while the catalog has neither.
+FOREIGN KEY and CHECK constraints: :func:`foreign_key_rows` and :func:`check_rows` are where
+their rows come from; they add none while the catalog has neither.
 """
 
 from __future__ import annotations
@@ -170,8 +172,9 @@ def catalog_rows(catalog: Catalog, database: str) -> dict[str, list[tuple]]:
                 rows["KEY_COLUMN_USAGE"].append((
                     _CATALOG, database, name, _CATALOG, database, schema.name,
                     schema.columns[i].name, seq, None, None, None, None))
-        rows["KEY_COLUMN_USAGE"].extend(foreign_keys(schema, database))
-        rows["CHECK_CONSTRAINTS"].extend(checks(schema, database))
+        for more in (foreign_key_rows(schema, database), check_rows(schema, database)):
+            for name, extra in more.items():
+                rows[name].extend(extra)
     for plan in views:
         rows["TABLES"].append((_CATALOG, database, plan.name, "VIEW", None, None, None, None,
                                None, None, None, None, None, None, None, None, None, None,
@@ -195,17 +198,20 @@ def _constraints(schema: TableSchema) -> Iterator[tuple[str, str, tuple[int, ...
             yield key.name, "UNIQUE", key.columns
 
 
-def foreign_keys(schema: TableSchema, database: str) -> list[tuple]:
-    """KEY_COLUMN_USAGE rows of a table's FOREIGN KEY constraints (with their
-    REFERENCED_* columns), and, once the catalog keeps them, TABLE_CONSTRAINTS ('FOREIGN
-    KEY') and REFERENTIAL_CONSTRAINTS rows: none yet, rivulet has no FOREIGN KEY."""
-    return []
+def foreign_key_rows(schema: TableSchema, database: str) -> dict[str, list[tuple]]:
+    """The rows a table's FOREIGN KEY constraints add, by information_schema table:
+    TABLE_CONSTRAINTS (type 'FOREIGN KEY'), KEY_COLUMN_USAGE (with the REFERENCED_*
+    columns and POSITION_IN_UNIQUE_CONSTRAINT) and REFERENTIAL_CONSTRAINTS (MATCH_OPTION
+    'NONE', the UPDATE_RULE and DELETE_RULE). None while the catalog has no foreign keys:
+    Django's get_relations and get_constraints read them here."""
+    return {}
 
 
-def checks(schema: TableSchema, database: str) -> list[tuple]:
-    """CHECK_CONSTRAINTS rows of a table's CHECK constraints (and TABLE_CONSTRAINTS rows
-    of type 'CHECK' once the catalog keeps them): none yet, rivulet has no CHECK."""
-    return []
+def check_rows(schema: TableSchema, database: str) -> dict[str, list[tuple]]:
+    """The rows a table's CHECK constraints add, by information_schema table:
+    TABLE_CONSTRAINTS (type 'CHECK') and CHECK_CONSTRAINTS (the clause as MySQL prints
+    it). None while the catalog has no CHECK constraints."""
+    return {}
 
 
 #: Integer types' digits (information_schema.COLUMNS.NUMERIC_PRECISION), signed and not.
