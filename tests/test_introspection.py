@@ -272,6 +272,20 @@ def test_key_usage_statistics_and_relations(served: Served) -> None:
                 "WHERE schema_name = DATABASE()")
 
 
+def test_a_views_columns_have_their_table_columns_types(served: Served) -> None:
+    served.both("CREATE VIEW named AS SELECT id, name, score, big, score * 2 AS s2 "
+                "FROM author")
+    served.same("SELECT column_name, ordinal_position, column_type, data_type, is_nullable, "
+                "character_maximum_length, numeric_precision, numeric_scale "
+                "FROM information_schema.columns "
+                "WHERE table_schema = DATABASE() AND table_name = 'named'")
+    served.same("SELECT table_name, table_type, table_comment FROM information_schema.tables "
+                "WHERE table_schema = DATABASE()")
+    ours, theirs = served.both("DESCRIBE named")
+    assert [r[:3] for r in ours] == [tuple(as_mysql8(v, served.schema) for v in r[:3])
+                                     for r in theirs]
+
+
 def test_information_schema_follows_ddl(served: Served) -> None:
     served.both("ALTER TABLE tag ADD COLUMN note VARCHAR(10) COMMENT 'why'")
     served.both("CREATE UNIQUE INDEX uq_label ON tag (label)")

@@ -30,7 +30,8 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
@@ -45,8 +46,8 @@ from rivulet.server.mysql.session import (
     _key_text,
     _type_text,
     collation_of,
-    column_type_name,
     show_index,
+    view_column_type,
 )
 from rivulet.server.mysql.statements import Handler, StatementCache
 from rivulet.sql.parse import DIALECT, parse_one
@@ -180,13 +181,21 @@ def catalog_rows(catalog: Catalog, database: str) -> dict[str, list[tuple]]:
                                None, None, None, None, None, None, None, None, None, None,
                                None, None, "VIEW"))
         for i, c in enumerate(plan.root.columns[: plan.visible]):
-            type_text = column_type_name(c.kind).lower()
-            rows["COLUMNS"].append((
-                _CATALOG, database, plan.name, c.name, i + 1, None,
-                "YES" if c.nullable else "NO", type_text.split("(")[0], None, None, None,
-                None, None, CHARSET if collation_of(c.kind) else None, collation_of(c.kind),
-                type_text, "", "", PRIVILEGES, "", "", None))
+            rows["COLUMNS"].append(_column_row(database, plan.name, i, _view_column(c), ""))
     return rows
+
+
+def _view_column(out: Any) -> SchemaColumn:
+    """A view's output column (``ir.ColumnInfo``) as a column: its table column's
+    declaration where it passes one on unchanged, else its kind's type (see
+    :func:`view_column_type`); no default, comment or AUTO_INCREMENT of its own."""
+    if out.column is not None:
+        return replace(out.column, name=out.name, nullable=out.nullable, default=None,
+                       auto_increment=False, comment="")
+    return SchemaColumn(out.name, out.kind or STR, out.nullable, sql_type=view_column_type(out),
+                        scale=out.scale if out.kind == DECIMAL else None,
+                        precision=out.digits + out.scale if out.kind == DECIMAL else None,
+                        fsp=out.frac)
 
 
 def _constraints(schema: TableSchema) -> Iterator[tuple[str, str, tuple[int, ...]]]:

@@ -361,6 +361,17 @@ def column_extras(columns: Any) -> tuple[ColumnExtras, ...]:
     return tuple(out)
 
 
+def view_column_type(out: Any) -> str:
+    """The type DESCRIBE and information_schema give a view's column (``ir.ColumnInfo``):
+    its table column's declared type where it passes one on unchanged (as MySQL's), else
+    the type of its kind."""
+    if out.column is not None:
+        return _type_text(out.column.sql_type or out.column.kind)
+    if out.kind == DECIMAL and out.digits:
+        return f"decimal({out.digits + out.scale},{out.scale})"
+    return column_type_name(out.kind).lower()
+
+
 def column_type_name(kind: Kind | None) -> str:
     return {INT: "BIGINT", FLOAT: "DOUBLE", DECIMAL: "DECIMAL(65,30)", STR: "TEXT",
             BYTES: "BLOB", BOOL: "TINYINT(1)", DATE: "DATE", DATETIME: "DATETIME",
@@ -476,8 +487,7 @@ def describe(catalog: Catalog, name: str,
         raise UnknownObjectError(f"unknown table {name!r}")
     rows = []
     for out in plan.root.columns[: plan.visible]:
-        row = (out.name, column_type_name(out.kind).lower(), "YES" if out.nullable else "NO",
-               "", None, "")
+        row = (out.name, view_column_type(out), "YES" if out.nullable else "NO", "", None, "")
         rows.append((*row[:2], collation_of(out.kind), *row[2:], PRIVILEGES, "") if full
                     else row)
     return rows, columns
