@@ -150,8 +150,9 @@ def reads_information_schema(node: exp.Expr) -> bool:
 
 def catalog_rows(catalog: Catalog, database: str) -> dict[str, list[tuple]]:
     """Every table's rows, from the catalog as it is now."""
-    tables = sorted(catalog.tables.values(), key=lambda t: t.name)
-    views = sorted((p for p in catalog.views.values() if not is_adhoc(p.name)),
+    # (list() copies each dict at once: DDL of other connections may change it meanwhile)
+    tables = sorted(list(catalog.tables.values()), key=lambda t: t.name)
+    views = sorted((p for p in list(catalog.views.values()) if not is_adhoc(p.name)),
                    key=lambda p: p.name)
     rows: dict[str, list[tuple]] = {name: [] for name in TABLES}
     rows["SCHEMATA"] = [(_CATALOG, name, CHARSET, COLLATION, None, "NO")
