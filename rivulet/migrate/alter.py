@@ -101,6 +101,9 @@ def plan_alter(schema: TableSchema, alter: exp.Alter) -> SchemaChange:
     work = _Work(schema, schema.version + 1)
     for number, action in enumerate(alter.args.get("actions") or []):
         work.apply(number, action)
+    for option in alter.args.get("options") or []:
+        if isinstance(option, exp.SchemaCommentProperty):  # ALTER TABLE t COMMENT = 'x'
+            work.comment = option.this.name
     return work.change()
 
 
@@ -124,6 +127,7 @@ class _Work:
             (c, i) for i, c in enumerate(schema.columns)]
         self.steps: list[Step] = []
         self.changed: set[int] = set()
+        self.comment = schema.comment
         self.primary_key = [schema.columns[i].name.lower() for i in schema.primary_key]
         self.keys = [_KeyWork(k.name, [schema.columns[i].name.lower() for i in k.columns],
                               k.unique) for k in schema.keys]
@@ -314,6 +318,7 @@ class _Work:
         new = TableSchema(
             self.schema.name, tuple(c for c, _ in self.columns),
             tuple(names.index(n) for n in self.primary_key), version=self.version,
+            comment=self.comment,
             keys=tuple(Key(k.name, tuple(names.index(n) for n in k.columns), k.unique)
                        for k in self.keys))
         moved: list[int | None] = [None] * len(self.schema.columns)

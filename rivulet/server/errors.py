@@ -37,6 +37,7 @@ from rivulet.errors import (  # noqa: F401 (re-exported)
 )
 
 ER_BAD_TABLE = 1051
+ER_BAD_DB = 1049
 ER_PACKET_TOO_LARGE = 1153
 ER_UNKNOWN_STMT = 1243
 ER_UNKNOWN_SYSTEM_VARIABLE = 1193

@@ -78,7 +78,16 @@ def table_schema(create: exp.Create) -> TableSchema:
         replace(c, nullable=False) if i in pk else c
         for i, c in enumerate(columns)
     ]
-    return TableSchema(name, tuple(columns), pk, keys=tuple(keys))
+    return TableSchema(name, tuple(columns), pk, keys=tuple(keys), comment=table_comment(create))
+
+
+def table_comment(create: exp.Create) -> str:
+    """The ``COMMENT 'text'`` table option of a ``CREATE TABLE`` ('' if none)."""
+    properties = create.args.get("properties")
+    for prop in properties.expressions if properties is not None else ():
+        if isinstance(prop, exp.SchemaCommentProperty):
+            return prop.this.name
+    return ""
 
 
 def declared_key(item: exp.Expr) -> tuple[exp.Expr, str | None, list[str], bool]:
@@ -202,7 +211,7 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
     # FLOAT is single precision, FLOAT(p) too for p up to 24 (its mantissa bits; beyond, a
     # DOUBLE: MySQL's PRECISION_FOR_FLOAT, though its manual says 23).
     single = upper == "FLOAT" and not (params and params[0] > 24)
-    nullable, is_pk, default, auto = True, False, None, False
+    nullable, is_pk, default, auto, comment = True, False, None, False, ""
     for constraint in item.args.get("constraints") or []:
         c = constraint.args.get("kind")
         if isinstance(c, exp.NotNullColumnConstraint):
@@ -216,8 +225,10 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
                 raise error_at(constraint, f"AUTO_INCREMENT column {name!r} must be an integer, "
                                            f"not {sql_type}")
             auto = True
+        elif isinstance(c, exp.CommentColumnConstraint):
+            comment = c.this.name
         elif isinstance(c, (exp.UniqueColumnConstraint,  # a key of the table: see table_schema
-                            exp.CommentColumnConstraint, exp.CharacterSetColumnConstraint,
+                            exp.CharacterSetColumnConstraint,
                             exp.CollateColumnConstraint)):
             continue
         else:
@@ -227,7 +238,8 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
         bounds = TIMESTAMP_BOUNDS
     column = Column(name, kind, nullable, None, length, scale, bounds=bounds, sql_type=sql_type,
                     auto_increment=auto, precision=precision, members=members, fsp=fsp,
-                    padded=padded, max_bytes=MAX_BYTES.get(upper), single=single)
+                    padded=padded, max_bytes=MAX_BYTES.get(upper), single=single,
+                    comment=comment)
     if default is not None:
         default = _checked_default(column, default, item)
     elif kind == ENUM and not nullable:  # MySQL: a NOT NULL ENUM defaults to its first member

@@ -144,6 +144,9 @@ class Column:
     #: computes and compares as MySQL's does: a stored 0.1 is 0.10000000149011612) and shown
     #: as the shortest text that reads back as that float (0.1), as MySQL shows a FLOAT.
     single: bool = False
+    #: ``COMMENT 'text'``: shown by SHOW CREATE TABLE, SHOW FULL COLUMNS and
+    #: information_schema.COLUMNS (ORMs reflect it).
+    comment: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +193,8 @@ class TableSchema:
     version: int = 0
     #: Named keys (indexes), in the order they were made.
     keys: tuple[Key, ...] = ()
+    #: The table's ``COMMENT 'text'`` option (SHOW CREATE TABLE, information_schema.TABLES).
+    comment: str = ""
     #: UNIQUE keys other than the primary key: the columns of each, once each (derived
     #: from ``keys``: what writes are checked against).
     unique: tuple[tuple[int, ...], ...] = field(init=False, default=())

@@ -14,10 +14,19 @@ from typing import Protocol
 
 from rivulet.engine.database import Database
 from rivulet.engine.transaction import Transaction
+from rivulet.plan.catalog import Catalog
 from rivulet.server.auth import UserStore
 from rivulet.server.mysql.batcher import WriteBatcher
-from rivulet.server.mysql.statements import StatementCache
+from rivulet.server.mysql.statements import Handler, StatementCache
 from rivulet.storage.writes import WriteRequest
+
+
+class SystemTables(Protocol):
+    """Answers queries of ``information_schema`` (rivulet/server/mysql/infoschema.py)."""
+
+    def answer(self, catalog: Catalog, sql: str, database: str) -> tuple[Handler, list]:
+        """The handler (for the result's columns) and rows of such a query."""
+        ...
 
 
 class ServerContext(Protocol):
@@ -27,6 +36,7 @@ class ServerContext(Protocol):
     users: UserStore
     max_packet: int
     cache: StatementCache
+    information_schema: SystemTables
     pool: Executor
     writes: WriteBatcher
 

@@ -58,6 +58,7 @@ from rivulet.server import errors as er
 from rivulet.server.mysql import normalize
 from rivulet.server.mysql.context import ServerContext
 from rivulet.server.mysql.handshake import GuardedStream, check_field_list
+from rivulet.server.mysql.infoschema import reads_information_schema, show_where
 from rivulet.server.mysql.params import Reader, read_params
 from rivulet.server.mysql.reply_cache import ENTRY_BYTES, ReplyBudget
 from rivulet.server.mysql.session import (
@@ -87,6 +88,7 @@ from rivulet.server.mysql.statements import (
 )
 from rivulet.server.mysql.wire import MAX_PAYLOAD, PacketTooLarge, Wire
 from rivulet.sql.control import Control, LockingRead, control_statement, locking_read
+from rivulet.sql.parse import parse_one
 from rivulet.state.sizing import rows_bytes
 from rivulet.storage.writes import WriteRequest
 
@@ -772,11 +774,20 @@ class RivuletConnection(Connection):
             await self._end_transaction(commit=True)  # DDL commits first, as in MySQL
             await self.server.run_ddl(sql)
             self._send(self._ok_bytes)
-        elif kind == SHOW:
-            rows, columns = show(self.db, shape.node, sql)
+        elif kind == SHOW:  # (parsed again: the template's node has the first text's LIKE)
+            node = None if shape.node is None else parse_one(sql)
+            query = show_where(node, self.db.catalog, self.session.database) \
+                if isinstance(node, exp.Show) else None
+            if query is not None:  # SHOW ... WHERE: a query of information_schema
+                await self._information_schema(query, binary, cursor)
+                return
+            rows, columns = show(self.db, node, sql)
             self._reply(Reply(rows, columns), binary, cursor)
         elif kind == EXPLAIN:
             self._reply(await self._explain(shape, sql), binary, cursor)
+        elif kind == CHATTER and isinstance(shape.node, exp.Query) \
+                and reads_information_schema(shape.node):
+            await self._information_schema(sql, binary, cursor)
         else:  # SET and driver chatter: mysql-mimic's session handlers
             if kind == CHATTER and isinstance(shape.node, exp.Query):
                 check_static_select(sql)
@@ -795,6 +806,13 @@ class RivuletConnection(Connection):
                 return
             rows = [tuple(r) async for r in aiterate(result.rows)]
             self._reply(Reply(rows, result.columns), binary, cursor)
+
+    async def _information_schema(self, sql: str, binary: bool,
+                                  cursor: Prepared | None) -> None:
+        """A query of information_schema (rivulet/server/mysql/infoschema.py)."""
+        handler, rows = await self._in_pool(self.server.information_schema.answer,
+                                            self.db.catalog, sql, self.session.database)
+        self._answer(handler, rows, binary, cursor)
 
     # ..................................................................... transactions
 

@@ -34,6 +34,7 @@ from rivulet.server.auth import UserStore
 from rivulet.server.mysql.batcher import WriteBatcher
 from rivulet.server.mysql.context import ConnectionDealer
 from rivulet.server.mysql.handshake import GuardedStream
+from rivulet.server.mysql.infoschema import InformationSchema
 from rivulet.server.mysql.protocol import RivuletConnection
 from rivulet.server.mysql.session import RivuletSession, global_variables
 from rivulet.server.mysql.statements import StatementCache
@@ -74,6 +75,7 @@ class MySQLServer(MysqlServer):
         self.users = users if users is not None else UserStore(db.path)
         self.max_packet = max_packet
         self.cache = StatementCache(db)
+        self.information_schema = InformationSchema()
         self.variables = global_variables(max_packet)
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="rivulet-mysql")
         self._writers: set[asyncio.StreamWriter] = set()
@@ -109,6 +111,7 @@ class MySQLServer(MysqlServer):
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self.pool.shutdown, True)
         await loop.run_in_executor(None, self.writes.close)
+        await loop.run_in_executor(None, self.information_schema.close)
         if self._profile is not None:
             self._profile.disable()
             self._profile.dump_stats(os.environ[PROFILE_ENV])

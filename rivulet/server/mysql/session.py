@@ -26,9 +26,10 @@ from sqlglot import exp
 
 import rivulet
 from rivulet.engine.locks import DEFAULT_TIMEOUT
-from rivulet.errors import UnknownObjectError
+from rivulet.errors import UnknownObjectError, UnsupportedSqlError
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.ir import is_adhoc
+from rivulet.server.errors import ER_BAD_DB
 from rivulet.server.mysql.statements import DATABASE_NAME
 from rivulet.sql.control import ISOLATION
 from rivulet.values.casts import datetime_text
@@ -360,6 +361,17 @@ def column_extras(columns: Any) -> tuple[ColumnExtras, ...]:
     return tuple(out)
 
 
+def view_column_type(out: Any) -> str:
+    """The type DESCRIBE and information_schema give a view's column (``ir.ColumnInfo``):
+    its table column's declared type where it passes one on unchanged (as MySQL's), else
+    the type of its kind."""
+    if out.column is not None:
+        return _type_text(out.column.sql_type or out.column.kind)
+    if out.kind == DECIMAL and out.digits:
+        return f"decimal({out.digits + out.scale},{out.scale})"
+    return column_type_name(out.kind).lower()
+
+
 def column_type_name(kind: Kind | None) -> str:
     return {INT: "BIGINT", FLOAT: "DOUBLE", DECIMAL: "DECIMAL(65,30)", STR: "TEXT",
             BYTES: "BLOB", BOOL: "TINYINT(1)", DATE: "DATE", DATETIME: "DATETIME",
@@ -381,9 +393,16 @@ def show(db: Database, node: exp.Expr | None,
         rows = [(name, catalog.views[name.lower()].sql) for name in sorted(db.views())]
         return rows, text_columns("View", "Definition")
     if isinstance(node, exp.Describe):
+        _check_database(node.this.db if isinstance(node.this, exp.Table) else "",
+                        node.this.name)
         return describe(catalog, node.this.name)
     kind = node.name.upper()
     target = node.args.get("target")
+    database = node.args.get("db")
+    _check_database(database.name if isinstance(database, exp.Expr) else str(database or ""),
+                    target.name if isinstance(target, exp.Expr) else str(target or ""))
+    if node.args.get("where") is not None:
+        raise UnsupportedSqlError(f"SHOW {kind} ... WHERE (query information_schema)")
     if kind == "TABLES":
         names = [(t.name, "BASE TABLE") for t in list(catalog.tables.values())]
         names += [(v, "VIEW") for v in db.views()]
@@ -406,13 +425,31 @@ def show(db: Database, node: exp.Expr | None,
     if kind == "CREATE VIEW":
         return _create_view(catalog, name)
     if kind in ("COLUMNS", "FIELDS"):
-        return describe(catalog, name)
+        rows, columns = describe(catalog, name, full=bool(node.args.get("full")))
+        like = node.args.get("like")
+        if like is not None:
+            pattern = _like_regex(like.name)
+            rows = [r for r in rows if pattern.fullmatch(r[0])]
+        return rows, columns
     if kind == "INDEX":
         schema = catalog.table(name)
         if schema is None:
             raise UnknownObjectError(f"unknown table {name!r}")
         return show_index(schema)
     raise MysqlError(f"unsupported SHOW {kind}", ErrorCode.NOT_SUPPORTED_YET)
+
+
+def _check_database(name: str, table: str = "") -> None:
+    """A SHOW or DESCRIBE ``FROM db`` / ``db.t``: the one database, or MySQL's errors
+    (of a table in another database: 1146; SHOW TABLES FROM it: 1049)."""
+    if not name or name.lower() == DATABASE_NAME:
+        return
+    if name.lower() in ("information_schema", "mysql", "performance_schema", "sys"):
+        raise UnsupportedSqlError(f"SHOW or DESCRIBE of the {name} schema (query "
+                                  "information_schema's tables)")
+    if table:
+        raise UnknownObjectError(f"Table '{name}.{table}' doesn't exist")
+    raise MysqlError(f"Unknown database '{name}'", ER_BAD_DB)
 
 
 def _create_view(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
@@ -424,24 +461,49 @@ def _create_view(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[Result
             text_columns("View", "Create View", "character_set_client", "collation_connection"))
 
 
-def describe(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
-    """``DESCRIBE name``: Field, Type, Null, Key, Default, Extra."""
-    columns = text_columns("Field", "Type", "Null", "Key", "Default", "Extra")
+def describe(catalog: Catalog, name: str,
+             full: bool = False) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
+    """``DESCRIBE name`` / ``SHOW COLUMNS FROM name``: Field, Type, Null, Key, Default,
+    Extra; ``SHOW FULL COLUMNS`` adds Collation (after Type), Privileges and Comment."""
+    names = ["Field", "Type", "Null", "Key", "Default", "Extra"]
+    if full:
+        names[2:2] = ["Collation"]
+        names += ["Privileges", "Comment"]
+    columns = text_columns(*names)
     schema = catalog.table(name)
     if schema is not None:
         rows = []
         for i, c in enumerate(schema.columns):
             default = None if c.default is None else str(c.default)
-            rows.append((c.name, _type_text(c.sql_type or c.kind), "YES" if c.nullable else "NO",
-                         _key_text(schema, i), default,
-                         "auto_increment" if c.auto_increment else ""))
+            row: tuple = (c.name, _type_text(c.sql_type or c.kind),
+                          "YES" if c.nullable else "NO", _key_text(schema, i), default,
+                          "auto_increment" if c.auto_increment else "")
+            if full:
+                row = (*row[:2], collation_of(c.kind), *row[2:], PRIVILEGES, c.comment)
+            rows.append(row)
         return rows, columns
     plan = catalog.view(name)
     if plan is None:
         raise UnknownObjectError(f"unknown table {name!r}")
-    rows = [(c.name, column_type_name(c.kind).lower(), "YES" if c.nullable else "NO", "", None, "")
-            for c in plan.root.columns[: plan.visible]]
+    rows = []
+    for out in plan.root.columns[: plan.visible]:
+        row = (out.name, view_column_type(out), "YES" if out.nullable else "NO", "", None, "")
+        rows.append((*row[:2], collation_of(out.kind), *row[2:], PRIVILEGES, "") if full
+                    else row)
     return rows, columns
+
+
+#: A column's privileges as SHOW FULL COLUMNS and information_schema.COLUMNS list them
+#: (every user may read and write every column; see docs/security.md for read-only users).
+PRIVILEGES = "select,insert,update,references"
+#: The collation of every text column (rivulet compares text as binary, by code point).
+COLLATION = "utf8mb4_0900_bin"
+CHARSET = "utf8mb4"
+
+
+def collation_of(kind: Kind | None) -> str | None:
+    """A column's collation: text columns have rivulet's one collation, others none."""
+    return COLLATION if kind in (STR, ENUM) else None
 
 
 def _key_text(schema: TableSchema, column: int) -> str:
@@ -494,6 +556,8 @@ def create_table_sql(schema: TableSchema) -> str:
             line += " DEFAULT NULL"
         if c.auto_increment:
             line += " AUTO_INCREMENT"
+        if c.comment:
+            line += f" COMMENT {_quoted(c.comment)}"
         lines.append(line)
     if schema.primary_key:
         keys = ", ".join(f"`{schema.columns[i].name}`" for i in schema.primary_key)
@@ -502,7 +566,10 @@ def create_table_sql(schema: TableSchema) -> str:
         names = ",".join(f"`{schema.columns[i].name}`" for i in key.columns)
         lines.append(f"  {'UNIQUE KEY' if key.unique else 'KEY'} `{key.name}` ({names})")
     body = ",\n".join(lines)
-    return f"CREATE TABLE `{schema.name}` (\n{body}\n) ENGINE=rivulet DEFAULT CHARSET=utf8mb4"
+    options = f"ENGINE=rivulet DEFAULT CHARSET={CHARSET} COLLATE={COLLATION}"
+    if schema.comment:
+        options += f" COMMENT={_quoted(schema.comment)}"
+    return f"CREATE TABLE `{schema.name}` (\n{body}\n) {options}"
 
 
 def _type_text(sql_type: str) -> str:
@@ -514,8 +581,14 @@ def _type_text(sql_type: str) -> str:
 def _default_literal(value: Any) -> str:
     if isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool):
         return f"'{value}'"
-    text = str(value).replace("\\", "\\\\").replace("'", "''")
-    return f"'{text}'"
+    return _quoted(str(value))
+
+
+def _quoted(text: str) -> str:
+    """A string literal as SHOW CREATE TABLE writes one: quotes doubled, backslashes
+    escaped."""
+    escaped = text.replace("\\", "\\\\").replace("'", "''")
+    return f"'{escaped}'"
 
 
 def _like_regex(pattern: str) -> re.Pattern[str]:
