@@ -587,15 +587,17 @@ def _trim_profile(text: str) -> list[str]:
     return [line.replace(repo, "").rstrip() for line in lines[start:] if line.strip()]
 
 
-def run_worker(spec: dict[str, Any], directory: Path) -> dict[str, Any]:
-    """Run ``spec`` in a fresh interpreter; returns its result."""
+def run_worker(spec: dict[str, Any], directory: Path, module: str = "bench.memory"
+               ) -> dict[str, Any]:
+    """Run ``spec`` in a fresh interpreter (``python -m <module> --worker SPEC``, whose
+    ``main`` writes the result to ``spec["out"]``); returns its result."""
     spec_path = directory / f"spec.{spec['name']}.json"
     out_path = directory / f"result.{spec['name']}.json"
     spec = {**spec, "out": str(out_path)}
     spec_path.write_text(json.dumps(spec))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(REPO_DIR), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    proc = subprocess.run([sys.executable, "-m", "bench.memory", "--worker", str(spec_path)],
+    proc = subprocess.run([sys.executable, "-m", module, "--worker", str(spec_path)],
                           cwd=REPO_DIR, env=env, stdout=subprocess.PIPE, text=True,
                           check=False)  # stderr (progress, tracebacks) goes to the console
     if proc.returncode != 0 or not out_path.exists():

@@ -54,6 +54,24 @@ def _in_count(sql: str, params: Sequence[Any]) -> int:
     return len(params) - (sql.count("?") - 1)
 
 
+def load_tables(db: rivulet.Database, queries: QuerySet, dataset: Dataset) -> None:
+    """Create ``queries``' tables in ``db`` and insert every row of ``dataset``."""
+    db.execute_script(queries.schema_sql)
+    for table in dataset.tables:
+        rows = dataset.rows(table, queries.version)
+        handle = db.table(table)
+        for i in range(0, len(rows), LOAD_BATCH):
+            handle.insert_many(rows[i:i + LOAD_BATCH])
+
+
+def create_views(db: rivulet.Database, queries: QuerySet) -> None:
+    """Create the program's internal views and each read as the view ``q_<name>``."""
+    for statement in queries.view_statements():
+        db.execute(statement)
+    for name, sql in queries.reads.items():
+        db.execute(f"CREATE VIEW q_{name} AS {sql}")
+
+
 class RivuletBackend(Backend):
     """rivulet embedded: every read is a parameterized view, looked up by its values."""
 
@@ -63,18 +81,23 @@ class RivuletBackend(Backend):
         self.name = f"rivulet-{queries.version}"
         self._scratch = None if path else tempfile.mkdtemp(prefix="lobsters-")  # removed at close
         self.db = rivulet.open(path or self._scratch, **open_args)
-        self.db.execute_script(queries.schema_sql)
-        for table in dataset.tables:
-            rows = dataset.rows(table, queries.version)
-            handle = self.db.table(table)
-            for i in range(0, len(rows), LOAD_BATCH):
-                handle.insert_many(rows[i:i + LOAD_BATCH])
-        for statement in queries.view_statements():
-            self.db.execute(statement)
-        for name, sql in queries.reads.items():
-            self.db.execute(f"CREATE VIEW q_{name} AS {sql}")
+        load_tables(self.db, queries, dataset)
+        create_views(self.db, queries)
         self._bind_views()
         self.db.settle()
+
+    @classmethod
+    def over(cls, queries: QuerySet, db: rivulet.Database) -> RivuletBackend:
+        """A backend over ``db``, open on a directory ``queries``' program (tables and
+        views, as :func:`load_tables` and :func:`create_views` make them) is loaded into;
+        closing the backend closes ``db``."""
+        backend = cls.__new__(cls)
+        backend.queries = queries
+        backend.name = f"rivulet-{queries.version}"
+        backend._scratch = None
+        backend.db = db
+        backend._bind_views()
+        return backend
 
     def _bind_views(self) -> None:
         self.views = {name: self.db.view(f"q_{name}") for name in self.queries.reads}

@@ -89,7 +89,7 @@ from bench.common import (
     target,
     write_results,
 )
-from bench.lobsters.backends import LOAD_BATCH, SqlBackend
+from bench.lobsters.backends import SqlBackend, load_tables
 from bench.lobsters.data import Dataset, Sizes, generate
 from bench.lobsters.pages import run_page
 from bench.lobsters.queries import QuerySet, query_set
@@ -187,12 +187,7 @@ def load_rivulet(directory: Path, queries: QuerySet, dataset: Dataset) -> None:
 
     db = rivulet.open(directory, spark_bootstrap_rows=None, prewarm=False)
     try:
-        db.execute_script(queries.schema_sql)
-        for table in dataset.tables:
-            rows = dataset.rows(table, queries.version)
-            handle = db.table(table)
-            for i in range(0, len(rows), LOAD_BATCH):
-                handle.insert_many(rows[i:i + LOAD_BATCH])
+        load_tables(db, queries, dataset)
         for statement in queries.view_statements():
             db.execute(statement)
         db.settle(timeout=None)
