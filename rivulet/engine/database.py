@@ -40,6 +40,7 @@ from rivulet.engine.config import parse_size
 from rivulet.engine.core import Core
 from rivulet.engine.limits import Limits
 from rivulet.engine.locks import DEFAULT_TIMEOUT, LockManager, autocommit_owner, autocommit_targets
+from rivulet.engine.named_locks import NamedLocks
 from rivulet.engine.program import Program
 from rivulet.engine.propagate import Propagation
 from rivulet.engine.table import Table
@@ -142,6 +143,9 @@ class Database:
             self.upqueries = self.make_upqueries(core)
             self.program = self.make_program(core, builder, self.upqueries)
             self._last_insert_ids = LastInsertIds()
+            #: GET_LOCK's table, shared by this process's sessions (MySQL connections,
+            #: DB-API connections): rivulet/engine/named_locks.py.
+            self.named_locks = NamedLocks()
             self._prewarm_on_open = prewarm
             bootstrap.hold = True
             try:

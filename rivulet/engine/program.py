@@ -21,7 +21,13 @@ from rivulet.bind import statements as st
 from rivulet.engine.core import Core
 from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
-from rivulet.errors import ConstraintError, ProgramError, SqlError, UnknownObjectError
+from rivulet.errors import (
+    ConstraintError,
+    ProgramError,
+    SqlError,
+    UnknownObjectError,
+    UnsupportedSqlError,
+)
 from rivulet.faults import fault_point
 from rivulet.migrate import alter
 from rivulet.migrate.copy import plan_copy
@@ -31,6 +37,7 @@ from rivulet.plan.params import values_by_param
 from rivulet.plan.planner import Planner
 from rivulet.plan.usage import scan_columns
 from rivulet.spark.bootstrap import PlanRecordingBuilder
+from rivulet.sql.lock_calls import lock_calls
 from rivulet.sql.parse import DIALECT, parse_one
 from rivulet.storage.base import DropIndex
 from rivulet.values.schema import TableSchema
@@ -419,6 +426,10 @@ class Program:
         # INTERSECT), rather than calling them no SELECT.
         if not isinstance(node, (exp.Select, exp.SetOperation)):
             raise SqlError("query() takes a SELECT statement")
+        if lock_calls(node) is not None:
+            raise UnsupportedSqlError("GET_LOCK and the other named-lock functions act on a "
+                                      "session: call them on a connection (rivulet.connect or "
+                                      "the MySQL server), not db.query or db.execute")
         for in_node in node.find_all(exp.In):
             if in_node.expressions and all(isinstance(e, exp.Placeholder)
                                            for e in in_node.expressions):

@@ -13,6 +13,7 @@ from concurrent.futures import Executor
 from typing import Protocol
 
 from rivulet.engine.database import Database
+from rivulet.engine.named_locks import NamedLocks
 from rivulet.engine.transaction import Transaction
 from rivulet.server.auth import UserStore
 from rivulet.server.mysql.batcher import WriteBatcher
@@ -29,6 +30,9 @@ class ServerContext(Protocol):
     cache: StatementCache
     pool: Executor
     writes: WriteBatcher
+    #: GET_LOCK's table (the database's), or None where named locks are not served (a
+    #: replica process: its sessions would lock apart from the primary's).
+    named_locks: NamedLocks | None
 
     async def catch_up(self) -> None:
         """Before a statement is bound: bring the program up to date (a replica's may lag)."""

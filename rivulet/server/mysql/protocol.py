@@ -64,6 +64,7 @@ from rivulet.server.mysql.session import (
     RivuletSession,
     column_extras,
     describe,
+    int_columns,
     isolation_value,
     result_columns,
     show,
@@ -73,6 +74,7 @@ from rivulet.server.mysql.statements import (
     CHATTER,
     DDL,
     EXPLAIN,
+    NAMED_LOCK,
     READ,
     SET,
     SHOW,
@@ -82,10 +84,13 @@ from rivulet.server.mysql.statements import (
     Known,
     Shape,
     Texts,
-    check_static_select,
+    is_session_select,
 )
 from rivulet.server.mysql.wire import MAX_PAYLOAD, PacketTooLarge, Wire
 from rivulet.sql.control import Control, LockingRead, control_statement, locking_read
+from rivulet.sql.lock_calls import bind as bind_lock_calls
+from rivulet.sql.lock_calls import lock_calls
+from rivulet.sql.parse import parse_one
 from rivulet.storage.writes import WriteRequest
 
 if TYPE_CHECKING:
@@ -776,9 +781,13 @@ class RivuletConnection(Connection):
             self._reply(Reply(rows, columns), binary, cursor)
         elif kind == EXPLAIN:
             self._reply(await self._explain(shape, sql), binary, cursor)
+        elif kind == NAMED_LOCK:
+            await self._named_locks(sql, (), binary, cursor)
         else:  # SET and driver chatter: mysql-mimic's session handlers
-            if kind == CHATTER and isinstance(shape.node, exp.Query):
-                check_static_select(sql)
+            if kind == CHATTER and isinstance(shape.node, exp.Query) \
+                    and not is_session_select(shape.node):
+                await self._read_with_session_values(sql, binary, cursor)
+                return
             session = self.session
             result = await ensure_result_set(await session.handle_query(sql, {}))
             if kind == SET:
@@ -794,6 +803,32 @@ class RivuletConnection(Connection):
                 return
             rows = [tuple(r) async for r in aiterate(result.rows)]
             self._reply(Reply(rows, result.columns), binary, cursor)
+
+    async def _named_locks(self, sql: str, params: Sequence[Any], binary: bool,
+                           cursor: Prepared | None) -> None:
+        """``SELECT GET_LOCK(...)``: made by this connection's session, a GET_LOCK's wait
+        spent on the event loop (rivulet/engine/named_locks.py)."""
+        calls = lock_calls(parse_one(sql))
+        assert calls is not None  # (how the kind was found)
+        bound = bind_lock_calls(calls, params)
+        locks = self.server.named_locks
+        if locks is None:
+            raise UnsupportedSqlError("named locks (GET_LOCK ...) on a replica process: serve "
+                                      "without --replicas to use them")
+        row = await locks.answer_async(self.connection_id, bound)
+        self._reply(Reply([row], int_columns(*(c.column for c in calls))), binary, cursor)
+
+    async def _read_with_session_values(self, sql: str, binary: bool,
+                                        cursor: Prepared | None) -> None:
+        """A SELECT without FROM asking the session's values beside others (Django's
+        first query: ``SELECT VERSION(), @@sql_mode, ..., CONVERT_TZ(...) IS NOT NULL``):
+        the values put in as literals, then answered as an ad-hoc read."""
+        text = self.session.with_session_values(sql)
+        split = normalize.split(text)
+        handler = await self._handler(split, text)
+        if handler.kind != READ:  # (a session value left in it: not ours to compute)
+            raise UnsupportedSqlError(f"unsupported SELECT {sql.strip()[:60]!r}")
+        await self._read(handler, handler.args(split.values), binary, cursor)
 
     # ..................................................................... transactions
 
@@ -916,7 +951,7 @@ class RivuletConnection(Connection):
         handler = None
         if shape.kind in (READ, WRITE):
             handler = await self._handler(split, sql)
-        elif split.params:
+        elif split.params and shape.kind != NAMED_LOCK:
             raise ParameterError("only SELECT, INSERT, UPDATE and DELETE take '?' parameters")
         if len(self.statements) >= MAX_PREPARED:
             raise er.MysqlError(  # MySQL's max_prepared_stmt_count, per connection here
@@ -967,6 +1002,10 @@ class RivuletConnection(Connection):
         slots = self._slot_values(stmt, reader)
         cursor = stmt if cursor_flags & 0x01 else None
         handler = stmt.handler
+        if handler is None and stmt.shape.kind == NAMED_LOCK:
+            params = [slots[i] for i in stmt.split.params]
+            await self._named_locks(stmt.sql, params, True, cursor)
+            return
         if handler is None:
             await self._other(stmt.shape, stmt.sql, True, cursor)
             return

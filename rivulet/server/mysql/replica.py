@@ -278,6 +278,7 @@ class ReplicaServer(MySQLServer):
         #: Its transactions' locks, held by the primary, and their names there.
         self.locks = RemoteLocks(self)
         self.owners = itertools.count(1)
+        self.named_locks = None  # (GET_LOCK is the primary's: not forwarded yet)
         self.open_follower = open_follower
         self.primary_gone = asyncio.Event()
         self._rebuilding: asyncio.Future[None] | None = None

@@ -29,6 +29,7 @@ from mysql_mimic.types import Capabilities
 
 from rivulet.engine.database import Database
 from rivulet.engine.locks import DEFAULT_TIMEOUT, autocommit_owner, autocommit_targets
+from rivulet.engine.named_locks import NamedLocks
 from rivulet.engine.transaction import Transaction
 from rivulet.server.auth import UserStore
 from rivulet.server.mysql.batcher import WriteBatcher
@@ -79,6 +80,7 @@ class MySQLServer(MysqlServer):
         self._writers: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._profile: cProfile.Profile | None = None
+        self.named_locks: NamedLocks | None = db.named_locks
         #: Replica processes this server deals connections to (``rivulet serve --replicas``).
         self.replicas: ConnectionDealer | None = None
 
