@@ -27,6 +27,7 @@ from typing import Any
 from rivulet import errors
 from rivulet.bind import statements as st
 from rivulet.engine.database import Database
+from rivulet.engine.program import constant_with_parameters
 from rivulet.engine.transaction import Transaction
 from rivulet.sql.control import ISOLATION, Control, check_isolation, control_statement
 from rivulet.sql.lock_calls import bind as bind_lock_calls
@@ -226,9 +227,12 @@ class Cursor:
             elif isinstance(statement, st.Select):
                 if conn.read_your_writes and conn._last_write_lsn:
                     db.wait_for(conn._last_write_lsn)
-                view = db.prepare(sql)
-                self._rows = view.lookup(*params) if tx is None else tx.read(view, params)
-                columns = view.plan.root.columns[: view.plan.visible]
+                if constant_with_parameters(statement.query):  # SELECT ?: no view
+                    self._rows, columns = db.program.constant_read(statement.query, params)
+                else:
+                    view = db.prepare(sql)
+                    self._rows = view.lookup(*params) if tx is None else tx.read(view, params)
+                    columns = view.plan.root.columns[: view.plan.visible]
                 self.description = tuple(
                     (c.name, c.kind, None, None, None, None, c.nullable) for c in columns
                 )

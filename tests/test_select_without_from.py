@@ -6,6 +6,8 @@ a connection asks one (``CONVERT_TZ(...) IS NOT NULL`` beside session variables)
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,7 +18,7 @@ from test_mysql_differential import wire_type_mismatch
 
 import rivulet
 from rivulet import dbapi
-from rivulet.errors import UnknownColumnError, UnsupportedSqlError
+from rivulet.errors import ParameterCountError, UnknownColumnError, UnsupportedSqlError
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.describe import describe
 from rivulet.server.mysql.server import ServerThread
@@ -81,12 +83,25 @@ def test_columns_are_named_as_mariadb_names_them(mysql_pair: MySQLPair, client: 
     assert [f.name for f in _run(client, sql)[1]] == names
 
 
-def test_parameters_in_where_and_values_of_a_constant_query(mysql_pair: MySQLPair) -> None:
-    """A ``?`` compared with a constant is no key of a view: refused by name, as with a
-    FROM. The DB-API and the server's drivers put client-side parameters in the text."""
-    with pytest.raises(rivulet.RivuletError, match="parameter"):
-        mysql_pair.db.query("SELECT 1 FROM DUAL WHERE ? = 1", [1])
-    mysql_pair.check_query("SELECT 1 AS one FROM DUAL WHERE 2 = 2")
+@pytest.mark.parametrize(("sql", "params"), [
+    ("SELECT ?", [5]),
+    ("SELECT ? + 1 AS n, ? AS s, ? AS d", [1.5, "x", decimal.Decimal("1.25")]),
+    ("SELECT ? * 2 AS twice", [decimal.Decimal("1.25")]),
+    ("SELECT 1 AS one FROM DUAL WHERE ? = 1", [1]),
+    ("SELECT 1 AS one FROM DUAL WHERE ? = 1", [2]),
+    ("SELECT COUNT(*) AS n WHERE ?", [0]),
+    ("SELECT ? AS a UNION SELECT ?", [1, 2]),
+    ("SELECT ? AS nothing", [None]),
+])
+def test_parameters_are_values(mysql_pair: MySQLPair, sql: str, params: list[Any]) -> None:
+    """A ``?`` in a query of no table is a value (no view could key it): each read is
+    planned with its values as constants and computed apart, keeping no view."""
+    views = len(mysql_pair.db.program.adhoc)
+    mysql_pair.check_query(sql, params)
+    assert mysql_pair.db.execute(sql, params) == mysql_pair.db.query(sql, params)
+    assert len(mysql_pair.db.program.adhoc) == views
+    with pytest.raises(ParameterCountError):
+        mysql_pair.db.query(sql, [*params, 1])
 
 
 def test_django_connection_probe_over_the_wire(mysql_pair: MySQLPair, client: Any) -> None:
@@ -155,21 +170,28 @@ def test_the_dbapi_answers_it(tmp_path: Any) -> None:
         assert [d[0] for d in cur.description] == ["one", "f"]
         cur.execute("SELECT 1 FROM DUAL WHERE 1 = 0")
         assert cur.fetchall() == []
+        cur.execute("SELECT ? AS v, ? + 1", ("a", 2))
+        assert cur.fetchall() == [("a", 3)]
+        assert [(d[0], d[1]) for d in cur.description] == [("v", "str"), ("? + 1", "int")]
+        # A date is a DATE, as a prepared statement's parameter is in MySQL (the oracle's
+        # driver would send it as text).
+        cur.execute("SELECT ? AS day, YEAR(?)", (dt.date(2024, 1, 2),) * 2)
+        assert cur.fetchall() == [(dt.date(2024, 1, 2), 2024)]
 
 
 def test_what_stays_refused_is_refused_by_name(tmp_path: Any) -> None:
     """A column without a table is unknown (1054); a function rivulet does not have, a
-    clock function, a ``?`` in the select list and DUAL joined to a table are refused
-    (1235) naming the construct: nothing is computed with another engine's semantics."""
+    clock function and DUAL joined to a table are refused (1235) naming the construct:
+    nothing is computed with another engine's semantics."""
     with rivulet.open(tmp_path / "db") as db:
         db.execute("CREATE TABLE t (id INT PRIMARY KEY)")
         with pytest.raises(UnknownColumnError):
             db.query("SELECT a")
         for sql, words in [("SELECT SOUNDEX('x')", "SOUNDEX"), ("SELECT NOW()", "NOW"),
-                           ("SELECT ?", "parameter"), ("SELECT 0x41", "expression"),
+                           ("SELECT 0x41", "expression"),
                            ("SELECT 1 FROM DUAL JOIN t ON 1 = t.id", "JOIN")]:
             with pytest.raises(UnsupportedSqlError, match=words):
-                db.query(sql, [1] if "?" in sql else [])
+                db.query(sql)
     with pytest.raises(dbapi.NotSupportedError):
         with rivulet.connect(tmp_path / "db") as conn:
             conn.cursor().execute("SELECT NOW()")
@@ -203,3 +225,24 @@ def test_big_integer_literals_are_decimals() -> None:
     plan = catalog.plan("SELECT 99999999999999999999, 18446744073709551615 FROM t")
     big, unsigned = plan.root.columns[:2]
     assert big.kind == "decimal" and unsigned.kind == "int"
+
+
+def test_prepared_statements_over_the_wire(mysql_pair: MySQLPair) -> None:
+    """A server-side prepared SELECT without FROM is a read like any; one whose ``?`` are
+    values (``SELECT ?``) is refused by name there (drivers' client-side parameters are
+    literals in the text, answered above)."""
+    import mysql.connector
+
+    server = ServerThread(mysql_pair.db, port=0)
+    conn = mysql.connector.connect(host="127.0.0.1", port=server.port, user="root",
+                                   password="", database="rivulet", use_pure=True,
+                                   autocommit=True)
+    try:
+        cur = conn.cursor(prepared=True)
+        cur.execute("SELECT 1 + 1 AS two, FLOOR(2.5) AS f")
+        assert cur.fetchall() == [(2, 2)]
+        with pytest.raises(mysql.connector.errors.ProgrammingError, match="1235"):
+            cur.execute("SELECT ?", (1,))
+    finally:
+        conn.close()
+        server.stop()

@@ -300,7 +300,7 @@ class Database:
             sql = locking.sql
         statement = st.bind_text(sql, self.catalog)
         if isinstance(statement, st.Select):
-            return self.program.prepare(sql, statement.query, params=params).lookup(*params)
+            return self.program.answer(sql, statement.query, params)
         if isinstance(statement, (st.Insert, st.Update, st.Delete)):
             return self.submit(self.texts.remember(sql, statement)(tuple(params)))
         if params:
@@ -421,7 +421,7 @@ class Database:
         locking = locking_read(sql)
         if locking is not None:
             sql = locking.sql
-        return self.program.prepare(sql, params=params).lookup(*params)
+        return self.program.answer(sql, params=params)
 
     def prepare(self, sql: str, parsed: exp.Expr | None = None) -> View:
         """The view that answers the ad-hoc SELECT ``sql``, made on first use (queries that

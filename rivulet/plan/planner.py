@@ -525,7 +525,9 @@ class Planner:
                                    UnknownTableError)
                 continue
             node = item.this if isinstance(item, exp.Alias) else item
-            exprs.append(translate(node, scope))
+            # (a ? here is a value only when planned with the read's values: see bound)
+            exprs.append(translate(node, scope, None if self.bound is None else
+                                   self._bound_value))
             names.append(item.alias if isinstance(item, exp.Alias) else _output_name(item))
         return exprs, names
 
