@@ -825,9 +825,9 @@ class RivuletConnection(Connection):
         the values put in as literals, then answered as an ad-hoc read."""
         text = self.session.with_session_values(sql)
         split = normalize.split(text)
-        handler = await self._handler(split, text)
-        if handler.kind != READ:  # (a session value left in it: not ours to compute)
+        if self.cache.shape(split, text).kind != READ:  # (a session value it cannot put in)
             raise UnsupportedSqlError(f"unsupported SELECT {sql.strip()[:60]!r}")
+        handler = await self._handler(split, text)
         await self._read(handler, handler.args(split.values), binary, cursor)
 
     # ..................................................................... transactions
