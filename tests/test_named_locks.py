@@ -102,6 +102,24 @@ def test_a_connection_that_goes_releases_its_locks(server: ServerThread) -> None
     assert _one(b, "SELECT GET_LOCK('o', 10)") == 1
 
 
+def test_a_connection_reset_releases_its_locks(server: ServerThread) -> None:
+    """COM_RESET_CONNECTION ends the session as MySQL's does: its locks go too."""
+    conn = mysql.connector.connect(host="127.0.0.1", port=server.port, user="root",
+                                   password="", database="rivulet", use_pure=True,
+                                   autocommit=True)
+    other = _wire(server)
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT GET_LOCK('r', 0)")
+        assert cur.fetchall() == [(1,)]
+        assert _one(other, "SELECT IS_FREE_LOCK('r')") == 0
+        conn.cmd_reset_connection()
+        assert _one(other, "SELECT IS_FREE_LOCK('r')") == 1
+    finally:
+        conn.close()
+        other.close()
+
+
 def test_a_wait_that_closes_a_cycle_is_a_deadlock(server: ServerThread,
                                                   mariadb_oracle: MariaDBOracle) -> None:
     """a holds p and waits for q; b holds q and asks for p: b's call fails at once with
@@ -177,6 +195,37 @@ def test_the_embedded_dbapi_connection_is_a_session(tmp_path: Path) -> None:
         running.stop()
         embedded.close()  # (its database too)
     assert db.named_locks.is_free("f") == 1
+
+
+def test_sessions_of_a_replica_process_lock_in_the_primarys_table(tmp_path: Path) -> None:
+    """With ``--replicas``, connections served by a replica process lock in the primary's
+    table (forwarded): one table for the server, as for one process."""
+    from test_server_serve import start, stop
+
+    proc, port, lines = start(tmp_path, "--replicas", "1", "--no-demo", "--no-http")
+    try:
+        conns = [pymysql.connect(host="127.0.0.1", port=port, user="root",
+                                 database="rivulet", autocommit=True) for _ in range(4)]
+        roles = [_one(c, "SELECT @@rivulet_server") for c in conns]
+        replica, primary = conns[roles.index("replica 1")], conns[roles.index("primary")]
+        assert _one(replica, "SELECT GET_LOCK('shared', 0)") == 1
+        assert _one(replica, "SELECT GET_LOCK('shared', 0)") == 1
+        assert _one(primary, "SELECT IS_USED_LOCK('shared')") == \
+            _one(replica, "SELECT CONNECTION_ID()")
+        assert _one(primary, "SELECT GET_LOCK('shared', 0)") == 0
+        assert _one(primary, "SELECT GET_LOCK('mine', 0)") == 1
+        with pytest.raises(pymysql.err.OperationalError) as caught:  # forwarded, as is
+            waited = _in_thread(lambda: _one(primary, "SELECT GET_LOCK('shared', 30)"))
+            time.sleep(0.3)
+            _one(replica, "SELECT GET_LOCK('mine', 30)")
+        assert caught.value.args[0] == 1213
+        replica.close()  # its session ends: its locks go, in the primary's table
+        assert waited() == 1
+        for conn in conns:
+            if conn is not replica:
+                conn.close()
+    finally:
+        stop(proc, lines)
 
 
 def test_the_lock_table_counts_each_level() -> None:

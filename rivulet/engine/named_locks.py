@@ -177,6 +177,14 @@ class NamedLocks:
                 self._drop_waiter(name, session)
             return count
 
+    def release_sessions(self, ended: Callable[[int], bool]) -> None:
+        """Every lock of the sessions ``ended`` says are gone (a replica process's,
+        when it exits)."""
+        with self._mutex:
+            sessions = {held.owner for held in self._held.values() if ended(held.owner)}
+        for session in sessions:
+            self.release_all(session)
+
     def is_free(self, name: str) -> int:
         """``IS_FREE_LOCK(name)``: 1 if nobody holds the lock, else 0."""
         return 0 if name in self._held else 1

@@ -10,15 +10,26 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import Executor
-from typing import Protocol
+from typing import Any, Protocol
 
 from rivulet.engine.database import Database
-from rivulet.engine.named_locks import NamedLocks
 from rivulet.engine.transaction import Transaction
 from rivulet.server.auth import UserStore
 from rivulet.server.mysql.batcher import WriteBatcher
 from rivulet.server.mysql.statements import StatementCache
+from rivulet.sql.lock_calls import BoundLockCall
 from rivulet.storage.writes import WriteRequest
+
+
+class NamedLockTable(Protocol):
+    """What a connection asks of the named-lock table
+    (:class:`~rivulet.engine.named_locks.NamedLocks`, or a replica's stand-in for the
+    primary's)."""
+
+    async def answer_async(self, session: int,
+                           calls: list[BoundLockCall]) -> tuple[int | None, ...]: ...
+
+    def release_all(self, session: int) -> Any: ...
 
 
 class ServerContext(Protocol):
@@ -30,9 +41,9 @@ class ServerContext(Protocol):
     cache: StatementCache
     pool: Executor
     writes: WriteBatcher
-    #: GET_LOCK's table (the database's), or None where named locks are not served (a
-    #: replica process: its sessions would lock apart from the primary's).
-    named_locks: NamedLocks | None
+    #: GET_LOCK's table: the database's, or on a replica the primary's, reached over its
+    #: channel (sessions of every process lock in one table).
+    named_locks: NamedLockTable
 
     async def catch_up(self) -> None:
         """Before a statement is bound: bring the program up to date (a replica's may lag)."""

@@ -811,11 +811,7 @@ class RivuletConnection(Connection):
         calls = lock_calls(parse_one(sql))
         assert calls is not None  # (how the kind was found)
         bound = bind_lock_calls(calls, params)
-        locks = self.server.named_locks
-        if locks is None:
-            raise UnsupportedSqlError("named locks (GET_LOCK ...) on a replica process: serve "
-                                      "without --replicas to use them")
-        row = await locks.answer_async(self.connection_id, bound)
+        row = await self.server.named_locks.answer_async(self.connection_id, bound)
         self._reply(Reply([row], int_columns(*(c.column for c in calls))), binary, cursor)
 
     async def _read_with_session_values(self, sql: str, binary: bool,

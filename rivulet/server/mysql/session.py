@@ -267,8 +267,7 @@ class RivuletSession(Session):
         tx = self.end()
         if tx is not None:
             tx.rollback()
-        if self.server.named_locks is not None:  # its GET_LOCKs, as MySQL's session ends
-            self.server.named_locks.release_all(self.connection.connection_id)
+        self.server.named_locks.release_all(self.connection.connection_id)  # as MySQL's
 
 
 # --------------------------------------------------------------------------- result columns
