@@ -244,6 +244,14 @@ def test_the_lock_table_counts_each_level() -> None:
     assert locks.release_all(one) == 1
     assert waiting() == 1
     assert locks.release_all(two) == 2 and locks.is_free("k") == locks.is_free("j") == 1
+    # Two threads of one session (a DB-API connection shared by threads) wait at once:
+    # both are woken, and take the lock in turn (it is the session's: re-entrant).
+    assert locks.get(one, "w", 0) == 1
+    first = _in_thread(lambda: locks.get(two, "w", 30))
+    second = _in_thread(lambda: locks.get(two, "w", 30))
+    time.sleep(0.2)
+    assert locks.release(one, "w") == 1
+    assert first() == second() == 1 and locks.release_all(two) == 2
 
 
 # --------------------------------------------------------------------------- helpers

@@ -45,9 +45,10 @@ class _Held:
     count: int = 1
 
 
-@dataclass
+@dataclass(eq=False)
 class _Waiter:
-    """A session waiting for a lock: what wakes it when the lock may be free."""
+    """A call of a session waiting for a lock: what wakes it when the lock may be free.
+    One per call (two threads of one DB-API connection may wait at once)."""
 
     owner: int
     wake: Callable[[], None]
@@ -115,15 +116,18 @@ class NamedLocks:
         session still held it after ``timeout`` seconds (negative: no limit). Blocks."""
         deadline = _deadline(timeout)
         ready = threading.Event()
-        while True:
-            if self._try(session, name, ready.set):
-                return 1
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                self._stop_waiting(name, session)
-                return 0
-            ready.wait(remaining)
-            ready.clear()
+        waiter = _Waiter(session, ready.set)
+        try:
+            while True:
+                if self._try(name, waiter):
+                    return 1
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return 0
+                ready.wait(remaining)
+                ready.clear()
+        finally:
+            self._stop_waiting(name, waiter)
 
     async def get_async(self, session: int, name: str, timeout: float) -> int:
         """:meth:`get` for an event loop: waits without holding a thread."""
@@ -131,12 +135,13 @@ class NamedLocks:
         loop = asyncio.get_running_loop()
         ready = asyncio.Event()
 
-        def wake() -> None:
+        def wake() -> None:  # (from whichever thread releases the lock)
             loop.call_soon_threadsafe(ready.set)
 
+        waiter = _Waiter(session, wake)
         try:
             while True:
-                if self._try(session, name, wake):
+                if self._try(name, waiter):
                     return 1
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
@@ -147,7 +152,7 @@ class NamedLocks:
                     pass
                 ready.clear()
         finally:
-            self._stop_waiting(name, session)
+            self._stop_waiting(name, waiter)
 
     def release(self, session: int, name: str) -> int | None:
         """``RELEASE_LOCK(name)``: 1 if ``session`` held it (one level released), 0 if
@@ -173,8 +178,6 @@ class NamedLocks:
             for name in mine:
                 count += self._held.pop(name).count
                 self._wake(name)
-            for name in list(self._waiting):
-                self._drop_waiter(name, session)
             return count
 
     def release_sessions(self, ended: Callable[[int], bool]) -> None:
@@ -196,25 +199,24 @@ class NamedLocks:
 
     # ..................................................................... internals
 
-    def _try(self, session: int, name: str, wake: Callable[[], None]) -> bool:
-        """Take the lock if free (or ``session``'s already); else register ``wake`` to be
-        called when it is released, refusing a wait that closes a cycle."""
+    def _try(self, name: str, waiter: _Waiter) -> bool:
+        """Take the lock for ``waiter``'s session if free (or its already); else register
+        ``waiter`` to be woken when it is released, refusing a wait that closes a cycle."""
+        session = waiter.owner
         with self._mutex:
             held = self._held.get(name)
             if held is None:
                 self._held[name] = _Held(session)
-                self._drop_waiter(name, session)
                 return True
             if held.owner == session:
                 held.count += 1
                 return True
             if self._waits_for(held.owner, session):
-                self._drop_waiter(name, session)
                 raise DeadlockError("Deadlock found when trying to get lock; try restarting "
                                     "transaction")
             waiters = self._waiting.setdefault(name, [])
-            if all(w.owner != session for w in waiters):
-                waiters.append(_Waiter(session, wake))
+            if waiter not in waiters:
+                waiters.append(waiter)
             return False
 
     def _waits_for(self, session: int, target: int) -> bool:
@@ -239,17 +241,13 @@ class NamedLocks:
         for waiter in self._waiting.get(name, ()):
             waiter.wake()
 
-    def _stop_waiting(self, name: str, session: int) -> None:
+    def _stop_waiting(self, name: str, waiter: _Waiter) -> None:
         with self._mutex:
-            self._drop_waiter(name, session)
-
-    def _drop_waiter(self, name: str, session: int) -> None:
-        waiters = self._waiting.get(name)
-        if waiters is None:
-            return
-        waiters[:] = [w for w in waiters if w.owner != session]
-        if not waiters:
-            del self._waiting[name]
+            waiters = self._waiting.get(name)
+            if waiters is not None and waiter in waiters:
+                waiters.remove(waiter)
+                if not waiters:
+                    del self._waiting[name]
 
 
 def _waits(call: BoundLockCall) -> bool:
