@@ -187,6 +187,10 @@ def test_the_embedded_dbapi_connection_is_a_session(tmp_path: Path) -> None:
         assert _one(wire, "SELECT GET_LOCK('e', 0)") == 1
         cur.execute("SELECT RELEASE_LOCK('e')")
         assert cur.fetchall() == [(0,)]
+        cur.execute("SELECT GET_LOCK(?, ?), RELEASE_LOCK(?)", ("t", "0.1", "t"))  # as numbers
+        assert cur.fetchall() == [(1, 1)]
+        with pytest.raises(dbapi.ProgrammingError, match="parameter value"):
+            cur.execute("SELECT GET_LOCK(?, 0)", ({"not": "a value"},))
         with pytest.raises(UnsupportedSqlError, match="session"):
             db.query("SELECT GET_LOCK('x', 0)")
         wire.close()

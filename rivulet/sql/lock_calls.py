@@ -11,16 +11,21 @@ name rather than computed wrong.
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
 
-from rivulet.errors import ArgumentCountError, ParameterCountError, SqlError
+from rivulet.errors import ArgumentCountError, ParameterCountError, ParameterError, SqlError
 from rivulet.sql.dual import is_dual
 from rivulet.sql.parse import DIALECT, unsupported
-from rivulet.values.conversions import as_float
+from rivulet.values.conversions import to_number
+
+#: The Python types a parameter's value may have.
+_SCALARS = (int, float, decimal.Decimal, str, bytes, dt.date, dt.timedelta)
 
 #: Each function and the number of arguments it takes.
 LOCK_FUNCTIONS = {"GET_LOCK": 2, "RELEASE_LOCK": 1, "IS_FREE_LOCK": 1, "IS_USED_LOCK": 1,
@@ -102,7 +107,7 @@ def bind(calls: Sequence[LockCall], params: Sequence[Any]) -> list[BoundLockCall
         name = _name(args[0], call.function)
         timeout = None
         if call.function == "GET_LOCK" and args[1] is not None:
-            timeout = as_float(args[1])  # (text as MySQL reads it: 'abc' is 0)
+            timeout = float(to_number(args[1]))  # (text as MySQL reads it: 'abc' is 0)
         bound.append(BoundLockCall(call.function, name, timeout))
     return bound
 
@@ -129,6 +134,9 @@ def _value(arg: exp.Expr, params: Any) -> Any:
         arg = arg.this
     if isinstance(arg, exp.Placeholder):
         value = next(params)
+        if value is not None and not isinstance(value, _SCALARS):
+            raise ParameterError(f"a parameter value must be a number, string, bytes, date, "
+                                 f"datetime, timedelta or None, got a {type(value).__name__}")
     elif isinstance(arg, exp.Null):
         value = None
     elif isinstance(arg, exp.Literal) and arg.is_string:
