@@ -27,8 +27,12 @@ from typing import Any
 from rivulet import errors
 from rivulet.bind import statements as st
 from rivulet.engine.database import Database
+from rivulet.engine.program import constant_with_parameters
 from rivulet.engine.transaction import Transaction
 from rivulet.sql.control import ISOLATION, Control, check_isolation, control_statement
+from rivulet.sql.lock_calls import bind as bind_lock_calls
+from rivulet.sql.lock_calls import lock_calls
+from rivulet.values.schema import INT
 
 apilevel = "2.0"
 threadsafety = 2  # threads may share the module and connections, not cursors
@@ -109,6 +113,8 @@ class Connection:
         self._last_write_lsn = 0
         #: The open transaction (after a write with autocommit off, or BEGIN), if any.
         self._tx: Transaction | None = None
+        #: The connection as a session of named locks (GET_LOCK): its CONNECTION_ID.
+        self.session_id = db.named_locks.new_session()
 
     @property
     def autocommit(self) -> bool:
@@ -162,6 +168,7 @@ class Connection:
             if self._tx is not None:
                 self._tx.rollback()
                 self._tx = None
+            self.db.named_locks.release_all(self.session_id)  # as a MySQL session ends
             self._closed = True
             self.db.close()
 
@@ -211,12 +218,21 @@ class Cursor:
                 return self
             statement = st.bind_text(sql, db.catalog)
             tx = conn._tx
-            if isinstance(statement, st.Select):
+            calls = lock_calls(statement.query) if isinstance(statement, st.Select) else None
+            if calls is not None:  # GET_LOCK(...): this connection's, not a view's
+                row = db.named_locks.answer(conn.session_id, bind_lock_calls(calls, params))
+                self._rows, self.rowcount = [row], 1
+                self.description = tuple((c.column, INT, None, None, None, None, True)
+                                         for c in calls)
+            elif isinstance(statement, st.Select):
                 if conn.read_your_writes and conn._last_write_lsn:
                     db.wait_for(conn._last_write_lsn)
-                view = db.prepare(sql)
-                self._rows = view.lookup(*params) if tx is None else tx.read(view, params)
-                columns = view.plan.root.columns[: view.plan.visible]
+                if constant_with_parameters(statement.query):  # SELECT ?: no view
+                    self._rows, columns = db.program.constant_read(statement.query, params)
+                else:
+                    view = db.prepare(sql)
+                    self._rows = view.lookup(*params) if tx is None else tx.read(view, params)
+                    columns = view.plan.root.columns[: view.plan.visible]
                 self.description = tuple(
                     (c.name, c.kind, None, None, None, None, c.nullable) for c in columns
                 )

@@ -2,19 +2,15 @@
 driver (``pymysql.install_as_MySQLdb()``): :func:`configure` once per process (Django's
 settings are global), then :func:`point_at` a running server.
 
-Django's MySQL backend is used as shipped, with two exceptions, both outside transactions:
-
-- The driver: Django's backend imports ``MySQLdb`` (mysqlclient, a C extension). PyMySQL
-  stands in for it (``install_as_MySQLdb``) while the backend is imported, and only then:
-  ``MySQLdb`` is mysqlclient again afterwards for the rest of the test process (where
-  mysqlclient is installed: tests/test_lobsters.py runs over it). Django checks the
-  driver's version only (mysqlclient 1.4.3 or newer): PyMySQL 1.2 says it is 2.2.8.
-- The server probe: Django's first query on each connection (``mysql_server_data``) asks
-  ``SELECT VERSION(), @@sql_mode, ..., CONVERT_TZ('2001-01-01 01:00:00', 'UTC', 'UTC') IS
-  NOT NULL``, and rivulet refuses expressions in a SELECT without FROM (1235). The probe is
-  replaced by the same query without ``CONVERT_TZ``, taken as false: what MySQL answers
-  without its time zone tables, and what rivulet's ``CONVERT_TZ`` answers for a named zone
-  (NULL). Left for the issue of Django and SQLAlchemy applications.
+Django's MySQL backend is used as shipped, with one exception, outside transactions: the
+driver. Django's backend imports ``MySQLdb`` (mysqlclient, a C extension). PyMySQL stands
+in for it (``install_as_MySQLdb``) while the backend is imported, and only then:
+``MySQLdb`` is mysqlclient again afterwards for the rest of the test process (where
+mysqlclient is installed: tests/test_lobsters.py runs over it). Django checks the driver's
+version only (mysqlclient 1.4.3 or newer): PyMySQL 1.2 says it is 2.2.8. Its first query
+on each connection (``mysql_server_data``: ``SELECT VERSION(), @@sql_mode, ...,
+CONVERT_TZ('2001-01-01 01:00:00', 'UTC', 'UTC') IS NOT NULL``) is answered as MySQL without
+time zone tables answers it: no time zone support (tests/test_select_without_from.py).
 
 Connections read their own commits (``SET rivulet_read_your_writes = 1``, the connection's
 ``init_command``), as an application on MySQL expects; a read of another connection's
@@ -51,7 +47,6 @@ def configure() -> None:
         DEFAULT_AUTO_FIELD="django.db.models.BigAutoField",
     )
     django.setup()
-    _probe_without_convert_tz()
 
 
 def _import_backend_over_pymysql() -> None:
@@ -73,24 +68,6 @@ def _import_backend_over_pymysql() -> None:
             del sys.modules[name]
         sys.modules.update(saved)
         vars(pymysql).update(submodules)
-
-
-def _probe_without_convert_tz() -> None:
-    from django.db.backends.mysql.base import DatabaseWrapper
-    from django.utils.functional import cached_property
-
-    def mysql_server_data(self: Any) -> dict[str, Any]:
-        with self.temporary_connection() as cursor:
-            cursor.execute("SELECT VERSION(), @@sql_mode, @@default_storage_engine, "
-                           "@@sql_auto_is_null, @@lower_case_table_names")
-            row = cursor.fetchone()
-        return {"version": row[0], "sql_mode": row[1], "default_storage_engine": row[2],
-                "sql_auto_is_null": bool(row[3]), "lower_case_table_names": bool(row[4]),
-                "has_zoneinfo_database": False}
-
-    probe = cached_property(mysql_server_data)
-    probe.__set_name__(DatabaseWrapper, "mysql_server_data")
-    DatabaseWrapper.mysql_server_data = probe
 
 
 def point_at(port: int) -> None:

@@ -14,6 +14,8 @@ sqlglot's executor over the MySQL protocol.
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import re
 import time
 from collections.abc import Iterator
@@ -430,20 +432,26 @@ def test_the_mysql_protocol_sends_the_codes(wire: Any) -> None:
     assert wire_error(wire, "SELECT SOUNDEX(s) FROM t")[0] == 1235
 
 
-def test_a_select_without_from_answers_only_what_drivers_ask(wire: Any) -> None:
-    """mysql-mimic answers a SELECT without FROM with sqlglot's Python executor: right for
-    a literal, a variable or the session's name, wrong for the rest (``5/2`` a double,
+def test_a_select_without_from_is_computed_as_mysql_computes_it(wire: Any) -> None:
+    """mysql-mimic would answer a SELECT without FROM with sqlglot's Python executor: right
+    for a literal, a variable or the session's name, wrong for the rest (``5/2`` a double,
     ``'1abc' = 1`` false, ``0x41`` a number) or a crash (an unknown function was a
-    NameError, error 1105). Those are refused (1235) as without the server."""
+    NameError, error 1105). Only the session's values are mimic's; the rest is computed by
+    rivulet's planner as MySQL computes it (tests/test_select_without_from.py compares it
+    with MariaDB), and what rivulet does not have is refused (1235) by name."""
     assert wire_rows(wire, "SELECT 1") == [(1,)]
     assert wire_rows(wire, "SELECT -1, 'x', NULL") == [(-1, "x", None)]
     assert wire_rows(wire, "SELECT @@version_comment LIMIT 1") == [("rivulet",)]
     assert wire_rows(wire, "SELECT DATABASE(), CURRENT_USER()") == [("rivulet", "root")]
-    for sql in ("SELECT CONVERT_TZ('2020-01-01 00:00:00', '+00:00', '-05:30')",
-                "SELECT SOUNDEX('x')", "SELECT 5/2", "SELECT 1 = '1abc'", "SELECT 1.5",
-                "SELECT 0x41", "SELECT 99999999999999999999", "SELECT NOW()"):
+    assert wire_rows(wire, "SELECT 5/2, 1 = '1abc', 1.5, 99999999999999999999") == [
+        (decimal.Decimal("2.5000"), 1, decimal.Decimal("1.5"),
+         decimal.Decimal("99999999999999999999"))]
+    assert wire_rows(wire, "SELECT CONVERT_TZ('2020-01-01 00:00:00', '+00:00', '-05:30')") \
+        == [(dt.datetime(2019, 12, 31, 18, 30),)]
+    for sql, construct in (("SELECT SOUNDEX('x')", "SOUNDEX"), ("SELECT 0x41", "expression"),
+                           ("SELECT NOW()", "NOW")):
         code, message = wire_error(wire, sql)
-        assert code == 1235 and "SELECT without FROM" in message, (sql, code, message)
+        assert code == 1235 and construct in message, (sql, code, message)
 
 
 def test_text_that_ends_inside_a_string_is_refused_at_once(wire: Any) -> None:

@@ -28,6 +28,7 @@ from rivulet.dataflow.ops.base import Base, NodeId, Operator, StatefulOperator
 from rivulet.dataflow.ops.distinct import Distinct
 from rivulet.dataflow.ops.filter import Filter
 from rivulet.dataflow.ops.join import Join
+from rivulet.dataflow.ops.one_row import OneRow
 from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.dataflow.ops.topk import TopK
@@ -461,6 +462,8 @@ class Builder:
             return Distinct(parents[0], node.arity, partial=partial)
         if isinstance(node, ir.Union):
             return Union(tuple(parents))
+        if isinstance(node, ir.OneRow):
+            return OneRow()
         if isinstance(node, ir.TopK):
             key = sort_key_function(node.order, tie_break=node.arity)
             order = ", ".join(f"#{k.column}{' DESC' if k.descending else ''}" for k in node.order)

@@ -40,6 +40,7 @@ from rivulet.engine.config import parse_size
 from rivulet.engine.core import Core
 from rivulet.engine.limits import Limits
 from rivulet.engine.locks import DEFAULT_TIMEOUT, LockManager, autocommit_owner, autocommit_targets
+from rivulet.engine.named_locks import NamedLocks
 from rivulet.engine.program import Program
 from rivulet.engine.propagate import Propagation
 from rivulet.engine.table import Table
@@ -142,6 +143,9 @@ class Database:
             self.upqueries = self.make_upqueries(core)
             self.program = self.make_program(core, builder, self.upqueries)
             self._last_insert_ids = LastInsertIds()
+            #: GET_LOCK's table, shared by this process's sessions (MySQL connections,
+            #: DB-API connections): rivulet/engine/named_locks.py.
+            self.named_locks = NamedLocks()
             self._prewarm_on_open = prewarm
             bootstrap.hold = True
             try:
@@ -296,7 +300,7 @@ class Database:
             sql = locking.sql
         statement = st.bind_text(sql, self.catalog)
         if isinstance(statement, st.Select):
-            return self.program.prepare(sql, statement.query, params=params).lookup(*params)
+            return self.program.answer(sql, statement.query, params)
         if isinstance(statement, st.WRITES):
             return self.submit(self.texts.remember(sql, statement)(tuple(params)))
         if params:
@@ -417,7 +421,7 @@ class Database:
         locking = locking_read(sql)
         if locking is not None:
             sql = locking.sql
-        return self.program.prepare(sql, params=params).lookup(*params)
+        return self.program.answer(sql, params=params)
 
     def prepare(self, sql: str, parsed: exp.Expr | None = None) -> View:
         """The view that answers the ad-hoc SELECT ``sql``, made on first use (queries that

@@ -21,12 +21,20 @@ def explain(db: Database, view: str) -> str:
     lines = [f"view {built.plan.name}: {built.plan.sql}"]
     for node in sorted(built.nodes):
         entry = graph.nodes[node]
-        parents = ", ".join(f"n{p}" for p in entry.op.parents)
+        parents = ", ".join(f"n{p}" for p in entry.op.parents) or _source(entry.op)
         users = sorted(entry.users, key=str.lower)
         shared = f"  (shared by {len(users)} views: {', '.join(users)})" if len(users) > 1 else ""
-        line = f"  n{node}: {entry.op.describe()}  <- {parents or 'writes'}{shared}"
+        line = f"  n{node}: {entry.op.describe()}  <- {parents}{shared}"
         lines.append(line + "".join(f"\n      {d}" for d in _state_of(entry)))
     return "\n".join(lines)
+
+
+def _source(op: Any) -> str:
+    """What feeds a node without parents: a table's writes, or nothing (the one row of a
+    SELECT without FROM)."""
+    from rivulet.dataflow.ops.one_row import OneRow
+
+    return "nothing (a constant)" if isinstance(op, OneRow) else "writes"
 
 
 def _state_of(entry: Any) -> list[str]:

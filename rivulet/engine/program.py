@@ -21,7 +21,14 @@ from rivulet.bind import statements as st
 from rivulet.engine.core import Core
 from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
-from rivulet.errors import ConstraintError, ProgramError, SqlError, UnknownObjectError
+from rivulet.errors import (
+    ConstraintError,
+    ParameterCountError,
+    ProgramError,
+    SqlError,
+    UnknownObjectError,
+    UnsupportedSqlError,
+)
 from rivulet.faults import fault_point
 from rivulet.migrate import alter
 from rivulet.migrate.copy import plan_copy
@@ -31,7 +38,11 @@ from rivulet.plan.params import values_by_param
 from rivulet.plan.planner import Planner
 from rivulet.plan.usage import scan_columns
 from rivulet.spark.bootstrap import PlanRecordingBuilder
+from rivulet.sql.dual import is_dual
+from rivulet.sql.lock_calls import lock_calls
 from rivulet.sql.parse import DIALECT, parse_one
+from rivulet.state.holes import MISSING
+from rivulet.state.reader import KeyedReader
 from rivulet.storage.base import DropIndex
 from rivulet.values.schema import TableSchema
 
@@ -394,6 +405,40 @@ class Program:
         replaced since it was looked up)."""
         return self.views.get(view.name.lower()) is view
 
+    def answer(self, sql: str, parsed: exp.Expr | None = None,
+               params: Sequence[Any] = ()) -> list[tuple]:
+        """The rows of the ad-hoc SELECT ``sql`` for ``params``: from its view (see
+        :meth:`prepare`), or, for a query of no table whose ``?`` are values (``SELECT ?``,
+        :func:`constant_with_parameters`), computed with them."""
+        view = self.adhoc.get(sql)
+        if view is None:
+            node = parse_one(sql) if parsed is None else parsed
+            if constant_with_parameters(node):
+                return self.constant_read(node, params)[0]
+            view = self.prepare(sql, node, params=params)
+        return view.lookup(*params)
+
+    def constant_read(self, node: exp.Expr, params: Sequence[Any]
+                      ) -> tuple[list[tuple], tuple[ir.ColumnInfo, ...]]:
+        """A query of no table with ``?`` among its values, planned with the values as
+        constants and computed in throwaway state: no view keeps an answer that no key
+        could find again (rivulet/plan/bound.py does the same for reads a view's keys
+        cannot answer). Its rows and result columns."""
+        self.core.check_open()
+        marks = [n for n in node.dfs() if isinstance(n, exp.Placeholder)]
+        if len(marks) != len(params):
+            raise ParameterCountError(f"statement takes {len(marks)} parameter(s), got "
+                                      f"{len(params)}")
+        bound = {id(mark): value for mark, value in zip(marks, params)}
+        plan = Planner(self.core.catalog, bound=bound).plan_view(
+            f"{ADHOC_PREFIX}constant", node, node.sql(dialect=DIALECT))
+        built = self.upqueries.computed(plan)
+        assert isinstance(built.state, KeyedReader)  # (no range parameter: no parameter)
+        rows = built.state.get(())
+        if not rows or rows is MISSING:
+            rows = built.finish(built.default_rows((), True)) if built.default_rows else ()
+        return list(rows), plan.root.columns[: plan.visible]
+
     def prepare(self, sql: str, parsed: exp.Expr | None = None, *,
                 params: Sequence[Any] | None = None) -> View:
         """The view that answers the ad-hoc SELECT ``sql``, made on first use (``parsed``:
@@ -419,6 +464,10 @@ class Program:
         # INTERSECT), rather than calling them no SELECT.
         if not isinstance(node, (exp.Select, exp.SetOperation)):
             raise SqlError("query() takes a SELECT statement")
+        if lock_calls(node) is not None:
+            raise UnsupportedSqlError("GET_LOCK and the other named-lock functions act on a "
+                                      "session: call them on a connection (rivulet.connect or "
+                                      "the MySQL server), not db.query or db.execute")
         for in_node in node.find_all(exp.In):
             if in_node.expressions and all(isinstance(e, exp.Placeholder)
                                            for e in in_node.expressions):
@@ -438,6 +487,13 @@ class Program:
                     core.limits.check_new_view(len(self.views))
                     view = self.install_view(plan)
         return view
+
+
+def constant_with_parameters(node: exp.Expr) -> bool:
+    """A SELECT of no table (no FROM, or FROM DUAL) with ``?`` in it."""
+    return (isinstance(node, (exp.Select, exp.SetOperation))
+            and all(is_dual(t) for t in node.find_all(exp.Table))
+            and any(isinstance(n, exp.Placeholder) for n in node.walk()))
 
 
 def _view_sources(sql: str) -> set[str]:

@@ -54,6 +54,8 @@ def _node(node: ir.Node, depth: int, lines: list[str]) -> None:
 def _line(node: ir.Node) -> str:
     if isinstance(node, ir.Scan):
         return f"Scan {node.table}" + (f"@{node.version}" if node.version else "")
+    if isinstance(node, ir.OneRow):
+        return "One row (no FROM)"
     below = _names(node.inputs()[0].columns) if node.inputs() else []
     if isinstance(node, ir.Filter):
         return f"Filter {expression(node.predicate, below)}"

@@ -337,6 +337,10 @@ def _cast(node: exp.Cast, t: Callable[[exp.Expr], Expr]) -> Expr:
     return Call(f"cast_{kind}", (t(node.this),))
 
 
+#: The first integer a BIGINT UNSIGNED cannot hold.
+_PAST_BIGINT = 2 ** 64
+
+
 def literal(node: exp.Expr) -> Lit:
     if isinstance(node, exp.Null):
         return Lit(None, None)
@@ -346,9 +350,11 @@ def literal(node: exp.Expr) -> Lit:
         return Lit(node.this, STR)
     text = node.this
     try:
-        return Lit(int(text), INT)
+        number = int(text)
     except ValueError:
         pass
+    else:  # past BIGINT UNSIGNED, MySQL reads an integer as an exact DECIMAL
+        return Lit(number, INT) if number < _PAST_BIGINT else Lit(decimal.Decimal(text), DECIMAL)
     try:
         if "e" in text.lower():
             return Lit(float(text), FLOAT)

@@ -10,6 +10,7 @@ display and are excluded from equality, so ``SELECT id AS a`` and ``SELECT id AS
 Map of relational nodes (output columns in brackets)::
 
     Scan(table)                        [table columns]
+    OneRow()                           [no columns]  (one row: a SELECT without FROM, DUAL)
     Filter(input, predicate)           [input]
     Project(input, exprs)              [one per expr]
     Join(left, right, kind, keys...)   [left ++ right]
@@ -221,6 +222,15 @@ class Scan(Node):
     #: fixed with the version: eager aggregation (rivulet/plan/eager.py) reads it here, so
     #: that a plan optimized later, after the table has changed, is optimized the same way.
     primary_key: tuple[int, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class OneRow(Node):
+    """The one row of no columns that a ``SELECT`` without ``FROM`` (or ``FROM DUAL``)
+    reads, as MySQL computes it: its select list over one row, its WHERE keeping or dropping
+    that row, its aggregates over one row. A constant source: no write ever changes it."""
+
+    columns: tuple[ColumnInfo, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)

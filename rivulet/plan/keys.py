@@ -112,6 +112,8 @@ def trace(node: ir.Node, demand: Demand) -> list[Demand] | str:
         if not node.group_by or not set(cols) <= set(node.group_by):
             return "key does not determine whole top-k groups"
         return [demand]
+    if isinstance(node, ir.OneRow):
+        return []  # a source: nothing below
     raise TypeError(f"cannot trace keys through {type(node).__name__}")
 
 

@@ -53,6 +53,7 @@ from rivulet.plan.expressions import (
 )
 from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
 from rivulet.plan.scope import FromScope, GroupedScope, Relation
+from rivulet.sql.dual import is_dual
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values.schema import (
     BOOL,
@@ -247,8 +248,11 @@ class Planner:
 
     def _plan_from(self, select: exp.Select) -> tuple[ir.Node, FromScope]:
         from_ = select.args.get("from_") or select.args.get("from")
-        if from_ is None:
-            raise unsupported(select, "SELECT without FROM")
+        if from_ is None or is_dual(from_.this):
+            if select.args.get("joins"):
+                raise unsupported(select.args["joins"][0], "JOIN after FROM DUAL")
+            one_row = ir.OneRow()
+            return one_row, FromScope([], one_row.columns)
         node, rel = self._relation(from_.this, 0)
         relations = [rel]
         for join in select.args.get("joins") or []:
@@ -521,7 +525,9 @@ class Planner:
                                    UnknownTableError)
                 continue
             node = item.this if isinstance(item, exp.Alias) else item
-            exprs.append(translate(node, scope))
+            # (a ? here is a value only when planned with the read's values: see bound)
+            exprs.append(translate(node, scope, None if self.bound is None else
+                                   self._bound_value))
             names.append(item.alias if isinstance(item, exp.Alias) else _output_name(item))
         return exprs, names
 
@@ -1092,6 +1098,8 @@ def _expr_name(e: ir.Expr, columns: tuple[ir.ColumnInfo, ...]) -> str:
 def _output_name(item: exp.Expr) -> str:
     if isinstance(item, exp.Column):
         return item.name
+    if isinstance(item, exp.Literal) and item.is_string:
+        return item.name  # MySQL names a string's column by its value: SELECT 'a' -> a
     return item.sql(dialect="mysql")
 
 

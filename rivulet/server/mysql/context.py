@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import Executor
-from typing import Protocol
+from typing import Any, Protocol
 
 from rivulet.engine.database import Database
 from rivulet.engine.transaction import Transaction
@@ -18,6 +18,7 @@ from rivulet.plan.catalog import Catalog
 from rivulet.server.auth import UserStore
 from rivulet.server.mysql.batcher import WriteBatcher
 from rivulet.server.mysql.statements import Handler, StatementCache
+from rivulet.sql.lock_calls import BoundLockCall
 from rivulet.storage.writes import WriteRequest
 
 
@@ -27,6 +28,17 @@ class SystemTables(Protocol):
     def answer(self, catalog: Catalog, sql: str, database: str) -> tuple[Handler, list]:
         """The handler (for the result's columns) and rows of such a query."""
         ...
+
+
+class NamedLockTable(Protocol):
+    """What a connection asks of the named-lock table
+    (:class:`~rivulet.engine.named_locks.NamedLocks`, or a replica's stand-in for the
+    primary's)."""
+
+    async def answer_async(self, session: int,
+                           calls: list[BoundLockCall]) -> tuple[int | None, ...]: ...
+
+    def release_all(self, session: int) -> Any: ...
 
 
 class ServerContext(Protocol):
@@ -39,6 +51,9 @@ class ServerContext(Protocol):
     information_schema: SystemTables
     pool: Executor
     writes: WriteBatcher
+    #: GET_LOCK's table: the database's, or on a replica the primary's, reached over its
+    #: channel (sessions of every process lock in one table).
+    named_locks: NamedLockTable
 
     async def catch_up(self) -> None:
         """Before a statement is bound: bring the program up to date (a replica's may lag)."""

@@ -164,6 +164,9 @@ class Replicas:
             index = replica.index  # its transactions are gone: so are their locks
             self.server.db.locks.release_all(
                 lambda owner: owner[:2] == ("replica", index))
+            # (its connections' ids carry its process number + 1: see MySQLServer)
+            self.server.db.named_locks.release_sessions(
+                lambda session: session >> 16 == index + 1)
 
     async def _answer(self, writer: asyncio.StreamWriter, kind: str, ident: int,
                       body: list[Any]) -> None:
@@ -177,6 +180,13 @@ class Replicas:
                 outcome = await self._lock(*body)
             elif kind == "release":
                 self.server.db.locks.release(body[0])
+                outcome = (None, 0, 0, 0)
+            elif kind == "named_lock":
+                session, calls = body
+                row = await self.server.db.named_locks.answer_async(session, calls)
+                outcome = (None, 0, 0, 0, row)
+            elif kind == "named_release":
+                self.server.db.named_locks.release_all(body[0])
                 outcome = (None, 0, 0, 0)
             elif kind == "number":
                 outcome = await self._number(*body)

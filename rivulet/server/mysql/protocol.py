@@ -66,6 +66,7 @@ from rivulet.server.mysql.session import (
     RivuletSession,
     column_extras,
     describe,
+    int_columns,
     isolation_value,
     result_columns,
     show,
@@ -75,6 +76,7 @@ from rivulet.server.mysql.statements import (
     CHATTER,
     DDL,
     EXPLAIN,
+    NAMED_LOCK,
     READ,
     SET,
     SHOW,
@@ -84,10 +86,12 @@ from rivulet.server.mysql.statements import (
     Known,
     Shape,
     Texts,
-    check_static_select,
+    is_session_select,
 )
 from rivulet.server.mysql.wire import MAX_PAYLOAD, PacketTooLarge, Wire
 from rivulet.sql.control import Control, LockingRead, control_statement, locking_read
+from rivulet.sql.lock_calls import bind as bind_lock_calls
+from rivulet.sql.lock_calls import lock_calls
 from rivulet.sql.parse import parse_one
 from rivulet.state.sizing import rows_bytes
 from rivulet.storage.writes import WriteRequest
@@ -788,9 +792,13 @@ class RivuletConnection(Connection):
         elif kind == CHATTER and isinstance(shape.node, exp.Query) \
                 and reads_information_schema(shape.node):
             await self._information_schema(sql, binary, cursor)
+        elif kind == NAMED_LOCK:
+            await self._named_locks(sql, (), binary, cursor)
         else:  # SET and driver chatter: mysql-mimic's session handlers
-            if kind == CHATTER and isinstance(shape.node, exp.Query):
-                check_static_select(sql)
+            if kind == CHATTER and isinstance(shape.node, exp.Query) \
+                    and not is_session_select(shape.node):
+                await self._read_with_session_values(sql, binary, cursor)
+                return
             session = self.session
             result = await ensure_result_set(await session.handle_query(sql, {}))
             if kind == SET:
@@ -813,6 +821,28 @@ class RivuletConnection(Connection):
         handler, rows = await self._in_pool(self.server.information_schema.answer,
                                             self.db.catalog, sql, self.session.database)
         self._answer(handler, rows, binary, cursor)
+
+    async def _named_locks(self, sql: str, params: Sequence[Any], binary: bool,
+                           cursor: Prepared | None) -> None:
+        """``SELECT GET_LOCK(...)``: made by this connection's session, a GET_LOCK's wait
+        spent on the event loop (rivulet/engine/named_locks.py)."""
+        calls = lock_calls(parse_one(sql))
+        assert calls is not None  # (how the kind was found)
+        bound = bind_lock_calls(calls, params)
+        row = await self.server.named_locks.answer_async(self.connection_id, bound)
+        self._reply(Reply([row], int_columns(*(c.column for c in calls))), binary, cursor)
+
+    async def _read_with_session_values(self, sql: str, binary: bool,
+                                        cursor: Prepared | None) -> None:
+        """A SELECT without FROM asking the session's values beside others (Django's
+        first query: ``SELECT VERSION(), @@sql_mode, ..., CONVERT_TZ(...) IS NOT NULL``):
+        the values put in as literals, then answered as an ad-hoc read."""
+        text = self.session.with_session_values(sql)
+        split = normalize.split(text)
+        if self.cache.shape(split, text).kind != READ:  # (a session value it cannot put in)
+            raise UnsupportedSqlError(f"unsupported SELECT {sql.strip()[:60]!r}")
+        handler = await self._handler(split, text)
+        await self._read(handler, handler.args(split.values), binary, cursor)
 
     # ..................................................................... transactions
 
@@ -935,7 +965,7 @@ class RivuletConnection(Connection):
         handler = None
         if shape.kind in (READ, WRITE):
             handler = await self._handler(split, sql)
-        elif split.params:
+        elif split.params and shape.kind != NAMED_LOCK:
             raise ParameterError("only SELECT, INSERT, UPDATE and DELETE take '?' parameters")
         if len(self.statements) >= MAX_PREPARED:
             raise er.MysqlError(  # MySQL's max_prepared_stmt_count, per connection here
@@ -986,6 +1016,10 @@ class RivuletConnection(Connection):
         slots = self._slot_values(stmt, reader)
         cursor = stmt if cursor_flags & 0x01 else None
         handler = stmt.handler
+        if handler is None and stmt.shape.kind == NAMED_LOCK:
+            params = [slots[i] for i in stmt.split.params]
+            await self._named_locks(stmt.sql, params, True, cursor)
+            return
         if handler is None:
             await self._other(stmt.shape, stmt.sql, True, cursor)
             return

@@ -50,6 +50,7 @@ from rivulet.server import errors as er
 from rivulet.server.auth import UserStore, tls_context
 from rivulet.server.mysql.server import MySQLServer, new_event_loop
 from rivulet.server.mysql.session import global_variables
+from rivulet.sql.lock_calls import BoundLockCall
 from rivulet.storage.writes import TransactionWrite, WriteRequest
 
 log = logging.getLogger("rivulet.server")
@@ -220,6 +221,34 @@ def _settle(result: Future[None] | None, answer: asyncio.Future[Any]) -> None:
     result.set_exception(kinds[code](str(error)) if code in kinds else error)
 
 
+class RemoteNamedLocks:
+    """A replica's sessions lock in the primary's named-lock table: a SELECT of lock
+    calls is forwarded (a GET_LOCK waits there), and a session's end releases its locks
+    there. Session ids are connection ids, unique across the server's processes."""
+
+    def __init__(self, server: ReplicaServer) -> None:
+        self.server = server
+
+    async def answer_async(self, session: int,
+                           calls: list[BoundLockCall]) -> tuple[int | None, ...]:
+        forwarder = self.server.forwarder
+        if forwarder is None:
+            raise ClosedError("the replica is not attached to its primary")
+        _, _, _, row = await forwarder.call("named_lock", session, calls)
+        return tuple(row)
+
+    def release_all(self, session: int) -> None:
+        """(on the event loop, as a session ends) Nothing waits for the answer."""
+        forwarder = self.server.forwarder
+        if forwarder is not None and not forwarder.closed:
+            forwarder.call("named_release", session).add_done_callback(_ignore)
+
+
+def _ignore(answer: asyncio.Future[Any]) -> None:
+    if not answer.cancelled():
+        answer.exception()  # (retrieved: a primary gone has released them all anyway)
+
+
 class ForwardingCommitter:
     """A replica's transactions commit through the primary
     (:class:`~rivulet.engine.transaction.Committer`): the transaction runs here (its
@@ -278,6 +307,7 @@ class ReplicaServer(MySQLServer):
         #: Its transactions' locks, held by the primary, and their names there.
         self.locks = RemoteLocks(self)
         self.owners = itertools.count(1)
+        self.named_locks = RemoteNamedLocks(self)
         self.open_follower = open_follower
         self.primary_gone = asyncio.Event()
         self._rebuilding: asyncio.Future[None] | None = None

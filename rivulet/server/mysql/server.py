@@ -32,7 +32,7 @@ from rivulet.engine.locks import DEFAULT_TIMEOUT, autocommit_owner, autocommit_t
 from rivulet.engine.transaction import Transaction
 from rivulet.server.auth import UserStore
 from rivulet.server.mysql.batcher import WriteBatcher
-from rivulet.server.mysql.context import ConnectionDealer
+from rivulet.server.mysql.context import ConnectionDealer, NamedLockTable
 from rivulet.server.mysql.handshake import GuardedStream
 from rivulet.server.mysql.infoschema import InformationSchema
 from rivulet.server.mysql.protocol import RivuletConnection
@@ -81,6 +81,7 @@ class MySQLServer(MysqlServer):
         self._writers: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._profile: cProfile.Profile | None = None
+        self.named_locks: NamedLockTable = db.named_locks
         #: Replica processes this server deals connections to (``rivulet serve --replicas``).
         self.replicas: ConnectionDealer | None = None
 

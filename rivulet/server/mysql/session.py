@@ -20,7 +20,9 @@ from mysql_mimic import Session
 from mysql_mimic.charset import CharacterSet
 from mysql_mimic.errors import ErrorCode, MysqlError
 from mysql_mimic.results import ResultColumn
+from mysql_mimic.session import mysql_function_mapping
 from mysql_mimic.types import ColumnDefinition, ColumnType
+from mysql_mimic.variable_processor import VariableProcessor
 from mysql_mimic.variables import SYSTEM_VARIABLES, GlobalVariables, SessionVariables
 from sqlglot import exp
 
@@ -30,8 +32,9 @@ from rivulet.errors import UnknownObjectError, UnsupportedSqlError
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.ir import is_adhoc
 from rivulet.server.errors import ER_BAD_DB
-from rivulet.server.mysql.statements import DATABASE_NAME
+from rivulet.server.mysql.statements import DATABASE_NAME, SESSION_FUNCTION_NAMES
 from rivulet.sql.control import ISOLATION
+from rivulet.sql.parse import DIALECT, parse_one
 from rivulet.values.casts import datetime_text
 from rivulet.values.numerals import fixed_double_text
 from rivulet.values.schema import (
@@ -194,6 +197,17 @@ class RivuletSession(Session):
         #: transaction only.
         self.next_read_only: bool | None = None
 
+    def with_session_values(self, sql: str) -> str:
+        """``sql`` with its ``@@variables`` and session functions (``DATABASE()``,
+        ``VERSION()``, ``USER()``, ``CONNECTION_ID()``...) as literals of this session's
+        values, each select item named as its text was (mysql-mimic's own substitution,
+        without its clock functions: ``NOW()`` stays, for the planner to judge)."""
+        functions = {name: value for name, value in mysql_function_mapping(self).items()
+                     if name in SESSION_FUNCTION_NAMES}
+        node = parse_one(sql)
+        with VariableProcessor(functions, self.variables, node).set_variables() as replaced:
+            return replaced.sql(dialect=DIALECT)
+
     def wrote(self, lsn: int) -> None:
         self.last_write_lsn = lsn
 
@@ -254,6 +268,7 @@ class RivuletSession(Session):
         tx = self.end()
         if tx is not None:
             tx.rollback()
+        self.server.named_locks.release_all(self.connection.connection_id)  # as MySQL's
 
 
 # --------------------------------------------------------------------------- result columns
@@ -380,6 +395,10 @@ def column_type_name(kind: Kind | None) -> str:
 
 def text_columns(*names: str) -> tuple[ResultColumn, ...]:
     return tuple(_result_column(n, STR) for n in names)
+
+
+def int_columns(*names: str) -> tuple[ResultColumn, ...]:
+    return tuple(_result_column(n, INT) for n in names)
 
 
 # --------------------------------------------------------------------------- SHOW, DESCRIBE

@@ -33,7 +33,9 @@ from rivulet.plan.params import conjuncts
 from rivulet.server.mysql.normalize import Split, with_markers
 from rivulet.server.mysql.reply_cache import ENTRY_BYTES, ReplyBudget, reply_cache_bytes
 from rivulet.sql.control import control_statement
-from rivulet.sql.parse import DIALECT, parse_one, unsupported
+from rivulet.sql.dual import is_dual
+from rivulet.sql.lock_calls import has_lock_call
+from rivulet.sql.parse import DIALECT, parse_one
 
 if TYPE_CHECKING:
     from rivulet.engine.database import Database
@@ -52,6 +54,7 @@ EXPLAIN = "explain"  # the dataflow plan of a view or a query
 SET = "set"  # SET, rivulet's own variables included
 TRANSACTION = "transaction"  # BEGIN, COMMIT, ROLLBACK, SAVEPOINT, ... (rivulet/sql/control.py)
 CHATTER = "chatter"  # what drivers send at connect time: handled by mysql-mimic
+NAMED_LOCK = "named_lock"  # SELECT GET_LOCK(...): the session's (rivulet/sql/lock_calls.py)
 
 _MARKER = "__rv{}__"
 _MARKER_RE = re.compile(r"`?__rv(\d+)__`?")
@@ -423,9 +426,13 @@ def local_names(node: exp.Expr) -> exp.Expr:
 
 def _kind(node: exp.Expr, sql: str) -> str:
     if isinstance(node, (exp.Select, exp.Union)):
+        if has_lock_call(node):
+            return NAMED_LOCK
         tables = list(node.find_all(exp.Table))
-        if not tables or any(t.db.lower() in _SYSTEM_SCHEMAS for t in tables):
+        if any(t.db.lower() in _SYSTEM_SCHEMAS for t in tables):
             return CHATTER
+        if all(is_dual(t) for t in tables) and asks_session(node):
+            return CHATTER  # the session's values first (protocol.py), then maybe a read
         return READ
     if isinstance(node, (exp.Insert, exp.Update, exp.Delete)):
         return WRITE
@@ -447,30 +454,37 @@ def _kind(node: exp.Expr, sql: str) -> str:
     raise UnsupportedSqlError(f"unsupported statement {sql.strip()[:60]!r}")
 
 
-#: What a SELECT without FROM may ask over MySQL (drivers ask for these at connect time):
-#: mysql-mimic answers it, from the session. Anything else there would be computed by
-#: sqlglot's Python executor, with Python's semantics instead of MySQL's (``5/2`` a
-#: double, ``'1abc' = 1`` false, ``0x41`` a number, unknown functions a crash).
+#: What mysql-mimic answers from the session in a SELECT without FROM (drivers ask for
+#: these at connect time): ``@@variables`` and these functions. A SELECT of nothing but
+#: them and plain literals is mimic's; any other is an ad-hoc read (the planner's one-row
+#: source), with the session's values put in first (:func:`is_session_select`).
 _SESSION_FUNCTIONS = (exp.CurrentSchema, exp.CurrentUser, exp.SessionUser, exp.CurrentVersion)
-_SESSION_FUNCTION_NAMES = frozenset({"USER", "SYSTEM_USER", "CONNECTION_ID", "SCHEMA",
-                                     "DATABASE", "VERSION", "CURRENT_USER", "SESSION_USER"})
+SESSION_FUNCTION_NAMES = frozenset({"USER", "SYSTEM_USER", "CONNECTION_ID", "SCHEMA",
+                                    "DATABASE", "VERSION", "CURRENT_USER", "SESSION_USER",
+                                    "CURRENT_SCHEMA", "CURRENT_VERSION"})
 _BIGINT = 2 ** 63
 
 
-def check_static_select(sql: str) -> None:
-    """Refuse a SELECT without FROM that asks more than mysql-mimic answers as MySQL does:
-    literals (strings, BIGINT integers, NULL, TRUE/FALSE), ``@@variables`` and the session's
-    functions (``DATABASE()``, ``USER()``, ``VERSION()``, ``CONNECTION_ID()``...). Checked on
-    the statement's own text, each time: its template's literals are markers."""
-    node = parse_one(sql)
-    if not isinstance(node, exp.Query) or any(True for _ in node.find_all(exp.Table)):
-        return
-    selects = list(node.find_all(exp.Select))
-    for select in selects:
-        for item in select.expressions:
-            value = item.this if isinstance(item, exp.Alias) else item
-            if not _is_session_value(value):
-                raise unsupported(value, "value in a SELECT without FROM")
+def asks_session(node: exp.Expr) -> bool:
+    """Whether a query asks for an ``@@variable`` or a session function anywhere."""
+    return any(isinstance(n, (exp.SessionParameter, *_SESSION_FUNCTIONS))
+               or (isinstance(n, exp.Anonymous) and n.name.upper() in SESSION_FUNCTION_NAMES)
+               for n in node.walk())
+
+
+def is_session_select(node: exp.Expr) -> bool:
+    """Whether mysql-mimic answers a SELECT as MySQL does: no FROM nor any other clause,
+    and only literals (strings, BIGINT integers, NULL, TRUE/FALSE), ``@@variables`` and
+    the session's functions (``DATABASE()``, ``USER()``, ``VERSION()``, ``CONNECTION_ID()``)
+    in its list. Anything else there mimic would compute with sqlglot's Python executor,
+    with Python's semantics instead of MySQL's (``5/2`` a double, ``'1abc' = 1`` false);
+    rivulet's planner computes it."""
+    if not isinstance(node, exp.Select):
+        return False
+    if any(node.args.get(key) for key in node.args if key not in ("expressions", "limit")):
+        return False
+    return all(_is_session_value(item.this if isinstance(item, exp.Alias) else item)
+               for item in node.expressions)
 
 
 def _is_session_value(value: exp.Expr) -> bool:
@@ -484,7 +498,7 @@ def _is_session_value(value: exp.Expr) -> bool:
     if isinstance(value, (*_SESSION_FUNCTIONS, exp.Anonymous)):
         name = value.name if isinstance(value, exp.Anonymous) else value.sql_name()
         return not list(value.iter_expressions()) and (
-            isinstance(value, _SESSION_FUNCTIONS) or name.upper() in _SESSION_FUNCTION_NAMES)
+            isinstance(value, _SESSION_FUNCTIONS) or name.upper() in SESSION_FUNCTION_NAMES)
     return False
 
 
