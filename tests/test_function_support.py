@@ -111,7 +111,8 @@ CALLS = [
     "MONTH(d)", "DAY(d)", "DAYOFMONTH(d)", "HOUR(d)", "MINUTE(d)", "SECOND(d)", "DATE(d)",
     "DATEDIFF(d, '2000-01-01')", "UNIX_TIMESTAMP(d)", "CONVERT_TZ(d, '+00:00', '+05:30')",
     "TIME(d)", "TIME(s)", "TIMEDIFF(d, '2000-01-01 00:00:00')", "TIME_TO_SEC(d)",
-    "SEC_TO_TIME(n)", "SEC_TO_TIME(x)",
+    "SEC_TO_TIME(n)", "SEC_TO_TIME(x)", "JSON_VALID(s)", "JSON_VALID(x)", "JSON_TYPE(n)",
+    "JSON_TYPE(x)", "JSON_LENGTH(s)", "JSON_KEYS(s)", "JSON_UNQUOTE(s)",
 ]
 
 

@@ -42,6 +42,7 @@ from rivulet.values.dates import (
     unix_timestamp,
     year,
 )
+from rivulet.values.json_text import json_keys, json_length, json_type, json_unquote, json_valid
 from rivulet.values.like import like, not_like
 from rivulet.values.logic import and_, not_, or_, xor
 from rivulet.values.numeric import abs_, ceil, floor, greatest, least, round_, sign
@@ -123,6 +124,11 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "SEC_TO_TIME": sec_to_time,
     "CONVERT_TZ": convert_tz,
     "MOD": mod,
+    "JSON_VALID": json_valid,
+    "JSON_TYPE": json_type,
+    "JSON_LENGTH": json_length,
+    "JSON_KEYS": json_keys,
+    "JSON_UNQUOTE": json_unquote,
 }
 
 #: (minimum, maximum) argument counts; maximum None means variadic. TRIM's 3-argument form
@@ -181,6 +187,18 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "SEC_TO_TIME": (1, 1),
     "CONVERT_TZ": (3, 3),
     "MOD": (2, 2),
+    "JSON_VALID": (1, 1),
+    "JSON_TYPE": (1, 1),
+    "JSON_LENGTH": (1, 2),
+    "JSON_KEYS": (1, 2),
+    "JSON_UNQUOTE": (1, 1),
+}
+
+#: Functions rivulet computes in fewer forms than MySQL: the most arguments it takes, and
+#: the form a call with more is (refused by name, 1235).
+SHORTER_FORMS: dict[str, tuple[int, str]] = {
+    "JSON_LENGTH": (1, "JSON_LENGTH with a path"),
+    "JSON_KEYS": (1, "JSON_KEYS with a path"),
 }
 
 

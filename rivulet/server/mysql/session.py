@@ -31,6 +31,8 @@ from rivulet.plan.catalog import Catalog
 from rivulet.plan.ir import is_adhoc
 from rivulet.server.mysql.statements import DATABASE_NAME
 from rivulet.sql.control import ISOLATION
+from rivulet.sql.ddl import check_condition
+from rivulet.sql.parse import DIALECT
 from rivulet.values.casts import datetime_text
 from rivulet.values.numerals import fixed_double_text
 from rivulet.values.schema import (
@@ -501,6 +503,9 @@ def create_table_sql(schema: TableSchema) -> str:
     for key in _ordered_keys(schema):
         names = ",".join(f"`{schema.columns[i].name}`" for i in key.columns)
         lines.append(f"  {'UNIQUE KEY' if key.unique else 'KEY'} `{key.name}` ({names})")
+    for check in schema.checks:  # (MySQL 8's layout; SQLAlchemy's reflection reads it)
+        condition = check_condition(check).sql(dialect=DIALECT, identify=True)
+        lines.append(f"  CONSTRAINT `{check.name.replace('`', '``')}` CHECK ({condition})")
     body = ",\n".join(lines)
     return f"CREATE TABLE `{schema.name}` (\n{body}\n) ENGINE=rivulet DEFAULT CHARSET=utf8mb4"
 
