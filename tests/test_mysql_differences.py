@@ -187,6 +187,20 @@ def test_a_check_constraint_fails_with_mysql_8s_error_and_names(pair: MySQLPair)
     assert theirs.value.args[0] == 4025 and "c.a" in theirs.value.args[1]
 
 
+def test_text_that_is_no_json_fails_with_mysql_8s_error(pair: MySQLPair) -> None:
+    """Text that is no JSON, for a JSON column: MariaDB's JSON is a LONGTEXT checked by
+    JSON_VALID and fails that check (4025); rivulet answers MySQL 8's 3140."""
+    from rivulet.errors import InvalidJsonError, error_code
+
+    pair.execute("CREATE TABLE j (j JSON)")
+    with pytest.raises(InvalidJsonError) as ours:
+        pair.db.execute("INSERT INTO j VALUES ('{')")
+    assert error_code(ours.value).mysql == 3140
+    with pair.conn.cursor() as cur, pytest.raises(pymysql.MySQLError) as theirs:
+        cur.execute("INSERT INTO j VALUES ('{')")
+    assert theirs.value.args[0] == 4025
+
+
 def test_every_difference_in_the_docs_is_pinned_by_a_test() -> None:
     pinned = _pinned_tests()
     here = {name for name in globals() if name.startswith("test_")}
