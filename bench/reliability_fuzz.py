@@ -105,7 +105,7 @@ def digest(db: rivulet.Database, *, adhoc: bool = True) -> str:
 # --------------------------------------------------------------------------- SQL inputs
 
 _COLS = ["id", "a", "s"]
-_UNKNOWN_FUNCTIONS = ["JSON_EXTRACT(s, '$.a')", "SOUNDEX(s)", "GROUP_CONCAT(s)", "RAND()",
+_UNKNOWN_FUNCTIONS = ["JSON_EXTRACT(s, '$[*]')", "SOUNDEX(s)", "GROUP_CONCAT(s)", "RAND()",
                       "UUID()", "SLEEP(1)", "BENCHMARK(10, a)", "LOAD_FILE('/etc/passwd')",
                       "MATCH(s) AGAINST ('x')", "s REGEXP 'a'", "@x := 1", "CAST(s AS JSON)"]
 

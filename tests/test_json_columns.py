@@ -81,8 +81,30 @@ def test_bad_json_is_mysql_8s_error_and_changes_nothing(tmp_path: Path) -> None:
             db.execute("ALTER TABLE x MODIFY s JSON")
 
 
+#: Documents and paths for JSON_EXTRACT, with MariaDB's quirks (a name as written, [0] of
+#: a value that is no array, the first member of a name given twice).
+DOCUMENTS = [
+    '{"a": {"b" :[1 ,  {"c":"x\\u0041"} ], "d": {}}, "e": [], "f": 1.50e0, "g": true}',
+    '[1, [2, [3]], {"a": null}]', '{"a":1,"a":2}', '{"0": 1}', '{"a\\u0062": 1, "ab": 2}',
+    '"s"', " 5 ", "x", "[1, 2] x", '{"a b": "c", "é": "\\u00e9"}', "[]",
+]
+PATHS = ["$", "$.a", "$.a.b", "$.a.b[1]", "$.a.b[1].c", "$.a.d", "$.e", "$.f", "$.g", "$[0]",
+         "$[1][1]", "$[1][1][0]", "$[2].a", "$[5]", "$[0][0]", '$."a b"', "$.ab", '$."0"',
+         "$.z"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_json_extract_answers_as_mariadb(mysql_pair: Any, path: str) -> None:
+    mysql_pair.execute("CREATE TABLE d (id INT PRIMARY KEY, s TEXT)")
+    mysql_pair.insert_many("d", list(enumerate(DOCUMENTS)))
+    mysql_pair.check_query(f"SELECT id, JSON_EXTRACT(s, '{path}'), "
+                           f"JSON_UNQUOTE(JSON_EXTRACT(s, '{path}')) FROM d")
+
+
 @pytest.mark.parametrize("call", [
-    "JSON_LENGTH(s, '$.a')", "JSON_KEYS(s, '$')", "JSON_EXTRACT(s, '$.a')",
+    "JSON_LENGTH(s, '$.a')", "JSON_KEYS(s, '$')", "JSON_EXTRACT(s, '$[*]')",
+    "JSON_EXTRACT(s, '$.a', '$.b')", "JSON_EXTRACT(s, '$**.a')", "JSON_EXTRACT(s, '$[last]')",
+    "JSON_EXTRACT(s, '$ . a')", "JSON_EXTRACT(s, CONCAT('$', '.a'))", "JSON_EXTRACT(s, s)",
     "JSON_OBJECT('a', s)", "JSON_ARRAY(s)", "JSON_CONTAINS(s, '1')", "s ->> '$.a'",
 ])
 def test_the_json_functions_rivulet_does_not_compute_are_refused_by_name(

@@ -24,7 +24,12 @@ from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
 from rivulet.values import types
 from rivulet.values.datetexts import fraction_digits
-from rivulet.values.registry import SCALAR_FUNCTIONS, SHORTER_FORMS, arity_error
+from rivulet.values.registry import (
+    CONSTANT_ARGUMENTS,
+    SCALAR_FUNCTIONS,
+    SHORTER_FORMS,
+    arity_error,
+)
 from rivulet.values.schema import (
     BOOL,
     BYTES,
@@ -235,6 +240,14 @@ def _call(node: exp.Func, name: str, arguments: list[exp.Expr],
     most, form = SHORTER_FORMS.get(name, (len(arguments), ""))
     if len(arguments) > most:
         raise unsupported(node, form)
+    if name in CONSTANT_ARGUMENTS:
+        position, refusal = CONSTANT_ARGUMENTS[name]
+        try:
+            refused = refusal(literal_value(arguments[position]))
+        except UnsupportedSqlError:
+            refused = f"{name} with an argument that is not a constant"
+        if refused is not None:
+            raise unsupported(node, refused)
     return Call(name, tuple(t(a) for a in arguments))
 
 
@@ -385,7 +398,7 @@ _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", 
 #: String functions whose result is binary if any argument is (the others: the first).
 _TEXT_ANY_ARG = {"CONCAT", "CONCAT_WS", "REPLACE", "LPAD", "RPAD", "TRIM"}
 #: The JSON functions that give text (always text: rivulet/values/json_text.py).
-_JSON_TEXT_FUNCTIONS = {"JSON_TYPE", "JSON_KEYS", "JSON_UNQUOTE"}
+_JSON_TEXT_FUNCTIONS = {"JSON_TYPE", "JSON_KEYS", "JSON_UNQUOTE", "JSON_EXTRACT"}
 _INT_FUNCTIONS = {"JSON_VALID", "JSON_LENGTH", "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH",
                   "CHARACTER_LENGTH", "LOCATE",
                   "INSTR", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND",

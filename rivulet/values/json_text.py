@@ -1,6 +1,6 @@
 """JSON text as MariaDB reads it: the ``JSON`` column type's check and the JSON functions
 rivulet computes (``JSON_VALID``, ``JSON_TYPE``, ``JSON_LENGTH``, ``JSON_KEYS``,
-``JSON_UNQUOTE``).
+``JSON_EXTRACT``, ``JSON_UNQUOTE``).
 
 Why a scanner of its own rather than :func:`json.loads`: MariaDB keeps JSON as the text
 written (a ``JSON`` column is a ``LONGTEXT`` checked by ``JSON_VALID``) and reads it with
@@ -38,13 +38,25 @@ class _NotJson(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """What the functions read of a JSON document: its top value's type (``JSON_TYPE``'s
-    name), its length (``JSON_LENGTH``: members, elements, or 1 for a scalar) and, for an
-    object, its keys as written, in order, each once (``JSON_KEYS``)."""
+    """A JSON value as the functions read it: its type (``JSON_TYPE``'s name), its length
+    (``JSON_LENGTH``: members, elements, or 1 for a scalar), an object's keys as written,
+    in order, each once (``JSON_KEYS``), its members or elements (each with its key as
+    written, None in an array), and a scalar's text as written."""
 
     type: str
     length: int
     keys: tuple[str, ...] = ()
+    items: tuple[tuple[str | None, Document], ...] = ()
+    text: str = ""
+
+    def shown(self) -> str:
+        """The value as ``JSON_EXTRACT`` shows it: scalars as written, arrays and objects
+        with MariaDB's separators (``[1, 2]``, ``{"a": 1}``)."""
+        if self.type == "ARRAY":
+            return "[" + ", ".join(item.shown() for _, item in self.items) + "]"
+        if self.type == "OBJECT":
+            return "{" + ", ".join(f"{key}: {item.shown()}" for key, item in self.items) + "}"
+        return self.text
 
 
 def document(text: str) -> Document | None:
@@ -87,9 +99,12 @@ def json_type(v: Any) -> str | None:
     return None if found is None else found.type
 
 
-def json_length(v: Any) -> int | None:
+def json_length(v: Any, *path: Any) -> int | None:
     """``JSON_LENGTH(v)``: an object's members, an array's elements, 1 for a scalar (what
-    follows a scalar is not read, as MariaDB does not)."""
+    follows a scalar is not read, as MariaDB does not). (NULL for a NULL path; a path is
+    refused when the call is planned: registry.SHORTER_FORMS.)"""
+    if _unplanned(path):
+        return None
     text = as_text(v)
     found = None if text is None else _first_value(text)
     if found is None:
@@ -100,14 +115,74 @@ def json_length(v: Any) -> int | None:
     return value.length
 
 
-def json_keys(v: Any) -> str | None:
+def json_keys(v: Any, *path: Any) -> str | None:
     """``JSON_KEYS(v)``: an object's keys as a JSON array (``["a", "b"]``), as written
-    and each once; NULL for any other value."""
+    and each once; NULL for any other value (and for a NULL path; a path is refused when
+    the call is planned)."""
+    if _unplanned(path):
+        return None
     text = as_text(v)
     found = None if text is None else _first_value(text)
     if found is None or found[0].type != "OBJECT":
         return None  # (what follows the object is not read, as MariaDB does not)
     return "[" + ", ".join(found[0].keys) + "]"
+
+
+#: The paths ``JSON_EXTRACT`` takes: ``$``, then members by plain name (``.a``) or quoted
+#: name without escapes (``."a b"``) and elements by number (``[0]``). Others (``*``,
+#: ``**``, ``last``, ranges, spaces, escapes, names of other characters) are refused when
+#: the statement is planned (:func:`path_refusal`): MariaDB and MySQL 8 read some of them
+#: apart, and rivulet does not compute the others.
+_PATH = re.compile(r"\$(?:\.[A-Za-z_][A-Za-z0-9_]*|\.\"[^\"\\]*\"|\[(?:0|[1-9][0-9]*)\])*")
+_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\.(\"[^\"\\]*\")|\[([0-9]+)\]")
+
+
+def path_refusal(path: Any) -> str | None:
+    """Why ``JSON_EXTRACT`` with the constant ``path`` is refused, or None if it is not
+    (NULL gives NULL)."""
+    if path is None or isinstance(path, str) and _PATH.fullmatch(path):
+        return None
+    return f"JSON path {path!r} (rivulet takes $, .name, .\"name\" and [n])"
+
+
+def json_extract(v: Any, path: Any, *more: Any) -> str | None:
+    """``JSON_EXTRACT(v, path)``: the value at ``path`` as MariaDB shows it; NULL if there
+    is none, or ``v`` is no JSON. ``[0]`` of a value that is no array is the value itself,
+    as in MySQL; a member is found by its name as written (the first of a name twice).
+    (Several paths are refused when the call is planned; a NULL one gives NULL.)"""
+    if _unplanned(more):
+        return None
+    text = as_text(v)
+    if text is None or path is None:
+        return None
+    found = document(text)
+    if found is None or not isinstance(path, str) or not _PATH.fullmatch(path):
+        return None  # (a path of another form was refused when the call was planned)
+    for step in _STEP.finditer(path, 1):
+        name, quoted, index = step.groups()
+        if index is not None:
+            if found.type == "ARRAY":
+                if int(index) >= len(found.items):
+                    return None
+                found = found.items[int(index)][1]
+            elif index != "0":
+                return None
+            continue
+        key = quoted if quoted is not None else f'"{name}"'
+        member = next((item for k, item in found.items if k == key), None) \
+            if found.type == "OBJECT" else None
+        if member is None:
+            return None
+        found = member
+    return found.shown()
+
+
+def _unplanned(arguments: tuple[Any, ...]) -> bool:
+    """Whether arguments of a form refused when the call is planned are all NULL (the
+    answer is NULL); any other value of them is a bug: planning lets none through."""
+    if any(a is not None for a in arguments):
+        raise AssertionError("a JSON function form refused when planned was called")
+    return bool(arguments)
 
 
 def json_unquote(v: Any) -> str | None:
@@ -155,39 +230,39 @@ class _Scanner:
     def _scalar(self) -> Document:
         text = self.text
         first = text[self.at]
+        start = self.at
         if first == '"':
             self.string()
-            return Document("STRING", 1)
+            return Document("STRING", 1, text=text[start:self.at])
         for word, kind in (("true", "BOOLEAN"), ("false", "BOOLEAN"), ("null", "NULL")):
             if text.startswith(word, self.at):
                 self.at += len(word)
-                return Document(kind, 1)
+                return Document(kind, 1, text=word)
         number = _NUMBER.match(text, self.at)
         if first not in "-0123456789" or number is None or (
                 number.end() == len(text) and text[-1] in "eE+-"):
             raise _NotJson
         self.at = number.end()
-        return Document("DOUBLE" if number.group(1) is not None else "INTEGER", 1)
+        kind = "DOUBLE" if number.group(1) is not None else "INTEGER"
+        return Document(kind, 1, text=number.group())
 
     def _array(self, depth: int) -> Document:
         self.at += 1  # [
-        count = 0
+        items: list[tuple[str | None, Document]] = []
         self.skip_space()
         if self._take("]"):
             return Document("ARRAY", 0)
         while True:
-            self.value(depth + 1)
-            count += 1
+            items.append((None, self.value(depth + 1)))
             self.skip_space()
             if self._take("]"):
-                return Document("ARRAY", count)
+                return Document("ARRAY", len(items), items=tuple(items))
             if not self._take(","):
                 raise _NotJson
 
     def _object(self, depth: int) -> Document:
         self.at += 1  # {
-        count = 0
-        keys: dict[str, None] = {}
+        items: list[tuple[str | None, Document]] = []
         self.skip_space()
         if self._take("}"):
             return Document("OBJECT", 0)
@@ -197,15 +272,15 @@ class _Scanner:
             if not self._peek('"'):
                 raise _NotJson
             self.string()
-            keys[self.text[start:self.at]] = None
+            key = self.text[start:self.at]
             self.skip_space()
             if not self._take(":"):
                 raise _NotJson
-            self.value(depth + 1)
-            count += 1
+            items.append((key, self.value(depth + 1)))
             self.skip_space()
             if self._take("}"):
-                return Document("OBJECT", count, tuple(keys))
+                keys = tuple(dict.fromkeys(k for k, _ in items if k is not None))
+                return Document("OBJECT", len(items), keys, tuple(items))
             if not self._take(","):
                 raise _NotJson
 

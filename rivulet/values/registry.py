@@ -42,7 +42,15 @@ from rivulet.values.dates import (
     unix_timestamp,
     year,
 )
-from rivulet.values.json_text import json_keys, json_length, json_type, json_unquote, json_valid
+from rivulet.values.json_text import (
+    json_extract,
+    json_keys,
+    json_length,
+    json_type,
+    json_unquote,
+    json_valid,
+    path_refusal,
+)
 from rivulet.values.like import like, not_like
 from rivulet.values.logic import and_, not_, or_, xor
 from rivulet.values.numeric import abs_, ceil, floor, greatest, least, round_, sign
@@ -129,6 +137,7 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "JSON_LENGTH": json_length,
     "JSON_KEYS": json_keys,
     "JSON_UNQUOTE": json_unquote,
+    "JSON_EXTRACT": json_extract,
 }
 
 #: (minimum, maximum) argument counts; maximum None means variadic. TRIM's 3-argument form
@@ -192,6 +201,7 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "JSON_LENGTH": (1, 2),
     "JSON_KEYS": (1, 2),
     "JSON_UNQUOTE": (1, 1),
+    "JSON_EXTRACT": (2, None),
 }
 
 #: Functions rivulet computes in fewer forms than MySQL: the most arguments it takes, and
@@ -199,6 +209,13 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
 SHORTER_FORMS: dict[str, tuple[int, str]] = {
     "JSON_LENGTH": (1, "JSON_LENGTH with a path"),
     "JSON_KEYS": (1, "JSON_KEYS with a path"),
+    "JSON_EXTRACT": (2, "JSON_EXTRACT of several paths"),
+}
+
+#: Functions an argument of which must be a constant of a form rivulet computes: its
+#: position, and what says why a constant is refused (None: it is not).
+CONSTANT_ARGUMENTS: dict[str, tuple[int, Callable[[Any], str | None]]] = {
+    "JSON_EXTRACT": (1, path_refusal),
 }
 
 
