@@ -7,6 +7,7 @@ refused by name."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -87,10 +88,11 @@ DOCUMENTS = [
     '{"a": {"b" :[1 ,  {"c":"x\\u0041"} ], "d": {}}, "e": [], "f": 1.50e0, "g": true}',
     '[1, [2, [3]], {"a": null}]', '{"a":1,"a":2}', '{"0": 1}', '{"a\\u0062": 1, "ab": 2}',
     '"s"', " 5 ", "x", "[1, 2] x", '{"a b": "c", "é": "\\u00e9"}', "[]",
+    '{"b":[1],"b" : {"a" : [2]}}', "[-, 1e, 1., 2]", '{"a": -}', "- ",
 ]
 PATHS = ["$", "$.a", "$.a.b", "$.a.b[1]", "$.a.b[1].c", "$.a.d", "$.e", "$.f", "$.g", "$[0]",
          "$[1][1]", "$[1][1][0]", "$[2].a", "$[5]", "$[0][0]", '$."a b"', "$.ab", '$."0"',
-         "$.z"]
+         "$.z", "$.b.a", "$.b.a[0]", "$[1]", "$[2]", "$[3]"]
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -99,6 +101,39 @@ def test_json_extract_answers_as_mariadb(mysql_pair: Any, path: str) -> None:
     mysql_pair.insert_many("d", list(enumerate(DOCUMENTS)))
     mysql_pair.check_query(f"SELECT id, JSON_EXTRACT(s, '{path}'), "
                            f"JSON_UNQUOTE(JSON_EXTRACT(s, '{path}')) FROM d")
+
+
+def _random_texts(count: int) -> list[str]:
+    """Texts made of JSON's tokens and of what MariaDB reads apart (seeded: the same each
+    run), and documents nested a few levels deep."""
+    rng = random.Random(29)
+    tokens = ["{", "}", "[", "]", ",", ":", '"a"', '"b"', '"\\u0041"', '"\\x"', "1", "-", "0",
+              "01", "1.5", "1e5", "1.", "e", "true", "null", " ", "\t", '"', "\\", "x",
+              '"a b"', "-0.5e-3", '""', '"\\ud800"', ".", "+"]
+
+    def nested(depth: int) -> str:
+        roll = rng.random()
+        if depth > 3 or roll < 0.4:
+            return rng.choice(["1", '"a"', "true", "null", "1.50", "-2e3", "[]", "{}"])
+        if roll < 0.7:
+            return "[" + rng.choice([",", " , "]).join(
+                nested(depth + 1) for _ in range(rng.randint(0, 3))) + "]"
+        return "{" + ",".join(rng.choice(['"a"', '"b"', '"a b"']) + rng.choice([":", " : "])
+                              + nested(depth + 1) for _ in range(rng.randint(0, 3))) + "}"
+
+    flat = ["".join(rng.choice(tokens) for _ in range(rng.randint(1, 8)))
+            for _ in range(count)]
+    return flat + [nested(0) for _ in range(count)]
+
+
+def test_random_texts_answer_as_mariadb(mysql_pair: Any) -> None:
+    mysql_pair.execute("CREATE TABLE r (id INT PRIMARY KEY, s TEXT)")
+    mysql_pair.insert_many("r", list(enumerate(_random_texts(300))))
+    mysql_pair.check_query("SELECT id, JSON_VALID(s), JSON_TYPE(s), JSON_LENGTH(s), "
+                           "JSON_KEYS(s), JSON_UNQUOTE(s) FROM r")
+    mysql_pair.check_query("SELECT id, JSON_EXTRACT(s, '$'), JSON_EXTRACT(s, '$.a'), "
+                           "JSON_EXTRACT(s, '$[1]'), JSON_EXTRACT(s, '$.b.a'), "
+                           "JSON_EXTRACT(s, '$[0].a') FROM r")
 
 
 @pytest.mark.parametrize("call", [

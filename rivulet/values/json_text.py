@@ -148,7 +148,8 @@ def path_refusal(path: Any) -> str | None:
 def json_extract(v: Any, path: Any, *more: Any) -> str | None:
     """``JSON_EXTRACT(v, path)``: the value at ``path`` as MariaDB shows it; NULL if there
     is none, or ``v`` is no JSON. ``[0]`` of a value that is no array is the value itself,
-    as in MySQL; a member is found by its name as written (the first of a name twice).
+    as in MySQL; a member is found by its name as written (a name given twice: the first
+    that has the rest of the path).
     (Several paths are refused when the call is planned; a NULL one gives NULL.)"""
     if _unplanned(more):
         return None
@@ -158,23 +159,32 @@ def json_extract(v: Any, path: Any, *more: Any) -> str | None:
     found = document(text)
     if found is None or not isinstance(path, str) or not _PATH.fullmatch(path):
         return None  # (a path of another form was refused when the call was planned)
-    for step in _STEP.finditer(path, 1):
-        name, quoted, index = step.groups()
-        if index is not None:
-            if found.type == "ARRAY":
-                if int(index) >= len(found.items):
-                    return None
-                found = found.items[int(index)][1]
-            elif index != "0":
-                return None
-            continue
-        key = quoted if quoted is not None else f'"{name}"'
-        member = next((item for k, item in found.items if k == key), None) \
-            if found.type == "OBJECT" else None
-        if member is None:
-            return None
-        found = member
-    return found.shown()
+    steps = [step.groups() for step in _STEP.finditer(path, 1)]
+    at = _found(found, steps)
+    if at is None or at.type in ("INTEGER", "DOUBLE") and at.text[-1] not in "0123456789.":
+        return None  # (MariaDB finds no number in one cut short, '-' or '1e', on its own)
+    return at.shown()
+
+
+def _found(value: Document, steps: list[tuple[str | None, ...]]) -> Document | None:
+    """The first value at ``steps`` from ``value``, as MariaDB searches: a member name
+    given twice is each tried in turn (the first whose value has the rest of the path)."""
+    if not steps:
+        return value
+    (name, quoted, index), rest = steps[0], steps[1:]
+    if index is not None:
+        if value.type != "ARRAY":
+            return _found(value, rest) if index == "0" else None
+        return _found(value.items[int(index)][1], rest) if int(index) < value.length else None
+    if value.type != "OBJECT":
+        return None
+    key = quoted if quoted is not None else f'"{name}"'
+    for member_key, member in value.items:
+        if member_key == key:
+            at = _found(member, rest)
+            if at is not None:
+                return at
+    return None
 
 
 def _unplanned(arguments: tuple[Any, ...]) -> bool:
