@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -132,20 +133,18 @@ def column_checks(item: exp.ColumnDef) -> list[DeclaredCheck]:
 def new_check(declared: DeclaredCheck, table: str, checks: Iterable[Check]) -> Check:
     """A new CHECK constraint of ``table``, beside ``checks``: named as given (3822 if the
     table has a check of that name), else as MySQL 8 names one, ``<table>_chk_<n>`` with
-    the first ``n`` from the number of checks on that is free. (MariaDB names them
-    ``CONSTRAINT_<n>``, or after their column.)"""
+    ``n`` one past the largest of the names of that form the table has. (MariaDB names
+    them ``CONSTRAINT_<n>``, or after their column.)"""
     taken = {c.name.lower() for c in checks}
     if declared.given is not None:
         if declared.given.lower() in taken:
             raise error_at(declared.node, f"Duplicate check constraint name "
                                           f"'{declared.given}'.", DuplicateCheckNameError)
-        name = declared.given
-    else:
-        n = len(taken) + 1
-        while f"{table}_chk_{n}".lower() in taken:
-            n += 1
-        name = f"{table}_chk_{n}"
-    return Check(name, declared.condition.sql(dialect=DIALECT))
+        return Check(declared.given, declared.condition.sql(dialect=DIALECT))
+    generated = re.compile(re.escape(f"{table}_chk_".lower()) + r"([0-9]+)")
+    numbers = [int(m.group(1)) for name in taken if (m := generated.fullmatch(name))]
+    return Check(f"{table}_chk_{max(numbers, default=0) + 1}",
+                 declared.condition.sql(dialect=DIALECT))
 
 
 def check_condition(check: Check) -> exp.Expr:
