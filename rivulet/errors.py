@@ -43,6 +43,7 @@ UnionWidthError          1222   21000     400   sql
 UnknownTableError        1146   42S02     400   sql
 UnknownColumnError       1054   42S22     400   sql
 DuplicateKeyNameError    1061   42000     400   sql
+DuplicateCheckNameError  3822   HY000     400   sql
 UnknownKeyError          1091   42000     400   sql
 ParameterError           1210   HY000     400   sql
 ParameterCountError      1210   HY000     400   sql
@@ -55,6 +56,8 @@ NotAMemberError          1265   01000     400   schema
 TruncatedValueError      1292   22007     400   schema
 IncorrectTimeError       1292   22007     400   schema
 DivisionByZeroError      1365   22012     400   schema
+CheckViolatedError       3819   HY000     400   schema
+InvalidJsonError         3140   22032     400   schema
 NoSuchColumnError        1054   42S22     400   schema
 ConstraintError          1062   23000     409   constraint
 StorageError             1105   HY000     500   storage
@@ -180,6 +183,10 @@ class DuplicateKeyNameError(SqlError):
     has already (MySQL's ER_DUP_KEYNAME)."""
 
 
+class DuplicateCheckNameError(SqlError):
+    """A CHECK constraint named as one its table has already (MySQL 8's 3822)."""
+
+
 class UnknownKeyError(SqlError):
     """``DROP INDEX`` names a key (index) the table does not have (MySQL's
     ER_CANT_DROP_FIELD_OR_KEY)."""
@@ -240,6 +247,17 @@ class DivisionByZeroError(SchemaError):
     """A write statement divides by zero (``/``, ``DIV``, ``%``, ``MOD``): MySQL's default
     ``sql_mode`` (ERROR_FOR_DIVISION_BY_ZERO with strict mode) fails it, where a read
     answers NULL."""
+
+
+class CheckViolatedError(SchemaError):
+    """A row for which a CHECK constraint's condition is FALSE (NULL passes): MySQL 8's
+    error 3819 (MariaDB's is 4025, "CONSTRAINT ... failed"), by a write or by the rows an
+    ``ALTER TABLE ... ADD CONSTRAINT ... CHECK`` finds."""
+
+
+class InvalidJsonError(SchemaError):
+    """Text for a JSON column that is no JSON document: MySQL 8's error 3140 (MariaDB's
+    JSON is a LONGTEXT checked by JSON_VALID: its error is 4025)."""
 
 
 class NoSuchColumnError(SchemaError):
@@ -380,6 +398,9 @@ ER_OUT_OF_RANGE = 1264
 ER_DATA_TRUNCATED = 1265
 ER_TRUNCATED_WRONG_VALUE = 1292
 ER_DIVISION_BY_ZERO = 1365
+ER_CHECK_CONSTRAINT_VIOLATED = 3819
+ER_INVALID_JSON_TEXT = 3140
+ER_CHECK_CONSTRAINT_DUP_NAME = 3822
 ER_NOT_SUPPORTED = 1235
 ER_UNKNOWN = 1105
 ER_SERVER_SHUTDOWN = 1053
@@ -429,6 +450,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     UnknownTableError: ErrorCode(ER_NO_SUCH_TABLE, "42S02", 400, "sql"),
     UnknownColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "sql"),
     DuplicateKeyNameError: ErrorCode(ER_DUP_KEYNAME, "42000", 400, "sql"),
+    DuplicateCheckNameError: ErrorCode(ER_CHECK_CONSTRAINT_DUP_NAME, "HY000", 400, "sql"),
     UnknownKeyError: ErrorCode(ER_CANT_DROP_FIELD_OR_KEY, "42000", 400, "sql"),
     ParameterError: ErrorCode(ER_WRONG_ARGUMENTS, "HY000", 400, "sql"),
     ParameterCountError: ErrorCode(ER_WRONG_ARGUMENTS, "HY000", 400, "sql"),
@@ -441,6 +463,8 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     TruncatedValueError: ErrorCode(ER_TRUNCATED_WRONG_VALUE, "22007", 400, "schema"),
     IncorrectTimeError: ErrorCode(ER_TRUNCATED_WRONG_VALUE, "22007", 400, "schema"),
     DivisionByZeroError: ErrorCode(ER_DIVISION_BY_ZERO, "22012", 400, "schema"),
+    CheckViolatedError: ErrorCode(ER_CHECK_CONSTRAINT_VIOLATED, "HY000", 400, "schema"),
+    InvalidJsonError: ErrorCode(ER_INVALID_JSON_TEXT, "22032", 400, "schema"),
     NoSuchColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "schema"),
     ConstraintError: ErrorCode(ER_DUP_ENTRY, "23000", 409, "constraint"),
     StorageError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),

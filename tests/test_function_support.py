@@ -71,7 +71,7 @@ def test_every_name_the_parser_knows_is_computed_or_refused_by_name(
         db: rivulet.Database) -> None:
     ran: dict[str, list[str]] = {}
     for name in ALL_NAMES:
-        for args in ("", "n", "n, n", "n, n, n"):
+        for args in ("", "n", "n, n", "n, n, n", "n, '$'"):  # ('$': a constant JSON path)
             sql = f"SELECT {name}({args}) FROM f"
             try:
                 db.query(sql)
@@ -111,7 +111,9 @@ CALLS = [
     "MONTH(d)", "DAY(d)", "DAYOFMONTH(d)", "HOUR(d)", "MINUTE(d)", "SECOND(d)", "DATE(d)",
     "DATEDIFF(d, '2000-01-01')", "UNIX_TIMESTAMP(d)", "CONVERT_TZ(d, '+00:00', '+05:30')",
     "TIME(d)", "TIME(s)", "TIMEDIFF(d, '2000-01-01 00:00:00')", "TIME_TO_SEC(d)",
-    "SEC_TO_TIME(n)", "SEC_TO_TIME(x)",
+    "SEC_TO_TIME(n)", "SEC_TO_TIME(x)", "JSON_VALID(s)", "JSON_VALID(x)", "JSON_TYPE(n)",
+    "JSON_TYPE(x)", "JSON_LENGTH(s)", "JSON_KEYS(s)", "JSON_UNQUOTE(s)",
+    "JSON_EXTRACT(s, '$')",
 ]
 
 

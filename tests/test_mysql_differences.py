@@ -172,6 +172,35 @@ def _pinned_tests() -> list[str]:
     return re.findall(r"`(test_\w+)`", section)
 
 
+def test_a_check_constraint_fails_with_mysql_8s_error_and_names(pair: MySQLPair) -> None:
+    """A row a CHECK constraint refuses: MariaDB's error is 4025 and it names an unnamed
+    check after its column or ``CONSTRAINT_n``; rivulet answers MySQL 8's 3819 and names it
+    ``<table>_chk_n``, as MySQL 8 does."""
+    from rivulet.errors import CheckViolatedError, error_code
+
+    pair.execute("CREATE TABLE c (a INT CHECK (a > 0))")
+    with pytest.raises(CheckViolatedError, match="'c_chk_1'") as ours:
+        pair.db.execute("INSERT INTO c VALUES (0)")
+    assert error_code(ours.value).mysql == 3819
+    with pair.conn.cursor() as cur, pytest.raises(pymysql.MySQLError) as theirs:
+        cur.execute("INSERT INTO c VALUES (0)")
+    assert theirs.value.args[0] == 4025 and "c.a" in theirs.value.args[1]
+
+
+def test_text_that_is_no_json_fails_with_mysql_8s_error(pair: MySQLPair) -> None:
+    """Text that is no JSON, for a JSON column: MariaDB's JSON is a LONGTEXT checked by
+    JSON_VALID and fails that check (4025); rivulet answers MySQL 8's 3140."""
+    from rivulet.errors import InvalidJsonError, error_code
+
+    pair.execute("CREATE TABLE j (j JSON)")
+    with pytest.raises(InvalidJsonError) as ours:
+        pair.db.execute("INSERT INTO j VALUES ('{')")
+    assert error_code(ours.value).mysql == 3140
+    with pair.conn.cursor() as cur, pytest.raises(pymysql.MySQLError) as theirs:
+        cur.execute("INSERT INTO j VALUES ('{')")
+    assert theirs.value.args[0] == 4025
+
+
 def test_every_difference_in_the_docs_is_pinned_by_a_test() -> None:
     pinned = _pinned_tests()
     here = {name for name in globals() if name.startswith("test_")}

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
+from rivulet.dataflow.checks import compiled
 from rivulet.errors import SqlError, UnknownColumnError, UnknownTableError, ValueCountError
 from rivulet.migrate.alter import SchemaChange, plan_alter, replace_conversions
 from rivulet.migrate.copy import CopyPlan, plan_copy
@@ -20,6 +21,7 @@ from rivulet.plan.expressions import literal_value, translate, translate_conditi
 from rivulet.plan.params import conjuncts
 from rivulet.plan.planner import Planner
 from rivulet.plan.scope import FromScope, Relation
+from rivulet.plan.scope import TableScope as _TableScope
 from rivulet.plan.strict import strict_operands
 from rivulet.sql.ddl import table_schema
 from rivulet.sql.parse import (
@@ -215,7 +217,7 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
                 return CreateTableAs(plan_copy(catalog, node), sql)
             if node.find(exp.TemporaryProperty) is not None:
                 raise unsupported(node, "CREATE TEMPORARY TABLE")
-            return CreateTable(table_schema(node), sql, bool(node.args.get("exists")))
+            return CreateTable(compiled(table_schema(node)), sql, bool(node.args.get("exists")))
         if kind == "VIEW":
             query_text = view_query_text(text)
             return CreateView(node.this.name, parse_one(query_text), query_text,
@@ -333,28 +335,6 @@ class _Params:
             index = self.order[id(placeholder)] = self.count
             self.count += 1
         return ir.Param(index)
-
-
-class _TableScope:
-    def __init__(self, table: TableSchema, alias: str | None = None) -> None:
-        self.table = table
-        self.alias = (alias or table.name).lower()
-
-    def column(self, node: exp.Column) -> ir.Col:
-        if node.table and node.table.lower() not in (self.alias, self.table.name.lower()):
-            raise error_at(node, f"unknown table {node.table!r} in {node.sql(dialect=DIALECT)!r}",
-                           UnknownTableError)
-        if not self.table.has_column(node.name):
-            raise error_at(node, f"unknown column {node.name!r} in table {self.table.name!r}",
-                           UnknownColumnError)
-        i = self.table.position(node.name)
-        return ir.Col(i, self.table.columns[i].name)
-
-    def special(self, node: exp.Expr) -> ir.Expr | None:
-        return None
-
-    def types(self) -> list[SqlType]:
-        return [column_type(c) for c in self.table.columns]
 
 
 def _target(node: exp.Expr, catalog: Catalog) -> TableSchema:

@@ -44,7 +44,7 @@ from rivulet.sql.parse import DIALECT, parse_one
 from rivulet.state.holes import MISSING
 from rivulet.state.reader import KeyedReader
 from rivulet.storage.base import DropIndex
-from rivulet.values.schema import TableSchema
+from rivulet.values.schema import TableSchema, enforce_checks
 
 log = logging.getLogger("rivulet")
 
@@ -183,11 +183,20 @@ class Program:
             self._check_readers(change)
             with core.storage.transaction():
                 core.storage.alter(change.old, change.steps)
+                self._check_stored_rows(change)
                 if any(isinstance(step, DropIndex) for step in change.steps):
                     self._index_needed(change.new)
                 core.storage.add_statement("alter", change.old.name, statement.sql)
             self._apply_schema_change(change)
         core.lazy.start()
+
+    def _check_stored_rows(self, change: alter.SchemaChange) -> None:
+        """The rows stored, against the CHECK constraints the change adds (read as the
+        change left them, in its storage transaction: one that fails undoes it all)."""
+        if not change.added_checks:
+            return
+        for _, row in self.core.storage.scan(change.new):
+            enforce_checks(change.added_checks, row)
 
     def _check_readers(self, change: alter.SchemaChange) -> None:
         """Refuse to drop or convert a column that a view reads (its state would be wrong)."""

@@ -16,7 +16,12 @@ from rivulet.dataflow.compile import bound_predicate, value_function
 from rivulet.engine.joined import compile_joined
 from rivulet.engine.limits import Limits
 from rivulet.engine.planned import PlannedWhere
-from rivulet.errors import ParameterCountError, SqlError, UnsupportedSqlError
+from rivulet.errors import (
+    CheckViolatedError,
+    ParameterCountError,
+    SqlError,
+    UnsupportedSqlError,
+)
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.strict import strict_operands
@@ -77,6 +82,10 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
                                             lambda e, p: values[id(e)]((), p))
                 checked = check_rows(table, rows)
             except SchemaError as exc:
+                if mode is OnDuplicate.IGNORE and isinstance(exc, CheckViolatedError):
+                    raise UnsupportedSqlError(  # (MariaDB fails it: 4025)
+                        f"INSERT IGNORE of a row a CHECK constraint refuses (MySQL 8 skips "
+                        f"it with a warning, MariaDB fails): {exc}") from None
                 if mode is OnDuplicate.IGNORE:  # (MySQL stores a value it adjusts, and warns)
                     raise UnsupportedSqlError(
                         f"INSERT IGNORE of a value MySQL would adjust with a warning: {exc}"

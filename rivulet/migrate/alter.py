@@ -27,14 +27,21 @@ from typing import Any
 
 from sqlglot import exp
 
-from rivulet.errors import SqlError, UnknownKeyError
+from rivulet.dataflow.checks import compiled
+from rivulet.errors import SqlError, UnknownColumnError, UnknownKeyError
 from rivulet.sql.ddl import (
+    DeclaredCheck,
+    check_columns,
+    column_checks,
     column_definition,
+    declared_check,
     declared_key,
     declares_unique,
     default_value,
     key_name,
     key_positions,
+    new_check,
+    renamed_check,
 )
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.storage.base import AddIndex, AddStored, DropIndex, RenameStored
@@ -52,6 +59,7 @@ from rivulet.values.schema import (
     INT,
     STR,
     TIME,
+    Check,
     Column,
     Conversion,
     Key,
@@ -90,6 +98,8 @@ class SchemaChange:
     steps: tuple[Step, ...]
     #: Positions in ``old`` of the columns whose values change (dropped, or converted).
     changed: frozenset[int]
+    #: The CHECK constraints the change adds, which the rows stored must pass.
+    added_checks: tuple[Check, ...] = ()
 
 
 def plan_alter(schema: TableSchema, alter: exp.Alter) -> SchemaChange:
@@ -131,6 +141,8 @@ class _Work:
         self.primary_key = [schema.columns[i].name.lower() for i in schema.primary_key]
         self.keys = [_KeyWork(k.name, [schema.columns[i].name.lower() for i in k.columns],
                               k.unique) for k in schema.keys]
+        self.checks: list[Check] = list(schema.checks)
+        self.added_checks: list[str] = []
 
     def apply(self, number: int, action: exp.Expr) -> None:
         kind = (action.args.get("kind") or "").upper() if isinstance(action, exp.Drop) else ""
@@ -141,10 +153,17 @@ class _Work:
                 self._drop(number, column, bool(action.args.get("exists")))
         elif isinstance(action, exp.AddConstraint):
             for item in action.expressions:
-                self._add_key(item)
+                check = declared_check(item)
+                if check is not None:
+                    self._add_check(check)
+                else:
+                    self._add_key(item)
         elif kind == "INDEX":
             for key in action.args.get("tables") or []:
                 self._drop_key(key, bool(action.args.get("exists")))
+        elif kind in ("CHECK", "CONSTRAINT"):
+            for name in action.args.get("tables") or []:
+                self._drop_constraint(name, kind, bool(action.args.get("exists")))
         elif isinstance(action, exp.AlterRename):
             raise unsupported(action, "ALTER TABLE action RENAME TO (a table keeps the name "
                                       "it was created with: see docs/sql.md)")
@@ -167,12 +186,37 @@ class _Work:
             raise unsupported(node, "ADD COLUMN ... AUTO_INCREMENT (only a primary key column "
                                     "can be AUTO_INCREMENT)")
         self._check_new_name(node, column.name)
+        if column.json and column.default is None and not column.nullable:
+            raise unsupported(node, "ADD COLUMN ... JSON NOT NULL without a DEFAULT (the "
+                                    "rows stored would hold '', which is no JSON)")
         fill = column.default if column.default is not None or column.nullable \
             else IMPLICIT_DEFAULTS[column.kind]
         self.steps.append(AddStored(column, fill))
         self.columns.insert(self._position(node), (column, None))
         if declares_unique(node):  # (rows already stored clash if they share the fill)
             self._new_key(node, None, [column.name], unique=True)
+        for check in column_checks(node):  # (rows already stored must pass with the fill)
+            self._add_check(check)
+
+    def _add_check(self, declared: DeclaredCheck) -> None:
+        """``ADD CONSTRAINT [name] CHECK (...)``, or a new column's CHECK: the rows stored
+        are checked against it when the change is made (rivulet/engine/program.py)."""
+        check = new_check(declared, self.schema.name, self.checks)
+        self.checks.append(check)
+        self.added_checks.append(check.name.lower())
+
+    def _drop_constraint(self, node: exp.Expr, kind: str, if_exists: bool) -> None:
+        """``DROP CHECK name`` (MySQL 8), ``DROP CONSTRAINT name``: a CHECK constraint, or
+        for DROP CONSTRAINT a UNIQUE key; 1091 if the table has neither of that name."""
+        found = next((c for c in self.checks if c.name.lower() == node.name.lower()), None)
+        if found is not None:
+            self.checks.remove(found)
+        elif kind == "CONSTRAINT" and any(k.unique and k.name.lower() == node.name.lower()
+                                          for k in self.keys):
+            self._drop_key(node, if_exists)
+        elif not if_exists:
+            raise error_at(node, f"Can't DROP {kind} `{node.name}`; check that it exists",
+                           UnknownKeyError)
 
     def _add_key(self, item: exp.Expr) -> None:
         """``ADD INDEX|KEY [name] (cols)``, ``ADD UNIQUE [INDEX|KEY] [name] (cols)``,
@@ -219,6 +263,7 @@ class _Work:
         if len(self.columns) == 1:
             raise error_at(node, f"cannot drop {column.name!r}, the only column of "
                                  f"table {self.schema.name!r}")
+        self._drop_checks_of(node, column.name)
         narrowed = [k for k in self.keys if column.name.lower() in k.columns]
         for key in narrowed:  # (non-unique: MySQL takes the column out of the key)
             self.steps.append(DropIndex(self._stored(key.columns), key.unique))
@@ -241,6 +286,8 @@ class _Work:
             self._check_new_name(node, new)
         self.steps.append(RenameStored(column.name, new))
         self._rename_key(column.name, new)
+        self.checks = [renamed_check(c, column.name, new) if column.name.lower() in
+                       check_columns(c) else c for c in self.checks]
         self.columns[at] = (replace(column, name=new), origin)
 
     def _modify(self, number: int, node: exp.ModifyColumn) -> None:
@@ -271,6 +318,11 @@ class _Work:
         if declares_unique(definition) and not any(
                 k.unique and k.columns == [old.name.lower()] for k in self.keys):
             self._new_key(definition, None, [old.name], unique=True)
+        for check in column_checks(definition):
+            self._add_check(check)
+        if new.json and not old.json:
+            raise unsupported(definition, f"changing column {old.name!r} to JSON (its values "
+                                          "would have to be checked)")
         if keeps_values(old, new):
             self.columns[at] = (replace(new, name=old.name), origin)
             return
@@ -286,6 +338,11 @@ class _Work:
         if is_key:
             raise error_at(definition, f"cannot change the type of primary key column "
                                        f"{old.name!r} from {old.sql_type} to {new.sql_type}")
+        checked = [c.name for c in self.checks if old.name.lower() in check_columns(c)]
+        if checked:  # (rows converted later could break it, unseen)
+            raise unsupported(definition, f"changing the values of column {old.name!r}, "
+                                          f"which CHECK constraint '{checked[0]}' reads "
+                                          "(drop the constraint first)")
         hidden = self._hidden(number, "old", old.name)
         # A key's index moves to the column's new storage (the old one goes out of sight).
         keyed = [k for k in self.keys if old.name.lower() in k.columns]
@@ -315,18 +372,20 @@ class _Work:
 
     def change(self) -> SchemaChange:
         names = [c.name.lower() for c, _ in self.columns]
-        new = TableSchema(
+        new = compiled(TableSchema(
             self.schema.name, tuple(c for c, _ in self.columns),
             tuple(names.index(n) for n in self.primary_key), version=self.version,
             comment=self.comment,
             keys=tuple(Key(k.name, tuple(names.index(n) for n in k.columns), k.unique)
-                       for k in self.keys))
+                       for k in self.keys),
+            checks=tuple(self.checks)))
         moved: list[int | None] = [None] * len(self.schema.columns)
         for position, (_, origin) in enumerate(self.columns):
             if origin is not None:
                 moved[origin] = position
+        added = tuple(c for c in new.checks if c.name.lower() in self.added_checks)
         return SchemaChange(self.schema, new, tuple(moved), tuple(self.steps),
-                            frozenset(self.changed))
+                            frozenset(self.changed), added)
 
     def _find(self, node: exp.Expr, name: str, *, missing_ok: bool = False) -> int | None:
         for i, (column, _) in enumerate(self.columns):
@@ -355,6 +414,19 @@ class _Work:
 
     def _hidden(self, number: int, what: str, name: str) -> str:
         return f"{HIDDEN_PREFIX}v{self.version}_{number}_{what}_{name}"
+
+    def _drop_checks_of(self, node: exp.Expr, column: str) -> None:
+        """A dropped column's CHECK constraints: dropped with it where they read no other
+        column; else the column cannot go (MariaDB's 1054, MySQL 8's 3959)."""
+        for check in list(self.checks):
+            reads = check_columns(check)
+            if column.lower() not in reads:
+                continue
+            if reads != {column.lower()}:
+                raise error_at(node, f"Unknown column '{column}' in 'CHECK' (CHECK "
+                                     f"constraint '{check.name}' reads it; drop the "
+                                     "constraint first)", UnknownColumnError)
+            self.checks.remove(check)
 
     def _rename_key(self, old: str, new: str) -> None:
         self.primary_key = [new.lower() if k == old.lower() else k for k in self.primary_key]
@@ -477,7 +549,7 @@ def program_tables(
     for kind, sql in statements:
         if kind == "table":
             node = parse_one(sql)
-            schema = table_schema(node) if isinstance(node, exp.Create) else None
+            schema = compiled(table_schema(node)) if isinstance(node, exp.Create) else None
             if schema is None:
                 raise SqlError(f"not a CREATE TABLE statement: {sql!r}")
             out[schema.name.lower()] = (schema, [sql])
@@ -505,4 +577,5 @@ def replace_conversions(schema: TableSchema) -> TableSchema:
     if not schema.converting:
         return schema
     return TableSchema(schema.name, tuple(replace(c, conversion=None) for c in schema.columns),
-                       schema.primary_key, version=schema.version, keys=schema.keys)
+                       schema.primary_key, version=schema.version, keys=schema.keys,
+                       checks=schema.checks)

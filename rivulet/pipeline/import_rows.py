@@ -153,7 +153,11 @@ class Batches:
 
     def _passes(self, chunk: pa.Table) -> bool:
         """Whether every row of ``chunk`` passes ``coerce_row`` unchanged, decided per
-        column with Arrow kernels (the same rules as its generated fast path)."""
+        column with Arrow kernels (the same rules as its generated fast path). A table
+        with CHECK constraints or a JSON column has its rows checked one by one (by
+        ``coerce_row``)."""
+        if self.schema.checks or any(c.json for c in self.schema.columns):
+            return False
         for i, col in enumerate(self.schema.columns):
             if i in self.defaults:
                 if not _default_ok(col):

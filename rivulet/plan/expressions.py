@@ -24,7 +24,12 @@ from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
 from rivulet.values import types
 from rivulet.values.datetexts import fraction_digits
-from rivulet.values.registry import SCALAR_FUNCTIONS, arity_error
+from rivulet.values.registry import (
+    CONSTANT_ARGUMENTS,
+    SCALAR_FUNCTIONS,
+    SHORTER_FORMS,
+    arity_error,
+)
 from rivulet.values.schema import (
     BOOL,
     BYTES,
@@ -232,6 +237,17 @@ def _call(node: exp.Func, name: str, arguments: list[exp.Expr],
     message = arity_error(name, len(arguments))
     if message is not None:
         raise error_at(node, message, ArgumentCountError)
+    most, form = SHORTER_FORMS.get(name, (len(arguments), ""))
+    if len(arguments) > most:
+        raise unsupported(node, form)
+    if name in CONSTANT_ARGUMENTS:
+        position, refusal = CONSTANT_ARGUMENTS[name]
+        try:
+            refused = refusal(literal_value(arguments[position]))
+        except UnsupportedSqlError:
+            refused = f"{name} with an argument that is not a constant"
+        if refused is not None:
+            raise unsupported(node, refused)
     return Call(name, tuple(t(a) for a in arguments))
 
 
@@ -387,7 +403,10 @@ _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", 
                      "REVERSE", "LPAD", "RPAD", "REPEAT"}
 #: String functions whose result is binary if any argument is (the others: the first).
 _TEXT_ANY_ARG = {"CONCAT", "CONCAT_WS", "REPLACE", "LPAD", "RPAD", "TRIM"}
-_INT_FUNCTIONS = {"LENGTH", "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE",
+#: The JSON functions that give text (always text: rivulet/values/json_text.py).
+_JSON_TEXT_FUNCTIONS = {"JSON_TYPE", "JSON_KEYS", "JSON_UNQUOTE", "JSON_EXTRACT"}
+_INT_FUNCTIONS = {"JSON_VALID", "JSON_LENGTH", "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH",
+                  "CHARACTER_LENGTH", "LOCATE",
                   "INSTR", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND",
                   "DATEDIFF", "SIGN", "cast_int", "TIME_TO_SEC"}
 #: Functions that give a TIME; its fractional digits are those of the arguments
@@ -398,7 +417,8 @@ _TIME_FUNCTIONS = {"TIME", "TIMEDIFF", "SEC_TO_TIME", "cast_time"}
 _READS_TEXT = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBSTRING",
                "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE", "REVERSE",
                "LPAD", "RPAD", "REPEAT", "like", "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH",
-               "CHARACTER_LENGTH", "LOCATE", "INSTR", "cast_bytes"}
+               "CHARACTER_LENGTH", "LOCATE", "INSTR", "cast_bytes", "JSON_VALID", "JSON_LENGTH",
+               *_JSON_TEXT_FUNCTIONS}
 #: Functions that read their arguments as numbers: a TIME or DATETIME with fractional
 #: digits is handed to them as the DECIMAL [-]HHMMSS.ff (YYYYMMDDhhmmss.ff) with exactly
 #: those places.
@@ -696,6 +716,8 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
     kinds = [a.kind for a in args]
     if fn in PREDICATES or fn in _INT_FUNCTIONS:
         return types.INT_TYPE
+    if fn in _JSON_TEXT_FUNCTIONS:
+        return types.STR_TYPE
     if fn in _STRING_FUNCTIONS:
         text = kinds if fn in _TEXT_ANY_ARG else kinds[:1]
         return SqlType(BYTES) if BYTES in text else types.STR_TYPE

@@ -24,7 +24,7 @@ from rivulet.plan import ir
 from rivulet.plan.expressions import is_aggregate, translate
 from rivulet.sql.parse import error_at
 from rivulet.values.schema import TableSchema
-from rivulet.values.types import SqlType
+from rivulet.values.types import SqlType, column_type
 
 
 @dataclass
@@ -121,3 +121,28 @@ class GroupedScope:
             f"column {node.sql(dialect='mysql')!r} is neither in GROUP BY nor inside an "
             "aggregate (ONLY_FULL_GROUP_BY)", NotGroupedError,
         )
+
+
+class TableScope:
+    """Resolves column names over one table's row: an UPDATE's or a DELETE's, a CHECK
+    constraint's (qualified by the table's name or its alias, or not)."""
+
+    def __init__(self, table: TableSchema, alias: str | None = None) -> None:
+        self.table = table
+        self.alias = (alias or table.name).lower()
+
+    def column(self, node: exp.Column) -> ir.Col:
+        if node.table and node.table.lower() not in (self.alias, self.table.name.lower()):
+            raise error_at(node, f"unknown table {node.table!r} in {node.sql(dialect='mysql')!r}",
+                           UnknownTableError)
+        if not self.table.has_column(node.name):
+            raise error_at(node, f"unknown column {node.name!r} in table {self.table.name!r}",
+                           UnknownColumnError)
+        i = self.table.position(node.name)
+        return ir.Col(i, self.table.columns[i].name)
+
+    def special(self, node: exp.Expr) -> ir.Expr | None:
+        return None
+
+    def types(self) -> list[SqlType]:
+        return [column_type(c) for c in self.table.columns]

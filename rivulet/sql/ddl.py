@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlglot import exp
 
-from rivulet.errors import DuplicateKeyNameError, SqlError
-from rivulet.sql.parse import DIALECT, error_at, unsupported
+from rivulet.errors import DuplicateCheckNameError, DuplicateKeyNameError, SqlError
+from rivulet.sql.parse import DIALECT, error_at, parse_one, unsupported
 from rivulet.values.schema import (
     BOOL,
     BYTES,
@@ -24,6 +25,7 @@ from rivulet.values.schema import (
     STR,
     TIME,
     TIMESTAMP_BOUNDS,
+    Check,
     Column,
     Key,
     TableSchema,
@@ -41,7 +43,9 @@ def table_schema(create: exp.Create) -> TableSchema:
     pk_names: list[str] = []
     #: (the node, the name given or None, the column names, UNIQUE?), as declared
     declared: list[tuple[exp.Expr, str | None, list[str], bool]] = []
+    checks: list[Check] = []
     for item in schema.expressions:
+        check = declared_check(item)
         if isinstance(item, exp.ColumnDef):
             column, is_pk = column_definition(item)
             columns.append(column)
@@ -49,10 +53,14 @@ def table_schema(create: exp.Create) -> TableSchema:
                 pk_names.append(column.name)
             if declares_unique(item):
                 declared.append((item, None, [column.name], True))
-        elif isinstance(item, exp.PrimaryKey):
+            checks.extend(new_check(c, name, checks) for c in column_checks(item))
+        elif check is not None:
+            checks.append(new_check(check, name, checks))
+        elif isinstance(item, exp.PrimaryKey) or _is_named_primary_key(item):
             if pk_names:
                 raise error_at(item, f"table {name!r} declares its primary key twice")
-            pk_names = [_key_part_name(e) for e in item.expressions]
+            key = item if isinstance(item, exp.PrimaryKey) else item.expressions[0]
+            pk_names = [_key_part_name(e) for e in key.expressions]
         else:
             declared.append(declared_key(item))
     by_name = {c.name.lower(): i for i, c in enumerate(columns)}
@@ -78,7 +86,8 @@ def table_schema(create: exp.Create) -> TableSchema:
         replace(c, nullable=False) if i in pk else c
         for i, c in enumerate(columns)
     ]
-    return TableSchema(name, tuple(columns), pk, keys=tuple(keys), comment=table_comment(create))
+    return TableSchema(name, tuple(columns), pk, keys=tuple(keys), checks=tuple(checks),
+                       comment=table_comment(create))
 
 
 def table_comment(create: exp.Create) -> str:
@@ -88,6 +97,92 @@ def table_comment(create: exp.Create) -> str:
         if isinstance(prop, exp.SchemaCommentProperty):
             return prop.this.name
     return ""
+
+
+
+def _is_named_primary_key(item: exp.Expr) -> bool:
+    """``CONSTRAINT name PRIMARY KEY (cols)``: the name is dropped, as MySQL drops it (a
+    primary key is always named PRIMARY)."""
+    return isinstance(item, exp.Constraint) and len(item.expressions) == 1 and isinstance(
+        item.expressions[0], exp.PrimaryKey)
+
+
+@dataclass(frozen=True)
+class DeclaredCheck:
+    """A CHECK constraint as written: in a column definition (``a INT CHECK (a > 0)``,
+    ``a INT CONSTRAINT name CHECK (...)``), as a table element (``[CONSTRAINT name] CHECK
+    (...)``) or by ``ALTER TABLE ... ADD CONSTRAINT name CHECK (...)``."""
+
+    node: exp.Expr
+    #: The name given, if one is.
+    given: str | None
+    condition: exp.Expr
+
+
+def declared_check(item: exp.Expr) -> DeclaredCheck | None:
+    """The CHECK constraint a table element declares, or None if it declares none."""
+    if isinstance(item, exp.Constraint) and len(item.expressions) == 1 and isinstance(
+            item.expressions[0], exp.CheckColumnConstraint):
+        return DeclaredCheck(item, item.name, item.expressions[0].this)
+    if isinstance(item, exp.CheckColumnConstraint):
+        return DeclaredCheck(item, None, item.this)
+    return None
+
+
+def column_checks(item: exp.ColumnDef) -> list[DeclaredCheck]:
+    """The CHECK constraints a column definition declares (they are the table's, as in
+    MySQL: a column's check may name the table's other columns too)."""
+    out = []
+    for constraint in item.args.get("constraints") or []:
+        kind = constraint.args.get("kind")
+        if isinstance(kind, exp.CheckColumnConstraint):
+            given = constraint.this.name if isinstance(constraint.this, exp.Identifier) else None
+            out.append(DeclaredCheck(constraint, given, kind.this))
+    return out
+
+
+def new_check(declared: DeclaredCheck, table: str, checks: Iterable[Check]) -> Check:
+    """A new CHECK constraint of ``table``, beside ``checks``: named as given (3822 if the
+    table has a check of that name), else as MySQL 8 names one, ``<table>_chk_<n>`` with
+    ``n`` one past the largest of the names of that form the table has. (MariaDB names
+    them ``CONSTRAINT_<n>``, or after their column.)"""
+    taken = {c.name.lower() for c in checks}
+    if declared.given is not None:
+        if declared.given.lower() in taken:
+            raise error_at(declared.node, f"Duplicate check constraint name "
+                                          f"'{declared.given}'.", DuplicateCheckNameError)
+        return Check(declared.given, declared.condition.sql(dialect=DIALECT))
+    generated = re.compile(re.escape(f"{table}_chk_".lower()) + r"([0-9]+)")
+    numbers = [int(m.group(1)) for name in taken if (m := generated.fullmatch(name))]
+    return Check(f"{table}_chk_{max(numbers, default=0) + 1}",
+                 declared.condition.sql(dialect=DIALECT))
+
+
+def check_condition(check: Check) -> exp.Expr:
+    """A CHECK constraint's condition, parsed from its text (positions dropped: they are
+    in that text, not in a statement a user wrote)."""
+    select = parse_one(f"SELECT {check.condition}")
+    assert isinstance(select, exp.Select)  # (the text is a condition rivulet rendered)
+    condition = select.expressions[0]
+    for node in condition.walk():
+        for where in ("line", "col", "start", "end"):
+            node.meta.pop(where, None)
+    return condition
+
+
+def check_columns(check: Check) -> frozenset[str]:
+    """The columns a CHECK constraint reads, by lower-case name."""
+    return frozenset(c.name.lower() for c in check_condition(check).find_all(exp.Column))
+
+
+def renamed_check(check: Check, old: str, new: str) -> Check:
+    """``check`` with column ``old`` renamed ``new`` in its condition (as MariaDB follows a
+    renamed column)."""
+    condition = check_condition(check)
+    for column in condition.find_all(exp.Column):
+        if column.name.lower() == old.lower():
+            column.set("this", exp.to_identifier(new))
+    return Check(check.name, condition.sql(dialect=DIALECT))
 
 
 def declared_key(item: exp.Expr) -> tuple[exp.Expr, str | None, list[str], bool]:
@@ -179,6 +274,9 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
     kind = SQL_TYPE_KINDS.get(type_name.upper())
     if type_name.upper() == "TINYINT" and _params(dtype) == [1]:
         kind = BOOL
+    json = type_name.upper() == "JSON"  # text: see Column.json
+    if json:
+        kind = STR
     if kind is None:
         raise unsupported(dtype, f"column type {_type_words(type_name, sql_type)}")
     members = _enum_members(item, dtype, name) if kind == ENUM else ()
@@ -228,6 +326,7 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
         elif isinstance(c, exp.CommentColumnConstraint):
             comment = c.this.name
         elif isinstance(c, (exp.UniqueColumnConstraint,  # a key of the table: see table_schema
+                            exp.CheckColumnConstraint,  # the table's too: see column_checks
                             exp.CharacterSetColumnConstraint,
                             exp.CollateColumnConstraint)):
             continue
@@ -239,7 +338,7 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
     column = Column(name, kind, nullable, None, length, scale, bounds=bounds, sql_type=sql_type,
                     auto_increment=auto, precision=precision, members=members, fsp=fsp,
                     padded=padded, max_bytes=MAX_BYTES.get(upper), single=single,
-                    comment=comment)
+                    comment=comment, json=json)
     if default is not None:
         default = _checked_default(column, default, item)
     elif kind == ENUM and not nullable:  # MySQL: a NOT NULL ENUM defaults to its first member
@@ -257,7 +356,6 @@ _REFUSED_TYPES = {
            "of members)",
     "BIT": "BIT (bit strings; use BOOLEAN or TINYINT(1) for a flag, an integer for bits)",
     "YEAR": "YEAR (use SMALLINT or a DATE)",
-    "JSON": "JSON (use TEXT)",
 }
 
 

@@ -42,6 +42,15 @@ from rivulet.values.dates import (
     unix_timestamp,
     year,
 )
+from rivulet.values.json_text import (
+    json_extract,
+    json_keys,
+    json_length,
+    json_type,
+    json_unquote,
+    json_valid,
+    path_refusal,
+)
 from rivulet.values.like import like, not_like
 from rivulet.values.logic import and_, not_, or_, xor
 from rivulet.values.numeric import abs_, ceil, floor, greatest, least, round_, sign
@@ -123,6 +132,12 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "SEC_TO_TIME": sec_to_time,
     "CONVERT_TZ": convert_tz,
     "MOD": mod,
+    "JSON_VALID": json_valid,
+    "JSON_TYPE": json_type,
+    "JSON_LENGTH": json_length,
+    "JSON_KEYS": json_keys,
+    "JSON_UNQUOTE": json_unquote,
+    "JSON_EXTRACT": json_extract,
 }
 
 #: (minimum, maximum) argument counts; maximum None means variadic. TRIM's 3-argument form
@@ -181,6 +196,26 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "SEC_TO_TIME": (1, 1),
     "CONVERT_TZ": (3, 3),
     "MOD": (2, 2),
+    "JSON_VALID": (1, 1),
+    "JSON_TYPE": (1, 1),
+    "JSON_LENGTH": (1, 2),
+    "JSON_KEYS": (1, 2),
+    "JSON_UNQUOTE": (1, 1),
+    "JSON_EXTRACT": (2, None),
+}
+
+#: Functions rivulet computes in fewer forms than MySQL: the most arguments it takes, and
+#: the form a call with more is (refused by name, 1235).
+SHORTER_FORMS: dict[str, tuple[int, str]] = {
+    "JSON_LENGTH": (1, "JSON_LENGTH with a path"),
+    "JSON_KEYS": (1, "JSON_KEYS with a path"),
+    "JSON_EXTRACT": (2, "JSON_EXTRACT of several paths"),
+}
+
+#: Functions an argument of which must be a constant of a form rivulet computes: its
+#: position, and what says why a constant is refused (None: it is not).
+CONSTANT_ARGUMENTS: dict[str, tuple[int, Callable[[Any], str | None]]] = {
+    "JSON_EXTRACT": (1, path_refusal),
 }
 
 

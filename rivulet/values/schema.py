@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rivulet.errors import (
+    CheckViolatedError,
     DataTruncatedError,
     IncorrectTimeError,
+    InvalidJsonError,
     NoSuchColumnError,
     NotAMemberError,
     NotNullError,
@@ -30,6 +32,7 @@ from rivulet.errors import (
 )
 from rivulet.values.datetexts import stored_temporal
 from rivulet.values.enumerations import compared_member, enum_values, member_for
+from rivulet.values.json_text import document
 from rivulet.values.numerals import decimal_text, double_text
 from rivulet.values.times import clipped, compared_micros, from_micros, round_micros, time_micros
 
@@ -147,6 +150,9 @@ class Column:
     #: ``COMMENT 'text'``: shown by SHOW CREATE TABLE, SHOW FULL COLUMNS and
     #: information_schema.COLUMNS (ORMs reflect it).
     comment: str = ""
+    #: JSON: text that is a JSON document, kept as written (MariaDB's JSON: a LONGTEXT
+    #: checked by JSON_VALID; rivulet/values/json_text.py reads it as MariaDB does).
+    json: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +188,22 @@ class Key:
 
 
 @dataclass(frozen=True, slots=True)
+class Check:
+    """A CHECK constraint of a table. As MySQL 8 and MariaDB enforce one, a row for which
+    its condition is FALSE is refused (:class:`CheckViolatedError`); TRUE and NULL
+    (unknown) pass. The condition is kept as text, which each version of the table compiles
+    against its own columns (:func:`rivulet.dataflow.checks.compiled`: columns move and are
+    renamed by ALTER TABLE), with the engine's one expression evaluator."""
+
+    name: str
+    #: The condition as MySQL shows it (``SHOW CREATE TABLE``), in rivulet's SQL dialect.
+    condition: str
+    #: Whether a row of the table (its columns in order) breaks the condition; None until
+    #: compiled, and a row of a table whose checks are not compiled is refused, not let by.
+    refuses: Callable[[Row], bool] | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
 class TableSchema:
     """A base table: columns in order and the primary key (empty: a hidden row id)."""
 
@@ -195,6 +217,8 @@ class TableSchema:
     keys: tuple[Key, ...] = ()
     #: The table's ``COMMENT 'text'`` option (SHOW CREATE TABLE, information_schema.TABLES).
     comment: str = ""
+    #: CHECK constraints, in the order they were made; every write's rows are checked.
+    checks: tuple[Check, ...] = ()
     #: UNIQUE keys other than the primary key: the columns of each, once each (derived
     #: from ``keys``: what writes are checked against).
     unique: tuple[tuple[int, ...], ...] = field(init=False, default=())
@@ -209,6 +233,10 @@ class TableSchema:
         self._positions.update(positions)
         object.__setattr__(self, "unique", tuple(dict.fromkeys(
             k.columns for k in self.keys if k.unique and k.columns != self.primary_key)))
+
+    def check(self, name: str) -> Check | None:
+        """The CHECK constraint named ``name`` (case-insensitive, as MySQL's)."""
+        return next((c for c in self.checks if c.name.lower() == name.lower()), None)
 
     def key(self, name: str) -> Key | None:
         """The key named ``name`` (case-insensitive, as MySQL's index names)."""
@@ -250,10 +278,22 @@ def coerce_row(schema: TableSchema, values: Any, *, where: str = "") -> Row:
     """
     if not schema._checker:
         schema._checker.append(_fast_checker(schema))
-    fast = schema._checker[0](values)
-    if fast is not None:
-        return fast
-    return _coerce_row_slowly(schema, values, where)
+    row = schema._checker[0](values)
+    if row is None:
+        row = _coerce_row_slowly(schema, values, where)
+    if schema.checks:
+        enforce_checks(schema.checks, row)
+    return row
+
+
+def enforce_checks(checks: tuple[Check, ...], row: Row) -> None:
+    """Refuse ``row`` if one of a table's CHECK constraints is FALSE for it (the first
+    one, in the order they were made, is named: MySQL 8's error 3819)."""
+    for check in checks:
+        if check.refuses is None:  # a schema built without compiling its checks: a bug
+            raise RuntimeError(f"CHECK constraint {check.name!r} was not compiled")
+        if check.refuses(row):
+            raise CheckViolatedError(f"Check constraint '{check.name}' is violated.")
 
 
 #: Python types that need no conversion for a kind (``bool`` is excluded on purpose:
@@ -277,6 +317,8 @@ def _fast_checker(schema: TableSchema) -> Callable[[Any], Row | None]:
     converts = False
     for i, col in enumerate(schema.columns):
         value = f"r[{i}]"
+        if col.json:  # (each value is read: the slow path)
+            return lambda r: None
         if col.kind == ENUM:  # the exact text of a member (a str, not another ENUM's value)
             namespace[f"_m{i}"] = {str(v): v for v in enum_values(col.members)}
             test = f"(type(r[{i}]) is str and r[{i}] in _m{i})"
@@ -369,6 +411,9 @@ def coerce_value(col: Column, value: Any, *, where: str = "") -> Any:
                                    f"long for {col.sql_type or col.kind}")
         if col.padded:  # a CHAR without its trailing spaces, a BINARY with its zero bytes
             out = out.rstrip(" ") if col.kind == STR else out.ljust(col.length, b"\0")
+    if col.json and document(out) is None:
+        shown = out if len(out) <= 60 else out[:57] + "..."
+        raise InvalidJsonError(f"{where or col.name}: Invalid JSON text: {shown!r}")
     if col.single:
         if abs(out) > FLOAT_MAX:
             raise OutOfRangeError(f"{where or col.name}: value {out} is out of range for "

@@ -34,6 +34,7 @@ from rivulet.plan.ir import is_adhoc
 from rivulet.server.errors import ER_BAD_DB
 from rivulet.server.mysql.statements import DATABASE_NAME, SESSION_FUNCTION_NAMES
 from rivulet.sql.control import ISOLATION
+from rivulet.sql.ddl import check_condition
 from rivulet.sql.parse import DIALECT, parse_one
 from rivulet.values.casts import datetime_text
 from rivulet.values.numerals import fixed_double_text
@@ -584,6 +585,9 @@ def create_table_sql(schema: TableSchema) -> str:
     for key in _ordered_keys(schema):
         names = ",".join(f"`{schema.columns[i].name}`" for i in key.columns)
         lines.append(f"  {'UNIQUE KEY' if key.unique else 'KEY'} `{key.name}` ({names})")
+    for check in schema.checks:  # (MySQL 8's layout; SQLAlchemy's reflection reads it)
+        condition = check_condition(check).sql(dialect=DIALECT, identify=True)
+        lines.append(f"  CONSTRAINT `{check.name.replace('`', '``')}` CHECK ({condition})")
     body = ",\n".join(lines)
     options = f"ENGINE=rivulet DEFAULT CHARSET={CHARSET} COLLATE={COLLATION}"
     if schema.comment:
