@@ -272,6 +272,27 @@ def test_key_usage_statistics_and_relations(served: Served) -> None:
                 "WHERE schema_name = DATABASE()")
 
 
+def test_check_constraints_as_django_reads_them(served: Served) -> None:
+    """Django's get_constraints finds a table's CHECK constraints by name (the clause is
+    each server's own rendering of the condition)."""
+    served.both("CREATE TABLE ck (id INT PRIMARY KEY, n INT, s VARCHAR(5), "
+                "CONSTRAINT pos CHECK (n > 0 AND s <> 'x'), CONSTRAINT small CHECK (n < 9))")
+    query = """
+        SELECT cc.constraint_name, cc.check_clause
+        FROM information_schema.check_constraints AS cc,
+            information_schema.table_constraints AS tc
+        WHERE cc.constraint_schema = DATABASE() AND tc.table_schema = cc.constraint_schema
+            AND cc.constraint_name = tc.constraint_name AND tc.constraint_type = 'CHECK'
+            AND tc.table_name = %s"""
+    ours, theirs = served.both(query, ["ck"])
+    assert sorted(name for name, _ in ours) == sorted(name for name, _ in theirs) == [
+        "pos", "small"]
+    assert dict(ours)["small"].replace("`", "") == "n < 9"
+    served.same("SELECT constraint_name, table_name, constraint_type "
+                "FROM information_schema.table_constraints WHERE table_schema = DATABASE() "
+                "AND table_name = 'ck'")
+
+
 def test_a_views_columns_have_their_table_columns_types(served: Served) -> None:
     served.both("CREATE VIEW named AS SELECT id, name, score, big, score * 2 AS s2 "
                 "FROM author")

@@ -20,7 +20,7 @@ these columns case-insensitively; ORMs send names as they are). ``SHOW [FULL] TA
 COLUMNS ... WHERE`` is the query of these tables its WHERE stands for (:func:`show_where`).
 
 FOREIGN KEY and CHECK constraints: :func:`foreign_key_rows` and :func:`check_rows` are where
-their rows come from; they add none while the catalog has neither.
+their rows come from.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from rivulet.server.mysql.session import (
     view_column_type,
 )
 from rivulet.server.mysql.statements import Handler, StatementCache
+from rivulet.sql.ddl import check_condition
 from rivulet.sql.parse import DIALECT, parse_one
 from rivulet.values.schema import BOOL, BYTES, DATETIME, DECIMAL, ENUM, FLOAT, INT, STR, TIME
 from rivulet.values.schema import Column as SchemaColumn
@@ -219,9 +220,18 @@ def foreign_key_rows(schema: TableSchema, database: str) -> dict[str, list[tuple
 
 def check_rows(schema: TableSchema, database: str) -> dict[str, list[tuple]]:
     """The rows a table's CHECK constraints add, by information_schema table:
-    TABLE_CONSTRAINTS (type 'CHECK') and CHECK_CONSTRAINTS (the clause as MySQL prints
-    it). None while the catalog has no CHECK constraints."""
-    return {}
+    TABLE_CONSTRAINTS (type 'CHECK') and CHECK_CONSTRAINTS (the clause as SHOW CREATE
+    TABLE prints it inside its parentheses; MariaDB prints its own rendering, MySQL 8 one
+    with every operand in parentheses: the ORMs read the names)."""
+    if not schema.checks:
+        return {}
+    clauses = [check_condition(c).sql(dialect=DIALECT, identify=True) for c in schema.checks]
+    return {
+        "TABLE_CONSTRAINTS": [(_CATALOG, database, c.name, database, schema.name, "CHECK",
+                               "YES") for c in schema.checks],
+        "CHECK_CONSTRAINTS": [(_CATALOG, database, c.name, clause)
+                              for c, clause in zip(schema.checks, clauses)],
+    }
 
 
 #: Integer types' digits (information_schema.COLUMNS.NUMERIC_PRECISION), signed and not.
