@@ -57,6 +57,10 @@ IncorrectTimeError       1292   22007     400   schema
 DivisionByZeroError      1365   22012     400   schema
 NoSuchColumnError        1054   42S22     400   schema
 ConstraintError          1062   23000     409   constraint
+RowReferencedError       1451   23000     409   constraint
+NoReferencedRowError     1452   23000     409   constraint
+TruncateReferencedError  1701   42000     409   constraint
+ForeignKeyFormError      1005   HY000     400   sql
 StorageError             1105   HY000     500   storage
 DataDirectoryInUseError  1105   HY000     500   storage
 BackupError              1105   HY000     400   bad_request
@@ -248,8 +252,28 @@ class NoSuchColumnError(SchemaError):
 
 
 class ConstraintError(RivuletError):
-    """A write that violates a key constraint: a duplicate primary key or UNIQUE key value.
-    (These are the only key constraints there are, so this is the duplicate-key error.)"""
+    """A write that violates a key constraint: a duplicate primary key or UNIQUE key value
+    (this class itself is the duplicate-key error; FOREIGN KEY violations are subclasses)."""
+
+
+class RowReferencedError(ConstraintError):
+    """A delete or update of a parent row that a FOREIGN KEY of another row still references
+    (RESTRICT or NO ACTION): MySQL's 1451, "Cannot delete or update a parent row"."""
+
+
+class NoReferencedRowError(ConstraintError):
+    """An insert or update of a child row whose FOREIGN KEY names no parent row: MySQL's
+    1452, "Cannot add or update a child row"."""
+
+
+class TruncateReferencedError(ConstraintError):
+    """``TRUNCATE`` of a table another table's FOREIGN KEY references (MySQL's 1701)."""
+
+
+class ForeignKeyFormError(SqlError):
+    """A FOREIGN KEY InnoDB would not make (no such parent table or columns, no index over
+    them, types that differ, SET NULL of a NOT NULL column): MariaDB's 1005, errno 150
+    "Foreign key constraint is incorrectly formed"."""
 
 
 class StorageError(RivuletError):
@@ -367,6 +391,10 @@ class LockNowaitError(TransactionError):
 
 # MySQL server error numbers of rivulet's errors (MySQL's own names, less the ``ER_``).
 ER_DUP_ENTRY = 1062
+ER_ROW_IS_REFERENCED_2 = 1451
+ER_NO_REFERENCED_ROW_2 = 1452
+ER_TRUNCATE_ILLEGAL_FK = 1701
+ER_CANT_CREATE_TABLE = 1005
 ER_PARSE_ERROR = 1064
 ER_TABLE_EXISTS = 1050
 ER_BAD_FIELD = 1054
@@ -443,6 +471,10 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     DivisionByZeroError: ErrorCode(ER_DIVISION_BY_ZERO, "22012", 400, "schema"),
     NoSuchColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "schema"),
     ConstraintError: ErrorCode(ER_DUP_ENTRY, "23000", 409, "constraint"),
+    RowReferencedError: ErrorCode(ER_ROW_IS_REFERENCED_2, "23000", 409, "constraint"),
+    NoReferencedRowError: ErrorCode(ER_NO_REFERENCED_ROW_2, "23000", 409, "constraint"),
+    TruncateReferencedError: ErrorCode(ER_TRUNCATE_ILLEGAL_FK, "42000", 409, "constraint"),
+    ForeignKeyFormError: ErrorCode(ER_CANT_CREATE_TABLE, "HY000", 400, "sql"),
     StorageError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),
     DataDirectoryInUseError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),
     BackupError: ErrorCode(ER_UNKNOWN, "HY000", 400, "bad_request"),

@@ -27,7 +27,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from rivulet.errors import SqlError, UnknownKeyError
+from rivulet.errors import DuplicateKeyNameError, SqlError, UnknownKeyError
 from rivulet.sql.ddl import (
     column_definition,
     declared_key,
@@ -36,6 +36,7 @@ from rivulet.sql.ddl import (
     key_name,
     key_positions,
 )
+from rivulet.sql.foreign_keys import declared_foreign_key, foreign_key, is_foreign_key
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.storage.base import AddIndex, AddStored, DropIndex, RenameStored
 from rivulet.values import CASTS, cast_time
@@ -54,6 +55,7 @@ from rivulet.values.schema import (
     TIME,
     Column,
     Conversion,
+    ForeignKey,
     Key,
     TableSchema,
     decimal_limit,
@@ -127,6 +129,9 @@ class _Work:
         self.primary_key = [schema.columns[i].name.lower() for i in schema.primary_key]
         self.keys = [_KeyWork(k.name, [schema.columns[i].name.lower() for i in k.columns],
                               k.unique) for k in schema.keys]
+        #: The FOREIGN KEYs, each with its columns' names (lower-case) as they are now.
+        self.foreign_keys = [(fk, [schema.columns[i].name.lower() for i in fk.columns])
+                             for fk in schema.foreign_keys]
 
     def apply(self, number: int, action: exp.Expr) -> None:
         kind = (action.args.get("kind") or "").upper() if isinstance(action, exp.Drop) else ""
@@ -137,7 +142,13 @@ class _Work:
                 self._drop(number, column, bool(action.args.get("exists")))
         elif isinstance(action, exp.AddConstraint):
             for item in action.expressions:
-                self._add_key(item)
+                if is_foreign_key(item):
+                    self._add_foreign_key(item)
+                else:
+                    self._add_key(item)
+        elif kind == "FOREIGN KEY":
+            for fk in action.args.get("tables") or []:
+                self._drop_foreign_key(fk, bool(action.args.get("exists")))
         elif kind == "INDEX":
             for key in action.args.get("tables") or []:
                 self._drop_key(key, bool(action.args.get("exists")))
@@ -175,6 +186,37 @@ class _Work:
         ``ADD CONSTRAINT name UNIQUE (cols)``."""
         node, given, names, unique = declared_key(item)
         self._new_key(node, given, names, unique=unique)
+
+    def _add_foreign_key(self, item: exp.Expr) -> None:
+        """``ADD [CONSTRAINT name] FOREIGN KEY (cols) REFERENCES ...``, with an index over
+        its columns if no key begins with them (as InnoDB makes one). Its parent is checked,
+        and the rows stored against it, when the change is made (rivulet/engine/program.py)."""
+        clause, given = declared_foreign_key(item)
+        names = [part.name for part in clause.expressions]
+        by_name = {c.name.lower(): i for i, (c, _) in enumerate(self.columns)}
+        taken = [fk.name for fk, _ in self.foreign_keys]
+        fk = foreign_key(item, names, clause.args["reference"], given, by_name,
+                         self.schema.name, taken)
+        if fk.name.lower() in (t.lower() for t in taken):
+            raise error_at(item, f"Duplicate FOREIGN KEY constraint name '{fk.name}'",
+                           DuplicateKeyNameError)
+        lowered = [n.lower() for n in names]
+        self.foreign_keys.append((fk, lowered))
+        if self.primary_key[:len(lowered)] != lowered and not any(
+                k.columns[:len(lowered)] == lowered for k in self.keys):
+            self._new_key(item, given, names, unique=False)
+
+    def _drop_foreign_key(self, node: exp.Expr, if_exists: bool) -> None:
+        """``DROP FOREIGN KEY name`` (its index stays, as in MySQL): 1091 if there is none
+        of that name."""
+        found = next((f for f in self.foreign_keys if f[0].name.lower() == node.name.lower()),
+                     None)
+        if found is None:
+            if if_exists:
+                return
+            raise error_at(node, f"Can't DROP FOREIGN KEY `{node.name}`; check that it exists",
+                           UnknownKeyError)
+        self.foreign_keys.remove(found)
 
     def _new_key(self, node: exp.Expr, given: str | None, names: list[str], *,
                  unique: bool) -> None:
@@ -315,13 +357,28 @@ class _Work:
             self.schema.name, tuple(c for c, _ in self.columns),
             tuple(names.index(n) for n in self.primary_key), version=self.version,
             keys=tuple(Key(k.name, tuple(names.index(n) for n in k.columns), k.unique)
-                       for k in self.keys))
+                       for k in self.keys),
+            foreign_keys=self._foreign_keys())
         moved: list[int | None] = [None] * len(self.schema.columns)
         for position, (_, origin) in enumerate(self.columns):
             if origin is not None:
                 moved[origin] = position
         return SchemaChange(self.schema, new, tuple(moved), tuple(self.steps),
                             frozenset(self.changed))
+
+    def _foreign_keys(self) -> tuple[ForeignKey, ...]:
+        """The table's FOREIGN KEYs over its columns as they are now (renamed columns
+        followed); dropping a column of one, or changing its type, is refused."""
+        names = [c.name.lower() for c, _ in self.columns]
+        out = []
+        for fk, columns in self.foreign_keys:
+            for name in columns:
+                at = names.index(name) if name in names else None
+                if at is None or self.columns[at][1] in self.changed:
+                    raise SqlError(f"Cannot drop or change column '{name}': needed in FOREIGN "
+                                   f"KEY constraint '{fk.name}' (drop the FOREIGN KEY first)")
+            out.append(replace(fk, columns=tuple(names.index(n) for n in columns)))
+        return tuple(out)
 
     def _find(self, node: exp.Expr, name: str, *, missing_ok: bool = False) -> int | None:
         for i, (column, _) in enumerate(self.columns):
@@ -355,6 +412,8 @@ class _Work:
         self.primary_key = [new.lower() if k == old.lower() else k for k in self.primary_key]
         for key in self.keys:
             key.columns = [new.lower() if k == old.lower() else k for k in key.columns]
+        for _, columns in self.foreign_keys:
+            columns[:] = [new.lower() if k == old.lower() else k for k in columns]
 
     def _in_unique_key(self, column: Column) -> bool:
         return any(k.unique and column.name.lower() in k.columns for k in self.keys)

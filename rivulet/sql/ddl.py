@@ -9,6 +9,12 @@ from typing import Any
 from sqlglot import exp
 
 from rivulet.errors import DuplicateKeyNameError, SqlError
+from rivulet.sql.foreign_keys import (
+    declared_foreign_key,
+    foreign_key,
+    inline_references,
+    is_foreign_key,
+)
 from rivulet.sql.parse import DIALECT, error_at, unsupported
 from rivulet.values.schema import (
     BOOL,
@@ -25,6 +31,7 @@ from rivulet.values.schema import (
     TIME,
     TIMESTAMP_BOUNDS,
     Column,
+    ForeignKey,
     Key,
     TableSchema,
     coerce_value,
@@ -41,6 +48,8 @@ def table_schema(create: exp.Create) -> TableSchema:
     pk_names: list[str] = []
     #: (the node, the name given or None, the column names, UNIQUE?), as declared
     declared: list[tuple[exp.Expr, str | None, list[str], bool]] = []
+    #: (the node, its columns, REFERENCES, the name given or None): FOREIGN KEYs
+    references: list[tuple[exp.Expr, list[str], exp.Reference, str | None]] = []
     for item in schema.expressions:
         if isinstance(item, exp.ColumnDef):
             column, is_pk = column_definition(item)
@@ -49,6 +58,13 @@ def table_schema(create: exp.Create) -> TableSchema:
                 pk_names.append(column.name)
             if declares_unique(item):
                 declared.append((item, None, [column.name], True))
+            inline = inline_references(item)
+            if inline is not None:
+                references.append((item, [column.name], inline, None))
+        elif is_foreign_key(item):
+            clause, given = declared_foreign_key(item)
+            references.append((item, [_key_part_name(e) for e in clause.expressions],
+                               clause.args["reference"], given))
         elif isinstance(item, exp.PrimaryKey):
             if pk_names:
                 raise error_at(item, f"table {name!r} declares its primary key twice")
@@ -73,12 +89,31 @@ def table_schema(create: exp.Create) -> TableSchema:
         keys.append(Key(key_name(node, given, columns[positions[0]].name,
                                  [k.name for k in keys]),
                         positions, unique))
+    foreign_keys: list[ForeignKey] = []
+    for node, names, reference, given in references:
+        fk = foreign_key(node, names, reference, given, by_name, name,
+                         [f.name for f in foreign_keys])
+        foreign_keys.append(fk)
+        keys.extend(child_index(node, fk, given, pk, keys, columns))
     # Primary key columns are implicitly NOT NULL, as in MySQL.
     columns = [
         replace(c, nullable=False) if i in pk else c
         for i, c in enumerate(columns)
     ]
-    return TableSchema(name, tuple(columns), pk, keys=tuple(keys))
+    return TableSchema(name, tuple(columns), pk, keys=tuple(keys),
+                       foreign_keys=tuple(foreign_keys))
+
+
+def child_index(node: exp.Expr, fk: ForeignKey, given: str | None, pk: tuple[int, ...],
+                keys: list[Key], columns: list[Column]) -> list[Key]:
+    """The index InnoDB makes for a FOREIGN KEY's columns when no key (the primary key
+    included) begins with them: named as the constraint was (``given``), else as MySQL
+    names keys."""
+    width = len(fk.columns)
+    if pk[:width] == fk.columns or any(k.columns[:width] == fk.columns for k in keys):
+        return []
+    return [Key(key_name(node, given, columns[fk.columns[0]].name, [k.name for k in keys]),
+                fk.columns, False)]
 
 
 def declared_key(item: exp.Expr) -> tuple[exp.Expr, str | None, list[str], bool]:
@@ -217,6 +252,7 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
                                            f"not {sql_type}")
             auto = True
         elif isinstance(c, (exp.UniqueColumnConstraint,  # a key of the table: see table_schema
+                            exp.Reference,  # a FOREIGN KEY of the table: see table_schema
                             exp.CommentColumnConstraint, exp.CharacterSetColumnConstraint,
                             exp.CollateColumnConstraint)):
             continue

@@ -178,6 +178,31 @@ class Key:
     unique: bool
 
 
+class ReferentialAction(enum.Enum):
+    """What a FOREIGN KEY does to child rows when their parent row is deleted or its
+    referenced columns updated (InnoDB's actions; NO ACTION is RESTRICT, checked at once)."""
+
+    RESTRICT = "RESTRICT"
+    NO_ACTION = "NO ACTION"
+    CASCADE = "CASCADE"
+    SET_NULL = "SET NULL"
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignKey:
+    """A FOREIGN KEY of a table (the child): its ``columns`` hold values of the ``parent``
+    table's ``parent_columns`` (by name, as the parent may be altered), enforced as InnoDB
+    enforces it (rivulet/storage/foreign_keys.py)."""
+
+    name: str
+    #: Positions of its columns in the child table, in order.
+    columns: tuple[int, ...]
+    parent: str
+    parent_columns: tuple[str, ...]
+    on_delete: ReferentialAction = ReferentialAction.RESTRICT
+    on_update: ReferentialAction = ReferentialAction.RESTRICT
+
+
 @dataclass(frozen=True, slots=True)
 class TableSchema:
     """A base table: columns in order and the primary key (empty: a hidden row id)."""
@@ -190,6 +215,8 @@ class TableSchema:
     version: int = 0
     #: Named keys (indexes), in the order they were made.
     keys: tuple[Key, ...] = ()
+    #: Its FOREIGN KEYs, in the order they were made.
+    foreign_keys: tuple[ForeignKey, ...] = ()
     #: UNIQUE keys other than the primary key: the columns of each, once each (derived
     #: from ``keys``: what writes are checked against).
     unique: tuple[tuple[int, ...], ...] = field(init=False, default=())

@@ -44,8 +44,10 @@ from rivulet.values.schema import (
     INT,
     STR,
     TIME,
+    ForeignKey,
     Key,
     Kind,
+    ReferentialAction,
     TableSchema,
 )
 from rivulet.values.times import format_time, micros
@@ -164,6 +166,7 @@ def global_variables(max_packet: int, role: str = "primary") -> GlobalVariables:
         "default_storage_engine": (str, "rivulet", True),
         "max_allowed_packet": (int, max_packet, True),
         "autocommit": (switch_value, True, True),
+        "foreign_key_checks": (switch_value, True, True),
         "transaction_isolation": (isolation_value, ISOLATION, True),
         "tx_isolation": (isolation_value, ISOLATION, True),
         "innodb_lock_wait_timeout": (lock_wait_timeout_value, int(DEFAULT_TIMEOUT), True),
@@ -501,8 +504,21 @@ def create_table_sql(schema: TableSchema) -> str:
     for key in _ordered_keys(schema):
         names = ",".join(f"`{schema.columns[i].name}`" for i in key.columns)
         lines.append(f"  {'UNIQUE KEY' if key.unique else 'KEY'} `{key.name}` ({names})")
+    lines.extend(_foreign_key_text(schema, fk) for fk in schema.foreign_keys)
     body = ",\n".join(lines)
     return f"CREATE TABLE `{schema.name}` (\n{body}\n) ENGINE=rivulet DEFAULT CHARSET=utf8mb4"
+
+
+def _foreign_key_text(schema: TableSchema, fk: ForeignKey) -> str:
+    """A FOREIGN KEY as MariaDB's ``SHOW CREATE TABLE`` prints it (RESTRICT, the default,
+    left out; SQLAlchemy's reflection reads this layout)."""
+    names = ", ".join(f"`{schema.columns[i].name}`" for i in fk.columns)
+    parent = ", ".join(f"`{c}`" for c in fk.parent_columns)
+    text = f"  CONSTRAINT `{fk.name}` FOREIGN KEY ({names}) REFERENCES `{fk.parent}` ({parent})"
+    for event, action in (("DELETE", fk.on_delete), ("UPDATE", fk.on_update)):
+        if action is not ReferentialAction.RESTRICT:
+            text += f" ON {event} {action.value}"
+    return text
 
 
 def _type_text(sql_type: str) -> str:
