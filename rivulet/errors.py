@@ -61,6 +61,9 @@ RowReferencedError       1451   23000     409   constraint
 NoReferencedRowError     1452   23000     409   constraint
 TruncateReferencedError  1701   42000     409   constraint
 ForeignKeyFormError      1005   HY000     400   sql
+ForeignKeyColumnError    1072   42000     400   sql
+ForeignKeyWidthError     1239   42000     400   sql
+IndexNeededError         1553   HY000     400   sql
 StorageError             1105   HY000     500   storage
 DataDirectoryInUseError  1105   HY000     500   storage
 BackupError              1105   HY000     400   bad_request
@@ -276,6 +279,21 @@ class ForeignKeyFormError(SqlError):
     "Foreign key constraint is incorrectly formed"."""
 
 
+class ForeignKeyColumnError(SqlError):
+    """A FOREIGN KEY naming a column its table does not have (MySQL's 1072, "Key column
+    'x' doesn't exist in table")."""
+
+
+class ForeignKeyWidthError(SqlError):
+    """A FOREIGN KEY whose column list and REFERENCES list differ in length (MySQL's 1239,
+    "Incorrect foreign key definition")."""
+
+
+class IndexNeededError(SqlError):
+    """An ALTER TABLE that would drop the index, or a column of the index, a FOREIGN KEY
+    needs (MariaDB's 1553, "Cannot drop index ...: needed in a foreign key constraint")."""
+
+
 class StorageError(RivuletError):
     """The storage layer could not carry out a write (the write is rejected whole)."""
 
@@ -395,6 +413,9 @@ ER_ROW_IS_REFERENCED_2 = 1451
 ER_NO_REFERENCED_ROW_2 = 1452
 ER_TRUNCATE_ILLEGAL_FK = 1701
 ER_CANT_CREATE_TABLE = 1005
+ER_KEY_COLUMN_DOES_NOT_EXIST = 1072
+ER_WRONG_FK_DEF = 1239
+ER_DROP_INDEX_FK = 1553
 ER_PARSE_ERROR = 1064
 ER_TABLE_EXISTS = 1050
 ER_BAD_FIELD = 1054
@@ -475,6 +496,9 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     NoReferencedRowError: ErrorCode(ER_NO_REFERENCED_ROW_2, "23000", 409, "constraint"),
     TruncateReferencedError: ErrorCode(ER_TRUNCATE_ILLEGAL_FK, "42000", 409, "constraint"),
     ForeignKeyFormError: ErrorCode(ER_CANT_CREATE_TABLE, "HY000", 400, "sql"),
+    ForeignKeyColumnError: ErrorCode(ER_KEY_COLUMN_DOES_NOT_EXIST, "42000", 400, "sql"),
+    ForeignKeyWidthError: ErrorCode(ER_WRONG_FK_DEF, "42000", 400, "sql"),
+    IndexNeededError: ErrorCode(ER_DROP_INDEX_FK, "HY000", 400, "sql"),
     StorageError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),
     DataDirectoryInUseError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),
     BackupError: ErrorCode(ER_UNKNOWN, "HY000", 400, "bad_request"),

@@ -65,6 +65,15 @@ def test_create_table_with_foreign_keys_and_their_index(mysql_pair: Any) -> None
                       "FOREIGN KEY (z) REFERENCES a (id) ON DELETE SET NULL)") == 1005
     assert code(pair, "CREATE TABLE j (id INT PRIMARY KEY, z BIGINT, "
                       "FOREIGN KEY (z) REFERENCES a (id))") == 1005
+    assert code(pair, "CREATE TABLE k (id INT PRIMARY KEY, z INT, "
+                      "FOREIGN KEY (nope) REFERENCES a (id))") == 1072
+    assert code(pair, "CREATE TABLE m (id INT PRIMARY KEY, z INT, "
+                      "FOREIGN KEY (z) REFERENCES a (id, y))") == 1239
+    assert code(pair, "CREATE TABLE n (id INT PRIMARY KEY, z INT, CONSTRAINT f FOREIGN KEY "
+                      "(z) REFERENCES a (id), CONSTRAINT f FOREIGN KEY (z) REFERENCES a (y))") \
+        == 1005
+    assert code(pair, "CREATE TABLE o (id INT PRIMARY KEY, z VARCHAR(5), "
+                      "FOREIGN KEY (z) REFERENCES a (id))") == 1005
     # MariaDB takes SET DEFAULT (InnoDB does not carry it out); rivulet refuses it: 1235.
     with pytest.raises(rivulet.UnsupportedSqlError):
         pair.db.execute("CREATE TABLE i (id INT PRIMARY KEY, z INT, "
@@ -170,8 +179,10 @@ def test_alter_table_add_and_drop_foreign_key(mysql_pair: Any) -> None:
     assert code(pair, "INSERT INTO b VALUES (3, 3, 'x')") == 1452
     pair.execute("ALTER TABLE b RENAME COLUMN a_id TO parent")
     assert code(pair, "INSERT INTO b VALUES (3, 3, 'x')") == 1452
-    with pytest.raises(rivulet.RivuletError):  # (MariaDB: 1828, needed in a FOREIGN KEY)
-        pair.db.execute("ALTER TABLE b DROP COLUMN parent")
+    assert code(pair, "ALTER TABLE b DROP COLUMN parent") == 1553
+    assert code(pair, "ALTER TABLE b DROP INDEX fk") == 1553  # (the FOREIGN KEY's index)
+    assert code(pair, "ALTER TABLE b ADD CONSTRAINT fk FOREIGN KEY (parent) REFERENCES a (id)") \
+        == 1005  # (errno 121: the name is taken)
     assert code(pair, "ALTER TABLE b DROP FOREIGN KEY nope") == 1091
     pair.execute("ALTER TABLE b DROP FOREIGN KEY fk")
     assert code(pair, "INSERT INTO b VALUES (3, 3, 'x')") is None
@@ -207,6 +218,108 @@ def test_transaction_sees_its_cascades_and_rolls_them_back(tmp_path: Path) -> No
         assert db.storage.lsn == lsn + 1  # one commit: the parent and its children
         assert sorted(db.view("kids").lookup()) == [(2, 1)]
         assert db.query("SELECT * FROM b") == [(3, 2)]
+    finally:
+        db.close()
+
+
+def test_self_reference_actions_on_rows_the_statement_deletes_later(mysql_pair: Any) -> None:
+    pair = mysql_pair
+    pair.execute("CREATE TABLE t (id INT PRIMARY KEY, p INT, "
+                 "FOREIGN KEY (p) REFERENCES t (id) ON DELETE CASCADE)")
+    pair.execute("CREATE TABLE n (id INT PRIMARY KEY, p INT, "
+                 "FOREIGN KEY (p) REFERENCES n (id) ON DELETE SET NULL)")
+    pair.execute("INSERT INTO t VALUES (1, NULL), (2, 1), (3, 2), (4, NULL), (5, 4)")
+    pair.execute("INSERT INTO n VALUES (1, NULL), (2, 1), (3, 2)")
+    # Rows a cascade deletes before the DELETE reaches them are not its own (2 affected).
+    assert pair.execute("DELETE FROM t") == 2
+    assert pair.execute("DELETE FROM n") == 3
+    same_rows(pair, "t", "n")
+
+
+def test_drop_table_order_and_multi_table_drop(mysql_pair: Any) -> None:
+    pair = mysql_pair
+    for sql in PARENT_CHILD[:2]:
+        pair.execute(sql)
+    # MariaDB drops b and refuses a (rivulet drops neither: a DDL that fails changes nothing).
+    with pytest.raises(rivulet.RivuletError) as failed:
+        pair.db.execute("DROP TABLE a, b")
+    assert error_code(failed.value).mysql == 1451
+    assert code(pair, "DROP TABLE b, a") is None
+    assert pair.db.catalog.table("a") is None
+
+
+def test_refused_and_checked_paths(tmp_path: Path) -> None:
+    db = rivulet.open(tmp_path / "db")
+    try:
+        for sql in PARENT_CHILD[:2]:
+            db.execute(sql)
+        db.execute("INSERT INTO a VALUES (1, 10)")
+        with pytest.raises(rivulet.UnsupportedSqlError):  # (InnoDB's REPLACE deletes)
+            db.execute("REPLACE INTO a VALUES (1, 11)")
+        with pytest.raises(rivulet.UnsupportedSqlError):
+            db.execute("INSERT INTO a VALUES (1, 11) ON DUPLICATE KEY UPDATE y = 11")
+        with pytest.raises(rivulet.UnsupportedSqlError):  # (InnoDB skips, with a warning)
+            db.execute("INSERT IGNORE INTO b VALUES (1, 5)")
+        with db.transaction() as tx:
+            with pytest.raises(rivulet.UnsupportedSqlError):
+                tx.execute("REPLACE INTO b VALUES (1, 1)")
+        # An import whose row has no parent fails whole.
+        with pytest.raises(rivulet.RivuletError) as failed:
+            db.bulk_insert("b", [[(1, 1), (2, 5)]])
+        assert error_code(failed.value).mysql == 1452
+        db.bulk_insert("b", [[(1, 1), (2, None)]])
+        db.settle()
+        assert sorted(db.query("SELECT * FROM b")) == [(1, 1), (2, None)]
+    finally:
+        db.close()
+
+
+def test_a_lazy_copy_keeps_the_rows_a_cascade_changes_after_it(tmp_path: Path) -> None:
+    db = rivulet.open(tmp_path / "db", background_migration=False)
+    try:
+        for sql in PARENT_CHILD[:2]:
+            db.execute(sql)
+        db.execute("INSERT INTO a VALUES (1, 10), (2, 20)")
+        db.execute("INSERT INTO b VALUES (1, 1), (2, 1), (3, 2)")
+        db.execute("CREATE TABLE snap AS SELECT id, a_id FROM b")  # (copied lazily)
+        assert "snap" in db.core.lazy.copies
+        db.execute("DELETE FROM a WHERE id = 1")
+        db.execute("UPDATE a SET id = 5 WHERE id = 2")
+        db.settle()
+        assert sorted(db.query("SELECT * FROM snap")) == [(1, 1), (2, 1), (3, 2)]
+        assert db.query("SELECT * FROM b") == [(3, 5)]
+    finally:
+        db.close()
+
+
+def test_commit_checks_what_other_commits_changed_meanwhile(tmp_path: Path) -> None:
+    """A transaction's child row whose parent another commit deleted after the statement
+    ran: its COMMIT fails (1452) and stores nothing; no row is left without its parent."""
+    db = rivulet.open(tmp_path / "db")
+    try:
+        for sql in PARENT_CHILD[:2]:
+            db.execute(sql)
+        db.execute("ALTER TABLE b DROP FOREIGN KEY fk_b")
+        db.execute("ALTER TABLE b ADD CONSTRAINT fk_b FOREIGN KEY (a_id) REFERENCES a (id)")
+        db.execute("INSERT INTO a VALUES (1, 10), (2, 20)")
+        tx = db.transaction()
+        tx.execute("INSERT INTO b VALUES (1, 1)")
+        db.execute("DELETE FROM a WHERE id = 1")  # (the child is not committed yet)
+        with pytest.raises(rivulet.RivuletError) as failed:
+            tx.commit()
+        assert error_code(failed.value).mysql == 1452
+        db.settle()
+        assert db.query("SELECT * FROM b") == []
+        db.execute("INSERT INTO b VALUES (2, 2)")
+        tx = db.transaction()
+        tx.execute("DELETE FROM b WHERE id = 2")
+        tx.execute("DELETE FROM a WHERE id = 2")
+        db.execute("INSERT INTO b VALUES (3, 2)")  # (its parent is still there)
+        with pytest.raises(rivulet.RivuletError) as failed:
+            tx.commit()
+        assert error_code(failed.value).mysql == 1451
+        db.settle()
+        assert sorted(db.query("SELECT * FROM b")) == [(2, 2), (3, 2)]
     finally:
         db.close()
 
@@ -248,6 +361,14 @@ def test_over_the_wire_per_session_checks(server: ServerThread) -> None:
             cur.execute("ROLLBACK")
             cur.execute("SELECT COUNT(*) FROM b")
             assert cur.fetchall()[0][0] == 1
+            cur.execute("SHOW CREATE TABLE b")
+            assert "  CONSTRAINT `fk_b` FOREIGN KEY (`a_id`) REFERENCES `a` (`id`) ON DELETE " \
+                   "CASCADE ON UPDATE CASCADE" in cur.fetchall()[0][1]
+            with pytest.raises(pymysql.err.IntegrityError) as dropped:
+                cur.execute("DROP TABLE a")
+            assert dropped.value.args[0] == 1451
+        with one.cursor() as cur:  # (checks off: the session's DDL too)
+            cur.execute("DROP TABLE a")
     finally:
         one.close()
         two.close()

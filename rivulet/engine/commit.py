@@ -165,7 +165,9 @@ class GroupCommit:
                                                      if sign > 0]
         else:
             changes = foreign_keys.statement_changes(request.kind, out)
-        rows = foreign_keys.StoredRows(self.core.storage, tables)
+        lazy = self.core.lazy
+        rows = foreign_keys.StoredRows(self.core.storage, tables, None if not lazy.copies else (
+            lambda schema, row: lazy.before_write(WriteRequest(schema, "insert", rows=[row]))))
         enforcer = foreign_keys.Enforcer(tables, rows)
         enforcer.statement(request.table, changes)
         request.rowcount -= enforcer.taken

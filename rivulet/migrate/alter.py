@@ -27,7 +27,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from rivulet.errors import DuplicateKeyNameError, SqlError, UnknownKeyError
+from rivulet.errors import IndexNeededError, SqlError, UnknownKeyError
 from rivulet.sql.ddl import (
     column_definition,
     declared_key,
@@ -197,9 +197,6 @@ class _Work:
         taken = [fk.name for fk, _ in self.foreign_keys]
         fk = foreign_key(item, names, clause.args["reference"], given, by_name,
                          self.schema.name, taken)
-        if fk.name.lower() in (t.lower() for t in taken):
-            raise error_at(item, f"Duplicate FOREIGN KEY constraint name '{fk.name}'",
-                           DuplicateKeyNameError)
         lowered = [n.lower() for n in names]
         self.foreign_keys.append((fk, lowered))
         if self.primary_key[:len(lowered)] != lowered and not any(
@@ -238,6 +235,12 @@ class _Work:
             raise error_at(node, f"Can't DROP '{node.name}'; check that column/key exists",
                            UnknownKeyError)
         self.keys.remove(found)
+        for fk, columns in self.foreign_keys:
+            width = len(columns)
+            if found.columns[:width] == columns and self.primary_key[:width] != columns and \
+                    not any(k.columns[:width] == columns for k in self.keys):
+                raise error_at(node, f"Cannot drop index '{found.name}': needed in a foreign "
+                                     f"key constraint ('{fk.name}')", IndexNeededError)
         self.steps.append(DropIndex(self._stored(found.columns), found.unique))
 
     def _stored(self, names: list[str]) -> tuple[str, ...]:
@@ -375,8 +378,9 @@ class _Work:
             for name in columns:
                 at = names.index(name) if name in names else None
                 if at is None or self.columns[at][1] in self.changed:
-                    raise SqlError(f"Cannot drop or change column '{name}': needed in FOREIGN "
-                                   f"KEY constraint '{fk.name}' (drop the FOREIGN KEY first)")
+                    raise IndexNeededError(f"Cannot drop or change column '{name}': needed in "
+                                           f"a foreign key constraint '{fk.name}' (drop the "
+                                           "FOREIGN KEY first)")
             out.append(replace(fk, columns=tuple(names.index(n) for n in columns)))
         return tuple(out)
 

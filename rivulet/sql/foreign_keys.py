@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from sqlglot import exp
 
+from rivulet.errors import ForeignKeyColumnError, ForeignKeyFormError, ForeignKeyWidthError
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values.schema import ForeignKey, ReferentialAction
 
@@ -57,7 +58,8 @@ def foreign_key(node: exp.Expr, names: list[str], reference: exp.Reference, give
     try:
         columns = tuple(by_name[n.lower()] for n in names)
     except KeyError as missing:
-        raise error_at(node, f"Key column {missing} doesn't exist in table") from None
+        raise error_at(node, f"Key column {missing} doesn't exist in table",
+                       ForeignKeyColumnError) from None
     target = reference.this
     if not isinstance(target, exp.Schema) or not isinstance(target.this, exp.Table):
         raise error_at(node, "REFERENCES names a table and its columns: REFERENCES t (col)")
@@ -65,8 +67,9 @@ def foreign_key(node: exp.Expr, names: list[str], reference: exp.Reference, give
         raise unsupported(node, "FOREIGN KEY to a table of another database")
     parent_columns = tuple(e.name for e in target.expressions)
     if len(parent_columns) != len(columns):
-        raise error_at(node, f"FOREIGN KEY ({', '.join(names)}) names {len(columns)} column(s) "
-                             f"and REFERENCES {len(parent_columns)}")
+        raise error_at(node, f"Incorrect foreign key definition: FOREIGN KEY "
+                             f"({', '.join(names)}) names {len(columns)} column(s) and "
+                             f"REFERENCES {len(parent_columns)}", ForeignKeyWidthError)
     on_delete = on_update = ReferentialAction.RESTRICT
     for option in reference.args.get("options") or []:
         words = " ".join(str(option).upper().split())
@@ -76,13 +79,19 @@ def foreign_key(node: exp.Expr, names: list[str], reference: exp.Reference, give
             if words.startswith(event):
                 action = _ACTIONS.get(words[len(event):])
                 if action is None:
-                    raise unsupported(node, f"{words} (InnoDB refuses SET DEFAULT; rivulet "
-                                            "does RESTRICT, NO ACTION, CASCADE and SET NULL)")
+                    raise unsupported(node, f"{words} (InnoDB does not carry out SET "
+                                            "DEFAULT; rivulet does RESTRICT, NO ACTION, "
+                                            "CASCADE and SET NULL)")
                 if event == "ON DELETE ":
                     on_delete = action
                 else:
                     on_update = action
+    taken = list(taken)
     name = given if given is not None else _generated_name(table, taken)
+    if name.lower() in (t.lower() for t in taken):
+        raise error_at(node, f"Can't create table `{table}` (errno: 121 \"Duplicate key on "
+                             f"write or update\": a FOREIGN KEY named {name!r} exists)",
+                       ForeignKeyFormError)
     return ForeignKey(name, columns, target.this.name, parent_columns, on_delete, on_update)
 
 

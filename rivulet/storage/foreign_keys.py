@@ -24,7 +24,7 @@ savepoint (rivulet/engine/commit.py), or a transaction's write set laid over it
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from rivulet.errors import (
@@ -98,7 +98,8 @@ def check_references(schema: TableSchema, tables: Mapping[str, TableSchema], *,
                      missing_ok: bool = False) -> None:
     """Refuse, as MariaDB does (1005, errno 150), a FOREIGN KEY of ``schema`` whose parent
     table or columns do not exist, whose parent columns begin no key of the parent, whose
-    column types differ from the parent's, or that sets a NOT NULL column to NULL.
+    column types differ from the parent's (kinds, integer sizes, ENUM members; lengths and
+    DECIMAL places may differ, as in MariaDB), or that sets a NOT NULL column to NULL.
     ``missing_ok``: a parent table not made (yet) is no fault (foreign_key_checks off;
     writes to the child then fail with 1452 while it is missing)."""
     for fk in schema.foreign_keys:
@@ -125,8 +126,7 @@ def _malformed(schema: TableSchema, fk: ForeignKey, parent: TableSchema | None) 
         return f"no key of {parent.name!r} begins with ({', '.join(fk.parent_columns)})"
     for mine, theirs in zip(fk.columns, wanted):
         a, b = schema.columns[mine], parent.columns[theirs]
-        if (a.kind, a.scale, a.precision, a.members, a.bounds) != (
-                b.kind, b.scale, b.precision, b.members, b.bounds):
+        if (a.kind, a.members, a.bounds) != (b.kind, b.members, b.bounds):
             return f"{a.name} ({a.sql_type}) and {parent.name}.{b.name} ({b.sql_type}) differ"
     if ReferentialAction.SET_NULL in (fk.on_delete, fk.on_update) and not all(
             schema.columns[i].nullable for i in fk.columns):
@@ -144,9 +144,10 @@ class Enforcer:
         #: Check only (a transaction's COMMIT, its actions taken when its statements ran):
         #: every action acts as RESTRICT.
         self.verify = verify
-        #: The statement's table and the changes it makes after the one being walked.
+        #: The statement's table, its changes and the position of the one being walked.
         self._table = ""
-        self._later: list[RowChange] = []
+        self._changes: list[RowChange] = []
+        self._at = 0
         #: Rows a DELETE was to delete later that a cascade deleted first (InnoDB then
         #: does not count them as the statement's).
         self.taken = 0
@@ -154,13 +155,24 @@ class Enforcer:
     def statement(self, schema: TableSchema, changes: list[RowChange]) -> None:
         """Walk the changes a statement made to ``schema`` (made already, in this order)."""
         self._table = schema.name.lower()
-        for at, (old, new) in enumerate(changes):
-            self._later = [] if self.verify else changes[at + 1:]
+        self._changes = list(changes)
+        # (An UPDATE's ON UPDATE actions that come back to its own table act as RESTRICT.)
+        updated = frozenset({self._table})
+        for at in range(len(self._changes)):
+            self._at = at
+            old, new = self._changes[at]  # ((None, None): a row a cascade took already)
             if old is not None:
-                self._parent_changed(schema, old, new, 0, frozenset())
+                self._parent_changed(schema, old, new, 0, updated if new is not None
+                                     else frozenset())
             if new is not None:
                 self._child_written(schema, old, new)
-        self._later = []
+        self._changes = []
+
+    @property
+    def _later(self) -> list[RowChange]:
+        """The statement's changes after the one walked (none when verifying: every change
+        is made, and checked as made)."""
+        return [] if self.verify else self._changes[self._at + 1:]
 
     def _find(self, schema: TableSchema, columns: tuple[int, ...],
               value: tuple) -> list[tuple[RowId, Row | None]]:
@@ -195,39 +207,38 @@ class Enforcer:
                     new is not None and child.name.lower() in updated):
                 raise row_referenced(child, fk)
             for rid, row in children:
-                if rid is None:  # a row the statement itself changes later
-                    if new is None and action is ReferentialAction.CASCADE and row is not None:
-                        self._take(row)
-                        self._parent_changed(child, row, None, depth + 1, updated)
-                        continue
-                    raise UnsupportedSqlError(
-                        "a statement whose FOREIGN KEY actions change rows it changes itself "
-                        "later (InnoDB's row-by-row order): write it as separate statements")
                 assert row is not None
-                if action is ReferentialAction.CASCADE and new is None:
+                deleting = action is ReferentialAction.CASCADE and new is None
+                after = None if deleting else _filled(
+                    row, fk.columns, [new[i] for i in positions] if (
+                        action is ReferentialAction.CASCADE and new is not None)
+                    else [None] * len(positions))
+                if rid is None:  # a row the statement itself changes later
+                    self._change_later(row, after)
+                    if deleting:
+                        self._parent_changed(child, row, None, depth + 1, updated)
+                    continue
+                if after is None:
                     self.rows.delete(child, rid, row)
                     self._parent_changed(child, row, None, depth + 1, updated)
                     continue
-                if action is ReferentialAction.CASCADE:
-                    assert new is not None
-                    fill = [new[i] for i in positions]
-                else:
-                    fill = [None] * len(positions)
-                changed = list(row)
-                for position, v in zip(fk.columns, fill):
-                    changed[position] = v
-                after = tuple(changed)
                 self.rows.update(child, rid, row, after)
                 self._parent_changed(child, row, after, depth + 1,
                                      updated | {schema.name.lower()})
 
-    def _take(self, row: Row) -> None:
-        """A later DELETE of ``row`` done first by a cascade: its own walk finds it gone."""
-        for at, (old, new) in enumerate(self._later):
-            if old == row and new is None:
-                self._later[at] = (None, None)
-                self.taken += 1
+    def _change_later(self, row: Row, after: Row | None) -> None:
+        """An action on ``row``, which the statement (a DELETE) deletes later: deleted by a
+        cascade first (``after`` None: InnoDB then does not count it as the statement's),
+        or changed first (its later walk starts from ``after``). An action on a row an
+        UPDATE changes later is refused: rivulet's UPDATE is not made row by row."""
+        for at in range(self._at + 1, len(self._changes)):
+            if self._changes[at] == (row, None):
+                self._changes[at] = (None, None) if after is None else (after, None)
+                self.taken += after is None
                 return
+        raise UnsupportedSqlError(
+            "an UPDATE whose FOREIGN KEY actions change rows it changes itself later "
+            "(InnoDB's row-by-row order): write it as separate statements")
 
     def _child_written(self, schema: TableSchema, old: Row | None, new: Row) -> None:
         # An update that moves the row to a new primary key is, in InnoDB, a delete and an
@@ -246,6 +257,14 @@ class Enforcer:
                 raise no_referenced_row(schema, fk)
 
 
+def _filled(row: Row, columns: tuple[int, ...], values: list[object]) -> Row:
+    """``row`` with ``values`` in ``columns``."""
+    out = list(row)
+    for position, value in zip(columns, values):
+        out[position] = value
+    return tuple(out)
+
+
 def statement_changes(kind: str, deltas: list[tuple[Row, int]]) -> list[RowChange]:
     """A statement's changes from the deltas it made, in order: an INSERT's rows, a
     DELETE's rows, an UPDATE's rows old and new (its deltas: each old row, then each new one
@@ -262,9 +281,13 @@ class StoredRows:
     """:class:`Rows` over storage inside the open write transaction (the commit worker's):
     keeps the deltas of what the walk changed, by table (lower-case name)."""
 
-    def __init__(self, storage: Storage, tables: Mapping[str, TableSchema]) -> None:
+    def __init__(self, storage: Storage, tables: Mapping[str, TableSchema],
+                 before_write: Callable[[TableSchema, Row], None] | None = None) -> None:
         self.storage = storage
         self.tables = tables
+        #: Called with each row before an action changes it (a lazy copy from its table
+        #: copies the row as it was first: rivulet/migrate/lazy.py).
+        self.before_write = before_write
         self.changes: dict[str, dict[Row, int]] = {}
 
     def find(self, schema: TableSchema, columns: tuple[int, ...],
@@ -272,11 +295,15 @@ class StoredRows:
         return self.storage.held(schema, columns, value)
 
     def delete(self, schema: TableSchema, rid: RowId, row: Row) -> None:
+        if self.before_write is not None:
+            self.before_write(schema, row)
         self.storage.delete(schema, [rid])
         self._note(schema, row, -1)
 
     def update(self, schema: TableSchema, rid: RowId, old: Row, new: Row) -> None:
         self.delete(schema, rid, old)
+        if self.before_write is not None:
+            self.before_write(schema, new)
         self.storage.insert(schema, [new])  # (ConstraintError if it takes a held key)
         self._note(schema, new, 1)
 
