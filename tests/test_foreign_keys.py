@@ -49,6 +49,17 @@ def same_rows(pair: Any, *tables: str) -> None:
         pair.check_query(f"SELECT * FROM {table}")
 
 
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[rivulet.Database]:
+    """A database with tables a and b (b's FOREIGN KEY fk_b: ON DELETE and ON UPDATE
+    CASCADE); lazy copies are made only as writes and reads need them."""
+    database = rivulet.open(tmp_path / "db", background_migration=False)
+    for sql in PARENT_CHILD[:2]:
+        database.execute(sql)
+    yield database
+    database.close()
+
+
 def test_create_table_with_foreign_keys_and_their_index(mysql_pair: Any) -> None:
     for sql in PARENT_CHILD:
         pair = mysql_pair
@@ -124,6 +135,9 @@ def test_self_reference_row_by_row(mysql_pair: Any) -> None:
         ("DELETE FROM s WHERE id = 3", None),
         ("INSERT INTO t VALUES (1, NULL), (2, 1), (3, 2), (4, NULL)", None),
         ("DELETE FROM t WHERE id = 1", None),  # the chain goes
+        ("DELETE FROM s", 1451),
+        ("INSERT INTO s VALUES (0, 2)", None),
+        ("DELETE FROM s WHERE id IN (2, 0)", None),  # (in key order: the child 0 first)
     ]:
         assert code(pair, sql) == expected, sql
         same_rows(pair, "s", "t")
@@ -194,32 +208,26 @@ def test_alter_table_add_and_drop_foreign_key(mysql_pair: Any) -> None:
     same_rows(pair, "a", "b")
 
 
-def test_transaction_sees_its_cascades_and_rolls_them_back(tmp_path: Path) -> None:
-    db = rivulet.open(tmp_path / "db")
-    try:
-        for sql in PARENT_CHILD[:2]:
-            db.execute(sql)
-        db.execute("INSERT INTO a VALUES (1, 10), (2, 20)")
-        db.execute("INSERT INTO b VALUES (1, 1), (2, 1), (3, 2)")
-        db.execute("CREATE VIEW kids AS SELECT a_id, COUNT(*) AS n FROM b GROUP BY a_id")
-        with db.transaction() as tx:
-            tx.execute("DELETE FROM a WHERE id = 1")
-            assert tx.query("SELECT * FROM b ORDER BY id") == [(3, 2)]
-            with pytest.raises(rivulet.RivuletError) as failed:
-                tx.execute("INSERT INTO b VALUES (9, 1)")
-            assert error_code(failed.value).mysql == 1452
-            tx.rollback()
-        db.settle()
-        assert sorted(db.view("kids").lookup()) == [(1, 2), (2, 1)]
-        lsn = db.storage.lsn
-        with db.transaction() as tx:
-            tx.execute("DELETE FROM a WHERE id = 1")
-        db.settle()
-        assert db.storage.lsn == lsn + 1  # one commit: the parent and its children
-        assert sorted(db.view("kids").lookup()) == [(2, 1)]
-        assert db.query("SELECT * FROM b") == [(3, 2)]
-    finally:
-        db.close()
+def test_transaction_sees_its_cascades_and_rolls_them_back(db: rivulet.Database) -> None:
+    db.execute("INSERT INTO a VALUES (1, 10), (2, 20)")
+    db.execute("INSERT INTO b VALUES (1, 1), (2, 1), (3, 2)")
+    db.execute("CREATE VIEW kids AS SELECT a_id, COUNT(*) AS n FROM b GROUP BY a_id")
+    with db.transaction() as tx:
+        tx.execute("DELETE FROM a WHERE id = 1")
+        assert tx.query("SELECT * FROM b ORDER BY id") == [(3, 2)]
+        with pytest.raises(rivulet.RivuletError) as failed:
+            tx.execute("INSERT INTO b VALUES (9, 1)")
+        assert error_code(failed.value).mysql == 1452
+        tx.rollback()
+    db.settle()
+    assert sorted(db.view("kids").lookup()) == [(1, 2), (2, 1)]
+    lsn = db.storage.lsn
+    with db.transaction() as tx:
+        tx.execute("DELETE FROM a WHERE id = 1")
+    db.settle()
+    assert db.storage.lsn == lsn + 1  # one commit: the parent and its children
+    assert sorted(db.view("kids").lookup()) == [(2, 1)]
+    assert db.query("SELECT * FROM b") == [(3, 2)]
 
 
 def test_self_reference_actions_on_rows_the_statement_deletes_later(mysql_pair: Any) -> None:
@@ -248,91 +256,69 @@ def test_drop_table_order_and_multi_table_drop(mysql_pair: Any) -> None:
     assert pair.db.catalog.table("a") is None
 
 
-def test_refused_and_checked_paths(tmp_path: Path) -> None:
-    db = rivulet.open(tmp_path / "db")
-    try:
-        for sql in PARENT_CHILD[:2]:
-            db.execute(sql)
-        db.execute("INSERT INTO a VALUES (1, 10)")
-        with pytest.raises(rivulet.UnsupportedSqlError):  # (InnoDB's REPLACE deletes)
-            db.execute("REPLACE INTO a VALUES (1, 11)")
+def test_refused_and_checked_paths(db: rivulet.Database) -> None:
+    db.execute("INSERT INTO a VALUES (1, 10)")
+    with pytest.raises(rivulet.UnsupportedSqlError):  # (InnoDB's REPLACE deletes)
+        db.execute("REPLACE INTO a VALUES (1, 11)")
+    with pytest.raises(rivulet.UnsupportedSqlError):
+        db.execute("INSERT INTO a VALUES (1, 11) ON DUPLICATE KEY UPDATE y = 11")
+    with pytest.raises(rivulet.UnsupportedSqlError):  # (InnoDB skips, with a warning)
+        db.execute("INSERT IGNORE INTO b VALUES (1, 5)")
+    with db.transaction() as tx:
         with pytest.raises(rivulet.UnsupportedSqlError):
-            db.execute("INSERT INTO a VALUES (1, 11) ON DUPLICATE KEY UPDATE y = 11")
-        with pytest.raises(rivulet.UnsupportedSqlError):  # (InnoDB skips, with a warning)
-            db.execute("INSERT IGNORE INTO b VALUES (1, 5)")
-        with db.transaction() as tx:
-            with pytest.raises(rivulet.UnsupportedSqlError):
-                tx.execute("REPLACE INTO b VALUES (1, 1)")
-        # An import whose row has no parent fails whole.
-        with pytest.raises(rivulet.RivuletError) as failed:
-            db.bulk_insert("b", [[(1, 1), (2, 5)]])
-        assert error_code(failed.value).mysql == 1452
-        db.bulk_insert("b", [[(1, 1), (2, None)]])
-        db.settle()
-        assert sorted(db.query("SELECT * FROM b")) == [(1, 1), (2, None)]
-    finally:
-        db.close()
+            tx.execute("REPLACE INTO b VALUES (1, 1)")
+    # An import whose row has no parent fails whole.
+    with pytest.raises(rivulet.RivuletError) as failed:
+        db.bulk_insert("b", [[(1, 1), (2, 5)]])
+    assert error_code(failed.value).mysql == 1452
+    db.bulk_insert("b", [[(1, 1), (2, None)]])
+    db.settle()
+    assert sorted(db.query("SELECT * FROM b")) == [(1, 1), (2, None)]
 
 
-def test_a_lazy_copy_keeps_the_rows_a_cascade_changes_after_it(tmp_path: Path) -> None:
-    db = rivulet.open(tmp_path / "db", background_migration=False)
-    try:
-        for sql in PARENT_CHILD[:2]:
-            db.execute(sql)
-        db.execute("INSERT INTO a VALUES (1, 10), (2, 20)")
-        db.execute("INSERT INTO b VALUES (1, 1), (2, 1), (3, 2)")
-        db.execute("CREATE TABLE snap AS SELECT id, a_id FROM b")  # (copied lazily)
-        assert "snap" in db.core.lazy.copies
-        db.execute("DELETE FROM a WHERE id = 1")
-        db.execute("UPDATE a SET id = 5 WHERE id = 2")
-        db.settle()
-        assert sorted(db.query("SELECT * FROM snap")) == [(1, 1), (2, 1), (3, 2)]
-        assert db.query("SELECT * FROM b") == [(3, 5)]
-    finally:
-        db.close()
+def test_a_lazy_copy_keeps_the_rows_a_cascade_changes_after_it(db: rivulet.Database) -> None:
+    db.execute("INSERT INTO a VALUES (1, 10), (2, 20)")
+    db.execute("INSERT INTO b VALUES (1, 1), (2, 1), (3, 2)")
+    db.execute("CREATE TABLE snap AS SELECT id, a_id FROM b")  # (copied lazily)
+    assert "snap" in db.core.lazy.copies
+    db.execute("DELETE FROM a WHERE id = 1")
+    db.execute("UPDATE a SET id = 5 WHERE id = 2")
+    db.settle()
+    assert sorted(db.query("SELECT * FROM snap")) == [(1, 1), (2, 1), (3, 2)]
+    assert db.query("SELECT * FROM b") == [(3, 5)]
 
 
-def test_commit_checks_what_other_commits_changed_meanwhile(tmp_path: Path) -> None:
+def test_commit_checks_what_other_commits_changed_meanwhile(db: rivulet.Database) -> None:
     """A transaction's child row whose parent another commit deleted after the statement
     ran: its COMMIT fails (1452) and stores nothing; no row is left without its parent."""
-    db = rivulet.open(tmp_path / "db")
-    try:
-        for sql in PARENT_CHILD[:2]:
-            db.execute(sql)
-        db.execute("ALTER TABLE b DROP FOREIGN KEY fk_b")
-        db.execute("ALTER TABLE b ADD CONSTRAINT fk_b FOREIGN KEY (a_id) REFERENCES a (id)")
-        db.execute("INSERT INTO a VALUES (1, 10), (2, 20)")
-        tx = db.transaction()
-        tx.execute("INSERT INTO b VALUES (1, 1)")
-        db.execute("DELETE FROM a WHERE id = 1")  # (the child is not committed yet)
-        with pytest.raises(rivulet.RivuletError) as failed:
-            tx.commit()
-        assert error_code(failed.value).mysql == 1452
-        db.settle()
-        assert db.query("SELECT * FROM b") == []
-        db.execute("INSERT INTO b VALUES (2, 2)")
-        tx = db.transaction()
-        tx.execute("DELETE FROM b WHERE id = 2")
-        tx.execute("DELETE FROM a WHERE id = 2")
-        db.execute("INSERT INTO b VALUES (3, 2)")  # (its parent is still there)
-        with pytest.raises(rivulet.RivuletError) as failed:
-            tx.commit()
-        assert error_code(failed.value).mysql == 1451
-        db.settle()
-        assert sorted(db.query("SELECT * FROM b")) == [(2, 2), (3, 2)]
-    finally:
-        db.close()
+    db.execute("ALTER TABLE b DROP FOREIGN KEY fk_b")
+    db.execute("ALTER TABLE b ADD CONSTRAINT fk_b FOREIGN KEY (a_id) REFERENCES a (id)")
+    db.execute("INSERT INTO a VALUES (1, 10), (2, 20)")
+    tx = db.transaction()
+    tx.execute("INSERT INTO b VALUES (1, 1)")
+    db.execute("DELETE FROM a WHERE id = 1")  # (the child is not committed yet)
+    with pytest.raises(rivulet.RivuletError) as failed:
+        tx.commit()
+    assert error_code(failed.value).mysql == 1452
+    db.settle()
+    assert db.query("SELECT * FROM b") == []
+    db.execute("INSERT INTO b VALUES (2, 2)")
+    tx = db.transaction()
+    tx.execute("DELETE FROM b WHERE id = 2")
+    tx.execute("DELETE FROM a WHERE id = 2")
+    db.execute("INSERT INTO b VALUES (3, 2)")  # (its parent is still there)
+    with pytest.raises(rivulet.RivuletError) as failed:
+        tx.commit()
+    assert error_code(failed.value).mysql == 1451
+    db.settle()
+    assert sorted(db.query("SELECT * FROM b")) == [(2, 2), (3, 2)]
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerThread]:
-    db = rivulet.open(tmp_path / "db")
-    for sql in PARENT_CHILD[:2]:
-        db.execute(sql)
+def server(db: rivulet.Database) -> Iterator[ServerThread]:
     running = ServerThread(db, port=0)
     yield running
     running.stop()
-    db.close()
 
 
 def test_over_the_wire_per_session_checks(server: ServerThread) -> None:

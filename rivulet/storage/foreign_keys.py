@@ -155,7 +155,7 @@ class Enforcer:
     def statement(self, schema: TableSchema, changes: list[RowChange]) -> None:
         """Walk the changes a statement made to ``schema`` (made already, in this order)."""
         self._table = schema.name.lower()
-        self._changes = list(changes)
+        self._changes = _in_key_order(schema, changes)
         # (An UPDATE's ON UPDATE actions that come back to its own table act as RESTRICT.)
         updated = frozenset({self._table})
         for at in range(len(self._changes)):
@@ -200,7 +200,11 @@ class Enforcer:
             if new is not None and tuple(new[i] for i in positions) == value:
                 continue
             children = self._find(child, fk.columns, value)
-            if not children:
+            # A row that references itself is its own child (InnoDB: RESTRICT refuses to
+            # delete it; CASCADE and SET NULL change what goes anyway).
+            itself = (child.name.lower() == schema.name.lower()
+                      and tuple(old[i] for i in fk.columns) == value)
+            if not children and not itself:
                 continue
             action = fk.on_delete if new is None else fk.on_update
             if action in _RESTRICTING or self.verify or depth >= MAX_CASCADE_DEPTH or (
@@ -255,6 +259,16 @@ class Enforcer:
             if not any(row is not None for _, row in
                        self._find(parent, parent_positions(parent, fk), value)):
                 raise no_referenced_row(schema, fk)
+
+
+def _in_key_order(schema: TableSchema, changes: list[RowChange]) -> list[RowChange]:
+    """An UPDATE's or DELETE's rows in primary-key order, as InnoDB reaches them by a scan
+    or a range of the primary key (not in the order a WHERE names keys); an INSERT's as
+    written."""
+    keyed = [(schema.pk_of(old), (old, new)) for old, new in changes if old is not None]
+    if not schema.primary_key or len(keyed) < len(changes):
+        return list(changes)
+    return [change for _, change in sorted(keyed, key=lambda pair: pair[0])]
 
 
 def _filled(row: Row, columns: tuple[int, ...], values: list[object]) -> Row:
