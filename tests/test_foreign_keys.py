@@ -358,3 +358,23 @@ def test_over_the_wire_per_session_checks(server: ServerThread) -> None:
     finally:
         one.close()
         two.close()
+
+
+def test_http_requests_check_and_cannot_turn_checks_off(db: rivulet.Database) -> None:
+    """Each HTTP request is a session of its own: FOREIGN KEYs are checked, and a SET of
+    foreign_key_checks (which would outlive it) is refused rather than kept for others."""
+    from starlette.testclient import TestClient
+
+    from rivulet.server.http.app import make_app
+
+    api = TestClient(make_app(db), raise_server_exceptions=True)
+    r = api.post("/sql", json={"sql": "INSERT INTO b VALUES (1, 5)"})
+    assert r.status_code == 409 and "foreign key" in r.text, r.text
+    r = api.post("/sql", json={"sql": "SET foreign_key_checks = 0"})
+    assert r.status_code == 400 and "foreign_key_checks" in r.text, r.text
+    assert db.foreign_key_checks
+    r = api.post("/transaction", json={"statements": [
+        {"sql": "INSERT INTO a VALUES (5, 50)"}, {"sql": "INSERT INTO b VALUES (1, 5)"},
+        {"sql": "INSERT INTO b VALUES (2, 6)"}]})
+    assert r.status_code == 409 and "statement 3" in r.text, r.text
+    assert db.query("SELECT * FROM b") == []

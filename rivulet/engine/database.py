@@ -287,8 +287,9 @@ class Database:
                 foreign_key_checks: bool | None = None) -> int | list[Row]:
         """Run one statement. Writes return the number of rows changed, once committed;
         DDL returns 0; a SELECT returns its rows (see :meth:`query`). ``foreign_key_checks``:
-        a session's (the MySQL server's connections), else the database's own (``SET
-        foreign_key_checks``)."""
+        the caller's session's (a MySQL connection's; the HTTP API's, always on), else the
+        database's own, which ``SET foreign_key_checks`` sets."""
+        session = foreign_key_checks is not None
         if foreign_key_checks is None:
             foreign_key_checks = self.foreign_key_checks
         self.check_open()
@@ -304,6 +305,10 @@ class Database:
             return self._control(control)
         checks = foreign_key_checks_setting(sql)
         if checks is not None:
+            if session:  # (the caller's session holds it, not the database)
+                raise UnsupportedSqlError("SET foreign_key_checks here: each statement runs "
+                                          "on its own, with the checks on (send it over a "
+                                          "MySQL connection, which keeps it)")
             self.foreign_key_checks = checks
             return 0
         locking = locking_read(sql)
