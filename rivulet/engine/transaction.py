@@ -494,19 +494,22 @@ class Transaction:
                 self._lock_rows(schema, [rid for rid, (_, new) in touched.items()
                                          if new is not None])  # (a key moved to)
         self._check_unique(writes, touched)
-        saved = {name: dict(w.rows) for name, w in self._tables.items()} if checked else {}
+        undo = _Undo(self)
+        if checked:
+            for rid in touched:
+                undo.note(schema, rid)
         for rid, change in touched.items():
             writes.set(rid, change)
         if checked:
-            self._foreign_keys(request, matched if request.kind != "insert" else [], saved)
+            self._foreign_keys(request, matched if request.kind != "insert" else [], undo)
         return request.rowcount
 
     def _foreign_keys(self, request: WriteRequest, matched: list[tuple[RowId, Row, Row | None]],
-                      saved: dict[str, dict[RowId, Change]]) -> None:
+                      undo: _Undo) -> None:
         """The FOREIGN KEY checks and actions of a statement whose changes are in the write
         set (rivulet/storage/foreign_keys.py), the rows they change locked first; if they
         fail (or must wait for a lock: the statement runs again), the write set is as it
-        was before the statement (``saved``)."""
+        was before the statement (``undo``)."""
         changes: list[foreign_keys.RowChange]
         if request.kind == "insert":
             changes = [(None, row) for row in request.rows]
@@ -515,13 +518,12 @@ class Transaction:
         else:
             changes = self._update_pairs
         try:
-            enforcer = foreign_keys.Enforcer(self._core.catalog.tables, _OverlaidRows(self))
+            enforcer = foreign_keys.Enforcer(self._core.catalog.tables,
+                                             _OverlaidRows(self, undo))
             enforcer.statement(request.table, changes)
             request.rowcount -= enforcer.taken
         except BaseException:
-            for name, writes in list(self._tables.items()):
-                writes.changes.rows = dict(saved.get(name, {}))
-                writes.reindex()
+            undo.restore()
             raise
 
     def _number(self, request: WriteRequest) -> None:
@@ -971,13 +973,37 @@ class _Overlaid:
             self.writes.set(rid, (self._found(rid, old), new))
 
 
-class _OverlaidRows:
-    """The tables as a statement of a transaction sees them, for FOREIGN KEY checks and
-    actions (:class:`~rivulet.storage.foreign_keys.Rows`): the committed rows with the write
-    set laid over them; a row an action changes is locked (exclusively) first."""
+class _Undo:
+    """What one statement changed in a transaction's write set, to put back if it fails:
+    each (table, identity) it touched, with what the write set held there before."""
 
     def __init__(self, transaction: Transaction) -> None:
         self.tx = transaction
+        self.before: dict[tuple[str, RowId], Change | None] = {}
+
+    def note(self, schema: TableSchema, rid: RowId) -> None:
+        """Identity ``rid`` of ``schema`` is about to change (the first time counts)."""
+        name = schema.name.lower()
+        if (name, rid) not in self.before:
+            writes = self.tx._tables.get(name)
+            self.before[name, rid] = writes.rows.get(rid) if writes is not None else None
+
+    def restore(self) -> None:
+        for (name, rid), change in self.before.items():
+            writes = self.tx._tables.get(name)
+            if writes is not None:
+                writes.set(rid, change if change is not None else (None, None))
+
+
+class _OverlaidRows:
+    """The tables as a statement of a transaction sees them, for FOREIGN KEY checks and
+    actions (:class:`~rivulet.storage.foreign_keys.Rows`): the committed rows with the write
+    set laid over them; a row an action changes is locked (exclusively) first, and noted in
+    the statement's ``undo``."""
+
+    def __init__(self, transaction: Transaction, undo: _Undo) -> None:
+        self.tx = transaction
+        self.undo = undo
 
     def find(self, schema: TableSchema, columns: tuple[int, ...],
              value: tuple) -> list[tuple[RowId, Row]]:
@@ -990,15 +1016,18 @@ class _OverlaidRows:
                   if now is not None and tuple(now[i] for i in columns) == value]
         return found
 
-    def _table(self, schema: TableSchema, rid: RowId) -> _Overlaid:
-        self.tx._lock_rows(schema, [rid] if schema.primary_key else None)
+    def _table(self, schema: TableSchema, rids: list[RowId]) -> _Overlaid:
+        self.tx._lock_rows(schema, rids if schema.primary_key else None)
+        for rid in rids:
+            self.undo.note(schema, rid)
         return _Overlaid(self.tx, self.tx._writes_of(schema))
 
     def delete(self, schema: TableSchema, rid: RowId, row: Row) -> None:
-        self._table(schema, rid).delete(rid, row)
+        self._table(schema, [rid]).delete(rid, row)
 
     def update(self, schema: TableSchema, rid: RowId, old: Row, new: Row) -> None:
-        self._table(schema, rid).update(rid, old, new)
+        moved = schema.primary_key and schema.pk_of(new) != rid
+        self._table(schema, [rid, schema.pk_of(new)] if moved else [rid]).update(rid, old, new)
 
 
 class TransactionView:
