@@ -60,6 +60,7 @@ ConstraintError          1062   23000     409   constraint
 RowReferencedError       1451   23000     409   constraint
 NoReferencedRowError     1452   23000     409   constraint
 TruncateReferencedError  1701   42000     409   constraint
+CascadeDepthError        1296   HY000     409   constraint
 ForeignKeyFormError      1005   HY000     400   sql
 ForeignKeyColumnError    1072   42000     400   sql
 ForeignKeyWidthError     1239   42000     400   sql
@@ -273,6 +274,11 @@ class TruncateReferencedError(ConstraintError):
     """``TRUNCATE`` of a table another table's FOREIGN KEY references (MySQL's 1701)."""
 
 
+class CascadeDepthError(ConstraintError):
+    """FOREIGN KEY actions that would cascade more than 15 levels deep (InnoDB's limit;
+    MariaDB's 1296, "Got error 193 ... from InnoDB")."""
+
+
 class ForeignKeyFormError(SqlError):
     """A FOREIGN KEY InnoDB would not make (no such parent table or columns, no index over
     them, types that differ, SET NULL of a NOT NULL column): MariaDB's 1005, errno 150
@@ -412,6 +418,7 @@ ER_DUP_ENTRY = 1062
 ER_ROW_IS_REFERENCED_2 = 1451
 ER_NO_REFERENCED_ROW_2 = 1452
 ER_TRUNCATE_ILLEGAL_FK = 1701
+ER_GET_ERRMSG = 1296
 ER_CANT_CREATE_TABLE = 1005
 ER_KEY_COLUMN_DOES_NOT_EXIST = 1072
 ER_WRONG_FK_DEF = 1239
@@ -495,6 +502,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     RowReferencedError: ErrorCode(ER_ROW_IS_REFERENCED_2, "23000", 409, "constraint"),
     NoReferencedRowError: ErrorCode(ER_NO_REFERENCED_ROW_2, "23000", 409, "constraint"),
     TruncateReferencedError: ErrorCode(ER_TRUNCATE_ILLEGAL_FK, "42000", 409, "constraint"),
+    CascadeDepthError: ErrorCode(ER_GET_ERRMSG, "HY000", 409, "constraint"),
     ForeignKeyFormError: ErrorCode(ER_CANT_CREATE_TABLE, "HY000", 400, "sql"),
     ForeignKeyColumnError: ErrorCode(ER_KEY_COLUMN_DOES_NOT_EXIST, "42000", 400, "sql"),
     ForeignKeyWidthError: ErrorCode(ER_WRONG_FK_DEF, "42000", 400, "sql"),

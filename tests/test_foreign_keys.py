@@ -143,6 +143,18 @@ def test_self_reference_row_by_row(mysql_pair: Any) -> None:
         same_rows(pair, "s", "t")
 
 
+def test_cascades_go_15_levels_deep(mysql_pair: Any) -> None:
+    pair = mysql_pair
+    for n in (15, 16):
+        pair.execute(f"CREATE TABLE c{n} (id INT PRIMARY KEY, p INT, "
+                     f"FOREIGN KEY (p) REFERENCES c{n} (id) ON DELETE CASCADE)")
+        chain = ", ".join(f"({i}, {i - 1 if i > 1 else 'NULL'})" for i in range(1, n + 1))
+        pair.execute(f"INSERT INTO c{n} VALUES {chain}")
+    assert code(pair, "DELETE FROM c15 WHERE id = 1") is None
+    assert code(pair, "DELETE FROM c16 WHERE id = 1") == 1296
+    same_rows(pair, "c15", "c16")
+
+
 def test_foreign_key_checks_off_and_on(mysql_pair: Any) -> None:
     pair = mysql_pair
     for sql in PARENT_CHILD[:2]:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from rivulet.errors import (
+    CascadeDepthError,
     ForeignKeyFormError,
     NoReferencedRowError,
     RowReferencedError,
@@ -37,7 +38,8 @@ from rivulet.storage.base import RowId, Storage
 from rivulet.storage.upsert import OnDuplicate
 from rivulet.values.schema import ForeignKey, ReferentialAction, Row, TableSchema
 
-#: How deep cascades go before the statement fails (InnoDB's FK_MAX_CASCADE_DEL).
+#: How deep cascades go: a row an action would change this many levels down fails the
+#: statement (InnoDB's FK_MAX_CASCADE_DEL).
 MAX_CASCADE_DEPTH = 15
 
 #: A row a statement changed: what it was (None: inserted), what it is (None: deleted).
@@ -144,10 +146,9 @@ class Enforcer:
         #: Check only (a transaction's COMMIT, its actions taken when its statements ran):
         #: every action acts as RESTRICT.
         self.verify = verify
-        #: The statement's table, its changes and the position of the one being walked.
+        #: The statement's table, and its changes not walked yet (None: verifying).
         self._table = ""
-        self._changes: list[RowChange] = []
-        self._at = 0
+        self._pending: _Pending | None = None
         #: Rows a DELETE was to delete later that a cascade deleted first (InnoDB then
         #: does not count them as the statement's).
         self.taken = 0
@@ -155,24 +156,18 @@ class Enforcer:
     def statement(self, schema: TableSchema, changes: list[RowChange]) -> None:
         """Walk the changes a statement made to ``schema`` (made already, in this order)."""
         self._table = schema.name.lower()
-        self._changes = _in_key_order(schema, changes)
+        pending = _Pending(_in_key_order(schema, changes))
+        self._pending = None if self.verify else pending
         # (An UPDATE's ON UPDATE actions that come back to its own table act as RESTRICT.)
         updated = frozenset({self._table})
-        for at in range(len(self._changes)):
-            self._at = at
-            old, new = self._changes[at]  # ((None, None): a row a cascade took already)
+        for at in range(len(pending.changes)):
+            old, new = pending.walk(at)  # ((None, None): a row a cascade took already)
             if old is not None:
                 self._parent_changed(schema, old, new, 0, updated if new is not None
                                      else frozenset())
             if new is not None:
                 self._child_written(schema, old, new)
-        self._changes = []
-
-    @property
-    def _later(self) -> list[RowChange]:
-        """The statement's changes after the one walked (none when verifying: every change
-        is made, and checked as made)."""
-        return [] if self.verify else self._changes[self._at + 1:]
+        self._pending = None
 
     def _find(self, schema: TableSchema, columns: tuple[int, ...],
               value: tuple) -> list[tuple[RowId, Row | None]]:
@@ -180,14 +175,11 @@ class Enforcer:
         walked: rows it changes later are as they were (a row it deletes later has no
         identity to change here: None)."""
         found: list[tuple[RowId, Row | None]] = list(self.rows.find(schema, columns, value))
-        if schema.name.lower() != self._table or not self._later:
+        pending = self._pending
+        if schema.name.lower() != self._table or pending is None:
             return found
-        later_new = [new for _, new in self._later if new is not None]
-        found = [(rid, row) for rid, row in found
-                 if row is None or not any(row == new for new in later_new)]
-        for old, _ in self._later:
-            if old is not None and tuple(old[i] for i in columns) == value:
-                found.append((None, old))
+        found = [(rid, row) for rid, row in found if row is None or not pending.writes(row)]
+        found += [(None, old) for old in pending.holding(columns, value)]
         return found
 
     def _parent_changed(self, schema: TableSchema, old: Row, new: Row | None, depth: int,
@@ -202,14 +194,19 @@ class Enforcer:
             children = self._find(child, fk.columns, value)
             # A row that references itself is its own child (InnoDB: RESTRICT refuses to
             # delete it; CASCADE and SET NULL change what goes anyway).
-            itself = (child.name.lower() == schema.name.lower()
+            itself = (not self.verify and child.name.lower() == schema.name.lower()
                       and tuple(old[i] for i in fk.columns) == value)
             if not children and not itself:
                 continue
             action = fk.on_delete if new is None else fk.on_update
-            if action in _RESTRICTING or self.verify or depth >= MAX_CASCADE_DEPTH or (
+            if action in _RESTRICTING or self.verify or (
                     new is not None and child.name.lower() in updated):
                 raise row_referenced(child, fk)
+            if depth + 1 >= MAX_CASCADE_DEPTH:
+                event = "DELETE" if new is None else "UPDATE"
+                raise CascadeDepthError(f"Got error 193 '{constraint_text(child, fk)} ON "
+                                        f"{event} {action.value}' from InnoDB (FOREIGN KEY "
+                                        f"actions at most {MAX_CASCADE_DEPTH} levels deep)")
             for rid, row in children:
                 assert row is not None
                 deleting = action is ReferentialAction.CASCADE and new is None
@@ -235,11 +232,9 @@ class Enforcer:
         cascade first (``after`` None: InnoDB then does not count it as the statement's),
         or changed first (its later walk starts from ``after``). An action on a row an
         UPDATE changes later is refused: rivulet's UPDATE is not made row by row."""
-        for at in range(self._at + 1, len(self._changes)):
-            if self._changes[at] == (row, None):
-                self._changes[at] = (None, None) if after is None else (after, None)
-                self.taken += after is None
-                return
+        if self._pending is not None and self._pending.delete_first(row, after):
+            self.taken += after is None
+            return
         raise UnsupportedSqlError(
             "an UPDATE whose FOREIGN KEY actions change rows it changes itself later "
             "(InnoDB's row-by-row order): write it as separate statements")
@@ -259,6 +254,72 @@ class Enforcer:
             if not any(row is not None for _, row in
                        self._find(parent, parent_positions(parent, fk), value)):
                 raise no_referenced_row(schema, fk)
+
+
+class _Pending:
+    """A statement's changes and how far the walk has come: the rows it writes later, and
+    those it deletes or updates later, found by value (each lookup as fast as a dict's)."""
+
+    def __init__(self, changes: list[RowChange]) -> None:
+        self.changes = changes
+        self.at = -1
+        #: New rows of the changes not walked yet, counted.
+        self._new: dict[Row, int] = {}
+        for _, new in changes:
+            if new is not None:
+                self._new[new] = self._new.get(new, 0) + 1
+        #: Positions of each old row; and, per columns looked up, of each value of them.
+        self._by_row: dict[Row, list[int]] = {}
+        for at, (old, _) in enumerate(changes):
+            if old is not None:
+                self._by_row.setdefault(old, []).append(at)
+        self._by_value: dict[tuple[int, ...], dict[tuple, list[int]]] = {}
+
+    def walk(self, at: int) -> RowChange:
+        """Change ``at`` is walked now: it is no longer to come."""
+        self.at = at
+        change = self.changes[at]
+        new = change[1]
+        if new is not None:
+            left = self._new[new] - 1
+            if left:
+                self._new[new] = left
+            else:
+                del self._new[new]
+        return change
+
+    def writes(self, row: Row) -> bool:
+        """Whether ``row`` is a new row of a change still to come."""
+        return row in self._new
+
+    def holding(self, columns: tuple[int, ...], value: tuple) -> list[Row]:
+        """The old rows of the changes still to come whose ``columns`` hold ``value``."""
+        index = self._by_value.get(columns)
+        if index is None:
+            index = self._by_value[columns] = {}
+            for at, (old, _) in enumerate(self.changes):
+                if old is not None:
+                    index.setdefault(tuple(old[i] for i in columns), []).append(at)
+        out = []
+        for at in index.get(value, ()):
+            old = self.changes[at][0]  # (as an action may have changed it since)
+            if at > self.at and old is not None and tuple(old[i] for i in columns) == value:
+                out.append(old)
+        return out
+
+    def delete_first(self, row: Row, after: Row | None) -> bool:
+        """An action reaches ``row``, which a DELETE still to come deletes: it is deleted
+        now (``after`` None), or becomes ``after`` until then. False if no DELETE to come
+        deletes it."""
+        for at in self._by_row.get(row, ()):
+            if at > self.at and self.changes[at] == (row, None):
+                self.changes[at] = (None, None) if after is None else (after, None)
+                if after is not None:
+                    self._by_row.setdefault(after, []).append(at)
+                    for columns, index in self._by_value.items():
+                        index.setdefault(tuple(after[i] for i in columns), []).append(at)
+                return True
+        return False
 
 
 def _in_key_order(schema: TableSchema, changes: list[RowChange]) -> list[RowChange]:
