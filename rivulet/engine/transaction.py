@@ -19,7 +19,7 @@ A transaction is used by one thread at a time, as a connection is.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import Future
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -1012,8 +1012,18 @@ class _OverlaidRows:
         found = [(rid, row) for rid, row in self.tx._core.storage.read_rows(
             schema, columns, [value if len(value) > 1 else value[0]])
             if rid not in held and tuple(row[i] for i in columns) == value]
-        found += [(rid, now) for rid, (_, now) in held.items()
-                  if now is not None and tuple(now[i] for i in columns) == value]
+        if writes is None:
+            return found
+        if columns == schema.primary_key:  # (the write set is by primary key)
+            rids: Iterable[RowId] = (value,) if value in held else ()
+        elif columns in schema.unique:  # (and indexed by each UNIQUE key)
+            rids = writes.unique[schema.unique.index(columns)].get(value, ())
+        else:
+            rids = held
+        for rid in rids:
+            now = held[rid][1]
+            if now is not None and tuple(now[i] for i in columns) == value:
+                found.append((rid, now))
         return found
 
     def _table(self, schema: TableSchema, rids: list[RowId]) -> _Overlaid:
