@@ -346,6 +346,9 @@ def test_over_the_wire_per_session_checks(server: ServerThread) -> None:
             with pytest.raises(pymysql.err.IntegrityError) as failed:
                 cur.execute("INSERT INTO b VALUES (1, 7)")
             assert failed.value.args[0] == 1452
+            with pytest.raises(pymysql.err.OperationalError) as wrong:
+                cur.execute("SET foreign_key_checks = 'maybe'")
+            assert wrong.value.args[0] == 1231 and "foreign_key_checks" in wrong.value.args[1]
             cur.execute("SET SESSION foreign_key_checks = 0")
             cur.execute("INSERT INTO b VALUES (1, 7)")
         with two.cursor() as cur:  # (another session's checks are its own)

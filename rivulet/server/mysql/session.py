@@ -129,6 +129,15 @@ def switch_value(value: object) -> bool:
                      ErrorCode.WRONG_VALUE_FOR_VAR)
 
 
+def foreign_key_checks_value(value: object) -> bool:
+    """A ``SET foreign_key_checks`` value: a switch, as ``autocommit``'s."""
+    try:
+        return switch_value(value)
+    except MysqlError:
+        raise MysqlError(f"Variable 'foreign_key_checks' can't be set to the value of "
+                         f"'{value}'", ErrorCode.WRONG_VALUE_FOR_VAR) from None
+
+
 def isolation_value(value: object) -> str:
     """A ``SET transaction_isolation`` value (``SET TRANSACTION ISOLATION LEVEL`` sets it
     too): READ COMMITTED, the level rivulet runs transactions at; any other is refused
@@ -166,7 +175,7 @@ def global_variables(max_packet: int, role: str = "primary") -> GlobalVariables:
         "default_storage_engine": (str, "rivulet", True),
         "max_allowed_packet": (int, max_packet, True),
         "autocommit": (switch_value, True, True),
-        "foreign_key_checks": (switch_value, True, True),
+        "foreign_key_checks": (foreign_key_checks_value, True, True),
         "transaction_isolation": (isolation_value, ISOLATION, True),
         "tx_isolation": (isolation_value, ISOLATION, True),
         "innodb_lock_wait_timeout": (lock_wait_timeout_value, int(DEFAULT_TIMEOUT), True),
