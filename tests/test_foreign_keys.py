@@ -217,6 +217,11 @@ def test_alter_table_add_and_drop_foreign_key(mysql_pair: Any) -> None:
     pair.execute("ALTER TABLE b ADD FOREIGN KEY (parent) REFERENCES a (id)")
     assert [f.name for f in pair.db.catalog.require_table("b").foreign_keys] == ["b_ibfk_1"]
     assert code(pair, "DELETE FROM a") == 1451
+    # An added column's inline REFERENCES is a FOREIGN KEY (MariaDB's); the rows stored
+    # are checked with the value they read in it.
+    assert code(pair, "ALTER TABLE b ADD COLUMN other INT DEFAULT 7 REFERENCES a (id)") == 1452
+    assert code(pair, "ALTER TABLE b ADD COLUMN other INT DEFAULT 1 REFERENCES a (id)") is None
+    assert code(pair, "INSERT INTO b VALUES (4, 1, 'y', 7)") == 1452
     same_rows(pair, "a", "b")
 
 

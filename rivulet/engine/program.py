@@ -40,7 +40,7 @@ from rivulet.plan.usage import scan_columns
 from rivulet.spark.bootstrap import PlanRecordingBuilder
 from rivulet.sql.parse import DIALECT, parse_one
 from rivulet.storage import foreign_keys
-from rivulet.storage.base import DropIndex
+from rivulet.storage.base import AddStored, DropIndex
 from rivulet.values.schema import TableSchema
 
 log = logging.getLogger("rivulet")
@@ -211,13 +211,16 @@ class Program:
             return
         rows = foreign_keys.StoredRows(core.storage, tables)
         enforcer = foreign_keys.Enforcer(tables, rows, verify=True)
+        fills = {step.column.name.lower(): step.fill for step in change.steps
+                 if isinstance(step, AddStored)}  # (what stored rows read in added columns)
         old_by_new = {new: old for old, new in enumerate(change.moved) if new is not None}
         for fk in change.new.foreign_keys:
             if fk.name.lower() not in added:
                 continue
             only = replace(change.new, foreign_keys=(fk,))
             for _, row in core.storage.read_rows(change.old):
-                values = tuple(row[old_by_new[i]] if i in old_by_new else None
+                values = tuple(row[old_by_new[i]] if i in old_by_new
+                               else fills.get(change.new.columns[i].name.lower())
                                for i in range(len(change.new.columns)))
                 enforcer.statement(only, [(None, values)])
 

@@ -36,7 +36,12 @@ from rivulet.sql.ddl import (
     key_name,
     key_positions,
 )
-from rivulet.sql.foreign_keys import declared_foreign_key, foreign_key, is_foreign_key
+from rivulet.sql.foreign_keys import (
+    declared_foreign_key,
+    foreign_key,
+    inline_references,
+    is_foreign_key,
+)
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.storage.base import AddIndex, AddStored, DropIndex, RenameStored
 from rivulet.values import CASTS, cast_time
@@ -180,6 +185,9 @@ class _Work:
         self.columns.insert(self._position(node), (column, None))
         if declares_unique(node):  # (rows already stored clash if they share the fill)
             self._new_key(node, None, [column.name], unique=True)
+        reference = inline_references(node)
+        if reference is not None:  # (MariaDB makes it a FOREIGN KEY, as in CREATE TABLE)
+            self._new_foreign_key(node, [column.name], reference, None)
 
     def _add_key(self, item: exp.Expr) -> None:
         """``ADD INDEX|KEY [name] (cols)``, ``ADD UNIQUE [INDEX|KEY] [name] (cols)``,
@@ -192,16 +200,19 @@ class _Work:
         its columns if no key begins with them (as InnoDB makes one). Its parent is checked,
         and the rows stored against it, when the change is made (rivulet/engine/program.py)."""
         clause, given = declared_foreign_key(item)
-        names = [part.name for part in clause.expressions]
+        self._new_foreign_key(item, [part.name for part in clause.expressions],
+                              clause.args["reference"], given)
+
+    def _new_foreign_key(self, node: exp.Expr, names: list[str], reference: exp.Reference,
+                         given: str | None) -> None:
         by_name = {c.name.lower(): i for i, (c, _) in enumerate(self.columns)}
         taken = [fk.name for fk, _ in self.foreign_keys]
-        fk = foreign_key(item, names, clause.args["reference"], given, by_name,
-                         self.schema.name, taken)
+        fk = foreign_key(node, names, reference, given, by_name, self.schema.name, taken)
         lowered = [n.lower() for n in names]
         self.foreign_keys.append((fk, lowered))
         if self.primary_key[:len(lowered)] != lowered and not any(
                 k.columns[:len(lowered)] == lowered for k in self.keys):
-            self._new_key(item, given, names, unique=False)
+            self._new_key(node, given, names, unique=False)
 
     def _drop_foreign_key(self, node: exp.Expr, if_exists: bool) -> None:
         """``DROP FOREIGN KEY name`` (its index stays, as in MySQL): 1091 if there is none
@@ -286,6 +297,9 @@ class _Work:
 
     def _modify(self, number: int, node: exp.ModifyColumn) -> None:
         definition = node.this
+        if isinstance(definition, exp.ColumnDef) and inline_references(definition) is not None:
+            raise unsupported(node, "REFERENCES in MODIFY or CHANGE COLUMN (add the FOREIGN "
+                                    "KEY by ADD FOREIGN KEY)")
         source = node.args.get("rename_from")
         name = source.name if source is not None else definition.name
         if source is not None and source.name.lower() != definition.name.lower():
