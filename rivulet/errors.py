@@ -60,6 +60,14 @@ CheckViolatedError       3819   HY000     400   schema
 InvalidJsonError         3140   22032     400   schema
 NoSuchColumnError        1054   42S22     400   schema
 ConstraintError          1062   23000     409   constraint
+RowReferencedError       1451   23000     409   constraint
+NoReferencedRowError     1452   23000     409   constraint
+TruncateReferencedError  1701   42000     409   constraint
+CascadeDepthError        1296   HY000     409   constraint
+ForeignKeyFormError      1005   HY000     400   sql
+ForeignKeyColumnError    1072   42000     400   sql
+ForeignKeyWidthError     1239   42000     400   sql
+IndexNeededError         1553   HY000     400   sql
 StorageError             1105   HY000     500   storage
 DataDirectoryInUseError  1105   HY000     500   storage
 BackupError              1105   HY000     400   bad_request
@@ -266,8 +274,48 @@ class NoSuchColumnError(SchemaError):
 
 
 class ConstraintError(RivuletError):
-    """A write that violates a key constraint: a duplicate primary key or UNIQUE key value.
-    (These are the only key constraints there are, so this is the duplicate-key error.)"""
+    """A write that violates a key constraint: a duplicate primary key or UNIQUE key value
+    (this class itself is the duplicate-key error; FOREIGN KEY violations are subclasses)."""
+
+
+class RowReferencedError(ConstraintError):
+    """A delete or update of a parent row that a FOREIGN KEY of another row still references
+    (RESTRICT or NO ACTION): MySQL's 1451, "Cannot delete or update a parent row"."""
+
+
+class NoReferencedRowError(ConstraintError):
+    """An insert or update of a child row whose FOREIGN KEY names no parent row: MySQL's
+    1452, "Cannot add or update a child row"."""
+
+
+class TruncateReferencedError(ConstraintError):
+    """``TRUNCATE`` of a table another table's FOREIGN KEY references (MySQL's 1701)."""
+
+
+class CascadeDepthError(ConstraintError):
+    """FOREIGN KEY actions that would cascade more than 15 levels deep (InnoDB's limit;
+    MariaDB's 1296, "Got error 193 ... from InnoDB")."""
+
+
+class ForeignKeyFormError(SqlError):
+    """A FOREIGN KEY InnoDB would not make (no such parent table or columns, no index over
+    them, types that differ, SET NULL of a NOT NULL column): MariaDB's 1005, errno 150
+    "Foreign key constraint is incorrectly formed"."""
+
+
+class ForeignKeyColumnError(SqlError):
+    """A FOREIGN KEY naming a column its table does not have (MySQL's 1072, "Key column
+    'x' doesn't exist in table")."""
+
+
+class ForeignKeyWidthError(SqlError):
+    """A FOREIGN KEY whose column list and REFERENCES list differ in length (MySQL's 1239,
+    "Incorrect foreign key definition")."""
+
+
+class IndexNeededError(SqlError):
+    """An ALTER TABLE that would drop the index, or a column of the index, a FOREIGN KEY
+    needs (MariaDB's 1553, "Cannot drop index ...: needed in a foreign key constraint")."""
 
 
 class StorageError(RivuletError):
@@ -385,6 +433,14 @@ class LockNowaitError(TransactionError):
 
 # MySQL server error numbers of rivulet's errors (MySQL's own names, less the ``ER_``).
 ER_DUP_ENTRY = 1062
+ER_ROW_IS_REFERENCED_2 = 1451
+ER_NO_REFERENCED_ROW_2 = 1452
+ER_TRUNCATE_ILLEGAL_FK = 1701
+ER_GET_ERRMSG = 1296
+ER_CANT_CREATE_TABLE = 1005
+ER_KEY_COLUMN_DOES_NOT_EXIST = 1072
+ER_WRONG_FK_DEF = 1239
+ER_DROP_INDEX_FK = 1553
 ER_PARSE_ERROR = 1064
 ER_TABLE_EXISTS = 1050
 ER_BAD_FIELD = 1054
@@ -467,6 +523,14 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     InvalidJsonError: ErrorCode(ER_INVALID_JSON_TEXT, "22032", 400, "schema"),
     NoSuchColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "schema"),
     ConstraintError: ErrorCode(ER_DUP_ENTRY, "23000", 409, "constraint"),
+    RowReferencedError: ErrorCode(ER_ROW_IS_REFERENCED_2, "23000", 409, "constraint"),
+    NoReferencedRowError: ErrorCode(ER_NO_REFERENCED_ROW_2, "23000", 409, "constraint"),
+    TruncateReferencedError: ErrorCode(ER_TRUNCATE_ILLEGAL_FK, "42000", 409, "constraint"),
+    CascadeDepthError: ErrorCode(ER_GET_ERRMSG, "HY000", 409, "constraint"),
+    ForeignKeyFormError: ErrorCode(ER_CANT_CREATE_TABLE, "HY000", 400, "sql"),
+    ForeignKeyColumnError: ErrorCode(ER_KEY_COLUMN_DOES_NOT_EXIST, "42000", 400, "sql"),
+    ForeignKeyWidthError: ErrorCode(ER_WRONG_FK_DEF, "42000", 400, "sql"),
+    IndexNeededError: ErrorCode(ER_DROP_INDEX_FK, "HY000", 400, "sql"),
     StorageError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),
     DataDirectoryInUseError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),
     BackupError: ErrorCode(ER_UNKNOWN, "HY000", 400, "bad_request"),

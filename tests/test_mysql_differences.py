@@ -138,6 +138,25 @@ def test_a_view_read_by_another_view_cannot_be_dropped(pair: MySQLPair) -> None:
             cur.execute("SELECT * FROM v2")
 
 
+def test_a_multi_table_drop_that_fails_on_a_foreign_key_drops_nothing(
+        pair: MySQLPair) -> None:
+    """``DROP TABLE parent, child``: MariaDB refuses the parent (1451: the child, later in
+    the list, still references it) and drops the child; rivulet refuses with 1451 too, and
+    drops neither (a DDL statement that fails changes nothing)."""
+    from rivulet import RivuletError
+
+    pair.execute("CREATE TABLE pa (id INT PRIMARY KEY)")
+    pair.execute("CREATE TABLE ch (id INT PRIMARY KEY, pa_id INT REFERENCES pa (id))")
+    with pytest.raises(RivuletError, match="foreign key"):
+        pair.db.execute("DROP TABLE pa, ch")
+    assert pair.db.catalog.table("ch") is not None
+    with pair.conn.cursor() as cur:
+        with pytest.raises(pymysql.err.IntegrityError):
+            cur.execute("DROP TABLE pa, ch")
+        cur.execute("SHOW TABLES LIKE 'ch'")
+        assert cur.fetchall() == ()  # MariaDB: the child is gone
+
+
 def test_an_update_fails_on_conversions_mariadb_skips_or_only_warns_about(
         pair: MySQLPair) -> None:
     """MariaDB converts an IN list of constants against a DOUBLE or a date column while it

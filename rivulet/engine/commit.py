@@ -34,8 +34,10 @@ from rivulet.errors import (
     StorageFailedError,
 )
 from rivulet.faults import fault_point
+from rivulet.state.arrangement import Delta
+from rivulet.storage import foreign_keys
 from rivulet.storage.writes import TransactionWrite, WriteRequest
-from rivulet.values.schema import Row
+from rivulet.values.schema import Row, TableSchema
 
 #: Bulk imports of at least this many rows (and of at least the rows stored) rebuild the
 #: table's secondary indexes at the end instead of updating them row by row.
@@ -107,8 +109,12 @@ class GroupCommit:
                         self.bring_up_to_date(request)
                         if core.lazy.copies:  # copied as they were, before the write
                             core.lazy.before_write(request)
-                        with nullcontext() if request.atomic else storage.savepoint():
+                        checked = request.foreign_key_checks and foreign_keys.involved(
+                            core.catalog.tables, request.table)
+                        with (nullcontext() if request.atomic and not checked
+                              else storage.savepoint()):
                             out = request.apply(storage)
+                            cascaded = self._foreign_keys(request, out) if checked else []
                     except Exception as exc:  # this request fails alone; the group goes on
                         request.error = exc if isinstance(exc, RivuletError) else StorageError(
                             f"write to {request.table.name!r} failed: {exc!r}"
@@ -118,6 +124,8 @@ class GroupCommit:
                     if out:
                         base = graph.bases[request.table.name.lower()]
                         deltas.setdefault(base, []).extend(out)
+                    for schema, more in cascaded:
+                        deltas.setdefault(graph.bases[schema.name.lower()], []).extend(more)
                 if ok and deltas:  # a group that changed no row takes no LSN
                     payload = pickle.dumps(
                         {graph.base(b).table: d for b, d in deltas.items()},
@@ -147,6 +155,25 @@ class GroupCommit:
         for request in group:
             request.done.set()
 
+    def _foreign_keys(self, request: WriteRequest, out: list[Delta]
+                      ) -> list[tuple[TableSchema, list[Delta]]]:
+        """The FOREIGN KEY checks and actions of a write just applied (in its savepoint:
+        a failure undoes the write too); the deltas of the rows its actions changed."""
+        tables = self.core.catalog.tables
+        if request.upsert:
+            foreign_keys.check_upsert(tables, request.table, request.on_duplicate)
+            changes: list[foreign_keys.RowChange] = [(None, row) for row, sign in out
+                                                     if sign > 0]
+        else:
+            changes = foreign_keys.statement_changes(request.kind, out)
+        lazy = self.core.lazy
+        rows = foreign_keys.StoredRows(self.core.storage, tables, None if not lazy.copies else (
+            lambda schema, row: lazy.before_write(WriteRequest(schema, "insert", rows=[row]))))
+        enforcer = foreign_keys.Enforcer(tables, rows)
+        enforcer.statement(request.table, changes)
+        request.rowcount -= enforcer.taken
+        return rows.deltas()
+
     def _commit_transaction(self, request: TransactionWrite,
                             deltas: dict[int, list]) -> None:
         """A transaction's changes, in a savepoint of their own inside the group's SQLite
@@ -174,6 +201,12 @@ class GroupCommit:
                                if row is not None]
                     core.lazy.before_write(WriteRequest(part.schema, "insert", rows=touched))
             changed = request.apply_changes(storage)
+            if request.foreign_key_checks:  # (what commits since its statements ran changed)
+                verifier = foreign_keys.Enforcer(catalog.tables, foreign_keys.StoredRows(
+                    storage, catalog.tables), verify=True)
+                for part in request.changes:
+                    verifier.statement(part.schema, [(old, new) for old, new in
+                                                     part.rows.values() if old != new])
         for schema, out in changed:
             if out:
                 deltas.setdefault(graph.bases[schema.name.lower()], []).extend(out)
@@ -225,6 +258,11 @@ class GroupCommit:
             base = graph.bases[schema.name.lower()]
             track = bool(graph.nodes[base].children)
             before = storage.lsn
+            # Each row's FOREIGN KEYs checked once it is stored: a row without a parent
+            # fails the import whole (1452), as it fails LOAD DATA in MySQL.
+            checker = foreign_keys.Enforcer(
+                core.catalog.tables, foreign_keys.StoredRows(storage, core.catalog.tables),
+                verify=True) if schema.foreign_keys else None
             try:
                 with storage.transaction(), (
                         storage.indexes_deferred(schema)
@@ -240,6 +278,8 @@ class GroupCommit:
                         if skipped:
                             gone = {p for p, _ in skipped}
                             rows = [r for i, r in enumerate(rows) if i not in gone]
+                        if checker is not None:
+                            checker.statement(schema, [(None, row) for row in rows])
                         imported += len(rows)
                         if track:
                             deltas.extend([(row, 1) for row in rows])

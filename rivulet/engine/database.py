@@ -52,6 +52,7 @@ from rivulet.errors import (
     NoSuchSavepointError,
     ParameterCountError,
     StorageError,
+    TruncateReferencedError,
     UnknownObjectError,
     UnsupportedSqlError,
 )
@@ -65,7 +66,9 @@ from rivulet.sql.control import (
     control_statement,
     locking_read,
 )
+from rivulet.sql.foreign_keys import foreign_key_checks_setting
 from rivulet.sql.parse import split_statements
+from rivulet.storage import foreign_keys
 from rivulet.storage.backup import Backup, take_backup
 from rivulet.storage.dirlock import DataDirectoryLock
 from rivulet.storage.sqlite import SqliteStorage, page_cache_bytes
@@ -139,6 +142,9 @@ class Database:
                 commit_lock=threading.RLock(), graph_lock=graph_lock, applied_lsn=storage.lsn)
             self.propagation = Propagation(core)
             self.texts = WriteTexts(catalog, limits)
+            #: ``SET foreign_key_checks`` of :meth:`execute`'s writes (the embedded
+            #: database's one session; each MySQL connection has its own).
+            self.foreign_key_checks = True
             self.commits = GroupCommit(core, self.propagation, self.texts)
             self.upqueries = self.make_upqueries(core)
             self.program = self.make_program(core, builder, self.upqueries)
@@ -281,20 +287,34 @@ class Database:
 
     # ..................................................................... statements
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> int | list[Row]:
+    def execute(self, sql: str, params: Sequence[Any] = (), *,
+                foreign_key_checks: bool | None = None) -> int | list[Row]:
         """Run one statement. Writes return the number of rows changed, once committed;
-        DDL returns 0; a SELECT returns its rows (see :meth:`query`)."""
+        DDL returns 0; a SELECT returns its rows (see :meth:`query`). ``foreign_key_checks``:
+        the caller's session's (a MySQL connection's; the HTTP API's, always on), else the
+        database's own, which ``SET foreign_key_checks`` sets."""
+        session = foreign_key_checks is not None
+        if foreign_key_checks is None:
+            foreign_key_checks = self.foreign_key_checks
         self.check_open()
         prepared = self.program.adhoc.get(sql)
         if prepared is not None:  # a SELECT seen before: skip parsing
             return prepared.lookup(*params)
         writer = self.texts.known(sql)
         if writer is not None:  # a write seen before, same table
-            return self.submit(writer(tuple(params)))
+            return self._submit_checked(writer(tuple(params)), foreign_key_checks)
         self.limits.check_statement(sql)
         control = control_statement(sql)
         if control is not None:
             return self._control(control)
+        checks = foreign_key_checks_setting(sql)
+        if checks is not None:
+            if session:  # (the caller's session holds it, not the database)
+                raise UnsupportedSqlError("SET foreign_key_checks here: each statement runs "
+                                          "on its own, with the checks on (send it over a "
+                                          "MySQL connection, which keeps it)")
+            self.foreign_key_checks = checks
+            return 0
         locking = locking_read(sql)
         if locking is not None:  # each statement commits on its own: locks nothing
             sql = locking.sql
@@ -302,11 +322,17 @@ class Database:
         if isinstance(statement, st.Select):
             return self.program.answer(sql, statement.query, params)
         if isinstance(statement, st.WRITES):
-            return self.submit(self.texts.remember(sql, statement)(tuple(params)))
+            return self._submit_checked(self.texts.remember(sql, statement)(tuple(params)),
+                                        foreign_key_checks)
         if params:
             raise ParameterCountError("DDL statements take no parameters")
-        self._ddl(statement)
+        self._ddl(statement, foreign_key_checks)
         return 0
+
+    def _submit_checked(self, request: WriteRequest, foreign_key_checks: bool) -> int:
+        """:meth:`submit` a write of :meth:`execute`, under its ``foreign_key_checks``."""
+        request.foreign_key_checks = foreign_key_checks
+        return self.submit(request)
 
     @staticmethod
     def _control(control: Control) -> int:
@@ -322,15 +348,17 @@ class Database:
             check_isolation(control.isolation or ISOLATION)
         return 0
 
-    def _ddl(self, statement: st.Statement) -> None:
+    def _ddl(self, statement: st.Statement, foreign_key_checks: bool | None = None) -> None:
+        if foreign_key_checks is None:  # (a transaction's: the database's setting)
+            foreign_key_checks = self.foreign_key_checks
         if isinstance(statement, st.CreateView):  # through the facade: a variant may wait
             self.create_view(statement.name, statement.text, replace=statement.replace)
         elif isinstance(statement, st.Truncate):
-            self.truncate(statement.table)
+            self.truncate(statement.table, foreign_key_checks=foreign_key_checks)
         else:
-            self.program.ddl(statement)
+            self.program.ddl(statement, foreign_key_checks=foreign_key_checks)
 
-    def truncate(self, table: str) -> None:
+    def truncate(self, table: str, *, foreign_key_checks: bool = True) -> None:
         """``TRUNCATE TABLE``: every row of ``table`` deleted as one write (one LSN; views
         receive the deletes as for ``DELETE FROM``), then its AUTO_INCREMENT numbering
         restarts at 1, as MySQL's TRUNCATE does. The reset is made under the commit lock
@@ -339,9 +367,17 @@ class Database:
         DDL: it commits the transaction first (MySQL's implicit commit)."""
         self.check_open()
         schema = self.catalog.require_table(table)
+        for child, fk in foreign_keys.referencing(self.catalog.tables, schema.name):
+            if child is not schema and foreign_key_checks:  # (MySQL's 1701)
+                raise TruncateReferencedError(
+                    "Cannot truncate a table referenced in a foreign key constraint "
+                    f"({foreign_keys.constraint_text(child, fk)})")
         request = compile_writer(
             st.Delete(schema, None, None, 0, sql=f"DELETE FROM `{schema.name.replace('`', '``')}`"),
             self.limits)(())
+        # No FOREIGN KEY checks or actions: only the table's own (or, with checks off, any)
+        # reference it, and InnoDB's TRUNCATE (a new empty table) fires none.
+        request.foreign_key_checks = False
         locks = self.core.locks
         owner = autocommit_owner() if locks.active and locks.table_busy(schema.name) else None
         try:
@@ -540,8 +576,10 @@ class Database:
         self.check_open()
         if committer is None:
             committer = LocalCommitter(self.core, self.submit_many)
-        return Transaction(self.core, self.program, self.texts, self.commits, self.upqueries,
-                           committer, self._ddl, read_only=read_only)
+        tx = Transaction(self.core, self.program, self.texts, self.commits, self.upqueries,
+                         committer, self._ddl, read_only=read_only)
+        tx.foreign_key_checks = self.foreign_key_checks
+        return tx
 
     # ..................................................................... settle
 

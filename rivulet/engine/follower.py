@@ -181,7 +181,7 @@ class Follower(Database):
     def submit_now(self, requests: Sequence[WriteRequest], *, propagate: bool = False) -> bool:
         raise ReadOnlyError("a follower takes no writes: send them to the primary")
 
-    def _ddl(self, statement: Any) -> None:
+    def _ddl(self, statement: Any, foreign_key_checks: bool | None = None) -> None:
         raise ReadOnlyError("a follower takes no DDL: send it to the primary")
 
     def bulk_insert(self, table: str, batches: Any, **options: Any) -> tuple[int | None, int]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Sequence, Set
+from dataclasses import replace
 from typing import Any
 
 from sqlglot import exp
@@ -25,6 +26,7 @@ from rivulet.errors import (
     ConstraintError,
     ParameterCountError,
     ProgramError,
+    RowReferencedError,
     SqlError,
     UnknownObjectError,
     UnsupportedSqlError,
@@ -43,7 +45,8 @@ from rivulet.sql.lock_calls import lock_calls
 from rivulet.sql.parse import DIALECT, parse_one
 from rivulet.state.holes import MISSING
 from rivulet.state.reader import KeyedReader
-from rivulet.storage.base import DropIndex
+from rivulet.storage import foreign_keys
+from rivulet.storage.base import AddStored, DropIndex
 from rivulet.values.schema import TableSchema, enforce_checks
 
 log = logging.getLogger("rivulet")
@@ -134,28 +137,34 @@ class Program:
 
     # ..................................................................... DDL
 
-    def ddl(self, statement: st.Statement) -> None:
-        """Run one bound DDL statement."""
+    def ddl(self, statement: st.Statement, *, foreign_key_checks: bool = True) -> None:
+        """Run one bound DDL statement (``foreign_key_checks``: the session's; with them
+        off, as in MySQL, a FOREIGN KEY may name a table not made yet, a table others
+        reference may be dropped, and rows stored are not checked against a FOREIGN KEY
+        added)."""
         if isinstance(statement, st.CreateTable):
-            self.create_table(statement)
+            self.create_table(statement, foreign_key_checks=foreign_key_checks)
         elif isinstance(statement, st.CreateView):
             self.create_view(statement.name, statement.text, replace=statement.replace)
         elif isinstance(statement, st.AlterTable):
-            self.alter_table(statement)
+            self.alter_table(statement, foreign_key_checks=foreign_key_checks)
         elif isinstance(statement, st.CreateTableAs):
             self.create_table_as(statement)
         elif isinstance(statement, st.Drop):
-            self.drop(statement)
+            self.drop(statement, foreign_key_checks=foreign_key_checks)
         else:
             raise SqlError(f"unsupported statement {type(statement).__name__}")
 
-    def create_table(self, statement: st.CreateTable) -> None:
+    def create_table(self, statement: st.CreateTable, *,
+                     foreign_key_checks: bool = True) -> None:
         core = self.core
         schema = statement.schema
         if statement.if_not_exists and (core.catalog.table(schema.name) is not None
                                         or core.catalog.view(schema.name) is not None):
             return  # as MySQL: a note that it exists, the existing one unchanged
         core.catalog.check_new_name(schema.name)
+        foreign_keys.check_references(schema, core.catalog.tables,
+                                      missing_ok=not foreign_key_checks)
         with core.migration():
             with core.storage.transaction():
                 core.storage.create_table(schema)
@@ -168,7 +177,8 @@ class Program:
         catalog.layouts[schema.name.lower()] = {schema.version: alter.identity(schema)}
         self.core.graph.add_base(schema.name, schema.version)
 
-    def alter_table(self, statement: st.AlterTable) -> None:
+    def alter_table(self, statement: st.AlterTable, *,
+                    foreign_key_checks: bool = True) -> None:
         """ALTER TABLE, applied at once and in O(1) (see rivulet/migrate/alter.py): views
         planned before keep reading the table as it was; rows whose column changed type
         are converted by the writes that touch them and by a background converter."""
@@ -181,6 +191,7 @@ class Program:
             assert isinstance(node, exp.Alter)  # bound as ALTER TABLE
             change = alter.plan_alter(core.catalog.require_table(name), node)
             self._check_readers(change)
+            self._check_foreign_keys(change, foreign_key_checks)
             with core.storage.transaction():
                 core.storage.alter(change.old, change.steps)
                 self._check_stored_rows(change)
@@ -197,6 +208,36 @@ class Program:
             return
         for _, row in self.core.storage.scan(change.new):
             enforce_checks(change.added_checks, row)
+
+    def _check_foreign_keys(self, change: alter.SchemaChange, checks: bool) -> None:
+        """The FOREIGN KEYs of the altered table and those referencing it still well formed
+        (1005), and (``checks``: the session's foreign_key_checks) the rows stored under a
+        FOREIGN KEY it adds each with a parent row (1452, as InnoDB checks them when it
+        adds one)."""
+        core = self.core
+        name = change.old.name.lower()
+        tables = {**core.catalog.tables, name: change.new}
+        foreign_keys.check_references(change.new, tables, missing_ok=not checks)
+        for child, _ in foreign_keys.referencing(tables, name):
+            foreign_keys.check_references(tables[child.name.lower()], tables, missing_ok=True)
+        added = {fk.name.lower() for fk in change.new.foreign_keys} - {
+            fk.name.lower() for fk in change.old.foreign_keys}
+        if not added or not checks:
+            return
+        rows = foreign_keys.StoredRows(core.storage, tables)
+        enforcer = foreign_keys.Enforcer(tables, rows, verify=True)
+        fills = {step.column.name.lower(): step.fill for step in change.steps
+                 if isinstance(step, AddStored)}  # (what stored rows read in added columns)
+        old_by_new = {new: old for old, new in enumerate(change.moved) if new is not None}
+        for fk in change.new.foreign_keys:
+            if fk.name.lower() not in added:
+                continue
+            only = replace(change.new, foreign_keys=(fk,))
+            for _, row in core.storage.read_rows(change.old):
+                values = tuple(row[old_by_new[i]] if i in old_by_new
+                               else fills.get(change.new.columns[i].name.lower())
+                               for i in range(len(change.new.columns)))
+                enforcer.statement(only, [(None, values)])
 
     def _check_readers(self, change: alter.SchemaChange) -> None:
         """Refuse to drop or convert a column that a view reads (its state would be wrong)."""
@@ -310,7 +351,7 @@ class Program:
         del self.core.catalog.views[name.lower()]
         del self.views[name.lower()]
 
-    def drop(self, statement: st.Drop) -> None:
+    def drop(self, statement: st.Drop, *, foreign_key_checks: bool = True) -> None:
         """Drop every name of ``statement``, or none: each is checked first (it exists,
         unless ``IF EXISTS``; no view outside the statement reads it), then views are
         dropped readers first."""
@@ -320,16 +361,22 @@ class Program:
         names = [n for n in dict.fromkeys(statement.names) if find(n) is not None or
                  not statement.if_exists]
         dropping = {n.lower() for n in names}
+        # A table other tables reference goes only after them (MariaDB refuses `DROP TABLE
+        # parent, child` with 1451; rivulet then drops none of them).
+        before = {n.lower(): frozenset(m.lower() for m in names[:at])
+                  for at, n in enumerate(names)} if foreign_key_checks else {}
         for name in names:
             if views:
                 self._check_view_droppable(name, dropping)
             else:
-                self._check_table_droppable(name)
-        remove = self.drop_view if views else self.drop_table
+                self._check_table_droppable(name, before.get(name.lower()))
         while names:  # a view read by another one of the names goes after it
             name = next(n for n in names
                         if not self._view_readers(n) & (dropping - {n.lower()}))
-            remove(name)
+            if views:
+                self.drop_view(name)
+            else:
+                self.drop_table(name, dropping=before.get(name.lower()))
             names.remove(name)
             dropping.discard(name.lower())
 
@@ -347,9 +394,20 @@ class Program:
         if dependents:
             raise ProgramError(f"view {name!r} is used by view(s) {', '.join(dependents)}")
 
-    def _check_table_droppable(self, name: str) -> None:
+    def _check_table_droppable(self, name: str, dropping: Set[str] | None = frozenset()
+                               ) -> None:
+        """A table may be dropped: it exists, no view reads it and (``dropping``: the
+        tables dropped with it; None: foreign_key_checks are off) no other table's FOREIGN
+        KEY references it."""
         if self.core.catalog.table(name) is None:
             raise UnknownObjectError(f"unknown table {name!r}")
+        children = [] if dropping is None else [
+            child for child, _ in foreign_keys.referencing(self.core.catalog.tables, name)
+            if child.name.lower() not in dropping | {name.lower()}]
+        if children:  # (MariaDB's words; InnoDB would leave the children's keys dangling)
+            raise RowReferencedError("Cannot delete or update a parent row: a foreign key "
+                                     f"constraint fails (table {children[0].name!r} references "
+                                     f"{name!r}: drop it first, or in the same statement)")
         users = [v for v in self.core.catalog.users_of_table(name) if not is_adhoc(v)]
         if users:
             raise ProgramError(f"table {name!r} is used by view(s) {', '.join(users)}")
@@ -371,12 +429,14 @@ class Program:
                 if view.name.lower() == name.lower() or view.name.lower() in readers:
                     del self.adhoc[key]
 
-    def drop_table(self, name: str, *, if_exists: bool = False) -> None:
+    def drop_table(self, name: str, *, if_exists: bool = False,
+                   dropping: Set[str] | None = frozenset()) -> None:
+        """Drop table ``name`` (``dropping``: as :meth:`_check_table_droppable` takes it)."""
         core = self.core
         schema = core.catalog.table(name)
         if schema is None and if_exists:
             return
-        self._check_table_droppable(name)
+        self._check_table_droppable(name, dropping)
         assert schema is not None
         if any(p.source.lower() == name.lower() for p in core.lazy.copies.values()):
             core.lazy.finish(name.lower())  # a table copied from it needs its rows

@@ -19,7 +19,7 @@ A transaction is used by one thread at a time, as a connection is.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import Future
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -53,6 +53,8 @@ from rivulet.sql.control import (
     control_statement,
     locking_read,
 )
+from rivulet.sql.foreign_keys import foreign_key_checks_setting
+from rivulet.storage import foreign_keys
 from rivulet.storage.base import RowId
 from rivulet.storage.upsert import resolve, unique_keys
 from rivulet.storage.writes import Change, TableChanges, TransactionWrite, WriteRequest
@@ -216,6 +218,7 @@ class Transaction:
         #: for (the MySQL server awaits it on its event loop).
         self.defer_lock_waits = False
         self._numbered: WriteRequest | None = None  # (an insert numbered already)
+        self._update_pairs: list[foreign_keys.RowChange] = []  # (the last UPDATE's rows)
         self._savepoints: list[tuple[str, dict[str, dict[RowId, Change]]]] = []
         self._row_ids = itertools.count(-1, -1)  # rows inserted into tables without a key
         #: Whether the transaction can still run statements (False once committed or
@@ -226,6 +229,10 @@ class Transaction:
         #: The AUTO_INCREMENT value of its last insert into such a table (as MySQL's
         #: ``LAST_INSERT_ID()``), 0 before any.
         self.last_insert_id = 0
+        #: The session's ``foreign_key_checks`` for its next statements.
+        self.foreign_key_checks = True
+        #: Whether a write of it ran without them (its COMMIT then checks none again).
+        self._unchecked = False
 
     # ..................................................................... state
 
@@ -260,6 +267,10 @@ class Transaction:
         prepared = self._program.adhoc.get(sql)
         if prepared is not None:
             return self.read(prepared, params)
+        checks = foreign_key_checks_setting(sql)
+        if checks is not None:
+            self.foreign_key_checks = checks
+            return 0
         locking = locking_read(sql)
         if locking is not None:
             view = self._program.prepare(locking.sql, params=params)
@@ -421,7 +432,10 @@ class Transaction:
                 part = by_table[name] = TableChanges(schema)
                 changes.append(part)
             part.checked = rows
-        return TransactionWrite(changes[0].schema, "transaction", changes=changes)
+        request = TransactionWrite(changes[0].schema, "transaction", changes=changes)
+        request.foreign_key_checks = not self._unchecked
+        self._unchecked = False
+        return request
 
     def __enter__(self) -> Transaction:
         return self
@@ -451,6 +465,12 @@ class Transaction:
         if core.lazy.copies:  # a table being copied is copied whole before it is read here
             core.lazy.before_read(schema.name, None, [])
         writes = self._writes_of(schema)
+        checked = self.foreign_key_checks and foreign_keys.involved(core.catalog.tables, schema)
+        self._unchecked |= not self.foreign_key_checks
+        if request.upsert and checked:
+            raise UnsupportedSqlError("INSERT IGNORE, ON DUPLICATE KEY UPDATE and REPLACE in a "
+                                      f"transaction, into table {schema.name!r}, which has or "
+                                      "is referenced by FOREIGN KEYs")
         if request.upsert:
             self._number(request)
             self._upsert(writes, request)
@@ -478,8 +498,14 @@ class Transaction:
                 self._lock_rows(schema, [rid for rid, (_, new) in touched.items()
                                          if new is not None])  # (a key moved to)
         self._check_unique(writes, touched)
+        undo = _Undo(self)
+        if checked:
+            for rid in touched:
+                undo.note(schema, rid)
         for rid, change in touched.items():
             writes.set(rid, change)
+        if checked:
+            self._foreign_keys(request, matched if request.kind != "insert" else [], undo)
         return request.rowcount
 
     def _joined(self, request: JoinedWriteRequest) -> int:
@@ -502,6 +528,28 @@ class Transaction:
             raise
         request.count(parts)
         return request.rowcount
+
+    def _foreign_keys(self, request: WriteRequest, matched: list[tuple[RowId, Row, Row | None]],
+                      undo: _Undo) -> None:
+        """The FOREIGN KEY checks and actions of a statement whose changes are in the write
+        set (rivulet/storage/foreign_keys.py), the rows they change locked first; if they
+        fail (or must wait for a lock: the statement runs again), the write set is as it
+        was before the statement (``undo``)."""
+        changes: list[foreign_keys.RowChange]
+        if request.kind == "insert":
+            changes = [(None, row) for row in request.rows]
+        elif request.kind == "delete":
+            changes = [(row, None) for _, row, _ in matched]
+        else:
+            changes = self._update_pairs
+        try:
+            enforcer = foreign_keys.Enforcer(self._core.catalog.tables,
+                                             _OverlaidRows(self, undo))
+            enforcer.statement(request.table, changes)
+            request.rowcount -= enforcer.taken
+        except BaseException:
+            undo.restore()
+            raise
 
     def _number(self, request: WriteRequest) -> None:
         """An insert's AUTO_INCREMENT numbers, handed out when it runs (as MySQL does)."""
@@ -615,12 +663,15 @@ class Transaction:
         assert request.assign is not None
         schema = writes.schema
         changed = []
+        pairs: list[foreign_keys.RowChange] = []
         with strict_mode():  # (a truncating conversion in SET fails the UPDATE)
             for rid, row, found in matched:
                 new = coerce_row(schema, request.assign(row, request.params),
                                  where="UPDATE: ")
                 if new != row:
                     changed.append((rid, found, new))
+                    pairs.append((row, new))
+        self._update_pairs = pairs  # (what FOREIGN KEYs check: see _foreign_keys)
         request.rowcount, request.matched = len(changed), len(matched)
         if not schema.primary_key:  # a row id stays the row's
             return {rid: (found, new) for rid, found, new in changed}
@@ -941,6 +992,73 @@ class _Overlaid:
             self.insert(new)
         else:
             self.writes.set(rid, (self._found(rid, old), new))
+
+
+class _Undo:
+    """What one statement changed in a transaction's write set, to put back if it fails:
+    each (table, identity) it touched, with what the write set held there before."""
+
+    def __init__(self, transaction: Transaction) -> None:
+        self.tx = transaction
+        self.before: dict[tuple[str, RowId], Change | None] = {}
+
+    def note(self, schema: TableSchema, rid: RowId) -> None:
+        """Identity ``rid`` of ``schema`` is about to change (the first time counts)."""
+        name = schema.name.lower()
+        if (name, rid) not in self.before:
+            writes = self.tx._tables.get(name)
+            self.before[name, rid] = writes.rows.get(rid) if writes is not None else None
+
+    def restore(self) -> None:
+        for (name, rid), change in self.before.items():
+            writes = self.tx._tables.get(name)
+            if writes is not None:
+                writes.set(rid, change if change is not None else (None, None))
+
+
+class _OverlaidRows:
+    """The tables as a statement of a transaction sees them, for FOREIGN KEY checks and
+    actions (:class:`~rivulet.storage.foreign_keys.Rows`): the committed rows with the write
+    set laid over them; a row an action changes is locked (exclusively) first, and noted in
+    the statement's ``undo``."""
+
+    def __init__(self, transaction: Transaction, undo: _Undo) -> None:
+        self.tx = transaction
+        self.undo = undo
+
+    def find(self, schema: TableSchema, columns: tuple[int, ...],
+             value: tuple) -> list[tuple[RowId, Row]]:
+        writes = self.tx._tables.get(schema.name.lower())
+        held = writes.rows if writes is not None else {}
+        found = [(rid, row) for rid, row in self.tx._core.storage.read_rows(
+            schema, columns, [value if len(value) > 1 else value[0]])
+            if rid not in held and tuple(row[i] for i in columns) == value]
+        if writes is None:
+            return found
+        if columns == schema.primary_key:  # (the write set is by primary key)
+            rids: Iterable[RowId] = (value,) if value in held else ()
+        elif columns in schema.unique:  # (and indexed by each UNIQUE key)
+            rids = writes.unique[schema.unique.index(columns)].get(value, ())
+        else:
+            rids = held
+        for rid in rids:
+            now = held[rid][1]
+            if now is not None and tuple(now[i] for i in columns) == value:
+                found.append((rid, now))
+        return found
+
+    def _table(self, schema: TableSchema, rids: list[RowId]) -> _Overlaid:
+        self.tx._lock_rows(schema, rids if schema.primary_key else None)
+        for rid in rids:
+            self.undo.note(schema, rid)
+        return _Overlaid(self.tx, self.tx._writes_of(schema))
+
+    def delete(self, schema: TableSchema, rid: RowId, row: Row) -> None:
+        self._table(schema, [rid]).delete(rid, row)
+
+    def update(self, schema: TableSchema, rid: RowId, old: Row, new: Row) -> None:
+        moved = schema.primary_key and schema.pk_of(new) != rid
+        self._table(schema, [rid, schema.pk_of(new)] if moved else [rid]).update(rid, old, new)
 
 
 class TransactionView:

@@ -28,7 +28,7 @@ from typing import Any
 from sqlglot import exp
 
 from rivulet.dataflow.checks import compiled
-from rivulet.errors import SqlError, UnknownColumnError, UnknownKeyError
+from rivulet.errors import IndexNeededError, SqlError, UnknownColumnError, UnknownKeyError
 from rivulet.sql.ddl import (
     DeclaredCheck,
     check_columns,
@@ -42,6 +42,12 @@ from rivulet.sql.ddl import (
     key_positions,
     new_check,
     renamed_check,
+)
+from rivulet.sql.foreign_keys import (
+    declared_foreign_key,
+    foreign_key,
+    inline_references,
+    is_foreign_key,
 )
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.storage.base import AddIndex, AddStored, DropIndex, RenameStored
@@ -62,6 +68,7 @@ from rivulet.values.schema import (
     Check,
     Column,
     Conversion,
+    ForeignKey,
     Key,
     TableSchema,
     decimal_limit,
@@ -143,6 +150,9 @@ class _Work:
                               k.unique) for k in schema.keys]
         self.checks: list[Check] = list(schema.checks)
         self.added_checks: list[str] = []
+        #: The FOREIGN KEYs, each with its columns' names (lower-case) as they are now.
+        self.foreign_keys = [(fk, [schema.columns[i].name.lower() for i in fk.columns])
+                             for fk in schema.foreign_keys]
 
     def apply(self, number: int, action: exp.Expr) -> None:
         kind = (action.args.get("kind") or "").upper() if isinstance(action, exp.Drop) else ""
@@ -156,8 +166,13 @@ class _Work:
                 check = declared_check(item)
                 if check is not None:
                     self._add_check(check)
+                elif is_foreign_key(item):
+                    self._add_foreign_key(item)
                 else:
                     self._add_key(item)
+        elif kind == "FOREIGN KEY":
+            for fk in action.args.get("tables") or []:
+                self._drop_foreign_key(fk, bool(action.args.get("exists")))
         elif kind == "INDEX":
             for key in action.args.get("tables") or []:
                 self._drop_key(key, bool(action.args.get("exists")))
@@ -197,6 +212,9 @@ class _Work:
             self._new_key(node, None, [column.name], unique=True)
         for check in column_checks(node):  # (rows already stored must pass with the fill)
             self._add_check(check)
+        reference = inline_references(node)
+        if reference is not None:  # (MariaDB makes it a FOREIGN KEY, as in CREATE TABLE)
+            self._new_foreign_key(node, [column.name], reference, None)
 
     def _add_check(self, declared: DeclaredCheck) -> None:
         """``ADD CONSTRAINT [name] CHECK (...)``, or a new column's CHECK: the rows stored
@@ -207,13 +225,17 @@ class _Work:
 
     def _drop_constraint(self, node: exp.Expr, kind: str, if_exists: bool) -> None:
         """``DROP CHECK name`` (MySQL 8), ``DROP CONSTRAINT name``: a CHECK constraint, or
-        for DROP CONSTRAINT a UNIQUE key; 1091 if the table has neither of that name."""
+        for DROP CONSTRAINT a UNIQUE key or a FOREIGN KEY; 1091 if the table has none of
+        that name."""
         found = next((c for c in self.checks if c.name.lower() == node.name.lower()), None)
         if found is not None:
             self.checks.remove(found)
         elif kind == "CONSTRAINT" and any(k.unique and k.name.lower() == node.name.lower()
                                           for k in self.keys):
             self._drop_key(node, if_exists)
+        elif kind == "CONSTRAINT" and any(fk.name.lower() == node.name.lower()
+                                          for fk, _ in self.foreign_keys):
+            self._drop_foreign_key(node, if_exists)
         elif not if_exists:
             raise error_at(node, f"Can't DROP {kind} `{node.name}`; check that it exists",
                            UnknownKeyError)
@@ -223,6 +245,37 @@ class _Work:
         ``ADD CONSTRAINT name UNIQUE (cols)``."""
         node, given, names, unique = declared_key(item)
         self._new_key(node, given, names, unique=unique)
+
+    def _add_foreign_key(self, item: exp.Expr) -> None:
+        """``ADD [CONSTRAINT name] FOREIGN KEY (cols) REFERENCES ...``, with an index over
+        its columns if no key begins with them (as InnoDB makes one). Its parent is checked,
+        and the rows stored against it, when the change is made (rivulet/engine/program.py)."""
+        clause, given = declared_foreign_key(item)
+        self._new_foreign_key(item, [part.name for part in clause.expressions],
+                              clause.args["reference"], given)
+
+    def _new_foreign_key(self, node: exp.Expr, names: list[str], reference: exp.Reference,
+                         given: str | None) -> None:
+        by_name = {c.name.lower(): i for i, (c, _) in enumerate(self.columns)}
+        taken = [fk.name for fk, _ in self.foreign_keys]
+        fk = foreign_key(node, names, reference, given, by_name, self.schema.name, taken)
+        lowered = [n.lower() for n in names]
+        self.foreign_keys.append((fk, lowered))
+        if self.primary_key[:len(lowered)] != lowered and not any(
+                k.columns[:len(lowered)] == lowered for k in self.keys):
+            self._new_key(node, given, names, unique=False)
+
+    def _drop_foreign_key(self, node: exp.Expr, if_exists: bool) -> None:
+        """``DROP FOREIGN KEY name`` (its index stays, as in MySQL): 1091 if there is none
+        of that name."""
+        found = next((f for f in self.foreign_keys if f[0].name.lower() == node.name.lower()),
+                     None)
+        if found is None:
+            if if_exists:
+                return
+            raise error_at(node, f"Can't DROP FOREIGN KEY `{node.name}`; check that it exists",
+                           UnknownKeyError)
+        self.foreign_keys.remove(found)
 
     def _new_key(self, node: exp.Expr, given: str | None, names: list[str], *,
                  unique: bool) -> None:
@@ -244,6 +297,12 @@ class _Work:
             raise error_at(node, f"Can't DROP '{node.name}'; check that column/key exists",
                            UnknownKeyError)
         self.keys.remove(found)
+        for fk, columns in self.foreign_keys:
+            width = len(columns)
+            if found.columns[:width] == columns and self.primary_key[:width] != columns and \
+                    not any(k.columns[:width] == columns for k in self.keys):
+                raise error_at(node, f"Cannot drop index '{found.name}': needed in a foreign "
+                                     f"key constraint ('{fk.name}')", IndexNeededError)
         self.steps.append(DropIndex(self._stored(found.columns), found.unique))
 
     def _stored(self, names: list[str]) -> tuple[str, ...]:
@@ -292,6 +351,9 @@ class _Work:
 
     def _modify(self, number: int, node: exp.ModifyColumn) -> None:
         definition = node.this
+        if isinstance(definition, exp.ColumnDef) and inline_references(definition) is not None:
+            raise unsupported(node, "REFERENCES in MODIFY or CHANGE COLUMN (add the FOREIGN "
+                                    "KEY by ADD FOREIGN KEY)")
         source = node.args.get("rename_from")
         name = source.name if source is not None else definition.name
         if source is not None and source.name.lower() != definition.name.lower():
@@ -378,7 +440,7 @@ class _Work:
             comment=self.comment,
             keys=tuple(Key(k.name, tuple(names.index(n) for n in k.columns), k.unique)
                        for k in self.keys),
-            checks=tuple(self.checks)))
+            checks=tuple(self.checks), foreign_keys=self._foreign_keys()))
         moved: list[int | None] = [None] * len(self.schema.columns)
         for position, (_, origin) in enumerate(self.columns):
             if origin is not None:
@@ -386,6 +448,21 @@ class _Work:
         added = tuple(c for c in new.checks if c.name.lower() in self.added_checks)
         return SchemaChange(self.schema, new, tuple(moved), tuple(self.steps),
                             frozenset(self.changed), added)
+
+    def _foreign_keys(self) -> tuple[ForeignKey, ...]:
+        """The table's FOREIGN KEYs over its columns as they are now (renamed columns
+        followed); dropping a column of one, or changing its type, is refused."""
+        names = [c.name.lower() for c, _ in self.columns]
+        out = []
+        for fk, columns in self.foreign_keys:
+            for name in columns:
+                at = names.index(name) if name in names else None
+                if at is None or self.columns[at][1] in self.changed:
+                    raise IndexNeededError(f"Cannot drop or change column '{name}': needed in "
+                                           f"a foreign key constraint '{fk.name}' (drop the "
+                                           "FOREIGN KEY first)")
+            out.append(replace(fk, columns=tuple(names.index(n) for n in columns)))
+        return tuple(out)
 
     def _find(self, node: exp.Expr, name: str, *, missing_ok: bool = False) -> int | None:
         for i, (column, _) in enumerate(self.columns):
@@ -432,6 +509,8 @@ class _Work:
         self.primary_key = [new.lower() if k == old.lower() else k for k in self.primary_key]
         for key in self.keys:
             key.columns = [new.lower() if k == old.lower() else k for k in key.columns]
+        for _, columns in self.foreign_keys:
+            columns[:] = [new.lower() if k == old.lower() else k for k in columns]
 
     def _in_unique_key(self, column: Column) -> bool:
         return any(k.unique and column.name.lower() in k.columns for k in self.keys)

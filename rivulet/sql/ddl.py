@@ -10,6 +10,12 @@ from typing import Any
 from sqlglot import exp
 
 from rivulet.errors import DuplicateCheckNameError, DuplicateKeyNameError, SqlError
+from rivulet.sql.foreign_keys import (
+    declared_foreign_key,
+    foreign_key,
+    inline_references,
+    is_foreign_key,
+)
 from rivulet.sql.parse import DIALECT, error_at, parse_one, unsupported
 from rivulet.values.schema import (
     BOOL,
@@ -27,6 +33,7 @@ from rivulet.values.schema import (
     TIMESTAMP_BOUNDS,
     Check,
     Column,
+    ForeignKey,
     Key,
     TableSchema,
     coerce_value,
@@ -44,6 +51,8 @@ def table_schema(create: exp.Create) -> TableSchema:
     #: (the node, the name given or None, the column names, UNIQUE?), as declared
     declared: list[tuple[exp.Expr, str | None, list[str], bool]] = []
     checks: list[Check] = []
+    #: (the node, its columns, REFERENCES, the name given or None): FOREIGN KEYs
+    references: list[tuple[exp.Expr, list[str], exp.Reference, str | None]] = []
     for item in schema.expressions:
         check = declared_check(item)
         if isinstance(item, exp.ColumnDef):
@@ -54,8 +63,15 @@ def table_schema(create: exp.Create) -> TableSchema:
             if declares_unique(item):
                 declared.append((item, None, [column.name], True))
             checks.extend(new_check(c, name, checks) for c in column_checks(item))
+            inline = inline_references(item)
+            if inline is not None:
+                references.append((item, [column.name], inline, None))
         elif check is not None:
             checks.append(new_check(check, name, checks))
+        elif is_foreign_key(item):
+            clause, given = declared_foreign_key(item)
+            references.append((item, [_key_part_name(e) for e in clause.expressions],
+                               clause.args["reference"], given))
         elif isinstance(item, exp.PrimaryKey) or _is_named_primary_key(item):
             if pk_names:
                 raise error_at(item, f"table {name!r} declares its primary key twice")
@@ -81,13 +97,19 @@ def table_schema(create: exp.Create) -> TableSchema:
         keys.append(Key(key_name(node, given, columns[positions[0]].name,
                                  [k.name for k in keys]),
                         positions, unique))
+    foreign_keys: list[ForeignKey] = []
+    for node, names, reference, given in references:
+        fk = foreign_key(node, names, reference, given, by_name, name,
+                         [f.name for f in foreign_keys])
+        foreign_keys.append(fk)
+        keys.extend(child_index(node, fk, given, pk, keys, columns))
     # Primary key columns are implicitly NOT NULL, as in MySQL.
     columns = [
         replace(c, nullable=False) if i in pk else c
         for i, c in enumerate(columns)
     ]
     return TableSchema(name, tuple(columns), pk, keys=tuple(keys), checks=tuple(checks),
-                       comment=table_comment(create))
+                       foreign_keys=tuple(foreign_keys), comment=table_comment(create))
 
 
 def table_comment(create: exp.Create) -> str:
@@ -97,7 +119,6 @@ def table_comment(create: exp.Create) -> str:
         if isinstance(prop, exp.SchemaCommentProperty):
             return prop.this.name
     return ""
-
 
 
 def _is_named_primary_key(item: exp.Expr) -> bool:
@@ -183,6 +204,19 @@ def renamed_check(check: Check, old: str, new: str) -> Check:
         if column.name.lower() == old.lower():
             column.set("this", exp.to_identifier(new))
     return Check(check.name, condition.sql(dialect=DIALECT))
+
+
+
+def child_index(node: exp.Expr, fk: ForeignKey, given: str | None, pk: tuple[int, ...],
+                keys: list[Key], columns: list[Column]) -> list[Key]:
+    """The index InnoDB makes for a FOREIGN KEY's columns when no key (the primary key
+    included) begins with them: named as the constraint was (``given``), else as MySQL
+    names keys."""
+    width = len(fk.columns)
+    if pk[:width] == fk.columns or any(k.columns[:width] == fk.columns for k in keys):
+        return []
+    return [Key(key_name(node, given, columns[fk.columns[0]].name, [k.name for k in keys]),
+                fk.columns, False)]
 
 
 def declared_key(item: exp.Expr) -> tuple[exp.Expr, str | None, list[str], bool]:
@@ -327,6 +361,7 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
             comment = c.this.name
         elif isinstance(c, (exp.UniqueColumnConstraint,  # a key of the table: see table_schema
                             exp.CheckColumnConstraint,  # the table's too: see column_checks
+                            exp.Reference,  # a FOREIGN KEY of the table: see table_schema
                             exp.CharacterSetColumnConstraint,
                             exp.CollateColumnConstraint)):
             continue

@@ -50,6 +50,9 @@ class WriteRequest:
     update: Updater | None = None
     #: The positions of an insert's rows that asked for an AUTO_INCREMENT number.
     generated: frozenset[int] = frozenset()
+    #: The session's ``foreign_key_checks``: FOREIGN KEYs checked and their actions carried
+    #: out (rivulet/storage/foreign_keys.py), or neither.
+    foreign_key_checks: bool = True
     # Set by the commit worker:
     lsn: int = 0
     rowcount: int = 0

@@ -187,6 +187,31 @@ class Key:
     unique: bool
 
 
+class ReferentialAction(enum.Enum):
+    """What a FOREIGN KEY does to child rows when their parent row is deleted or its
+    referenced columns updated (InnoDB's actions; NO ACTION is RESTRICT, checked at once)."""
+
+    RESTRICT = "RESTRICT"
+    NO_ACTION = "NO ACTION"
+    CASCADE = "CASCADE"
+    SET_NULL = "SET NULL"
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignKey:
+    """A FOREIGN KEY of a table (the child): its ``columns`` hold values of the ``parent``
+    table's ``parent_columns`` (by name, as the parent may be altered), enforced as InnoDB
+    enforces it (rivulet/storage/foreign_keys.py)."""
+
+    name: str
+    #: Positions of its columns in the child table, in order.
+    columns: tuple[int, ...]
+    parent: str
+    parent_columns: tuple[str, ...]
+    on_delete: ReferentialAction = ReferentialAction.RESTRICT
+    on_update: ReferentialAction = ReferentialAction.RESTRICT
+
+
 @dataclass(frozen=True, slots=True)
 class Check:
     """A CHECK constraint of a table. As MySQL 8 and MariaDB enforce one, a row for which
@@ -219,6 +244,8 @@ class TableSchema:
     comment: str = ""
     #: CHECK constraints, in the order they were made; every write's rows are checked.
     checks: tuple[Check, ...] = ()
+    #: Its FOREIGN KEYs, in the order they were made.
+    foreign_keys: tuple[ForeignKey, ...] = ()
     #: UNIQUE keys other than the primary key: the columns of each, once each (derived
     #: from ``keys``: what writes are checked against).
     unique: tuple[tuple[int, ...], ...] = field(init=False, default=())

@@ -248,7 +248,8 @@ class Api:
         if request.scope.get(READ_ONLY_SCOPE) and not isinstance(parse_one(sql), exp.Query):
             raise ApiError(403, "forbidden", f"user {request.scope.get(USER_SCOPE)!r} is "
                            "read-only: POST /sql takes only a SELECT")
-        result = await run_in_threadpool(self.db.execute, sql, params)
+        # (each request is a session of its own: FOREIGN KEYs checked, as a new one's are)
+        result = await run_in_threadpool(self.db.execute, sql, params, foreign_key_checks=True)
         if isinstance(result, list):
             self.db.limits.check_result(len(result))
             columns = self.db.prepare(sql).columns  # cached by execute: no second parse
@@ -280,6 +281,7 @@ class Api:
         db = self.db
         results: list[dict[str, Any]] = []
         tx = db.transaction()
+        tx.foreign_key_checks = True  # (a session of its own, as POST /sql's)
         try:
             for n, (sql, params) in enumerate(statements, 1):
                 try:

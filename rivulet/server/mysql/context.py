@@ -59,8 +59,9 @@ class ServerContext(Protocol):
         """Before a statement is bound: bring the program up to date (a replica's may lag)."""
         ...
 
-    async def run_ddl(self, sql: str) -> None:
-        """Change the program (off the event loop)."""
+    async def run_ddl(self, sql: str, foreign_key_checks: bool = True) -> None:
+        """Change the program (off the event loop), under the session's
+        ``foreign_key_checks`` (a replica's DDL runs on the primary, with them on)."""
         ...
 
     async def submit_write(self, request: WriteRequest, timeout: float = ...) -> None:

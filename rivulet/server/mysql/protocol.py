@@ -328,6 +328,7 @@ class RivuletConnection(Connection):
         if handler.kind != WRITE:
             return None
         request = handler.make(args)  # type: ignore[misc]
+        request.foreign_key_checks = self._foreign_key_checks()
         if not tx.quick_write(request):
             return None
         return self._now(tx, seq, lambda: self._write_ok(request, tx.write(request)),
@@ -342,6 +343,7 @@ class RivuletConnection(Connection):
         changed nothing) and reports it."""
         tx.defer_lock_waits = True
         tx.lock_timeout = self._lock_timeout()
+        tx.foreign_key_checks = self._foreign_key_checks()
         self._seq = (seq + 1) & 0xFF
         self.stream.seq.value = self._seq
         try:
@@ -367,6 +369,7 @@ class RivuletConnection(Connection):
         request and queued for the group commit here; the reply is written when it is
         done (a task per write, and splitting its text twice, cost more than the commit)."""
         request = handler.make(args)  # type: ignore[misc]
+        request.foreign_key_checks = self._foreign_key_checks()
         reply = (seq + 1) & 0xFF
         committed = self.server.writes.submit(request)
         answered: asyncio.Future[bool] = committed.get_loop().create_future()
@@ -602,6 +605,7 @@ class RivuletConnection(Connection):
     async def _write(self, handler: Handler, args: tuple) -> None:
         self._check_may_change("write")
         request = handler.make(args)  # type: ignore[misc]
+        request.foreign_key_checks = self._foreign_key_checks()
         session = self.session
         if not session.direct:  # in a transaction (one starts here with autocommit off)
             tx = session.tx or session.begin()
@@ -649,6 +653,7 @@ class RivuletConnection(Connection):
         MySQL."""
         tx.defer_lock_waits = True
         tx.lock_timeout = self._lock_timeout()
+        tx.foreign_key_checks = self._foreign_key_checks()
         try:
             while True:
                 try:
@@ -663,6 +668,10 @@ class RivuletConnection(Connection):
         except DeadlockError:
             await self._end_transaction(commit=False)
             raise
+
+    def _foreign_key_checks(self) -> bool:
+        """The session's ``foreign_key_checks``."""
+        return bool(self.session.variables.get("foreign_key_checks"))
 
     def _lock_timeout(self) -> float:
         """The session's ``innodb_lock_wait_timeout``, in seconds."""
@@ -776,7 +785,7 @@ class RivuletConnection(Connection):
         elif kind == DDL:
             self._check_may_change("changing the program (DDL)")
             await self._end_transaction(commit=True)  # DDL commits first, as in MySQL
-            await self.server.run_ddl(sql)
+            await self.server.run_ddl(sql, self._foreign_key_checks())
             self._send(self._ok_bytes)
         elif kind == SHOW:  # (parsed again: the template's node has the first text's LIKE)
             node = None if shape.node is None else parse_one(sql)

@@ -371,7 +371,7 @@ class ReplicaServer(MySQLServer):
         loop = asyncio.get_running_loop()
         loop.run_in_executor(self.pool, db.wait_for, lsn).add_done_callback(waited)
 
-    async def run_ddl(self, sql: str) -> None:
+    async def run_ddl(self, sql: str, foreign_key_checks: bool = True) -> None:
         """DDL runs on the primary; the answer waits for a follower of the new program."""
         assert self.forwarder is not None
         await self.forwarder.ddl(sql)

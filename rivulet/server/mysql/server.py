@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import cProfile
+import functools
 import logging
 import os
 import ssl
@@ -165,12 +166,13 @@ class MySQLServer(MysqlServer):
         committed.add_done_callback(finish)
         return done
 
-    async def run_ddl(self, sql: str) -> None:
+    async def run_ddl(self, sql: str, foreign_key_checks: bool = True) -> None:
         """Change the program (off the event loop); handlers bound before are dropped.
         With replicas, what the change leaves to migrate lazily is done first: a replica
         opens only on a program fully migrated."""
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self.pool, self.db.execute, sql)
+        await loop.run_in_executor(self.pool, functools.partial(
+            self.db.execute, sql, foreign_key_checks=foreign_key_checks))
         self.cache.clear()
         if self.replicas is not None:
             await loop.run_in_executor(self.pool, self.db.finish_conversions)

@@ -49,8 +49,10 @@ from rivulet.values.schema import (
     INT,
     STR,
     TIME,
+    ForeignKey,
     Key,
     Kind,
+    ReferentialAction,
     TableSchema,
 )
 from rivulet.values.times import format_time, micros
@@ -132,6 +134,15 @@ def switch_value(value: object) -> bool:
                      ErrorCode.WRONG_VALUE_FOR_VAR)
 
 
+def foreign_key_checks_value(value: object) -> bool:
+    """A ``SET foreign_key_checks`` value: a switch, as ``autocommit``'s."""
+    try:
+        return switch_value(value)
+    except MysqlError:
+        raise MysqlError(f"Variable 'foreign_key_checks' can't be set to the value of "
+                         f"'{value}'", ErrorCode.WRONG_VALUE_FOR_VAR) from None
+
+
 def isolation_value(value: object) -> str:
     """A ``SET transaction_isolation`` value (``SET TRANSACTION ISOLATION LEVEL`` sets it
     too): READ COMMITTED, the level rivulet runs transactions at; any other is refused
@@ -169,6 +180,7 @@ def global_variables(max_packet: int, role: str = "primary") -> GlobalVariables:
         "default_storage_engine": (str, "rivulet", True),
         "max_allowed_packet": (int, max_packet, True),
         "autocommit": (switch_value, True, True),
+        "foreign_key_checks": (foreign_key_checks_value, True, True),
         "transaction_isolation": (isolation_value, ISOLATION, True),
         "tx_isolation": (isolation_value, ISOLATION, True),
         "innodb_lock_wait_timeout": (lock_wait_timeout_value, int(DEFAULT_TIMEOUT), True),
@@ -585,6 +597,7 @@ def create_table_sql(schema: TableSchema) -> str:
     for key in _ordered_keys(schema):
         names = ",".join(f"`{schema.columns[i].name}`" for i in key.columns)
         lines.append(f"  {'UNIQUE KEY' if key.unique else 'KEY'} `{key.name}` ({names})")
+    lines.extend(_foreign_key_text(schema, fk) for fk in schema.foreign_keys)
     for check in schema.checks:  # (MySQL 8's layout; SQLAlchemy's reflection reads it)
         condition = check_condition(check).sql(dialect=DIALECT, identify=True)
         lines.append(f"  CONSTRAINT `{check.name.replace('`', '``')}` CHECK ({condition})")
@@ -593,6 +606,18 @@ def create_table_sql(schema: TableSchema) -> str:
     if schema.comment:
         options += f" COMMENT={_quoted(schema.comment)}"
     return f"CREATE TABLE `{schema.name}` (\n{body}\n) {options}"
+
+
+def _foreign_key_text(schema: TableSchema, fk: ForeignKey) -> str:
+    """A FOREIGN KEY as MariaDB's ``SHOW CREATE TABLE`` prints it (RESTRICT, the default,
+    left out; SQLAlchemy's reflection reads this layout)."""
+    names = ", ".join(f"`{schema.columns[i].name}`" for i in fk.columns)
+    parent = ", ".join(f"`{c}`" for c in fk.parent_columns)
+    text = f"  CONSTRAINT `{fk.name}` FOREIGN KEY ({names}) REFERENCES `{fk.parent}` ({parent})"
+    for event, action in (("DELETE", fk.on_delete), ("UPDATE", fk.on_update)):
+        if action is not ReferentialAction.RESTRICT:
+            text += f" ON {event} {action.value}"
+    return text
 
 
 def _type_text(sql_type: str) -> str:
