@@ -272,6 +272,38 @@ def test_key_usage_statistics_and_relations(served: Served) -> None:
                 "WHERE schema_name = DATABASE()")
 
 
+def test_foreign_keys_as_django_reads_them(served: Served) -> None:
+    """Django's get_relations and get_constraints, and the rules SQLAlchemy could read,
+    find a table's FOREIGN KEYs as against MariaDB."""
+    served.both("CREATE TABLE fk_parent (id INT PRIMARY KEY, code INT NOT NULL, "
+                "UNIQUE KEY uq_code (code))")
+    served.both("CREATE TABLE fk_child (id INT PRIMARY KEY, parent_id INT, code INT, "
+                "CONSTRAINT fk_to_parent FOREIGN KEY (parent_id) REFERENCES fk_parent (id) "
+                "ON DELETE CASCADE, CONSTRAINT fk_code FOREIGN KEY (code) "
+                "REFERENCES fk_parent (code) ON UPDATE SET NULL)")
+    served.same("""SELECT column_name, referenced_column_name, referenced_table_name
+        FROM information_schema.key_column_usage
+        WHERE table_name = %s AND table_schema = DATABASE()
+            AND referenced_table_schema = DATABASE() AND referenced_table_name IS NOT NULL
+            AND referenced_column_name IS NOT NULL ORDER BY column_name""", ["fk_child"])
+    served.same("""
+        SELECT kc.`constraint_name`, kc.`column_name`,
+            kc.`referenced_table_name`, kc.`referenced_column_name`, c.`constraint_type`
+        FROM information_schema.key_column_usage AS kc,
+            information_schema.table_constraints AS c
+        WHERE kc.table_schema = DATABASE() AND
+            (kc.referenced_table_schema = DATABASE() OR kc.referenced_table_schema IS NULL)
+            AND c.table_schema = kc.table_schema
+            AND c.constraint_name = kc.constraint_name
+            AND c.constraint_type != 'CHECK'
+            AND kc.table_name = %s
+        ORDER BY kc.`constraint_name`, kc.`ordinal_position`""", ["fk_child"])
+    served.same("SELECT constraint_name, unique_constraint_name, match_option, update_rule, "
+                "delete_rule, table_name, referenced_table_name "
+                "FROM information_schema.referential_constraints "
+                "WHERE constraint_schema = DATABASE() ORDER BY constraint_name")
+
+
 def test_check_constraints_as_django_reads_them(served: Served) -> None:
     """Django's get_constraints finds a table's CHECK constraints by name (the clause is
     each server's own rendering of the condition)."""

@@ -155,6 +155,7 @@ def catalog_rows(catalog: Catalog, database: str) -> dict[str, list[tuple]]:
     tables = sorted(list(catalog.tables.values()), key=lambda t: t.name)
     views = sorted((p for p in list(catalog.views.values()) if not is_adhoc(p.name)),
                    key=lambda p: p.name)
+    by_name = {t.name.lower(): t for t in tables}
     rows: dict[str, list[tuple]] = {name: [] for name in TABLES}
     rows["SCHEMATA"] = [(_CATALOG, name, CHARSET, COLLATION, None, "NO")
                         for name in (SCHEMA_NAME, database)]
@@ -175,7 +176,8 @@ def catalog_rows(catalog: Catalog, database: str) -> dict[str, list[tuple]]:
                 rows["KEY_COLUMN_USAGE"].append((
                     _CATALOG, database, name, _CATALOG, database, schema.name,
                     schema.columns[i].name, seq, None, None, None, None))
-        for more in (foreign_key_rows(schema, database), check_rows(schema, database)):
+        for more in (foreign_key_rows(schema, database, by_name),
+                     check_rows(schema, database)):
             for name, extra in more.items():
                 rows[name].extend(extra)
     for plan in views:
@@ -209,13 +211,43 @@ def _constraints(schema: TableSchema) -> Iterator[tuple[str, str, tuple[int, ...
             yield key.name, "UNIQUE", key.columns
 
 
-def foreign_key_rows(schema: TableSchema, database: str) -> dict[str, list[tuple]]:
+def foreign_key_rows(schema: TableSchema, database: str,
+                     tables: dict[str, TableSchema]) -> dict[str, list[tuple]]:
     """The rows a table's FOREIGN KEY constraints add, by information_schema table:
     TABLE_CONSTRAINTS (type 'FOREIGN KEY'), KEY_COLUMN_USAGE (with the REFERENCED_*
     columns and POSITION_IN_UNIQUE_CONSTRAINT) and REFERENTIAL_CONSTRAINTS (MATCH_OPTION
-    'NONE', the UPDATE_RULE and DELETE_RULE). None while the catalog has no foreign keys:
+    'NONE', the UPDATE_RULE and DELETE_RULE, the parent's key the columns reference):
     Django's get_relations and get_constraints read them here."""
-    return {}
+    if not schema.foreign_keys:
+        return {}
+    rows: dict[str, list[tuple]] = {"TABLE_CONSTRAINTS": [], "KEY_COLUMN_USAGE": [],
+                                    "REFERENTIAL_CONSTRAINTS": []}
+    for fk in schema.foreign_keys:
+        rows["TABLE_CONSTRAINTS"].append((_CATALOG, database, fk.name, database, schema.name,
+                                          "FOREIGN KEY", "YES"))
+        for seq, (i, parent_column) in enumerate(zip(fk.columns, fk.parent_columns), 1):
+            rows["KEY_COLUMN_USAGE"].append((
+                _CATALOG, database, fk.name, _CATALOG, database, schema.name,
+                schema.columns[i].name, seq, seq, database, fk.parent, parent_column))
+        rows["REFERENTIAL_CONSTRAINTS"].append((
+            _CATALOG, database, fk.name, _CATALOG, database,
+            _referenced_key(tables.get(fk.parent.lower()), fk.parent_columns), "NONE",
+            fk.on_update.value, fk.on_delete.value, schema.name, fk.parent))
+    return rows
+
+
+def _referenced_key(parent: TableSchema | None, columns: tuple[str, ...]) -> str | None:
+    """The name of the parent's key a FOREIGN KEY's columns are (PRIMARY, or a key's)."""
+    if parent is None:  # (made with foreign_key_checks = 0 before its parent)
+        return None
+    names = [c.lower() for c in columns]
+
+    def of(positions: tuple[int, ...]) -> list[str]:
+        return [parent.columns[i].name.lower() for i in positions]
+
+    if parent.primary_key and of(parent.primary_key)[:len(names)] == names:
+        return "PRIMARY"
+    return next((k.name for k in parent.keys if of(k.columns)[:len(names)] == names), None)
 
 
 def check_rows(schema: TableSchema, database: str) -> dict[str, list[tuple]]:
