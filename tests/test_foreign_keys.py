@@ -279,11 +279,13 @@ def test_refused_and_checked_paths(db: rivulet.Database) -> None:
         db.execute("REPLACE INTO a VALUES (1, 11)")
     with pytest.raises(rivulet.UnsupportedSqlError):
         db.execute("INSERT INTO a VALUES (1, 11) ON DUPLICATE KEY UPDATE y = 11")
-    with pytest.raises(rivulet.UnsupportedSqlError):  # (InnoDB skips, with a warning)
-        db.execute("INSERT IGNORE INTO b VALUES (1, 5)")
+    with pytest.raises(rivulet.UnsupportedSqlError):  # (a referenced table's)
+        db.execute("INSERT IGNORE INTO a VALUES (1, 11)")
     with db.transaction() as tx:
         with pytest.raises(rivulet.UnsupportedSqlError):
             tx.execute("REPLACE INTO b VALUES (1, 1)")
+        with pytest.raises(rivulet.UnsupportedSqlError):
+            tx.execute("INSERT IGNORE INTO a VALUES (1, 11)")
     # An import whose row has no parent fails whole.
     with pytest.raises(rivulet.RivuletError) as failed:
         db.bulk_insert("b", [[(1, 1), (2, 5)]])
@@ -291,6 +293,36 @@ def test_refused_and_checked_paths(db: rivulet.Database) -> None:
     db.bulk_insert("b", [[(1, 1), (2, None)]])
     db.settle()
     assert sorted(db.query("SELECT * FROM b")) == [(1, 1), (2, None)]
+
+
+def test_insert_ignore_skips_rows_without_a_parent(mysql_pair: Any) -> None:
+    """INSERT IGNORE into a table with FOREIGN KEYs skips the rows InnoDB skips: those
+    whose parent row is missing, as well as duplicates (Django's many-to-many ``add()``
+    sends it, in a transaction); in a transaction, the transaction's own parent rows
+    count."""
+    pair = mysql_pair
+    for sql in PARENT_CHILD[:2]:
+        pair.execute(sql)
+    pair.execute("INSERT INTO a VALUES (1, 10), (2, 20)")
+    pair.execute("INSERT INTO b VALUES (1, 1)")
+    assert code(pair, "INSERT IGNORE INTO b VALUES (1, 2), (2, 5), (3, 2), (4, NULL), "
+                      "(5, 7), (5, 1)") is None
+    pair.settle()
+    same_rows(pair, "b")
+    statements = ["INSERT INTO a VALUES (3, 30)", "INSERT IGNORE INTO b VALUES (6, 3), (7, 9)"]
+    with pair.conn.cursor() as cur:
+        cur.execute("BEGIN")
+        for sql in statements:
+            cur.execute(sql)
+        cur.execute("SELECT * FROM b")
+        theirs = sorted(cur.fetchall())
+        cur.execute("COMMIT")
+    with pair.db.transaction() as tx:
+        for sql in statements:
+            tx.execute(sql)
+        assert sorted(tx.query("SELECT * FROM b")) == theirs
+    pair.settle()
+    same_rows(pair, "a", "b")
 
 
 def test_a_lazy_copy_keeps_the_rows_a_cascade_changes_after_it(db: rivulet.Database) -> None:

@@ -36,6 +36,7 @@ from rivulet.errors import (
 from rivulet.faults import fault_point
 from rivulet.state.arrangement import Delta
 from rivulet.storage import foreign_keys
+from rivulet.storage.upsert import OnDuplicate
 from rivulet.storage.writes import TransactionWrite, WriteRequest
 from rivulet.values.schema import Row, TableSchema
 
@@ -113,6 +114,10 @@ class GroupCommit:
                             core.catalog.tables, request.table)
                         with (nullcontext() if request.atomic and not checked
                               else storage.savepoint()):
+                            if checked and request.on_duplicate is OnDuplicate.IGNORE:
+                                request.rows = foreign_keys.rows_with_parents(
+                                    core.catalog.tables, request.table, request.rows,
+                                    foreign_keys.StoredRows(storage, core.catalog.tables))
                             out = request.apply(storage)
                             cascaded = self._foreign_keys(request, out) if checked else []
                     except Exception as exc:  # this request fails alone; the group goes on

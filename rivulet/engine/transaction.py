@@ -56,7 +56,7 @@ from rivulet.sql.control import (
 from rivulet.sql.foreign_keys import foreign_key_checks_setting
 from rivulet.storage import foreign_keys
 from rivulet.storage.base import RowId
-from rivulet.storage.upsert import resolve, unique_keys
+from rivulet.storage.upsert import OnDuplicate, resolve, unique_keys
 from rivulet.storage.writes import Change, TableChanges, TransactionWrite, WriteRequest
 from rivulet.values.conversions import strict_mode
 from rivulet.values.schema import Row, TableSchema, coerce_row
@@ -467,12 +467,16 @@ class Transaction:
         writes = self._writes_of(schema)
         checked = self.foreign_key_checks and foreign_keys.involved(core.catalog.tables, schema)
         self._unchecked |= not self.foreign_key_checks
-        if request.upsert and checked:
-            raise UnsupportedSqlError("INSERT IGNORE, ON DUPLICATE KEY UPDATE and REPLACE in a "
-                                      f"transaction, into table {schema.name!r}, which has or "
-                                      "is referenced by FOREIGN KEYs")
+        if request.upsert and checked and request.on_duplicate is not OnDuplicate.IGNORE:
+            raise UnsupportedSqlError("ON DUPLICATE KEY UPDATE and REPLACE in a transaction, "
+                                      f"into table {schema.name!r}, which has or is "
+                                      "referenced by FOREIGN KEYs")
         if request.upsert:
             self._number(request)
+            if checked:  # INSERT IGNORE: rows without a parent row skipped, as InnoDB does
+                foreign_keys.check_upsert(core.catalog.tables, schema, request.on_duplicate)
+                request.rows = foreign_keys.rows_with_parents(
+                    core.catalog.tables, schema, request.rows, _OverlaidRows(self, _Undo(self)))
             self._upsert(writes, request)
             return request.rowcount
         if request.kind == "insert":

@@ -398,15 +398,35 @@ class StoredRows:
 
 def check_upsert(tables: Mapping[str, TableSchema], schema: TableSchema,
                  mode: OnDuplicate) -> None:
-    """Refuse what rivulet's upserts cannot do as InnoDB does with FOREIGN KEYs: REPLACE and
-    ON DUPLICATE KEY UPDATE of a referenced table (InnoDB's REPLACE deletes the rows it
-    replaces, firing ON DELETE actions), INSERT IGNORE into a table with FOREIGN KEYs
-    (InnoDB skips a row whose parent is missing, with a warning)."""
+    """Refuse what rivulet's upserts cannot do as InnoDB does with FOREIGN KEYs: REPLACE,
+    ON DUPLICATE KEY UPDATE and INSERT IGNORE of a referenced table (InnoDB's REPLACE
+    deletes the rows it replaces, firing ON DELETE actions). INSERT IGNORE into a table
+    that only has FOREIGN KEYs is taken: its rows without a parent row go first
+    (:func:`rows_with_parents`), as InnoDB skips them."""
     if referencing(tables, schema.name):
         verb = {OnDuplicate.REPLACE: "REPLACE", OnDuplicate.UPDATE: "INSERT ... ON DUPLICATE "
                 "KEY UPDATE"}.get(mode, "INSERT IGNORE")
         raise UnsupportedSqlError(f"{verb} into table {schema.name!r}, "
                                   "which FOREIGN KEYs reference: use INSERT, UPDATE and DELETE")
-    if mode is OnDuplicate.IGNORE and schema.foreign_keys:
-        raise UnsupportedSqlError(f"INSERT IGNORE into table {schema.name!r}, which has "
-                                  "FOREIGN KEYs (InnoDB skips rows without a parent row)")
+
+
+def rows_with_parents(tables: Mapping[str, TableSchema], schema: TableSchema,
+                      rows: list[Row], found: Rows) -> list[Row]:
+    """INSERT IGNORE's ``rows`` less those a FOREIGN KEY of ``schema`` finds no parent row
+    for (InnoDB skips them, 1452 a warning), parents looked up in ``found``. Row by row, as
+    InnoDB goes, gives the same: ``schema`` is referenced by no FOREIGN KEY
+    (:func:`check_upsert`), so no row of the statement is another's parent."""
+    kept = []
+    for row in rows:
+        for fk in schema.foreign_keys:
+            value = tuple(row[i] for i in fk.columns)
+            if None in value:
+                continue
+            parent = tables.get(fk.parent.lower())
+            if parent is None or not all(parent.has_column(c) for c in fk.parent_columns) \
+                    or not any(r is not None for _, r in found.find(
+                        parent, parent_positions(parent, fk), value)):
+                break
+        else:
+            kept.append(row)
+    return kept
