@@ -80,6 +80,7 @@ CREATE TABLE a (id TINYINT AUTO_INCREMENT PRIMARY KEY, x INT);
 CREATE TABLE unknown_things (id INT PRIMARY KEY);
 CREATE TABLE exists_here (id INT PRIMARY KEY);
 CREATE VIEW by_id AS SELECT id, n FROM t WHERE id = ?;
+CREATE VIEW count_of AS SELECT COUNT(*) AS c FROM t WHERE id = ?;
 CREATE VIEW things AS SELECT id FROM unknown_things;
 CREATE VIEW here AS SELECT id FROM exists_here;
 INSERT INTO t VALUES (1, 'a', 1, 1);
@@ -170,7 +171,7 @@ STATEMENTS = [
      "sql"),
     ("SELECT id FROM (SELECT id FROM t WHERE id = ?) s", [1], ParameterError, S, 1210, "HY000",
      400, "sql"),
-    ("SELECT id FROM by_id", [], ParameterError, S, 1210, "HY000", 400, "sql"),
+    ("SELECT c FROM count_of", [], ParameterError, S, 1210, "HY000", 400, "sql"),
     ("SELECT id FROM t WHERE id = ?", [], ParameterCountError, S, 1210, "HY000", 400, "sql"),
     ("SELECT id FROM t WHERE id + ? = 2", [1], ParameterError, S, 1210, "HY000", 400, "sql"),
     ("CREATE TABLE c AS SELECT id FROM t WHERE id = ?", [], ParameterError, S, 1210, "HY000",

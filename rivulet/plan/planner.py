@@ -273,10 +273,8 @@ class Planner:
                 return scan, Relation(alias, list(table.column_names), offset, table)
             view = self.catalog.view(name)
             if view is not None:
-                if view.param_count:
-                    raise error_at(item, f"view {name!r} takes parameters and cannot be used "
-                                   "in FROM", ParameterError)
-                node, names = self._view_relation(view)
+                node, names = (self._view_as_table(view, item) if view.param_count
+                               else self._view_relation(view))
                 return node, Relation(alias, names, offset, fields=False)
             raise error_at(item, f"unknown table or view {name!r}", UnknownTableError)
         if isinstance(item, exp.Subquery):
@@ -298,6 +296,36 @@ class Planner:
         if root.arity != view.visible:
             root = _project_columns(root, list(range(view.visible)))
         return root, list(view.column_names)
+
+    def _view_as_table(self, view: ir.ViewPlan, item: exp.Expr) -> tuple[ir.Node, list[str]]:
+        """A view with parameters read as a table (``SELECT * FROM StoriesWithVC WHERE id
+        IN (1, 2)``, a join with it): the rows it answers for every value of its
+        parameters, each once. Its plan computes them already: a parameter's condition is
+        its reader's key, a column of the plan, not a filter in it. A row whose key column
+        is NULL answers no value of ``col = ?`` or of a range (``col <=> ?`` takes it), so
+        those rows are left out. A view whose aggregate answers a row for a value with no
+        rows (``SELECT COUNT(*) ... WHERE x = ?``) would be a row for every value: refused."""
+        if view.implicit_group:
+            raise error_at(item, f"view {view.name!r} answers a row for every value of its "
+                           "parameters (an aggregate without GROUP BY): it cannot be read as "
+                           "a table; read it by its parameters", ParameterError)
+        node, names = self._view_relation(view)  # (a view with a LIMIT is refused there)
+        null_safe = {k for p, k in zip(view.key_params, view.key) if p in view.null_safe}
+        keyed = [k for k in view.key if k not in null_safe]
+        if view.range_column is not None:
+            keyed.append(view.range_column)
+        root = view.root
+        if isinstance(root, ir.Project):  # shared with the view itself (plan/prune.py)
+            root = replace(root, view=view.name)
+        checks = [ir.Call("is_not_null", (ir.Col(k, root.columns[k].name),))
+                  for k in dict.fromkeys(keyed) if root.columns[k].nullable]
+        if not checks:
+            return node, names
+        predicate = checks[0]
+        for more in checks[1:]:
+            predicate = ir.Call("and_", (predicate, more))
+        kept = ir.Filter(root, predicate, root.columns)
+        return _project_columns(kept, list(range(view.visible))), names
 
     def _join(self, left: ir.Node, relations: list[Relation], join: exp.Join) -> ir.Node:
         side = (join.side or "").upper()

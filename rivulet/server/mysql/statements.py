@@ -40,6 +40,7 @@ from rivulet.sql.parse import DIALECT, parse_one
 if TYPE_CHECKING:
     from rivulet.engine.database import Database
     from rivulet.engine.views import View
+    from rivulet.plan.ir import ViewPlan
     from rivulet.storage.writes import WriteRequest
 
 #: The one database (schema) a client sees: ``USE rivulet``, ``rivulet.table``.
@@ -564,15 +565,21 @@ def _condition_values(c: exp.Expr) -> list[exp.Expr]:
 # --------------------------------------------------------------------------- named views
 
 
+class _NotDirect(Exception):
+    """A SELECT of a view that is not a read of it by its parameters."""
+
+
 def direct_read(node: exp.Expr, db: Database, order: list[int],
                 negated: list[int]) -> Handler | None:
     """A SELECT of a view of the program by its parameters (``SELECT * FROM
-    StoriesWithVC WHERE id = 5``) reads that view, as the view's own ``lookup`` would:
-    a parameterized view, or one with a LIMIT, cannot be a table in another query.
+    StoriesWithVC WHERE id = 5``) reads that view, as the view's own ``lookup`` would.
 
     Returns None for any other query. The SELECT may list the view's columns (or ``*``),
     give each equality parameter of the view as ``col = value`` (``col IN (...)`` for an
-    ``IN (?)`` parameter) and end with ``LIMIT n``; anything more is an error that says so.
+    ``IN (?)`` parameter) and end with ``LIMIT n``. Any other SELECT of a view with
+    parameters reads it as a table (the planner's ``_view_as_table``: ``SELECT * FROM
+    StoriesWithVC``, ``WHERE id IN (1, 2)``, a range); one of a view with a LIMIT, which
+    is no table of another query, is an error that says what it takes.
     """
     if not isinstance(node, exp.Select) or node.args.get("joins"):
         return None
@@ -585,15 +592,28 @@ def direct_read(node: exp.Expr, db: Database, order: list[int],
         return None
     if plan.param_count == 0 and plan.limit is None:
         return None  # an ordinary view: it can be a table of any query
+    try:
+        return _read_by_parameters(node, db, plan, order, negated)
+    except _NotDirect as exc:
+        if plan.limit is not None:
+            raise UnsupportedSqlError(str(exc)) from None
+        return None
+
+
+def _read_by_parameters(node: exp.Select, db: Database, plan: ViewPlan, order: list[int],
+                        negated: list[int]) -> Handler:
     name = plan.name
     for arg in ("group", "having", "order", "distinct", "offset", "windows", "qualify"):
         if node.args.get(arg):
-            raise UnsupportedSqlError(
+            raise _NotDirect(
                 f"view {name!r} takes parameters or has a LIMIT: it can be read with "
                 f"SELECT columns FROM {name} WHERE <its parameter columns> = values [LIMIT n], "
                 f"without {arg.upper()}")
     visible = [c.name.lower() for c in plan.root.columns[: plan.visible]]
-    project = _projection(node, visible, name)
+    try:
+        project = _projection(node, visible, name)
+    except UnsupportedSqlError as exc:
+        raise _NotDirect(str(exc)) from None
     where = node.args.get("where")
     by_column: dict[str, list[int]] = {}
     positions = {id(p): i for i, p in enumerate(
@@ -602,18 +622,18 @@ def direct_read(node: exp.Expr, db: Database, order: list[int],
     for c in conjuncts(where.this) if where is not None else []:
         column, params = _parameter_condition(c, positions)
         if column is None or column in by_column:
-            raise UnsupportedSqlError(
+            raise _NotDirect(
                 f"reading view {name!r}: each condition must be `column = value` or "
                 f"`column IN (values)` on one of its parameter columns, got "
                 f"{c.sql(dialect=DIALECT)[:60]!r}")
         by_column[column] = params
     if plan.range_column is not None:
-        raise UnsupportedSqlError(f"view {name!r} has range parameters: read it with "
-                                  f"prepared-statement parameters through its defining query")
+        raise _NotDirect(f"view {name!r} has range parameters: read it with "
+                         f"prepared-statement parameters through its defining query")
     parameters = {plan.root.columns[c].name.lower() for c in plan.key}
     strangers = sorted(set(by_column) - parameters)
     if strangers:
-        raise UnsupportedSqlError(
+        raise _NotDirect(
             f"view {name!r} cannot be filtered by {strangers[0]!r}: only by its parameter "
             f"columns ({', '.join(sorted(parameters))})")
     by_param: dict[int, list[int]] = {}
@@ -621,10 +641,10 @@ def direct_read(node: exp.Expr, db: Database, order: list[int],
         column = plan.root.columns[root_col].name.lower()
         found = by_column.pop(column, None)
         if found is None:
-            raise UnsupportedSqlError(f"view {name!r} takes a value for {column!r}: "
-                                      f"add `{column} = value` to the WHERE clause")
+            raise _NotDirect(f"view {name!r} takes a value for {column!r}: "
+                             f"add `{column} = value` to the WHERE clause")
         if len(found) != 1 and param not in plan.in_list:
-            raise UnsupportedSqlError(f"view {name!r} takes one value for {column!r}")
+            raise _NotDirect(f"view {name!r} takes one value for {column!r}")
         by_param[param] = found
     picked = [i for p in sorted(by_param) for i in by_param[p]]
     slots = [order[i] for i in picked]
