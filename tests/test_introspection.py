@@ -123,6 +123,16 @@ def test_show_create_table_is_mariadbs_with_keys_and_comments(served: Served) ->
     assert text.endswith("COMMENT='people who write, it''s them'")
 
 
+def test_show_create_table_escapes_comments_as_mariadb(served: Served) -> None:
+    """A COMMENT holding a line break, a quote or a backslash is escaped as MariaDB escapes
+    it, so that each column stays on one line (SQLAlchemy parses it line by line)."""
+    served.both("CREATE TABLE noted (id INT PRIMARY KEY COMMENT 'line\\none\\rtwo "
+                "it''s a \\\\ tab\\there') COMMENT 'x\\ny'")
+    served.same("SHOW CREATE TABLE noted")
+    (_, text), = served.ours("SHOW CREATE TABLE noted")
+    assert "COMMENT 'line\\none\\rtwo it''s a \\\\ tab\there'" in text
+
+
 def test_show_columns_and_describe_are_mariadbs(served: Served) -> None:
     for table in TABLES:
         served.same(f"SHOW FULL COLUMNS FROM {table}", ordered=True)

@@ -632,11 +632,17 @@ def _default_literal(value: Any) -> str:
     return _quoted(str(value))
 
 
+#: What SHOW CREATE TABLE escapes in a string literal besides quotes (MySQL's and
+#: MariaDB's ``append_unescaped``): a line break in a COMMENT stays on its line, so that
+#: SQLAlchemy's reflection, which reads the statement line by line, parses it.
+_ESCAPES = str.maketrans({"\\": "\\\\", "\0": "\\0", "\n": "\\n", "\r": "\\r",
+                          "\x1a": "\\Z", "'": "''"})
+
+
 def _quoted(text: str) -> str:
-    """A string literal as SHOW CREATE TABLE writes one: quotes doubled, backslashes
-    escaped."""
-    escaped = text.replace("\\", "\\\\").replace("'", "''")
-    return f"'{escaped}'"
+    """A string literal as SHOW CREATE TABLE writes one: quotes doubled; backslashes, NUL,
+    line feeds, carriage returns and Ctrl-Z escaped."""
+    return f"'{text.translate(_ESCAPES)}'"
 
 
 def _like_regex(pattern: str) -> re.Pattern[str]:
