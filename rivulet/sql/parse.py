@@ -156,6 +156,7 @@ def parse_statements(text: str) -> list[exp.Expr]:
             _explain_command(statement, text)
         syntax.check_tree(statement, text, tokens)
     _reject_stray_commas(text, tokens)
+    _reject_empty_select_lists(text, tokens)
     return out
 
 
@@ -299,6 +300,20 @@ def _reject_stray_commas(text: str, tokens: list) -> None:
         ):
             raise syntax.error_at_token(text, following,
                                         f"unexpected {following.text!r} after ','")
+
+
+#: What may not come right after SELECT: a select list is never empty.
+_NOT_A_SELECT_ITEM = frozenset({TokenType.FROM, TokenType.WHERE, TokenType.SEMICOLON,
+                                TokenType.R_PAREN, TokenType.UNION, TokenType.LIMIT})
+
+
+def _reject_empty_select_lists(text: str, tokens: list) -> None:
+    """MySQL rejects ``SELECT`` and ``SELECT FROM DUAL``; sqlglot reads them as a SELECT of
+    no columns."""
+    for token, following in zip(tokens, [*tokens[1:], None]):
+        if token.token_type == TokenType.SELECT and (
+                following is None or following.token_type in _NOT_A_SELECT_ITEM):
+            raise syntax.error_at_token(text, following, "SELECT takes at least one column")
 
 
 def parse_one(text: str) -> exp.Expr:
