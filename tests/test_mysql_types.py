@@ -619,3 +619,28 @@ def test_spark_answers_as_mariadb_does(mysql_pair: MySQLPair, spark: Any,
     pair.create_view("wrapping", f"SELECT id, {', '.join(PAST_BIGINT)} FROM v")
     with pytest.raises(Exception, match="BIGINT UNSIGNED"):
         compute_view(pair.db.view("wrapping").plan, tables, ())
+
+
+def test_a_chosen_decimal_written_to_text_is_refused(mysql_pair: MySQLPair) -> None:
+    """``CASE ... THEN d ELSE -1 END`` with ``d`` a DECIMAL(8,2) is a DECIMAL(8,2), and
+    rivulet's value is -1.00; MySQL's is the chosen branch's own, -1, which a VARCHAR column
+    stores as '-1' (as a number, or read by a SELECT, both are -1.00). Written to a text
+    column, such a choice is refused by name; to a number column, or CAST AS CHAR first, it
+    is MySQL's. Found by bench.reliability's oracle fuzzer."""
+    pair = mysql_pair
+    pair.execute("CREATE TABLE r (id INT PRIMARY KEY, d DECIMAL(8,2), v VARCHAR(12), "
+                 "n DECIMAL(8,2), txt TEXT)")
+    pair.execute("INSERT INTO r VALUES (1, 2.50, 'x', NULL, NULL), (2, 2.50, 'x', NULL, 'a')")
+    assert pair.mariadb("SELECT 1 FROM r WHERE id = 1") == [(1,)]
+    for sql in ("UPDATE r SET v = CASE WHEN txt IS NULL THEN -1 ELSE d END",
+                "UPDATE r SET v = COALESCE(NULL, -1, d)",
+                "UPDATE r SET v = IF(txt IS NULL, -1, d)",
+                "INSERT INTO r (id, v) VALUES (3, IFNULL(NULL, 2.5) + IF(1, 2.5, 3))"):
+        with pytest.raises(UnsupportedSqlError, match="written to a text column"):
+            pair.db.execute(sql)
+    pair.execute("UPDATE r SET n = CASE WHEN txt IS NULL THEN -1 ELSE d END")
+    pair.execute("UPDATE r SET v = CAST(CASE WHEN txt IS NULL THEN -1 ELSE d END AS CHAR)")
+    pair.check_query("SELECT id, v, n FROM r")
+    with pair.conn.cursor() as cur:  # what rivulet would have had to store
+        cur.execute("UPDATE r SET v = CASE WHEN txt IS NULL THEN -1 ELSE d END")
+    assert pair.mariadb("SELECT v FROM r ORDER BY id") == [("-1",), ("2.50",)]

@@ -17,7 +17,12 @@ from rivulet.migrate.alter import SchemaChange, plan_alter, replace_conversions
 from rivulet.migrate.copy import CopyPlan, plan_copy
 from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
-from rivulet.plan.expressions import literal_value, translate, translate_condition
+from rivulet.plan.expressions import (
+    literal_value,
+    pads_a_choice,
+    translate,
+    translate_condition,
+)
 from rivulet.plan.params import conjuncts
 from rivulet.plan.planner import Planner
 from rivulet.plan.scope import FromScope, Relation
@@ -33,7 +38,7 @@ from rivulet.sql.parse import (
     view_query_text,
 )
 from rivulet.storage.upsert import OnDuplicate
-from rivulet.values.schema import TableSchema
+from rivulet.values.schema import BYTES, STR, TableSchema
 from rivulet.values.types import SqlType, column_type
 
 
@@ -384,7 +389,8 @@ def _insert(node: exp.Insert, catalog: Catalog) -> Insert:
         if len(items) != len(columns):
             raise error_at(tup, f"INSERT row has {len(items)} values for {len(columns)} columns",
                            ValueCountError)
-        rows.append(tuple(_value(v, params) for v in items))
+        rows.append(tuple(_text_write(schema, c, _value(v, params), v)
+                          for c, v in zip(columns, items)))
     mode = (OnDuplicate.REPLACE if replacing else OnDuplicate.UPDATE if conflict is not None
             else OnDuplicate.IGNORE if node.args.get("ignore") else OnDuplicate.ERROR)
     updates: list[tuple[int, ir.Expr]] = []
@@ -394,7 +400,8 @@ def _insert(node: exp.Insert, catalog: Catalog) -> Insert:
             if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
                 raise unsupported(eq, "assignment")
             column = scope.assigned(eq.this)
-            updates.append((column, translate(eq.expression, scope, params)))
+            updates.append((column, _text_write(
+                schema, column, translate(eq.expression, scope, params), eq)))
     return Insert(schema, tuple(columns), tuple(rows), params.count, on_duplicate=mode,
                   updates=tuple(updates))
 
@@ -464,6 +471,18 @@ class _UpsertScope:
         return own + own
 
 
+def _text_write(schema: TableSchema, position: int, value: ir.Expr,
+                node: exp.Expr) -> ir.Expr:
+    """``value``, written to column ``position`` of ``schema``; refused where a text column
+    would store other text than MySQL's (:func:`~rivulet.plan.expressions.pads_a_choice`)."""
+    if schema.columns[position].kind in (STR, BYTES) and pads_a_choice(value):
+        raise unsupported(node, "DECIMAL chosen among values of other places (CASE, IF, "
+                                "COALESCE, ...) written to a text column (MySQL stores the "
+                                "chosen value's own places; CAST it AS DECIMAL(m, d) or "
+                                "AS CHAR)")
+    return value
+
+
 def _value(node: exp.Expr, params: _Params) -> ir.Expr:
     if isinstance(node, exp.Placeholder):
         return params(node)
@@ -496,7 +515,8 @@ def _update(node: exp.Update, catalog: Catalog) -> Update:
         if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
             raise unsupported(eq, "assignment")
         column = scope.column(eq.this)
-        assignments.append((column.index, translate(eq.expression, scope, params)))
+        assignments.append((column.index, _text_write(
+            schema, column.index, translate(eq.expression, scope, params), eq)))
     where = node.args.get("where")
     predicate = translate(where.this, scope, params) if where is not None else None
     keys = _key_lookup(where.this if where is not None else None, schema, scope, params)
@@ -553,8 +573,8 @@ def _joined_update(node: exp.Update, catalog: Catalog) -> JoinedWrite:
         if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
             raise unsupported(eq, "assignment")
         ref, position = refs.resolve(eq.this)
-        assigned.setdefault(ref, []).append(
-            (position, translate(eq.expression, refs, param)))
+        assigned.setdefault(ref, []).append((position, _text_write(
+            refs.refs[ref][1], position, translate(eq.expression, refs, param), eq)))
     targets = [refs.target(ref, tuple(items)) for ref, items in sorted(assigned.items())]
     return refs.statement("update", targets, node, order)
 

@@ -594,6 +594,38 @@ def _is_text_conversion(e: Expr) -> bool:
     return isinstance(e, Call) and e.fn in ("cast_str", "cast_bytes") and len(e.args) == 1
 
 
+#: The functions whose value is one of their arguments' (a CASE's branches besides).
+CHOOSERS = frozenset({"COALESCE", "IFNULL", "IF", "GREATEST", "LEAST"})
+
+
+def pads_a_choice(e: Expr) -> bool:
+    """Whether ``e`` chooses among DECIMALs that the plan brings to one number of places
+    (``CASE WHEN c THEN d ELSE -1 END`` with ``d`` a DECIMAL(8,2): -1 carries 2 places,
+    -1.00). MySQL's value is the chosen argument's, with its own places, which a text
+    column stores as they are ('-1'); as a number both are alike."""
+    stack = [e]
+    while stack:  # (through the choosers and the arithmetic on their values only: a
+        node = stack.pop()  # conversion to text, as CAST AS CHAR, shows the type's places)
+        if isinstance(node, Case):
+            chosen = [v for _, v in node.whens] + ([node.default] if node.default else [])
+        elif isinstance(node, Call) and node.fn in CHOOSERS:
+            chosen = list(node.args[1:] if node.fn == "IF" else node.args)
+        elif isinstance(node, Call) and node.fn in _CARRIES_ITS_ARGUMENTS_PLACES:
+            stack.extend(node.args)
+            continue
+        else:
+            continue
+        if any(isinstance(v, Call) and v.fn == "to_scale" for v in chosen):
+            return True
+        stack.extend(chosen)
+    return False
+
+
+#: Arithmetic whose DECIMAL value has places made of its arguments' (a sum of -1 and 0 is
+#: -1 in MySQL, whose places the plan would have padded).
+_CARRIES_ITS_ARGUMENTS_PLACES = frozenset({"add", "sub", "mul", "neg", "ABS", "to_scale"})
+
+
 def to_places(e: Expr, t: SqlType) -> Expr:
     """``e`` (an exact number) as a DECIMAL of type ``t``: carrying exactly ``t.frac``
     places. The call names ``t.scale`` too when it differs, so that the plan's typing of
