@@ -125,6 +125,25 @@ def test_deletes_from_the_top_refill_the_prefix() -> None:
         assert top.refills >= 5
 
 
+def test_a_row_raised_from_the_boundary_stays_in_the_prefix() -> None:
+    """A cut prefix keeps every row sorting before its boundary (the last row kept when
+    it was cut): the story at the boundary that gets a vote (its row replaced by one
+    sorting a little higher) stays in, so raising the last rows one after another never
+    shrinks the prefix and never makes the top-k read its whole parent again (the soak's
+    front page did, a multi-second stall, each time four of its last rows moved up)."""
+    with make_pair(partial=False) as pair:
+        pair.insert_many("items", [(i, 0, 1000 - 10 * i) for i in range(40)])
+        check(pair)
+        (top,) = [op for op in topks(pair.db) if op.k == 3 and not op.group_by
+                  and "#1 DESC" in op.describe()]
+        assert top.bound == 6
+        for i in (5, 4, 3, 2, 5, 4):  # each time the prefix's last row, moved up a little
+            pair.execute("UPDATE items SET v = v + 1 WHERE id = ?", (i,))
+            check(pair)
+            assert len(next(iter(top.groups.values()))) == top.bound
+        assert top.refills == 0
+
+
 def test_grouped_full_topk_refills_by_group_key() -> None:
     """A per-group top-k with full state (partial state off) keeps 2k rows per group and
     refills one group by an upquery on the group key."""

@@ -1,10 +1,14 @@
 """↑k: the first k rows of each group in a given order, kept up to date under deletes.
 
 Full state keeps, per group, only a *prefix* of the group's rows in order: at most
-``bound`` rows (about 2k). A row sorting after the prefix's last row is not kept; a delete
-that leaves fewer than k rows in a cut prefix makes the group ask its parent for all its
-rows again (an upquery by the group key, or the parent's whole output for a global top-k),
-which happens only after about k net deletes from the top. So a front page over a million
+``bound`` rows (about 2k). Cutting a group fixes its *boundary*, the sort key of the last
+row kept: the prefix then holds every row of the group that sorts at or before it (copies
+of the boundary row aside: some of them may lie beyond). A row sorting after the boundary
+is not kept; one sorting before it is, also when it replaces a row the prefix lost (a
+vote for the story at the boundary moves it up, and it stays in). A delete that leaves
+fewer than k rows in a cut prefix makes the group ask its parent for all its rows again
+(an upquery by the group key, or the parent's whole output for a global top-k), which
+happens only after about k net deletes from the top. So a front page over a million
 stories holds sixty rows, not a million. Partial state holds whole groups (they are small,
 and a group's rows come back with the upquery that fills it).
 
@@ -31,7 +35,10 @@ from rivulet.state.arrangement import (
     key_function,
 )
 from rivulet.state.groups import KeyedGroups
-from rivulet.state.sizing import Sample, set_bytes, shares, sorted_list_bytes
+from rivulet.state.sizing import EMPTY_DICT, Sample, dict_bytes, shares, sorted_list_bytes
+
+#: The boundary of a group that is held whole (not cut).
+_WHOLE = object()
 
 
 class TopK(StatefulOperator):
@@ -52,9 +59,10 @@ class TopK(StatefulOperator):
         self.state: KeyedGroups[SortedKeyList] = KeyedGroups(len(group_by), positions)
         self.groups = self.state.groups
         self.text = text
-        #: Rows kept per group at most (``None``: all); groups cut to it are ``truncated``.
+        #: Rows kept per group at most (``None``: all); groups cut to it are ``truncated``,
+        #: each with its boundary: the sort key of the last row kept when it was cut.
         self.bound = None if bound is None else max(bound, k)
-        self.truncated: set[Any] = set()
+        self.truncated: dict[Any, Any] = {}
         #: Whether a cut group is refilled by an upquery on the group key (else by
         #: filtering the parent's whole output).
         self.refill_by_key = refill_by_key
@@ -80,8 +88,9 @@ class TopK(StatefulOperator):
                 state.add(key, rows)
             if key not in before:
                 before[key] = list(rows.islice(0, k))
-            if key in self.truncated:
-                self._apply_to_prefix(rows, row, diff)
+            boundary = self.truncated.get(key, _WHOLE)
+            if boundary is not _WHOLE:
+                self._apply_to_prefix(rows, row, diff, boundary)
             else:
                 apply_to_sorted(rows, row, diff)
                 self.rows += diff
@@ -102,10 +111,10 @@ class TopK(StatefulOperator):
             out.extend((row, n) for row, n in change.items() if n)
         return out
 
-    def _apply_to_prefix(self, rows: SortedKeyList, row: Row, diff: int) -> None:
+    def _apply_to_prefix(self, rows: SortedKeyList, row: Row, diff: int, boundary: Any) -> None:
         """Apply a change to a cut group, which holds the first rows of the group only:
-        a row sorting after the last one held is outside the prefix."""
-        inside = bool(rows) and self.sort_key(row) <= self.sort_key(rows[-1])
+        a row sorting after its boundary is outside the prefix."""
+        inside = self.sort_key(row) <= boundary
         if diff > 0:
             if inside:
                 apply_to_sorted(rows, row, diff)
@@ -127,7 +136,7 @@ class TopK(StatefulOperator):
         if len(rows) > bound:
             self.rows -= len(rows) - bound
             del rows[bound:]
-            self.truncated.add(key)
+            self.truncated[key] = self.sort_key(rows[-1])
         return rows
 
     def _refill(self, key: Any) -> SortedKeyList:
@@ -145,7 +154,7 @@ class TopK(StatefulOperator):
             apply_to_sorted(rows, row, n)
         self.rows += len(rows) - len(old)
         self.state.add(key, rows)
-        self.truncated.discard(key)
+        self.truncated.pop(key, None)
         return rows
 
     # ..................................................................... upqueries
@@ -173,7 +182,7 @@ class TopK(StatefulOperator):
         for pk in held:
             for gk in self.state.group_keys(pk):
                 self.rows -= len(self.groups[gk])
-                self.truncated.discard(gk)
+                self.truncated.pop(gk, None)
         return self.state.evict(held)
 
     def byte_size(self) -> int:
@@ -194,8 +203,8 @@ class TopK(StatefulOperator):
                     rows += len(found)
             return fixed, variable, rows
 
-        return (self.sample.bytes(groups, self.rows, measure) + int(set_bytes(self.truncated))
-                + self.state.byte_size())
+        return (self.sample.bytes(groups, self.rows, measure) + int(dict_bytes(self.truncated))
+                - EMPTY_DICT + self.state.byte_size())
 
     def describe(self) -> str:
         return f"↑{self.k} {self.text}"
