@@ -18,6 +18,10 @@ from hypothesis import settings
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+#: The Django project of tests/test_django_project.py runs in a process of its own, which
+#: configures Django for its app; imported here (--doctest-modules), its models could not be.
+collect_ignore_glob = ["django_project/*"]
+
 settings.register_profile(
     "ci", max_examples=60, deadline=None, derandomize=True, print_blob=True
 )

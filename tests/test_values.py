@@ -29,9 +29,9 @@ from rivulet.values.schema import (
 )
 
 #: The modules of rivulet.values, bottom first: each may import only those before it.
-LAYERS = ["enumerations", "times", "datetexts", "numerals", "schema", "types", "conversions",
-          "logic", "comparison", "matching", "arithmetic", "like", "control", "strings", "numeric",
-          "dates", "ordering", "casts", "registry"]
+LAYERS = ["enumerations", "times", "datetexts", "numerals", "conversions", "json_text",
+          "schema", "types", "logic", "comparison", "matching", "arithmetic", "like", "control",
+          "strings", "numeric", "dates", "ordering", "casts", "registry"]
 
 
 def _imports(module: str) -> set[str]:
