@@ -12,7 +12,13 @@ from typing import Any, Literal
 from sqlglot import exp
 
 from rivulet.dataflow.checks import compiled
-from rivulet.errors import SqlError, UnknownColumnError, UnknownTableError, ValueCountError
+from rivulet.errors import (
+    SqlError,
+    SqlSyntaxError,
+    UnknownColumnError,
+    UnknownTableError,
+    ValueCountError,
+)
 from rivulet.migrate.alter import SchemaChange, plan_alter, replace_conversions
 from rivulet.migrate.copy import CopyPlan, plan_copy
 from rivulet.plan import ir
@@ -28,6 +34,7 @@ from rivulet.plan.planner import Planner
 from rivulet.plan.scope import FromScope, Relation
 from rivulet.plan.scope import TableScope as _TableScope
 from rivulet.plan.strict import strict_operands
+from rivulet.sql import parse as sql_parse
 from rivulet.sql.ddl import table_schema
 from rivulet.sql.parse import (
     DIALECT,
@@ -594,6 +601,10 @@ def _joined_delete(node: exp.Delete, catalog: Catalog) -> JoinedWrite:
         join, named = using[0], [node.this, *(j.this for j in node.this.args.get("joins") or [])]
     else:
         join, named = node.this, list(node.args.get("tables") or [])
+    if not isinstance(join, exp.Expr):  # (sqlglot reads ``DELETE DELETE`` so)
+        line, col = sql_parse.position(node)
+        raise SqlSyntaxError(node.sql(dialect=DIALECT)[:40], line=line, col=col,
+                             reason="DELETE names no table")
     refs = _JoinScope(join, catalog)
     targets = []
     for table in named:
