@@ -171,7 +171,6 @@ def unsupported_sql(draw: Any) -> tuple[str, str, list[str]]:
          "UPDATE a = 2", ["ignore"]),
         ("multi-table update with LIMIT", "UPDATE t JOIN u ON t.id = u.t_id SET t.a = 1 "
          "LIMIT 1", ["several tables and order by/limit"]),
-        ("update limit", "UPDATE t SET a = 1 ORDER BY id LIMIT 1", ["limit"]),
         ("rename table", "RENAME TABLE t TO z", ["rename"]),
         ("grant", "GRANT ALL ON *.* TO 'x'@'%'", ["grant", "statement"]),
         ("call", "CALL proc(1)", ["call", "statement"]),
