@@ -450,6 +450,30 @@ def test_a_number_whose_text_depends_on_the_column_width_is_refused_in_a_union_t
                       "FROM qt")
 
 
+def test_a_decimal_chosen_among_other_places_is_refused_in_a_union_text_column(
+        mysql_pair: MySQLPair) -> None:
+    """A UNION's text column that takes a DECIMAL chosen by CASE, IF, COALESCE or GREATEST
+    among values of other places is refused: MySQL stores the chosen value with its own
+    places ('2' for ``COALESCE(a, c)`` with ``a`` the INT 2), where the choice's type
+    shows the most places ('2.00', as CONCAT shows it), through a derived table or a MAX
+    too. Written as text in its SELECT it is answered (the reliability run's mismatch)."""
+    mysql_pair.execute("CREATE TABLE ch (id INT PRIMARY KEY, c DECIMAL(8,2), a INT)")
+    mysql_pair.insert_many("ch", [(1, Decimal(0), 2), (2, Decimal("1.50"), 1)])
+    own_places = "SELECT 'x' AS t UNION ALL SELECT COALESCE(NULL, a, c) FROM ch"
+    assert ("2",) in mysql_pair.mariadb(own_places)
+    for sql in [own_places,
+                "SELECT 'x' AS t UNION ALL SELECT IF(c, c, GREATEST(1.0, c, a)) FROM ch",
+                "SELECT 'x' UNION ALL SELECT CASE WHEN c > 1 THEN c ELSE -1 END FROM ch",
+                "SELECT 'x' UNION ALL SELECT m FROM (SELECT COALESCE(a, c) AS m FROM ch) d",
+                "SELECT 'x' UNION ALL SELECT MAX(COALESCE(a, c)) FROM ch",
+                "SELECT 'x' UNION ALL SELECT -ABS(IFNULL(a, c)) + 1 FROM ch"]:
+        with pytest.raises(UnsupportedSqlError, match="UNION column .* DECIMAL chosen"):
+            mysql_pair.db.query(sql)
+    check(mysql_pair, "SELECT 'x' AS t UNION ALL SELECT CAST(COALESCE(a, c) AS CHAR) FROM ch")
+    check(mysql_pair, "SELECT 'x' AS t UNION ALL SELECT c + a FROM ch")
+    check(mysql_pair, "SELECT 1.5 AS t UNION ALL SELECT COALESCE(a, c) FROM ch")
+
+
 def test_an_aggregate_comes_into_a_union_with_the_places_it_carries(
         mysql_pair: MySQLPair) -> None:
     """A UNION takes an aggregated SELECT's AVG (and what is computed from it) with all the

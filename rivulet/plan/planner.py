@@ -24,6 +24,7 @@ longer than most.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -43,6 +44,7 @@ from rivulet.plan.expressions import (
     as_text,
     convert,
     is_aggregate,
+    pads_a_choice,
     refuse_join_keys,
     shown,
     shown_type,
@@ -721,46 +723,69 @@ def _refuse_numbers_of_unknown_text(query: exp.Expr, columns: tuple[ir.ColumnInf
                 raise unsupported(query, f"UNION column {column.name!r} of text taking "
                                   f"{number} (MySQL's text for it depends on the "
                                   "column's display width); CAST it AS CHAR in its SELECT")
-            if _double_text_in(branch, i):
+            if _computed_in(branch, i, _writes_double_text):
                 raise unsupported(query, f"UNION column {column.name!r} of text taking a "
                                   "DOUBLE written as text (MySQL cuts it to a DOUBLE's "
                                   "display width, 22 characters)")
+            if have.kind == DECIMAL and _computed_in(branch, i, _pads_a_choice):
+                raise unsupported(query, f"UNION column {column.name!r} of text taking a "
+                                  "DECIMAL chosen among values of other places (CASE, IF, "
+                                  "COALESCE, GREATEST, ...: MySQL stores the chosen "
+                                  "value's own places as text, '2' where the choice's "
+                                  "type shows '2.00'); CAST it AS CHAR in its SELECT")
 
 
-def _double_text_in(node: ir.Node, i: int) -> bool:
-    """Whether column ``i`` of ``node`` may hold a DOUBLE written as text (``CONCAT(f)``,
-    ``CAST(f AS CHAR)``, anything made of those), which can be longer than MySQL's width
-    for it ('0.00000012345678901234566' in a column 22 characters wide)."""
+#: What a column's computing expression is asked (by :func:`_computed_in`): given the
+#: expression and the node it computes over.
+ComputedBy = Callable[[ir.Expr, ir.Node], bool]
+
+
+def _computed_in(node: ir.Node, i: int, computes: ComputedBy) -> bool:
+    """Whether column ``i`` of ``node`` may be computed by an expression ``computes``
+    holds for, followed through the nodes that pass a column on (a filter, a join's side,
+    a group's key, a MIN or MAX) to the projection that computes it. A table's column is
+    stored, computed by nothing."""
     if isinstance(node, ir.Project):
-        return _writes_double_text(node.exprs[i], node.input)
+        return computes(node.exprs[i], node.input)
     if isinstance(node, (ir.Filter, ir.Distinct, ir.TopK)):
-        return _double_text_in(node.input, i)
+        return _computed_in(node.input, i, computes)
     if isinstance(node, ir.Union):
-        return any(_double_text_in(b, i) for b in node.branches)
+        return any(_computed_in(b, i, computes) for b in node.branches)
     if isinstance(node, ir.Join):
         left = node.left.arity
-        return _double_text_in(node.left, i) if i < left else \
-            _double_text_in(node.right, i - left)
+        return _computed_in(node.left, i, computes) if i < left else \
+            _computed_in(node.right, i - left, computes)
     if isinstance(node, ir.Aggregate):
         keys = len(node.group_by)
         if i < keys:
-            return _double_text_in(node.input, node.group_by[i])
+            return _computed_in(node.input, node.group_by[i], computes)
         call = node.aggs[i - keys]
         return call.fn in ("min", "max") and call.arg is not None and \
-            _double_text_in(node.input, call.arg)
-    return False  # a table's column: stored text
+            _computed_in(node.input, call.arg, computes)
+    return False
 
 
 def _writes_double_text(e: ir.Expr, source: ir.Node) -> bool:
     """Whether text ``e`` computes over the columns of ``source`` may hold a DOUBLE written
-    as text (see :func:`_double_text_in`)."""
+    as text (``CONCAT(f)``, ``CAST(f AS CHAR)``, anything made of those), which can be
+    longer than MySQL's width for it ('0.00000012345678901234566' in a column 22
+    characters wide)."""
     input_types = [c.type for c in source.columns]
     if type_of(e, input_types).kind not in (STR, BYTES):
         return False
     if isinstance(e, ir.Col):
-        return _double_text_in(source, e.index)
+        return _computed_in(source, e.index, _writes_double_text)
     return any(type_of(a, input_types).kind == FLOAT or _writes_double_text(a, source)
                for a in e.children())
+
+
+def _pads_a_choice(e: ir.Expr, source: ir.Node) -> bool:
+    """Whether ``e`` chooses among DECIMALs of other places, padding the chosen one
+    (:func:`~rivulet.plan.expressions.pads_a_choice`), or passes on a column of
+    ``source`` that does."""
+    if isinstance(e, ir.Col):
+        return _computed_in(source, e.index, _pads_a_choice)
+    return pads_a_choice(e)
 
 
 def _union_is_distinct(query: exp.Expr) -> bool:
