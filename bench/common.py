@@ -224,8 +224,16 @@ def results_path(name: str, quick: bool, ext: str = "json") -> Path:
 
 
 def write_results(name: str, data: dict[str, Any], quick: bool) -> Path:
-    """Write ``data`` as JSON to ``bench/results/<name>[.quick].json``; returns the path."""
+    """Write ``data`` as JSON to ``bench/results/<name>[.quick].json``; returns the path.
+
+    A full run from a tree whose code differs from its commit (:func:`git_state`) is not
+    a result anyone can reproduce: it goes to ``<name>.dirty.json`` instead (not kept by
+    git, not reported), so that the committed result always names the code it measured."""
     path = results_path(name, quick)
+    if not quick and git_state().get("dirty_files"):
+        path = RESULTS_DIR / f"{name}.dirty.json"
+        print(f"WARNING: the tree has uncommitted changes to rivulet/ or bench/: the result "
+              f"goes to {path.name}, not {name}.json (commit, then rerun)", flush=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=2, default=_json_default) + "\n")
@@ -294,15 +302,16 @@ def environment() -> dict[str, Any]:
 
 
 def git_state() -> dict[str, Any]:
-    """The checkout's commit and whether rivulet/ has uncommitted changes."""
+    """The checkout's commit and how many files of the code a benchmark measures (rivulet/
+    and bench/, its results aside) differ from it."""
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=REPO_DIR, capture_output=True, text=True,
                               timeout=10).stdout.strip()
 
     try:
-        dirty = git("status", "--porcelain", "--", "rivulet")
+        dirty = git("status", "--porcelain", "--", "rivulet", "bench", ":!bench/results")
         return {"commit": git("rev-parse", "HEAD"),
-                "rivulet_dirty_files": len(dirty.splitlines()) if dirty else 0}
+                "dirty_files": len(dirty.splitlines()) if dirty else 0}
     except (OSError, subprocess.SubprocessError):
         return {}
 

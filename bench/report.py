@@ -1,7 +1,8 @@
 """The results table of ``bench/README.md``, generated from ``bench/results/*.json``.
 
 ``python -m bench.report`` reads every full run's result file (``<name>.json``; quick runs,
-``<name>.quick.json``, are not kept and not reported), takes each file's ``targets`` (each a
+``<name>.quick.json``, and full runs from uncommitted code, ``<name>.dirty.json``, are not
+kept and not reported), takes each file's ``targets`` (each a
 ``{"value", "goal", "met", "direction"}`` record, see :func:`bench.common.target`) and the
 run's circumstances (date, commit, load average, duration), and rewrites the part of
 ``bench/README.md`` between the ``<!-- results:begin -->`` and ``<!-- results:end -->``
@@ -81,7 +82,7 @@ def load_results(results_dir: Path) -> list[tuple[str, dict[str, Any]]]:
     """``(name, data)`` for every full run's result file, in file-name order."""
     runs = []
     for path in sorted(results_dir.glob("*.json")):
-        if path.name.endswith(".quick.json"):
+        if path.name.endswith((".quick.json", ".dirty.json")):
             continue
         data = json.loads(path.read_text())
         runs.append((str(data.get("benchmark") or path.stem), data))
@@ -103,7 +104,8 @@ def run_facts(data: dict[str, Any]) -> dict[str, str]:
     """The circumstances of one run, formatted: kind, date, commit, load, duration."""
     date = _first(data, "environment.date", "date")
     commit = _first(data, "environment.git.commit", "git.commit")
-    dirty = _first(data, "environment.git.rivulet_dirty_files", "git.rivulet_dirty_files")
+    dirty = _first(data, "environment.git.dirty_files", "git.dirty_files",
+                   "environment.git.rivulet_dirty_files", "git.rivulet_dirty_files")
     start = _first(data, "environment.load_average_at_start", "load_average_at_start",
                    "load_average_before")
     end = _first(data, "environment.load_average_at_end", "load_average_at_end")

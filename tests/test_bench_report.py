@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import report
+from bench import common, report
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -53,6 +53,7 @@ def _fake_results(directory: Path) -> None:
     (directory / "bare.json").write_text(json.dumps({"benchmark": "bare", "targets": {},
                                                      "load_average_before": [3, 2, 1]}))
     (directory / "fake.quick.json").write_text(json.dumps({"benchmark": "fake", "quick": True}))
+    (directory / "fake.dirty.json").write_text(json.dumps({"benchmark": "dirty", "targets": {}}))
 
 
 def test_table_from_a_fake_result(tmp_path):
@@ -66,6 +67,7 @@ def test_table_from_a_fake_result(tmp_path):
             in table)
     assert "| `bare` | full | — | — | 3.0 → — | — |" in table
     assert "quick" not in table.split("| benchmark | run |")[1]  # .quick.json is skipped
+    assert "`dirty`" not in table  # and so is .dirty.json
 
 
 def test_check_and_rewrite(tmp_path):
@@ -81,3 +83,42 @@ def test_check_and_rewrite(tmp_path):
     assert report.main([*args, "--check"]) == 0
     readme.write_text("no markers\n")
     assert report.main([*args, "--check"]) == 2
+
+
+def test_a_full_result_from_uncommitted_code_is_written_aside(tmp_path, monkeypatch):
+    """``write_results`` of a full run from a tree whose rivulet/ or bench/ differs from
+    its commit writes ``<name>.dirty.json``, never the committed ``<name>.json``; a quick
+    run or a clean tree writes where it always did."""
+    monkeypatch.setattr(common, "RESULTS_DIR", tmp_path)
+    monkeypatch.setattr(common, "git_state", lambda: {"commit": "abc", "dirty_files": 3})
+    assert common.write_results("b", {"x": 1}, quick=False) == tmp_path / "b.dirty.json"
+    assert common.write_results("b", {"x": 1}, quick=True) == tmp_path / "b.quick.json"
+    assert not (tmp_path / "b.json").exists()
+    monkeypatch.setattr(common, "git_state", lambda: {"commit": "abc", "dirty_files": 0})
+    assert common.write_results("b", {"x": 2}, quick=False) == tmp_path / "b.json"
+    assert json.loads((tmp_path / "b.json").read_text()) == {"x": 2}
+
+
+def test_git_state_counts_changed_code_not_results(tmp_path, monkeypatch):
+    """The count :func:`bench.common.write_results` decides by: files of rivulet/ and
+    bench/ that differ from the commit (changed or new), result files and others left
+    out."""
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                       cwd=tmp_path, check=True, capture_output=True)
+
+    for name in ("rivulet/a.py", "bench/b.py", "bench/results/r.json", "README.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "one")
+    monkeypatch.setattr(common, "REPO_DIR", tmp_path)
+    assert common.git_state()["dirty_files"] == 0
+    for name in ("bench/results/r.json", "README.md"):
+        (tmp_path / name).write_text("2\n")
+    assert common.git_state()["dirty_files"] == 0
+    (tmp_path / "rivulet/a.py").write_text("2\n")
+    (tmp_path / "bench/new.py").write_text("new\n")
+    state = common.git_state()
+    assert state["dirty_files"] == 2 and len(state["commit"]) == 40
