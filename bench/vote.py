@@ -14,6 +14,8 @@ Systems, each on its own data directory, with the same durability (SQLite WAL,
   read, with an index on ``votes(story_id)``.
 * ``sqlite_column`` -- SQLite with a hand-maintained ``stories.vcount`` column, updated in the
   same transaction as each vote insert (Lobsters' approach); reads are a primary-key lookup.
+  It has the indexes that application needs: none on ``votes`` (its reads use the column),
+  so its writes are as cheap as they are for the application it stands for.
 
 Each system's write phase runs ``--repeat`` times (3 by default) on fresh data, round-robin
 over the systems, and the median is reported. Reads are measured on one thread for a fixed
@@ -24,8 +26,9 @@ threads, so the paced one is the like-for-like comparison). At the end, the vote
 1,000 random stories (plus the most popular ones) must agree across all systems and with
 the true counts, or the benchmark fails (exit status 1).
 
-Two write-only diagnostics follow: ``sqlite_column`` without the ``votes(story_id)`` index
-(which its reads do not need) and rivulet with the natural ``LEFT JOIN ... GROUP BY`` view.
+Two write-only diagnostics follow: ``sqlite_column_indexed``, the same with an index on
+``votes(story_id)`` (which its reads do not need: earlier runs compared with it, which
+flattered rivulet's writes), and rivulet with the natural ``LEFT JOIN ... GROUP BY`` view.
 
 Run from the repository root: ``python -m bench.vote`` (100,000 stories, 1,000,000 votes;
 ``bench/results/vote.json`` and ``vote.png``) or ``python -m bench.vote --quick`` (10,000
@@ -251,7 +254,7 @@ class SqliteColumn(SqliteBase):
                    "INSERT plus UPDATE stories SET vcount = vcount + 1; reads by primary key")
     read_sql = COLUMN_READ_SQL
 
-    def __init__(self, directory: Path, *, index: bool = True) -> None:
+    def __init__(self, directory: Path, *, index: bool = False) -> None:
         self.schema = [
             "CREATE TABLE stories (id INTEGER PRIMARY KEY, title TEXT NOT NULL, "
             "vcount INTEGER NOT NULL DEFAULT 0)",
@@ -259,8 +262,7 @@ class SqliteColumn(SqliteBase):
         ]
         if index:
             self.schema.append("CREATE INDEX votes_story_id ON votes (story_id)")
-        else:
-            self.name = "sqlite_column_noindex"
+            self.name = "sqlite_column_indexed"
         self.indexes = {"sqlite": [
             "stories: id (INTEGER PRIMARY KEY = rowid)",
             "votes: hidden rowid" + (" + votes_story_id ON votes(story_id)" if index
@@ -429,8 +431,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--natural-view-votes", type=int, default=None,
                    help="votes for the diagnostic run of rivulet with the natural LEFT JOIN ... "
                         "GROUP BY view (default: all of --votes; 0 skips it)")
-    p.add_argument("--no-noindex", action="store_true",
-                   help="skip the write-only run of sqlite_column without the votes index")
+    p.add_argument("--no-indexed", action="store_true",
+                   help="skip the write-only run of sqlite_column with a votes(story_id) index")
     p.add_argument("--data-dir", type=Path, help="parent of the systems' data directories "
                    "(default: a fresh temporary directory, removed afterwards)")
     p.add_argument("--keep", action="store_true", help="keep the data directories")
@@ -568,13 +570,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 })
 
         # ---- diagnostics: write-only variants
-        if not args.no_noindex:
-            system = SqliteColumn(parent / "noindex", index=False)
+        if not args.no_indexed:
+            system = SqliteColumn(parent / "indexed", index=True)
             system.load_stories(stories)
             w = write_phase(system, vote_batches)
             log(f"[{system.name}] {fmt_num(w['votes_per_s'])} votes/s (write phase only)")
             results["diagnostics"][system.name] = {
-                "description": system.description + " -- without the votes(story_id) index "
+                "description": system.description + " -- with an index on votes(story_id) "
                                "(its reads do not need it); write phase only",
                 "indexes": system.indexes, "votes_per_s": w["votes_per_s"], "write": w}
             system.close()
@@ -701,7 +703,7 @@ def plot_results(results: dict[str, Any], path: Path) -> Path | None:
         d["votes_per_s"] for d in results["diagnostics"].values()]
     labels = {"rivulet": "rivulet", "sqlite_column": "sqlite\ncolumn",
               "sqlite_natural": "sqlite\nnatural", "rivulet_natural_view": "rivulet\nnatural view",
-              "sqlite_column_noindex": "sqlite column\nno index"}
+              "sqlite_column_indexed": "sqlite column\n+ votes index"}
     p = results["params"]
     return bar_chart(
         path,
