@@ -42,7 +42,8 @@ the bootstrap (the JVM is warm).
 
 Targets: ``spark_vs_inprocess_ratio`` (in-process seconds / Spark bootstrap seconds, at
 least 2), ``spark_bootstrap_rows_per_s`` (at least 2,000,000), ``import_rows_per_s`` (at
-least 300,000).
+least 300,000), and end to end ``spark_open_to_ready_vs_inprocess`` (in-process open to
+ready / Spark's, JVM start-up and snapshot included: what a user waits for; at least 1).
 
 Run from the repository root: ``python -m bench.bootstrap`` (``bench/results/bootstrap.json``
 and ``.png``; serialize full runs with ``flock /tmp/rivulet-bench.lock``) or ``--quick``.
@@ -88,7 +89,7 @@ PROGRAM = [
 ]
 IMPORT_INDEX_VIEW = "CREATE VIEW ImportedByStory AS SELECT id FROM imported WHERE story_id = ?"
 GOALS = {"spark_vs_inprocess_ratio": 2.0, "spark_bootstrap_rows_per_s": 2_000_000,
-         "import_rows_per_s": 300_000}
+         "import_rows_per_s": 300_000, "spark_open_to_ready_vs_inprocess": 1.0}
 ANSWER_KEYS = ("story_votes_rows", "story_votes_sum", "story_votes_checksum", "front_page")
 #: Rows per executemany call while generating votes (one transaction for all).
 CHUNK = 500_000
@@ -314,6 +315,8 @@ def report(args: argparse.Namespace, votes: int, stories: int, import_rows: int,
                                              GOALS["spark_bootstrap_rows_per_s"]),
         "import_rows_per_s": target(round(import_rate) if import_rate else None,
                                     GOALS["import_rows_per_s"]),
+        "spark_open_to_ready_vs_inprocess": target(
+            round(e2e_ratio, 3), GOALS["spark_open_to_ready_vs_inprocess"]),
     }
     print_table("bootstrap of StoryVotes + FrontPage", ["", "in-process", "Spark local[2]"], [
         ["bootstrap (s)", f"{in_process['bootstrap_seconds']:.2f}",
@@ -331,7 +334,6 @@ def report(args: argparse.Namespace, votes: int, stories: int, import_rows: int,
             f"SQLite {imported['write_seconds']:.1f} s)")
     for name, t in targets.items():
         log(f"target {name}: {t['value']} (goal {t['goal']}): {'met' if t['met'] else 'MISSED'}")
-    log(f"ratio open-to-ready (snapshot included): {e2e_ratio:.2f}")
     if not same:
         log("ERROR: the two executors serve different answers")
     data = {
