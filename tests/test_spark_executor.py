@@ -454,6 +454,16 @@ def test_union_and_distinct(world: World) -> None:
     world.both("SELECT DISTINCT cat FROM items WHERE score IN (?, ?)", (10, 7))
 
 
+def test_a_select_without_from_is_one_row(world: World) -> None:
+    """``SELECT`` without ``FROM`` (ir.OneRow) reads one row of no columns on Spark as in
+    the engine: its constants, its WHERE, its aggregates, and beside a table in a UNION."""
+    assert world.both("SELECT 1 AS one, 'x' AS s, 2.50 * 2 AS d") == [(1, "x", Decimal("5.00"))]
+    assert world.both("SELECT 1 AS one FROM DUAL WHERE 1 = 0") == []
+    assert world.both("SELECT COUNT(*) AS n FROM DUAL WHERE 1 = 0") == [(0,)]
+    got = world.both("SELECT cat FROM items UNION SELECT 'zz'")
+    assert_rows_equal(got, [(v,) for v in {i[1] for i in ITEMS} | {"zz"}])
+
+
 def test_implicit_group_default_row(world: World) -> None:
     """``COUNT(*) ... WHERE k = ?`` answers one row for a key with no rows (the aggregate
     over no rows), none for a key HAVING removes, and the aggregate for a NULL key."""

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as SF
 from pyspark.sql import types as T
 
@@ -133,6 +133,15 @@ class PlanCompiler:
             raise SqlError(f"the DataFrame of table {node.table!r} has {len(df.columns)} "
                            f"columns, the table has {node.arity}")
         return df.toDF(*names(node.arity))
+
+    def _onerow(self, node: ir.OneRow) -> DataFrame:
+        # The one row of no columns of a SELECT without FROM, on the session the tables'
+        # frames are on (or the one running: a plan may read no table at all).
+        frame = next(iter(self.tables.values()), None)
+        spark = frame.sparkSession if frame is not None else SparkSession.getActiveSession()
+        if spark is None:
+            raise SqlError("no Spark session to compute a SELECT without FROM on")
+        return spark.range(1).select()
 
     def _filter(self, node: ir.Filter) -> DataFrame:
         df = self.frame(node.input)
