@@ -168,7 +168,7 @@ class Connection:
             if self._tx is not None:
                 self._tx.rollback()
                 self._tx = None
-            self.db.named_locks.release_all(self.session_id)  # as a MySQL session ends
+            self.db.named_locks.end_session(self.session_id)  # as a MySQL session ends
             self._closed = True
             self.db.close()
 

@@ -5,6 +5,7 @@ with MariaDB over two connections each (rivulet/engine/named_locks.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -100,6 +101,50 @@ def test_a_connection_that_goes_releases_its_locks(server: ServerThread) -> None
     assert _one(c, "SELECT GET_LOCK('o', 0)") == 1
     c._sock.shutdown(socket.SHUT_RDWR)  # type: ignore[attr-defined]
     assert _one(b, "SELECT GET_LOCK('o', 10)") == 1
+
+
+def test_a_client_gone_while_it_waits_takes_nothing(server: ServerThread) -> None:
+    """A client that goes while its GET_LOCK waits (its socket closed mid-wait) gives the
+    wait up, as MySQL ends a killed connection's: the lock, released later, is free,
+    not taken for good by a session nobody can release it for."""
+    a, b = _wire(server), _wire(server)
+    assert _one(a, "SELECT GET_LOCK('w', 0)") == 1
+    b_id = b.thread_id()
+    b._execute_command(pymysql.constants.COMMAND.COM_QUERY,  # the wait, sent, left unread
+                       "SELECT GET_LOCK('w', -1)")
+    time.sleep(0.3)
+    b._sock.shutdown(socket.SHUT_RDWR)  # type: ignore[attr-defined]
+    b._sock.close()  # type: ignore[attr-defined]
+    time.sleep(0.3)
+    assert _one(a, "SELECT RELEASE_LOCK('w')") == 1
+    time.sleep(0.3)
+    assert _one(a, "SELECT IS_USED_LOCK('w')") is None, f"taken by the gone session {b_id}"
+    assert _one(a, "SELECT GET_LOCK('w', 0)") == 1
+
+
+def test_a_session_ended_while_it_waits_gives_up() -> None:
+    """:meth:`NamedLocks.end_session` ends a waiting session's wait (NULL, as a killed
+    wait) in a thread as on an event loop, and releases what it holds; another
+    session's wait goes on."""
+    locks = NamedLocks()
+    holder, gone, other = locks.new_session(), locks.new_session(), locks.new_session()
+    assert locks.get(holder, "k", 0) == 1
+    assert locks.get(gone, "g", 0) == 1
+    waits = _in_thread(lambda: locks.get(gone, "k", -1))
+    still = _in_thread(lambda: locks.get(other, "k", 5))
+    time.sleep(0.2)
+    assert locks.end_session(gone) == 1  # 'g', held once
+    assert waits() is None and locks.is_free("g") == 1
+    assert locks.release(holder, "k") == 1
+    assert still() == 1 and locks.is_used("k") == other
+
+    async def on_a_loop() -> int | None:
+        task = asyncio.ensure_future(locks.get_async(gone, "k", -1))
+        await asyncio.sleep(0.1)
+        locks.end_session(gone)
+        return await asyncio.wait_for(task, 5)
+
+    assert asyncio.run(on_a_loop()) is None and locks.is_used("k") == other
 
 
 def test_a_connection_reset_releases_its_locks(server: ServerThread) -> None:

@@ -52,6 +52,12 @@ class _Waiter:
 
     owner: int
     wake: Callable[[], None]
+    #: Its session ended while it waited (:meth:`NamedLocks.end_session`): it gives up.
+    abandoned: bool = False
+
+
+class _Abandoned(Exception):
+    """A wait whose session ended: it takes nothing (see :meth:`NamedLocks.end_session`)."""
 
 
 @dataclass
@@ -111,9 +117,10 @@ class NamedLocks:
 
     # ..................................................................... the functions
 
-    def get(self, session: int, name: str, timeout: float) -> int:
+    def get(self, session: int, name: str, timeout: float) -> int | None:
         """``GET_LOCK(name, timeout)``: 1 once ``session`` holds the lock, 0 if another
-        session still held it after ``timeout`` seconds (negative: no limit). Blocks."""
+        session still held it after ``timeout`` seconds (negative: no limit), NULL if the
+        session ended meanwhile (as for a killed wait in MySQL). Blocks."""
         deadline = _deadline(timeout)
         ready = threading.Event()
         waiter = _Waiter(session, ready.set)
@@ -126,10 +133,12 @@ class NamedLocks:
                     return 0
                 ready.wait(remaining)
                 ready.clear()
+        except _Abandoned:
+            return None
         finally:
             self._stop_waiting(name, waiter)
 
-    async def get_async(self, session: int, name: str, timeout: float) -> int:
+    async def get_async(self, session: int, name: str, timeout: float) -> int | None:
         """:meth:`get` for an event loop: waits without holding a thread."""
         deadline = _deadline(timeout)
         loop = asyncio.get_running_loop()
@@ -151,6 +160,8 @@ class NamedLocks:
                 except TimeoutError:
                     pass
                 ready.clear()
+        except _Abandoned:
+            return None
         finally:
             self._stop_waiting(name, waiter)
 
@@ -180,13 +191,28 @@ class NamedLocks:
                 self._wake(name)
             return count
 
+    def end_session(self, session: int) -> int:
+        """A session's end (its client gone, its connection closed or reset): its waits
+        given up, and every lock it holds released (how many levels). A wait left going
+        would take its lock later for a session nobody can release it for: the lock
+        would be held for good, as MySQL avoids by ending the wait of a killed
+        connection."""
+        with self._mutex:
+            for waiters in self._waiting.values():
+                for waiter in waiters:
+                    if waiter.owner == session:
+                        waiter.abandoned = True
+                        waiter.wake()
+        return self.release_all(session)
+
     def release_sessions(self, ended: Callable[[int], bool]) -> None:
-        """Every lock of the sessions ``ended`` says are gone (a replica process's,
-        when it exits)."""
+        """End every session ``ended`` says is gone, holding or waiting (a replica
+        process's, when it exits)."""
         with self._mutex:
             sessions = {held.owner for held in self._held.values() if ended(held.owner)}
+            sessions |= {w.owner for ws in self._waiting.values() for w in ws if ended(w.owner)}
         for session in sessions:
-            self.release_all(session)
+            self.end_session(session)
 
     def is_free(self, name: str) -> int:
         """``IS_FREE_LOCK(name)``: 1 if nobody holds the lock, else 0."""
@@ -204,6 +230,8 @@ class NamedLocks:
         ``waiter`` to be woken when it is released, refusing a wait that closes a cycle."""
         session = waiter.owner
         with self._mutex:
+            if waiter.abandoned:
+                raise _Abandoned
             held = self._held.get(name)
             if held is None:
                 self._held[name] = _Held(session)

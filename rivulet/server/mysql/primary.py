@@ -186,7 +186,7 @@ class Replicas:
                 row = await self.server.db.named_locks.answer_async(session, calls)
                 outcome = (None, 0, 0, 0, row)
             elif kind == "named_release":
-                self.server.db.named_locks.release_all(body[0])
+                self.server.db.named_locks.end_session(body[0])
                 outcome = (None, 0, 0, 0)
             elif kind == "number":
                 outcome = await self._number(*body)

@@ -237,7 +237,7 @@ class RemoteNamedLocks:
         _, _, _, row = await forwarder.call("named_lock", session, calls)
         return tuple(row)
 
-    def release_all(self, session: int) -> None:
+    def end_session(self, session: int) -> None:
         """(on the event loop, as a session ends) Nothing waits for the answer."""
         forwarder = self.server.forwarder
         if forwarder is not None and not forwarder.closed:

@@ -281,7 +281,7 @@ class RivuletSession(Session):
         tx = self.end()
         if tx is not None:
             tx.rollback()
-        self.server.named_locks.release_all(self.connection.connection_id)  # as MySQL's
+        self.server.named_locks.end_session(self.connection.connection_id)  # as MySQL's
 
 
 # --------------------------------------------------------------------------- result columns
