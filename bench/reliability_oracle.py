@@ -33,6 +33,7 @@ accepted inputs (SQL, hostile writes, HTTP requests) with a :class:`Checker`.
 from __future__ import annotations
 
 import decimal
+import hashlib
 import itertools
 import json
 import random
@@ -101,8 +102,11 @@ class Tally:
         if len(self.examples) < MAX_EXAMPLES and not any(
                 e["front"] == front and _headline(e["report"]) == headline
                 for e in self.examples):
-            self.examples.append({"front": front, "kind": "failure" if failure else "mismatch",
-                                  "report": _cut(report, 4000), "repro": _cut(repro, 12000)})
+            example = {"front": front, "kind": "failure" if failure else "mismatch",
+                       "report": _cut(report, 4000), "repro": _cut(repro, 12000)}
+            if len(repro) > 12000:  # (a history's middle is what a repro cannot do without)
+                example["whole_repro"] = str(_keep_whole(repro))
+            self.examples.append(example)
 
     def merge(self, other: Tally) -> None:
         """Add ``other``'s counts and examples (a worker process's) to these."""
@@ -130,6 +134,19 @@ class Tally:
                          for f in fronts},
             "examples": self.examples,
         }
+
+
+#: Where a repro too long for the result file is kept whole (not kept by git).
+REPRO_DIR = Path(__file__).resolve().parent / "results" / "repros"
+
+
+def _keep_whole(repro: str) -> Path:
+    """Write ``repro`` to :data:`REPRO_DIR`, named by its hash; returns the path."""
+    REPRO_DIR.mkdir(parents=True, exist_ok=True)
+    data = repro.encode("utf-8", "surrogatepass")
+    path = REPRO_DIR / f"{hashlib.sha1(data).hexdigest()[:12]}.sql"
+    path.write_bytes(data)
+    return path
 
 
 def _cut(text: str, limit: int) -> str:

@@ -19,6 +19,7 @@ from pymysql.constants import CLIENT
 
 import rivulet
 from bench import oracle_sql as q
+from bench import reliability_oracle
 from bench.mysql_oracle import MariaDBOracle, mysql_mismatch
 from bench.oracle_fronts import EmbeddedFront, Front, Refused, embedded_front, http_value
 from bench.reliability_fuzz import check_sql, make_database, mirror_of_fuzz_database
@@ -196,6 +197,20 @@ def test_the_fuzz_databases_mirror_reads_a_view_with_parameters_as_a_table(
     finally:
         db.close()
         mirror.conn.close()
+
+
+def test_a_repro_too_long_for_the_result_is_kept_whole(tmp_path: Path, monkeypatch) -> None:
+    """An example's repro is cut in the result (its head and tail), and kept whole in a
+    file the example names: the full run's mismatch depended on the history cut out."""
+    monkeypatch.setattr(reliability_oracle, "REPRO_DIR", tmp_path)
+    tally = Tally()
+    repro = "CREATE TABLE r (id INT);\n" + "UPDATE r SET id = id;\n" * 2000 + "SELECT 'é😀';"
+    tally.mismatch("embedded", "rivulet and MariaDB disagree", repro)
+    example = tally.examples[0]
+    assert len(example["repro"]) < len(repro) and "characters cut" in example["repro"]
+    assert Path(example["whole_repro"]).read_text(encoding="utf-8") == repro
+    tally.mismatch("mysql", "rivulet and MariaDB disagree", "SELECT 1;")
+    assert "whole_repro" not in tally.examples[1]
 
 
 def test_decimals_are_compared_exactly_and_with_their_scale() -> None:
