@@ -442,12 +442,31 @@ class Checker:
         DECIMAL, where that shape is avoided, is set aside (counted) and ``_SET_ASIDE``
         returned."""
         report = mysql_mismatch(sql, sent, rows, theirs, what=what)
-        if report is not None and _NEGATIVE_ZERO in self.avoided and mysql_mismatch(
-                sql, sent, [tuple(_unsigned_zero(v) for v in r) for r in rows],
-                [tuple(_unsigned_zero(v) for v in r) for r in theirs]) is None:
+        if report is None or _NEGATIVE_ZERO not in self.avoided:
+            return report
+        if mysql_mismatch(sql, sent, [tuple(_unsigned_zero(v) for v in r) for r in rows],
+                          [tuple(_unsigned_zero(v) for v in r) for r in theirs]) is None \
+                or self._agrees_without_negative_zeros(sql, sent, rows):
             self.tally.avoided[_NEGATIVE_ZERO] += 1
             return _SET_ASIDE
         return report
+
+    def _agrees_without_negative_zeros(self, sql: str, sent: Sequence[Any],
+                                       rows: list[tuple]) -> bool:
+        """Whether MariaDB answers ``rows`` once its quotients and remainders cannot be
+        a negative zero DECIMAL. MariaDB's can (``1 / -2147483648`` is -0.0000, which is
+        unequal to 0 in its IN), MySQL's cannot (its division makes a zero result a plain
+        zero): so a condition on one can keep rows MySQL drops. ``q + 0`` is the same
+        value, type and places, with MariaDB's zero made plain."""
+        normalized = _zeros_made_positive(sql)
+        if normalized is None:
+            return False
+        try:
+            keyed = query_shape(normalized, "mysql").keyed_sql
+            theirs = self.front.answer(self.mirror.query(keyed, sent))
+        except Exception:  # (refused, or a shape the comparison cannot line up)
+            return False
+        return mysql_mismatch(sql, sent, rows, theirs) is None
 
     def view(self, case: q.ViewCase) -> None:
         """A view with parameters, looked up with each of ``case.lookups``. The view stays
@@ -709,6 +728,28 @@ _ERROR_SHAPES = {
 #: aside (those that differ in nothing else, either side's -0 made 0), counted under this name.
 _NEGATIVE_ZERO = "a negative zero DECIMAL"
 _SET_ASIDE = "(set aside: an avoided shape)"
+
+
+def _zeros_made_positive(sql: str) -> str | None:
+    """``sql`` with every ``/`` and MOD wrapped as ``(q + 0)`` (see
+    :meth:`Checker._agrees_without_negative_zeros`); None if it has none or does not
+    parse."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="mysql")
+    except sqlglot.errors.ParseError:
+        return None
+    if not any(tree.find_all(exp.Div, exp.Mod)):
+        return None
+
+    def plain(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, (exp.Div, exp.Mod)):
+            return exp.Paren(this=exp.Add(this=node, expression=exp.Literal.number(0)))
+        return node
+
+    return tree.transform(plain).sql(dialect="mysql")
 
 
 def _unsigned_zero(value: Any) -> Any:

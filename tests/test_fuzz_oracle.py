@@ -213,6 +213,30 @@ def test_a_repro_too_long_for_the_result_is_kept_whole(tmp_path: Path, monkeypat
     assert "whole_repro" not in tally.examples[1]
 
 
+def test_a_condition_on_mariadbs_negative_zero_quotient_is_set_aside(
+        tmp_path: Path, mirror: Mirror) -> None:
+    """``1 / -2147483648`` is -0.0000 in MariaDB, unequal to 0 in its IN; MySQL's division
+    makes it a plain zero, as rivulet's does. A read that differs only by that is set
+    aside under the avoided shape (the full run's embedded mismatch), and is a mismatch
+    when the shape is not avoided."""
+    db = rivulet.open(tmp_path / "db")
+    try:
+        db.execute("CREATE TABLE z (id INT PRIMARY KEY, n INT)")
+        rows = [(1, -2147483648), (2, 2), (3, -3)]
+        mirror.load({"z": ("CREATE TABLE z (id INT PRIMARY KEY, n INT)", rows)})
+        db.table("z").insert_many(rows)
+        sql = "SELECT id FROM z WHERE (1 / n) NOT IN (0.5, 0.00)"
+        assert sorted(mirror.query(sql)) == [(1,), (3,)]  # MariaDB's negative zero
+        tally = Tally()
+        Checker(db, mirror, tally, EmbeddedFront(db)).read(sql)
+        assert tally.avoided["a negative zero DECIMAL"] == 1 and not tally.mismatched
+        strict = Tally()
+        Checker(db, mirror, strict, EmbeddedFront(db), frozenset()).read(sql)
+        assert sum(strict.mismatched.values()) == 1
+    finally:
+        db.close()
+
+
 def test_decimals_are_compared_exactly_and_with_their_scale() -> None:
     big = decimal.Decimal("12345678901234567.89")
     assert mysql_mismatch("SELECT d FROM k", (), [(big,)], [(big,)]) is None
