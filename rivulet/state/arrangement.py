@@ -194,6 +194,11 @@ def buckets_bytes(sample: Sample, index: dict[Any, dict[Any, int]], rows: int) -
     return sample.bytes(index, rows, measure)
 
 
+#: A delta's row and its multiplicity, as C functions (for ``map`` over a batch).
+ROW_OF: Callable[[Delta], Row] = itemgetter(0)
+DIFF_OF: Callable[[Delta], int] = itemgetter(1)
+
+
 def consolidate(deltas: Iterable[Delta]) -> list[Delta]:
     """Merge equal rows of a batch, dropping those whose multiplicities cancel."""
     net: dict[Row, int] = {}

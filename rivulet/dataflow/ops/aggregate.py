@@ -9,6 +9,7 @@ a multiset of values so that deleting the current extreme finds the next one.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from fractions import Fraction
@@ -17,7 +18,7 @@ from typing import Any
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
 from rivulet.plan import ir
 from rivulet.plan.ir import AggCall
-from rivulet.state.arrangement import Delta, Row, key_function
+from rivulet.state.arrangement import DIFF_OF, ROW_OF, Delta, Row, key_function
 from rivulet.state.groups import KeyedGroups
 from rivulet.state.sizing import Sample, shares, slots_bytes
 from rivulet.values import div, to_number
@@ -278,11 +279,15 @@ class Aggregate(StatefulOperator):
         return self._emit(touched)
 
     def _count_rows(self, deltas: Batch) -> dict[Any, Group]:
-        net: dict[Any, int] = {}
         key_of = self.key_of
-        for row, diff in deltas:
-            key = key_of(row)
-            net[key] = net.get(key, 0) + diff
+        net: dict[Any, int]
+        if min(map(DIFF_OF, deltas), default=0) == max(map(DIFF_OF, deltas), default=0) == 1:
+            net = Counter(map(key_of, map(ROW_OF, deltas)))  # inserts only: counted in C
+        else:
+            net = {}
+            for row, diff in deltas:
+                key = key_of(row)
+                net[key] = net.get(key, 0) + diff
         groups = self.groups
         touched = {}
         for key, diff in net.items():
