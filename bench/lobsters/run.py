@@ -879,6 +879,13 @@ def report(results: dict[str, Any]) -> None:
     print_table("Lobsters: page sojourn time against offered load",
                 ["configuration", "offered/s", "done/s", "p50 ms", "p95 ms", "unstarted",
                  "failed", "server cores", "client cores", "sustained"], rows)
+    rows = [[name, str(c["phases"]), str(c["sampled_pages"]), str(c["statements"]),
+             str(c["matched_at_start"]), str(c["matched_later"]), str(c["mismatch_count"]),
+             str(c["unchecked"])] for name, c in results.get("checks", {}).items()]
+    if rows:
+        print_table("answers checked against MariaDB (bench/lobsters/check.py)",
+                    ["configuration", "phases", "pages", "statements", "at start", "later",
+                     "mismatched", "unchecked"], rows)
     rows = [[k, fmt_num(v["value"]), f"{'<=' if v['direction'] == 'at most' else '>='} "
              f"{v['goal']}", "met" if v["met"] else "MISSED"]
             for k, v in results["targets"].items()]
