@@ -18,6 +18,7 @@ from bench.lobsters.check import (  # noqa: E402
     Oracle,
     PageRecord,
     Recorder,
+    Statement,
     ribbon_user,
     written_table,
 )
@@ -348,3 +349,30 @@ def test_only_the_declared_reads_read_read_ribbons() -> None:
         sql = query_set("natural").writes[name]
         params = {"touch_ribbon": (5, 7, 9), "insert_ribbon": (7, 9, 5)}[name]
         assert written_table(sql) == "read_ribbons" and ribbon_user(sql, params) == 7
+
+
+def test_an_ordered_limited_read_fetches_its_window_unless_a_tie_crosses_the_cut(
+        small: Dataset, mariadb_oracle: object) -> None:
+    """The oracle reads a LIMIT's window and one row more (a front page's whole answer
+    would be every story), and the whole answer when that row ties with the window's
+    last, where any of the tied rows is a right answer."""
+    import dataclasses
+
+    oracle = _oracle(mariadb_oracle, small, "baseline")
+    reads = {**oracle.backend.queries.reads,
+             "by_mod": "SELECT id, hotness_mod FROM tags WHERE id > ? ORDER BY hotness_mod LIMIT 2",
+             "by_id": "SELECT id, hotness_mod FROM tags WHERE id > ? ORDER BY id DESC LIMIT 2"}
+    oracle.backend.queries = dataclasses.replace(oracle.backend.queries, reads=reads)
+    tags = sorted(small.tables["tags"], key=lambda t: (t[-1], t[0]))
+    assert tags[1][-1] == tags[2][-1], "the data set's tags tie on hotness_mod"
+    rows, _ = oracle.answer("by_id", [0])
+    assert [r[0] for r in rows] == [40, 39, 38]
+    rows, _ = oracle.answer("by_mod", [0])
+    assert len(rows) == len(tags)
+    tied = [t for t in tags if t[-1] == tags[1][-1]]
+    for other in tied[1:]:  # any row of the block at the cut will do, the others will not
+        pick = Statement("by_mod", (0,), [(tags[0][0], tags[0][-1]), (other[0], other[-1])], 0.0)
+        assert oracle._compare(pick)[0] is None
+    wrong = Statement("by_mod", (0,), [(tags[0][0], tags[0][-1]), (tags[-1][0], tags[-1][-1])],
+                      0.0)
+    assert oracle._compare(wrong)[0] is not None

@@ -702,7 +702,7 @@ def median_point(phases: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _check_text(report: dict[str, Any]) -> str:
     text = (f"checked {report['statements']} statements of {report['sampled_pages']} pages: "
-            f"{report['mismatch_count']} mismatched")
+            f"{report['mismatch_count']} mismatched ({report['seconds']:.1f} s)")
     if report.get("oracle_diverged"):
         text += f", {report['unchecked']} unchecked ({report['oracle_diverged']})"
     return text
