@@ -376,3 +376,27 @@ def test_an_ordered_limited_read_fetches_its_window_unless_a_tie_crosses_the_cut
     wrong = Statement("by_mod", (0,), [(tags[0][0], tags[0][-1]), (tags[-1][0], tags[-1][-1])],
                       0.0)
     assert oracle._compare(wrong)[0] is not None
+
+
+def test_the_results_name_the_commit_the_load_and_the_answers_checked(small: Dataset) -> None:
+    import argparse
+
+    from bench.lobsters import run
+    from bench.lobsters.check import merge_reports
+
+    args = run.parse_args(["--quick"])
+    assert (args.phases_per_load, args.check_every) == (1, 5)
+    assert (run.parse_args([]).phases_per_load, run.parse_args([]).check_every) == (2, 20)
+    bad = {"sampled_pages": 3, "statements": 30, "matched_at_start": 28, "matched_later": 1,
+           "mismatch_count": 1, "mismatches": [{"statement": "story"}], "writing_pages": 9,
+           "unchecked": 0, "oracle_diverged": None, "seconds": 0.5}
+    point = run.median_point([_phase_point(5, 10.0) | {"check": bad}])
+    configs = {"rivulet-natural": {"points": [point], "check": merge_reports([point["check"]])}}
+    assert isinstance(args, argparse.Namespace)
+    results = run.summarize(configs, args, small, load_at_start=[1.0, 2.0, 3.0])
+    env = results["environment"]
+    assert env["load_average_at_start"] == [1.0, 2.0, 3.0] and env["load_average_at_end"]
+    assert set(env["git"]) >= {"commit", "dirty_files"}
+    assert results["answers"]["mismatches"] == 1 and results["answers"]["statements"] == 30
+    assert results["checks"]["rivulet-natural"]["mismatches"] == [{"statement": "story"}]
+    assert results["params"]["phases_per_load"] == 1

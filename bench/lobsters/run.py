@@ -771,7 +771,10 @@ def secondary_figures(configs: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def summarize(configs: dict[str, dict[str, Any]], args: argparse.Namespace,
-              dataset: Dataset) -> dict[str, Any]:
+              dataset: Dataset, load_at_start: list[float] | None = None) -> dict[str, Any]:
+    """The results file's content; its ``environment`` names the commit and whether the
+    tree was clean (:func:`bench.common.environment`) and the load average at the start
+    of the run and at its end (now)."""
     best = {name: best_sustained(c["points"]) for name, c in configs.items()}
     checks = {name: c["check"] for name, c in configs.items() if "check" in c}
 
@@ -826,7 +829,7 @@ def summarize(configs: dict[str, dict[str, Any]], args: argparse.Namespace,
         "checks": checks,
         "secondary": secondary_figures(configs),
         "configurations": configs,
-        "environment": environment(),
+        "environment": {**environment(), "load_average_at_start": load_at_start},
     }
 
 
@@ -1032,8 +1035,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         previous = json.loads(results_path(NAME, args.quick).read_text())["configurations"]
         configs = {**{k: v for k, v in previous.items() if k not in configs}, **configs}
         configs = {k: configs[k] for k in CONFIGURATIONS if k in configs}
-    results = summarize(configs, args, dataset)
-    results["environment"]["load_average_at_start"] = load_at_start
+    results = summarize(configs, args, dataset, load_at_start)
     name = f"{NAME}.profile" if args.profile else NAME  # a profiled server is slower
     path = write_results(name, results, args.quick)
     report(results)
