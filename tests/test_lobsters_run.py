@@ -1,6 +1,11 @@
 """The Lobsters load generator's accounting (``bench/lobsters/run.py``): Poisson arrivals,
-sojourn times with pages that never started, when a load counts as sustained, and id
-blocks that keep concurrent client processes' inserts apart."""
+sojourn times with pages that never started, when a load counts as sustained, id blocks
+that keep concurrent client processes' inserts apart, a load's point as the median of its
+phases; and the check of its answers (``bench/lobsters/check.py``) on a small data set
+against the session's private MariaDB (``tests/conftest.py``): recorded pages match the
+oracle in a state they could have seen, a wrong answer or one from after the read is a
+mismatch with its page, statement and both answers, the oracle follows the writes (a
+story page's ribbon included) or says why it cannot."""
 
 from __future__ import annotations
 
@@ -400,3 +405,31 @@ def test_the_results_name_the_commit_the_load_and_the_answers_checked(small: Dat
     assert results["answers"]["mismatches"] == 1 and results["answers"]["statements"] == 30
     assert results["checks"]["rivulet-natural"]["mismatches"] == [{"statement": "story"}]
     assert results["params"]["phases_per_load"] == 1
+
+
+def test_a_phase_against_rivulet_serve_with_a_replica_is_checked_after_it_ran(
+        small: Dataset, mariadb_oracle: object, tmp_path: Path) -> None:
+    """The whole path of a run's phase, small: client processes (forked) record their
+    pages while they send them to ``rivulet serve --replicas 1`` as the benchmark runs
+    it, and the phase's sampled reads are then checked against the oracle, which gets
+    the phase's writes; a second phase is checked against the state the first left."""
+    from bench.lobsters.run import Endpoint, RivuletServer, load_rivulet, run_phase
+
+    load_rivulet(tmp_path / "db", query_set("natural"), small)
+    server = RivuletServer(tmp_path / "db", tmp_path / "serve.log", replicas=1)
+    try:
+        endpoint = Endpoint("rivulet-natural", "rivulet", "natural", server.port, "rivulet",
+                            "root", server.pid)
+        oracle = _oracle(mariadb_oracle, small, "natural")
+        for n in range(2):
+            phase = Phase(rate=40.0, warmup=0.5, seconds=2.0, clients=2, connections=2,
+                          seed=n, block=1 + 2 * n, check_every=2)
+            point = run_phase(endpoint, phase, small, oracle)
+            check = point["check"]
+            assert point["completed"] > 40 and not point["failed"], point["errors"]
+            assert check["mismatch_count"] == 0, check["mismatches"]
+            assert check["oracle_diverged"] is None
+            assert check["sampled_pages"] >= 30 and check["statements"] >= 200
+            assert check["writing_pages"] >= 20  # the story pages' read ribbons at least
+    finally:
+        server.stop()
