@@ -19,6 +19,7 @@ statements run on a private MariaDB, both versions, showing the same pages.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 from collections import Counter
@@ -116,15 +117,16 @@ def _difference(request: Request, reference: Backend, ref: Page, other: Backend,
 
 
 def _replay(requests: list[Request], reference: Backend, others: list[Backend]) -> list[Page]:
-    """Run every request on every system; each page must equal the reference's. Writes
-    are settled before the next page (rivulet's reads are eventually consistent)."""
+    """Run every request on every system; each page must equal the reference's. Each
+    page is settled before the next (rivulet's reads are eventually consistent): every
+    page, not only those of ``Request.writes``, since a story page writes its read
+    ribbon, which the next page's header (unread replies) reads."""
     pages: list[Page] = []
     for request in requests:
         ref = run_page(reference, request)
         results = [run_page(other, request) for other in others]
-        if request.writes:
-            for backend in others:
-                backend.settle()
+        for backend in others:
+            backend.settle()
         for other, got in zip(others, results):
             assert got == ref, _difference(request, reference, ref, other, got)
         pages.append(ref)
@@ -293,15 +295,54 @@ def test_pages_agree_after_a_spark_bootstrap(dataset: Dataset, spark: Any) -> No
         reference.close()
 
 
-@pytest.mark.parametrize("driver", ["pymysql", "mysqlclient"])
+class _Dealt(Backend):
+    """Pages dealt in turn to connections that ``rivulet serve --replicas`` dealt to its
+    primary and its replicas (a page starts with its header: :func:`run_page`), each
+    connection reading its own writes. :meth:`settle` makes every write acknowledged so
+    far visible to every connection: each writes a probe (a moderation of no user, which
+    no page reads) and reads, which waits for that write, and so for all before it."""
+
+    def __init__(self, backends: list[Any]) -> None:
+        self.backends = backends
+        self.queries = backends[0].queries
+        self.name = backends[0].name
+        self.turn = -1
+        self.probes = iter(range(2_000_000_001, 2_100_000_000))
+        for backend in backends:
+            backend.conn.cursor().execute("SET rivulet_read_your_writes = 1")
+
+    @property
+    def current(self) -> Any:
+        return self.backends[self.turn % len(self.backends)]
+
+    def read(self, name: str, params: Any = ()) -> list[tuple]:
+        if name == "header_user":
+            self.turn += 1
+        return self.current.read(name, params)
+
+    def write(self, name: str, params: Any) -> int:
+        return self.current.write(name, params)
+
+    def settle(self) -> None:
+        for backend in self.backends:
+            cur = backend.conn.cursor()
+            cur.execute("INSERT INTO moderations (id, moderator_user_id, action, created_at) "
+                        "VALUES (%s, 1, 'settle', 0)", (next(self.probes),))
+            cur.execute("SELECT id FROM users WHERE id = 1")
+            cur.fetchall()
+
+@pytest.mark.parametrize(("driver", "replicas"),
+                         [("pymysql", 0), ("mysqlclient", 0), ("mysqlclient", 1)])
 def test_pages_agree_through_the_load_generators_client(dataset: Dataset, tmp_path: Path,
-                                                        driver: str) -> None:
+                                                        driver: str, replicas: int) -> None:
     """The benchmark's clients (``bench.lobsters.run``: its data load, its connection,
     the statements' text with ``%s`` values, a read ribbon's duplicate INSERT taken as
     the application's upsert) against ``rivulet``'s MySQL server show SQLite's pages,
-    over either driver (mysqlclient's statements bypass its cursor)."""
+    over either driver (mysqlclient's statements bypass its cursor); and against
+    ``rivulet serve --replicas 1`` as the benchmark runs it (its server, its options),
+    the pages dealt in turn to a connection of the primary and one of the replica."""
     import rivulet
-    from bench.lobsters.run import Endpoint, WireBackend, connect, load_rivulet
+    from bench.lobsters.run import Endpoint, RivuletServer, WireBackend, connect, load_rivulet
     from bench.mariadb import ensure_mysqlclient
     from rivulet.server.mysql.server import ServerThread
 
@@ -310,30 +351,54 @@ def test_pages_agree_through_the_load_generators_client(dataset: Dataset, tmp_pa
 
     queries = query_set("natural")
     load_rivulet(tmp_path / "db", queries, dataset)
-    reference = sqlite_backend(query_set("baseline"), dataset)
-    db = rivulet.open(tmp_path / "db")
-    server = ServerThread(db, port=0)
+    with contextlib.ExitStack() as closing:
+        reference = sqlite_backend(query_set("baseline"), dataset)
+        closing.callback(reference.close)
+        if replicas:
+            process = RivuletServer(tmp_path / "db", tmp_path / "serve.log", replicas=replicas)
+            closing.callback(process.stop)
+            port, settle = process.port, None
+        else:
+            db = rivulet.open(tmp_path / "db")
+            closing.callback(db.close)
+            server = ServerThread(db, port=0)
+            closing.callback(server.stop)
+            port, settle = server.port, db.settle
 
-    class Wire(WireBackend):
-        def settle(self) -> None:
-            db.settle()
+        class Wire(WireBackend):
+            def settle(self) -> None:
+                assert settle is not None, "dealt pages settle through _Dealt"
+                settle()
 
-    endpoint = Endpoint("rivulet-natural", "rivulet", "natural", server.port, "rivulet",
-                        "root", 0, driver)
-    backend = Wire(queries, connect(endpoint), name=endpoint.config, timings={},
-                   driver=driver)
-    try:
+        endpoint = Endpoint("rivulet-natural", "rivulet", "natural", port, "rivulet",
+                            "root", 0, driver)
+
+        def wire() -> Wire:
+            backend = Wire(queries, connect(endpoint), name=endpoint.config, timings={},
+                           driver=driver)
+            closing.callback(backend.close)
+            return backend
+
+        if replicas:
+            roles: dict[str, Wire] = {}
+            for _ in range(4 * (1 + replicas)):  # the server deals connections in turn
+                backend = wire()
+                cur = backend.conn.cursor()
+                cur.execute("SELECT @@rivulet_server")
+                roles.setdefault(cur.fetchall()[0][0], backend)
+                if len(roles) == 1 + replicas:
+                    break
+            assert sorted(roles) == ["primary", *(f"replica {n + 1}" for n in range(replicas))]
+            system: Backend = _Dealt(list(roles.values()))
+            backend = roles["replica 1"]
+        else:
+            system = backend = wire()
         requests = Workload(dataset, seed=9, mix=WRITE_HEAVY_MIX).take(120)
-        _replay(requests, reference, [backend])
+        _replay(requests, reference, [system])
         ribbon = next(r for r in requests if r.page == "story")
         backend.write("insert_ribbon", [ribbon.user, 1, 0])  # (a duplicate: no error)
         assert backend.write("insert_ribbon", [ribbon.user, 1, 0]) == 0
         assert set(backend.timings) >= {"story_comments", "touch_ribbon"}
-    finally:
-        backend.close()
-        server.stop()
-        db.close()
-        reference.close()
 
 
 @pytest.mark.slow

@@ -50,6 +50,19 @@ from its bulk load on. A load is
 highest load rivulet sustains with the natural queries over MariaDB's with the baseline
 queries (goal 2; the paper reports 5 on 16 cores).
 
+Each load is run ``--phases-per-load`` times (2; quick 1) on every configuration, in
+alternating order, and its point is the median of each figure over those phases
+(:func:`median_point`), every phase kept in the JSON. Answers are checked
+(:mod:`bench.lobsters.check`): each client records every ``--check-every``-th page of its
+schedule (20; quick 5), the warm-up's too, with every page's writes, and after the phase
+(outside its times) those pages' reads are compared with what a MariaDB database of the
+configuration's own answers, loaded with the same data and fed the configuration's
+writes, in a state the read could have seen (the rule is in that module's docstring). A
+mismatch fails the run (exit status 1) and is kept in the JSON (``checks``: the page, the
+statement and both answers). The JSON's ``environment`` records the commit, whether the
+tree was clean, and the load average at the start and at the end (each phase has its own
+at its start).
+
 Run from the repository root: ``python -m bench.lobsters.run`` (full; serialize with
 ``flock /tmp/rivulet-bench.lock``), ``--quick`` (a tenth of the data, rivulet natural and
 MariaDB baseline, three loads).
@@ -67,6 +80,7 @@ import random
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -82,6 +96,7 @@ from bench.common import (
     busy_warning,
     environment,
     fmt_num,
+    load_average,
     logger,
     percentile,
     print_table,
@@ -90,11 +105,12 @@ from bench.common import (
     write_results,
 )
 from bench.lobsters.backends import SqlBackend, load_tables
+from bench.lobsters.check import Oracle, PageRecord, Recorder, merge_reports
 from bench.lobsters.data import Dataset, Sizes, generate
-from bench.lobsters.pages import run_page
 from bench.lobsters.queries import QuerySet, query_set
 from bench.lobsters.workload import Workload
 from bench.mariadb import MariaDB, ensure_mysqlclient, process_cpu
+from bench.mysql_oracle import ORACLE_OPTIONS
 
 PROFILE_ENV = "RIVULET_SERVER_PROFILE"  # rivulet.server.mysql.server: profile the event loop
 
@@ -172,6 +188,7 @@ class Phase:
     seed: int
     block: int  # first id block of this phase's workloads (one per client process)
     pages: int = 0  # a closed loop's pages, over all client processes
+    check_every: int = 0  # record every Nth page of a client for the check (0: none)
 
     def share(self, index: int) -> int:
         """Client process ``index``'s share of a closed loop's pages."""
@@ -270,9 +287,11 @@ class RivuletServer:
 # ......................................................................... MariaDB
 
 
-def load_mariadb(server: MariaDB, queries: QuerySet, dataset: Dataset) -> str:
-    """One database with the version's program, rows and indexes; its name."""
-    database = f"lobsters_{queries.version}"
+def load_mariadb(server: MariaDB, queries: QuerySet, dataset: Dataset,
+                 database: str | None = None) -> str:
+    """One database (``lobsters_<version>`` unless named) with the version's program, rows
+    and indexes; its name."""
+    database = database or f"lobsters_{queries.version}"
     conn = server.connect(None)
     conn.autocommit(False)
     conn.cursor().execute(f"CREATE DATABASE {database}")
@@ -400,6 +419,7 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
     errors: list[str] = []
     lock = threading.Lock()
     timings: dict[str, list[float]] = {}  # all workers' (their += races are harmless here)
+    recorded: list[PageRecord] = []  # for the check, after the phase (bench.lobsters.check)
 
     def worker() -> None:
         try:
@@ -408,6 +428,7 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
         except Exception as exc:  # noqa: BLE001 - reported, the phase fails
             errors.append(f"connect: {exc!r}")
             return
+        recorder = Recorder(backend, recorded, every=phase.check_every, client=index)
         clock = time.monotonic
         while True:
             i = next(taken)
@@ -423,7 +444,7 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
                 time.sleep(due - now)
             ok = True
             try:
-                run_page(backend, requests[i])
+                recorder.run(i, requests[i])
             except Exception as exc:  # noqa: BLE001 - counted, the load goes on
                 ok = False
                 with lock:
@@ -454,7 +475,7 @@ def client_process(endpoint: Endpoint, phase: Phase, index: int, dataset: Datase
              "missed": [] if closed else [s for i, s in enumerate(schedule)
                                           if i not in started],
              "stopped": stop_at - start_at, "elapsed": elapsed, "timings": timings,
-             "cpu_seconds": cpu1 - cpu0, "errors": errors})
+             "cpu_seconds": cpu1 - cpu0, "errors": errors, "pages": recorded})
 
 
 def server_processes(pid: int) -> list[int]:
@@ -501,9 +522,12 @@ def thread_cpu(pids: list[int]) -> tuple[float, float]:
     return main, other
 
 
-def run_phase(endpoint: Endpoint, phase: Phase, dataset: Dataset) -> dict[str, Any]:
+def run_phase(endpoint: Endpoint, phase: Phase, dataset: Dataset,
+              oracle: Oracle | None = None) -> dict[str, Any]:
     """Clients (forked: they share the generated data set) at ``phase.rate``; the
-    phase's sojourn times, throughput and CPU use."""
+    phase's sojourn times, throughput and CPU use, and, with an ``oracle``, the check of
+    the pages the clients recorded (after the phase: not in its times)."""
+    load = load_average()
     ctx = mp.get_context("fork")
     out = ctx.Queue()
     start_at = time.monotonic() + 2.0  # connections opened, requests generated (~0.1 s)
@@ -532,6 +556,9 @@ def run_phase(endpoint: Endpoint, phase: Phase, dataset: Dataset) -> dict[str, A
     point["server_other_threads_cores"] = (threads1[1] - threads0[1]) / wall
     if len(pids) > 1:  # the primary first, then its replicas
         point["server_process_cores"] = [(b - a) / wall for a, b in zip(each0, each1)]
+    point["load_average"] = load
+    if oracle is not None:
+        point["check"] = oracle.check([r for part in parts for r in part["pages"]])
     return point
 
 
@@ -603,47 +630,101 @@ def summarize_phase(phase: Phase, parts: list[dict[str, Any]],
 
 
 def sweep(endpoints: dict[str, Endpoint], blocks: dict[str, int], dataset: Dataset,
-          args: argparse.Namespace, log: Any) -> dict[str, list[dict[str, Any]]]:
-    """The offered loads in order, each run on every configuration in turn (in reverse
-    order every other load), until two loads in a row collapse a configuration (one could
-    be a hiccup of a shared machine): configurations compared at one load meet the machine
-    in the same minute, where sweeping one after the other would give each its own
-    (this machine's speed drifts by 2x within half an hour)."""
+          args: argparse.Namespace, log: Any,
+          oracles: dict[str, Oracle] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The offered loads in order, each run ``args.phases_per_load`` times on every
+    configuration in turn (in reverse order every other round), until two loads in a row
+    collapse a configuration (one could be a hiccup of a shared machine): configurations
+    compared at one load meet the machine in the same minute, where sweeping one after
+    the other would give each its own (this machine's speed drifts by 2x within half an
+    hour). A load's point is the median of its phases (:func:`median_point`); each phase
+    is checked against its configuration's oracle, if any, after it has run."""
     points: dict[str, list[dict[str, Any]]] = {config: [] for config in endpoints}
     order = list(endpoints)
+    repeats = max(1, getattr(args, "phases_per_load", 1))
+    check_every = getattr(args, "check_every", 0) if oracles else 0
+    rounds = itertools.count()
     for n, rate in enumerate(args.rates):
-        for config in order if n % 2 == 0 else order[::-1]:
-            done = points[config]
-            if len(done) >= 2 and done[-1]["collapsed"] and done[-2]["collapsed"]:
-                continue
-            block = blocks[config] + args.clients
-            phase = Phase(rate=rate, warmup=args.warmup, seconds=args.seconds,
-                          clients=args.clients, connections=args.connections,
-                          seed=args.seed + 1000 * block + n, block=block + n * args.clients)
-            point = run_phase(endpoints[config], phase, dataset)
-            done.append(point)
-            log(f"[{config}] offered {rate:g}/s: done {point['achieved_rate']:.1f}/s, "
-                f"p50 {_ms(point['p50_ms'])}, p95 {_ms(point['p95_ms'])} ms, "
-                f"{point['censored']} unstarted, {point['failed']} failed; server "
-                f"{point['server_cores']:.2f} cores, clients {point['clients_cores']:.2f}"
-                + (f"; errors {point['errors'][:2]}" if point["errors"] else ""))
+        phases: dict[str, list[dict[str, Any]]] = {}
+        for repeat in range(repeats):
+            k = next(rounds)
+            for config in order if k % 2 == 0 else order[::-1]:
+                done = points[config]
+                if len(done) >= 2 and done[-1]["collapsed"] and done[-2]["collapsed"]:
+                    continue
+                block = blocks[config] + args.clients * (1 + n * repeats + repeat)
+                phase = Phase(rate=rate, warmup=args.warmup, seconds=args.seconds,
+                              clients=args.clients, connections=args.connections,
+                              seed=args.seed + 1000 * block + n, block=block,
+                              check_every=check_every)
+                point = run_phase(endpoints[config], phase, dataset,
+                                  (oracles or {}).get(config))
+                phases.setdefault(config, []).append(point)
+                log(f"[{config}] offered {rate:g}/s ({repeat + 1}/{repeats}): done "
+                    f"{point['achieved_rate']:.1f}/s, p50 {_ms(point['p50_ms'])}, p95 "
+                    f"{_ms(point['p95_ms'])} ms, {point['censored']} unstarted, "
+                    f"{point['failed']} failed; server {point['server_cores']:.2f} cores, "
+                    f"clients {point['clients_cores']:.2f}"
+                    + (f"; errors {point['errors'][:2]}" if point["errors"] else "")
+                    + (f"; {_check_text(point['check'])}" if "check" in point else ""))
+        for config, runs in phases.items():
+            points[config].append(median_point(runs))
     return points
 
 
+#: A phase's figures of which a point holds the median over its phases.
+MEDIAN_FIGURES = ("scheduled", "completed", "failed", "censored", "seconds", "achieved_rate",
+                  "p50_ms", "p95_ms", "p99_ms", "server_cores", "clients_cores",
+                  "server_main_thread_cores", "server_other_threads_cores")
+
+
+def median_point(phases: list[dict[str, Any]]) -> dict[str, Any]:
+    """One offered load's point: the median over its phases of each figure
+    (:data:`MEDIAN_FIGURES`; with two phases, their mean), every phase kept whole under
+    ``phases``. Sustained when the median figures meet the bar (at least 95% of the
+    offered pages done, p95 at most ``P95_GOAL_MS``) and no phase failed a page; collapsed
+    when the median figures collapse. A check's counts are added up over the phases."""
+    point: dict[str, Any] = {"offered_rate": phases[0]["offered_rate"]}
+    for key in MEDIAN_FIGURES:
+        values = [p[key] for p in phases if p.get(key) is not None]
+        point[key] = statistics.median(values) if values else None
+    point["errors"] = [e for p in phases for e in p.get("errors", [])][:5]
+    failed = sum(p.get("failed", 0) for p in phases)
+    offered, done, p95 = point["scheduled"] or 0, point["completed"] or 0, point["p95_ms"]
+    point["sustained"] = bool(offered and done >= 0.95 * offered and not failed
+                              and p95 is not None and p95 <= P95_GOAL_MS)
+    point["collapsed"] = bool(not offered or done < 0.8 * offered or (p95 or 0) > COLLAPSE_MS)
+    if any("check" in p for p in phases):
+        point["check"] = merge_reports([p["check"] for p in phases if "check" in p])
+    point["phases"] = phases
+    return point
+
+
+def _check_text(report: dict[str, Any]) -> str:
+    text = (f"checked {report['statements']} statements of {report['sampled_pages']} pages: "
+            f"{report['mismatch_count']} mismatched ({report['seconds']:.1f} s)")
+    if report.get("oracle_diverged"):
+        text += f", {report['unchecked']} unchecked ({report['oracle_diverged']})"
+    return text
+
+
 def warm(endpoint: Endpoint, dataset: Dataset, args: argparse.Namespace, block: int,
-         log: Any) -> dict[str, Any]:
+         log: Any, oracle: Oracle | None = None) -> dict[str, Any]:
     """A phase before the sweep (not part of it): views made and filled for the popular
     keys, buffer pools read, connections' first statements parsed. A closed loop (every
     connection runs pages back to back) rather than a rate: a cold system is slow, and
     an open loop would leave the sweep's first load a backlog. Its length is in pages,
-    the same for every configuration (see the module's docstring)."""
+    the same for every configuration (see the module's docstring). Its pages are checked
+    like a phase's (the oracle must have its writes in any case)."""
     phase = Phase(rate=0.0, warmup=0.0, seconds=args.warm_seconds,
                   clients=args.clients, connections=args.connections, seed=args.seed + 999,
-                  block=block, pages=args.warm_pages)
-    point = run_phase(endpoint, phase, dataset)
+                  block=block, pages=args.warm_pages,
+                  check_every=args.check_every if oracle is not None else 0)
+    point = run_phase(endpoint, phase, dataset, oracle)
     log(f"[{endpoint.config}] warm-up, closed loop: {point['completed']:,} pages in "
         f"{point['seconds']:.0f} s ({point['achieved_rate']:.1f} pages/s), "
-        f"p50 {_ms(point['p50_ms'])}, p95 {_ms(point['p95_ms'])} ms")
+        f"p50 {_ms(point['p50_ms'])}, p95 {_ms(point['p95_ms'])} ms"
+        + (f"; {_check_text(point['check'])}" if "check" in point else ""))
     return point
 
 
@@ -690,8 +771,12 @@ def secondary_figures(configs: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def summarize(configs: dict[str, dict[str, Any]], args: argparse.Namespace,
-              dataset: Dataset) -> dict[str, Any]:
+              dataset: Dataset, load_at_start: list[float] | None = None) -> dict[str, Any]:
+    """The results file's content; its ``environment`` names the commit and whether the
+    tree was clean (:func:`bench.common.environment`) and the load average at the start
+    of the run and at its end (now)."""
     best = {name: best_sustained(c["points"]) for name, c in configs.items()}
+    checks = {name: c["check"] for name, c in configs.items() if "check" in c}
 
     def ratio(a: str, b: str) -> float | None:
         if a not in best or b not in best or not best[b]:
@@ -714,6 +799,9 @@ def summarize(configs: dict[str, dict[str, Any]], args: argparse.Namespace,
                          f"<= {P95_GOAL_MS:g} ms, no failed page",
             "mariadb_statement_limit_s": STATEMENT_LIMIT_S,
             "rivulet_options": [*RIVULET_OPTIONS, "--replicas", str(args.replicas)],
+            "phases_per_load": args.phases_per_load,
+            "point": "each figure the median of the load's phases (every phase kept)",
+            "check_every": args.check_every,
         },
         "targets": {
             "natural_vs_mariadb_baseline_ratio": target(
@@ -730,9 +818,18 @@ def summarize(configs: dict[str, dict[str, Any]], args: argparse.Namespace,
             "rivulet_natural_vs_rivulet_baseline": ratio("rivulet-natural", "rivulet-baseline"),
         },
         "best_sustained_pages_per_s": best,
+        "answers": {
+            "rule": "a sample of every phase's pages (every check_every-th page of each "
+                    "client, the warm-up's too) checked against MariaDB's answers over the "
+                    "same data and writes (bench/lobsters/check.py); a mismatch fails the run",
+            "statements": sum(c["statements"] for c in checks.values()),
+            "mismatches": sum(c["mismatch_count"] for c in checks.values()),
+            "unchecked": sum(c["unchecked"] for c in checks.values()),
+        },
+        "checks": checks,
         "secondary": secondary_figures(configs),
         "configurations": configs,
-        "environment": environment(),
+        "environment": {**environment(), "load_average_at_start": load_at_start},
     }
 
 
@@ -785,6 +882,13 @@ def report(results: dict[str, Any]) -> None:
     print_table("Lobsters: page sojourn time against offered load",
                 ["configuration", "offered/s", "done/s", "p50 ms", "p95 ms", "unstarted",
                  "failed", "server cores", "client cores", "sustained"], rows)
+    rows = [[name, str(c["phases"]), str(c["sampled_pages"]), str(c["statements"]),
+             str(c["matched_at_start"]), str(c["matched_later"]), str(c["mismatch_count"]),
+             str(c["unchecked"])] for name, c in results.get("checks", {}).items()]
+    if rows:
+        print_table("answers checked against MariaDB (bench/lobsters/check.py)",
+                    ["configuration", "phases", "pages", "statements", "at start", "later",
+                     "mismatched", "unchecked"], rows)
     rows = [[k, fmt_num(v["value"]), f"{'<=' if v['direction'] == 'at most' else '>='} "
              f"{v['goal']}", "met" if v["met"] else "MISSED"]
             for k, v in results["targets"].items()]
@@ -846,6 +950,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--connections", type=int, default=8,
                    help="connections (outstanding pages) per client process")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--phases-per-load", type=int,
+                   help="phases run at each load, the point their median (default 2; quick 1)")
+    p.add_argument("--check-every", type=int,
+                   help="check every Nth page of each client against MariaDB (default 20; "
+                        "quick 5; 0: no check, and no oracle server)")
     p.add_argument("--driver", choices=("mysqlclient", "pymysql"),
                    help="the clients' MySQL driver (default: mysqlclient, installed when "
                         "missing; with --quick, mysqlclient if installed, else PyMySQL)")
@@ -870,13 +979,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.warmup = args.warmup if args.warmup is not None else (1.0 if quick else 2.0)
     args.warm_pages = args.warm_pages or (1_500 if quick else 60_000)
     args.warm_seconds = args.warm_seconds or (6.0 if quick else 200.0)
+    args.phases_per_load = args.phases_per_load or (1 if quick else 2)
+    args.check_every = args.check_every if args.check_every is not None else (5 if quick else 20)
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     log = logger()
-    busy_warning(log)
+    load_at_start = busy_warning(log)
     if args.driver is None:
         installed = ensure_mysqlclient(log) if not args.quick else _importable("MySQLdb")
         args.driver = "mysqlclient" if installed else "pymysql"
@@ -887,20 +998,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
     root = Path(tempfile.mkdtemp(prefix="rivulet-lobsters-", dir=shm))
     configs: dict[str, dict[str, Any]] = {}
-    blocks = {config: 1 + n * args.clients * (len(args.rates) + 1)  # one per client and phase
+    phases = len(args.rates) * args.phases_per_load + 1  # the warm-up's and the sweep's
+    blocks = {config: 1 + n * args.clients * phases  # one per client process and phase
               for n, config in enumerate(args.configs)}
     together = [c for c in args.configs if c != "mariadb-natural"]
     try:
-        if any(c.startswith("mariadb") for c in args.configs):
-            MariaDB.ensure_installed(log)
-        # MariaDB natural alone, after the others: its statements run on for their 10 s
-        # limit after a phase ends, into whatever runs next.
-        alone = [["mariadb-natural"]] if "mariadb-natural" in args.configs else []
-        for group in [together, *alone] if together else alone:
-            with contextlib.ExitStack() as servers:
-                endpoints = {config: start(config, dataset, args, root, servers, configs, log)
-                             for config in group}
-                run_configs(endpoints, blocks, dataset, args, configs, log)
+        with contextlib.ExitStack() as checking:
+            if args.check_every or any(c.startswith("mariadb") for c in args.configs):
+                MariaDB.ensure_installed(log)
+            oracle_server = None
+            if args.check_every:
+                oracle_server = MariaDB(root / "oracle", args.mariadb_port + 1,
+                                        options=ORACLE_SERVER_OPTIONS)
+                oracle_server.start()
+                checking.callback(oracle_server.stop)
+            # MariaDB natural alone, after the others: its statements run on for their
+            # 10 s limit after a phase ends, into whatever runs next.
+            alone = [["mariadb-natural"]] if "mariadb-natural" in args.configs else []
+            for group in [together, *alone] if together else alone:
+                with contextlib.ExitStack() as servers:
+                    oracles = ({config: open_oracle(oracle_server, config, dataset, servers, log)
+                                for config in group} if oracle_server is not None else {})
+                    endpoints = {config: start(config, dataset, args, root, servers, configs,
+                                               log)
+                                 for config in group}
+                    run_configs(endpoints, blocks, dataset, args, configs, log, oracles)
         for config in together:
             profile = root / f"{config}.prof"
             if args.profile and profile.exists():
@@ -913,13 +1035,51 @@ def main(argv: Sequence[str] | None = None) -> int:
         previous = json.loads(results_path(NAME, args.quick).read_text())["configurations"]
         configs = {**{k: v for k, v in previous.items() if k not in configs}, **configs}
         configs = {k: configs[k] for k in CONFIGURATIONS if k in configs}
-    results = summarize(configs, args, dataset)
+    results = summarize(configs, args, dataset, load_at_start)
     name = f"{NAME}.profile" if args.profile else NAME  # a profiled server is slower
     path = write_results(name, results, args.quick)
     report(results)
     png = plot(results, results_path(name, args.quick, "png"))
     log(f"results: {path}" + (f", {png}" if png else ""))
+    answers = results["answers"]
+    if answers["mismatches"]:
+        for config, check in results["checks"].items():
+            for m in check["mismatches"][:3]:
+                log(f"[{config}] MISMATCH on page {m['page']}: {m['statement']} "
+                    f"{m['params']} ({m['problem']}): answered {m['answer']}, MariaDB "
+                    f"{m['mariadb_answers']}")
+        log(f"FAILED: {answers['mismatches']} statement(s) answered otherwise than MariaDB "
+            "(the JSON's checks list them)")
+        return 1
     return 0
+
+
+#: The oracle's server: the MySQL oracle's settings (``bench.mysql_oracle``: MySQL 8's
+#: sql_mode, a binary collation, UTC), with room for the run's data in its buffer pool.
+ORACLE_SERVER_OPTIONS = [*ORACLE_OPTIONS, "--innodb-buffer-pool-size=512M"]
+
+
+def open_oracle(server: MariaDB, config: str, dataset: Dataset,
+                closing: contextlib.ExitStack, log: Any) -> Oracle:
+    """A database of the oracle's server for ``config``: the baseline program, the data
+    set, the application's indexes (:func:`load_mariadb`); dropped when ``closing``
+    closes."""
+    engine, version = config.split("-")
+    t0 = time.perf_counter()
+    baseline = query_set("baseline")
+    database = load_mariadb(server, baseline, dataset, database=f"check_{engine}_{version}")
+    conn = server.connect(database)
+    backend = WireBackend(baseline, conn, name=f"oracle-{config}", timings={},
+                          driver="pymysql")
+
+    def drop() -> None:
+        with contextlib.suppress(Exception):
+            conn.cursor().execute(f"DROP DATABASE {database}")
+        conn.close()
+
+    closing.callback(drop)
+    log(f"oracle: {config}'s database loaded in {time.perf_counter() - t0:.1f} s")
+    return Oracle(backend, query_set(version))
 
 
 def start(config: str, dataset: Dataset, args: argparse.Namespace, root: Path,
@@ -955,17 +1115,22 @@ def start(config: str, dataset: Dataset, args: argparse.Namespace, root: Path,
 
 
 def run_configs(endpoints: dict[str, Endpoint], blocks: dict[str, int], dataset: Dataset,
-                args: argparse.Namespace, configs: dict[str, dict[str, Any]], log: Any) -> None:
-    """Warm every configuration up, then sweep them together (see :func:`sweep`); each
+                args: argparse.Namespace, configs: dict[str, dict[str, Any]], log: Any,
+                oracles: dict[str, Oracle]) -> None:
+    """Warm every configuration up, then sweep them together (see :func:`sweep`), each
+    phase checked against the configuration's oracle (if ``oracles`` has one); each
     one's results go into its entry of ``configs``."""
-    warmed = {config: warm(endpoint, dataset, args, blocks[config], log)
+    warmed = {config: warm(endpoint, dataset, args, blocks[config], log, oracles.get(config))
               for config, endpoint in endpoints.items()}
-    points = sweep(endpoints, blocks, dataset, args, log)
+    points = sweep(endpoints, blocks, dataset, args, log, oracles)
     for config, endpoint in endpoints.items():
         configs[config] = {"engine": endpoint.engine, "version": endpoint.version,
                            "warm_up": warmed[config], "points": points[config],
                            "best_sustained": best_sustained(points[config]),
                            **configs.get(config, {})}
+        checks = [p["check"] for p in [warmed[config], *points[config]] if "check" in p]
+        if checks:
+            configs[config]["check"] = merge_reports(checks)
 
 
 if __name__ == "__main__":

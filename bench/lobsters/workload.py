@@ -45,6 +45,10 @@ class Request:
 
     @property
     def writes(self) -> bool:
+        """The page is one of the site's write actions (:data:`WRITE_PAGES`), as the
+        production mix counts them. Not whether it changes rows: a story page writes its
+        read ribbon too, so code that settles or replays writes goes by the statements a
+        page ran (:class:`bench.lobsters.check.Recorder`), or settles after every page."""
         return self.page in WRITE_PAGES
 
 
