@@ -64,7 +64,7 @@ def foreign_key(node: exp.Expr, names: list[str], reference: exp.Reference, give
     if not isinstance(target, exp.Schema) or not isinstance(target.this, exp.Table):
         raise error_at(node, "REFERENCES names a table and its columns: REFERENCES t (col)")
     if target.this.args.get("db") is not None:
-        raise unsupported(node, "FOREIGN KEY to a table of another database")
+        raise unsupported(node, "FOREIGN KEY to a table of a system schema")
     parent_columns = tuple(e.name for e in target.expressions)
     if len(parent_columns) != len(columns):
         raise error_at(node, f"Incorrect foreign key definition: FOREIGN KEY "
