@@ -21,6 +21,7 @@ from mysql_oracle import MySQLPair, assert_same_as_mysql
 import rivulet
 from rivulet.errors import RivuletError, error_code
 from rivulet.server.mysql.server import ServerThread
+from rivulet.server.mysql.session import create_table_sql
 
 
 def code_of(run: Any, *args: Any) -> int | None:
@@ -119,6 +120,22 @@ def test_foreign_keys_across_schemas(db: rivulet.Database) -> None:
     # The parent's database cannot go while a table of another references its table.
     assert code_of(db.execute, "DROP DATABASE shop") == 1105
     assert q(db, "SELECT * FROM shop.parent") == [(1,)]
+
+
+def test_names_made_for_a_schemas_constraints_are_mysqls(db: rivulet.Database) -> None:
+    """Unnamed FOREIGN KEYs and CHECKs are named after the bare table, as MySQL 8 names
+    them; SHOW CREATE TABLE names a parent of another database with its database."""
+    db.execute("CREATE DATABASE shop")
+    db.execute("CREATE TABLE p (id INT PRIMARY KEY)")
+    db.execute("CREATE TABLE shop.t (id INT PRIMARY KEY, p INT, q INT, CHECK (q > 0), "
+               "FOREIGN KEY (p) REFERENCES rivulet.p (id), FOREIGN KEY (q) REFERENCES "
+               "shop.t (id))")
+    schema = db.catalog.require_table("shop.t")
+    assert [fk.name for fk in schema.foreign_keys] == ["t_ibfk_1", "t_ibfk_2"]
+    assert [c.name for c in schema.checks] == ["t_chk_1"]
+    text = create_table_sql(schema)
+    assert text.startswith("CREATE TABLE `t` (")
+    assert "REFERENCES `rivulet`.`p` (`id`)" in text and "REFERENCES `t` (`id`)" in text
 
 
 def test_drop_database_drops_its_tables_and_views_and_nothing_else(
@@ -343,3 +360,14 @@ def test_sqlalchemy_reflects_and_uses_another_schema(server: ServerThread) -> No
         assert not sa.inspect(engine).has_table("item", schema="shop")
     finally:
         engine.dispose()
+
+
+def test_transactions_run_in_another_database(server: ServerThread) -> None:
+    conn = connect(server, "shop")
+    for sql in ["START TRANSACTION", "INSERT INTO t VALUES (5, 'five')", "SAVEPOINT a",
+                "INSERT INTO t VALUES (6, 'six')", "ROLLBACK TO SAVEPOINT a",
+                "SELECT name FROM t WHERE id = 5 FOR UPDATE", "COMMIT"]:
+        rows(conn, sql)
+    assert rows(conn, "SELECT id FROM t ORDER BY id") == [(1,), (5,)]
+    assert rows(conn, "SELECT id FROM rivulet.t ORDER BY id") == [(1,)]
+    conn.close()

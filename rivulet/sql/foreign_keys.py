@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from rivulet.errors import ForeignKeyColumnError, ForeignKeyFormError, ForeignKeyWidthError
 from rivulet.sql.parse import error_at, unsupported
+from rivulet.sql.schemas import split_name
 from rivulet.values.schema import ForeignKey, ReferentialAction
 
 #: The actions InnoDB carries out, by their words.
@@ -96,6 +97,7 @@ def foreign_key(node: exp.Expr, names: list[str], reference: exp.Reference, give
 
 
 def _generated_name(table: str, taken: Iterable[str]) -> str:
+    table = split_name(table)[1]  # (InnoDB's names do not hold the database's)
     prefix = f"{table.lower()}_ibfk_"
     numbers = [int(n[len(prefix):]) for n in (t.lower() for t in taken)
                if n.startswith(prefix) and n[len(prefix):].isdigit()]

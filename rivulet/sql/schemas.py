@@ -25,6 +25,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from rivulet.errors import UnsupportedSqlError
+from rivulet.sql.dual import is_dual
 
 #: The database every connection starts in, which keeps bare names in the catalog.
 DEFAULT_SCHEMA = "rivulet"
@@ -160,8 +161,6 @@ def qualify(node: exp.Expr, schema: str) -> exp.Expr:
     ...                   read="mysql"), "shop").sql(dialect="mysql")
     'WITH c AS (SELECT 1) SELECT * FROM shop.t, c, rivulet.u'
     """
-    from rivulet.sql.dual import is_dual
-
     if _is_schema_statement(node):
         return node
     ctes = {cte.alias.lower() for cte in node.find_all(exp.CTE)}

@@ -28,7 +28,12 @@ from sqlglot import exp
 
 import rivulet
 from rivulet.engine.locks import DEFAULT_TIMEOUT
-from rivulet.errors import UnknownDatabaseError, UnknownObjectError, UnsupportedSqlError
+from rivulet.errors import (
+    SqlError,
+    UnknownDatabaseError,
+    UnknownObjectError,
+    UnsupportedSqlError,
+)
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.ir import is_adhoc
 from rivulet.server.mysql.statements import DATABASE_NAME, SESSION_FUNCTION_NAMES
@@ -247,7 +252,10 @@ class RivuletSession(Session):
         schema = self.elsewhere
         if schema is None:
             return sql
-        node = parse_one(sql)
+        try:
+            node = parse_one(sql)
+        except SqlError:  # not a statement parsed (SAVEPOINT, START TRANSACTION...): as it is
+            return sql
         before = node.sql(dialect=DIALECT)
         after = qualify(node, schema).sql(dialect=DIALECT)
         return sql if after == before else after
