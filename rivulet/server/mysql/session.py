@@ -686,7 +686,9 @@ def create_table_sql(schema: TableSchema) -> str:
     for key in _ordered_keys(schema):
         names = ",".join(f"`{schema.columns[i].name}`" for i in key.columns)
         lines.append(f"  {'UNIQUE KEY' if key.unique else 'KEY'} `{key.name}` ({names})")
-    lines.extend(_foreign_key_text(schema, fk) for fk in schema.foreign_keys)
+    # (by name, as InnoDB keeps them: SQLAlchemy's reflection suite expects that order)
+    lines.extend(_foreign_key_text(schema, fk)
+                 for fk in sorted(schema.foreign_keys, key=lambda fk: fk.name))
     for check in schema.checks:  # (MySQL 8's layout; SQLAlchemy's reflection reads it)
         condition = check_condition(check).sql(dialect=DIALECT, identify=True)
         lines.append(f"  CONSTRAINT `{check.name.replace('`', '``')}` CHECK ({condition})")
