@@ -68,6 +68,9 @@ def test_create_and_drop_database_give_mysqls_errors(db: rivulet.Database) -> No
     assert code_of(db.execute, "CREATE DATABASE enc ENCRYPTION = 'Y'") == 1235
     assert code_of(db.execute, "DROP DATABASE rivulet") == 1235
     assert code_of(db.execute, "CREATE DATABASE information_schema") == 1235
+    assert code_of(db.execute, "CREATE DATABASE a.b") == 1235
+    assert code_of(db.execute, "CREATE DATABASE `a.b`") == 1235  # (its tables' names)
+    assert db.catalog.schema_names() == ["rivulet", "shop"]
     assert code_of(db.execute, "SELECT * FROM enc.t") == 1146
     assert code_of(db.execute, "CREATE TABLE enc.t (id INT PRIMARY KEY)") == 1049
 

@@ -301,7 +301,7 @@ def _schema_name(node: exp.Create | exp.Drop) -> str:
     if not isinstance(target, exp.Table) or len(node.args.get("tables") or [target]) != 1:
         raise unsupported(node, "a database statement (it names one database)")
     name = target.name or target.db
-    if not name:
+    if not name or (target.name and target.db):  # (``CREATE DATABASE a.b``: MySQL's 1064)
         raise unsupported(node, "a database statement (it names one database)")
     if name.lower() in SYSTEM_SCHEMAS:
         raise unsupported(node, f"changing the system database {name}")
