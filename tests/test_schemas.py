@@ -93,6 +93,9 @@ def test_tables_of_a_schema_are_apart_from_the_default_ones(db: rivulet.Database
     assert sorted(q(db,
         "SELECT t.id, x.b FROM t LEFT JOIN shop.t AS x ON x.id = t.id")) == [
         (1, "one"), (2, None), (3, "three")]
+    # Two tables named t, neither aliased: refused (1052), never one taken for the other.
+    assert code_of(q, db, "SELECT shop.t.b, rivulet.t.a FROM shop.t "
+                          "JOIN rivulet.t ON shop.t.id = rivulet.t.id") == 1052
     assert db.execute("UPDATE shop.t SET b = 'uno' WHERE shop.t.id = 1") == 1
     assert db.execute("DELETE FROM shop.t WHERE t.id = 3") == 1
     assert q(db, "SELECT * FROM shop.t") == [(1, "uno")]
