@@ -75,6 +75,9 @@ ProgramError             1105   HY000     409   conflict
 UnknownObjectError       1146   42S02     404   not_found
 ObjectExistsError        1050   42S01     409   conflict
 ReservedNameError        1105   HY000     400   bad_request
+UnknownDatabaseError     1049   42000     404   not_found
+DatabaseExistsError      1007   HY000     409   conflict
+NoDatabaseToDropError    1008   HY000     404   not_found
 LimitError               1105   HY000     400   limit
 ResultTooLargeError      1104   42000     400   limit
 ClosedError              1053   08S01     503   closed
@@ -357,6 +360,20 @@ class ReservedNameError(ProgramError):
     """A new table or view takes a name rivulet keeps for itself (its ad-hoc views)."""
 
 
+class UnknownDatabaseError(ProgramError):
+    """A statement names a database (schema) that does not exist: ``USE s``, ``CREATE
+    TABLE s.t``, ``SHOW TABLES FROM s`` (MySQL's 1049)."""
+
+
+class DatabaseExistsError(ProgramError):
+    """``CREATE DATABASE`` of a name a database has already (MySQL's 1007)."""
+
+
+class NoDatabaseToDropError(ProgramError):
+    """``DROP DATABASE`` (without ``IF EXISTS``) of a database that does not exist
+    (MySQL's 1008)."""
+
+
 # --------------------------------------------------------------------------- requests
 
 
@@ -443,6 +460,9 @@ ER_WRONG_FK_DEF = 1239
 ER_DROP_INDEX_FK = 1553
 ER_PARSE_ERROR = 1064
 ER_TABLE_EXISTS = 1050
+ER_BAD_DB = 1049
+ER_DB_CREATE_EXISTS = 1007
+ER_DB_DROP_EXISTS = 1008
 ER_BAD_FIELD = 1054
 ER_NO_SUCH_TABLE = 1146
 ER_DUP_KEYNAME = 1061
@@ -538,6 +558,9 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     UnknownObjectError: ErrorCode(ER_NO_SUCH_TABLE, "42S02", 404, "not_found"),
     ObjectExistsError: ErrorCode(ER_TABLE_EXISTS, "42S01", 409, "conflict"),
     ReservedNameError: ErrorCode(ER_UNKNOWN, "HY000", 400, "bad_request"),
+    UnknownDatabaseError: ErrorCode(ER_BAD_DB, "42000", 404, "not_found"),
+    DatabaseExistsError: ErrorCode(ER_DB_CREATE_EXISTS, "HY000", 409, "conflict"),
+    NoDatabaseToDropError: ErrorCode(ER_DB_DROP_EXISTS, "HY000", 404, "not_found"),
     LimitError: ErrorCode(ER_UNKNOWN, "HY000", 400, "limit"),
     ResultTooLargeError: ErrorCode(ER_TOO_BIG_SELECT, "42000", 400, "limit"),
     ClosedError: ErrorCode(ER_SERVER_SHUTDOWN, "08S01", 503, "closed"),

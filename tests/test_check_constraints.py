@@ -280,3 +280,17 @@ def test_an_import_checks_each_row(db: rivulet.Database) -> None:
     assert good == [(1, 1, 2), (3, 2, 3)] and numbers == [1, 3]
     assert [(e.row, e.reason) for e in tally.errors] == [
         (2, "Check constraint 'c_chk_1' is violated.")]
+
+
+def test_a_checked_table_keeps_its_foreign_keys_and_comment(db: rivulet.Database) -> None:
+    """Compiling a table's checks once made a new schema of it without its FOREIGN KEYs
+    and COMMENT: they were neither enforced nor shown (SQLAlchemy's reflection suite)."""
+    db.execute("CREATE TABLE users (id INT PRIMARY KEY, parent INT, score INT, "
+               "CHECK (score > 0), CONSTRAINT user_fk FOREIGN KEY (parent) REFERENCES "
+               "users (id)) COMMENT 'people'")
+    schema = db.catalog.require_table("users")
+    assert [fk.name for fk in schema.foreign_keys] == ["user_fk"]
+    assert schema.comment == "people"
+    with pytest.raises(rivulet.RivuletError) as failed:
+        db.execute("INSERT INTO users VALUES (1, 2, 5)")
+    assert error_code(failed.value).mysql == 1452

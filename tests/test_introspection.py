@@ -307,6 +307,26 @@ def test_foreign_keys_as_django_reads_them(served: Served) -> None:
                 "WHERE constraint_schema = DATABASE() ORDER BY constraint_name")
 
 
+def test_foreign_keys_in_show_create_table_come_by_name(served: Served,
+                                                        mariadb_oracle: Any) -> None:
+    """SHOW CREATE TABLE lists FOREIGN KEYs by name, as InnoDB keeps them, whatever order
+    they were declared in: SQLAlchemy's get_foreign_keys gives MariaDB's list."""
+    served.both("CREATE TABLE fk_p (id INT PRIMARY KEY)")
+    served.both("CREATE TABLE fk_c (id INT PRIMARY KEY, a INT, b INT, "
+                "CONSTRAINT zz_a FOREIGN KEY (a) REFERENCES fk_p (id), "
+                "FOREIGN KEY (b) REFERENCES fk_p (id))")
+    ours = sa.create_engine(f"mysql+pymysql://root@127.0.0.1:{served.server.port}/rivulet")
+    theirs = sa.create_engine(
+        f"mysql+pymysql://bench@127.0.0.1:{mariadb_oracle.server.port}/{served.schema}")
+    try:
+        got, want = (sa.inspect(e).get_foreign_keys("fk_c") for e in (ours, theirs))
+        assert [fk["name"] for fk in got] == [fk["name"] for fk in want] == [
+            "fk_c_ibfk_1", "zz_a"]
+    finally:
+        ours.dispose()
+        theirs.dispose()
+
+
 def test_check_constraints_as_django_reads_them(served: Served) -> None:
     """Django's get_constraints finds a table's CHECK constraints by name (the clause is
     each server's own rendering of the condition)."""

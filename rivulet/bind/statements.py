@@ -44,6 +44,7 @@ from rivulet.sql.parse import (
     unsupported,
     view_query_text,
 )
+from rivulet.sql.schemas import SYSTEM_SCHEMAS
 from rivulet.storage.upsert import OnDuplicate
 from rivulet.values.schema import BYTES, STR, TableSchema
 from rivulet.values.types import SqlType, column_type
@@ -84,6 +85,23 @@ class AlterTable:
 
     change: SchemaChange
     sql: str
+
+
+@dataclass(frozen=True)
+class CreateSchema:
+    """``CREATE DATABASE|SCHEMA [IF NOT EXISTS] name`` (rivulet/sql/schemas.py)."""
+
+    name: str
+    sql: str
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class DropSchema:
+    """``DROP DATABASE|SCHEMA [IF EXISTS] name``: its tables and views with it."""
+
+    name: str
+    if_exists: bool = False
 
 
 @dataclass(frozen=True)
@@ -208,7 +226,7 @@ class Select:
 
 Statement = (
     CreateTable | CreateTableAs | CreateView | AlterTable | Drop | Truncate | Insert | Update
-    | Delete | JoinedWrite | Select
+    | Delete | JoinedWrite | Select | CreateSchema | DropSchema
 )
 
 #: The bound statements that write rows.
@@ -236,6 +254,8 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
                               bool(node.args.get("replace")))
         if kind == "INDEX":
             return _alter(_create_index(node), catalog)
+        if kind in ("DATABASE", "SCHEMA"):
+            return _create_schema(node, sql)
         raise unsupported(node, f"CREATE {kind}")
     if isinstance(node, exp.Alter):
         if (node.args.get("kind") or "").upper() != "TABLE":
@@ -251,6 +271,8 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
         kind = (node.args.get("kind") or "").upper()
         if kind == "INDEX":
             return _alter(_drop_index(node), catalog)
+        if kind in ("DATABASE", "SCHEMA"):
+            return DropSchema(_schema_name(node), bool(node.args.get("exists")))
         if kind not in ("TABLE", "VIEW"):
             raise unsupported(node, f"DROP {kind}")
         names = node.args.get("tables") or ([node.this] if node.this is not None else [])
@@ -270,6 +292,38 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
         count = sum(1 for _ in node.find_all(exp.Placeholder))
         return Select(node, sql, count)
     raise unsupported(node, "statement")
+
+
+def _schema_name(node: exp.Create | exp.Drop) -> str:
+    """The database ``CREATE|DROP DATABASE|SCHEMA`` names (sqlglot keeps it as a table's
+    name, or as its database's)."""
+    target = node.this if isinstance(node, exp.Create) else (node.args.get("tables") or [None])[0]
+    if not isinstance(target, exp.Table) or len(node.args.get("tables") or [target]) != 1:
+        raise unsupported(node, "a database statement (it names one database)")
+    name = target.name or target.db
+    if not name or (target.name and target.db):  # (``CREATE DATABASE a.b``: MySQL's 1064)
+        raise unsupported(node, "a database statement (it names one database)")
+    if name.lower() in SYSTEM_SCHEMAS:
+        raise unsupported(node, f"changing the system database {name}")
+    if "." in name or name != name.rstrip() or len(name) > 64:
+        raise unsupported(node, f"the database name {name!r}")
+    return name
+
+
+#: The options of ``CREATE DATABASE`` taken: character set and collation, which a rivulet
+#: database only reports (its text columns store Unicode text whatever is declared, as a
+#: ``CREATE TABLE``'s table options are taken).
+_SCHEMA_OPTIONS = (exp.CharacterSetProperty, exp.CollateProperty)
+
+
+def _create_schema(node: exp.Create, sql: str) -> CreateSchema:
+    properties = node.args.get("properties")
+    for prop in properties.expressions if properties is not None else ():
+        if not isinstance(prop, _SCHEMA_OPTIONS):
+            raise unsupported(prop, "CREATE DATABASE option")
+    if node.args.get("replace"):
+        raise unsupported(node, "CREATE OR REPLACE DATABASE")
+    return CreateSchema(_schema_name(node), sql, bool(node.args.get("exists")))
 
 
 def _alter(node: exp.Alter, catalog: Catalog, sql: str | None = None) -> AlterTable:

@@ -18,6 +18,7 @@ it lacks), is refused here, when the table or the constraint is made.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from sqlglot import exp
@@ -42,9 +43,8 @@ def compiled(schema: TableSchema) -> TableSchema:
     """``schema`` with each of its CHECK constraints compiled against its columns."""
     if not schema.checks:
         return schema
-    return TableSchema(schema.name, schema.columns, schema.primary_key, version=schema.version,
-                       keys=schema.keys,
-                       checks=tuple(compiled_check(schema, c) for c in schema.checks))
+    # (everything else kept: its FOREIGN KEYs and COMMENT were once dropped here)
+    return replace(schema, checks=tuple(compiled_check(schema, c) for c in schema.checks))
 
 
 def compiled_check(schema: TableSchema, check: Check) -> Check:

@@ -24,6 +24,8 @@ from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
 from rivulet.errors import (
     ConstraintError,
+    DatabaseExistsError,
+    NoDatabaseToDropError,
     ParameterCountError,
     ProgramError,
     RowReferencedError,
@@ -43,6 +45,7 @@ from rivulet.spark.bootstrap import PlanRecordingBuilder
 from rivulet.sql.dual import is_dual
 from rivulet.sql.lock_calls import lock_calls
 from rivulet.sql.parse import DIALECT, parse_one
+from rivulet.sql.schemas import in_schema, is_default
 from rivulet.state.holes import MISSING
 from rivulet.state.reader import KeyedReader
 from rivulet.storage import foreign_keys
@@ -90,6 +93,8 @@ class Program:
             elif statement.kind == "alter":
                 self._apply_schema_change(
                     alter.replay(core.catalog.require_table(statement.name), statement.sql))
+            elif statement.kind == "schema":
+                core.catalog.schemas[statement.name.lower()] = statement.name
             elif statement.kind == "view":
                 plan = Planner(core.catalog).plan_view(
                     statement.name, parse_one(statement.sql), statement.sql
@@ -152,6 +157,10 @@ class Program:
             self.create_table_as(statement)
         elif isinstance(statement, st.Drop):
             self.drop(statement, foreign_key_checks=foreign_key_checks)
+        elif isinstance(statement, st.CreateSchema):
+            self.create_schema(statement)
+        elif isinstance(statement, st.DropSchema):
+            self.drop_schema(statement)
         else:
             raise SqlError(f"unsupported statement {type(statement).__name__}")
 
@@ -170,6 +179,63 @@ class Program:
                 core.storage.create_table(schema)
                 core.storage.add_statement("table", schema.name, statement.sql)
             self._add_table(schema)
+
+    def create_schema(self, statement: st.CreateSchema) -> None:
+        """``CREATE DATABASE``: a name tables and views may be made in (see
+        rivulet/sql/schemas.py); stored in the program, so it outlives a restart."""
+        core = self.core
+        name = statement.name
+        if core.catalog.has_schema(name):
+            if statement.if_not_exists:
+                return  # as MySQL: a note (1007), nothing changed
+            raise DatabaseExistsError(f"Can't create database '{name}'; database exists")
+        with core.migration():
+            with core.storage.transaction():
+                core.storage.add_statement("schema", name, statement.sql)
+            core.catalog.schemas[name.lower()] = name
+
+    def drop_schema(self, statement: st.DropSchema) -> None:
+        """``DROP DATABASE``: its views, then its tables, then the name. Checked first
+        (nothing of another database may read or reference what goes: MySQL would leave
+        such a view or FOREIGN KEY dangling, rivulet refuses), so that it drops all or
+        nothing it could know would fail."""
+        core = self.core
+        catalog = core.catalog
+        name = statement.name
+        if is_default(name):
+            raise UnsupportedSqlError(f"DROP DATABASE of the default database {name!r} "
+                                      "(drop its tables instead)")
+        if name.lower() not in catalog.schemas:
+            if statement.if_exists:
+                return
+            raise NoDatabaseToDropError(f"Can't drop database '{name}'; database doesn't exist")
+        tables = [t.name for t in list(catalog.tables.values()) if in_schema(t.name, name)]
+        views = [v.name for v in list(catalog.views.values())
+                 if in_schema(v.name, name) and not is_adhoc(v.name)]
+        going = {n.lower() for n in (*tables, *views)}
+        for table in tables:
+            outside = [v for v in catalog.users_of_table(table)
+                       if not is_adhoc(v) and v.lower() not in going]
+            outside += [child.name for child, _ in
+                        foreign_keys.referencing(catalog.tables, table)
+                        if child.name.lower() not in going]
+            if outside:
+                raise ProgramError(f"DROP DATABASE {name}: {outside[0]!r}, of another "
+                                   f"database, uses its table {table!r} (drop it first)")
+        for view in views:
+            readers = [v for v in self._view_readers(view)
+                       if not is_adhoc(v) and v not in going]
+            if readers:
+                raise ProgramError(f"DROP DATABASE {name}: view {readers[0]!r}, of another "
+                                   f"database, reads its view {view!r} (drop it first)")
+        if views:
+            self.drop(st.Drop("view", tuple(views), False))
+        if tables:  # (referenced ones among them go with their children: no checks)
+            self.drop(st.Drop("table", tuple(tables), False), foreign_key_checks=False)
+        with core.migration():
+            with core.storage.transaction():
+                core.storage.remove_statement("schema", name)
+            catalog.schemas.pop(name.lower(), None)
 
     def _add_table(self, schema: TableSchema) -> None:
         catalog = self.core.catalog

@@ -11,12 +11,14 @@ from rivulet.errors import (
     ObjectExistsError,
     ProgramError,
     ReservedNameError,
+    UnknownDatabaseError,
     UnknownObjectError,
 )
 from rivulet.plan.ir import RESERVED_PREFIX, ViewPlan
 from rivulet.plan.planner import Planner
 from rivulet.sql.ddl import table_schema
 from rivulet.sql.parse import parse_one
+from rivulet.sql.schemas import DEFAULT_SCHEMA, is_default, split_name
 from rivulet.values.schema import TableSchema
 
 
@@ -30,6 +32,11 @@ class Catalog:
     #: Tables being copied lazily (CREATE TABLE ... AS SELECT), by lower-cased name -> the
     #: copy's plan (rivulet/migrate/copy.py).
     copies: dict[str, Any] = field(default_factory=dict)
+    #: The databases (schemas) made by ``CREATE DATABASE``, by lower-cased name -> the name
+    #: as created; the default one (:data:`~rivulet.sql.schemas.DEFAULT_SCHEMA`) is always
+    #: there and not in it. A table or view of one is catalogued as ``schema.name``
+    #: (rivulet/sql/schemas.py).
+    schemas: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_sql(cls, *statements: str) -> Catalog:
@@ -74,7 +81,19 @@ class Catalog:
             raise UnknownObjectError(f"unknown view {name!r}")
         return view
 
+    def has_schema(self, name: str) -> bool:
+        return is_default(name) or name.lower() in self.schemas
+
+    def require_schema(self, name: str) -> None:
+        if not self.has_schema(name):
+            raise UnknownDatabaseError(f"Unknown database '{name}'")
+
+    def schema_names(self) -> list[str]:
+        """Every database rivulet has, the default one among them, sorted."""
+        return sorted([DEFAULT_SCHEMA, *self.schemas.values()], key=str.lower)
+
     def check_new_name(self, name: str) -> None:
+        self.require_schema(split_name(name)[0])
         if name.lower().startswith(RESERVED_PREFIX):
             raise ReservedNameError(f"names starting with {RESERVED_PREFIX!r} are reserved: "
                                     f"{name!r}")

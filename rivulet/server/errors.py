@@ -19,6 +19,7 @@ from rivulet import errors
 # MySQL server error codes: those of rivulet's errors (from the table's module, named here
 # too for the protocol's code), then the protocol's own.
 from rivulet.errors import (  # noqa: F401 (re-exported)
+    ER_BAD_DB,
     ER_BAD_FIELD,
     ER_BAD_NULL,
     ER_DATA_TOO_LONG,
@@ -37,7 +38,6 @@ from rivulet.errors import (  # noqa: F401 (re-exported)
 )
 
 ER_BAD_TABLE = 1051
-ER_BAD_DB = 1049
 ER_PACKET_TOO_LARGE = 1153
 ER_UNKNOWN_STMT = 1243
 ER_UNKNOWN_SYSTEM_VARIABLE = 1193

@@ -17,6 +17,7 @@ from rivulet.sql.foreign_keys import (
     is_foreign_key,
 )
 from rivulet.sql.parse import DIALECT, error_at, parse_one, unsupported
+from rivulet.sql.schemas import split_name
 from rivulet.values.schema import (
     BOOL,
     BYTES,
@@ -173,6 +174,7 @@ def new_check(declared: DeclaredCheck, table: str, checks: Iterable[Check]) -> C
             raise error_at(declared.node, f"Duplicate check constraint name "
                                           f"'{declared.given}'.", DuplicateCheckNameError)
         return Check(declared.given, declared.condition.sql(dialect=DIALECT))
+    table = split_name(table)[1]  # (MySQL's names do not hold the database's)
     generated = re.compile(re.escape(f"{table}_chk_".lower()) + r"([0-9]+)")
     numbers = [int(m.group(1)) for name in taken if (m := generated.fullmatch(name))]
     return Check(f"{table}_chk_{max(numbers, default=0) + 1}",

@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from rivulet.errors import ForeignKeyColumnError, ForeignKeyFormError, ForeignKeyWidthError
 from rivulet.sql.parse import error_at, unsupported
+from rivulet.sql.schemas import split_name
 from rivulet.values.schema import ForeignKey, ReferentialAction
 
 #: The actions InnoDB carries out, by their words.
@@ -64,7 +65,7 @@ def foreign_key(node: exp.Expr, names: list[str], reference: exp.Reference, give
     if not isinstance(target, exp.Schema) or not isinstance(target.this, exp.Table):
         raise error_at(node, "REFERENCES names a table and its columns: REFERENCES t (col)")
     if target.this.args.get("db") is not None:
-        raise unsupported(node, "FOREIGN KEY to a table of another database")
+        raise unsupported(node, "FOREIGN KEY to a table of a system schema")
     parent_columns = tuple(e.name for e in target.expressions)
     if len(parent_columns) != len(columns):
         raise error_at(node, f"Incorrect foreign key definition: FOREIGN KEY "
@@ -96,6 +97,7 @@ def foreign_key(node: exp.Expr, names: list[str], reference: exp.Reference, give
 
 
 def _generated_name(table: str, taken: Iterable[str]) -> str:
+    table = split_name(table)[1]  # (InnoDB's names do not hold the database's)
     prefix = f"{table.lower()}_ibfk_"
     numbers = [int(n[len(prefix):]) for n in (t.lower() for t in taken)
                if n.startswith(prefix) and n[len(prefix):].isdigit()]

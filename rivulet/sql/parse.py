@@ -20,7 +20,7 @@ from sqlglot.parsers.mysql import MySQLParser
 from sqlglot.tokens import Token, TokenType
 
 from rivulet.errors import ArgumentCountError, SqlError, UnsupportedSqlError
-from rivulet.sql import syntax
+from rivulet.sql import schemas, syntax
 from rivulet.sql.parens import drop_redundant_parens
 
 DIALECT = "mysql"
@@ -157,7 +157,7 @@ def parse_statements(text: str) -> list[exp.Expr]:
         syntax.check_tree(statement, text, tokens)
     _reject_stray_commas(text, tokens)
     _reject_empty_select_lists(text, tokens)
-    return out
+    return [schemas.resolve(s) for s in out]  # ``s.t`` as the catalog names it
 
 
 def _parse_error(text: str, tokens: list[Token], exc: ParseError, parser: _Parser) -> SqlError:

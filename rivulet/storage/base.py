@@ -21,7 +21,7 @@ RowId = Any
 
 #: What a statement of the stored program makes: a table, a view, a schema change of a
 #: table, or a table copied from another (``CREATE TABLE ... AS SELECT``).
-StatementKind = Literal["table", "view", "alter", "copy"]
+StatementKind = Literal["table", "view", "alter", "copy", "schema"]
 
 
 @dataclass(frozen=True)

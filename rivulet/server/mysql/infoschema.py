@@ -52,6 +52,7 @@ from rivulet.server.mysql.session import (
 from rivulet.server.mysql.statements import Handler, StatementCache
 from rivulet.sql.ddl import check_condition
 from rivulet.sql.parse import DIALECT, parse_one
+from rivulet.sql.schemas import catalog_name, split_name
 from rivulet.values.schema import BOOL, BYTES, DATETIME, DECIMAL, ENUM, FLOAT, INT, STR, TIME
 from rivulet.values.schema import Column as SchemaColumn
 
@@ -149,8 +150,9 @@ def reads_information_schema(node: exp.Expr) -> bool:
 # --------------------------------------------------------------------------- rows
 
 
-def catalog_rows(catalog: Catalog, database: str) -> dict[str, list[tuple]]:
-    """Every table's rows, from the catalog as it is now."""
+def catalog_rows(catalog: Catalog) -> dict[str, list[tuple]]:
+    """Every table's rows, from the catalog as it is now: each table and view under its
+    database (rivulet/sql/schemas.py)."""
     # (list() copies each dict at once: DDL of other connections may change it meanwhile)
     tables = sorted(list(catalog.tables.values()), key=lambda t: t.name)
     views = sorted((p for p in list(catalog.views.values()) if not is_adhoc(p.name)),
@@ -158,35 +160,43 @@ def catalog_rows(catalog: Catalog, database: str) -> dict[str, list[tuple]]:
     by_name = {t.name.lower(): t for t in tables}
     rows: dict[str, list[tuple]] = {name: [] for name in TABLES}
     rows["SCHEMATA"] = [(_CATALOG, name, CHARSET, COLLATION, None, "NO")
-                        for name in (SCHEMA_NAME, database)]
+                        for name in (SCHEMA_NAME, *catalog.schema_names())]
     for schema in tables:
-        rows["TABLES"].append((_CATALOG, database, schema.name, "BASE TABLE", "rivulet", 10,
+        database, name = _placed(catalog, schema.name)
+        rows["TABLES"].append((_CATALOG, database, name, "BASE TABLE", "rivulet", 10,
                                "Dynamic", None, None, None, None, None, None, None, None,
                                None, None, COLLATION, None, "", schema.comment))
         for i, column in enumerate(schema.columns):
-            rows["COLUMNS"].append(_column_row(database, schema.name, i, column,
+            rows["COLUMNS"].append(_column_row(database, name, i, column,
                                                _key_text(schema, i)))
         index_rows, _ = show_index(schema)
         for r in index_rows:
-            rows["STATISTICS"].append((_CATALOG, database, r[0], r[1], database, *r[2:]))
-        for name, kind, positions in _constraints(schema):
-            rows["TABLE_CONSTRAINTS"].append((_CATALOG, database, name, database, schema.name,
+            rows["STATISTICS"].append((_CATALOG, database, name, r[1], database, *r[2:]))
+        for key_name, kind, positions in _constraints(schema):
+            rows["TABLE_CONSTRAINTS"].append((_CATALOG, database, key_name, database, name,
                                               kind, "YES"))
             for seq, i in enumerate(positions, 1):
                 rows["KEY_COLUMN_USAGE"].append((
-                    _CATALOG, database, name, _CATALOG, database, schema.name,
+                    _CATALOG, database, key_name, _CATALOG, database, name,
                     schema.columns[i].name, seq, None, None, None, None))
-        for more in (foreign_key_rows(schema, database, by_name),
-                     check_rows(schema, database)):
-            for name, extra in more.items():
-                rows[name].extend(extra)
+        for more in (foreign_key_rows(catalog, schema, by_name),
+                     check_rows(schema, database, name)):
+            for table, extra in more.items():
+                rows[table].extend(extra)
     for plan in views:
-        rows["TABLES"].append((_CATALOG, database, plan.name, "VIEW", None, None, None, None,
+        database, name = _placed(catalog, plan.name)
+        rows["TABLES"].append((_CATALOG, database, name, "VIEW", None, None, None, None,
                                None, None, None, None, None, None, None, None, None, None,
                                None, None, "VIEW"))
         for i, c in enumerate(plan.root.columns[: plan.visible]):
-            rows["COLUMNS"].append(_column_row(database, plan.name, i, _view_column(c), ""))
+            rows["COLUMNS"].append(_column_row(database, name, i, _view_column(c), ""))
     return rows
+
+
+def _placed(catalog: Catalog, name: str) -> tuple[str, str]:
+    """The database (as it was created) and bare name of a catalog name."""
+    database, bare = split_name(name)
+    return catalog.schemas.get(database.lower(), database), bare
 
 
 def _view_column(out: Any) -> SchemaColumn:
@@ -211,7 +221,7 @@ def _constraints(schema: TableSchema) -> Iterator[tuple[str, str, tuple[int, ...
             yield key.name, "UNIQUE", key.columns
 
 
-def foreign_key_rows(schema: TableSchema, database: str,
+def foreign_key_rows(catalog: Catalog, schema: TableSchema,
                      tables: dict[str, TableSchema]) -> dict[str, list[tuple]]:
     """The rows a table's FOREIGN KEY constraints add, by information_schema table:
     TABLE_CONSTRAINTS (type 'FOREIGN KEY'), KEY_COLUMN_USAGE (with the REFERENCED_*
@@ -220,19 +230,21 @@ def foreign_key_rows(schema: TableSchema, database: str,
     Django's get_relations and get_constraints read them here."""
     if not schema.foreign_keys:
         return {}
+    database, name = _placed(catalog, schema.name)
     rows: dict[str, list[tuple]] = {"TABLE_CONSTRAINTS": [], "KEY_COLUMN_USAGE": [],
                                     "REFERENTIAL_CONSTRAINTS": []}
     for fk in schema.foreign_keys:
-        rows["TABLE_CONSTRAINTS"].append((_CATALOG, database, fk.name, database, schema.name,
+        parent_db, parent = _placed(catalog, fk.parent)
+        rows["TABLE_CONSTRAINTS"].append((_CATALOG, database, fk.name, database, name,
                                           "FOREIGN KEY", "YES"))
         for seq, (i, parent_column) in enumerate(zip(fk.columns, fk.parent_columns), 1):
             rows["KEY_COLUMN_USAGE"].append((
-                _CATALOG, database, fk.name, _CATALOG, database, schema.name,
-                schema.columns[i].name, seq, seq, database, fk.parent, parent_column))
+                _CATALOG, database, fk.name, _CATALOG, database, name,
+                schema.columns[i].name, seq, seq, parent_db, parent, parent_column))
         rows["REFERENTIAL_CONSTRAINTS"].append((
-            _CATALOG, database, fk.name, _CATALOG, database,
+            _CATALOG, database, fk.name, _CATALOG, parent_db,
             _referenced_key(tables.get(fk.parent.lower()), fk.parent_columns), "NONE",
-            fk.on_update.value, fk.on_delete.value, schema.name, fk.parent))
+            fk.on_update.value, fk.on_delete.value, name, parent))
     return rows
 
 
@@ -250,7 +262,7 @@ def _referenced_key(parent: TableSchema | None, columns: tuple[str, ...]) -> str
     return next((k.name for k in parent.keys if of(k.columns)[:len(names)] == names), None)
 
 
-def check_rows(schema: TableSchema, database: str) -> dict[str, list[tuple]]:
+def check_rows(schema: TableSchema, database: str, name: str) -> dict[str, list[tuple]]:
     """The rows a table's CHECK constraints add, by information_schema table:
     TABLE_CONSTRAINTS (type 'CHECK') and CHECK_CONSTRAINTS (the clause as SHOW CREATE
     TABLE prints it inside its parentheses; MariaDB prints its own rendering, MySQL 8 one
@@ -259,7 +271,7 @@ def check_rows(schema: TableSchema, database: str) -> dict[str, list[tuple]]:
         return {}
     clauses = [check_condition(c).sql(dialect=DIALECT, identify=True) for c in schema.checks]
     return {
-        "TABLE_CONSTRAINTS": [(_CATALOG, database, c.name, database, schema.name, "CHECK",
+        "TABLE_CONSTRAINTS": [(_CATALOG, database, c.name, database, name, "CHECK",
                                "YES") for c in schema.checks],
         "CHECK_CONSTRAINTS": [(_CATALOG, database, c.name, clause)
                               for c, clause in zip(schema.checks, clauses)],
@@ -328,7 +340,7 @@ class InformationSchema:
         split = normalize.split(text)
         with self._lock:
             cache = self._open()
-            self._refresh(catalog_rows(catalog, database))
+            self._refresh(catalog_rows(catalog))
             handler = cache.handler(split, text)
             assert handler.view is not None  # a SELECT's handler reads a view
             rows = handler.view.lookup(*handler.args(split.values))
@@ -467,7 +479,8 @@ def show_where(node: exp.Show, catalog: Catalog, database: str) -> str | None:
     if kind == "COLUMNS":
         target = node.args.get("target")
         name = target.name if isinstance(target, exp.Expr) else str(target or "")
-        if catalog.table(name) is None and catalog.view(name) is None:
+        full_name = catalog_name(database, name)
+        if catalog.table(full_name) is None and catalog.view(full_name) is None:
             raise UnknownObjectError(f"Table '{database}.{name}' doesn't exist")
         filters.append(exp.column("TABLE_NAME").eq(exp.Literal.string(name)))
     select = exp.select(*(exp.alias_(exp.column(source), name, quoted=True)

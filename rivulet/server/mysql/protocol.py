@@ -70,6 +70,7 @@ from rivulet.server.mysql.session import (
     isolation_value,
     result_columns,
     show,
+    shown_schema,
     text_columns,
 )
 from rivulet.server.mysql.statements import (
@@ -93,6 +94,7 @@ from rivulet.sql.control import Control, LockingRead, control_statement, locking
 from rivulet.sql.lock_calls import bind as bind_lock_calls
 from rivulet.sql.lock_calls import lock_calls
 from rivulet.sql.parse import parse_one
+from rivulet.sql.schemas import SYSTEM_SCHEMAS
 from rivulet.state.sizing import rows_bytes
 from rivulet.storage.writes import WriteRequest
 
@@ -171,6 +173,17 @@ class RivuletConnection(Connection):
         self._oks: dict[tuple[int, int], bytes] = {}
         self._by_status: dict[int, tuple[bytes, bytes, Any, dict[tuple[int, int], bytes]]] = {}
 
+    async def authenticate(self, username: str, *args: Any, **kwargs: Any) -> None:
+        """mimic's authentication, after the handshake's database is found to be one
+        rivulet has (else MySQL's 1049, and no command phase: the user stays unknown)."""
+        database = self.session.database
+        if database and database.lower() not in SYSTEM_SCHEMAS \
+                and not self.db.catalog.has_schema(database):
+            await self.stream.write(self.error(msg=f"Unknown database '{database}'",
+                                               code=er.ER_BAD_DB))
+            return
+        await super().authenticate(username, *args, **kwargs)
+
     @property
     def db(self) -> Database:
         """The server's database (a replica swaps in a new follower after DDL)."""
@@ -227,6 +240,8 @@ class RivuletConnection(Connection):
             verb = _CONTROLS.get(data)
             if verb is not None:
                 return self._control_now(verb, seq)
+        if session.elsewhere is not None:
+            return False  # names qualified by the current database first: the slow path
         if not session.direct and session.tx is not None:
             done = self._in_transaction_now(session.tx, data, seq)
             if done is not None:
@@ -490,7 +505,10 @@ class RivuletConnection(Connection):
             self._send(self._ok_bytes)
         elif command == COM_STMT_FETCH:
             self._fetch(data)
-        elif command == COM_PING or command == COM_INIT_DB:
+        elif command == COM_PING:
+            self._send(self._ok_bytes)
+        elif command == COM_INIT_DB:
+            await self.session.use(self._statement_text(data))
             self._send(self._ok_bytes)
         elif command == COM_QUIT:
             return False
@@ -546,6 +564,7 @@ class RivuletConnection(Connection):
         lock = locking_read(sql)
         if lock is not None:  # the SELECT without its FOR UPDATE / FOR SHARE
             sql = lock.sql
+        sql = self.session.qualified(sql)
         split = normalize.split(sql)
         handler = None if split.params else self.cache.lookup(split, sql)
         if handler is None:
@@ -789,12 +808,13 @@ class RivuletConnection(Connection):
             self._send(self._ok_bytes)
         elif kind == SHOW:  # (parsed again: the template's node has the first text's LIKE)
             node = None if shape.node is None else parse_one(sql)
-            query = show_where(node, self.db.catalog, self.session.database) \
-                if isinstance(node, exp.Show) else None
+            query = show_where(node, self.db.catalog, shown_schema(
+                self.db.catalog, node, self.session.database)) \
+                if isinstance(node, exp.Show) and node.name.upper() != "DATABASES" else None
             if query is not None:  # SHOW ... WHERE: a query of information_schema
                 await self._information_schema(query, binary, cursor)
                 return
-            rows, columns = show(self.db, node, sql)
+            rows, columns = show(self.db, node, sql, self.session.database)
             self._reply(Reply(rows, columns), binary, cursor)
         elif kind == EXPLAIN:
             self._reply(await self._explain(shape, sql), binary, cursor)
@@ -969,6 +989,7 @@ class RivuletConnection(Connection):
         lock = locking_read(sql)
         if lock is not None:  # kept with the statement, taken off its text
             sql = lock.sql
+        sql = self.session.qualified(sql)
         split = normalize.split(sql)
         shape = self.cache.shape(split, sql)
         handler = None

@@ -28,14 +28,26 @@ from sqlglot import exp
 
 import rivulet
 from rivulet.engine.locks import DEFAULT_TIMEOUT
-from rivulet.errors import UnknownObjectError, UnsupportedSqlError
+from rivulet.errors import (
+    SqlError,
+    UnknownDatabaseError,
+    UnknownObjectError,
+    UnsupportedSqlError,
+)
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.ir import is_adhoc
-from rivulet.server.errors import ER_BAD_DB
 from rivulet.server.mysql.statements import DATABASE_NAME, SESSION_FUNCTION_NAMES
 from rivulet.sql.control import ISOLATION
 from rivulet.sql.ddl import check_condition
 from rivulet.sql.parse import DIALECT, parse_one
+from rivulet.sql.schemas import (
+    SYSTEM_SCHEMAS,
+    catalog_name,
+    in_schema,
+    is_default,
+    qualify,
+    split_name,
+)
 from rivulet.values.casts import datetime_text
 from rivulet.values.numerals import fixed_double_text
 from rivulet.values.schema import (
@@ -194,6 +206,9 @@ class RivuletSession(Session):
     """One client connection's session."""
 
     def __init__(self, server: ServerContext, variables: GlobalVariables) -> None:
+        #: The schema this connection's bare table names are of, when it is not the
+        #: default one (see :attr:`database`, :meth:`qualified`).
+        self.elsewhere: str | None = None
         super().__init__(SessionVariables(variables))
         self.server = server
         self.database = DATABASE_NAME
@@ -209,6 +224,41 @@ class RivuletSession(Session):
         #: ``SET TRANSACTION READ ONLY | READ WRITE`` (without SESSION): for the next
         #: transaction only.
         self.next_read_only: bool | None = None
+
+    @property
+    def database(self) -> str | None:
+        """The current database (``DATABASE()``): the handshake's, then ``USE``'s."""
+        return self._database
+
+    @database.setter
+    def database(self, name: str | None) -> None:
+        self._database = name
+        self.elsewhere = None if (name is None or is_default(name)
+                                  or name.lower() in SYSTEM_SCHEMAS) else name
+
+    async def use(self, database: str) -> None:
+        """``USE db`` and COM_INIT_DB: a database rivulet has (or a system schema, whose
+        tables are named in full), else MySQL's 1049."""
+        if database.lower() not in SYSTEM_SCHEMAS:
+            catalog = self.server.db.catalog
+            if not catalog.has_schema(database):
+                raise UnknownDatabaseError(f"Unknown database '{database}'")
+        self.database = database
+
+    def qualified(self, sql: str) -> str:
+        """``sql`` with its bare table names qualified by the current database, when that
+        is not the default one (rivulet/sql/schemas.py); as it is otherwise, or when it
+        names no table bare."""
+        schema = self.elsewhere
+        if schema is None:
+            return sql
+        try:
+            node = parse_one(sql)
+        except SqlError:  # not a statement parsed (SAVEPOINT, START TRANSACTION...): as it is
+            return sql
+        before = node.sql(dialect=DIALECT)
+        after = qualify(node, schema).sql(dialect=DIALECT)
+        return sql if after == before else after
 
     def with_session_values(self, sql: str) -> str:
         """``sql`` with its ``@@variables`` and session functions (``DATABASE()``,
@@ -251,14 +301,18 @@ class RivuletSession(Session):
     async def schema(self) -> dict:
         """The catalog as mimic's ``information_schema`` wants it."""
         catalog = self.server.db.catalog
-        tables: dict[str, dict[str, str]] = {}
+        databases: dict[str, dict[str, dict[str, str]]] = {
+            name: {} for name in catalog.schema_names()}
         for schema in list(catalog.tables.values()):
-            tables[schema.name] = {c.name: (c.sql_type or c.kind).upper() for c in schema.columns}
+            db, name = split_name(schema.name)
+            databases.setdefault(db, {})[name] = {
+                c.name: (c.sql_type or c.kind).upper() for c in schema.columns}
         for plan in list(catalog.views.values()):
             if not is_adhoc(plan.name):
-                tables[plan.name] = {c.name: column_type_name(c.kind) for c in
-                                     plan.root.columns[: plan.visible]}
-        return {DATABASE_NAME: tables}
+                db, name = split_name(plan.name)
+                databases.setdefault(db, {})[name] = {
+                    c.name: column_type_name(c.kind) for c in plan.root.columns[: plan.visible]}
+        return databases
 
     async def query(self, expression: exp.Expression, sql: str, attrs: dict[str, str]) -> Any:
         raise MysqlError(f"unsupported statement {sql.strip()[:60]!r}", ErrorCode.NOT_SUPPORTED_YET)
@@ -417,43 +471,47 @@ def int_columns(*names: str) -> tuple[ResultColumn, ...]:
 # --------------------------------------------------------------------------- SHOW, DESCRIBE
 
 
-def show(db: Database, node: exp.Expr | None,
-         sql: str) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
-    """Rows and columns of a SHOW or DESCRIBE statement about rivulet's program."""
+def show(db: Database, node: exp.Expr | None, sql: str,
+         database: str | None = None) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
+    """Rows and columns of a SHOW or DESCRIBE statement about rivulet's program, run in
+    ``database`` (the session's: what a SHOW without ``FROM db`` is of)."""
     catalog = db.catalog
     if node is None:  # SHOW VIEWS
         rows = [(name, catalog.views[name.lower()].sql) for name in sorted(db.views())]
         return rows, text_columns("View", "Definition")
-    if isinstance(node, exp.Describe):
-        _check_database(node.this.db if isinstance(node.this, exp.Table) else "",
+    if isinstance(node, exp.Describe):  # (``s.t`` is the catalog's name already)
+        _check_database(catalog, node.this.db if isinstance(node.this, exp.Table) else "",
                         node.this.name)
         return describe(catalog, node.this.name)
     kind = node.name.upper()
+    if kind == "DATABASES":
+        return show_databases(catalog, node)
     target = node.args.get("target")
-    database = node.args.get("db")
-    _check_database(database.name if isinstance(database, exp.Expr) else str(database or ""),
-                    target.name if isinstance(target, exp.Expr) else str(target or ""))
+    target_name = target.name if isinstance(target, exp.Expr) else str(target or "")
+    schema = shown_schema(catalog, node, database)
     if node.args.get("where") is not None:
         raise UnsupportedSqlError(f"SHOW {kind} ... WHERE (query information_schema)")
     if kind == "TABLES":
         names = [(t.name, "BASE TABLE") for t in list(catalog.tables.values())]
         names += [(v, "VIEW") for v in db.views()]
+        names = [(split_name(n)[1], k) for n, k in names if in_schema(n, schema)]
         like = node.args.get("like")
         if like is not None:
             pattern = _like_regex(like.name)
             names = [n for n in names if pattern.fullmatch(n[0])]
         names.sort()
         if node.args.get("full"):
-            return names, text_columns(f"Tables_in_{DATABASE_NAME}", "Table_type")
-        return [(n,) for n, _ in names], text_columns(f"Tables_in_{DATABASE_NAME}")
-    name = target.name if isinstance(target, exp.Expr) else str(target or "")
+            return names, text_columns(f"Tables_in_{schema}", "Table_type")
+        return [(n,) for n, _ in names], text_columns(f"Tables_in_{schema}")
+    name = catalog_name(schema, target_name)
     if kind == "CREATE TABLE":
-        schema = catalog.table(name)
-        if schema is None:
+        table = catalog.table(name)
+        if table is None:
             if catalog.view(name) is not None:
                 return _create_view(catalog, name)
             raise UnknownObjectError(f"unknown table {name!r}")
-        return [(schema.name, create_table_sql(schema))], text_columns("Table", "Create Table")
+        return ([(target_name, create_table_sql(table))],
+                text_columns("Table", "Create Table"))
     if kind == "CREATE VIEW":
         return _create_view(catalog, name)
     if kind in ("COLUMNS", "FIELDS"):
@@ -464,24 +522,55 @@ def show(db: Database, node: exp.Expr | None,
             rows = [r for r in rows if pattern.fullmatch(r[0])]
         return rows, columns
     if kind == "INDEX":
-        schema = catalog.table(name)
-        if schema is None:
+        table = catalog.table(name)
+        if table is None:
             raise UnknownObjectError(f"unknown table {name!r}")
-        return show_index(schema)
+        return show_index(table)
     raise MysqlError(f"unsupported SHOW {kind}", ErrorCode.NOT_SUPPORTED_YET)
 
 
-def _check_database(name: str, table: str = "") -> None:
-    """A SHOW or DESCRIBE ``FROM db`` / ``db.t``: the one database, or MySQL's errors
-    (of a table in another database: 1146; SHOW TABLES FROM it: 1049)."""
-    if not name or name.lower() == DATABASE_NAME:
+def show_databases(catalog: Catalog, node: exp.Expr) -> tuple[list[tuple],
+                                                               tuple[ResultColumn, ...]]:
+    """``SHOW DATABASES|SCHEMAS [LIKE 'p']``: information_schema and rivulet's databases
+    (the default one and those CREATE DATABASE made)."""
+    if node.args.get("where") is not None:
+        raise UnsupportedSqlError("SHOW DATABASES ... WHERE (query information_schema)")
+    names = ["information_schema", *catalog.schema_names()]
+    like = node.args.get("like")
+    if like is not None:
+        pattern = _like_regex(like.name)
+        names = [n for n in names if pattern.fullmatch(n)]
+    return [(n,) for n in sorted(names)], text_columns("Database")
+
+
+def shown_schema(catalog: Catalog, node: exp.Expr, database: str | None) -> str:
+    """The database a SHOW is of: its ``FROM db`` (or ``db.t``), else the session's (the
+    default one if the session has none, or is in a system schema), checked to exist
+    (MySQL's errors: a table of an unknown database is 1146, the database itself 1049)."""
+    given = node.args.get("db")
+    name = given.name if isinstance(given, exp.Expr) else str(given or "")
+    target = node.args.get("target")
+    table = target.name if isinstance(target, exp.Expr) else str(target or "")
+    if name:
+        _check_database(catalog, name, table)
+        return catalog.schemas.get(name.lower(), name) if not is_default(name) \
+            else DATABASE_NAME
+    if database and database.lower() not in SYSTEM_SCHEMAS and catalog.has_schema(database):
+        return database if is_default(database) else catalog.schemas[database.lower()]
+    return DATABASE_NAME
+
+
+def _check_database(catalog: Catalog, name: str, table: str = "") -> None:
+    """A SHOW or DESCRIBE ``FROM db`` / ``db.t``: a database rivulet has, or MySQL's
+    errors (of a table in another database: 1146; SHOW TABLES FROM it: 1049)."""
+    if not name or catalog.has_schema(name):
         return
-    if name.lower() in ("information_schema", "mysql", "performance_schema", "sys"):
+    if name.lower() in SYSTEM_SCHEMAS:
         raise UnsupportedSqlError(f"SHOW or DESCRIBE of the {name} schema (query "
                                   "information_schema's tables)")
     if table:
         raise UnknownObjectError(f"Table '{name}.{table}' doesn't exist")
-    raise MysqlError(f"Unknown database '{name}'", ER_BAD_DB)
+    raise UnknownDatabaseError(f"Unknown database '{name}'")
 
 
 def _create_view(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
@@ -597,7 +686,9 @@ def create_table_sql(schema: TableSchema) -> str:
     for key in _ordered_keys(schema):
         names = ",".join(f"`{schema.columns[i].name}`" for i in key.columns)
         lines.append(f"  {'UNIQUE KEY' if key.unique else 'KEY'} `{key.name}` ({names})")
-    lines.extend(_foreign_key_text(schema, fk) for fk in schema.foreign_keys)
+    # (by name, as InnoDB keeps them: SQLAlchemy's reflection suite expects that order)
+    lines.extend(_foreign_key_text(schema, fk)
+                 for fk in sorted(schema.foreign_keys, key=lambda fk: fk.name))
     for check in schema.checks:  # (MySQL 8's layout; SQLAlchemy's reflection reads it)
         condition = check_condition(check).sql(dialect=DIALECT, identify=True)
         lines.append(f"  CONSTRAINT `{check.name.replace('`', '``')}` CHECK ({condition})")
@@ -605,15 +696,19 @@ def create_table_sql(schema: TableSchema) -> str:
     options = f"ENGINE=rivulet DEFAULT CHARSET={CHARSET} COLLATE={COLLATION}"
     if schema.comment:
         options += f" COMMENT={_quoted(schema.comment)}"
-    return f"CREATE TABLE `{schema.name}` (\n{body}\n) {options}"
+    return f"CREATE TABLE `{split_name(schema.name)[1]}` (\n{body}\n) {options}"
 
 
 def _foreign_key_text(schema: TableSchema, fk: ForeignKey) -> str:
     """A FOREIGN KEY as MariaDB's ``SHOW CREATE TABLE`` prints it (RESTRICT, the default,
-    left out; SQLAlchemy's reflection reads this layout)."""
+    left out; SQLAlchemy's reflection reads this layout); a parent of another database
+    named with it."""
     names = ", ".join(f"`{schema.columns[i].name}`" for i in fk.columns)
     parent = ", ".join(f"`{c}`" for c in fk.parent_columns)
-    text = f"  CONSTRAINT `{fk.name}` FOREIGN KEY ({names}) REFERENCES `{fk.parent}` ({parent})"
+    parent_db, parent_table = split_name(fk.parent)
+    target = f"`{parent_table}`" if parent_db.lower() == split_name(schema.name)[0].lower() \
+        else f"`{parent_db}`.`{parent_table}`"
+    text = f"  CONSTRAINT `{fk.name}` FOREIGN KEY ({names}) REFERENCES {target} ({parent})"
     for event, action in (("DELETE", fk.on_delete), ("UPDATE", fk.on_update)):
         if action is not ReferentialAction.RESTRICT:
             text += f" ON {event} {action.value}"

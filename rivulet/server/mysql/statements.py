@@ -36,6 +36,7 @@ from rivulet.sql.control import control_statement
 from rivulet.sql.dual import is_dual
 from rivulet.sql.lock_calls import has_lock_call
 from rivulet.sql.parse import DIALECT, parse_one
+from rivulet.sql.schemas import DEFAULT_SCHEMA
 
 if TYPE_CHECKING:
     from rivulet.engine.database import Database
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from rivulet.storage.writes import WriteRequest
 
 #: The one database (schema) a client sees: ``USE rivulet``, ``rivulet.table``.
-DATABASE_NAME = "rivulet"
+DATABASE_NAME = DEFAULT_SCHEMA
 
 # Statement kinds.
 READ = "read"  # a SELECT answered from a view
@@ -441,7 +442,8 @@ def _kind(node: exp.Expr, sql: str) -> str:
         return DDL
     if isinstance(node, exp.Show):
         return SHOW if node.name.upper() in ("TABLES", "CREATE TABLE", "CREATE VIEW",
-                                            "COLUMNS", "FIELDS", "INDEX") else CHATTER
+                                            "COLUMNS", "FIELDS", "INDEX",
+                                            "DATABASES") else CHATTER
     if isinstance(node, exp.Describe):
         if isinstance(node.this, exp.Query) or re.match(r"\s*EXPLAIN\b", sql, re.I):
             return EXPLAIN
