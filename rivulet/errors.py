@@ -35,6 +35,7 @@ SqlSyntaxError           1064   42000     400   sql
 UnsupportedSqlError      1235   42000     400   unsupported_sql
 UnknownFunctionError     1305   42000     400   sql
 ArgumentCountError       1582   42000     400   sql
+OperandColumnsError      1241   21000     400   sql
 AmbiguousColumnError     1052   23000     400   sql
 NotGroupedError          1055   42000     400   sql
 AggregateMisuseError     1111   HY000     400   sql
@@ -153,6 +154,11 @@ class UnknownFunctionError(SqlError):
 class ArgumentCountError(SqlError):
     """A call of a function with a number of arguments it does not take (MySQL's
     "Incorrect parameter count in the call to native function")."""
+
+
+class OperandColumnsError(SqlError):
+    """A row compared with a row of another width, or with a single value (MySQL's
+    "Operand should contain N column(s)")."""
 
 
 class AmbiguousColumnError(SqlError):
@@ -466,6 +472,7 @@ ER_TOO_BIG_SELECT = 1104
 ER_SP_DOES_NOT_EXIST = 1305
 ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT = 1582
 ER_NON_UNIQ_ERROR = 1052
+ER_OPERAND_COLUMNS = 1241
 ER_WRONG_FIELD_WITH_GROUP = 1055
 ER_INVALID_GROUP_FUNC_USE = 1111
 ER_WRONG_VALUE_COUNT_ON_ROW = 1136
@@ -498,6 +505,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     UnsupportedSqlError: ErrorCode(ER_NOT_SUPPORTED, "42000", 400, "unsupported_sql"),
     UnknownFunctionError: ErrorCode(ER_SP_DOES_NOT_EXIST, "42000", 400, "sql"),
     ArgumentCountError: ErrorCode(ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, "42000", 400, "sql"),
+    OperandColumnsError: ErrorCode(ER_OPERAND_COLUMNS, "21000", 400, "sql"),
     AmbiguousColumnError: ErrorCode(ER_NON_UNIQ_ERROR, "23000", 400, "sql"),
     NotGroupedError: ErrorCode(ER_WRONG_FIELD_WITH_GROUP, "42000", 400, "sql"),
     AggregateMisuseError: ErrorCode(ER_INVALID_GROUP_FUNC_USE, "HY000", 400, "sql"),
