@@ -113,7 +113,7 @@ CALLS = [
     "TIME(d)", "TIME(s)", "TIMEDIFF(d, '2000-01-01 00:00:00')", "TIME_TO_SEC(d)",
     "SEC_TO_TIME(n)", "SEC_TO_TIME(x)", "JSON_VALID(s)", "JSON_VALID(x)", "JSON_TYPE(n)",
     "JSON_TYPE(x)", "JSON_LENGTH(s)", "JSON_KEYS(s)", "JSON_UNQUOTE(s)",
-    "JSON_EXTRACT(s, '$')",
+    "JSON_EXTRACT(s, '$')", "BIT_COUNT(n)", "BIT_COUNT(x)",
 ]
 
 

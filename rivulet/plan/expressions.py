@@ -76,6 +76,11 @@ BINARY_OPS: dict[type, str] = {
     exp.IntDiv: "int_div",
     exp.Mod: "mod",
     exp.Like: "like",
+    exp.BitwiseAnd: "bit_and",
+    exp.BitwiseOr: "bit_or",
+    exp.BitwiseXor: "bit_xor",
+    exp.BitwiseLeftShift: "shift_left",
+    exp.BitwiseRightShift: "shift_right",
 }
 
 #: sqlglot function node types to SQL function names (the library's registry keys).
@@ -157,6 +162,8 @@ def _translate(node: exp.Expr, scope: Scope,
         if isinstance(inner, Lit) and isinstance(inner.value, (int, float, decimal.Decimal)):
             return Lit(-inner.value, inner.kind)
         return Call("neg", (inner,))
+    if isinstance(node, exp.BitwiseNot):
+        return Call("bit_not", (t(node.this),))
     if isinstance(node, exp.Not):
         if isinstance(node.this, exp.Is):
             return Call("is_not_null", (t(node.this.this),))
@@ -408,7 +415,9 @@ _JSON_TEXT_FUNCTIONS = {"JSON_TYPE", "JSON_KEYS", "JSON_UNQUOTE", "JSON_EXTRACT"
 _INT_FUNCTIONS = {"JSON_VALID", "JSON_LENGTH", "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH",
                   "CHARACTER_LENGTH", "LOCATE",
                   "INSTR", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND",
-                  "DATEDIFF", "SIGN", "cast_int", "TIME_TO_SEC"}
+                  "DATEDIFF", "SIGN", "cast_int", "TIME_TO_SEC", "BIT_COUNT"}
+#: The bit operators (rivulet/values/bits.py): BIGINT UNSIGNED of their operands' bits.
+_BIT_OPERATORS = {"bit_and", "bit_or", "bit_xor", "bit_not", "shift_left", "shift_right"}
 #: Functions that give a TIME; its fractional digits are those of the arguments
 #: (:func:`_time_digits`), or of ``CAST(x AS TIME(fsp))``.
 _TIME_FUNCTIONS = {"TIME", "TIMEDIFF", "SEC_TO_TIME", "cast_time"}
@@ -423,7 +432,7 @@ _READS_TEXT = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBST
 #: digits is handed to them as the DECIMAL [-]HHMMSS.ff (YYYYMMDDhhmmss.ff) with exactly
 #: those places.
 _READS_NUMBER = {"add", "sub", "mul", "div", "mod", "MOD", "int_div", "SIGN", "neg", "ABS",
-                 "ROUND", "FLOOR", "CEIL", "CEILING"}
+                 "ROUND", "FLOOR", "CEIL", "CEILING", "BIT_COUNT", *_BIT_OPERATORS}
 #: Rounding a TIME gives a TIME in MariaDB and a number in MySQL: refused.
 _ROUNDING = {"ROUND", "FLOOR", "CEIL", "CEILING"}
 _ARITHMETIC = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "mod": "mod",
@@ -539,6 +548,8 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     if fn in _ROUNDING and arg_types and arg_types[0].kind == TIME:
         raise UnsupportedSqlError(f"unsupported {fn}() of a TIME: MariaDB rounds it to a "
                                   "TIME, MySQL to a number; use TIME_TO_SEC() or CAST first")
+    if fn in _BIT_OPERATORS or fn == "BIT_COUNT":
+        _refuse_bit_operands(fn, args, arg_types)
     if fn in ("neg", "ABS") and arg_types[0].kind in types.TEMPORAL_KINDS and (
             fn == "neg" or arg_types[0].kind == TIME):
         # MySQL: -DATE is a DECIMAL, and so are -TIME and ABS(TIME), with the TIME's places
@@ -563,6 +574,30 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     if fn in ("FLOOR", "CEIL", "CEILING") and result.kind == DECIMAL:
         call = to_places(call, result)  # (an integer too wide for a BIGINT: a DECIMAL)
     return call, result
+
+
+#: The integer digits of a DECIMAL whose every value fits a signed BIGINT.
+_SIGNED_BIGINT_DIGITS = 18
+
+
+def _refuse_bit_operands(fn: str, args: Sequence[Expr], arg_types: Sequence[SqlType]) -> None:
+    """Refuse the operands of a bit operator on which MySQL 8 and MariaDB differ
+    (rivulet/values/bits.py): a binary string (MySQL 8 computes on its bytes), a DOUBLE
+    (MySQL rounds its halves to even), text that is not a constant, and a DECIMAL that may
+    pass a signed BIGINT (MySQL saturates it at 2**63 - 1, MariaDB reads it unsigned)."""
+    what = "BIT_COUNT()" if fn == "BIT_COUNT" else "a bit operator"
+    for a, t in zip(args, arg_types):
+        reason = None
+        if t.kind == BYTES:
+            reason = "a binary string (MySQL 8 works on its bytes)"
+        elif t.kind == FLOAT:
+            reason = "a DOUBLE (MySQL rounds its halves to even; use ROUND or CAST first)"
+        elif t.kind == STR and not isinstance(a, Lit):
+            reason = "text that is not a constant (use CAST(x AS SIGNED) first)"
+        elif t.kind == DECIMAL and types.int_digits(t) > _SIGNED_BIGINT_DIGITS:
+            reason = "a DECIMAL that may pass a signed BIGINT"
+        if reason is not None:
+            raise UnsupportedSqlError(f"unsupported {what} over {reason}")
 
 
 def _as_number_read(e: Expr, t: SqlType, written: Expr) -> tuple[Expr, SqlType]:
@@ -748,6 +783,8 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
     kinds = [a.kind for a in args]
     if fn in PREDICATES or fn in _INT_FUNCTIONS:
         return types.INT_TYPE
+    if fn in _BIT_OPERATORS:
+        return types.int_type(20, unsigned=True)
     if fn in _JSON_TEXT_FUNCTIONS:
         return types.STR_TYPE
     if fn in _STRING_FUNCTIONS:

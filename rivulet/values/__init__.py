@@ -29,7 +29,7 @@ concept, importing one way only (each imports only those above it in this list):
 * :mod:`~rivulet.values.comparison`: ``=``, ``<``, ``<=>``, ``IN``, ``BETWEEN``...;
 * :mod:`~rivulet.values.matching`: which stored values of a column a compared value finds
   (a view's reader looks parameters up by them);
-* :mod:`~rivulet.values.arithmetic`, :mod:`~rivulet.values.like`,
+* :mod:`~rivulet.values.arithmetic`, :mod:`~rivulet.values.bits`, :mod:`~rivulet.values.like`,
   :mod:`~rivulet.values.control`, :mod:`~rivulet.values.strings`,
   :mod:`~rivulet.values.numeric`, :mod:`~rivulet.values.dates`,
   :mod:`~rivulet.values.ordering` (``ORDER BY`` keys);
@@ -107,6 +107,15 @@ column declared without a precision keeps its values as written (MySQL: DECIMAL(
 from __future__ import annotations
 
 from rivulet.values.arithmetic import add, div, int_div, mod, mul, neg, sub, to_scale
+from rivulet.values.bits import (
+    bit_and,
+    bit_count,
+    bit_not,
+    bit_or,
+    bit_xor,
+    shift_left,
+    shift_right,
+)
 from rivulet.values.casts import (
     CASTS,
     cast_bytes,
@@ -198,7 +207,8 @@ from rivulet.values.strings import (
 #: ``to_temporal``...) are left out on purpose.
 __all__ = [
     "CASTS", "FUNCTION_ARITY", "OPERATORS", "SCALAR_FUNCTIONS", "abs_", "add", "and_",
-    "arity_error", "between", "between_dates", "cast_bytes", "cast_date", "cast_datetime",
+    "arity_error", "between", "between_dates", "bit_and", "bit_count", "bit_not", "bit_or",
+    "bit_xor", "shift_left", "shift_right", "cast_bytes", "cast_date", "cast_datetime",
     "cast_decimal", "cast_float", "cast_int", "cast_str", "cast_time", "cast_unsigned", "ceil",
     "char_length",
     "coalesce", "concat", "concat_ws", "convert_tz", "date_", "datediff", "day", "desc_key",

@@ -12,6 +12,15 @@ from collections.abc import Callable
 from typing import Any
 
 from rivulet.values.arithmetic import add, div, int_div, mod, mul, neg, sub
+from rivulet.values.bits import (
+    bit_and,
+    bit_count,
+    bit_not,
+    bit_or,
+    bit_xor,
+    shift_left,
+    shift_right,
+)
 from rivulet.values.comparison import (
     between,
     eq,
@@ -138,6 +147,7 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "JSON_KEYS": json_keys,
     "JSON_UNQUOTE": json_unquote,
     "JSON_EXTRACT": json_extract,
+    "BIT_COUNT": bit_count,
 }
 
 #: (minimum, maximum) argument counts; maximum None means variadic. TRIM's 3-argument form
@@ -202,6 +212,7 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "JSON_KEYS": (1, 2),
     "JSON_UNQUOTE": (1, 1),
     "JSON_EXTRACT": (2, None),
+    "BIT_COUNT": (1, 1),
 }
 
 #: Functions rivulet computes in fewer forms than MySQL: the most arguments it takes, and
@@ -261,6 +272,12 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "%": mod,
     "MOD": mod,
     "NEG": neg,  # unary minus
+    "&": bit_and,
+    "|": bit_or,
+    "^": bit_xor,
+    "~": bit_not,  # unary
+    "<<": shift_left,
+    ">>": shift_right,
     "LIKE": like,  # (s, pattern[, escape])
     "NOT LIKE": not_like,
     "IN": in_list,  # (v, tuple_of_values)
