@@ -19,6 +19,7 @@ from rivulet.errors import (
     UnknownFunctionError,
     UnsupportedSqlError,
 )
+from rivulet.plan import hybrids
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
@@ -157,6 +158,8 @@ def _translate(node: exp.Expr, scope: Scope,
         return params(node)
     if isinstance(node, (exp.Literal, exp.Null, exp.Boolean)):
         return literal(node)
+    if isinstance(node, (exp.HexString, exp.BitString)):
+        return _hybrid(node, scope, t)
     if isinstance(node, exp.Neg):
         inner = t(node.this)
         if isinstance(inner, Lit) and isinstance(inner.value, (int, float, decimal.Decimal)):
@@ -229,6 +232,48 @@ def _translate(node: exp.Expr, scope: Scope,
     if isinstance(node, exp.Func) and node.meta.get(WRITTEN_NAME):
         raise unsupported_function(node, str(node.meta[WRITTEN_NAME]))
     raise unsupported(node, "expression")
+
+
+def _hybrid(node: hybrids.Hybrid, scope: Scope, t: Callable[[exp.Expr], Expr]) -> Lit:
+    """A hex or bit literal as the number or the binary string its position reads it as
+    (rivulet/plan/hybrids.py): a comparison's operand is text if every other operand is."""
+    where = hybrids.context(node)
+    if where is None and _first_text_argument(node):
+        # (a function whose result is binary if any text argument is: as CONCAT)
+        parent = node.parent
+        name = parent.name.upper() if isinstance(parent, exp.Anonymous) else (
+            FUNCTION_NODES.get(type(parent)))
+        where = "joined" if name in _TEXT_ANY_ARG else "text"
+    if where == "compared":
+        child: exp.Expr = node
+        while isinstance(child.parent, exp.Paren):
+            child = child.parent
+        assert child.parent is not None
+        others = [o for o in child.parent.iter_expressions() if o is not child]
+        kinds = {typed(t(o), scope.types())[1].kind for o in others
+                 if not isinstance(o, (exp.HexString, exp.BitString))}
+        where = "text" if kinds and kinds <= types.TEXT_KINDS else None
+    if where == "joined":
+        assert node.parent is not None
+        others = [t(o) for o in node.parent.iter_expressions() if o is not node
+                  and not isinstance(o, (exp.HexString, exp.BitString))]
+        where = "text" if all(_constant(o) for o in others) else None
+    if where == "number":
+        return Lit(hybrids.as_number(node), INT)
+    if where == "text":
+        return Lit(hybrids.as_bytes(node), BYTES)
+    raise hybrids.refused_here(node)
+
+
+def _first_text_argument(node: exp.Expr) -> bool:
+    """Whether ``node`` is the first argument of a function that reads it as text."""
+    parent = node.parent
+    if isinstance(parent, exp.Anonymous):
+        return parent.name.upper() in _READS_TEXT and parent.expressions[:1] == [node]
+    if isinstance(parent, exp.Length):
+        return True
+    name = FUNCTION_NODES.get(type(parent))
+    return name is not None and name in _READS_TEXT and node.arg_key == "this"
 
 
 def _call(node: exp.Func, name: str, arguments: list[exp.Expr],
