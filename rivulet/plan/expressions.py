@@ -255,9 +255,9 @@ def _hybrid(node: hybrids.Hybrid, scope: Scope, t: Callable[[exp.Expr], Expr]) -
         where = "text" if kinds and kinds <= types.TEXT_KINDS else None
     if where == "joined":
         assert node.parent is not None
-        others = [t(o) for o in node.parent.iter_expressions() if o is not node
+        joined = [t(o) for o in node.parent.iter_expressions() if o is not node
                   and not isinstance(o, (exp.HexString, exp.BitString))]
-        where = "text" if all(_constant(o) for o in others) else None
+        where = "text" if all(_constant(o) for o in joined) else None
     if where == "number":
         return Lit(hybrids.as_number(node), INT)
     if where == "text":
