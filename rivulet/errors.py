@@ -57,6 +57,7 @@ NotAMemberError          1265   01000     400   schema
 TruncatedValueError      1292   22007     400   schema
 IncorrectTimeError       1292   22007     400   schema
 DivisionByZeroError      1365   22012     400   schema
+InvalidLogarithmError    3020   2201E     400   schema
 CheckViolatedError       3819   HY000     400   schema
 InvalidJsonError         3140   22032     400   schema
 NoSuchColumnError        1054   42S22     400   schema
@@ -263,6 +264,12 @@ class DivisionByZeroError(SchemaError):
     answers NULL."""
 
 
+class InvalidLogarithmError(SchemaError):
+    """A write statement takes the logarithm of a number not above 0 (or to such a base, or
+    to base 1): MySQL 8's strict mode fails it, where a read answers NULL (MariaDB reports
+    it as a division by 0)."""
+
+
 class CheckViolatedError(SchemaError):
     """A row for which a CHECK constraint's condition is FALSE (NULL passes): MySQL 8's
     error 3819 (MariaDB's is 4025, "CONSTRAINT ... failed"), by a write or by the rows an
@@ -460,6 +467,7 @@ ER_OUT_OF_RANGE = 1264
 ER_DATA_TRUNCATED = 1265
 ER_TRUNCATED_WRONG_VALUE = 1292
 ER_DIVISION_BY_ZERO = 1365
+ER_INVALID_ARGUMENT_FOR_LOGARITHM = 3020
 ER_CHECK_CONSTRAINT_VIOLATED = 3819
 ER_INVALID_JSON_TEXT = 3140
 ER_CHECK_CONSTRAINT_DUP_NAME = 3822
@@ -527,6 +535,8 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     TruncatedValueError: ErrorCode(ER_TRUNCATED_WRONG_VALUE, "22007", 400, "schema"),
     IncorrectTimeError: ErrorCode(ER_TRUNCATED_WRONG_VALUE, "22007", 400, "schema"),
     DivisionByZeroError: ErrorCode(ER_DIVISION_BY_ZERO, "22012", 400, "schema"),
+    InvalidLogarithmError: ErrorCode(ER_INVALID_ARGUMENT_FOR_LOGARITHM, "2201E", 400,
+                                     "schema"),
     CheckViolatedError: ErrorCode(ER_CHECK_CONSTRAINT_VIOLATED, "HY000", 400, "schema"),
     InvalidJsonError: ErrorCode(ER_INVALID_JSON_TEXT, "22032", 400, "schema"),
     NoSuchColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "schema"),

@@ -114,6 +114,8 @@ CALLS = [
     "SEC_TO_TIME(n)", "SEC_TO_TIME(x)", "JSON_VALID(s)", "JSON_VALID(x)", "JSON_TYPE(n)",
     "JSON_TYPE(x)", "JSON_LENGTH(s)", "JSON_KEYS(s)", "JSON_UNQUOTE(s)",
     "JSON_EXTRACT(s, '$')", "BIT_COUNT(n)", "BIT_COUNT(x)",
+    "LN(x)", "LOG(x)", "LOG(2, n)", "LOG2(n)", "LOG10(x)", "EXP(n)", "POW(x, 2)", "POWER(n, 3)",
+    "SQRT(x)",
 ]
 
 

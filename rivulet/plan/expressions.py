@@ -461,6 +461,9 @@ _INT_FUNCTIONS = {"JSON_VALID", "JSON_LENGTH", "LENGTH", "OCTET_LENGTH", "CHAR_L
                   "CHARACTER_LENGTH", "LOCATE",
                   "INSTR", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND",
                   "DATEDIFF", "SIGN", "cast_int", "TIME_TO_SEC", "BIT_COUNT"}
+#: The functions that give a DOUBLE of their arguments read as DOUBLEs (rivulet/values/
+#: powers.py).
+_DOUBLE_FUNCTIONS = {"LN", "LOG", "LOG2", "LOG10", "EXP", "POW", "POWER", "SQRT"}
 #: The bit operators (rivulet/values/bits.py): BIGINT UNSIGNED of their operands' bits.
 _BIT_OPERATORS = {"bit_and", "bit_or", "bit_xor", "bit_not", "shift_left", "shift_right"}
 #: Functions that give a TIME; its fractional digits are those of the arguments
@@ -477,7 +480,8 @@ _READS_TEXT = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBST
 #: digits is handed to them as the DECIMAL [-]HHMMSS.ff (YYYYMMDDhhmmss.ff) with exactly
 #: those places.
 _READS_NUMBER = {"add", "sub", "mul", "div", "mod", "MOD", "int_div", "SIGN", "neg", "ABS",
-                 "ROUND", "FLOOR", "CEIL", "CEILING", "BIT_COUNT", *_BIT_OPERATORS}
+                 "ROUND", "FLOOR", "CEIL", "CEILING", "BIT_COUNT", *_BIT_OPERATORS,
+                 *_DOUBLE_FUNCTIONS}
 #: Rounding a TIME gives a TIME in MariaDB and a number in MySQL: refused.
 _ROUNDING = {"ROUND", "FLOOR", "CEIL", "CEILING"}
 _ARITHMETIC = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "mod": "mod",
@@ -496,7 +500,7 @@ _READS_CARRIED_PLACES = {
     "add", "sub", "mul", "div", "mod", "MOD", "int_div", "neg", "ABS", "ROUND", "FLOOR",
     "CEIL", "CEILING", "SIGN", "cast_decimal", "cast_int", "cast_unsigned", "cast_float",
     "to_scale", "in_list", "between", "COALESCE", "IFNULL", "IF", "GREATEST", "LEAST", "and_",
-    "or_", "not_", "xor", "is_null", "is_not_null",
+    "or_", "not_", "xor", "is_null", "is_not_null", *_DOUBLE_FUNCTIONS,
 }
 
 
@@ -830,6 +834,8 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
         return types.INT_TYPE
     if fn in _BIT_OPERATORS:
         return types.int_type(20, unsigned=True)
+    if fn in _DOUBLE_FUNCTIONS:
+        return types.FLOAT_TYPE
     if fn in _JSON_TEXT_FUNCTIONS:
         return types.STR_TYPE
     if fn in _STRING_FUNCTIONS:

@@ -29,7 +29,8 @@ concept, importing one way only (each imports only those above it in this list):
 * :mod:`~rivulet.values.comparison`: ``=``, ``<``, ``<=>``, ``IN``, ``BETWEEN``...;
 * :mod:`~rivulet.values.matching`: which stored values of a column a compared value finds
   (a view's reader looks parameters up by them);
-* :mod:`~rivulet.values.arithmetic`, :mod:`~rivulet.values.bits`, :mod:`~rivulet.values.like`,
+* :mod:`~rivulet.values.arithmetic`, :mod:`~rivulet.values.bits`,
+  :mod:`~rivulet.values.powers`, :mod:`~rivulet.values.like`,
   :mod:`~rivulet.values.control`, :mod:`~rivulet.values.strings`,
   :mod:`~rivulet.values.numeric`, :mod:`~rivulet.values.dates`,
   :mod:`~rivulet.values.ordering` (``ORDER BY`` keys);
@@ -98,7 +99,8 @@ values to it, so the functions here may assume it (a quotient they return carrie
 places than its type shows: the plan rounds it with :func:`to_scale` where MySQL does).
 
 Known simplifications, each marked where it lives: integer and DOUBLE arithmetic does not
-overflow (MySQL raises an error beyond BIGINT and DOUBLE); naive datetimes are UTC for
+overflow (MySQL raises an error beyond BIGINT and DOUBLE; ``POW`` and ``EXP`` likewise give
+infinity, and NULL for ``POW(-8, 1/3)``, which MySQL fails); naive datetimes are UTC for
 ``UNIX_TIMESTAMP``; a DATETIME keeps the fractional seconds it is given (MySQL's DATETIME
 has none), though a DATETIME in numeric context is YYYYMMDDhhmmss without them; a DECIMAL
 column declared without a precision keeps its values as written (MySQL: DECIMAL(10, 0)).

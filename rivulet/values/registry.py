@@ -63,6 +63,7 @@ from rivulet.values.json_text import (
 from rivulet.values.like import like, not_like
 from rivulet.values.logic import and_, not_, or_, xor
 from rivulet.values.numeric import abs_, ceil, floor, greatest, least, round_, sign
+from rivulet.values.powers import exp_, ln, log, log2, log10, pow_, sqrt
 from rivulet.values.strings import (
     char_length,
     concat,
@@ -148,6 +149,14 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "JSON_UNQUOTE": json_unquote,
     "JSON_EXTRACT": json_extract,
     "BIT_COUNT": bit_count,
+    "LN": ln,
+    "LOG": log,
+    "LOG2": log2,
+    "LOG10": log10,
+    "EXP": exp_,
+    "POW": pow_,
+    "POWER": pow_,
+    "SQRT": sqrt,
 }
 
 #: (minimum, maximum) argument counts; maximum None means variadic. TRIM's 3-argument form
@@ -213,6 +222,14 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "JSON_UNQUOTE": (1, 1),
     "JSON_EXTRACT": (2, None),
     "BIT_COUNT": (1, 1),
+    "LN": (1, 1),
+    "LOG": (1, 2),
+    "LOG2": (1, 1),
+    "LOG10": (1, 1),
+    "EXP": (1, 1),
+    "POW": (2, 2),
+    "POWER": (2, 2),
+    "SQRT": (1, 1),
 }
 
 #: Functions rivulet computes in fewer forms than MySQL: the most arguments it takes, and
