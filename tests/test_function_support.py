@@ -44,7 +44,7 @@ ROWS = [
 ALL_NAMES = sorted(set(MySQLParser.FUNCTIONS) | set(MySQLParser.FUNCTION_PARSERS)
                    | MYSQL_FUNCTION_NAMES)
 #: Names rivulet runs through syntax of their own besides the registry's calls.
-SPECIAL_SYNTAX = {"POSITION", "CAST", "CONVERT"}
+SPECIAL_SYNTAX = {"POSITION", "CAST", "CONVERT", "REGEXP_LIKE"}
 #: What a call rivulet does not compute may raise.
 REFUSALS = (UnsupportedSqlError, UnknownFunctionError, ArgumentCountError, SqlSyntaxError)
 

@@ -23,7 +23,7 @@ from rivulet.plan import hybrids
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
-from rivulet.values import types
+from rivulet.values import regexps, types
 from rivulet.values.datetexts import fraction_digits
 from rivulet.values.registry import (
     CONSTANT_ARGUMENTS,
@@ -195,6 +195,19 @@ def _translate(node: exp.Expr, scope: Scope,
         like_node = node.this
         like = Call("like", (t(like_node.this), t(like_node.expression), t(node.expression)))
         return Call("not_", (like,)) if like_node.args.get("negate") else like
+    if isinstance(node, exp.RegexpLike):
+        if node.args.get("flag") is not None:
+            raise unsupported(node, "REGEXP_LIKE with a match type")
+        return _regexp(node, node.this, node.expression, t)
+    if isinstance(node, exp.Anonymous) and node.name.upper() == "REGEXP_LIKE":
+        if len(node.expressions) == 3:
+            raise unsupported(node, "REGEXP_LIKE with a match type")
+        if len(node.expressions) != 2:
+            raise error_at(node, "Incorrect parameter count in the call to native function "
+                                 f"'REGEXP_LIKE': expected 2 to 3 arguments, got "
+                                 f"{len(node.expressions)}", ArgumentCountError)
+        subject, pattern = node.expressions
+        return _regexp(node, subject, pattern, t)
     if isinstance(node, exp.DPipe):
         # In MySQL's default mode || is logical OR.
         return Call("or_", (t(node.this), t(node.expression)))
@@ -232,6 +245,22 @@ def _translate(node: exp.Expr, scope: Scope,
     if isinstance(node, exp.Func) and node.meta.get(WRITTEN_NAME):
         raise unsupported_function(node, str(node.meta[WRITTEN_NAME]))
     raise unsupported(node, "expression")
+
+
+def _regexp(node: exp.Expr, subject: exp.Expr, pattern: exp.Expr,
+            t: Callable[[exp.Expr], Expr]) -> Call:
+    """``subject REGEXP pattern``, its pattern a constant rivulet matches as MySQL does
+    (rivulet/values/regexps.py); any other pattern is refused by name."""
+    written = pattern
+    while isinstance(written, exp.Paren):
+        written = written.this
+    if not (isinstance(written, exp.Null) or (isinstance(written, exp.Literal)
+                                                and written.is_string)):
+        raise unsupported(node, "REGEXP with a pattern that is not a text constant")
+    refused = regexps.refusal(literal(written).value)
+    if refused is not None:
+        raise unsupported(node, refused)
+    return Call("regexp", (t(subject), t(pattern)))
 
 
 def _hybrid(node: hybrids.Hybrid, scope: Scope, t: Callable[[exp.Expr], Expr]) -> Lit:
@@ -448,8 +477,8 @@ def literal_value(node: exp.Expr) -> object:
 # --------------------------------------------------------------------------- types
 
 PREDICATES = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "and_", "or_", "xor",
-               "not_", "like", "not_like", "in_list", "between", "between_dates", "is_null",
-               "is_not_null"}
+               "not_", "like", "not_like", "regexp", "in_list", "between", "between_dates",
+               "is_null", "is_not_null"}
 _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBSTRING",
                      "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE",
                      "REVERSE", "LPAD", "RPAD", "REPEAT"}
@@ -473,7 +502,7 @@ _TIME_FUNCTIONS = {"TIME", "TIMEDIFF", "SEC_TO_TIME", "cast_time"}
 #: is handed to them as its text with exactly those digits ('01:02:03.500' for a TIME(3)).
 _READS_TEXT = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBSTRING",
                "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE", "REVERSE",
-               "LPAD", "RPAD", "REPEAT", "like", "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH",
+               "LPAD", "RPAD", "REPEAT", "like", "regexp", "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH",
                "CHARACTER_LENGTH", "LOCATE", "INSTR", "cast_bytes", "JSON_VALID", "JSON_LENGTH",
                *_JSON_TEXT_FUNCTIONS}
 #: Functions that read their arguments as numbers: a TIME or DATETIME with fractional
@@ -599,6 +628,9 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
                                   "TIME, MySQL to a number; use TIME_TO_SEC() or CAST first")
     if fn in _BIT_OPERATORS or fn == "BIT_COUNT":
         _refuse_bit_operands(fn, args, arg_types)
+    if fn == "regexp" and any(t.kind == BYTES for t in arg_types):
+        raise UnsupportedSqlError("unsupported REGEXP over a binary string (MySQL 8 refuses "
+                                  "it, MariaDB matches its bytes)")
     if fn in ("neg", "ABS") and arg_types[0].kind in types.TEMPORAL_KINDS and (
             fn == "neg" or arg_types[0].kind == TIME):
         # MySQL: -DATE is a DECIMAL, and so are -TIME and ABS(TIME), with the TIME's places

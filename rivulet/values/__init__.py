@@ -30,7 +30,7 @@ concept, importing one way only (each imports only those above it in this list):
 * :mod:`~rivulet.values.matching`: which stored values of a column a compared value finds
   (a view's reader looks parameters up by them);
 * :mod:`~rivulet.values.arithmetic`, :mod:`~rivulet.values.bits`,
-  :mod:`~rivulet.values.powers`, :mod:`~rivulet.values.like`,
+  :mod:`~rivulet.values.powers`, :mod:`~rivulet.values.like`, :mod:`~rivulet.values.regexps`,
   :mod:`~rivulet.values.control`, :mod:`~rivulet.values.strings`,
   :mod:`~rivulet.values.numeric`, :mod:`~rivulet.values.dates`,
   :mod:`~rivulet.values.ordering` (``ORDER BY`` keys);
@@ -181,6 +181,7 @@ from rivulet.values.like import like, not_like
 from rivulet.values.logic import and_, not_, or_, truth, xor
 from rivulet.values.numeric import abs_, ceil, floor, greatest, least, round_, sign
 from rivulet.values.ordering import desc_key, sort_key
+from rivulet.values.regexps import regexp
 from rivulet.values.registry import FUNCTION_ARITY, OPERATORS, SCALAR_FUNCTIONS, arity_error
 from rivulet.values.strings import (
     char_length,
@@ -217,7 +218,7 @@ __all__ = [
     "div", "eq", "floor", "ge", "greatest", "gt", "hour", "if_", "ifnull", "in_list", "instr",
     "int_div", "is_not_null", "is_null", "le", "least", "left", "length", "like", "locate",
     "lower", "lpad", "lt", "ltrim", "minute", "mod", "month", "mul", "ne", "neg", "not_",
-    "not_like", "null_safe_eq", "nullif", "or_", "repeat", "replace", "reverse", "right",
+    "not_like", "null_safe_eq", "nullif", "or_", "regexp", "repeat", "replace", "reverse", "right",
     "round_", "rpad", "rtrim", "sec_to_time", "second", "sign", "sort_key", "sub", "substring",
     "time_", "time_to_sec", "timediff", "to_number", "to_scale", "to_str", "trim", "truth",
     "unix_timestamp", "upper", "xor", "year",

@@ -64,6 +64,7 @@ from rivulet.values.like import like, not_like
 from rivulet.values.logic import and_, not_, or_, xor
 from rivulet.values.numeric import abs_, ceil, floor, greatest, least, round_, sign
 from rivulet.values.powers import exp_, ln, log, log2, log10, pow_, sqrt
+from rivulet.values.regexps import regexp
 from rivulet.values.strings import (
     char_length,
     concat,
@@ -297,6 +298,7 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     ">>": shift_right,
     "LIKE": like,  # (s, pattern[, escape])
     "NOT LIKE": not_like,
+    "REGEXP": regexp,  # (s, pattern): the pattern checked by the planner
     "IN": in_list,  # (v, tuple_of_values)
     "BETWEEN": between,  # (v, lo, hi)
     "IS NULL": is_null,  # unary
