@@ -208,6 +208,14 @@ def _translate(node: exp.Expr, scope: Scope,
                                  f"{len(node.expressions)}", ArgumentCountError)
         subject, pattern = node.expressions
         return _regexp(node, subject, pattern, t)
+    if isinstance(node, exp.Anonymous) and node.name.upper() in ("ADDTIME", "SUBTIME"):
+        # (not the registry's: its first argument must be a TIME or a DATETIME, which the
+        # checks of every registry function's call with any arguments would not meet)
+        if len(node.expressions) != 2:
+            raise error_at(node, "Incorrect parameter count in the call to native function "
+                                 f"'{node.name.upper()}': expected 2 arguments, got "
+                                 f"{len(node.expressions)}", ArgumentCountError)
+        return Call(node.name.lower(), tuple(t(a) for a in node.expressions))
     if isinstance(node, exp.DPipe):
         # In MySQL's default mode || is logical OR.
         return Call("or_", (t(node.this), t(node.expression)))
@@ -489,7 +497,8 @@ _JSON_TEXT_FUNCTIONS = {"JSON_TYPE", "JSON_KEYS", "JSON_UNQUOTE", "JSON_EXTRACT"
 _INT_FUNCTIONS = {"JSON_VALID", "JSON_LENGTH", "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH",
                   "CHARACTER_LENGTH", "LOCATE",
                   "INSTR", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND",
-                  "DATEDIFF", "SIGN", "cast_int", "TIME_TO_SEC", "BIT_COUNT"}
+                  "DATEDIFF", "SIGN", "cast_int", "TIME_TO_SEC", "BIT_COUNT", "DAYOFWEEK",
+                  "WEEKDAY", "DAYOFYEAR"}
 #: The functions that give a DOUBLE of their arguments read as DOUBLEs (rivulet/values/
 #: powers.py).
 _DOUBLE_FUNCTIONS = {"LN", "LOG", "LOG2", "LOG10", "EXP", "POW", "POWER", "SQRT"}
@@ -628,6 +637,8 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
                                   "TIME, MySQL to a number; use TIME_TO_SEC() or CAST first")
     if fn in _BIT_OPERATORS or fn == "BIT_COUNT":
         _refuse_bit_operands(fn, args, arg_types)
+    if fn in ("addtime", "subtime"):
+        return _shifted_time(fn, args, arg_types)
     if fn == "regexp" and any(t.kind == BYTES for t in arg_types):
         raise UnsupportedSqlError("unsupported REGEXP over a binary string (MySQL 8 refuses "
                                   "it, MariaDB matches its bytes)")
@@ -679,6 +690,36 @@ def _refuse_bit_operands(fn: str, args: Sequence[Expr], arg_types: Sequence[SqlT
             reason = "a DECIMAL that may pass a signed BIGINT"
         if reason is not None:
             raise UnsupportedSqlError(f"unsupported {what} over {reason}")
+
+
+#: A time written plainly: what MySQL and MariaDB read alike as ADDTIME's second argument.
+_PLAIN_TIME = re.compile(r"-?(\d{1,2} )?\d{1,3}:\d{1,2}(:\d{1,2}(\.\d{1,6})?)?", re.ASCII)
+
+
+def _shifted_time(fn: str, args: Sequence[Expr], arg_types: Sequence[SqlType]
+                  ) -> tuple[Expr, SqlType]:
+    """``ADDTIME``/``SUBTIME`` of a TIME (a TIME, cast to its digits: clipped to
+    838:59:59) or of a DATETIME (a DATETIME), by a TIME, text or an exact number read as a
+    TIME. Refused: a DATE or text first (MySQL's result is text, MariaDB's a DATETIME or
+    text in a form of its own), and a second of another kind."""
+    first, second = arg_types
+    if first.kind not in (TIME, DATETIME):
+        raise UnsupportedSqlError(f"unsupported {fn.upper()}() of a {first.kind or 'NULL'}: MySQL "
+                                  "answers text for anything but a TIME or a DATETIME; "
+                                  "CAST it AS TIME or AS DATETIME first")
+    plain = isinstance(args[1], Lit) and (args[1].value is None or (
+        isinstance(args[1].value, str) and _PLAIN_TIME.fullmatch(args[1].value)))
+    if second.kind != TIME and not plain:
+        raise UnsupportedSqlError(
+            f"unsupported {fn.upper()}() by a {second.kind or 'NULL'} that is not a TIME or a "
+            "constant '[-][D ]hh:mm[:ss[.fraction]]' (MySQL and MariaDB read other text and "
+            "numbers as times differently)")
+    digits = max(_time_digits(a, t) for a, t in zip(args, arg_types))
+    call = Call(fn, tuple(args))
+    if first.kind == TIME:
+        result = types.time_type(digits)
+        return Call("cast_time", (call, Lit(digits, INT))), result
+    return call, SqlType(DATETIME, digits, digits)
 
 
 def _as_number_read(e: Expr, t: SqlType, written: Expr) -> tuple[Expr, SqlType]:
@@ -868,6 +909,11 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
         return types.int_type(20, unsigned=True)
     if fn in _DOUBLE_FUNCTIONS:
         return types.FLOAT_TYPE
+    if fn in ("addtime", "subtime"):  # (of a TIME: wrapped in cast_time, see _shifted_time)
+        given = exprs if len(exprs) == len(args) else [None] * len(args)
+        digits = max(_time_digits(e, t) for e, t in zip(given, args))
+        return types.time_type(digits) if kinds[0] == TIME else SqlType(DATETIME, digits,
+                                                                        digits)
     if fn in _JSON_TEXT_FUNCTIONS:
         return types.STR_TYPE
     if fn in _STRING_FUNCTIONS:
@@ -1008,7 +1054,8 @@ _COMPARING = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "between", "be
               "in_list", "GREATEST", "LEAST", "NULLIF"}
 #: Functions that read their argument as a date (of a TIME, MySQL takes today's date).
 _READ_AS_DATE = {"cast_date", "cast_datetime", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "DATE",
-                 "DATEDIFF", "UNIX_TIMESTAMP", "CONVERT_TZ"}
+                 "DATEDIFF", "UNIX_TIMESTAMP", "CONVERT_TZ", "DAYOFWEEK", "WEEKDAY",
+                 "DAYOFYEAR"}
 
 
 def refuse_clock_dependent(expr: Expr, input_kinds: Sequence[Kind | None]) -> None:

@@ -162,6 +162,7 @@ from rivulet.values.conversions import (
     to_temporal,  # noqa: F401 (a helper re-exported outside __all__, see below)
 )
 from rivulet.values.dates import (
+    addtime,
     convert_tz,
     date_,
     datediff,
@@ -171,6 +172,7 @@ from rivulet.values.dates import (
     month,
     sec_to_time,
     second,
+    subtime,
     time_,
     time_to_sec,
     timediff,
@@ -209,7 +211,7 @@ from rivulet.values.strings import (
 #: the helpers re-exported above for other modules (``as_float``, ``coerce_pair``,
 #: ``to_temporal``...) are left out on purpose.
 __all__ = [
-    "CASTS", "FUNCTION_ARITY", "OPERATORS", "SCALAR_FUNCTIONS", "abs_", "add", "and_",
+    "CASTS", "FUNCTION_ARITY", "OPERATORS", "SCALAR_FUNCTIONS", "abs_", "add", "addtime", "and_",
     "arity_error", "between", "between_dates", "bit_and", "bit_count", "bit_not", "bit_or",
     "bit_xor", "shift_left", "shift_right", "cast_bytes", "cast_date", "cast_datetime",
     "cast_decimal", "cast_float", "cast_int", "cast_str", "cast_time", "cast_unsigned", "ceil",
@@ -220,6 +222,6 @@ __all__ = [
     "lower", "lpad", "lt", "ltrim", "minute", "mod", "month", "mul", "ne", "neg", "not_",
     "not_like", "null_safe_eq", "nullif", "or_", "regexp", "repeat", "replace", "reverse", "right",
     "round_", "rpad", "rtrim", "sec_to_time", "second", "sign", "sort_key", "sub", "substring",
-    "time_", "time_to_sec", "timediff", "to_number", "to_scale", "to_str", "trim", "truth",
-    "unix_timestamp", "upper", "xor", "year",
+    "subtime", "time_", "time_to_sec", "timediff", "to_number", "to_scale", "to_str", "trim",
+    "truth", "unix_timestamp", "upper", "xor", "year",
 ]

@@ -36,19 +36,24 @@ from rivulet.values.comparison import (
 )
 from rivulet.values.control import coalesce, if_, ifnull, nullif
 from rivulet.values.dates import (
+    addtime,
     convert_tz,
     date_,
     datediff,
     day,
+    dayofweek,
+    dayofyear,
     hour,
     minute,
     month,
     sec_to_time,
     second,
+    subtime,
     time_,
     time_to_sec,
     timediff,
     unix_timestamp,
+    weekday,
     year,
 )
 from rivulet.values.json_text import (
@@ -158,6 +163,9 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "POW": pow_,
     "POWER": pow_,
     "SQRT": sqrt,
+    "DAYOFWEEK": dayofweek,
+    "WEEKDAY": weekday,
+    "DAYOFYEAR": dayofyear,
 }
 
 #: (minimum, maximum) argument counts; maximum None means variadic. TRIM's 3-argument form
@@ -231,6 +239,9 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "POW": (2, 2),
     "POWER": (2, 2),
     "SQRT": (1, 1),
+    "DAYOFWEEK": (1, 1),
+    "WEEKDAY": (1, 1),
+    "DAYOFYEAR": (1, 1),
 }
 
 #: Functions rivulet computes in fewer forms than MySQL: the most arguments it takes, and
@@ -299,6 +310,8 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "LIKE": like,  # (s, pattern[, escape])
     "NOT LIKE": not_like,
     "REGEXP": regexp,  # (s, pattern): the pattern checked by the planner
+    "ADDTIME": addtime,  # (x, t): the kinds checked by the planner
+    "SUBTIME": subtime,
     "IN": in_list,  # (v, tuple_of_values)
     "BETWEEN": between,  # (v, lo, hi)
     "IS NULL": is_null,  # unary
