@@ -116,7 +116,7 @@ CALLS = [
     "JSON_EXTRACT(s, '$')", "BIT_COUNT(n)", "BIT_COUNT(x)",
     "LN(x)", "LOG(x)", "LOG(2, n)", "LOG2(n)", "LOG10(x)", "EXP(n)", "POW(x, 2)", "POWER(n, 3)",
     "SQRT(x)", "DAYOFWEEK(d)",
-    "WEEKDAY(d)", "DAYOFYEAR(d)",
+    "WEEKDAY(d)", "DAYOFYEAR(d)", "ASCII(s)", "ORD(s)", "HEX(s)", "HEX(x)", "UNHEX(s)",
 ]
 
 

@@ -498,7 +498,7 @@ _INT_FUNCTIONS = {"JSON_VALID", "JSON_LENGTH", "LENGTH", "OCTET_LENGTH", "CHAR_L
                   "CHARACTER_LENGTH", "LOCATE",
                   "INSTR", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND",
                   "DATEDIFF", "SIGN", "cast_int", "TIME_TO_SEC", "BIT_COUNT", "DAYOFWEEK",
-                  "WEEKDAY", "DAYOFYEAR"}
+                  "WEEKDAY", "DAYOFYEAR", "ASCII", "ORD"}
 #: The functions that give a DOUBLE of their arguments read as DOUBLEs (rivulet/values/
 #: powers.py).
 _DOUBLE_FUNCTIONS = {"LN", "LOG", "LOG2", "LOG10", "EXP", "POW", "POWER", "SQRT"}
@@ -511,9 +511,9 @@ _TIME_FUNCTIONS = {"TIME", "TIMEDIFF", "SEC_TO_TIME", "cast_time"}
 #: is handed to them as its text with exactly those digits ('01:02:03.500' for a TIME(3)).
 _READS_TEXT = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBSTRING",
                "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE", "REVERSE",
-               "LPAD", "RPAD", "REPEAT", "like", "regexp", "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH",
-               "CHARACTER_LENGTH", "LOCATE", "INSTR", "cast_bytes", "JSON_VALID", "JSON_LENGTH",
-               *_JSON_TEXT_FUNCTIONS}
+               "LPAD", "RPAD", "REPEAT", "like", "regexp", "ASCII", "ORD", "UNHEX", "LENGTH",
+               "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE", "INSTR",
+               "cast_bytes", "JSON_VALID", "JSON_LENGTH", *_JSON_TEXT_FUNCTIONS}
 #: Functions that read their arguments as numbers: a TIME or DATETIME with fractional
 #: digits is handed to them as the DECIMAL [-]HHMMSS.ff (YYYYMMDDhhmmss.ff) with exactly
 #: those places.
@@ -639,6 +639,9 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
         _refuse_bit_operands(fn, args, arg_types)
     if fn in ("addtime", "subtime"):
         return _shifted_time(fn, args, arg_types)
+    if fn == "HEX" and arg_types[0].kind in types.TEMPORAL_KINDS:
+        raise UnsupportedSqlError(f"unsupported HEX() of a {arg_types[0].kind}: write HEX of "
+                                  "its text (CAST AS CHAR) or of its number")
     if fn == "regexp" and any(t.kind == BYTES for t in arg_types):
         raise UnsupportedSqlError("unsupported REGEXP over a binary string (MySQL 8 refuses "
                                   "it, MariaDB matches its bytes)")
@@ -909,6 +912,10 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
         return types.int_type(20, unsigned=True)
     if fn in _DOUBLE_FUNCTIONS:
         return types.FLOAT_TYPE
+    if fn == "HEX":
+        return types.STR_TYPE
+    if fn == "UNHEX":
+        return SqlType(BYTES)
     if fn in ("addtime", "subtime"):  # (of a TIME: wrapped in cast_time, see _shifted_time)
         given = exprs if len(exprs) == len(args) else [None] * len(args)
         digits = max(_time_digits(e, t) for e, t in zip(given, args))

@@ -31,6 +31,7 @@ concept, importing one way only (each imports only those above it in this list):
   (a view's reader looks parameters up by them);
 * :mod:`~rivulet.values.arithmetic`, :mod:`~rivulet.values.bits`,
   :mod:`~rivulet.values.powers`, :mod:`~rivulet.values.like`, :mod:`~rivulet.values.regexps`,
+  :mod:`~rivulet.values.codes`,
   :mod:`~rivulet.values.control`, :mod:`~rivulet.values.strings`,
   :mod:`~rivulet.values.numeric`, :mod:`~rivulet.values.dates`,
   :mod:`~rivulet.values.ordering` (``ORDER BY`` keys);

@@ -21,6 +21,7 @@ from rivulet.values.bits import (
     shift_left,
     shift_right,
 )
+from rivulet.values.codes import ascii_, hex_, ord_, unhex
 from rivulet.values.comparison import (
     between,
     eq,
@@ -166,6 +167,10 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "DAYOFWEEK": dayofweek,
     "WEEKDAY": weekday,
     "DAYOFYEAR": dayofyear,
+    "ASCII": ascii_,
+    "ORD": ord_,
+    "HEX": hex_,
+    "UNHEX": unhex,
 }
 
 #: (minimum, maximum) argument counts; maximum None means variadic. TRIM's 3-argument form
@@ -242,6 +247,10 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "DAYOFWEEK": (1, 1),
     "WEEKDAY": (1, 1),
     "DAYOFYEAR": (1, 1),
+    "ASCII": (1, 1),
+    "ORD": (1, 1),
+    "HEX": (1, 1),
+    "UNHEX": (1, 1),
 }
 
 #: Functions rivulet computes in fewer forms than MySQL: the most arguments it takes, and
