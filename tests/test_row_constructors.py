@@ -104,3 +104,11 @@ def test_a_row_list_mixing_classes_in_a_column_is_refused_by_name(rows: MySQLPai
         with pytest.raises(UnsupportedSqlError, match=what):
             db.query(f"SELECT id FROM r WHERE {sql}")
     check(rows, "SELECT id FROM r WHERE (a, b) IN ((1, 'x'), (NULL, 'y'), (-2, NULL))")
+
+
+def test_a_row_compared_with_a_subquery_is_refused(mysql_pair: MySQLPair) -> None:
+    mysql_pair.execute(ROWS_TABLE)
+    for sql in ["SELECT id FROM r WHERE (a, b) = (SELECT 1, 'x')",
+                "SELECT id FROM r WHERE (a, b) IN (SELECT a, b FROM r)"]:
+        with pytest.raises(UnsupportedSqlError):
+            mysql_pair.db.query(sql)

@@ -63,6 +63,8 @@ def _comparison(node: exp.Expr) -> exp.Expr | None:
     left, right = node.this, node.expression
     if _row(left) is None and _row(right) is None:
         return None
+    if any(isinstance(side, (exp.Subquery, exp.Select)) for side in (left, right)):
+        return None  # (a row subquery: left to the planner, which refuses subqueries)
     return exp.Paren(this=_compare(type(node), left, right, node))
 
 
