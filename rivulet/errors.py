@@ -35,6 +35,7 @@ SqlSyntaxError           1064   42000     400   sql
 UnsupportedSqlError      1235   42000     400   unsupported_sql
 UnknownFunctionError     1305   42000     400   sql
 ArgumentCountError       1582   42000     400   sql
+OperandColumnsError      1241   21000     400   sql
 AmbiguousColumnError     1052   23000     400   sql
 NotGroupedError          1055   42000     400   sql
 AggregateMisuseError     1111   HY000     400   sql
@@ -56,6 +57,7 @@ NotAMemberError          1265   01000     400   schema
 TruncatedValueError      1292   22007     400   schema
 IncorrectTimeError       1292   22007     400   schema
 DivisionByZeroError      1365   22012     400   schema
+InvalidLogarithmError    3020   2201E     400   schema
 CheckViolatedError       3819   HY000     400   schema
 InvalidJsonError         3140   22032     400   schema
 NoSuchColumnError        1054   42S22     400   schema
@@ -158,6 +160,11 @@ class ArgumentCountError(SqlError):
     "Incorrect parameter count in the call to native function")."""
 
 
+class OperandColumnsError(SqlError):
+    """A row compared with a row of another width, or with a single value (MySQL's
+    "Operand should contain N column(s)")."""
+
+
 class AmbiguousColumnError(SqlError):
     """A column name that more than one table of the statement has."""
 
@@ -258,6 +265,12 @@ class DivisionByZeroError(SchemaError):
     """A write statement divides by zero (``/``, ``DIV``, ``%``, ``MOD``): MySQL's default
     ``sql_mode`` (ERROR_FOR_DIVISION_BY_ZERO with strict mode) fails it, where a read
     answers NULL."""
+
+
+class InvalidLogarithmError(SchemaError):
+    """A write statement takes the logarithm of a number not above 0 (or to such a base, or
+    to base 1): MySQL 8's strict mode fails it, where a read answers NULL (MariaDB reports
+    it as a division by 0)."""
 
 
 class CheckViolatedError(SchemaError):
@@ -474,6 +487,7 @@ ER_OUT_OF_RANGE = 1264
 ER_DATA_TRUNCATED = 1265
 ER_TRUNCATED_WRONG_VALUE = 1292
 ER_DIVISION_BY_ZERO = 1365
+ER_INVALID_ARGUMENT_FOR_LOGARITHM = 3020
 ER_CHECK_CONSTRAINT_VIOLATED = 3819
 ER_INVALID_JSON_TEXT = 3140
 ER_CHECK_CONSTRAINT_DUP_NAME = 3822
@@ -486,6 +500,7 @@ ER_TOO_BIG_SELECT = 1104
 ER_SP_DOES_NOT_EXIST = 1305
 ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT = 1582
 ER_NON_UNIQ_ERROR = 1052
+ER_OPERAND_COLUMNS = 1241
 ER_WRONG_FIELD_WITH_GROUP = 1055
 ER_INVALID_GROUP_FUNC_USE = 1111
 ER_WRONG_VALUE_COUNT_ON_ROW = 1136
@@ -518,6 +533,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     UnsupportedSqlError: ErrorCode(ER_NOT_SUPPORTED, "42000", 400, "unsupported_sql"),
     UnknownFunctionError: ErrorCode(ER_SP_DOES_NOT_EXIST, "42000", 400, "sql"),
     ArgumentCountError: ErrorCode(ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, "42000", 400, "sql"),
+    OperandColumnsError: ErrorCode(ER_OPERAND_COLUMNS, "21000", 400, "sql"),
     AmbiguousColumnError: ErrorCode(ER_NON_UNIQ_ERROR, "23000", 400, "sql"),
     NotGroupedError: ErrorCode(ER_WRONG_FIELD_WITH_GROUP, "42000", 400, "sql"),
     AggregateMisuseError: ErrorCode(ER_INVALID_GROUP_FUNC_USE, "HY000", 400, "sql"),
@@ -539,6 +555,8 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     TruncatedValueError: ErrorCode(ER_TRUNCATED_WRONG_VALUE, "22007", 400, "schema"),
     IncorrectTimeError: ErrorCode(ER_TRUNCATED_WRONG_VALUE, "22007", 400, "schema"),
     DivisionByZeroError: ErrorCode(ER_DIVISION_BY_ZERO, "22012", 400, "schema"),
+    InvalidLogarithmError: ErrorCode(ER_INVALID_ARGUMENT_FOR_LOGARITHM, "2201E", 400,
+                                     "schema"),
     CheckViolatedError: ErrorCode(ER_CHECK_CONSTRAINT_VIOLATED, "HY000", 400, "schema"),
     InvalidJsonError: ErrorCode(ER_INVALID_JSON_TEXT, "22032", 400, "schema"),
     NoSuchColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "schema"),

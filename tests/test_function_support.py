@@ -44,7 +44,7 @@ ROWS = [
 ALL_NAMES = sorted(set(MySQLParser.FUNCTIONS) | set(MySQLParser.FUNCTION_PARSERS)
                    | MYSQL_FUNCTION_NAMES)
 #: Names rivulet runs through syntax of their own besides the registry's calls.
-SPECIAL_SYNTAX = {"POSITION", "CAST", "CONVERT"}
+SPECIAL_SYNTAX = {"POSITION", "CAST", "CONVERT", "REGEXP_LIKE", "ADDTIME", "SUBTIME"}
 #: What a call rivulet does not compute may raise.
 REFUSALS = (UnsupportedSqlError, UnknownFunctionError, ArgumentCountError, SqlSyntaxError)
 
@@ -113,7 +113,10 @@ CALLS = [
     "TIME(d)", "TIME(s)", "TIMEDIFF(d, '2000-01-01 00:00:00')", "TIME_TO_SEC(d)",
     "SEC_TO_TIME(n)", "SEC_TO_TIME(x)", "JSON_VALID(s)", "JSON_VALID(x)", "JSON_TYPE(n)",
     "JSON_TYPE(x)", "JSON_LENGTH(s)", "JSON_KEYS(s)", "JSON_UNQUOTE(s)",
-    "JSON_EXTRACT(s, '$')",
+    "JSON_EXTRACT(s, '$')", "BIT_COUNT(n)", "BIT_COUNT(x)",
+    "LN(x)", "LOG(x)", "LOG(2, n)", "LOG2(n)", "LOG10(x)", "EXP(n)", "POW(x, 2)", "POWER(n, 3)",
+    "SQRT(x)", "DAYOFWEEK(d)",
+    "WEEKDAY(d)", "DAYOFYEAR(d)", "ASCII(s)", "ORD(s)", "HEX(s)", "HEX(x)", "UNHEX(s)",
 ]
 
 

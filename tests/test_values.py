@@ -31,7 +31,8 @@ from rivulet.values.schema import (
 #: The modules of rivulet.values, bottom first: each may import only those before it.
 LAYERS = ["enumerations", "times", "datetexts", "numerals", "conversions", "json_text",
           "schema", "types", "logic", "comparison", "matching", "arithmetic", "like", "control",
-          "strings", "numeric", "dates", "ordering", "casts", "registry"]
+          "strings", "numeric", "dates", "bits", "powers", "regexps", "codes", "ordering", "casts",
+          "registry"]
 
 
 def _imports(module: str) -> set[str]:

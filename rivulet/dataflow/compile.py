@@ -27,6 +27,8 @@ _OPERATORS = {
     "add", "sub", "mul", "div", "int_div", "mod", "neg", "like", "between", "between_dates",
     "is_null",
     "is_not_null", "to_scale", "strict_number", "strict_date", "strict_time", "planned_number",
+    "bit_and", "bit_or", "bit_xor", "bit_not", "shift_left", "shift_right", "regexp",
+    "addtime", "subtime",
 }
 _PY_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 #: Numeric kinds Python compares with one another exactly as MySQL does.

@@ -19,10 +19,11 @@ from rivulet.errors import (
     UnknownFunctionError,
     UnsupportedSqlError,
 )
+from rivulet.plan import hybrids
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
 from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
-from rivulet.values import types
+from rivulet.values import regexps, types
 from rivulet.values.datetexts import fraction_digits
 from rivulet.values.registry import (
     CONSTANT_ARGUMENTS,
@@ -76,6 +77,11 @@ BINARY_OPS: dict[type, str] = {
     exp.IntDiv: "int_div",
     exp.Mod: "mod",
     exp.Like: "like",
+    exp.BitwiseAnd: "bit_and",
+    exp.BitwiseOr: "bit_or",
+    exp.BitwiseXor: "bit_xor",
+    exp.BitwiseLeftShift: "shift_left",
+    exp.BitwiseRightShift: "shift_right",
 }
 
 #: sqlglot function node types to SQL function names (the library's registry keys).
@@ -152,11 +158,15 @@ def _translate(node: exp.Expr, scope: Scope,
         return params(node)
     if isinstance(node, (exp.Literal, exp.Null, exp.Boolean)):
         return literal(node)
+    if isinstance(node, (exp.HexString, exp.BitString)):
+        return _hybrid(node, scope, t)
     if isinstance(node, exp.Neg):
         inner = t(node.this)
         if isinstance(inner, Lit) and isinstance(inner.value, (int, float, decimal.Decimal)):
             return Lit(-inner.value, inner.kind)
         return Call("neg", (inner,))
+    if isinstance(node, exp.BitwiseNot):
+        return Call("bit_not", (t(node.this),))
     if isinstance(node, exp.Not):
         if isinstance(node.this, exp.Is):
             return Call("is_not_null", (t(node.this.this),))
@@ -185,6 +195,27 @@ def _translate(node: exp.Expr, scope: Scope,
         like_node = node.this
         like = Call("like", (t(like_node.this), t(like_node.expression), t(node.expression)))
         return Call("not_", (like,)) if like_node.args.get("negate") else like
+    if isinstance(node, exp.RegexpLike):
+        if node.args.get("flag") is not None:
+            raise unsupported(node, "REGEXP_LIKE with a match type")
+        return _regexp(node, node.this, node.expression, t)
+    if isinstance(node, exp.Anonymous) and node.name.upper() == "REGEXP_LIKE":
+        if len(node.expressions) == 3:
+            raise unsupported(node, "REGEXP_LIKE with a match type")
+        if len(node.expressions) != 2:
+            raise error_at(node, "Incorrect parameter count in the call to native function "
+                                 f"'REGEXP_LIKE': expected 2 to 3 arguments, got "
+                                 f"{len(node.expressions)}", ArgumentCountError)
+        subject, pattern = node.expressions
+        return _regexp(node, subject, pattern, t)
+    if isinstance(node, exp.Anonymous) and node.name.upper() in ("ADDTIME", "SUBTIME"):
+        # (not the registry's: its first argument must be a TIME or a DATETIME, which the
+        # checks of every registry function's call with any arguments would not meet)
+        if len(node.expressions) != 2:
+            raise error_at(node, "Incorrect parameter count in the call to native function "
+                                 f"'{node.name.upper()}': expected 2 arguments, got "
+                                 f"{len(node.expressions)}", ArgumentCountError)
+        return Call(node.name.lower(), tuple(t(a) for a in node.expressions))
     if isinstance(node, exp.DPipe):
         # In MySQL's default mode || is logical OR.
         return Call("or_", (t(node.this), t(node.expression)))
@@ -222,6 +253,64 @@ def _translate(node: exp.Expr, scope: Scope,
     if isinstance(node, exp.Func) and node.meta.get(WRITTEN_NAME):
         raise unsupported_function(node, str(node.meta[WRITTEN_NAME]))
     raise unsupported(node, "expression")
+
+
+def _regexp(node: exp.Expr, subject: exp.Expr, pattern: exp.Expr,
+            t: Callable[[exp.Expr], Expr]) -> Call:
+    """``subject REGEXP pattern``, its pattern a constant rivulet matches as MySQL does
+    (rivulet/values/regexps.py); any other pattern is refused by name."""
+    written = pattern
+    while isinstance(written, exp.Paren):
+        written = written.this
+    if not (isinstance(written, exp.Null) or (isinstance(written, exp.Literal)
+                                                and written.is_string)):
+        raise unsupported(node, "REGEXP with a pattern that is not a text constant")
+    refused = regexps.refusal(literal(written).value)
+    if refused is not None:
+        raise unsupported(node, refused)
+    return Call("regexp", (t(subject), t(pattern)))
+
+
+def _hybrid(node: hybrids.Hybrid, scope: Scope, t: Callable[[exp.Expr], Expr]) -> Lit:
+    """A hex or bit literal as the number or the binary string its position reads it as
+    (rivulet/plan/hybrids.py): a comparison's operand is text if every other operand is."""
+    where = hybrids.context(node)
+    if where is None and _first_text_argument(node):
+        # (a function whose result is binary if any text argument is: as CONCAT)
+        parent = node.parent
+        name = parent.name.upper() if isinstance(parent, exp.Anonymous) else (
+            FUNCTION_NODES.get(type(parent)))
+        where = "joined" if name in _TEXT_ANY_ARG else "text"
+    if where == "compared":
+        child: exp.Expr = node
+        while isinstance(child.parent, exp.Paren):
+            child = child.parent
+        assert child.parent is not None
+        others = [o for o in child.parent.iter_expressions() if o is not child]
+        kinds = {typed(t(o), scope.types())[1].kind for o in others
+                 if not isinstance(o, (exp.HexString, exp.BitString))}
+        where = "text" if kinds and kinds <= types.TEXT_KINDS else None
+    if where == "joined":
+        assert node.parent is not None
+        joined = [t(o) for o in node.parent.iter_expressions() if o is not node
+                  and not isinstance(o, (exp.HexString, exp.BitString))]
+        where = "text" if all(_constant(o) for o in joined) else None
+    if where == "number":
+        return Lit(hybrids.as_number(node), INT)
+    if where == "text":
+        return Lit(hybrids.as_bytes(node), BYTES)
+    raise hybrids.refused_here(node)
+
+
+def _first_text_argument(node: exp.Expr) -> bool:
+    """Whether ``node`` is the first argument of a function that reads it as text."""
+    parent = node.parent
+    if isinstance(parent, exp.Anonymous):
+        return parent.name.upper() in _READS_TEXT and parent.expressions[:1] == [node]
+    if isinstance(parent, exp.Length):
+        return True
+    name = FUNCTION_NODES.get(type(parent))
+    return name is not None and name in _READS_TEXT and node.arg_key == "this"
 
 
 def _call(node: exp.Func, name: str, arguments: list[exp.Expr],
@@ -396,8 +485,8 @@ def literal_value(node: exp.Expr) -> object:
 # --------------------------------------------------------------------------- types
 
 PREDICATES = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "and_", "or_", "xor",
-               "not_", "like", "not_like", "in_list", "between", "between_dates", "is_null",
-               "is_not_null"}
+               "not_", "like", "not_like", "regexp", "in_list", "between", "between_dates",
+               "is_null", "is_not_null"}
 _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBSTRING",
                      "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE",
                      "REVERSE", "LPAD", "RPAD", "REPEAT"}
@@ -408,7 +497,13 @@ _JSON_TEXT_FUNCTIONS = {"JSON_TYPE", "JSON_KEYS", "JSON_UNQUOTE", "JSON_EXTRACT"
 _INT_FUNCTIONS = {"JSON_VALID", "JSON_LENGTH", "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH",
                   "CHARACTER_LENGTH", "LOCATE",
                   "INSTR", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND",
-                  "DATEDIFF", "SIGN", "cast_int", "TIME_TO_SEC"}
+                  "DATEDIFF", "SIGN", "cast_int", "TIME_TO_SEC", "BIT_COUNT", "DAYOFWEEK",
+                  "WEEKDAY", "DAYOFYEAR", "ASCII", "ORD"}
+#: The functions that give a DOUBLE of their arguments read as DOUBLEs (rivulet/values/
+#: powers.py).
+_DOUBLE_FUNCTIONS = {"LN", "LOG", "LOG2", "LOG10", "EXP", "POW", "POWER", "SQRT"}
+#: The bit operators (rivulet/values/bits.py): BIGINT UNSIGNED of their operands' bits.
+_BIT_OPERATORS = {"bit_and", "bit_or", "bit_xor", "bit_not", "shift_left", "shift_right"}
 #: Functions that give a TIME; its fractional digits are those of the arguments
 #: (:func:`_time_digits`), or of ``CAST(x AS TIME(fsp))``.
 _TIME_FUNCTIONS = {"TIME", "TIMEDIFF", "SEC_TO_TIME", "cast_time"}
@@ -416,14 +511,15 @@ _TIME_FUNCTIONS = {"TIME", "TIMEDIFF", "SEC_TO_TIME", "cast_time"}
 #: is handed to them as its text with exactly those digits ('01:02:03.500' for a TIME(3)).
 _READS_TEXT = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBSTRING",
                "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE", "REVERSE",
-               "LPAD", "RPAD", "REPEAT", "like", "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH",
-               "CHARACTER_LENGTH", "LOCATE", "INSTR", "cast_bytes", "JSON_VALID", "JSON_LENGTH",
-               *_JSON_TEXT_FUNCTIONS}
+               "LPAD", "RPAD", "REPEAT", "like", "regexp", "ASCII", "ORD", "UNHEX", "LENGTH",
+               "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE", "INSTR",
+               "cast_bytes", "JSON_VALID", "JSON_LENGTH", *_JSON_TEXT_FUNCTIONS}
 #: Functions that read their arguments as numbers: a TIME or DATETIME with fractional
 #: digits is handed to them as the DECIMAL [-]HHMMSS.ff (YYYYMMDDhhmmss.ff) with exactly
 #: those places.
 _READS_NUMBER = {"add", "sub", "mul", "div", "mod", "MOD", "int_div", "SIGN", "neg", "ABS",
-                 "ROUND", "FLOOR", "CEIL", "CEILING"}
+                 "ROUND", "FLOOR", "CEIL", "CEILING", "BIT_COUNT", *_BIT_OPERATORS,
+                 *_DOUBLE_FUNCTIONS}
 #: Rounding a TIME gives a TIME in MariaDB and a number in MySQL: refused.
 _ROUNDING = {"ROUND", "FLOOR", "CEIL", "CEILING"}
 _ARITHMETIC = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "mod": "mod",
@@ -442,7 +538,7 @@ _READS_CARRIED_PLACES = {
     "add", "sub", "mul", "div", "mod", "MOD", "int_div", "neg", "ABS", "ROUND", "FLOOR",
     "CEIL", "CEILING", "SIGN", "cast_decimal", "cast_int", "cast_unsigned", "cast_float",
     "to_scale", "in_list", "between", "COALESCE", "IFNULL", "IF", "GREATEST", "LEAST", "and_",
-    "or_", "not_", "xor", "is_null", "is_not_null",
+    "or_", "not_", "xor", "is_null", "is_not_null", *_DOUBLE_FUNCTIONS,
 }
 
 
@@ -539,6 +635,16 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     if fn in _ROUNDING and arg_types and arg_types[0].kind == TIME:
         raise UnsupportedSqlError(f"unsupported {fn}() of a TIME: MariaDB rounds it to a "
                                   "TIME, MySQL to a number; use TIME_TO_SEC() or CAST first")
+    if fn in _BIT_OPERATORS or fn == "BIT_COUNT":
+        _refuse_bit_operands(fn, args, arg_types)
+    if fn in ("addtime", "subtime"):
+        return _shifted_time(fn, args, arg_types)
+    if fn == "HEX" and arg_types[0].kind in types.TEMPORAL_KINDS:
+        raise UnsupportedSqlError(f"unsupported HEX() of a {arg_types[0].kind}: write HEX of "
+                                  "its text (CAST AS CHAR) or of its number")
+    if fn == "regexp" and any(t.kind == BYTES for t in arg_types):
+        raise UnsupportedSqlError("unsupported REGEXP over a binary string (MySQL 8 refuses "
+                                  "it, MariaDB matches its bytes)")
     if fn in ("neg", "ABS") and arg_types[0].kind in types.TEMPORAL_KINDS and (
             fn == "neg" or arg_types[0].kind == TIME):
         # MySQL: -DATE is a DECIMAL, and so are -TIME and ABS(TIME), with the TIME's places
@@ -563,6 +669,60 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     if fn in ("FLOOR", "CEIL", "CEILING") and result.kind == DECIMAL:
         call = to_places(call, result)  # (an integer too wide for a BIGINT: a DECIMAL)
     return call, result
+
+
+#: The integer digits of a DECIMAL whose every value fits a signed BIGINT.
+_SIGNED_BIGINT_DIGITS = 18
+
+
+def _refuse_bit_operands(fn: str, args: Sequence[Expr], arg_types: Sequence[SqlType]) -> None:
+    """Refuse the operands of a bit operator on which MySQL 8 and MariaDB differ
+    (rivulet/values/bits.py): a binary string (MySQL 8 computes on its bytes), a DOUBLE
+    (MySQL rounds its halves to even), text that is not a constant, and a DECIMAL that may
+    pass a signed BIGINT (MySQL saturates it at 2**63 - 1, MariaDB reads it unsigned)."""
+    what = "BIT_COUNT()" if fn == "BIT_COUNT" else "a bit operator"
+    for a, t in zip(args, arg_types):
+        reason = None
+        if t.kind == BYTES:
+            reason = "a binary string (MySQL 8 works on its bytes)"
+        elif t.kind == FLOAT:
+            reason = "a DOUBLE (MySQL rounds its halves to even; use ROUND or CAST first)"
+        elif t.kind == STR and not isinstance(a, Lit):
+            reason = "text that is not a constant (use CAST(x AS SIGNED) first)"
+        elif t.kind == DECIMAL and types.int_digits(t) > _SIGNED_BIGINT_DIGITS:
+            reason = "a DECIMAL that may pass a signed BIGINT"
+        if reason is not None:
+            raise UnsupportedSqlError(f"unsupported {what} over {reason}")
+
+
+#: A time written plainly: what MySQL and MariaDB read alike as ADDTIME's second argument.
+_PLAIN_TIME = re.compile(r"-?(\d{1,2} )?\d{1,3}:\d{1,2}(:\d{1,2}(\.\d{1,6})?)?", re.ASCII)
+
+
+def _shifted_time(fn: str, args: Sequence[Expr], arg_types: Sequence[SqlType]
+                  ) -> tuple[Expr, SqlType]:
+    """``ADDTIME``/``SUBTIME`` of a TIME (a TIME, cast to its digits: clipped to
+    838:59:59) or of a DATETIME (a DATETIME), by a TIME, text or an exact number read as a
+    TIME. Refused: a DATE or text first (MySQL's result is text, MariaDB's a DATETIME or
+    text in a form of its own), and a second of another kind."""
+    first, second = arg_types
+    if first.kind not in (TIME, DATETIME):
+        raise UnsupportedSqlError(f"unsupported {fn.upper()}() of a {first.kind or 'NULL'}: MySQL "
+                                  "answers text for anything but a TIME or a DATETIME; "
+                                  "CAST it AS TIME or AS DATETIME first")
+    plain = isinstance(args[1], Lit) and (args[1].value is None or (
+        isinstance(args[1].value, str) and _PLAIN_TIME.fullmatch(args[1].value)))
+    if second.kind != TIME and not plain:
+        raise UnsupportedSqlError(
+            f"unsupported {fn.upper()}() by a {second.kind or 'NULL'} that is not a TIME or a "
+            "constant '[-][D ]hh:mm[:ss[.fraction]]' (MySQL and MariaDB read other text and "
+            "numbers as times differently)")
+    digits = max(_time_digits(a, t) for a, t in zip(args, arg_types))
+    call = Call(fn, tuple(args))
+    if first.kind == TIME:
+        result = types.time_type(digits)
+        return Call("cast_time", (call, Lit(digits, INT))), result
+    return call, SqlType(DATETIME, digits, digits)
 
 
 def _as_number_read(e: Expr, t: SqlType, written: Expr) -> tuple[Expr, SqlType]:
@@ -748,6 +908,19 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
     kinds = [a.kind for a in args]
     if fn in PREDICATES or fn in _INT_FUNCTIONS:
         return types.INT_TYPE
+    if fn in _BIT_OPERATORS:
+        return types.int_type(20, unsigned=True)
+    if fn in _DOUBLE_FUNCTIONS:
+        return types.FLOAT_TYPE
+    if fn == "HEX":
+        return types.STR_TYPE
+    if fn == "UNHEX":
+        return SqlType(BYTES)
+    if fn in ("addtime", "subtime"):  # (of a TIME: wrapped in cast_time, see _shifted_time)
+        given = exprs if len(exprs) == len(args) else [None] * len(args)
+        digits = max(_time_digits(e, t) for e, t in zip(given, args))
+        return types.time_type(digits) if kinds[0] == TIME else SqlType(DATETIME, digits,
+                                                                        digits)
     if fn in _JSON_TEXT_FUNCTIONS:
         return types.STR_TYPE
     if fn in _STRING_FUNCTIONS:
@@ -888,7 +1061,8 @@ _COMPARING = {"eq", "ne", "lt", "le", "gt", "ge", "null_safe_eq", "between", "be
               "in_list", "GREATEST", "LEAST", "NULLIF"}
 #: Functions that read their argument as a date (of a TIME, MySQL takes today's date).
 _READ_AS_DATE = {"cast_date", "cast_datetime", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "DATE",
-                 "DATEDIFF", "UNIX_TIMESTAMP", "CONVERT_TZ"}
+                 "DATEDIFF", "UNIX_TIMESTAMP", "CONVERT_TZ", "DAYOFWEEK", "WEEKDAY",
+                 "DAYOFYEAR"}
 
 
 def refuse_clock_dependent(expr: Expr, input_kinds: Sequence[Kind | None]) -> None:

@@ -22,6 +22,7 @@ from sqlglot.tokens import Token, TokenType
 from rivulet.errors import ArgumentCountError, SqlError, UnsupportedSqlError
 from rivulet.sql import schemas, syntax
 from rivulet.sql.parens import drop_redundant_parens
+from rivulet.sql.rows import expand_rows
 
 DIALECT = "mysql"
 
@@ -149,7 +150,7 @@ def parse_statements(text: str) -> list[exp.Expr]:
         # sqlglot failing on text it cannot make sense of (a backstop: none is known since
         # its table of functions holds only rivulet's), reported as MySQL's syntax error
         raise syntax.error_at_token(text, parser.current()) from None
-    out = [drop_redundant_parens(s) for s in statements if s is not None]
+    out = [drop_redundant_parens(expand_rows(s)) for s in statements if s is not None]
     for statement in out:
         _check_depth(statement)
         if isinstance(statement, exp.Command):

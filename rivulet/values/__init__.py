@@ -29,7 +29,9 @@ concept, importing one way only (each imports only those above it in this list):
 * :mod:`~rivulet.values.comparison`: ``=``, ``<``, ``<=>``, ``IN``, ``BETWEEN``...;
 * :mod:`~rivulet.values.matching`: which stored values of a column a compared value finds
   (a view's reader looks parameters up by them);
-* :mod:`~rivulet.values.arithmetic`, :mod:`~rivulet.values.like`,
+* :mod:`~rivulet.values.arithmetic`, :mod:`~rivulet.values.bits`,
+  :mod:`~rivulet.values.powers`, :mod:`~rivulet.values.like`, :mod:`~rivulet.values.regexps`,
+  :mod:`~rivulet.values.codes`,
   :mod:`~rivulet.values.control`, :mod:`~rivulet.values.strings`,
   :mod:`~rivulet.values.numeric`, :mod:`~rivulet.values.dates`,
   :mod:`~rivulet.values.ordering` (``ORDER BY`` keys);
@@ -98,7 +100,8 @@ values to it, so the functions here may assume it (a quotient they return carrie
 places than its type shows: the plan rounds it with :func:`to_scale` where MySQL does).
 
 Known simplifications, each marked where it lives: integer and DOUBLE arithmetic does not
-overflow (MySQL raises an error beyond BIGINT and DOUBLE); naive datetimes are UTC for
+overflow (MySQL raises an error beyond BIGINT and DOUBLE; ``POW`` and ``EXP`` likewise give
+infinity, and NULL for ``POW(-8, 1/3)``, which MySQL fails); naive datetimes are UTC for
 ``UNIX_TIMESTAMP``; a DATETIME keeps the fractional seconds it is given (MySQL's DATETIME
 has none), though a DATETIME in numeric context is YYYYMMDDhhmmss without them; a DECIMAL
 column declared without a precision keeps its values as written (MySQL: DECIMAL(10, 0)).
@@ -107,6 +110,15 @@ column declared without a precision keeps its values as written (MySQL: DECIMAL(
 from __future__ import annotations
 
 from rivulet.values.arithmetic import add, div, int_div, mod, mul, neg, sub, to_scale
+from rivulet.values.bits import (
+    bit_and,
+    bit_count,
+    bit_not,
+    bit_or,
+    bit_xor,
+    shift_left,
+    shift_right,
+)
 from rivulet.values.casts import (
     CASTS,
     cast_bytes,
@@ -151,6 +163,7 @@ from rivulet.values.conversions import (
     to_temporal,  # noqa: F401 (a helper re-exported outside __all__, see below)
 )
 from rivulet.values.dates import (
+    addtime,
     convert_tz,
     date_,
     datediff,
@@ -160,6 +173,7 @@ from rivulet.values.dates import (
     month,
     sec_to_time,
     second,
+    subtime,
     time_,
     time_to_sec,
     timediff,
@@ -170,6 +184,7 @@ from rivulet.values.like import like, not_like
 from rivulet.values.logic import and_, not_, or_, truth, xor
 from rivulet.values.numeric import abs_, ceil, floor, greatest, least, round_, sign
 from rivulet.values.ordering import desc_key, sort_key
+from rivulet.values.regexps import regexp
 from rivulet.values.registry import FUNCTION_ARITY, OPERATORS, SCALAR_FUNCTIONS, arity_error
 from rivulet.values.strings import (
     char_length,
@@ -197,16 +212,17 @@ from rivulet.values.strings import (
 #: the helpers re-exported above for other modules (``as_float``, ``coerce_pair``,
 #: ``to_temporal``...) are left out on purpose.
 __all__ = [
-    "CASTS", "FUNCTION_ARITY", "OPERATORS", "SCALAR_FUNCTIONS", "abs_", "add", "and_",
-    "arity_error", "between", "between_dates", "cast_bytes", "cast_date", "cast_datetime",
+    "CASTS", "FUNCTION_ARITY", "OPERATORS", "SCALAR_FUNCTIONS", "abs_", "add", "addtime", "and_",
+    "arity_error", "between", "between_dates", "bit_and", "bit_count", "bit_not", "bit_or",
+    "bit_xor", "shift_left", "shift_right", "cast_bytes", "cast_date", "cast_datetime",
     "cast_decimal", "cast_float", "cast_int", "cast_str", "cast_time", "cast_unsigned", "ceil",
     "char_length",
     "coalesce", "concat", "concat_ws", "convert_tz", "date_", "datediff", "day", "desc_key",
     "div", "eq", "floor", "ge", "greatest", "gt", "hour", "if_", "ifnull", "in_list", "instr",
     "int_div", "is_not_null", "is_null", "le", "least", "left", "length", "like", "locate",
     "lower", "lpad", "lt", "ltrim", "minute", "mod", "month", "mul", "ne", "neg", "not_",
-    "not_like", "null_safe_eq", "nullif", "or_", "repeat", "replace", "reverse", "right",
+    "not_like", "null_safe_eq", "nullif", "or_", "regexp", "repeat", "replace", "reverse", "right",
     "round_", "rpad", "rtrim", "sec_to_time", "second", "sign", "sort_key", "sub", "substring",
-    "time_", "time_to_sec", "timediff", "to_number", "to_scale", "to_str", "trim", "truth",
-    "unix_timestamp", "upper", "xor", "year",
+    "subtime", "time_", "time_to_sec", "timediff", "to_number", "to_scale", "to_str", "trim",
+    "truth", "unix_timestamp", "upper", "xor", "year",
 ]

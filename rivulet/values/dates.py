@@ -1,5 +1,6 @@
 """Date and time functions: ``YEAR``, ``HOUR``, ``DATE``, ``DATEDIFF``, ``TIME``,
-``TIMEDIFF``, ``TIME_TO_SEC``, ``SEC_TO_TIME``, ``UNIX_TIMESTAMP``, ``CONVERT_TZ``...
+``TIMEDIFF``, ``ADDTIME``, ``SUBTIME``, ``DAYOFWEEK``, ``TIME_TO_SEC``, ``SEC_TO_TIME``,
+``UNIX_TIMESTAMP``, ``CONVERT_TZ``...
 
 Why this module exists: these functions accept a date, a datetime, a TIME or a string to be
 parsed as one; a string that is not a valid date (or time) gives NULL, as in MySQL. The
@@ -16,13 +17,23 @@ from decimal import Decimal
 from typing import Any
 
 from rivulet.values.conversions import (
+    MODE,
     check_time,
     read_temporal,
     to_number,
     to_str,
     to_temporal,
+    truncated,
 )
-from rivulet.values.times import clipped, from_micros, micros, time_micros
+from rivulet.values.times import (
+    MAX_MICROS,
+    clipped,
+    format_time,
+    from_micros,
+    holds_datetime,
+    micros,
+    time_micros,
+)
 
 _date = _dt.date
 _datetime = _dt.datetime
@@ -64,6 +75,31 @@ def day(v: Any) -> int | None:
         return None
     t = to_temporal(v)
     return None if t is None else t.day
+
+
+def dayofweek(v: Any) -> int | None:
+    """``DAYOFWEEK(v)``: 1 for a Sunday to 7 for a Saturday; NULL for no date (or one with
+    a zero month or day)."""
+    if v is None:
+        return None
+    t = to_temporal(v)
+    return None if t is None else t.isoweekday() % 7 + 1
+
+
+def weekday(v: Any) -> int | None:
+    """``WEEKDAY(v)``: 0 for a Monday to 6 for a Sunday."""
+    if v is None:
+        return None
+    t = to_temporal(v)
+    return None if t is None else t.weekday()
+
+
+def dayofyear(v: Any) -> int | None:
+    """``DAYOFYEAR(v)``: 1 to 366."""
+    if v is None:
+        return None
+    t = to_temporal(v)
+    return None if t is None else t.timetuple().tm_yday
 
 
 def _time_part(v: Any, index: int) -> int | None:
@@ -177,6 +213,42 @@ def timediff(a: Any, b: Any) -> _timedelta | None:
     if isinstance(x, _timedelta) and isinstance(y, _timedelta):
         return from_micros(clipped(micros(x - y)))
     return None  # (a TIME and a datetime, or not a time at all)
+
+
+def addtime(a: Any, b: Any) -> _timedelta | _datetime | None:
+    """``ADDTIME(a, b)``: the TIME or DATETIME ``a`` (the planner refuses others) plus ``b``
+    read as a TIME; NULL if ``b`` is none (text holding a date too) or a DATETIME leaves
+    the years 1 to 9999. A TIME is not clipped here: the planner casts it to its type."""
+    return _shifted(a, b, 1)
+
+
+def subtime(a: Any, b: Any) -> _timedelta | _datetime | None:
+    """``SUBTIME(a, b)``: ``a`` less ``b``, as :func:`addtime`."""
+    return _shifted(a, b, -1)
+
+
+def _shifted(a: Any, b: Any, sign: int) -> _timedelta | _datetime | None:
+    if a is None or b is None:
+        return None
+    if isinstance(b, (str, bytes)) and holds_datetime(b):
+        return None
+    n = time_micros(b, strict=False)
+    check_time(b, n, "Incorrect time value")
+    if n is None:
+        return None
+    if type(a) is _timedelta:
+        total = micros(a) + sign * n
+        if MODE.strict and abs(total) >= MAX_MICROS + _MICRO:  # (a write fails; a read clips)
+            truncated("Truncated incorrect time value", format_time(from_micros(total)))
+        return from_micros(total)
+    t = a if type(a) is _datetime else to_temporal(a)
+    if t is None:
+        return None
+    moment = t if type(t) is _datetime else _datetime.combine(t, _MIDNIGHT)
+    try:
+        return moment + sign * from_micros(n)
+    except OverflowError:
+        return None
 
 
 def time_to_sec(v: Any) -> int | None:

@@ -12,6 +12,16 @@ from collections.abc import Callable
 from typing import Any
 
 from rivulet.values.arithmetic import add, div, int_div, mod, mul, neg, sub
+from rivulet.values.bits import (
+    bit_and,
+    bit_count,
+    bit_not,
+    bit_or,
+    bit_xor,
+    shift_left,
+    shift_right,
+)
+from rivulet.values.codes import ascii_, hex_, ord_, unhex
 from rivulet.values.comparison import (
     between,
     eq,
@@ -27,19 +37,24 @@ from rivulet.values.comparison import (
 )
 from rivulet.values.control import coalesce, if_, ifnull, nullif
 from rivulet.values.dates import (
+    addtime,
     convert_tz,
     date_,
     datediff,
     day,
+    dayofweek,
+    dayofyear,
     hour,
     minute,
     month,
     sec_to_time,
     second,
+    subtime,
     time_,
     time_to_sec,
     timediff,
     unix_timestamp,
+    weekday,
     year,
 )
 from rivulet.values.json_text import (
@@ -54,6 +69,8 @@ from rivulet.values.json_text import (
 from rivulet.values.like import like, not_like
 from rivulet.values.logic import and_, not_, or_, xor
 from rivulet.values.numeric import abs_, ceil, floor, greatest, least, round_, sign
+from rivulet.values.powers import exp_, ln, log, log2, log10, pow_, sqrt
+from rivulet.values.regexps import regexp
 from rivulet.values.strings import (
     char_length,
     concat,
@@ -138,6 +155,22 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "JSON_KEYS": json_keys,
     "JSON_UNQUOTE": json_unquote,
     "JSON_EXTRACT": json_extract,
+    "BIT_COUNT": bit_count,
+    "LN": ln,
+    "LOG": log,
+    "LOG2": log2,
+    "LOG10": log10,
+    "EXP": exp_,
+    "POW": pow_,
+    "POWER": pow_,
+    "SQRT": sqrt,
+    "DAYOFWEEK": dayofweek,
+    "WEEKDAY": weekday,
+    "DAYOFYEAR": dayofyear,
+    "ASCII": ascii_,
+    "ORD": ord_,
+    "HEX": hex_,
+    "UNHEX": unhex,
 }
 
 #: (minimum, maximum) argument counts; maximum None means variadic. TRIM's 3-argument form
@@ -202,6 +235,22 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "JSON_KEYS": (1, 2),
     "JSON_UNQUOTE": (1, 1),
     "JSON_EXTRACT": (2, None),
+    "BIT_COUNT": (1, 1),
+    "LN": (1, 1),
+    "LOG": (1, 2),
+    "LOG2": (1, 1),
+    "LOG10": (1, 1),
+    "EXP": (1, 1),
+    "POW": (2, 2),
+    "POWER": (2, 2),
+    "SQRT": (1, 1),
+    "DAYOFWEEK": (1, 1),
+    "WEEKDAY": (1, 1),
+    "DAYOFYEAR": (1, 1),
+    "ASCII": (1, 1),
+    "ORD": (1, 1),
+    "HEX": (1, 1),
+    "UNHEX": (1, 1),
 }
 
 #: Functions rivulet computes in fewer forms than MySQL: the most arguments it takes, and
@@ -261,8 +310,17 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "%": mod,
     "MOD": mod,
     "NEG": neg,  # unary minus
+    "&": bit_and,
+    "|": bit_or,
+    "^": bit_xor,
+    "~": bit_not,  # unary
+    "<<": shift_left,
+    ">>": shift_right,
     "LIKE": like,  # (s, pattern[, escape])
     "NOT LIKE": not_like,
+    "REGEXP": regexp,  # (s, pattern): the pattern checked by the planner
+    "ADDTIME": addtime,  # (x, t): the kinds checked by the planner
+    "SUBTIME": subtime,
     "IN": in_list,  # (v, tuple_of_values)
     "BETWEEN": between,  # (v, lo, hi)
     "IS NULL": is_null,  # unary
