@@ -25,7 +25,7 @@ longer than most.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from sqlglot import exp
@@ -97,6 +97,9 @@ class Planner:
     #: query is then planned with them as constants, as a filter (rivulet/plan/bound.py),
     #: instead of keying the reader by them.
     bound: dict[int, Any] | None = None
+    #: The FROM scopes of the queries whose WHERE subquery is being planned, outermost
+    #: first: names a nested subquery may not read (rivulet/plan/subqueries.py).
+    enclosing: list[FromScope] = field(default_factory=list)
 
     # ..................................................................... entry points
 
@@ -136,6 +139,10 @@ class Planner:
         self._reject_unsupported_clauses(select)
         node, scope = self._plan_from(select)
         where = select.args.get("where")
+        for term in conjuncts(where.this) if where is not None else ():
+            if subquery_test(term) is not None:
+                for placeholder in term.find_all(exp.Placeholder):
+                    raise unsupported(placeholder, "? parameter in a subquery of WHERE")
         if self.bound is None:
             plain, params = extract_parameters(where, scope)
         else:
@@ -255,8 +262,13 @@ class Planner:
         """``node`` (the FROM row) kept where ``condition``, an EXISTS or IN subquery
         test of WHERE, holds: decorrelated and joined as rivulet/plan/subqueries.py says,
         on keys converted to compare as ``=`` does (as a JOIN's are)."""
-        found = decorrelate(condition, scope, lambda select: self._plan_from(select)[1])
-        inner, _ = self.plan_relation(found.inner)
+        found = decorrelate(condition, scope, lambda select: self._plan_from(select)[1],
+                            self.enclosing)
+        self.enclosing.append(scope)
+        try:
+            inner, _ = self.plan_relation(found.inner)
+        finally:
+            self.enclosing.pop()
         outer_exprs = [translate(e, scope) for e in found.outer]
         types = scope.types()
         refuse_join_keys([(type_of(e, types).kind, inner.columns[j].kind)

@@ -43,7 +43,7 @@ conjunction.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from sqlglot import exp
@@ -110,10 +110,13 @@ def subquery_test(condition: exp.Expr) -> tuple[SubqueryTest, exp.Expr, exp.Expr
 
 
 def decorrelate(condition: exp.Expr, outer: FromScope,
-                from_scope: Callable[[exp.Select], FromScope]) -> Decorrelated:
+                from_scope: Callable[[exp.Select], FromScope],
+                further: Sequence[FromScope] = ()) -> Decorrelated:
     """The test ``condition`` (for which :func:`subquery_test` answers) decorrelated;
     ``outer`` resolves the outer query's names and ``from_scope`` gives the scope of a
-    SELECT's FROM (the planner's). Raises UnsupportedSqlError naming what stops it."""
+    SELECT's FROM (the planner's); ``further`` are the scopes of the queries around the
+    outer one (when it is itself a subquery), whose names a subquery may not read. Raises
+    UnsupportedSqlError naming what stops it."""
     found = subquery_test(condition)
     assert found is not None
     test, query, value = found
@@ -135,17 +138,18 @@ def decorrelate(condition: exp.Expr, outer: FromScope,
     if value is not None and isinstance(_unparen(value), exp.Tuple):
         raise unsupported(condition, "row constructor before IN (subquery)")
     inner = from_scope(select)
+    scopes = _Scopes(inner, outer, tuple(further))
 
     outer_keys: list[exp.Expr] = []
     inner_keys: list[exp.Expr] = []
     kept: list[exp.Expr] = []
     where = select.args.get("where")
     for term in _conjuncts(where.this) if where is not None else []:
-        sides = _sides(term, inner, outer)
+        sides = _sides(term, scopes)
         if "outer" not in sides:
             kept.append(term)
             continue
-        pair = _correlation(term, inner, outer)
+        pair = _correlation(term, scopes)
         if pair is None:
             raise unsupported(term, f"{what} correlated other than by an equality of an "
                               "outer and an inner expression")
@@ -157,7 +161,7 @@ def decorrelate(condition: exp.Expr, outer: FromScope,
                 isinstance(items[0], exp.Column) and isinstance(items[0].this, exp.Star)):
             raise unsupported(query, "IN subquery selecting other than one column")
         selected = items[0].this if isinstance(items[0], exp.Alias) else items[0]
-        if "outer" in _sides(selected, inner, outer):
+        if "outer" in _sides(selected, scopes):
             raise unsupported(selected, "outer column in the column an IN subquery selects")
         outer_keys.append(value)
         inner_keys.append(selected)
@@ -236,15 +240,24 @@ def constant_key() -> ir.Expr:
 # --------------------------------------------------------------------------- correlation
 
 
-def _correlation(term: exp.Expr, inner: FromScope,
-                 outer: FromScope) -> tuple[exp.Expr, exp.Expr] | None:
+@dataclass(frozen=True)
+class _Scopes:
+    """Where a subquery's names resolve: its own FROM, then the outer query's; the
+    queries further out only to be refused."""
+
+    inner: FromScope
+    outer: FromScope
+    further: tuple[FromScope, ...]
+
+
+def _correlation(term: exp.Expr, scopes: _Scopes) -> tuple[exp.Expr, exp.Expr] | None:
     """``term`` as (outer expression, inner expression) when it is an equality of one
     reading only the outer row and one reading only the subquery's."""
     term = _unparen(term)
     if not isinstance(term, exp.EQ):
         return None
     a, b = term.this, term.expression
-    sa, sb = _sides(a, inner, outer), _sides(b, inner, outer)
+    sa, sb = _sides(a, scopes), _sides(b, scopes)
     if sa == {"outer"} and sb == {"inner"}:
         return a, b
     if sb == {"outer"} and sa == {"inner"}:
@@ -252,20 +265,37 @@ def _correlation(term: exp.Expr, inner: FromScope,
     return None
 
 
-def _sides(node: exp.Expr, inner: FromScope, outer: FromScope) -> set[str]:
+def _sides(node: exp.Expr, scopes: _Scopes) -> set[str]:
     """Which rows ``node``'s columns read ("inner", "outer"): a name resolves in the
-    subquery's FROM first, as in SQL, then in the outer query's (else it is unknown)."""
+    subquery's FROM first, as in SQL, then in the outer query's (else it is unknown, or,
+    found further out, refused)."""
     sides = set()
     for column in _columns(node):
         if isinstance(column.this, exp.Star):
             continue
         try:
-            inner.resolve(column)
+            scopes.inner.resolve(column)
             sides.add("inner")
+            continue
         except (UnknownColumnError, UnknownTableError):
-            outer.resolve(column)
+            pass
+        try:
+            scopes.outer.resolve(column)
             sides.add("outer")
+        except (UnknownColumnError, UnknownTableError):
+            if any(_resolves(column, scope) for scope in scopes.further):
+                raise unsupported(column, "subquery correlated with a query further out "
+                                  "than the one around it") from None
+            raise
     return sides
+
+
+def _resolves(column: exp.Column, scope: FromScope) -> bool:
+    try:
+        scope.resolve(column)
+    except (UnknownColumnError, UnknownTableError):
+        return False
+    return True
 
 
 def _columns(node: exp.Expr) -> list[exp.Column]:
