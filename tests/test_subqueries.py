@@ -189,6 +189,34 @@ def test_generated_writes_match_recomputation(writes: list[tuple[str, Any, Any, 
         _check_all(pair)
 
 
+@pytest.mark.parametrize("partial", [True, False], ids=["partial", "full"])
+def test_one_commit_writing_both_sides(partial: bool) -> None:
+    """Transactions writing the outer and the inner table at once: both sides of each
+    semi- and anti-join change in one propagation wave."""
+    with Pair() as pair:
+        pair.db.close()
+        pair.db = rivulet.open(pair.path, partial=partial)
+        _program(pair)
+        _seed(pair)
+        _check_all(pair)
+        rounds = [
+            ["INSERT INTO u VALUES (50, 0, 1)", "INSERT INTO t VALUES (50, 0, 1, 1)",
+             "UPDATE t SET x = 2 WHERE k = 1"],
+            ["DELETE FROM u WHERE k = 1", "UPDATE t SET k = 1 WHERE id = 50",
+             "INSERT INTO u VALUES (51, NULL, NULL)"],
+            ["UPDATE u SET k = 1, c = 2 WHERE c IS NULL", "DELETE FROM t WHERE x = 2",
+             "INSERT INTO w VALUES (50, 1)", "UPDATE u SET c = NULL WHERE id = 3"],
+            ["DELETE FROM u", "UPDATE t SET x = NULL WHERE id = 50"],
+        ]
+        for statements in rounds:
+            with pair.db.transaction() as tx:
+                for sql in statements:
+                    tx.execute(sql)
+            for sql in statements:
+                pair.lite.execute(sql)
+            _check_all(pair)
+
+
 def test_eviction_refills_through_the_semi_join() -> None:
     """Partial state under a tiny memory budget: keys evicted from the views and the
     joins' inner sides are refilled by upqueries and still answer as SQLite does."""
@@ -270,6 +298,7 @@ def test_not_in_nulls_follow_mysql(mysql_pair) -> None:
      "(SELECT 1 FROM w WHERE w.k = t.k))", "subquery correlated with a query further out"),
     ("SELECT id FROM t WHERE k = ? AND EXISTS (SELECT 1 FROM u WHERE u.k = t.k AND u.c = ?)",
      "parameter in a subquery of WHERE"),
+    ("SELECT id FROM t WHERE ? IN (SELECT c FROM u)", "parameter tested by IN"),
     ("SELECT g FROM t GROUP BY g HAVING EXISTS (SELECT 1 FROM u)",
      "EXISTS subquery other than a term of WHERE's AND"),
     ("DELETE FROM t WHERE x IN (SELECT c FROM u)",

@@ -140,9 +140,11 @@ class Planner:
         node, scope = self._plan_from(select)
         where = select.args.get("where")
         for term in conjuncts(where.this) if where is not None else ():
-            if subquery_test(term) is not None:
-                for placeholder in term.find_all(exp.Placeholder):
-                    raise unsupported(placeholder, "? parameter in a subquery of WHERE")
+            found = subquery_test(term)
+            for placeholder in term.find_all(exp.Placeholder) if found else ():
+                inside = placeholder.find_ancestor(exp.Select) is not select
+                raise unsupported(placeholder, "? parameter in a subquery of WHERE" if inside
+                                  else "? parameter tested by IN (subquery)")
         if self.bound is None:
             plain, params = extract_parameters(where, scope)
         else:
