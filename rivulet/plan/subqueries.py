@@ -38,6 +38,37 @@ a correlation other than an equality, an outer column in the selected value, a s
 with GROUP BY, HAVING, an aggregate, another LIMIT, OFFSET or a set operation, a row
 constructor before IN, and these subqueries anywhere but as a term of the outer WHERE's
 conjunction.
+
+>>> from rivulet.plan.catalog import Catalog
+>>> from rivulet.plan.describe import describe
+>>> catalog = Catalog.from_sql("CREATE TABLE t (id INT PRIMARY KEY, k INT, x INT)",
+...                            "CREATE TABLE u (id INT PRIMARY KEY, k INT, c INT)")
+>>> print(describe(catalog.plan(
+...     "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k AND u.c > 1)")))
+Project id
+  Project id, k, x
+    Join inner on _key0#3 = _key0#4
+      Project id, k, x, _key0 := k
+        Scan t
+      Distinct
+        Project _key0 := k
+          Filter c > 1
+            Scan u
+>>> print(describe(catalog.plan(
+...     "SELECT id FROM t WHERE x NOT IN (SELECT c FROM u WHERE u.k = t.k)")))  # doctest: +ELLIPSIS
+Project id
+  Project id, k, x
+    Filter (count(*) IS NULL) OR (((_key1#4 IS NOT NULL) AND (count(*) = count)) AND ...)
+      Join left on _key0#3 = _key0#8 AND _key1#4 = _key1#9
+        Join left on _key0#3 = _key0#5
+          Project id, k, x, _key0 := k, _key1 := x
+            Scan t
+          Aggregate by _key0: count(*), count(_key1)
+            Project _key0 := k, _key1 := c
+              Scan u
+        Distinct
+          Project _key0 := k, _key1 := c
+            Scan u
 """
 
 from __future__ import annotations
