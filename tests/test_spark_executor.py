@@ -417,6 +417,28 @@ def test_topk_ties_broken_by_the_whole_row(world: World) -> None:
     assert sorted(scan) == [(1, "x", 10), (4, "y", 10), (8, "é", 7)]
 
 
+def test_subqueries_as_semi_and_anti_joins(world: World) -> None:
+    """EXISTS / NOT EXISTS / IN / NOT IN subqueries (rivulet/plan/subqueries.py), which the
+    planner writes as joins with the subquery's distinct keys and counts, compute on Spark
+    what the engine serves, NOT IN's NULLs (a tag of no item) included."""
+    got = world.both("SELECT id FROM items WHERE EXISTS (SELECT 1 FROM tags WHERE "
+                     "tags.item = items.id AND tag = 'red')")
+    assert sorted(got) == [(1,), (2,), (7,)]
+    got = world.both("SELECT id FROM items WHERE id NOT IN (SELECT item FROM tags)")
+    assert got == []  # a tag's NULL item makes every NOT IN unknown
+    got = world.both("SELECT id FROM items WHERE id NOT IN (SELECT item FROM tags WHERE "
+                     "item IS NOT NULL)")
+    assert sorted(got) == [(3,), (5,), (6,), (8,)]
+    world.both("SELECT id, cat FROM items WHERE cat = ? AND NOT EXISTS (SELECT 1 FROM tags "
+               "WHERE tags.item = items.id)", ("x",))
+    world.both("SELECT id FROM items WHERE score IN (SELECT item FROM tags WHERE tags.id = "
+               "items.id)")
+    world.both("SELECT id FROM items WHERE score NOT IN (SELECT item FROM tags WHERE "
+               "tags.tag = items.cat)")
+    world.both("SELECT cat, COUNT(*) AS n FROM items WHERE NOT EXISTS (SELECT 1 FROM tags "
+               "WHERE tag = 'none') GROUP BY cat")
+
+
 def test_left_join_padding(world: World) -> None:
     got = world.both("SELECT items.id, tags.tag FROM items LEFT JOIN tags ON items.id = tags.item")
     expected = [(i[0], t[2]) for i in ITEMS for t in TAGS if t[1] == i[0]]

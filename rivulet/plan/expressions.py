@@ -177,8 +177,18 @@ def _translate(node: exp.Expr, scope: Scope,
         if not isinstance(node.expression, exp.Null):
             raise unsupported(node, "IS other than IS [NOT] NULL")
         return Call("is_null", (t(node.this),))
+    if isinstance(node, exp.Exists):
+        raise unsupported(node, "EXISTS subquery other than a term of WHERE's AND (under "
+                          "OR or NOT, in an expression, in ON, HAVING or a write)")
+    if isinstance(node, exp.In) and node.args.get("query"):
+        raise unsupported(node, "IN with a subquery other than a term of WHERE's AND (under "
+                          "OR or NOT, in an expression, in ON, HAVING or a write)")
+    if isinstance(node, (exp.Any, exp.All)):
+        raise unsupported(node, f"{type(node).__name__.upper()} subquery")
+    if isinstance(node, (exp.Subquery, exp.Select)):
+        raise unsupported(node, "scalar subquery")
     if isinstance(node, exp.In):
-        if node.args.get("query") or node.args.get("unnest") or node.args.get("field"):
+        if node.args.get("unnest") or node.args.get("field"):
             raise unsupported(node, "IN with a subquery")
         return Call("in_list", (t(node.this), *[t(e) for e in node.expressions]))
     if isinstance(node, exp.Between):

@@ -161,11 +161,20 @@ def routable(node: ir.Node, demand: Demand) -> str | None:
     traced = trace(node, demand)
     if isinstance(traced, str):
         return None if stateful else traced
-    for child, child_demand in zip(node.inputs(), traced):
+    for side, (child, child_demand) in enumerate(zip(node.inputs(), traced)):
         why = routable(child, child_demand)
-        if why is not None:
+        if why is not None and not _full_join_side(node, side, child_demand):
             return why
     return None
+
+
+def _full_join_side(node: ir.Node, side: int, demand: Demand) -> bool:
+    """Whether ``demand`` is a join's on one side's own join keys: where no upquery can
+    fill that side's index (its keys are computed below), the builder keeps the index full
+    (``_full_join_sides``), and the join reads it without asking below."""
+    if not isinstance(node, ir.Join):
+        return False
+    return demand.columns == (node.left_keys if side == 0 else node.right_keys)
 
 
 def source_columns(node: ir.Node, columns: Columns) -> tuple[ir.Scan, Columns] | None:

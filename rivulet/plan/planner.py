@@ -25,7 +25,7 @@ longer than most.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from sqlglot import exp
@@ -55,6 +55,7 @@ from rivulet.plan.expressions import (
 )
 from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
 from rivulet.plan.scope import FromScope, GroupedScope, Relation
+from rivulet.plan.subqueries import constant_key, decorrelate, semi_join, subquery_test
 from rivulet.sql.dual import is_dual
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values.schema import (
@@ -96,6 +97,9 @@ class Planner:
     #: query is then planned with them as constants, as a filter (rivulet/plan/bound.py),
     #: instead of keying the reader by them.
     bound: dict[int, Any] | None = None
+    #: The FROM scopes of the queries whose WHERE subquery is being planned, outermost
+    #: first: names a nested subquery may not read (rivulet/plan/subqueries.py).
+    enclosing: list[FromScope] = field(default_factory=list)
 
     # ..................................................................... entry points
 
@@ -135,14 +139,24 @@ class Planner:
         self._reject_unsupported_clauses(select)
         node, scope = self._plan_from(select)
         where = select.args.get("where")
+        for term in conjuncts(where.this) if where is not None else ():
+            found = subquery_test(term)
+            for placeholder in term.find_all(exp.Placeholder) if found else ():
+                inside = placeholder.find_ancestor(exp.Select) is not select
+                raise unsupported(placeholder, "? parameter in a subquery of WHERE" if inside
+                                  else "? parameter tested by IN (subquery)")
         if self.bound is None:
             plain, params = extract_parameters(where, scope)
         else:
             plain, params = (conjuncts(where.this) if where is not None else []), Parameters()
+        tests = [c for c in plain if subquery_test(c) is not None]
+        plain = [c for c in plain if subquery_test(c) is None]
         if plain:
             bind = None if self.bound is None else self._bound_value
             predicate = ir.and_all([translate_condition(c, scope, bind) for c in plain])
             node = ir.Filter(node, predicate, node.columns)
+        for test in tests:
+            node = self._subquery_join(node, scope, test)
 
         grouped = bool(select.args.get("group")) or _has_aggregate(select)
         key_cols = params.key_columns()
@@ -243,8 +257,39 @@ class Planner:
                 raise unsupported(sub, "subquery in the select list")
         for sub in select.find_all(exp.Window):
             raise unsupported(sub, "window function")
-        for sub in select.find_all(exp.Exists):
-            raise unsupported(sub, "EXISTS subquery")
+
+    # ..................................................................... WHERE subqueries
+
+    def _subquery_join(self, node: ir.Node, scope: FromScope, condition: exp.Expr) -> ir.Node:
+        """``node`` (the FROM row) kept where ``condition``, an EXISTS or IN subquery
+        test of WHERE, holds: decorrelated and joined as rivulet/plan/subqueries.py says,
+        on keys converted to compare as ``=`` does (as a JOIN's are)."""
+        found = decorrelate(condition, scope, lambda select: self._plan_from(select)[1],
+                            self.enclosing)
+        self.enclosing.append(scope)
+        try:
+            inner, _ = self.plan_relation(found.inner)
+        finally:
+            self.enclosing.pop()
+        outer_exprs = [translate(e, scope) for e in found.outer]
+        types = scope.types()
+        refuse_join_keys([(type_of(e, types).kind, inner.columns[j].kind)
+                          for j, e in enumerate(outer_exprs)])
+        outer_keys: list[ir.Expr] = []
+        inner_keys: list[ir.Expr] = []
+        if not found.correlated:
+            outer_keys.append(constant_key())
+            inner_keys.append(constant_key())
+        for j, e in enumerate(outer_exprs):
+            mine, theirs = type_of(e, types), inner.columns[j].type
+            outer_keys.append(_compared_key(e, mine, theirs))
+            inner_keys.append(_compared_key(ir.Col(j, inner.columns[j].name), theirs, mine))
+        width = node.arity
+        names = [c.name for c in node.columns]
+        key_names = [f"_key{i}" for i in range(len(outer_keys))]
+        outer = _project(node, [ir.Col(i, n) for i, n in enumerate(names)] + outer_keys,
+                         names + key_names)
+        return semi_join(found.test, outer, width, _project(inner, inner_keys, key_names))
 
     # ..................................................................... FROM
 

@@ -1,0 +1,362 @@
+"""Subqueries in WHERE as semi-joins and anti-joins.
+
+A condition of the outer WHERE (one of its AND-ed terms) of the forms
+
+* ``EXISTS (SELECT ... FROM u WHERE u.k = t.k AND ...)`` and ``NOT EXISTS (...)``,
+* ``x IN (SELECT c FROM u WHERE ...)`` and ``x NOT IN (SELECT c FROM u WHERE ...)``
+
+is *decorrelated* (:func:`decorrelate`): the subquery's conditions that read the outer row
+must be equalities ``outer expression = inner expression`` (the correlation keys); the
+others read the subquery's own FROM only, and stay in it. The subquery then becomes a
+relation of its own, with no outer column left in it: the inner side of each key (the
+correlation keys, then, for IN, the selected column), and the test a join on those keys
+(:func:`semi_join`), which the dataflow runs incrementally and, under partial state,
+through upqueries like any join:
+
+* ``EXISTS`` / ``IN``: the outer rows that match a row of ``δ(keys of u)`` (an inner join
+  with the distinct keys: the δ keeps a count of u's rows per key, so an outer row is
+  present iff that count is positive, and once however many rows match);
+* ``NOT EXISTS``: the outer rows a left join with ``δ(keys of u)`` pads (no match: count 0);
+* ``NOT IN``: MySQL's rule for NULLs. ``x NOT IN (subquery)`` is true when the subquery is
+  empty (for this row's correlation keys); else NULL (a row WHERE drops) when x is NULL or
+  the subquery yields a NULL; else true iff no value equals x. So the outer row is joined
+  (left) with a count per correlation key of the subquery's rows and of its non-NULL
+  values, and (left) with the distinct ``(keys, value)`` pairs, and kept iff no rows, or
+  x not NULL, no NULL value (the two counts equal) and no pair matched.
+
+An uncorrelated subquery has no correlation key: both sides get the constant 1 as one, so
+that the tests above stay joins (the whole subquery is then one group of the count).
+
+Keys compare as MySQL's ``=`` does: the planner converts both sides as it does for a
+JOIN's keys before handing them here.
+
+An EXISTS subquery's ``LIMIT n`` (n >= 1, no OFFSET: ORMs write ``LIMIT 1``) leaves
+whether it has rows as it is, and is dropped.
+
+What cannot be decorrelated this way is refused by name (:class:`UnsupportedSqlError`):
+a correlation other than an equality, an outer column in the selected value, a subquery
+with GROUP BY, HAVING, an aggregate, another LIMIT, OFFSET or a set operation, a row
+constructor before IN, and these subqueries anywhere but as a term of the outer WHERE's
+conjunction.
+
+>>> from rivulet.plan.catalog import Catalog
+>>> from rivulet.plan.describe import describe
+>>> catalog = Catalog.from_sql("CREATE TABLE t (id INT PRIMARY KEY, k INT, x INT)",
+...                            "CREATE TABLE u (id INT PRIMARY KEY, k INT, c INT)")
+>>> print(describe(catalog.plan(
+...     "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k AND u.c > 1)")))
+Project id
+  Project id, k, x
+    Join inner on _key0#3 = _key0#4
+      Project id, k, x, _key0 := k
+        Scan t
+      Distinct
+        Project _key0 := k
+          Filter c > 1
+            Scan u
+>>> print(describe(catalog.plan(
+...     "SELECT id FROM t WHERE x NOT IN (SELECT c FROM u WHERE u.k = t.k)")))  # doctest: +ELLIPSIS
+Project id
+  Project id, k, x
+    Filter (count(*) IS NULL) OR (((_key1#4 IS NOT NULL) AND (count(*) = count)) AND ...)
+      Join left on _key0#3 = _key0#8 AND _key1#4 = _key1#9
+        Join left on _key0#3 = _key0#5
+          Project id, k, x, _key0 := k, _key1 := x
+            Scan t
+          Aggregate by _key0: count(*), count(_key1)
+            Project _key0 := k, _key1 := c
+              Scan u
+        Distinct
+          Project _key0 := k, _key1 := c
+            Scan u
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from sqlglot import exp
+
+from rivulet.errors import UnknownColumnError, UnknownTableError
+from rivulet.plan import ir
+from rivulet.plan.expressions import is_aggregate
+from rivulet.plan.scope import FromScope
+from rivulet.sql.parse import unsupported
+from rivulet.values.schema import INT
+from rivulet.values.types import aggregate_result_type
+
+
+class SubqueryTest(enum.Enum):
+    """What a WHERE condition asks of its subquery's rows."""
+
+    EXISTS = "EXISTS"
+    NOT_EXISTS = "NOT EXISTS"
+    IN = "IN"
+    NOT_IN = "NOT IN"
+
+    @property
+    def negated(self) -> bool:
+        return self in (SubqueryTest.NOT_EXISTS, SubqueryTest.NOT_IN)
+
+    @property
+    def has_value(self) -> bool:
+        """Whether the test compares a value with the subquery's column (IN, NOT IN)."""
+        return self in (SubqueryTest.IN, SubqueryTest.NOT_IN)
+
+
+@dataclass(frozen=True)
+class Decorrelated:
+    """A subquery test with its correlation taken out of the subquery.
+
+    ``outer`` are expressions over the outer FROM row, ``inner`` a SELECT of the same
+    number of columns (its own conditions kept, those on the outer row dropped), to be
+    matched pairwise: the correlation keys first, then (IN, NOT IN) the tested value and
+    the selected column."""
+
+    test: SubqueryTest
+    outer: tuple[exp.Expr, ...]
+    inner: exp.Select
+
+    @property
+    def correlated(self) -> int:
+        """How many of the keys are correlation keys."""
+        return len(self.outer) - (1 if self.test.has_value else 0)
+
+
+def subquery_test(condition: exp.Expr) -> tuple[SubqueryTest, exp.Expr, exp.Expr | None] | None:
+    """``condition`` (a term of WHERE's conjunction) as (test, subquery, tested value) when
+    it is one of the four tests; None otherwise."""
+    node = _unparen(condition)
+    negated = isinstance(node, exp.Not)
+    if negated:
+        node = _unparen(node.this)
+    if isinstance(node, exp.Exists):
+        return (SubqueryTest.NOT_EXISTS if negated else SubqueryTest.EXISTS), node.this, None
+    if isinstance(node, exp.In) and node.args.get("query") is not None:
+        query = node.args["query"]
+        return (SubqueryTest.NOT_IN if negated else SubqueryTest.IN), query, node.this
+    return None
+
+
+def decorrelate(condition: exp.Expr, outer: FromScope,
+                from_scope: Callable[[exp.Select], FromScope],
+                further: Sequence[FromScope] = ()) -> Decorrelated:
+    """The test ``condition`` (for which :func:`subquery_test` answers) decorrelated;
+    ``outer`` resolves the outer query's names and ``from_scope`` gives the scope of a
+    SELECT's FROM (the planner's); ``further`` are the scopes of the queries around the
+    outer one (when it is itself a subquery), whose names a subquery may not read. Raises
+    UnsupportedSqlError naming what stops it."""
+    found = subquery_test(condition)
+    assert found is not None
+    test, query, value = found
+    query = _unparen(query)
+    if isinstance(query, exp.Subquery):
+        query = _unparen(query.this)
+    what = f"{test.value} subquery"
+    if not isinstance(query, exp.Select):
+        raise unsupported(query, f"{what} with {type(query).__name__.upper()}")
+    select = query.copy()
+    if not test.has_value and _limit_keeps_a_row(select):
+        select.set("limit", None)  # EXISTS (... LIMIT 1), as ORMs write it: one row decides
+    for clause, name in (("group", "GROUP BY"), ("having", "HAVING"), ("limit", "LIMIT"),
+                         ("offset", "OFFSET")):
+        if select.args.get(clause) is not None:
+            raise unsupported(query, f"{what} with {name}")
+    if any(is_aggregate(e) for item in select.expressions for e in item.walk()):
+        raise unsupported(query, f"{what} with an aggregate")
+    if value is not None and isinstance(_unparen(value), exp.Tuple):
+        raise unsupported(condition, "row constructor before IN (subquery)")
+    inner = from_scope(select)
+    scopes = _Scopes(inner, outer, tuple(further))
+
+    outer_keys: list[exp.Expr] = []
+    inner_keys: list[exp.Expr] = []
+    kept: list[exp.Expr] = []
+    where = select.args.get("where")
+    for term in _conjuncts(where.this) if where is not None else []:
+        sides = _sides(term, scopes)
+        if "outer" not in sides:
+            kept.append(term)
+            continue
+        pair = _correlation(term, scopes)
+        if pair is None:
+            raise unsupported(term, f"{what} correlated other than by an equality of an "
+                              "outer and an inner expression")
+        outer_keys.append(pair[0])
+        inner_keys.append(pair[1])
+    if value is not None:
+        items = select.expressions
+        if len(items) != 1 or isinstance(items[0], exp.Star) or (
+                isinstance(items[0], exp.Column) and isinstance(items[0].this, exp.Star)):
+            raise unsupported(query, "IN subquery selecting other than one column")
+        selected = items[0].this if isinstance(items[0], exp.Alias) else items[0]
+        if "outer" in _sides(selected, scopes):
+            raise unsupported(selected, "outer column in the column an IN subquery selects")
+        outer_keys.append(value)
+        inner_keys.append(selected)
+    keyed = select
+    keyed.set("expressions", [exp.alias_(e.copy(), f"_key{i}") for i, e in enumerate(inner_keys)]
+              or [exp.alias_(exp.Literal.number(1), "_key")])
+    keyed.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
+    keyed.set("order", None)
+    keyed.set("distinct", None)
+    return Decorrelated(test, tuple(outer_keys), keyed)
+
+
+def semi_join(test: SubqueryTest, outer: ir.Node, width: int, inner: ir.Node) -> ir.Node:
+    """The outer rows that pass ``test``: ``outer`` is the outer row (its first ``width``
+    columns) followed by one column per key, ``inner`` one column per key, in the same
+    order (converted to compare as ``=`` does; the constant key of an uncorrelated test
+    included). Its columns are the outer row's first ``width``."""
+    keys = inner.arity
+    outer_keys = tuple(range(width, width + keys))
+    inner_keys = tuple(range(keys))
+    distinct = ir.Distinct(inner, inner.columns)
+    node: ir.Node
+    if test in (SubqueryTest.EXISTS, SubqueryTest.IN):
+        node = ir.Join(outer, distinct, "inner", outer_keys, inner_keys, None,
+                       outer.columns + distinct.columns)
+    elif test is SubqueryTest.NOT_EXISTS:
+        node = _left_join(outer, distinct, outer_keys, inner_keys)
+        node = ir.Filter(node, _is_null(node, outer.arity), node.columns)
+    else:
+        node = _not_in(outer, width, inner, distinct)
+    return ir.Project(node, tuple(ir.Col(i, c.name) for i, c in enumerate(outer.columns[:width])),
+                      outer.columns[:width])
+
+
+def _not_in(outer: ir.Node, width: int, inner: ir.Node, distinct: ir.Node) -> ir.Node:
+    """NOT IN's rule: see the module's docstring."""
+    keys = inner.arity
+    groups = keys - 1  # the correlation keys (or the constant one)
+    count_all = ir.AggCall("count", None)
+    count_values = ir.AggCall("count", groups)
+    counted = aggregate_result_type("count", None)
+    grouped = ir.Aggregate(
+        inner, tuple(range(groups)), (count_all, count_values),
+        inner.columns[:groups] + (ir.ColumnInfo.of("count(*)", counted, False),
+                                  ir.ColumnInfo.of("count", counted, False)))
+    counts = _left_join(outer, grouped, tuple(range(width, width + groups)),
+                        tuple(range(groups)))
+    node = _left_join(counts, distinct, tuple(range(width, width + keys)), tuple(range(keys)))
+    rows = outer.arity + groups  # count(*) of the row's group; NULL: the subquery is empty
+    value = width + keys - 1
+    matched = counts.arity  # a matched pair's first key: NULL when none matched
+    no_null_no_match = ir.and_all([
+        ir.Call("is_not_null", (ir.Col(value, outer.columns[value].name),)),
+        ir.Call("eq", (ir.Col(rows), ir.Col(rows + 1))),
+        _is_null(node, matched),
+    ])
+    predicate = ir.Call("or_", (_is_null(node, rows), no_null_no_match))
+    return ir.Filter(node, predicate, node.columns)
+
+
+def _left_join(left: ir.Node, right: ir.Node, left_keys: tuple[int, ...],
+               right_keys: tuple[int, ...]) -> ir.Node:
+    padded = tuple(replace(c, nullable=True) for c in right.columns)
+    return ir.Join(left, right, "left", left_keys, right_keys, None, left.columns + padded)
+
+
+def _is_null(node: ir.Node, column: int) -> ir.Expr:
+    return ir.Call("is_null", (ir.Col(column, node.columns[column].name),))
+
+
+def constant_key() -> ir.Expr:
+    """The key both sides of an uncorrelated test share."""
+    return ir.Lit(1, INT)
+
+
+# --------------------------------------------------------------------------- correlation
+
+
+@dataclass(frozen=True)
+class _Scopes:
+    """Where a subquery's names resolve: its own FROM, then the outer query's; the
+    queries further out only to be refused."""
+
+    inner: FromScope
+    outer: FromScope
+    further: tuple[FromScope, ...]
+
+
+def _correlation(term: exp.Expr, scopes: _Scopes) -> tuple[exp.Expr, exp.Expr] | None:
+    """``term`` as (outer expression, inner expression) when it is an equality of one
+    reading only the outer row and one reading only the subquery's."""
+    term = _unparen(term)
+    if not isinstance(term, exp.EQ):
+        return None
+    a, b = term.this, term.expression
+    sa, sb = _sides(a, scopes), _sides(b, scopes)
+    if sa == {"outer"} and sb == {"inner"}:
+        return a, b
+    if sb == {"outer"} and sa == {"inner"}:
+        return b, a
+    return None
+
+
+def _sides(node: exp.Expr, scopes: _Scopes) -> set[str]:
+    """Which rows ``node``'s columns read ("inner", "outer"): a name resolves in the
+    subquery's FROM first, as in SQL, then in the outer query's (else it is unknown, or,
+    found further out, refused)."""
+    sides = set()
+    for column in _columns(node):
+        if isinstance(column.this, exp.Star):
+            continue
+        try:
+            scopes.inner.resolve(column)
+            sides.add("inner")
+            continue
+        except (UnknownColumnError, UnknownTableError):
+            pass
+        try:
+            scopes.outer.resolve(column)
+            sides.add("outer")
+        except (UnknownColumnError, UnknownTableError):
+            if any(_resolves(column, scope) for scope in scopes.further):
+                raise unsupported(column, "subquery correlated with a query further out "
+                                  "than the one around it") from None
+            raise
+    return sides
+
+
+def _resolves(column: exp.Column, scope: FromScope) -> bool:
+    try:
+        scope.resolve(column)
+    except (UnknownColumnError, UnknownTableError):
+        return False
+    return True
+
+
+def _columns(node: exp.Expr) -> list[exp.Column]:
+    """The columns ``node`` reads itself (not those of subqueries nested in it)."""
+    if isinstance(node, exp.Column):
+        return [node]
+    if isinstance(node, (exp.Select, exp.Subquery, exp.Exists)):
+        return []
+    return [c for child in node.iter_expressions() for c in _columns(child)]
+
+
+def _limit_keeps_a_row(select: exp.Select) -> bool:
+    """Whether ``select`` has a ``LIMIT n`` (n >= 1, no OFFSET), which leaves whether it
+    has rows as it is."""
+    limit = select.args.get("limit")
+    if limit is None or select.args.get("offset") is not None or limit.args.get("offset"):
+        return False
+    value = limit.expression
+    return (isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit()
+            and int(value.this) >= 1)
+
+
+def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
+    node = _unparen(node)
+    if isinstance(node, exp.And):
+        return _conjuncts(node.this) + _conjuncts(node.expression)
+    return [node]
+
+
+def _unparen(node: exp.Expr) -> exp.Expr:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
