@@ -732,6 +732,14 @@ class _JoinScope:
             rest = self._into_joins(joins, where.this, order if strict is not None else None)
             if rest is not None and strict is None:
                 query.set("where", exp.Where(this=rest))
+        for j in joins:
+            on = j.args.get("on")
+            if on is None or not any(
+                    isinstance(c, exp.EQ) and isinstance(c.this, exp.Column)
+                    and isinstance(c.expression, exp.Column) for c in conjuncts(on)):
+                # (the planner takes such a join in a SELECT: not yet for a write's rows)
+                raise unsupported(j, "multi-table UPDATE/DELETE over a join with no equality "
+                                  "between its two sides (a cross join)")
         marks = [n for n in query.dfs() if isinstance(n, exp.Placeholder)]
         planned = query.copy()  # planned now, so that what the planner refuses fails here
         Planner(self.catalog, bound={id(n): None for n in planned.dfs()

@@ -354,9 +354,12 @@ class Builder:
 
     def _full_join_sides(self, node: ir.Join) -> tuple[bool, bool]:
         """Sides of a join whose index upqueries cannot fill (the key is computed below),
-        so it must be complete."""
+        so it must be complete. A join on no key (every left row meets every right row)
+        reads each side whole: its indexes hold every row, under the one empty key."""
         if not self.graph.partial:
             return (False, False)
+        if not node.left_keys:
+            return (True, True)
         return (
             keys.routable(node.left, Demand(node.left_keys, True)) is not None,
             keys.routable(node.right, Demand(node.right_keys, True)) is not None,
@@ -372,7 +375,10 @@ class Builder:
 
     def _scan_index(self, node: ir.Scan, columns: Columns) -> None:
         """A storage index for upqueries on ``columns`` of a scanned table version (whose
-        positions storage knows in the newest version)."""
+        positions storage knows in the newest version). None for no columns: the whole
+        table is read."""
+        if not columns:
+            return
         op = self.graph.nodes[self.graph.base_node(node.table, node.version)].op
         assert isinstance(op, Base)
         self.ensure_index(node.table, op.newest_columns(columns))

@@ -74,6 +74,8 @@ def _line(node: ir.Node) -> str:
         on = [f"{row[a]} = {row[width + b]}" for a, b in zip(node.left_keys, node.right_keys)]
         if node.residual is not None:
             on.append(expression(node.residual, row))
+        if not on:
+            return f"Join {node.kind} (every pair)"
         return f"Join {node.kind} on " + " AND ".join(on)
     if isinstance(node, ir.Aggregate):
         aggs = ", ".join(_aggregate(a, below) for a in node.aggs)

@@ -174,7 +174,7 @@ class PlanCompiler:
         exprs = ExprCompiler([*left.schema.fields, *right.schema.fields])
         left, right, lkeys, rkeys = with_join_keys(node, exprs, left, right)
         keys = lkeys + rkeys
-        on = reduce(lambda p, q: p & q, [SF.col(x) == SF.col(y) for x, y in zip(lkeys, rkeys)])
+        on = join_condition(lkeys, rkeys)
         if node.residual is None:
             return left.join(right, on, node.kind).drop(*keys)
         m = node.right.arity
@@ -218,6 +218,14 @@ class PlanCompiler:
         grouped = prepared.groupBy(*[f"_g{j}" for j in range(width)])
         out = grouped.agg(*outputs) if outputs else grouped.agg(SF.count(SF.lit(1)).alias("_n"))
         return out.select(*[SF.col(f"_g{j}").alias(name(j)) for j in range(width)], *finals)
+
+
+def join_condition(lkeys: list[str], rkeys: list[str]) -> Column:
+    """The equality of each pair of key columns; TRUE for a join on no key (every left row
+    meets every right row)."""
+    if not lkeys:
+        return SF.lit(True)
+    return reduce(lambda p, q: p & q, [SF.col(x) == SF.col(y) for x, y in zip(lkeys, rkeys)])
 
 
 def with_join_keys(node: ir.Join, exprs: ExprCompiler, left: DataFrame, right: DataFrame,
