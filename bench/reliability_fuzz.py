@@ -129,7 +129,6 @@ def unsupported_sql(draw: Any) -> tuple[str, str, list[str]]:
     choices: list[tuple[str, str, list[str]]] = [
         ("window function", f"SELECT id, {fn} OVER (PARTITION BY {col} ORDER BY id) FROM t",
          ["window", "over"]),
-        ("CTE", f"WITH c AS ({base}) SELECT * FROM c", ["with"]),
         ("recursive CTE", ("WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c "
          "WHERE n < 5) SELECT n FROM c"), ["with"]),
         ("IN subquery", f"{base.split(' WHERE')[0]} WHERE {col} IN (SELECT b FROM u)",

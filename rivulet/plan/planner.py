@@ -25,7 +25,7 @@ longer than most.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from sqlglot import exp
@@ -41,6 +41,7 @@ from rivulet.errors import (
     UnknownTableError,
 )
 from rivulet.plan import ir
+from rivulet.plan.ctes import Cte, defined, named_columns
 from rivulet.plan.expressions import (
     as_text,
     convert,
@@ -97,6 +98,9 @@ class Planner:
     #: query is then planned with them as constants, as a filter (rivulet/plan/bound.py),
     #: instead of keying the reader by them.
     bound: dict[int, Any] | None = None
+    #: The CTEs of the WITH clauses around the query being planned, by lower-case name
+    #: (rivulet/plan/ctes.py).
+    ctes: dict[str, Cte] = field(default_factory=dict)
 
     # ..................................................................... entry points
 
@@ -107,6 +111,18 @@ class Planner:
         subquery MySQL merges into the query around it hands its values on unrounded).
         ``union_branch``: a SELECT of a UNION, whose aggregates' values the UNION takes
         unrounded (see :meth:`_plan_select`)."""
+        with_ = query.args.get("with_") if isinstance(query, exp.Query) else None
+        if with_ is not None:
+            outer = self.ctes
+            self.ctes = defined(with_, outer)
+            try:
+                return self._plan_query(name, query, sql, shown, union_branch)
+            finally:
+                self.ctes = outer
+        return self._plan_query(name, query, sql, shown, union_branch)
+
+    def _plan_query(self, name: str, query: exp.Expr, sql: str, shown: bool,
+                    union_branch: bool) -> ir.ViewPlan:
         if isinstance(query, exp.Select):
             return self._plan_select(name, query, sql, shown, union_branch)
         if isinstance(query, (exp.Union, exp.Intersect, exp.Except)):
@@ -225,7 +241,7 @@ class Planner:
         return literal_of(self.bound[id(placeholder)])
 
     def _reject_unsupported_clauses(self, select: exp.Select) -> None:
-        for key in ("with_", "with", "windows", "qualify", "lock", "sample", "settings",
+        for key in ("windows", "qualify", "lock", "sample", "settings",
                     "into", "laterals", "pivots", "prewhere", "connect", "match"):
             value = select.args.get(key)
             if value:
@@ -329,6 +345,10 @@ class Planner:
                 raise unsupported(item, "qualified table name")
             name = item.name
             alias = item.alias or name
+            cte = self.ctes.get(name.lower())
+            if cte is not None:
+                node, names = self._cte_relation(cte)
+                return node, Relation(alias, names, offset, fields=_materialized(cte.query))
             table = self.catalog.table(name)
             if table is not None:
                 cols = tuple(ir.ColumnInfo.of(c.name, column_type(c), c.nullable, c)
@@ -350,6 +370,19 @@ class Planner:
             node, names = self.plan_relation(item.this)
             return node, Relation(item.alias, names, offset, fields=_materialized(item.this))
         raise unsupported(item, "FROM item")
+
+    def _cte_relation(self, cte: Cte) -> tuple[ir.Node, list[str]]:
+        """A CTE named in FROM: its query planned as a subquery, once (every reference
+        reads the same plan), in the scope of the CTEs it may name."""
+        if cte.planned is None:
+            outer = self.ctes
+            self.ctes = cte.seen
+            try:
+                node, names = self.plan_relation(cte.query)
+            finally:
+                self.ctes = outer
+            cte.planned = node, named_columns(cte, names)
+        return cte.planned
 
     def _view_relation(self, view: ir.ViewPlan) -> tuple[ir.Node, list[str]]:
         if view.limit is not None or view.offset:
