@@ -146,8 +146,6 @@ def unsupported_sql(draw: Any) -> tuple[str, str, list[str]]:
         ("right join", "SELECT t.id FROM t RIGHT JOIN u ON t.id = u.t_id", ["right join"]),
         ("full join", "SELECT t.id FROM t FULL OUTER JOIN u ON t.id = u.t_id", ["full"]),
         ("natural join", "SELECT t.id FROM t NATURAL JOIN u", ["natural"]),
-        ("intersect", f"{base} INTERSECT SELECT id, a, s FROM t", ["intersect", "statement"]),
-        ("except", f"{base} EXCEPT SELECT id, a, s FROM t", ["except", "statement"]),
         ("unsupported function", f"SELECT {unknown} FROM t", [unknown.split("(")[0].split()[-1]
                                                                .strip("@:=").lower() or "@",
                                                                "expression", "cast", "match",

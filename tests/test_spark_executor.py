@@ -467,6 +467,20 @@ def test_union_and_distinct(world: World) -> None:
     world.both("SELECT DISTINCT cat FROM items WHERE score IN (?, ?)", (10, 7))
 
 
+def test_intersect_and_except(world: World) -> None:
+    """INTERSECT / EXCEPT, DISTINCT and ALL: Spark's own set operations, as the engine's
+    (rivulet/dataflow/ops/setop.py)."""
+    cats = [(i[1],) for i in ITEMS]
+    tags = [(t[2],) for t in TAGS]
+    got = world.both("SELECT cat FROM items INTERSECT SELECT tag FROM tags")
+    assert_rows_equal(got, list(set(cats) & set(tags)))
+    got = world.both("SELECT cat FROM items EXCEPT SELECT tag FROM tags")
+    assert_rows_equal(got, list(set(cats) - set(tags)))
+    world.both("SELECT cat FROM items INTERSECT ALL SELECT tag FROM tags")
+    world.both("SELECT cat FROM items EXCEPT ALL SELECT tag FROM tags")
+    world.both("SELECT score FROM items EXCEPT SELECT price FROM items")
+
+
 def test_implicit_group_default_row(world: World) -> None:
     """``COUNT(*) ... WHERE k = ?`` answers one row for a key with no rows (the aggregate
     over no rows), none for a key HAVING removes, and the aggregate for a NULL key."""

@@ -266,7 +266,7 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
         if node.args.get("tables") or node.args.get("using") or node.this.args.get("joins"):
             return replace(_joined_delete(node, catalog), sql=sql)
         return replace(_delete(node, catalog), sql=sql)
-    if isinstance(node, (exp.Select, exp.Union)):
+    if isinstance(node, (exp.Select, exp.SetOperation)):
         count = sum(1 for _ in node.find_all(exp.Placeholder))
         return Select(node, sql, count)
     raise unsupported(node, "statement")

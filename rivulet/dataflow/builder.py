@@ -31,6 +31,7 @@ from rivulet.dataflow.ops.join import Join
 from rivulet.dataflow.ops.one_row import OneRow
 from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
+from rivulet.dataflow.ops.setop import SetOp
 from rivulet.dataflow.ops.topk import TopK
 from rivulet.dataflow.ops.union import Union
 from rivulet.plan import ir, keys
@@ -42,7 +43,7 @@ from rivulet.values.schema import ENUM, single_text
 
 Row = tuple
 Columns = tuple[int, ...]
-STATEFUL = (ir.Aggregate, ir.TopK, ir.Distinct)
+STATEFUL = (ir.Aggregate, ir.TopK, ir.Distinct, ir.SetOp)
 #: Rows a full top-k keeps beyond its k at least, so that deletes seldom empty its prefix.
 TOPK_SLACK = 16
 #: A reader of ``a = ? AND b = ?`` is keyed by ``a`` alone when ``a``'s base table has at
@@ -468,6 +469,8 @@ class Builder:
             return Distinct(parents[0], node.arity, partial=partial)
         if isinstance(node, ir.Union):
             return Union(tuple(parents))
+        if isinstance(node, ir.SetOp):
+            return SetOp(parents[0], parents[1], node.arity, node.op, node.all)
         if isinstance(node, ir.OneRow):
             return OneRow()
         if isinstance(node, ir.TopK):

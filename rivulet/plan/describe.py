@@ -86,6 +86,8 @@ def _line(node: ir.Node) -> str:
                           for k in node.order)
         by = f" by {', '.join(below[g] for g in node.group_by)}" if node.group_by else ""
         return f"TopK {node.k}{by}" + (f" order {order}" if order else "")
+    if isinstance(node, ir.SetOp):
+        return f"SetOp {node.op.upper()}{' ALL' if node.all else ''}"
     return type(node).__name__  # Distinct, Union
 
 

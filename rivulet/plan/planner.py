@@ -655,14 +655,18 @@ class Planner:
 
     def _plan_set_operation_view(self, name: str, query: exp.Expr, sql: str, *,
                                  outermost: bool = True) -> ir.ViewPlan:
-        if not isinstance(query, exp.Union):
+        if isinstance(query, exp.Union):
+            branches = self._union_branches(query)
+        elif isinstance(query, (exp.Intersect, exp.Except)):
+            branches = [query.this, query.expression]  # (INTERSECT binds the tighter)
+        else:
             raise unsupported(query, type(query).__name__.upper())
-        branches = self._union_branches(query)
+        what = type(query).__name__.upper()
         planned = [self.plan_relation(b, union_branch=True) for b in branches]
         arity = len(planned[0][1])
         for (_, names), branch in zip(planned, branches):
             if len(names) != arity:
-                raise error_at(branch, "the SELECTs of a UNION have different numbers of "
+                raise error_at(branch, f"the SELECTs of a {what} have different numbers of "
                                "columns", UnionWidthError)
         names = planned[0][1]
         if not outermost:
@@ -677,9 +681,15 @@ class Planner:
         )
         _refuse_numbers_of_unknown_text(query, columns, [n for n, _ in planned])
         branch_nodes = tuple(_convert_columns(n, columns) for n, _ in planned)
-        node: ir.Node = ir.Union(branch_nodes, columns)
-        if _union_is_distinct(query):
-            node = ir.Distinct(node, columns)
+        node: ir.Node
+        if isinstance(query, exp.Union):
+            node = ir.Union(branch_nodes, columns)
+            if _union_is_distinct(query):
+                node = ir.Distinct(node, columns)
+        else:  # (MySQL 8.0.31: DISTINCT unless ALL)
+            op: ir.SetOpKind = "intersect" if isinstance(query, exp.Intersect) else "except"
+            node = ir.SetOp(branch_nodes[0], branch_nodes[1], op,
+                            not query.args.get("distinct"), columns)
         order: tuple[ir.SortKey, ...] = ()
         if query.args.get("order") is not None:
             keys = []
@@ -690,10 +700,10 @@ class Planner:
                 elif isinstance(t, exp.Column):
                     matches = [i for i, n in enumerate(names) if n.lower() == t.name.lower()]
                     if not matches:
-                        raise error_at(t, f"ORDER BY {t.name!r} is not a column of the UNION")
+                        raise error_at(t, f"ORDER BY {t.name!r} is not a column of the {what}")
                     index = matches[0]
                 else:
-                    raise unsupported(t, "ORDER BY expression on a UNION")
+                    raise unsupported(t, f"ORDER BY expression on a {what}")
                 keys.append(ir.SortKey(index, bool(term.args.get("desc"))))
             order = tuple(keys)
         limit, offset = _limit(query)
@@ -800,8 +810,8 @@ def _computed_in(node: ir.Node, i: int, computes: ComputedBy) -> bool:
         return computes(node.exprs[i], node.input)
     if isinstance(node, (ir.Filter, ir.Distinct, ir.TopK)):
         return _computed_in(node.input, i, computes)
-    if isinstance(node, ir.Union):
-        return any(_computed_in(b, i, computes) for b in node.branches)
+    if isinstance(node, (ir.Union, ir.SetOp)):
+        return any(_computed_in(b, i, computes) for b in node.inputs())
     if isinstance(node, ir.Join):
         left = node.left.arity
         return _computed_in(node.left, i, computes) if i < left else \

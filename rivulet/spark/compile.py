@@ -155,6 +155,19 @@ class PlanCompiler:
                              for i, t in enumerate(types)], *self._carried(f)) for f in frames]
         return reduce(DataFrame.union, frames)
 
+    def _setop(self, node: ir.SetOp) -> DataFrame:
+        """INTERSECT / EXCEPT, ALL or DISTINCT: Spark's own (NULLs equal, as in MySQL)."""
+        frames = [self.frame(node.left), self.frame(node.right)]
+        if any(self._carried(f) for f in frames):
+            raise SqlError(f"{node.op.upper()} over signed rows: no Spark plan")
+        types = [_union_type([f.schema[name(i)].dataType for f in frames])
+                 for i in range(node.arity)]
+        left, right = [f.select(*[SF.col(name(i)).cast(t) if t is not None else SF.col(name(i))
+                                  for i, t in enumerate(types)]) for f in frames]
+        if node.op == "intersect":
+            return left.intersectAll(right) if node.all else left.intersect(right)
+        return left.exceptAll(right) if node.all else left.subtract(right)
+
     def _topk(self, node: ir.TopK) -> DataFrame:
         df = self.frame(node.input)
         order = sort_columns(node.order, node.arity)

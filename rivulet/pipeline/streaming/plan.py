@@ -101,6 +101,9 @@ class SignedCompiler(PlanCompiler):
         df = self.tables[node.table.lower()]
         return df.select(*[SF.col(f"c{i}") for i in range(node.arity)], SF.col("sign").alias(SIGN))
 
+    def _setop(self, node: ir.SetOp) -> DataFrame:
+        raise UnsupportedSqlError(f"{node.op.upper()} in a streaming pipeline")
+
     def _join(self, node: ir.Join) -> DataFrame:
         if not node.left_keys:
             raise UnsupportedSqlError("a join with no equality between its two sides (a cross "
