@@ -37,6 +37,7 @@ VIEWS: dict[str, str] = {
     "only_right": f"{RIGHT} EXCEPT {LEFT}",
     # keyed by a column through a derived table
     "keyed": f"SELECT g, x FROM ({LEFT} EXCEPT {RIGHT}) t WHERE g = ?",
+    "keyed_one": "SELECT g FROM (SELECT g FROM a INTERSECT SELECT g FROM b) t WHERE g = ?",
 }
 
 #: The ALL forms: name -> (view, the function of a row's counts on each side).
@@ -66,6 +67,7 @@ def _check_all(pair: Pair) -> None:
         pair.check_view(name)
     for g in (0, 1, 2):
         pair.check_view("keyed", [g])
+        pair.check_view("keyed_one", [g])
     left = Counter(sqlite_rows(pair.lite, LEFT, ()))
     right = Counter(sqlite_rows(pair.lite, RIGHT, ()))
     for name, (sql, f) in ALL_VIEWS.items():

@@ -736,7 +736,9 @@ class _JoinScope:
             on = j.args.get("on")
             if on is None or not any(
                     isinstance(c, exp.EQ) and isinstance(c.this, exp.Column)
-                    and isinstance(c.expression, exp.Column) for c in conjuncts(on)):
+                    and isinstance(c.expression, exp.Column)
+                    and not (c.this.table and c.this.table.lower() == c.expression.table.lower())
+                    for c in conjuncts(on)):
                 # (the planner takes such a join in a SELECT: not yet for a write's rows)
                 raise unsupported(j, "multi-table UPDATE/DELETE over a join with no equality "
                                   "between its two sides (a cross join)")
