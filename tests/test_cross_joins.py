@@ -48,6 +48,9 @@ VIEWS: dict[str, str] = {
     # three tables, each comma keyed by the WHERE
     "three": "SELECT a.id, b.id AS bid, c.id AS cid FROM a, b, c "
              "WHERE a.k = b.k AND c.v = b.v AND a.id = ?",
+    # a and b meet only through c: keyed on the equality the two imply
+    "implied": "SELECT a.id, b.id AS bid, c.id AS cid FROM a, b, c "
+               "WHERE a.k = c.k AND b.k = c.k AND a.id = ?",
     # a comma before a LEFT JOIN, whose ON sees only b and c
     "precedence": "SELECT a.id, b.id AS bid, c.id AS cid FROM a, b LEFT JOIN c ON c.k = b.k "
                   "WHERE a.v = b.v AND a.k = ?",
@@ -98,6 +101,15 @@ def test_a_comma_join_is_keyed_by_the_where_equality(db: Any) -> None:
     assert len(join.left_keys) == 1 and join.kind == "inner"
     conditions = [n.predicate for n in ir.walk(plan.root) if isinstance(n, ir.Filter)]
     assert len(conditions) == 1 and conditions[0].fn == "gt"  # (the other stays a condition)
+
+
+def test_an_equality_implied_through_a_third_table_keys_the_join(db: Any) -> None:
+    plan = _plan(db, "SELECT a.id FROM a, b, c WHERE a.k = c.k AND b.k = c.k")
+    joins = _joins(plan)
+    assert len(joins) == 2 and all(j.left_keys for j in joins)
+    # (not through a conversion: text = number compares as DOUBLEs, not transitively)
+    plan = _plan(db, "SELECT a.id FROM a, b, c WHERE a.s = c.k AND b.s = c.k")
+    assert any(not j.left_keys for j in _joins(plan))
 
 
 def test_cross_join_and_join_without_on_are_joins_on_no_key(db: Any) -> None:
@@ -192,7 +204,7 @@ def _check_all(pair: Pair) -> None:
         for name in ("theta", "left_theta", "lowered", "left_lowered", "precedence", "counted"):
             pair.check_view(name, [key])
     for i in range(1, 7):
-        for name in ("comma", "cross_right", "three"):
+        for name in ("comma", "cross_right", "three", "implied"):
             pair.check_view(name, [i])
     pair.check_view("cross_whole")
     for sql in QUERIES:
@@ -279,6 +291,8 @@ def test_errors_are_mysqls(mysql_pair: Any, sql: str) -> None:
     "SELECT a.id, b.id, c.id FROM a, b LEFT JOIN c ON c.k = b.n WHERE a.k = b.n",
     "SELECT a.id, b.id, c.id FROM (a, b) JOIN c ON c.k = a.k",
     "SELECT a.k, COUNT(*), SUM(b.n) FROM a, b GROUP BY a.k",
+    "SELECT a.id, b.id, c.id FROM a, b, c WHERE a.k = c.k AND b.n = c.k",
+    "SELECT a.id, b.id, c.id FROM a, b, c WHERE a.s = c.k AND b.s = c.k",
 ])
 def test_answers_are_mysqls(mysql_pair: Any, sql: str) -> None:
     pair = _mysql_pair(mysql_pair)

@@ -15,6 +15,10 @@ upqueries on it. A FROM clause written without such a key is planned into one an
   MySQL compares as carried, nor a DOUBLE): others stay in the condition, computed for
   each pair, as any condition is.
 
+Equalities of columns of one kind are transitive, so ``FROM a, b, c WHERE a.k = c.k AND b.k =
+c.k`` keys the join of ``a`` and ``b`` on ``a.k = b.k`` (implied: both conditions are still
+applied), rather than making every pair of ``a`` and ``b`` for ``c`` to filter.
+
 MySQL's precedence: a comma binds less tightly than JOIN, so in ``FROM a, b JOIN c ON
 c.x = a.x`` the ON sees only ``b`` and ``c`` (MySQL's 1054 for ``a.x``); a JOIN's ON sees the
 tables of its comma-separated item up to itself. The joins are still planned left to
@@ -33,7 +37,7 @@ from rivulet.plan import ir
 from rivulet.plan.expressions import refuse_join_keys, translate, type_of
 from rivulet.plan.scope import FromScope
 from rivulet.sql.parens import is_comma
-from rivulet.values.schema import BYTES, DATE, DATETIME, INT, STR, Kind
+from rivulet.values.schema import BYTES, DATE, DATETIME, DECIMAL, INT, STR, Kind
 
 #: An equality between the two sides of a join: an expression over the left row, one over
 #: the joined item's own row.
@@ -67,6 +71,49 @@ class JoinStep:
         """Whether the join takes the WHERE's equalities between its sides as its key: an
         inner join with no equality of its own (a comma, CROSS JOIN, JOIN without ON)."""
         return not self.left_join and not self.pairs
+
+
+#: The kinds whose ``=`` between two columns of the kind is transitive (no conversion).
+TRANSITIVE_KINDS: frozenset[Kind] = frozenset({INT, DECIMAL, STR, BYTES, DATE, DATETIME})
+
+
+def implied_pairs(conditions: list[exp.Expr], scope: FromScope, start: int,
+                  end: int) -> list[KeyPair]:
+    """Equalities between the left row (columns before ``start``) and the joined item
+    (``start`` to ``end``) that ``conditions`` imply through a third column: ``a.k = c.k
+    AND b.k = c.k`` give ``a.k = b.k``, for columns all of one of
+    :data:`TRANSITIVE_KINDS`. One pair per class of equal columns."""
+    parent: dict[int, int] = {}
+
+    def find(i: int) -> int:
+        while parent.get(i, i) != i:
+            i = parent[i]
+        return i
+
+    for cond in conditions:
+        if not (isinstance(cond, exp.EQ) and isinstance(cond.this, exp.Column)
+                and isinstance(cond.expression, exp.Column)):
+            continue
+        try:
+            a, b = scope.resolve(cond.this), scope.resolve(cond.expression)
+        except SqlError:
+            continue
+        ka, kb = scope.columns[a].kind, scope.columns[b].kind
+        if ka != kb or ka not in TRANSITIVE_KINDS:
+            continue
+        parent.setdefault(a, a)
+        parent.setdefault(b, b)
+        parent[find(a)] = find(b)
+    classes: dict[int, tuple[list[int], list[int]]] = {}
+    for i in parent:
+        left, right = classes.setdefault(find(i), ([], []))
+        if i < start:
+            left.append(i)
+        elif i < end:
+            right.append(i)
+    return [(ir.Col(min(left), scope.columns[min(left)].name),
+             ir.Col(min(right) - start, scope.columns[min(right)].name))
+            for left, right in classes.values() if left and right]
 
 
 def comma_groups(joins: list[exp.Join]) -> list[int]:

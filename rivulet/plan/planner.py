@@ -54,7 +54,14 @@ from rivulet.plan.expressions import (
     translate_condition,
     type_of,
 )
-from rivulet.plan.joins import JoinStep, KeyPair, comma_groups, key_pair, keyable
+from rivulet.plan.joins import (
+    JoinStep,
+    KeyPair,
+    comma_groups,
+    implied_pairs,
+    key_pair,
+    keyable,
+)
 from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
 from rivulet.plan.scope import FromScope, GroupedScope, Relation
 from rivulet.sql.dual import is_dual
@@ -336,6 +343,8 @@ class Planner:
                     else:
                         kept.append(c)
                 plain = kept
+                if not pairs:  # (a key the conditions left for later steps imply)
+                    pairs = implied_pairs(plain, scope, step.start, step.end)
             node = _join_step(node, step, pairs)
         return node, plain
 
