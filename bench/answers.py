@@ -163,7 +163,7 @@ def query_shape(sql: str, dialect: str = "sqlite") -> Shape:
     tree = sqlglot.parse_one(sql, read="mysql")
     order_node = tree.args.get("order")
     select = tree
-    while isinstance(select, exp.Union):
+    while isinstance(select, exp.SetOperation):  # (UNION, INTERSECT, EXCEPT)
         select = select.this
     while isinstance(select, exp.Subquery):
         select = select.this

@@ -129,7 +129,6 @@ def unsupported_sql(draw: Any) -> tuple[str, str, list[str]]:
     choices: list[tuple[str, str, list[str]]] = [
         ("window function", f"SELECT id, {fn} OVER (PARTITION BY {col} ORDER BY id) FROM t",
          ["window", "over"]),
-        ("CTE", f"WITH c AS ({base}) SELECT * FROM c", ["with"]),
         ("recursive CTE", ("WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c "
          "WHERE n < 5) SELECT n FROM c"), ["with"]),
         ("IN subquery with LIMIT",
@@ -150,11 +149,7 @@ def unsupported_sql(draw: Any) -> tuple[str, str, list[str]]:
          ["subquery", "select", "join"]),
         ("right join", "SELECT t.id FROM t RIGHT JOIN u ON t.id = u.t_id", ["right join"]),
         ("full join", "SELECT t.id FROM t FULL OUTER JOIN u ON t.id = u.t_id", ["full"]),
-        ("cross join", "SELECT t.id FROM t CROSS JOIN u", ["cross"]),
-        ("comma join", "SELECT t.id FROM t, u WHERE t.id = u.t_id", ["join"]),
-        ("theta join", "SELECT t.id FROM t JOIN u ON t.id < u.t_id", ["join"]),
-        ("intersect", f"{base} INTERSECT SELECT id, a, s FROM t", ["intersect", "statement"]),
-        ("except", f"{base} EXCEPT SELECT id, a, s FROM t", ["except", "statement"]),
+        ("natural join", "SELECT t.id FROM t NATURAL JOIN u", ["natural"]),
         ("unsupported function", f"SELECT {unknown} FROM t", [unknown.split("(")[0].split()[-1]
                                                                .strip("@:=").lower() or "@",
                                                                "expression", "cast", "match",

@@ -207,6 +207,21 @@ def test_literals_outside_key_positions_stay_constants(server: ServerThread) -> 
         assert_same_answer(sql, (), query(conn, sql), sqlite, what="the MySQL server")
 
 
+def test_ctes_set_operations_and_joins_without_on_over_the_wire(server: ServerThread) -> None:
+    conn, sqlite = connect(server), oracle()
+    queries = [
+        "WITH t AS (SELECT item_id, COUNT(*) AS n FROM tags GROUP BY item_id) "
+        "SELECT items.id, t.n FROM items JOIN t ON t.item_id = items.id WHERE items.id = 12",
+        "SELECT items.id, tags.tag FROM items, tags WHERE items.id = tags.item_id "
+        "AND items.id = 12",
+        "SELECT items.id, tags.tag FROM items CROSS JOIN tags WHERE items.qty > 4",
+        "SELECT id FROM items INTERSECT SELECT item_id FROM tags",
+        "SELECT id FROM items EXCEPT SELECT item_id FROM tags WHERE tag = 'red'",
+    ]
+    for sql in queries:
+        assert_same_answer(sql, (), query(conn, sql), sqlite, what="the MySQL server")
+
+
 def test_writes_through_text_queries(server: ServerThread, db: rivulet.Database) -> None:
     conn, sqlite = connect(server), oracle()
     statements = [

@@ -461,6 +461,19 @@ def test_left_join_padding(world: World) -> None:
     world.both("SELECT t.id, items.id FROM t JOIN items ON t.b = items.score")
 
 
+def test_joins_on_no_key_and_on_computed_keys(world: World) -> None:
+    """Comma and cross joins, ON conditions without an equality and equalities of
+    expressions (rivulet/plan/joins.py) compile on Spark and answer as the engine does."""
+    got = world.both("SELECT items.id, tags.id FROM items, tags WHERE items.id = tags.item")
+    assert_rows_equal(got, [(t[1], t[0]) for t in TAGS if t[1] is not None and t[1] <= 8])
+    got = world.both("SELECT t.id, tags.id FROM t CROSS JOIN tags")
+    assert len(got) == len(ROWS) * len(TAGS)
+    world.both("SELECT items.id, tags.id FROM items JOIN tags ON items.score < tags.item")
+    world.both("SELECT items.id, tags.tag FROM items LEFT JOIN tags ON items.score < tags.item")
+    world.both("SELECT items.id, tags.tag FROM items JOIN tags ON lower(items.cat) = "
+               "lower(tags.tag) WHERE items.id = ?", (1,))
+
+
 def test_union_and_distinct(world: World) -> None:
     got = world.both("SELECT cat FROM items UNION SELECT tag FROM tags")
     assert_rows_equal(got, [(v,) for v in {i[1] for i in ITEMS} | {t[2] for t in TAGS}])
@@ -484,6 +497,20 @@ def test_a_select_without_from_is_one_row(world: World) -> None:
     assert world.both("SELECT COUNT(*) AS n FROM DUAL WHERE 1 = 0") == [(0,)]
     got = world.both("SELECT cat FROM items UNION SELECT 'zz'")
     assert_rows_equal(got, [(v,) for v in {i[1] for i in ITEMS} | {"zz"}])
+
+
+def test_intersect_and_except(world: World) -> None:
+    """INTERSECT / EXCEPT, DISTINCT and ALL: Spark's own set operations, as the engine's
+    (rivulet/dataflow/ops/setop.py)."""
+    cats = [(i[1],) for i in ITEMS]
+    tags = [(t[2],) for t in TAGS]
+    got = world.both("SELECT cat FROM items INTERSECT SELECT tag FROM tags")
+    assert_rows_equal(got, list(set(cats) & set(tags)))
+    got = world.both("SELECT cat FROM items EXCEPT SELECT tag FROM tags")
+    assert_rows_equal(got, list(set(cats) - set(tags)))
+    world.both("SELECT cat FROM items INTERSECT ALL SELECT tag FROM tags")
+    world.both("SELECT cat FROM items EXCEPT ALL SELECT tag FROM tags")
+    world.both("SELECT score FROM items EXCEPT SELECT price FROM items")
 
 
 def test_implicit_group_default_row(world: World) -> None:

@@ -288,7 +288,7 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
         if node.args.get("tables") or node.args.get("using") or node.this.args.get("joins"):
             return replace(_joined_delete(node, catalog), sql=sql)
         return replace(_delete(node, catalog), sql=sql)
-    if isinstance(node, (exp.Select, exp.Union)):
+    if isinstance(node, (exp.Select, exp.SetOperation)):
         count = sum(1 for _ in node.find_all(exp.Placeholder))
         return Select(node, sql, count)
     raise unsupported(node, "statement")
@@ -786,6 +786,16 @@ class _JoinScope:
             rest = self._into_joins(joins, where.this, order if strict is not None else None)
             if rest is not None and strict is None:
                 query.set("where", exp.Where(this=rest))
+        for j in joins:
+            on = j.args.get("on")
+            if on is None or not any(
+                    isinstance(c, exp.EQ) and isinstance(c.this, exp.Column)
+                    and isinstance(c.expression, exp.Column)
+                    and not (c.this.table and c.this.table.lower() == c.expression.table.lower())
+                    for c in conjuncts(on)):
+                # (the planner takes such a join in a SELECT: not yet for a write's rows)
+                raise unsupported(j, "multi-table UPDATE/DELETE over a join with no equality "
+                                  "between its two sides (a cross join)")
         marks = [n for n in query.dfs() if isinstance(n, exp.Placeholder)]
         planned = query.copy()  # planned now, so that what the planner refuses fails here
         Planner(self.catalog, bound={id(n): None for n in planned.dfs()

@@ -31,6 +31,7 @@ from rivulet.dataflow.ops.join import Join
 from rivulet.dataflow.ops.one_row import OneRow
 from rivulet.dataflow.ops.project import Project
 from rivulet.dataflow.ops.reader import Reader
+from rivulet.dataflow.ops.setop import SetOp
 from rivulet.dataflow.ops.topk import TopK
 from rivulet.dataflow.ops.union import Union
 from rivulet.plan import ir, keys
@@ -42,7 +43,7 @@ from rivulet.values.schema import ENUM, single_text
 
 Row = tuple
 Columns = tuple[int, ...]
-STATEFUL = (ir.Aggregate, ir.TopK, ir.Distinct)
+STATEFUL = (ir.Aggregate, ir.TopK, ir.Distinct, ir.SetOp)
 #: Rows a full top-k keeps beyond its k at least, so that deletes seldom empty its prefix.
 TOPK_SLACK = 16
 #: A reader of ``a = ? AND b = ?`` is keyed by ``a`` alone when ``a``'s base table has at
@@ -354,9 +355,12 @@ class Builder:
 
     def _full_join_sides(self, node: ir.Join) -> tuple[bool, bool]:
         """Sides of a join whose index upqueries cannot fill (the key is computed below),
-        so it must be complete."""
+        so it must be complete. A join on no key (every left row meets every right row)
+        reads each side whole: its indexes hold every row, under the one empty key."""
         if not self.graph.partial:
             return (False, False)
+        if not node.left_keys:
+            return (True, True)
         return (
             keys.routable(node.left, Demand(node.left_keys, True)) is not None,
             keys.routable(node.right, Demand(node.right_keys, True)) is not None,
@@ -372,7 +376,10 @@ class Builder:
 
     def _scan_index(self, node: ir.Scan, columns: Columns) -> None:
         """A storage index for upqueries on ``columns`` of a scanned table version (whose
-        positions storage knows in the newest version)."""
+        positions storage knows in the newest version). None for no columns: the whole
+        table is read."""
+        if not columns:
+            return
         op = self.graph.nodes[self.graph.base_node(node.table, node.version)].op
         assert isinstance(op, Base)
         self.ensure_index(node.table, op.newest_columns(columns))
@@ -462,6 +469,8 @@ class Builder:
             return Distinct(parents[0], node.arity, partial=partial)
         if isinstance(node, ir.Union):
             return Union(tuple(parents))
+        if isinstance(node, ir.SetOp):
+            return SetOp(parents[0], parents[1], node.arity, node.op, node.all)
         if isinstance(node, ir.OneRow):
             return OneRow()
         if isinstance(node, ir.TopK):

@@ -74,6 +74,8 @@ def _line(node: ir.Node) -> str:
         on = [f"{row[a]} = {row[width + b]}" for a, b in zip(node.left_keys, node.right_keys)]
         if node.residual is not None:
             on.append(expression(node.residual, row))
+        if not on:
+            return f"Join {node.kind} (every pair)"
         return f"Join {node.kind} on " + " AND ".join(on)
     if isinstance(node, ir.Aggregate):
         aggs = ", ".join(_aggregate(a, below) for a in node.aggs)
@@ -84,6 +86,8 @@ def _line(node: ir.Node) -> str:
                           for k in node.order)
         by = f" by {', '.join(below[g] for g in node.group_by)}" if node.group_by else ""
         return f"TopK {node.k}{by}" + (f" order {order}" if order else "")
+    if isinstance(node, ir.SetOp):
+        return f"SetOp {node.op.upper()}{' ALL' if node.all else ''}"
     return type(node).__name__  # Distinct, Union
 
 

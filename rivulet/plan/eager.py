@@ -176,7 +176,8 @@ def _join_below(agg: ir.Aggregate) -> tuple[list[ir.Expr], ir.Join] | None:
     while isinstance(node, ir.Project):
         exprs = [substitute(e, node.exprs) for e in exprs]
         node = node.input
-    if isinstance(node, ir.Join) and node.residual is None and node.kind in ("inner", "left"):
+    if isinstance(node, ir.Join) and node.residual is None and node.kind in ("inner", "left") \
+            and node.left_keys:  # (on no key, the side aggregated first is one group)
         return exprs, node
     return None
 

@@ -17,6 +17,7 @@ Map of relational nodes (output columns in brackets)::
     Aggregate(input, group_by, aggs)   [group columns ++ one per aggregate]
     Distinct(input)                    [input]
     Union(inputs)                      [first input's shape]  (ALL semantics; wrap in Distinct)
+    SetOp(left, right, op, all)        [left's shape]  (INTERSECT / EXCEPT, ALL or DISTINCT)
     TopK(input, group_by, order, k)    [input]  (the first k rows per group)
 """
 
@@ -308,6 +309,26 @@ class Union(Node):
         return self.branches
 
 
+SetOpKind = Literal["intersect", "except"]
+
+
+@dataclass(frozen=True, slots=True)
+class SetOp(Node):
+    """``INTERSECT`` or ``EXCEPT`` of two inputs of one shape, over multisets: with
+    ``all``, each row ``min(l, r)`` times (INTERSECT) or ``max(l - r, 0)`` times (EXCEPT),
+    for its ``l`` copies on the left and ``r`` on the right; without, once where both
+    have it (INTERSECT) or only the left does (EXCEPT)."""
+
+    left: Node
+    right: Node
+    op: SetOpKind
+    all: bool
+    columns: tuple[ColumnInfo, ...] = field(compare=False)
+
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.left, self.right)
+
+
 @dataclass(frozen=True, slots=True)
 class SortKey:
     """One ``ORDER BY`` term: a column of the node's input, descending or not."""
@@ -408,7 +429,7 @@ def with_inputs(node: Node, inputs: list[Node] | tuple[Node, ...]) -> Node:
     same objects): the one rebuild behind every rewrite of a plan's inner nodes."""
     if all(new is old for new, old in zip(inputs, node.inputs())):
         return node
-    if isinstance(node, Join):
+    if isinstance(node, (Join, SetOp)):
         return replace(node, left=inputs[0], right=inputs[1])
     if isinstance(node, Union):
         return replace(node, branches=tuple(inputs))

@@ -96,6 +96,8 @@ def trace(node: ir.Node, demand: Demand) -> list[Demand] | str:
         return [demand]
     if isinstance(node, ir.Union):
         return [demand for _ in node.branches]
+    if isinstance(node, ir.SetOp):
+        return [demand, demand]
     if isinstance(node, ir.Project):
         sources = project_sources(node.exprs)
         traced = [sources[c] for c in cols]
@@ -141,6 +143,8 @@ def partial_possible(node: ir.Node, columns: Columns) -> str | None:
             return "an aggregate over all rows has no key to be partial on"
         if any(c >= len(node.group_by) for c in columns):
             return "key includes an aggregate value"
+    if isinstance(node, ir.SetOp):
+        return f"{node.op.upper()} keeps both inputs' counts of every row"
     if isinstance(node, ir.TopK):
         if not node.group_by:
             return "a top-k over all rows needs every row"
@@ -155,7 +159,7 @@ def routable(node: ir.Node, demand: Demand) -> str | None:
     only stateless operators can block a route."""
     if demand.columns is None or isinstance(node, ir.Scan):
         return None
-    stateful = isinstance(node, (ir.Aggregate, ir.TopK, ir.Distinct))
+    stateful = isinstance(node, (ir.Aggregate, ir.TopK, ir.Distinct, ir.SetOp))
     if stateful and partial_possible(node, demand.columns) is not None:
         return None
     traced = trace(node, demand)

@@ -24,7 +24,7 @@ longer than most.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -35,11 +35,13 @@ from rivulet.errors import (
     AmbiguousColumnError,
     ParameterError,
     SqlError,
+    SqlSyntaxError,
     UnionWidthError,
     UnknownColumnError,
     UnknownTableError,
 )
 from rivulet.plan import ir
+from rivulet.plan.ctes import Cte, defined, named_columns
 from rivulet.plan.expressions import (
     as_text,
     convert,
@@ -52,6 +54,14 @@ from rivulet.plan.expressions import (
     translate,
     translate_condition,
     type_of,
+)
+from rivulet.plan.joins import (
+    JoinStep,
+    KeyPair,
+    comma_groups,
+    implied_pairs,
+    key_pair,
+    keyable,
 )
 from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
 from rivulet.plan.scope import FromScope, GroupedScope, Relation
@@ -100,6 +110,9 @@ class Planner:
     #: The FROM scopes of the queries whose WHERE subquery is being planned, outermost
     #: first: names a nested subquery may not read (rivulet/plan/subqueries.py).
     enclosing: list[FromScope] = field(default_factory=list)
+    #: The CTEs of the WITH clauses around the query being planned, by lower-case name
+    #: (rivulet/plan/ctes.py).
+    ctes: dict[str, Cte] = field(default_factory=dict)
 
     # ..................................................................... entry points
 
@@ -110,6 +123,18 @@ class Planner:
         subquery MySQL merges into the query around it hands its values on unrounded).
         ``union_branch``: a SELECT of a UNION, whose aggregates' values the UNION takes
         unrounded (see :meth:`_plan_select`)."""
+        with_ = query.args.get("with_") if isinstance(query, exp.Query) else None
+        if with_ is not None:
+            outer = self.ctes
+            self.ctes = defined(with_, outer)
+            try:
+                return self._plan_query(name, query, sql, shown, union_branch)
+            finally:
+                self.ctes = outer
+        return self._plan_query(name, query, sql, shown, union_branch)
+
+    def _plan_query(self, name: str, query: exp.Expr, sql: str, shown: bool,
+                    union_branch: bool) -> ir.ViewPlan:
         if isinstance(query, exp.Select):
             return self._plan_select(name, query, sql, shown, union_branch)
         if isinstance(query, (exp.Union, exp.Intersect, exp.Except)):
@@ -137,7 +162,7 @@ class Planner:
     def _plan_select(self, name: str, select: exp.Select, sql: str,
                      shown: bool = True, union_branch: bool = False) -> ir.ViewPlan:
         self._reject_unsupported_clauses(select)
-        node, scope = self._plan_from(select)
+        node, steps, scope = self._plan_from(select)
         where = select.args.get("where")
         for term in conjuncts(where.this) if where is not None else ():
             found = subquery_test(term)
@@ -151,6 +176,7 @@ class Planner:
             plain, params = (conjuncts(where.this) if where is not None else []), Parameters()
         tests = [c for c in plain if subquery_test(c) is not None]
         plain = [c for c in plain if subquery_test(c) is None]
+        node, plain = self._join_all(node, steps, plain, scope)
         if plain:
             bind = None if self.bound is None else self._bound_value
             predicate = ir.and_all([translate_condition(c, scope, bind) for c in plain])
@@ -237,7 +263,7 @@ class Planner:
         return literal_of(self.bound[id(placeholder)])
 
     def _reject_unsupported_clauses(self, select: exp.Select) -> None:
-        for key in ("with_", "with", "windows", "qualify", "lock", "sample", "settings",
+        for key in ("windows", "qualify", "lock", "sample", "settings",
                     "into", "laterals", "pivots", "prewhere", "connect", "match"):
             value = select.args.get(key)
             if value:
@@ -264,7 +290,7 @@ class Planner:
         """``node`` (the FROM row) kept where ``condition``, an EXISTS or IN subquery
         test of WHERE, holds: decorrelated and joined as rivulet/plan/subqueries.py says,
         on keys converted to compare as ``=`` does (as a JOIN's are)."""
-        found = decorrelate(condition, scope, lambda select: self._plan_from(select)[1],
+        found = decorrelate(condition, scope, lambda select: self._plan_from(select)[2],
                             self.enclosing)
         self.enclosing.append(scope)
         try:
@@ -293,18 +319,80 @@ class Planner:
 
     # ..................................................................... FROM
 
-    def _plan_from(self, select: exp.Select) -> tuple[ir.Node, FromScope]:
+    def _plan_from(self, select: exp.Select) -> tuple[ir.Node, list[JoinStep], FromScope]:
+        """The FROM clause's first item, its joins with their ON read
+        (:mod:`rivulet.plan.joins`), and the scope of its whole row; the joins are made
+        by :meth:`_join_all` once the WHERE's conditions are known."""
         from_ = select.args.get("from_") or select.args.get("from")
         if from_ is None or is_dual(from_.this):
             if select.args.get("joins"):
                 raise unsupported(select.args["joins"][0], "JOIN after FROM DUAL")
             one_row = ir.OneRow()
-            return one_row, FromScope([], one_row.columns)
-        node, rel = self._relation(from_.this, 0)
+            return one_row, [], FromScope([], one_row.columns)
+        joins: list[exp.Join] = list(select.args.get("joins") or [])
+        for join in joins:
+            _refuse_join_kind(join)
+        first, rel = self._relation(from_.this, 0)
         relations = [rel]
-        for join in select.args.get("joins") or []:
-            node = self._join(node, relations, join)
-        return node, FromScope(relations, node.columns)
+        columns = first.columns
+        steps: list[JoinStep] = []
+        for join in joins:
+            right, rel = self._relation(join.this, len(columns))
+            relations.append(rel)
+            left_join = (join.side or "").upper() == "LEFT"
+            steps.append(JoinStep(right, len(columns), left_join))
+            columns += tuple(replace(c, nullable=True if left_join else c.nullable)
+                             for c in right.columns)
+        groups = comma_groups(joins)
+        for i, (join, step) in enumerate(zip(joins, steps), start=1):
+            seen = relations[groups[i]:i + 1]
+            hidden = frozenset(r.alias.lower() for r in relations) - {
+                r.alias.lower() for r in seen}
+            self._read_on(join, step, FromScope(seen, columns[:step.end], hidden))
+        return first, steps, FromScope(relations, columns)
+
+    def _read_on(self, join: exp.Join, step: JoinStep, scope: FromScope) -> None:
+        """The ON of ``join``: its equalities between the two sides as the step's key, the
+        rest as its condition (over the joined row)."""
+        on = join.args.get("on")
+        if on is None:
+            if step.left_join:
+                raise error_at(join, "LEFT JOIN needs an ON or USING condition",
+                               SqlSyntaxError)
+            return
+        if any(isinstance(n, exp.Placeholder) for n in on.walk()):
+            raise unsupported(on, "? parameter in JOIN ... ON (parameters go in WHERE)")
+        left = scope.columns[:step.start]
+        for c in conjuncts(on):
+            pair = key_pair(c, scope, step.start, step.end)
+            columns = isinstance(c, exp.EQ) and isinstance(c.this, exp.Column) and \
+                isinstance(c.expression, exp.Column)
+            if pair is not None and keyable(pair, left, step.right.columns, refuse=columns):
+                step.pairs.append(pair)
+            else:
+                step.rest.append(translate_condition(c, scope))
+
+    def _join_all(self, node: ir.Node, steps: list[JoinStep], plain: list[exp.Expr],
+                  scope: FromScope) -> tuple[ir.Node, list[exp.Expr]]:
+        """``node`` joined with each step's item, left to right; an inner join with no
+        equality of its own keyed on the WHERE conditions (of ``plain``) that are
+        equalities between its two sides. Returns the joins and the WHERE conditions left."""
+        for step in steps:
+            pairs = list(step.pairs)
+            if step.open:
+                kept = []
+                for c in plain:
+                    pair = key_pair(c, scope, step.start, step.end)
+                    if pair is not None and keyable(pair, node.columns, step.right.columns,
+                                                    refuse=False):
+                        pairs.append(pair)
+                    else:
+                        kept.append(c)
+                plain = kept
+                if not pairs:  # (a key the conditions left for later steps imply)
+                    pairs = implied_pairs(plain, scope, step.start, step.end)
+            node = _join_step(node, step, pairs)
+        return node, plain
 
     def _relation(self, item: exp.Expr, offset: int) -> tuple[ir.Node, Relation]:
         if isinstance(item, exp.Table):
@@ -312,6 +400,10 @@ class Planner:
                 raise unsupported(item, "qualified table name")
             name = item.name
             alias = item.alias or name
+            cte = self.ctes.get(name.lower())
+            if cte is not None:
+                node, names = self._cte_relation(cte)
+                return node, Relation(alias, names, offset, fields=_materialized(cte.query))
             table = self.catalog.table(name)
             if table is not None:
                 cols = tuple(ir.ColumnInfo.of(c.name, column_type(c), c.nullable, c)
@@ -333,6 +425,19 @@ class Planner:
             node, names = self.plan_relation(item.this)
             return node, Relation(item.alias, names, offset, fields=_materialized(item.this))
         raise unsupported(item, "FROM item")
+
+    def _cte_relation(self, cte: Cte) -> tuple[ir.Node, list[str]]:
+        """A CTE named in FROM: its query planned as a subquery, once (every reference
+        reads the same plan), in the scope of the CTEs it may name."""
+        if cte.planned is None:
+            outer = self.ctes
+            self.ctes = cte.seen
+            try:
+                node, names = self.plan_relation(cte.query)
+            finally:
+                self.ctes = outer
+            cte.planned = node, named_columns(cte, names)
+        return cte.planned
 
     def _view_relation(self, view: ir.ViewPlan) -> tuple[ir.Node, list[str]]:
         if view.limit is not None or view.offset:
@@ -373,50 +478,6 @@ class Planner:
             predicate = ir.Call("and_", (predicate, more))
         kept = ir.Filter(root, predicate, root.columns)
         return _project_columns(kept, list(range(view.visible))), names
-
-    def _join(self, left: ir.Node, relations: list[Relation], join: exp.Join) -> ir.Node:
-        side = (join.side or "").upper()
-        kind = (join.kind or "").upper()
-        if side == "RIGHT":
-            raise unsupported(join, "RIGHT JOIN (write it as a LEFT JOIN)")
-        if side == "FULL" or kind in ("CROSS", "NATURAL", "SEMI", "ANTI"):
-            raise unsupported(join, f"{side or kind} JOIN")
-        if join.args.get("using"):
-            raise unsupported(join, "JOIN ... USING (write it with ON)")
-        right, rel = self._relation(join.this, left.arity)
-        relations.append(rel)
-        columns = left.columns + tuple(
-            replace(c, nullable=True if side == "LEFT" else c.nullable) for c in right.columns
-        )
-        scope = FromScope(relations, columns)
-        on = join.args.get("on")
-        if on is None:
-            raise unsupported(join, "JOIN without ON (a cross join)")
-        if any(isinstance(n, exp.Placeholder) for n in on.walk()):
-            raise unsupported(on, "? parameter in JOIN ... ON (parameters go in WHERE)")
-        left_keys, right_keys, rest = [], [], []
-        for c in conjuncts(on):
-            pair = _equi_pair(c, scope, left.arity)
-            if pair is None:
-                rest.append(translate_condition(c, scope))
-            else:
-                left_keys.append(pair[0])
-                right_keys.append(pair[1] - left.arity)
-        if not left_keys:
-            raise unsupported(join, "JOIN without an equality between its two sides")
-        residual = ir.and_all(rest) if rest else None
-        refuse_join_keys([(left.columns[a].kind, right.columns[b].kind)
-                          for a, b in zip(left_keys, right_keys)])
-        keyed = _compared_keys(left, right, left_keys, right_keys)
-        if keyed is not None:
-            return _join_on_compared_keys(keyed, side == "LEFT", residual, columns)
-        if side == "LEFT":
-            return ir.Join(left, right, "left", tuple(left_keys), tuple(right_keys), residual,
-                           columns)
-        node = _inner_join(left, right, tuple(left_keys), tuple(right_keys), columns)
-        if residual is not None:
-            node = ir.Filter(node, residual, columns)
-        return node
 
     # ..................................................................... GROUP BY
 
@@ -649,14 +710,18 @@ class Planner:
 
     def _plan_set_operation_view(self, name: str, query: exp.Expr, sql: str, *,
                                  outermost: bool = True) -> ir.ViewPlan:
-        if not isinstance(query, exp.Union):
+        if isinstance(query, exp.Union):
+            branches = self._union_branches(query)
+        elif isinstance(query, (exp.Intersect, exp.Except)):
+            branches = [query.this, query.expression]  # (INTERSECT binds the tighter)
+        else:
             raise unsupported(query, type(query).__name__.upper())
-        branches = self._union_branches(query)
+        what = type(query).__name__.upper()
         planned = [self.plan_relation(b, union_branch=True) for b in branches]
         arity = len(planned[0][1])
         for (_, names), branch in zip(planned, branches):
             if len(names) != arity:
-                raise error_at(branch, "the SELECTs of a UNION have different numbers of "
+                raise error_at(branch, f"the SELECTs of a {what} have different numbers of "
                                "columns", UnionWidthError)
         names = planned[0][1]
         if not outermost:
@@ -671,9 +736,15 @@ class Planner:
         )
         _refuse_numbers_of_unknown_text(query, columns, [n for n, _ in planned])
         branch_nodes = tuple(_convert_columns(n, columns) for n, _ in planned)
-        node: ir.Node = ir.Union(branch_nodes, columns)
-        if _union_is_distinct(query):
-            node = ir.Distinct(node, columns)
+        node: ir.Node
+        if isinstance(query, exp.Union):
+            node = ir.Union(branch_nodes, columns)
+            if _union_is_distinct(query):
+                node = ir.Distinct(node, columns)
+        else:  # (MySQL 8.0.31: DISTINCT unless ALL)
+            op: ir.SetOpKind = "intersect" if isinstance(query, exp.Intersect) else "except"
+            node = ir.SetOp(branch_nodes[0], branch_nodes[1], op,
+                            not query.args.get("distinct"), columns)
         order: tuple[ir.SortKey, ...] = ()
         if query.args.get("order") is not None:
             keys = []
@@ -684,10 +755,10 @@ class Planner:
                 elif isinstance(t, exp.Column):
                     matches = [i for i, n in enumerate(names) if n.lower() == t.name.lower()]
                     if not matches:
-                        raise error_at(t, f"ORDER BY {t.name!r} is not a column of the UNION")
+                        raise error_at(t, f"ORDER BY {t.name!r} is not a column of the {what}")
                     index = matches[0]
                 else:
-                    raise unsupported(t, "ORDER BY expression on a UNION")
+                    raise unsupported(t, f"ORDER BY expression on a {what}")
                 keys.append(ir.SortKey(index, bool(term.args.get("desc"))))
             order = tuple(keys)
         limit, offset = _limit(query)
@@ -794,8 +865,8 @@ def _computed_in(node: ir.Node, i: int, computes: ComputedBy) -> bool:
         return computes(node.exprs[i], node.input)
     if isinstance(node, (ir.Filter, ir.Distinct, ir.TopK)):
         return _computed_in(node.input, i, computes)
-    if isinstance(node, ir.Union):
-        return any(_computed_in(b, i, computes) for b in node.branches)
+    if isinstance(node, (ir.Union, ir.SetOp)):
+        return any(_computed_in(b, i, computes) for b in node.inputs())
     if isinstance(node, ir.Join):
         left = node.left.arity
         return _computed_in(node.left, i, computes) if i < left else \
@@ -938,16 +1009,39 @@ def _inside_aggregate(node: exp.Expr) -> bool:
     return False
 
 
-def _equi_pair(node: exp.Expr, scope: FromScope, split: int) -> tuple[int, int] | None:
-    if not (isinstance(node, exp.EQ) and isinstance(node.this, exp.Column)
-            and isinstance(node.expression, exp.Column)):
-        return None
-    a, b = scope.resolve(node.this), scope.resolve(node.expression)
-    if a < split <= b:
-        return a, b
-    if b < split <= a:
-        return b, a
-    return None
+def _refuse_join_kind(join: exp.Join) -> None:
+    """Refuse the joins rivulet does not plan, by name."""
+    side = (join.side or "").upper()
+    kind = (join.kind or "").upper()
+    if side == "RIGHT":
+        raise unsupported(join, "RIGHT JOIN (write it as a LEFT JOIN)")
+    if side == "FULL" or kind in ("NATURAL", "SEMI", "ANTI", "ASOF"):
+        raise unsupported(join, f"{side or kind} JOIN")
+    if (join.method or "").upper() == "NATURAL":
+        raise unsupported(join, "NATURAL JOIN")
+    if join.args.get("using"):
+        raise unsupported(join, "JOIN ... USING (write it with ON)")
+
+
+def _join_step(left: ir.Node, step: JoinStep, pairs: list[KeyPair]) -> ir.Node:
+    """``left`` joined with ``step``'s item on the equalities ``pairs`` (none: every left
+    row meets every right row) and the rest of its ON."""
+    right = step.right
+    left_join = step.left_join
+    columns = left.columns + tuple(
+        replace(c, nullable=True if left_join else c.nullable) for c in right.columns)
+    residual = ir.and_all(step.rest) if step.rest else None
+    keyed = _compared_keys(left, right, [], [], pairs)
+    if keyed is not None:
+        return _join_on_compared_keys(keyed, left_join, residual, columns)
+    left_keys = tuple(x.index for x, _ in pairs if isinstance(x, ir.Col))
+    right_keys = tuple(y.index for _, y in pairs if isinstance(y, ir.Col))
+    if left_join:
+        return ir.Join(left, right, "left", left_keys, right_keys, residual, columns)
+    node = _inner_join(left, right, left_keys, right_keys, columns)
+    if residual is not None:
+        node = ir.Filter(node, residual, columns)
+    return node
 
 
 @dataclass(frozen=True)
@@ -985,14 +1079,20 @@ def _compared_key(e: ir.Expr, have: SqlType, other: SqlType) -> ir.Expr:
 
 
 def _compared_keys(left: ir.Node, right: ir.Node, left_keys: list[int],
-                   right_keys: list[int]) -> _KeyedSides | None:
+                   right_keys: list[int], pairs: Sequence[KeyPair] = ()) -> _KeyedSides | None:
     """The sides of a join keyed on the values its ``=`` compares, where those are not the
     columns themselves (an INT with a VARCHAR compare as DOUBLEs, a DATE with a DATETIME
-    as DATETIMEs...); None where every key pair compares as it is."""
+    as DATETIMEs...); None where every key pair compares as it is. Key ``pairs`` of
+    expressions (``lower(a.x) = lower(b.y)``: of one kind, see
+    :func:`~rivulet.plan.joins.keyable`) are computed as columns of their sides, as they are;
+    pairs of columns are converted as ``left_keys`` and ``right_keys`` are."""
     left_extra: list[ir.Expr] = []
     right_extra: list[ir.Expr] = []
     lk, rk = [], []
-    for a, b in zip(left_keys, right_keys):
+    computed = [(x, y) for x, y in pairs if not (isinstance(x, ir.Col) and isinstance(y, ir.Col))]
+    columns = [(x.index, y.index) for x, y in pairs
+               if isinstance(x, ir.Col) and isinstance(y, ir.Col)]
+    for a, b in [*zip(left_keys, right_keys), *columns]:
         ta, tb = left.columns[a].type, right.columns[b].type
         x = _compared_key(ir.Col(a, left.columns[a].name), ta, tb)
         y = _compared_key(ir.Col(b, right.columns[b].name), tb, ta)
@@ -1000,6 +1100,11 @@ def _compared_keys(left: ir.Node, right: ir.Node, left_keys: list[int],
             lk.append(a)
             rk.append(b)
             continue
+        lk.append(left.arity + len(left_extra))
+        rk.append(right.arity + len(right_extra))
+        left_extra.append(x)
+        right_extra.append(y)
+    for x, y in computed:
         lk.append(left.arity + len(left_extra))
         rk.append(right.arity + len(right_extra))
         left_extra.append(x)

@@ -47,10 +47,20 @@ class FromScope:
 
     relations: list[Relation]
     columns: tuple[ir.ColumnInfo, ...]
+    #: The FROM clause's other tables, which a JOIN's ON cannot name (those after it, and
+    #: those before the comma its item follows): MySQL's "unknown column" (1054), as for
+    #: a column no table has.
+    hidden: frozenset[str] = frozenset()
 
     def resolve(self, node: exp.Column) -> int:
         name = node.name.lower()
         qualifier = node.table.lower() if node.table else None
+        if qualifier in self.hidden and not any(r.alias.lower() == qualifier
+                                                for r in self.relations):
+            raise error_at(node, f"unknown column {node.sql(dialect='mysql')!r} in ON: a "
+                           "JOIN's ON names the tables of its comma-separated FROM item up "
+                           "to itself (a comma binds less tightly than JOIN)",
+                           UnknownColumnError)
         hits = []
         for rel in self.relations:
             if qualifier is not None and rel.alias.lower() != qualifier:

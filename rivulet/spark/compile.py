@@ -164,6 +164,19 @@ class PlanCompiler:
                              for i, t in enumerate(types)], *self._carried(f)) for f in frames]
         return reduce(DataFrame.union, frames)
 
+    def _setop(self, node: ir.SetOp) -> DataFrame:
+        """INTERSECT / EXCEPT, ALL or DISTINCT: Spark's own (NULLs equal, as in MySQL)."""
+        frames = [self.frame(node.left), self.frame(node.right)]
+        if any(self._carried(f) for f in frames):
+            raise SqlError(f"{node.op.upper()} over signed rows: no Spark plan")
+        types = [_union_type([f.schema[name(i)].dataType for f in frames])
+                 for i in range(node.arity)]
+        left, right = [f.select(*[SF.col(name(i)).cast(t) if t is not None else SF.col(name(i))
+                                  for i, t in enumerate(types)]) for f in frames]
+        if node.op == "intersect":
+            return left.intersectAll(right) if node.all else left.intersect(right)
+        return left.exceptAll(right) if node.all else left.subtract(right)
+
     def _topk(self, node: ir.TopK) -> DataFrame:
         df = self.frame(node.input)
         order = sort_columns(node.order, node.arity)
@@ -183,7 +196,7 @@ class PlanCompiler:
         exprs = ExprCompiler([*left.schema.fields, *right.schema.fields])
         left, right, lkeys, rkeys = with_join_keys(node, exprs, left, right)
         keys = lkeys + rkeys
-        on = reduce(lambda p, q: p & q, [SF.col(x) == SF.col(y) for x, y in zip(lkeys, rkeys)])
+        on = join_condition(lkeys, rkeys)
         if node.residual is None:
             return left.join(right, on, node.kind).drop(*keys)
         m = node.right.arity
@@ -227,6 +240,14 @@ class PlanCompiler:
         grouped = prepared.groupBy(*[f"_g{j}" for j in range(width)])
         out = grouped.agg(*outputs) if outputs else grouped.agg(SF.count(SF.lit(1)).alias("_n"))
         return out.select(*[SF.col(f"_g{j}").alias(name(j)) for j in range(width)], *finals)
+
+
+def join_condition(lkeys: list[str], rkeys: list[str]) -> Column:
+    """The equality of each pair of key columns; TRUE for a join on no key (every left row
+    meets every right row)."""
+    if not lkeys:
+        return SF.lit(True)
+    return reduce(lambda p, q: p & q, [SF.col(x) == SF.col(y) for x, y in zip(lkeys, rkeys)])
 
 
 def with_join_keys(node: ir.Join, exprs: ExprCompiler, left: DataFrame, right: DataFrame,

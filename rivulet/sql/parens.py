@@ -70,11 +70,38 @@ def _join_group(item: exp.Expr | None) -> tuple[exp.Table, list[exp.Join]] | Non
         item = item.this
     if not levels or not isinstance(item, exp.Table):
         return None
+    nested = [item, *reversed(levels)]
+    if any(_comma_then_join(level.args.get("joins") or []) for level in nested):
+        return None  # (MySQL's precedence inside the group: the planner refuses it)
     joins: list[exp.Join] = []
-    for level in [item, *reversed(levels)]:
-        joins.extend(level.args.get("joins") or [])
+    for level in nested:
+        for join in level.args.get("joins") or []:
+            if is_comma(join):  # ``(a, b) JOIN c ON c.x = a.x``: ``a CROSS JOIN b JOIN c``
+                join.set("kind", "CROSS")
+            joins.append(join)
         level.set("joins", None)
     return item, joins
+
+
+def is_comma(join: exp.Join) -> bool:
+    """Whether ``join`` was written with a comma (``FROM a, b``), which binds less tightly
+    than JOIN: the parser reads ``JOIN b`` without ON as ``CROSS JOIN b``
+    (:meth:`rivulet.sql.parse._Parser._parse_join`), so a join with no kind, side,
+    method or condition is a comma."""
+    return not any(join.args.get(k) for k in ("kind", "side", "method", "on", "using"))
+
+
+def _comma_then_join(joins: list[exp.Join]) -> bool:
+    """Whether a comma comes before a JOIN in one parenthesized list (``(a, b JOIN c ON
+    ...)``), whose JOIN then sees only the tables after the comma: flattened with the
+    joins around it, it would see them all."""
+    seen_comma = False
+    for join in joins:
+        if is_comma(join):
+            seen_comma = True
+        elif seen_comma:
+            return True
+    return False
 
 
 def _flatten_from(select: exp.Select) -> None:

@@ -97,6 +97,20 @@ class _Parser(MySQLParser):
         node.comments = inserted.comments
         return node
 
+    def _parse_join(self, skip_join_token: bool = False, parse_bracket: bool = False,
+                    alias_tokens: Any = None) -> exp.Join | None:
+        """A join, with ``JOIN t`` written without ON or USING read as the ``CROSS JOIN
+        t`` it is in MySQL. sqlglot reads it, and writes it back, as ``, t``: a comma,
+        which binds less tightly than JOIN (``FROM a, b JOIN c ON c.x = a.x`` cannot
+        name ``a`` in its ON; ``FROM a JOIN b JOIN c ON c.x = a.x`` can). So a join
+        with no kind, side, method or condition is a comma, and only a comma."""
+        comma = bool(self._curr) and self._curr.token_type == TokenType.COMMA
+        join = super()._parse_join(skip_join_token, parse_bracket, alias_tokens)
+        if join is not None and not comma and not any(
+                join.args.get(k) for k in ("kind", "side", "method", "on", "using")):
+            join.set("kind", "CROSS")
+        return join
+
     def current(self) -> Token | None:
         """The token the parser is at (None past the last)."""
         return self._curr or None

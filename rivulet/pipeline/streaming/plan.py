@@ -36,6 +36,7 @@ from pyspark.sql import types as T
 
 from rivulet import values as F
 from rivulet.dataflow.compile import predicate_function, row_function
+from rivulet.errors import UnsupportedSqlError
 from rivulet.pipeline.streaming import keyed as K
 from rivulet.plan import ir
 from rivulet.spark.compile import (
@@ -100,7 +101,14 @@ class SignedCompiler(PlanCompiler):
         df = self.tables[node.table.lower()]
         return df.select(*[SF.col(f"c{i}") for i in range(node.arity)], SF.col("sign").alias(SIGN))
 
+    def _setop(self, node: ir.SetOp) -> DataFrame:
+        raise UnsupportedSqlError(f"{node.op.upper()} in a streaming pipeline")
+
     def _join(self, node: ir.Join) -> DataFrame:
+        if not node.left_keys:
+            raise UnsupportedSqlError("a join with no equality between its two sides (a cross "
+                                      "join) in a streaming pipeline: its signed rows are "
+                                      "grouped by the join key")
         if node.kind != "inner":
             return self._left_join(node)
         n = node.left.arity

@@ -427,7 +427,7 @@ def local_names(node: exp.Expr) -> exp.Expr:
 
 
 def _kind(node: exp.Expr, sql: str) -> str:
-    if isinstance(node, (exp.Select, exp.Union)):
+    if isinstance(node, (exp.Select, exp.SetOperation)):
         if has_lock_call(node):
             return NAMED_LOCK
         tables = list(node.find_all(exp.Table))
