@@ -5,7 +5,8 @@ lacks a key a write probes drops that key's deltas when no state below it holds 
 instead of filling the hole by an upquery. Pinned here:
 
 1. writes to keys nobody read leave the state's size, upqueries and misses unchanged, for
-   a join + count (``StoriesWithVC``), a plain join and a filter + join;
+   a join + count (``StoriesWithVC``), a plain join, a filter + join, a join + DISTINCT
+   and a join + top-k;
 2. reading those keys afterwards answers what SQLite answers, and keys read before the
    writes stay up to date (their holes are filled as before);
 3. where some state below needs every key (a view read whole over the same join), the
@@ -41,6 +42,13 @@ VIEWS = {
     "HighVoters": (
         "SELECT stories.id, votes.user_id FROM stories "
         "JOIN votes ON stories.id = votes.story_id WHERE votes.user_id > 5 AND stories.id = ?"),
+    "DistinctVoters": (
+        "SELECT DISTINCT stories.id, votes.user_id FROM stories "
+        "JOIN votes ON stories.id = votes.story_id WHERE stories.id = ?"),
+    "TopVoters": (
+        "SELECT stories.id, votes.user_id FROM stories "
+        "JOIN votes ON stories.id = votes.story_id WHERE stories.id = ? "
+        "ORDER BY votes.user_id DESC LIMIT 2"),
 }
 
 #: Views over the same joins whose state below needs every key: read whole, or keyed by
