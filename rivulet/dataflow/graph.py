@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rivulet.dataflow.holes import Holder, KeyPositions, holders, holes
 from rivulet.dataflow.ops.base import (
     Base,
     Batch,
@@ -122,6 +123,9 @@ class Graph:
         self._warned_floor = False
         #: Per thread, inside a read upquery: the cache keys it filled that are not kept.
         self._transient = threading.local()
+        #: Join node -> the states below it keyed by its key (``holes_below``), or None
+        #: where some state below needs every key; cleared when the graph changes shape.
+        self._holders: dict[NodeId, list[Holder] | None] = {}
 
     # ..................................................................... building
 
@@ -164,6 +168,7 @@ class Graph:
 
     def drop_base(self, table: str) -> None:
         """Forget every version of a table (DROP TABLE; no view reads it)."""
+        self._holders.clear()
         del self.bases[table.lower()]
         for node in self.versions.pop(table.lower()).values():
             del self.nodes[node]
@@ -200,6 +205,7 @@ class Graph:
             yield {p: list(self.full_output(p)) for p in parents}
 
     def _insert(self, op: Operator) -> NodeId:
+        self._holders.clear()
         node = self._next_id
         self._next_id += 1
         self.nodes[node] = GraphNode(node, op)
@@ -216,6 +222,7 @@ class Graph:
         arrangements = self.nodes[node].arrangements
         self.nodes[node].index_users[columns] += 1
         found = arrangements.get(columns)
+        self._holders.clear()
         full = full or not self.partial
         if found is None:
             found = Arrangement(columns, partial=not full)
@@ -326,6 +333,19 @@ class Graph:
                 index.apply(op.snapshot() or ())
             return index.rows_of(keys)
         return op.on_upquery(columns, keys)
+
+    def holes_below(self, node: NodeId, positions: KeyPositions, keys: Iterable[Any]) -> list[Any]:
+        """The keys among ``keys`` that no state below ``node`` holds, where ``positions``
+        of its output carry them: a write may drop its deltas under those keys instead of
+        filling holes for them (rivulet/dataflow/holes.py). None when some state below
+        needs every key."""
+        try:
+            found = self._holders[node]
+        except KeyError:
+            found = self._holders[node] = holders(self.nodes, node, positions)
+        if found is None:
+            return []
+        return holes(found, keys)
 
     # ..................................................................... propagation
 
@@ -479,6 +499,7 @@ class Graph:
 
     def remove_unused(self) -> list[NodeId]:
         """Drop nodes (and their state) that no view uses any more, leaves first."""
+        self._holders.clear()
         removed = []
         for node_id in sorted(self.nodes, reverse=True):
             node = self.nodes[node_id]

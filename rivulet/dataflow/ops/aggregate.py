@@ -259,6 +259,14 @@ class Aggregate(StatefulOperator):
             group.output = self._output((), group)
             self.groups[()] = group
 
+    @property
+    def partial_input_columns(self) -> Columns | None:
+        """The partial key's columns in the input: the group columns it names."""
+        partial = self.partial_columns
+        if partial is None or not self.partial:
+            return None
+        return tuple(self.group_by[c] for c in partial)
+
     def _new_group(self) -> Group:
         return Group([f() for f, star in zip(self.factories, self.count_star) if not star])
 

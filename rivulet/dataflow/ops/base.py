@@ -63,6 +63,12 @@ class Upstream(Protocol):
         """Every row ``node`` currently outputs."""
         ...
 
+    def holes_below(self, node: NodeId, positions: tuple[frozenset[int], ...],
+                    keys: Iterable[Any]) -> list[Any]:
+        """The keys among ``keys`` that no state below ``node`` holds (``positions`` of its
+        output carry them): deltas under them may be dropped."""
+        ...
+
 
 @dataclass(frozen=True)
 class Miss:
@@ -148,6 +154,12 @@ class StatefulOperator(Operator):
         """The output columns whose values name one group, or ``None`` where none do (a
         global aggregate): an upquery on them is a plain lookup of groups."""
         raise NotImplementedError(type(self).__name__)
+
+    @property
+    def partial_input_columns(self) -> Columns | None:
+        """The input columns whose values are a row's partial key (``None``: full state):
+        an update to a key not held is dropped here (see rivulet/dataflow/holes.py)."""
+        return self.partial_columns if self.partial else None
 
     def natural(self, columns: Columns) -> bool:
         """Whether an upquery on ``columns`` of full state is a plain lookup by group."""

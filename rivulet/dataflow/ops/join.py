@@ -14,8 +14,10 @@ that arrive or leave. With a residual ON condition matching depends on each row,
 whose right side changed are recomputed whole. NULL keys never match.
 
 Under partial state the arrangements are caches: before computing, the join checks that
-every key it will probe is held, and returns the holes as :class:`Misses` for the graph to
-fill. An upquery on the join key asks both inputs by that key; one on other columns asks
+every key it will probe is held. The deltas under a key it lacks are dropped when no state
+below holds that key either (rivulet/dataflow/holes.py: partial state grows with reads, not
+writes, as in Noria); the other holes it returns as :class:`Misses` for the graph to fill.
+An upquery on the join key asks both inputs by that key; one on other columns asks
 the input that has them, then probes the other side by the join key.
 """
 
@@ -65,6 +67,11 @@ class Join(Operator):
         self.text = text
         self.left_arity = left_arity
         self.full = full  # sides whose index must be complete (upqueries cannot fill it)
+        #: For each key column, the output columns carrying its value: the left side's,
+        #: and an inner join's right side's (a left join pads those with NULL).
+        self.key_positions = tuple(
+            frozenset({lk} if kind == "left" else {lk, left_arity + rk})
+            for lk, rk in zip(left_keys, right_keys))
         self.left_state: Arrangement
         self.right_state: Arrangement
 
@@ -82,9 +89,11 @@ class Join(Operator):
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
         dl = inputs.get(self.left) or []
         dr = inputs.get(self.right) or []
-        misses = self._misses(dl, dr)
-        if misses:
-            return misses
+        if self.left_state.partial or self.right_state.partial:
+            checked = self._holes(dl, dr)
+            if isinstance(checked, Misses):
+                return checked
+            dl, dr = checked
         if self.kind == "left" and self.residual is not None:
             return self._left_join_by_key(dl, dr)
         out: Batch = []
@@ -100,23 +109,33 @@ class Join(Operator):
             self._pad(dl, dr, out)
         return out
 
-    def _misses(self, dl: Batch, dr: Batch) -> Misses | None:
-        """Holes among the keys this wave will probe (a left join also reads its own side)."""
+    def _holes(self, dl: Batch, dr: Batch) -> Misses | tuple[Batch, Batch]:
+        """The holes among the keys this wave will probe (a left join also reads its own
+        side) that states below hold, as misses to fill; else the deltas to join, without
+        those under holes no state below holds."""
         left_state, right_state = self.left_state, self.right_state
-        if not left_state.partial and not right_state.partial:
-            return None
         left_keys = self._keys(dl, self.left_key)
         right_keys = self._keys(dr, self.right_key)
         if self.kind == "left":
             left_keys = right_keys = left_keys | right_keys
+        right_missing = right_state.missing(left_keys)
+        left_missing = left_state.missing(right_keys)
+        if not right_missing and not left_missing:
+            return dl, dr
+        dropped = set(self.graph.holes_below(
+            self.node, self.key_positions, dict.fromkeys(right_missing + left_missing)))
+        if dropped:
+            left_key, right_key = self.left_key, self.right_key
+            dl = [d for d in dl if left_key(d[0]) not in dropped]
+            dr = [d for d in dr if right_key(d[0]) not in dropped]
+            right_missing = [k for k in right_missing if k not in dropped]
+            left_missing = [k for k in left_missing if k not in dropped]
         misses = Misses()
-        held = right_state.missing(left_keys)
-        if held:
-            misses.append(Miss(*self.right_at, tuple(held)))
-        held = left_state.missing(right_keys)
-        if held:
-            misses.append(Miss(*self.left_at, tuple(held)))
-        return misses
+        if right_missing:
+            misses.append(Miss(*self.right_at, tuple(right_missing)))
+        if left_missing:
+            misses.append(Miss(*self.left_at, tuple(left_missing)))
+        return misses or (dl, dr)
 
     def _keys(self, deltas: Batch, key_of: Callable[[Row], Any]) -> set[Any]:
         width = self.width
