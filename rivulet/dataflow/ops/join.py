@@ -153,8 +153,10 @@ class Join(Operator):
             graph.fill(self.left_at[0], self.left_state, keys)
             graph.fill(self.right_at[0], self.right_state, keys)
             for key in keys:
+                # (a NULL key matches nothing: its left rows are padded or dropped)
+                matches = {} if key_has_null(key, self.width) else self.right_state.get(key)
                 for row, n in self.left_state.get(key).items():
-                    self._join_row(row, n, self.right_state.get(key), out)
+                    self._join_row(row, n, matches, out)
         elif route.side == "left":
             rows = graph.upquery(self.left, route.columns, keys)
             graph.fill(self.right_at[0], self.right_state, self._keys(rows, self.left_key))
@@ -168,7 +170,10 @@ class Join(Operator):
             graph.fill(self.left_at[0], self.left_state, self._keys(rows, self.right_key))
             residual = self.residual
             for row, n in rows:
-                for left_row, m in self.left_state.get(self.right_key(row)).items():
+                key = self.right_key(row)
+                if key_has_null(key, self.width):
+                    continue  # (a NULL key matches nothing)
+                for left_row, m in self.left_state.get(key).items():
                     joined = left_row + row
                     if residual is None or residual(joined):
                         out.append((joined, n * m))
