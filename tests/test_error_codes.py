@@ -161,9 +161,9 @@ STATEMENTS = [
      "sql"),
     ("UPDATE t SET nope = 1 WHERE id = 1", [], UnknownColumnError, S, 1054, "42S22", 400, "sql"),
     ("SELECT id FROM missing WHERE id = 1", [], UnknownTableError, S, 1146, "42S02", 400, "sql"),
-    ("SELECT x.id FROM t", [], UnknownTableError, S, 1146, "42S02", 400, "sql"),
+    ("SELECT x.id FROM t", [], UnknownColumnError, S, 1054, "42S22", 400, "sql"),  # MySQL's
     ("SELECT x.* FROM t", [], UnknownTableError, S, 1146, "42S02", 400, "sql"),
-    ("DELETE FROM t WHERE x.id = 1", [], UnknownTableError, S, 1146, "42S02", 400, "sql"),
+    ("DELETE FROM t WHERE x.id = 1", [], UnknownColumnError, S, 1054, "42S22", 400, "sql"),
     # ? parameters
     ("INSERT INTO t VALUES (?, 'b', 2, 2)", [2, 3], ParameterCountError, S, 1210, "HY000", 400,
      "sql"),
@@ -468,3 +468,17 @@ def test_the_most_specific_class_with_an_entry_wins() -> None:
 def test_the_mysql_servers_sqlstates_agree_with_the_table() -> None:
     for code in ERROR_CODES.values():
         assert SQLSTATES[code.mysql] == code.sqlstate, code
+
+
+def test_an_unknown_qualifier_is_an_unknown_column_as_in_mariadb(mysql_pair: Any) -> None:
+    """``x.id`` where no table is ``x`` is MySQL's 1054 (unknown column), in a SELECT, a
+    DELETE's and an UPDATE's WHERE, as MariaDB answers; it was 1146."""
+    mysql_pair.execute("CREATE TABLE q (id INT PRIMARY KEY)")
+    for sql in ["SELECT x.id FROM q", "DELETE FROM q WHERE x.id = 1",
+                "UPDATE q SET id = 2 WHERE x.id = 1"]:
+        with pytest.raises(pymysql.err.MySQLError) as theirs:
+            with mysql_pair.conn.cursor() as cursor:
+                cursor.execute(sql)
+        with pytest.raises(UnknownColumnError) as ours:
+            mysql_pair.db.execute(sql)
+        assert theirs.value.args[0] == failure(ours.value)[0] == 1054, sql

@@ -18,7 +18,6 @@ from rivulet.errors import (
     NotGroupedError,
     SqlError,
     UnknownColumnError,
-    UnknownTableError,
 )
 from rivulet.plan import ir
 from rivulet.plan.expressions import is_aggregate, translate
@@ -69,8 +68,9 @@ class FromScope:
                 if n.lower() == name:
                     hits.append(rel.offset + i)
         if qualifier is not None and not any(r.alias.lower() == qualifier for r in self.relations):
-            raise error_at(node, f"unknown table {node.table!r} in {node.sql(dialect='mysql')!r}",
-                           UnknownTableError)
+            # (MySQL's 1054, unknown column 'x.id', not 1146: no table is looked up by it)
+            raise error_at(node, f"unknown column {node.sql(dialect='mysql')!r}: no table "
+                           f"{node.table!r} in this query", UnknownColumnError)
         if not hits:
             raise error_at(node, f"unknown column {node.sql(dialect='mysql')!r}",
                            UnknownColumnError)
@@ -143,8 +143,8 @@ class TableScope:
 
     def column(self, node: exp.Column) -> ir.Col:
         if node.table and node.table.lower() not in (self.alias, self.table.name.lower()):
-            raise error_at(node, f"unknown table {node.table!r} in {node.sql(dialect='mysql')!r}",
-                           UnknownTableError)
+            raise error_at(node, f"unknown column {node.sql(dialect='mysql')!r}: no table "
+                           f"{node.table!r} in this statement", UnknownColumnError)
         if not self.table.has_column(node.name):
             raise error_at(node, f"unknown column {node.name!r} in table {self.table.name!r}",
                            UnknownColumnError)
