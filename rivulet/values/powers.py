@@ -15,6 +15,7 @@ the overflow of the known simplifications (rivulet/values/__init__.py).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from rivulet.errors import InvalidLogarithmError
@@ -32,15 +33,20 @@ def _invalid_logarithm() -> None:
         raise InvalidLogarithmError("Invalid argument for logarithm")
 
 
-def ln(x: Any) -> float | None:
-    """``LN(x)``, also ``LOG(x)``: NULL for x not above 0."""
+def _logarithm(x: Any, of: Callable[[float], float]) -> float | None:
+    """``of`` x read as a DOUBLE; NULL (MySQL's warning) for x not above 0."""
     if x is None:
         return None
     v = _double(x)
     if not v > 0:
         _invalid_logarithm()
         return None
-    return math.log(v)
+    return of(v)
+
+
+def ln(x: Any) -> float | None:
+    """``LN(x)``, also ``LOG(x)``: NULL for x not above 0."""
+    return _logarithm(x, math.log)
 
 
 #: ``LOG``'s second argument when the call has one only.
@@ -63,24 +69,12 @@ def log(b: Any, x: Any = _ONE_ARGUMENT) -> float | None:
 
 def log2(x: Any) -> float | None:
     """``LOG2(x)``: NULL for x not above 0."""
-    if x is None:
-        return None
-    v = _double(x)
-    if not v > 0:
-        _invalid_logarithm()
-        return None
-    return math.log2(v)
+    return _logarithm(x, math.log2)
 
 
 def log10(x: Any) -> float | None:
     """``LOG10(x)``: NULL for x not above 0."""
-    if x is None:
-        return None
-    v = _double(x)
-    if not v > 0:
-        _invalid_logarithm()
-        return None
-    return math.log10(v)
+    return _logarithm(x, math.log10)
 
 
 def exp_(x: Any) -> float | None:
