@@ -23,7 +23,7 @@ import re
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
 import sqlglot
@@ -159,6 +159,17 @@ class Pair:
         self.lite = sqlite3.connect(":memory:", isolation_level=None)
         self.lite.execute("PRAGMA case_sensitive_like = ON")
         self.views: dict[str, str] = {}  # name -> SELECT text
+
+    @classmethod
+    def of(cls, schema: Sequence[str], views: Mapping[str, str],
+           path: str | None = None) -> Self:
+        """A pair fed ``schema`` (DDL and writes) and then ``views`` (name -> SELECT)."""
+        pair = cls(path)
+        for statement in schema:
+            pair.execute(statement)
+        for name, sql in views.items():
+            pair.create_view(name, sql)
+        return pair
 
     # ..................................................................... program
 

@@ -173,12 +173,7 @@ def test_multi_table_writes_over_a_cross_join_are_still_refused(db: Any) -> None
 
 
 def _open_pair() -> Pair:
-    pair = Pair()
-    for ddl in SCHEMA:
-        pair.execute(ddl)
-    for name, sql in VIEWS.items():
-        pair.create_view(name, sql)
-    return pair
+    return Pair.of(SCHEMA, VIEWS)
 
 
 _ids = st.integers(1, 6)

@@ -111,12 +111,7 @@ def test_a_cte_names_as_many_columns_as_its_select_and_once(db: Any) -> None:
 
 
 def _open_pair() -> Pair:
-    pair = Pair()
-    for ddl in SCHEMA:
-        pair.execute(ddl)
-    for name, sql in VIEWS.items():
-        pair.create_view(name, sql)
-    return pair
+    return Pair.of(SCHEMA, VIEWS)
 
 
 _ids = st.integers(1, 6)

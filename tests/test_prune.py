@@ -52,12 +52,7 @@ VIEWS = {
 
 
 def _open_pair(tmp: Path | None = None) -> Pair:
-    pair = Pair(str(tmp) if tmp is not None else None)
-    for ddl in SCHEMA:
-        pair.execute(ddl)
-    for name, sql in VIEWS.items():
-        pair.create_view(name, sql)
-    return pair
+    return Pair.of(SCHEMA, VIEWS, str(tmp) if tmp is not None else None)
 
 
 def _scans_under_joins(root: ir.Node) -> dict[str, set[str]]:

@@ -139,12 +139,7 @@ def test_a_write_that_fails_a_pushed_condition_stops_at_the_first_join(tmp_path:
 
 
 def _open_pair(tmp: Path | None = None) -> Pair:
-    pair = Pair(str(tmp) if tmp is not None else None)
-    for ddl in SCHEMA:
-        pair.execute(ddl)
-    for name, sql in VIEWS.items():
-        pair.create_view(name, sql)
-    return pair
+    return Pair.of(SCHEMA, VIEWS, str(tmp) if tmp is not None else None)
 
 
 _users = st.integers(1, 4)

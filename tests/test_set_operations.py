@@ -48,11 +48,7 @@ ALL_VIEWS: dict[str, tuple[str, Any]] = {
 
 
 def _open_pair() -> Pair:
-    pair = Pair()
-    for ddl in SCHEMA:
-        pair.execute(ddl)
-    for name, sql in VIEWS.items():
-        pair.create_view(name, sql)
+    pair = Pair.of(SCHEMA, VIEWS)
     # DISTINCT written out is the default (SQLite reads only the plain form)
     pair.db.execute(f"CREATE VIEW only_right_distinct AS {RIGHT} EXCEPT DISTINCT {LEFT}")
     pair.views["only_right_distinct"] = VIEWS["only_right"]
