@@ -205,7 +205,10 @@ TRANSFERS = textwrap.dedent("""
             tx.execute("UPDATE accounts SET balance = balance - ? WHERE id = ?", [amount, a])
             tx.execute("UPDATE accounts SET balance = balance + ? WHERE id = ?", [amount, b])
             tx.execute("INSERT INTO transfers (src, dst, amount) VALUES (?, ?, ?)", [a, b, amount])
-        print("ack", a, b, amount, flush=True)
+        # One write of a whole line: print's separate pieces could be cut by the kill
+        # when stdout is unbuffered (PYTHONUNBUFFERED), leaving "ack " with no fields.
+        sys.stdout.write(f"ack {a} {b} {amount}\\n")
+        sys.stdout.flush()
 """)
 
 
@@ -234,8 +237,10 @@ def test_kill_in_a_transactions_commit_leaves_all_or_nothing(tmp_path: Path) -> 
                               env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == -9, done.stderr[-2000:]
         assert f"rivulet-fault: {fault.replace(':', ' ')}" in done.stderr
-        acked += [tuple(map(int, line.split()[1:])) for line in done.stdout.splitlines()
-                  if line.startswith("ack ")]  # type: ignore[misc]
+        # A line the kill cut short is not an acknowledgement: that transfer is in flight.
+        acked += [tuple(map(int, line.split()[1:]))  # type: ignore[misc]
+                  for line in done.stdout.splitlines(keepends=True)
+                  if line.startswith("ack ") and line.endswith("\n")]
         with rivulet.open(path) as db:
             db.settle()
             stored = db.query("SELECT src, dst, amount FROM transfers ORDER BY id")
