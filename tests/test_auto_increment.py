@@ -94,6 +94,30 @@ def test_numbering_follows_mysql(ops: list[tuple[str, Any]]) -> None:
         assert rows(db) == sorted((v, None, n) for v, n in stored.items())
 
 
+def test_numbers_continue_above_rows_that_came_by_every_path(db: rivulet.Database) -> None:
+    """Numbering keeps the largest stored value in memory (no SELECT MAX per insert): rows
+    given explicit ids by a bulk insert, an autocommit insert and a transaction, and a
+    table altered in between, each move the next number above them."""
+    def numbered() -> int:
+        with db.transaction() as tx:
+            tx.execute("INSERT INTO posts (title) VALUES ('t')")
+        return tx.last_insert_id
+
+    assert numbered() == 1
+    db.table("posts").insert_many([(50, "bulk", 0)])
+    assert numbered() == 51
+    db.execute("INSERT INTO posts (id, title) VALUES (70, 'given')")
+    assert numbered() == 71
+    with db.transaction() as tx:
+        tx.execute("INSERT INTO posts (id, title) VALUES (90, 'in a transaction')")
+    db.execute("INSERT INTO posts (title) VALUES ('autocommit')")
+    assert db.last_insert_id == 91
+    db.execute("ALTER TABLE posts ADD COLUMN extra INT")
+    db.table("posts").insert_many([(120, "after alter", 0, None)])
+    assert numbered() == 121
+    assert [r[0] for r in rows(db)] == [1, 50, 51, 70, 71, 90, 91, 120, 121]
+
+
 def test_numbers_are_unique_across_writers_and_continue_after_reopen(tmp_path: Path) -> None:
     with rivulet.open(tmp_path / "db") as db:
         db.execute(TABLE)

@@ -19,7 +19,7 @@ A transaction is used by one thread at a time, as a connection is.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from concurrent.futures import Future
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -480,10 +480,10 @@ class Transaction:
             self._upsert(writes, request)
             return request.rowcount
         if request.kind == "insert":
-            self._number(request)
+            fresh = self._number(request)
             self._lock_rows(schema, [schema.pk_of(r) for r in request.rows]
                             if schema.primary_key else None)
-            touched = self._inserted(writes, request.rows)
+            touched = self._inserted(writes, request.rows, fresh)
             request.rowcount = len(request.rows)
         else:
             if request.keys is not None:
@@ -555,13 +555,22 @@ class Transaction:
             undo.restore()
             raise
 
-    def _number(self, request: WriteRequest) -> None:
-        """An insert's AUTO_INCREMENT numbers, handed out when it runs (as MySQL does)."""
-        if request.table.auto_column is not None and request is not self._numbered:
-            self._committer.number(request)
-            self._numbered = request  # (not again if the statement waits for a lock)
-            if request.last_insert_id and not request.upsert:
-                self.last_insert_id = request.last_insert_id
+    def _number(self, request: WriteRequest) -> set[RowId]:
+        """An insert's AUTO_INCREMENT numbers, handed out when it runs (as MySQL does).
+        Returns the primary keys it numbered when the number is the whole key: above every
+        value stored or handed out, so no committed row can hold them (a key given
+        meanwhile by another commit fails this one's COMMIT as a duplicate)."""
+        auto = request.table.auto_column
+        if auto is None or request is self._numbered:
+            return set()
+        blank = [i for i, row in enumerate(request.rows) if not row[auto]]
+        self._committer.number(request)
+        self._numbered = request  # (not again if the statement waits for a lock)
+        if request.last_insert_id and not request.upsert:
+            self.last_insert_id = request.last_insert_id
+        if request.table.primary_key != (auto,):
+            return set()
+        return {(request.rows[i][auto],) for i in blank}
 
     def _upsert(self, writes: _Writes, request: WriteRequest) -> None:
         """An INSERT IGNORE, ON DUPLICATE KEY UPDATE or REPLACE: its rows resolved one by
@@ -642,9 +651,13 @@ class Transaction:
         storage = self._core.storage
         if request.keys is not None:
             keys = set(request.keys)
-            stored = [(rid, row) for rid, row in storage.read_rows(
-                schema, schema.primary_key, [k if len(k) > 1 else k[0] for k in keys])
-                if rid in keys]
+            known = self._found_under_lock(schema, keys)
+            unknown = [k for k in keys if k not in known and k not in held]
+            stored = [(rid, row) for rid, row in known.items() if row is not None]
+            if unknown:
+                stored += [(rid, row) for rid, row in storage.read_rows(
+                    schema, schema.primary_key, [k if len(k) > 1 else k[0] for k in unknown])
+                    if rid in keys]
             own = [(rid, held[rid]) for rid in keys if rid in held]
         else:
             stored = storage.read_rows(schema)
@@ -659,6 +672,20 @@ class Transaction:
         # truncating conversion in the WHERE of a row an UPDATE reads fails it
         with strict_mode() if request.kind == "update" else nullcontext():
             return [match for match in rows if predicate(match[1], params)]
+
+    def _found_under_lock(self, schema: TableSchema, keys: set[RowId]
+                          ) -> dict[RowId, Row | None]:
+        """Of ``keys``, those a locking read of the transaction found (None: no row there)
+        and that it still holds locked: the committed row there cannot have changed since
+        (a writer of that row waits for the lock), so a write reads it from here, not from
+        storage again (the read after another commit costs as much as the statement). The
+        commit checks these rows against storage all the same."""
+        entry = self._checked.get(schema.name.lower())
+        if entry is None or entry[0].version != schema.version:
+            return {}
+        found = entry[1]
+        return {rid: found[rid] for rid in keys
+                if rid in found and self._holds(schema, rid)}
 
     def _updated(self, writes: _Writes, request: WriteRequest,
                  matched: list[tuple[RowId, Row, Row | None]]) -> dict[RowId, Change]:
@@ -682,18 +709,22 @@ class Transaction:
         touched: dict[RowId, Change] = {rid: (found, None) for rid, found, _ in changed}
         return self._land(writes, touched, [(schema.pk_of(new), new) for _, _, new in changed])
 
-    def _inserted(self, writes: _Writes, rows: list[Row]) -> dict[RowId, Change]:
+    def _inserted(self, writes: _Writes, rows: list[Row], fresh: set[RowId]
+                  ) -> dict[RowId, Change]:
         schema = writes.schema
         if not schema.primary_key:
             return {next(self._row_ids): (None, row) for row in rows}
-        return self._land(writes, {}, [(schema.pk_of(row), row) for row in rows])
+        return self._land(writes, {}, [(schema.pk_of(row), row) for row in rows], fresh)
 
     def _land(self, writes: _Writes, touched: dict[RowId, Change],
-              rows: list[tuple[RowId, Row]]) -> dict[RowId, Change]:
+              rows: list[tuple[RowId, Row]], fresh: Collection[RowId] = (),
+              ) -> dict[RowId, Change]:
         """``rows`` placed at their primary keys, after ``touched``: a key that holds a row
-        (committed, the transaction's, or placed by this statement) is a duplicate."""
+        (committed, the transaction's, or placed by this statement) is a duplicate. Keys in
+        ``fresh`` (just numbered) are known to hold no committed row."""
         schema, held = writes.schema, writes.rows
-        unknown = {rid for rid, _ in rows if rid not in touched and rid not in held}
+        unknown = {rid for rid, _ in rows
+                   if rid not in touched and rid not in held and rid not in fresh}
         stored: dict[RowId, Row] = {}
         if unknown:
             stored = {rid: row for rid, row in self._core.storage.read_rows(

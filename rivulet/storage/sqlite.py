@@ -113,6 +113,10 @@ class SqliteStorage(CopyTracking, Storage):
         self._savepoints = 0
         self._statements: dict[str, TableSql] = {}
         self._auto_increment: dict[str, int] = {}  # by table: the largest number handed out
+        #: By table: at least the largest value of its AUTO_INCREMENT column ever stored
+        #: since it was first asked for (kept up by every insert here), so numbering an
+        #: insert costs no ``SELECT MAX`` (a read that costs as much as the insert).
+        self._stored_max: dict[str, int] = {}
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
         #: Transactions' reads of committed rows (see :meth:`read_rows`).
@@ -143,6 +147,7 @@ class SqliteStorage(CopyTracking, Storage):
     def _rollback(self) -> None:
         # A COMMIT that fails may leave the transaction open (SQLITE_BUSY, some I/O errors):
         # closed here, or every later BEGIN would fail.
+        self._stored_max.clear()  # (rows it counted are gone: asked of SQLite again)
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
 
@@ -154,6 +159,7 @@ class SqliteStorage(CopyTracking, Storage):
         try:
             yield
         except BaseException:
+            self._stored_max.clear()  # (rows it counted are gone: asked of SQLite again)
             self.conn.execute(f"ROLLBACK TO {name}")
             self.conn.execute(f"RELEASE {name}")
             raise
@@ -216,6 +222,7 @@ class SqliteStorage(CopyTracking, Storage):
             cols.append(f"PRIMARY KEY ({', '.join(quote(schema.columns[i].name) for i in pk)})")
             suffix = " WITHOUT ROWID"
         self.conn.execute(f"CREATE TABLE {quote(schema.name)} ({', '.join(cols)}){suffix}")
+        self._stored_max.pop(schema.name.lower(), None)
         self.ensure_keys(schema)
 
     def ensure_keys(self, schema: TableSchema) -> None:
@@ -274,6 +281,7 @@ class SqliteStorage(CopyTracking, Storage):
         self.conn.execute(f"DROP TABLE {quote(schema.name)}")
         self._statements.pop(schema.name.lower(), None)
         self._auto_increment.pop(schema.name.lower(), None)
+        self._stored_max.pop(schema.name.lower(), None)
 
     def alter(self, schema: TableSchema,
               steps: Iterable[AddStored | RenameStored | AddIndex | DropIndex]) -> None:
@@ -282,6 +290,7 @@ class SqliteStorage(CopyTracking, Storage):
         an index step builds or drops an index (a UNIQUE one over rows that clash raises
         :class:`ConstraintError`, and the transaction's rollback undoes the rest)."""
         table = quote(schema.name)
+        self._stored_max.pop(schema.name.lower(), None)  # (the column may be another now)
         for step in steps:
             if isinstance(step, AddIndex):
                 self._add_index(schema.name, step.columns, step.unique)
@@ -328,7 +337,18 @@ class SqliteStorage(CopyTracking, Storage):
         cached = self._statements[schema.name.lower()] = TableSql(schema)
         return cached
 
+    def _note_stored(self, schema: TableSchema, rows: list[Row]) -> None:
+        """Keep ``_stored_max`` up with rows going in (if it is kept for the table)."""
+        column = schema.auto_column
+        if column is not None and rows:
+            key = schema.name.lower()
+            known = self._stored_max.get(key)
+            if known is not None:
+                self._stored_max[key] = max(known, max(
+                    (r[column] for r in rows if r[column] is not None), default=known))
+
     def insert(self, schema: TableSchema, rows: list[Row]) -> None:
+        self._note_stored(schema, rows)
         sql = self._sql(schema)
         values = rows if sql.to_db is None else list(map(sql.to_db, rows))
         try:
@@ -345,6 +365,7 @@ class SqliteStorage(CopyTracking, Storage):
         skipped row's position in ``rows`` and why. The batch goes in with one
         ``executemany``; only a batch that clashes is retried row by row (a failed INSERT
         statement changes nothing in SQLite), so the common case costs nothing extra."""
+        self._note_stored(schema, rows)
         sql = self._sql(schema)
         insert = sql.insert
         values = rows if sql.to_db is None else list(map(sql.to_db, rows))
@@ -409,11 +430,14 @@ class SqliteStorage(CopyTracking, Storage):
         # Under the connection's lock: a transaction's INSERT is numbered when it runs,
         # outside any commit, while other threads may use this connection (a count, a
         # background conversion): two threads at once on one SQLite connection is a misuse.
-        with self._lock:
-            stored = self.conn.execute(
-                f"SELECT MAX({quote(schema.columns[column].name)}) FROM {quote(schema.name)}"
-            ).fetchone()[0] or 0
-        return max(stored, self._auto_increment.get(schema.name.lower(), 0))
+        key = schema.name.lower()
+        stored = self._stored_max.get(key)
+        if stored is None:
+            with self._lock:
+                stored = self._stored_max[key] = self.conn.execute(
+                    f"SELECT MAX({quote(schema.columns[column].name)}) FROM {quote(schema.name)}"
+                ).fetchone()[0] or 0
+        return max(stored, self._auto_increment.get(key, 0))
 
     def note_auto_increment(self, schema: TableSchema, column: int, value: int) -> None:
         # Kept in memory only: the number of a row since deleted is not given again until
@@ -426,6 +450,7 @@ class SqliteStorage(CopyTracking, Storage):
         again (1 once it is empty), forgetting the numbers handed out: TRUNCATE's reset."""
         with self._lock:
             self._auto_increment.pop(schema.name.lower(), None)
+            self._stored_max.pop(schema.name.lower(), None)
 
     def _describe_duplicate(self, schema: TableSchema, rows: list[Row],
                             error: sqlite3.IntegrityError) -> str:
