@@ -88,7 +88,9 @@ class Locks(Protocol):
 class _Request:
     owner: Owner
     targets: list[Target]
-    future: Future[None]
+    #: What its waiter awaits; made only once it must wait (most requests are granted at
+    #: once, and a future costs a condition and its lock).
+    future: Future[None] | None
     deadline: float | None
     nowait: bool = False
     index: int = 0  # targets before it are held
@@ -146,21 +148,28 @@ class LockManager:
     def acquire(self, owner: Owner, targets: Sequence[Target], timeout: float | None,
                 *, nowait: bool = False) -> Future[None]:
         """See :meth:`Locks.acquire`; ``nowait``: fail at once (3572) rather than wait."""
-        future: Future[None] = Future()
-        settle: list[tuple[Future[None], BaseException | None]] = []
+        settle: list[tuple[Future[None] | None, BaseException | None]] = []
+        request = None
         with self._mutex:
             if owner in self._victims:
-                settle.append((future, DeadlockError(_DEADLOCK)))
+                settle.append((None, DeadlockError(_DEADLOCK)))
             elif owner in self._waits:
-                settle.append((future, TransactionError(
+                settle.append((None, TransactionError(
                     "a transaction asked for a lock while it waits for another")))
             else:
                 self._age.setdefault(owner, next(self._ages))
                 deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
-                request = _Request(owner, _expanded(targets), future, deadline, nowait)
+                request = _Request(owner, _expanded(targets), None, deadline, nowait)
                 self._advance(request, settle)
         _settle(settle)
-        return future
+        if request is not None and request.future is not None:
+            return request.future  # (it waits)
+        error = next(e for f, e in settle if f is None)  # (the outcome at once)
+        if error is None:
+            return _GRANTED
+        failed: Future[None] = Future()
+        failed.set_exception(error)
+        return failed
 
     def release_all(self, which: Any) -> None:
         """Release every owner for which ``which(owner)`` is true (a replica process that
@@ -171,7 +180,7 @@ class LockManager:
             self.release(owner)
 
     def release(self, owner: Owner) -> None:
-        settle: list[tuple[Future[None], BaseException | None]] = []
+        settle: list[tuple[Future[None] | None, BaseException | None]] = []
         with self._mutex:
             request = self._waits.pop(owner, None)
             if request is not None:
@@ -206,6 +215,8 @@ class LockManager:
                         "and NOWAIT is set.")))
                     return
                 request.waiting_on = resource
+                if request.future is None:
+                    request.future = Future()
                 state.queue.append(request)
                 self._waits[owner] = request
                 self.counters["lock_waits"] += 1
@@ -348,7 +359,7 @@ class LockManager:
     def _expire(self) -> None:
         """Thread: fail the waits whose deadline has passed (1205)."""
         while True:
-            settle: list[tuple[Future[None], BaseException | None]] = []
+            settle: list[tuple[Future[None] | None, BaseException | None]] = []
             with self._mutex:
                 now = time.monotonic()
                 deadlines = [r.deadline for r in self._waits.values() if r.deadline is not None]
@@ -413,10 +424,12 @@ def _expanded(targets: Sequence[Target]) -> list[Target]:
     return out
 
 
-def _settle(settle: list[tuple[Future[None], BaseException | None]]) -> None:
-    """Resolve futures outside the mutex (their callbacks may call back in)."""
+def _settle(settle: list[tuple[Future[None] | None, BaseException | None]]) -> None:
+    """Resolve futures outside the mutex (their callbacks may call back in); None stands
+    for the outcome of a request settled at once, which :meth:`LockManager.acquire`
+    returns itself."""
     for future, error in settle:
-        if future.done():
+        if future is None or future.done():
             continue
         if error is None:
             future.set_result(None)
@@ -425,6 +438,10 @@ def _settle(settle: list[tuple[Future[None], BaseException | None]]) -> None:
 
 
 _DEADLOCK = "Deadlock found when trying to get lock; try restarting transaction"
+
+#: What a request granted at once gets: one future, done.
+_GRANTED: Future[None] = Future()
+_GRANTED.set_result(None)
 
 
 def wait(future: Future[None]) -> None:
