@@ -230,7 +230,7 @@ class Cursor:
                 if constant_with_parameters(statement.query):  # SELECT ?: no view
                     self._rows, columns = db.program.constant_read(statement.query, params)
                 else:
-                    view = db.prepare(sql)
+                    view, params = db.program.prepare_read(sql, params, statement.query)
                     self._rows = view.lookup(*params) if tx is None else tx.read(view, params)
                     columns = view.plan.root.columns[: view.plan.visible]
                 self.description = tuple(

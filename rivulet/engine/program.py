@@ -43,6 +43,7 @@ from rivulet.plan.planner import Planner
 from rivulet.plan.usage import scan_columns
 from rivulet.spark.bootstrap import PlanRecordingBuilder
 from rivulet.sql.dual import is_dual
+from rivulet.sql.limit_params import bind_limit, has_limit_params
 from rivulet.sql.lock_calls import lock_calls
 from rivulet.sql.parse import DIALECT, parse_one
 from rivulet.sql.schemas import in_schema, is_default
@@ -548,10 +549,29 @@ class Program:
         view = self.adhoc.get(sql)
         if view is None:
             node = parse_one(sql) if parsed is None else parsed
+            if has_limit_params(node):
+                limited = bind_limit(sql, params)
+                if limited is not None:  # (rivulet/sql/limit_params.py)
+                    return self.answer(limited[0], params=limited[1])
             if constant_with_parameters(node):
                 return self.constant_read(node, params)[0]
             view = self.prepare(sql, node, params=params)
         return view.lookup(*params)
+
+    def prepare_read(self, sql: str, params: Sequence[Any], parsed: exp.Expr | None = None
+                     ) -> tuple[View, Sequence[Any]]:
+        """The view of the ad-hoc SELECT ``sql`` and the parameters its read takes: those
+        given, less the values of a top-level ``LIMIT ?`` / ``OFFSET ?``, which are written
+        into the view's statement (rivulet/sql/limit_params.py)."""
+        view = self.adhoc.get(sql)
+        if view is not None:
+            return view, params
+        node = parse_one(sql) if parsed is None else parsed
+        if has_limit_params(node):
+            limited = bind_limit(sql, params)
+            if limited is not None:
+                return self.prepare(limited[0], params=limited[1]), limited[1]
+        return self.prepare(sql, node, params=params), params
 
     def constant_read(self, node: exp.Expr, params: Sequence[Any]
                       ) -> tuple[list[tuple], tuple[ir.ColumnInfo, ...]]:

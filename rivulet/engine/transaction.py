@@ -273,7 +273,7 @@ class Transaction:
             return 0
         locking = locking_read(sql)
         if locking is not None:
-            view = self._program.prepare(locking.sql, params=params)
+            view, params = self._program.prepare_read(locking.sql, params)
             return self.locking_read(view, params, locking.mode, locking.nowait)
         writer = self._texts.known(sql)
         if writer is not None:
@@ -281,7 +281,7 @@ class Transaction:
         self._core.limits.check_statement(sql)
         statement = st.bind_text(sql, self._core.catalog)
         if isinstance(statement, st.Select):
-            return self.read(self._program.prepare(sql, statement.query, params=params), params)
+            return self.read(*self._program.prepare_read(sql, params, statement.query))
         if isinstance(statement, st.WRITES):
             return self.write(self._texts.remember(sql, statement)(tuple(params)))
         if params:
@@ -317,9 +317,9 @@ class Transaction:
         self._check_active()
         locking = locking_read(sql)
         if locking is not None:
-            view = self._program.prepare(locking.sql, params=params)
+            view, params = self._program.prepare_read(locking.sql, params)
             return self.locking_read(view, params, locking.mode, locking.nowait)
-        return self.read(self._program.prepare(sql, params=params), params)
+        return self.read(*self._program.prepare_read(sql, params))
 
     def view(self, name: str) -> TransactionView:
         """View ``name``, read inside the transaction (its own writes included)."""

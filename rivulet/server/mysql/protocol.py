@@ -91,6 +91,7 @@ from rivulet.server.mysql.statements import (
 )
 from rivulet.server.mysql.wire import MAX_PAYLOAD, PacketTooLarge, Wire
 from rivulet.sql.control import Control, LockingRead, control_statement, locking_read
+from rivulet.sql.limit_params import bind_limit, has_limit_params
 from rivulet.sql.lock_calls import bind as bind_lock_calls
 from rivulet.sql.lock_calls import lock_calls
 from rivulet.sql.parse import parse_one
@@ -131,6 +132,10 @@ class Prepared:
     columns: Any = None
     #: A locking read's clause (``FOR UPDATE``, ``FOR SHARE``), taken off ``sql``.
     lock: LockingRead | None = None
+    #: Whether its top-level LIMIT or OFFSET is a ``?``: each EXECUTE then reads the view
+    #: of the statement with those values written in (rivulet/sql/limit_params.py); its
+    #: ``handler`` (written with 1s) only describes the result's columns.
+    limited: bool = False
 
 
 @dataclass(eq=False)
@@ -269,8 +274,9 @@ class RivuletConnection(Connection):
             return self._read_text(known, seq)
         if command == COM_STMT_EXECUTE:
             stmt = self.statements.get(int.from_bytes(data[1:5], "little"))
-            if stmt is None or data[5] & 0x01 or stmt.long_data is not None or stmt.lock:
-                return False  # unknown, a cursor, long data or a locking read: the slow path
+            if (stmt is None or data[5] & 0x01 or stmt.long_data is not None or stmt.lock
+                    or stmt.limited):
+                return False  # unknown, a cursor, long data, a locking read or LIMIT ?
             handler = stmt.handler
             if handler is None or handler.kind != READ or not self.cache.current(handler):
                 return False
@@ -993,7 +999,14 @@ class RivuletConnection(Connection):
         split = normalize.split(sql)
         shape = self.cache.shape(split, sql)
         handler = None
-        if shape.kind in (READ, WRITE):
+        limited = None
+        if shape.kind == READ and split.params:
+            limited = bind_limit(sql, [1] * len(split.params))
+            if limited is not None and not has_limit_params(parse_one(sql)):
+                limited = None  # (a comment ending the text, say: the planner decides)
+        if limited is not None:
+            handler = await self._handler(normalize.split(limited[0]), limited[0])
+        elif shape.kind in (READ, WRITE):
             handler = await self._handler(split, sql)
         elif split.params and shape.kind != NAMED_LOCK:
             raise ParameterError("only SELECT, INSERT, UPDATE and DELETE take '?' parameters")
@@ -1005,7 +1018,8 @@ class RivuletConnection(Connection):
         stmt_id = self._next_stmt
         if lock is not None and (handler is None or handler.kind != READ):
             _no_lock(lock)
-        self.statements[stmt_id] = Prepared(split, sql, shape, handler, lock=lock)
+        self.statements[stmt_id] = Prepared(split, sql, shape, handler, lock=lock,
+                                            limited=limited is not None)
         n_params = len(split.params)
         columns: Sequence[ResultColumn] = ()
         extras: Sequence[ColumnExtras] = ()
@@ -1053,12 +1067,29 @@ class RivuletConnection(Connection):
         if handler is None:
             await self._other(stmt.shape, stmt.sql, True, cursor)
             return
-        if not self.cache.current(handler):  # DDL replaced what the statement was bound to
+        if stmt.limited:
+            handler, slots = await self._limited(stmt, slots)
+        elif not self.cache.current(handler):  # DDL replaced what the statement was bound to
             handler = stmt.handler = await self._handler(stmt.split, stmt.sql)
         if handler.kind == READ:
             await self._read(handler, handler.args(slots), True, cursor, stmt.lock)
         else:
             await self._write(handler, handler.args(slots))
+
+    async def _limited(self, stmt: Prepared, slots: list[Any]) -> tuple[Handler, list[Any]]:
+        """The handler and slot values of an EXECUTE of a statement whose LIMIT or OFFSET
+        is a ``?``: the statement with this execution's values written there."""
+        bound = bind_limit(stmt.sql, [slots[i] for i in stmt.split.params])
+        assert bound is not None  # (it was at PREPARE: the text has not changed)
+        sql, params = bound
+        split = normalize.split(sql)
+        handler = self.cache.lookup(split, sql)
+        if handler is None or not self.cache.current(handler):
+            handler = await self._handler(split, sql)
+        values = list(split.values)
+        for slot, value in zip(split.params, params):
+            values[slot] = value
+        return handler, values
 
     def _fetch(self, data: bytes) -> None:
         reader = Reader(data, 1)
