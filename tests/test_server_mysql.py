@@ -162,6 +162,30 @@ def test_query_texts_are_kept_from_their_second_time_and_while_asked_for() -> No
     assert texts.get(text[0]) is None and len(texts) == 0
 
 
+def test_texts_seen_once_take_no_more_memory_as_they_come() -> None:
+    """The one-off texts a server sees are remembered in a table made once: 200,000
+    distinct texts, none kept (each came once), allocate nothing that stays; a text seen
+    twice is still kept."""
+    import tracemalloc
+
+    from rivulet.server.mysql.statements import Known, Texts
+
+    texts = Texts(limit=50_000)
+    known = Known(None, ())  # type: ignore[arg-type]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(200_000):
+            texts.remember(f"SELECT * FROM t WHERE id = {n}".encode(), known)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(texts) == 0 and grown < 64 * 1024, grown
+    texts.remember(b"SELECT 1", known)
+    texts.remember(b"SELECT 1", known)
+    assert texts.get(b"SELECT 1") is known
+
+
 def test_literals_in_key_positions_share_one_view(server: ServerThread,
                                                   db: rivulet.Database) -> None:
     conn = connect(server)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import decimal
 import re
 import threading
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -70,6 +71,8 @@ CACHE_LIMIT = 20_000
 #: Bound on the count of whole query texts kept (per client character set: see Texts);
 #: their bytes count against the server's ReplyBudget.
 TEXT_CACHE_LIMIT = 50_000
+#: Slots of the table of texts seen once (:class:`Texts`): 512 KiB per client character set.
+SEEN_SLOTS = 1 << 16
 
 
 @dataclass(eq=False)
@@ -135,19 +138,22 @@ class Texts:
 
     An application sends a few popular texts again and again among a stream of texts it
     sends once (an IN list of one page's ids, one user's key): a text is kept only when
-    it comes a second time while the one-off ones are remembered (as hashes, in a set
-    emptied past ``limit``). Kept texts live in two generations of ``limit / 2`` each:
-    when the young one is full it becomes the old one, and the old one is dropped; a
-    text found in the old generation moves to the young one. So the cache holds what was
-    asked for lately, at most ``limit`` texts, and costs one dict lookup on a hit. A
-    kept text is charged to ``budget`` (its reply is charged where it is encoded)."""
+    it comes a second time while the one-off ones are remembered, as hashes in a table of
+    ``SEEN_SLOTS`` slots made once (a hash takes the slot its low bits name): its memory
+    stays what it was at start, where a set of up to ``limit`` hashes grew by megabytes no
+    budget counted; a text whose slot another took since is kept a turn later. Kept texts
+    live in two generations of ``limit / 2`` each: when the young one is full it becomes
+    the old one, and the old one is dropped; a text found in the old generation moves to
+    the young one. So the cache holds what was asked for lately, at most ``limit`` texts,
+    and costs one dict lookup on a hit. A kept text is charged to ``budget`` (its reply
+    is charged where it is encoded)."""
 
     __slots__ = ("young", "old", "seen", "limit", "budget")
 
     def __init__(self, limit: int, budget: ReplyBudget | None = None) -> None:
         self.young: dict[bytes, Known] = {}
         self.old: dict[bytes, Known] = {}
-        self.seen: set[int] = set()
+        self.seen = array("q", bytes(8 * SEEN_SLOTS))
         self.limit = limit
         self.budget = budget
 
@@ -162,12 +168,11 @@ class Texts:
     def remember(self, data: bytes, known: Known) -> None:
         """Keep a text answered now if it came before (else only note it)."""
         key = hash(data)
-        if key in self.seen or data in self.young or data in self.old:
+        slot = key & (SEEN_SLOTS - 1)
+        if self.seen[slot] == key or data in self.young or data in self.old:
             self._keep(data, known)  # (a kept text is answered again after DDL, say)
             return
-        if len(self.seen) >= self.limit:
-            self.seen.clear()
-        self.seen.add(key)
+        self.seen[slot] = key
 
     def _keep(self, data: bytes, known: Known) -> None:
         young = self.young
@@ -179,7 +184,7 @@ class Texts:
 
     def clear(self) -> None:
         self.young, self.old = {}, {}
-        self.seen.clear()
+        self.seen = array("q", bytes(8 * SEEN_SLOTS))
 
     def __len__(self) -> int:
         return len(self.young) + len(self.old)
