@@ -30,7 +30,7 @@ from rivulet.engine.commit import GroupCommit
 from rivulet.engine.core import Core
 from rivulet.engine.joined import JoinedWriteRequest, joined_parts
 from rivulet.engine.locks import DEFAULT_TIMEOUT, IX, Locks, Target, X, row_locks, table_lock
-from rivulet.engine.program import Program
+from rivulet.engine.program import Program, read_once
 from rivulet.engine.upquery import Upqueries, whole_answer
 from rivulet.engine.views import View
 from rivulet.engine.writers import WriteTexts, stored_keys
@@ -54,6 +54,7 @@ from rivulet.sql.control import (
     locking_read,
 )
 from rivulet.sql.foreign_keys import foreign_key_checks_setting
+from rivulet.sql.parse import parse_one
 from rivulet.storage import foreign_keys
 from rivulet.storage.base import RowId
 from rivulet.storage.upsert import OnDuplicate, resolve, unique_keys
@@ -280,6 +281,8 @@ class Transaction:
             return self.write(writer(tuple(params)))
         self._core.limits.check_statement(sql)
         statement = st.bind_text(sql, self._core.catalog)
+        if isinstance(statement, st.Select) and read_once(statement.query):
+            return self.read_plan(self._program.constant_plan(statement.query, params))
         if isinstance(statement, st.Select):
             return self.read(self._program.prepare(sql, statement.query, params=params), params)
         if isinstance(statement, st.WRITES):
@@ -319,7 +322,10 @@ class Transaction:
         if locking is not None:
             view = self._program.prepare(locking.sql, params=params)
             return self.locking_read(view, params, locking.mode, locking.nowait)
-        return self.read(self._program.prepare(sql, params=params), params)
+        node = parse_one(sql)
+        if read_once(node):
+            return self.read_plan(self._program.constant_plan(node, params))
+        return self.read(self._program.prepare(sql, node, params=params), params)
 
     def view(self, name: str) -> TransactionView:
         """View ``name``, read inside the transaction (its own writes included)."""
@@ -868,6 +874,13 @@ class Transaction:
             raise ParameterCountError(f"view {view.name!r} takes no parameters, "
                                       f"got {len(params)}")
         return self._computed(plan, self._stored(tables, None))
+
+    def read_plan(self, plan: ir.ViewPlan) -> list[Row]:
+        """The rows of a read no view keeps (a query that reads the clock: rivulet/engine/
+        program.py's ``constant_plan``), computed whole as the transaction sees the tables:
+        one snapshot of storage with its own writes laid over it."""
+        self._check_active()
+        return self._computed(plan, self._stored(_tables_of(plan), None))
 
     def _stored(self, tables: set[str], pinned: tuple[TableSchema, list[RowId]] | None
                 ) -> dict[str, list[tuple[RowId, Row]]]:

@@ -201,6 +201,11 @@ class _Work:
             raise unsupported(node, "ADD COLUMN ... AUTO_INCREMENT (only a primary key column "
                                     "can be AUTO_INCREMENT)")
         self._check_new_name(node, column.name)
+        if column.default_now is not None:
+            raise unsupported(node, "ADD COLUMN ... DEFAULT CURRENT_TIMESTAMP (MySQL fills the "
+                                    "rows already stored with the ALTER's time, which a "
+                                    "lazy ALTER replayed at recovery cannot give them; add "
+                                    "it without the DEFAULT, UPDATE it, then MODIFY it)")
         if column.json and column.default is None and not column.nullable:
             raise unsupported(node, "ADD COLUMN ... JSON NOT NULL without a DEFAULT (the "
                                     "rows stored would hold '', which is no JSON)")

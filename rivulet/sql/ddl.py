@@ -9,7 +9,13 @@ from typing import Any
 
 from sqlglot import exp
 
-from rivulet.errors import DuplicateCheckNameError, DuplicateKeyNameError, SqlError
+from rivulet.errors import (
+    DuplicateCheckNameError,
+    DuplicateKeyNameError,
+    InvalidDefaultError,
+    SqlError,
+)
+from rivulet.sql.clock import clock_call
 from rivulet.sql.foreign_keys import (
     declared_foreign_key,
     foreign_key,
@@ -36,6 +42,7 @@ from rivulet.values.schema import (
     Column,
     ForeignKey,
     Key,
+    Kind,
     TableSchema,
     coerce_value,
 )
@@ -346,6 +353,8 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
     # DOUBLE: MySQL's PRECISION_FOR_FLOAT, though its manual says 23).
     single = upper == "FLOAT" and not (params and params[0] > 24)
     nullable, is_pk, default, auto, comment = True, False, None, False, ""
+    default_now: int | None = None
+    on_update_now: int | None = None
     for constraint in item.args.get("constraints") or []:
         c = constraint.args.get("kind")
         if isinstance(c, exp.NotNullColumnConstraint):
@@ -353,7 +362,13 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
         elif isinstance(c, exp.PrimaryKeyColumnConstraint):
             is_pk = True
         elif isinstance(c, exp.DefaultColumnConstraint):
-            default = _literal(c.this, name)
+            default_now = clock_default(c.this, name, kind, fsp)
+            default = None if default_now is not None else _default(c.this, name)
+        elif isinstance(c, exp.OnUpdateColumnConstraint):
+            on_update_now = clock_default(c.this, name, kind, fsp)
+            if on_update_now is None:
+                raise error_at(constraint, f"Invalid ON UPDATE clause for '{name}' column "
+                                           "(it takes CURRENT_TIMESTAMP)", InvalidDefaultError)
         elif isinstance(c, exp.AutoIncrementColumnConstraint):
             if kind != INT:
                 raise error_at(constraint, f"AUTO_INCREMENT column {name!r} must be an integer, "
@@ -375,7 +390,8 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
     column = Column(name, kind, nullable, None, length, scale, bounds=bounds, sql_type=sql_type,
                     auto_increment=auto, precision=precision, members=members, fsp=fsp,
                     padded=padded, max_bytes=MAX_BYTES.get(upper), single=single,
-                    comment=comment, json=json)
+                    comment=comment, json=json, default_now=default_now,
+                    on_update_now=on_update_now)
     if default is not None:
         default = _checked_default(column, default, item)
     elif kind == ENUM and not nullable:  # MySQL: a NOT NULL ENUM defaults to its first member
@@ -429,6 +445,30 @@ def _checked_default(column: Column, value: object, where: exp.Expr) -> object:
         return coerce_value(column, value, where=f"DEFAULT of {column.name}: ")
     except Exception as exc:
         raise error_at(where, str(exc)) from None
+
+
+def clock_default(node: exp.Expr, column: str, kind: Kind, fsp: int) -> int | None:
+    """The fractional digits of a ``DEFAULT`` or ``ON UPDATE`` that reads the clock
+    (``CURRENT_TIMESTAMP[(fsp)]``, ``NOW([fsp])`` and their synonyms, or ``(NOW())``, an
+    expression default of one), None if it is something else. As MySQL 8 takes one: on a
+    DATETIME or TIMESTAMP column only, and (written without parentheses) with the column's
+    own fractional digits (``DATETIME(6) DEFAULT CURRENT_TIMESTAMP(6)``); else 1067."""
+    expression = isinstance(node, exp.Paren)
+    call = clock_call(node.this if expression else node)
+    if call is None:
+        return None
+    if call.function != "now_at" or kind != DATETIME or (call.fsp != fsp and not expression):
+        raise error_at(node, f"Invalid default value for '{column}'", InvalidDefaultError)
+    return call.fsp
+
+
+def _default(node: exp.Expr, column: str) -> object:
+    """A ``DEFAULT`` that is a constant (a literal, also in parentheses); an expression
+    default (MySQL 8's ``DEFAULT (3 + 5)``) is refused by name."""
+    if isinstance(node, exp.Paren) and not isinstance(node.this, (exp.Literal, exp.Neg,
+                                                                  exp.Null)):
+        raise unsupported(node, f"expression DEFAULT of column {column!r} (write its value)")
+    return _literal(node.this if isinstance(node, exp.Paren) else node, column)
 
 
 def _params(dtype: exp.DataType) -> list[int]:
