@@ -284,6 +284,21 @@ def test_column_defaults_read_the_clock_as_mariadbs_do(mysql_pair: MySQLPair) ->
     assert after[2][4] == dt.datetime(2010, 1, 1) and after[2][5] is not None
 
 
+def test_a_cascaded_update_leaves_the_on_update_column(mysql_pair: MySQLPair) -> None:
+    """A FOREIGN KEY's ON UPDATE CASCADE changes the child's key columns only: its ``ON
+    UPDATE CURRENT_TIMESTAMP`` column keeps its time, as in InnoDB (MariaDB here)."""
+    pair = mysql_pair
+    pair.execute("CREATE TABLE pa (id INT PRIMARY KEY)")
+    pair.execute("CREATE TABLE ch (id INT PRIMARY KEY, p INT, ts DATETIME(6) NOT NULL "
+                 "DEFAULT '2000-01-01 00:00:00' ON UPDATE CURRENT_TIMESTAMP(6), "
+                 "FOREIGN KEY (p) REFERENCES pa (id) ON UPDATE CASCADE)")
+    pair.execute("INSERT INTO pa VALUES (1)")
+    pair.execute("INSERT INTO ch (id, p) VALUES (1, 1)")
+    pair.execute("UPDATE pa SET id = 2")
+    pair.check_query("SELECT * FROM ch")
+    assert pair.db.query("SELECT p, ts FROM ch") == [(2, dt.datetime(2000, 1, 1))]
+
+
 def test_defaults_survive_a_restart_as_stored(tmp_path: Any) -> None:
     """A default's value is stored when the row is written: reopening the database
     computes none again (and SHOW CREATE TABLE's text reads back to the same table)."""
@@ -359,3 +374,34 @@ def test_introspection_shows_the_clock_defaults_as_mysql_8(mysql_pair: MySQLPair
     finally:
         conn.close()
         server.stop()
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+def test_a_constant_expression_default_is_mariadbs(mysql_pair: MySQLPair) -> None:
+    """``DEFAULT (3 + 5)`` (MySQL 8.0.13's expression defaults, SQLAlchemy's dialect suite
+    writes them): a constant, computed once when the table is made, as MySQL and MariaDB
+    compute it for each row; shown back as written, with MySQL 8's DEFAULT_GENERATED."""
+    pair = mysql_pair
+    pair.execute("CREATE TABLE x (id INT PRIMARY KEY, a INT DEFAULT (3 + 5), "
+                 "b VARCHAR(10) DEFAULT (CONCAT('a', 'b')), c DECIMAL(5, 2) DEFAULT (1 / 3), "
+                 "d INT DEFAULT (5), e DATE DEFAULT ('2020-01-01'))")
+    pair.execute("INSERT INTO x (id) VALUES (1)")
+    pair.execute("INSERT INTO x (id, a) VALUES (2, 1)")
+    assert pair.check_query("SELECT id, a, b, c, d, e FROM x ORDER BY id")[0][1:3] == (8, "ab")
+    column = pair.db.catalog.require_table("x").columns[1]
+    assert (column.default, column.default_expr) == (8, "3 + 5")
+
+
+@pytest.mark.parametrize(("column", "words"), [
+    ("a INT DEFAULT (id + 1)", "reads a column"),
+    ("a DATETIME DEFAULT (NOW() + 1)", "reads the clock"),
+    ("a DOUBLE DEFAULT (RAND())", "RAND"),
+])
+def test_an_expression_default_that_is_no_constant_is_refused(db: rivulet.Database,
+                                                              column: str, words: str) -> None:
+    """MySQL computes an expression default for each row; rivulet computes it once, so
+    one whose value could differ from row to row is refused (1235), by name."""
+    with pytest.raises(UnsupportedSqlError, match=words):
+        db.execute(f"CREATE TABLE y (id INT PRIMARY KEY, {column})")

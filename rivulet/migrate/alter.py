@@ -206,6 +206,8 @@ class _Work:
                                     "rows already stored with the ALTER's time, which a "
                                     "lazy ALTER replayed at recovery cannot give them; add "
                                     "it without the DEFAULT, UPDATE it, then MODIFY it)")
+        if column.default_expr:
+            raise unsupported(node, "ADD COLUMN ... DEFAULT (expression) (write its value)")
         if column.json and column.default is None and not column.nullable:
             raise unsupported(node, "ADD COLUMN ... JSON NOT NULL without a DEFAULT (the "
                                     "rows stored would hold '', which is no JSON)")

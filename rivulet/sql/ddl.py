@@ -355,6 +355,7 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
     nullable, is_pk, default, auto, comment = True, False, None, False, ""
     default_now: int | None = None
     on_update_now: int | None = None
+    default_expr = ""
     for constraint in item.args.get("constraints") or []:
         c = constraint.args.get("kind")
         if isinstance(c, exp.NotNullColumnConstraint):
@@ -363,7 +364,9 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
             is_pk = True
         elif isinstance(c, exp.DefaultColumnConstraint):
             default_now = clock_default(c.this, name, kind, fsp)
-            default = None if default_now is not None else _default(c.this, name)
+            default_expr = expression_default(c.this, name) if default_now is None else ""
+            default = None if default_now is not None or default_expr else _literal(
+                c.this.this if isinstance(c.this, exp.Paren) else c.this, name)
         elif isinstance(c, exp.OnUpdateColumnConstraint):
             on_update_now = clock_default(c.this, name, kind, fsp)
             if on_update_now is None:
@@ -391,7 +394,7 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
                     auto_increment=auto, precision=precision, members=members, fsp=fsp,
                     padded=padded, max_bytes=MAX_BYTES.get(upper), single=single,
                     comment=comment, json=json, default_now=default_now,
-                    on_update_now=on_update_now)
+                    on_update_now=on_update_now, default_expr=default_expr)
     if default is not None:
         default = _checked_default(column, default, item)
     elif kind == ENUM and not nullable:  # MySQL: a NOT NULL ENUM defaults to its first member
@@ -462,13 +465,33 @@ def clock_default(node: exp.Expr, column: str, kind: Kind, fsp: int) -> int | No
     return call.fsp
 
 
-def _default(node: exp.Expr, column: str) -> object:
-    """A ``DEFAULT`` that is a constant (a literal, also in parentheses); an expression
-    default (MySQL 8's ``DEFAULT (3 + 5)``) is refused by name."""
-    if isinstance(node, exp.Paren) and not isinstance(node.this, (exp.Literal, exp.Neg,
-                                                                  exp.Null)):
-        raise unsupported(node, f"expression DEFAULT of column {column!r} (write its value)")
-    return _literal(node.this if isinstance(node, exp.Paren) else node, column)
+#: What an expression default may not hold: its value is computed once, when the table
+#: is made, so it must be a constant (MySQL computes it for each row: the same value).
+_NOT_CONSTANT: dict[type[exp.Expr], str] = {
+    exp.Column: "a column", exp.Subquery: "a subquery", exp.Select: "a subquery",
+    exp.Placeholder: "a parameter", exp.Parameter: "a variable",
+    exp.SessionParameter: "a variable",
+}
+
+
+def expression_default(node: exp.Expr, column: str) -> str:
+    """The text of an expression default (``DEFAULT (3 + 5)``: a non-literal in
+    parentheses), '' for a literal one. Refused by name (1235) where its value would not
+    be a constant: it reads a column, a variable or the clock (other than as the whole
+    default: :func:`clock_default`), or a function MySQL computes anew for each row."""
+    if not isinstance(node, exp.Paren) or isinstance(node.this, (exp.Literal, exp.Neg,
+                                                                 exp.Null, exp.Boolean)):
+        return ""
+    for part in node.this.walk():
+        what = _NOT_CONSTANT.get(type(part))
+        if what is None and clock_call(part) is not None:
+            what = "the clock"
+        if what is None and isinstance(part, (exp.Rand, exp.Uuid)):
+            what = "a function of each row"
+        if what is not None:
+            raise unsupported(node, f"expression DEFAULT of column {column!r} that reads "
+                                    f"{what}")
+    return node.this.sql(dialect=DIALECT)
 
 
 def _params(dtype: exp.DataType) -> list[int]:

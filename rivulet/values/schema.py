@@ -162,6 +162,10 @@ class Column:
     #: ``ON UPDATE CURRENT_TIMESTAMP(fsp)``: the fractional digits; an UPDATE that changes
     #: a row without assigning this column sets it to its statement's instant.
     on_update_now: int | None = None
+    #: An expression default, ``DEFAULT (3 + 5)`` (MySQL 8.0.13's), as written without its
+    #: parentheses: a constant expression, whose value ``default`` is computed once when
+    #: the table is made (rivulet/dataflow/checks.py). '' for a literal default.
+    default_expr: str = ""
 
     def default_at(self, at: dt.datetime | None) -> Any:
         """The column's default for a row written by a statement at instant ``at`` (None:

@@ -673,6 +673,8 @@ def create_table_sql(schema: TableSchema) -> str:
             line += " NOT NULL"
         if c.default_now is not None:
             line += f" DEFAULT {_clock_text(c.default_now)}"
+        elif c.default_expr:
+            line += f" DEFAULT ({c.default_expr})"
         elif c.default is not None:
             line += f" DEFAULT {_default_literal(c.default)}"
         elif c.nullable:
@@ -728,17 +730,21 @@ def _type_text(sql_type: str) -> str:
 def default_shown(c: Column) -> str | None:
     """A column's default as MySQL 8 shows it (DESCRIBE's Default,
     information_schema.COLUMNS.COLUMN_DEFAULT): ``CURRENT_TIMESTAMP[(fsp)]`` for one
-    that reads the clock, else the value's text (None: no default, or NULL)."""
+    that reads the clock, an expression default's text, else the value's text (None: no
+    default, or NULL)."""
     if c.default_now is not None:
         return _clock_text(c.default_now)
+    if c.default_expr:
+        return c.default_expr
     return None if c.default is None else str(c.default)
 
 
 def extra_shown(c: Column) -> str:
     """A column's EXTRA as MySQL 8 shows it: ``auto_increment``, ``DEFAULT_GENERATED``
-    for a default that reads the clock, ``on update CURRENT_TIMESTAMP[(fsp)]``."""
+    for a default that reads the clock or is an expression, ``on update
+    CURRENT_TIMESTAMP[(fsp)]``."""
     words = ["auto_increment"] if c.auto_increment else []
-    if c.default_now is not None:
+    if c.default_now is not None or c.default_expr:
         words.append("DEFAULT_GENERATED")
     if c.on_update_now is not None:
         words.append(f"on update {_clock_text(c.on_update_now)}")
