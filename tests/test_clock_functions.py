@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -23,7 +24,12 @@ from mysql_oracle import MySQLPair, column_types
 
 import rivulet
 from rivulet.errors import InvalidDefaultError, TooBigPrecisionError, UnsupportedSqlError
+from rivulet.server.http.app import make_app
 from rivulet.server.mysql.server import ServerThread
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # Starlette's notice about httpx vs httpx2
+    from starlette.testclient import TestClient
 
 #: How far apart rivulet's and MariaDB's clocks may be read (two statements, one after
 #: the other, on a busy machine).
@@ -226,6 +232,21 @@ def test_writes_through_the_mysql_protocol_store_the_time(mysql_pair: MySQLPair)
         server.stop()
 
 
+def test_the_http_api_reads_and_writes_the_time(db: rivulet.Database) -> None:
+    """POST /sql and POST /transaction: a read of the clock answers with its columns, a
+    write stores the time."""
+    api = TestClient(make_app(db), raise_server_exceptions=True)
+    r = api.post("/sql", json={"sql": "SELECT id, at < NOW() AS past FROM t WHERE id = ?",
+                               "params": [1]})
+    assert r.status_code == 200, r.text
+    assert r.json() == {"columns": ["id", "past"], "rows": [[1, 1]]}
+    r = api.post("/transaction", json={"statements": [
+        {"sql": "INSERT INTO t VALUES (3, NOW(6), CURDATE())"},
+        {"sql": "SELECT COUNT(*) AS n FROM t WHERE d = CURDATE()"}]})
+    assert r.status_code == 200, r.text
+    assert r.json()["results"][1] == {"columns": ["n"], "rows": [[1]]}
+
+
 def test_a_transaction_reads_the_clock_with_its_own_writes(db: rivulet.Database) -> None:
     with db.transaction() as tx:
         tx.execute("INSERT INTO t VALUES (3, NOW(6), CURDATE())")
@@ -282,6 +303,28 @@ def test_column_defaults_read_the_clock_as_mariadbs_do(mysql_pair: MySQLPair) ->
     assert after[0][4] > rows[0][4] and after[0][5] is not None
     assert after[1] == rows[1]
     assert after[2][4] == dt.datetime(2010, 1, 1) and after[2][5] is not None
+
+
+def test_an_upsert_reads_the_clock_as_mariadbs(mysql_pair: MySQLPair) -> None:
+    """``ON DUPLICATE KEY UPDATE`` that changes the row sets the ON UPDATE column; one
+    listing every column (so no default is taken) runs on a table with clock defaults."""
+    pair = mysql_pair
+    pair.execute(DEFAULTS_TABLE)
+    pair.execute("INSERT INTO r (id, v) VALUES (1, 10)")
+    pair.settle()
+    before = pair.db.query("SELECT stamp FROM r WHERE id = 1")
+    time.sleep(1.1)
+    pair.execute("INSERT INTO r (id, v) VALUES (1, 11) ON DUPLICATE KEY UPDATE v = VALUES(v)")
+    pair.execute("INSERT INTO r (id, v) VALUES (1, 11) ON DUPLICATE KEY UPDATE v = VALUES(v)")
+    every = ("INSERT INTO r VALUES (2, 1, NULL, '2000-01-01', NULL, NULL, NULL, NULL) "
+             "ON DUPLICATE KEY UPDATE v = v + 1")
+    pair.execute(every)
+    pair.execute(every)
+    pair.settle()
+    sql = "SELECT id, v, made, made6, stamp, touched, parens, plain FROM r ORDER BY id"
+    assert_near(pair.db.query(sql), pair.mariadb(sql))
+    after = pair.db.query(sql)
+    assert after[0][4] > before[0][0] and after[1][4] is not None
 
 
 def test_a_cascaded_update_leaves_the_on_update_column(mysql_pair: MySQLPair) -> None:

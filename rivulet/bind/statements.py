@@ -897,7 +897,9 @@ def insert_values(statement: Insert, params: tuple[Any, ...], evaluate: Any) -> 
     out = []
     width = len(statement.table.columns)
     at = params[-1] if statement.reads_clock else None
-    defaults = [c.default_at(at) for c in statement.table.columns]
+    listed = set(statement.columns)
+    defaults = [None if i in listed else c.default_at(at)
+                for i, c in enumerate(statement.table.columns)]
     for exprs in statement.rows:
         row: list[Any] = list(defaults)
         for position, e in zip(statement.columns, exprs):
