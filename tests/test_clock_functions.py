@@ -448,3 +448,40 @@ def test_an_expression_default_that_is_no_constant_is_refused(db: rivulet.Databa
     one whose value could differ from row to row is refused (1235), by name."""
     with pytest.raises(UnsupportedSqlError, match=words):
         db.execute(f"CREATE TABLE y (id INT PRIMARY KEY, {column})")
+
+
+def test_sqlalchemy_writes_and_reflects_server_defaults(tmp_path: Any) -> None:
+    """SQLAlchemy's ``server_default=func.now()``, a ``TIMESTAMP(fsp=6)`` with ``ON UPDATE``
+    and an expression default, over the MySQL protocol: created, written (the defaults
+    filled, ``func.now()`` in an UPDATE) and reflected as SQLAlchemy reflects MySQL 8."""
+    sa = pytest.importorskip("sqlalchemy")
+    from sqlalchemy.dialects import mysql
+
+    with rivulet.open(tmp_path / "db") as db:
+        server = ServerThread(db, port=0)
+        try:
+            engine = sa.create_engine(f"mysql+pymysql://root:@127.0.0.1:{server.port}/rivulet")
+            metadata = sa.MetaData()
+            table = sa.Table(
+                "sa_t", metadata,
+                sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+                sa.Column("made", sa.DateTime, server_default=sa.func.now()),
+                sa.Column("stamp", mysql.TIMESTAMP(fsp=6), server_default=sa.text(
+                    "CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)")),
+                sa.Column("n", sa.Integer, server_default=sa.text("(3 + 5)")))
+            metadata.create_all(engine)
+            with engine.begin() as conn:
+                conn.execute(table.insert().values(id=1))
+                (_, made, stamp, n), = conn.execute(sa.select(table)).all()
+                assert near(made, utc_now()) and near(stamp, utc_now()) and n == 8
+                time.sleep(0.01)
+                conn.execute(table.update().values(n=table.c.n + 1))
+                (_, made2, stamp2, n2), = conn.execute(sa.select(table)).all()
+                assert (made2, n2) == (made, 9) and stamp2 > stamp
+            reflected = {c["name"]: c["default"] for c in sa.inspect(engine).get_columns("sa_t")}
+            assert reflected == {"id": None, "made": "CURRENT_TIMESTAMP",
+                                 "stamp": "CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)",
+                                 "n": "(3 + 5)"}
+            engine.dispose()
+        finally:
+            server.stop()
