@@ -22,6 +22,7 @@ acknowledged write.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import sqlite3
 import threading
@@ -392,14 +393,16 @@ class Database:
                 locks.release(owner)
 
     def write_request(self, sql: str, params: Sequence[Any] = (), *,
-                      compiled_only: bool = False) -> WriteRequest | None:
+                      compiled_only: bool = False,
+                      at: dt.datetime | None = None) -> WriteRequest | None:
         """The request of an INSERT, UPDATE or DELETE text, to :meth:`submit` (compiled once
         per text, as :meth:`execute` does: a replica forwards its clients' writes as text).
-        ``compiled_only``: None instead of compiling (parsing takes milliseconds)."""
+        ``compiled_only``: None instead of compiling (parsing takes milliseconds). ``at``:
+        the instant a statement that reads the clock takes (else now)."""
         if compiled_only:
             writer = self.texts.known(sql)
-            return None if writer is None else writer(tuple(params))
-        return self.texts.writer(sql)(tuple(params))
+            return None if writer is None else writer(tuple(params), at=at)
+        return self.texts.writer(sql)(tuple(params), at=at)
 
     def execute_script(self, text: str) -> None:
         """Run several ``;``-separated statements (a program file), in order."""
