@@ -197,6 +197,21 @@ def test_a_write_stores_its_instant_and_a_restart_keeps_it(tmp_path: Any) -> Non
         assert db.query("SELECT * FROM e ORDER BY id") == updated
 
 
+def test_an_update_with_planned_constants_reads_its_instant(mysql_pair: MySQLPair) -> None:
+    """An UPDATE whose WHERE has constants computed once per execution (text compared with
+    a BIGINT: rivulet/engine/planned.py) and reads the clock: its instant and those
+    constants are distinct values of the statement."""
+    pair = mysql_pair
+    pair.execute("CREATE TABLE b (id INT PRIMARY KEY, big BIGINT, at DATETIME(6), v INT)")
+    pair.execute("INSERT INTO b VALUES (1, 5, '2020-01-01', 0), (2, 6, '2020-01-01', 0)")
+    pair.execute("UPDATE b SET at = NOW(6), v = v + 1 WHERE big = '5' AND at < NOW(6)")
+    pair.execute("UPDATE b SET v = v + 1 WHERE big = ? AND at < NOW()", ["6"])
+    pair.settle()
+    sql = "SELECT id, big, at, v FROM b ORDER BY id"
+    assert_near(pair.db.query(sql), pair.mariadb(sql))
+    assert [r[3] for r in pair.db.query(sql)] == [1, 1]
+
+
 def test_writes_through_the_mysql_protocol_store_the_time(mysql_pair: MySQLPair) -> None:
     """Text and prepared writes with time functions, and a read of them, over PyMySQL;
     a session time zone other than UTC is refused by name (rivulet's functions give UTC)."""
