@@ -357,6 +357,23 @@ def test_a_cascaded_update_leaves_the_on_update_column(mysql_pair: MySQLPair) ->
     assert pair.db.query("SELECT p, ts FROM ch") == [(2, dt.datetime(2000, 1, 1))]
 
 
+def test_alter_column_sets_and_drops_a_clock_default(mysql_pair: MySQLPair) -> None:
+    """``ALTER COLUMN c SET DEFAULT CURRENT_TIMESTAMP(3)`` makes the clock the default;
+    ``SET DEFAULT 'literal'`` and ``DROP DEFAULT`` replace it (as in MariaDB)."""
+    pair = mysql_pair
+    pair.execute("CREATE TABLE al (id INT PRIMARY KEY, a DATETIME(3) DEFAULT '2000-01-01')")
+    pair.execute("ALTER TABLE al ALTER COLUMN a SET DEFAULT CURRENT_TIMESTAMP(3)")
+    pair.execute("INSERT INTO al (id) VALUES (1)")
+    pair.execute("ALTER TABLE al ALTER COLUMN a SET DEFAULT '2001-01-01 00:00:00'")
+    pair.execute("INSERT INTO al (id) VALUES (2)")
+    pair.execute("ALTER TABLE al ALTER COLUMN a DROP DEFAULT")
+    pair.execute("INSERT INTO al (id, a) VALUES (3, NULL)")
+    pair.settle()
+    sql = "SELECT id, a FROM al ORDER BY id"
+    assert_near(pair.db.query(sql), pair.mariadb(sql))
+    assert pair.db.query(sql)[1:] == [(2, dt.datetime(2001, 1, 1)), (3, None)]
+
+
 def test_defaults_survive_a_restart_as_stored(tmp_path: Any) -> None:
     """A default's value is stored when the row is written: reopening the database
     computes none again (and SHOW CREATE TABLE's text reads back to the same table)."""
@@ -381,6 +398,7 @@ def test_defaults_survive_a_restart_as_stored(tmp_path: Any) -> None:
     "d DATE DEFAULT CURRENT_TIMESTAMP", "d INT DEFAULT NOW()",
     "d DATETIME(6) DEFAULT CURRENT_TIMESTAMP", "d DATETIME DEFAULT CURRENT_TIMESTAMP(3)",
     "d DATETIME ON UPDATE CURRENT_TIMESTAMP(2)", "d DATETIME DEFAULT CURDATE()",
+    "d DATE DEFAULT CURDATE()",
 ])
 def test_a_default_the_column_cannot_take_is_mysqls_1067(db: rivulet.Database,
                                                          column: str) -> None:
@@ -456,6 +474,7 @@ def test_a_constant_expression_default_is_mariadbs(mysql_pair: MySQLPair) -> Non
     ("a INT DEFAULT (id + 1)", "reads a column"),
     ("a DATETIME DEFAULT (NOW() + 1)", "reads the clock"),
     ("a DOUBLE DEFAULT (RAND())", "RAND"),
+    ("a DATE DEFAULT (CURDATE())", "reads the clock other than as CURRENT_TIMESTAMP"),
 ])
 def test_an_expression_default_that_is_no_constant_is_refused(db: rivulet.Database,
                                                               column: str, words: str) -> None:

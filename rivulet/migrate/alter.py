@@ -32,6 +32,7 @@ from rivulet.errors import IndexNeededError, SqlError, UnknownColumnError, Unkno
 from rivulet.sql.ddl import (
     DeclaredCheck,
     check_columns,
+    clock_default,
     column_checks,
     column_definition,
     declared_check,
@@ -429,13 +430,18 @@ class _Work:
         at = self._find(node, node.this.name)
         assert at is not None
         column, origin = self.columns[at]
+        now = None
         if node.args.get("drop"):
             default = None
         elif node.args.get("default") is not None:
-            default = default_value(column, node.args["default"], node)
+            now = clock_default(node.args["default"], column.name, column.kind, column.fsp)
+            default = None if now is not None else default_value(column, node.args["default"],
+                                                                 node)
         else:
             raise unsupported(node, "ALTER COLUMN action")
-        self.columns[at] = (replace(column, default=default), origin)
+        # (the clock's or an expression's default the column had goes with the old one)
+        self.columns[at] = (replace(column, default=default, default_now=now,
+                                    default_expr=""), origin)
 
     # ..................................................................... helpers
 

@@ -460,6 +460,9 @@ def clock_default(node: exp.Expr, column: str, kind: Kind, fsp: int) -> int | No
     call = clock_call(node.this if expression else node)
     if call is None:
         return None
+    if expression and call.function != "now_at":  # (MySQL 8 takes DATE DEFAULT (CURDATE()))
+        raise unsupported(node, f"expression DEFAULT of column {column!r} that reads the "
+                                f"clock other than as CURRENT_TIMESTAMP")
     if call.function != "now_at" or kind != DATETIME or (call.fsp != fsp and not expression):
         raise error_at(node, f"Invalid default value for '{column}'", InvalidDefaultError)
     return call.fsp
@@ -483,9 +486,7 @@ def expression_default(node: exp.Expr, column: str) -> str:
                                                                  exp.Null, exp.Boolean)):
         return ""
     for part in node.this.walk():
-        what = _NOT_CONSTANT.get(type(part))
-        if what is None and clock_call(part) is not None:
-            what = "the clock"
+        what = "the clock" if clock_call(part) is not None else _NOT_CONSTANT.get(type(part))
         if what is None and isinstance(part, (exp.Rand, exp.Uuid)):
             what = "a function of each row"
         if what is not None:
