@@ -32,6 +32,8 @@ _BY_NAME: dict[str, tuple[str, bool]] = {
     **dict.fromkeys(("CURTIME", "CURRENT_TIME", "UTC_TIME"), ("curtime_at", True)),
     "UNIX_TIMESTAMP": ("unix_timestamp_at", False),
 }
+#: The names of the time functions (computed here, not by the function registry).
+CLOCK_FUNCTIONS = frozenset(_BY_NAME)
 #: sqlglot's nodes for the keywords written without parentheses.
 _NODES: dict[type, str] = {
     exp.CurrentTimestamp: "CURRENT_TIMESTAMP", exp.CurrentDate: "CURRENT_DATE",
