@@ -322,6 +322,9 @@ class Transaction:
         if locking is not None:
             view = self._program.prepare(locking.sql, params=params)
             return self.locking_read(view, params, locking.mode, locking.nowait)
+        prepared = self._program.adhoc.get(sql)
+        if prepared is not None:  # (a view made for this text: no parse)
+            return self.read(prepared, params)
         node = parse_one(sql)
         if read_once(node):
             return self.read_plan(self._program.constant_plan(node, params))
