@@ -27,7 +27,7 @@ from typing import Any
 from rivulet import errors
 from rivulet.bind import statements as st
 from rivulet.engine.database import Database
-from rivulet.engine.program import constant_with_parameters
+from rivulet.engine.program import read_once
 from rivulet.engine.transaction import Transaction
 from rivulet.sql.control import ISOLATION, Control, check_isolation, control_statement
 from rivulet.sql.lock_calls import bind as bind_lock_calls
@@ -227,8 +227,12 @@ class Cursor:
             elif isinstance(statement, st.Select):
                 if conn.read_your_writes and conn._last_write_lsn:
                     db.wait_for(conn._last_write_lsn)
-                if constant_with_parameters(statement.query):  # SELECT ?: no view
+                if read_once(statement.query) and tx is None:  # SELECT ?, NOW(): no view
                     self._rows, columns = db.program.constant_read(statement.query, params)
+                elif read_once(statement.query) and tx is not None:
+                    plan = db.program.constant_plan(statement.query, params)
+                    self._rows = tx.read_plan(plan)
+                    columns = plan.root.columns[: plan.visible]
                 else:
                     view, params = db.program.prepare_read(sql, params, statement.query)
                     self._rows = view.lookup(*params) if tx is None else tx.read(view, params)

@@ -35,6 +35,8 @@ SqlSyntaxError           1064   42000     400   sql
 UnsupportedSqlError      1235   42000     400   unsupported_sql
 UnknownFunctionError     1305   42000     400   sql
 ArgumentCountError       1582   42000     400   sql
+TooBigPrecisionError     1426   42000     400   sql
+InvalidDefaultError      1067   42000     400   sql
 OperandColumnsError      1241   21000     400   sql
 AmbiguousColumnError     1052   23000     400   sql
 NotGroupedError          1055   42000     400   sql
@@ -158,6 +160,15 @@ class UnknownFunctionError(SqlError):
 class ArgumentCountError(SqlError):
     """A call of a function with a number of arguments it does not take (MySQL's
     "Incorrect parameter count in the call to native function")."""
+
+
+class TooBigPrecisionError(SqlError):
+    """A time function or type given more fractional digits than 6 (``NOW(7)``)."""
+
+
+class InvalidDefaultError(SqlError):
+    """A ``DEFAULT`` a column cannot take (``DEFAULT CURRENT_TIMESTAMP`` on a column that is
+    not a DATETIME or TIMESTAMP, or with other fractional digits than the column's)."""
 
 
 class OperandColumnsError(SqlError):
@@ -499,6 +510,8 @@ ER_WRONG_ARGUMENTS = 1210
 ER_TOO_BIG_SELECT = 1104
 ER_SP_DOES_NOT_EXIST = 1305
 ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT = 1582
+ER_TOO_BIG_PRECISION = 1426
+ER_INVALID_DEFAULT = 1067
 ER_NON_UNIQ_ERROR = 1052
 ER_OPERAND_COLUMNS = 1241
 ER_WRONG_FIELD_WITH_GROUP = 1055
@@ -533,6 +546,8 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     UnsupportedSqlError: ErrorCode(ER_NOT_SUPPORTED, "42000", 400, "unsupported_sql"),
     UnknownFunctionError: ErrorCode(ER_SP_DOES_NOT_EXIST, "42000", 400, "sql"),
     ArgumentCountError: ErrorCode(ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, "42000", 400, "sql"),
+    TooBigPrecisionError: ErrorCode(ER_TOO_BIG_PRECISION, "42000", 400, "sql"),
+    InvalidDefaultError: ErrorCode(ER_INVALID_DEFAULT, "42000", 400, "sql"),
     OperandColumnsError: ErrorCode(ER_OPERAND_COLUMNS, "21000", 400, "sql"),
     AmbiguousColumnError: ErrorCode(ER_NON_UNIQ_ERROR, "23000", 400, "sql"),
     NotGroupedError: ErrorCode(ER_WRONG_FIELD_WITH_GROUP, "42000", 400, "sql"),

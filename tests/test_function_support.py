@@ -29,6 +29,7 @@ from rivulet.errors import (
     UnknownFunctionError,
     UnsupportedSqlError,
 )
+from rivulet.sql.clock import CLOCK_FUNCTIONS
 from rivulet.sql.syntax import COMPUTED_FUNCTIONS, MYSQL_FUNCTION_NAMES, is_mysql_function
 from rivulet.values.dates import MAX_OFFSET, MIN_OFFSET, convert_tz
 
@@ -43,8 +44,10 @@ ROWS = [
 #: Every name a call could be written with: sqlglot's MySQL tables and MySQL's own list.
 ALL_NAMES = sorted(set(MySQLParser.FUNCTIONS) | set(MySQLParser.FUNCTION_PARSERS)
                    | MYSQL_FUNCTION_NAMES)
-#: Names rivulet runs through syntax of their own besides the registry's calls.
-SPECIAL_SYNTAX = {"POSITION", "CAST", "CONVERT", "REGEXP_LIKE", "ADDTIME", "SUBTIME"}
+#: Names rivulet runs through syntax of their own besides the registry's calls (the time
+#: functions: rivulet/sql/clock.py).
+SPECIAL_SYNTAX = {"POSITION", "CAST", "CONVERT", "REGEXP_LIKE", "ADDTIME", "SUBTIME",
+                  *CLOCK_FUNCTIONS}
 #: What a call rivulet does not compute may raise.
 REFUSALS = (UnsupportedSqlError, UnknownFunctionError, ArgumentCountError, SqlSyntaxError)
 

@@ -340,3 +340,30 @@ def test_a_replica_that_cannot_start_fails_the_start_at_once(tmp_path: Path) -> 
         assert replicas._committed not in db.commit_listeners
     finally:
         db.close()
+
+
+def test_the_time_a_write_stores_is_one_value_in_both_processes(cluster: Cluster) -> None:
+    """A write through a replica that reads the clock (``NOW(6)``, a ``DEFAULT
+    CURRENT_TIMESTAMP(6)``) is computed once, where it is run: the primary and the replica
+    then hold the same values (the log carries them, not the calls), and each answers a
+    read of the clock at its own statement."""
+    replica, primary = cluster.on("replica 1"), cluster.on("primary")
+    with replica.cursor() as cur:
+        cur.execute("CREATE TABLE clocked (id INT PRIMARY KEY, "
+                    "at DATETIME(6) DEFAULT CURRENT_TIMESTAMP(6))")
+        cur.execute("INSERT INTO clocked (id) VALUES (1)")
+        cur.execute("INSERT INTO clocked VALUES (2, NOW(6))")
+    sql = "SELECT id, at, at <= NOW(6) FROM clocked ORDER BY id"
+    answers = {}
+    for role, conn in (("replica", replica), ("primary", primary)):
+        deadline = time.monotonic() + 10
+        while True:  # (the primary sees the replica's writes once they are applied)
+            with conn.cursor() as cur:
+                cur.execute(sql)
+                answers[role] = cur.fetchall()
+            if len(answers[role]) == 2 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+    assert answers["replica"] == answers["primary"]
+    assert [(r[0], r[2]) for r in answers["primary"]] == [(1, 1), (2, 1)]
+    assert answers["primary"][0][1] < answers["primary"][1][1]

@@ -35,6 +35,7 @@ from rivulet.plan.scope import FromScope, Relation
 from rivulet.plan.scope import TableScope as _TableScope
 from rivulet.plan.strict import strict_operands
 from rivulet.sql import parse as sql_parse
+from rivulet.sql.clock import clock_call
 from rivulet.sql.ddl import table_schema
 from rivulet.sql.parse import (
     DIALECT,
@@ -137,6 +138,10 @@ class Insert:
     #: (columns 0..n-1) followed by the row the INSERT proposed (n..2n-1: ``VALUES(col)``,
     #: the row alias's columns).
     updates: tuple[tuple[int, ir.Expr], ...] = ()
+    #: Whether it reads the clock (a time function, a column's ``DEFAULT
+    #: CURRENT_TIMESTAMP``, an ``ON UPDATE CURRENT_TIMESTAMP`` its upsert may set): its
+    #: instant is then bound after its ``?`` values (:class:`~rivulet.plan.ir.StatementTime`).
+    reads_clock: bool = False
 
 
 @dataclass(frozen=True)
@@ -159,6 +164,9 @@ class Update:
     #: The statement's text: bound again if its table changes before it commits.
     sql: str = ""
     limit: Limit | None = None
+    #: Whether it reads the clock (a time function, an ``ON UPDATE CURRENT_TIMESTAMP``
+    #: column): see :attr:`Insert.reads_clock`.
+    reads_clock: bool = False
 
 
 @dataclass(frozen=True)
@@ -170,6 +178,8 @@ class Delete:
     #: The statement's text: bound again if its table changes before it commits.
     sql: str = ""
     limit: Limit | None = None
+    #: Whether its WHERE reads the clock: see :attr:`Insert.reads_clock`.
+    reads_clock: bool = False
 
 
 @dataclass(frozen=True)
@@ -463,8 +473,13 @@ def _insert(node: exp.Insert, catalog: Catalog) -> Insert:
             column = scope.assigned(eq.this)
             updates.append((column, _text_write(
                 schema, column, translate(eq.expression, scope, params), eq)))
+    unlisted = [c for i, c in enumerate(schema.columns) if i not in columns]
+    reads = (any(ir.reads_clock(e) for row in rows for e in row)
+             or any(ir.reads_clock(e) for _, e in updates)
+             or any(c.default_now is not None for c in unlisted)
+             or bool(updates and schema.clock_updates))
     return Insert(schema, tuple(columns), tuple(rows), params.count, on_duplicate=mode,
-                  updates=tuple(updates))
+                  updates=tuple(updates), reads_clock=reads)
 
 
 class _UpsertScope:
@@ -582,7 +597,10 @@ def _update(node: exp.Update, catalog: Catalog) -> Update:
     predicate = translate(where.this, scope, params) if where is not None else None
     keys = _key_lookup(where.this if where is not None else None, schema, scope, params)
     limit = _limit(node, scope, params)
-    return Update(schema, tuple(assignments), predicate, keys, params.count, limit=limit)
+    reads = (any(ir.reads_clock(e) for _, e in assignments) or bool(schema.clock_updates)
+             or _limit_reads_clock(predicate, limit))
+    return Update(schema, tuple(assignments), predicate, keys, params.count, limit=limit,
+                  reads_clock=reads)
 
 
 def _delete(node: exp.Delete, catalog: Catalog) -> Delete:
@@ -593,7 +611,15 @@ def _delete(node: exp.Delete, catalog: Catalog) -> Delete:
     predicate = translate(where.this, scope, params) if where is not None else None
     keys = _key_lookup(where.this if where is not None else None, schema, scope, params)
     limit = _limit(node, scope, params)
-    return Delete(schema, predicate, keys, params.count, limit=limit)
+    return Delete(schema, predicate, keys, params.count, limit=limit,
+                  reads_clock=_limit_reads_clock(predicate, limit))
+
+
+def _limit_reads_clock(where: ir.Expr | None, limit: Limit | None) -> bool:
+    """Whether an UPDATE's or DELETE's WHERE or ORDER BY ... LIMIT reads the clock."""
+    exprs = ([] if where is None else [where]) + (
+        [] if limit is None else [limit.count, *(e for e, _ in limit.order)])
+    return any(ir.reads_clock(e) for e in exprs)
 
 
 def _limit(node: exp.Expr, scope: _TableScope, params: _Params) -> Limit | None:
@@ -625,6 +651,7 @@ def _joined_update(node: exp.Update, catalog: Catalog) -> JoinedWrite:
         raise unsupported(node, "UPDATE ... FROM")
     if node.args.get("order") or node.args.get("limit"):  # (MySQL refuses them too: 1221)
         raise unsupported(node, "UPDATE with several tables and ORDER BY/LIMIT")
+    _refuse_joined_clock(node)
     node = node.copy()  # (its join and WHERE become the SELECT's)
     refs = _JoinScope(node.this, catalog)
     order = _placeholder_order(node)
@@ -637,7 +664,20 @@ def _joined_update(node: exp.Update, catalog: Catalog) -> JoinedWrite:
         assigned.setdefault(ref, []).append((position, _text_write(
             refs.refs[ref][1], position, translate(eq.expression, refs, param), eq)))
     targets = [refs.target(ref, tuple(items)) for ref, items in sorted(assigned.items())]
+    for target in targets:
+        if target.table.clock_updates:
+            raise unsupported(node, f"UPDATE with several tables of {target.table.name!r}, "
+                                    "whose ON UPDATE CURRENT_TIMESTAMP column it would set")
     return refs.statement("update", targets, node, order)
+
+
+def _refuse_joined_clock(node: exp.Expr) -> None:
+    """A multi-table UPDATE or DELETE that calls a time function: refused by name (its
+    join is a read planned at the statement, which has no instant to give it)."""
+    for n in node.walk():
+        call = clock_call(n)
+        if call is not None:
+            raise unsupported(n, f"{call.name}() in an UPDATE or DELETE of several tables")
 
 
 def _joined_delete(node: exp.Delete, catalog: Catalog) -> JoinedWrite:
@@ -646,6 +686,7 @@ def _joined_delete(node: exp.Delete, catalog: Catalog) -> JoinedWrite:
     alias, if given: MySQL's rule)."""
     if node.args.get("order") or node.args.get("limit"):  # (MySQL refuses them too: 1221)
         raise unsupported(node, "DELETE with several tables and ORDER BY/LIMIT")
+    _refuse_joined_clock(node)
     node = node.copy()  # (its join and WHERE become the SELECT's)
     order = _placeholder_order(node)
     using = node.args.get("using")
@@ -851,11 +892,16 @@ def _key_lookup(
 
 
 def insert_values(statement: Insert, params: tuple[Any, ...], evaluate: Any) -> list[list[Any]]:
-    """The INSERT's rows in table column order (unlisted columns take their defaults)."""
+    """The INSERT's rows in table column order (unlisted columns take their defaults: a
+    ``DEFAULT CURRENT_TIMESTAMP`` the statement's instant, the last of ``params``)."""
     out = []
     width = len(statement.table.columns)
+    at = params[-1] if statement.reads_clock else None
+    listed = set(statement.columns)
+    defaults = [None if i in listed else c.default_at(at)
+                for i, c in enumerate(statement.table.columns)]
     for exprs in statement.rows:
-        row: list[Any] = [c.default for c in statement.table.columns]
+        row: list[Any] = list(defaults)
         for position, e in zip(statement.columns, exprs):
             row[position] = evaluate(e, params)
         out.append(row[:width])

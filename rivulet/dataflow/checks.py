@@ -24,13 +24,14 @@ from typing import Any
 from sqlglot import exp
 
 from rivulet.dataflow.compile import value_function
-from rivulet.errors import SqlError, UnsupportedSqlError
-from rivulet.plan.expressions import translate_condition
+from rivulet.errors import InvalidDefaultError, SchemaError, SqlError, UnsupportedSqlError
+from rivulet.plan.expressions import translate, translate_condition
 from rivulet.plan.scope import TableScope
 from rivulet.sql.ddl import check_columns, check_condition
+from rivulet.sql.parse import parse_one
 from rivulet.values.conversions import strict_mode
 from rivulet.values.logic import truth
-from rivulet.values.schema import Check, Row, TableSchema
+from rivulet.values.schema import Check, Column, Row, TableSchema, coerce_value
 
 #: What a CHECK condition may not hold (MySQL: 1970 for subqueries, 1901 for the rest).
 _REFUSED: dict[type[exp.Expr], str] = {
@@ -40,11 +41,34 @@ _REFUSED: dict[type[exp.Expr], str] = {
 
 
 def compiled(schema: TableSchema) -> TableSchema:
-    """``schema`` with each of its CHECK constraints compiled against its columns."""
+    """``schema`` with each of its CHECK constraints compiled against its columns, and
+    the value of each expression default (``DEFAULT (3 + 5)``) computed."""
+    if any(c.default_expr and c.default is None for c in schema.columns):
+        schema = replace(schema, columns=tuple(
+            _with_default(c) if c.default_expr and c.default is None else c
+            for c in schema.columns))
     if not schema.checks:
         return schema
     # (everything else kept: its FOREIGN KEYs and COMMENT were once dropped here)
     return replace(schema, checks=tuple(compiled_check(schema, c) for c in schema.checks))
+
+
+def _with_default(column: Column) -> Column:
+    """``column`` with the value of its expression default (a constant: see
+    rivulet/sql/ddl.py's ``expression_default``), computed as a write's ``VALUES`` are (in
+    strict mode) and checked against the column as a literal default is."""
+    select = parse_one(f"SELECT {column.default_expr}")
+    assert isinstance(select, exp.Select)  # (a text rivulet rendered)
+    where = f"DEFAULT of {column.name}: "
+    try:
+        expr = translate(select.expressions[0], TableScope(TableSchema("", ())))
+        with strict_mode():
+            value = value_function(expr, [], [])(())
+        return replace(column, default=coerce_value(column, value, where=where))
+    except SqlError as exc:
+        raise type(exc)(f"{where}{exc}") from None
+    except SchemaError:  # (MySQL: 1067, as for a literal the column cannot hold)
+        raise InvalidDefaultError(f"Invalid default value for '{column.name}'") from None
 
 
 def compiled_check(schema: TableSchema, check: Check) -> Check:

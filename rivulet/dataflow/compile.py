@@ -17,7 +17,19 @@ from typing import Any
 from rivulet import values as F
 from rivulet.errors import SqlError
 from rivulet.plan.expressions import refuse_unanswerable
-from rivulet.plan.ir import Call, Case, Col, Expr, Filter, Lit, Node, Param, Project, Scan
+from rivulet.plan.ir import (
+    Call,
+    Case,
+    Col,
+    Expr,
+    Filter,
+    Lit,
+    Node,
+    Param,
+    Project,
+    Scan,
+    StatementTime,
+)
 from rivulet.values.schema import BOOL, DECIMAL, ENUM, INT, Kind
 
 RowFn = Callable[[tuple], Any]
@@ -28,7 +40,7 @@ _OPERATORS = {
     "is_null",
     "is_not_null", "to_scale", "strict_number", "strict_date", "strict_time", "planned_number",
     "bit_and", "bit_or", "bit_xor", "bit_not", "shift_left", "shift_right", "regexp",
-    "addtime", "subtime",
+    "addtime", "subtime", "now_at", "curdate_at", "curtime_at", "unix_timestamp_at",
 }
 _PY_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 #: Numeric kinds Python compares with one another exactly as MySQL does.
@@ -75,6 +87,8 @@ class _Codegen:
             return self.constant(e.value)
         if isinstance(e, Param):
             return f"p[{e.index}]"
+        if isinstance(e, StatementTime):  # (bound after the statement's ? values)
+            return "p[-1]"
         if isinstance(e, Case):
             return self._case(e)
         assert isinstance(e, Call)

@@ -231,8 +231,10 @@ class GroupCommit:
                 statement = st.bind_text(request.sql, catalog)
                 if not isinstance(statement, (st.Insert, st.Update, st.Delete)):
                     raise ProgramError(f"not a write any more: {request.sql[:60]!r}")
-                fresh = compile_writer(statement, self.texts.limits)(request.params)
+                given = request.params[:-1] if request.at is not None else request.params
+                fresh = compile_writer(statement, self.texts.limits)(given, at=request.at)
                 request.kind, request.rows = fresh.kind, fresh.rows
+                request.params, request.at = fresh.params, fresh.at
                 request.predicate, request.assign = fresh.predicate, fresh.assign
                 request.keys, request.limit = fresh.keys, fresh.limit
             elif request.kind == "insert":

@@ -22,6 +22,7 @@ acknowledged write.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import sqlite3
 import threading
@@ -41,7 +42,7 @@ from rivulet.engine.core import Core
 from rivulet.engine.limits import Limits
 from rivulet.engine.locks import DEFAULT_TIMEOUT, LockManager, autocommit_owner, autocommit_targets
 from rivulet.engine.named_locks import NamedLocks
-from rivulet.engine.program import Program
+from rivulet.engine.program import Program, read_once
 from rivulet.engine.propagate import Propagation
 from rivulet.engine.table import Table
 from rivulet.engine.transaction import Committer, LocalCommitter, Transaction
@@ -67,7 +68,7 @@ from rivulet.sql.control import (
     locking_read,
 )
 from rivulet.sql.foreign_keys import foreign_key_checks_setting
-from rivulet.sql.parse import split_statements
+from rivulet.sql.parse import parse_one, split_statements
 from rivulet.storage import foreign_keys
 from rivulet.storage.backup import Backup, take_backup
 from rivulet.storage.dirlock import DataDirectoryLock
@@ -392,14 +393,16 @@ class Database:
                 locks.release(owner)
 
     def write_request(self, sql: str, params: Sequence[Any] = (), *,
-                      compiled_only: bool = False) -> WriteRequest | None:
+                      compiled_only: bool = False,
+                      at: dt.datetime | None = None) -> WriteRequest | None:
         """The request of an INSERT, UPDATE or DELETE text, to :meth:`submit` (compiled once
         per text, as :meth:`execute` does: a replica forwards its clients' writes as text).
-        ``compiled_only``: None instead of compiling (parsing takes milliseconds)."""
+        ``compiled_only``: None instead of compiling (parsing takes milliseconds). ``at``:
+        the instant a statement that reads the clock takes (else now)."""
         if compiled_only:
             writer = self.texts.known(sql)
-            return None if writer is None else writer(tuple(params))
-        return self.texts.writer(sql)(tuple(params))
+            return None if writer is None else writer(tuple(params), at=at)
+        return self.texts.writer(sql)(tuple(params), at=at)
 
     def execute_script(self, text: str) -> None:
         """Run several ``;``-separated statements (a program file), in order."""
@@ -465,6 +468,18 @@ class Database:
         one view). ``parsed``: the statement's syntax tree, if the caller has it (a server
         that parsed the text to route it), so the text is not parsed again."""
         return self.program.prepare(sql, parsed)
+
+    def answer_columns(self, sql: str, params: Sequence[Any] = ()) -> tuple[str, ...]:
+        """The column names of the SELECT ``sql``'s answer: its view's, or for a read no
+        view keeps (``SELECT ?``, one that reads the clock) its plan's."""
+        view = self.program.adhoc.get(sql)
+        if view is not None:  # (made by the read: no second parse)
+            return view.columns
+        node = parse_one(sql)
+        if read_once(node):
+            plan = self.program.constant_plan(node, params)
+            return tuple(c.name for c in plan.root.columns[: plan.visible])
+        return self.prepare(sql, node).columns
 
     def table(self, name: str) -> Table:
         self.check_open()

@@ -49,6 +49,9 @@ class PlannedWhere:
         where = strict_operands(where, [column_type(c) for c in table.columns])
         self.where = bound_predicate(where, kinds, nullable)
         self.constants = [value_function(e, [], [], with_params=True) for e in planned]
+        #: Whether the statement's values end with its instant (it reads the clock): the
+        #: planned constants' values go before it, where their Params number them.
+        self.clock = statement.reads_clock
 
     def keys_bound(self, keys: Sequence[tuple]) -> bool:
         """Whether MySQL reads only the rows of these primary keys (the WHERE's ``pk = v``
@@ -63,7 +66,8 @@ class PlannedWhere:
         in the range its conditions on the key bound (where MySQL can bound one by their
         values) are tested. ``looked_up``: the rows are read by the keys of one of those
         conditions already."""
-        full = bound + tuple(f((), bound) for f in self.constants)
+        computed = tuple(f((), bound) for f in self.constants)
+        full = (bound[:-1] + computed + bound[-1:]) if self.clock else bound + computed
         where = self.where
         checks = [check for check, groups in self.ranges
                   if all(sargable(self.key_kinds[0], [f((), bound) for f in group])

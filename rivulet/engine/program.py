@@ -42,6 +42,7 @@ from rivulet.plan.params import values_by_param
 from rivulet.plan.planner import Planner
 from rivulet.plan.usage import scan_columns
 from rivulet.spark.bootstrap import PlanRecordingBuilder
+from rivulet.sql.clock import reads_clock, stamp
 from rivulet.sql.dual import is_dual
 from rivulet.sql.limit_params import bind_limit, has_limit_params
 from rivulet.sql.lock_calls import lock_calls
@@ -51,6 +52,7 @@ from rivulet.state.holes import MISSING
 from rivulet.state.reader import KeyedReader
 from rivulet.storage import foreign_keys
 from rivulet.storage.base import AddStored, DropIndex
+from rivulet.values.clock import statement_time
 from rivulet.values.schema import TableSchema, enforce_checks
 
 log = logging.getLogger("rivulet")
@@ -553,7 +555,7 @@ class Program:
                 limited = bind_limit(sql, params)
                 if limited is not None:  # (rivulet/sql/limit_params.py)
                     return self.answer(limited[0], params=limited[1])
-            if constant_with_parameters(node):
+            if read_once(node):
                 return self.constant_read(node, params)[0]
             view = self.prepare(sql, node, params=params)
         return view.lookup(*params)
@@ -573,26 +575,41 @@ class Program:
                 return self.prepare(limited[0], params=limited[1]), limited[1]
         return self.prepare(sql, node, params=params), params
 
-    def constant_read(self, node: exp.Expr, params: Sequence[Any]
-                      ) -> tuple[list[tuple], tuple[ir.ColumnInfo, ...]]:
-        """A query of no table with ``?`` among its values, planned with the values as
-        constants and computed in throwaway state: no view keeps an answer that no key
-        could find again (rivulet/plan/bound.py does the same for reads a view's keys
-        cannot answer). Its rows and result columns."""
+    def constant_plan(self, node: exp.Expr, params: Sequence[Any]) -> ir.ViewPlan:
+        """A read no view keeps, planned with its ``?`` values and its time functions
+        (read once, now: rivulet/sql/clock.py) as constants: a query of no table with
+        ``?`` among its values (no key could find its answer again), or one that reads
+        the clock (its answer changes with no write). rivulet/plan/bound.py does the same
+        for reads a view's keys cannot answer."""
         self.core.check_open()
         marks = [n for n in node.dfs() if isinstance(n, exp.Placeholder)]
         if len(marks) != len(params):
             raise ParameterCountError(f"statement takes {len(marks)} parameter(s), got "
                                       f"{len(params)}")
         bound = {id(mark): value for mark, value in zip(marks, params)}
-        plan = Planner(self.core.catalog, bound=bound).plan_view(
+        if reads_clock(node):
+            node = stamp(node.copy(), statement_time())
+            marks = [n for n in node.dfs() if isinstance(n, exp.Placeholder)]
+            bound = {id(mark): value for mark, value in zip(marks, params)}
+        return Planner(self.core.catalog, bound=bound).plan_view(
             f"{ADHOC_PREFIX}constant", node, node.sql(dialect=DIALECT))
+
+    def constant_read(self, node: exp.Expr, params: Sequence[Any]
+                      ) -> tuple[list[tuple], tuple[ir.ColumnInfo, ...]]:
+        """A read no view keeps (:meth:`constant_plan`), computed in throwaway state from
+        the base tables. Its rows and result columns."""
+        plan = self.constant_plan(node, params)
+        return self.computed_rows(plan), plan.root.columns[: plan.visible]
+
+    def computed_rows(self, plan: ir.ViewPlan) -> list[tuple]:
+        """The rows of a plan with no parameter, computed whole from the base tables (at
+        the graph's LSN) in throwaway state."""
         built = self.upqueries.computed(plan)
         assert isinstance(built.state, KeyedReader)  # (no range parameter: no parameter)
         rows = built.state.get(())
         if not rows or rows is MISSING:
             rows = built.finish(built.default_rows((), True)) if built.default_rows else ()
-        return list(rows), plan.root.columns[: plan.visible]
+        return list(rows)
 
     def prepare(self, sql: str, parsed: exp.Expr | None = None, *,
                 params: Sequence[Any] | None = None) -> View:
@@ -642,6 +659,14 @@ class Program:
                     core.limits.check_new_view(len(self.views))
                     view = self.install_view(plan)
         return view
+
+
+def read_once(node: exp.Expr) -> bool:
+    """Whether the SELECT ``node`` is answered once, at its statement, by no view
+    (:meth:`Program.constant_plan`): a query of no table with ``?`` among its values, or
+    one that reads the clock."""
+    return constant_with_parameters(node) or (
+        isinstance(node, (exp.Select, exp.SetOperation)) and reads_clock(node))
 
 
 def constant_with_parameters(node: exp.Expr) -> bool:

@@ -25,12 +25,14 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sqlglot import exp
+
 from rivulet.bind import statements as st
 from rivulet.engine.commit import GroupCommit
 from rivulet.engine.core import Core
 from rivulet.engine.joined import JoinedWriteRequest, joined_parts
 from rivulet.engine.locks import DEFAULT_TIMEOUT, IX, Locks, Target, X, row_locks, table_lock
-from rivulet.engine.program import Program
+from rivulet.engine.program import Program, read_once
 from rivulet.engine.upquery import Upqueries, whole_answer
 from rivulet.engine.views import View
 from rivulet.engine.writers import WriteTexts, stored_keys
@@ -54,6 +56,8 @@ from rivulet.sql.control import (
     locking_read,
 )
 from rivulet.sql.foreign_keys import foreign_key_checks_setting
+from rivulet.sql.limit_params import bind_limit, has_limit_params
+from rivulet.sql.parse import parse_one
 from rivulet.storage import foreign_keys
 from rivulet.storage.base import RowId
 from rivulet.storage.upsert import OnDuplicate, resolve, unique_keys
@@ -281,7 +285,7 @@ class Transaction:
         self._core.limits.check_statement(sql)
         statement = st.bind_text(sql, self._core.catalog)
         if isinstance(statement, st.Select):
-            return self.read(*self._program.prepare_read(sql, params, statement.query))
+            return self._select(sql, params, statement.query)
         if isinstance(statement, st.WRITES):
             return self.write(self._texts.remember(sql, statement)(tuple(params)))
         if params:
@@ -319,7 +323,23 @@ class Transaction:
         if locking is not None:
             view, params = self._program.prepare_read(locking.sql, params)
             return self.locking_read(view, params, locking.mode, locking.nowait)
-        return self.read(*self._program.prepare_read(sql, params))
+        prepared = self._program.adhoc.get(sql)
+        if prepared is not None:  # (a view made for this text: no parse)
+            return self.read(prepared, params)
+        return self._select(sql, params, parse_one(sql))
+
+    def _select(self, sql: str, params: Sequence[Any], node: exp.Expr) -> list[Row]:
+        """An ad-hoc SELECT's rows as the transaction sees them: the values of a top-level
+        ``LIMIT ?`` written in (rivulet/sql/limit_params.py), a read of the clock computed
+        now, any other answered by its view."""
+        if has_limit_params(node):
+            limited = bind_limit(sql, params)
+            if limited is not None:
+                sql, params = limited
+                node = parse_one(sql)
+        if read_once(node):
+            return self.read_plan(self._program.constant_plan(node, params))
+        return self.read(self._program.prepare(sql, node, params=params), params)
 
     def view(self, name: str) -> TransactionView:
         """View ``name``, read inside the transaction (its own writes included)."""
@@ -899,6 +919,13 @@ class Transaction:
             raise ParameterCountError(f"view {view.name!r} takes no parameters, "
                                       f"got {len(params)}")
         return self._computed(plan, self._stored(tables, None))
+
+    def read_plan(self, plan: ir.ViewPlan) -> list[Row]:
+        """The rows of a read no view keeps (a query that reads the clock: rivulet/engine/
+        program.py's ``constant_plan``), computed whole as the transaction sees the tables:
+        one snapshot of storage with its own writes laid over it."""
+        self._check_active()
+        return self._computed(plan, self._stored(_tables_of(plan), None))
 
     def _stored(self, tables: set[str], pinned: tuple[TableSchema, list[RowId]] | None
                 ) -> dict[str, list[tuple[RowId, Row]]]:

@@ -8,6 +8,7 @@ keeps one writer per statement shape.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ from rivulet.plan.catalog import Catalog
 from rivulet.plan.strict import strict_operands
 from rivulet.storage.upsert import OnDuplicate, Updater
 from rivulet.storage.writes import WriteRequest
+from rivulet.values.clock import now_at, statement_time
 from rivulet.values.comparison import eq
 from rivulet.values.conversions import strict_mode
 from rivulet.values.matching import Unkeyed, equal_key
@@ -46,7 +48,10 @@ from rivulet.values.types import column_type
 WRITE_TEXTS_LIMIT = 10_000
 
 WriteStatement = st.Insert | st.Update | st.Delete | st.JoinedWrite
-Writer = Callable[[Sequence[Any]], WriteRequest]
+#: A compiled write: its ``?`` values (and, for one that reads the clock, the instant to
+#: give it, ``at=``: a request bound again after an ALTER TABLE keeps its own; else now)
+#: to the request to commit.
+Writer = Callable[..., WriteRequest]
 
 
 def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
@@ -59,10 +64,17 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
     kinds = [c.kind for c in table.columns]
     nullable = [c.nullable for c in table.columns]
 
-    def check(params: Sequence[Any]) -> tuple:
+    clock = statement.reads_clock
+
+    def check(params: Sequence[Any], at: dt.datetime | None) -> tuple:
+        """The statement's values: its ``?`` values, then its instant if it reads the clock
+        (:class:`~rivulet.plan.ir.StatementTime`: read once, so that every time function
+        and default of the statement sees the same one)."""
         if len(params) != expected:
             raise ParameterCountError(f"statement takes {expected} parameter(s), "
                                       f"got {len(params)}")
+        if clock:
+            return (*params, statement_time() if at is None else at)
         return tuple(params)
 
     if isinstance(statement, st.Insert):
@@ -74,8 +86,8 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
         update = upsert_assigner(table, statement.updates) if statement.updates else None
         auto = table.auto_column
 
-        def insert(params: Sequence[Any]) -> WriteRequest:
-            bound = check(params)
+        def insert(params: Sequence[Any], at: dt.datetime | None = None) -> WriteRequest:
+            bound = check(params, at)
             try:
                 with strict_mode():  # MySQL's: a truncating conversion in VALUES fails it
                     rows = st.insert_values(inserting, bound,
@@ -94,7 +106,8 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
             generated = frozenset() if auto is None or mode is OnDuplicate.ERROR else (
                 frozenset(i for i, row in enumerate(checked) if not row[auto]))
             return WriteRequest(table, "insert", rows=checked, params=bound, sql=inserting.sql,
-                                on_duplicate=mode, update=update, generated=generated)
+                                on_duplicate=mode, update=update, generated=generated,
+                                at=bound[-1] if clock else None)
 
         return insert
     planned = None  # an UPDATE's WHERE as MySQL's strict mode evaluates it
@@ -111,8 +124,9 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
     limit = None if statement.limit is None else limiter(table, statement.limit)
     sql = statement.sql
 
-    def change(params: Sequence[Any]) -> WriteRequest:
-        bound = check(params)
+    def change(params: Sequence[Any], at: dt.datetime | None = None) -> WriteRequest:
+        bound = check(params, at)
+        instant = bound[-1] if clock else None
         keys = None
         if key_values is not None:
             given = [tuple(f((), bound) for f in key) for key in key_values]
@@ -120,11 +134,11 @@ def compile_writer(statement: WriteStatement, limits: Limits) -> Writer:
                 keys = stored_keys(table, given)
         if assign is None:
             return WriteRequest(table, "delete", predicate=predicate, keys=keys, params=bound,
-                                sql=sql, limit=limit)
+                                sql=sql, limit=limit, at=instant)
         where = predicate if planned is None else planned.predicate(bound,
                                                                     looked_up=keys is not None)
         return WriteRequest(table, "update", predicate=where, assign=assign, keys=keys,
-                            params=bound, sql=sql, limit=limit)
+                            params=bound, sql=sql, limit=limit, at=instant)
 
     return change
 
@@ -170,6 +184,8 @@ def check_rows(table: TableSchema, rows: Iterable[Any]) -> list[Row]:
     checked = []
     if table.auto_column is not None:
         rows = _unnumbered(table, table.auto_column, rows)
+    if table.clock_defaults:
+        rows = _clock_defaulted(table, rows, statement_time())
     try:
         for row in rows:  # a list (an INSERT's values) as a tuple takes coerce_row's fast path
             checked.append(coerce_row(table, tuple(row) if type(row) is list else row))
@@ -198,6 +214,8 @@ def assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], ...]
             table.columns[i], f"UPDATE: {table.name}.{table.columns[i].name}")
            for i, e in assignments]
 
+    stamp = clock_stamper(table, [i for i, _ in assignments])
+
     def assign(row: Row, params: tuple) -> list[Any]:
         out = list(row)
         for i, fn, column, where in fns:
@@ -205,9 +223,31 @@ def assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], ...]
             # gives b the new a (standard SQL, and SQLite, would give it the old one), as
             # stored: `SET x = 59, w = CONCAT(w, x)` reads 59.000 from a DECIMAL(6,3) x.
             out[i] = coerce_value(column, fn(out, params), where=where)
+        if stamp is not None:
+            stamp(row, out, params)
         return out
 
     return assign
+
+
+def clock_stamper(table: TableSchema, assigned: Sequence[int]
+                  ) -> Callable[[Row, list[Any], tuple], None] | None:
+    """The ``ON UPDATE CURRENT_TIMESTAMP`` columns of ``table`` that an update assigning
+    the columns ``assigned`` sets: a function that, where the update changed the row
+    (``old`` to ``new``), sets each of them in ``new`` to the statement's instant (the last
+    of its values), as MySQL does. None if there are none. A row the update leaves as it
+    was keeps its time, and so does a column the update assigns itself."""
+    stamped = [(i, table.columns[i]) for i in table.clock_updates if i not in assigned]
+    if not stamped:
+        return None
+
+    def stamp(old: Row, new: list[Any], params: tuple) -> None:
+        if all(a == b and type(a) is type(b) for a, b in zip(old, new)):
+            return
+        for i, column in stamped:
+            new[i] = coerce_value(column, now_at(params[-1], column.on_update_now or 0))
+
+    return stamp
 
 
 def limiter(table: TableSchema, limit: st.Limit) -> Callable[[list[Row], tuple], list[int]]:
@@ -256,13 +296,31 @@ def upsert_assigner(table: TableSchema, assignments: tuple[tuple[int, ir.Expr], 
             table.columns[i], f"UPDATE: {table.name}.{table.columns[i].name}")
            for i, e in assignments]
 
+    stamp = clock_stamper(table, [i for i, _ in assignments])
+
     def update(old: Row, proposed: Row, params: tuple) -> list[Any]:
         out = list(old)
         for i, fn, column, where in fns:
             out[i] = coerce_value(column, fn(out + list(proposed), params), where=where)
+        if stamp is not None:
+            stamp(old, out, params)
         return out
 
     return update
+
+
+def _clock_defaulted(table: TableSchema, rows: Iterable[Any], at: dt.datetime
+                     ) -> Iterator[Any]:
+    """``rows`` with the instant ``at`` (one for the whole batch, as for one statement) in
+    each ``DEFAULT CURRENT_TIMESTAMP`` column a row given by column name leaves out."""
+    clocked = [c for c in table.columns if c.default_now is not None]
+    for row in rows:
+        if isinstance(row, dict):
+            given = {k.lower() for k in row}
+            missing = {c.name: c.default_at(at) for c in clocked if c.name.lower() not in given}
+            if missing:
+                row = {**row, **missing}
+        yield row
 
 
 def _unnumbered(table: TableSchema, column: int, rows: Iterable[Any]) -> Iterator[Any]:

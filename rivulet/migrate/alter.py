@@ -32,6 +32,7 @@ from rivulet.errors import IndexNeededError, SqlError, UnknownColumnError, Unkno
 from rivulet.sql.ddl import (
     DeclaredCheck,
     check_columns,
+    clock_default,
     column_checks,
     column_definition,
     declared_check,
@@ -201,6 +202,13 @@ class _Work:
             raise unsupported(node, "ADD COLUMN ... AUTO_INCREMENT (only a primary key column "
                                     "can be AUTO_INCREMENT)")
         self._check_new_name(node, column.name)
+        if column.default_now is not None:
+            raise unsupported(node, "ADD COLUMN ... DEFAULT CURRENT_TIMESTAMP (MySQL fills the "
+                                    "rows already stored with the ALTER's time, which a "
+                                    "lazy ALTER replayed at recovery cannot give them; add "
+                                    "it without the DEFAULT, UPDATE it, then MODIFY it)")
+        if column.default_expr:
+            raise unsupported(node, "ADD COLUMN ... DEFAULT (expression) (write its value)")
         if column.json and column.default is None and not column.nullable:
             raise unsupported(node, "ADD COLUMN ... JSON NOT NULL without a DEFAULT (the "
                                     "rows stored would hold '', which is no JSON)")
@@ -422,13 +430,18 @@ class _Work:
         at = self._find(node, node.this.name)
         assert at is not None
         column, origin = self.columns[at]
+        now = None
         if node.args.get("drop"):
             default = None
         elif node.args.get("default") is not None:
-            default = default_value(column, node.args["default"], node)
+            now = clock_default(node.args["default"], column.name, column.kind, column.fsp)
+            default = None if now is not None else default_value(column, node.args["default"],
+                                                                 node)
         else:
             raise unsupported(node, "ALTER COLUMN action")
-        self.columns[at] = (replace(column, default=default), origin)
+        # (the clock's or an expression's default the column had goes with the old one)
+        self.columns[at] = (replace(column, default=default, default_now=now,
+                                    default_expr=""), origin)
 
     # ..................................................................... helpers
 

@@ -37,6 +37,7 @@ from rivulet.pipeline.import_spark import (
     Source,
     uri_key,
 )
+from rivulet.values.clock import statement_time
 from rivulet.values.schema import BYTES, FLOAT, INT, STR, Row, TableSchema, coerce_row, coerce_value
 from rivulet.values.schema import Column as SchemaColumn
 
@@ -96,8 +97,11 @@ class Batches:
         self.segments = segments
         self.tally = tally
         self.bar = bar
-        #: Constant columns of a source that lacks them (their DEFAULT), by position.
-        self.defaults = {i: c.default for i, c in enumerate(schema.columns) if absent[i]}
+        #: Constant columns of a source that lacks them (their DEFAULT; a DEFAULT
+        #: CURRENT_TIMESTAMP the import's one instant, as one INSERT's), by position.
+        at = statement_time()
+        self.defaults = {i: c.default_at(at) for i, c in enumerate(schema.columns)
+                         if absent[i]}
         self.total = sum(s.stop - s.start for s in segments)
         self.current: tuple[str, int, list[int] | None] = ("", 0, None)
 
@@ -235,6 +239,8 @@ def _quoted(text: str, i: int, quote: str, escape: str) -> tuple[int, str]:
 
 
 def _default_ok(col: SchemaColumn) -> bool:
+    if col.default_now is not None:
+        return False  # (the instant: checked row by row, as any other value)
     try:
         return coerce_value(col, col.default) == col.default
     except SchemaError:

@@ -20,7 +20,8 @@ from rivulet.errors import (
     UnsupportedSqlError,
 )
 from rivulet.plan import hybrids
-from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param
+from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param, StatementTime
+from rivulet.sql.clock import ClockCall, clock_call, stamped
 from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
 from rivulet.values import regexps, types
@@ -148,6 +149,9 @@ def _translate(node: exp.Expr, scope: Scope,
     t = lambda n: _translate(n, scope, params)  # noqa: E731
     if isinstance(node, exp.Paren):
         return t(node.this)
+    call = clock_call(node)
+    if call is not None:
+        return _clock(node, call, params)
     if isinstance(node, exp.Column):
         if isinstance(node.this, exp.Star):
             raise unsupported(node, "* in an expression")
@@ -348,6 +352,26 @@ def _call(node: exp.Func, name: str, arguments: list[exp.Expr],
         if refused is not None:
             raise unsupported(node, refused)
     return Call(name, tuple(t(a) for a in arguments))
+
+
+def _clock(node: exp.Expr, call: ClockCall,
+           params: Callable[[exp.Placeholder], Expr] | None) -> Call:
+    """A time function (rivulet/sql/clock.py): of the instant a read noted on it (a
+    constant), else of the write statement's instant (:class:`~rivulet.plan.ir.
+    StatementTime`). Without either it is in a view (or a CHECK constraint), whose answer
+    would change with no write: refused by name."""
+    at = stamped(node)
+    if at is None and params is None:
+        line, col = position(node)
+        raise UnsupportedSqlError(
+            f"unsupported {call.name}() in a view (or a CHECK constraint): its answer would "
+            "change with no write to keep it up to date; compute the time in the query "
+            "that reads the view, or pass it as a ? parameter (docs/sql.md)",
+            line=line, col=col)
+    instant: Expr = StatementTime() if at is None else Lit(at, DATETIME)
+    if call.function in ("now_at", "curtime_at"):
+        return Call(call.function, (instant, Lit(call.fsp, INT)))
+    return Call(call.function, (instant,))
 
 
 def unsupported_function(node: exp.Expr, name: str) -> UnsupportedSqlError:
@@ -576,6 +600,8 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
         return expr, literal_type(expr)
     if isinstance(expr, Param):
         return expr, types.NULL
+    if isinstance(expr, StatementTime):
+        return expr, _INSTANT
     if isinstance(expr, Case):
         whens = [(_as_number_read(*typed(c, input_types), c)[0], typed(v, input_types))
                  for c, v in expr.whens]
@@ -912,10 +938,30 @@ def convert(e: Expr, have: SqlType, want: SqlType) -> Expr:
     return e
 
 
+#: The type of a statement's instant (:class:`~rivulet.plan.ir.StatementTime`).
+_INSTANT = SqlType(DATETIME, types.MAX_FSP, types.MAX_FSP)
+
+
+def _clock_type(fn: str, exprs: Sequence[Expr]) -> SqlType:
+    """The type of a time function of an instant: ``NOW(fsp)`` a DATETIME(fsp),
+    ``CURTIME(fsp)`` a TIME(fsp), ``CURDATE()`` a DATE, ``UNIX_TIMESTAMP()`` an integer."""
+    given = exprs[1] if len(exprs) > 1 else None
+    fsp = given.value if isinstance(given, Lit) and type(given.value) is int else 0
+    if fn == "now_at":
+        return SqlType(DATETIME, fsp, fsp)
+    if fn == "curtime_at":
+        return types.time_type(fsp)
+    if fn == "curdate_at":
+        return SqlType(DATE)
+    return types.int_type(11)
+
+
 def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) -> SqlType:
     """The type of ``fn`` applied to arguments of types ``args`` (the expressions
     ``exprs`` where a constant argument decides, as ``ROUND``'s places)."""
     kinds = [a.kind for a in args]
+    if fn in ("now_at", "curtime_at", "curdate_at", "unix_timestamp_at"):
+        return _clock_type(fn, exprs)
     if fn in PREDICATES or fn in _INT_FUNCTIONS:
         return types.INT_TYPE
     if fn in _BIT_OPERATORS:
@@ -1056,6 +1102,8 @@ def type_of(expr: Expr, input_types: Sequence[SqlType]) -> SqlType:
         return literal_type(expr)
     if isinstance(expr, Param):
         return types.NULL
+    if isinstance(expr, StatementTime):
+        return _INSTANT
     if isinstance(expr, Case):
         branches = [v for _, v in expr.whens] + ([expr.default] if expr.default else [])
         return types.aggregate([type_of(v, input_types) for v in branches])

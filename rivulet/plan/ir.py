@@ -105,6 +105,16 @@ class Param(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class StatementTime(Expr):
+    """The instant the statement reads the clock at (rivulet/values/clock.py), a DATETIME
+    to the microsecond: bound at execution after the write statement's ``?`` values (the
+    last of them), so every time function of one statement sees the same instant and the
+    write stores values, not calls. Only write statements hold it: a read is planned with
+    its instant as a constant, and a view cannot hold one (its answer would change without
+    a write)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Call(Expr):
     """An operator or function call; ``fn`` names an entry of the function library."""
 
@@ -138,6 +148,11 @@ def columns_used(expr: Expr) -> set[int]:
     for child in expr.children():
         out |= columns_used(child)
     return out
+
+
+def reads_clock(expr: Expr) -> bool:
+    """Whether ``expr`` reads the statement's instant (:class:`StatementTime`)."""
+    return isinstance(expr, StatementTime) or any(reads_clock(c) for c in expr.children())
 
 
 def replace_columns(expr: Expr, column: Callable[[Col], Expr]) -> Expr:

@@ -9,7 +9,13 @@ from typing import Any
 
 from sqlglot import exp
 
-from rivulet.errors import DuplicateCheckNameError, DuplicateKeyNameError, SqlError
+from rivulet.errors import (
+    DuplicateCheckNameError,
+    DuplicateKeyNameError,
+    InvalidDefaultError,
+    SqlError,
+)
+from rivulet.sql.clock import clock_call
 from rivulet.sql.foreign_keys import (
     declared_foreign_key,
     foreign_key,
@@ -36,6 +42,7 @@ from rivulet.values.schema import (
     Column,
     ForeignKey,
     Key,
+    Kind,
     TableSchema,
     coerce_value,
 )
@@ -346,6 +353,9 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
     # DOUBLE: MySQL's PRECISION_FOR_FLOAT, though its manual says 23).
     single = upper == "FLOAT" and not (params and params[0] > 24)
     nullable, is_pk, default, auto, comment = True, False, None, False, ""
+    default_now: int | None = None
+    on_update_now: int | None = None
+    default_expr = ""
     for constraint in item.args.get("constraints") or []:
         c = constraint.args.get("kind")
         if isinstance(c, exp.NotNullColumnConstraint):
@@ -353,7 +363,15 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
         elif isinstance(c, exp.PrimaryKeyColumnConstraint):
             is_pk = True
         elif isinstance(c, exp.DefaultColumnConstraint):
-            default = _literal(c.this, name)
+            default_now = clock_default(c.this, name, kind, fsp)
+            default_expr = expression_default(c.this, name) if default_now is None else ""
+            default = None if default_now is not None or default_expr else _literal(
+                c.this.this if isinstance(c.this, exp.Paren) else c.this, name)
+        elif isinstance(c, exp.OnUpdateColumnConstraint):
+            on_update_now = clock_default(c.this, name, kind, fsp)
+            if on_update_now is None:
+                raise error_at(constraint, f"Invalid ON UPDATE clause for '{name}' column "
+                                           "(it takes CURRENT_TIMESTAMP)", InvalidDefaultError)
         elif isinstance(c, exp.AutoIncrementColumnConstraint):
             if kind != INT:
                 raise error_at(constraint, f"AUTO_INCREMENT column {name!r} must be an integer, "
@@ -375,7 +393,8 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
     column = Column(name, kind, nullable, None, length, scale, bounds=bounds, sql_type=sql_type,
                     auto_increment=auto, precision=precision, members=members, fsp=fsp,
                     padded=padded, max_bytes=MAX_BYTES.get(upper), single=single,
-                    comment=comment, json=json)
+                    comment=comment, json=json, default_now=default_now,
+                    on_update_now=on_update_now, default_expr=default_expr)
     if default is not None:
         default = _checked_default(column, default, item)
     elif kind == ENUM and not nullable:  # MySQL: a NOT NULL ENUM defaults to its first member
@@ -429,6 +448,51 @@ def _checked_default(column: Column, value: object, where: exp.Expr) -> object:
         return coerce_value(column, value, where=f"DEFAULT of {column.name}: ")
     except Exception as exc:
         raise error_at(where, str(exc)) from None
+
+
+def clock_default(node: exp.Expr, column: str, kind: Kind, fsp: int) -> int | None:
+    """The fractional digits of a ``DEFAULT`` or ``ON UPDATE`` that reads the clock
+    (``CURRENT_TIMESTAMP[(fsp)]``, ``NOW([fsp])`` and their synonyms, or ``(NOW())``, an
+    expression default of one), None if it is something else. As MySQL 8 takes one: on a
+    DATETIME or TIMESTAMP column only, and (written without parentheses) with the column's
+    own fractional digits (``DATETIME(6) DEFAULT CURRENT_TIMESTAMP(6)``); else 1067."""
+    expression = isinstance(node, exp.Paren)
+    call = clock_call(node.this if expression else node)
+    if call is None:
+        return None
+    if expression and call.function != "now_at":  # (MySQL 8 takes DATE DEFAULT (CURDATE()))
+        raise unsupported(node, f"expression DEFAULT of column {column!r} that reads the "
+                                f"clock other than as CURRENT_TIMESTAMP")
+    if call.function != "now_at" or kind != DATETIME or (call.fsp != fsp and not expression):
+        raise error_at(node, f"Invalid default value for '{column}'", InvalidDefaultError)
+    return call.fsp
+
+
+#: What an expression default may not hold: its value is computed once, when the table
+#: is made, so it must be a constant (MySQL computes it for each row: the same value).
+_NOT_CONSTANT: dict[type[exp.Expr], str] = {
+    exp.Column: "a column", exp.Subquery: "a subquery", exp.Select: "a subquery",
+    exp.Placeholder: "a parameter", exp.Parameter: "a variable",
+    exp.SessionParameter: "a variable",
+}
+
+
+def expression_default(node: exp.Expr, column: str) -> str:
+    """The text of an expression default (``DEFAULT (3 + 5)``: a non-literal in
+    parentheses), '' for a literal one. Refused by name (1235) where its value would not
+    be a constant: it reads a column, a variable or the clock (other than as the whole
+    default: :func:`clock_default`), or a function MySQL computes anew for each row."""
+    if not isinstance(node, exp.Paren) or isinstance(node.this, (exp.Literal, exp.Neg,
+                                                                 exp.Null, exp.Boolean)):
+        return ""
+    for part in node.this.walk():
+        what = "the clock" if clock_call(part) is not None else _NOT_CONSTANT.get(type(part))
+        if what is None and isinstance(part, (exp.Rand, exp.Uuid)):
+            what = "a function of each row"
+        if what is not None:
+            raise unsupported(node, f"expression DEFAULT of column {column!r} that reads "
+                                    f"{what}")
+    return node.this.sql(dialect=DIALECT)
 
 
 def _params(dtype: exp.DataType) -> list[int]:

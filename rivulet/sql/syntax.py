@@ -353,10 +353,7 @@ def _check_arguments(node: exp.Func, text: str) -> None:
         written = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
     name = str(written).upper()
     if name == "UNIX_TIMESTAMP" and count == 0:
-        start = _first_offset(node, ())
-        line, col = where(text, start) if start is not None else (None, None)
-        raise UnsupportedSqlError("unsupported UNIX_TIMESTAMP() without an argument (the "
-                                  "current time)", line=line, col=col)
+        return  # the current time's: rivulet/sql/clock.py
     message = arity_error(name, count)
     if message is None and count != 1 and (name in _AGGREGATES or name == "TRIM"):
         # TRIM's other forms are written with LEADING/TRAILING/FROM, not commas.

@@ -12,6 +12,7 @@ rivulet/engine/transaction.py and docs/transactions.md).
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -50,6 +51,9 @@ class WriteRequest:
     update: Updater | None = None
     #: The positions of an insert's rows that asked for an AUTO_INCREMENT number.
     generated: frozenset[int] = frozenset()
+    #: The instant of a statement that read the clock (a time function, a column's
+    #: ``DEFAULT``/``ON UPDATE CURRENT_TIMESTAMP``): its ``params`` end with it.
+    at: dt.datetime | None = None
     #: The session's ``foreign_key_checks``: FOREIGN KEYs checked and their actions carried
     #: out (rivulet/storage/foreign_keys.py), or neither.
     foreign_key_checks: bool = True

@@ -131,6 +131,12 @@ from rivulet.values.casts import (
     cast_time,
     cast_unsigned,
 )
+from rivulet.values.clock import (
+    curdate_at,  # noqa: F401 (the time functions of a statement's instant: not Spark's)
+    curtime_at,  # noqa: F401
+    now_at,  # noqa: F401
+    unix_timestamp_at,  # noqa: F401
+)
 from rivulet.values.comparison import (
     TYPE_CLASS,  # noqa: F401 (a helper re-exported outside __all__, see below)
     between,

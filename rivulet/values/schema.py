@@ -30,6 +30,7 @@ from rivulet.errors import (
     TooLongError,
     TruncatedValueError,
 )
+from rivulet.values.clock import now_at
 from rivulet.values.datetexts import stored_temporal
 from rivulet.values.enumerations import compared_member, enum_values, member_for
 from rivulet.values.json_text import document
@@ -153,6 +154,28 @@ class Column:
     #: JSON: text that is a JSON document, kept as written (MariaDB's JSON: a LONGTEXT
     #: checked by JSON_VALID; rivulet/values/json_text.py reads it as MariaDB does).
     json: bool = False
+    #: ``DEFAULT CURRENT_TIMESTAMP(fsp)`` (or ``NOW(fsp)``) of a DATETIME or TIMESTAMP: the
+    #: fractional digits; a row that gives the column no value takes its statement's
+    #: instant (rivulet/values/clock.py), stored as any value is. None: ``default`` is a
+    #: constant.
+    default_now: int | None = None
+    #: ``ON UPDATE CURRENT_TIMESTAMP(fsp)``: the fractional digits; an UPDATE that changes
+    #: a row without assigning this column sets it to its statement's instant.
+    on_update_now: int | None = None
+    #: An expression default, ``DEFAULT (3 + 5)`` (MySQL 8.0.13's), as written without its
+    #: parentheses: a constant expression, whose value ``default`` is computed once when
+    #: the table is made (rivulet/dataflow/checks.py). '' for a literal default.
+    default_expr: str = ""
+
+    def default_at(self, at: dt.datetime | None) -> Any:
+        """The column's default for a row written by a statement at instant ``at`` (None:
+        a statement that read no clock, which a column with a clock default never sees)."""
+        if self.default_now is None:
+            return self.default
+        if at is None:
+            raise RuntimeError(f"column {self.name!r}'s default reads the clock, and the "
+                               "statement has no instant")
+        return now_at(at, self.default_now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,6 +313,16 @@ class TableSchema:
 
     def pk_of(self, row: Row) -> Row:
         return tuple(row[i] for i in self.primary_key)
+
+    @property
+    def clock_defaults(self) -> bool:
+        """Whether an INSERT may take a column's default from the clock."""
+        return any(c.default_now is not None for c in self.columns)
+
+    @property
+    def clock_updates(self) -> tuple[int, ...]:
+        """Positions of the ``ON UPDATE CURRENT_TIMESTAMP`` columns."""
+        return tuple(i for i, c in enumerate(self.columns) if c.on_update_now is not None)
 
     @property
     def converting(self) -> tuple[int, ...]:

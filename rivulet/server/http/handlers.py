@@ -252,7 +252,7 @@ class Api:
         result = await run_in_threadpool(self.db.execute, sql, params, foreign_key_checks=True)
         if isinstance(result, list):
             self.db.limits.check_result(len(result))
-            columns = self.db.prepare(sql).columns  # cached by execute: no second parse
+            columns = self.db.answer_columns(sql, params)  # (a view's: cached by execute)
             return Json({"columns": list(columns), "rows": json_rows(result)})
         return Json({"rowcount": result, "lsn": self.db.lsn})
 
@@ -293,7 +293,7 @@ class Api:
                                    ) from exc
                 if isinstance(result, list):
                     db.limits.check_result(len(result))
-                    results.append({"columns": list(db.prepare(sql).columns),
+                    results.append({"columns": list(db.answer_columns(sql, params)),
                                     "rows": json_rows(result)})
                 else:
                     results.append({"rowcount": result})

@@ -46,6 +46,8 @@ from rivulet.server.mysql.session import (
     _key_text,
     _type_text,
     collation_of,
+    default_shown,
+    extra_shown,
     show_index,
     view_column_type,
 )
@@ -311,11 +313,11 @@ def _column_row(database: str, table: str, i: int, c: SchemaColumn, key: str) ->
     elif c.kind in (TIME, DATETIME):
         fsp = c.fsp
     textual = collation_of(c.kind) is not None
-    default = None if c.default is None else str(c.default)  # (as DESCRIBE shows it)
+    default = default_shown(c)  # (as DESCRIBE shows it)
     return (_CATALOG, database, table, c.name, i + 1, default, "YES" if c.nullable else "NO",
             data_type, char_length, octets, precision, scale, fsp,
             CHARSET if textual else None, collation_of(c.kind), column_type, key,
-            "auto_increment" if c.auto_increment else "", PRIVILEGES, c.comment, "", None)
+            extra_shown(c), PRIVILEGES, c.comment, "", None)
 
 
 # --------------------------------------------------------------------------- queries

@@ -13,6 +13,8 @@ connections (those it served are closed with it); the primary goes on.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+import functools
 import itertools
 import logging
 import socket
@@ -199,12 +201,15 @@ class Replicas:
         if not writer.is_closing():
             writer.write(frame((ident, *outcome)))
 
-    async def _write(self, sql: str, params: tuple) -> tuple[Any, ...]:
+    async def _write(self, sql: str, params: tuple, at: dt.datetime | None = None
+                     ) -> tuple[Any, ...]:
+        """A replica's write: its text, ``?`` values and, if it read the clock, the instant
+        it read it at (the value it stores is that instant's, as on one server)."""
         db = self.server.db
-        request = db.write_request(sql, params, compiled_only=True)
+        request = db.write_request(sql, params, compiled_only=True, at=at)
         if request is None:  # a statement new to the primary: compiled off the loop
             request = await asyncio.get_running_loop().run_in_executor(
-                self.server.pool, db.write_request, sql, params)
+                self.server.pool, functools.partial(db.write_request, sql, params, at=at))
             assert request is not None  # compiled now: there is one
         await self.server.submit_write(request)
         if request.error is not None:

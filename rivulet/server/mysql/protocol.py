@@ -75,6 +75,7 @@ from rivulet.server.mysql.session import (
 )
 from rivulet.server.mysql.statements import (
     CHATTER,
+    CLOCK,
     DDL,
     EXPLAIN,
     NAMED_LOCK,
@@ -136,6 +137,11 @@ class Prepared:
     #: of the statement with those values written in (rivulet/sql/limit_params.py); its
     #: ``handler`` (written with 1s) only describes the result's columns.
     limited: bool = False
+
+
+#: The session ``time_zone`` values under which MySQL's time functions give UTC (SYSTEM:
+#: rivulet's system time zone is UTC).
+_UTC_ZONES = frozenset({"SYSTEM", "UTC", "+00:00", "+0:00", "-00:00", "GMT"})
 
 
 @dataclass(eq=False)
@@ -266,7 +272,8 @@ class RivuletConnection(Connection):
                     return False
                 if handler.kind != READ:
                     if (handler.kind != WRITE or self.read_only or not session.direct
-                            or self.db.locks.active):  # (locks: see _write)
+                            or self.db.locks.active  # (locks: see _write)
+                            or not self._clock_allowed(handler)):
                         return False
                     return self._write_soon(handler, handler.args(split.values), seq)
                 known = Known(handler, handler.args(split.values))
@@ -346,7 +353,7 @@ class RivuletConnection(Connection):
                 lambda: self._answer(handler, tx.locking_read(view, args, lock.mode,
                                                               lock.nowait), False),
                 lambda wait: self._locking_read(tx, handler, args, lock, False, None, wait))
-        if handler.kind != WRITE:
+        if handler.kind != WRITE or not self._clock_allowed(handler):
             return None
         request = handler.make(args)  # type: ignore[misc]
         request.foreign_key_checks = self._foreign_key_checks()
@@ -629,6 +636,8 @@ class RivuletConnection(Connection):
 
     async def _write(self, handler: Handler, args: tuple) -> None:
         self._check_may_change("write")
+        if not self._clock_allowed(handler):
+            self._check_time_zone()
         request = handler.make(args)  # type: ignore[misc]
         request.foreign_key_checks = self._foreign_key_checks()
         session = self.session
@@ -829,6 +838,8 @@ class RivuletConnection(Connection):
             await self._information_schema(sql, binary, cursor)
         elif kind == NAMED_LOCK:
             await self._named_locks(sql, (), binary, cursor)
+        elif kind == CLOCK:
+            await self._read_once(sql, (), binary, cursor)
         else:  # SET and driver chatter: mysql-mimic's session handlers
             if kind == CHATTER and isinstance(shape.node, exp.Query) \
                     and not is_session_select(shape.node):
@@ -857,6 +868,48 @@ class RivuletConnection(Connection):
                                             self.db.catalog, sql, self.session.database)
         self._answer(handler, rows, binary, cursor)
 
+    async def _read_once(self, sql: str, params: Sequence[Any], binary: bool,
+                         cursor: Prepared | None) -> None:
+        """A SELECT that reads the clock (``NOW()``...): planned with its instant and
+        computed, by no view and no reply cache (rivulet/engine/program.py's
+        ``constant_plan``); in a transaction, with its own writes."""
+        self._check_time_zone()
+        session = self.session
+        if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
+            await self._in_pool(self.db.wait_for, session.last_write_lsn)
+        node = parse_one(sql)
+        program = self.db.program
+        plan = await self._in_pool(program.constant_plan, node, params)
+        tx = session.tx
+        if tx is not None:
+            rows = await self._in_pool(tx.read_plan, plan)
+        else:
+            rows = await self._in_pool(program.computed_rows, plan)
+        if len(rows) > self.db.limits.max_result_rows:
+            self.db.limits.check_result(len(rows))
+        columns = plan.root.columns[: plan.visible]
+        self._reply(Reply(rows, result_columns(columns), column_extras(columns)), binary,
+                    cursor)
+
+    def _clock_allowed(self, handler: Handler) -> bool:
+        """Whether a write may run as it is under the session's ``time_zone``: one that
+        reads the clock (a time function, a ``DEFAULT CURRENT_TIMESTAMP``) only in UTC."""
+        return (not getattr(handler.statement, "reads_clock", False)
+                or self._zone() in _UTC_ZONES)
+
+    def _zone(self) -> str:
+        """The session's ``time_zone``, upper case."""
+        return str(self.session.variables.get("time_zone") or "SYSTEM").upper()
+
+    def _check_time_zone(self) -> None:
+        """A statement that reads the clock, refused (1235) under a session ``time_zone``
+        other than UTC: rivulet's time functions give UTC, its one time zone."""
+        zone = self._zone()
+        if zone not in _UTC_ZONES:
+            raise UnsupportedSqlError(
+                f"unsupported time function under time_zone '{zone}': rivulet keeps UTC only "
+                "(SET time_zone = '+00:00', or compute the time in the application)")
+
     async def _named_locks(self, sql: str, params: Sequence[Any], binary: bool,
                            cursor: Prepared | None) -> None:
         """``SELECT GET_LOCK(...)``: made by this connection's session, a GET_LOCK's wait
@@ -874,6 +927,9 @@ class RivuletConnection(Connection):
         the values put in as literals, then answered as an ad-hoc read."""
         text = self.session.with_session_values(sql)
         split = normalize.split(text)
+        if self.cache.shape(split, text).kind == CLOCK:
+            await self._read_once(text, (), binary, cursor)
+            return
         if self.cache.shape(split, text).kind != READ:  # (a session value it cannot put in)
             raise UnsupportedSqlError(f"unsupported SELECT {sql.strip()[:60]!r}")
         handler = await self._handler(split, text)
@@ -1008,7 +1064,7 @@ class RivuletConnection(Connection):
             handler = await self._handler(normalize.split(limited[0]), limited[0])
         elif shape.kind in (READ, WRITE):
             handler = await self._handler(split, sql)
-        elif split.params and shape.kind != NAMED_LOCK:
+        elif split.params and shape.kind not in (NAMED_LOCK, CLOCK):
             raise ParameterError("only SELECT, INSERT, UPDATE and DELETE take '?' parameters")
         if len(self.statements) >= MAX_PREPARED:
             raise er.MysqlError(  # MySQL's max_prepared_stmt_count, per connection here
@@ -1060,9 +1116,12 @@ class RivuletConnection(Connection):
         slots = self._slot_values(stmt, reader)
         cursor = stmt if cursor_flags & 0x01 else None
         handler = stmt.handler
-        if handler is None and stmt.shape.kind == NAMED_LOCK:
+        if handler is None and stmt.shape.kind in (NAMED_LOCK, CLOCK):
             params = [slots[i] for i in stmt.split.params]
-            await self._named_locks(stmt.sql, params, True, cursor)
+            if stmt.shape.kind == CLOCK:
+                await self._read_once(stmt.sql, params, True, cursor)
+            else:
+                await self._named_locks(stmt.sql, params, True, cursor)
             return
         if handler is None:
             await self._other(stmt.shape, stmt.sql, True, cursor)

@@ -98,7 +98,10 @@ class Forwarder:
         self.task = asyncio.get_running_loop().create_task(self._replies())
 
     def submit(self, request: WriteRequest) -> asyncio.Future[WriteRequest]:
-        return self._send("write", request, request.sql, request.params)
+        # (a write that read the clock: its ? values, then the instant it read here, which
+        # the primary gives the statement it compiles again)
+        params = request.params[:-1] if request.at is not None else request.params
+        return self._send("write", request, request.sql, params, request.at)
 
     async def ddl(self, sql: str) -> None:
         await self._send("ddl", None, sql)

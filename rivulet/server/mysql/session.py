@@ -61,6 +61,7 @@ from rivulet.values.schema import (
     INT,
     STR,
     TIME,
+    Column,
     ForeignKey,
     Key,
     Kind,
@@ -595,10 +596,9 @@ def describe(catalog: Catalog, name: str,
     if schema is not None:
         rows = []
         for i, c in enumerate(schema.columns):
-            default = None if c.default is None else str(c.default)
             row: tuple = (c.name, _type_text(c.sql_type or c.kind),
-                          "YES" if c.nullable else "NO", _key_text(schema, i), default,
-                          "auto_increment" if c.auto_increment else "")
+                          "YES" if c.nullable else "NO", _key_text(schema, i),
+                          default_shown(c), extra_shown(c))
             if full:
                 row = (*row[:2], collation_of(c.kind), *row[2:], PRIVILEGES, c.comment)
             rows.append(row)
@@ -671,10 +671,16 @@ def create_table_sql(schema: TableSchema) -> str:
         line = f"  `{c.name}` {_type_text(c.sql_type or c.kind)}"
         if not c.nullable:
             line += " NOT NULL"
-        if c.default is not None:
+        if c.default_now is not None:
+            line += f" DEFAULT {_clock_text(c.default_now)}"
+        elif c.default_expr:
+            line += f" DEFAULT ({c.default_expr})"
+        elif c.default is not None:
             line += f" DEFAULT {_default_literal(c.default)}"
         elif c.nullable:
             line += " DEFAULT NULL"
+        if c.on_update_now is not None:
+            line += f" ON UPDATE {_clock_text(c.on_update_now)}"
         if c.auto_increment:
             line += " AUTO_INCREMENT"
         if c.comment:
@@ -719,6 +725,35 @@ def _type_text(sql_type: str) -> str:
     """``DECIMAL(10, 2)`` as MySQL prints it: ``decimal(10,2)`` (SQLAlchemy's reflection
     reads this layout)."""
     return re.sub(r",\s+", ",", sql_type.lower())
+
+
+def default_shown(c: Column) -> str | None:
+    """A column's default as MySQL 8 shows it (DESCRIBE's Default,
+    information_schema.COLUMNS.COLUMN_DEFAULT): ``CURRENT_TIMESTAMP[(fsp)]`` for one
+    that reads the clock, an expression default's text, else the value's text (None: no
+    default, or NULL)."""
+    if c.default_now is not None:
+        return _clock_text(c.default_now)
+    if c.default_expr:
+        return c.default_expr
+    return None if c.default is None else str(c.default)
+
+
+def extra_shown(c: Column) -> str:
+    """A column's EXTRA as MySQL 8 shows it: ``auto_increment``, ``DEFAULT_GENERATED``
+    for a default that reads the clock or is an expression, ``on update
+    CURRENT_TIMESTAMP[(fsp)]``."""
+    words = ["auto_increment"] if c.auto_increment else []
+    if c.default_now is not None or c.default_expr:
+        words.append("DEFAULT_GENERATED")
+    if c.on_update_now is not None:
+        words.append(f"on update {_clock_text(c.on_update_now)}")
+    return " ".join(words)
+
+
+def _clock_text(fsp: int) -> str:
+    """``CURRENT_TIMESTAMP`` with its fractional digits, as MySQL 8 shows a column's."""
+    return f"CURRENT_TIMESTAMP({fsp})" if fsp else "CURRENT_TIMESTAMP"
 
 
 def _default_literal(value: Any) -> str:

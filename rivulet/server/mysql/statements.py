@@ -33,6 +33,7 @@ from rivulet.errors import ParameterCountError, SqlError, UnsupportedSqlError
 from rivulet.plan.params import conjuncts
 from rivulet.server.mysql.normalize import Split, with_markers
 from rivulet.server.mysql.reply_cache import ENTRY_BYTES, ReplyBudget, reply_cache_bytes
+from rivulet.sql.clock import reads_clock
 from rivulet.sql.control import control_statement
 from rivulet.sql.dual import is_dual
 from rivulet.sql.lock_calls import has_lock_call
@@ -58,6 +59,9 @@ SET = "set"  # SET, rivulet's own variables included
 TRANSACTION = "transaction"  # BEGIN, COMMIT, ROLLBACK, SAVEPOINT, ... (rivulet/sql/control.py)
 CHATTER = "chatter"  # what drivers send at connect time: handled by mysql-mimic
 NAMED_LOCK = "named_lock"  # SELECT GET_LOCK(...): the session's (rivulet/sql/lock_calls.py)
+#: A SELECT that calls a time function (NOW(), CURDATE(), ...): answered once, at its
+#: statement, by no view (its answer changes with no write: rivulet/sql/clock.py).
+CLOCK = "clock"
 
 _MARKER = "__rv{}__"
 _MARKER_RE = re.compile(r"`?__rv(\d+)__`?")
@@ -440,6 +444,8 @@ def _kind(node: exp.Expr, sql: str) -> str:
             return CHATTER
         if all(is_dual(t) for t in tables) and asks_session(node):
             return CHATTER  # the session's values first (protocol.py), then maybe a read
+        if reads_clock(node):
+            return CLOCK
         return READ
     if isinstance(node, (exp.Insert, exp.Update, exp.Delete)):
         return WRITE
