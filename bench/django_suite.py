@@ -60,7 +60,12 @@ from bench.common import (
     write_results,
 )
 from bench.django_suite_runner import RESULTS_ENV
-from bench.django_suite_settings import INIT_COMMAND_ENV, PORT_ENV, READ_TIMEOUT_S
+from bench.django_suite_settings import (
+    INIT_COMMAND_ENV,
+    PORT_ENV,
+    READ_TIMEOUT_S,
+    TEST_SUFFIX_ENV,
+)
 from bench.mysql_oracle import start_oracle
 from bench.orm import (
     NOT_COLLECTED,
@@ -161,7 +166,8 @@ class AppRun:
         args = [sys.executable, "runtests.py", "--settings", SETTINGS, "--parallel", "1",
                 "--noinput", "--verbosity", "2", self.app]
         env = _env({PORT_ENV: str(self.port), INIT_COMMAND_ENV: self.init_command,
-                    RESULTS_ENV: str(self.results), "PYTHONUNBUFFERED": "1"})
+                    TEST_SUFFIX_ENV: self.app, RESULTS_ENV: str(self.results),
+                    "PYTHONUNBUFFERED": "1"})
         began = time.perf_counter()
         with self.log_path.open("w") as out:
             proc = subprocess.Popen(args, cwd=str(self.tests_dir), stdout=out,
@@ -173,11 +179,12 @@ class AppRun:
                 proc.kill()
                 proc.wait()
                 status, cut = None, True
-        summary = [line for line in self.log_path.read_text(errors="replace").splitlines()
+        output = self.log_path.read_text(errors="replace")
+        summary = [line for line in output.splitlines()
                    if re.match(r"^(OK|FAILED)\b|^Ran \d+ test", line)]
         return {"status": "cut" if cut else "completed", "exit_status": status,
                 "seconds": round(time.perf_counter() - began, 1),
-                "summary": "; ".join(summary)}
+                "summary": "; ".join(summary), **run_errors(output)}
 
 
 def run_slice(system: str, port: int, init_command: str, apps: Sequence[str], budget_s: float,
@@ -197,11 +204,34 @@ def run_slice(system: str, port: int, init_command: str, apps: Sequence[str], bu
     return infos
 
 
+#: The last line of a traceback: the exception and its text.
+_EXCEPTION_LINE = re.compile(r"^[\w.]+(Error|Exception)\b.*$", re.MULTILINE)
+
+
+def run_errors(output: str) -> dict[str, str]:
+    """What went wrong in ``runtests.py``'s output around the tests: ``setup_error``, the
+    error that stopped it before any test (making the test database, migrating), and
+    ``teardown_error``, one dropping the test database after them."""
+    ran = re.search(r"^Ran \d+ tests? in ", output, re.MULTILINE)
+    before, after = (output[:ran.start()], output[ran.end():]) if ran else (output, "")
+    errors: dict[str, str] = {}
+    made = re.findall(r"^Got an error (?:re)?creating the test database: (.*)$", before,
+                      re.MULTILINE)
+    raised = [m.group(0) for m in _EXCEPTION_LINE.finditer(before)]
+    if ran is None and (made or raised):
+        errors["setup_error"] = made[-1] if made else raised[-1]
+    dropped = [m.group(0) for m in _EXCEPTION_LINE.finditer(after)]
+    if dropped:
+        errors["teardown_error"] = dropped[-1]
+    return errors
+
+
 # ........................................................................... analysis
 
-#: unittest's name for an error outside any test: ``setUpClass (module.Class)``.
-_OUTSIDE_A_TEST = re.compile(r"^(setUpClass|setUpModule|tearDownClass|tearDownModule) "
-                             r"\((.+)\)$")
+#: unittest's name for an error outside any test, ``setUpClass (module.Class)``, and this
+#: benchmark's for one that stopped a whole app's run before its tests, ``runtests (app)``.
+_OUTSIDE_A_TEST = re.compile(r"^(setUpClass|setUpModule|tearDownClass|tearDownModule|"
+                             r"runtests) \((.+)\)$")
 
 
 def load_lines(path: Path) -> dict[str, Outcome]:
@@ -218,6 +248,17 @@ def load_lines(path: Path) -> dict[str, Outcome]:
         outcome = {"expected_failure": "passed",
                    "unexpected_success": "failed"}.get(entry["outcome"], entry["outcome"])
         results[entry["test"]] = (outcome, "" if outcome == "passed" else entry["message"])
+    return results
+
+
+def app_results(info: Mapping[str, Any]) -> dict[str, Outcome]:
+    """One app's run: its tests' outcomes, or, where it stopped before any test, its error
+    (``runtests (app)``, given to the tests the other server ran by
+    :func:`attribute_class_errors`)."""
+    results = load_lines(Path(info["results"]))
+    if not results and info.get("setup_error"):
+        app = Path(info["results"]).stem
+        results[f"runtests ({app})"] = ("error", info["setup_error"])
     return results
 
 
@@ -348,9 +389,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             thread.start()
         for thread in threads:
             thread.join()
-        results = {system: {app: load_lines(Path(info["results"]))
-                            for app, info in runs[system].items() if "results" in info}
-                   for system in SYSTEMS}
+        results = {system: {app: app_results(info) for app, info in runs[system].items()
+                            if "results" in info} for system in SYSTEMS}
         compared = [app for app in args.apps
                     if all(runs[s][app]["status"] == "completed" for s in SYSTEMS)]
         analysis = analyse(results["mariadb"], results["rivulet"], compared)

@@ -5,8 +5,10 @@ environment, with :class:`bench.django_suite_runner.JSONLinesRunner` writing the
 The rest is Django's own ``tests/test_sqlite.py``: a ``default`` and an ``other`` database (the
 multi-database tests want the second; runtests.py sets up only those the tests it runs use),
 MD5 password hashing (fast), ``AutoField`` keys, ``USE_TZ = False``. The test databases
-(``test_rivulet``, ``test_other``) take the server's default character set and collation (no
-``TEST`` charset): for MariaDB the oracle's, rivulet's contract (``bench/mysql_oracle.py``).
+(``test_rivulet_<suffix>``, ``test_other_<suffix>``: each run of ``runtests.py`` names its
+own, so that a test database one run failed to drop does not stop the next run making its own)
+take the server's default character set and collation (no ``TEST`` charset): for MariaDB the
+oracle's, rivulet's contract (``bench/mysql_oracle.py``).
 
 The driver is mysqlclient (``MySQLdb``), the one Django's MySQL backend is written for; where it
 is not installed, PyMySQL stands in (``pymysql.install_as_MySQLdb()``) and
@@ -21,9 +23,11 @@ from __future__ import annotations
 import os
 
 #: The environment: the server's port (MySQL's 3306 where unset: the module is imported by
-#: ``bench.django_suite`` too, for these names), the connections' init_command (may be empty).
+#: ``bench.django_suite`` too, for these names), the connections' init_command (may be empty),
+#: the suffix of the test databases' names (may be empty).
 PORT_ENV = "RIVULET_DJANGO_PORT"
 INIT_COMMAND_ENV = "RIVULET_DJANGO_INIT_COMMAND"
+TEST_SUFFIX_ENV = "RIVULET_DJANGO_TEST_SUFFIX"
 #: Seconds a connection waits for a reply before its query fails.
 READ_TIMEOUT_S = 60
 
@@ -42,8 +46,10 @@ def _database(name: str) -> dict[str, object]:
     options: dict[str, object] = {"read_timeout": READ_TIMEOUT_S}
     if os.environ.get(INIT_COMMAND_ENV):
         options["init_command"] = os.environ[INIT_COMMAND_ENV]
+    suffix = os.environ.get(TEST_SUFFIX_ENV)
     return {"ENGINE": "django.db.backends.mysql", "NAME": name, "USER": "root", "PASSWORD": "",
-            "HOST": "127.0.0.1", "PORT": os.environ.get(PORT_ENV, "3306"), "OPTIONS": options}
+            "HOST": "127.0.0.1", "PORT": os.environ.get(PORT_ENV, "3306"), "OPTIONS": options,
+            "TEST": {"NAME": f"test_{name}_{suffix}" if suffix else f"test_{name}"}}
 
 
 DATABASES = {"default": _database("rivulet"), "other": _database("other")}

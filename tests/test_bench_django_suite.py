@@ -16,10 +16,12 @@ import pytest
 from bench.django_suite import (
     NOT_COLLECTED,
     analyse,
+    app_results,
     attribute_class_errors,
     django_tests,
     load_lines,
     pass_rate_percent,
+    run_errors,
 )
 from bench.django_suite_runner import RESULTS_ENV, JSONLinesResult
 
@@ -148,6 +150,45 @@ def test_analysis_compares_the_apps_and_lists_wrong_values() -> None:
         {"test": "basic.T.t3", "message": "AssertionError: 3 != 4"}]
     assert report["per_app"]["basic"]["rivulet"]["tests"] == 4
     assert "lookup" not in report["per_app"]
+
+
+SETUP_FAILED = """\
+Creating test database for alias 'default' ('test_rivulet_m2o')...
+Got an error creating the test database: (1007, "Can't create database 'x'; database exists")
+Destroying old test database for alias 'default' ('test_rivulet_m2o')...
+Got an error recreating the test database: (1146, "unknown table 'x.t'")
+"""
+TEARDOWN_FAILED = """\
+ERROR: test_a (q.tests.T.test_a)
+Traceback (most recent call last):
+django.db.utils.NotSupportedError: (1235, "unsupported X")
+----------------------------------------------------------------------
+Ran 2 tests in 1.5s
+
+FAILED (errors=1)
+Destroying test database for alias 'default' ('test_rivulet_q')...
+Traceback (most recent call last):
+MySQLdb.OperationalError: (2013, 'Lost connection to server during query')
+django.db.utils.OperationalError: (2013, 'Lost connection to server during query')
+"""
+
+
+def test_run_errors_around_the_tests_are_told_apart() -> None:
+    assert run_errors(SETUP_FAILED) == {"setup_error": "(1146, \"unknown table 'x.t'\")"}
+    assert run_errors(TEARDOWN_FAILED) == {"teardown_error": (
+        "django.db.utils.OperationalError: (2013, 'Lost connection to server during query')")}
+    assert run_errors("Ran 2 tests in 0.1s\n\nOK\n") == {}
+
+
+def test_an_app_stopped_before_its_tests_gives_its_error_to_the_tests_the_other_ran(
+        tmp_path: Path) -> None:
+    empty = tmp_path / "many_to_one.jsonl"
+    empty.write_text("")
+    stopped = app_results({"results": str(empty), "setup_error": "(1146, 'x')"})
+    assert stopped == {"runtests (many_to_one)": ("error", "(1146, 'x')")}
+    mariadb = {"many_to_one.tests.T.test_1": ("passed", "")}
+    assert attribute_class_errors(stopped, mariadb) == {
+        "many_to_one.tests.T.test_1": ("error", "(1146, 'x')")}
 
 
 def test_pass_rate_is_over_the_tests_not_skipped() -> None:
