@@ -267,7 +267,7 @@ _CAUSE_RULES = (
     (r"duplicate primary key .* in table '\w+'", "duplicate primary key ... in table <T>"),
     (r"named '\w+' already exists", "named <T> already exists"),
     (r"\(line \d+, column \d+\)", ""),
-    (r"^(AssertionError|assert) .*", r"\1 (a wrong value)"),
+    (r"^(AssertionError|assert):? .*", r"\1 (a wrong value)"),
 )
 #: rivulet's 1235: "unsupported <construct>: '<the statement's text>' (line, column)".
 _UNSUPPORTED = re.compile(r"""^\(1235, ['"]unsupported ([^:'"]+)(?:: (.*))?""")
