@@ -77,7 +77,7 @@ def test_waiters_go_in_order_and_an_upgrade_passes_them() -> None:
     assert second.result(1) is None
 
 
-def test_a_cycle_of_waits_fails_its_youngest_transaction_and_frees_its_locks() -> None:
+def test_a_cycle_of_waits_fails_the_transaction_closing_it_and_frees_its_locks() -> None:
     locks = LockManager()
     locks.acquire("old", row(1, X), 5)
     locks.acquire("young", row(2, X), 5)
@@ -94,14 +94,28 @@ def test_a_cycle_of_waits_fails_its_youngest_transaction_and_frees_its_locks() -
     assert locks.counters["deadlocks"] == 1
 
 
-def test_the_victim_may_be_a_waiter_other_than_the_one_closing_the_cycle() -> None:
+def test_the_older_transaction_closing_a_cycle_is_its_victim_among_equals() -> None:
+    """InnoDB's rule on a tie (Django's test_implicit_savepoint_rollback): the requester
+    that closes the cycle fails, even when it is the older one."""
     locks = LockManager()
-    locks.acquire("a", row(1, X), 5)
-    locks.acquire("b", row(2, X), 5)
+    locks.acquire("old", row(1, X), 5)
+    locks.acquire("young", row(2, X), 5)
+    young_waits = locks.acquire("young", row(1, X), 5)
+    old_waits = locks.acquire("old", row(2, X), 5)  # closes the cycle
+    with pytest.raises(DeadlockError):
+        old_waits.result(1)
+    assert young_waits.result(1) is None
+
+
+def test_the_victim_may_be_a_waiter_other_than_the_one_closing_the_cycle() -> None:
+    """A member of the cycle holding fewer locks is the victim, not the requester."""
+    locks = LockManager()
+    locks.acquire("a", row(1, X) + row(4, X), 5)
+    locks.acquire("b", row(2, X) + row(5, X), 5)
     locks.acquire("c", row(3, X), 5)
     b_waits = locks.acquire("b", row(3, X), 5)  # b -> c
     c_waits = locks.acquire("c", row(1, X), 5)  # c -> a
-    a_waits = locks.acquire("a", row(2, X), 5)  # a -> b: a cycle; c is the youngest
+    a_waits = locks.acquire("a", row(2, X), 5)  # a -> b: a cycle; c holds the fewest
     with pytest.raises(DeadlockError):
         c_waits.result(1)
     assert b_waits.result(1) is None  # c's row 3 freed
@@ -402,6 +416,24 @@ def test_over_mysql_a_deadlock_answers_1213_and_rolls_back(
     assert second.server_status & 0x0001 == 0  # rolled back
     assert waiting.result(5) == 0
     first.commit()
+
+
+def test_over_mysql_the_older_transaction_closing_a_deadlock_is_its_victim(
+        server: ServerThread, db: rivulet.Database) -> None:
+    """Django's test_implicit_savepoint_rollback, as MariaDB answers it: the connection
+    whose statement closes the cycle gets 1213, though its transaction began first."""
+    older, younger = connect(server), connect(server)
+    one(older, "SELECT n FROM counter WHERE id = 1 FOR UPDATE")
+    one(younger, "SELECT n FROM counter WHERE id = 2 FOR UPDATE")
+    waiting = in_thread(one, younger, "UPDATE counter SET n = 5 WHERE id = 1")
+    time.sleep(0.2)
+    with pytest.raises(pymysql.err.OperationalError) as failed:
+        one(older, "UPDATE counter SET n = 6 WHERE id = 2")
+    assert failed.value.args[0] == 1213
+    assert waiting.result(5) is None  # (the UPDATE went on once older's locks were gone)
+    younger.commit()
+    db.settle()
+    assert db.query("SELECT n FROM counter WHERE id = 1") == [(5,)]
 
 
 def test_over_mysql_a_lock_wait_times_out_with_1205_after_the_sessions_timeout(

@@ -260,15 +260,18 @@ class LockManager:
         return out
 
     def _check_deadlock(self, request: _Request, settle: list) -> None:
-        """A cycle through ``request``'s owner in the wait-for graph: its youngest member
-        is the victim (the requester itself, or another waiter), whose wait fails and
-        whose locks go at once; repeated while ``request`` still waits in a cycle."""
+        """A cycle through ``request``'s owner in the wait-for graph: its member holding the
+        fewest locks is the victim, the requester among equals (then the youngest), as
+        InnoDB chooses the lighter transaction and the one whose request closes the cycle
+        on a tie; the victim's wait fails and its locks go at once; repeated while
+        ``request`` still waits in a cycle."""
         while request.waiting_on is not None:
             cycle = self._cycle(request.owner)
             if cycle is None:
                 return
             self.counters["deadlocks"] += 1
-            victim = max(cycle, key=lambda o: self._age.get(o, 0))
+            victim = min(cycle, key=lambda o: (len(self._held.get(o, ())), o != request.owner,
+                                               -self._age.get(o, 0)))
             doomed = self._waits.pop(victim)
             self._unqueue(doomed, settle)
             settle.append((doomed.future, DeadlockError(_DEADLOCK)))
