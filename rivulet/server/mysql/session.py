@@ -312,6 +312,9 @@ class RivuletSession(Session):
                 db, name = split_name(plan.name)
                 databases.setdefault(db, {})[name] = {
                     c.name: column_type_name(c.kind) for c in plan.root.columns[: plan.visible]}
+        for broken in list(catalog.broken.values()):  # (its columns are unknown now)
+            db, name = split_name(broken.name)
+            databases.setdefault(db, {})[name] = {}
         return databases
 
     async def query(self, expression: exp.Expression, sql: str, attrs: dict[str, str]) -> Any:
@@ -477,8 +480,9 @@ def show(db: Database, node: exp.Expr | None, sql: str,
     ``database`` (the session's: what a SHOW without ``FROM db`` is of)."""
     catalog = db.catalog
     if node is None:  # SHOW VIEWS
-        rows = [(name, catalog.views[name.lower()].sql) for name in sorted(db.views())]
-        return rows, text_columns("View", "Definition")
+        rows = [(name, catalog.views[name.lower()].sql) for name in db.views()]
+        rows += [(b.name, b.sql) for b in list(catalog.broken.values())]
+        return sorted(rows), text_columns("View", "Definition")
     if isinstance(node, exp.Describe):  # (``s.t`` is the catalog's name already)
         _check_database(catalog, node.this.db if isinstance(node.this, exp.Table) else "",
                         node.this.name)
@@ -494,6 +498,7 @@ def show(db: Database, node: exp.Expr | None, sql: str,
     if kind == "TABLES":
         names = [(t.name, "BASE TABLE") for t in list(catalog.tables.values())]
         names += [(v, "VIEW") for v in db.views()]
+        names += [(b.name, "VIEW") for b in list(catalog.broken.values())]
         names = [(split_name(n)[1], k) for n, k in names if in_schema(n, schema)]
         like = node.args.get("like")
         if like is not None:
@@ -507,7 +512,7 @@ def show(db: Database, node: exp.Expr | None, sql: str,
     if kind == "CREATE TABLE":
         table = catalog.table(name)
         if table is None:
-            if catalog.view(name) is not None:
+            if catalog.view(name) is not None or catalog.broken_view(name) is not None:
                 return _create_view(catalog, name)
             raise UnknownObjectError(f"unknown table {name!r}")
         return ([(target_name, create_table_sql(table))],
@@ -574,7 +579,9 @@ def _check_database(catalog: Catalog, name: str, table: str = "") -> None:
 
 
 def _create_view(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
-    plan = catalog.view(name)
+    """``SHOW CREATE VIEW``: of a view whose tables are gone too (MySQL shows it, with a
+    warning)."""
+    plan = catalog.view(name) or catalog.broken_view(name)
     if plan is None:
         raise UnknownObjectError(f"unknown view {name!r}")
     text = f"CREATE VIEW `{plan.name}` AS {plan.sql}"
@@ -605,6 +612,9 @@ def describe(catalog: Catalog, name: str,
         return rows, columns
     plan = catalog.view(name)
     if plan is None:
+        broken = catalog.broken_view(name)
+        if broken is not None:
+            raise broken.error()
         raise UnknownObjectError(f"unknown table {name!r}")
     rows = []
     for out in plan.root.columns[: plan.visible]:
