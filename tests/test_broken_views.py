@@ -187,22 +187,6 @@ def test_introspection_lists_a_broken_view_without_columns(pair: MySQLPair) -> N
     assert "SELECT a, b FROM t WHERE b > 5" in over_the_wire(pair.db, "SHOW CREATE VIEW v")[0][1]
 
 
-def test_a_view_of_star_over_other_columns_is_refused_not_answered(pair: MySQLPair) -> None:
-    """MySQL keeps a view's ``*`` as the columns it stood for; rivulet keeps the query, so
-    a table made again with its columns in another order would answer other columns:
-    refused (1235) until the view is made again (docs/sql.md, differences)."""
-    pair.execute("CREATE VIEW star AS SELECT * FROM t")
-    pair.execute("DROP TABLE t")
-    pair.execute("CREATE TABLE t (b INT, a INT PRIMARY KEY)")
-    pair.execute("INSERT INTO t VALUES (10, 1)")
-    assert pair.mariadb("SELECT * FROM star") == [(1, 10)]  # a, b: as it was made
-    with pytest.raises(UnsupportedSqlError, match=r"made with the columns \(a, b\)"):
-        pair.db.query("SELECT * FROM star")
-    pair.check_query("SELECT * FROM v")  # (names its columns: the same as MariaDB's)
-    pair.execute("CREATE OR REPLACE VIEW star AS SELECT * FROM t")
-    assert pair.db.query("SELECT * FROM star") == [(10, 1)]
-
-
 # --------------------------------------------------------------------------- error codes
 
 
