@@ -332,3 +332,27 @@ def test_the_cte_scopes_of_a_view_source(tmp_path: Path) -> None:
     assert _view_sources("SELECT * FROM (WITH c AS (SELECT 1 AS a) SELECT a FROM c) x "
                          "JOIN c ON c.a = x.a") == {"c"}
     assert _view_sources("WITH c AS (SELECT 1 AS a) SELECT a FROM c") == set()
+
+
+# --------------------------------------------------------------------------- copies
+
+
+def test_a_table_a_stored_copy_reads_is_not_dropped_alone(tmp_path: Path) -> None:
+    """The program restored makes a ``CREATE TABLE ... AS SELECT`` table from its source
+    again, so dropping the source alone would leave a database that does not open: it is
+    refused (1235), changing nothing; with its copy in the same statement it goes."""
+    with rivulet.open(tmp_path / "db") as db:
+        db.execute_script("""
+            CREATE TABLE s (a INT PRIMARY KEY, b INT);
+            INSERT INTO s VALUES (1, 2);
+            CREATE TABLE c AS SELECT a, b FROM s;
+        """)
+        for drop in (lambda: db.execute("DROP TABLE s"), lambda: db.drop_table("s")):
+            with pytest.raises(UnsupportedSqlError, match="CREATE TABLE ... AS SELECT") as info:
+                drop()
+            assert error_code(info.value).mysql == 1235
+    with rivulet.open(tmp_path / "db") as db:
+        assert db.query("SELECT * FROM c") == [(1, 2)]
+        db.execute("DROP TABLE s, c")
+    with rivulet.open(tmp_path / "db") as db:
+        assert db.catalog.tables == {}

@@ -466,13 +466,14 @@ class Program:
                 self._check_view_droppable(name, dropping)
             else:
                 self._check_table_droppable(name, before.get(name.lower()))
+                self._check_no_copy_reads(name, dropping)
         while names:  # a view read by another one of the names goes after it
             name = next(n for n in names
                         if not self._view_readers(n) & (dropping - {n.lower()}))
             if views:
                 self.drop_view(name)
             else:
-                self.drop_table(name, dropping=before.get(name.lower()))
+                self.drop_table(name, dropping=before.get(name.lower()), going=dropping)
             names.remove(name)
             dropping.discard(name.lower())
         if missing:
@@ -509,6 +510,19 @@ class Program:
                                      f"constraint fails (table {children[0].name!r} references "
                                      f"{name!r}: drop it first, or in the same statement)")
 
+    def _check_no_copy_reads(self, name: str, going: Set[str]) -> None:
+        """Refuse to drop a table a stored ``CREATE TABLE ... AS SELECT`` reads, unless its
+        copy goes too: the program restored makes the copy from it (without it, the
+        database would not open again)."""
+        for statement in self.core.storage.program():
+            if (statement.kind == "copy" and statement.name.lower() not in going
+                    and name.lower() in _view_sources(_copy_query(statement.sql))):
+                raise UnsupportedSqlError(
+                    f"DROP TABLE {name}: table {statement.name!r} was made from it by "
+                    "CREATE TABLE ... AS SELECT, and rivulet's stored program makes it "
+                    "from it again at open (drop that table first, or in the same "
+                    "statement)")
+
     def drop_view(self, name: str, *, if_exists: bool = False) -> None:
         core = self.core
         broken = core.catalog.broken_view(name)
@@ -536,13 +550,16 @@ class Program:
                     del self.adhoc[key]
 
     def drop_table(self, name: str, *, if_exists: bool = False,
-                   dropping: Set[str] | None = frozenset()) -> None:
-        """Drop table ``name`` (``dropping``: as :meth:`_check_table_droppable` takes it)."""
+                   dropping: Set[str] | None = frozenset(),
+                   going: Set[str] | None = None) -> None:
+        """Drop table ``name`` (``dropping``: as :meth:`_check_table_droppable` takes it;
+        ``going``: every table the statement drops, by lower-case name)."""
         core = self.core
         schema = core.catalog.table(name)
         if schema is None and if_exists:
             return
         self._check_table_droppable(name, dropping)
+        self._check_no_copy_reads(name, going if going is not None else {name.lower()})
         assert schema is not None
         if any(p.source.lower() == name.lower() for p in core.lazy.copies.values()):
             core.lazy.finish(name.lower())  # a table copied from it needs its rows
