@@ -356,3 +356,30 @@ def test_a_table_a_stored_copy_reads_is_not_dropped_alone(tmp_path: Path) -> Non
         db.execute("DROP TABLE s, c")
     with rivulet.open(tmp_path / "db") as db:
         assert db.catalog.tables == {}
+
+
+def test_rename_table_in_another_database_renames_its_tables(tmp_path: Path) -> None:
+    """Over a connection whose database is not the default one, bare names are of that
+    database (as every statement's are), qualified ones of theirs."""
+    with rivulet.open(tmp_path / "db") as db:
+        db.execute_script("""
+            CREATE DATABASE shop;
+            CREATE TABLE t (a INT PRIMARY KEY);
+            CREATE TABLE shop.t (a INT PRIMARY KEY);
+            INSERT INTO shop.t VALUES (5);
+        """)
+        running = ServerThread(db, port=0)
+        try:
+            conn = pymysql.connect(host="127.0.0.1", port=running.port, user="root",
+                                   password="", database="shop", autocommit=True)
+            with conn.cursor() as cur:
+                cur.execute("RENAME TABLE t TO u")
+                cur.execute("ALTER TABLE u RENAME TO w")
+                cur.execute("RENAME TABLE w TO rivulet.moved, rivulet.t TO `t two`")
+            conn.close()
+        finally:
+            running.stop()
+        assert sorted(db.catalog.tables) == ["moved", "shop.t two"]
+    with rivulet.open(tmp_path / "db") as db:
+        assert db.query("SELECT a FROM moved") == [(5,)]
+        assert db.catalog.table("shop.t two") is not None

@@ -35,6 +35,36 @@ def is_rename_table(node: exp.Expr) -> bool:
 def rename_pairs(command: exp.Command) -> tuple[tuple[str, str], ...]:
     """The ``(old, new)`` catalog names of a ``RENAME TABLE`` command, in order (1064 if
     it is not ``RENAME TABLE name TO name[, name TO name ...]``)."""
+    return tuple((_catalog_name(old), _catalog_name(new))
+                 for old, new in _written_pairs(command))
+
+
+def qualified_rename(command: exp.Command, schema: str) -> str:
+    """``RENAME TABLE`` run in database ``schema`` (not the default): its text with each
+    bare name qualified by it (as rivulet/sql/schemas.py's ``qualify`` does for statements
+    sqlglot parses)."""
+    pairs = [f"{_quoted(old, schema)} TO {_quoted(new, schema)}"
+             for old, new in _written_pairs(command)]
+    return f"RENAME TABLE {', '.join(pairs)}"
+
+
+#: A name as written: its database (None if bare) and its name.
+_Written = tuple[str | None, str]
+
+
+def _catalog_name(written: _Written) -> str:
+    database, name = written
+    return name if database is None else catalog_name(database, name)
+
+
+def _quoted(written: _Written, schema: str) -> str:
+    database, name = written
+    return ".".join("`" + part.replace("`", "``") + "`"
+                    for part in (database if database is not None else schema, name))
+
+
+def _written_pairs(command: exp.Command) -> list[tuple[_Written, _Written]]:
+    """The pairs of names of ``RENAME TABLE``, as written."""
     text = command.expression.name if isinstance(command.expression, exp.Expr) else ""
     tokens = tokenize(text)
     at = 0
@@ -50,7 +80,7 @@ def rename_pairs(command: exp.Command) -> tuple[tuple[str, str], ...]:
             return True
         return False
 
-    def name() -> str:
+    def name() -> _Written:
         nonlocal at
         parts: list[str] = []
         while True:
@@ -62,7 +92,7 @@ def rename_pairs(command: exp.Command) -> tuple[tuple[str, str], ...]:
                 at += 1
                 continue
             break
-        return catalog_name(parts[0], parts[1]) if len(parts) == 2 else parts[0]
+        return (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
 
     if not word("TABLE", "TABLES"):
         raise fail()
@@ -77,7 +107,7 @@ def rename_pairs(command: exp.Command) -> tuple[tuple[str, str], ...]:
             continue
         if at < len(tokens):
             raise fail()
-        return tuple(pairs)
+        return pairs
 
 
 def renamed_statement(sql: str, new: str) -> str:

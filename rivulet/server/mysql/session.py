@@ -40,6 +40,7 @@ from rivulet.server.mysql.statements import DATABASE_NAME, SESSION_FUNCTION_NAME
 from rivulet.sql.control import ISOLATION
 from rivulet.sql.ddl import check_condition
 from rivulet.sql.parse import DIALECT, parse_one
+from rivulet.sql.rename import is_rename_table, qualified_rename
 from rivulet.sql.schemas import (
     SYSTEM_SCHEMAS,
     catalog_name,
@@ -256,6 +257,9 @@ class RivuletSession(Session):
             node = parse_one(sql)
         except SqlError:  # not a statement parsed (SAVEPOINT, START TRANSACTION...): as it is
             return sql
+        if is_rename_table(node):  # (an opaque command to sqlglot: its names read here)
+            assert isinstance(node, exp.Command)
+            return qualified_rename(node, schema)
         before = node.sql(dialect=DIALECT)
         after = qualify(node, schema).sql(dialect=DIALECT)
         return sql if after == before else after
