@@ -137,6 +137,19 @@ def test_the_views_answer_again_once_the_table_is_back(pair: MySQLPair) -> None:
     same_code(pair, "SELECT * FROM v2", 1356)
 
 
+def test_a_column_added_back_by_alter_table_brings_a_view_back(pair: MySQLPair) -> None:
+    pair.execute("DROP TABLE t")
+    pair.execute("CREATE TABLE t (a INT PRIMARY KEY)")
+    pair.execute("INSERT INTO t VALUES (1), (2)")
+    same_code(pair, "SELECT * FROM v", 1356)
+    same_code(pair, "CREATE VIEW w AS SELECT a FROM v2", 1356)  # (a view over a broken one)
+    pair.execute("ALTER TABLE t ADD COLUMN b INT DEFAULT 6")
+    pair.check_query("SELECT * FROM v2")
+    reopen(pair)  # (restored: the view, the table, then the ALTER that brings it back)
+    pair.execute("INSERT INTO t VALUES (3, 1)")
+    assert pair.check_query("SELECT * FROM v") == [(1, 6), (2, 6)]
+
+
 def test_a_broken_view_stays_broken_across_a_restart_and_comes_back(pair: MySQLPair) -> None:
     pair.execute("DROP TABLE t")
     reopen(pair)
