@@ -112,6 +112,9 @@ class Program:
                 core.catalog.broken[statement.name.lower()] = BrokenView(
                     statement.name, statement.sql, columns.get(statement.name.lower()))
             self._repair_views()
+        for broken in core.catalog.broken.values():  # (what DROP TABLE left, or worse)
+            log.warning("view %r is not built: %s", broken.name,
+                        broken.refusal or "a table or column it reads is missing (1356)")
         if self.enforce_unique:
             for schema in core.catalog.tables.values():
                 if schema.keys:
