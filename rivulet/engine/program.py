@@ -11,7 +11,6 @@ running database does.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import replace
@@ -87,8 +86,7 @@ class Program:
         """Rebuild the program from storage's program table."""
         core = self.core
         program = core.storage.program()
-        columns = {s.name.lower(): tuple(json.loads(s.sql)) for s in program
-                   if s.kind == "view_columns"}
+        records = {s.name.lower(): s.sql for s in program if s.kind == "view_columns"}
         for statement in program:
             bound = (st.bind_text(statement.sql, core.catalog)
                      if statement.kind == "table" else None)
@@ -109,8 +107,8 @@ class Program:
             elif statement.kind == "view":
                 # A view whose tables are gone (or come later in the program, made again
                 # after they were dropped) is kept broken until they are there.
-                core.catalog.broken[statement.name.lower()] = BrokenView(
-                    statement.name, statement.sql, columns.get(statement.name.lower()))
+                core.catalog.broken[statement.name.lower()] = BrokenView.recorded(
+                    statement.name, statement.sql, records.get(statement.name.lower()))
             self._repair_views()
         for broken in core.catalog.broken.values():  # (what DROP TABLE left, or worse)
             log.warning("view %r is not built: %s", broken.name,
@@ -568,7 +566,7 @@ class Program:
             core.lazy.finish(name.lower())  # a table copied from it needs its rows
         with core.migration():
             self._drop_adhoc_views_of(name)
-            users = self._users_of(name)
+            users = self._broken_of(self._users_of(name))
             with core.storage.transaction():
                 core.storage.drop_table(schema)
                 for kind in ("table", "copy", "alter"):
@@ -607,7 +605,7 @@ class Program:
             users = []
             for schema, new, _ in plans:
                 users.append([] if schema.name.lower() in made
-                             else self._users_of(schema.name))
+                             else self._broken_of(self._users_of(schema.name)))
                 made.add(new.lower())
             with core.storage.transaction():
                 for (schema, new, rewritten), readers in zip(plans, users):
@@ -681,7 +679,7 @@ class Program:
                 raise UnsupportedSqlError(f"RENAME TABLE of {name!r}, which CREATE TABLE "
                                           f"{copy.name} ... AS SELECT read")
 
-    def _rename_in_memory(self, old: str, new: str, users: Sequence[ir.ViewPlan]) -> None:
+    def _rename_in_memory(self, old: str, new: str, users: Sequence[BrokenView]) -> None:
         """The catalog and graph after table ``old`` became ``new`` (under a migration):
         the views that read it broken, its ad-hoc readers dropped, its base node made
         again under the new name."""
@@ -706,23 +704,35 @@ class Program:
         return [catalog.views[v.lower()] for v in catalog.users_of_table(table)
                 if not is_adhoc(v)]
 
-    def _store_columns(self, plans: Sequence[ir.ViewPlan]) -> None:
-        """The columns of views about to break, in the stored program (in its storage
-        transaction): a view restored broken is planned again only to these columns."""
-        storage = self.core.storage
+    def _broken_of(self, plans: Sequence[ir.ViewPlan]) -> list[BrokenView]:
+        """Views about to break, as they will be kept: their columns, and the tables they
+        read with the columns those have now (before any of them changes)."""
+        catalog = self.core.catalog
+        out = []
         for plan in plans:
-            storage.remove_statement("view_columns", plan.name)
-            storage.add_statement("view_columns", plan.name, json.dumps(plan.column_names))
+            read = sorted({n.table.lower(): n.table for n in ir.walk(plan.root)
+                           if isinstance(n, ir.Scan)}.values(), key=str.lower)
+            tables = tuple((name, tuple(schema.column_names)) for name in read
+                           if (schema := catalog.table(name)) is not None)
+            out.append(BrokenView(plan.name, plan.sql, tuple(plan.column_names), tables))
+        return out
 
-    def _break(self, plans: Sequence[ir.ViewPlan]) -> None:
+    def _store_columns(self, views: Sequence[BrokenView]) -> None:
+        """What is kept of views about to break, in the stored program (in its storage
+        transaction): a view restored broken is built again only as it was."""
+        storage = self.core.storage
+        for view in views:
+            storage.remove_statement("view_columns", view.name)
+            storage.add_statement("view_columns", view.name, view.record())
+
+    def _break(self, views: Sequence[BrokenView]) -> None:
         """Views whose table goes: their dataflow torn down, their name and text kept
         (rivulet/plan/broken.py), under a migration. Their stored statements stay as they
         are: the program restored makes them broken where their tables are missing."""
         catalog = self.core.catalog
-        for plan in plans:
-            self.uninstall_view(plan.name)
-            catalog.broken[plan.name.lower()] = BrokenView(plan.name, plan.sql,
-                                                           tuple(plan.column_names))
+        for view in views:
+            self.uninstall_view(view.name)
+            catalog.broken[view.name.lower()] = view
 
     def _repair_views(self) -> None:
         """Plan the broken views again, readers after the views they read (under a
@@ -755,9 +765,27 @@ class Program:
                         "view's query, not the columns its * stood for (drop the view and "
                         "make it again)"))
                     continue
+                changed = self._changed_tables(broken)
+                if changed:
+                    catalog.broken[key] = replace(broken, refusal=(
+                        f"view {broken.name!r} reads several tables, and the columns of "
+                        f"{', '.join(changed)} are not those it was made over: rivulet "
+                        "finds a column by the name the query gives, MySQL by the table "
+                        "it stood for then (drop the view and make it again)"))
+                    continue
                 del catalog.broken[key]
                 self.install_view(plan)
                 progress = True
+
+    def _changed_tables(self, broken: BrokenView) -> list[str]:
+        """Of a view of several tables, those whose columns now are not the columns they
+        had when it broke (a view of one table finds each column in it, as MySQL does)."""
+        if broken.tables is None or len(broken.tables) < 2:
+            return []
+        catalog = self.core.catalog
+        return [name for name, columns in broken.tables
+                if (schema := catalog.table(name)) is None
+                or tuple(schema.column_names) != columns]
 
     # ..................................................................... views
 

@@ -12,6 +12,7 @@ other columns, or in another order, must not change the view's columns).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from rivulet.errors import BrokenViewError, UnsupportedSqlError
@@ -29,9 +30,28 @@ class BrokenView:
     #: The names of its columns when it last ran (None: not known, it has not run since
     #: it was restored): a plan over the tables as they are now must answer the same.
     columns: tuple[str, ...] | None
+    #: The tables it read when it last ran, each with its columns then, by name (None:
+    #: not known). Of a view of several tables, a plan over them as they are now is the
+    #: view only if their columns are the same: rivulet resolves an unqualified column
+    #: by the query's text, where MySQL stored the table each stood for.
+    tables: tuple[tuple[str, tuple[str, ...]], ...] | None = None
     #: Why it cannot be read when it is no MySQL 1356 (its tables exist, but rivulet
     #: cannot answer it as MySQL would), else None.
     refusal: str | None = None
+
+    def record(self) -> str:
+        """What the stored program keeps of it (``view_columns``), as JSON."""
+        return json.dumps({"columns": self.columns,
+                           "tables": None if self.tables is None else dict(self.tables)})
+
+    @classmethod
+    def recorded(cls, name: str, sql: str, record: str | None) -> BrokenView:
+        """A view restored broken, with what :meth:`record` kept of it (None: nothing)."""
+        kept = json.loads(record) if record is not None else {}
+        columns, tables = kept.get("columns"), kept.get("tables")
+        return cls(name, sql, None if columns is None else tuple(columns),
+                   None if tables is None else tuple(
+                       (table, tuple(names)) for table, names in tables.items()))
 
     def error(self) -> BrokenViewError | UnsupportedSqlError:
         """What a read of it raises."""
