@@ -170,7 +170,8 @@ def unsupported_sql(draw: Any) -> tuple[str, str, list[str]]:
          "UPDATE a = 2", ["ignore"]),
         ("multi-table update with LIMIT", "UPDATE t JOIN u ON t.id = u.t_id SET t.a = 1 "
          "LIMIT 1", ["several tables and order by/limit"]),
-        ("rename table", "RENAME TABLE t TO z", ["rename"]),
+        ("rename a view", "RENAME TABLE by_id TO z", ["rename", "view"]),
+        ("rename a table onto another", "RENAME TABLE t TO u", ["exists", "'u'"]),
         ("grant", "GRANT ALL ON *.* TO 'x'@'%'", ["grant", "statement"]),
         ("call", "CALL proc(1)", ["call", "statement"]),
         ("set variable", "SET @x = 1", ["set", "statement", "variable"]),
@@ -187,7 +188,7 @@ def unsupported_sql(draw: Any) -> tuple[str, str, list[str]]:
         ("spatial type", "CREATE TABLE z (id INT, g GEOMETRY)", ["geometry"]),
         ("temporary table", "CREATE TEMPORARY TABLE z (id INT)", ["temporary"]),
         ("drop database", "DROP DATABASE rivulet", ["database"]),
-        ("drop several, one read by views", "DROP TABLE t, u", ["used by view"]),
+        ("drop several views, one unknown", "DROP VIEW by_id, nowhere", ["nowhere"]),
         ("alter view", "ALTER VIEW by_id AS SELECT id FROM t", ["alter", "statement"]),
         ("load data", "LOAD DATA INFILE '/etc/passwd' INTO TABLE t", ["parse", "load",
                                                                         "statement"]),

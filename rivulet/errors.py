@@ -44,6 +44,7 @@ AggregateMisuseError     1111   HY000     400   sql
 ValueCountError          1136   21S01     400   sql
 UnionWidthError          1222   21000     400   sql
 UnknownTableError        1146   42S02     400   sql
+UnknownQualifierError    1051   42S02     400   sql
 UnknownColumnError       1054   42S22     400   sql
 DuplicateKeyNameError    1061   42000     400   sql
 DuplicateCheckNameError  3822   HY000     400   sql
@@ -77,6 +78,8 @@ DataDirectoryInUseError  1105   HY000     500   storage
 BackupError              1105   HY000     400   bad_request
 ProgramError             1105   HY000     409   conflict
 UnknownObjectError       1146   42S02     404   not_found
+NoTableToDropError       1051   42S02     404   not_found
+BrokenViewError          1356   HY000     409   conflict
 ObjectExistsError        1050   42S01     409   conflict
 ReservedNameError        1105   HY000     400   bad_request
 UnknownDatabaseError     1049   42000     404   not_found
@@ -200,6 +203,11 @@ class UnionWidthError(SqlError):
 class UnknownTableError(SqlError):
     """A statement names a table or view that does not exist (or a qualifier that names no
     table of the statement). Named by a call or DDL instead: :class:`UnknownObjectError`."""
+
+
+class UnknownQualifierError(UnknownTableError):
+    """``x.*`` where no table of the query is ``x`` (MySQL's 1051, "Unknown table"; a
+    column ``x.c`` is an unknown column instead)."""
 
 
 class UnknownColumnError(SqlError):
@@ -376,6 +384,17 @@ class UnknownObjectError(ProgramError):
     query instead: :class:`UnknownTableError`."""
 
 
+class NoTableToDropError(UnknownObjectError):
+    """``DROP TABLE`` (without ``IF EXISTS``) of a name no table has (MySQL's 1051,
+    "Unknown table 'db.t'"; a view's name among them)."""
+
+
+class BrokenViewError(ProgramError):
+    """A view whose tables (or columns, or views) are gone: it stays in the program, as
+    MySQL keeps it, and every read of it is refused until they exist again (MySQL's 1356;
+    see rivulet/plan/broken.py)."""
+
+
 class ObjectExistsError(ProgramError):
     """A new table or view takes a name a table or view of the program already has."""
 
@@ -484,6 +503,8 @@ ER_WRONG_FK_DEF = 1239
 ER_DROP_INDEX_FK = 1553
 ER_PARSE_ERROR = 1064
 ER_TABLE_EXISTS = 1050
+ER_BAD_TABLE = 1051
+ER_VIEW_INVALID = 1356
 ER_BAD_DB = 1049
 ER_DB_CREATE_EXISTS = 1007
 ER_DB_DROP_EXISTS = 1008
@@ -555,6 +576,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     ValueCountError: ErrorCode(ER_WRONG_VALUE_COUNT_ON_ROW, "21S01", 400, "sql"),
     UnionWidthError: ErrorCode(ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT, "21000", 400, "sql"),
     UnknownTableError: ErrorCode(ER_NO_SUCH_TABLE, "42S02", 400, "sql"),
+    UnknownQualifierError: ErrorCode(ER_BAD_TABLE, "42S02", 400, "sql"),
     UnknownColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "sql"),
     DuplicateKeyNameError: ErrorCode(ER_DUP_KEYNAME, "42000", 400, "sql"),
     DuplicateCheckNameError: ErrorCode(ER_CHECK_CONSTRAINT_DUP_NAME, "HY000", 400, "sql"),
@@ -589,6 +611,8 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     BackupError: ErrorCode(ER_UNKNOWN, "HY000", 400, "bad_request"),
     ProgramError: ErrorCode(ER_UNKNOWN, "HY000", 409, "conflict"),
     UnknownObjectError: ErrorCode(ER_NO_SUCH_TABLE, "42S02", 404, "not_found"),
+    NoTableToDropError: ErrorCode(ER_BAD_TABLE, "42S02", 404, "not_found"),
+    BrokenViewError: ErrorCode(ER_VIEW_INVALID, "HY000", 409, "conflict"),
     ObjectExistsError: ErrorCode(ER_TABLE_EXISTS, "42S01", 409, "conflict"),
     ReservedNameError: ErrorCode(ER_UNKNOWN, "HY000", 400, "bad_request"),
     UnknownDatabaseError: ErrorCode(ER_BAD_DB, "42000", 404, "not_found"),

@@ -33,12 +33,14 @@ from rivulet.errors import (
     AggregateMisuseError,
     AmbiguousColumnError,
     ArgumentCountError,
+    BrokenViewError,
     CatchUpTimeout,
     ClosedError,
     ConstraintError,
     DataflowFailedError,
     LimitError,
     NoSuchColumnError,
+    NoTableToDropError,
     NotGroupedError,
     NotNullError,
     ObjectExistsError,
@@ -58,6 +60,7 @@ from rivulet.errors import (
     UnknownColumnError,
     UnknownFunctionError,
     UnknownObjectError,
+    UnknownQualifierError,
     UnknownTableError,
     UnsupportedSqlError,
     UpqueryTimeout,
@@ -83,6 +86,9 @@ CREATE VIEW by_id AS SELECT id, n FROM t WHERE id = ?;
 CREATE VIEW count_of AS SELECT COUNT(*) AS c FROM t WHERE id = ?;
 CREATE VIEW things AS SELECT id FROM unknown_things;
 CREATE VIEW here AS SELECT id FROM exists_here;
+CREATE VIEW unknown_view AS SELECT id FROM unknown_things;
+CREATE VIEW view_exists AS SELECT id FROM exists_here;
+CREATE VIEW reads_them AS SELECT u.id FROM unknown_view u JOIN view_exists e ON u.id = e.id;
 INSERT INTO t VALUES (1, 'a', 1, 1);
 INSERT INTO a (id, x) VALUES (127, 1);
 """
@@ -162,7 +168,7 @@ STATEMENTS = [
     ("UPDATE t SET nope = 1 WHERE id = 1", [], UnknownColumnError, S, 1054, "42S22", 400, "sql"),
     ("SELECT id FROM missing WHERE id = 1", [], UnknownTableError, S, 1146, "42S02", 400, "sql"),
     ("SELECT x.id FROM t", [], UnknownColumnError, S, 1054, "42S22", 400, "sql"),  # MySQL's
-    ("SELECT x.* FROM t", [], UnknownTableError, S, 1146, "42S02", 400, "sql"),
+    ("SELECT x.* FROM t", [], UnknownQualifierError, S, 1051, "42S02", 400, "sql"),  # MariaDB's
     ("DELETE FROM t WHERE x.id = 1", [], UnknownColumnError, S, 1054, "42S22", 400, "sql"),
     # ? parameters
     ("INSERT INTO t VALUES (?, 'b', 2, 2)", [2, 3], ParameterCountError, S, 1210, "HY000", 400,
@@ -200,7 +206,8 @@ STATEMENTS = [
      409, "constraint"),
     # changes to the program
     ("DROP VIEW missing", [], UnknownObjectError, P, 1146, "42S02", 404, "not_found"),
-    ("DROP TABLE missing", [], UnknownObjectError, P, 1146, "42S02", 404, "not_found"),
+    ("DROP TABLE missing", [], NoTableToDropError, P, 1051, "42S02", 404, "not_found"),
+    ("DROP TABLE by_id", [], NoTableToDropError, P, 1051, "42S02", 404, "not_found"),  # a view
     ("ALTER TABLE missing ADD COLUMN z INT", [], UnknownObjectError, P, 1146, "42S02", 404,
      "not_found"),
     ("CREATE TABLE t (id INT PRIMARY KEY)", [], ObjectExistsError, P, 1050, "42S01", 409,
@@ -211,10 +218,10 @@ STATEMENTS = [
      "conflict"),
     ("CREATE TABLE _rivulet_x (id INT PRIMARY KEY)", [], ReservedNameError, P, 1105, "HY000",
      400, "bad_request"),
-    ("DROP TABLE t", [], ProgramError, P, 1105, "HY000", 409, "conflict"),
+    ("DROP VIEW things, unknown_view", [], ProgramError, P, 1105, "HY000", 409, "conflict"),
     # names that contain "unknown" or "exists" are not the kind of the error
-    ("DROP TABLE unknown_things", [], ProgramError, P, 1105, "HY000", 409, "conflict"),
-    ("DROP TABLE exists_here", [], ProgramError, P, 1105, "HY000", 409, "conflict"),
+    ("DROP VIEW unknown_view", [], ProgramError, P, 1105, "HY000", 409, "conflict"),
+    ("DROP VIEW view_exists", [], ProgramError, P, 1105, "HY000", 409, "conflict"),
 ]
 
 
@@ -253,8 +260,10 @@ def test_statement_errors_over_the_mysql_protocol_have_the_tables_codes(
             ("SHOW CREATE TABLE missing", 1146),
             ("DESCRIBE missing", 1146),
             ("CREATE TABLE t (id INT PRIMARY KEY)", 1050),
-            ("DROP TABLE unknown_things", 1105),
-            ("DROP TABLE exists_here", 1105),
+            ("DROP VIEW unknown_view", 1105),
+            ("DROP VIEW view_exists", 1105),
+            ("DROP TABLE missing", 1051),
+            ("SELECT x.* FROM a", 1051),
             ("CREATE TABLE _rivulet_x (id INT PRIMARY KEY)", 1105),
             ("SELCT 1", 1064),
             ("SELECT 1 * FROM t", 1064),
@@ -263,12 +272,40 @@ def test_statement_errors_over_the_mysql_protocol_have_the_tables_codes(
             ("SELECT LENGTH(name, 1) FROM t", 1582),
             ("SELECT SOUNDEX(name) FROM t", 1235),
             ("SELECT SOUNDEX('x') + 1", 1235),  # no FROM: rivulet's, not mimic's
+            ("DROP TABLE a, missing", 1051),  # (a dropped, as MariaDB drops it)
+            ("SELECT * FROM a", 1146),  # (gone)
         ]
         with conn.cursor() as cursor:
             for sql, code in cases:
                 with pytest.raises(pymysql.err.MySQLError) as caught:
                     cursor.execute(sql)
                 assert caught.value.args[0] == code, (sql, caught.value.args)
+        conn.close()
+    finally:
+        running.stop()
+
+
+def test_a_read_of_a_view_whose_table_is_gone_is_mysqls_1356(db: rivulet.Database) -> None:
+    """``DROP TABLE`` of a table views read drops it; the views stay, and every read of
+    one (a statement, the API's handle, the HTTP API, the MySQL server) is MySQL's 1356."""
+    db.execute("DROP TABLE unknown_things")
+    message = ("View 'rivulet.things' references invalid table(s) or column(s) or "
+               "function(s) or definer/invoker of view lack rights to use them")
+    for read in (lambda: db.execute("SELECT id FROM things"), lambda: db.view("things")):
+        exc = raised(read)
+        check(exc, BrokenViewError, ProgramError, 1356, "HY000", 409, "conflict")
+        assert str(exc) == message
+    check_http(client_for(db).post("/sql", json={"sql": "SELECT id FROM things"}), 409,
+               "conflict", message)
+    running = ServerThread(db, port=0)
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=running.port, user="root", password="",
+                               autocommit=True)
+        with conn.cursor() as cursor:
+            for sql in ("SELECT id FROM things", "SELECT * FROM reads_them"):
+                with pytest.raises(pymysql.err.MySQLError) as caught:
+                    cursor.execute(sql)
+                assert caught.value.args[0] == 1356, (sql, caught.value.args)
         conn.close()
     finally:
         running.stop()

@@ -220,6 +220,44 @@ def test_text_that_is_no_json_fails_with_mysql_8s_error(pair: MySQLPair) -> None
     assert theirs.value.args[0] == 4025
 
 
+def test_a_view_of_star_over_a_table_made_again_with_other_columns_is_refused(
+        pair: MySQLPair) -> None:
+    """MySQL stores a view's ``*`` as the columns it stood for, so a view whose table is
+    dropped and made again with its columns in another order answers them as it was made;
+    rivulet keeps the view's query, which would answer the new order: it refuses (1235)
+    until the view is made again."""
+    from rivulet.errors import UnsupportedSqlError
+
+    pair.execute("CREATE TABLE r (a INT PRIMARY KEY, b INT)")
+    pair.execute("CREATE VIEW star AS SELECT * FROM r")
+    pair.execute("DROP TABLE r")
+    pair.execute("CREATE TABLE r (b INT, a INT PRIMARY KEY)")
+    pair.execute("INSERT INTO r VALUES (10, 1)")
+    assert pair.mariadb("SELECT * FROM star") == [(1, 10)]
+    with pytest.raises(UnsupportedSqlError, match=r"made with the columns \(a, b\)"):
+        pair.db.query("SELECT * FROM star")
+
+
+def test_a_drop_table_of_several_names_drops_those_that_exist(pair: MySQLPair) -> None:
+    """``DROP TABLE t, missing``: MySQL 8 drops nothing (1051); MariaDB drops ``t`` and
+    fails naming ``missing`` (1051), and so does rivulet. ``DROP TABLE`` of a view is
+    MariaDB's 1965 ("is a view"), MySQL 8's and rivulet's 1051."""
+    from rivulet import RivuletError
+    from rivulet.errors import error_code
+
+    pair.execute("CREATE TABLE d (id INT PRIMARY KEY)")
+    pair.execute("CREATE VIEW dv AS SELECT id FROM t")
+    for sql, codes in (("DROP TABLE d, missing", (1051, 1051)),
+                       ("DROP TABLE dv", (1965, 1051))):
+        with pytest.raises(pymysql.err.MySQLError) as theirs:
+            with pair.conn.cursor() as cur:
+                cur.execute(sql)
+        with pytest.raises(RivuletError) as ours:
+            pair.db.execute(sql)
+        assert (theirs.value.args[0], error_code(ours.value).mysql) == codes, sql
+    assert pair.db.catalog.table("d") is None and pair.mariadb("SHOW TABLES LIKE 'd'") == []
+
+
 def test_every_difference_in_the_docs_is_pinned_by_a_test() -> None:
     pinned = _pinned_tests()
     here = {name for name in globals() if name.startswith("test_")}

@@ -277,7 +277,7 @@ def test_rejected_changes_name_the_problem_and_change_nothing(pair: AlterPair) -
         "ALTER TABLE items ADD COLUMN qty INT": "already has a column 'qty'",
         "ALTER TABLE items ADD COLUMN _rivulet_x INT": "reserved",
         "ALTER TABLE items MODIFY qty INT NOT NULL": "cannot become NOT NULL",
-        "ALTER TABLE items RENAME TO other": "unsupported ALTER TABLE action",
+        "ALTER TABLE items RENAME TO other, ADD COLUMN x INT": "RENAME TO beside other",
         "ALTER TABLE items ADD COLUMN x INT, DROP COLUMN nope": "no column 'nope'",
         "ALTER TABLE nothing ADD COLUMN x INT": "unknown table",
     }

@@ -45,6 +45,7 @@ from rivulet.sql.parse import (
     unsupported,
     view_query_text,
 )
+from rivulet.sql.rename import is_rename_table, rename_pairs
 from rivulet.sql.schemas import SYSTEM_SCHEMAS
 from rivulet.storage.upsert import OnDuplicate
 from rivulet.values.schema import BYTES, STR, TableSchema
@@ -85,6 +86,16 @@ class AlterTable:
     """``ALTER TABLE``, planned against the table as it is now (see rivulet/migrate/alter.py)."""
 
     change: SchemaChange
+    sql: str
+
+
+@dataclass(frozen=True)
+class RenameTables:
+    """``RENAME TABLE a TO b[, c TO d ...]`` or ``ALTER TABLE a RENAME [TO] b``: each pair
+    renamed in turn, all or none (rivulet/sql/rename.py)."""
+
+    #: ``(old, new)`` catalog names, in the statement's order.
+    pairs: tuple[tuple[str, str], ...]
     sql: str
 
 
@@ -236,7 +247,7 @@ class Select:
 
 Statement = (
     CreateTable | CreateTableAs | CreateView | AlterTable | Drop | Truncate | Insert | Update
-    | Delete | JoinedWrite | Select | CreateSchema | DropSchema
+    | Delete | JoinedWrite | Select | CreateSchema | DropSchema | RenameTables
 )
 
 #: The bound statements that write rows.
@@ -270,7 +281,13 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
     if isinstance(node, exp.Alter):
         if (node.args.get("kind") or "").upper() != "TABLE":
             raise unsupported(node, f"ALTER {node.args.get('kind')}")
+        actions = node.args.get("actions") or []
+        if len(actions) == 1 and isinstance(actions[0], exp.AlterRename):
+            return RenameTables(((node.this.name, actions[0].this.name),), sql)
         return _alter(node, catalog, sql)
+    if is_rename_table(node):
+        assert isinstance(node, exp.Command)  # (how sqlglot reads RENAME TABLE)
+        return RenameTables(rename_pairs(node), sql)
     if isinstance(node, exp.TruncateTable):
         tables = node.expressions
         if node.args.get("is_database") or len(tables) != 1 or not isinstance(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence, Set
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import replace
 from typing import Any
 
@@ -23,20 +23,26 @@ from rivulet.engine.core import Core
 from rivulet.engine.upquery import Upqueries
 from rivulet.engine.views import View
 from rivulet.errors import (
+    BrokenViewError,
     ConstraintError,
     DatabaseExistsError,
     NoDatabaseToDropError,
+    NoTableToDropError,
+    ObjectExistsError,
     ParameterCountError,
     ProgramError,
     RowReferencedError,
     SqlError,
+    UnknownColumnError,
     UnknownObjectError,
+    UnknownTableError,
     UnsupportedSqlError,
 )
 from rivulet.faults import fault_point
 from rivulet.migrate import alter
 from rivulet.migrate.copy import plan_copy
 from rivulet.plan import ir
+from rivulet.plan.broken import BrokenView
 from rivulet.plan.ir import ADHOC_PREFIX, is_adhoc
 from rivulet.plan.params import values_by_param
 from rivulet.plan.planner import Planner
@@ -47,11 +53,12 @@ from rivulet.sql.dual import is_dual
 from rivulet.sql.limit_params import bind_limit, has_limit_params
 from rivulet.sql.lock_calls import lock_calls
 from rivulet.sql.parse import DIALECT, parse_one
-from rivulet.sql.schemas import in_schema, is_default
+from rivulet.sql.rename import renamed_schema, renamed_statement
+from rivulet.sql.schemas import in_schema, is_default, split_name
 from rivulet.state.holes import MISSING
 from rivulet.state.reader import KeyedReader
 from rivulet.storage import foreign_keys
-from rivulet.storage.base import AddStored, DropIndex
+from rivulet.storage.base import AddStored, DropIndex, ProgramStatement
 from rivulet.values.clock import statement_time
 from rivulet.values.schema import TableSchema, enforce_checks
 
@@ -81,7 +88,9 @@ class Program:
     def restore(self) -> None:
         """Rebuild the program from storage's program table."""
         core = self.core
-        for statement in core.storage.program():
+        program = core.storage.program()
+        records = {s.name.lower(): s.sql for s in program if s.kind == "view_columns"}
+        for statement in program:
             bound = (st.bind_text(statement.sql, core.catalog)
                      if statement.kind == "table" else None)
             if isinstance(bound, st.CreateTable):
@@ -99,10 +108,14 @@ class Program:
             elif statement.kind == "schema":
                 core.catalog.schemas[statement.name.lower()] = statement.name
             elif statement.kind == "view":
-                plan = Planner(core.catalog).plan_view(
-                    statement.name, parse_one(statement.sql), statement.sql
-                )
-                self.install_view(plan)
+                # A view whose tables are gone (or come later in the program, made again
+                # after they were dropped) is kept broken until they are there.
+                core.catalog.broken[statement.name.lower()] = BrokenView.recorded(
+                    statement.name, statement.sql, records.get(statement.name.lower()))
+            self._repair_views()
+        for broken in core.catalog.broken.values():  # (what DROP TABLE left, or worse)
+            log.warning("view %r is not built: %s", broken.name,
+                        broken.refusal or "a table or column it reads is missing (1356)")
         if self.enforce_unique:
             for schema in core.catalog.tables.values():
                 if schema.keys:
@@ -164,6 +177,8 @@ class Program:
             self.create_schema(statement)
         elif isinstance(statement, st.DropSchema):
             self.drop_schema(statement)
+        elif isinstance(statement, st.RenameTables):
+            self.rename_tables(statement)
         else:
             raise SqlError(f"unsupported statement {type(statement).__name__}")
 
@@ -172,7 +187,8 @@ class Program:
         core = self.core
         schema = statement.schema
         if statement.if_not_exists and (core.catalog.table(schema.name) is not None
-                                        or core.catalog.view(schema.name) is not None):
+                                        or core.catalog.view(schema.name) is not None
+                                        or core.catalog.broken_view(schema.name) is not None):
             return  # as MySQL: a note that it exists, the existing one unchanged
         core.catalog.check_new_name(schema.name)
         foreign_keys.check_references(schema, core.catalog.tables,
@@ -182,6 +198,7 @@ class Program:
                 core.storage.create_table(schema)
                 core.storage.add_statement("table", schema.name, statement.sql)
             self._add_table(schema)
+            self._repair_views()
 
     def create_schema(self, statement: st.CreateSchema) -> None:
         """``CREATE DATABASE``: a name tables and views may be made in (see
@@ -213,8 +230,9 @@ class Program:
                 return
             raise NoDatabaseToDropError(f"Can't drop database '{name}'; database doesn't exist")
         tables = [t.name for t in list(catalog.tables.values()) if in_schema(t.name, name)]
-        views = [v.name for v in list(catalog.views.values())
-                 if in_schema(v.name, name) and not is_adhoc(v.name)]
+        views = [n for n in [*(v.name for v in list(catalog.views.values())),
+                             *(b.name for b in list(catalog.broken.values()))]
+                 if in_schema(n, name) and not is_adhoc(n)]
         going = {n.lower() for n in (*tables, *views)}
         for table in tables:
             outside = [v for v in catalog.users_of_table(table)
@@ -268,6 +286,7 @@ class Program:
                     self._index_needed(change.new)
                 core.storage.add_statement("alter", change.old.name, statement.sql)
             self._apply_schema_change(change)
+            self._repair_views()
         core.lazy.start()
 
     def _check_stored_rows(self, change: alter.SchemaChange) -> None:
@@ -374,6 +393,7 @@ class Program:
                 core.storage.add_statement("copy", plan.target.name, statement.sql)
             self._add_table(plan.target)
             core.lazy.copies[plan.target.name.lower()] = plan
+            self._repair_views()
         core.lazy.start()
 
     def create_view(self, name: str, sql: str, *, replace: bool = False) -> View:
@@ -383,7 +403,8 @@ class Program:
         core.limits.check_statement(sql)
         query = parse_one(sql)
         sql = sql.strip()
-        replacing = replace and core.catalog.view(name) is not None
+        replacing = replace and (core.catalog.view(name) is not None
+                                 or core.catalog.broken_view(name) is not None)
         if not replacing:
             core.limits.check_new_view(len(self.views))
             core.catalog.check_new_name(name)
@@ -400,6 +421,7 @@ class Program:
                 self.uninstall_view(name)
                 raise
             fault_point("migration_commit")
+            self._repair_views()  # (views that read a view of this name)
         return view
 
     def install_view(self, plan: ir.ViewPlan) -> View:
@@ -422,13 +444,22 @@ class Program:
 
     def drop(self, statement: st.Drop, *, foreign_key_checks: bool = True) -> None:
         """Drop every name of ``statement``, or none: each is checked first (it exists,
-        unless ``IF EXISTS``; no view outside the statement reads it), then views are
-        dropped readers first."""
+        unless ``IF EXISTS``; no view outside the statement reads a view dropped), then
+        views are dropped readers first. ``DROP TABLE`` of names no table has drops the
+        others, then fails naming them all (1051), as MariaDB does; the views that read a
+        table dropped stay, broken (:meth:`_break_views_of`)."""
         catalog = self.core.catalog
         views = statement.kind == "view"
-        find = catalog.view if views else catalog.table
-        names = [n for n in dict.fromkeys(statement.names) if find(n) is not None or
-                 not statement.if_exists]
+
+        def exists(name: str) -> bool:
+            if views:
+                return (catalog.view(name) is not None
+                        or catalog.broken_view(name) is not None)
+            return catalog.table(name) is not None
+
+        given = list(dict.fromkeys(statement.names))
+        missing = [] if views or statement.if_exists else [n for n in given if not exists(n)]
+        names = [n for n in given if exists(n) or (views and not statement.if_exists)]
         dropping = {n.lower() for n in names}
         # A table other tables reference goes only after them (MariaDB refuses `DROP TABLE
         # parent, child` with 1451; rivulet then drops none of them).
@@ -439,15 +470,19 @@ class Program:
                 self._check_view_droppable(name, dropping)
             else:
                 self._check_table_droppable(name, before.get(name.lower()))
+                self._check_no_copy_reads(name, dropping)
         while names:  # a view read by another one of the names goes after it
             name = next(n for n in names
                         if not self._view_readers(n) & (dropping - {n.lower()}))
             if views:
                 self.drop_view(name)
             else:
-                self.drop_table(name, dropping=before.get(name.lower()))
+                self.drop_table(name, dropping=before.get(name.lower()), going=dropping)
             names.remove(name)
             dropping.discard(name.lower())
+        if missing:
+            raise NoTableToDropError("Unknown table '{}'".format(
+                ",".join(".".join(split_name(n)) for n in missing)))
 
     def _view_readers(self, name: str) -> set[str]:
         """The views (ad-hoc queries among them) that read the view ``name``."""
@@ -457,7 +492,8 @@ class Program:
         }
 
     def _check_view_droppable(self, name: str, dropping: Set[str] = frozenset()) -> None:
-        if self.core.catalog.view(name) is None:
+        catalog = self.core.catalog
+        if catalog.view(name) is None and catalog.broken_view(name) is None:
             raise UnknownObjectError(f"unknown view {name!r}")
         dependents = sorted(v for v in self._view_readers(name) - dropping if not is_adhoc(v))
         if dependents:
@@ -465,9 +501,9 @@ class Program:
 
     def _check_table_droppable(self, name: str, dropping: Set[str] | None = frozenset()
                                ) -> None:
-        """A table may be dropped: it exists, no view reads it and (``dropping``: the
-        tables dropped with it; None: foreign_key_checks are off) no other table's FOREIGN
-        KEY references it."""
+        """A table may be dropped: it exists and (``dropping``: the tables dropped with it;
+        None: foreign_key_checks are off) no other table's FOREIGN KEY references it. (The
+        views that read it stay, broken, as MySQL keeps them.)"""
         if self.core.catalog.table(name) is None:
             raise UnknownObjectError(f"unknown table {name!r}")
         children = [] if dropping is None else [
@@ -477,19 +513,38 @@ class Program:
             raise RowReferencedError("Cannot delete or update a parent row: a foreign key "
                                      f"constraint fails (table {children[0].name!r} references "
                                      f"{name!r}: drop it first, or in the same statement)")
-        users = [v for v in self.core.catalog.users_of_table(name) if not is_adhoc(v)]
-        if users:
-            raise ProgramError(f"table {name!r} is used by view(s) {', '.join(users)}")
+
+    def _check_no_copy_reads(self, name: str, going: Set[str]) -> None:
+        """Refuse to drop a table a stored ``CREATE TABLE ... AS SELECT`` reads, unless its
+        copy goes too: the program restored makes the copy from it (without it, the
+        database would not open again)."""
+        for statement in self.core.storage.program():
+            if (statement.kind == "copy" and statement.name.lower() not in going
+                    and name.lower() in _view_sources(_copy_query(statement.sql))):
+                raise UnsupportedSqlError(
+                    f"DROP TABLE {name}: table {statement.name!r} was made from it by "
+                    "CREATE TABLE ... AS SELECT, and rivulet's stored program makes it "
+                    "from it again at open (drop that table first, or in the same "
+                    "statement)")
 
     def drop_view(self, name: str, *, if_exists: bool = False) -> None:
         core = self.core
-        if core.catalog.view(name) is None and if_exists:
+        broken = core.catalog.broken_view(name)
+        if core.catalog.view(name) is None and broken is None and if_exists:
             return
         self._check_view_droppable(name)
+        if broken is not None:  # (no dataflow, no reader: its name and text alone)
+            with core.migration():
+                with core.storage.transaction():
+                    core.storage.remove_statement("view", name)
+                    core.storage.remove_statement("view_columns", name)
+                del core.catalog.broken[name.lower()]
+            return
         readers = self._view_readers(name)
         with core.migration():
             with core.storage.transaction():
                 core.storage.remove_statement("view", name)
+                core.storage.remove_statement("view_columns", name)
             # Ad-hoc queries that read it go first (they are made again on their next use).
             for reader in readers:
                 self.uninstall_view(reader)
@@ -499,18 +554,22 @@ class Program:
                     del self.adhoc[key]
 
     def drop_table(self, name: str, *, if_exists: bool = False,
-                   dropping: Set[str] | None = frozenset()) -> None:
-        """Drop table ``name`` (``dropping``: as :meth:`_check_table_droppable` takes it)."""
+                   dropping: Set[str] | None = frozenset(),
+                   going: Set[str] | None = None) -> None:
+        """Drop table ``name`` (``dropping``: as :meth:`_check_table_droppable` takes it;
+        ``going``: every table the statement drops, by lower-case name)."""
         core = self.core
         schema = core.catalog.table(name)
         if schema is None and if_exists:
             return
         self._check_table_droppable(name, dropping)
+        self._check_no_copy_reads(name, going if going is not None else {name.lower()})
         assert schema is not None
         if any(p.source.lower() == name.lower() for p in core.lazy.copies.values()):
             core.lazy.finish(name.lower())  # a table copied from it needs its rows
         with core.migration():
             self._drop_adhoc_views_of(name)
+            users = self._broken_of(self._users_of(name))
             with core.storage.transaction():
                 core.storage.drop_table(schema)
                 for kind in ("table", "copy", "alter"):
@@ -518,10 +577,218 @@ class Program:
                 copy = core.lazy.copies.pop(name.lower(), None)
                 if copy is not None:
                     core.storage.drop_tracking(copy.tracking)
+                self._store_columns(users)
+            self._break(users)
             del core.catalog.tables[name.lower()]
             del core.catalog.layouts[name.lower()]
             self.index_needs.pop(name.lower(), None)
             core.graph.drop_base(name)
+
+    # ..................................................................... RENAME TABLE
+
+    def rename_tables(self, statement: st.RenameTables) -> None:
+        """``RENAME TABLE a TO b[, c TO d ...]``, each pair in turn (``a TO tmp, b TO a,
+        tmp TO b`` swaps two tables), all or none: every pair is checked against the names
+        as the pairs before it leave them (1146 if the table is missing, 1050 if the new
+        name is taken) before anything changes. A table keeps its rows, keys and
+        constraints; the views that read it by its old name stay, broken, as MySQL leaves
+        them (1356 until a table of that name exists again), and those that read the new
+        name come back (:meth:`_repair_views`). Its stored statements are written again
+        naming the new name (rivulet/sql/rename.py)."""
+        core = self.core
+        core.check_open()
+        catalog = core.catalog
+        for old, _ in statement.pairs:  # rows converted and copied under the old name
+            if catalog.table(old) is not None:
+                core.lazy.finish(old.lower())
+        with core.migration():
+            plans = self._rename_plans(statement.pairs, core.storage.program())
+            # The views reading each old name (none reads a name a pair before made).
+            made: set[str] = set()
+            users = []
+            for schema, new, _ in plans:
+                users.append([] if schema.name.lower() in made
+                             else self._broken_of(self._users_of(schema.name)))
+                made.add(new.lower())
+            with core.storage.transaction():
+                for (schema, new, rewritten), readers in zip(plans, users):
+                    core.storage.rename_table(schema, new)
+                    for seq, sql in rewritten:
+                        core.storage.replace_statement(seq, new, sql)
+                    self._store_columns(readers)
+            for (schema, new, _), readers in zip(plans, users):
+                self._rename_in_memory(schema.name, new, readers)
+            self._repair_views()
+
+    def _rename_plans(self, pairs: Sequence[tuple[str, str]],
+                      program: Sequence[ProgramStatement]
+                      ) -> list[tuple[TableSchema, str, list[tuple[int, str]]]]:
+        """Each pair checked, in turn, against the names the pairs before it leave, with
+        the stored statements of its table written again under the new name: ``(the
+        table as the pairs before leave it, new name, [(statement seq, its new text)])``."""
+        catalog = self.core.catalog
+        tables = {n: t for n, t in catalog.tables.items()}  # lower name -> schema
+        made = {n: [s for s in program if s.kind in ("table", "copy", "alter")
+                    and s.name.lower() == n] for n in tables}  # (as renamed so far)
+        copies = [s for s in program if s.kind == "copy"]
+        out = []
+        for old, new in pairs:
+            schema = tables.get(old.lower())
+            if schema is None:
+                if catalog.view(old) is not None or catalog.broken_view(old) is not None:
+                    raise UnsupportedSqlError(f"RENAME TABLE of view {old!r} (drop it and "
+                                              "make it again under the new name)")
+                raise UnknownObjectError("Table '{}' doesn't exist".format(
+                    ".".join(split_name(old))))
+            if (new.lower() in tables or catalog.view(new) is not None
+                    or catalog.broken_view(new) is not None):
+                raise ObjectExistsError(f"Table '{split_name(new)[1]}' already exists")
+            if new.lower().startswith(ir.RESERVED_PREFIX):
+                catalog.check_new_name(new)  # (raises: reserved)
+            catalog.require_schema(split_name(new)[0])
+            self._check_renamable(schema, tables, made[old.lower()], copies)
+            rewritten = [(s.seq, renamed_statement(s.sql, new)) for s in made[old.lower()]]
+            renamed = renamed_schema(schema, new)
+            if _replayed(rewritten, catalog) != _without_conversions(renamed):
+                raise UnsupportedSqlError(
+                    f"RENAME TABLE {schema.name}: its stored statements, written again "
+                    f"under the name {new!r}, would not make the table it is (rename it "
+                    "by CREATE TABLE new AS SELECT * FROM old and DROP TABLE old)")
+            del tables[old.lower()]
+            tables[new.lower()] = renamed
+            made[new.lower()] = [replace(s, name=new, sql=sql)
+                                 for s, (_, sql) in zip(made.pop(old.lower()), rewritten)]
+            out.append((schema, new, rewritten))
+        return out
+
+    @staticmethod
+    def _check_renamable(schema: TableSchema, tables: Mapping[str, TableSchema],
+                         made: Sequence[ProgramStatement],
+                         copies: Sequence[ProgramStatement]) -> None:
+        """What rivulet cannot rename (1235): a table a FOREIGN KEY references (InnoDB
+        follows the rename in the child's key; rivulet's stored children name the old
+        name), one made by ``CREATE TABLE ... AS SELECT``, and one such a statement reads
+        (the program restored plans the copy again from its source's name)."""
+        name = schema.name
+        referencing = [child.name for child, _ in foreign_keys.referencing(tables, name)]
+        if referencing:
+            raise UnsupportedSqlError(f"RENAME TABLE of {name!r}, which a FOREIGN KEY of "
+                                      f"{referencing[0]!r} references")
+        if any(s.kind == "copy" for s in made):
+            raise UnsupportedSqlError(f"RENAME TABLE of {name!r}, made by CREATE TABLE ... "
+                                      "AS SELECT")
+        for copy in copies:
+            if name.lower() in _view_sources(_copy_query(copy.sql)):
+                raise UnsupportedSqlError(f"RENAME TABLE of {name!r}, which CREATE TABLE "
+                                          f"{copy.name} ... AS SELECT read")
+
+    def _rename_in_memory(self, old: str, new: str, users: Sequence[BrokenView]) -> None:
+        """The catalog and graph after table ``old`` became ``new`` (under a migration):
+        the views that read it broken, its ad-hoc readers dropped, its base node made
+        again under the new name."""
+        core = self.core
+        catalog = core.catalog
+        self._drop_adhoc_views_of(old)
+        self._break(users)
+        schema = catalog.tables.pop(old.lower())
+        del catalog.layouts[old.lower()]
+        core.graph.drop_base(old)
+        needs = self.index_needs.pop(old.lower(), None)
+        if needs is not None:
+            self.index_needs[new.lower()] = needs
+        self._add_table(renamed_schema(schema, new))
+
+    # ..................................................................... broken views
+
+    def _users_of(self, table: str) -> list[ir.ViewPlan]:
+        """The program's views that read ``table`` (those reading them among them: a view
+        read by another is planned into it)."""
+        catalog = self.core.catalog
+        return [catalog.views[v.lower()] for v in catalog.users_of_table(table)
+                if not is_adhoc(v)]
+
+    def _broken_of(self, plans: Sequence[ir.ViewPlan]) -> list[BrokenView]:
+        """Views about to break, as they will be kept: their columns, and the tables they
+        read with the columns those have now (before any of them changes)."""
+        catalog = self.core.catalog
+        out = []
+        for plan in plans:
+            read = sorted({n.table.lower(): n.table for n in ir.walk(plan.root)
+                           if isinstance(n, ir.Scan)}.values(), key=str.lower)
+            tables = tuple((name, tuple(schema.column_names)) for name in read
+                           if (schema := catalog.table(name)) is not None)
+            out.append(BrokenView(plan.name, plan.sql, tuple(plan.column_names), tables))
+        return out
+
+    def _store_columns(self, views: Sequence[BrokenView]) -> None:
+        """What is kept of views about to break, in the stored program (in its storage
+        transaction): a view restored broken is built again only as it was."""
+        storage = self.core.storage
+        for view in views:
+            storage.remove_statement("view_columns", view.name)
+            storage.add_statement("view_columns", view.name, view.record())
+
+    def _break(self, views: Sequence[BrokenView]) -> None:
+        """Views whose table goes: their dataflow torn down, their name and text kept
+        (rivulet/plan/broken.py), under a migration. Their stored statements stay as they
+        are: the program restored makes them broken where their tables are missing."""
+        catalog = self.core.catalog
+        for view in views:
+            self.uninstall_view(view.name)
+            catalog.broken[view.name.lower()] = view
+
+    def _repair_views(self) -> None:
+        """Plan the broken views again, readers after the views they read (under a
+        migration, or while restoring): one that plans to the columns it had is built and
+        serves reads again; one whose tables or columns are still missing stays broken
+        (1356); one that plans otherwise (``*`` standing for other columns now, or another
+        error) is refused with the reason, as rivulet cannot answer it as MySQL would."""
+        catalog = self.core.catalog
+        progress = True
+        while progress:
+            progress = False
+            for key, broken in list(catalog.broken.items()):
+                try:
+                    plan = Planner(catalog).plan_view(broken.name, parse_one(broken.sql),
+                                                      broken.sql)
+                except (UnknownTableError, UnknownColumnError, UnknownObjectError,
+                        BrokenViewError):
+                    catalog.broken[key] = replace(broken, refusal=None)
+                    continue
+                except (SqlError, ProgramError) as exc:
+                    catalog.broken[key] = replace(broken, refusal=(
+                        f"view {broken.name!r} over its tables as they are now: {exc}"))
+                    continue
+                columns = tuple(plan.column_names)
+                if broken.columns is not None and columns != broken.columns:
+                    catalog.broken[key] = replace(broken, refusal=(
+                        f"view {broken.name!r} was made with the columns "
+                        f"({', '.join(broken.columns)}); over its tables as they are now "
+                        f"its query answers ({', '.join(columns)}), and rivulet keeps a "
+                        "view's query, not the columns its * stood for (drop the view and "
+                        "make it again)"))
+                    continue
+                changed = self._changed_tables(broken)
+                if changed:
+                    catalog.broken[key] = replace(broken, refusal=(
+                        f"view {broken.name!r} reads several tables, and the columns of "
+                        f"{', '.join(changed)} are not those it was made over: rivulet "
+                        "finds a column by the name the query gives, MySQL by the table "
+                        "it stood for then (drop the view and make it again)"))
+                    continue
+                del catalog.broken[key]
+                self.install_view(plan)
+                progress = True
+
+    def _changed_tables(self, broken: BrokenView) -> list[str]:
+        """Of a view of several tables, those whose columns now are not the columns they
+        had when it broke (a view of one table finds each column in it, as MySQL does)."""
+        if broken.tables is None or len(broken.tables) < 2:
+            return []
+        catalog = self.core.catalog
+        return [name for name, columns in broken.tables
+                if (schema := catalog.table(name)) is None
+                or tuple(schema.column_names) != columns]
 
     # ..................................................................... views
 
@@ -530,6 +797,9 @@ class Program:
         self.core.check_open()
         found = self.views.get(name.lower())
         if found is None:
+            broken = self.core.catalog.broken_view(name)
+            if broken is not None:
+                raise broken.error()
             raise UnknownObjectError(f"unknown view {name!r}")
         return found
 
@@ -676,8 +946,62 @@ def constant_with_parameters(node: exp.Expr) -> bool:
             and any(isinstance(n, exp.Placeholder) for n in node.walk()))
 
 
+def _replayed(statements: Sequence[tuple[int, str]], catalog: Any) -> TableSchema:
+    """The table a table's stored ``CREATE TABLE`` and ``ALTER TABLE`` statements make, as
+    :meth:`Program.restore` replays them."""
+    schema: TableSchema | None = None
+    for _, sql in statements:
+        if schema is None:
+            bound = st.bind_text(sql, catalog)
+            assert isinstance(bound, st.CreateTable)  # (a table's first statement)
+            schema = bound.schema
+        else:
+            schema = alter.replay(schema, sql).new
+    assert schema is not None
+    return _without_conversions(schema)
+
+
+def _without_conversions(schema: TableSchema) -> TableSchema:
+    """``schema`` with its columns' conversions taken as done (what a comparison of a
+    table restored with the table running leaves aside: conversions resume at open)."""
+    return replace(schema, columns=tuple(replace(c, conversion=None) for c in schema.columns))
+
+
+def _copy_query(sql: str) -> str:
+    """The SELECT of a stored ``CREATE TABLE ... AS SELECT``."""
+    node = parse_one(sql)
+    query = node.args.get("expression") if isinstance(node, exp.Create) else None
+    return query.sql(dialect=DIALECT) if isinstance(query, exp.Expr) else ""
+
+
 def _view_sources(sql: str) -> set[str]:
+    """The tables and views a view's query reads, by lower-case name: every table it
+    names but those that name one of its CTEs (a CTE named like a view is not that view)."""
     try:
-        return {t.name.lower() for t in parse_one(sql).find_all(exp.Table)}
+        tree = parse_one(sql)
     except SqlError:
         return set()
+    return {t.name.lower() for t in tree.find_all(exp.Table) if not _names_cte(t)}
+
+
+def _names_cte(table: exp.Table) -> bool:
+    """Whether ``table`` names a CTE where it is: one of a WITH of a query around it, or,
+    inside a CTE's query, one defined before that CTE in its WITH (as the planner scopes
+    them: rivulet/plan/ctes.py)."""
+    if table.args.get("db"):
+        return False
+    name = table.name.lower()
+    child: exp.Expr = table
+    node = table.parent
+    while node is not None:
+        if isinstance(node, exp.With):
+            at = next(i for i, cte in enumerate(node.expressions) if cte is child)
+            if any(cte.alias_or_name.lower() == name for cte in node.expressions[:at]):
+                return True
+        elif isinstance(node, exp.Query) and child is not node.args.get("with_"):
+            with_ = node.args.get("with_")
+            if with_ is not None and any(cte.alias_or_name.lower() == name
+                                         for cte in with_.expressions):
+                return True
+        child, node = node, node.parent
+    return False

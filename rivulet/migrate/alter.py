@@ -181,8 +181,9 @@ class _Work:
             for name in action.args.get("tables") or []:
                 self._drop_constraint(name, kind, bool(action.args.get("exists")))
         elif isinstance(action, exp.AlterRename):
-            raise unsupported(action, "ALTER TABLE action RENAME TO (a table keeps the name "
-                                      "it was created with: see docs/sql.md)")
+            raise unsupported(action, "ALTER TABLE action RENAME TO beside other actions "
+                                      "(rename the table in an ALTER TABLE of its own, or "
+                                      "by RENAME TABLE)")
         elif isinstance(action, exp.RenameColumn):
             self._rename(action.this, action.args["to"].name)
         elif isinstance(action, exp.ModifyColumn):

@@ -14,6 +14,7 @@ from rivulet.errors import (
     UnknownDatabaseError,
     UnknownObjectError,
 )
+from rivulet.plan.broken import BrokenView
 from rivulet.plan.ir import RESERVED_PREFIX, ViewPlan
 from rivulet.plan.planner import Planner
 from rivulet.sql.ddl import table_schema
@@ -37,6 +38,10 @@ class Catalog:
     #: there and not in it. A table or view of one is catalogued as ``schema.name``
     #: (rivulet/sql/schemas.py).
     schemas: dict[str, str] = field(default_factory=dict)
+    #: Views whose tables are gone (``DROP TABLE``, ``RENAME TABLE``), by lower-cased name:
+    #: named, not planned, until the tables exist again (rivulet/plan/broken.py). A name
+    #: is in :attr:`views` or here, never both.
+    broken: dict[str, BrokenView] = field(default_factory=dict)
 
     @classmethod
     def from_sql(cls, *statements: str) -> Catalog:
@@ -67,6 +72,9 @@ class Catalog:
 
     def view(self, name: str) -> ViewPlan | None:
         return self.views.get(name.lower())
+
+    def broken_view(self, name: str) -> BrokenView | None:
+        return self.broken.get(name.lower())
 
     def require_table(self, name: str) -> TableSchema:
         table = self.table(name)
@@ -99,7 +107,7 @@ class Catalog:
                                     f"{name!r}")
         if self.table(name) is not None:
             raise ObjectExistsError(f"a table named {name!r} already exists")
-        if self.view(name) is not None:
+        if self.view(name) is not None or self.broken_view(name) is not None:
             raise ObjectExistsError(f"a view named {name!r} already exists")
 
     def users_of_table(self, name: str) -> list[str]:

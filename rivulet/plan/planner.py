@@ -38,9 +38,11 @@ from rivulet.errors import (
     SqlSyntaxError,
     UnionWidthError,
     UnknownColumnError,
+    UnknownQualifierError,
     UnknownTableError,
 )
 from rivulet.plan import ir
+from rivulet.plan.broken import BrokenView
 from rivulet.plan.ctes import Cte, defined, named_columns
 from rivulet.plan.expressions import (
     as_text,
@@ -95,6 +97,8 @@ class Catalog(Protocol):
     def table(self, name: str) -> TableSchema | None: ...
 
     def view(self, name: str) -> ir.ViewPlan | None: ...
+
+    def broken_view(self, name: str) -> BrokenView | None: ...
 
 
 # --------------------------------------------------------------------------- planner
@@ -415,6 +419,9 @@ class Planner:
                 node, names = (self._view_as_table(view, item) if view.param_count
                                else self._view_relation(view))
                 return node, Relation(alias, names, offset, fields=False)
+            broken = self.catalog.broken_view(name)
+            if broken is not None:
+                raise broken.error()
             raise error_at(item, f"unknown table or view {name!r}", UnknownTableError)
         if isinstance(item, exp.Subquery):
             if not item.alias and not isinstance(item.unnest(), exp.Query):
@@ -658,7 +665,7 @@ class Planner:
                         names.append(n)
                 if not found:
                     raise error_at(item, f"unknown table {qualifier!r} in {qualifier}.*",
-                                   UnknownTableError)
+                                   UnknownQualifierError)
                 continue
             node = item.this if isinstance(item, exp.Alias) else item
             # (a ? here is a value only when planned with the read's values: see bound)

@@ -22,6 +22,7 @@ from rivulet.errors import (  # noqa: F401 (re-exported)
     ER_BAD_DB,
     ER_BAD_FIELD,
     ER_BAD_NULL,
+    ER_BAD_TABLE,
     ER_DATA_TOO_LONG,
     ER_DUP_ENTRY,
     ER_NO_SUCH_TABLE,
@@ -37,7 +38,6 @@ from rivulet.errors import (  # noqa: F401 (re-exported)
     ER_WRONG_VALUE,
 )
 
-ER_BAD_TABLE = 1051
 ER_PACKET_TOO_LARGE = 1153
 ER_UNKNOWN_STMT = 1243
 ER_UNKNOWN_SYSTEM_VARIABLE = 1193
@@ -49,7 +49,7 @@ ER_CANT_CHANGE_TX_CHARACTERISTICS = 1568
 
 #: The SQLSTATE of each code: those of rivulet's errors from the table, then the protocol's.
 SQLSTATES = {code.mysql: code.sqlstate for code in errors.ERROR_CODES.values()} | {
-    ER_BAD_TABLE: "42S02", ER_PACKET_TOO_LARGE: "08S01", ER_UNKNOWN_STMT: "HY000",
+    ER_PACKET_TOO_LARGE: "08S01", ER_UNKNOWN_STMT: "HY000",
     ER_UNKNOWN_SYSTEM_VARIABLE: "HY000", ER_WRONG_VALUE_FOR_VAR: "42000",
     1045: "28000", 1040: "08004", 1047: "08S01", ER_MALFORMED_PACKET: "HY000",
     ER_MAX_PREPARED: "42000", ER_TABLEACCESS_DENIED: "42000",

@@ -20,8 +20,10 @@ RowId = Any
 
 
 #: What a statement of the stored program makes: a table, a view, a schema change of a
-#: table, or a table copied from another (``CREATE TABLE ... AS SELECT``).
-StatementKind = Literal["table", "view", "alter", "copy", "schema"]
+#: table, a table copied from another (``CREATE TABLE ... AS SELECT``), a database, or
+#: (``view_columns``, a JSON list) the columns a view had when its table was dropped (see
+#: rivulet/plan/broken.py).
+StatementKind = Literal["table", "view", "alter", "copy", "schema", "view_columns"]
 
 
 @dataclass(frozen=True)
@@ -101,10 +103,19 @@ class Storage(ABC):
     def remove_statement(self, kind: StatementKind, name: str) -> None: ...
 
     @abstractmethod
+    def replace_statement(self, seq: int, name: str, sql: str) -> None:
+        """Statement ``seq`` of the program made to name ``name`` and say ``sql`` (in its
+        place: a renamed table's statements, rivulet/sql/rename.py)."""
+
+    @abstractmethod
     def create_table(self, schema: TableSchema) -> None: ...
 
     @abstractmethod
     def drop_table(self, schema: TableSchema) -> None: ...
+
+    @abstractmethod
+    def rename_table(self, schema: TableSchema, new: str) -> None:
+        """The rows of ``schema``'s table (and its indexes) kept under the name ``new``."""
 
     # ..................................................................... rows
 

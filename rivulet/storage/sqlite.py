@@ -208,6 +208,10 @@ class SqliteStorage(CopyTracking, Storage):
             "DELETE FROM _rivulet_program WHERE kind = ? AND lower(name) = lower(?)", (kind, name)
         )
 
+    def replace_statement(self, seq: int, name: str, sql: str) -> None:
+        self.conn.execute("UPDATE _rivulet_program SET name = ?, sql = ? WHERE seq = ?",
+                          (name, sql, seq))
+
     def create_table(self, schema: TableSchema) -> None:
         cols = []
         pk = schema.primary_key
@@ -282,6 +286,15 @@ class SqliteStorage(CopyTracking, Storage):
         self._statements.pop(schema.name.lower(), None)
         self._auto_increment.pop(schema.name.lower(), None)
         self._stored_max.pop(schema.name.lower(), None)
+
+    def rename_table(self, schema: TableSchema, new: str) -> None:
+        self.conn.execute(f"ALTER TABLE {quote(schema.name)} RENAME TO {quote(new)}")
+        self._statements.pop(schema.name.lower(), None)
+        self._stored_max.pop(schema.name.lower(), None)
+        self._stored_max.pop(new.lower(), None)
+        handed_out = self._auto_increment.pop(schema.name.lower(), None)
+        if handed_out is not None:
+            self._auto_increment[new.lower()] = handed_out
 
     def alter(self, schema: TableSchema,
               steps: Iterable[AddStored | RenameStored | AddIndex | DropIndex]) -> None:

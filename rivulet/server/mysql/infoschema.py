@@ -192,6 +192,13 @@ def catalog_rows(catalog: Catalog) -> dict[str, list[tuple]]:
                                None, None, "VIEW"))
         for i, c in enumerate(plan.root.columns[: plan.visible]):
             rows["COLUMNS"].append(_column_row(database, name, i, _view_column(c), ""))
+    # A view whose tables are gone is listed, without columns (as MySQL lists it, with a
+    # warning 1356 for each).
+    for broken in sorted(list(catalog.broken.values()), key=lambda b: b.name):
+        database, name = _placed(catalog, broken.name)
+        rows["TABLES"].append((_CATALOG, database, name, "VIEW", None, None, None, None,
+                               None, None, None, None, None, None, None, None, None, None,
+                               None, None, "VIEW"))
     return rows
 
 
@@ -482,6 +489,9 @@ def show_where(node: exp.Show, catalog: Catalog, database: str) -> str | None:
         target = node.args.get("target")
         name = target.name if isinstance(target, exp.Expr) else str(target or "")
         full_name = catalog_name(database, name)
+        broken = catalog.broken_view(full_name)
+        if broken is not None:
+            raise broken.error()
         if catalog.table(full_name) is None and catalog.view(full_name) is None:
             raise UnknownObjectError(f"Table '{database}.{name}' doesn't exist")
         filters.append(exp.column("TABLE_NAME").eq(exp.Literal.string(name)))

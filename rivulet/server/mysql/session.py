@@ -40,6 +40,7 @@ from rivulet.server.mysql.statements import DATABASE_NAME, SESSION_FUNCTION_NAME
 from rivulet.sql.control import ISOLATION
 from rivulet.sql.ddl import check_condition
 from rivulet.sql.parse import DIALECT, parse_one
+from rivulet.sql.rename import is_rename_table, qualified_rename
 from rivulet.sql.schemas import (
     SYSTEM_SCHEMAS,
     catalog_name,
@@ -257,6 +258,9 @@ class RivuletSession(Session):
             node = parse_one(sql)
         except SqlError:  # not a statement parsed (SAVEPOINT, START TRANSACTION...): as it is
             return sql
+        if is_rename_table(node):  # (an opaque command to sqlglot: its names read here)
+            assert isinstance(node, exp.Command)
+            return qualified_rename(node, schema)
         before = node.sql(dialect=DIALECT)
         after = qualify(node, schema).sql(dialect=DIALECT)
         return sql if after == before else after
@@ -313,6 +317,9 @@ class RivuletSession(Session):
                 db, name = split_name(plan.name)
                 databases.setdefault(db, {})[name] = {
                     c.name: column_type_name(c.kind) for c in plan.root.columns[: plan.visible]}
+        for broken in list(catalog.broken.values()):  # (its columns are unknown now)
+            db, name = split_name(broken.name)
+            databases.setdefault(db, {})[name] = {}
         return databases
 
     async def query(self, expression: exp.Expression, sql: str, attrs: dict[str, str]) -> Any:
@@ -478,8 +485,9 @@ def show(db: Database, node: exp.Expr | None, sql: str,
     ``database`` (the session's: what a SHOW without ``FROM db`` is of)."""
     catalog = db.catalog
     if node is None:  # SHOW VIEWS
-        rows = [(name, catalog.views[name.lower()].sql) for name in sorted(db.views())]
-        return rows, text_columns("View", "Definition")
+        rows = [(name, catalog.views[name.lower()].sql) for name in db.views()]
+        rows += [(b.name, b.sql) for b in list(catalog.broken.values())]
+        return sorted(rows), text_columns("View", "Definition")
     if isinstance(node, exp.Describe):  # (``s.t`` is the catalog's name already)
         _check_database(catalog, node.this.db if isinstance(node.this, exp.Table) else "",
                         node.this.name)
@@ -495,6 +503,7 @@ def show(db: Database, node: exp.Expr | None, sql: str,
     if kind == "TABLES":
         names = [(t.name, "BASE TABLE") for t in list(catalog.tables.values())]
         names += [(v, "VIEW") for v in db.views()]
+        names += [(b.name, "VIEW") for b in list(catalog.broken.values())]
         names = [(split_name(n)[1], k) for n, k in names if in_schema(n, schema)]
         like = node.args.get("like")
         if like is not None:
@@ -508,7 +517,7 @@ def show(db: Database, node: exp.Expr | None, sql: str,
     if kind == "CREATE TABLE":
         table = catalog.table(name)
         if table is None:
-            if catalog.view(name) is not None:
+            if catalog.view(name) is not None or catalog.broken_view(name) is not None:
                 return _create_view(catalog, name)
             raise UnknownObjectError(f"unknown table {name!r}")
         return ([(target_name, create_table_sql(table))],
@@ -575,7 +584,9 @@ def _check_database(catalog: Catalog, name: str, table: str = "") -> None:
 
 
 def _create_view(catalog: Catalog, name: str) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
-    plan = catalog.view(name)
+    """``SHOW CREATE VIEW``: of a view whose tables are gone too (MySQL shows it, with a
+    warning)."""
+    plan = catalog.view(name) or catalog.broken_view(name)
     if plan is None:
         raise UnknownObjectError(f"unknown view {name!r}")
     text = f"CREATE VIEW `{plan.name}` AS {plan.sql}"
@@ -605,6 +616,9 @@ def describe(catalog: Catalog, name: str,
         return rows, columns
     plan = catalog.view(name)
     if plan is None:
+        broken = catalog.broken_view(name)
+        if broken is not None:
+            raise broken.error()
         raise UnknownObjectError(f"unknown table {name!r}")
     rows = []
     for out in plan.root.columns[: plan.visible]:

@@ -38,6 +38,7 @@ from rivulet.sql.control import control_statement
 from rivulet.sql.dual import is_dual
 from rivulet.sql.lock_calls import has_lock_call
 from rivulet.sql.parse import DIALECT, parse_one
+from rivulet.sql.rename import is_rename_table
 from rivulet.sql.schemas import DEFAULT_SCHEMA
 
 if TYPE_CHECKING:
@@ -449,7 +450,8 @@ def _kind(node: exp.Expr, sql: str) -> str:
         return READ
     if isinstance(node, (exp.Insert, exp.Update, exp.Delete)):
         return WRITE
-    if isinstance(node, (exp.Create, exp.Drop, exp.Alter, exp.TruncateTable)):
+    if isinstance(node, (exp.Create, exp.Drop, exp.Alter, exp.TruncateTable)) \
+            or is_rename_table(node):
         return DDL
     if isinstance(node, exp.Show):
         return SHOW if node.name.upper() in ("TABLES", "CREATE TABLE", "CREATE VIEW",
