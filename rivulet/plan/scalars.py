@@ -29,7 +29,9 @@ when uncorrelated). Its shapes (:class:`ScalarShape`):
   and the first row is MySQL's): the first row per key (a top-1 per group).
 
 A column is fixed by an equality only where ``=`` compares it without conversion (an outer
-INT against an inner VARCHAR compares as DOUBLE, under which many texts equal one value).
+INT against an inner VARCHAR compares as DOUBLE, under which many texts equal one value);
+a subquery grouped or cut per correlation key (an aggregate, a GROUP BY, ORDER BY ...
+LIMIT 1) is keyed only by such equalities, so that one outer row matches one group.
 Refused by name: an outer column anywhere but in the WHERE's correlation equalities, a
 correlation other than an equality, a subquery other than a SELECT (UNION...), OFFSET,
 HAVING without a GROUP BY, ORDER BY beside an aggregate of a correlated subquery, a
@@ -167,11 +169,16 @@ def decorrelate_scalar(subquery: exp.Subquery, outer: FromScope,
     if limit == 0:
         raise unsupported(select, "scalar subquery with LIMIT 0")
     fixed = _fixed_columns(outer_keys, inner_keys, kept, outer, inner_scope)
+    # (grouped or cut per key, the keys must be the values they match: one group each)
+    keyed_as_is = all(_compared_as_is(o, outer, i, inner_scope)
+                      for o, i in zip(outer_keys, inner_keys))
     aggregated = any(is_aggregate(n) for n in _own_nodes(item))
     group = select.args.get("group")
     having = select.args.get("having")
 
     if group is not None:
+        if not keyed_as_is:
+            raise _more_than_one_row(group, _CONVERTED)
         for g in group.expressions:
             if not (isinstance(g, exp.Column) and _column(g, inner_scope) in fixed):
                 raise _more_than_one_row(g, "GROUP BY on a column its WHERE does not fix "
@@ -188,6 +195,8 @@ def decorrelate_scalar(subquery: exp.Subquery, outer: FromScope,
             select.set("distinct", None)
             select.set("expressions", [exp.alias_(item.copy(), VALUE)])
             return DecorrelatedScalar(ScalarShape.AGGREGATE, (), select)
+        if not keyed_as_is:
+            raise _more_than_one_row(select, _CONVERTED)
         if select.args.get("order") is not None:
             raise unsupported(select.args["order"], "ORDER BY in a correlated scalar "
                               "subquery with an aggregate")
@@ -210,7 +219,7 @@ def decorrelate_scalar(subquery: exp.Subquery, outer: FromScope,
     if table is not None and any(set(key) <= fixed for key in _unique_keys(table)):
         return _decorrelated(ScalarShape.ONE_ROW, select, outer_keys, inner_keys, kept, item)
     order = select.args.get("order")
-    if table is not None and order is not None and limit == 1 \
+    if table is not None and order is not None and limit == 1 and keyed_as_is \
             and not select.args.get("distinct"):
         columns = [unparen(o.this) for o in order.expressions]
         if all(isinstance(c, exp.Column) for c in columns):
@@ -222,7 +231,9 @@ def decorrelate_scalar(subquery: exp.Subquery, outer: FromScope,
                                      kept, item, order=columns,
                                      descending=tuple(bool(o.args.get("desc"))
                                                       for o in order.expressions))
-    if limit == 1:
+    if limit == 1 and order is not None and not keyed_as_is:
+        why = _CONVERTED
+    elif limit == 1:
         why = ("LIMIT 1 without an ORDER BY on a key of its table (MySQL picks any row)"
                if order is None else "LIMIT 1 with an ORDER BY that may tie (not on a key "
                "of NOT NULL columns of its one table)")
@@ -246,6 +257,12 @@ def _decorrelated(shape: ScalarShape, select: exp.Select, outer_keys: list[exp.E
     return DecorrelatedScalar(shape, tuple(outer_keys), select, missing, descending)
 
 
+#: Why a subquery grouped or cut per correlation key may return several rows.
+_CONVERTED = ("correlated by an equality that converts a side (other kinds, a DOUBLE or "
+              "a DECIMAL's places), under which several of its groups may equal one outer "
+              "value")
+
+
 def _more_than_one_row(node: exp.Expr, why: str) -> Exception:
     return unsupported(node, "scalar subquery that may return more than one row (MySQL's "
                        f"error 1242 for such an outer row; a view cannot raise it): {why}")
@@ -254,9 +271,8 @@ def _more_than_one_row(node: exp.Expr, why: str) -> Exception:
 def _fixed_columns(outer_keys: list[exp.Expr], inner_keys: list[exp.Expr],
                    kept: list[exp.Expr], outer: FromScope, inner: FromScope) -> set[int]:
     """The inner FROM row's columns the WHERE fixes to one value: a column equated to an
-    outer expression (a correlation key) or to a literal, where ``=`` compares the two
-    without converting either (of one kind, not a DOUBLE)."""
-    inner_types = inner.types()
+    outer expression (a correlation key) or to a literal, where ``=`` compares the two as
+    they are (:func:`_compared_as_is`)."""
     fixed = set()
     pairs = list(zip(outer_keys, inner_keys, [outer] * len(outer_keys)))
     for term in kept:
@@ -267,15 +283,23 @@ def _fixed_columns(outer_keys: list[exp.Expr], inner_keys: list[exp.Expr],
                     pairs.append((value, column, inner))
     for value, column, scope in pairs:
         column = unparen(column)
-        if not isinstance(column, exp.Column):
-            continue
-        index = _column(column, inner)
-        have = inner_types[index]
-        other = type_of(translate(value, scope), scope.types())
-        if have.kind is not None and have.kind == other.kind and have.kind != FLOAT \
-                and not (have.kind == DECIMAL and have.frac != other.frac):
-            fixed.add(index)
+        if isinstance(column, exp.Column) and _compared_as_is(value, scope, column, inner):
+            fixed.add(_column(column, inner))
     return fixed
+
+
+def _compared_as_is(value: exp.Expr, scope: FromScope, inner: exp.Expr,
+                    inner_scope: FromScope) -> bool:
+    """Whether ``value = inner`` compares the two as they are: of one kind, not a DOUBLE,
+    and for a DECIMAL at the places both show and carry. Then one value equals one inner
+    value only; a conversion (an INT against a VARCHAR compares as DOUBLE) would make many
+    inner values ('1', '1.0') equal one outer value."""
+    have = type_of(translate(inner, inner_scope), inner_scope.types())
+    other = type_of(translate(value, scope), scope.types())
+    if have.kind is None or have.kind != other.kind or have.kind == FLOAT:
+        return False
+    return have.kind != DECIMAL or (have.frac == other.frac and not have.rounded
+                                     and not other.rounded)
 
 
 def _column(column: exp.Column, scope: FromScope) -> int:
