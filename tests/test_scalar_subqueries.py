@@ -59,6 +59,8 @@ VIEWS = {
                "ORDER BY n DESC, id LIMIT 3",
     "nested": "SELECT id, (SELECT COUNT(*) FROM u WHERE u.k = t.k AND u.c > "
               "(SELECT MIN(k) FROM w)) AS n FROM t",
+    "order_by": "SELECT id, x FROM t ORDER BY (SELECT COUNT(*) FROM u WHERE u.k = t.k) DESC, "
+                "id LIMIT 4",
     "no_from": "SELECT id, (SELECT 5) AS five FROM t WHERE x < (SELECT 2)",
     "twice": "SELECT id, (SELECT COUNT(*) FROM u WHERE u.k = t.k) + 1 AS n FROM t "
              "WHERE (SELECT COUNT(*) FROM u WHERE u.k = t.k) < 2",
@@ -343,14 +345,14 @@ def test_more_than_one_column_is_mysqls_error(mysql_pair: Any) -> None:
     ("SELECT id, (SELECT COUNT(*) FROM u HAVING COUNT(*) > 1) FROM t", "HAVING and no GROUP BY"),
     ("SELECT id, (SELECT c FROM u WHERE id = 1 UNION SELECT k FROM w WHERE id = 1) FROM t",
      "scalar subquery with UNION"),
-    ("SELECT id FROM t ORDER BY (SELECT MAX(c) FROM u WHERE u.k = t.k)",
-     "scalar subquery other than in WHERE or the select list"),
+    ("SELECT g, COUNT(*) FROM t GROUP BY g ORDER BY (SELECT MAX(c) FROM u WHERE u.k = t.g)",
+     "scalar subquery other than in WHERE, or in the select list or ORDER BY"),
     ("SELECT t.id FROM t JOIN w ON w.k = (SELECT MAX(c) FROM u)",
-     "scalar subquery other than in WHERE or the select list"),
+     "scalar subquery other than in WHERE, or in the select list or ORDER BY"),
     ("SELECT g, (SELECT MAX(c) FROM u) FROM t GROUP BY g",
      "scalar subquery in the select list of an aggregated query"),
     ("SELECT g, COUNT(*) FROM t GROUP BY g HAVING COUNT(*) > (SELECT MIN(c) FROM u)",
-     "scalar subquery other than in WHERE or the select list"),
+     "scalar subquery other than in WHERE, or in the select list or ORDER BY"),
     ("SELECT id, (SELECT COUNT(*) FROM u WHERE u.k = (SELECT MAX(w.k) FROM w "
      "WHERE w.id = t.g)) FROM t", "subquery correlated with a query further out"),
     ("SELECT id, (SELECT COUNT(*) FROM u WHERE u.k = t.k ORDER BY c) FROM t",

@@ -204,6 +204,9 @@ class Planner:
         if grouped and listed:
             raise unsupported(listed[0], "scalar subquery in the select list of an aggregated "
                               "query")
+        order_by = select.args.get("order")
+        if not grouped and order_by is not None:
+            listed += [s for term in order_by.expressions for s in scalar_subqueries(term)]
         node, scope = self._scalar_values(node, scope, listed)
         key_cols = params.key_columns()
         implicit_group = False
