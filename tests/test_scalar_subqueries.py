@@ -278,6 +278,9 @@ MYSQL_QUERIES = [
     "SELECT id, (SELECT c FROM u WHERE u.k = t.k ORDER BY c DESC, id LIMIT 1) AS top FROM t",
     "SELECT id FROM t WHERE x > (SELECT AVG(c) FROM u)",
     "SELECT id, (SELECT name FROM w WHERE w.id = t.g) AS who FROM t",
+    # a derived table whose columns are scalar subqueries' values, computed on
+    "SELECT id, v * 3 FROM (SELECT id, (SELECT AVG(c) FROM u) / 7 AS v, "
+    "(SELECT SUM(c) FROM u WHERE u.k = t.k) / 3 AS s FROM t) d WHERE s * 3 > 0",
 ]
 
 
