@@ -49,6 +49,10 @@ VIEWS = {
     "first_plain": "SELECT id, (SELECT id FROM u ORDER BY c, id DESC LIMIT 1) AS lo FROM t",
     "grouped_key": "SELECT id, (SELECT COUNT(*) FROM u WHERE u.k = t.k GROUP BY u.k) AS n "
                    "FROM t",
+    "grouped_having": "SELECT id, (SELECT SUM(c) FROM u WHERE u.k = t.k GROUP BY u.k "
+                      "HAVING COUNT(*) > 1) AS s FROM t",
+    "first_text": "SELECT id, (SELECT name FROM w WHERE w.k = t.k ORDER BY name DESC, id "
+                  "LIMIT 1) AS n FROM t",
     "outer_grouped": "SELECT g, COUNT(*) AS n FROM t WHERE x <= (SELECT MAX(c) FROM u "
                      "WHERE u.k = t.k) GROUP BY g",
     "joined": "SELECT t.id, w.id AS wid, (SELECT COUNT(*) FROM u WHERE u.k = w.k) AS n "
