@@ -53,6 +53,11 @@ VIEWS = {
                       "HAVING COUNT(*) > 1) AS s FROM t",
     "first_text": "SELECT id, (SELECT name FROM w WHERE w.k = t.k ORDER BY name DESC, id "
                   "LIMIT 1) AS n FROM t",
+    "grouped_outer": "SELECT g, COUNT(*) AS n, (SELECT COUNT(*) FROM u WHERE u.k = t.g) AS m, "
+                     "(SELECT MAX(c) FROM u) AS top FROM t GROUP BY g",
+    "grouped_having_value": "SELECT k, SUM(x) AS s FROM t GROUP BY k HAVING SUM(x) > "
+                            "(SELECT MIN(c) FROM u) ORDER BY (SELECT COUNT(*) FROM u "
+                            "WHERE u.k = t.k) DESC, k LIMIT 2",
     "outer_grouped": "SELECT g, COUNT(*) AS n FROM t WHERE x <= (SELECT MAX(c) FROM u "
                      "WHERE u.k = t.k) GROUP BY g",
     "joined": "SELECT t.id, w.id AS wid, (SELECT COUNT(*) FROM u WHERE u.k = w.k) AS n "
@@ -80,6 +85,8 @@ PARAM_VIEWS = {
                 [(v,) for v in (None, 0, 1, 2, 3)]),
     "p_max": ("SELECT id, (SELECT MAX(c) FROM u WHERE u.k = t.k) AS m FROM t WHERE k = ?",
               [(v,) for v in (0, 1, 2, 3)]),
+    "p_grouped": ("SELECT g, COUNT(*) AS n, (SELECT MAX(c) FROM u WHERE u.k = t.g) AS m "
+                  "FROM t WHERE g = ? GROUP BY g", [(v,) for v in (0, 1, 2, 3)]),
     "p_by_key": ("SELECT id, (SELECT name FROM w WHERE w.id = t.g) AS who FROM t WHERE x = ?",
                  [(v,) for v in (0, 1, 2, 3)]),
 }
@@ -282,6 +289,10 @@ MYSQL_QUERIES = [
     "SELECT id, (SELECT c FROM u WHERE u.k = t.k ORDER BY c DESC, id LIMIT 1) AS top FROM t",
     "SELECT id FROM t WHERE x > (SELECT AVG(c) FROM u)",
     "SELECT id, (SELECT name FROM w WHERE w.id = t.g) AS who FROM t",
+    # over the groups of an aggregated query: correlated with a group column
+    "SELECT g, COUNT(*) AS n, (SELECT COUNT(*) FROM u WHERE u.k = t.g) AS m, "
+    "(SELECT AVG(c) FROM u) AS a FROM t GROUP BY g",
+    "SELECT k, SUM(x) FROM t GROUP BY k HAVING SUM(x) >= (SELECT MIN(c) FROM u WHERE u.k = t.k)",
     # a derived table whose columns are scalar subqueries' values, computed on
     "SELECT id, v * 3 FROM (SELECT id, (SELECT AVG(c) FROM u) / 7 AS v, "
     "(SELECT SUM(c) FROM u WHERE u.k = t.k) / 3 AS s FROM t) d WHERE s * 3 > 0",
@@ -352,14 +363,12 @@ def test_more_than_one_column_is_mysqls_error(mysql_pair: Any) -> None:
     ("SELECT id, (SELECT COUNT(*) FROM u HAVING COUNT(*) > 1) FROM t", "HAVING and no GROUP BY"),
     ("SELECT id, (SELECT c FROM u WHERE id = 1 UNION SELECT k FROM w WHERE id = 1) FROM t",
      "scalar subquery with UNION"),
-    ("SELECT g, COUNT(*) FROM t GROUP BY g ORDER BY (SELECT MAX(c) FROM u WHERE u.k = t.g)",
-     "scalar subquery other than in WHERE, or in the select list or ORDER BY"),
+    ("SELECT COUNT(*) FROM t GROUP BY (SELECT MAX(c) FROM u WHERE u.k = t.g)",
+     "scalar subquery other than in WHERE, the select list, HAVING or ORDER BY"),
+    ("SELECT SUM((SELECT MAX(c) FROM u WHERE u.k = t.g)) FROM t",
+     "scalar subquery other than in WHERE, the select list, HAVING or ORDER BY"),
     ("SELECT t.id FROM t JOIN w ON w.k = (SELECT MAX(c) FROM u)",
-     "scalar subquery other than in WHERE, or in the select list or ORDER BY"),
-    ("SELECT g, (SELECT MAX(c) FROM u) FROM t GROUP BY g",
-     "scalar subquery in the select list of an aggregated query"),
-    ("SELECT g, COUNT(*) FROM t GROUP BY g HAVING COUNT(*) > (SELECT MIN(c) FROM u)",
-     "scalar subquery other than in WHERE, or in the select list or ORDER BY"),
+     "scalar subquery other than in WHERE, the select list, HAVING or ORDER BY"),
     ("SELECT id, (SELECT COUNT(*) FROM u WHERE u.k = (SELECT MAX(w.k) FROM w "
      "WHERE w.id = t.g)) FROM t", "subquery correlated with a query further out"),
     ("SELECT id, (SELECT COUNT(*) FROM u WHERE u.k = t.k ORDER BY c) FROM t",
@@ -373,6 +382,21 @@ def test_refused_forms_name_the_construct(sql: str, construct: str) -> None:
             pair.db.query(sql)
         with pytest.raises(UnsupportedSqlError, match=construct):
             pair.db.execute(f"CREATE VIEW refused AS {sql}")
+
+
+def test_in_an_aggregated_query_the_correlation_reads_group_columns() -> None:
+    """A scalar subquery over an aggregated query's groups correlates with a grouped
+    column (MySQL's 1055 for another); one in an aggregate without GROUP BY keyed by a
+    parameter (a row for every value) is refused by name."""
+    with Pair() as pair:
+        for s in SCHEMA:
+            pair.execute(s)
+        with pytest.raises(rivulet.SqlError, match="neither in GROUP BY") as caught:
+            pair.db.query("SELECT g, (SELECT COUNT(*) FROM u WHERE u.k = t.x) FROM t GROUP BY g")
+        assert error_code(caught.value).mysql == 1055
+        with pytest.raises(UnsupportedSqlError, match="aggregate without GROUP BY keyed by"):
+            pair.db.execute("CREATE VIEW p AS SELECT COUNT(*), (SELECT MAX(c) FROM u) FROM t "
+                            "WHERE k = ?")
 
 
 def test_a_parameter_inside_a_scalar_subquery_is_refused() -> None:

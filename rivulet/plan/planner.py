@@ -200,16 +200,17 @@ class Planner:
             node = self._subquery_join(node, scope, test)
 
         grouped = bool(select.args.get("group")) or _has_aggregate(select)
+        # The scalar subqueries read after WHERE: joined to the FROM row, or, in an
+        # aggregated query, to the groups (their correlation then reads group columns).
         listed = [s for item in select.expressions for s in scalar_subqueries(item)]
-        if grouped and listed:
-            raise unsupported(listed[0], "scalar subquery in the select list of an aggregated "
-                              "query")
-        order_by = select.args.get("order")
-        if not grouped and order_by is not None:
-            listed += [s for term in order_by.expressions for s in scalar_subqueries(term)]
-        node, scope = self._scalar_values(node, scope, listed)
+        for clause in ("order", "having") if grouped else ("order",):
+            if select.args.get(clause) is not None:
+                listed += scalar_subqueries(select.args[clause])
+        if not grouped:
+            node, scope = self._scalar_values(node, scope, listed)
         key_cols = params.key_columns()
         implicit_group = False
+        group_keys = 0
         out_scope: FromScope | GroupedScope
         if grouped:
             if params.range_column is not None:
@@ -218,6 +219,11 @@ class Planner:
                 select, node, scope, key_cols, params.in_list[0] if params.in_list else None,
                 outermost=shown,
             )
+            group_keys = len(node.group_by) if isinstance(node, ir.Aggregate) else 0
+            if listed and implicit_group:
+                raise unsupported(listed[0], "scalar subquery in an aggregate without GROUP BY "
+                                  "keyed by a ? parameter")
+            node, out_scope = self._grouped_scalar_values(node, scope, out_scope, listed)
         else:
             out_scope, key_positions = scope, key_cols
 
@@ -231,8 +237,7 @@ class Planner:
             # that grouped the rows, and what reads the aggregates is computed from them
             # when read, with all the places it carries (AVG(i) in a text column is
             # '1.333333333', i / 3 + AVG(i) '1.333300000').
-            keys = len(node.group_by) if isinstance(node, ir.Aggregate) else 0
-            exprs = [_group_parts_shown(e, keys, out_scope.types()) for e in exprs]
+            exprs = [_group_parts_shown(e, group_keys, out_scope.types()) for e in exprs]
         visible = len(exprs)
         hidden_key = []
         for pos in key_positions:
@@ -354,10 +359,27 @@ class Planner:
         columns = scope.columns + node.columns[len(scope.columns):]
         return node, FromScope(scope.relations, columns, scope.hidden, values)
 
-    def _scalar_join(self, node: ir.Node, scope: FromScope, subquery: exp.Subquery) -> ir.Node:
+    def _grouped_scalar_values(self, node: ir.Node, scope: FromScope, grouped: GroupedScope,
+                               subqueries: list[exp.Subquery]) -> tuple[ir.Node, GroupedScope]:
+        """:meth:`_scalar_values` over an aggregate's output ``node``: the subqueries'
+        names resolve over the FROM row (``scope``), their correlation keys are computed
+        over the groups (a group column, or MySQL's 1055)."""
+        values = dict(grouped.values)
+        for subquery in subqueries:
+            if subquery not in values:
+                node = self._scalar_join(node, scope, subquery, grouped)
+                values[subquery] = node.arity - 1
+        if len(values) == len(grouped.values):
+            return node, grouped
+        columns = grouped.columns + node.columns[len(grouped.columns):]
+        return node, replace(grouped, columns=columns, values=values)
+
+    def _scalar_join(self, node: ir.Node, scope: FromScope, subquery: exp.Subquery,
+                     grouped: GroupedScope | None = None) -> ir.Node:
         """``node`` with the value of the scalar subquery ``subquery`` appended: decorrelated
         and LEFT JOINed on its keys (converted to compare as ``=`` does, as a JOIN's are),
-        an outer row it has no row for given what MySQL answers for none."""
+        an outer row it has no row for given what MySQL answers for none. ``grouped``:
+        ``node`` is an aggregate's output, over which the keys are computed."""
         found = decorrelate_scalar(subquery, scope, lambda select: self._plan_from(select)[2],
                                    self.enclosing)
         self.enclosing.append(scope)
@@ -373,8 +395,9 @@ class Planner:
                           for i, descending in enumerate(found.descending))
             inner = ir.TopK(inner, tuple(range(correlated)), order, 1, inner.columns)
             inner = _project_columns(inner, list(range(correlated + 1)))
-        outer_exprs = [translate(e, scope) for e in found.outer]
-        types = scope.types()
+        keys_scope = scope if grouped is None else grouped
+        outer_exprs = [translate(e, keys_scope) for e in found.outer]
+        types = keys_scope.types()
         refuse_join_keys([(type_of(e, types).kind, inner.columns[j].kind)
                           for j, e in enumerate(outer_exprs)])
         outer_keys: list[ir.Expr] = []
@@ -666,7 +689,7 @@ class Planner:
                 raise unsupported(agg, "DISTINCT aggregate over several columns")
             distinct = True
             arg_node = arg_node.expressions[0]
-        for inner in arg_node.find_all(*_AGG_TYPES) if arg_node is not None else ():
+        for inner in _own_aggregates(arg_node) if arg_node is not None else ():
             raise error_at(inner, "aggregates cannot be nested", AggregateMisuseError)
         if isinstance(arg_node, exp.Star):
             if fn != "count":

@@ -36,8 +36,9 @@ Refused by name: an outer column anywhere but in the WHERE's correlation equalit
 correlation other than an equality, a subquery other than a SELECT (UNION...), OFFSET,
 HAVING without a GROUP BY, ORDER BY beside an aggregate of a correlated subquery, a
 correlation with a query further out than the one around it, and what may return more
-than one row. Where the subquery may stand is the planner's (the select list of a query
-without aggregates, WHERE).
+than one row. Where the subquery may stand is the planner's: WHERE, the select list and
+ORDER BY, joined to the FROM row; in an aggregated query, the select list, HAVING and
+ORDER BY ones joined to its groups.
 
 >>> from rivulet.plan.catalog import Catalog
 >>> from rivulet.plan.describe import describe

@@ -113,8 +113,14 @@ class GroupedScope:
     group_exprs: list[ir.Expr]  # over the FROM row
     aggregates: dict[exp.Expr, int] = field(default_factory=dict)  # node -> output column
     columns: tuple[ir.ColumnInfo, ...] = ()
+    #: The scalar subqueries whose values are joined to the groups, to their columns (see
+    #: :attr:`FromScope.values`).
+    values: dict[exp.Expr, int] = field(default_factory=dict)
 
     def special(self, node: exp.Expr) -> ir.Expr | None:
+        if self.values and isinstance(node, exp.Subquery) and node in self.values:
+            index = self.values[node]
+            return ir.Col(index, self.columns[index].name)
         if is_aggregate(node):
             return ir.Col(self.aggregates[node])
         if isinstance(node, (exp.Literal, exp.Null, exp.Boolean, exp.Placeholder)):
