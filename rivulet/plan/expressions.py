@@ -190,7 +190,9 @@ def _translate(node: exp.Expr, scope: Scope,
     if isinstance(node, (exp.Any, exp.All)):
         raise unsupported(node, f"{type(node).__name__.upper()} subquery")
     if isinstance(node, (exp.Subquery, exp.Select)):
-        raise unsupported(node, "scalar subquery")
+        raise unsupported(node, "scalar subquery other than in WHERE, the select list, "
+                          "HAVING or ORDER BY (in ON, GROUP BY, an aggregate's argument or "
+                          "a write)")
     if isinstance(node, exp.In):
         if node.args.get("unnest") or node.args.get("field"):
             raise unsupported(node, "IN with a subquery")

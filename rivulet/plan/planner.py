@@ -66,8 +66,21 @@ from rivulet.plan.joins import (
     keyable,
 )
 from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
+from rivulet.plan.scalars import (
+    IMPLICIT_GROUPS,
+    VALUE,
+    ScalarShape,
+    decorrelate_scalar,
+    scalar_subqueries,
+)
 from rivulet.plan.scope import FromScope, GroupedScope, Relation
-from rivulet.plan.subqueries import constant_key, decorrelate, semi_join, subquery_test
+from rivulet.plan.subqueries import (
+    constant_key,
+    decorrelate,
+    left_join,
+    semi_join,
+    subquery_test,
+)
 from rivulet.sql.dual import is_dual
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values.schema import (
@@ -181,6 +194,8 @@ class Planner:
         tests = [c for c in plain if subquery_test(c) is not None]
         plain = [c for c in plain if subquery_test(c) is None]
         node, plain = self._join_all(node, steps, plain, scope)
+        node, scope = self._scalar_values(
+            node, scope, [s for c in plain for s in scalar_subqueries(c)])
         if plain:
             bind = None if self.bound is None else self._bound_value
             predicate = ir.and_all([translate_condition(c, scope, bind) for c in plain])
@@ -189,8 +204,17 @@ class Planner:
             node = self._subquery_join(node, scope, test)
 
         grouped = bool(select.args.get("group")) or _has_aggregate(select)
+        # The scalar subqueries read after WHERE: joined to the FROM row, or, in an
+        # aggregated query, to the groups (their correlation then reads group columns).
+        listed = [s for item in select.expressions for s in scalar_subqueries(item)]
+        for clause in ("order", "having") if grouped else ("order",):
+            if select.args.get(clause) is not None:
+                listed += scalar_subqueries(select.args[clause])
+        if not grouped:
+            node, scope = self._scalar_values(node, scope, listed)
         key_cols = params.key_columns()
         implicit_group = False
+        group_keys = 0
         out_scope: FromScope | GroupedScope
         if grouped:
             if params.range_column is not None:
@@ -199,6 +223,11 @@ class Planner:
                 select, node, scope, key_cols, params.in_list[0] if params.in_list else None,
                 outermost=shown,
             )
+            group_keys = len(node.group_by) if isinstance(node, ir.Aggregate) else 0
+            if listed and implicit_group:
+                raise unsupported(listed[0], "scalar subquery in an aggregate without GROUP BY "
+                                  "keyed by a ? parameter")
+            node, out_scope = self._grouped_scalar_values(node, scope, out_scope, listed)
         else:
             out_scope, key_positions = scope, key_cols
 
@@ -212,8 +241,7 @@ class Planner:
             # that grouped the rows, and what reads the aggregates is computed from them
             # when read, with all the places it carries (AVG(i) in a text column is
             # '1.333333333', i / 3 + AVG(i) '1.333300000').
-            keys = len(node.group_by) if isinstance(node, ir.Aggregate) else 0
-            exprs = [_group_parts_shown(e, keys, out_scope.types()) for e in exprs]
+            exprs = [_group_parts_shown(e, group_keys, out_scope.types()) for e in exprs]
         visible = len(exprs)
         hidden_key = []
         for pos in key_positions:
@@ -282,9 +310,6 @@ class Planner:
         distinct = select.args.get("distinct")
         if distinct is not None and distinct.args.get("on") is not None:
             raise unsupported(distinct, "DISTINCT ON")
-        for item in select.expressions:
-            for sub in item.find_all(exp.Subquery, exp.Select):
-                raise unsupported(sub, "subquery in the select list")
         for sub in select.find_all(exp.Window):
             raise unsupported(sub, "window function")
 
@@ -320,6 +345,91 @@ class Planner:
         outer = _project(node, [ir.Col(i, n) for i, n in enumerate(names)] + outer_keys,
                          names + key_names)
         return semi_join(found.test, outer, width, _project(inner, inner_keys, key_names))
+
+    # ..................................................................... scalar subqueries
+
+    def _scalar_values(self, node: ir.Node, scope: FromScope,
+                       subqueries: list[exp.Subquery]) -> tuple[ir.Node, FromScope]:
+        """``node`` (the FROM row, and the values joined to it so far) with a column
+        appended for each of ``subqueries`` not joined yet, holding its value, and the
+        scope that reads each subquery there (rivulet/plan/scalars.py)."""
+        values = dict(scope.values)
+        for subquery in subqueries:
+            if subquery not in values:
+                node = self._scalar_join(node, scope, subquery)
+                values[subquery] = node.arity - 1
+        if len(values) == len(scope.values):
+            return node, scope
+        columns = scope.columns + node.columns[len(scope.columns):]
+        return node, FromScope(scope.relations, columns, scope.hidden, values)
+
+    def _grouped_scalar_values(self, node: ir.Node, scope: FromScope, grouped: GroupedScope,
+                               subqueries: list[exp.Subquery]) -> tuple[ir.Node, GroupedScope]:
+        """:meth:`_scalar_values` over an aggregate's output ``node``: the subqueries'
+        names resolve over the FROM row (``scope``), their correlation keys are computed
+        over the groups (a group column, or MySQL's 1055)."""
+        values = dict(grouped.values)
+        for subquery in subqueries:
+            if subquery not in values:
+                node = self._scalar_join(node, scope, subquery, grouped)
+                values[subquery] = node.arity - 1
+        if len(values) == len(grouped.values):
+            return node, grouped
+        columns = grouped.columns + node.columns[len(grouped.columns):]
+        return node, replace(grouped, columns=columns, values=values)
+
+    def _scalar_join(self, node: ir.Node, scope: FromScope, subquery: exp.Subquery,
+                     grouped: GroupedScope | None = None) -> ir.Node:
+        """``node`` with the value of the scalar subquery ``subquery`` appended: decorrelated
+        and LEFT JOINed on its keys (converted to compare as ``=`` does, as a JOIN's are),
+        an outer row it has no row for given what MySQL answers for none. ``grouped``:
+        ``node`` is an aggregate's output, over which the keys are computed."""
+        found = decorrelate_scalar(subquery, scope, lambda select: self._plan_from(select)[2],
+                                   self.enclosing)
+        self.enclosing.append(scope)
+        try:
+            inner, _ = self.plan_relation(found.inner)
+            empty = None if found.missing.empty is None else \
+                self.plan_relation(found.missing.empty)[0]
+        finally:
+            self.enclosing.pop()
+        correlated = len(found.outer)
+        if found.shape is ScalarShape.FIRST_ROW:
+            order = tuple(ir.SortKey(correlated + 1 + i, descending)
+                          for i, descending in enumerate(found.descending))
+            inner = ir.TopK(inner, tuple(range(correlated)), order, 1, inner.columns)
+            inner = _project_columns(inner, list(range(correlated + 1)))
+        keys_scope = scope if grouped is None else grouped
+        outer_exprs = [translate(e, keys_scope) for e in found.outer]
+        types = keys_scope.types()
+        refuse_join_keys([(type_of(e, types).kind, inner.columns[j].kind)
+                          for j, e in enumerate(outer_exprs)])
+        outer_keys: list[ir.Expr] = []
+        inner_keys: list[ir.Expr] = []
+        if not correlated:
+            outer_keys.append(constant_key())
+            inner_keys.append(constant_key())
+        for j, e in enumerate(outer_exprs):
+            mine, theirs = type_of(e, types), inner.columns[j].type
+            outer_keys.append(_compared_key(e, mine, theirs))
+            inner_keys.append(_compared_key(ir.Col(j, inner.columns[j].name), theirs, mine))
+        width = node.arity
+        names = [c.name for c in node.columns]
+        key_names = [f"_key{i}" for i in range(len(outer_keys))]
+        keys = len(outer_keys)
+        outer = _project(node, [ir.Col(i, n) for i, n in enumerate(names)] + outer_keys,
+                         names + key_names)
+        keyed = _project(inner, inner_keys + [ir.Col(correlated, VALUE)], key_names + [VALUE])
+        joined = left_join(outer, keyed, tuple(range(width, width + keys)), tuple(range(keys)))
+        value: ir.Expr = ir.Col(outer.arity + keys, VALUE)
+        if found.missing.zero:  # COUNT over no rows
+            value = ir.Call("COALESCE", (value, ir.Lit(0, INT)))
+        if empty is not None:  # the value over no rows, where no group matched
+            unmatched = ir.Call("is_null", (ir.Col(outer.arity, key_names[0]),))
+            joined = _inner_join(joined, empty, (), (), joined.columns + empty.columns)
+            value = ir.Case(((unmatched, ir.Col(joined.arity - 1, VALUE)),), value)
+        return _project(joined, [ir.Col(i, n) for i, n in enumerate(names)] + [value],
+                        names + [VALUE])
 
     # ..................................................................... FROM
 
@@ -521,14 +631,14 @@ class Planner:
 
         agg_nodes: list[exp.Expr] = []
         for part in self._aggregate_sources(select):
-            for sub in part.find_all(*_AGG_TYPES):
+            for sub in _own_aggregates(part):
                 if not any(sub == seen for seen in agg_nodes):
                     agg_nodes.append(sub)
         pre_exprs = _shown(group_exprs, scope.types())  # MySQL groups DECIMALs as shown
         # MySQL groups in a temporary table that holds SUM's and AVG's running sums in the
         # values' shown type, so they add up the values as shown (SUM(10/k) over three
         # k = 3 is 9.9999), unless a DISTINCT aggregate has it group sorted rows instead.
-        rounds_sums = bool(group_nodes) and not any(
+        rounds_sums = bool(group_nodes) and not select.meta.get(IMPLICIT_GROUPS) and not any(
             isinstance(a.this, exp.Distinct) and isinstance(a, (exp.Count, exp.Sum, exp.Avg))
             for a in agg_nodes)
         calls = []
@@ -586,7 +696,7 @@ class Planner:
                 raise unsupported(agg, "DISTINCT aggregate over several columns")
             distinct = True
             arg_node = arg_node.expressions[0]
-        for inner in arg_node.find_all(*_AGG_TYPES) if arg_node is not None else ():
+        for inner in _own_aggregates(arg_node) if arg_node is not None else ():
             raise error_at(inner, "aggregates cannot be nested", AggregateMisuseError)
         if isinstance(arg_node, exp.Star):
             if fn != "count":
@@ -932,7 +1042,16 @@ def _has_aggregate(select: exp.Select) -> bool:
     parts = list(select.expressions)
     if select.args.get("having") is not None:
         parts.append(select.args["having"])
-    return any(any(True for _ in p.find_all(*_AGG_TYPES)) for p in parts)
+    return any(_own_aggregates(p) for p in parts)
+
+
+def _own_aggregates(node: exp.Expr) -> list[exp.Expr]:
+    """The aggregates in ``node``, not those of the subqueries in it (theirs)."""
+    if isinstance(node, _AGG_TYPES):
+        return [node]
+    if isinstance(node, (exp.Select, exp.Subquery, exp.Exists)):
+        return []
+    return [a for child in node.iter_expressions() for a in _own_aggregates(child)]
 
 
 def _with_aliases_expanded(node: exp.Expr, select: exp.Select, scope: FromScope) -> exp.Expr:

@@ -50,6 +50,9 @@ class FromScope:
     #: those before the comma its item follows): MySQL's "unknown column" (1054), as for
     #: a column no table has.
     hidden: frozenset[str] = frozenset()
+    #: The scalar subqueries whose values are joined to the row (rivulet/plan/scalars.py),
+    #: to the column holding each (after the FROM items' columns).
+    values: dict[exp.Expr, int] = field(default_factory=dict)
 
     def resolve(self, node: exp.Column) -> int:
         name = node.name.lower()
@@ -90,6 +93,9 @@ class FromScope:
         if is_aggregate(node):
             raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here",
                            AggregateMisuseError)
+        if self.values and isinstance(node, exp.Subquery) and node in self.values:
+            index = self.values[node]
+            return ir.Col(index, self.columns[index].name)
         return None
 
     def relation_of(self, index: int) -> Relation:
@@ -107,8 +113,14 @@ class GroupedScope:
     group_exprs: list[ir.Expr]  # over the FROM row
     aggregates: dict[exp.Expr, int] = field(default_factory=dict)  # node -> output column
     columns: tuple[ir.ColumnInfo, ...] = ()
+    #: The scalar subqueries whose values are joined to the groups, to their columns (see
+    #: :attr:`FromScope.values`).
+    values: dict[exp.Expr, int] = field(default_factory=dict)
 
     def special(self, node: exp.Expr) -> ir.Expr | None:
+        if self.values and isinstance(node, exp.Subquery) and node in self.values:
+            index = self.values[node]
+            return ir.Col(index, self.columns[index].name)
         if is_aggregate(node):
             return ir.Col(self.aggregates[node])
         if isinstance(node, (exp.Literal, exp.Null, exp.Boolean, exp.Placeholder)):

@@ -128,10 +128,10 @@ class Decorrelated:
 def subquery_test(condition: exp.Expr) -> tuple[SubqueryTest, exp.Expr, exp.Expr | None] | None:
     """``condition`` (a term of WHERE's conjunction) as (test, subquery, tested value) when
     it is one of the four tests; None otherwise."""
-    node = _unparen(condition)
+    node = unparen(condition)
     negated = isinstance(node, exp.Not)
     if negated:
-        node = _unparen(node.this)
+        node = unparen(node.this)
     if isinstance(node, exp.Exists):
         return (SubqueryTest.NOT_EXISTS if negated else SubqueryTest.EXISTS), node.this, None
     if isinstance(node, exp.In) and node.args.get("query") is not None:
@@ -151,14 +151,14 @@ def decorrelate(condition: exp.Expr, outer: FromScope,
     found = subquery_test(condition)
     assert found is not None
     test, query, value = found
-    query = _unparen(query)
+    query = unparen(query)
     if isinstance(query, exp.Subquery):
-        query = _unparen(query.this)
+        query = unparen(query.this)
     what = f"{test.value} subquery"
     if not isinstance(query, exp.Select):
         raise unsupported(query, f"{what} with {type(query).__name__.upper()}")
     select = query.copy()
-    if not test.has_value and _limit_keeps_a_row(select):
+    if not test.has_value and limit_keeps_a_row(select):
         select.set("limit", None)  # EXISTS (... LIMIT 1), as ORMs write it: one row decides
     for clause, name in (("group", "GROUP BY"), ("having", "HAVING"), ("limit", "LIMIT"),
                          ("offset", "OFFSET")):
@@ -166,33 +166,19 @@ def decorrelate(condition: exp.Expr, outer: FromScope,
             raise unsupported(query, f"{what} with {name}")
     if any(is_aggregate(e) for item in select.expressions for e in item.walk()):
         raise unsupported(query, f"{what} with an aggregate")
-    if value is not None and isinstance(_unparen(value), exp.Tuple):
+    if value is not None and isinstance(unparen(value), exp.Tuple):
         raise unsupported(condition, "row constructor before IN (subquery)")
     inner = from_scope(select)
-    scopes = _Scopes(inner, outer, tuple(further))
+    scopes = Scopes(inner, outer, tuple(further))
 
-    outer_keys: list[exp.Expr] = []
-    inner_keys: list[exp.Expr] = []
-    kept: list[exp.Expr] = []
-    where = select.args.get("where")
-    for term in _conjuncts(where.this) if where is not None else []:
-        sides = _sides(term, scopes)
-        if "outer" not in sides:
-            kept.append(term)
-            continue
-        pair = _correlation(term, scopes)
-        if pair is None:
-            raise unsupported(term, f"{what} correlated other than by an equality of an "
-                              "outer and an inner expression")
-        outer_keys.append(pair[0])
-        inner_keys.append(pair[1])
+    outer_keys, inner_keys, kept = split_correlation(select, scopes, what)
     if value is not None:
         items = select.expressions
         if len(items) != 1 or isinstance(items[0], exp.Star) or (
                 isinstance(items[0], exp.Column) and isinstance(items[0].this, exp.Star)):
             raise unsupported(query, "IN subquery selecting other than one column")
         selected = items[0].this if isinstance(items[0], exp.Alias) else items[0]
-        if "outer" in _sides(selected, scopes):
+        if "outer" in sides(selected, scopes):
             raise unsupported(selected, "outer column in the column an IN subquery selects")
         outer_keys.append(value)
         inner_keys.append(selected)
@@ -203,6 +189,29 @@ def decorrelate(condition: exp.Expr, outer: FromScope,
     keyed.set("order", None)
     keyed.set("distinct", None)
     return Decorrelated(test, tuple(outer_keys), keyed)
+
+
+def split_correlation(select: exp.Select, scopes: Scopes, what: str,
+                      ) -> tuple[list[exp.Expr], list[exp.Expr], list[exp.Expr]]:
+    """The terms of ``select``'s WHERE conjunction as (outer keys, inner keys, kept): the
+    correlation keys, each an equality of an expression over the outer row and one over
+    the subquery's (pairwise), and the terms that read the subquery's FROM only. Any other
+    term reading the outer row is refused (``what`` names the subquery)."""
+    outer_keys: list[exp.Expr] = []
+    inner_keys: list[exp.Expr] = []
+    kept: list[exp.Expr] = []
+    where = select.args.get("where")
+    for term in conjuncts(where.this) if where is not None else []:
+        if "outer" not in sides(term, scopes):
+            kept.append(term)
+            continue
+        pair = _correlation(term, scopes)
+        if pair is None:
+            raise unsupported(term, f"{what} correlated other than by an equality of an "
+                              "outer and an inner expression")
+        outer_keys.append(pair[0])
+        inner_keys.append(pair[1])
+    return outer_keys, inner_keys, kept
 
 
 def semi_join(test: SubqueryTest, outer: ir.Node, width: int, inner: ir.Node) -> ir.Node:
@@ -219,7 +228,7 @@ def semi_join(test: SubqueryTest, outer: ir.Node, width: int, inner: ir.Node) ->
         node = ir.Join(outer, distinct, "inner", outer_keys, inner_keys, None,
                        outer.columns + distinct.columns)
     elif test is SubqueryTest.NOT_EXISTS:
-        node = _left_join(outer, distinct, outer_keys, inner_keys)
+        node = left_join(outer, distinct, outer_keys, inner_keys)
         node = ir.Filter(node, _is_null(node, outer.arity), node.columns)
     else:
         node = _not_in(outer, width, inner, distinct)
@@ -238,9 +247,9 @@ def _not_in(outer: ir.Node, width: int, inner: ir.Node, distinct: ir.Node) -> ir
         inner, tuple(range(groups)), (count_all, count_values),
         inner.columns[:groups] + (ir.ColumnInfo.of("count(*)", counted, False),
                                   ir.ColumnInfo.of("count", counted, False)))
-    counts = _left_join(outer, grouped, tuple(range(width, width + groups)),
+    counts = left_join(outer, grouped, tuple(range(width, width + groups)),
                         tuple(range(groups)))
-    node = _left_join(counts, distinct, tuple(range(width, width + keys)), tuple(range(keys)))
+    node = left_join(counts, distinct, tuple(range(width, width + keys)), tuple(range(keys)))
     rows = outer.arity + groups  # count(*) of the row's group; NULL: the subquery is empty
     value = width + keys - 1
     matched = counts.arity  # a matched pair's first key: NULL when none matched
@@ -253,7 +262,7 @@ def _not_in(outer: ir.Node, width: int, inner: ir.Node, distinct: ir.Node) -> ir
     return ir.Filter(node, predicate, node.columns)
 
 
-def _left_join(left: ir.Node, right: ir.Node, left_keys: tuple[int, ...],
+def left_join(left: ir.Node, right: ir.Node, left_keys: tuple[int, ...],
                right_keys: tuple[int, ...]) -> ir.Node:
     padded = tuple(replace(c, nullable=True) for c in right.columns)
     return ir.Join(left, right, "left", left_keys, right_keys, None, left.columns + padded)
@@ -272,7 +281,7 @@ def constant_key() -> ir.Expr:
 
 
 @dataclass(frozen=True)
-class _Scopes:
+class Scopes:
     """Where a subquery's names resolve: its own FROM, then the outer query's; the
     queries further out only to be refused."""
 
@@ -281,14 +290,14 @@ class _Scopes:
     further: tuple[FromScope, ...]
 
 
-def _correlation(term: exp.Expr, scopes: _Scopes) -> tuple[exp.Expr, exp.Expr] | None:
+def _correlation(term: exp.Expr, scopes: Scopes) -> tuple[exp.Expr, exp.Expr] | None:
     """``term`` as (outer expression, inner expression) when it is an equality of one
     reading only the outer row and one reading only the subquery's."""
-    term = _unparen(term)
+    term = unparen(term)
     if not isinstance(term, exp.EQ):
         return None
     a, b = term.this, term.expression
-    sa, sb = _sides(a, scopes), _sides(b, scopes)
+    sa, sb = sides(a, scopes), sides(b, scopes)
     if sa == {"outer"} and sb == {"inner"}:
         return a, b
     if sb == {"outer"} and sa == {"inner"}:
@@ -296,7 +305,7 @@ def _correlation(term: exp.Expr, scopes: _Scopes) -> tuple[exp.Expr, exp.Expr] |
     return None
 
 
-def _sides(node: exp.Expr, scopes: _Scopes) -> set[str]:
+def sides(node: exp.Expr, scopes: Scopes) -> set[str]:
     """Which rows ``node``'s columns read ("inner", "outer"): a name resolves in the
     subquery's FROM first, as in SQL, then in the outer query's (else it is unknown, or,
     found further out, refused)."""
@@ -338,7 +347,7 @@ def _columns(node: exp.Expr) -> list[exp.Column]:
     return [c for child in node.iter_expressions() for c in _columns(child)]
 
 
-def _limit_keeps_a_row(select: exp.Select) -> bool:
+def limit_keeps_a_row(select: exp.Select) -> bool:
     """Whether ``select`` has a ``LIMIT n`` (n >= 1, no OFFSET), which leaves whether it
     has rows as it is."""
     limit = select.args.get("limit")
@@ -349,14 +358,14 @@ def _limit_keeps_a_row(select: exp.Select) -> bool:
             and int(value.this) >= 1)
 
 
-def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
-    node = _unparen(node)
+def conjuncts(node: exp.Expr) -> list[exp.Expr]:
+    node = unparen(node)
     if isinstance(node, exp.And):
-        return _conjuncts(node.this) + _conjuncts(node.expression)
+        return conjuncts(node.this) + conjuncts(node.expression)
     return [node]
 
 
-def _unparen(node: exp.Expr) -> exp.Expr:
+def unparen(node: exp.Expr) -> exp.Expr:
     while isinstance(node, exp.Paren):
         node = node.this
     return node

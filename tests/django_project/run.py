@@ -107,6 +107,20 @@ def scenario() -> dict[str, Any]:
     out["subquery"] = refused_or(lambda: sorted(
         Author.objects.annotate(best=Subquery(newest.values("title")[:1]))
         .values_list("name", "best")))
+    # Subquery() annotations that provably return at most one row (rivulet/plan/scalars.py):
+    # the first row in an order on a key, a count grouped by the correlated column (NULL
+    # where no row: a GROUP BY of no rows has no group), a row by its primary key.
+    ranked = Post.objects.filter(author=OuterRef("pk")).order_by("-votes", "-pk")
+    out["subquery_first"] = refused_or(lambda: sorted(
+        Author.objects.annotate(best=Subquery(ranked.values("title")[:1]))
+        .values_list("name", "best")))
+    counted = (Post.objects.filter(author=OuterRef("pk")).order_by().values("author")
+               .annotate(n=Count("*")).values("n"))
+    out["subquery_count"] = refused_or(lambda: sorted(
+        Author.objects.annotate(n=Subquery(counted)).values_list("name", "n")))
+    out["subquery_by_key"] = refused_or(lambda: sorted(
+        Post.objects.annotate(by=Subquery(Author.objects.filter(pk=OuterRef("author_id"))
+                                          .values("name"))).values_list("title", "by")))
     out["exists"] = refused_or(lambda: sorted(Author.objects.filter(Exists(
         Post.objects.filter(author=OuterRef("pk")))).values_list("name", flat=True)))
     obj, made = Tag.objects.get_or_create(label="db")
