@@ -24,7 +24,9 @@ from typing import Any
 import pytest
 from mysql_oracle import MySQLPair
 
+import rivulet
 from rivulet.errors import AggregateMisuseError, UnsupportedSqlError
+from spark_fixtures import SPARK_CONFIG, spark_session  # noqa: F401 (the ``spark`` fixture)
 
 _names = itertools.count()
 
@@ -188,6 +190,43 @@ def test_a_float_columns_text_is_refused(pair: MySQLPair) -> None:
         pair.db.query("SELECT GROUP_CONCAT(fl ORDER BY id) FROM p")
 
 
+@pytest.mark.parametrize("sql", [
+    "SELECT g, SUM(d / 3), AVG(d / 7), LENGTH(GROUP_CONCAT(n)) FROM t GROUP BY g",
+    "SELECT g, SUM(d / 3), AVG(d / 7), GROUP_CONCAT(DISTINCT n ORDER BY n) FROM t GROUP BY g",
+    "SELECT g, SUM(d / 3), MAX(d / 3), GROUP_CONCAT(n ORDER BY n, id) FROM t GROUP BY g",
+])
+def test_beside_a_group_concat_sums_add_unrounded_values(pair: MySQLPair, sql: str) -> None:
+    """Any GROUP_CONCAT has MySQL group sorted rows, not a temporary table holding SUM's
+    running total in its values' shown type: SUM(d / 3) adds the quotients' places."""
+    check(pair, sql)
+
+
+def test_tags_of_a_story_through_a_join(pair: MySQLPair) -> None:
+    """A Lobsters-like view: a story's tags, one GROUP_CONCAT per story over a join,
+    read by the story's id (partial), with writes to both tables."""
+    pair.execute("CREATE TABLE stories (id INT PRIMARY KEY, title VARCHAR(20))")
+    pair.execute("CREATE TABLE taggings (id INT PRIMARY KEY, story_id INT, tag VARCHAR(10))")
+    pair.insert_many("stories", [(i, f"s{i}") for i in range(1, 9)])
+    rng = random.Random(5)
+    tags = ["go", "rust", "c", "ask", "show"]
+    pair.insert_many("taggings", [(i, rng.randint(1, 9), rng.choice(tags)) for i in range(30)])
+    sql = "SELECT s.id, s.title, GROUP_CONCAT(tg.tag ORDER BY tg.tag, tg.id SEPARATOR ' ') " \
+          "FROM stories s JOIN taggings tg ON tg.story_id = s.id WHERE s.id = ? " \
+          "GROUP BY s.id, s.title"
+    pair.create_view("story_tags", sql)
+    for step in range(6):
+        for story in range(1, 10):
+            pair.check_view("story_tags", story)
+        pair.execute("INSERT INTO taggings VALUES (?, ?, ?)",
+                     (100 + step, rng.randint(1, 9), rng.choice(tags)))
+        pair.execute("DELETE FROM taggings WHERE id = ?", (rng.randrange(30),))
+        pair.execute("UPDATE taggings SET tag = ? WHERE id = ?", (rng.choice(tags),
+                                                                  rng.randrange(30)))
+        pair.execute("UPDATE stories SET title = ? WHERE id = ?", (f"t{step}",
+                                                                   rng.randint(1, 9)))
+    pair.check_query(sql, (3,))
+
+
 def test_binary_arguments_make_binary_text(pair: MySQLPair) -> None:
     rows = check(pair, "SELECT g, GROUP_CONCAT(b ORDER BY id SEPARATOR '-') FROM t GROUP BY g")
     assert any(isinstance(v, bytes) for _, v in rows)
@@ -347,3 +386,30 @@ def test_over_the_wire_and_the_session_variable(pair: MySQLPair) -> None:
     finally:
         conn.close()
         server.stop()
+
+
+@pytest.mark.spark
+def test_spark_bootstrap_leaves_group_concat_to_the_engine(pair: MySQLPair,
+                                                           spark: Any) -> None:
+    """With Spark forced for every bootstrap, a GROUP_CONCAT's state is built in-process
+    (Spark refuses it by name) at CREATE VIEW and at the restart's recovery, and the view
+    answers MySQL's answer throughout; the view's other aggregate still came from Spark
+    where it stands alone."""
+    pair.db.close()
+    pair.db = rivulet.open(pair.path, spark=SPARK_CONFIG, spark_bootstrap_rows=0)
+    sql = "SELECT g, GROUP_CONCAT(s, n ORDER BY n DESC, id), COUNT(*) FROM t GROUP BY g"
+    pair.create_view("concat_on_spark", sql)
+    report = pair.db.bootstrap_report()
+    assert "GROUP_CONCAT" in report["error"]
+    assert [t["executor"] for t in report["tasks"] if t["op"].startswith("γ")] == [
+        "in-process"]
+    pair.check_view("concat_on_spark")
+    pair.create_view("count_on_spark", "SELECT g, COUNT(*) FROM t GROUP BY g")
+    assert [t["executor"] for t in pair.db.bootstrap_report()["tasks"]] == ["spark"]
+    pair.execute("DELETE FROM t WHERE id % 3 = 0")
+    pair.execute("UPDATE t SET n = n + 7 WHERE id % 4 = 1")
+    pair.check_view("concat_on_spark")
+    pair.db.close()
+    pair.db = rivulet.open(pair.path, spark=SPARK_CONFIG, spark_bootstrap_rows=0)
+    pair.check_view("concat_on_spark")
+    pair.check_view("count_on_spark")

@@ -520,9 +520,11 @@ class Planner:
         pre_exprs = _shown(group_exprs, scope.types())  # MySQL groups DECIMALs as shown
         # MySQL groups in a temporary table that holds SUM's and AVG's running sums in the
         # values' shown type, so they add up the values as shown (SUM(10/k) over three
-        # k = 3 is 9.9999), unless a DISTINCT aggregate has it group sorted rows instead.
+        # k = 3 is 9.9999), unless a DISTINCT aggregate or a GROUP_CONCAT (any form) has
+        # it group sorted rows instead.
         rounds_sums = bool(group_nodes) and not any(
-            isinstance(a.this, exp.Distinct) and isinstance(a, (exp.Count, exp.Sum, exp.Avg))
+            isinstance(a, exp.GroupConcat) or (isinstance(a.this, exp.Distinct)
+                                               and isinstance(a, (exp.Count, exp.Sum, exp.Avg)))
             for a in agg_nodes)
         calls = []
 
