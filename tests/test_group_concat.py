@@ -413,3 +413,19 @@ def test_spark_bootstrap_leaves_group_concat_to_the_engine(pair: MySQLPair,
     pair.db = rivulet.open(pair.path, spark=SPARK_CONFIG, spark_bootstrap_rows=0)
     pair.check_view("concat_on_spark")
     pair.check_view("count_on_spark")
+
+
+@pytest.mark.spark
+def test_verify_leaves_group_concat_views_out_unless_named(pair: MySQLPair,
+                                                           spark: Any) -> None:
+    """``rivulet verify`` recomputes on Spark every view Spark computes: a view with a
+    GROUP_CONCAT is left out, and named, refused by name."""
+    from rivulet.pipeline.verify import verify
+
+    pair.create_view("with_concat", "SELECT g, GROUP_CONCAT(s ORDER BY id) FROM t GROUP BY g")
+    pair.create_view("without", "SELECT g, COUNT(*) FROM t GROUP BY g")
+    pair.settle()
+    report = verify(pair.db, spark=spark)
+    assert report.ok and [c.view for c in report.views] == ["without"]
+    with pytest.raises(UnsupportedSqlError, match="GROUP_CONCAT on Spark"):
+        verify(pair.db, ["with_concat"], spark=spark)

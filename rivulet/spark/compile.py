@@ -243,6 +243,12 @@ class PlanCompiler:
         return out.select(*[SF.col(f"_g{j}").alias(name(j)) for j in range(width)], *finals)
 
 
+def holds_group_concat(node: ir.Node) -> bool:
+    """Whether the plan under ``node`` has a GROUP_CONCAT (see :func:`refuse_group_concat`)."""
+    return any(isinstance(n, ir.Aggregate) and any(c.fn == "group_concat" for c in n.aggs)
+               for n in ir.walk(node))
+
+
 def refuse_group_concat(node: ir.Aggregate) -> None:
     """GROUP_CONCAT is kept by the engine only (rivulet/dataflow/ops/aggregate.py): its
     order of tied rows, its cut to ``group_concat_max_len`` bytes and its text of each
