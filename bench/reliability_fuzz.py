@@ -105,7 +105,7 @@ def digest(db: rivulet.Database, *, adhoc: bool = True) -> str:
 # --------------------------------------------------------------------------- SQL inputs
 
 _COLS = ["id", "a", "s"]
-_UNKNOWN_FUNCTIONS = ["JSON_EXTRACT(s, '$[*]')", "SOUNDEX(s)", "GROUP_CONCAT(s)", "RAND()",
+_UNKNOWN_FUNCTIONS = ["JSON_EXTRACT(s, '$[*]')", "SOUNDEX(s)", "RAND()",
                       "UUID()", "SLEEP(1)", "BENCHMARK(10, a)", "LOAD_FILE('/etc/passwd')",
                       "MATCH(s) AGAINST ('x')", "s REGEXP s", "@x := 1", "CAST(s AS JSON)"]
 
@@ -155,6 +155,8 @@ def unsupported_sql(draw: Any) -> tuple[str, str, list[str]]:
                                                                "expression", "cast", "match",
                                                                "regexp", "from"]),
         ("invented function", f"SELECT {invented}(a) FROM t", [invented]),
+        ("GROUP_CONCAT(DISTINCT) ordered by another column",
+         f"SELECT GROUP_CONCAT(DISTINCT s ORDER BY {col}) FROM t", ["group_concat"]),
         ("LIMIT ?", f"{base} LIMIT ?", ["limit", "parameter"]),
         ("ORDER BY ?", "SELECT id FROM t ORDER BY ? LIMIT 3", ["order", "?", "parameter"]),
         ("? in select list", "SELECT ?, id FROM t", ["parameter", "?"]),

@@ -135,6 +135,9 @@ def spark_plan(program: Program, built: BuiltView) -> tuple[str, Any] | None:
     graph = program.core.graph
     partial_ops = [n for n in built.nodes if n in graph.nodes and n != built.reader_node
                    and isinstance(op := graph.nodes[n].op, StatefulOperator) and op.partial]
+    if any(isinstance(op := graph.nodes[n].op, Aggregate) and op.concatenates
+           for n in built.nodes if n in graph.nodes):
+        return None  # GROUP_CONCAT: the engine's only (rivulet.spark.compile)
     if not partial_ops:
         return ("reader", None)
     if len(partial_ops) != 1:

@@ -93,6 +93,11 @@ def _line(node: ir.Node) -> str:
 
 def _aggregate(call: ir.AggCall, names: list[str]) -> str:
     arg = "*" if call.arg is None else names[call.arg]
+    concat = call.concat
+    if concat is not None:
+        order = ", ".join(names[k.column] + (" DESC" if k.descending else "")
+                          for k in concat.order)
+        arg += (f" ORDER BY {order}" if order else "") + f" SEPARATOR {concat.separator!r}"
     return f"{call.fn}({'DISTINCT ' if call.distinct else ''}{arg})"
 
 

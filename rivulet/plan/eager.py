@@ -229,6 +229,8 @@ def _rewrite(agg: ir.Aggregate, exprs: list[ir.Expr], join: ir.Join, kept_left: 
         return None
     args: list[ir.Expr | None] = []
     for call in agg.aggs:
+        if call.concat is not None:
+            return None  # (reads columns beside its argument: left where it is)
         if call.arg is None:
             args.append(None)
             continue

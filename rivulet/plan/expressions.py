@@ -119,7 +119,7 @@ FUNCTION_NODES: dict[type, str] = {
     **{getattr(exp, n): n.upper() for n in ("Hour", "Minute", "Second") if hasattr(exp, n)},
 }
 
-_AGGREGATE_NODES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
+_AGGREGATE_NODES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.GroupConcat)
 
 
 def is_aggregate(node: exp.Expr) -> bool:

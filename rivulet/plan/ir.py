@@ -190,16 +190,57 @@ def conjuncts(expr: Expr) -> list[Expr]:
 
 # --------------------------------------------------------------------------- aggregates
 
-AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")
+AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max", "group_concat")
+
+#: MySQL's default ``group_concat_max_len``: the bytes a GROUP_CONCAT keeps.
+GROUP_CONCAT_MAX_LEN = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Concatenation:
+    """What a GROUP_CONCAT reads beside its text (``AggCall.arg``, the row's arguments
+    concatenated as ``CONCAT`` does, NULL when any is): its ORDER BY terms (input columns,
+    descending or not) and the columns of its arguments' values, which are the DISTINCT
+    key and, after ORDER BY, the order of rows it leaves tied (MySQL's order is then
+    unspecified; this one is deterministic). ``separator`` is text, or bytes for a binary
+    result; the result is cut to ``max_len`` bytes (MySQL's ``group_concat_max_len``)."""
+
+    order: tuple[SortKey, ...]
+    values: tuple[int, ...]
+    separator: str | bytes = ","
+    max_len: int = GROUP_CONCAT_MAX_LEN
+
+    def columns(self) -> tuple[int, ...]:
+        return tuple(k.column for k in self.order) + self.values
+
+    def moved(self, positions: Callable[[int], int]) -> Concatenation:
+        """The same concatenation over columns moved by ``positions``."""
+        return replace(self, order=tuple(replace(k, column=positions(k.column))
+                                         for k in self.order),
+                       values=tuple(positions(c) for c in self.values))
 
 
 @dataclass(frozen=True, slots=True)
 class AggCall:
-    """One aggregate: ``fn`` over ``arg`` (an input column; ``None`` for ``COUNT(*)``)."""
+    """One aggregate: ``fn`` over ``arg`` (an input column; ``None`` for ``COUNT(*)``);
+    a GROUP_CONCAT's ``concat`` says what else it reads."""
 
     fn: str
     arg: int | None
     distinct: bool = False
+    concat: Concatenation | None = None
+
+    def columns(self) -> tuple[int, ...]:
+        """Every input column the aggregate reads."""
+        head = () if self.arg is None else (self.arg,)
+        return head + (self.concat.columns() if self.concat is not None else ())
+
+    def moved(self, positions: Callable[[int], int]) -> AggCall:
+        """The same aggregate over input columns moved by ``positions``."""
+        if self.arg is None:
+            return self
+        concat = self.concat.moved(positions) if self.concat is not None else None
+        return replace(self, arg=positions(self.arg), concat=concat)
 
 
 # --------------------------------------------------------------------------- relations

@@ -637,12 +637,25 @@ class Planner:
         pre_exprs = _shown(group_exprs, scope.types())  # MySQL groups DECIMALs as shown
         # MySQL groups in a temporary table that holds SUM's and AVG's running sums in the
         # values' shown type, so they add up the values as shown (SUM(10/k) over three
-        # k = 3 is 9.9999), unless a DISTINCT aggregate has it group sorted rows instead.
+        # k = 3 is 9.9999), unless a DISTINCT aggregate or a GROUP_CONCAT (any form) has
+        # it group sorted rows instead.
         rounds_sums = bool(group_nodes) and not select.meta.get(IMPLICIT_GROUPS) and not any(
-            isinstance(a.this, exp.Distinct) and isinstance(a, (exp.Count, exp.Sum, exp.Avg))
+            isinstance(a, exp.GroupConcat) or (isinstance(a.this, exp.Distinct)
+                                               and isinstance(a, (exp.Count, exp.Sum, exp.Avg)))
             for a in agg_nodes)
         calls = []
+
+        def placed(e: ir.Expr) -> int:
+            """The pre-projection's column computing ``e`` (added if none does)."""
+            if e in pre_exprs[len(group_exprs):]:
+                return pre_exprs.index(e, len(group_exprs))
+            pre_exprs.append(e)
+            return len(pre_exprs) - 1
+
         for found in agg_nodes:
+            if isinstance(found, exp.GroupConcat):
+                calls.append(self._group_concat_call(found, scope, placed))
+                continue
             call, arg = self._aggregate_call(found, scope)
             if arg is not None:
                 arg_type = type_of(arg, scope.types())
@@ -657,12 +670,7 @@ class Planner:
                     arg = shown(arg, arg_type)
                     arg_type = type_of(arg, scope.types())
                 arg = _aggregated_value(call.fn, arg, arg_type)
-                if arg in pre_exprs[len(group_exprs):]:
-                    index = pre_exprs.index(arg, len(group_exprs))
-                else:
-                    index = len(pre_exprs)
-                    pre_exprs.append(arg)
-                call = ir.AggCall(call.fn, index, call.distinct)
+                call = ir.AggCall(call.fn, placed(arg), call.distinct)
             calls.append(call)
         pre = _project(node, pre_exprs, [_expr_name(e, scope.columns) for e in pre_exprs])
         group_by = tuple(range(len(group_exprs)))
@@ -708,6 +716,71 @@ class Planner:
         if distinct:  # MySQL keeps the distinct values at the places they show
             arg = shown(arg, type_of(arg, scope.types()))
         return ir.AggCall(fn, 0, distinct), arg
+
+    def _group_concat_call(self, node: exp.GroupConcat, scope: FromScope,
+                           placed: Callable[[ir.Expr], int]) -> ir.AggCall:
+        """``GROUP_CONCAT([DISTINCT] e, ... [ORDER BY x [ASC|DESC], ...] [SEPARATOR
+        's'])`` (rivulet/dataflow/ops/concatenation.py keeps it): its text, each row's
+        arguments as ``CONCAT`` writes them (so NULL, and skipped, when any is NULL), its
+        ORDER BY terms and its arguments' values, each a column of the pre-projection
+        (``placed``). Text orders and compares under rivulet's binary collation, as
+        everywhere. Refused by name: MariaDB's ``LIMIT`` in it, a position in its ORDER BY,
+        and a DISTINCT one ordered by anything but its arguments (MySQL orders each
+        distinct value by whichever of its rows it met first)."""
+        body = node.this
+        if isinstance(body, exp.Limit):
+            raise unsupported(body, "LIMIT inside GROUP_CONCAT (MariaDB's, not MySQL's)")
+        terms: list[exp.Ordered] = []
+        if isinstance(body, exp.Order):
+            terms = list(body.expressions)
+            body = body.this
+        distinct = isinstance(body, exp.Distinct)
+        if isinstance(body, exp.Distinct):
+            if len(body.expressions) != 1:
+                raise unsupported(body, "GROUP_CONCAT(DISTINCT ...) argument list")
+            body = body.expressions[0]
+        if isinstance(body, exp.Star):
+            raise error_at(node, "GROUP_CONCAT(*) is not valid", SqlSyntaxError)
+        written = list(body.expressions) if isinstance(body, exp.Concat) else [body]
+        for part in [*written, *terms]:
+            for inner in part.find_all(*_AGG_TYPES):
+                raise error_at(inner, "aggregates cannot be nested", AggregateMisuseError)
+        types = scope.types()
+        text = translate(exp.Anonymous(this="CONCAT", expressions=[w.copy() for w in written]),
+                         scope)
+        values = [shown(v, type_of(v, types)) for v in (translate(w, scope) for w in written)]
+        for w, v in zip(written, values):
+            shows = type_of(v, types)
+            if shows.kind == FLOAT and shows.decimals >= NOT_FIXED and any(
+                    (c := scope.columns[i].column) is not None and c.single
+                    for i in ir.columns_used(v)):
+                raise unsupported(w, "GROUP_CONCAT of a FLOAT column's value (MySQL writes a "
+                                  "single-precision value's shortest text; rivulet its "
+                                  "double's): ROUND it or CAST it AS DECIMAL")
+        order = []
+        for term in terms:
+            _refuse_negative_position(term.this, "GROUP_CONCAT's ORDER BY")
+            if _is_position(term.this):
+                raise unsupported(term, "position in GROUP_CONCAT's ORDER BY (name the "
+                                  "expression)")
+            key = translate(term.this, scope)
+            key = shown(key, type_of(key, types))
+            if distinct and key not in values:
+                raise unsupported(term, "GROUP_CONCAT(DISTINCT ...) ordered by an expression "
+                                  "that is not one of its arguments (MySQL orders each "
+                                  "distinct value by whichever of its rows it meets first)")
+            order.append(ir.SortKey(placed(key), bool(term.args.get("desc"))))
+        separator = ","
+        written_separator = node.args.get("separator")
+        if written_separator is not None:
+            if not (isinstance(written_separator, exp.Literal) and written_separator.is_string):
+                raise unsupported(written_separator, "GROUP_CONCAT SEPARATOR other than a "
+                                  "text constant")
+            separator = str(written_separator.this)
+        binary = type_of(text, types).kind == BYTES
+        concat = ir.Concatenation(tuple(order), tuple(placed(v) for v in values),
+                                  separator.encode() if binary else separator)
+        return ir.AggCall("group_concat", placed(text), distinct, concat)
 
     def _dependent_columns(
         self, select: exp.Select, scope: FromScope, group_exprs: list[ir.Expr]
@@ -1035,7 +1108,7 @@ def _union_is_distinct(query: exp.Expr) -> bool:
 
 # --------------------------------------------------------------------------- helpers
 
-_AGG_TYPES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
+_AGG_TYPES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.GroupConcat)
 
 
 def _has_aggregate(select: exp.Select) -> bool:

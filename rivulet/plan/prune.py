@@ -141,12 +141,12 @@ def _join(node: ir.Join, needed: set[int]) -> Pruned:
 def _aggregate(node: ir.Aggregate) -> Pruned:
     """An aggregate keeps its shape; its input is narrowed to the grouped and aggregated
     columns."""
-    needed = set(node.group_by) | {a.arg for a in node.aggs if a.arg is not None}
+    needed = set(node.group_by).union(*(a.columns() for a in node.aggs))
     child, kept = _prune(node.input, needed)
     if child is node.input:
         return node, _identity(node)
     at = _positions(kept)
-    aggs = tuple(a if a.arg is None else replace(a, arg=at[a.arg]) for a in node.aggs)
+    aggs = tuple(a.moved(at.__getitem__) for a in node.aggs)
     return ir.Aggregate(child, tuple(at[i] for i in node.group_by), aggs,
                         node.columns), _identity(node)
 

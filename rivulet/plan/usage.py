@@ -35,7 +35,7 @@ def _inputs_needed(node: ir.Node, wanted: set[int]) -> list[set[int]]:
     if isinstance(node, ir.Project):
         return [set().union(*(ir.columns_used(node.exprs[i]) for i in wanted))]
     if isinstance(node, ir.Aggregate):
-        return [set(node.group_by) | {a.arg for a in node.aggs if a.arg is not None}]
+        return [set(node.group_by).union(*(a.columns() for a in node.aggs))]
     if isinstance(node, ir.Union):
         return [set(wanted) for _ in node.branches]
     # Join (whole rows in its indexes), Distinct and TopK: every column.

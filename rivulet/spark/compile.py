@@ -44,7 +44,7 @@ from pyspark.sql import functions as SF
 from pyspark.sql import types as T
 
 from rivulet import values as F
-from rivulet.errors import RivuletError, SqlError
+from rivulet.errors import RivuletError, SqlError, UnsupportedSqlError
 from rivulet.plan import ir
 from rivulet.plan.bound import bound_plan
 from rivulet.plan.optimize import optimize, rules_except
@@ -209,6 +209,7 @@ class PlanCompiler:
         return _left_join_python(left, right, on, residual, keys, n, m)
 
     def _aggregate(self, node: ir.Aggregate) -> DataFrame:
+        refuse_group_concat(node)
         df = self.frame(node.input)
         exprs = self.expressions(df, node.input.arity)
         width = len(node.group_by)
@@ -240,6 +241,23 @@ class PlanCompiler:
         grouped = prepared.groupBy(*[f"_g{j}" for j in range(width)])
         out = grouped.agg(*outputs) if outputs else grouped.agg(SF.count(SF.lit(1)).alias("_n"))
         return out.select(*[SF.col(f"_g{j}").alias(name(j)) for j in range(width)], *finals)
+
+
+def holds_group_concat(node: ir.Node) -> bool:
+    """Whether the plan under ``node`` has a GROUP_CONCAT (see :func:`refuse_group_concat`)."""
+    return any(isinstance(n, ir.Aggregate) and any(c.fn == "group_concat" for c in n.aggs)
+               for n in ir.walk(node))
+
+
+def refuse_group_concat(node: ir.Aggregate) -> None:
+    """GROUP_CONCAT is kept by the engine only (rivulet/dataflow/ops/aggregate.py): its
+    order of tied rows, its cut to ``group_concat_max_len`` bytes and its text of each
+    value would each have to agree with the engine's to the letter on Spark. A plan with
+    one is refused by name; a bootstrap or a pre-warm then runs in-process."""
+    for call in node.aggs:
+        if call.fn == "group_concat":
+            raise UnsupportedSqlError("unsupported GROUP_CONCAT on Spark: the engine "
+                                      "computes it")
 
 
 def join_condition(lkeys: list[str], rkeys: list[str]) -> Column:

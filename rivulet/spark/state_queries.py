@@ -53,6 +53,8 @@ def aggregate_state(df: Any, node: ir.Aggregate, op: Aggregate) -> list[tuple[An
     groups = [name(c) for c in node.group_by]
     width = len(groups)
     kinds = op.state_kinds()
+    if any(kind == "concat" for kind, _ in kinds):
+        raise TypeError("GROUP_CONCAT's state is left to the engine")
     columns = [SF.count(SF.lit(1)).alias("_rows")]
     for i, (kind, column) in enumerate(kinds):
         value = SF.col(name(column))

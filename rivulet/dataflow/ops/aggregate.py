@@ -3,24 +3,29 @@
 The aggregate maths (one accumulator class per function) is kept apart from the plumbing
 (one operator that routes deltas to groups and emits ``-old, +new`` per changed group).
 Every accumulator accepts negative multiplicities: COUNT and SUM subtract, MIN and MAX keep
-a multiset of values so that deleting the current extreme finds the next one.
+a multiset of values so that deleting the current extreme finds the next one, GROUP_CONCAT
+a sorted multiset of its rows' texts.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from fractions import Fraction
+from operator import itemgetter
 from typing import Any
 
+from sortedcontainers import SortedKeyList
+
+from rivulet import values as F
 from rivulet.dataflow.ops.base import Batch, Columns, NodeId, StatefulOperator
 from rivulet.plan import ir
 from rivulet.plan.ir import AggCall
 from rivulet.state.arrangement import DIFF_OF, ROW_OF, Delta, Row, key_function
 from rivulet.state.groups import KeyedGroups
-from rivulet.state.sizing import Sample, shares, slots_bytes
+from rivulet.state.sizing import Sample, shares, slots_bytes, sorted_list_bytes
 from rivulet.values import div, to_number
 from rivulet.values.schema import DECIMAL, Kind
 
@@ -212,6 +217,115 @@ ACCUMULATORS: dict[tuple[str, bool], type[Accumulator]] = {
 }
 
 
+class GroupConcat(Accumulator):
+    """GROUP_CONCAT: the multiset of its rows' entries, each ``(text, ORDER BY values...,
+    argument values...)`` (:class:`~rivulet.plan.ir.Concatenation`), with those present
+    kept sorted as the result lists them, so that a change costs a logarithmic insert or
+    removal and the result reads the first entries only, up to ``max_len`` bytes.
+
+    MySQL's rules: a row whose text is NULL (an argument is NULL) is skipped; no text left
+    is NULL; ORDER BY sorts NULLs first ascending, last descending; entries it leaves tied
+    (all of them without ORDER BY, where MySQL's order is unspecified) follow their
+    arguments' values ascending; DISTINCT keeps one of equal argument values (the planner
+    lets it order by its arguments only, so equal values are equal entries); the result is
+    cut to ``max_len`` bytes, on a character's boundary (MySQL's warning 1260 is not given:
+    rivulet's reads carry no warnings)."""
+
+    __slots__ = ("counts", "ordered", "how")
+
+    def __init__(self, how: ConcatReading) -> None:
+        self.how = how
+        self.counts: dict[tuple[Any, ...], int] = {}
+        self.ordered = SortedKeyList(key=how.sort_key)
+
+    def add(self, value: tuple[Any, ...], diff: int) -> None:
+        if value[0] is None:
+            return
+        before = self.counts.get(value, 0)
+        after = before + diff
+        if after:
+            self.counts[value] = after
+        else:
+            del self.counts[value]
+        if before <= 0 < after:
+            self.ordered.add(value)
+        elif after <= 0 < before:
+            self.ordered.remove(value)
+
+    def result(self) -> Any:
+        if not self.ordered:
+            return None
+        how = self.how
+        separator, limit = how.separator, how.max_len
+        texts = []
+        size = -len(separator)
+        for entry in self.ordered:
+            text = entry[0]
+            for _ in range(1 if how.distinct else self.counts[entry]):
+                texts.append(text)
+                size += len(separator) + len(text)
+                if size > limit:  # (characters: at least as many bytes)
+                    return how.cut(separator.join(texts))
+        return how.cut(separator.join(texts))
+
+
+class ConcatReading:
+    """How a :class:`GroupConcat` orders its entries, joins and cuts them: from its
+    call's :class:`~rivulet.plan.ir.Concatenation`."""
+
+    __slots__ = ("sort_key", "separator", "max_len", "distinct")
+
+    def __init__(self, call: AggCall) -> None:
+        concat = call.concat
+        assert concat is not None  # (a GROUP_CONCAT's call)
+        keys = [(1 + i, F.desc_key if k.descending else F.sort_key)
+                for i, k in enumerate(concat.order)]
+        start = 1 + len(concat.order)
+        keys += [(start + i, F.sort_key) for i in range(len(concat.values))]
+
+        def sort_key(entry: tuple[Any, ...]) -> tuple[Any, ...]:
+            return (*[fn(entry[i]) for i, fn in keys], entry[0])
+
+        self.sort_key = sort_key
+        self.separator: str | bytes = concat.separator
+        self.max_len = concat.max_len
+        self.distinct = call.distinct
+
+    def cut(self, text: Any) -> Any:
+        """``text`` cut to ``max_len`` bytes, not inside a character."""
+        if type(text) is bytes:
+            return text[:self.max_len]
+        if len(text) * 4 <= self.max_len:
+            return text
+        data = text.encode()
+        if len(data) <= self.max_len:
+            return text
+        return data[:self.max_len].decode("utf-8", "ignore")
+
+
+ACCUMULATORS[("group_concat", False)] = GroupConcat
+ACCUMULATORS[("group_concat", True)] = GroupConcat
+
+
+def _accumulator_maker(call: AggCall) -> Callable[[], Accumulator]:
+    """What makes ``call``'s accumulator for a new group."""
+    factory = ACCUMULATORS[(call.fn, call.distinct)]
+    if factory is GroupConcat:
+        how = ConcatReading(call)
+        return lambda: GroupConcat(how)
+    return factory
+
+
+def _reader(call: AggCall) -> Callable[[Row], Any]:
+    """What ``call``'s accumulator takes of a row: its argument's value, or a
+    GROUP_CONCAT's entry (its text, then the columns its Concatenation reads)."""
+    if call.concat is None:
+        return itemgetter(call.arg)
+    columns = call.concat.columns()
+    assert columns  # (a GROUP_CONCAT reads its arguments' values: the getter makes tuples)
+    return itemgetter(call.arg, *columns)
+
+
 class Group:
     __slots__ = ("rows", "accs", "output")
 
@@ -247,6 +361,11 @@ class Aggregate(StatefulOperator):
         self.count_star = [a.arg is None for a in aggs]
         self.arg_columns = [a.arg for a in aggs]
         self.factories = [ACCUMULATORS[(a.fn, a.distinct)] for a in aggs]
+        self.makers = [_accumulator_maker(a) for a in aggs]
+        #: Whether an aggregate reads more than its argument's value (GROUP_CONCAT): rows
+        #: are then read by :func:`_reader` rather than by column.
+        self.concatenates = any(a.concat is not None for a in aggs)
+        self.readers = [_reader(a) for a in aggs if a.arg is not None]
         self.only_count_star = all(self.count_star)
         self.partial_columns = partial
         self.state: KeyedGroups[Group] = KeyedGroups(len(group_by), partial)
@@ -268,7 +387,7 @@ class Aggregate(StatefulOperator):
         return tuple(self.group_by[c] for c in partial)
 
     def _new_group(self) -> Group:
-        return Group([f() for f, star in zip(self.factories, self.count_star) if not star])
+        return Group([f() for f, star in zip(self.makers, self.count_star) if not star])
 
     def initial_output(self) -> Batch:
         if self.is_global:
@@ -313,6 +432,7 @@ class Aggregate(StatefulOperator):
         groups = self.groups
         key_of = self.key_of
         columns = [c for c in self.arg_columns if c is not None]
+        readers = self.readers if self.concatenates else None
         touched = {}
         for row, diff in deltas:
             key = key_of(row)
@@ -324,8 +444,12 @@ class Aggregate(StatefulOperator):
                 self.state.add(key, group)
             touched[key] = group
             group.rows += diff
-            for acc, column in zip(group.accs, columns):
-                acc.add(row[column], diff)
+            if readers is None:
+                for acc, column in zip(group.accs, columns):
+                    acc.add(row[column], diff)
+            else:
+                for acc, read in zip(group.accs, readers):
+                    acc.add(read(row), diff)
         return touched
 
     def _emit(self, touched: dict[Any, Group]) -> Batch:
@@ -362,13 +486,16 @@ class Aggregate(StatefulOperator):
     def state_kinds(self) -> list[tuple[str, int]]:
         """What each accumulator keeps (not COUNT(*): a group's row count serves it), with
         the input column it reads, so another executor can compute the state: ``"count"``
-        (non-NULL values), ``"sum"`` (total and count of non-NULL values; SUM, AVG) or
-        ``"values"`` (the multiset of non-NULL values; MIN, MAX and the DISTINCT forms)."""
+        (non-NULL values), ``"sum"`` (total and count of non-NULL values; SUM, AVG),
+        ``"values"`` (the multiset of non-NULL values; MIN, MAX and the DISTINCT forms) or
+        ``"concat"`` (GROUP_CONCAT's entries, which no other executor computes)."""
         kinds = []
         for factory, column in zip(self.factories, self.arg_columns):
             if column is None:
                 continue
-            if issubclass(factory, Values):
+            if factory is GroupConcat:
+                kinds.append(("concat", column))
+            elif issubclass(factory, Values):
                 kinds.append(("values", column))
             elif issubclass(factory, Sum):
                 kinds.append(("sum", column))
@@ -434,10 +561,12 @@ class Aggregate(StatefulOperator):
 
     def byte_size(self) -> int:
         """The bytes of the groups (rivulet.state.sizing): keys, accumulators with their
-        multisets of values (MIN, MAX, DISTINCT), output rows (shared with the state
+        multisets of values (MIN, MAX, DISTINCT, GROUP_CONCAT), output rows (shared with the state
         below that holds them), and the partial keys' bookkeeping."""
         groups = self.groups
-        has_values = any(issubclass(f, Values) for f in self.factories)
+        has_values = any(issubclass(f, (Values, GroupConcat)) for f in self.factories)
+
+        concatenates = self.concatenates
 
         def measure(picked: list[Any]) -> tuple[float, float, int]:
             total = shares(picked)
@@ -445,6 +574,9 @@ class Aggregate(StatefulOperator):
                 group = groups.get(key)
                 if group is not None:
                     total += slots_bytes(group)
+                    if concatenates:  # (a GROUP_CONCAT's sorted entries and their keys)
+                        total += sum(sum(sorted_list_bytes(acc.ordered)) for acc in group.accs
+                                     if type(acc) is GroupConcat)
             return total, 0.0, 0
 
         return (self.sample.bytes(groups, 0, measure, self.changes if has_values else 0)
@@ -452,7 +584,10 @@ class Aggregate(StatefulOperator):
 
     def describe(self) -> str:
         aggs = ", ".join(
-            f"{a.fn}({'DISTINCT ' if a.distinct else ''}{'*' if a.arg is None else f'#{a.arg}'})"
+            f"{a.fn}({'DISTINCT ' if a.distinct else ''}{'*' if a.arg is None else f'#{a.arg}'}"
+            + ("" if a.concat is None else "".join(
+                f" #{k.column}{' DESC' if k.descending else ''}" for k in a.concat.order))
+            + ")"
             for a in self.aggs
         )
         return f"γ [{', '.join(f'#{c}' for c in self.group_by)}] {aggs}"

@@ -44,6 +44,7 @@ from rivulet.spark.compile import (
     _aggregate_argument,
     name,
     names,
+    refuse_group_concat,
     with_join_keys,
 )
 from rivulet.spark.exprs import ExprCompiler, engine_udf
@@ -165,6 +166,7 @@ class SignedCompiler(PlanCompiler):
     def keyed_aggregate(self, node: ir.Aggregate, form: str) -> DataFrame:
         """The aggregate as a keyed processor: signed deltas of its rows (``DELTAS``), or
         each changed group's new row, group and row count (``GROUPS``, at the root)."""
+        refuse_group_concat(node)
         df = self.frame(node.input)
         exprs = self.expressions(df, node.input.arity)
         width = len(node.group_by)

@@ -35,7 +35,7 @@ from rivulet.errors import (
     UnsupportedSqlError,
 )
 from rivulet.plan.catalog import Catalog
-from rivulet.plan.ir import is_adhoc
+from rivulet.plan.ir import GROUP_CONCAT_MAX_LEN, is_adhoc
 from rivulet.server.mysql.statements import DATABASE_NAME, SESSION_FUNCTION_NAMES
 from rivulet.sql.control import ISOLATION
 from rivulet.sql.ddl import check_condition
@@ -173,6 +173,23 @@ def isolation_value(value: object) -> str:
                      ErrorCode.WRONG_VALUE_FOR_VAR)
 
 
+def group_concat_max_len_value(value: object) -> int:
+    """A ``SET group_concat_max_len`` value: MySQL's default, 1024 bytes, the length at
+    which every GROUP_CONCAT is cut (a view's answer is one for every session); any other
+    is refused (MySQL's error 1231) rather than answered cut at 1024."""
+    try:
+        length = int(str(value).strip())
+    except ValueError:
+        raise MysqlError("Incorrect argument type to variable 'group_concat_max_len'",
+                         ErrorCode.WRONG_VALUE_FOR_VAR) from None
+    if length != GROUP_CONCAT_MAX_LEN:
+        raise MysqlError(f"Variable 'group_concat_max_len' can't be set to the value of "
+                         f"'{value}': rivulet cuts GROUP_CONCAT at MySQL's default, "
+                         f"{GROUP_CONCAT_MAX_LEN} bytes, for every session (its views are "
+                         "shared)", ErrorCode.WRONG_VALUE_FOR_VAR)
+    return length
+
+
 def lock_wait_timeout_value(value: object) -> int:
     """A ``SET innodb_lock_wait_timeout`` value: whole seconds, 1 to 1073741824 (MySQL's
     range); how long a lock wait lasts before it fails with 1205."""
@@ -198,6 +215,7 @@ def global_variables(max_packet: int, role: str = "primary") -> GlobalVariables:
         "transaction_isolation": (isolation_value, ISOLATION, True),
         "tx_isolation": (isolation_value, ISOLATION, True),
         "innodb_lock_wait_timeout": (lock_wait_timeout_value, int(DEFAULT_TIMEOUT), True),
+        "group_concat_max_len": (group_concat_max_len_value, GROUP_CONCAT_MAX_LEN, True),
         READ_YOUR_WRITES: (int, 0, True),
         SERVER_ROLE: (str, role, False),
     })
