@@ -10,7 +10,8 @@ what the write path keeps and views equal SQLite afterwards (test_spark_import.p
 state computed by Spark equals SQLite's answers, before and after more writes and across a
 restart (test_spark_bootstrap.py), verify passes an agreeing database and finds corrupted
 state (test_spark_verify.py), and the streaming pipeline keeps a view equal to SQLite while
-another is added and dropped (test_streaming.py).
+another is added and dropped, and streams the news example whole, keyed state included
+(test_streaming.py).
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ from spark_fixtures import (  # the ``cluster_spark`` and ``spark_cluster`` fixt
 )
 from test_spark_bootstrap import FULL_VIEWS, TABLES, check_all, load, more_writes, spark_tasks
 
-pytestmark = pytest.mark.spark
+#: A cluster's start and its first job cost JVMs (the master, two workers, two executors):
+#: minutes on a loaded two-core machine, counted against the first test.
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]
 
 # The probe below is defined here, where executors cannot import it from: ship it by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -146,3 +149,9 @@ def test_streaming_with_a_view_added_and_dropped_on_the_cluster(tmp_path: Path,
     assert (area / "log").is_dir() and (area / "views").is_dir()
     assert not (tmp_path / "stream" / "log").exists()
     assert (tmp_path / "stream" / "sink.db").is_file()
+
+
+def test_news_program_streams_whole_on_the_cluster(tmp_path: Path, cluster_spark: Any) -> None:
+    """Keyed state (Python ``transformWithState`` processors: a LEFT JOIN under an
+    aggregate, a top-k) runs in the executors' Python workers, from the shipped zip."""
+    test_streaming.test_news_program_runs_whole_on_spark(cluster_spark, tmp_path)
