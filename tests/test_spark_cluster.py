@@ -9,7 +9,8 @@ are those of the local-mode tests, whose setup and oracles are reused: the impor
 what the write path keeps and views equal SQLite afterwards (test_spark_import.py), full
 state computed by Spark equals SQLite's answers, before and after more writes and across a
 restart (test_spark_bootstrap.py), verify passes an agreeing database and finds corrupted
-state (test_spark_verify.py), and the streaming pipeline keeps a view equal to SQLite while
+state (test_spark_verify.py), also as ``rivulet verify --spark-master`` in a process of its
+own, and the streaming pipeline keeps a view equal to SQLite while
 another is added and dropped, and streams the news example whole, keyed state included
 (test_streaming.py).
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,7 +36,7 @@ from oracle import Pair
 from rivulet.spark import SparkConfig
 from rivulet.spark.session import session_config
 from rivulet.spark.shipping import code_zip
-from rivulet.spark.storage import database_area, stream_area
+from rivulet.spark.storage import SHARED_DIR_ENV, database_area, stream_area
 from spark_fixtures import (  # the ``cluster_spark`` and ``spark_cluster`` fixtures
     cluster_session,  # noqa: F401
     standalone_cluster,  # noqa: F401
@@ -131,6 +133,24 @@ def test_bootstrap_and_recovery_of_full_state_on_the_cluster(cluster_spark: Any)
 
 def test_verify_passes_on_the_cluster(tmp_path: Path, cluster_spark: Any) -> None:
     test_spark_verify.test_an_agreeing_database_passes(tmp_path, cluster_spark)
+
+
+def test_cli_verify_with_a_spark_master(tmp_path: Path, spark_cluster: Any) -> None:
+    """``rivulet verify --spark-master spark://...`` in a process of its own (a driver of its
+    own, shared directory from ``RIVULET_SPARK_DIR``). It takes no ``cluster_spark``, so it
+    runs before the tests that hold the cluster's cores (a second application would wait)."""
+    data = tmp_path / "data"
+    with test_spark_verify.make_db(data) as db:
+        test_spark_verify.read_some(db)
+    shared = tmp_path / "shared"
+    env = {**os.environ, SHARED_DIR_ENV: str(shared), "SPARK_LOCAL_IP": "127.0.0.1"}
+    done = subprocess.run([sys.executable, "-m", "rivulet", "verify", "--data-dir", str(data),
+                           "--spark-master", spark_cluster.master_url],
+                          env=env, capture_output=True, text=True, timeout=800)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "all views agree (8 views" in done.stdout, done.stdout
+    assert [p.name for p in shared.iterdir()] == [database_area(data, SparkConfig(
+        shared_dir=str(shared))).name]  # the snapshot was there (and is gone)
 
 
 def test_verify_finds_corrupted_state_on_the_cluster(tmp_path: Path, cluster_spark: Any) -> None:
