@@ -47,6 +47,13 @@ def pytest_addoption(parser):
     )
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests on the standalone Spark cluster (``cluster_spark``, tests/spark_fixtures.py)
+    run last: a process has one SparkContext, and switching to the cluster's ends the local
+    session the other Spark tests share."""
+    items.sort(key=lambda item: "cluster_spark" in getattr(item, "fixturenames", ()))
+
+
 def pytest_configure(config):
     if config.getoption("--long"):
         settings.load_profile("long")

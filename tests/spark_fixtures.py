@@ -5,6 +5,13 @@ a JVM costs about ten seconds. It is created through rivulet's own
 :func:`rivulet.spark.get_session`, so the tests run with the settings rivulet runs with.
 There is no skip: without Java or pyspark these tests fail, because CI must run them.
 
+Tests that take ``cluster_spark`` run on a real standalone cluster instead (a master and two
+workers, each worker one core and its own executor JVM: :mod:`rivulet.spark.cluster`),
+started once per test session by ``spark_cluster``, with rivulet shipped to the executors
+as a zip and Spark's files in a shared local directory (``CLUSTER_SHARED``). A process has
+one SparkContext, so switching to the cluster ends the local session: conftest.py runs
+those tests after all others.
+
 Comparison (:func:`assert_same_rows`): as tests/oracle.py compares rivulet with SQLite
 (numbers within 1e-9, Decimal compared as numbers, multisets where there is no ORDER BY),
 plus the order of the sort keys where the view has an ORDER BY.
@@ -12,6 +19,7 @@ plus the order of the sort keys where the view has an ORDER BY.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,8 +30,12 @@ import rivulet
 from oracle import norm_row, same_multiset, same_row, sorted_rows
 from rivulet.plan import ir
 from rivulet.spark import Snapshot, SparkConfig, get_session, stop_session, take_snapshot
+from rivulet.spark.cluster import ClusterSpec, StandaloneCluster
+from rivulet.spark.session import session_config
 
 SPARK_CONFIG = SparkConfig(master="local[2]", shuffle_partitions=2, driver_memory="1g")
+#: Two workers of one core and 1 GiB each: one executor (512 MiB) per worker.
+CLUSTER_SPEC = ClusterSpec(workers=2, cores=1, memory="1g")
 
 Row = tuple
 
@@ -34,6 +46,52 @@ def spark_session() -> Iterator[Any]:
     session = get_session(SPARK_CONFIG)
     yield session
     stop_session()
+
+
+@pytest.fixture(scope="session", name="spark_cluster")
+def standalone_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
+    """A standalone cluster for the test session (import ``standalone_cluster`` to use the
+    ``spark_cluster`` fixture); its logs stay in the session's temp dir
+    (``spark-cluster*/master.log``, ``worker-N.log``, executors' under ``worker-N/``)."""
+    with StandaloneCluster(tmp_path_factory.mktemp("spark-cluster"), CLUSTER_SPEC) as cluster:
+        yield cluster
+
+
+def cluster_config(cluster: StandaloneCluster, shared: Path) -> SparkConfig:
+    """The driver's settings for ``cluster``: loopback, an executor of 512 MiB per worker."""
+    return SparkConfig(
+        master=cluster.master_url, shuffle_partitions=2, driver_memory="1g",
+        shared_dir=str(shared),
+        extra={"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+               "spark.executor.memory": "512m", "spark.executor.cores": "1",
+               "spark.cores.max": str(CLUSTER_SPEC.workers * CLUSTER_SPEC.cores)})
+
+
+@pytest.fixture(scope="session", name="cluster_spark")
+def cluster_session(spark_cluster: StandaloneCluster,
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The process's SparkSession, on ``spark_cluster`` (import ``cluster_session`` to use
+    the ``cluster_spark`` fixture; the local one, if any, is stopped),
+    once an executor runs on every worker."""
+    config = cluster_config(spark_cluster, tmp_path_factory.mktemp("spark-shared"))
+    if session_config() not in (None, config):
+        stop_session()
+    session = get_session(config)
+    _await_executors(session, CLUSTER_SPEC.workers)
+    yield session
+    stop_session()
+
+
+def _await_executors(session: Any, count: int, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        executors = session.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+        if executors >= count:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{executors} of {count} executors registered after "
+                                 f"{timeout:.0f} s (see the cluster's logs)")
+        time.sleep(0.2)
 
 
 def spark_tables(db: rivulet.Database, directory: Path, spark: Any) -> tuple[Snapshot, dict]:

@@ -80,7 +80,9 @@ from rivulet.spark.compile import (
     names,
     old_versions,
 )
+from rivulet.spark.session import session_config
 from rivulet.spark.snapshot import take_snapshot
+from rivulet.spark.storage import scratch_parent
 from rivulet.state.holes import MISSING
 from rivulet.state.reader import RangeReader
 from rivulet.storage.sqlite import copy_database
@@ -294,6 +296,8 @@ def verify(db: Database, views: Iterable[str] | None = None, *, spark: SparkSess
         from rivulet.spark.session import get_session
 
         spark = get_session()
+    if workdir is None:  # where every executor reads the snapshot (rivulet/spark/storage.py)
+        workdir = scratch_parent(db.path, session_config())
     scratch = Path(tempfile.mkdtemp(prefix="rivulet-verify-", dir=workdir))
     seconds = {view.name: 0.0 for view in chosen}
     try:

@@ -73,6 +73,7 @@ from rivulet.dataflow.ops.reader import Reader
 from rivulet.faults import fault_point
 from rivulet.plan import ir
 from rivulet.spark.state_queries import aggregate_state, distinct_counts, output_rows
+from rivulet.spark.storage import database_area
 from rivulet.spark.warmup import SessionStarter
 from rivulet.state.arrangement import Arrangement
 from rivulet.storage.sqlite import copy_database
@@ -87,7 +88,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("rivulet.spark")
 
-#: Where snapshots for bootstrap are written, inside the data directory (removed after).
+#: Where snapshots for bootstrap are written (removed after): in the data directory, or in
+#: its area of the shared directory (rivulet/spark/storage.py).
 WORK_DIR = "_bootstrap"
 
 
@@ -369,7 +371,8 @@ class Bootstrapper:
         return [t for t in tasks if t.target in self.graph.nodes]
 
     def work_dir(self) -> Path:
-        work = self.database_file.parent / WORK_DIR
+        # where every executor reads the snapshot (rivulet/spark/storage.py)
+        work = database_area(self.database_file.parent, self.spark_config) / WORK_DIR
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         return work

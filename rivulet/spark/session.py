@@ -28,7 +28,9 @@ compiler thread stays busy for minutes (about a CPU-second per large micro-batch
 competes with the second task thread; ``bench.streaming`` runs that way (set it through
 ``extra["spark.driver.extraJavaOptions"]`` or ``rivulet serve --spark-conf``). A cluster
 master (``spark://``, ``k8s://``, ``yarn``) must be reachable from its executors, so there
-the driver address is left to Spark (set it through ``SparkConfig.extra`` when needed). A
+the driver address is left to Spark (set it through ``SparkConfig.extra`` when needed), and
+rivulet's own code is shipped to the executors with the session (rivulet/spark/shipping.py:
+nothing installed by hand on workers but the Python packages rivulet depends on). A
 Spark Connect URL (``sc://``) creates a remote session; the server owns static settings
 there, so only the SQL settings above are applied, at run time.
 """
@@ -92,6 +94,13 @@ class SparkConfig:
     extra: Mapping[str, str] = field(default_factory=dict)
     #: Jars for the session (JDBC drivers); by default those installed (:func:`default_jars`).
     jars: tuple[str, ...] = field(default_factory=default_jars)
+    #: Ship rivulet's code to the executors as a zip (rivulet/spark/shipping.py)? None:
+    #: on a cluster master (``spark://``, ``yarn``, ``k8s://``, ``local-cluster``), not on
+    #: ``local[N]`` (whose tasks run in the driver's JVM and import what it imports).
+    ship_code: bool | None = None
+    #: The directory for files every executor reads or writes (rivulet/spark/storage.py);
+    #: None: ``$RIVULET_SPARK_DIR``, else beside the data (one machine's paths).
+    shared_dir: str | None = None
 
     @property
     def is_connect(self) -> bool:
@@ -100,6 +109,12 @@ class SparkConfig:
     @property
     def is_local(self) -> bool:
         return self.master == "local" or self.master.startswith("local[")
+
+    @property
+    def ships_code(self) -> bool:
+        if self.ship_code is not None:
+            return self.ship_code
+        return not (self.is_local or self.is_connect)
 
     def conf(self) -> dict[str, str]:
         """Every setting to give the builder of a classic (non-Connect) session."""
@@ -150,6 +165,14 @@ def get_session(config: SparkConfig | None = None) -> SparkSession:
         return _session
 
 
+def session_config() -> SparkConfig | None:
+    """The config the process's running session was created with (None: no session)."""
+    with _lock:
+        if _session is None or _is_stopped(_session):
+            return None
+        return _session_config
+
+
 def stop_session() -> None:
     """Stop the process's session (if any); the next :func:`get_session` starts a new one."""
     global _session, _session_config
@@ -186,4 +209,9 @@ def _build(config: SparkConfig) -> SparkSession:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if config.ships_code:
+        from rivulet.spark.shipping import code_zip
+
+        # Executors import rivulet from this copy of the driver's code (shipping.py).
+        spark.sparkContext.addPyFile(str(code_zip()))
     return spark

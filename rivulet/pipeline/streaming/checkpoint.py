@@ -89,7 +89,8 @@ def _source_position(directory: Path, offset: int) -> int | None:
     return newest
 
 
-_SEGMENT_PATH = re.compile(r"/stream/log/[^/]+/\d{12}-(\d{12})\.parquet$")
+#: A log segment's path: under ``<data>/stream/`` or a shared ``stream-<token>/`` (storage.py).
+_SEGMENT_PATH = re.compile(r"/stream(?:-[0-9a-f]+)?/log/[^/]+/\d{12}-(\d{12})\.parquet$")
 
 
 __all__ = ["batch_lsn", "committed_lsn", "log_positions"]

@@ -44,6 +44,7 @@ from rivulet.plan import ir
 from rivulet.plan.optimize import optimize
 from rivulet.spark.bootstrap import PlanRecordingBuilder
 from rivulet.spark.session import SparkConfig, get_session
+from rivulet.spark.storage import stream_area
 from rivulet.state.reader import KeyedReader, RangeReader
 
 
@@ -66,7 +67,8 @@ class StreamingDatabase(Database):
             pipeline = StreamingPipeline(
                 self.path, self.storage.path, lambda: dict(self.catalog.tables),
                 lambda: self.storage.lsn, self.spark_session, self._streaming,
-                memory_limit=self.graph.memory_limit, eviction=self.graph.eviction)
+                memory_limit=self.graph.memory_limit, eviction=self.graph.eviction,
+                area=stream_area(self.path, self._spark_config))
         except BaseException:
             super().close()
             raise

@@ -8,6 +8,10 @@ Layout under the data directory (``<data>/stream/``)::
     sink.db                              each view's rows and last applied batch (sink.py)
     status.json                          progress of every stream, for ``rivulet status``
 
+``log/``, ``views/`` and ``snapshots/`` are what executors read and write: with a shared
+directory configured they are in the database's ``stream-<token>/`` there instead
+(rivulet/spark/storage.py); ``sink.db`` and ``status.json`` are the driver's and stay.
+
 Why one query per view: adding or dropping a view then starts or stops its own query and
 touches no other (Spark cannot change a running query's plan; the Noria paper's complaint
 about restarting from a checkpoint does not apply to queries that never change). A view's
@@ -65,7 +69,8 @@ class StreamingPipeline:
     def __init__(self, directory: Path, database_file: Path,
                  schemas: Callable[[], dict[str, TableSchema]], current_lsn: Callable[[], int],
                  spark: Callable[[], SparkSession], settings: StreamSettings,
-                 memory_limit: int | None = None, eviction: str = "lru") -> None:
+                 memory_limit: int | None = None, eviction: str = "lru",
+                 area: Path | None = None) -> None:
         if re.search(r"[\[\]{}*?\\]", str(directory.resolve())):
             # Spark's file source re-reads every file of a glob whose fixed part has
             # such a character (escaped or not: its seen-file check then never matches).
@@ -73,9 +78,12 @@ class StreamingPipeline:
                                  "of [ ] { } * ? \\ in its path, which the Spark streaming "
                                  "pipeline cannot read files under; use another path")
         self.root = directory / "stream"
+        #: What executors read or write (log, snapshots, checkpoints): ``root`` itself
+        #: unless a shared directory is configured (rivulet/spark/storage.py).
+        self.area = area or self.root
         #: Query names are unique per SparkSession: several databases may share one.
         self.token = hashlib.sha1(str(self.root.resolve()).encode()).hexdigest()[:6]
-        self.log_root = self.root / "log"
+        self.log_root = self.area / "log"
         self.database_file = database_file
         self.schemas = schemas
         self.current_lsn = current_lsn
@@ -167,7 +175,7 @@ class StreamingPipeline:
         fresh = [s for s in streams if s.fresh]
         snapshot = None
         if fresh:
-            directory = self.root / "snapshots" / f"{int(time.time() * 1000)}"
+            directory = self.area / "snapshots" / f"{int(time.time() * 1000)}"
             snapshot = take_snapshot(self.database_file, directory)
             for stream in fresh:
                 stream.applied_lsn = -1
@@ -229,7 +237,7 @@ class StreamingPipeline:
             upto = min(positions, default=self.shipper.shipped)
             segments = self.shipper.remove_through(upto)
             snapshots = 0
-            for directory in (self.root / "snapshots").glob("*"):
+            for directory in (self.area / "snapshots").glob("*"):
                 shutil.rmtree(directory, ignore_errors=True)  # every bootstrap is committed
                 snapshots += 1
         return segments, snapshots

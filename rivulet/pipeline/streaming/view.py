@@ -62,7 +62,7 @@ class StreamHost(Protocol):
     """What a stream uses of the pipeline that runs it (:class:`.pipeline.StreamingPipeline`):
     its directory, settings, sink store and shipper, and the calls a batch makes."""
 
-    root: Path
+    area: Path
     #: Part of every query's name: query names are unique per SparkSession.
     token: str
     settings: StreamSettings
@@ -103,7 +103,7 @@ class ViewStream:
         self.shape = P.shape_of(plan)
         self.above = P.above_function(self.shape)
         self.id = stream_id(plan)
-        self.directory = pipeline.root / "views" / self.id
+        self.directory = pipeline.area / "views" / self.id
         self.checkpoint = self.directory / "checkpoint"
         self.query: Any = None
         self.lag = LagHistogram()

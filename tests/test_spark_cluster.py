@@ -1,0 +1,177 @@
+"""Every batch path of rivulet on a real Spark standalone cluster (issue 34, first part).
+
+The cluster (tests/spark_fixtures.py, ``spark_cluster``) is a master and two workers on
+loopback, each worker its own JVM running its own executor and Python workers; the daemons
+run without the tests' ``PYTHONPATH``, so an executor finds rivulet only in the zip the
+session ships (rivulet/spark/shipping.py), and Spark's files go to a shared directory
+(rivulet/spark/storage.py; here a local one, which is what one machine has). The checks
+are those of the local-mode tests, whose setup and oracles are reused: the import keeps
+what the write path keeps and views equal SQLite afterwards (test_spark_import.py), full
+state computed by Spark equals SQLite's answers, before and after more writes and across a
+restart (test_spark_bootstrap.py), verify passes an agreeing database and finds corrupted
+state (test_spark_verify.py), also as ``rivulet verify --spark-master`` in a process of its
+own, and the streaming pipeline keeps a view equal to SQLite while
+another is added and dropped, and streams the news example whole, keyed state included
+(test_streaming.py).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark import cloudpickle
+
+import rivulet
+import test_spark_import
+import test_spark_verify
+import test_streaming
+from oracle import Pair
+from rivulet.spark import SparkConfig
+from rivulet.spark.session import session_config
+from rivulet.spark.shipping import code_zip
+from rivulet.spark.storage import SHARED_DIR_ENV, database_area, stream_area
+from spark_fixtures import (  # the ``cluster_spark`` and ``spark_cluster`` fixtures
+    cluster_session,  # noqa: F401
+    standalone_cluster,  # noqa: F401
+)
+from test_spark_bootstrap import FULL_VIEWS, TABLES, check_all, load, more_writes, spark_tasks
+
+#: A cluster's start and its first job cost JVMs (the master, two workers, two executors):
+#: minutes on a loaded two-core machine, counted against the first test.
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]
+
+# The probe below is defined here, where executors cannot import it from: ship it by value.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+def where_rivulet_comes_from(_: Any) -> tuple[str, str, int]:
+    """On an executor: the file rivulet is imported from, the Python worker's directory (the
+    executor's, under its worker's work directory) and process."""
+    import rivulet as shipped
+
+    time.sleep(0.3)  # long enough that both executors take tasks
+    return shipped.__file__ or "", os.getcwd(), os.getpid()
+
+
+def test_executors_import_rivulet_from_the_shipped_zip(cluster_spark: Any,
+                                                      spark_cluster: Any) -> None:
+    started = time.perf_counter()
+    seen = cluster_spark.sparkContext.parallelize(range(8), 8).map(
+        where_rivulet_comes_from).collect()
+    files = {f for f, _, _ in seen}
+    zip_name = code_zip().name  # the driver's code, by content hash
+    assert all(f"/{zip_name}/rivulet/__init__.py" in f for f in files), files
+    assert not any(f.startswith(str(Path(rivulet.__file__).parent.parent)) for f in files)
+    workers = {Path(cwd).relative_to(spark_cluster.log_dir).parts[0] for _, cwd, _ in seen}
+    assert workers == {"worker-0", "worker-1"}, seen  # each worker's own executor
+    assert len({pid for _, _, pid in seen}) >= 2
+    print(f"zip probe: {time.perf_counter() - started:.1f} s")
+
+
+def cluster_config() -> SparkConfig:
+    config = session_config()
+    assert config is not None and config.master.startswith("spark://")
+    return config
+
+
+# --------------------------------------------------------------------------- import
+
+
+def test_import_on_the_cluster(tmp_path: Path, cluster_spark: Any) -> None:
+    test_spark_import.test_views_equal_sqlite_after_import(tmp_path, cluster_spark)
+
+
+def test_import_on_the_cluster_accepts_and_rejects_what_writes_do(tmp_path: Path,
+                                                                   cluster_spark: Any) -> None:
+    with rivulet.open(tmp_path / "data") as db:
+        db.execute(test_spark_import.TABLE)
+        test_spark_import.test_bad_rows_are_rejected_with_counts_and_samples(
+            db, tmp_path, cluster_spark)
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def test_bootstrap_and_recovery_of_full_state_on_the_cluster(cluster_spark: Any) -> None:
+    config = cluster_config()
+    with Pair() as pair:
+        pair.db.close()
+        pair.db = rivulet.open(pair.path, spark=config, spark_bootstrap_rows=0)
+        for sql in TABLES:
+            pair.execute(sql)
+        rng = random.Random(11)
+        load(pair, rng, 200)
+        pair.settle()
+        for name, sql in FULL_VIEWS.items():
+            pair.create_view(name, sql)
+            assert spark_tasks(pair.db), f"view {name}: nothing was bootstrapped on Spark"
+            assert not pair.db.bootstrap_report()["error"]
+        check_all(pair)
+        more_writes(pair, rng)
+        check_all(pair)
+        # The snapshot went to the shared directory, not beside the data.
+        assert not (Path(pair.path) / "_bootstrap").exists()
+        assert database_area(pair.path, config).is_dir()
+        pair.db.close()
+        pair.db = rivulet.open(pair.path, spark=config, spark_bootstrap_rows=0)
+        assert pair.db.core.bootstrap.await_loaded(300)
+        report = pair.db.bootstrap_report()
+        assert not report["error"], report
+        assert {t["executor"] for t in report["tasks"]} == {"spark"}
+        check_all(pair)
+
+
+# --------------------------------------------------------------------------- verify
+
+
+def test_verify_passes_on_the_cluster(tmp_path: Path, cluster_spark: Any) -> None:
+    test_spark_verify.test_an_agreeing_database_passes(tmp_path, cluster_spark)
+
+
+def test_cli_verify_with_a_spark_master(tmp_path: Path, spark_cluster: Any) -> None:
+    """``rivulet verify --spark-master spark://...`` in a process of its own (a driver of its
+    own, shared directory from ``RIVULET_SPARK_DIR``). It takes no ``cluster_spark``, so it
+    runs before the tests that hold the cluster's cores (a second application would wait)."""
+    data = tmp_path / "data"
+    with test_spark_verify.make_db(data) as db:
+        test_spark_verify.read_some(db)
+    shared = tmp_path / "shared"
+    env = {**os.environ, SHARED_DIR_ENV: str(shared), "SPARK_LOCAL_IP": "127.0.0.1"}
+    done = subprocess.run([sys.executable, "-m", "rivulet", "verify", "--data-dir", str(data),
+                           "--spark-master", spark_cluster.master_url],
+                          env=env, capture_output=True, text=True, timeout=800)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "all views agree (8 views" in done.stdout, done.stdout
+    assert [p.name for p in shared.iterdir()] == [database_area(data, SparkConfig(
+        shared_dir=str(shared))).name]  # the snapshot was there (and is gone)
+
+
+def test_verify_finds_corrupted_state_on_the_cluster(tmp_path: Path, cluster_spark: Any) -> None:
+    test_spark_verify.test_corrupted_reader_entries_are_reported_with_their_keys(
+        tmp_path, cluster_spark)
+
+
+# --------------------------------------------------------------------------- streaming
+
+
+def test_streaming_with_a_view_added_and_dropped_on_the_cluster(tmp_path: Path,
+                                                                cluster_spark: Any) -> None:
+    test_streaming.test_live_view_add_and_drop(cluster_spark, tmp_path)
+    # The log, snapshots and checkpoints went to the shared directory; the sink stayed.
+    area = stream_area(tmp_path, cluster_config())
+    assert (area / "log").is_dir() and (area / "views").is_dir()
+    assert not (tmp_path / "stream" / "log").exists()
+    assert (tmp_path / "stream" / "sink.db").is_file()
+
+
+def test_news_program_streams_whole_on_the_cluster(tmp_path: Path, cluster_spark: Any) -> None:
+    """Keyed state (Python ``transformWithState`` processors: a LEFT JOIN under an
+    aggregate, a top-k) runs in the executors' Python workers, from the shipped zip."""
+    test_streaming.test_news_program_runs_whole_on_spark(cluster_spark, tmp_path)
