@@ -6,7 +6,8 @@ Everything here is independent of rivulet; benchmarks use rivulet's public API o
   numpy when available, else ``bisect`` on a precomputed CDF.
 * :class:`Timer`, :func:`measure_rate`, :func:`sample_latencies` -- wall-clock timing of a
   phase, of a call rate over a fixed duration, and of per-call latency percentiles.
-* :func:`target` -- a ``{"value", "goal", "met"}`` record for a performance target.
+* :func:`target` -- a ``{"value", "goal", "met"}`` record for a performance target;
+  :func:`figure` the same record for a figure recorded with no goal (goal and met None).
 * :func:`write_results` -- ``bench/results/<name>.json`` (``<name>.quick.json`` in quick mode).
 * :func:`print_table` -- a table with ``rich`` if installed, plain text otherwise.
 * :func:`bar_chart` -- grouped bar charts with matplotlib (skipped if it is not installed).
@@ -217,6 +218,12 @@ def target(value: float | None, goal: float, at_least: bool = True) -> dict[str,
         met = value >= goal if at_least else value <= goal
     return {"value": value, "goal": goal, "met": bool(met),
             "direction": "at least" if at_least else "at most"}
+
+
+def figure(value: float | None) -> dict[str, Any]:
+    """A figure recorded beside the targets with no goal (informational): ``bench.report``
+    shows its value with no goal and no verdict."""
+    return {"value": value, "goal": None, "met": None, "direction": None}
 
 
 def results_path(name: str, quick: bool, ext: str = "json") -> Path:

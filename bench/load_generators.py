@@ -36,12 +36,13 @@ def run_clients(client: Callable[[int], None], threads: int, measure_from: float
 
 def run_generators(ctx: Any, generator: Callable[..., None],
                    args_of: Callable[[int, float], Sequence[Any]], processes: int,
-                   server_pid: int, warmup: float, seconds: float, name: str, *,
+                   server_pids: Sequence[int], warmup: float, seconds: float, name: str, *,
                    timeout: float) -> tuple[list[dict[str, Any]], float, float]:
     """``processes`` generator processes, ``generator(*args_of(g, start_at), out)`` each;
-    their parts (one dict each, waited for at most ``timeout`` seconds), the server's CPU
-    seconds over the measured window and that window's wall seconds. A part's ``errors``
-    fail the phase."""
+    their parts (one dict each, waited for at most ``timeout`` seconds), the CPU seconds
+    the servers (``server_pids``: a system may be more than one process, as a cache in
+    front of a database is) used together over the measured window, and that window's wall
+    seconds. A part's ``errors`` fail the phase."""
     out = ctx.Queue()
     start_at = time.time() + 2.0  # time for the generator processes to start
     procs = [ctx.Process(target=generator, args=(*args_of(g, start_at), out))
@@ -49,9 +50,9 @@ def run_generators(ctx: Any, generator: Callable[..., None],
     for p in procs:
         p.start()
     time.sleep(max(0.0, start_at + warmup - time.time()))
-    cpu0, wall0 = process_cpu(server_pid), time.perf_counter()
+    cpu0, wall0 = sum(map(process_cpu, server_pids)), time.perf_counter()
     time.sleep(max(0.0, start_at + warmup + seconds - time.time()))
-    cpu1, wall1 = process_cpu(server_pid), time.perf_counter()
+    cpu1, wall1 = sum(map(process_cpu, server_pids)), time.perf_counter()
     parts = [out.get(timeout=timeout) for _ in procs]
     for p in procs:
         p.join(60)

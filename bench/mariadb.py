@@ -32,7 +32,8 @@ MARIADB_OPTIONS = [
 MYSQLCLIENT_BUILD_PACKAGES = ["libmariadb-dev", "pkg-config", "gcc"]
 
 
-def _apt_install(packages: list[str]) -> None:
+def apt_install(packages: list[str]) -> None:
+    """Debian packages, installed with apt-get (as root, or through sudo)."""
     sudo = [] if os.geteuid() == 0 else ["sudo"]
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     subprocess.run([*sudo, "apt-get", "install", "-y", "--no-install-recommends", *packages],
@@ -53,7 +54,7 @@ def ensure_mysqlclient(log: Any) -> bool:
     try:
         if not (shutil.which("pkg-config") and shutil.which("gcc")
                 and Path("/usr/include/mariadb/mysql.h").exists()):
-            _apt_install(MYSQLCLIENT_BUILD_PACKAGES)
+            apt_install(MYSQLCLIENT_BUILD_PACKAGES)
         subprocess.run([sys.executable, "-m", "pip", "install", "--disable-pip-version-check",
                         "-q", "mysqlclient"], check=True)
         importlib.invalidate_caches()
@@ -79,7 +80,7 @@ class MariaDB:
         if shutil.which("mariadbd") and shutil.which("mariadb-install-db"):
             return
         log("installing mariadb-server with apt")
-        _apt_install(["mariadb-server"])
+        apt_install(["mariadb-server"])
 
     def start(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)

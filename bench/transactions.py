@@ -232,7 +232,7 @@ def run_phase(t: Target, server_pid: int, connections: int, w: Workload,
     parts, server_cpu, wall = run_generators(
         ctx, generator, lambda g, start_at: (t, w, seed * 100 + g, connections // processes,
                                              start_at, args.warmup, args.seconds),
-        processes, server_pid, args.warmup, args.seconds, t.name, timeout=300)
+        processes, [server_pid], args.warmup, args.seconds, t.name, timeout=300)
     latencies = sorted(x for part in parts for x in part["latency_ns"])
     counts = {k: sum(part["counts"].get(k, 0) for part in parts)
               for k in ("committed", "declined", "deadlocks", "lock_wait_timeouts")}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one environment of ./run.sh and ./test.sh, sourced by both: Java (Spark's JVM), the
-# JDBC drivers of the import tests, MariaDB (the tests' MySQL oracle), and .venv with
+# JDBC drivers of the import tests, MariaDB (the tests' MySQL oracle), memcached (a
+# benchmark's baseline), and .venv with
 # rivulet (editable) and every extra. One stamp for both commands, so running one never
 # makes the other reinstall; it is redone only when pyproject.toml changes.
 set -euo pipefail
@@ -20,6 +21,8 @@ command -v java >/dev/null 2>&1 || PACKAGES+=(openjdk-17-jre-headless)
 [ -f /usr/share/java/mariadb-java-client.jar ] || PACKAGES+=(libmariadb-java)
 # The MySQL oracle of the tests (tests/mysql_oracle.py) and the benchmarks' baseline.
 command -v mariadbd >/dev/null 2>&1 || PACKAGES+=(mariadb-server)
+# The cache in front of MariaDB that bench.vote_wire compares with (bench/memcached.py).
+command -v memcached >/dev/null 2>&1 || PACKAGES+=(memcached)
 if [ ${#PACKAGES[@]} -gt 0 ]; then
     echo "==> installing ${PACKAGES[*]}"
     as_root apt-get update
