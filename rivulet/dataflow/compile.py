@@ -43,6 +43,9 @@ _OPERATORS = {
     "addtime", "subtime", "now_at", "curdate_at", "curtime_at", "unix_timestamp_at",
 }
 _PY_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+#: WHENs of a CASE compiled as one nested conditional expression; more go through
+#: ``F.first_branch`` (Python's parser stops at 200 nested parentheses).
+_NESTED_WHENS = 32
 #: Numeric kinds Python compares with one another exactly as MySQL does.
 _EXACT_KINDS = frozenset({INT, BOOL, DECIMAL})
 
@@ -147,6 +150,10 @@ class _Codegen:
 
     def _case(self, e: Case) -> str:
         out = self._result(e.default) if e.default is not None else "None"
+        if len(e.whens) > _NESTED_WHENS:  # (one flat call: see values.first_branch)
+            branches = "".join(f"(lambda: {self.expr(cond)}, lambda: {self._result(value)}), "
+                               for cond, value in e.whens)
+            return f"F.first_branch(({branches}), lambda: {out})"
         for cond, value in reversed(e.whens):
             out = f"({self._result(value)} if F.truth({self.expr(cond)}) else {out})"
         return out

@@ -153,7 +153,7 @@ from rivulet.values.comparison import (
     ne,
     null_safe_eq,
 )
-from rivulet.values.control import coalesce, if_, ifnull, nullif
+from rivulet.values.control import coalesce, first_branch, if_, ifnull, nullif
 from rivulet.values.conversions import (
     as_float,  # noqa: F401 (a helper re-exported outside __all__, see below)
     planned_number,  # noqa: F401 (a helper re-exported outside __all__, see below)
@@ -224,6 +224,7 @@ __all__ = [
     "cast_decimal", "cast_float", "cast_int", "cast_str", "cast_time", "cast_unsigned", "ceil",
     "char_length",
     "coalesce", "concat", "concat_ws", "convert_tz", "date_", "datediff", "day", "desc_key",
+    "first_branch",
     "div", "eq", "floor", "ge", "greatest", "gt", "hour", "if_", "ifnull", "in_list", "instr",
     "int_div", "is_not_null", "is_null", "le", "least", "left", "length", "like", "locate",
     "lower", "lpad", "lt", "ltrim", "minute", "mod", "month", "mul", "ne", "neg", "not_",

@@ -1,4 +1,4 @@
-"""Control-flow functions: ``COALESCE``, ``IFNULL``, ``NULLIF``, ``IF``.
+"""Control-flow functions: ``COALESCE``, ``IFNULL``, ``NULLIF``, ``IF``, and a long ``CASE``.
 
 Why this module exists: these are the functions that do *not* simply propagate NULL; they
 choose between their arguments, using comparison (``NULLIF``) and truth (``IF``). What they
@@ -8,6 +8,7 @@ return is an expression's value, so an ENUM column's value comes out as its plai
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rivulet.values.comparison import eq
@@ -38,3 +39,15 @@ def if_(cond: Any, a: Any, b: Any) -> Any:
     if type(cond) is int:
         return plain(a if cond else b)
     return plain(a if truth(cond) == 1 else b)
+
+
+def first_branch(branches: Sequence[tuple[Callable[[], Any], Callable[[], Any]]],
+                 default: Callable[[], Any]) -> Any:
+    """A ``CASE`` of many ``WHEN``s (an ORM's bulk update writes one per row): the value of
+    the first branch whose condition is true, else the default; each evaluated only when
+    reached, as MySQL does. The compiler nests a short CASE's branches in one expression;
+    nested hundreds deep, Python could not compile it (rivulet/dataflow/compile.py)."""
+    for condition, value in branches:
+        if truth(condition()) == 1:
+            return value()
+    return default()
