@@ -44,6 +44,7 @@ from rivulet.errors import (
 from rivulet.plan import ir
 from rivulet.plan.broken import BrokenView
 from rivulet.plan.ctes import Cte, defined, named_columns
+from rivulet.plan.exists_values import exists_as_counts
 from rivulet.plan.expressions import (
     as_text,
     convert,
@@ -179,6 +180,12 @@ class Planner:
     def _plan_select(self, name: str, select: exp.Select, sql: str,
                      shown: bool = True, union_branch: bool = False) -> ir.ViewPlan:
         self._reject_unsupported_clauses(select)
+        where = select.args.get("where")
+        terms = conjuncts(where.this) if where is not None else []
+        for part in [*select.expressions, select.args.get("having"), select.args.get("order"),
+                     *[t for t in terms if subquery_test(t) is None]]:
+            if part is not None:
+                exists_as_counts(part)  # (an EXISTS as a value: rivulet/plan/exists_values.py)
         node, steps, scope = self._plan_from(select)
         where = select.args.get("where")
         for term in conjuncts(where.this) if where is not None else ():
