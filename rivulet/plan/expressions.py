@@ -27,10 +27,10 @@ from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
 from rivulet.values import regexps, types
 from rivulet.values.datetexts import fraction_digits
 from rivulet.values.registry import (
-    CONSTANT_ARGUMENTS,
     SCALAR_FUNCTIONS,
     SHORTER_FORMS,
     arity_error,
+    constant_refusal,
 )
 from rivulet.values.schema import (
     BOOL,
@@ -343,10 +343,12 @@ def _call(node: exp.Func, name: str, arguments: list[exp.Expr],
     most, form = SHORTER_FORMS.get(name, (len(arguments), ""))
     if len(arguments) > most:
         raise unsupported(node, form)
-    if name in CONSTANT_ARGUMENTS:
-        position, refusal = CONSTANT_ARGUMENTS[name]
+    for at, argument in enumerate(arguments):
+        refusal = constant_refusal(name, at)
+        if refusal is None:
+            continue
         try:
-            refused = refusal(literal_value(arguments[position]))
+            refused = refusal(literal_value(argument))
         except UnsupportedSqlError:
             refused = f"{name} with an argument that is not a constant"
         if refused is not None:
@@ -528,8 +530,8 @@ _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", 
 _TEXT_ANY_ARG = {"CONCAT", "CONCAT_WS", "REPLACE", "LPAD", "RPAD", "TRIM"}
 #: The JSON functions that give text (always text: rivulet/values/json_text.py).
 _JSON_TEXT_FUNCTIONS = {"JSON_TYPE", "JSON_KEYS", "JSON_UNQUOTE", "JSON_EXTRACT"}
-_INT_FUNCTIONS = {"JSON_VALID", "JSON_LENGTH", "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH",
-                  "CHARACTER_LENGTH", "LOCATE",
+_INT_FUNCTIONS = {"JSON_VALID", "JSON_LENGTH", "JSON_CONTAINS", "JSON_CONTAINS_PATH",
+                  "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE",
                   "INSTR", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND",
                   "DATEDIFF", "SIGN", "cast_int", "TIME_TO_SEC", "BIT_COUNT", "DAYOFWEEK",
                   "WEEKDAY", "DAYOFYEAR", "ASCII", "ORD"}
@@ -547,7 +549,8 @@ _READS_TEXT = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBST
                "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE", "REVERSE",
                "LPAD", "RPAD", "REPEAT", "like", "regexp", "ASCII", "ORD", "UNHEX", "LENGTH",
                "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE", "INSTR",
-               "cast_bytes", "JSON_VALID", "JSON_LENGTH", *_JSON_TEXT_FUNCTIONS}
+               "cast_bytes", "JSON_VALID", "JSON_LENGTH", "JSON_CONTAINS",
+               "JSON_CONTAINS_PATH", *_JSON_TEXT_FUNCTIONS}
 #: Functions that read their arguments as numbers: a TIME or DATETIME with fractional
 #: digits is handed to them as the DECIMAL [-]HHMMSS.ff (YYYYMMDDhhmmss.ff) with exactly
 #: those places.
