@@ -1,6 +1,6 @@
-"""``JSON_CONTAINS``, ``JSON_CONTAINS_PATH`` and MySQL 8's ``->`` / ``->>`` (the JSON
-functions Django's JSONField and SQLAlchemy's JSON type send, beside those of
-tests/test_json_columns.py), answering as MariaDB (the oracle) does, its quirks included
+"""``JSON_CONTAINS``, ``JSON_CONTAINS_PATH``, ``JSON_QUOTE`` and MySQL 8's ``->`` /
+``->>`` (the JSON functions Django's JSONField and SQLAlchemy's JSON type send, beside
+those of tests/test_json_columns.py), answering as MariaDB (the oracle) does, its quirks included
 (rivulet/values/json_containment.py): on hand-picked and generated documents, in ad-hoc
 reads and in views kept up to date across interleaved writes."""
 
@@ -89,6 +89,18 @@ def test_json_contains_path_answers_as_mariadb(pairs: Any) -> None:
                       "JSON_CONTAINS_PATH(c, 'One', '$.a.b', '$[0][0]') FROM p")
 
 
+def test_json_quote_answers_as_mariadb(mysql_pair: Any) -> None:
+    """Of text, control characters and all (of any other type it is refused: below)."""
+    texts = ["", "a", 'say "hi"', "back\\slash", "a/b", "é𝄞", "\x7f", None,
+             "".join(chr(c) for c in range(32)), '{"a": 1}']
+    mysql_pair.execute("CREATE TABLE q (id INT PRIMARY KEY, s TEXT, v VARCHAR(40))")
+    mysql_pair.insert_many("q", [(i, t, t) for i, t in enumerate(texts)])
+    got = mysql_pair.check_query("SELECT id, JSON_QUOTE(s), JSON_QUOTE(v), "
+                                 "JSON_VALID(JSON_QUOTE(s)), JSON_UNQUOTE(JSON_QUOTE(s)) = s, "
+                                 "JSON_QUOTE(CONCAT(s, 'x')), JSON_QUOTE(NULL) FROM q")
+    assert all(row[3] in (1, None) for row in got)
+
+
 def test_null_arguments_give_null_as_in_mariadb(mysql_pair: Any) -> None:
     mysql_pair.execute("CREATE TABLE n (id INT PRIMARY KEY, s TEXT)")
     mysql_pair.insert_many("n", [(1, '{"a": 1}'), (2, None)])
@@ -172,6 +184,9 @@ def test_a_view_of_arrows_stays_up_to_date_across_writes(mysql_pair: Any) -> Non
     ("JSON_CONTAINS_PATH(s, s, '$.a')", UnsupportedSqlError),
     ("JSON_CONTAINS_PATH(s, 'one', '$.a', '$**.b')", UnsupportedSqlError),
     ("s -> '$.*'", UnsupportedSqlError),
+    ("JSON_QUOTE(id)", UnsupportedSqlError),  # (MariaDB: NULL; MySQL 8: error 3064)
+    ("JSON_QUOTE(1.5)", UnsupportedSqlError),
+    ("JSON_QUOTE(CAST('2020-01-01' AS DATE))", UnsupportedSqlError),
     ("1 -> '$.a'", SqlSyntaxError),  # (MySQL takes only a column before the arrow)
     ("s -> CONCAT('$', '.a')", SqlSyntaxError),  # (and a string after it)
 ])

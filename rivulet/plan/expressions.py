@@ -529,7 +529,7 @@ _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", 
 #: String functions whose result is binary if any argument is (the others: the first).
 _TEXT_ANY_ARG = {"CONCAT", "CONCAT_WS", "REPLACE", "LPAD", "RPAD", "TRIM"}
 #: The JSON functions that give text (always text: rivulet/values/json_text.py).
-_JSON_TEXT_FUNCTIONS = {"JSON_TYPE", "JSON_KEYS", "JSON_UNQUOTE", "JSON_EXTRACT"}
+_JSON_TEXT_FUNCTIONS = {"JSON_TYPE", "JSON_KEYS", "JSON_UNQUOTE", "JSON_EXTRACT", "JSON_QUOTE"}
 _INT_FUNCTIONS = {"JSON_VALID", "JSON_LENGTH", "JSON_CONTAINS", "JSON_CONTAINS_PATH",
                   "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE",
                   "INSTR", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND",
@@ -681,6 +681,9 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     if fn == "HEX" and arg_types[0].kind in types.TEMPORAL_KINDS:
         raise UnsupportedSqlError(f"unsupported HEX() of a {arg_types[0].kind}: write HEX of "
                                   "its text (CAST AS CHAR) or of its number")
+    if fn == "JSON_QUOTE" and arg_types[0].kind not in (STR, None):
+        raise UnsupportedSqlError(f"unsupported JSON_QUOTE() of a {arg_types[0].kind}: "
+                                  "MariaDB answers NULL, MySQL 8 fails (3064); quote text")
     if fn == "regexp" and any(t.kind == BYTES for t in arg_types):
         raise UnsupportedSqlError("unsupported REGEXP over a binary string (MySQL 8 refuses "
                                   "it, MariaDB matches its bytes)")

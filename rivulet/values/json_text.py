@@ -1,7 +1,7 @@
 """JSON text as MariaDB reads it: the ``JSON`` column type's check and the JSON functions
 rivulet computes (``JSON_VALID``, ``JSON_TYPE``, ``JSON_LENGTH``, ``JSON_KEYS``,
-``JSON_EXTRACT``, ``JSON_UNQUOTE``; containment, which reads documents with these, is
-rivulet/values/json_containment.py).
+``JSON_EXTRACT``, ``JSON_UNQUOTE``, ``JSON_QUOTE``; containment, which reads documents
+with these, is rivulet/values/json_containment.py).
 
 Why a scanner of its own rather than :func:`json.loads`: MariaDB keeps JSON as the text
 written (a ``JSON`` column is a ``LONGTEXT`` checked by ``JSON_VALID``) and reads it with
@@ -264,6 +264,23 @@ def _unplanned(arguments: tuple[Any, ...]) -> bool:
     if any(a is not None for a in arguments):
         raise AssertionError("a JSON function form refused when planned was called")
     return bool(arguments)
+
+
+#: The characters ``JSON_QUOTE`` escapes by a letter; other control characters are
+#: ``\\u00XX`` (upper-case hex, as MariaDB writes them).
+_QUOTED = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+           "\t": "\\t"}
+
+
+def json_quote(v: Any) -> str | None:
+    """``JSON_QUOTE(s)``: the JSON string holding the text ``s``, as MariaDB writes it
+    (``/`` and characters past the control ones as they are). (An argument that is not
+    text is refused when the call is planned: MariaDB answers NULL, MySQL 8 fails.)"""
+    text = as_text(v)
+    if text is None:
+        return None
+    return '"' + "".join(_QUOTED.get(c) or (f"\\u{ord(c):04X}" if c < " " else c)
+                         for c in text) + '"'
 
 
 def json_unquote(v: Any) -> str | None:
