@@ -177,6 +177,48 @@ def test_a_view_of_arrows_stays_up_to_date_across_writes(mysql_pair: Any) -> Non
     assert mysql_pair.check_view("arrows")
 
 
+#: JSON values MariaDB reads as numbers apart from their text (``true`` is 1, ``"5"`` 5).
+VALUES = ['"x"', "5", "true", "false", "null", "1.50", '"5"', '" 7"', '"5x"', '"1e1"',
+          '"\\u0037"', "[1]", '{"b": 1}', '"true"', '"null"', "-2.5e1", "1e20", '"-"', "0"]
+#: What SQLAlchemy's MySQL dialect sends for ``doc["a"]`` and its ``as_integer()``,
+#: ``as_numeric()``, ``as_float()``, ``as_boolean()``, ``as_string()``, and a key read as
+#: a number or a truth value otherwise.
+SQLALCHEMY_FORMS = [
+    "JSON_EXTRACT(d, '$.\"a\"')",
+    "CASE JSON_EXTRACT(d, '$.\"a\"') WHEN 'null' THEN NULL "
+    "ELSE CAST(JSON_EXTRACT(d, '$.\"a\"') AS SIGNED INTEGER) END",
+    "CASE JSON_EXTRACT(d, '$.\"a\"') WHEN 'null' THEN NULL "
+    "ELSE CAST(JSON_EXTRACT(d, '$.\"a\"') AS DECIMAL(30, 3)) END",
+    "CASE JSON_EXTRACT(d, '$.\"a\"') WHEN 'null' THEN NULL "
+    "ELSE JSON_EXTRACT(d, '$.\"a\"')+0.0000000000000000000000 END",
+    "CASE JSON_EXTRACT(d, '$.\"a\"') WHEN 'null' THEN NULL WHEN true THEN true ELSE false END",
+    "CASE JSON_EXTRACT(d, '$.\"a\"') WHEN 'null' THEN NULL "
+    "ELSE JSON_UNQUOTE(JSON_EXTRACT(d, '$.\"a\"')) END",
+    "JSON_EXTRACT(d, '$.a') + 1", "JSON_EXTRACT(d, '$.a') > 0", "JSON_EXTRACT(d, '$.a') = 5",
+    "JSON_EXTRACT(d, '$.a') IN (1, 5)", "IF(JSON_EXTRACT(d, '$.a'), 'yes', 'no')",
+    "NOT JSON_EXTRACT(d, '$.a')", "ABS(JSON_EXTRACT(d, '$.a'))",
+    "CAST(JSON_EXTRACT(d, '$.a') AS DOUBLE)", "CAST(JSON_EXTRACT(d, '$.a') AS UNSIGNED)",
+]
+
+
+@pytest.mark.parametrize("form", SQLALCHEMY_FORMS)
+def test_a_key_read_as_a_number_answers_as_mariadb(mysql_pair: Any, form: str) -> None:
+    """Read as a number (arithmetic, a comparison with a number, a truth value, a cast to
+    DECIMAL or DOUBLE), a JSON_EXTRACT result is the number MariaDB reads in its JSON
+    value; cast to an integer, the number in its text. In a query and in a view kept up
+    to date across writes."""
+    mysql_pair.execute("CREATE TABLE j (id INT PRIMARY KEY, d TEXT)")
+    mysql_pair.create_view("v", f"SELECT id, {form} AS x FROM j")
+    rows = [(i, '{"a": ' + value + "}") for i, value in enumerate(VALUES)]
+    mysql_pair.insert_many("j", rows[::2])
+    mysql_pair.check_view("v")
+    mysql_pair.insert_many("j", rows[1::2])
+    mysql_pair.execute("DELETE FROM j WHERE id = 0")
+    mysql_pair.check_view("v")
+    mysql_pair.check_query(f"SELECT id, {form} FROM j")
+    mysql_pair.check_query(f"SELECT id FROM j WHERE {form}")
+
+
 @pytest.mark.parametrize(("call", "refused"), [
     ("JSON_CONTAINS(s, '1', '$[*]')", UnsupportedSqlError),
     ("JSON_CONTAINS(s, '1', s)", UnsupportedSqlError),

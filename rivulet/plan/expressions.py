@@ -625,6 +625,8 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
                  for i, (a, t) in enumerate(zip(args, arg_types))]
         args = [a for a, _ in pairs]
         arg_types = [t for _, t in pairs]
+    if fn in ("cast_decimal", "cast_float"):  # (not cast_int: MariaDB's val_int differs)
+        args = [_json_as_number(args[0]), *args[1:]]
     compares = fn in _COMPARISONS or (fn == "in_list" and len(args) == 2)  # (IN (x): x =)
     if compares and any(t.rounded for t in arg_types):
         if _compared_as_doubles(args, arg_types):
@@ -774,12 +776,23 @@ def _as_number_read(e: Expr, t: SqlType, written: Expr) -> tuple[Expr, SqlType]:
     compares them as DOUBLEs, an ENUM by its index), not the number of the extreme text:
     ``GREATEST('1e3', 'abc')`` is 'abc' as text and 1000 as a number. Anything else is
     ``e`` itself."""
+    if isinstance(e, Call) and e.fn == "JSON_EXTRACT":
+        return _json_as_number(e), t
     if isinstance(e, Call) and e.fn in ("GREATEST", "LEAST") and t.kind in types.TEXT_KINDS:
         assert isinstance(written, Call) and len(written.args) == len(e.args)
         numbers = tuple(Call("cast_float", (_before_conversion(a, w),))
                         for a, w in zip(e.args, written.args))
         return Call(e.fn, numbers), types.FLOAT_TYPE
     return e, t
+
+
+def _json_as_number(e: Expr) -> Expr:
+    """``e``, a ``JSON_EXTRACT`` call, as the text MariaDB reads as its number
+    (``true`` is 1, the string ``"5"`` is 5: rivulet/values/json_text.py's
+    ``json_number_text``); any other expression as it is."""
+    if isinstance(e, Call) and e.fn == "JSON_EXTRACT":
+        return Call("json_number_text", (e,))
+    return e
 
 
 def _before_conversion(e: Expr, written: Expr) -> Expr:

@@ -266,6 +266,25 @@ def _unplanned(arguments: tuple[Any, ...]) -> bool:
     return bool(arguments)
 
 
+def json_number_text(v: Any) -> str | None:
+    """The text MariaDB reads as the number a ``JSON_EXTRACT`` result is where a number is
+    read (arithmetic, a comparison with a number, a truth value, ``CAST`` to ``DECIMAL``
+    or ``DOUBLE``: its val_real and val_decimal): a JSON number's digits, a string's
+    contents as written (``"5"`` is 5), 1 for ``true``, 0 for ``false``, ``null``, arrays
+    and objects. (``CAST`` to an integer reads the JSON text itself: ``true`` is 0 there.)
+    MySQL 8 reads a JSON value as a number alike."""
+    text = as_text(v)
+    found = None if text is None else first_value(text)
+    if found is None:
+        return text  # (NULL; a JSON_EXTRACT result is JSON otherwise)
+    value = found[0]
+    if value.type in ("INTEGER", "DOUBLE"):
+        return value.text
+    if value.type == "STRING":
+        return value.text[1:-1]
+    return "1" if value.text == "true" else "0"
+
+
 #: The characters ``JSON_QUOTE`` escapes by a letter; other control characters are
 #: ``\\u00XX`` (upper-case hex, as MariaDB writes them).
 _QUOTED = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
