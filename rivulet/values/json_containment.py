@@ -85,7 +85,9 @@ def json_contains(target: Any, candidate: Any, *path: Any) -> int | None:
 
 def json_contains_path(doc: Any, mode: Any, *paths: Any) -> int | None:
     """``JSON_CONTAINS_PATH(doc, 'one'|'all', path...)``: whether one (any) or all of
-    ``paths`` find a value in ``doc``."""
+    ``paths`` find a value in ``doc``, members found by their names as written. MariaDB
+    reads the whole text here, even once a path is found: NULL for one that breaks off or
+    has more than spaces after its value."""
     text = as_text(doc)
     if text is None or mode is None or any(p is None for p in paths):
         return None
