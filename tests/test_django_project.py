@@ -3,7 +3,10 @@ contenttypes, sessions, admin and an app with a ForeignKey (CASCADE, and SET NUL
 itself), a ManyToManyField, ``unique_together`` and an index; then the ORM across
 relations (filters, ``exclude`` with ``Q``, ``F`` updates, ``annotate`` / ``aggregate``,
 ``select_related`` / ``prefetch_related``, ``get_or_create`` / ``update_or_create``,
-``bulk_create``, cascading deletes, many-to-many ``add``, nested ``atomic``). Every answer
+``bulk_create``, cascading deletes, many-to-many ``add``, nested ``atomic``; a
+JSONField's ``contains``, ``contained_by``, ``has_key(s)``, ``has_any_keys``, key and
+index transforms with ``exact``, ``isnull``, ``in``, ``gt``, ``icontains``, ``KT()``,
+which Django sends rivulet in MySQL 8's forms, ``->>`` included). Every answer
 rivulet gives is MariaDB's; what rivulet refuses (1235) is named here, so that the day it
 computes it the test says so.
 

@@ -74,7 +74,9 @@ def test_every_name_the_parser_knows_is_computed_or_refused_by_name(
         db: rivulet.Database) -> None:
     ran: dict[str, list[str]] = {}
     for name in ALL_NAMES:
-        for args in ("", "n", "n, n", "n, n, n", "n, '$'"):  # ('$': a constant JSON path)
+        # ('$': a constant JSON path; 'one': JSON_CONTAINS_PATH's constant mode; s: text,
+        # which JSON_QUOTE takes only)
+        for args in ("", "n", "n, n", "n, n, n", "n, '$'", "n, 'one', '$'", "s"):
             sql = f"SELECT {name}({args}) FROM f"
             try:
                 db.query(sql)
@@ -116,7 +118,8 @@ CALLS = [
     "TIME(d)", "TIME(s)", "TIMEDIFF(d, '2000-01-01 00:00:00')", "TIME_TO_SEC(d)",
     "SEC_TO_TIME(n)", "SEC_TO_TIME(x)", "JSON_VALID(s)", "JSON_VALID(x)", "JSON_TYPE(n)",
     "JSON_TYPE(x)", "JSON_LENGTH(s)", "JSON_KEYS(s)", "JSON_UNQUOTE(s)",
-    "JSON_EXTRACT(s, '$')", "BIT_COUNT(n)", "BIT_COUNT(x)",
+    "JSON_EXTRACT(s, '$')", "JSON_CONTAINS(s, s)", "JSON_CONTAINS(s, '1', '$')",
+    "JSON_CONTAINS_PATH(s, 'one', '$')", "JSON_QUOTE(s)", "BIT_COUNT(n)", "BIT_COUNT(x)",
     "LN(x)", "LOG(x)", "LOG(2, n)", "LOG2(n)", "LOG10(x)", "EXP(n)", "POW(x, 2)", "POWER(n, 3)",
     "SQRT(x)", "DAYOFWEEK(d)",
     "WEEKDAY(d)", "DAYOFYEAR(d)", "ASCII(s)", "ORD(s)", "HEX(s)", "HEX(x)", "UNHEX(s)",

@@ -30,9 +30,9 @@ from rivulet.values.schema import (
 
 #: The modules of rivulet.values, bottom first: each may import only those before it.
 LAYERS = ["enumerations", "times", "datetexts", "numerals", "conversions", "json_text",
-          "schema", "types", "logic", "comparison", "matching", "arithmetic", "like", "control",
-          "strings", "numeric", "dates", "bits", "powers", "regexps", "codes", "ordering", "casts",
-          "registry"]
+          "json_containment", "clock", "schema", "types", "logic", "comparison", "matching",
+          "arithmetic", "like", "control", "strings", "numeric", "dates", "bits", "powers",
+          "regexps", "codes", "ordering", "casts", "registry"]
 
 
 def _imports(module: str) -> set[str]:

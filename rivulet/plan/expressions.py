@@ -27,10 +27,10 @@ from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
 from rivulet.values import regexps, types
 from rivulet.values.datetexts import fraction_digits
 from rivulet.values.registry import (
-    CONSTANT_ARGUMENTS,
     SCALAR_FUNCTIONS,
     SHORTER_FORMS,
     arity_error,
+    constant_refusal,
 )
 from rivulet.values.schema import (
     BOOL,
@@ -345,10 +345,12 @@ def _call(node: exp.Func, name: str, arguments: list[exp.Expr],
     most, form = SHORTER_FORMS.get(name, (len(arguments), ""))
     if len(arguments) > most:
         raise unsupported(node, form)
-    if name in CONSTANT_ARGUMENTS:
-        position, refusal = CONSTANT_ARGUMENTS[name]
+    for at, argument in enumerate(arguments):
+        refusal = constant_refusal(name, at)
+        if refusal is None:
+            continue
         try:
-            refused = refusal(literal_value(arguments[position]))
+            refused = refusal(literal_value(argument))
         except UnsupportedSqlError:
             refused = f"{name} with an argument that is not a constant"
         if refused is not None:
@@ -529,9 +531,9 @@ _STRING_FUNCTIONS = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", 
 #: String functions whose result is binary if any argument is (the others: the first).
 _TEXT_ANY_ARG = {"CONCAT", "CONCAT_WS", "REPLACE", "LPAD", "RPAD", "TRIM"}
 #: The JSON functions that give text (always text: rivulet/values/json_text.py).
-_JSON_TEXT_FUNCTIONS = {"JSON_TYPE", "JSON_KEYS", "JSON_UNQUOTE", "JSON_EXTRACT"}
-_INT_FUNCTIONS = {"JSON_VALID", "JSON_LENGTH", "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH",
-                  "CHARACTER_LENGTH", "LOCATE",
+_JSON_TEXT_FUNCTIONS = {"JSON_TYPE", "JSON_KEYS", "JSON_UNQUOTE", "JSON_EXTRACT", "JSON_QUOTE"}
+_INT_FUNCTIONS = {"JSON_VALID", "JSON_LENGTH", "JSON_CONTAINS", "JSON_CONTAINS_PATH",
+                  "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE",
                   "INSTR", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND",
                   "DATEDIFF", "SIGN", "cast_int", "TIME_TO_SEC", "BIT_COUNT", "DAYOFWEEK",
                   "WEEKDAY", "DAYOFYEAR", "ASCII", "ORD"}
@@ -549,7 +551,8 @@ _READS_TEXT = {"CONCAT", "CONCAT_WS", "LOWER", "LCASE", "UPPER", "UCASE", "SUBST
                "SUBSTR", "MID", "LEFT", "RIGHT", "TRIM", "LTRIM", "RTRIM", "REPLACE", "REVERSE",
                "LPAD", "RPAD", "REPEAT", "like", "regexp", "ASCII", "ORD", "UNHEX", "LENGTH",
                "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE", "INSTR",
-               "cast_bytes", "JSON_VALID", "JSON_LENGTH", *_JSON_TEXT_FUNCTIONS}
+               "cast_bytes", "JSON_VALID", "JSON_LENGTH", "JSON_CONTAINS",
+               "JSON_CONTAINS_PATH", *_JSON_TEXT_FUNCTIONS}
 #: Functions that read their arguments as numbers: a TIME or DATETIME with fractional
 #: digits is handed to them as the DECIMAL [-]HHMMSS.ff (YYYYMMDDhhmmss.ff) with exactly
 #: those places.
@@ -624,6 +627,8 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
                  for i, (a, t) in enumerate(zip(args, arg_types))]
         args = [a for a, _ in pairs]
         arg_types = [t for _, t in pairs]
+    if fn in ("cast_decimal", "cast_float"):  # (not cast_int: MariaDB's val_int differs)
+        args = [_json_as_number(args[0]), *args[1:]]
     compares = fn in _COMPARISONS or (fn == "in_list" and len(args) == 2)  # (IN (x): x =)
     if compares and any(t.rounded for t in arg_types):
         if _compared_as_doubles(args, arg_types):
@@ -680,6 +685,9 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     if fn == "HEX" and arg_types[0].kind in types.TEMPORAL_KINDS:
         raise UnsupportedSqlError(f"unsupported HEX() of a {arg_types[0].kind}: write HEX of "
                                   "its text (CAST AS CHAR) or of its number")
+    if fn == "JSON_QUOTE" and arg_types[0].kind not in (STR, None):
+        raise UnsupportedSqlError(f"unsupported JSON_QUOTE() of a {arg_types[0].kind}: "
+                                  "MariaDB answers NULL, MySQL 8 fails (3064); quote text")
     if fn == "regexp" and any(t.kind == BYTES for t in arg_types):
         raise UnsupportedSqlError("unsupported REGEXP over a binary string (MySQL 8 refuses "
                                   "it, MariaDB matches its bytes)")
@@ -770,12 +778,23 @@ def _as_number_read(e: Expr, t: SqlType, written: Expr) -> tuple[Expr, SqlType]:
     compares them as DOUBLEs, an ENUM by its index), not the number of the extreme text:
     ``GREATEST('1e3', 'abc')`` is 'abc' as text and 1000 as a number. Anything else is
     ``e`` itself."""
+    if isinstance(e, Call) and e.fn == "JSON_EXTRACT":
+        return _json_as_number(e), t
     if isinstance(e, Call) and e.fn in ("GREATEST", "LEAST") and t.kind in types.TEXT_KINDS:
         assert isinstance(written, Call) and len(written.args) == len(e.args)
         numbers = tuple(Call("cast_float", (_before_conversion(a, w),))
                         for a, w in zip(e.args, written.args))
         return Call(e.fn, numbers), types.FLOAT_TYPE
     return e, t
+
+
+def _json_as_number(e: Expr) -> Expr:
+    """``e``, a ``JSON_EXTRACT`` call, as the text MariaDB reads as its number
+    (``true`` is 1, the string ``"5"`` is 5: rivulet/values/json_text.py's
+    ``json_number_text``); any other expression as it is."""
+    if isinstance(e, Call) and e.fn == "JSON_EXTRACT":
+        return Call("json_number_text", (e,))
+    return e
 
 
 def _before_conversion(e: Expr, written: Expr) -> Expr:

@@ -66,6 +66,16 @@ class _Parser(MySQLParser):
     FUNCTION_PARSERS = {name: parse for name, parse in MySQLParser.FUNCTION_PARSERS.items()
                         if syntax.is_mysql_function(name)}
 
+    #: MySQL 8's ``column->path`` and ``column->>path`` read as the calls MySQL defines
+    #: them to be (``JSON_EXTRACT(column, path)``, ``JSON_UNQUOTE(JSON_EXTRACT(column,
+    #: path))``), so that the planner computes them as those calls, path as written.
+    COLUMN_OPERATORS = {
+        **MySQLParser.COLUMN_OPERATORS,
+        TokenType.ARROW: lambda self, this, path: self._json_extract(this, path),
+        TokenType.DARROW: lambda self, this, path: exp.Anonymous(
+            this="JSON_UNQUOTE", expressions=[self._json_extract(this, path)]),
+    }
+
     STATEMENT_PARSERS = {**MySQLParser.STATEMENT_PARSERS,
                          TokenType.REPLACE: lambda self: self._parse_replace()}
 
@@ -83,6 +93,13 @@ class _Parser(MySQLParser):
             super().raise_error(message)
         else:
             super().raise_error(message, token)
+
+    def _json_extract(self, this: exp.Expr, path: exp.Expr) -> exp.Anonymous:
+        """``this->path``: MySQL takes only a column before the arrow and a string after."""
+        if not isinstance(this, exp.Column) or not (
+                isinstance(path, exp.Literal) and path.is_string):
+            self.raise_error("Invalid expression / Unexpected token")
+        return exp.Anonymous(this="JSON_EXTRACT", expressions=[this, path])
 
     def _parse_replace(self) -> Replace:
         """``REPLACE`` read as the INSERT it is written like (``INTO`` optional, ``SET``

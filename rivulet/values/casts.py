@@ -30,6 +30,7 @@ from rivulet.values.conversions import (
     truncated,
 )
 from rivulet.values.enumerations import EnumValue, plain
+from rivulet.values.json_text import json_number_text
 from rivulet.values.numerals import fixed_double_text
 from rivulet.values.numeric import round_
 from rivulet.values.strings import concat
@@ -259,4 +260,5 @@ CASTS: dict[str, Callable[[Any], Any]] = {
     "cast_datetime": cast_datetime,
     "cast_time": cast_time,
     "compared_time": compared_time,
+    "json_number_text": json_number_text,  # (a JSON_EXTRACT result where a number is read)
 }

@@ -1,6 +1,7 @@
 """JSON text as MariaDB reads it: the ``JSON`` column type's check and the JSON functions
 rivulet computes (``JSON_VALID``, ``JSON_TYPE``, ``JSON_LENGTH``, ``JSON_KEYS``,
-``JSON_EXTRACT``, ``JSON_UNQUOTE``).
+``JSON_EXTRACT``, ``JSON_UNQUOTE``, ``JSON_QUOTE``; containment, which reads documents
+with these, is rivulet/values/json_containment.py).
 
 Why a scanner of its own rather than :func:`json.loads`: MariaDB keeps JSON as the text
 written (a ``JSON`` column is a ``LONGTEXT`` checked by ``JSON_VALID``) and reads it with
@@ -48,6 +49,9 @@ class Document:
     keys: tuple[str, ...] = ()
     items: tuple[tuple[str | None, Document], ...] = ()
     text: str = ""
+    #: False for an array or object the text breaks off in (read by :func:`prefix`): its
+    #: items are those read before the break, the last possibly itself broken.
+    complete: bool = True
 
     def shown(self) -> str:
         """The value as ``JSON_EXTRACT`` shows it: scalars as written, arrays and objects
@@ -61,11 +65,11 @@ class Document:
 
 def document(text: str) -> Document | None:
     """The JSON document ``text`` holds, or None if it holds none."""
-    found = _first_value(text)
+    found = first_value(text)
     return None if found is None or not found[1] else found[0]
 
 
-def _first_value(text: str) -> tuple[Document, bool] | None:
+def first_value(text: str) -> tuple[Document, bool] | None:
     """The JSON value ``text`` starts with (after spaces), and whether only spaces follow
     it; None if it starts with none. (``JSON_LENGTH`` of a scalar and ``JSON_KEYS`` read
     only that value in MariaDB: ``JSON_LENGTH('1 2')`` is 1.)"""
@@ -76,6 +80,20 @@ def _first_value(text: str) -> tuple[Document, bool] | None:
         return None
     scanner.skip_space()
     return found, scanner.at == len(text)
+
+
+def prefix(text: str) -> tuple[Document, bool] | None:
+    """The JSON value ``text`` starts with as far as it is JSON (arrays and objects it
+    breaks off in are not :attr:`~Document.complete`), and whether only spaces follow
+    it; None if it starts with no value at all. (MariaDB's functions that search a path
+    read the text as a stream, and answer from what they read before any error.)"""
+    scanner = _Scanner(text, partial=True)
+    try:
+        found = scanner.value(0)
+    except _NotJson:
+        return None
+    scanner.skip_space()
+    return found, found.complete and scanner.at == len(text)
 
 
 def as_text(v: Any) -> str | None:
@@ -106,7 +124,7 @@ def json_length(v: Any, *path: Any) -> int | None:
     if _unplanned(path):
         return None
     text = as_text(v)
-    found = None if text is None else _first_value(text)
+    found = None if text is None else first_value(text)
     if found is None:
         return None
     value, whole = found
@@ -122,7 +140,7 @@ def json_keys(v: Any, *path: Any) -> str | None:
     if _unplanned(path):
         return None
     text = as_text(v)
-    found = None if text is None else _first_value(text)
+    found = None if text is None else first_value(text)
     if found is None or found[0].type != "OBJECT":
         return None  # (what follows the object is not read, as MariaDB does not)
     return "[" + ", ".join(found[0].keys) + "]"
@@ -157,13 +175,66 @@ def json_extract(v: Any, path: Any, *more: Any) -> str | None:
     if text is None or path is None:
         return None
     found = document(text)
-    if found is None or not isinstance(path, str) or not _PATH.fullmatch(path):
-        return None  # (a path of another form was refused when the call was planned)
-    steps = [step.groups() for step in _STEP.finditer(path, 1)]
-    at = _found(found, steps)
+    at = None if found is None else found_at(found, path)
     if at is None or at.type in ("INTEGER", "DOUBLE") and at.text[-1] not in "0123456789.":
         return None  # (MariaDB finds no number in one cut short, '-' or '1e', on its own)
     return at.shown()
+
+
+def found_at(value: Document, path: Any) -> Document | None:
+    """The value at ``path`` (a path :func:`path_refusal` lets through) in ``value``, or
+    None if there is none; a member is found by its name as written."""
+    if not isinstance(path, str) or not _PATH.fullmatch(path):
+        return None  # (a path of another form was refused when the call was planned)
+    return _found(value, [step.groups() for step in _STEP.finditer(path, 1)])
+
+
+class Broken:
+    """What a search of a path in a text that breaks off finds when the break comes
+    before the value (MariaDB's answer is NULL then)."""
+
+
+#: The one :class:`Broken`.
+BROKEN = Broken()
+
+
+def streamed_at(text: str, path: Any) -> Document | Broken | None:
+    """The value at ``path`` in ``text`` as MariaDB's streaming search finds it (names with
+    their escapes read): the first in the text's order, if the text reads as JSON up to
+    its end; :data:`BROKEN` if the text breaks off (or more than spaces follow its value)
+    before the value is found; None if the text is a document without it."""
+    read = prefix(text)
+    if read is None:
+        return BROKEN
+    top, whole = read
+    if not isinstance(path, str) or not _PATH.fullmatch(path):
+        return None  # (a path of another form was refused when the call was planned)
+    at = _seek(top, [step.groups() for step in _STEP.finditer(path, 1)])
+    return BROKEN if at is None and not whole else at
+
+
+def _seek(value: Document, steps: list[tuple[str | None, ...]]) -> Document | Broken | None:
+    """:func:`_found` (names read) over a value that may break off: a search that
+    reaches the break is :data:`BROKEN`."""
+    missing = None if value.complete else BROKEN
+    if not steps:
+        return value  # (read from here on as far as the answer needs)
+    (name, quoted, index), rest = steps[0], steps[1:]
+    if index is not None:
+        if value.type != "ARRAY":
+            return _seek(value, rest) if index == "0" else missing
+        if int(index) >= value.length:
+            return missing
+        return _seek(value.items[int(index)][1], rest)
+    if value.type != "OBJECT":
+        return missing
+    key = json_unquote(quoted if quoted is not None else f'"{name}"')
+    for member_key, member in value.items:
+        if member_key is not None and json_unquote(member_key) == key:
+            at = _seek(member, rest)
+            if at is not None:
+                return at
+    return missing
 
 
 def _found(value: Document, steps: list[tuple[str | None, ...]]) -> Document | None:
@@ -195,6 +266,42 @@ def _unplanned(arguments: tuple[Any, ...]) -> bool:
     return bool(arguments)
 
 
+def json_number_text(v: Any) -> str | None:
+    """The text MariaDB reads as the number a ``JSON_EXTRACT`` result is where a number is
+    read (arithmetic, a comparison with a number, a truth value, ``CAST`` to ``DECIMAL``
+    or ``DOUBLE``: its val_real and val_decimal): a JSON number's digits, a string's
+    contents as written (``"5"`` is 5), 1 for ``true``, 0 for ``false``, ``null``, arrays
+    and objects. (``CAST`` to an integer reads the JSON text itself: ``true`` is 0 there.)
+    MySQL 8 reads a JSON value as a number alike."""
+    text = as_text(v)
+    found = None if text is None else first_value(text)
+    if found is None:
+        return text  # (NULL; a JSON_EXTRACT result is JSON otherwise)
+    value = found[0]
+    if value.type in ("INTEGER", "DOUBLE"):
+        return value.text
+    if value.type == "STRING":
+        return value.text[1:-1]
+    return "1" if value.text == "true" else "0"
+
+
+#: The characters ``JSON_QUOTE`` escapes by a letter; other control characters are
+#: ``\\u00XX`` (upper-case hex, as MariaDB writes them).
+_QUOTED = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+           "\t": "\\t"}
+
+
+def json_quote(v: Any) -> str | None:
+    """``JSON_QUOTE(s)``: the JSON string holding the text ``s``, as MariaDB writes it
+    (``/`` and characters past the control ones as they are). (An argument that is not
+    text is refused when the call is planned: MariaDB answers NULL, MySQL 8 fails.)"""
+    text = as_text(v)
+    if text is None:
+        return None
+    return '"' + "".join(_QUOTED.get(c) or (f"\\u{ord(c):04X}" if c < " " else c)
+                         for c in text) + '"'
+
+
 def json_unquote(v: Any) -> str | None:
     """``JSON_UNQUOTE(v)``: the string a JSON string value (after any spaces) holds, its
     escapes read; any other text unchanged (MariaDB reads the first string and stops:
@@ -215,9 +322,12 @@ def json_unquote(v: Any) -> str | None:
 class _Scanner:
     """Reads one JSON value of a text from a position, as MariaDB's grammar reads it."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, partial: bool = False) -> None:
         self.text = text
         self.at = 0
+        #: Whether an array or object the text breaks off in is read as far as it goes
+        #: (:func:`prefix`) rather than as no JSON.
+        self.partial = partial
 
     def skip_space(self) -> None:
         text, at = self.text, self.at
@@ -262,13 +372,20 @@ class _Scanner:
         self.skip_space()
         if self._take("]"):
             return Document("ARRAY", 0)
-        while True:
-            items.append((None, self.value(depth + 1)))
-            self.skip_space()
-            if self._take("]"):
-                return Document("ARRAY", len(items), items=tuple(items))
-            if not self._take(","):
-                raise _NotJson
+        try:
+            while True:
+                items.append((None, self.value(depth + 1)))
+                if not items[-1][1].complete:
+                    raise _NotJson
+                self.skip_space()
+                if self._take("]"):
+                    return Document("ARRAY", len(items), items=tuple(items))
+                if not self._take(","):
+                    raise _NotJson
+        except _NotJson:
+            if not self.partial:
+                raise
+            return Document("ARRAY", len(items), items=tuple(items), complete=False)
 
     def _object(self, depth: int) -> Document:
         self.at += 1  # {
@@ -276,23 +393,31 @@ class _Scanner:
         self.skip_space()
         if self._take("}"):
             return Document("OBJECT", 0)
-        while True:
-            self.skip_space()
-            start = self.at
-            if not self._peek('"'):
-                raise _NotJson
-            self.string()
-            key = self.text[start:self.at]
-            self.skip_space()
-            if not self._take(":"):
-                raise _NotJson
-            items.append((key, self.value(depth + 1)))
-            self.skip_space()
-            if self._take("}"):
-                keys = tuple(dict.fromkeys(k for k, _ in items if k is not None))
-                return Document("OBJECT", len(items), keys, tuple(items))
-            if not self._take(","):
-                raise _NotJson
+        try:
+            while True:
+                self.skip_space()
+                start = self.at
+                if not self._peek('"'):
+                    raise _NotJson
+                self.string()
+                key = self.text[start:self.at]
+                self.skip_space()
+                if not self._take(":"):
+                    raise _NotJson
+                items.append((key, self.value(depth + 1)))
+                if not items[-1][1].complete:
+                    raise _NotJson
+                self.skip_space()
+                if self._take("}"):
+                    keys = tuple(dict.fromkeys(k for k, _ in items if k is not None))
+                    return Document("OBJECT", len(items), keys, tuple(items))
+                if not self._take(","):
+                    raise _NotJson
+        except _NotJson:
+            if not self.partial:
+                raise
+            keys = tuple(dict.fromkeys(k for k, _ in items if k is not None))
+            return Document("OBJECT", len(items), keys, tuple(items), complete=False)
 
     def string(self) -> str:
         """The string at a ``"``, its escapes read (unknown ones as their character)."""

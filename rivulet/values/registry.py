@@ -57,10 +57,12 @@ from rivulet.values.dates import (
     weekday,
     year,
 )
+from rivulet.values.json_containment import json_contains, json_contains_path, mode_refusal
 from rivulet.values.json_text import (
     json_extract,
     json_keys,
     json_length,
+    json_quote,
     json_type,
     json_unquote,
     json_valid,
@@ -154,7 +156,10 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "JSON_LENGTH": json_length,
     "JSON_KEYS": json_keys,
     "JSON_UNQUOTE": json_unquote,
+    "JSON_QUOTE": json_quote,
     "JSON_EXTRACT": json_extract,
+    "JSON_CONTAINS": json_contains,
+    "JSON_CONTAINS_PATH": json_contains_path,
     "BIT_COUNT": bit_count,
     "LN": ln,
     "LOG": log,
@@ -234,7 +239,10 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "JSON_LENGTH": (1, 2),
     "JSON_KEYS": (1, 2),
     "JSON_UNQUOTE": (1, 1),
+    "JSON_QUOTE": (1, 1),
     "JSON_EXTRACT": (2, None),
+    "JSON_CONTAINS": (2, 3),
+    "JSON_CONTAINS_PATH": (3, None),
     "BIT_COUNT": (1, 1),
     "LN": (1, 1),
     "LOG": (1, 2),
@@ -261,11 +269,26 @@ SHORTER_FORMS: dict[str, tuple[int, str]] = {
     "JSON_EXTRACT": (2, "JSON_EXTRACT of several paths"),
 }
 
-#: Functions an argument of which must be a constant of a form rivulet computes: its
-#: position, and what says why a constant is refused (None: it is not).
-CONSTANT_ARGUMENTS: dict[str, tuple[int, Callable[[Any], str | None]]] = {
-    "JSON_EXTRACT": (1, path_refusal),
+#: What says why a constant argument is refused (None: it is not).
+Refusal = Callable[[Any], str | None]
+
+#: Functions some arguments of which must be constants of a form rivulet computes: from
+#: which position on (up to the next one listed), and what says why a constant is refused.
+CONSTANT_ARGUMENTS: dict[str, tuple[tuple[int, Refusal], ...]] = {
+    "JSON_EXTRACT": ((1, path_refusal),),
+    "JSON_CONTAINS": ((2, path_refusal),),
+    "JSON_CONTAINS_PATH": ((1, mode_refusal), (2, path_refusal)),
 }
+
+
+def constant_refusal(name: str, position: int) -> Refusal | None:
+    """What says why argument ``position`` of a call of ``name`` is refused if it is
+    not a constant rivulet computes with, or None if it may be any expression."""
+    found = None
+    for start, refusal in CONSTANT_ARGUMENTS.get(name, ()):
+        if position >= start:
+            found = refusal
+    return found
 
 
 def arity_error(name: str, nargs: int) -> str | None:

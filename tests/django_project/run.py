@@ -148,7 +148,60 @@ def scenario() -> dict[str, Any]:
             pass
     out["nested_atomic"] = sorted(Author.objects.values_list("name", "karma"))
     out["count"] = [Author.objects.count(), Post.objects.count(), Tag.objects.count()]
+    out.update(json_lookups())
     return plain(out)
+
+
+def json_lookups() -> dict[str, Any]:
+    """A JSONField's lookups: Django sends rivulet (MySQL 8 to it) ``JSON_CONTAINS``,
+    ``JSON_CONTAINS_PATH``, ``JSON_EXTRACT`` and ``->>``, and MariaDB its own forms
+    (``JSON_UNQUOTE(JSON_EXTRACT(...))`` for ``->>``); the answers must agree."""
+    from blog.models import Doc
+    from django.db.models import Q
+    from django.db.models.fields.json import KT
+
+    for name, data in [
+            ("obj", {"a": 1, "b": [1, 2], "c": {"d": "x"}}), ("tags", {"a": 2, "tags": ["x", "y"]}),
+            ("list", [1, 2, 3]), ("text", "str"), ("number", 5), ("none", None),
+            ("nested", {"c": {"d": "X", "e": [{"f": True}]}, "a": None}),
+            ("odd", {"é": "\u00e9", "a b": 1.5, "b": [[1, 2], 3]})]:
+        Doc.objects.create(name=name, data=data)
+    docs = Doc.objects.all()
+
+    def names(query: Any) -> list[str]:
+        return sorted(query.values_list("name", flat=True))
+
+    ann = Q(data__contains={"a": 1}) | Q(data__contains=[2])
+    return {
+        "json_contains": names(docs.filter(data__contains={"a": 1})),
+        "json_contains_list": names(docs.filter(data__contains={"b": [1]})),
+        "json_contains_or": names(docs.filter(ann)),
+        "json_contains_scalar": names(docs.filter(data__contains=5)),
+        "json_contained_by": names(docs.filter(data__contained_by={
+            "a": 1, "b": [1, 2, 3], "c": {"d": "x"}, "tags": ["x", "y", "z"]})),
+        "json_has_key": names(docs.filter(data__has_key="a")),
+        "json_has_keys": names(docs.filter(data__has_keys=["a", "b"])),
+        "json_has_any_keys": names(docs.filter(data__has_any_keys=["tags", "c"])),
+        "json_has_nested_key": names(docs.filter(data__c__has_key="e")),
+        "json_key_exact": names(docs.filter(data__a=1)),
+        "json_nested_key_exact": names(docs.filter(data__c__d="x")),
+        "json_index_exact": names(docs.filter(data__1=2)),
+        "json_key_isnull": names(docs.filter(data__a__isnull=True)),
+        "json_key_not_isnull": names(docs.filter(data__a__isnull=False)),
+        "json_isnull": names(docs.filter(data__isnull=True)),
+        "json_exact": names(docs.filter(data={"a": 2, "tags": ["x", "y"]})),
+        "json_exact_scalar": names(docs.filter(data="str")),
+        "json_key_gt": names(docs.filter(data__a__gt=1)),
+        "json_key_in": names(docs.filter(data__a__in=[1, 2])),
+        "json_key_contains": names(docs.filter(data__tags__contains=["x"])),
+        "json_key_icontains": names(docs.filter(data__c__d__icontains="X")),
+        "json_key_startswith": names(docs.filter(data__c__d__startswith="x")),
+        "json_values": sorted(docs.values_list("name", "data__a", "data__c__d")),
+        "json_kt": sorted(docs.annotate(d=KT("data__c__d")).values_list("name", "d")),
+        "json_whole": sorted(docs.values_list("name", "data")),
+        "json_order": list(docs.filter(data__has_key="a").order_by("data__a", "name")
+                           .values_list("name", flat=True)),
+    }
 
 
 def main() -> None:

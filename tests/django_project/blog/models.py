@@ -1,6 +1,6 @@
 """The app of the Django project test (tests/test_django_project.py): a foreign key with
-CASCADE, a many-to-many field, ``unique_together``, an index and a self-referencing
-foreign key with SET NULL."""
+CASCADE, a many-to-many field, ``unique_together``, an index, a self-referencing
+foreign key with SET NULL, and a JSONField."""
 
 from django.db import models
 
@@ -26,3 +26,11 @@ class Post(models.Model):
     class Meta:
         unique_together = [("author", "title")]
         indexes = [models.Index(fields=["votes"], name="post_votes_idx")]
+
+
+class Doc(models.Model):
+    """A JSONField: a ``json`` column on MySQL 8 (rivulet says it is one), a ``longtext``
+    checked by ``JSON_VALID`` on MariaDB."""
+
+    name = models.CharField(max_length=20, unique=True)
+    data = models.JSONField(null=True)
