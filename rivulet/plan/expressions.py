@@ -630,6 +630,12 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     if fn in ("cast_decimal", "cast_float"):  # (not cast_int: MariaDB's val_int differs)
         args = [_json_as_number(args[0]), *args[1:]]
     compares = fn in _COMPARISONS or (fn == "in_list" and len(args) == 2)  # (IN (x): x =)
+    if fn in _COMPARES and _json_against_text(args, arg_types):
+        raise UnsupportedSqlError(
+            "unsupported comparison of a JSON_EXTRACT value with text (MySQL 8 compares "
+            "them as JSON, MariaDB unquotes one side: JSON_EXTRACT(d, '$.a') = 'x' is 1 in "
+            "both, which rivulet's text comparison would not give); compare "
+            "JSON_UNQUOTE(JSON_EXTRACT(...)) or d->>'$.a' with the text")
     if compares and any(t.rounded for t in arg_types):
         if _compared_as_doubles(args, arg_types):
             # Compared as DOUBLEs, a quotient is its unrounded value (MySQL's val_real):
@@ -871,6 +877,19 @@ def as_text(e: Expr, t: SqlType) -> Expr:
     if _fixed_double(t):
         return Call("cast_str", (e, Lit(t.decimals, INT)))
     return e
+
+
+def _json_against_text(args: Sequence[Expr], arg_types: Sequence[SqlType]) -> bool:
+    """Whether a comparison has a JSON_EXTRACT value on one side and a text constant on
+    another: compared as text here, where a JSON string's quotes make it unequal
+    (``JSON_EXTRACT('{"a": "x"}', '$.a') = 'x'`` is 1 in MySQL 8 and in MariaDB). The
+    constant 'null' is let through: SQLAlchemy's ``CASE JSON_EXTRACT(...) WHEN 'null'``
+    finds a JSON null as MariaDB does (docs/sql.md, JSON functions). A JSON column on the
+    other side (Django's exact lookup) compares texts, as MariaDB does."""
+    if not any(isinstance(a, Call) and a.fn == "JSON_EXTRACT" for a in args):
+        return False
+    return any(isinstance(a, Lit) and t.kind in (STR, BYTES) and a.value != "null"
+               for a, t in zip(args, arg_types))
 
 
 def _fixed_double(t: SqlType) -> bool:
