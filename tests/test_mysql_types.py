@@ -668,3 +668,34 @@ def test_a_chosen_decimal_written_to_text_is_refused(mysql_pair: MySQLPair) -> N
     with pair.conn.cursor() as cur:  # what rivulet would have had to store
         cur.execute("UPDATE r SET v = CASE WHEN txt IS NULL THEN -1 ELSE d END")
     assert pair.mariadb("SELECT v FROM r ORDER BY id") == [("-1",), ("2.50",)]
+
+
+def test_a_cast_past_a_wide_decimals_largest_value_holds_at_it_as_mysql(
+        mysql_pair: MySQLPair) -> None:
+    """CAST to a DECIMAL of more than 28 digits saturates at its exact largest value
+    (999...999.999), as MariaDB and MySQL do: the default decimal context rounded it to
+    1E+27, a value the type cannot hold."""
+    mysql_pair.execute("CREATE TABLE w (id INT PRIMARY KEY, s VARCHAR(60), f DOUBLE)")
+    mysql_pair.insert_many("w", [
+        (1, "1e400", 1e300), (2, "1e27", 1e27), (3, "-1e30", -1e30),
+        (4, "999999999999999999999999999.9994", 123.4567),
+        (5, "999999999999999999999999999.9996", -0.0005), (6, "12.3456", 1e40)])
+    mysql_pair.check_query("SELECT id, CAST(s AS DECIMAL(30, 3)), CAST(f AS DECIMAL(30, 3)), "
+                           "CAST(s AS DECIMAL(65, 30)), CAST(s AS DECIMAL(5, 2)) FROM w")
+
+
+def test_sums_of_wide_decimals_keep_every_digit_as_mysql(mysql_pair: MySQLPair) -> None:
+    """SUM and AVG of a DECIMAL of more than 28 digits, kept up to date as rows come and
+    go: the default decimal context rounded the running sum to 28 digits
+    (1.234567890123456789012345679E+28)."""
+    mysql_pair.execute("CREATE TABLE wd (id INT PRIMARY KEY, g INT, x DECIMAL(40, 3))")
+    mysql_pair.insert_many("wd", [(1, 1, "12345678901234567890123456789.123"),
+                                  (2, 1, "-0.001"), (3, 2, "99999999999999999999999999999.999"),
+                                  (4, 2, "99999999999999999999999999999.999")])
+    sql = "SELECT g, SUM(x) AS s, AVG(x) AS a, COUNT(*) AS n FROM wd GROUP BY g"
+    mysql_pair.create_view("wide_sums", sql)
+    mysql_pair.check_view("wide_sums")
+    mysql_pair.execute("DELETE FROM wd WHERE id = 2")
+    mysql_pair.execute("INSERT INTO wd VALUES (5, 1, '0.002'), (6, 2, '-1.5')")
+    mysql_pair.check_view("wide_sums")
+    mysql_pair.check_query(sql)

@@ -10,6 +10,7 @@ write statement fails instead, as MySQL's strict mode makes it
 from __future__ import annotations
 
 import datetime as _dt
+import decimal
 import math
 import re
 from collections.abc import Callable
@@ -137,12 +138,16 @@ def cast_float(v: Any, shown: Any = None) -> float | None:
             else float(v))
 
 
+#: Exact arithmetic on DECIMALs of up to 65 digits (the default context keeps 28).
+_EXACT = decimal.Context(prec=200)
+
+
 def _decimal_saturated(d: Decimal, limit: Decimal, precision: int, places: int) -> Decimal:
     """The largest DECIMAL(precision, places) of ``d``'s sign, where ``d`` is past it
     (MySQL warns); a write statement fails instead (strict mode: error 1264)."""
     if MODE.strict:
         raise OutOfRangeError(f"Out of range value: {d} for DECIMAL({precision}, {places})")
-    return limit if d > 0 else -limit
+    return limit if d > 0 else limit.copy_negate()  # (exact: unary minus rounds to 28 digits)
 
 
 def cast_decimal(v: Any, precision: int | None = None, scale: int | None = None
@@ -169,8 +174,10 @@ def cast_decimal(v: Any, precision: int | None = None, scale: int | None = None
     if precision is None:
         return d
     places = scale or 0
-    limit = Decimal(10) ** (precision - places) - Decimal(1).scaleb(-places)
-    if abs(d) >= limit + Decimal(5).scaleb(-places - 1):  # (rounds past the largest value)
+    # (the largest value exactly: 65 digits are past the default context's 28, which made
+    # DECIMAL(30, 3)'s 999...999.999 a rounded 1E+27)
+    limit = Decimal("9" * (precision - places) + ("." + "9" * places if places else ""))
+    if abs(d) >= _EXACT.add(limit, Decimal(5).scaleb(-places - 1)):  # (rounds past it)
         return _decimal_saturated(d, limit, precision, places)
     rounded = to_scale(d, places)
     assert rounded is not None

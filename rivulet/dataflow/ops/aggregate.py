@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from decimal import Decimal
+from decimal import Context, Decimal
 from fractions import Fraction
 from operator import itemgetter
 from typing import Any
@@ -93,6 +93,9 @@ class Sum(Accumulator):
                 num, den = value.as_integer_ratio()
                 self.doubles += num * (_DOUBLE_UNIT // den) * diff
                 self.n_doubles += diff
+            elif t is Decimal or type(self.total) is Decimal:
+                # (exactly: the default context keeps 28 digits, a DECIMAL(65) has 65)
+                self.total = _EXACT.add(self.total, _EXACT.multiply(value, diff))
             else:
                 self.total += value * diff
             self.n += diff
@@ -118,6 +121,10 @@ class Sum(Accumulator):
         if type(self.total) is float:  # an infinity
             return self.total + self.doubles / _DOUBLE_UNIT
         return float(Fraction(self.total) + Fraction(self.doubles, _DOUBLE_UNIT))
+
+
+#: Exact DECIMAL sums (MySQL's DECIMAL holds 65 digits; its SUM, 65 more at most).
+_EXACT = Context(prec=200)
 
 
 class Avg(Sum):
