@@ -36,6 +36,7 @@ from rivulet.values.comparison import (
     null_safe_eq,
 )
 from rivulet.values.control import coalesce, if_, ifnull, nullif
+from rivulet.values.date_format import date_format
 from rivulet.values.dates import (
     addtime,
     convert_tz,
@@ -171,6 +172,7 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "ORD": ord_,
     "HEX": hex_,
     "UNHEX": unhex,
+    "DATE_FORMAT": date_format,
 }
 
 #: (minimum, maximum) argument counts; maximum None means variadic. TRIM's 3-argument form
@@ -251,6 +253,7 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "ORD": (1, 1),
     "HEX": (1, 1),
     "UNHEX": (1, 1),
+    "DATE_FORMAT": (2, 2),
 }
 
 #: Functions rivulet computes in fewer forms than MySQL: the most arguments it takes, and
