@@ -119,7 +119,13 @@ FUNCTION_NODES: dict[type, str] = {
     **{getattr(exp, n): n.upper() for n in ("Hour", "Minute", "Second") if hasattr(exp, n)},
 }
 
-_AGGREGATE_NODES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
+#: The spread aggregates' nodes (sqlglot reads MySQL's STD, STDDEV as STDDEV_POP,
+#: VARIANCE as VAR_POP, VAR_SAMP as a Variance) to the IR's names of them.
+SPREAD_AGGREGATES: dict[type, str] = {
+    exp.VariancePop: "var_pop", exp.Variance: "var_samp", exp.StddevPop: "stddev_pop",
+    exp.StddevSamp: "stddev_samp",
+}
+_AGGREGATE_NODES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, *SPREAD_AGGREGATES)
 
 
 def is_aggregate(node: exp.Expr) -> bool:

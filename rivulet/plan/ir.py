@@ -190,7 +190,8 @@ def conjuncts(expr: Expr) -> list[Expr]:
 
 # --------------------------------------------------------------------------- aggregates
 
-AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")
+AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max", "var_pop", "var_samp",
+                       "stddev_pop", "stddev_samp")
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,10 +39,12 @@ from rivulet.errors import (
     UnionWidthError,
     UnknownColumnError,
     UnknownTableError,
+    UnsupportedSqlError,
 )
 from rivulet.plan import ir
 from rivulet.plan.ctes import Cte, defined, named_columns
 from rivulet.plan.expressions import (
+    SPREAD_AGGREGATES,
     as_text,
     convert,
     is_aggregate,
@@ -571,9 +573,11 @@ class Planner:
         return parts
 
     def _aggregate_call(self, agg: exp.Expr, scope: FromScope) -> tuple[ir.AggCall, ir.Expr | None]:
-        fn = type(agg).__name__.lower()
+        fn = SPREAD_AGGREGATES.get(type(agg)) or type(agg).__name__.lower()
         arg_node = agg.this
         distinct = False
+        if isinstance(arg_node, exp.Distinct) and fn in SPREAD_AGGREGATES.values():
+            raise unsupported(agg, f"{fn.upper()}(DISTINCT ...) (MySQL has no such form)")
         if isinstance(arg_node, exp.Distinct):
             if len(arg_node.expressions) != 1:
                 raise unsupported(agg, "DISTINCT aggregate over several columns")
@@ -918,7 +922,8 @@ def _union_is_distinct(query: exp.Expr) -> bool:
 
 # --------------------------------------------------------------------------- helpers
 
-_AGG_TYPES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
+_AGG_TYPES: tuple[type[exp.Expr], ...] = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max,
+                                          *SPREAD_AGGREGATES)
 
 
 def _has_aggregate(select: exp.Select) -> bool:
@@ -1279,6 +1284,10 @@ def _aggregated_value(fn: str, arg: ir.Expr, t: SqlType) -> ir.Expr:
     """What an aggregate takes of ``arg`` (of type ``t``): SUM and AVG of an ENUM add its
     members' indexes and of a TIME its [-]HHMMSS numbers (with the TIME's places), as MySQL
     does; MIN and MAX of an ENUM compare (and return) its members' text."""
+    if fn in SPREAD_AGGREGATES.values() and t.kind not in (INT, BOOL, DECIMAL, FLOAT, STR,
+                                                          None):
+        raise UnsupportedSqlError(f"unsupported {fn.upper()}() of a {t.kind}: MySQL reads it "
+                                  "as a number of its own; CAST it to a number first")
     if t.kind == ENUM and fn in ("sum", "avg"):
         return ir.Call("cast_int", (arg,))
     if t.kind == ENUM and fn in ("min", "max"):

@@ -44,7 +44,7 @@ from pyspark.sql import functions as SF
 from pyspark.sql import types as T
 
 from rivulet import values as F
-from rivulet.errors import RivuletError, SqlError
+from rivulet.errors import RivuletError, SqlError, UnsupportedSqlError
 from rivulet.plan import ir
 from rivulet.plan.bound import bound_plan
 from rivulet.plan.optimize import optimize, rules_except
@@ -322,6 +322,9 @@ def _aggregate_column(call: ir.AggCall, c: Column, kind: str | None, scale: int,
     if call.fn == "avg":
         mean = SF.sum_distinct(c) / SF.count_distinct(c) if call.distinct else SF.avg(c)
         return mean.cast(T.DoubleType())
+    if call.fn in ("var_pop", "var_samp", "stddev_pop", "stddev_samp"):
+        raise UnsupportedSqlError(f"unsupported {call.fn.upper()}() on Spark: the engine "
+                                  "computes it exactly, Spark's would differ in its last bits")
     raise SqlError(f"unknown aggregate {call.fn}")
 
 
