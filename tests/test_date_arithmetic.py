@@ -127,9 +127,34 @@ def test_an_interval_parameter_and_a_written_interval(events: MySQLPair) -> None
     events.check_query("SELECT id, d FROM ev")
 
 
+TEXTS = ["2020-01-31", "2020-01-31 10:00:00", "2020-01-31 10:00:00.5", "x", "2020-02-30",
+         "20200131", "2020-01-31 10:00:00.000000", " 2020-1-3 ", "2020-01-31T01:02:03",
+         "0000-00-00", "2020-01-00", "9999-12-31"]
+
+
+@pytest.mark.parametrize("interval", ["1 DAY", "-1 MONTH", "1 HOUR", "1 MICROSECOND",
+                                      "'1:1' MINUTE_SECOND", "1 YEAR"])
+def test_text_moved_by_an_interval_is_mysql_8s_text(mysql_pair: MySQLPair,
+                                                    interval: str) -> None:
+    """Text gives text: a date, or a datetime, as MariaDB answers it but for the fraction
+    of a datetime that has none, which MySQL 8 leaves out and MariaDB shows as .000000."""
+    mysql_pair.execute("CREATE TABLE txt (id INT PRIMARY KEY, s VARCHAR(40))")
+    mysql_pair.insert_many("txt", list(enumerate(TEXTS)))
+    sql = f"SELECT id, s + INTERVAL {interval} AS a, DATE_SUB(s, INTERVAL {interval}) AS b " \
+          "FROM txt"
+    mysql_pair.create_view("moved", sql)
+    mysql_pair.settle()
+    theirs = sorted(tuple(v.removesuffix(".000000") if isinstance(v, str) else v for v in row)
+                    for row in mysql_pair.mariadb(sql))
+    assert sorted(mysql_pair.db.query(sql)) == theirs
+    assert sorted(mysql_pair.db.view("moved").scan()) == theirs
+    constant = f"SELECT '2020-01-31 10:00:00' + INTERVAL {interval}, " \
+               f"'2020-01-31' + INTERVAL {interval}"
+    assert [tuple(v.removesuffix(".000000") for v in row)
+            for row in mysql_pair.mariadb(constant)] == mysql_pair.db.query(constant)
+
+
 @pytest.mark.parametrize("expr,what", [
-    ("'2020-01-01' + INTERVAL 1 DAY", "DATE_ADD\\(\\) of text"),
-    ("DATE_ADD(s, INTERVAL 1 DAY)", "DATE_ADD\\(\\) of text"),
     ("n + INTERVAL 1 DAY", "DATE_ADD\\(\\) of a int"),
     ("d + INTERVAL 1.5 DAY", "not an integer"),
     ("d + INTERVAL s DAY", "INTERVAL of a str"),

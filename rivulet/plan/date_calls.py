@@ -6,8 +6,10 @@ Why this module exists: the unit is a word of the syntax, not a value (``INTERVA
 ``Interval`` node, a column named ``MONTH`` or a ``Var``. Here each becomes a call of the
 value library's function (rivulet/values/intervals.py, date_format.py) with the unit as a
 constant text argument; then their types, and the arguments whose MySQL answer rivulet
-does not give (refused by name): a TIME (read as a time of the current day), text or a
-number where MySQL answers text or reads a date its own way, a fractional interval.
+does not give (refused by name): a TIME (read as a time of the current day), a number
+where MySQL reads a date its own way, a fractional interval. Text moved by an interval is
+text (MySQL 8's: a datetime shows a fraction only if it has one; MariaDB always shows six
+digits).
 """
 
 from __future__ import annotations
@@ -135,9 +137,6 @@ def check(fn: str, args: Sequence[Expr], arg_types: Sequence[SqlType]) -> None:
         written = fn.upper()
         x, n, unit = arg_types[0], arg_types[1], args[2]
         assert isinstance(unit, Lit)
-        if x.kind == STR:
-            raise UnsupportedSqlError(f"unsupported {written}() of text: MySQL answers text; "
-                                      "CAST it AS DATE or AS DATETIME first")
         reason = _what(x, args[0], dates_only=True)
         if reason is not None:
             raise UnsupportedSqlError(f"unsupported {written}() of {reason}")
@@ -169,6 +168,8 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlT
     the fractional digits of its argument, six if the unit has microseconds."""
     if fn in SHIFTS:
         unit = exprs[2].value if len(exprs) > 2 and isinstance(exprs[2], Lit) else ""
+        if args[0].kind == STR:  # (a date or a datetime as its text holds one)
+            return types.STR_TYPE
         if args[0].kind == DATE and unit in DATE_UNITS:
             return SqlType(DATE)
         digits = types.MAX_FSP if unit in MICROSECOND_UNITS else (

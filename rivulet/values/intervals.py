@@ -177,14 +177,29 @@ def _overflow() -> None:
         raise DatetimeOverflowError("Datetime function: datetime field overflow")
 
 
-def date_add(x: Any, n: Any, unit: str) -> _date | None:
-    """``DATE_ADD(x, INTERVAL n unit)``, ``x + INTERVAL n unit``."""
-    return shift(x, read_interval(n, unit), 1, unit)
+def date_add(x: Any, n: Any, unit: str) -> _date | str | None:
+    """``DATE_ADD(x, INTERVAL n unit)``, ``x + INTERVAL n unit``: of text, text
+    (:func:`as_text`)."""
+    moved = shift(x, read_interval(n, unit), 1, unit)
+    return as_text(moved) if isinstance(x, (str, bytes)) else moved
 
 
-def date_sub(x: Any, n: Any, unit: str) -> _date | None:
+def date_sub(x: Any, n: Any, unit: str) -> _date | str | None:
     """``DATE_SUB(x, INTERVAL n unit)``, ``x - INTERVAL n unit``."""
-    return shift(x, read_interval(n, unit), -1, unit)
+    moved = shift(x, read_interval(n, unit), -1, unit)
+    return as_text(moved) if isinstance(x, (str, bytes)) else moved
+
+
+def as_text(t: _date | None) -> str | None:
+    """The text MySQL 8 answers for text moved by an interval: a date if the text held a
+    date and the unit is of days or more, else a datetime, with six fractional digits if
+    it has a fraction (MariaDB always shows the six: '2020-01-02 10:00:00.000000')."""
+    if t is None:
+        return None
+    if type(t) is _date:
+        return t.isoformat()
+    assert isinstance(t, _datetime)
+    return t.isoformat(" ", "microseconds" if t.microsecond else "seconds")
 
 
 def _datetime_of(x: Any) -> _datetime | None:
@@ -213,8 +228,3 @@ def timestampdiff(unit: str, a: Any, b: Any) -> int | None:
     delta = abs(end - start)
     total = (delta.days * 86400 + delta.seconds) * _MICRO + delta.microseconds
     return sign * (total // _CLOCK_MICROS[unit])
-
-
-def timestampadd(unit: str, n: Any, x: Any) -> _date | None:
-    """``TIMESTAMPADD(unit, n, x)``: ``x + INTERVAL n unit``."""
-    return date_add(x, n, unit)
