@@ -127,6 +127,19 @@ def test_an_interval_parameter_and_a_written_interval(events: MySQLPair) -> None
     events.check_query("SELECT id, d FROM ev")
 
 
+@pytest.mark.parametrize("unit", ["HOUR", "MINUTE", "SECOND", "MICROSECOND", "HOUR_MINUTE",
+                                  "HOUR_SECOND", "MINUTE_SECOND"])
+def test_extract_of_a_time_within_a_day_is_mysqls(mysql_pair: MySQLPair, unit: str) -> None:
+    """EXTRACT of a TIME, its sign kept. (Past 24 hours MariaDB takes the days out,
+    EXTRACT(HOUR FROM '838:00:00') is 22; MySQL 8 keeps them, 838, as rivulet does.)"""
+    mysql_pair.execute("CREATE TABLE tm (id INT PRIMARY KEY, t TIME(6))")
+    mysql_pair.insert_many("tm", list(enumerate([
+        None, dt.timedelta(0), dt.timedelta(hours=23, minutes=59, seconds=59, microseconds=5),
+        -dt.timedelta(hours=10, minutes=5, seconds=3, microseconds=250000),
+        dt.timedelta(minutes=1, microseconds=1), -dt.timedelta(microseconds=1)])))
+    check(mysql_pair, f"SELECT id, EXTRACT({unit} FROM t) FROM tm")
+
+
 TEXTS = ["2020-01-31", "2020-01-31 10:00:00", "2020-01-31 10:00:00.5", "x", "2020-02-30",
          "20200131", "2020-01-31 10:00:00.000000", " 2020-1-3 ", "2020-01-31T01:02:03",
          "0000-00-00", "2020-01-00", "9999-12-31"]

@@ -76,7 +76,8 @@ def test_time_functions_in_where_and_a_view_keep_up_with_writes(times: MySQLPair
     ("ADDTIME(t, 1.5e0)", "by a float"), ("DAYOFWEEK(t)", "DAYOFWEEK\\(\\) of a TIME"),
     ("ADDTIME(t, s)", "by a str"), ("ADDTIME(ts, n)", "by a int"),
     ("ADDTIME(t, '2020-01-01 01:00:00')", "by a str"), ("ADDTIME(t, 10000)", "by a int"),
-    ("WEEKDAY(t3)", "WEEKDAY\\(\\) of a TIME"),
+    ("WEEKDAY(t3)", "WEEKDAY\\(\\) of a TIME"), ("EXTRACT(DAY FROM t)", "EXTRACT\\(\\) of a time"),
+    ("EXTRACT(DAY_HOUR FROM t)", "EXTRACT\\(\\) of a time"),
 ])
 def test_forms_mysql_answers_as_text_or_by_the_day_are_refused(times: MySQLPair, expr: str,
                                                               what: str) -> None:

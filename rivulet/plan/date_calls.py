@@ -22,7 +22,7 @@ from rivulet.errors import ArgumentCountError, UnsupportedSqlError
 from rivulet.plan.ir import Call, Expr, Lit, Param
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values import types
-from rivulet.values.date_format import EXTRACT_UNITS
+from rivulet.values.date_format import CLOCK_EXTRACT_UNITS, EXTRACT_UNITS
 from rivulet.values.intervals import (
     DATE_UNITS,
     INTEGER_TEXT,
@@ -30,7 +30,7 @@ from rivulet.values.intervals import (
     SIMPLE_UNITS,
     UNITS,
 )
-from rivulet.values.schema import BOOL, DATE, DATETIME, INT, STR
+from rivulet.values.schema import BOOL, DATE, DATETIME, INT, STR, TIME
 from rivulet.values.types import SqlType
 
 Translate = Callable[[exp.Expr], Expr]
@@ -152,6 +152,10 @@ def check(fn: str, args: Sequence[Expr], arg_types: Sequence[SqlType]) -> None:
     dated = [(args[i], arg_types[i]) for i in ((1, 2) if fn == "timestampdiff" else
                                              (1,) if fn == "extract" else (0,))]
     for e, t in dated:
+        unit_arg = args[0]
+        if (fn == "extract" and t.kind == TIME and isinstance(unit_arg, Lit)
+                and unit_arg.value in CLOCK_EXTRACT_UNITS):
+            continue
         reason = _what(t, e)
         if reason is None and fn == "extract" and t.kind in (STR, *types.NUMBER_KINDS):
             unit = args[0]

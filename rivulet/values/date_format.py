@@ -180,10 +180,29 @@ EXTRACT_UNITS: dict[str, tuple[tuple[str, int], ...]] = {
 }
 
 
+#: The units EXTRACT takes of a TIME (the others read it as a time of the current day).
+CLOCK_EXTRACT_UNITS = frozenset({"HOUR", "MINUTE", "SECOND", "MICROSECOND", "HOUR_MINUTE",
+                                 "HOUR_SECOND", "MINUTE_SECOND"})
+
+
+def _extract_time(unit: str, v: _dt.timedelta) -> int:
+    """EXTRACT of a TIME: its parts (hours past 23 too, as MySQL 8 keeps them; MariaDB
+    takes the days out) with its sign (MySQL's ``Item_extract`` multiplies by it)."""
+    n = (v.days * 86400 + v.seconds) * 1_000_000 + v.microseconds
+    sign, n = (-1 if n < 0 else 1), abs(n)
+    seconds = n // 1_000_000
+    parts = {"HOUR": seconds // 3600, "MINUTE": seconds // 60 % 60, "SECOND": seconds % 60,
+             "MICROSECOND": n % 1_000_000}
+    return sign * sum(parts[part] * scale for part, scale in EXTRACT_UNITS[unit])
+
+
 def extract(unit: str, v: Any) -> int | None:
-    """``EXTRACT(unit FROM v)`` of a DATE or DATETIME (a DATE's time parts are 0)."""
+    """``EXTRACT(unit FROM v)`` of a DATE or DATETIME (a DATE's time parts are 0), or of a
+    TIME for a unit of :data:`CLOCK_EXTRACT_UNITS`."""
     if v is None:
         return None
+    if isinstance(v, _dt.timedelta):
+        return _extract_time(unit, v)
     t = _moment(v)
     if t is None:
         return None
