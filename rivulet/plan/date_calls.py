@@ -28,6 +28,7 @@ from rivulet.values.intervals import (
     INTEGER_TEXT,
     MICROSECOND_UNITS,
     SIMPLE_UNITS,
+    TIME_UNITS,
     UNITS,
 )
 from rivulet.values.schema import BOOL, DATE, DATETIME, INT, STR, TIME
@@ -138,6 +139,9 @@ def check(fn: str, args: Sequence[Expr], arg_types: Sequence[SqlType]) -> None:
         x, n, unit = arg_types[0], arg_types[1], args[2]
         assert isinstance(unit, Lit)
         reason = _what(x, args[0], dates_only=True)
+        if x.kind == TIME:
+            reason = None if unit.value in TIME_UNITS else (
+                f"a time by {unit.value} (MySQL makes it a DATETIME of the current day)")
         if reason is not None:
             raise UnsupportedSqlError(f"unsupported {written}() of {reason}")
         simple = unit.value in SIMPLE_UNITS
@@ -174,6 +178,9 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlT
         unit = exprs[2].value if len(exprs) > 2 and isinstance(exprs[2], Lit) else ""
         if args[0].kind == STR:  # (a date or a datetime as its text holds one)
             return types.STR_TYPE
+        if args[0].kind == TIME:
+            return types.time_type(types.MAX_FSP if unit in MICROSECOND_UNITS
+                                   else args[0].scale)
         if args[0].kind == DATE and unit in DATE_UNITS:
             return SqlType(DATE)
         digits = types.MAX_FSP if unit in MICROSECOND_UNITS else (

@@ -25,6 +25,8 @@ from typing import Any
 
 from rivulet.errors import DatetimeOverflowError
 from rivulet.values.conversions import MODE, to_str, to_temporal
+from rivulet.values.times import MAX_MICROS, from_micros
+from rivulet.values.times import micros as micros_of
 
 _date = _dt.date
 _datetime = _dt.datetime
@@ -142,12 +144,24 @@ def _moment(x: Any) -> _date | None:
     return to_temporal(x)
 
 
-def shift(x: Any, interval: Interval | None, sign: int, unit: str) -> _date | None:
+#: The units a TIME moves by (the others make it a DATETIME of the current day).
+TIME_UNITS = UNITS - MONTH_UNITS - {"WEEK"}
+
+
+def shift(x: Any, interval: Interval | None, sign: int,
+          unit: str) -> _date | _dt.timedelta | None:
     """The DATE or DATETIME ``x`` moved by ``sign`` times ``interval``: a DATE stays one
     for the units of a day or more, else becomes a DATETIME; None outside the years 1 to
-    9999."""
+    9999. A TIME (moved by :data:`TIME_UNITS` only) stays a TIME; None past 838:59:59, as
+    MySQL 8's check_time_range_quick (MariaDB takes 838:59:59.999999)."""
     if x is None or interval is None:
         return None
+    if type(x) is _dt.timedelta:
+        total = micros_of(x) + sign * interval.micros
+        if abs(total) > MAX_MICROS:
+            _overflow("time")
+            return None
+        return from_micros(total)
     t = _moment(x)
     if t is None:
         return None
@@ -158,7 +172,7 @@ def shift(x: Any, interval: Interval | None, sign: int, unit: str) -> _date | No
         period = t.year * 12 + t.month - 1 + months
         year, month = divmod(period, 12)
         if not 1 <= year <= 9999:
-            _overflow()
+            _overflow("datetime")
             return None
         last = calendar.monthrange(year, month + 1)[1]
         t = t.replace(year=year, month=month + 1, day=min(t.day, last))
@@ -166,31 +180,32 @@ def shift(x: Any, interval: Interval | None, sign: int, unit: str) -> _date | No
         try:
             t = t + _dt.timedelta(microseconds=micros)
         except OverflowError:
-            _overflow()
+            _overflow("datetime")
             return None
     return t
 
 
-def _overflow() -> None:
-    """A date moved past the years: NULL in a read, an error in a write (strict mode)."""
+def _overflow(field: str) -> None:
+    """A date moved past the years (a TIME past its range): NULL in a read, an error in a
+    write (strict mode)."""
     if MODE.strict:
-        raise DatetimeOverflowError("Datetime function: datetime field overflow")
+        raise DatetimeOverflowError(f"Datetime function: {field} field overflow")
 
 
-def date_add(x: Any, n: Any, unit: str) -> _date | str | None:
+def date_add(x: Any, n: Any, unit: str) -> _date | _dt.timedelta | str | None:
     """``DATE_ADD(x, INTERVAL n unit)``, ``x + INTERVAL n unit``: of text, text
     (:func:`as_text`)."""
     moved = shift(x, read_interval(n, unit), 1, unit)
     return as_text(moved) if isinstance(x, (str, bytes)) else moved
 
 
-def date_sub(x: Any, n: Any, unit: str) -> _date | str | None:
+def date_sub(x: Any, n: Any, unit: str) -> _date | _dt.timedelta | str | None:
     """``DATE_SUB(x, INTERVAL n unit)``, ``x - INTERVAL n unit``."""
     moved = shift(x, read_interval(n, unit), -1, unit)
     return as_text(moved) if isinstance(x, (str, bytes)) else moved
 
 
-def as_text(t: _date | None) -> str | None:
+def as_text(t: _date | _dt.timedelta | None) -> str | None:
     """The text MySQL 8 answers for text moved by an interval: a date if the text held a
     date and the unit is of days or more, else a datetime, with six fractional digits if
     it has a fraction (MariaDB always shows the six: '2020-01-02 10:00:00.000000')."""
