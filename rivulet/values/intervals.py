@@ -12,7 +12,7 @@ The planner (rivulet/plan/expressions.py) hands these functions a DATE or a DATE
 date alone gives a DATETIME where the unit is smaller than a day) and the unit as its
 upper-case name; a result outside the years 1 to 9999 is NULL (MySQL: NULL with a warning
 outside 0 to 9999, an error in a write; Python's dates have no year 0, so a result in year
-0, which MySQL gives, is NULL here: the one known difference).
+0, which MySQL gives by months, is NULL here: docs/sql.md's differences list it).
 """
 
 from __future__ import annotations
