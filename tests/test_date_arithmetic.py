@@ -56,7 +56,8 @@ def events(mysql_pair: MySQLPair) -> MySQLPair:
     "DATE_ADD(ts, INTERVAL '5' SECOND_MICROSECOND)",
     "DATE_ADD(ts, INTERVAL '1:2:3:4' HOUR_SECOND)", "DATE_ADD(d, INTERVAL s DAY_HOUR)",
     "DATE_ADD(ts, INTERVAL '10' MINUTE_SECOND)", "ADDDATE(d, INTERVAL 3 DAY)",
-    "SUBDATE(ts, INTERVAL 3 HOUR)", "DATE_ADD(d, INTERVAL -1 MONTH)",
+    "SUBDATE(ts, INTERVAL 3 HOUR)", "ADDDATE(d, 31)", "SUBDATE(ts, n)",
+    "DATE_ADD(d, INTERVAL -1 MONTH)",
     "TIMESTAMPADD(MONTH, 1, d)", "TIMESTAMPADD(MICROSECOND, n, ts)", "TIMESTAMPADD(DAY, n, d)",
     "(d + INTERVAL 1 DAY) > ts", "d + INTERVAL (n * 2) SECOND",
 ])
@@ -185,7 +186,7 @@ def test_text_moved_by_an_interval_is_mysql_8s_text(mysql_pair: MySQLPair,
 
 
 @pytest.mark.parametrize("expr,what", [
-    ("n + INTERVAL 1 DAY", "DATE_ADD\\(\\) of a int"),
+    ("n + INTERVAL 1 DAY", "DATE_ADD .* of a int"), ("ADDDATE(n, 1)", "ADDDATE.* of a int"),
     ("d + INTERVAL 1.5 DAY", "not an integer"),
     ("d + INTERVAL s DAY", "INTERVAL of a str"),
     ("d + INTERVAL 1.5e0 HOUR", "not an integer"),
@@ -194,8 +195,8 @@ def test_text_moved_by_an_interval_is_mysql_8s_text(mysql_pair: MySQLPair,
     ("DATE_ADD(d, 1)", "DATE_ADD of days written without INTERVAL"),
     ("TIMESTAMPDIFF(FORTNIGHT, d, ts)", "TIMESTAMPDIFF with that unit"),
     ("INTERVAL 1 DAY - d", "INTERVAL on the left of -"),
-    ("TIME('10:00:00') + INTERVAL 1 WEEK", "DATE_ADD\\(\\) of a time by WEEK"),
-    ("TIME('10:00:00') - INTERVAL 1 MONTH", "DATE_SUB\\(\\) of a time by MONTH"),
+    ("TIME('10:00:00') + INTERVAL 1 WEEK", "DATE_ADD .* of a time by WEEK"),
+    ("TIME('10:00:00') - INTERVAL 1 MONTH", "DATE_SUB .* of a time by MONTH"),
 ])
 def test_forms_rivulet_does_not_answer_as_mysql_are_refused(events: MySQLPair, expr: str,
                                                             what: str) -> None:

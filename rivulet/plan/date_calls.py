@@ -108,10 +108,12 @@ def unit_call(node: exp.Anonymous, t: Translate) -> Expr | None:
         if isinstance(count, exp.Literal) and not INTEGER_TEXT.fullmatch(count.name):
             raise unsupported(node, "TIMESTAMPADD of a constant that is not an integer")
         return Call("date_add", (t(args[2]), t(count), Lit(unit, STR)))
+    fn = "date_add" if name in ("DATE_ADD", "ADDDATE") else "date_sub"
     if not isinstance(args[1], exp.Interval):
+        if name in ("ADDDATE", "SUBDATE"):  # ADDDATE(x, n): n days
+            return Call(fn, (t(args[0]), t(args[1]), Lit("DAY", STR)))
         raise unsupported(node, f"{name} of days written without INTERVAL")
     n, unit = interval_operand(args[1], t, name)
-    fn = "date_add" if name in ("DATE_ADD", "ADDDATE") else "date_sub"
     return Call(fn, (t(args[0]), n, Lit(unit, STR)))
 
 
@@ -132,10 +134,15 @@ def _what(t: SqlType, e: Expr, dates_only: bool = False) -> str | None:
     return f"a {t.kind}"
 
 
+#: How the refusals name a shift: every way it is written.
+_SHIFT_NAMES = {"date_add": "DATE_ADD (ADDDATE, TIMESTAMPADD, + INTERVAL)",
+                "date_sub": "DATE_SUB (SUBDATE, - INTERVAL)"}
+
+
 def check(fn: str, args: Sequence[Expr], arg_types: Sequence[SqlType]) -> None:
     """Refuse the arguments of call ``fn`` whose MySQL answer rivulet does not give."""
     if fn in SHIFTS:
-        written = fn.upper()
+        written = _SHIFT_NAMES[fn]
         x, n, unit = arg_types[0], arg_types[1], args[2]
         assert isinstance(unit, Lit)
         reason = _what(x, args[0], dates_only=True)
@@ -143,7 +150,7 @@ def check(fn: str, args: Sequence[Expr], arg_types: Sequence[SqlType]) -> None:
             reason = None if unit.value in TIME_UNITS else (
                 f"a time by {unit.value} (MySQL makes it a DATETIME of the current day)")
         if reason is not None:
-            raise UnsupportedSqlError(f"unsupported {written}() of {reason}")
+            raise UnsupportedSqlError(f"unsupported {written} of {reason}")
         simple = unit.value in SIMPLE_UNITS
         exact = n.kind in (INT, BOOL, None) or (
             n.kind == STR and (not simple or (isinstance(args[1], Lit)
