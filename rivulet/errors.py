@@ -61,6 +61,7 @@ TruncatedValueError      1292   22007     400   schema
 IncorrectTimeError       1292   22007     400   schema
 DivisionByZeroError      1365   22012     400   schema
 InvalidLogarithmError    3020   2201E     400   schema
+DatetimeOverflowError    1441   22008     400   schema
 CheckViolatedError       3819   HY000     400   schema
 InvalidJsonError         3140   22032     400   schema
 NoSuchColumnError        1054   42S22     400   schema
@@ -292,6 +293,11 @@ class InvalidLogarithmError(SchemaError):
     it as a division by 0)."""
 
 
+class DatetimeOverflowError(SchemaError):
+    """A write statement moves a date past the years MySQL holds (``d + INTERVAL 1 DAY``
+    of 9999-12-31): MySQL's strict mode fails it, where a read answers NULL."""
+
+
 class CheckViolatedError(SchemaError):
     """A row for which a CHECK constraint's condition is FALSE (NULL passes): MySQL 8's
     error 3819 (MariaDB's is 4025, "CONSTRAINT ... failed"), by a write or by the rows an
@@ -520,6 +526,7 @@ ER_DATA_TRUNCATED = 1265
 ER_TRUNCATED_WRONG_VALUE = 1292
 ER_DIVISION_BY_ZERO = 1365
 ER_INVALID_ARGUMENT_FOR_LOGARITHM = 3020
+ER_DATETIME_FUNCTION_OVERFLOW = 1441
 ER_CHECK_CONSTRAINT_VIOLATED = 3819
 ER_INVALID_JSON_TEXT = 3140
 ER_CHECK_CONSTRAINT_DUP_NAME = 3822
@@ -594,6 +601,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     DivisionByZeroError: ErrorCode(ER_DIVISION_BY_ZERO, "22012", 400, "schema"),
     InvalidLogarithmError: ErrorCode(ER_INVALID_ARGUMENT_FOR_LOGARITHM, "2201E", 400,
                                      "schema"),
+    DatetimeOverflowError: ErrorCode(ER_DATETIME_FUNCTION_OVERFLOW, "22008", 400, "schema"),
     CheckViolatedError: ErrorCode(ER_CHECK_CONSTRAINT_VIOLATED, "HY000", 400, "schema"),
     InvalidJsonError: ErrorCode(ER_INVALID_JSON_TEXT, "22032", 400, "schema"),
     NoSuchColumnError: ErrorCode(ER_BAD_FIELD, "42S22", 400, "schema"),

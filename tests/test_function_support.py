@@ -123,6 +123,7 @@ CALLS = [
     "LN(x)", "LOG(x)", "LOG(2, n)", "LOG2(n)", "LOG10(x)", "EXP(n)", "POW(x, 2)", "POWER(n, 3)",
     "SQRT(x)", "DAYOFWEEK(d)",
     "WEEKDAY(d)", "DAYOFYEAR(d)", "ASCII(s)", "ORD(s)", "HEX(s)", "HEX(x)", "UNHEX(s)",
+    "DATE_FORMAT(d, '%Y-%m-%d %H %W')", "DATE_FORMAT(s, '%j')", "MICROSECOND(d)",
 ]
 
 

@@ -258,6 +258,16 @@ def test_a_drop_table_of_several_names_drops_those_that_exist(pair: MySQLPair) -
     assert pair.db.catalog.table("d") is None and pair.mariadb("SHOW TABLES LIKE 'd'") == []
 
 
+def test_a_date_moved_into_year_0_is_null(pair: MySQLPair) -> None:
+    """A date moved by months into year 0: MariaDB answers the date (0000-12-31); rivulet's
+    dates are Python's, which start at year 1, so NULL. (By days MariaDB answers NULL too:
+    pair.check_query agrees.)"""
+    sql = "SELECT DATE('0001-01-31') - INTERVAL 1 MONTH"
+    assert pair.db.query(sql) == [(None,)]
+    assert pair.mariadb(sql) == [("0000-12-31",)]
+    pair.check_query("SELECT DATE('0001-01-01') - INTERVAL 1 DAY")
+
+
 def test_every_difference_in_the_docs_is_pinned_by_a_test() -> None:
     pinned = _pinned_tests()
     here = {name for name in globals() if name.startswith("test_")}

@@ -13,7 +13,9 @@ Spark tests share one local[2] session (tests/spark_fixtures.py); the threshold
 
 from __future__ import annotations
 
+import math
 import random
+import statistics
 import threading
 import time
 from collections.abc import Iterator
@@ -132,6 +134,42 @@ def test_create_view_bootstraps_full_state_on_spark(pair: Pair) -> None:
     check_all(pair)
     more_writes(pair, rng)
     check_all(pair)
+
+
+def _spreads(db: rivulet.Database) -> dict[Any, tuple[Any, Any]]:
+    """Each category's STD(w) and VAR_SAMP(qty), computed here from the rows (statistics
+    rounds the exact variance once, as rivulet does; VAR_SAMP of an INT shows 4 places)."""
+    by_cat: dict[Any, tuple[list[float], list[int]]] = {}
+    for cat, w, qty in db.query("SELECT cat, w, qty FROM items"):
+        ws, qs = by_cat.setdefault(cat, ([], []))
+        if w is not None:
+            ws.append(w)
+        qs.append(qty)
+    return {cat: (math.sqrt(statistics.pvariance(ws)) if ws else None,
+                  round(statistics.variance(qs), 4) if len(qs) > 1 else None)
+            for cat, (ws, qs) in by_cat.items()}
+
+
+def test_spreads_bootstrap_from_spark_and_keep_up_with_writes(pair: Pair) -> None:
+    """STD and VAR_SAMP load their values from Spark (the state kind "values") into the
+    engine's exact sums, which later writes add to and take from."""
+    rng = random.Random(6)
+    load(pair, rng, 200)
+    pair.settle()
+    pair.db.execute("CREATE VIEW spreads AS SELECT cat, STD(w) AS s, VAR_SAMP(qty) AS v "
+                    "FROM items GROUP BY cat")
+    assert any(t["op"][0] == "γ" for t in spark_tasks(pair.db))
+    assert not pair.db.bootstrap_report()["error"]
+    for writes in (False, True):
+        if writes:
+            more_writes(pair, rng)
+            pair.settle()
+        got = {cat: (s, v) for cat, s, v in pair.db.view("spreads").scan()}
+        want = _spreads(pair.db)
+        assert got.keys() == want.keys()
+        for cat, (s, v) in got.items():
+            assert v == want[cat][1] and (s == want[cat][0] or math.isclose(
+                s, want[cat][0], rel_tol=1e-12)), (cat, (s, v), want[cat])
 
 
 def test_full_readers_and_join_indexes_on_spark(spark: Any) -> None:

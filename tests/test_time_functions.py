@@ -1,4 +1,4 @@
-"""``ADDTIME``, ``SUBTIME``, ``DAYOFWEEK``, ``WEEKDAY`` and ``DAYOFYEAR``
+"""``ADDTIME``, ``SUBTIME``, ``DAYOFWEEK``, ``WEEKDAY``, ``DAYOFYEAR`` and ``MICROSECOND``
 (rivulet/values/dates.py) against MariaDB, over TIME(fsp), DATETIME, DATE and text
 arguments, NULLs, the TIME range's edge and dates that are none, through ``db.query`` and a
 view kept up to date by writes; the forms whose MySQL answer is text (or the day's) are
@@ -49,6 +49,8 @@ def times(mysql_pair: MySQLPair) -> MySQLPair:
     "CONCAT(ADDTIME(t3, '00:00:01'))", "DAYOFWEEK(d)", "DAYOFWEEK(ts)", "DAYOFWEEK(s)",
     "DAYOFWEEK(n)", "WEEKDAY(d)", "WEEKDAY(ts)", "WEEKDAY(s)", "DAYOFYEAR(d)", "DAYOFYEAR(ts)",
     "DAYOFYEAR(s)", "DAYOFYEAR(n)", "DAYOFWEEK(NULL)", "DAYOFWEEK(d) + 1",
+    "MICROSECOND(t)", "MICROSECOND(t3)", "MICROSECOND(ts)", "MICROSECOND(d)", "MICROSECOND(s)",
+    "MICROSECOND(n)", "MICROSECOND(t3) + 1", "MICROSECOND(NULL)",
 ])
 def test_time_functions_are_mysqls(times: MySQLPair, expr: str) -> None:
     check(times, f"SELECT id, {expr} AS x FROM tt")
@@ -74,7 +76,8 @@ def test_time_functions_in_where_and_a_view_keep_up_with_writes(times: MySQLPair
     ("ADDTIME(t, 1.5e0)", "by a float"), ("DAYOFWEEK(t)", "DAYOFWEEK\\(\\) of a TIME"),
     ("ADDTIME(t, s)", "by a str"), ("ADDTIME(ts, n)", "by a int"),
     ("ADDTIME(t, '2020-01-01 01:00:00')", "by a str"), ("ADDTIME(t, 10000)", "by a int"),
-    ("WEEKDAY(t3)", "WEEKDAY\\(\\) of a TIME"),
+    ("WEEKDAY(t3)", "WEEKDAY\\(\\) of a TIME"), ("EXTRACT(DAY FROM t)", "EXTRACT\\(\\) of a time"),
+    ("EXTRACT(DAY_HOUR FROM t)", "EXTRACT\\(\\) of a time"),
 ])
 def test_forms_mysql_answers_as_text_or_by_the_day_are_refused(times: MySQLPair, expr: str,
                                                               what: str) -> None:

@@ -41,6 +41,7 @@ _OPERATORS = {
     "is_not_null", "to_scale", "strict_number", "strict_date", "strict_time", "planned_number",
     "bit_and", "bit_or", "bit_xor", "bit_not", "shift_left", "shift_right", "regexp",
     "addtime", "subtime", "now_at", "curdate_at", "curtime_at", "unix_timestamp_at",
+    "date_add", "date_sub", "timestampdiff", "extract",
 }
 _PY_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 #: WHENs of a CASE compiled as one nested conditional expression; more go through

@@ -19,7 +19,7 @@ from rivulet.errors import (
     UnknownFunctionError,
     UnsupportedSqlError,
 )
-from rivulet.plan import hybrids
+from rivulet.plan import date_calls, hybrids
 from rivulet.plan.ir import Call, Case, Col, Expr, Lit, Param, StatementTime
 from rivulet.sql.clock import ClockCall, clock_call, stamped
 from rivulet.sql.parse import error_at, position, unsupported
@@ -119,7 +119,14 @@ FUNCTION_NODES: dict[type, str] = {
     **{getattr(exp, n): n.upper() for n in ("Hour", "Minute", "Second") if hasattr(exp, n)},
 }
 
-_AGGREGATE_NODES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.GroupConcat)
+#: The spread aggregates' nodes (sqlglot reads MySQL's STD, STDDEV as STDDEV_POP,
+#: VARIANCE as VAR_POP, VAR_SAMP as a Variance) to the IR's names of them.
+SPREAD_AGGREGATES: dict[type, str] = {
+    exp.VariancePop: "var_pop", exp.Variance: "var_samp", exp.StddevPop: "stddev_pop",
+    exp.StddevSamp: "stddev_samp",
+}
+_AGGREGATE_NODES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.GroupConcat,
+                    *SPREAD_AGGREGATES)
 
 
 def is_aggregate(node: exp.Expr) -> bool:
@@ -224,6 +231,16 @@ def _translate(node: exp.Expr, scope: Scope,
                                  f"{len(node.expressions)}", ArgumentCountError)
         subject, pattern = node.expressions
         return _regexp(node, subject, pattern, t)
+    if isinstance(node, exp.Anonymous):
+        with_unit = date_calls.unit_call(node, t)
+        if with_unit is not None:
+            return with_unit
+    if isinstance(node, exp.Extract):
+        return date_calls.extract_call(node, t)
+    if isinstance(node, (exp.Add, exp.Sub)):
+        shifted = date_calls.shift_operation(node, t)
+        if shifted is not None:
+            return shifted
     if isinstance(node, exp.Anonymous) and node.name.upper() in ("ADDTIME", "SUBTIME"):
         # (not the registry's: its first argument must be a TIME or a DATETIME, which the
         # checks of every registry function's call with any arguments would not meet)
@@ -535,6 +552,7 @@ _JSON_TEXT_FUNCTIONS = {"JSON_TYPE", "JSON_KEYS", "JSON_UNQUOTE", "JSON_EXTRACT"
 _INT_FUNCTIONS = {"JSON_VALID", "JSON_LENGTH", "JSON_CONTAINS", "JSON_CONTAINS_PATH",
                   "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "LOCATE",
                   "INSTR", "YEAR", "MONTH", "DAY", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND",
+                  "MICROSECOND",
                   "DATEDIFF", "SIGN", "cast_int", "TIME_TO_SEC", "BIT_COUNT", "DAYOFWEEK",
                   "WEEKDAY", "DAYOFYEAR", "ASCII", "ORD"}
 #: The functions that give a DOUBLE of their arguments read as DOUBLEs (rivulet/values/
@@ -688,6 +706,8 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
         _refuse_bit_operands(fn, args, arg_types)
     if fn in ("addtime", "subtime"):
         return _shifted_time(fn, args, arg_types)
+    if fn in date_calls.DATE_CALLS:
+        date_calls.check(fn, args, arg_types)
     if fn == "HEX" and arg_types[0].kind in types.TEMPORAL_KINDS:
         raise UnsupportedSqlError(f"unsupported HEX() of a {arg_types[0].kind}: write HEX of "
                                   "its text (CAST AS CHAR) or of its number")
@@ -1019,6 +1039,8 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
                                                                         digits)
     if fn in _JSON_TEXT_FUNCTIONS:
         return types.STR_TYPE
+    if fn in date_calls.DATE_CALLS:
+        return date_calls.result_type(fn, args, exprs)
     if fn in _STRING_FUNCTIONS:
         text = kinds if fn in _TEXT_ANY_ARG else kinds[:1]
         return SqlType(BYTES) if BYTES in text else types.STR_TYPE

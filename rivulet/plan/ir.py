@@ -190,7 +190,8 @@ def conjuncts(expr: Expr) -> list[Expr]:
 
 # --------------------------------------------------------------------------- aggregates
 
-AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max", "group_concat")
+AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max", "group_concat", "var_pop",
+                       "var_samp", "stddev_pop", "stddev_samp")
 
 #: MySQL's default ``group_concat_max_len``: the bytes a GROUP_CONCAT keeps.
 GROUP_CONCAT_MAX_LEN = 1024

@@ -40,12 +40,14 @@ from rivulet.errors import (
     UnknownColumnError,
     UnknownQualifierError,
     UnknownTableError,
+    UnsupportedSqlError,
 )
 from rivulet.plan import ir
 from rivulet.plan.broken import BrokenView
 from rivulet.plan.ctes import Cte, defined, named_columns
 from rivulet.plan.exists_values import exists_as_counts
 from rivulet.plan.expressions import (
+    SPREAD_AGGREGATES,
     as_text,
     convert,
     is_aggregate,
@@ -703,9 +705,11 @@ class Planner:
         return parts
 
     def _aggregate_call(self, agg: exp.Expr, scope: FromScope) -> tuple[ir.AggCall, ir.Expr | None]:
-        fn = type(agg).__name__.lower()
+        fn = SPREAD_AGGREGATES.get(type(agg)) or type(agg).__name__.lower()
         arg_node = agg.this
         distinct = False
+        if isinstance(arg_node, exp.Distinct) and fn in SPREAD_AGGREGATES.values():
+            raise unsupported(agg, f"{fn.upper()}(DISTINCT ...) (MySQL has no such form)")
         if isinstance(arg_node, exp.Distinct):
             if len(arg_node.expressions) != 1:
                 raise unsupported(agg, "DISTINCT aggregate over several columns")
@@ -1115,7 +1119,8 @@ def _union_is_distinct(query: exp.Expr) -> bool:
 
 # --------------------------------------------------------------------------- helpers
 
-_AGG_TYPES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.GroupConcat)
+_AGG_TYPES: tuple[type[exp.Expr], ...] = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max,
+                                          exp.GroupConcat, *SPREAD_AGGREGATES)
 
 
 def _has_aggregate(select: exp.Select) -> bool:
@@ -1485,6 +1490,10 @@ def _aggregated_value(fn: str, arg: ir.Expr, t: SqlType) -> ir.Expr:
     """What an aggregate takes of ``arg`` (of type ``t``): SUM and AVG of an ENUM add its
     members' indexes and of a TIME its [-]HHMMSS numbers (with the TIME's places), as MySQL
     does; MIN and MAX of an ENUM compare (and return) its members' text."""
+    if fn in SPREAD_AGGREGATES.values() and t.kind not in (INT, BOOL, DECIMAL, FLOAT, STR,
+                                                          None):
+        raise UnsupportedSqlError(f"unsupported {fn.upper()}() of a {t.kind}: MySQL reads it "
+                                  "as a number of its own; CAST it to a number first")
     if t.kind == ENUM and fn in ("sum", "avg"):
         return ir.Call("cast_int", (arg,))
     if t.kind == ENUM and fn in ("min", "max"):

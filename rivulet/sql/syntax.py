@@ -27,7 +27,8 @@ from rivulet.errors import ArgumentCountError, SqlSyntaxError, UnsupportedSqlErr
 from rivulet.values.registry import SCALAR_FUNCTIONS, arity_error
 
 #: Aggregates, which take one argument (``COUNT(DISTINCT a, b)`` is one: a DISTINCT list).
-_AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX", "GROUP_CONCAT"})
+_AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX", "GROUP_CONCAT", "STD", "STDDEV",
+                         "STDDEV_POP", "STDDEV_SAMP", "VARIANCE", "VAR_POP", "VAR_SAMP"})
 
 #: Meta key under which the parser notes how many arguments a call was written with (the
 #: tree alone does not say: sqlglot folds ``IFNULL(a)`` into ``COALESCE(a)``).

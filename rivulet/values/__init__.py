@@ -35,6 +35,8 @@ concept, importing one way only (each imports only those above it in this list):
   :mod:`~rivulet.values.control`, :mod:`~rivulet.values.strings`,
   :mod:`~rivulet.values.numeric`, :mod:`~rivulet.values.dates`,
   :mod:`~rivulet.values.ordering` (``ORDER BY`` keys);
+* :mod:`~rivulet.values.intervals` (``+ INTERVAL``, ``TIMESTAMPDIFF``) and
+  :mod:`~rivulet.values.date_format` (``DATE_FORMAT``, ``EXTRACT``, week numbers);
 * :mod:`~rivulet.values.casts`: ``CAST(x AS type)``;
 * :mod:`~rivulet.values.registry`: the name -> function tables of the expression compiler.
 
@@ -168,6 +170,7 @@ from rivulet.values.conversions import (
     to_str,
     to_temporal,  # noqa: F401 (a helper re-exported outside __all__, see below)
 )
+from rivulet.values.date_format import date_format, extract
 from rivulet.values.dates import (
     addtime,
     convert_tz,
@@ -186,6 +189,7 @@ from rivulet.values.dates import (
     unix_timestamp,
     year,
 )
+from rivulet.values.intervals import date_add, date_sub, timestampdiff
 from rivulet.values.like import like, not_like
 from rivulet.values.logic import and_, not_, or_, truth, xor
 from rivulet.values.numeric import abs_, ceil, floor, greatest, least, round_, sign
@@ -231,5 +235,6 @@ __all__ = [
     "not_like", "null_safe_eq", "nullif", "or_", "regexp", "repeat", "replace", "reverse", "right",
     "round_", "rpad", "rtrim", "sec_to_time", "second", "sign", "sort_key", "sub", "substring",
     "subtime", "time_", "time_to_sec", "timediff", "to_number", "to_scale", "to_str", "trim",
-    "truth", "unix_timestamp", "upper", "xor", "year",
+    "truth", "unix_timestamp", "upper", "xor", "year", "date_add", "date_sub", "timestampdiff",
+    "extract", "date_format",
 ]

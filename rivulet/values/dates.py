@@ -1,4 +1,4 @@
-"""Date and time functions: ``YEAR``, ``HOUR``, ``DATE``, ``DATEDIFF``, ``TIME``,
+"""Date and time functions: ``YEAR``, ``HOUR``, ``MICROSECOND``, ``DATE``, ``DATEDIFF``, ``TIME``,
 ``TIMEDIFF``, ``ADDTIME``, ``SUBTIME``, ``DAYOFWEEK``, ``TIME_TO_SEC``, ``SEC_TO_TIME``,
 ``UNIX_TIMESTAMP``, ``CONVERT_TZ``...
 
@@ -135,6 +135,20 @@ def minute(v: Any) -> int | None:
 def second(v: Any) -> int | None:
     """``SECOND(v)``."""
     return _time_part(v, 2)
+
+
+def microsecond(v: Any) -> int | None:
+    """``MICROSECOND(v)``: the fraction of a second of a datetime (a date's is 0), of a TIME
+    (its sign dropped) or of text or a number read as one, as :func:`hour` reads them."""
+    if v is None:
+        return None
+    if isinstance(v, _date):
+        return v.microsecond if isinstance(v, _datetime) else 0
+    n = time_micros(v, strict=False)
+    check_time(v, n, "Incorrect time value")
+    if n is None:
+        return None
+    return abs(clipped(n, 6)) % _MICRO
 
 
 def date_(v: Any) -> _date | None:

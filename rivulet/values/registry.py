@@ -36,6 +36,7 @@ from rivulet.values.comparison import (
     null_safe_eq,
 )
 from rivulet.values.control import coalesce, if_, ifnull, nullif
+from rivulet.values.date_format import date_format
 from rivulet.values.dates import (
     addtime,
     convert_tz,
@@ -45,6 +46,7 @@ from rivulet.values.dates import (
     dayofweek,
     dayofyear,
     hour,
+    microsecond,
     minute,
     month,
     sec_to_time,
@@ -142,6 +144,7 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "HOUR": hour,
     "MINUTE": minute,
     "SECOND": second,
+    "MICROSECOND": microsecond,
     "DATE": date_,
     "DATEDIFF": datediff,
     "UNIX_TIMESTAMP": unix_timestamp,
@@ -176,6 +179,7 @@ SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "ORD": ord_,
     "HEX": hex_,
     "UNHEX": unhex,
+    "DATE_FORMAT": date_format,
 }
 
 #: (minimum, maximum) argument counts; maximum None means variadic. TRIM's 3-argument form
@@ -225,6 +229,7 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "HOUR": (1, 1),
     "MINUTE": (1, 1),
     "SECOND": (1, 1),
+    "MICROSECOND": (1, 1),
     "DATE": (1, 1),
     "DATEDIFF": (2, 2),
     "UNIX_TIMESTAMP": (1, 1),
@@ -259,6 +264,7 @@ FUNCTION_ARITY: dict[str, tuple[int, int | None]] = {
     "ORD": (1, 1),
     "HEX": (1, 1),
     "UNHEX": (1, 1),
+    "DATE_FORMAT": (2, 2),
 }
 
 #: Functions rivulet computes in fewer forms than MySQL: the most arguments it takes, and

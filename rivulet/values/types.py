@@ -378,8 +378,19 @@ def avg_type(t: SqlType) -> SqlType:
     return replace(arithmetic_type("div", total, INT_TYPE), digits=int_digits(number_type(t)))
 
 
+def spread_type(t: SqlType) -> SqlType:
+    """``VAR_POP``, ``STDDEV_POP`` and the others: a DOUBLE, whose text shows an exact
+    number's places and four more (MySQL's ``div_precision_increment``), a DOUBLE's or
+    text's in its shortest form."""
+    n = number_type(t)
+    if n.kind in (INT, BOOL, DECIMAL):
+        return double_type(min(shown_places(n) + DIV_PRECISION_INCREMENT, NOT_FIXED - 1))
+    return FLOAT_TYPE
+
+
 def aggregate_result_type(fn: str, arg: SqlType | None) -> SqlType:
-    """The type of the aggregate ``fn`` (count, sum, avg, min, max) over ``arg``."""
+    """The type of the aggregate ``fn`` (count, sum, avg, min, max, the spreads) over
+    ``arg``."""
     if fn == "count":
         return int_type(_INT_RESULT_DIGITS)
     assert arg is not None  # only COUNT(*) has no argument
@@ -387,6 +398,8 @@ def aggregate_result_type(fn: str, arg: SqlType | None) -> SqlType:
         return sum_type(arg)
     if fn == "avg":
         return avg_type(arg)
+    if fn in ("var_pop", "var_samp", "stddev_pop", "stddev_samp"):
+        return spread_type(arg)
     return arg
 
 
