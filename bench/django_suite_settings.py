@@ -20,6 +20,7 @@ forever fails instead of using up the run's time.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 #: The environment: the server's port (MySQL's 3306 where unset: the module is imported by
@@ -31,15 +32,15 @@ TEST_SUFFIX_ENV = "RIVULET_DJANGO_TEST_SUFFIX"
 #: Seconds a connection waits for a reply before its query fails.
 READ_TIMEOUT_S = 60
 
-try:
-    import MySQLdb  # noqa: F401  (mysqlclient)
-
-    DRIVER = "mysqlclient"
-except ImportError:  # pragma: no cover - where mysqlclient is installed
+#: The driver Django's backend gets (mysqlclient where it is installed).
+DRIVER = ("mysqlclient" if importlib.util.find_spec("MySQLdb") is not None
+          else "pymysql (install_as_MySQLdb)")
+if DRIVER != "mysqlclient" and os.environ.get("DJANGO_SETTINGS_MODULE") == __name__:
+    # Only in the process Django runs with these settings: bench.django_suite imports this
+    # module for its names, in processes (pytest's) where MySQLdb must stay what it is.
     import pymysql
 
     pymysql.install_as_MySQLdb()
-    DRIVER = "pymysql (install_as_MySQLdb)"
 
 
 def _database(name: str) -> dict[str, object]:

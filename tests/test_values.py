@@ -31,7 +31,8 @@ from rivulet.values.schema import (
 #: The modules of rivulet.values, bottom first: each may import only those before it.
 LAYERS = ["enumerations", "times", "datetexts", "numerals", "conversions", "json_text",
           "json_containment", "clock", "schema", "types", "logic", "comparison", "matching",
-          "arithmetic", "like", "control", "strings", "numeric", "dates", "bits", "powers",
+          "arithmetic", "like", "control", "strings", "numeric", "dates", "intervals",
+          "date_format", "bits", "powers",
           "regexps", "codes", "ordering", "casts", "registry"]
 
 

@@ -122,7 +122,7 @@ def scalar_subqueries(node: exp.Expr) -> list[exp.Subquery]:
         if isinstance(n, (exp.Select, exp.Exists, exp.Any, exp.All)):
             return  # (another test of a subquery's rows, refused or planned as its own)
         if isinstance(n, exp.Subquery):
-            if not isinstance(n.parent, exp.In):
+            if not isinstance(n.parent, exp.In) and not _compared_with_a_row(n):
                 found.append(n)
             return
         for child in n.iter_expressions():
@@ -130,6 +130,17 @@ def scalar_subqueries(node: exp.Expr) -> list[exp.Subquery]:
 
     visit(node)
     return found
+
+
+def _compared_with_a_row(subquery: exp.Subquery) -> bool:
+    """Whether ``subquery`` is a row subquery compared with a row constructor (``(a, b) =
+    (SELECT ...)``): no scalar; rivulet/sql/rows.py refuses it by name (MySQL answers it,
+    so it is no error 1241)."""
+    parent = subquery.parent
+    while isinstance(parent, exp.Paren):
+        parent = parent.parent
+    return isinstance(parent, exp.Binary) and any(
+        isinstance(side, exp.Tuple) for side in (parent.left, parent.right))
 
 
 def decorrelate_scalar(subquery: exp.Subquery, outer: FromScope,
