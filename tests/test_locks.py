@@ -418,6 +418,21 @@ def test_over_mysql_a_deadlock_answers_1213_and_rolls_back(
     first.commit()
 
 
+def test_a_locking_read_with_a_limit_locks_only_the_rows_of_its_keys(
+        db: rivulet.Database) -> None:
+    """Django's ``select_for_update().get(id=...)`` writes ``LIMIT 21``: the rows of that
+    key are locked, not the table (two transactions lock two rows at once)."""
+    first, second = db.transaction(), db.transaction()
+    sql = "SELECT id, n FROM counter WHERE id = ? LIMIT 21 FOR UPDATE"
+    assert first.query(sql, [1]) == [(1, 0)]
+    second.lock_timeout = 0.5
+    assert second.query(sql, [2]) == [(2, 0)]  # (a table lock would time out here)
+    assert ("t", "counter") not in {r for r in db.locks.held(first.owner)
+                                    if db.locks.held(first.owner)[r] & {"X", "S"}}
+    first.rollback()
+    second.rollback()
+
+
 def test_over_mysql_the_older_transaction_closing_a_deadlock_is_its_victim(
         server: ServerThread, db: rivulet.Database) -> None:
     """Django's test_implicit_savepoint_rollback, as MariaDB answers it: the connection

@@ -883,7 +883,7 @@ class Transaction:
     def _pinned(self, plan: ir.ViewPlan, params: Sequence[Any]
                 ) -> tuple[TableSchema, list[RowId]] | None:
         """The table and primary keys a read of ``plan`` with ``params`` names, if it reads
-        one table, only filtering and projecting, and its parameters give every
+        one table, only filtering, projecting and cutting (LIMIT), and its parameters give every
         primary-key column; else None. The answer is kept for the same plan and parameters
         from :meth:`quick_read` to the :meth:`locking_read` of the same statement."""
         memo = self._pinned_memo
@@ -892,7 +892,9 @@ class Transaction:
         pinned = None
         nodes = ir.walk(plan.root)
         scans = [n for n in nodes if isinstance(n, ir.Scan)]
-        if len(scans) == 1 and all(isinstance(n, (ir.Scan, ir.Filter, ir.Project))
+        # (a LIMIT only cuts the rows of the keys it names: Django's get() writes LIMIT 21,
+        # and locking the whole table for it serialized every select_for_update().get())
+        if len(scans) == 1 and all(isinstance(n, (ir.Scan, ir.Filter, ir.Project, ir.TopK))
                                    for n in nodes):
             schema = self._core.catalog.tables.get(scans[0].table.lower())
             if schema is not None and schema.version == scans[0].version:
