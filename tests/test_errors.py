@@ -339,6 +339,9 @@ UNSUPPORTED = [
     ("SELECT t.id FROM t JOIN u ON t.id = u.tid AND u.n = ?", ("?", "join"), True),
     ("SELECT id FROM t WHERE id IN (SELECT tid FROM u LIMIT ?)", ("?", "subquery"), False),
     ("INSERT INTO t SELECT id, 'x', n, tid FROM u", ("insert", "select"), True),
+    # (run, they would answer a count where the client asked for rows)
+    ("DELETE FROM t WHERE id = 1 RETURNING id", ("delete", "returning"), True),
+    ("UPDATE t SET n = 5 WHERE id = 1 RETURNING id", ("update", "returning"), True),
 ]
 
 

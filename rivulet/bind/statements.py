@@ -307,6 +307,9 @@ def bind(node: exp.Expr, catalog: Catalog, text: str) -> Statement:
         return Drop(dropped, tuple(n.name for n in names), bool(node.args.get("exists")))
     if isinstance(node, exp.Insert):
         return replace(_insert(node, catalog), sql=sql)
+    if isinstance(node, (exp.Update, exp.Delete)) and node.args.get("returning"):
+        # (it would run and answer a row count where the client asked for rows)
+        raise unsupported(node, f"{type(node).__name__.upper()} with RETURNING")
     if isinstance(node, exp.Update):
         if node.this.args.get("joins"):
             return replace(_joined_update(node, catalog), sql=sql)
