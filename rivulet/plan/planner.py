@@ -337,17 +337,8 @@ class Planner:
             self.enclosing.pop()
         outer_exprs = [translate(e, scope) for e in found.outer]
         types = scope.types()
-        refuse_join_keys([(type_of(e, types).kind, inner.columns[j].kind)
-                          for j, e in enumerate(outer_exprs)])
-        outer_keys: list[ir.Expr] = []
-        inner_keys: list[ir.Expr] = []
-        if not found.correlated:
-            outer_keys.append(constant_key())
-            inner_keys.append(constant_key())
-        for j, e in enumerate(outer_exprs):
-            mine, theirs = type_of(e, types), inner.columns[j].type
-            outer_keys.append(_compared_key(e, mine, theirs))
-            inner_keys.append(_compared_key(ir.Col(j, inner.columns[j].name), theirs, mine))
+        outer_keys, inner_keys = _correlation_keys(outer_exprs, types, inner,
+                                                   bool(found.correlated))
         width = node.arity
         names = [c.name for c in node.columns]
         key_names = [f"_key{i}" for i in range(len(outer_keys))]
@@ -411,17 +402,7 @@ class Planner:
         keys_scope = scope if grouped is None else grouped
         outer_exprs = [translate(e, keys_scope) for e in found.outer]
         types = keys_scope.types()
-        refuse_join_keys([(type_of(e, types).kind, inner.columns[j].kind)
-                          for j, e in enumerate(outer_exprs)])
-        outer_keys: list[ir.Expr] = []
-        inner_keys: list[ir.Expr] = []
-        if not correlated:
-            outer_keys.append(constant_key())
-            inner_keys.append(constant_key())
-        for j, e in enumerate(outer_exprs):
-            mine, theirs = type_of(e, types), inner.columns[j].type
-            outer_keys.append(_compared_key(e, mine, theirs))
-            inner_keys.append(_compared_key(ir.Col(j, inner.columns[j].name), theirs, mine))
+        outer_keys, inner_keys = _correlation_keys(outer_exprs, types, inner, bool(correlated))
         width = node.arity
         names = [c.name for c in node.columns]
         key_names = [f"_key{i}" for i in range(len(outer_keys))]
@@ -1266,6 +1247,22 @@ class _KeyedSides:
     right_keys: tuple[int, ...]
     left_width: int  # the columns of the side as written
     right_width: int
+
+
+def _correlation_keys(outer_exprs: list[ir.Expr], types: Sequence[SqlType], inner: ir.Node,
+                      correlated: bool) -> tuple[list[ir.Expr], list[ir.Expr]]:
+    """The keys a decorrelated subquery (``inner``, its correlation columns first) joins the
+    outer row on: each outer expression and its inner column, converted to compare as
+    ``=`` does; uncorrelated, the constant key. Join keys ``=`` cannot compare are refused."""
+    refuse_join_keys([(type_of(e, types).kind, inner.columns[j].kind)
+                      for j, e in enumerate(outer_exprs)])
+    outer_keys: list[ir.Expr] = [] if correlated else [constant_key()]
+    inner_keys: list[ir.Expr] = [] if correlated else [constant_key()]
+    for j, e in enumerate(outer_exprs):
+        mine, theirs = type_of(e, types), inner.columns[j].type
+        outer_keys.append(_compared_key(e, mine, theirs))
+        inner_keys.append(_compared_key(ir.Col(j, inner.columns[j].name), theirs, mine))
+    return outer_keys, inner_keys
 
 
 def _compared_key(e: ir.Expr, have: SqlType, other: SqlType) -> ir.Expr:
