@@ -83,3 +83,19 @@ def test_forms_mysql_answers_as_text_or_by_the_day_are_refused(times: MySQLPair,
                                                               what: str) -> None:
     with pytest.raises(UnsupportedSqlError, match=what):
         times.db.query(f"SELECT {expr} FROM tt")
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("1969-12-31 23:59:59", 0), ("1970-01-01 00:00:01", 1),
+    ("2040-01-01", 2208988800), ("3001-01-18 23:59:59", 32536771199),
+    ("3001-01-19 00:00:00", 0), ("9999-12-31", 0)])
+def test_unix_timestamp_outside_mysql_8s_range_is_0(text: str, seconds: int) -> None:
+    """MySQL 8 (8.0.28 on, 64-bit) answers UNIX_TIMESTAMP from 1970-01-01 00:00:01 to
+    3001-01-18 23:59:59 UTC and 0 outside; MariaDB answers NULL past 2038, so it is no
+    oracle here: the figures are MySQL's documented range, the seconds Python's."""
+    from rivulet.values.dates import unix_timestamp
+
+    assert unix_timestamp(text) == seconds
+    if seconds:
+        assert dt.datetime.fromtimestamp(seconds, dt.UTC).replace(tzinfo=None) \
+            == dt.datetime.fromisoformat(text)

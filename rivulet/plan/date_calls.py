@@ -174,6 +174,12 @@ def check(fn: str, args: Sequence[Expr], arg_types: Sequence[SqlType]) -> None:
             if unit.value not in DATE_UNITS:
                 reason = (f"a {t.kind} with a unit of the clock (MySQL reads it as a "
                           "TIME)")
+            elif unit.value == "WEEK":
+                reason = (f"a {t.kind} with unit WEEK (MySQL counts weeks of a date "
+                          "with a zero month or day from its own day numbers)")
+            elif unit.value == "DAY" and t.kind != STR:
+                reason = (f"a {t.kind} with unit DAY (MariaDB reads a number there as a "
+                          "time, its hours as days; MySQL as a date)")
         if reason is not None:
             raise UnsupportedSqlError(f"unsupported {fn.upper()}() of {reason}")
 

@@ -10,6 +10,7 @@ where a read carries on with a warning, the write fails.
 
 from __future__ import annotations
 
+import calendar
 import datetime as _dt
 import math
 import re
@@ -305,28 +306,70 @@ def _number_parts(n: int | float | Decimal) -> Parts | None:
     return year, month, day, hour, minute, second, micro
 
 
+def _written_parts(v: Any) -> Parts | None:
+    """The fields of text or a number read as a date, unchecked (None for other values and
+    for what has no date's shape); a number from 0 to 1 is the zero date, as MySQL reads
+    it (its whole part 0)."""
+    t = type(v)
+    if t is int or t is float or t is Decimal:
+        return _ZERO_PARTS if 0 <= v < 1 else _number_parts(v)
+    if t is str or t is bytes:
+        return text_parts(v.decode("utf-8", "replace") if t is bytes else v)
+    return None
+
+
+_ZERO_PARTS: Parts = (0, 0, 0, None, 0, 0, 0)
+
+
+def _in_range(parts: Parts) -> bool:
+    """Whether ``parts`` are a date MySQL's TIME_FUZZY_DATE reading takes: each field in its
+    range, a month or day of 0 allowed (and year 0), a day past its month's end not."""
+    year, month, day, hour, minute, second, _micro = parts
+    if month > 12 or day > 31 or (hour is not None and (hour > 23 or minute > 59
+                                                        or second > 59)):
+        return False
+    # (year 0 is no leap year for MySQL; year 1 has its calendar)
+    return not (month and day) or day <= calendar.monthrange(year or 1, month)[1]
+
+
 def zero_in_date_key(v: Any) -> tuple[int, ...] | None:
     """For text or a number that reads as a date whose month or day is 0 (not the zero
     date: '2024-02-00', 20010000000000, 10000000000 read as 2001-00-00 00:00:00), the
     fields MySQL compares it by, as a tuple (year, month, day, hour, minute, second,
     microsecond); else None. MySQL places such a date between the last moment before it
     and the first after it: a date compared with it compares by these fields."""
-    t = type(v)
-    if t is int or t is float or t is Decimal:
-        parts = _number_parts(v)
-    elif t is str or t is bytes:
-        parts = text_parts(v.decode("utf-8", "replace") if t is bytes else v)
-    else:
-        return None
+    parts = _written_parts(v)
     if parts is None:
         return None
     year, month, day, hour, minute, second, micro = parts
-    if month and day or (year, month, day) == (0, 0, 0):
+    if month and day or (year, month, day) == (0, 0, 0) or not _in_range(parts):
         return None  # no zero in it, or the zero date
-    if month > 12 or day > 31 or (hour is not None and (hour > 23 or minute > 59
-                                                        or second > 59)):
-        return None
     return year, month, day, hour or 0, minute, second, micro
+
+
+def date_fields(v: Any) -> Parts | None:
+    """The fields of a non-NULL value read as a date by MySQL's date-part functions (YEAR,
+    MONTH, DAY, EXTRACT...), or None where MySQL answers NULL. Those read dates "fuzzily":
+    a month or day of 0 ('2000-10-00', the number 1000 read as YYMMDD 00-10-00), year 0 and
+    the zero date are dates to them (MONTH(1000) is 10, DAY('2000-10-00') is 0), where
+    :func:`to_temporal` has no date; a day past its month's end is still none. In a write
+    statement (:data:`MODE`) what is no date fails as in :func:`to_temporal`."""
+    t = type(v)
+    if t is _datetime:
+        return v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond
+    if t is _date:
+        return v.year, v.month, v.day, None, 0, 0, 0
+    parts = _written_parts(v)
+    if parts is None or not (parts[0] == 0 or parts[1] == 0 or parts[2] == 0) \
+            or not _in_range(parts):
+        d = to_temporal(v)  # (a valid date, or none: its errors and warnings)
+        return None if d is None else date_fields(d)
+    if MODE.strict:
+        shape = _date.min if parts[3] is None else _datetime.min
+        problem = temporal_truncation(v, shape, "Incorrect datetime value")
+        if problem is not None:
+            truncated(problem, v)
+    return parts
 
 
 def to_temporal(v: Any) -> _date | None:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from rivulet.values.conversions import to_str, to_temporal
+from rivulet.values.conversions import date_fields, to_str, to_temporal
+from rivulet.values.datetexts import Parts
 
 _date = _dt.date
 _datetime = _dt.datetime
@@ -156,13 +157,24 @@ def date_format(v: Any, fmt: Any) -> str | None:
     return "".join(out)
 
 
-def _extract_part(unit: str, t: _datetime) -> int:
+def _extract_part(unit: str, fields: Parts) -> int | None:
+    """One unit of EXTRACT from a date's fields (None: the unit needs a whole date)."""
+    year, month, day, hour, minute, second, micro = fields
     if unit == "WEEK":
-        return calc_week(t, week_mode(0))[0]
+        t = _moment_of(fields)
+        return None if t is None else calc_week(t, week_mode(0))[0]
     if unit == "QUARTER":
-        return (t.month + 2) // 3
-    return {"YEAR": t.year, "MONTH": t.month, "DAY": t.day, "HOUR": t.hour,
-            "MINUTE": t.minute, "SECOND": t.second, "MICROSECOND": t.microsecond}[unit]
+        return (month + 2) // 3
+    return {"YEAR": year, "MONTH": month, "DAY": day, "HOUR": hour or 0, "MINUTE": minute,
+            "SECOND": second, "MICROSECOND": micro}[unit]
+
+
+def _moment_of(fields: Parts) -> _datetime | None:
+    year, month, day, hour, minute, second, micro = fields
+    try:
+        return _datetime(year, month, day, hour or 0, minute, second, micro)
+    except ValueError:
+        return None  # (a zero month or day, year 0: no calendar day)
 
 
 #: EXTRACT's units: the simple ones, and the compound ones as the parts they join
@@ -203,7 +215,13 @@ def extract(unit: str, v: Any) -> int | None:
         return None
     if isinstance(v, _dt.timedelta):
         return _extract_time(unit, v)
-    t = _moment(v)
-    if t is None:
+    fields = date_fields(v)  # (a zero month or day too: EXTRACT(MONTH FROM 1000) is 10)
+    if fields is None:
         return None
-    return sum(_extract_part(part, t) * scale for part, scale in EXTRACT_UNITS[unit])
+    total = 0
+    for part, scale in EXTRACT_UNITS[unit]:
+        n = _extract_part(part, fields)
+        if n is None:
+            return None
+        total += n * scale
+    return total

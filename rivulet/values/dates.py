@@ -19,6 +19,7 @@ from typing import Any
 from rivulet.values.conversions import (
     MODE,
     check_time,
+    date_fields,
     read_temporal,
     to_number,
     to_str,
@@ -51,30 +52,32 @@ MIN_OFFSET = -_dt.timedelta(hours=13, minutes=59)
 #: The TIMESTAMP range: CONVERT_TZ leaves a value whose UTC time falls outside it as it is.
 _TIMESTAMP_MIN = _datetime(1970, 1, 1, 0, 0, 1)
 _TIMESTAMP_MAX = _datetime(2038, 1, 19, 3, 14, 7)
+#: The last second UNIX_TIMESTAMP answers (MySQL 8.0.28 and later, 64-bit platforms).
+_UNIX_TIMESTAMP_MAX = calendar.timegm((3001, 1, 18, 23, 59, 59))
 
 
 def year(v: Any) -> int | None:
-    """``YEAR(v)``."""
+    """``YEAR(v)`` (of a date with a zero month or day too: :func:`date_fields`)."""
     if v is None:
         return None
-    t = to_temporal(v)
-    return None if t is None else t.year
+    fields = date_fields(v)
+    return None if fields is None else fields[0]
 
 
 def month(v: Any) -> int | None:
-    """``MONTH(v)``."""
+    """``MONTH(v)`` (of a date with a zero month or day too: :func:`date_fields`)."""
     if v is None:
         return None
-    t = to_temporal(v)
-    return None if t is None else t.month
+    fields = date_fields(v)
+    return None if fields is None else fields[1]
 
 
 def day(v: Any) -> int | None:
-    """``DAY(v)`` / ``DAYOFMONTH``."""
+    """``DAY(v)`` / ``DAYOFMONTH`` (of a date with a zero month or day too: :func:`date_fields`)."""
     if v is None:
         return None
-    t = to_temporal(v)
-    return None if t is None else t.day
+    fields = date_fields(v)
+    return None if fields is None else fields[2]
 
 
 def dayofweek(v: Any) -> int | None:
@@ -174,7 +177,9 @@ def datediff(a: Any, b: Any) -> int | None:
 
 def unix_timestamp(v: Any) -> int | Decimal | None:
     """``UNIX_TIMESTAMP(v)``: seconds since 1970-01-01 00:00:00, treating the value as UTC
-    (rivulet has no session time zone). Dates before the epoch give 0, as in MySQL."""
+    (rivulet has no session time zone). Dates outside MySQL 8's range (1970-01-01
+    00:00:01 to 3001-01-18 23:59:59.999999 UTC) give 0, as there. (MariaDB answers NULL
+    outside 1970 to 2038-01-19 03:14:07.)"""
     if v is None:
         return None
     t = to_temporal(v)
@@ -183,7 +188,7 @@ def unix_timestamp(v: Any) -> int | Decimal | None:
     if not isinstance(t, _datetime):  # a date
         t = _datetime.combine(t, _MIDNIGHT)
     secs = calendar.timegm(t.timetuple())
-    if secs < 0:
+    if secs < 0 or secs > _UNIX_TIMESTAMP_MAX:
         return 0
     if t.microsecond:
         return Decimal(secs) + Decimal(t.microsecond).scaleb(-6)
