@@ -459,8 +459,10 @@ class Program:
             return catalog.table(name) is not None
 
         given = list(dict.fromkeys(statement.names))
-        missing = [] if views or statement.if_exists else [n for n in given if not exists(n)]
-        names = [n for n in given if exists(n) or (views and not statement.if_exists)]
+        missing = [] if statement.if_exists else [n for n in given if not exists(n)]
+        if views and missing:  # (MySQL 8 drops no view then; MariaDB the others, 4092)
+            raise NoTableToDropError(_unknown_tables(missing))
+        names = [n for n in given if exists(n)]
         dropping = {n.lower() for n in names}
         # A table other tables reference goes only after them (MariaDB refuses `DROP TABLE
         # parent, child` with 1451; rivulet then drops none of them).
@@ -482,8 +484,7 @@ class Program:
             names.remove(name)
             dropping.discard(name.lower())
         if missing:
-            raise NoTableToDropError("Unknown table '{}'".format(
-                ",".join(".".join(split_name(n)) for n in missing)))
+            raise NoTableToDropError(_unknown_tables(missing))
 
     def _view_readers(self, name: str) -> set[str]:
         """The views (ad-hoc queries among them) that read the view ``name``."""
@@ -1009,3 +1010,8 @@ def _names_cte(table: exp.Table) -> bool:
                 return True
         child, node = node, node.parent
     return False
+
+
+def _unknown_tables(names: Sequence[str]) -> str:
+    """MySQL's 1051 message for ``DROP TABLE``/``DROP VIEW`` of names that are none."""
+    return "Unknown table '{}'".format(",".join(".".join(split_name(n)) for n in names))
