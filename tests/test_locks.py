@@ -433,6 +433,26 @@ def test_a_locking_read_with_a_limit_locks_only_the_rows_of_its_keys(
     second.rollback()
 
 
+def test_a_locking_read_of_a_constant_in_list_locks_only_the_rows_it_lists(
+        db: rivulet.Database) -> None:
+    """``WHERE id IN (1, 3) FOR UPDATE`` (constants: Django's ``filter(id__in=[...])``)
+    locks rows 1 and 3, not the table: another transaction locks row 2 meanwhile, and
+    waits for row 1; a NULL in the list matches and locks nothing."""
+    db.execute("INSERT INTO counter VALUES (3, 0)")
+    first, second = db.transaction(), db.transaction()
+    assert sorted(first.query("SELECT id FROM counter WHERE id IN (1, 3, NULL) FOR UPDATE")) \
+        == [(1,), (3,)]
+    held = db.locks.held(first.owner)
+    assert held == {("t", "counter"): {IX}, ("r", "counter", (1,)): {X},
+                    ("r", "counter", (3,)): {X}}
+    second.lock_timeout = 0.3
+    assert second.query("SELECT n FROM counter WHERE id IN (2) FOR UPDATE") == [(0,)]
+    with pytest.raises(LockWaitTimeoutError):
+        second.query("SELECT n FROM counter WHERE id IN (2, 1) FOR UPDATE")
+    first.rollback()
+    second.rollback()
+
+
 def test_over_mysql_the_older_transaction_closing_a_deadlock_is_its_victim(
         server: ServerThread, db: rivulet.Database) -> None:
     """Django's test_implicit_savepoint_rollback, as MariaDB answers it: the connection

@@ -1147,7 +1147,8 @@ def _pinned_keys(plan: ir.ViewPlan, params: Sequence[Any],
                  schema: TableSchema) -> list[RowId] | None:
     """The stored primary keys a read of one table (only filtered and projected) pins:
     each key column compared with ``=`` to an equality parameter of the view or to a
-    constant (``WHERE id = 5``), its rows then among those keys' rows; else None."""
+    constant (``WHERE id = 5``), or listed with constants (``WHERE id IN (5, 6)``), its
+    rows then among those keys' rows; else None."""
     if not schema.primary_key:
         return None
     values = values_by_param(plan, params)
@@ -1157,8 +1158,15 @@ def _pinned_keys(plan: ir.ViewPlan, params: Sequence[Any],
         if not isinstance(node, ir.Filter):
             continue
         for condition in ir.conjuncts(node.predicate):
-            if not (isinstance(condition, ir.Call) and condition.fn == "eq"
-                    and len(condition.args) == 2):
+            if not isinstance(condition, ir.Call):
+                continue
+            listed = _listed_constants(condition)
+            if listed is not None:  # (``id IN (1, 2)``: the rows of those keys)
+                source = node.input.columns[listed[0].index].column
+                if source is not None:
+                    by_column.setdefault(source.name.lower(), listed[1])
+                continue
+            if condition.fn != "eq" or len(condition.args) != 2:
                 continue
             column, value = condition.args
             if isinstance(value, ir.Col) and isinstance(column, ir.Lit):
@@ -1184,6 +1192,18 @@ def _pinned_keys(plan: ir.ViewPlan, params: Sequence[Any],
     if size > MAX_LOCKED_KEYS:
         return None
     return stored_keys(schema, list(itertools.product(*per_column)))
+
+
+def _listed_constants(condition: ir.Call) -> tuple[ir.Col, list[Any]] | None:
+    """For ``column IN (constant, ...)``, the column and the constants that can match it
+    (a NULL matches no row); else None."""
+    if condition.fn != "in_list" or not isinstance(condition.args[0], ir.Col):
+        return None
+    listed = condition.args[1:]
+    if not all(isinstance(a, ir.Lit) for a in listed):
+        return None
+    return condition.args[0], [a.value for a in listed
+                               if isinstance(a, ir.Lit) and a.value is not None]
 
 
 def _tables_of(plan: ir.ViewPlan) -> set[str]:
