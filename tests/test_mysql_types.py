@@ -217,8 +217,19 @@ CONTROL = [
     "NULLIF(i / 3, 2.3333)",
     "GREATEST(i, d)", "GREATEST(d1, d)", "GREATEST(i, f)", "GREATEST(i, s)",  # DOUBLE
     "GREATEST(dt, ts)", "GREATEST(s, 'b')", "LEAST(i, 2.55)", "LEAST(dt, '2020-06-01')",
-    "LEAST(i, u)", "GREATEST(dt, 20200601)", "GREATEST(dt, s)", "LEAST(1, s)",
+    "LEAST(i, u)", "GREATEST(dt, 20200601)", "LEAST(1, s)",
 ]
+
+
+@pytest.mark.parametrize("expr", ["GREATEST(dt, s)", "LEAST(dt, i)", "GREATEST(ts, 7.0)",
+                                  "LEAST(dt, 'abc')"])
+def test_an_extreme_of_a_date_and_what_may_be_no_date_is_refused(typed: MySQLPair,
+                                                                 expr: str) -> None:
+    """Where the value that is no date wins, MariaDB shows NULL but compares the result as
+    the zero date (``CASE LEAST(b, a) WHEN 'x y'`` matched, found by the differential test),
+    and MySQL 8 has rules of its own: refused by name (it answered as MariaDB shows)."""
+    with pytest.raises(UnsupportedSqlError, match="of a date with"):
+        typed.db.query(f"SELECT id, {expr} FROM v")
 
 
 @pytest.mark.parametrize("expr", CONTROL)

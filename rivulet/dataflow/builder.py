@@ -516,7 +516,7 @@ def finisher(plan: ir.ViewPlan) -> Callable[[list[Row]], tuple[Row, ...]]:
 
     shown = [(i, str if c.kind == ENUM else single_text)
              for i, c in enumerate(plan.root.columns[:visible])
-             if c.kind == ENUM or (c.column is not None and c.column.single)]
+             if c.kind == ENUM or c.single or (c.column is not None and c.column.single)]
     if not shown:
         return finish
 

@@ -25,6 +25,7 @@ from rivulet.sql.clock import ClockCall, clock_call, stamped
 from rivulet.sql.parse import error_at, position, unsupported
 from rivulet.sql.syntax import WRITTEN_NAME, is_mysql_function
 from rivulet.values import regexps, types
+from rivulet.values.conversions import read_temporal
 from rivulet.values.datetexts import fraction_digits
 from rivulet.values.registry import (
     SCALAR_FUNCTIONS,
@@ -696,6 +697,7 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
         if result.kind in types.DATE_KINDS:
             # Compared as dates, text or a number that is not one counting as the zero date
             # (values.coerce_pair), which is what LEAST then answers: NULL here.
+            _refuse_undated_extreme(fn, args, arg_types)
             return Call(f"cast_{result.kind}", (Call(fn, tuple(args)),)), result
         args = [convert(a, t, result) for a, t in zip(args, arg_types)]
         return Call(fn, tuple(args)), result
@@ -731,6 +733,8 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
         return Call(fn, (args[0], Lit(arg_types[0].scale, INT))), types.STR_TYPE
     elif fn == "cast_str" and _fixed_double(arg_types[0]):
         return Call(fn, (args[0], Lit(arg_types[0].decimals, INT))), types.STR_TYPE
+    elif fn == "cast_str" and arg_types[0].single:
+        return Call("single_str", (args[0],)), types.STR_TYPE
     result = result_type(fn, arg_types, args)
     if fn == "UNIX_TIMESTAMP" and result.kind == DECIMAL:  # of a DATETIME(fsp), of text
         return to_places(Call(fn, tuple(args)), result), result  # its places, a fraction or not
@@ -877,6 +881,25 @@ def to_places(e: Expr, t: SqlType) -> Expr:
     return Call("to_scale", (e, *places))
 
 
+def _refuse_undated_extreme(fn: str, args: Sequence[Expr],
+                            arg_types: Sequence[SqlType]) -> None:
+    """Refuse ``GREATEST``/``LEAST`` of a date with a value that may be no date: a column or
+    expression of text or numbers, a constant that reads as none. Where such a value wins,
+    MariaDB shows NULL but compares its result as the zero date (``CASE LEAST(d, 7.0) WHEN
+    'x' ...`` matches), where MySQL 8 has rules of its own: no one answer to give.
+    Constants that read as dates ('2024-01-02', 20240102) are answered."""
+    for a, t in zip(args, arg_types):
+        if t.kind in types.DATE_KINDS or t.kind is None:
+            continue
+        if isinstance(a, Lit) and read_temporal(a.value) is not None:
+            continue
+        what = "a constant that is no date" if isinstance(a, Lit) else f"a {t.kind} value"
+        raise UnsupportedSqlError(f"unsupported {fn}() of a date with {what} (MariaDB "
+                                  "compares the NULL it shows as the zero date; MySQL 8 "
+                                  "compares such arguments otherwise): CAST it to a DATE "
+                                  "or DATETIME first")
+
+
 def as_number(e: Expr, t: SqlType) -> Expr:
     """``e`` as the number it is in numeric context, where its value alone does not say
     (a TIME with fractional digits: the DECIMAL [-]HHMMSS.ff with exactly that many places,
@@ -891,11 +914,14 @@ def as_text(e: Expr, t: SqlType) -> Expr:
     """``e`` as the text it is in string context, where its value alone does not say (a
     TIME or DATETIME with fractional digits shows exactly that many: '01:02:03.500' for a
     TIME(3); a DOUBLE rounded to places shows them: '1.50' for ``ROUND(x, 2)``, the
-    integer in full for ``FLOOR(x)``)."""
+    integer in full for ``FLOOR(x)``; a single-precision FLOAT its shortest text, '1.1'
+    where its double is 1.100000023841858)."""
     if t.kind in (TIME, DATETIME) and t.scale:
         return Call("cast_str", (e, Lit(t.scale, INT)))
     if _fixed_double(t):
         return Call("cast_str", (e, Lit(t.decimals, INT)))
+    if t.single:
+        return Call("single_str", (e,))
     return e
 
 
@@ -1082,6 +1108,8 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
         return SqlType(BYTES) if kinds[0] == BYTES else types.STR_TYPE
     if fn == "cast_bytes":
         return SqlType(BYTES)
+    if fn == "single_str":
+        return types.STR_TYPE
     if fn in ("cast_decimal", "to_scale"):
         return _decimal_cast_type(fn, args, exprs)
     if fn == "UNIX_TIMESTAMP":

@@ -55,18 +55,20 @@ class ColumnInfo:
     decimals: int = NOT_FIXED
     #: For an exact number, its integer digits (``SqlType.digits``).
     digits: int = field(default=0, compare=False)
+    #: For a DOUBLE, whether it is MySQL's single-precision FLOAT (``SqlType.single``).
+    single: bool = False
 
     @property
     def type(self) -> SqlType:
         return SqlType(self.kind, self.scale, self.frac, self.unsigned, self.decimals,
-                       self.digits)
+                       self.digits, self.single)
 
     @staticmethod
     def of(name: str, t: SqlType, nullable: bool = True,
            column: Column | None = None) -> ColumnInfo:
         """A column of type ``t`` (with the table ``column`` its values are, if any)."""
         return ColumnInfo(name, t.kind, nullable, t.scale, t.frac, t.unsigned, column,
-                          t.decimals, t.digits)
+                          t.decimals, t.digits, t.single)
 
 
 # --------------------------------------------------------------------------- expressions

@@ -741,14 +741,6 @@ class Planner:
         text = translate(exp.Anonymous(this="CONCAT", expressions=[w.copy() for w in written]),
                          scope)
         values = [shown(v, type_of(v, types)) for v in (translate(w, scope) for w in written)]
-        for w, v in zip(written, values):
-            shows = type_of(v, types)
-            if shows.kind == FLOAT and shows.decimals >= NOT_FIXED and any(
-                    (c := scope.columns[i].column) is not None and c.single
-                    for i in ir.columns_used(v)):
-                raise unsupported(w, "GROUP_CONCAT of a FLOAT column's value (MySQL writes a "
-                                  "single-precision value's shortest text; rivulet its "
-                                  "double's): ROUND it or CAST it AS DECIMAL")
         order = []
         for term in terms:
             _refuse_negative_position(term.this, "GROUP_CONCAT's ORDER BY")

@@ -32,8 +32,9 @@ from rivulet.values.conversions import (
 )
 from rivulet.values.enumerations import EnumValue, plain
 from rivulet.values.json_text import json_number_text
-from rivulet.values.numerals import fixed_double_text
+from rivulet.values.numerals import double_text, fixed_double_text
 from rivulet.values.numeric import round_
+from rivulet.values.schema import single_text
 from rivulet.values.strings import concat
 from rivulet.values.times import (
     clipped,
@@ -211,6 +212,15 @@ def cast_str(v: Any, fsp: Any = None) -> str | bytes | None:
     return concat(v) if not isinstance(v, str) else plain(v)
 
 
+def single_str(v: Any) -> str | None:
+    """The text of a single-precision FLOAT's value (``CAST(f AS CHAR)``, ``CONCAT(f)``...):
+    the shortest that reads back as the same 4-byte float, as MySQL writes a FLOAT ('1.1',
+    where the double rivulet computes with is 1.100000023841858)."""
+    if v is None:
+        return None
+    return double_text(single_text(v)) if type(v) is float else to_str(v)
+
+
 def datetime_text(v: _datetime, digits: int) -> str:
     """A DATETIME's text with exactly ``digits`` fractional digits ('2024-01-02
     03:04:05.120' for a DATETIME(3)), as MySQL shows one."""
@@ -263,6 +273,7 @@ CASTS: dict[str, Callable[[Any], Any]] = {
     "cast_decimal": cast_decimal,
     "cast_bytes": cast_bytes,
     "cast_str": cast_str,
+    "single_str": single_str,
     "cast_date": cast_date,
     "cast_datetime": cast_datetime,
     "cast_time": cast_time,

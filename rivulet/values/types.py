@@ -106,6 +106,10 @@ class SqlType:
     #: integer of a function, whose digits are :data:`_FUNCTION_DIGITS`. Not part of the
     #: type's identity: values of types that differ only here are alike.
     digits: int = field(default=0, compare=False)
+    #: For a DOUBLE, whether it is MySQL's FLOAT: single-precision values (a FLOAT column's,
+    #: and ``COALESCE``/``CASE``/``MIN``... of such alone), whose text is the shortest that
+    #: reads back as the same 4-byte float ('1.1', where the double is 1.100000023841858).
+    single: bool = False
 
     @property
     def rounded(self) -> bool:
@@ -116,6 +120,7 @@ class SqlType:
 NULL = SqlType(None)
 INT_TYPE = SqlType(INT)
 FLOAT_TYPE = SqlType(FLOAT)
+SINGLE_TYPE = SqlType(FLOAT, single=True)
 STR_TYPE = SqlType(STR)
 
 
@@ -198,7 +203,7 @@ def column_type(column: Column) -> SqlType:
         wide = "BIGINT" in column.sql_type.upper() and unsigned
         digits = 20 if wide else len(str(max(abs(column.bounds[0]), abs(column.bounds[1]))))
         return SqlType(INT, unsigned=unsigned, digits=digits)
-    return SqlType(column.kind, unsigned=unsigned)
+    return SqlType(column.kind, unsigned=unsigned, single=column.single)
 
 
 def value_type(value: Any) -> SqlType:
@@ -231,9 +236,12 @@ _KIND_OF_PYTHON: dict[type, Kind] = {
 def number_type(t: SqlType) -> SqlType:
     """The type of a value in numeric context (``values.to_number``): text is a DOUBLE, a
     DATE the integer YYYYMMDD, a DATETIME YYYYMMDDhhmmss, a TIME [-]HHMMSS (a DECIMAL with
-    the fractional digits of a DATETIME(fsp) or TIME(fsp)), an ENUM its member's index."""
+    the fractional digits of a DATETIME(fsp) or TIME(fsp)), an ENUM its member's index, a
+    single-precision FLOAT a DOUBLE (``-f`` and ``ABS(f)`` show the double's digits)."""
     if t.kind in (INT, BOOL):
         return SqlType(INT, unsigned=t.unsigned, digits=int_digits(t))
+    if t.single:
+        return replace(t, single=False)
     if t.kind in (DECIMAL, FLOAT, None):
         return t
     if t.kind in TEMPORAL_KINDS:  # YYYYMMDD, YYYYMMDDhhmmss, HHHMMSS
@@ -294,6 +302,8 @@ def arithmetic_type(fn: str, a: SqlType, b: SqlType) -> SqlType:
 
 def _merged_numbers(types: list[SqlType]) -> SqlType:
     kinds = {t.kind for t in types}
+    if all(t.single for t in types):
+        return SINGLE_TYPE  # (MySQL: FLOAT with FLOAT is a FLOAT, with anything a DOUBLE)
     if FLOAT in kinds:
         return double_type(max(shown_places(t) for t in types))
     signs = {t.unsigned for t in types if t.kind in (INT, BOOL)}
@@ -463,7 +473,7 @@ def between_as_dates(kinds: Iterable[Kind | None]) -> bool:
 
 __all__ = [
     "DATE_KINDS", "DIV_PRECISION_INCREMENT", "EXACT_KINDS", "FLOAT_TYPE", "INT_TYPE",
-    "NOT_FIXED", "double_type", "shown_places",
+    "NOT_FIXED", "SINGLE_TYPE", "double_type", "shown_places",
     "MAX_FSP", "MAX_SCALE", "NULL", "NUMBER_KINDS", "STR_TYPE", "SqlType", "TEMPORAL_KINDS",
     "TEXT_KINDS", "UNDECLARED_DECIMAL_SCALE", "aggregate", "aggregate_result_type",
     "arithmetic_type", "avg_type", "between_as_dates", "between_as_doubles", "between_as_times",
