@@ -137,6 +137,14 @@ def subquery_test(condition: exp.Expr) -> tuple[SubqueryTest, exp.Expr, exp.Expr
     if isinstance(node, exp.In) and node.args.get("query") is not None:
         query = node.args["query"]
         return (SubqueryTest.NOT_IN if negated else SubqueryTest.IN), query, node.this
+    if isinstance(node, (exp.EQ, exp.NEQ)):
+        # x = ANY (subquery) is x IN (subquery); x <> ALL (subquery) is x NOT IN (subquery)
+        quantifier = unparen(node.expression)
+        wanted = exp.Any if isinstance(node, exp.EQ) else exp.All
+        if isinstance(quantifier, wanted) and isinstance(quantifier.this, exp.Query):
+            negated ^= isinstance(node, exp.NEQ)
+            return (SubqueryTest.NOT_IN if negated else SubqueryTest.IN), quantifier.this, \
+                node.this
     return None
 
 
@@ -151,14 +159,26 @@ def decorrelate(condition: exp.Expr, outer: FromScope,
     found = subquery_test(condition)
     assert found is not None
     test, query, value = found
+    outer_keys, keyed = decorrelate_subquery(f"{test.value} subquery", query, value, outer,
+                                             from_scope, further)
+    return Decorrelated(test, outer_keys, keyed)
+
+
+def decorrelate_subquery(what: str, query: exp.Expr, value: exp.Expr | None,
+                         outer: FromScope, from_scope: Callable[[exp.Select], FromScope],
+                         further: Sequence[FromScope] = (),
+                         ) -> tuple[tuple[exp.Expr, ...], exp.Select]:
+    """The subquery ``query`` (``what`` names its test, for messages), whose rows are
+    tested (EXISTS) or whose one column is compared with ``value``, decorrelated: the
+    outer side of each key and the SELECT of their inner sides (see
+    :class:`Decorrelated`). Raises UnsupportedSqlError naming what stops it."""
     query = unparen(query)
-    if isinstance(query, exp.Subquery):
+    while isinstance(query, exp.Subquery):
         query = unparen(query.this)
-    what = f"{test.value} subquery"
     if not isinstance(query, exp.Select):
         raise unsupported(query, f"{what} with {type(query).__name__.upper()}")
     select = query.copy()
-    if not test.has_value and limit_keeps_a_row(select):
+    if value is None and limit_keeps_a_row(select):
         select.set("limit", None)  # EXISTS (... LIMIT 1), as ORMs write it: one row decides
     for clause, name in (("group", "GROUP BY"), ("having", "HAVING"), ("limit", "LIMIT"),
                          ("offset", "OFFSET")):
@@ -167,7 +187,8 @@ def decorrelate(condition: exp.Expr, outer: FromScope,
     if any(is_aggregate(e) for item in select.expressions for e in item.walk()):
         raise unsupported(query, f"{what} with an aggregate")
     if value is not None and isinstance(unparen(value), exp.Tuple):
-        raise unsupported(condition, "row constructor before IN (subquery)")
+        raise unsupported(value, f"row constructor before {what.removesuffix(' subquery')} "
+                          "(subquery)")
     inner = from_scope(select)
     scopes = Scopes(inner, outer, tuple(further))
 
@@ -176,10 +197,10 @@ def decorrelate(condition: exp.Expr, outer: FromScope,
         items = select.expressions
         if len(items) != 1 or isinstance(items[0], exp.Star) or (
                 isinstance(items[0], exp.Column) and isinstance(items[0].this, exp.Star)):
-            raise unsupported(query, "IN subquery selecting other than one column")
+            raise unsupported(query, f"{what} selecting other than one column")
         selected = items[0].this if isinstance(items[0], exp.Alias) else items[0]
         if "outer" in sides(selected, scopes):
-            raise unsupported(selected, "outer column in the column an IN subquery selects")
+            raise unsupported(selected, f"outer column in the column an {what} selects")
         outer_keys.append(value)
         inner_keys.append(selected)
     keyed = select
@@ -188,7 +209,7 @@ def decorrelate(condition: exp.Expr, outer: FromScope,
     keyed.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
     keyed.set("order", None)
     keyed.set("distinct", None)
-    return Decorrelated(test, tuple(outer_keys), keyed)
+    return tuple(outer_keys), keyed
 
 
 def split_correlation(select: exp.Select, scopes: Scopes, what: str,
