@@ -21,8 +21,9 @@ from mysql_oracle import MariaDBOracle, MySQLPair
 import rivulet
 from rivulet.errors import UnsupportedSqlError
 
-SCHEMA = ["CREATE TABLE t (id INT PRIMARY KEY, k INT, x INT, d DECIMAL(6,2))",
-          "CREATE TABLE u (id INT PRIMARY KEY, k INT, c INT, e DECIMAL(6,1), s VARCHAR(8))"]
+SCHEMA = ["CREATE TABLE t (id INT PRIMARY KEY, k INT, x INT, d DECIMAL(6,2), ts DATETIME)",
+          "CREATE TABLE u (id INT PRIMARY KEY, k INT, c INT, e DECIMAL(6,1), s VARCHAR(8), "
+          "dd DATE)"]
 
 OPERATORS = ["=", "<>", "<", "<=", ">", ">="]
 
@@ -66,6 +67,16 @@ QUERIES = [
     "d < ANY (SELECT e FROM u) AS b, d = ANY (SELECT e FROM u) AS c FROM t",
     "SELECT id, x > ANY (SELECT e FROM u WHERE u.k = t.k) AS a FROM t",
     # text compared with numbers as DOUBLEs, which order the numbers as they are
+    # an INT key against text, compared as DOUBLEs ('a' is 0)
+    "SELECT id, x IN (SELECT s FROM u) AS a, x <> ALL (SELECT s FROM u WHERE u.k = t.k) AS b, "
+    "x <> ANY (SELECT s FROM u WHERE u.k = t.k) AS c FROM t",
+    # dates: a DATETIME against DATEs, compared as DATETIMEs
+    "SELECT id, ts > ALL (SELECT dd FROM u WHERE u.k = t.k) AS a, "
+    "ts <= ANY (SELECT dd FROM u) AS b, ts = ANY (SELECT dd FROM u) AS c FROM t",
+    "SELECT id, NULL IN (SELECT c FROM u WHERE u.k = t.k) AS a, "
+    "NULL <> ALL (SELECT c FROM u WHERE u.k = t.k) AS b FROM t",
+    # ORDER BY of an aggregated query
+    "SELECT k, COUNT(*) AS n FROM t GROUP BY k ORDER BY k IN (SELECT c FROM u), k",
     "SELECT id, CONCAT(x, '.5') >= ALL (SELECT c FROM u WHERE u.k = t.k) AS a, "
     "CONCAT(x, '') < ANY (SELECT e FROM u) AS b FROM t",
     "SELECT id, 'b' > ALL (SELECT s FROM u WHERE u.k = t.k) AS a, "
@@ -97,12 +108,15 @@ def _seed(pair: MySQLPair) -> None:
 
 
 def _seed_rows(pair: MySQLPair) -> None:
-    pair.insert_many("t", [(11, 1, 0, "0.50"), (12, 1, 1, "1.00"), (3, 1, None, None),
-                           (4, 2, 2, "2.25"), (5, 3, 3, "3.00"), (6, 4, 1, "1.10"),
-                           (7, None, 2, "0.00"), (8, 2, 0, "-1.00")])
-    pair.insert_many("u", [(1, 1, 1, "1.0", "a"), (2, 1, None, None, None),
-                           (3, 2, 1, "1.5", "b"), (4, 2, 2, "2.2", "c"),
-                           (5, 3, None, None, "b"), (6, None, 3, "3.0", "z")])
+    pair.insert_many("t", [(11, 1, 0, "0.50", "2024-01-02 00:00:00"),
+                           (12, 1, 1, "1.00", "2024-01-01 12:00:00"), (3, 1, None, None, None),
+                           (4, 2, 2, "2.25", "2024-01-03 00:00:00"),
+                           (5, 3, 3, "3.00", "2024-01-01 00:00:00"),
+                           (6, 4, 1, "1.10", None), (7, None, 2, "0.00", "2024-01-05 00:00:00"),
+                           (8, 2, 0, "-1.00", "2024-01-02 00:00:00")])
+    pair.insert_many("u", [(1, 1, 1, "1.0", "a", "2024-01-01"), (2, 1, None, None, None, None),
+                           (3, 2, 1, "1.5", "b", "2024-01-02"), (4, 2, 2, "2.2", "c", "2024-01-03"),
+                           (5, 3, None, None, "b", None), (6, None, 3, "3.0", "z", "2024-01-04")])
 
 
 def _views(pair: MySQLPair) -> None:
@@ -120,11 +134,13 @@ def _check(pair: MySQLPair, adhoc: bool = False) -> None:
 def _apply(pair: MySQLPair, write: tuple[str, Any, Any, Any]) -> None:
     op, a, b, c = write
     if op == "insert_t":
-        pair.execute("INSERT INTO t VALUES (?, ?, ?, ?)", (next(_ids), a, b, b))
+        pair.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)",
+                     (next(_ids), a, b, b, None if b is None else f"2024-01-0{b + 1} 12:00:00"))
     elif op == "insert_u":
-        pair.execute("INSERT INTO u VALUES (?, ?, ?, ?, ?)",
+        pair.execute("INSERT INTO u VALUES (?, ?, ?, ?, ?, ?)",
                      (next(_ids), a, b, None if b is None else b + 0.5,
-                      None if c is None else "abcd"[c]))
+                      None if c is None else "abcd"[c],
+                      None if c is None else f"2024-01-0{c + 1}"))
     elif op == "update_t":
         pair.execute("UPDATE t SET x = ?, k = ? WHERE id % 4 = ?", (a, b, c))
     elif op == "update_u":
@@ -154,7 +170,7 @@ def test_views_made_before_the_rows(mysql_pair: MySQLPair) -> None:
     for sql in SCHEMA:
         mysql_pair.execute(sql)
     _views(mysql_pair)
-    mysql_pair.execute("INSERT INTO t VALUES (1, 1, 1, 1), (2, 2, NULL, NULL)")
+    mysql_pair.execute("INSERT INTO t VALUES (1, 1, 1, 1, '2024-01-01'), (2, 2, NULL, NULL, NULL)")
     _check(mysql_pair, adhoc=True)
     _seed_rows(mysql_pair)
     _check(mysql_pair, adhoc=True)
@@ -197,15 +213,17 @@ def test_a_keyed_view_with_a_quantified_value_is_partial(tmp_path: Any) -> None:
     with rivulet.open(tmp_path / "db") as db:
         for sql in SCHEMA:
             db.execute(sql)
-        db.table("t").insert_many([(1, 1, 2, None), (2, 2, 2, None), (3, 3, None, None)])
-        db.table("u").insert_many([(1, 1, 1, None, None), (2, 2, 3, None, None)])
+        db.table("t").insert_many([(1, 1, 2, None, None), (2, 2, 2, None, None),
+                                   (3, 3, None, None, None)])
+        db.table("u").insert_many([(1, 1, 1, None, None, None), (2, 2, 3, None, None, None)])
         db.execute("CREATE VIEW above AS SELECT id, x > ALL (SELECT c FROM u WHERE "
                    "u.k = t.k) AS a, x IN (SELECT c FROM u WHERE u.k = t.k) AS i "
                    "FROM t WHERE id = ?")
         view = db.view("above")
         assert [view.lookup(i) for i in (1, 2, 3)] == [[(1, 1, 0)], [(2, 0, 0)], [(3, 1, 0)]]
-        db.execute("INSERT INTO u VALUES (3, 1, NULL, NULL, NULL), (4, 2, 2, NULL, NULL)")
-        db.execute("INSERT INTO u VALUES (5, 3, 0, NULL, NULL)")
+        db.execute("INSERT INTO u VALUES (3, 1, NULL, NULL, NULL, NULL), "
+                   "(4, 2, 2, NULL, NULL, NULL)")
+        db.execute("INSERT INTO u VALUES (5, 3, 0, NULL, NULL, NULL)")
         db.settle()
         assert [view.lookup(i) for i in (1, 2, 3)] == [[(1, None, None)], [(2, 0, 1)],
                                                        [(3, None, None)]]

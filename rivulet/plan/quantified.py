@@ -34,7 +34,10 @@ That MIN and MAX stand for S under the comparison holds only where the compariso
 the subquery's values as MIN and MAX do, so the ordered forms are refused (by name) where
 it converts them otherwise: text compared as numbers or as dates (MariaDB then answers
 one way in the select list and another in WHERE, where it compares with the MAX of the
-text itself), a number compared as a date, an ENUM. Each aggregate is maintained
+text itself), a number compared as a date, an ENUM. So are a bare subquery and an
+aggregate as x (``(SELECT MAX(c) FROM u) IN (...)``, ``HAVING MAX(x) > ALL (...)``), which
+MariaDB answers otherwise than it answers for their value (``(SELECT ...) + 0`` is taken),
+``<=> ANY``, and what IN's decorrelation refuses. Each aggregate is maintained
 incrementally as any is, and partial state keeps working through the joins.
 
 >>> from rivulet.plan.catalog import Catalog
@@ -212,51 +215,41 @@ def quantified_value(found: Quantified, outer: ir.Node, width: int,
     uncorrelated subquery) and x, ``inner`` the subquery's keys and value in the same
     order, both converted to compare as ``=`` does."""
     keys = inner.arity
-    groups = keys - 1
-    value = groups
-    aggs = [ir.AggCall("count", None), ir.AggCall("count", value)]
+    groups = keys - 1  # (the correlation keys; the value is the last key)
+    # What decides the comparison for some s: for ANY x op s, for ALL NOT (x op s).
+    decisive = found.op if found.quantifier is Quantifier.ANY else OPPOSITE[found.op]
+    extreme = _EXTREME.get(decisive)
     counted = aggregate_result_type("count", None)
-    columns = [ir.ColumnInfo.of("count(*)", counted, False), ir.ColumnInfo.of("count", counted,
-                                                                               False)]
-    extreme = _EXTREME.get(found.op if found.quantifier is Quantifier.ANY
-                           else OPPOSITE[found.op])
+    aggs = [ir.AggCall("count", None), ir.AggCall("count", groups)]
+    columns = [ir.ColumnInfo.of("count(*)", counted, False),
+               ir.ColumnInfo.of("count", counted, False)]
     if extreme is not None:
-        aggs.append(ir.AggCall(extreme, value))
-        columns.append(ir.ColumnInfo.of(extreme, inner.columns[value].type, True))
+        aggs.append(ir.AggCall(extreme, groups))
+        columns.append(ir.ColumnInfo.of(extreme, inner.columns[groups].type, True))
     counts = ir.Aggregate(inner, tuple(range(groups)), tuple(aggs),
                           inner.columns[:groups] + tuple(columns))
     node = left_join(outer, counts, tuple(range(width, width + groups)), tuple(range(groups)))
-    rows = ir.Col(outer.arity + groups, "count(*)")
-    values = ir.Col(outer.arity + groups + 1, "count")
+    rows = ir.Col(outer.arity + groups, "count(*)")  # NULL: no rows
+    values = ir.Col(outer.arity + groups + 1, "count")  # fewer than rows: a NULL among them
     x = ir.Col(width + groups, outer.columns[width + groups].name)
-    if extreme is None:  # (= and <>: the s equal to x, counted)
+    some: ir.Expr  # some non-NULL s has x decisive s (x not NULL)
+    if extreme is not None:
+        some = ir.Call(decisive, (x, ir.Col(outer.arity + groups + 2, extreme)))
+    else:  # (= and <>: the values equal to x, counted; NULL where none)
         equal = ir.Aggregate(inner, tuple(range(keys)), (ir.AggCall("count", None),),
                              inner.columns + (ir.ColumnInfo.of("equal", counted, False),))
-        before = node.arity
+        joined = node.arity
         node = left_join(node, equal, tuple(range(width, width + keys)), tuple(range(keys)))
-        equals = ir.Col(before + keys, "equal")
-        some_equal = ir.Call("is_not_null", (equals,))
-        some_differs = ir.Call("gt", (values, ir.Call("COALESCE", (equals, ir.Lit(0, INT)))))
-    extreme_value = ir.Col(outer.arity + groups + 2, extreme or "")
-
-    def some(op: str) -> ir.Expr:
-        """Whether some non-NULL s has ``x op s`` (x not NULL)."""
-        if op == "eq":
-            return some_equal
-        if op == "ne":
-            return some_differs
-        return ir.Call(op, (x, extreme_value))
-
-    empty = ir.Call("is_null", (rows,))
-    has_null = ir.Call("lt", (values, rows))
+        equals = ir.Col(joined + keys, "equal")
+        some = (ir.Call("is_not_null", (equals,)) if decisive == "eq" else
+                ir.Call("gt", (values, ir.Call("COALESCE", (equals, ir.Lit(0, INT))))))
     null = ir.Lit(None, None)
     one, zero = ir.Lit(1, INT), ir.Lit(0, INT)
-    if found.quantifier is Quantifier.ANY:
-        case = ir.Case(((empty, zero), (ir.Call("is_null", (x,)), null), (some(found.op), one),
-                        (has_null, null)), zero)
-    else:
-        case = ir.Case(((empty, one), (ir.Call("is_null", (x,)), null),
-                        (some(OPPOSITE[found.op]), zero), (has_null, null)), one)
+    found_one, none_found = (one, zero) if found.quantifier is Quantifier.ANY else (zero, one)
+    case = ir.Case(((ir.Call("is_null", (rows,)), none_found),
+                    (ir.Call("is_null", (x,)), null),
+                    (some, found_one),
+                    (ir.Call("lt", (values, rows)), null)), none_found)
     return node, typed(case, _types(node.columns))[0]
 
 

@@ -3,7 +3,8 @@
 A condition of the outer WHERE (one of its AND-ed terms) of the forms
 
 * ``EXISTS (SELECT ... FROM u WHERE u.k = t.k AND ...)`` and ``NOT EXISTS (...)``,
-* ``x IN (SELECT c FROM u WHERE ...)`` and ``x NOT IN (SELECT c FROM u WHERE ...)``
+* ``x IN (SELECT c FROM u WHERE ...)`` and ``x NOT IN (SELECT c FROM u WHERE ...)`` (and
+  ``x = ANY (...)``, ``x = SOME (...)``, which are IN, and ``x <> ALL (...)``, NOT IN)
 
 is *decorrelated* (:func:`decorrelate`): the subquery's conditions that read the outer row
 must be equalities ``outer expression = inner expression`` (the correlation keys); the
@@ -36,8 +37,9 @@ whether it has rows as it is, and is dropped.
 What cannot be decorrelated this way is refused by name (:class:`UnsupportedSqlError`):
 a correlation other than an equality, an outer column in the selected value, a subquery
 with GROUP BY, HAVING, an aggregate, another LIMIT, OFFSET or a set operation, a row
-constructor before IN, and these subqueries anywhere but as a term of the outer WHERE's
-conjunction.
+constructor before IN. Elsewhere than as a term of the outer WHERE's conjunction, EXISTS
+is a count (rivulet/plan/exists_values.py) and IN a quantified comparison's value
+(rivulet/plan/quantified.py), decorrelated by :func:`decorrelate_subquery` here.
 
 >>> from rivulet.plan.catalog import Catalog
 >>> from rivulet.plan.describe import describe
