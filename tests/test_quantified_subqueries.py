@@ -277,3 +277,30 @@ def test_a_write_with_a_quantified_comparison_is_refused(tmp_path: Any) -> None:
             db.execute("DELETE FROM t WHERE x > ANY (SELECT c FROM u)")
         with pytest.raises(UnsupportedSqlError, match="ALL subquery other than after"):
             db.execute("UPDATE t SET k = 1 WHERE x <> ALL (SELECT c FROM u)")
+
+
+QUOTIENTS = [
+    "SELECT id FROM b WHERE f IN (SELECT c / 3 FROM a)",
+    "SELECT id, f IN (SELECT c / 3 FROM a) AS i, f > ALL (SELECT c / 3 FROM a WHERE c = 1) AS g, "
+    "f >= ALL (SELECT c / 3 FROM a WHERE c = 1) AS ge, d = ANY (SELECT c / 3 FROM a) AS e FROM b",
+    "SELECT id, s IN (SELECT c / 3 FROM a) AS i FROM b",
+    "SELECT id, '0.3333' IN (SELECT c / 3 FROM a) AS i, "
+    "'0.333333333' IN (SELECT c / 3 FROM a) AS j FROM b",
+    "SELECT b.id, q.id FROM b JOIN (SELECT id, c / 3 AS v FROM a) q ON b.f = q.v",
+    "SELECT b.id, q.id FROM b JOIN (SELECT id, c / 3 AS v FROM a) q ON b.d = q.v",
+]
+
+
+def test_quotients_compare_unrounded_as_doubles(mysql_pair: MySQLPair) -> None:
+    """A quotient (a DECIMAL carrying more places than it shows) compared as a DOUBLE is
+    its unrounded value (1/3 = 0.333333333e0, not 0.3333e0), as a DECIMAL or against a
+    text constant its shown one: as IN's, a quantified comparison's and a join's keys."""
+    for sql in ["CREATE TABLE a (id INT PRIMARY KEY, c INT)",
+                "CREATE TABLE b (id INT PRIMARY KEY, d DECIMAL(8,4), f DOUBLE, s VARCHAR(20))"]:
+        mysql_pair.execute(sql)
+    mysql_pair.insert_many("a", [(1, 1), (2, 0), (3, None), (4, 2)])
+    mysql_pair.insert_many("b", [(1, "0.3333", 0.3333, "0.3333"),
+                                 (2, "0.6667", 0.666666667, "0.666666667"),
+                                 (3, "0.3334", 0.333333333, "0.333333333")])
+    for sql in QUOTIENTS:
+        mysql_pair.check_query(sql)

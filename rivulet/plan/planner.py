@@ -1338,16 +1338,25 @@ def _correlation_keys(outer_exprs: list[ir.Expr], types: Sequence[SqlType], inne
     for j, e in enumerate(outer_exprs):
         mine, theirs = type_of(e, types), inner.columns[j].type
         outer_keys.append(_compared_key(e, mine, theirs))
-        inner_keys.append(_compared_key(ir.Col(j, inner.columns[j].name), theirs, mine))
+        inner_keys.append(_compared_key(ir.Col(j, inner.columns[j].name), theirs, mine,
+                                        against_text_literal=isinstance(e, ir.Lit)))
     return outer_keys, inner_keys
 
 
-def _compared_key(e: ir.Expr, have: SqlType, other: SqlType) -> ir.Expr:
-    """A join key as the value ``=`` compares it as against keys of type ``other``.
+def _compared_key(e: ir.Expr, have: SqlType, other: SqlType, *,
+                  against_text_literal: bool = False) -> ir.Expr:
+    """A join key as the value ``=`` compares it as against keys of type ``other``
+    (``against_text_literal``: the other key is a text constant).
 
     Exact numbers compare exactly as they are, but a DECIMAL key is also looked up in its
     table by its text ('1.500'): an INT or a DECIMAL with fewer places joined to one with
-    more is padded to them, so that equal keys are equal values of one form."""
+    more is padded to them, so that equal keys are equal values of one form. Compared as
+    DOUBLEs, a quotient is its unrounded value (MySQL's val_real, as ``typed`` has it:
+    ``f IN (SELECT c / 3 ...)`` holds for f = 0.333333333e0, not 0.3333e0), but against a
+    text constant, as a DECIMAL at the places it shows."""
+    if have.rounded and not (against_text_literal and other.kind in (STR, BYTES)) and \
+            comparison_kind(shown_type(have).kind, shown_type(other).kind) == FLOAT:
+        return ir.Call("cast_float", (e,))
     e = shown(e, have)  # a DECIMAL compares at the places it shows
     mine, theirs = shown_type(have), shown_type(other)
     as_kind = comparison_kind(mine.kind, theirs.kind)
