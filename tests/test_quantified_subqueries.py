@@ -75,6 +75,16 @@ QUERIES = [
     "ts <= ANY (SELECT dd FROM u) AS b, ts = ANY (SELECT dd FROM u) AS c FROM t",
     "SELECT id, NULL IN (SELECT c FROM u WHERE u.k = t.k) AS a, "
     "NULL <> ALL (SELECT c FROM u WHERE u.k = t.k) AS b FROM t",
+    # uncorrelated subqueries of groups and aggregates: their rows as written
+    "SELECT id FROM t WHERE id IN (SELECT MAX(id) FROM t GROUP BY k)",
+    "SELECT id FROM t WHERE x NOT IN (SELECT k FROM u GROUP BY k)",
+    "SELECT id, x IN (SELECT MAX(c) FROM u GROUP BY k) AS a, "
+    "x > ALL (SELECT COUNT(*) FROM u GROUP BY k) AS b, "
+    "x >= ANY (SELECT MIN(c) FROM u GROUP BY k HAVING COUNT(*) > 1) AS c FROM t",
+    "SELECT id, x = ANY (SELECT MAX(c) FROM u) AS a, "
+    "x NOT IN (SELECT MAX(c) FROM u WHERE c > 100) AS b, "
+    "x < ALL (SELECT SUM(c) AS s FROM u GROUP BY k HAVING s > 1) AS c FROM t",
+    "SELECT id FROM t WHERE x <> ALL (SELECT COUNT(c) FROM u GROUP BY k) OR k = 3",
     # ORDER BY of an aggregated query
     "SELECT k, COUNT(*) AS n FROM t GROUP BY k ORDER BY k IN (SELECT c FROM u), k",
     "SELECT id, CONCAT(x, '.5') >= ALL (SELECT c FROM u WHERE u.k = t.k) AS a, "
@@ -247,7 +257,11 @@ def test_a_keyed_view_with_a_quantified_value_is_partial(tmp_path: Any) -> None:
     # what the decorrelation of IN refuses, refused for each quantifier
     ("SELECT id, x = ANY (SELECT MAX(c) FROM u WHERE u.k = t.k) FROM t",
      "= ANY subquery with an aggregate"),
-    ("SELECT id, x < ALL (SELECT c FROM u GROUP BY c) FROM t", "< ALL subquery with GROUP BY"),
+    ("SELECT id, x < ALL (SELECT c FROM u WHERE u.k = t.k GROUP BY c) FROM t",
+     "< ALL subquery with GROUP BY"),
+    ("SELECT id, x IN (SELECT c FROM u GROUP BY c HAVING c > t.k) FROM t",
+     "outer column in the HAVING of an IN subquery"),
+    ("SELECT id, x > ANY (SELECT c FROM u LIMIT 2) FROM t", "> ANY subquery with LIMIT"),
     ("SELECT id, x >= ANY (SELECT c FROM u UNION SELECT 1) FROM t",
      ">= ANY subquery with UNION"),
     ("SELECT id, x <> ALL (SELECT t.k FROM u) FROM t",
@@ -304,3 +318,25 @@ def test_quotients_compare_unrounded_as_doubles(mysql_pair: MySQLPair) -> None:
                                  (3, "0.3334", 0.333333333, "0.333333333")])
     for sql in QUOTIENTS:
         mysql_pair.check_query(sql)
+
+
+KEYED = [
+    "SELECT id FROM t WHERE k = ? AND id IN (SELECT MAX(id) FROM t GROUP BY k)",
+    "SELECT id, x > ALL (SELECT c FROM u WHERE u.k = t.k) AS a, "
+    "x NOT IN (SELECT COUNT(*) FROM u GROUP BY k) AS b FROM t WHERE k = ?",
+]
+
+
+def test_keyed_views_answer_mysqls_as_rows_change(mysql_pair: MySQLPair) -> None:
+    """Views keyed by a parameter (partial state, filled through the joins) read for
+    each key, present and missing, after writes on both sides."""
+    _seed(mysql_pair)
+    for i, sql in enumerate(KEYED):
+        mysql_pair.create_view(f"keyed{i}", sql)
+    for write in [None, ("insert_t", 2, 3, None), ("delete_u", 1, None, None),
+                  ("insert_u", 4, None, 1), ("update_t", 1, 4, 0)]:
+        if write is not None:
+            _apply(mysql_pair, write)
+        for i in range(len(KEYED)):
+            for key in (None, 1, 2, 3, 4, 9):
+                mysql_pair.check_view(f"keyed{i}", key)

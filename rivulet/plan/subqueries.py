@@ -35,9 +35,11 @@ An EXISTS subquery's ``LIMIT n`` (n >= 1, no OFFSET: ORMs write ``LIMIT 1``) lea
 whether it has rows as it is, and is dropped.
 
 What cannot be decorrelated this way is refused by name (:class:`UnsupportedSqlError`):
-a correlation other than an equality, an outer column in the selected value, a subquery
-with GROUP BY, HAVING, an aggregate, another LIMIT, OFFSET or a set operation, a row
-constructor before IN. Elsewhere than as a term of the outer WHERE's conjunction, EXISTS
+a correlation other than an equality, an outer column in the selected value, a correlated
+subquery with GROUP BY, HAVING or an aggregate (and an EXISTS of one), another LIMIT,
+OFFSET or a set operation, a row constructor before IN. An uncorrelated IN subquery with
+GROUP BY, HAVING or aggregates (``id IN (SELECT MAX(id) FROM t GROUP BY k)``) is planned
+as written, its rows its groups. Elsewhere than as a term of the outer WHERE's conjunction, EXISTS
 is a count (rivulet/plan/exists_values.py) and IN a quantified comparison's value
 (rivulet/plan/quantified.py), decorrelated by :func:`decorrelate_subquery` here.
 
@@ -182,12 +184,9 @@ def decorrelate_subquery(what: str, query: exp.Expr, value: exp.Expr | None,
     select = query.copy()
     if value is None and limit_keeps_a_row(select):
         select.set("limit", None)  # EXISTS (... LIMIT 1), as ORMs write it: one row decides
-    for clause, name in (("group", "GROUP BY"), ("having", "HAVING"), ("limit", "LIMIT"),
-                         ("offset", "OFFSET")):
+    for clause, name in (("limit", "LIMIT"), ("offset", "OFFSET")):
         if select.args.get(clause) is not None:
             raise unsupported(query, f"{what} with {name}")
-    if any(is_aggregate(e) for item in select.expressions for e in item.walk()):
-        raise unsupported(query, f"{what} with an aggregate")
     if value is not None and isinstance(unparen(value), exp.Tuple):
         raise unsupported(value, f"row constructor before {what.removesuffix(' subquery')} "
                           "(subquery)")
@@ -195,6 +194,18 @@ def decorrelate_subquery(what: str, query: exp.Expr, value: exp.Expr | None,
     scopes = Scopes(inner, outer, tuple(further))
 
     outer_keys, inner_keys, kept = split_correlation(select, scopes, what)
+    grouping = [(name, select.args[clause]) for clause, name in (("group", "GROUP BY"),
+                                                                  ("having", "HAVING"))
+                if select.args.get(clause) is not None]
+    if any(is_aggregate(e) for item in select.expressions for e in item.walk()):
+        grouping.append(("an aggregate", select))
+    if grouping and (outer_keys or value is None):
+        # (its groups would be the correlation's: not planned here; and an EXISTS of
+        # groups is whether any row passes its HAVING)
+        raise unsupported(query, f"{what} with {grouping[0][0]}")
+    for name, node in grouping:
+        if node is not select and "outer" in sides(node, scopes):
+            raise unsupported(node, f"outer column in the {name} of an {what}")
     if value is not None:
         items = select.expressions
         if len(items) != 1 or isinstance(items[0], exp.Star) or (
@@ -205,6 +216,11 @@ def decorrelate_subquery(what: str, query: exp.Expr, value: exp.Expr | None,
             raise unsupported(selected, f"outer column in the column an {what} selects")
         outer_keys.append(value)
         inner_keys.append(selected)
+    if grouping:
+        # Uncorrelated, its rows are its groups' as written (its one column, which a
+        # HAVING may name by its alias): a relation like any subquery in FROM.
+        select.set("order", None)
+        return tuple(outer_keys), select
     keyed = select
     keyed.set("expressions", [exp.alias_(e.copy(), f"_key{i}") for i, e in enumerate(inner_keys)]
               or [exp.alias_(exp.Literal.number(1), "_key")])
