@@ -346,7 +346,7 @@ UNSUPPORTED = [
      ("> all subquery", "equality"), True),
     ("SELECT id FROM t WHERE n < ANY (SELECT n FROM u) OR g IN (SELECT tid FROM u "
      "WHERE u.n = t.n GROUP BY tid)", ("in subquery", "group by"), True),
-    ("SELECT id FROM u WHERE n > ALL (SELECT name FROM t)", ("> all", "max"), False),
+    ("SELECT id FROM u WHERE n > ALL (SELECT name FROM t)", ("> all", "max"), True),
 ]
 
 

@@ -64,7 +64,6 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from rivulet.errors import UnsupportedSqlError
 from rivulet.plan import ir
 from rivulet.plan.expressions import is_aggregate, typed
 from rivulet.plan.subqueries import left_join, unparen
@@ -188,11 +187,11 @@ def refuse_unordered(found: Quantified, value: SqlType, inner: SqlType) -> None:
         return
     as_kind = comparison_kind(value.kind, inner.kind)
     if inner.kind == ENUM or value.kind == ENUM or not _orders_as_is(inner.kind, as_kind):
-        raise UnsupportedSqlError(
-            f"unsupported {found.written} (subquery) comparing a {value.kind or 'NULL'} with "
+        raise unsupported(
+            found.node, f"{found.written} (subquery) comparing a {value.kind or 'NULL'} with "
             f"a subquery's {inner.kind or 'NULL'} values: the comparison orders them "
-            f"otherwise than MIN and MAX of them do (MySQL answers it one way in WHERE and "
-            f"another in the select list); compare values of one kind (CAST one side)")
+            "otherwise than MIN and MAX of them do (MySQL answers it one way in WHERE and "
+            "another in the select list); compare values of one kind (CAST one side)")
 
 
 def _orders_as_is(inner: Kind | None, as_kind: Kind | None) -> bool:
