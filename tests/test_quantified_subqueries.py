@@ -85,6 +85,12 @@ QUERIES = [
     "x NOT IN (SELECT MAX(c) FROM u WHERE c > 100) AS b, "
     "x < ALL (SELECT SUM(c) AS s FROM u GROUP BY k HAVING s > 1) AS c FROM t",
     "SELECT id FROM t WHERE x <> ALL (SELECT COUNT(c) FROM u GROUP BY k) OR k = 3",
+    # without FROM, in a derived table, in a UNION's branch
+    "SELECT 2 > ALL (SELECT c FROM u) AS a, 1 IN (SELECT c FROM u) AS b",
+    "SELECT id FROM (SELECT id, x IN (SELECT c FROM u WHERE u.k = t.k) AS i FROM t) d "
+    "WHERE i = 0 OR i IS NULL",
+    "SELECT id, x < ANY (SELECT c FROM u) AS a FROM t WHERE k = 1 "
+    "UNION ALL SELECT id, x <> ALL (SELECT c FROM u WHERE u.k = t.k) FROM t WHERE k <> 1",
     # ORDER BY of an aggregated query
     "SELECT k, COUNT(*) AS n FROM t GROUP BY k ORDER BY k IN (SELECT c FROM u), k",
     "SELECT id, CONCAT(x, '.5') >= ALL (SELECT c FROM u WHERE u.k = t.k) AS a, "
