@@ -342,6 +342,11 @@ UNSUPPORTED = [
     # (run, they would answer a count where the client asked for rows)
     ("DELETE FROM t WHERE id = 1 RETURNING id", ("delete", "returning"), True),
     ("UPDATE t SET n = 5 WHERE id = 1 RETURNING id", ("update", "returning"), True),
+    ("SELECT id, n > ALL (SELECT n FROM u WHERE u.tid > t.id) FROM t",
+     ("> all subquery", "equality"), True),
+    ("SELECT id FROM t WHERE n < ANY (SELECT n FROM u) OR g IN (SELECT tid FROM u "
+     "WHERE u.n = t.n GROUP BY tid)", ("in subquery", "group by"), True),
+    ("SELECT id FROM u WHERE n > ALL (SELECT name FROM t)", ("> all", "max"), True),
 ]
 
 

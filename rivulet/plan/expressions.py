@@ -193,10 +193,13 @@ def _translate(node: exp.Expr, scope: Scope,
         raise unsupported(node, "EXISTS subquery other than a term of WHERE's AND (under "
                           "OR or NOT, in an expression, in ON, HAVING or a write)")
     if isinstance(node, exp.In) and node.args.get("query"):
-        raise unsupported(node, "IN with a subquery other than a term of WHERE's AND (under "
-                          "OR or NOT, in an expression, in ON, HAVING or a write)")
+        # (elsewhere its value is joined to the row: rivulet/plan/quantified.py)
+        raise unsupported(node, "IN with a subquery in ON, GROUP BY, an aggregate's argument "
+                          "or a write")
     if isinstance(node, (exp.Any, exp.All)):
-        raise unsupported(node, f"{type(node).__name__.upper()} subquery")
+        raise unsupported(node, f"{type(node).__name__.upper()} subquery other than after =, "
+                          "<>, <, <=, > or >= in WHERE, the select list, HAVING or ORDER BY "
+                          "(in ON, GROUP BY, an aggregate's argument or a write)")
     if isinstance(node, (exp.Subquery, exp.Select)):
         raise unsupported(node, "scalar subquery other than in WHERE, the select list, "
                           "HAVING or ORDER BY (in ON, GROUP BY, an aggregate's argument or "

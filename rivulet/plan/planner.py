@@ -69,6 +69,12 @@ from rivulet.plan.joins import (
     keyable,
 )
 from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
+from rivulet.plan.quantified import (
+    Quantified,
+    quantified_comparisons,
+    quantified_value,
+    refuse_unordered,
+)
 from rivulet.plan.scalars import (
     IMPLICIT_GROUPS,
     VALUE,
@@ -80,6 +86,7 @@ from rivulet.plan.scope import FromScope, GroupedScope, Relation
 from rivulet.plan.subqueries import (
     constant_key,
     decorrelate,
+    decorrelate_subquery,
     left_join,
     semi_join,
     subquery_test,
@@ -205,6 +212,8 @@ class Planner:
         node, plain = self._join_all(node, steps, plain, scope)
         node, scope = self._scalar_values(
             node, scope, [s for c in plain for s in scalar_subqueries(c)])
+        node, scope = self._quantified_values(
+            node, scope, [q for c in plain for q in quantified_comparisons(c)])
         if plain:
             bind = None if self.bound is None else self._bound_value
             predicate = ir.and_all([translate_condition(c, scope, bind) for c in plain])
@@ -219,8 +228,18 @@ class Planner:
         for clause in ("order", "having") if grouped else ("order",):
             if select.args.get(clause) is not None:
                 listed += scalar_subqueries(select.args[clause])
+        # ... and so are the quantified comparisons (rivulet/plan/quantified.py), HAVING's
+        # with its aliases expanded as it is read
+        having_node = None if select.args.get("having") is None else \
+            _with_aliases_expanded(select.args["having"].this, select, scope)
+        compared = [q for item in select.expressions for q in quantified_comparisons(item)]
+        if select.args.get("order") is not None:
+            compared += quantified_comparisons(select.args["order"])
+        if having_node is not None:
+            compared += quantified_comparisons(having_node)
         if not grouped:
             node, scope = self._scalar_values(node, scope, listed)
+            node, scope = self._quantified_values(node, scope, compared)
         key_cols = params.key_columns()
         implicit_group = False
         group_keys = 0
@@ -237,6 +256,7 @@ class Planner:
                 raise unsupported(listed[0], "scalar subquery in an aggregate without GROUP BY "
                                   "keyed by a ? parameter")
             node, out_scope = self._grouped_scalar_values(node, scope, out_scope, listed)
+            node, out_scope = self._grouped_quantified_values(node, scope, out_scope, compared)
         else:
             out_scope, key_positions = scope, key_cols
 
@@ -266,8 +286,7 @@ class Planner:
         distinct = bool(select.args.get("distinct"))
         if distinct and any(k.column >= visible for k in order):
             raise error_at(select, "with SELECT DISTINCT, ORDER BY terms must be selected columns")
-        if select.args.get("having") is not None:
-            having_node = _with_aliases_expanded(select.args["having"].this, select, scope)
+        if having_node is not None:
             having = translate_condition(having_node, out_scope)
             node = ir.Filter(node, having, node.columns)
         node = _project(node, exprs, names)
@@ -418,6 +437,64 @@ class Planner:
             unmatched = ir.Call("is_null", (ir.Col(outer.arity, key_names[0]),))
             joined = _inner_join(joined, empty, (), (), joined.columns + empty.columns)
             value = ir.Case(((unmatched, ir.Col(joined.arity - 1, VALUE)),), value)
+        return _project(joined, [ir.Col(i, n) for i, n in enumerate(names)] + [value],
+                        names + [VALUE])
+
+    # ..................................................................... quantified comparisons
+
+    def _quantified_values(self, node: ir.Node, scope: FromScope,
+                           found: list[Quantified]) -> tuple[ir.Node, FromScope]:
+        """``node`` (the FROM row, and the values joined to it so far) with a column
+        appended for each of the quantified comparisons ``found`` not joined yet, holding
+        its value, and the scope that reads each there (rivulet/plan/quantified.py)."""
+        for comparison in found:
+            if comparison.node not in scope.values:
+                node = self._quantified_join(node, scope, comparison)
+                scope = FromScope(scope.relations,
+                                  scope.columns + node.columns[len(scope.columns):],
+                                  scope.hidden, {**scope.values, comparison.node: node.arity - 1})
+        return node, scope
+
+    def _grouped_quantified_values(self, node: ir.Node, scope: FromScope, grouped: GroupedScope,
+                                   found: list[Quantified]) -> tuple[ir.Node, GroupedScope]:
+        """:meth:`_quantified_values` over an aggregate's output ``node``: the subqueries'
+        names resolve over the FROM row (``scope``), the compared values and the
+        correlation keys are computed over the groups."""
+        for comparison in found:
+            if comparison.node not in grouped.values:
+                node = self._quantified_join(node, scope, comparison, grouped)
+                grouped = replace(grouped,
+                                  columns=grouped.columns + node.columns[len(grouped.columns):],
+                                  values={**grouped.values, comparison.node: node.arity - 1})
+        return node, grouped
+
+    def _quantified_join(self, node: ir.Node, scope: FromScope, comparison: Quantified,
+                         grouped: GroupedScope | None = None) -> ir.Node:
+        """``node`` with the value of ``comparison`` appended: its subquery decorrelated
+        as IN's is, keyed (and its value compared) as ``=`` compares, and joined as
+        rivulet/plan/quantified.py says. ``grouped``: ``node`` is an aggregate's output,
+        over which the compared value and the keys are computed."""
+        outer_exprs, select = decorrelate_subquery(
+            f"{comparison.written} subquery", comparison.query, comparison.value, scope,
+            lambda s: self._plan_from(s)[2], self.enclosing)
+        self.enclosing.append(scope)
+        try:
+            inner, _ = self.plan_relation(select)
+        finally:
+            self.enclosing.pop()
+        keys_scope = scope if grouped is None else grouped
+        types = keys_scope.types()
+        outer_values = [translate(e, keys_scope) for e in outer_exprs]
+        refuse_unordered(comparison, type_of(outer_values[-1], types), inner.columns[-1].type)
+        outer_keys, inner_keys = _correlation_keys(outer_values, types, inner,
+                                                   len(outer_values) > 1)
+        width = node.arity
+        names = [c.name for c in node.columns]
+        key_names = [f"_key{i}" for i in range(len(outer_keys))]
+        outer = _project(node, [ir.Col(i, n) for i, n in enumerate(names)] + outer_keys,
+                         names + key_names)
+        joined, value = quantified_value(comparison, outer, width,
+                                         _project(inner, inner_keys, key_names))
         return _project(joined, [ir.Col(i, n) for i, n in enumerate(names)] + [value],
                         names + [VALUE])
 
@@ -1253,16 +1330,25 @@ def _correlation_keys(outer_exprs: list[ir.Expr], types: Sequence[SqlType], inne
     for j, e in enumerate(outer_exprs):
         mine, theirs = type_of(e, types), inner.columns[j].type
         outer_keys.append(_compared_key(e, mine, theirs))
-        inner_keys.append(_compared_key(ir.Col(j, inner.columns[j].name), theirs, mine))
+        inner_keys.append(_compared_key(ir.Col(j, inner.columns[j].name), theirs, mine,
+                                        against_text_literal=isinstance(e, ir.Lit)))
     return outer_keys, inner_keys
 
 
-def _compared_key(e: ir.Expr, have: SqlType, other: SqlType) -> ir.Expr:
-    """A join key as the value ``=`` compares it as against keys of type ``other``.
+def _compared_key(e: ir.Expr, have: SqlType, other: SqlType, *,
+                  against_text_literal: bool = False) -> ir.Expr:
+    """A join key as the value ``=`` compares it as against keys of type ``other``
+    (``against_text_literal``: the other key is a text constant).
 
     Exact numbers compare exactly as they are, but a DECIMAL key is also looked up in its
     table by its text ('1.500'): an INT or a DECIMAL with fewer places joined to one with
-    more is padded to them, so that equal keys are equal values of one form."""
+    more is padded to them, so that equal keys are equal values of one form. Compared as
+    DOUBLEs, a quotient is its unrounded value (MySQL's val_real, as ``typed`` has it:
+    ``f IN (SELECT c / 3 ...)`` holds for f = 0.333333333e0, not 0.3333e0), but against a
+    text constant, as a DECIMAL at the places it shows."""
+    if have.rounded and not (against_text_literal and other.kind in (STR, BYTES)) and \
+            comparison_kind(shown_type(have).kind, shown_type(other).kind) == FLOAT:
+        return ir.Call("cast_float", (e,))
     e = shown(e, have)  # a DECIMAL compares at the places it shows
     mine, theirs = shown_type(have), shown_type(other)
     as_kind = comparison_kind(mine.kind, theirs.kind)

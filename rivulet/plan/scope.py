@@ -25,6 +25,11 @@ from rivulet.sql.parse import error_at
 from rivulet.values.schema import TableSchema
 from rivulet.values.types import SqlType, column_type
 
+#: The nodes whose value the planner may have joined to the row (see
+#: :attr:`FromScope.values`): a scalar subquery, ``x IN (subquery)``, ``x op ANY/ALL
+#: (subquery)``.
+_JOINED_VALUES = (exp.Subquery, exp.In, exp.Binary)
+
 
 @dataclass
 class Relation:
@@ -50,8 +55,9 @@ class FromScope:
     #: those before the comma its item follows): MySQL's "unknown column" (1054), as for
     #: a column no table has.
     hidden: frozenset[str] = frozenset()
-    #: The scalar subqueries whose values are joined to the row (rivulet/plan/scalars.py),
-    #: to the column holding each (after the FROM items' columns).
+    #: The scalar subqueries (rivulet/plan/scalars.py) and the quantified comparisons with
+    #: a subquery (rivulet/plan/quantified.py) whose values are joined to the row, to the
+    #: column holding each (after the FROM items' columns).
     values: dict[exp.Expr, int] = field(default_factory=dict)
 
     def resolve(self, node: exp.Column) -> int:
@@ -93,7 +99,7 @@ class FromScope:
         if is_aggregate(node):
             raise error_at(node, f"aggregate {node.sql(dialect='mysql')!r} is not allowed here",
                            AggregateMisuseError)
-        if self.values and isinstance(node, exp.Subquery) and node in self.values:
+        if self.values and isinstance(node, _JOINED_VALUES) and node in self.values:
             index = self.values[node]
             return ir.Col(index, self.columns[index].name)
         return None
@@ -113,12 +119,12 @@ class GroupedScope:
     group_exprs: list[ir.Expr]  # over the FROM row
     aggregates: dict[exp.Expr, int] = field(default_factory=dict)  # node -> output column
     columns: tuple[ir.ColumnInfo, ...] = ()
-    #: The scalar subqueries whose values are joined to the groups, to their columns (see
+    #: The subqueries' values joined to the groups, to their columns (see
     #: :attr:`FromScope.values`).
     values: dict[exp.Expr, int] = field(default_factory=dict)
 
     def special(self, node: exp.Expr) -> ir.Expr | None:
-        if self.values and isinstance(node, exp.Subquery) and node in self.values:
+        if self.values and isinstance(node, _JOINED_VALUES) and node in self.values:
             index = self.values[node]
             return ir.Col(index, self.columns[index].name)
         if is_aggregate(node):

@@ -3,7 +3,8 @@
 A condition of the outer WHERE (one of its AND-ed terms) of the forms
 
 * ``EXISTS (SELECT ... FROM u WHERE u.k = t.k AND ...)`` and ``NOT EXISTS (...)``,
-* ``x IN (SELECT c FROM u WHERE ...)`` and ``x NOT IN (SELECT c FROM u WHERE ...)``
+* ``x IN (SELECT c FROM u WHERE ...)`` and ``x NOT IN (SELECT c FROM u WHERE ...)`` (and
+  ``x = ANY (...)``, ``x = SOME (...)``, which are IN, and ``x <> ALL (...)``, NOT IN)
 
 is *decorrelated* (:func:`decorrelate`): the subquery's conditions that read the outer row
 must be equalities ``outer expression = inner expression`` (the correlation keys); the
@@ -34,10 +35,13 @@ An EXISTS subquery's ``LIMIT n`` (n >= 1, no OFFSET: ORMs write ``LIMIT 1``) lea
 whether it has rows as it is, and is dropped.
 
 What cannot be decorrelated this way is refused by name (:class:`UnsupportedSqlError`):
-a correlation other than an equality, an outer column in the selected value, a subquery
-with GROUP BY, HAVING, an aggregate, another LIMIT, OFFSET or a set operation, a row
-constructor before IN, and these subqueries anywhere but as a term of the outer WHERE's
-conjunction.
+a correlation other than an equality, an outer column in the selected value, a correlated
+subquery with GROUP BY, HAVING or an aggregate (and an EXISTS of one), another LIMIT,
+OFFSET or a set operation, a row constructor before IN. An uncorrelated IN subquery with
+GROUP BY, HAVING or aggregates (``id IN (SELECT MAX(id) FROM t GROUP BY k)``) is planned
+as written, its rows its groups. Elsewhere than as a term of the outer WHERE's conjunction, EXISTS
+is a count (rivulet/plan/exists_values.py) and IN a quantified comparison's value
+(rivulet/plan/quantified.py), decorrelated by :func:`decorrelate_subquery` here.
 
 >>> from rivulet.plan.catalog import Catalog
 >>> from rivulet.plan.describe import describe
@@ -137,6 +141,14 @@ def subquery_test(condition: exp.Expr) -> tuple[SubqueryTest, exp.Expr, exp.Expr
     if isinstance(node, exp.In) and node.args.get("query") is not None:
         query = node.args["query"]
         return (SubqueryTest.NOT_IN if negated else SubqueryTest.IN), query, node.this
+    if isinstance(node, (exp.EQ, exp.NEQ)):
+        # x = ANY (subquery) is x IN (subquery); x <> ALL (subquery) is x NOT IN (subquery)
+        quantifier = unparen(node.expression)
+        wanted = exp.Any if isinstance(node, exp.EQ) else exp.All
+        if isinstance(quantifier, wanted) and isinstance(quantifier.this, exp.Query):
+            negated ^= isinstance(node, exp.NEQ)
+            return (SubqueryTest.NOT_IN if negated else SubqueryTest.IN), quantifier.this, \
+                node.this
     return None
 
 
@@ -151,44 +163,71 @@ def decorrelate(condition: exp.Expr, outer: FromScope,
     found = subquery_test(condition)
     assert found is not None
     test, query, value = found
+    outer_keys, keyed = decorrelate_subquery(f"{test.value} subquery", query, value, outer,
+                                             from_scope, further)
+    return Decorrelated(test, outer_keys, keyed)
+
+
+def decorrelate_subquery(what: str, query: exp.Expr, value: exp.Expr | None,
+                         outer: FromScope, from_scope: Callable[[exp.Select], FromScope],
+                         further: Sequence[FromScope] = (),
+                         ) -> tuple[tuple[exp.Expr, ...], exp.Select]:
+    """The subquery ``query`` (``what`` names its test, for messages), whose rows are
+    tested (EXISTS) or whose one column is compared with ``value``, decorrelated: the
+    outer side of each key and the SELECT of their inner sides (see
+    :class:`Decorrelated`). Raises UnsupportedSqlError naming what stops it."""
     query = unparen(query)
-    if isinstance(query, exp.Subquery):
+    while isinstance(query, exp.Subquery):
         query = unparen(query.this)
-    what = f"{test.value} subquery"
     if not isinstance(query, exp.Select):
         raise unsupported(query, f"{what} with {type(query).__name__.upper()}")
     select = query.copy()
-    if not test.has_value and limit_keeps_a_row(select):
+    if value is None and limit_keeps_a_row(select):
         select.set("limit", None)  # EXISTS (... LIMIT 1), as ORMs write it: one row decides
-    for clause, name in (("group", "GROUP BY"), ("having", "HAVING"), ("limit", "LIMIT"),
-                         ("offset", "OFFSET")):
+    for clause, name in (("limit", "LIMIT"), ("offset", "OFFSET")):
         if select.args.get(clause) is not None:
             raise unsupported(query, f"{what} with {name}")
-    if any(is_aggregate(e) for item in select.expressions for e in item.walk()):
-        raise unsupported(query, f"{what} with an aggregate")
     if value is not None and isinstance(unparen(value), exp.Tuple):
-        raise unsupported(condition, "row constructor before IN (subquery)")
+        raise unsupported(value, f"row constructor before {what.removesuffix(' subquery')} "
+                          "(subquery)")
     inner = from_scope(select)
     scopes = Scopes(inner, outer, tuple(further))
 
     outer_keys, inner_keys, kept = split_correlation(select, scopes, what)
+    grouping = [(name, select.args[clause]) for clause, name in (("group", "GROUP BY"),
+                                                                  ("having", "HAVING"))
+                if select.args.get(clause) is not None]
+    if any(is_aggregate(e) for item in select.expressions for e in item.walk()):
+        grouping.append(("an aggregate", select))
+    if grouping and (outer_keys or value is None):
+        # (its groups would be the correlation's: not planned here; and an EXISTS of
+        # groups is whether any row passes its HAVING)
+        raise unsupported(query, f"{what} with {grouping[0][0]}")
+    for name, node in grouping:
+        if node is not select and "outer" in sides(node, scopes):
+            raise unsupported(node, f"outer column in the {name} of an {what}")
     if value is not None:
         items = select.expressions
         if len(items) != 1 or isinstance(items[0], exp.Star) or (
                 isinstance(items[0], exp.Column) and isinstance(items[0].this, exp.Star)):
-            raise unsupported(query, "IN subquery selecting other than one column")
+            raise unsupported(query, f"{what} selecting other than one column")
         selected = items[0].this if isinstance(items[0], exp.Alias) else items[0]
         if "outer" in sides(selected, scopes):
-            raise unsupported(selected, "outer column in the column an IN subquery selects")
+            raise unsupported(selected, f"outer column in the column an {what} selects")
         outer_keys.append(value)
         inner_keys.append(selected)
+    if grouping:
+        # Uncorrelated, its rows are its groups' as written (its one column, which a
+        # HAVING may name by its alias): a relation like any subquery in FROM.
+        select.set("order", None)
+        return tuple(outer_keys), select
     keyed = select
     keyed.set("expressions", [exp.alias_(e.copy(), f"_key{i}") for i, e in enumerate(inner_keys)]
               or [exp.alias_(exp.Literal.number(1), "_key")])
     keyed.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
     keyed.set("order", None)
     keyed.set("distinct", None)
-    return Decorrelated(test, tuple(outer_keys), keyed)
+    return tuple(outer_keys), keyed
 
 
 def split_correlation(select: exp.Select, scopes: Scopes, what: str,

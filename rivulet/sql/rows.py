@@ -63,8 +63,9 @@ def _comparison(node: exp.Expr) -> exp.Expr | None:
     left, right = node.this, node.expression
     if _row(left) is None and _row(right) is None:
         return None
-    if any(isinstance(side, (exp.Subquery, exp.Select)) for side in (left, right)):
-        return None  # (a row subquery: left to the planner, which refuses subqueries)
+    if any(isinstance(side, (exp.Subquery, exp.Select, exp.Any, exp.All))
+           for side in (left, right)):
+        return None  # (a row subquery, or = ANY (SELECT a, b ...): left to the planner)
     return exp.Paren(this=_compare(type(node), left, right, node))
 
 
