@@ -42,6 +42,7 @@ from rivulet.plan.params import (
 )
 from rivulet.state.holes import MISSING, Hole
 from rivulet.state.reader import KeyedReader, RangeReader
+from rivulet.values.enumerations import plain
 from rivulet.values.matching import Unkeyed, range_bound
 from rivulet.values.schema import STR, Column, Kind, SchemaError, coerce_value
 from rivulet.values.types import between_as_doubles, value_type
@@ -132,7 +133,8 @@ class View:
         #: For a one-column key, the Python types of values the reader's dict may be asked
         #: for as they are (a value of another type goes through ``KeyLookup``).
         self._exact = exact_types(self._key_kinds[0]) if len(plan.key) == 1 else frozenset()
-        self._single = len(plan.key) == 1 and plan.range_column is None and not plan.in_list
+        self._single = (len(plan.key) == 1 and plan.range_column is None and not plan.in_list
+                        and not plan.bounds_keyed)
         self._simple = self._single and plan.param_count == 1 and plan.key_params == (0,)
         self._unparameterized = plan.param_count == 0
         #: Whether the answer of several keys is each key's answer, one after the other
@@ -297,6 +299,9 @@ class View:
         one upquery.
         """
         self._check_open()
+        if self.plan.bounds_keyed:
+            raise RivuletError(f"view {self.name!r} is read by range parameters: read it "
+                               "with lookup()")
         keys = [k if isinstance(k, tuple) else (k,) for k in keys]
         width = len(self._key_kinds)
         asked: list[tuple] = []
@@ -330,6 +335,9 @@ class View:
         range view has no keys to cut by: it returns all its rows in the view's order.
         A partial view computes them from the base tables, without filling its state."""
         self._check_open()
+        if self.plan.bounds_keyed:
+            raise RivuletError(f"view {self.name!r} answers each value of its range "
+                               "parameters apart: read it with lookup()")
         state = (self._state if not self._state.partial
                  else self._upqueries.computed(self.plan).state)
         if isinstance(state, RangeReader):
@@ -416,6 +424,8 @@ class View:
                     f"view {self.name!r} takes no parameters, got {len(params)}")
             return self._read_one((), block, timeout)
         values = values_by_param(plan, params)
+        if plan.bounds_keyed:
+            return self._read_bounds(params, values, block, timeout)
         if plan.in_list:  # (an unhashable value here is not caught on the way)
             _check_scalars(values["in"])
         asked = self._key_lookup.keys(values)
@@ -430,6 +440,28 @@ class View:
         if len(asked) == 1:
             return self._read_one(asked[0], block, timeout)
         return self._read_keys(asked, block, timeout)
+
+    def _read_bounds(self, params: Sequence[Any], values: dict[Any, Any], block: Block,
+                     timeout: float | None) -> Any:
+        """A view keyed by its range parameters' values (a range aggregate): the reader's
+        key is each value placed among the range column's values as MySQL compares them
+        (:func:`~rivulet.values.matching.range_bound`), so that every value that finds the
+        same rows finds one key. A NULL (it finds no row), a value with no such place, and
+        ``BETWEEN`` compared as DOUBLEs are computed with the values as constants instead
+        (:meth:`_computed`)."""
+        plan = self.plan
+        _check_scalars([values[b.param] for b in plan.range_bounds])
+        kind = self._key_kinds[0]
+        key = []
+        for b in plan.range_bounds:
+            value = values[b.param]
+            bound = Unkeyed.SCAN if value is None else range_bound(kind, plain(value))
+            if bound is Unkeyed.SCAN:
+                return self._computed(params, block)
+            key.append(bound)
+        if _between_as_doubles(plan, kind, values):
+            return self._computed(params, block)
+        return self._read_one(tuple(key), block, timeout)
 
     def _no_key(self) -> Any:
         """The key an implicit group's default row shows when no row can match: NULLs."""

@@ -225,13 +225,17 @@ class Planner:
         implicit_group = False
         group_keys = 0
         out_scope: FromScope | GroupedScope
+        bound_positions: list[int] = []  # a range aggregate's output columns of the bounds
         if grouped:
-            if params.range_column is not None:
-                raise unsupported(select, "range parameter in an aggregated query")
+            ranged = params.range_column is not None
+            if ranged:
+                _refuse_with_range_aggregate(select, params, listed)
             node, out_scope, key_positions, implicit_group = self._plan_aggregate(
                 select, node, scope, key_cols, params.in_list[0] if params.in_list else None,
-                outermost=shown,
+                outermost=shown, range_params=params if ranged else None,
             )
+            if isinstance(node, ir.RangeAggregate):
+                bound_positions = list(node.bound_columns)
             group_keys = len(node.group_by) if isinstance(node, ir.Aggregate) else 0
             if listed and implicit_group:
                 raise unsupported(listed[0], "scalar subquery in an aggregate without GROUP BY "
@@ -257,8 +261,12 @@ class Planner:
             hidden_key.append(len(exprs))
             exprs.append(ir.Col(pos))
             names.append(out_scope.columns[pos].name)
+        for pos in bound_positions:  # (a range aggregate's: they key the reader)
+            hidden_key.append(len(exprs))
+            exprs.append(ir.Col(pos))
+            names.append(scope.columns[params.range_column].name)  # type: ignore[index]
         range_col = None
-        if params.range_column is not None:
+        if params.range_column is not None and not bound_positions:
             range_col = len(exprs)
             exprs.append(ir.Col(params.range_column))
             names.append(scope.columns[params.range_column].name)
@@ -274,7 +282,7 @@ class Planner:
         if distinct:
             node = ir.Distinct(node, node.columns)
         limit, offset = _limit(select)
-        if limit is not None and params.range_column is None:
+        if limit is not None and range_col is None:
             node = ir.TopK(node, tuple(hidden_key), order, limit + offset, node.columns)
         return ir.ViewPlan(
             name=name,
@@ -282,8 +290,10 @@ class Planner:
             visible=visible,
             key=tuple(hidden_key),
             key_params=tuple(p for p, _ in params.eq)
-            + ((params.in_list[1][0],) if params.in_list else ()),
+            + ((params.in_list[1][0],) if params.in_list else ())
+            + (tuple(b.param for b in params.range_bounds) if bound_positions else ()),
             range_column=range_col,
+            bounds_keyed=bool(bound_positions),
             range_bounds=tuple(params.range_bounds),
             order=order,
             limit=limit,
@@ -292,7 +302,7 @@ class Planner:
             param_count=params.count,
             equal_params=params.equal_params(),
             null_safe=tuple(params.null_safe),
-            distinct_on_read=distinct and (params.range_column is not None or bool(params.in_list)),
+            distinct_on_read=distinct and (range_col is not None or bool(params.in_list)),
             implicit_group=implicit_group,
             sql=sql,
         )
@@ -597,7 +607,13 @@ class Planner:
         in_list_col: int | None,
         *,
         outermost: bool,
+        range_params: Parameters | None = None,
     ) -> tuple[ir.Node, GroupedScope, list[int], bool]:
+        """The aggregate of ``select`` over ``node`` (the FROM row after WHERE), the scope
+        its output is read in, the positions there of the key columns ``key_cols``, and
+        whether they are an implicit group. With ``range_params``, a
+        :class:`~rivulet.plan.ir.RangeAggregate` over the rows within them, whose output
+        ends with a column per bound."""
         group_nodes = list(select.args["group"].expressions) if select.args.get("group") else []
         group_exprs = []
         for g in group_nodes:
@@ -662,6 +678,11 @@ class Planner:
                 arg = _aggregated_value(call.fn, arg, arg_type)
                 call = ir.AggCall(call.fn, placed(arg), call.distinct)
             calls.append(call)
+        range_input = None
+        if range_params is not None:
+            _refuse_range_aggregates(agg_nodes, calls)
+            assert range_params.range_column is not None  # (a range parameter's)
+            range_input = placed(ir.Col(range_params.range_column))
         pre = _project(node, pre_exprs, [_expr_name(e, scope.columns) for e in pre_exprs])
         group_by = tuple(range(len(group_exprs)))
         out_columns = tuple(pre.columns[: len(group_exprs)]) + tuple(
@@ -671,7 +692,14 @@ class Planner:
                              and c.arg is not None else None)
             for a, c in zip(agg_nodes, calls)
         )
-        aggregate = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
+        aggregate: ir.Aggregate | ir.RangeAggregate
+        if range_params is not None and range_input is not None:
+            ops = tuple(b.op for b in range_params.range_bounds)
+            bound = replace(pre.columns[range_input], nullable=False)
+            aggregate = ir.RangeAggregate(pre, group_by, tuple(calls), range_input, ops,
+                                          out_columns + (bound,) * len(ops))
+        else:
+            aggregate = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
         grouped = GroupedScope(scope, group_exprs, columns=out_columns)
         for i, a in enumerate(agg_nodes):
             grouped.aggregates[a] = len(group_exprs) + i
@@ -1102,6 +1130,32 @@ def _union_is_distinct(query: exp.Expr) -> bool:
 
 _AGG_TYPES: tuple[type[exp.Expr], ...] = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max,
                                           exp.GroupConcat, *SPREAD_AGGREGATES)
+
+
+#: The aggregates a range aggregate keeps per value of its parameters (with the grouped
+#: aggregate's accumulators, which take retractions exactly).
+RANGE_AGGREGATES = frozenset({"count", "sum", "avg", "min", "max"})
+
+
+def _refuse_with_range_aggregate(select: exp.Select, params: Parameters,
+                                 listed: list[exp.Subquery]) -> None:
+    """Refuse what a range parameter in an aggregated query does not support: other
+    parameters beside it (the parameters' values are the aggregate's only key) and scalar
+    subqueries over its groups."""
+    if params.eq or params.in_list is not None:
+        raise unsupported(select, "equality and range parameters together in an "
+                          "aggregated query")
+    if listed:
+        raise unsupported(listed[0], "scalar subquery in an aggregated query with a range "
+                          "parameter")
+
+
+def _refuse_range_aggregates(found: list[exp.Expr], calls: list[ir.AggCall]) -> None:
+    """Refuse an aggregate a range aggregate does not keep (see :data:`RANGE_AGGREGATES`)."""
+    for node, call in zip(found, calls):
+        if call.fn not in RANGE_AGGREGATES:
+            raise unsupported(node, f"{call.fn.upper()}() in an aggregated query with a "
+                              "range parameter")
 
 
 def _has_aggregate(select: exp.Select) -> bool:

@@ -208,6 +208,10 @@ class PlanCompiler:
             return left.join(right, on & residual, "left").drop(*keys)
         return _left_join_python(left, right, on, residual, keys, n, m)
 
+    def _rangeaggregate(self, node: ir.RangeAggregate) -> DataFrame:
+        raise UnsupportedSqlError("unsupported range parameter in an aggregated query on "
+                                  "Spark: the engine keeps one answer per parameter value")
+
     def _aggregate(self, node: ir.Aggregate) -> DataFrame:
         refuse_group_concat(node)
         df = self.frame(node.input)
