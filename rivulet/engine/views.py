@@ -450,18 +450,24 @@ class View:
         ``BETWEEN`` compared as DOUBLEs are computed with the values as constants instead
         (:meth:`_computed`)."""
         plan = self.plan
-        _check_scalars([values[b.param] for b in plan.range_bounds])
+        bounds = [values[b.param] for b in plan.range_bounds]
+        _check_scalars(bounds)
+        key = self._bounds_key(bounds)
+        if key is None or _between_as_doubles(plan, self._key_kinds[0], values):
+            return self._computed(params, block)
+        return self._read_one(key, block, timeout)
+
+    def _bounds_key(self, bounds: Sequence[Any]) -> tuple | None:
+        """The reader's key of a range aggregate's bounds (see :meth:`_read_bounds`), or
+        None where a bound is NULL or has no place among the column's values."""
         kind = self._key_kinds[0]
         key = []
-        for b in plan.range_bounds:
-            value = values[b.param]
+        for value in bounds:
             bound = Unkeyed.SCAN if value is None else range_bound(kind, plain(value))
             if bound is Unkeyed.SCAN:
-                return self._computed(params, block)
+                return None
             key.append(bound)
-        if _between_as_doubles(plan, kind, values):
-            return self._computed(params, block)
-        return self._read_one(tuple(key), block, timeout)
+        return tuple(key)
 
     def _no_key(self) -> Any:
         """The key an implicit group's default row shows when no row can match: NULLs."""

@@ -573,11 +573,17 @@ class Planner:
         its reader's key, a column of the plan, not a filter in it. A row whose key column
         is NULL answers no value of ``col = ?`` or of a range (``col <=> ?`` takes it), so
         those rows are left out. A view whose aggregate answers a row for a value with no
-        rows (``SELECT COUNT(*) ... WHERE x = ?``) would be a row for every value: refused."""
+        rows (``SELECT COUNT(*) ... WHERE x = ?``) would be a row for every value: refused,
+        as is a range aggregate, whose answers differ for every value."""
         if view.implicit_group:
             raise error_at(item, f"view {view.name!r} answers a row for every value of its "
                            "parameters (an aggregate without GROUP BY): it cannot be read as "
                            "a table; read it by its parameters", ParameterError)
+        if view.bounds_keyed:
+            raise error_at(item, f"view {view.name!r} answers its aggregate for each value of "
+                           "its range parameters apart (a row may count under many of "
+                           "them): it cannot be read as a table; read it by its parameters",
+                           ParameterError)
         node, names = self._view_relation(view)  # (a view with a LIMIT is refused there)
         null_safe = {k for p, k in zip(view.key_params, view.key) if p in view.null_safe}
         keyed = [k for k in view.key if k not in null_safe]
