@@ -513,6 +513,7 @@ class View:
         plan = self.plan
         by_param = dict(zip(plan.key_params, key))
         by_param.update((p, key[position]) for p, position in plan.equal_params)
+        by_param.update((p, key[position]) for position, rest in plan.listed for p in rest)
         skipped = set(plan.in_list[1:])
         return [by_param[p] for p in range(plan.param_count) if p not in skipped]
 

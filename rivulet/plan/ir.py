@@ -489,6 +489,10 @@ class ViewPlan:
     #: (the ``?``, its key column's position in ``key``). A read's value for it must equal
     #: the key's, or no row matches.
     equal_params: tuple[tuple[int, int], ...] = ()
+    #: Several ``IN (?, ...)`` lists (``a IN (?, ?) AND b IN (?, ?)``): each list's column is
+    #: a key column fed by its first ``?``; these are (its position in ``key``, the list's
+    #: other ``?``). A read asks for every combination of the lists' values.
+    listed: tuple[tuple[int, tuple[int, ...]], ...] = ()
     #: The ``?`` of ``col <=> ?`` among the equality parameters: a NULL value finds the
     #: rows whose column is NULL (a read computes those: no reader keeps NULL keys).
     null_safe: tuple[int, ...] = ()

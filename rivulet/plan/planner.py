@@ -231,7 +231,7 @@ class Planner:
             if ranged:
                 _refuse_with_range_aggregate(select, params, listed)
             node, out_scope, key_positions, implicit_group = self._plan_aggregate(
-                select, node, scope, key_cols, params.in_list[0] if params.in_list else None,
+                select, node, scope, key_cols, params.listed_columns(),
                 outermost=shown, range_params=params if ranged else None,
             )
             if isinstance(node, ir.RangeAggregate):
@@ -301,6 +301,7 @@ class Planner:
             in_list=tuple(params.in_list[1]) if params.in_list else (),
             param_count=params.count,
             equal_params=params.equal_params(),
+            listed=params.listed_params(),
             null_safe=tuple(params.null_safe),
             distinct_on_read=distinct and (range_col is not None or bool(params.in_list)),
             implicit_group=implicit_group,
@@ -610,7 +611,7 @@ class Planner:
         node: ir.Node,
         scope: FromScope,
         key_cols: list[int],
-        in_list_col: int | None,
+        listed_cols: list[int],
         *,
         outermost: bool,
         range_params: Parameters | None = None,
@@ -627,7 +628,7 @@ class Planner:
             group_exprs.append(translate(g, scope))
         # Columns functionally dependent on a grouped primary key may be selected bare.
         group_exprs += self._dependent_columns(select, scope, group_exprs)
-        if in_list_col is not None and ir.Col(in_list_col) not in group_exprs:
+        if any(ir.Col(c) not in group_exprs for c in listed_cols):
             # One maintained group per IN value cannot be merged into the groups over all
             # the values at read time (COUNT(DISTINCT), AVG), so say so instead.
             raise unsupported(

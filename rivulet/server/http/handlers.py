@@ -82,6 +82,9 @@ def describe_view(view: View) -> dict[str, Any]:
         params[p].update(match="<=>")
     for p, position in plan.equal_params:
         params[p].update(column=names[plan.key[position]], match="=")
+    for position, rest in plan.listed:  # (several IN lists: each one's ``?`` in its place)
+        for p in (plan.key_params[position], *rest):
+            params[p].update(column=names[plan.key[position]], match="IN")
     for i, bound in enumerate(plan.range_bounds):
         # (on the range column; a range aggregate's key holds each bound's value)
         at = plan.key[i] if plan.bounds_keyed else plan.range_column
