@@ -67,12 +67,13 @@ KNOWN_MISMATCHES: dict[str, str] = {
 #: Shapes rivulet refuses with an error naming the construct (docs/sql.md), left out so
 #: that the generated queries stay useful (a refusal that still happens is allowed and
 #: counted): LIMIT in a subquery, RIGHT/CROSS/USING joins and joins without an equality,
-#: two IN (?, ...) lists on one column, range parameters on two columns, a range parameter beside
-#: equality parameters in an aggregated query, an IN (?, ...) list on a column an
-#: aggregated query does not group by, UNION mixed with UNION ALL.
+#: two IN (?, ...) lists on one column, range parameters on two columns, a range parameter
+#: beside an IN list in an aggregated query, an IN (?, ...) list on a column an aggregated
+#: query does not group by, UNION mixed with UNION ALL.
 REFUSED_BY_DESIGN = (
-    "limit-in-subquery", "right-cross-using-joins", "in-lists-on-one-column", "two-range-columns",
-    "range-and-equality-params-in-aggregate", "in-param-not-grouped", "mixed-union",
+    "limit-in-subquery", "right-cross-using-joins", "in-lists-on-one-column",
+    "two-range-columns", "range-and-in-list-in-aggregate", "in-param-not-grouped",
+    "mixed-union",
 )
 
 
@@ -931,8 +932,8 @@ def g_params(draw: Callable, scope: list[Expr], *, allow_range: bool, group: lis
     if allow_range:
         shapes += ["gt", "le", "flipped_range", "between", "two_bounds", "two_bounds",
                    "eq_range", "in_range", "in2"]
-    elif group is not None:  # an aggregated query: a range alone (REFUSED_BY_DESIGN)
-        shapes += ["gt", "le", "flipped_range", "between", "two_bounds"]
+    elif group is not None:  # an aggregated query: a range, with an equality or not
+        shapes += ["gt", "le", "flipped_range", "between", "two_bounds", "eq_range"]
     if not left_out("parenthesized-predicates"):
         shapes.append("paren")
     kind = draw(st.sampled_from(shapes))

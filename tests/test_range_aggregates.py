@@ -37,6 +37,11 @@ READS: list[tuple[str, str]] = [
     ("SELECT count(DISTINCT k), max(d), min(id) FROM t WHERE dd >= ?", "date"),
     ("SELECT k, max(v) AS m FROM t WHERE ? < id GROUP BY k ORDER BY m DESC, k LIMIT 2", "int"),
     ("SELECT sum(v) + 1, count(*) * 2 FROM t WHERE v <= ?", "int"),
+    # equality parameters beside the range: an implicit group (a row over no rows too)
+    ("SELECT count(*), max(v), sum(d) FROM t WHERE k = ? AND ts >= ?", "key,int"),
+    ("SELECT k, min(v), count(*) FROM t WHERE ts < ? AND k = ? GROUP BY k", "int,key"),
+    ("SELECT ts, count(*) FROM t WHERE k = ? AND id BETWEEN ? AND ? GROUP BY ts "
+     "HAVING count(*) >= 1", "key,int2"),
 ]
 
 _names = itertools.count()
@@ -56,6 +61,10 @@ def _value(rng: random.Random, kind: str) -> list[Any]:
     if kind == "date":
         pool = ["2024-01-03", "2024-01-05", "2024-1-7", "2023-12-31", None, "2024-01-04 12:00"]
         return [rng.choice(pool)]
+    if "," in kind:
+        return [v for part in kind.split(",") for v in _value(rng, part)]
+    if kind == "key":  # an equality's: values of the column, none, another type, NULL
+        return [rng.choice([0, 1, 2, 5, "1", 1.0, 1.5, None])]
     pool = [*range(-2, 14), 2.5, "3", "4.5", None, 7.0]
     n = 2 if kind == "int2" else 1
     return [rng.choice(pool) for _ in range(n)]
@@ -251,10 +260,12 @@ def test_over_the_wire_text_and_prepared(mysql_pair: MySQLPair) -> None:
      "with a range parameter"),
     ("SELECT var_pop(v) FROM t WHERE id <= ?", "VAR_POP() in an aggregated query with a "
      "range parameter"),
-    ("SELECT k, count(*) FROM t WHERE k = ? AND id <= ? GROUP BY k",
-     "equality and range parameters together in an aggregated query"),
-    ("SELECT count(*) FROM t WHERE k IN (?, ?) AND id <= ?",
-     "equality and range parameters together in an aggregated query"),
+    ("SELECT k, count(*) FROM t WHERE k IN (?, ?) AND id <= ? GROUP BY k",
+     "IN (?, ...) parameter list beside a range parameter in an aggregated query"),
+    ("SELECT count(*) FROM t WHERE k <=> ? AND id <= ?",
+     "<=> parameter or two parameters on one column beside a range parameter"),
+    ("SELECT count(*) FROM t WHERE k = ? AND k = ? AND id <= ?",
+     "<=> parameter or two parameters on one column beside a range parameter"),
     ("SELECT count(*) FROM t WHERE id <= ? AND ts > ?", "range parameters on two different "
      "columns"),
     ("SELECT k, (SELECT max(id) FROM t AS x WHERE x.k = t.k) FROM t WHERE id <= ? GROUP BY k",

@@ -473,11 +473,10 @@ class Builder:
             return Aggregate(parents[0], node.group_by, node.aggs, partial=partial,
                              result_kinds=[c.kind for c in node.columns[len(node.group_by):]])
         if isinstance(node, ir.RangeAggregate):
-            if partial != node.bound_columns:  # (the planner keys the view by them)
+            if partial != node.key_columns:  # (the planner keys the view by them)
                 raise TypeError("a range aggregate is read by its parameters' values only")
-            return RangeAggregate(parents[0], node.group_by, node.aggs, node.range_column,
-                                  node.ops, [c.kind for c in node.columns[
-                                      len(node.group_by):len(node.group_by) + len(node.aggs)]])
+            return RangeAggregate(parents[0], node, [c.kind for c in node.columns[
+                len(node.group_by):len(node.group_by) + len(node.aggs)]])
         if isinstance(node, ir.Distinct):
             return Distinct(parents[0], node.arity, partial=partial)
         if isinstance(node, ir.Union):

@@ -443,30 +443,40 @@ class View:
 
     def _read_bounds(self, params: Sequence[Any], values: dict[Any, Any], block: Block,
                      timeout: float | None) -> Any:
-        """A view keyed by its range parameters' values (a range aggregate): the reader's
-        key is each value placed among the range column's values as MySQL compares them
+        """A view keyed by its range parameters' values (a range aggregate), and by its
+        equality parameters' if any: the reader's key is each equality's stored value and
+        each bound placed among the range column's values as MySQL compares them
         (:func:`~rivulet.values.matching.range_bound`), so that every value that finds the
-        same rows finds one key. A NULL (it finds no row), a value with no such place, and
-        ``BETWEEN`` compared as DOUBLEs are computed with the values as constants instead
-        (:meth:`_computed`)."""
+        same rows finds one key. A NULL (it finds no row, yet an aggregate without GROUP BY
+        answers a row), a value that finds no stored value or several, a bound with no
+        place among the column's values, and ``BETWEEN`` compared as DOUBLEs are computed
+        with the values as constants instead (:meth:`_computed`)."""
         plan = self.plan
-        bounds = [values[b.param] for b in plan.range_bounds]
-        _check_scalars(bounds)
-        key = self._bounds_key(bounds)
-        if key is None or _between_as_doubles(plan, self._key_kinds[0], values):
+        given = [values[p] for p in plan.key_params]
+        _check_scalars(given)
+        key = self._bounds_key(given)
+        if key is None or _between_as_doubles(plan, self._key_kinds[-1], values):
             return self._computed(params, block)
         return self._read_one(key, block, timeout)
 
-    def _bounds_key(self, bounds: Sequence[Any]) -> tuple | None:
-        """The reader's key of a range aggregate's bounds (see :meth:`_read_bounds`), or
-        None where a bound is NULL or has no place among the column's values."""
-        kind = self._key_kinds[0]
+    def _bounds_key(self, given: Sequence[Any]) -> tuple | None:
+        """The reader's key of a range aggregate's parameters (equalities, then bounds:
+        see :meth:`_read_bounds`), or None where a value finds no key of its own."""
+        n_eq = len(self._key_kinds) - len(self.plan.range_bounds)
         key = []
-        for value in bounds:
-            bound = Unkeyed.SCAN if value is None else range_bound(kind, plain(value))
-            if bound is Unkeyed.SCAN:
+        for i, value in enumerate(given):
+            kind = self._key_kinds[i]
+            if value is None:
                 return None
-            key.append(bound)
+            if i < n_eq:
+                found = key_value(kind, value, self._key_members[i])
+                if found is Unkeyed.NOTHING:
+                    return None
+            else:
+                found = range_bound(kind, plain(value))
+            if found is Unkeyed.SCAN:
+                return None
+            key.append(found)
         return tuple(key)
 
     def _no_key(self) -> Any:

@@ -354,14 +354,19 @@ class RangeAggregate(Node):
 
     Output: the group columns, the aggregate values, then one column per bound (``ops``,
     in the order of the view's ``range_bounds``) holding the parameter's value, which keys
-    the view's reader. A row of the input is in the range of the values ``p`` when
-    ``row[range_column] op p`` holds for every bound; a NULL is in no range."""
+    the view's reader with the group columns of equality parameters (``keyed``). A row of
+    the input is in the range of the values ``p`` when ``row[range_column] op p`` holds for
+    every bound; a NULL is in no range. ``implicit``: the keyed columns are the only group
+    columns, made so for the equality parameters of a query without GROUP BY, whose
+    aggregate over no rows still answers a row (``COUNT(*)`` = 0)."""
 
     input: Node
     group_by: tuple[int, ...]
     aggs: tuple[AggCall, ...]
     range_column: int  # of the input
     ops: tuple[str, ...]  # each one of ``> >= < <=``, the column on its left
+    keyed: tuple[int, ...]  # output group columns of equality parameters, in their order
+    implicit: bool
     columns: tuple[ColumnInfo, ...] = field(compare=False)
 
     def inputs(self) -> tuple[Node, ...]:
@@ -372,6 +377,11 @@ class RangeAggregate(Node):
         """The output columns holding the parameters' values."""
         start = len(self.group_by) + len(self.aggs)
         return tuple(range(start, start + len(self.ops)))
+
+    @property
+    def key_columns(self) -> tuple[int, ...]:
+        """The output columns that key it: the equality parameters', then the bounds."""
+        return self.keyed + self.bound_columns
 
 
 @dataclass(frozen=True, slots=True)

@@ -120,7 +120,7 @@ def trace(node: ir.Node, demand: Demand) -> list[Demand] | str:
             return "key does not determine whole top-k groups"
         return [demand]
     if isinstance(node, ir.RangeAggregate):
-        if set(cols) != set(node.bound_columns):
+        if cols != node.key_columns:
             return "a range aggregate is keyed by its parameters' values only"
         return [Demand(None, False, RANGE_INPUT_HELD)]
     if isinstance(node, ir.OneRow):
@@ -147,7 +147,7 @@ def _trace_join(node: ir.Join, demand: Demand) -> list[Demand] | str:
 
 def partial_possible(node: ir.Node, columns: Columns) -> str | None:
     """Why a stateful ``node`` cannot keep state partial on ``columns`` (``None``: it can)."""
-    if isinstance(node, ir.RangeAggregate) and set(columns) != set(node.bound_columns):
+    if isinstance(node, ir.RangeAggregate) and columns != node.key_columns:
         return "a range aggregate is keyed by its parameters' values only"
     if isinstance(node, ir.Aggregate):
         if not node.group_by:

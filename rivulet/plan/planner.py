@@ -236,6 +236,7 @@ class Planner:
             )
             if isinstance(node, ir.RangeAggregate):
                 bound_positions = list(node.bound_columns)
+                implicit_group = False  # (the range aggregate answers its row over none)
             group_keys = len(node.group_by) if isinstance(node, ir.Aggregate) else 0
             if listed and implicit_group:
                 raise unsupported(listed[0], "scalar subquery in an aggregate without GROUP BY "
@@ -704,6 +705,7 @@ class Planner:
             ops = tuple(b.op for b in range_params.range_bounds)
             bound = replace(pre.columns[range_input], nullable=False)
             aggregate = ir.RangeAggregate(pre, group_by, tuple(calls), range_input, ops,
+                                          tuple(key_positions), implicit_group,
                                           out_columns + (bound,) * len(ops))
         else:
             aggregate = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
@@ -1146,12 +1148,15 @@ RANGE_AGGREGATES = frozenset({"count", "sum", "avg", "min", "max"})
 
 def _refuse_with_range_aggregate(select: exp.Select, params: Parameters,
                                  listed: list[exp.Subquery]) -> None:
-    """Refuse what a range parameter in an aggregated query does not support: other
-    parameters beside it (the parameters' values are the aggregate's only key) and scalar
-    subqueries over its groups."""
-    if params.eq or params.in_list is not None:
-        raise unsupported(select, "equality and range parameters together in an "
-                          "aggregated query")
+    """Refuse what a range parameter in an aggregated query does not support: parameters
+    beside it other than one ``col = ?`` per column (IN lists, ``<=>``, two equalities on
+    a column) and scalar subqueries over its groups."""
+    if params.lists:
+        raise unsupported(select, "IN (?, ...) parameter list beside a range parameter in "
+                          "an aggregated query")
+    if params.null_safe or params.also_equal:
+        raise unsupported(select, "<=> parameter or two parameters on one column beside a "
+                          "range parameter in an aggregated query")
     if listed:
         raise unsupported(listed[0], "scalar subquery in an aggregated query with a range "
                           "parameter")
