@@ -507,6 +507,9 @@ def _collect(df: DataFrame, sort: list[str]) -> list[Row]:
 
 
 def _request(plan: ir.ViewPlan, params: tuple, catalog: Catalog | None) -> _Request:
+    if plan.bounds_keyed:  # (its bounds are no equality keys: see RangeAggregate)
+        raise UnsupportedSqlError("unsupported range parameter in an aggregated query on "
+                                  "Spark: the engine keeps one answer per parameter value")
     if plan.param_count == 0:
         if params:
             raise RivuletError(f"view {plan.name!r} takes no parameters, got {len(params)}")
