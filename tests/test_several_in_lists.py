@@ -81,6 +81,22 @@ def test_several_in_lists_answer_as_mariadb_while_rows_change(mysql_pair: MySQLP
             mysql_pair.check_query(sql, held[name][-1])
 
 
+def test_distinct_holds_across_the_combinations(mysql_pair: MySQLPair) -> None:
+    """A row of one combination may equal a row of another: DISTINCT keeps one, and ORDER
+    BY with LIMIT cuts the rows of all the combinations together."""
+    mysql_pair.execute("CREATE TABLE d (id INT PRIMARY KEY, a INT, c INT, v INT)")
+    mysql_pair.insert_many("d", [(1, 1, 1, 5), (2, 1, 2, 5), (3, 2, 1, 6), (4, 2, 2, 4),
+                                 (5, 1, 1, 7)])
+    for sql in ("SELECT DISTINCT a FROM d WHERE a IN (?, ?) AND c IN (?, ?)",
+                "SELECT DISTINCT v FROM d WHERE c IN (?, ?) AND a IN (?, ?) ORDER BY v",
+                "SELECT a, v FROM d WHERE a IN (?, ?) AND c IN (?, ?) ORDER BY v DESC LIMIT 2"):
+        name = f"il{next(_names)}"
+        mysql_pair.create_view(name, sql)
+        for params in ([1, 2, 1, 2], [1, 1, 2, 1], [2, 1, 2, 2]):
+            mysql_pair.check_view(name, *params)
+            mysql_pair.check_query(sql, params)
+
+
 def test_each_list_takes_as_many_values_as_it_has_marks(tmp_path: Any) -> None:
     """Where one list would end among a read's values is the statement's to say: a view
     takes exactly its count; an ad-hoc query with other counts is another view."""

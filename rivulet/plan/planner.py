@@ -304,7 +304,8 @@ class Planner:
             equal_params=params.equal_params(),
             listed=params.listed_params(),
             null_safe=tuple(params.null_safe),
-            distinct_on_read=distinct and (range_col is not None or bool(params.in_list)),
+            distinct_on_read=distinct and (range_col is not None or bool(params.in_list)
+                                           or bool(params.listed)),
             implicit_group=implicit_group,
             sql=sql,
         )
