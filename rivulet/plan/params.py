@@ -387,7 +387,6 @@ class KeyLookup:
         keys = dict.fromkeys((*eq_key, v) for v in listed)
         return [k for k in keys if all(k[i] == v for i, v in checks)] if checks else list(keys)
 
-
     def _listed_keys(self, position: int,
                      values: list[Any]) -> list[Any] | Literal[Unkeyed.SCAN]:
         """The keys the values of an IN list at key ``position`` find, each once (none
