@@ -12,6 +12,8 @@ from __future__ import annotations
 import itertools
 import random
 import re
+import threading
+import time
 from typing import Any
 
 import mysql.connector
@@ -184,6 +186,55 @@ def test_values_evicted_under_memory_pressure_are_filled_again(mysql_pair: MySQL
             mysql_pair.execute("DELETE FROM p WHERE id = ?", [rng.randrange(400)])
         del round_
     assert mysql_pair.db.stats()["evictions"] > 0
+
+
+def test_reads_and_evictions_racing_writes_leave_exact_answers(mysql_pair: MySQLPair) -> None:
+    """Readers missing and filling values, and an evictor, run while writes commit; once
+    the writes have settled every value (held or filled anew) answers as MariaDB."""
+    rng = random.Random(8)
+    mysql_pair.execute("CREATE TABLE r (id INT PRIMARY KEY, g INT, v INT)")
+    mysql_pair.insert_many("r", [(i, i % 3, rng.randrange(100)) for i in range(60)])
+    sql = "SELECT g, max(v), min(v), count(*) FROM r WHERE id > ? GROUP BY g"
+    mysql_pair.create_view("race", sql)
+    db = mysql_pair.db
+    view = db.view("race")
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def read(seed: int) -> None:
+        local = random.Random(seed)
+        try:
+            while not done.is_set():
+                view.lookup(local.randrange(-2, 70))
+        except BaseException as exc:  # noqa: BLE001 -- reported below
+            errors.append(exc)
+
+    def evict() -> None:
+        try:
+            while not done.is_set():
+                db.evict("race" if rng.random() < 0.5 else None)
+                time.sleep(0.005)
+        except BaseException as exc:  # noqa: BLE001 -- reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=read, args=(s,), daemon=True) for s in range(3)]
+    threads.append(threading.Thread(target=evict, daemon=True))
+    for thread in threads:
+        thread.start()
+    try:
+        for step in range(40):
+            mysql_pair.execute("UPDATE r SET v = ? WHERE id = ?",
+                               [rng.randrange(100), rng.randrange(60)])
+            mysql_pair.execute("INSERT INTO r VALUES (?, ?, ?)",
+                               [100 + step, rng.randrange(3), rng.randrange(100)])
+            mysql_pair.execute("DELETE FROM r WHERE id = ?", [rng.randrange(60)])
+    finally:
+        done.set()
+        for thread in threads:
+            thread.join(30)
+    assert not errors, errors
+    for bound in range(-2, 70, 3):
+        mysql_pair.check_view("race", bound)
 
 
 def test_range_aggregates_over_a_join_and_distinct(mysql_pair: MySQLPair) -> None:
