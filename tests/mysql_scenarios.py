@@ -67,12 +67,13 @@ KNOWN_MISMATCHES: dict[str, str] = {
 #: Shapes rivulet refuses with an error naming the construct (docs/sql.md), left out so
 #: that the generated queries stay useful (a refusal that still happens is allowed and
 #: counted): LIMIT in a subquery, RIGHT/CROSS/USING joins and joins without an equality,
-#: a second IN (?, ...) list, range parameters on two columns or in an aggregated query,
-#: an IN (?, ...) list on a column an aggregated query does not group by, UNION mixed with
-#: UNION ALL.
+#: two IN (?, ...) lists on one column, range parameters on two columns, a range parameter
+#: beside an IN list in an aggregated query, an IN (?, ...) list on a column an aggregated
+#: query does not group by, UNION mixed with UNION ALL.
 REFUSED_BY_DESIGN = (
-    "limit-in-subquery", "right-cross-using-joins", "second-in-list", "two-range-columns",
-    "range-param-in-aggregate", "in-param-not-grouped", "mixed-union",
+    "limit-in-subquery", "right-cross-using-joins", "in-lists-on-one-column",
+    "two-range-columns", "range-and-in-list-in-aggregate", "in-param-not-grouped",
+    "mixed-union",
 )
 
 
@@ -930,7 +931,9 @@ def g_params(draw: Callable, scope: list[Expr], *, allow_range: bool, group: lis
     shapes = ["eq", "eq", "eq_flipped", "eq2", "in", "in_eq"]
     if allow_range:
         shapes += ["gt", "le", "flipped_range", "between", "two_bounds", "two_bounds",
-                   "eq_range", "in_range"]
+                   "eq_range", "in_range", "in2"]
+    elif group is not None:  # an aggregated query: a range, with an equality or not
+        shapes += ["gt", "le", "flipped_range", "between", "two_bounds", "eq_range"]
     if not left_out("parenthesized-predicates"):
         shapes.append("paren")
     kind = draw(st.sampled_from(shapes))
@@ -975,6 +978,13 @@ def g_params(draw: Callable, scope: list[Expr], *, allow_range: bool, group: lis
                     ps = ps[1:] + ps[:1]
         return conj, ps, k
     c = col()
+    if kind == "in2":  # two IN lists, on two columns (REFUSED_BY_DESIGN on one)
+        d = col()
+        if d == c:
+            return [f"{c.sql} IN (?, ?)"], [(c.family, "in")] * 2, 2
+        k, m = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+        conj = [f"{c.sql} IN ({', '.join(['?'] * k)})", f"{d.sql} IN ({', '.join(['?'] * m)})"]
+        return conj, [(c.family, "in")] * k + [(d.family, "in")] * m, 0
     if kind == "in_range":  # an IN list and a range, on one column or two
         k = draw(st.integers(1, 3))
         d = col()

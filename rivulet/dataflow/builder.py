@@ -30,6 +30,7 @@ from rivulet.dataflow.ops.filter import Filter
 from rivulet.dataflow.ops.join import Join
 from rivulet.dataflow.ops.one_row import OneRow
 from rivulet.dataflow.ops.project import Project
+from rivulet.dataflow.ops.range_aggregate import RangeAggregate
 from rivulet.dataflow.ops.reader import Reader
 from rivulet.dataflow.ops.setop import SetOp
 from rivulet.dataflow.ops.topk import TopK
@@ -43,7 +44,7 @@ from rivulet.values.schema import ENUM, single_text
 
 Row = tuple
 Columns = tuple[int, ...]
-STATEFUL = (ir.Aggregate, ir.TopK, ir.Distinct, ir.SetOp)
+STATEFUL = (ir.Aggregate, ir.RangeAggregate, ir.TopK, ir.Distinct, ir.SetOp)
 #: Rows a full top-k keeps beyond its k at least, so that deletes seldom empty its prefix.
 TOPK_SLACK = 16
 #: A reader of ``a = ? AND b = ?`` is keyed by ``a`` alone when ``a``'s base table has at
@@ -206,7 +207,13 @@ class Builder:
 
         A partial ``col = ? AND x IN (?, ...)`` view is keyed by its equality parameters
         alone when they can be traced (:func:`in_list_prefix`): its reader holds all the
-        rows of ``col = ?`` and a read keeps those whose ``x`` is in the list."""
+        rows of ``col = ?`` and a read keeps those whose ``x`` is in the list.
+
+        A view keyed by its range parameters' values (``ViewPlan.bounds_keyed``) is
+        partial whatever the graph's setting: those values are infinitely many, and its
+        range aggregate holds only those read."""
+        if plan.bounds_keyed:
+            return Demand(plan.key, True)
         if not self.graph.partial:
             return Demand(None, False, "partial state is off")
         if not plan.key:
@@ -465,6 +472,11 @@ class Builder:
         if isinstance(node, ir.Aggregate):
             return Aggregate(parents[0], node.group_by, node.aggs, partial=partial,
                              result_kinds=[c.kind for c in node.columns[len(node.group_by):]])
+        if isinstance(node, ir.RangeAggregate):
+            if partial != node.key_columns:  # (the planner keys the view by them)
+                raise TypeError("a range aggregate is read by its parameters' values only")
+            return RangeAggregate(parents[0], node, [c.kind for c in node.columns[
+                len(node.group_by):len(node.group_by) + len(node.aggs)]])
         if isinstance(node, ir.Distinct):
             return Distinct(parents[0], node.arity, partial=partial)
         if isinstance(node, ir.Union):

@@ -220,7 +220,9 @@ def _state_keys(view: View, keys: Iterable[Any]) -> list[Any]:
     out: dict[Any, None] = {}
     for key in keys:
         values = key if isinstance(key, tuple) else (key,)
-        if len(values) == len(view.plan.key):
+        if view.plan.bounds_keyed and len(values) == width:
+            coerced = view._bounds_key(values)  # (a range aggregate's bounds)
+        elif len(values) == len(view.plan.key):
             coerced = view._coerce_key(values)
             if coerced is not None:  # the reader may hold part of it (BuiltView.listed)
                 coerced = view._built.reader_key(coerced)

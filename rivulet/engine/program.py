@@ -891,7 +891,8 @@ class Program:
         the view is made, so that the failed read changes nothing.
 
         Queries that differ only in the length of an ``IN (?, ...)`` list, or in spacing
-        and case, share one view (Noria's MySQL adapter does the same).
+        and case, share one view (Noria's MySQL adapter does the same); of a query with
+        several lists, the lengths are part of the view's query.
         """
         self.core.check_open()
         view = self.adhoc.get(sql)
@@ -912,10 +913,13 @@ class Program:
             raise UnsupportedSqlError("GET_LOCK and the other named-lock functions act on a "
                                       "session: call them on a connection (rivulet.connect or "
                                       "the MySQL server), not db.query or db.execute")
-        for in_node in node.find_all(exp.In):
-            if in_node.expressions and all(isinstance(e, exp.Placeholder)
-                                           for e in in_node.expressions):
-                in_node.set("expressions", [exp.Placeholder()])
+        lists = [in_node for in_node in node.find_all(exp.In)
+                 if in_node.expressions and all(isinstance(e, exp.Placeholder)
+                                                for e in in_node.expressions)]
+        if len(lists) == 1:
+            # (of several lists each takes as many values as written, rivulet/plan/params.py:
+            # the counts keep apart the views of texts with other counts)
+            lists[0].set("expressions", [exp.Placeholder()])
         normalized = node.sql(dialect=DIALECT)
         digest = hashlib.sha1(normalized.encode()).hexdigest()[:16]
         name = f"{ADHOC_PREFIX}{digest}"

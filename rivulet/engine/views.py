@@ -42,6 +42,7 @@ from rivulet.plan.params import (
 )
 from rivulet.state.holes import MISSING, Hole
 from rivulet.state.reader import KeyedReader, RangeReader
+from rivulet.values.enumerations import plain
 from rivulet.values.matching import Unkeyed, range_bound
 from rivulet.values.schema import STR, Column, Kind, SchemaError, coerce_value
 from rivulet.values.types import between_as_doubles, value_type
@@ -132,7 +133,8 @@ class View:
         #: For a one-column key, the Python types of values the reader's dict may be asked
         #: for as they are (a value of another type goes through ``KeyLookup``).
         self._exact = exact_types(self._key_kinds[0]) if len(plan.key) == 1 else frozenset()
-        self._single = len(plan.key) == 1 and plan.range_column is None and not plan.in_list
+        self._single = (len(plan.key) == 1 and plan.range_column is None and not plan.in_list
+                        and not plan.bounds_keyed)
         self._simple = self._single and plan.param_count == 1 and plan.key_params == (0,)
         self._unparameterized = plan.param_count == 0
         #: Whether the answer of several keys is each key's answer, one after the other
@@ -297,6 +299,9 @@ class View:
         one upquery.
         """
         self._check_open()
+        if self.plan.bounds_keyed:
+            raise RivuletError(f"view {self.name!r} is read by range parameters: read it "
+                               "with lookup()")
         keys = [k if isinstance(k, tuple) else (k,) for k in keys]
         width = len(self._key_kinds)
         asked: list[tuple] = []
@@ -330,6 +335,9 @@ class View:
         range view has no keys to cut by: it returns all its rows in the view's order.
         A partial view computes them from the base tables, without filling its state."""
         self._check_open()
+        if self.plan.bounds_keyed:
+            raise RivuletError(f"view {self.name!r} answers each value of its range "
+                               "parameters apart: read it with lookup()")
         state = (self._state if not self._state.partial
                  else self._upqueries.computed(self.plan).state)
         if isinstance(state, RangeReader):
@@ -416,6 +424,8 @@ class View:
                     f"view {self.name!r} takes no parameters, got {len(params)}")
             return self._read_one((), block, timeout)
         values = values_by_param(plan, params)
+        if plan.bounds_keyed:
+            return self._read_bounds(params, values, block, timeout)
         if plan.in_list:  # (an unhashable value here is not caught on the way)
             _check_scalars(values["in"])
         asked = self._key_lookup.keys(values)
@@ -430,6 +440,44 @@ class View:
         if len(asked) == 1:
             return self._read_one(asked[0], block, timeout)
         return self._read_keys(asked, block, timeout)
+
+    def _read_bounds(self, params: Sequence[Any], values: dict[Any, Any], block: Block,
+                     timeout: float | None) -> Any:
+        """A view keyed by its range parameters' values (a range aggregate), and by its
+        equality parameters' if any: the reader's key is each equality's stored value and
+        each bound placed among the range column's values as MySQL compares them
+        (:func:`~rivulet.values.matching.range_bound`), so that every value that finds the
+        same rows finds one key. A NULL (it finds no row, yet an aggregate without GROUP BY
+        answers a row), a value that finds no stored value or several, a bound with no
+        place among the column's values, and ``BETWEEN`` compared as DOUBLEs are computed
+        with the values as constants instead (:meth:`_computed`)."""
+        plan = self.plan
+        given = [values[p] for p in plan.key_params]
+        _check_scalars(given)
+        key = self._bounds_key(given)
+        if key is None or _between_as_doubles(plan, self._key_kinds[-1], values):
+            return self._computed(params, block)
+        return self._read_one(key, block, timeout)
+
+    def _bounds_key(self, given: Sequence[Any]) -> tuple | None:
+        """The reader's key of a range aggregate's parameters (equalities, then bounds:
+        see :meth:`_read_bounds`), or None where a value finds no key of its own."""
+        n_eq = len(self._key_kinds) - len(self.plan.range_bounds)
+        key = []
+        for i, value in enumerate(given):
+            kind = self._key_kinds[i]
+            if value is None:
+                return None
+            if i < n_eq:
+                found = key_value(kind, value, self._key_members[i])
+                if found is Unkeyed.NOTHING:
+                    return None
+            else:
+                found = range_bound(kind, plain(value))
+            if found is Unkeyed.SCAN:
+                return None
+            key.append(found)
+        return tuple(key)
 
     def _no_key(self) -> Any:
         """The key an implicit group's default row shows when no row can match: NULLs."""
@@ -475,6 +523,7 @@ class View:
         plan = self.plan
         by_param = dict(zip(plan.key_params, key))
         by_param.update((p, key[position]) for p, position in plan.equal_params)
+        by_param.update((p, key[position]) for position, rest in plan.listed for p in rest)
         skipped = set(plan.in_list[1:])
         return [by_param[p] for p in range(plan.param_count) if p not in skipped]
 

@@ -288,10 +288,11 @@ def verify(db: Database, views: Iterable[str] | None = None, *, spark: SparkSess
                          f"unfilled_sample={unfilled_sample}")
     start = time.perf_counter()
     rng = random.Random(seed)
-    # (every view Spark computes: one with a GROUP_CONCAT, the engine's only, is left out
-    # unless named, when Spark's refusal names it)
+    # (every view Spark computes: one with a GROUP_CONCAT or a range aggregate, the
+    # engine's only, is left out unless named, when Spark's refusal names it)
     chosen = [db.view(v) for v in views] if views else [
-        view for view in map(db.view, db.views()) if not holds_group_concat(view.plan.root)]
+        view for view in map(db.view, db.views())
+        if not holds_group_concat(view.plan.root) and not view.plan.bounds_keyed]
     if spark is None:
         from rivulet.spark.session import get_session
 
@@ -622,6 +623,7 @@ def _params(plan: ir.ViewPlan, key: Any) -> tuple:
     values = key if isinstance(key, tuple) and len(plan.key) > 1 else (key,)
     by_param = dict(zip(plan.key_params, values))
     by_param.update((p, values[position]) for p, position in plan.equal_params)
+    by_param.update((p, values[position]) for position, rest in plan.listed for p in rest)
     skipped = set(plan.in_list[1:])
     return tuple(by_param[p] for p in range(plan.param_count) if p not in skipped)
 

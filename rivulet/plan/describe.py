@@ -81,6 +81,12 @@ def _line(node: ir.Node) -> str:
         aggs = ", ".join(_aggregate(a, below) for a in node.aggs)
         groups = ", ".join(below[g] for g in node.group_by)
         return f"Aggregate by {groups}: {aggs}" if groups else f"Aggregate: {aggs}"
+    if isinstance(node, ir.RangeAggregate):
+        aggs = ", ".join(_aggregate(a, below) for a in node.aggs)
+        groups = ", ".join(below[g] for g in node.group_by)
+        bounds = " AND ".join(f"{below[node.range_column]} {op} ?" for op in node.ops)
+        return (f"RangeAggregate by {groups}: {aggs}" if groups
+                else f"RangeAggregate: {aggs}") + f" where {bounds}"
     if isinstance(node, ir.TopK):
         order = ", ".join(below[k.column] + (" DESC" if k.descending else "")
                           for k in node.order)

@@ -349,6 +349,44 @@ class Aggregate(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class RangeAggregate(Node):
+    """An aggregate over the rows whose ``range_column`` is within range parameters
+    (``SELECT k, SUM(v) FROM t WHERE ts >= ? GROUP BY k``): one answer per value of the
+    parameters, so the parameters' values are part of the output rather than a filter.
+
+    Output: the group columns, the aggregate values, then one column per bound (``ops``,
+    in the order of the view's ``range_bounds``) holding the parameter's value, which keys
+    the view's reader with the group columns of equality parameters (``keyed``). A row of
+    the input is in the range of the values ``p`` when ``row[range_column] op p`` holds for
+    every bound; a NULL is in no range. ``implicit``: the keyed columns are the only group
+    columns, made so for the equality parameters of a query without GROUP BY, whose
+    aggregate over no rows still answers a row (``COUNT(*)`` = 0)."""
+
+    input: Node
+    group_by: tuple[int, ...]
+    aggs: tuple[AggCall, ...]
+    range_column: int  # of the input
+    ops: tuple[str, ...]  # each one of ``> >= < <=``, the column on its left
+    keyed: tuple[int, ...]  # output group columns of equality parameters, in their order
+    implicit: bool
+    columns: tuple[ColumnInfo, ...] = field(compare=False)
+
+    def inputs(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+    @property
+    def bound_columns(self) -> tuple[int, ...]:
+        """The output columns holding the parameters' values."""
+        start = len(self.group_by) + len(self.aggs)
+        return tuple(range(start, start + len(self.ops)))
+
+    @property
+    def key_columns(self) -> tuple[int, ...]:
+        """The output columns that key it: the equality parameters', then the bounds."""
+        return self.keyed + self.bound_columns
+
+
+@dataclass(frozen=True, slots=True)
 class Distinct(Node):
     input: Node
     columns: tuple[ColumnInfo, ...] = field(compare=False)
@@ -463,9 +501,17 @@ class ViewPlan:
     #: (the ``?``, its key column's position in ``key``). A read's value for it must equal
     #: the key's, or no row matches.
     equal_params: tuple[tuple[int, int], ...] = ()
+    #: Several ``IN (?, ...)`` lists (``a IN (?, ?) AND b IN (?, ?)``): each list's column is
+    #: a key column fed by its first ``?``; these are (its position in ``key``, the list's
+    #: other ``?``). A read asks for every combination of the lists' values.
+    listed: tuple[tuple[int, tuple[int, ...]], ...] = ()
     #: The ``?`` of ``col <=> ?`` among the equality parameters: a NULL value finds the
     #: rows whose column is NULL (a read computes those: no reader keeps NULL keys).
     null_safe: tuple[int, ...] = ()
+    #: The range parameters' values key the reader (a :class:`RangeAggregate` answers one
+    #: value of them per key): ``key`` holds one column per bound of ``range_bounds``,
+    #: ``range_column`` is None, and a read looks its bounds up as a key.
+    bounds_keyed: bool = False
     #: Rows of several keys (IN lists) or of a range are merged at read time; a DISTINCT
     #: view must then drop duplicates across them.
     distinct_on_read: bool = False
@@ -492,7 +538,7 @@ def with_inputs(node: Node, inputs: list[Node] | tuple[Node, ...]) -> Node:
         return replace(node, left=inputs[0], right=inputs[1])
     if isinstance(node, Union):
         return replace(node, branches=tuple(inputs))
-    if isinstance(node, (Filter, Project, Aggregate, Distinct, TopK)):
+    if isinstance(node, (Filter, Project, Aggregate, RangeAggregate, Distinct, TopK)):
         return replace(node, input=inputs[0])
     raise TypeError(f"{type(node).__name__} has no inputs to replace")
 

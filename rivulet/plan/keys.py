@@ -79,6 +79,11 @@ def trace_join(columns: Columns, left_arity: int, left_keys: Columns, right_keys
     return None
 
 
+#: Why the input of a range aggregate is held whole: a miss computes the aggregate over
+#: the rows on one side of a bound, which no key of the rows below can look up.
+RANGE_INPUT_HELD = "a range aggregate reads its input whole (a bound is no key to look up)"
+
+
 def project_sources(exprs: tuple[ir.Expr, ...]) -> tuple[int | None, ...]:
     """For each output column of a projection, the input column it copies (or ``None``)."""
     return tuple(e.index if isinstance(e, ir.Col) else None for e in exprs)
@@ -114,6 +119,10 @@ def trace(node: ir.Node, demand: Demand) -> list[Demand] | str:
         if not node.group_by or not set(cols) <= set(node.group_by):
             return "key does not determine whole top-k groups"
         return [demand]
+    if isinstance(node, ir.RangeAggregate):
+        if cols != node.key_columns:
+            return "a range aggregate is keyed by its parameters' values only"
+        return [Demand(None, False, RANGE_INPUT_HELD)]
     if isinstance(node, ir.OneRow):
         return []  # a source: nothing below
     raise TypeError(f"cannot trace keys through {type(node).__name__}")
@@ -138,6 +147,8 @@ def _trace_join(node: ir.Join, demand: Demand) -> list[Demand] | str:
 
 def partial_possible(node: ir.Node, columns: Columns) -> str | None:
     """Why a stateful ``node`` cannot keep state partial on ``columns`` (``None``: it can)."""
+    if isinstance(node, ir.RangeAggregate) and columns != node.key_columns:
+        return "a range aggregate is keyed by its parameters' values only"
     if isinstance(node, ir.Aggregate):
         if not node.group_by:
             return "an aggregate over all rows has no key to be partial on"
@@ -159,7 +170,8 @@ def routable(node: ir.Node, demand: Demand) -> str | None:
     only stateless operators can block a route."""
     if demand.columns is None or isinstance(node, ir.Scan):
         return None
-    stateful = isinstance(node, (ir.Aggregate, ir.TopK, ir.Distinct, ir.SetOp))
+    stateful = isinstance(node, (ir.Aggregate, ir.RangeAggregate, ir.TopK, ir.Distinct,
+                                 ir.SetOp))
     if stateful and partial_possible(node, demand.columns) is not None:
         return None
     traced = trace(node, demand)

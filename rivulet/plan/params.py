@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -61,6 +62,13 @@ class Parameters:
     also_equal: list[tuple[int, int]] = field(default_factory=list)
     #: Placeholder indexes of ``col <=> ?``: a NULL value matches the NULLs of the column.
     null_safe: list[int] = field(default_factory=list)
+    #: The ``IN (?, ...)`` lists, in the order written: (FROM column, placeholder indexes,
+    #: the IN node). One becomes :attr:`in_list`; several, fixed lists (:attr:`listed`).
+    lists: list[tuple[int, list[int], exp.In]] = field(default_factory=list)
+    #: Of several IN lists, each one's first placeholder (which keys its column, in
+    #: :attr:`eq`) and the others: a read looks up every value, and every combination of
+    #: the lists' values. Each takes as many values as it has ``?``.
+    listed: list[tuple[int, list[int]]] = field(default_factory=list)
 
     def key_columns(self) -> list[int]:
         cols = [c for _, c in self.eq]
@@ -72,6 +80,15 @@ class Parameters:
         """``also_equal`` as (placeholder index, position in the key)."""
         key = self.key_columns()
         return tuple((p, key.index(c)) for p, c in self.also_equal)
+
+    def listed_params(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
+        """``listed`` as (position in the key, the list's other placeholders)."""
+        firsts = [p for p, _ in self.eq]
+        return tuple((firsts.index(first), tuple(rest)) for first, rest in self.listed)
+
+    def listed_columns(self) -> list[int]:
+        """The FROM columns of the IN lists."""
+        return [column for column, _, _ in self.lists]
 
 
 def extract_parameters(
@@ -92,6 +109,11 @@ def extract_parameters(
             plain.append(conjunct)
             continue
         _take_parameter(conjunct, scope, params, order)
+    if len(params.lists) == 1:
+        column, placeholders, _ = params.lists[0]
+        params.in_list = (column, placeholders)
+    elif params.lists:
+        _fixed_lists(params)
     # One key column per column: a second ``col = ?`` on it is checked at read time.
     listed = params.in_list[0] if params.in_list is not None else None
     keyed: list[tuple[int, int]] = []
@@ -120,9 +142,8 @@ def _take_parameter(
             return
     elif isinstance(node, exp.In) and isinstance(node.this, exp.Column):
         if node.expressions and all(isinstance(e, exp.Placeholder) for e in node.expressions):
-            if params.in_list is not None:
-                raise unsupported(node, "second IN (?, ...) parameter list")
-            params.in_list = (scope.resolve(node.this), [order[id(e)] for e in node.expressions])
+            params.lists.append((scope.resolve(node.this),
+                                 [order[id(e)] for e in node.expressions], node))
             return
     elif isinstance(node, exp.Between) and isinstance(node.this, exp.Column):
         low, high = node.args["low"], node.args["high"]
@@ -141,6 +162,24 @@ def _take_parameter(
             return
     raise error_at(node, f"unsupported use of a parameter in {node.sql(dialect='mysql')!r}: {hint}",
                    ParameterError)
+
+
+def _fixed_lists(params: Parameters) -> None:
+    """Several ``IN (?, ...)`` lists: each keys its column as an equality would, with every
+    value of the list looked up (:attr:`Parameters.listed`). Where one list would end among
+    a read's values cannot be told apart from the next, so each takes as many values as it
+    has ``?`` (an ad-hoc query's view is made per count, rivulet/engine/program.py)."""
+    keyed = {column for _, column in params.eq}
+    seen: set[int] = set()
+    for column, placeholders, node in params.lists:
+        if column in keyed or column in seen:
+            raise unsupported(node, "IN (?, ...) parameter list on a column another "
+                              "parameter compares, beside a second list")
+        seen.add(column)
+        params.eq.append((placeholders[0], column))
+        params.listed.append((placeholders[0], placeholders[1:]))
+    # the key in the order of the ``?`` (as ViewPlan.key_params are)
+    params.eq.sort()
 
 
 def _column_and_placeholder(a: exp.Expr, b: exp.Expr) -> tuple[exp.Column | None, exp.Expr]:
@@ -270,6 +309,8 @@ class KeyLookup:
     equal_params: tuple[tuple[int, int], ...]  # (``?``, key position): see ViewPlan
     null_safe: frozenset[int]
     in_list: bool
+    #: Key position -> the other ``?`` of its IN list, of several lists (ViewPlan.listed).
+    listed: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, plan: ir.ViewPlan) -> KeyLookup:
@@ -277,7 +318,7 @@ class KeyLookup:
         n_eq = len(plan.key) - (1 if plan.in_list else 0)
         return cls(kinds, tuple(_STORED.get(k) if k is not None else None for k in kinds),
                    key_members(plan), plan.key_params[:n_eq], plan.equal_params,
-                   frozenset(plan.null_safe), bool(plan.in_list))
+                   frozenset(plan.null_safe), bool(plan.in_list), dict(plan.listed))
 
     def keys(self, values: dict[Any, Any]) -> list[tuple] | Literal[Unkeyed.SCAN]:
         """The keys a read of ``values`` (:func:`values_by_param`) asks for, in order, each
@@ -288,8 +329,20 @@ class KeyLookup:
         instead (rivulet/plan/bound.py)."""
         scan = False
         eq_key: list[Any] = []
+        choices: dict[int, list[Any]] = {}  # of a list's key position: its values' keys
         for i, p in enumerate(self.eq_params):
             v = values[p]
+            rest = self.listed.get(i)
+            if rest is not None:
+                found = self._listed_keys(i, [v, *(values[q] for q in rest)])
+                if found is Unkeyed.SCAN:
+                    scan = True
+                elif not found:
+                    return []  # no value of the list finds a row
+                else:
+                    choices[i] = found
+                eq_key.append(None)  # (each of the choices, below)
+                continue
             if type(v) is self.stored[i]:
                 eq_key.append(v)
                 continue
@@ -316,6 +369,9 @@ class KeyLookup:
         if not self.in_list:
             if scan:
                 return Unkeyed.SCAN
+            if choices:
+                return [k for k in _combinations(eq_key, choices)
+                        if all(k[i] == v for i, v in checks)]
             key = tuple(eq_key)
             return [key] if all(key[i] == v for i, v in checks) else []
         kind, stored, members = self.kinds[-1], self.stored[-1], self.members[-1]
@@ -330,6 +386,34 @@ class KeyLookup:
             return Unkeyed.SCAN
         keys = dict.fromkeys((*eq_key, v) for v in listed)
         return [k for k in keys if all(k[i] == v for i, v in checks)] if checks else list(keys)
+
+    def _listed_keys(self, position: int,
+                     values: list[Any]) -> list[Any] | Literal[Unkeyed.SCAN]:
+        """The keys the values of an IN list at key ``position`` find, each once (none
+        where none finds a row); :attr:`Unkeyed.SCAN` where one may find several."""
+        kind, stored, members = self.kinds[position], self.stored[position], \
+            self.members[position]
+        found: list[Any] = []
+        for v in values:
+            k = v if type(v) is stored else equal_key(kind, v, members)
+            if k is Unkeyed.SCAN:
+                return Unkeyed.SCAN
+            if k is not Unkeyed.NOTHING:
+                found.append(k)
+        return list(dict.fromkeys(found))
+
+
+def _combinations(key: list[Any], choices: dict[int, list[Any]]) -> list[tuple]:
+    """Every key ``key`` stands for with each of ``choices``' positions taking each of its
+    values, each once (in the order of the lists' values)."""
+    positions = sorted(choices)
+    out: list[tuple] = []
+    for picked in itertools.product(*(choices[i] for i in positions)):
+        filled = list(key)
+        for i, v in zip(positions, picked):
+            filled[i] = v
+        out.append(tuple(filled))
+    return list(dict.fromkeys(out))
 
 
 def lookup_keys(plan: ir.ViewPlan,

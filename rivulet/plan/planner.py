@@ -244,13 +244,18 @@ class Planner:
         implicit_group = False
         group_keys = 0
         out_scope: FromScope | GroupedScope
+        bound_positions: list[int] = []  # a range aggregate's output columns of the bounds
         if grouped:
-            if params.range_column is not None:
-                raise unsupported(select, "range parameter in an aggregated query")
+            ranged = params.range_column is not None
+            if ranged:
+                _refuse_with_range_aggregate(select, params, listed)
             node, out_scope, key_positions, implicit_group = self._plan_aggregate(
-                select, node, scope, key_cols, params.in_list[0] if params.in_list else None,
-                outermost=shown,
+                select, node, scope, key_cols, params.listed_columns(),
+                outermost=shown, range_params=params if ranged else None,
             )
+            if isinstance(node, ir.RangeAggregate):
+                bound_positions = list(node.bound_columns)
+                implicit_group = False  # (the range aggregate answers its row over none)
             group_keys = len(node.group_by) if isinstance(node, ir.Aggregate) else 0
             if listed and implicit_group:
                 raise unsupported(listed[0], "scalar subquery in an aggregate without GROUP BY "
@@ -277,8 +282,12 @@ class Planner:
             hidden_key.append(len(exprs))
             exprs.append(ir.Col(pos))
             names.append(out_scope.columns[pos].name)
+        for pos in bound_positions:  # (a range aggregate's: they key the reader)
+            hidden_key.append(len(exprs))
+            exprs.append(ir.Col(pos))
+            names.append(scope.columns[params.range_column].name)  # type: ignore[index]
         range_col = None
-        if params.range_column is not None:
+        if params.range_column is not None and not bound_positions:
             range_col = len(exprs)
             exprs.append(ir.Col(params.range_column))
             names.append(scope.columns[params.range_column].name)
@@ -293,7 +302,7 @@ class Planner:
         if distinct:
             node = ir.Distinct(node, node.columns)
         limit, offset = _limit(select)
-        if limit is not None and params.range_column is None:
+        if limit is not None and range_col is None:
             node = ir.TopK(node, tuple(hidden_key), order, limit + offset, node.columns)
         return ir.ViewPlan(
             name=name,
@@ -301,8 +310,10 @@ class Planner:
             visible=visible,
             key=tuple(hidden_key),
             key_params=tuple(p for p, _ in params.eq)
-            + ((params.in_list[1][0],) if params.in_list else ()),
+            + ((params.in_list[1][0],) if params.in_list else ())
+            + (tuple(b.param for b in params.range_bounds) if bound_positions else ()),
             range_column=range_col,
+            bounds_keyed=bool(bound_positions),
             range_bounds=tuple(params.range_bounds),
             order=order,
             limit=limit,
@@ -310,8 +321,10 @@ class Planner:
             in_list=tuple(params.in_list[1]) if params.in_list else (),
             param_count=params.count,
             equal_params=params.equal_params(),
+            listed=params.listed_params(),
             null_safe=tuple(params.null_safe),
-            distinct_on_read=distinct and (params.range_column is not None or bool(params.in_list)),
+            distinct_on_read=distinct and (range_col is not None or bool(params.in_list)
+                                           or bool(params.listed)),
             implicit_group=implicit_group,
             sql=sql,
         )
@@ -640,11 +653,17 @@ class Planner:
         its reader's key, a column of the plan, not a filter in it. A row whose key column
         is NULL answers no value of ``col = ?`` or of a range (``col <=> ?`` takes it), so
         those rows are left out. A view whose aggregate answers a row for a value with no
-        rows (``SELECT COUNT(*) ... WHERE x = ?``) would be a row for every value: refused."""
+        rows (``SELECT COUNT(*) ... WHERE x = ?``) would be a row for every value: refused,
+        as is a range aggregate, whose answers differ for every value."""
         if view.implicit_group:
             raise error_at(item, f"view {view.name!r} answers a row for every value of its "
                            "parameters (an aggregate without GROUP BY): it cannot be read as "
                            "a table; read it by its parameters", ParameterError)
+        if view.bounds_keyed:
+            raise error_at(item, f"view {view.name!r} answers its aggregate for each value of "
+                           "its range parameters apart (a row may count under many of "
+                           "them): it cannot be read as a table; read it by its parameters",
+                           ParameterError)
         node, names = self._view_relation(view)  # (a view with a LIMIT is refused there)
         null_safe = {k for p, k in zip(view.key_params, view.key) if p in view.null_safe}
         keyed = [k for k in view.key if k not in null_safe]
@@ -671,10 +690,16 @@ class Planner:
         node: ir.Node,
         scope: FromScope,
         key_cols: list[int],
-        in_list_col: int | None,
+        listed_cols: list[int],
         *,
         outermost: bool,
+        range_params: Parameters | None = None,
     ) -> tuple[ir.Node, GroupedScope, list[int], bool]:
+        """The aggregate of ``select`` over ``node`` (the FROM row after WHERE), the scope
+        its output is read in, the positions there of the key columns ``key_cols``, and
+        whether they are an implicit group. With ``range_params``, a
+        :class:`~rivulet.plan.ir.RangeAggregate` over the rows within them, whose output
+        ends with a column per bound."""
         group_nodes = list(select.args["group"].expressions) if select.args.get("group") else []
         group_exprs = []
         for g in group_nodes:
@@ -682,7 +707,7 @@ class Planner:
             group_exprs.append(translate(g, scope))
         # Columns functionally dependent on a grouped primary key may be selected bare.
         group_exprs += self._dependent_columns(select, scope, group_exprs)
-        if in_list_col is not None and ir.Col(in_list_col) not in group_exprs:
+        if any(ir.Col(c) not in group_exprs for c in listed_cols):
             # One maintained group per IN value cannot be merged into the groups over all
             # the values at read time (COUNT(DISTINCT), AVG), so say so instead.
             raise unsupported(
@@ -739,6 +764,11 @@ class Planner:
                 arg = _aggregated_value(call.fn, arg, arg_type)
                 call = ir.AggCall(call.fn, placed(arg), call.distinct)
             calls.append(call)
+        range_input = None
+        if range_params is not None:
+            _refuse_range_aggregates(agg_nodes, calls)
+            assert range_params.range_column is not None  # (a range parameter's)
+            range_input = placed(ir.Col(range_params.range_column))
         pre = _project(node, pre_exprs, [_expr_name(e, scope.columns) for e in pre_exprs])
         group_by = tuple(range(len(group_exprs)))
         out_columns = tuple(pre.columns[: len(group_exprs)]) + tuple(
@@ -748,7 +778,15 @@ class Planner:
                              and c.arg is not None else None)
             for a, c in zip(agg_nodes, calls)
         )
-        aggregate = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
+        aggregate: ir.Aggregate | ir.RangeAggregate
+        if range_params is not None and range_input is not None:
+            ops = tuple(b.op for b in range_params.range_bounds)
+            bound = replace(pre.columns[range_input], nullable=False)
+            aggregate = ir.RangeAggregate(pre, group_by, tuple(calls), range_input, ops,
+                                          tuple(key_positions), implicit_group,
+                                          out_columns + (bound,) * len(ops))
+        else:
+            aggregate = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
         grouped = GroupedScope(scope, group_exprs, columns=out_columns)
         for i, a in enumerate(agg_nodes):
             grouped.aggregates[a] = len(group_exprs) + i
@@ -1171,6 +1209,35 @@ def _union_is_distinct(query: exp.Expr) -> bool:
 
 _AGG_TYPES: tuple[type[exp.Expr], ...] = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max,
                                           exp.GroupConcat, *SPREAD_AGGREGATES)
+
+
+#: The aggregates a range aggregate keeps per value of its parameters (with the grouped
+#: aggregate's accumulators, which take retractions exactly).
+RANGE_AGGREGATES = frozenset({"count", "sum", "avg", "min", "max"})
+
+
+def _refuse_with_range_aggregate(select: exp.Select, params: Parameters,
+                                 listed: list[exp.Subquery]) -> None:
+    """Refuse what a range parameter in an aggregated query does not support: parameters
+    beside it other than one ``col = ?`` per column (IN lists, ``<=>``, two equalities on
+    a column) and scalar subqueries over its groups."""
+    if params.lists:
+        raise unsupported(select, "IN (?, ...) parameter list beside a range parameter in "
+                          "an aggregated query")
+    if params.null_safe or params.also_equal:
+        raise unsupported(select, "<=> parameter or two parameters on one column beside a "
+                          "range parameter in an aggregated query")
+    if listed:
+        raise unsupported(listed[0], "scalar subquery in an aggregated query with a range "
+                          "parameter")
+
+
+def _refuse_range_aggregates(found: list[exp.Expr], calls: list[ir.AggCall]) -> None:
+    """Refuse an aggregate a range aggregate does not keep (see :data:`RANGE_AGGREGATES`)."""
+    for node, call in zip(found, calls):
+        if call.fn not in RANGE_AGGREGATES:
+            raise unsupported(node, f"{call.fn.upper()}() in an aggregated query with a "
+                              "range parameter")
 
 
 def _has_aggregate(select: exp.Select) -> bool:

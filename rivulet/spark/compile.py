@@ -208,6 +208,10 @@ class PlanCompiler:
             return left.join(right, on & residual, "left").drop(*keys)
         return _left_join_python(left, right, on, residual, keys, n, m)
 
+    def _rangeaggregate(self, node: ir.RangeAggregate) -> DataFrame:
+        raise UnsupportedSqlError("unsupported range parameter in an aggregated query on "
+                                  "Spark: the engine keeps one answer per parameter value")
+
     def _aggregate(self, node: ir.Aggregate) -> DataFrame:
         refuse_group_concat(node)
         df = self.frame(node.input)
@@ -503,6 +507,9 @@ def _collect(df: DataFrame, sort: list[str]) -> list[Row]:
 
 
 def _request(plan: ir.ViewPlan, params: tuple, catalog: Catalog | None) -> _Request:
+    if plan.bounds_keyed:  # (its bounds are no equality keys: see RangeAggregate)
+        raise UnsupportedSqlError("unsupported range parameter in an aggregated query on "
+                                  "Spark: the engine keeps one answer per parameter value")
     if plan.param_count == 0:
         if params:
             raise RivuletError(f"view {plan.name!r} takes no parameters, got {len(params)}")

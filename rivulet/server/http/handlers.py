@@ -74,16 +74,22 @@ def describe_view(view: View) -> dict[str, Any]:
     params: list[dict[str, Any]] = [{"position": i} for i in range(plan.param_count)]
     eq_keys = plan.key[: len(plan.key) - (1 if plan.in_list else 0)]
     for column, p in zip(eq_keys, plan.key_params):
-        params[p].update(column=names[column], match="=")
+        if not plan.bounds_keyed:  # (a range aggregate's key is its bounds: below)
+            params[p].update(column=names[column], match="=")
     for p in plan.in_list:
         params[p].update(column=names[plan.key[-1]], match="IN")
     for p in plan.null_safe:
         params[p].update(match="<=>")
     for p, position in plan.equal_params:
         params[p].update(column=names[plan.key[position]], match="=")
-    for bound in plan.range_bounds:
-        assert plan.range_column is not None  # bounds are on the range column
-        params[bound.param].update(column=names[plan.range_column], match=bound.op)
+    for position, rest in plan.listed:  # (several IN lists: each one's ``?`` in its place)
+        for p in (plan.key_params[position], *rest):
+            params[p].update(column=names[plan.key[position]], match="IN")
+    for i, bound in enumerate(plan.range_bounds):
+        # (on the range column; a range aggregate's key holds each bound's value)
+        at = plan.key[i] if plan.bounds_keyed else plan.range_column
+        assert at is not None  # a range view
+        params[bound.param].update(column=names[at], match=bound.op)
     return {"name": view.name, "columns": list(view.columns), "parameters": params,
             "partial": view.partial, "sql": plan.sql}
 

@@ -642,8 +642,11 @@ def _read_by_parameters(node: exp.Select, db: Database, plan: ViewPlan, order: l
                 f"`column IN (values)` on one of its parameter columns, got "
                 f"{c.sql(dialect=DIALECT)[:60]!r}")
         by_column[column] = params
-    if plan.range_column is not None:
+    if plan.range_column is not None or plan.bounds_keyed:
         raise _NotDirect(f"view {name!r} has range parameters: read it with "
+                         f"prepared-statement parameters through its defining query")
+    if plan.listed:
+        raise _NotDirect(f"view {name!r} has several IN (?, ...) lists: read it with "
                          f"prepared-statement parameters through its defining query")
     parameters = {plan.root.columns[c].name.lower() for c in plan.key}
     strangers = sorted(set(by_column) - parameters)
