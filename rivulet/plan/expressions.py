@@ -9,6 +9,7 @@ from __future__ import annotations
 import decimal
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from sqlglot import exp
@@ -1141,7 +1142,8 @@ def _round_type(args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
     d = exprs[1] if len(exprs) > 1 else Lit(0, INT)
     if isinstance(d, Lit) and type(d.value) is int:  # exactly d places (1.500 for d = 3)
         places = max(0, d.value)  # (rounding off places may add an integer digit)
-        return types.decimal_type(places, digits=types.int_digits(n) + (n.scale > places))
+        rounded = types.decimal_type(places, digits=types.int_digits(n) + (n.scale > places))
+        return replace(rounded, unsigned=n.unsigned)  # (MySQL flags an unsigned one's)
     return n
 
 

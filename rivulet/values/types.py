@@ -294,7 +294,9 @@ def arithmetic_type(fn: str, a: SqlType, b: SqlType) -> SqlType:
         return int_type(digits, na.unsigned if fn == "mod" else na.unsigned or nb.unsigned)
     if fn == "mul":
         return decimal_type(na.scale + nb.scale, na.frac + nb.frac, digits)
-    return decimal_type(max(na.scale, nb.scale), max(na.frac, nb.frac), digits)
+    exact = decimal_type(max(na.scale, nb.scale), max(na.frac, nb.frac), digits)
+    # (% has the dividend's sign: MySQL flags a DECIMAL remainder of an unsigned one too)
+    return replace(exact, unsigned=True) if fn == "mod" and na.unsigned else exact
 
 
 # --------------------------------------------------------------------------- aggregation
