@@ -187,6 +187,12 @@ class TableSql:
             where = "rowid = ?"
             self.select = f"SELECT rowid, {listed} FROM {table}"
         self.delete = f"DELETE FROM {table} WHERE {where}"
+        #: A row stored over the one of its primary key, in place (the key's values are
+        #: bound twice: as columns, then in the WHERE). Only for a table no column of which
+        #: is being converted (a converted row's old value must be cleared: see
+        #: :func:`convert_rows`); None otherwise.
+        self.replace = (f"UPDATE {table} SET {', '.join(f'{n} = ?' for n in self.names)} "
+                        f"WHERE {where}") if schema.primary_key and not sources else None
         self.get = f"{self.select} WHERE {where}"
         self.select_all = f"SELECT {listed} FROM {table}"
         self.unconverted = (f"{self.select_all} WHERE "

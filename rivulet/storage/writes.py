@@ -273,8 +273,21 @@ class TableChanges:
                     "commit after this transaction read or wrote it; the transaction was "
                     "rolled back (try restarting transaction)")
         changed = [(rid, old, new) for rid, (old, new) in self.rows.items() if old != new]
-        storage.delete(schema, [rid for rid, old, _ in changed if old is not None])
-        storage.insert(schema, [new for _, _, new in changed if new is not None])
+        if schema.primary_key and not schema.unique:
+            # A row changed under its own key is stored over itself: no other key can clash
+            # one row at a time (with UNIQUE keys, rows that trade values would).
+            replaced = [new for _, old, new in changed if old is not None and new is not None]
+            if replaced:
+                storage.replace_rows(schema, replaced)
+            deleted = [rid for rid, _, new in changed if new is None]
+            if deleted:
+                storage.delete(schema, deleted)
+            inserted = [new for _, old, new in changed if old is None and new is not None]
+            if inserted:
+                storage.insert(schema, inserted)
+        else:
+            storage.delete(schema, [rid for rid, old, _ in changed if old is not None])
+            storage.insert(schema, [new for _, _, new in changed if new is not None])
         return ([(old, -1) for _, old, _ in changed if old is not None]
                 + [(new, 1) for _, _, new in changed if new is not None])
 
