@@ -669,7 +669,17 @@ class SqliteStorage(CopyTracking, Storage):
         None: all of them) with their identities, as the last commit left them: what a
         statement in a transaction reads (see rivulet/engine/transaction.py). May return
         extra rows where SQLite's comparison is looser than Python's: callers filter by key.
-        Read on a connection of its own, so reads and commits go on meanwhile."""
+        Read on a connection of its own, so reads and commits go on meanwhile; the rows of
+        a few keys on the writer's connection if no commit is using it (see below)."""
+        if keys is not None and len(keys) <= LOOKUP_CHUNK and self._lock.acquire(blocking=False):
+            # Each commit empties the page cache of every other connection (SQLite's WAL
+            # mode: the database changed), and the writer's keeps its pages: a read of a
+            # few keys right after a commit costs a third of what it does elsewhere.
+            try:
+                if not self.conn.in_transaction:  # (no write of this thread's under way)
+                    return self._read_rows(self.conn, schema, columns, keys)
+            finally:
+                self._lock.release()
         with self._transactions_lock:
             conn = self._transactions_connection()
             if keys is not None and len(keys) <= LOOKUP_CHUNK:  # one SELECT: one snapshot
