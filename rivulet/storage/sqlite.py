@@ -710,17 +710,13 @@ class SqliteStorage(CopyTracking, Storage):
             # (rows not converted yet hold no value in the new column: read them all)
             return list(self._identified(schema, conn.execute(sql.select).fetchall(),
                                          sql.from_db))
-        names = sql.selected if schema.primary_key else ["rowid", *sql.selected]
-        target = [quote(schema.columns[i].name) for i in columns]
-        numeric = [looked_up_as_number(schema.columns[i]) for i in columns]
-        to_db = [float if n else key_converter(schema.columns[i]) for i, n in zip(columns, numeric)]
-        values = list(dict.fromkeys(key_to_db(k, to_db, len(columns)) for k in keys))
+        keyed = sql.keyed(tuple(columns), not schema.primary_key)
+        values = keyed.values(keys)
         rows: list = []
         for start in range(0, len(values), LOOKUP_CHUNK):
             chunk = values[start:start + LOOKUP_CHUNK]
-            rows.extend(conn.execute(
-                lookup_sql(schema.name, names, target, len(columns), len(chunk), numeric),
-                [v for key in chunk for v in key]).fetchall())
+            rows.extend(conn.execute(keyed.text(len(chunk)),
+                                     [v for key in chunk for v in key]).fetchall())
         return list(self._identified(schema, rows, sql.from_db))
 
     def rows_by_id(self, schema: TableSchema, ids: list[RowId]) -> dict[RowId, Row]:

@@ -199,6 +199,48 @@ class TableSql:
                             + " OR ".join(f"{s} IS NOT NULL" for s in sources)) if sources else ""
         self.to_db = _converter(schema, lambda c: TO_DB.get(c.kind))
         self.from_db = _reader(schema)
+        self._keyed: dict[tuple[tuple[int, ...], bool], KeyedRead] = {}
+
+    def keyed(self, columns: tuple[int, ...], with_rowid: bool) -> KeyedRead:
+        """How rows are read by the values of ``columns`` (made once per columns: a
+        transaction reads a few keys per statement, where building the text and the
+        converters cost as much as the read)."""
+        known = self._keyed.get((columns, with_rowid))
+        if known is None:
+            known = self._keyed[columns, with_rowid] = KeyedRead(self, columns, with_rowid)
+        return known
+
+
+class KeyedRead:
+    """The rows of a table whose ``columns`` hold one of a list of keys: each key's
+    values as SQLite compares them (:func:`key_to_db`), and :func:`lookup_sql`'s text for
+    each number of keys."""
+
+    def __init__(self, sql: TableSql, columns: tuple[int, ...], with_rowid: bool) -> None:
+        schema = sql.schema
+        self.table = schema.name
+        self.names = ["rowid", *sql.selected] if with_rowid else sql.selected
+        self.target = [quote(schema.columns[i].name) for i in columns]
+        self.numeric = [looked_up_as_number(schema.columns[i]) for i in columns]
+        self.to_db: list[Callable[[Any], Any] | None] = [
+            float if n else key_converter(schema.columns[i])
+            for i, n in zip(columns, self.numeric)]
+        self.width = len(columns)
+        self._texts: dict[int, str] = {}
+
+    def values(self, keys: Iterable[Any]) -> list[tuple]:
+        """The keys as bound, each once (a key given twice must not find its rows twice)."""
+        to_db, width = self.to_db, self.width
+        return list(dict.fromkeys(key_to_db(k, to_db, width) for k in keys))
+
+    def text(self, count: int) -> str:
+        text = self._texts.get(count)
+        if text is None:
+            text = lookup_sql(self.table, self.names, self.target, self.width, count,
+                              self.numeric)
+            if len(self._texts) < 64:
+                self._texts[count] = text
+        return text
 
 
 def _reader(schema: TableSchema) -> Callable[[Row], Row] | None:
