@@ -351,7 +351,8 @@ class RivuletConnection(Connection):
             return self._now(
                 tx, seq,
                 lambda: self._answer(handler, tx.locking_read(view, args, lock.mode,
-                                                              lock.nowait), False),
+                                                              lock.nowait), False,
+                                     kept=False),
                 lambda wait: self._locking_read(tx, handler, args, lock, False, None, wait))
         if handler.kind != WRITE or not self._clock_allowed(handler):
             return None
@@ -607,7 +608,7 @@ class RivuletConnection(Connection):
             return
         if tx is not None and tx.written:  # its own writes in the answer
             rows = await self._in_pool(tx.read, handler.view, args)
-            self._answer(handler, rows, binary, cursor)
+            self._answer(handler, rows, binary, cursor, kept=False)
             return
         if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
             await self._in_pool(self.db.wait_for, session.last_write_lsn)
@@ -626,7 +627,7 @@ class RivuletConnection(Connection):
         assert view is not None  # (a read's handler)
         rows = await self._in_transaction(tx, tx.quick_read(view, args), tx.locking_read,
                                           view, args, lock.mode, lock.nowait, waiting=waiting)
-        self._answer(handler, rows, binary, cursor)
+        self._answer(handler, rows, binary, cursor, kept=False)
 
     def _check_may_change(self, what: str) -> None:
         """A read-only user's write or DDL: MySQL's "command denied" (1142)."""
@@ -723,8 +724,12 @@ class RivuletConnection(Connection):
     # ..................................................................... replies
 
     def _answer(self, handler: Handler, rows: Sequence[Sequence[Any]], binary: bool,
-                cursor: Prepared | None = None) -> None:
-        """A view's rows as a result set; the header packets are built once per handler."""
+                cursor: Prepared | None = None, *, kept: bool = True) -> None:
+        """A view's rows as a result set; the header packets are built once per handler.
+        ``kept``: the rows are a reader's, the same tuples from one reply to the next until
+        a write changes them, so each row's encoding is cached (:func:`_text_payloads`);
+        rows a transaction computed for one read are new tuples each time, and caching them
+        would only fill the cache (and charge its budget) with rows no reply reuses."""
         if handler.limit is not None:
             rows = rows[: handler.limit]
         if len(rows) > self.db.limits.max_result_rows:
@@ -737,7 +742,13 @@ class RivuletConnection(Connection):
         if header is None:
             header = handler.headers[key] = self._header(*columns)
         if not binary and cursor is None:
-            payloads = _text_payloads(handler, rows, columns[0], self.cache.replies)
+            if kept:
+                payloads = _text_payloads(handler, rows, columns[0], self.cache.replies)
+            else:
+                project = handler.project
+                make = packets.make_text_resultset_row
+                payloads = [make(row if project is None else tuple(row[i] for i in project),
+                                 columns[0]) for row in rows]
             self._write_rows(header, columns[0], payloads, encoded=True)
             return
         if handler.project is not None:
