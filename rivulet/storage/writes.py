@@ -29,6 +29,9 @@ from rivulet.values.schema import Row, TableSchema, coerce_row
 
 WriteKind = Literal["insert", "update", "delete", "transaction"]
 
+#: Held while a request's ``done`` event is made (see :attr:`WriteRequest.done`).
+_MAKING_DONE = threading.Lock()
+
 
 @dataclass
 class WriteRequest:
@@ -67,7 +70,23 @@ class WriteRequest:
     #: none), as MySQL reports it in the OK packet.
     last_insert_id: int = 0
     error: BaseException | None = None
-    done: threading.Event = field(default_factory=threading.Event)
+    #: Set once committed (or failed): made on first use (see :attr:`done`).
+    _done: threading.Event | None = field(default=None, init=False, repr=False,
+                                          compare=False)
+
+    @property
+    def done(self) -> threading.Event:
+        """Set once the request is committed or has failed. Made when first asked for: a
+        statement inside a transaction is never submitted on its own, and making an event
+        (a lock and a condition) cost a tenth of such a statement. Made under a lock, so
+        that the committer and the submitter, asking at once, share one."""
+        event = self._done
+        if event is None:
+            with _MAKING_DONE:
+                event = self._done
+                if event is None:
+                    event = self._done = threading.Event()
+        return event
 
     @property
     def atomic(self) -> bool:
