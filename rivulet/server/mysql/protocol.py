@@ -316,14 +316,43 @@ class RivuletConnection(Connection):
         if committed is None:
             self._reply_packet(seq, self._ok_bytes)
             return True
+        assert tx is not None
+        return self._reply_when(committed, seq, tx)
 
-        async def answer() -> None:
-            await committed
-            if tx is not None and tx.lsn:
-                session.wrote(tx.lsn)
-            self._send(self._ok_bytes)
+    def _reply_when(self, committed: asyncio.Future[None], seq: int,
+                    tx: Transaction) -> asyncio.Future[bool]:
+        """The reply to COMMIT (packet ``seq``) once ``committed`` is done: OK, or the error
+        it failed with; without a task (as :meth:`_write_soon` answers a write: a task per
+        COMMIT cost more than a statement of the transaction)."""
+        reply = (seq + 1) & 0xFF
+        answered: asyncio.Future[bool] = committed.get_loop().create_future()
 
-        return asyncio.ensure_future(self._framed(seq, answer()))
+        def answer(_: Any) -> None:
+            if committed.cancelled():  # (the connection went away)
+                answered.set_result(False)
+                return
+            stream = self.stream
+            mark = len(stream._buffer)
+            self._seq = stream.seq.value = reply
+            try:
+                error = committed.exception()
+                if error is not None:
+                    if not isinstance(error, (er.MysqlError, RivuletError)):
+                        log.exception("COMMIT failed on connection %s", self.connection_id,
+                                      exc_info=error)
+                    self._error(error, None, mark)
+                else:
+                    if tx.lsn:
+                        self.session.wrote(tx.lsn)
+                    self._send(self._ok_bytes)
+            except Exception:  # cannot answer: the connection closes (as a failed task's)
+                log.exception("answering a COMMIT failed on connection %s", self.connection_id)
+                answered.set_result(False)
+                return
+            answered.set_result(True)
+
+        committed.add_done_callback(answer)
+        return answered
 
     def _in_transaction_now(self, tx: Transaction, data: bytes, seq: int
                             ) -> bool | asyncio.Future[bool] | None:
