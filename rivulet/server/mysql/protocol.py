@@ -369,8 +369,8 @@ class RivuletConnection(Connection):
         split = normalize.split(sql)
         if split.params:
             return None
-        handler = self.cache.lookup(split, sql)
-        if handler is None or not self.cache.current(handler):
+        handler = self.cache.lookup(split, sql)  # (None unless current)
+        if handler is None:
             return None
         args = handler.args(split.values)
         if lock is not None:
@@ -735,11 +735,11 @@ class RivuletConnection(Connection):
 
     def _foreign_key_checks(self) -> bool:
         """The session's ``foreign_key_checks``."""
-        return bool(self.session.variables.get("foreign_key_checks"))
+        return bool(self.session.variables.get_variable("foreign_key_checks"))
 
     def _lock_timeout(self) -> float:
         """The session's ``innodb_lock_wait_timeout``, in seconds."""
-        return float(self.session.variables.get("innodb_lock_wait_timeout"))
+        return float(self.session.variables.get_variable("innodb_lock_wait_timeout"))
 
     async def _handler(self, split: normalize.Split, sql: str) -> Handler:
         """A statement's handler, built off the event loop on the program as it is now (a
