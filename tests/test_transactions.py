@@ -477,3 +477,47 @@ def test_random_transactions_read_and_commit_what_sqlite_does(path: Path, seed: 
             db.settle()
             for read in reads:
                 assert sorted(db.query(read)) == sorted(lite.execute(read).fetchall()), read
+
+
+@pytest.mark.parametrize("converting", [False, True])
+def test_rows_a_commit_stores_over_their_own_keys_are_found_by_every_key(
+        path: Path, converting: bool) -> None:
+    """A row a transaction changed under its own primary key is stored over itself (in
+    place, for a table with no other UNIQUE key; deleted and inserted while a column's
+    type change is still converting rows): afterwards it is found by its key (a DECIMAL,
+    stored as text), by a secondary index and by a scan, as SQLite finds the rows of the
+    same statements; and a row changed meanwhile by another commit still fails the
+    commit."""
+    lite = sqlite3.connect(":memory:", isolation_level=None)
+    setup = ["CREATE TABLE p (k DECIMAL(8,2) PRIMARY KEY, g INT, v INT)",
+             "CREATE INDEX pg ON p (g)",
+             "INSERT INTO p VALUES (1.5, 1, 10), (2.25, 1, 20), (3, 2, 30), (4.75, 2, 40)"]
+    statements = ["UPDATE p SET v = v + 1 WHERE k = 1.5",
+                  "UPDATE p SET g = 2 WHERE k = 2.25",
+                  "UPDATE p SET v = v * 2, g = 3 WHERE k = 3.00",
+                  "DELETE FROM p WHERE k = 4.75",
+                  "INSERT INTO p VALUES (5.5, 3, 50)"]
+    reads = ["SELECT k, g, v FROM p", "SELECT k, v FROM p WHERE g = 2",
+             "SELECT k, v FROM p WHERE g = 3", "SELECT g, v FROM p WHERE k = 2.25"]
+    # (no background conversion: the rows stay unconverted until the transaction commits)
+    with rivulet.open(path, background_migration=not converting) as db:
+        for sql in setup:
+            db.execute(sql)
+            lite.execute(sql)
+        if converting:  # (a type change of v: rows converted later, one by one)
+            db.execute("ALTER TABLE p MODIFY v DOUBLE")
+            assert db.catalog.tables["p"].columns[2].conversion is not None
+        with db.transaction() as tx:
+            for sql in statements:
+                tx.execute(sql)
+                lite.execute(sql)
+        db.settle()
+        for read in reads:
+            assert sorted(tuple(float(x) for x in row) for row in db.query(read)) == sorted(
+                tuple(float(x) for x in row) for row in lite.execute(read).fetchall()), read
+        tx = db.transaction()
+        tx.execute("UPDATE p SET v = 0 WHERE k = 1.5")
+        unlocked(db, "UPDATE p SET v = 7 WHERE k = 1.50")
+        with pytest.raises(WriteConflictError, match="table 'p'"):
+            tx.commit()
+        assert db.query("SELECT v FROM p WHERE k = 1.5") == [(7,)]

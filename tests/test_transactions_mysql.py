@@ -323,3 +323,29 @@ def test_sqlalchemy_session_rollback_after_a_failed_flush(server: ServerThread,
     with engine.connect() as conn:
         assert conn.execute(sa.select(table.c.id)).all() == [(4,)]
     engine.dispose()
+
+
+def test_a_transactions_reads_are_answered_without_filling_the_reply_caches(
+        server: ServerThread) -> None:
+    """Rows a transaction computes for a read (a locking read; a read of a table it
+    wrote) are new tuples each time: encoded for their own reply, never kept in the reply
+    caches, which they would fill for nothing (and empty, for the readers whose rows are
+    reused); the answers are the rows as the transaction wrote them."""
+    conn = connect(server, autocommit=True)
+    with conn.cursor() as cursor:
+        cursor.executemany("INSERT INTO t VALUES (%s, %s)", [(i, i * 10) for i in range(1, 21)])
+    replies = server.server.cache.replies
+    before = (replies.used, replies.drops)
+    written = {i: i * 10 for i in range(1, 21)}
+    for n in range(30):
+        a, b = 1 + n % 20, 1 + (n * 7 + 3) % 20
+        conn.begin()
+        assert sorted(rows(conn, "SELECT id, n FROM t WHERE id IN (%s, %s) FOR UPDATE",
+                           (a, b))) == sorted({(a, written[a]), (b, written[b])})
+        with conn.cursor() as cursor:
+            cursor.execute("UPDATE t SET n = n + %s WHERE id = %s", (n + 1, a))
+        written[a] += n + 1
+        assert rows(conn, "SELECT id, n FROM t WHERE id = %s", (a,)) == [(a, written[a])]
+        conn.commit()
+    assert (replies.used, replies.drops) == before
+    assert sorted(rows(conn, "SELECT id, n FROM t")) == sorted(written.items())

@@ -890,15 +890,11 @@ class Transaction:
         if memo is not None and memo[0] is plan and memo[1] is params:
             return memo[2]
         pinned = None
-        nodes = ir.walk(plan.root)
-        scans = [n for n in nodes if isinstance(n, ir.Scan)]
-        # (a LIMIT only cuts the rows of the keys it names: Django's get() writes LIMIT 21,
-        # and locking the whole table for it serialized every select_for_update().get())
-        if len(scans) == 1 and all(isinstance(n, (ir.Scan, ir.Filter, ir.Project, ir.TopK))
-                                   for n in nodes):
-            schema = self._core.catalog.tables.get(scans[0].table.lower())
-            if schema is not None and schema.version == scans[0].version:
-                keys = _pinned_keys(plan, params, schema)
+        pin = _shape_of(plan).pin
+        if pin is not None:
+            schema = self._core.catalog.tables.get(pin.table)
+            if schema is not None and schema.version == pin.version:
+                keys = _pinned_keys(plan, pin, params, schema)
                 if keys is not None:
                     pinned = (schema, keys)
         self._pinned_memo = (plan, params, pinned)
@@ -929,7 +925,7 @@ class Transaction:
         self._check_active()
         return self._computed(plan, self._stored(_tables_of(plan), None))
 
-    def _stored(self, tables: set[str], pinned: tuple[TableSchema, list[RowId]] | None
+    def _stored(self, tables: Collection[str], pinned: tuple[TableSchema, list[RowId]] | None
                 ) -> dict[str, list[tuple[RowId, Row]]]:
         """The committed rows of ``tables`` by table (lower-case name); ``pinned``: the read
         is of one table's rows with these primary keys (a locking read's), so only those are
@@ -1143,18 +1139,59 @@ class TransactionView:
         return f"<TransactionView {self.name} ({', '.join(self.columns)})>"
 
 
-def _pinned_keys(plan: ir.ViewPlan, params: Sequence[Any],
-                 schema: TableSchema) -> list[RowId] | None:
-    """The stored primary keys a read of one table (only filtered and projected) pins:
-    each key column compared with ``=`` to an equality parameter of the view or to a
-    constant (``WHERE id = 5``), or listed with constants (``WHERE id IN (5, 6)``), its
-    rows then among those keys' rows; else None."""
-    if not schema.primary_key:
-        return None
-    values = values_by_param(plan, params)
-    columns = plan.root.columns
-    by_column: dict[str, list[Any]] = {}
-    for node in ir.walk(plan.root):
+@dataclass(frozen=True)
+class _Pin:
+    """How a read of one table (only filtered, projected and cut) names primary-key
+    values: each column's constant (``WHERE id = 5``) or the ``?`` that gives it (the
+    reader's key parameters; an IN list's under ``"in"``), by lower-case column name."""
+
+    table: str
+    version: int
+    #: Column name -> ("const", value), ("consts", the values an IN list of constants
+    #: names) or ("param", the ``?``'s position, or "in").
+    given: dict[str, tuple[str, Any]]
+
+
+@dataclass(frozen=True)
+class _PlanShape:
+    """What a transaction asks of a plan's structure on every read of it, worked out once
+    per plan (:func:`_shape_of`): walking the plan again for each statement cost as much
+    as the rest of a locking read by key."""
+
+    tables: frozenset[str]
+    pin: _Pin | None
+
+
+#: Plans' shapes by ``id(plan)``, each with its plan (an id may be reused once a plan is
+#: gone: the plan kept here is checked to be the one asked about).
+_SHAPES: dict[int, tuple[ir.ViewPlan, _PlanShape]] = {}
+#: Shapes kept at most (ad-hoc reads plan new views; all are forgotten past this).
+_SHAPES_LIMIT = 4096
+
+
+def _shape_of(plan: ir.ViewPlan) -> _PlanShape:
+    known = _SHAPES.get(id(plan))
+    if known is not None and known[0] is plan:
+        return known[1]
+    nodes = ir.walk(plan.root)
+    scans = [n for n in nodes if isinstance(n, ir.Scan)]
+    pin = None
+    # (a LIMIT only cuts the rows of the keys it names: Django's get() writes LIMIT 21,
+    # and locking the whole table for it serialized every select_for_update().get())
+    if len(scans) == 1 and all(isinstance(n, (ir.Scan, ir.Filter, ir.Project, ir.TopK))
+                               for n in nodes):
+        pin = _Pin(scans[0].table.lower(), scans[0].version, _given(plan, nodes))
+    shape = _PlanShape(frozenset(n.table.lower() for n in scans), pin)
+    if len(_SHAPES) >= _SHAPES_LIMIT:
+        _SHAPES.clear()
+    _SHAPES[id(plan)] = (plan, shape)
+    return shape
+
+
+def _given(plan: ir.ViewPlan, nodes: list[ir.Node]) -> dict[str, tuple[str, Any]]:
+    """The column values a read of ``plan`` names by ``=`` (see :class:`_Pin`)."""
+    given: dict[str, tuple[str, Any]] = {}
+    for node in nodes:
         if not isinstance(node, ir.Filter):
             continue
         for condition in ir.conjuncts(node.predicate):
@@ -1164,7 +1201,7 @@ def _pinned_keys(plan: ir.ViewPlan, params: Sequence[Any],
             if listed is not None:  # (``id IN (1, 2)``: the rows of those keys)
                 source = node.input.columns[listed[0].index].column
                 if source is not None:
-                    by_column.setdefault(source.name.lower(), listed[1])
+                    given.setdefault(source.name.lower(), ("consts", listed[1]))
                 continue
             if condition.fn != "eq" or len(condition.args) != 2:
                 continue
@@ -1174,18 +1211,32 @@ def _pinned_keys(plan: ir.ViewPlan, params: Sequence[Any],
             if isinstance(column, ir.Col) and isinstance(value, ir.Lit):
                 source = node.input.columns[column.index].column
                 if source is not None:
-                    by_column.setdefault(source.name.lower(), [value.value])
+                    given.setdefault(source.name.lower(), ("const", value.value))
+    columns = plan.root.columns
     for key, param in zip(plan.key, plan.key_params):
         source = columns[key].column
         if source is not None:
-            by_column[source.name.lower()] = (list(values["in"]) if param in plan.in_list
-                                              else [values[param]])
+            given[source.name.lower()] = ("param", "in" if param in plan.in_list else param)
+    return given
+
+
+def _pinned_keys(plan: ir.ViewPlan, pin: _Pin, params: Sequence[Any],
+                 schema: TableSchema) -> list[RowId] | None:
+    """The stored primary keys a read of one table (only filtered and projected) pins:
+    each key column compared with ``=`` to an equality parameter of the view or to a
+    constant (``WHERE id = 5``), or listed with constants (``WHERE id IN (5, 6)``), its
+    rows then among those keys' rows; else None."""
+    if not schema.primary_key:
+        return None
+    values = values_by_param(plan, params)
     per_column: list[list[Any]] = []
     for position in schema.primary_key:
-        found = by_column.get(schema.columns[position].name.lower())
+        found = pin.given.get(schema.columns[position].name.lower())
         if found is None:
             return None
-        per_column.append(found)
+        how, what = found
+        per_column.append([what] if how == "const" else list(what) if how == "consts" else
+                          list(values["in"]) if what == "in" else [values[what]])
     size = 1
     for options in per_column:
         size *= len(options)
@@ -1206,9 +1257,9 @@ def _listed_constants(condition: ir.Call) -> tuple[ir.Col, list[Any]] | None:
                                if isinstance(a, ir.Lit) and a.value is not None]
 
 
-def _tables_of(plan: ir.ViewPlan) -> set[str]:
+def _tables_of(plan: ir.ViewPlan) -> frozenset[str]:
     """The base tables a plan reads, lower-case."""
-    return {node.table.lower() for node in ir.walk(plan.root) if isinstance(node, ir.Scan)}
+    return _shape_of(plan).tables
 
 
 def _duplicate(schema: TableSchema, key: tuple[int, ...], value: tuple) -> str:

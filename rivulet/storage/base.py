@@ -126,6 +126,15 @@ class Storage(ABC):
     @abstractmethod
     def delete(self, schema: TableSchema, ids: list[RowId]) -> None: ...
 
+    def replace_rows(self, schema: TableSchema, rows: list[Row]) -> None:
+        """Store ``rows`` over the stored rows of the same primary keys (each is there):
+        what deleting those rows and inserting these does, for a table with a primary key
+        and no other UNIQUE key (where one row at a time cannot clash). A storage may do it
+        in place. Inside the caller's transaction and savepoint (a failure may leave part
+        of it done, for the savepoint to undo)."""
+        self.delete(schema, [schema.pk_of(row) for row in rows])
+        self.insert(schema, rows)
+
     @abstractmethod
     def scan(self, schema: TableSchema) -> Iterator[tuple[RowId, Row]]:
         """Every row of a table with its identity."""

@@ -365,7 +365,10 @@ class SqliteStorage(CopyTracking, Storage):
         sql = self._sql(schema)
         values = rows if sql.to_db is None else list(map(sql.to_db, rows))
         try:
-            with self.savepoint():
+            if len(values) == 1:  # one statement: SQLite undoes all of it if it fails
+                self.conn.execute(sql.insert, values[0])
+                return
+            with self.savepoint():  # (each row its own statement: undone together)
                 self.conn.executemany(sql.insert, values)
         except sqlite3.IntegrityError as exc:
             raise ConstraintError(self._describe_duplicate(schema, rows, exc)) from None
@@ -484,6 +487,28 @@ class SqliteStorage(CopyTracking, Storage):
         shown = ", ".join(repr(v) for v in key)
         what = "primary key" if columns == schema.primary_key else "value of UNIQUE key"
         return f"duplicate {what} ({names}) = ({shown}) in table {schema.name!r}"
+
+    def replace_rows(self, schema: TableSchema, rows: list[Row]) -> None:
+        """Each row stored in place over the row of its primary key (one UPDATE each,
+        where deleting and inserting cost two statements and two B-tree changes). Not
+        atomic by itself, as :meth:`delete` is not: the caller's savepoint undoes it."""
+        sql = self._sql(schema)
+        if sql.replace is None:
+            super().replace_rows(schema, rows)
+            return
+        self._note_stored(schema, rows)
+        values = rows if sql.to_db is None else list(map(sql.to_db, rows))
+        bound = [(*value, *self._key_to_db(schema, schema.pk_of(row)))
+                 for row, value in zip(rows, values)]
+        try:
+            for params in bound:
+                if self.conn.execute(sql.replace, params).rowcount != 1:
+                    raise StorageError(f"table {schema.name!r}: a row to store in place "
+                                       "is not stored")
+        except sqlite3.IntegrityError as exc:
+            raise ConstraintError(self._describe_duplicate(schema, rows, exc)) from None
+        except (OverflowError, sqlite3.Error) as exc:
+            raise StorageError(f"cannot store a row of table {schema.name!r}: {exc}") from None
 
     def delete(self, schema: TableSchema, ids: list[RowId]) -> None:
         delete = self._sql(schema).delete
@@ -644,7 +669,17 @@ class SqliteStorage(CopyTracking, Storage):
         None: all of them) with their identities, as the last commit left them: what a
         statement in a transaction reads (see rivulet/engine/transaction.py). May return
         extra rows where SQLite's comparison is looser than Python's: callers filter by key.
-        Read on a connection of its own, so reads and commits go on meanwhile."""
+        Read on a connection of its own, so reads and commits go on meanwhile; the rows of
+        a few keys on the writer's connection if no commit is using it (see below)."""
+        if keys is not None and len(keys) <= LOOKUP_CHUNK and self._lock.acquire(blocking=False):
+            # Each commit empties the page cache of every other connection (SQLite's WAL
+            # mode: the database changed), and the writer's keeps its pages: a read of a
+            # few keys right after a commit costs a third of what it does elsewhere.
+            try:
+                if not self.conn.in_transaction:  # (no write of this thread's under way)
+                    return self._read_rows(self.conn, schema, columns, keys)
+            finally:
+                self._lock.release()
         with self._transactions_lock:
             conn = self._transactions_connection()
             if keys is not None and len(keys) <= LOOKUP_CHUNK:  # one SELECT: one snapshot
@@ -675,17 +710,13 @@ class SqliteStorage(CopyTracking, Storage):
             # (rows not converted yet hold no value in the new column: read them all)
             return list(self._identified(schema, conn.execute(sql.select).fetchall(),
                                          sql.from_db))
-        names = sql.selected if schema.primary_key else ["rowid", *sql.selected]
-        target = [quote(schema.columns[i].name) for i in columns]
-        numeric = [looked_up_as_number(schema.columns[i]) for i in columns]
-        to_db = [float if n else key_converter(schema.columns[i]) for i, n in zip(columns, numeric)]
-        values = list(dict.fromkeys(key_to_db(k, to_db, len(columns)) for k in keys))
+        keyed = sql.keyed(tuple(columns), not schema.primary_key)
+        values = keyed.values(keys)
         rows: list = []
         for start in range(0, len(values), LOOKUP_CHUNK):
             chunk = values[start:start + LOOKUP_CHUNK]
-            rows.extend(conn.execute(
-                lookup_sql(schema.name, names, target, len(columns), len(chunk), numeric),
-                [v for key in chunk for v in key]).fetchall())
+            rows.extend(conn.execute(keyed.text(len(chunk)),
+                                     [v for key in chunk for v in key]).fetchall())
         return list(self._identified(schema, rows, sql.from_db))
 
     def rows_by_id(self, schema: TableSchema, ids: list[RowId]) -> dict[RowId, Row]:
@@ -693,8 +724,15 @@ class SqliteStorage(CopyTracking, Storage):
         open transaction): what a transaction's commit checks its rows against."""
         sql = self._sql(schema)
         rows: list = []
+        pk = schema.primary_key
+        if len(pk) == 1 and 1 < len(ids) <= LOOKUP_CHUNK:  # one statement, `=` per key
+            column = quote(schema.columns[pk[0]].name)
+            rows = self.conn.execute(
+                f"{sql.select} WHERE {column} IN ({', '.join('?' * len(ids))})",
+                [self._key_to_db(schema, rid)[0] for rid in ids]).fetchall()
+            return dict(self._identified(schema, rows, sql.from_db))
         for rid in ids:
-            key = self._key_to_db(schema, rid) if schema.primary_key else (rid,)
+            key = self._key_to_db(schema, rid) if pk else (rid,)
             rows.extend(self.conn.execute(sql.get, key).fetchall())
         return dict(self._identified(schema, rows, sql.from_db))
 

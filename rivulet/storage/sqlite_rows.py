@@ -187,12 +187,60 @@ class TableSql:
             where = "rowid = ?"
             self.select = f"SELECT rowid, {listed} FROM {table}"
         self.delete = f"DELETE FROM {table} WHERE {where}"
+        #: A row stored over the one of its primary key, in place (the key's values are
+        #: bound twice: as columns, then in the WHERE). Only for a table no column of which
+        #: is being converted (a converted row's old value must be cleared: see
+        #: :func:`convert_rows`); None otherwise.
+        self.replace = (f"UPDATE {table} SET {', '.join(f'{n} = ?' for n in self.names)} "
+                        f"WHERE {where}") if schema.primary_key and not sources else None
         self.get = f"{self.select} WHERE {where}"
         self.select_all = f"SELECT {listed} FROM {table}"
         self.unconverted = (f"{self.select_all} WHERE "
                             + " OR ".join(f"{s} IS NOT NULL" for s in sources)) if sources else ""
         self.to_db = _converter(schema, lambda c: TO_DB.get(c.kind))
         self.from_db = _reader(schema)
+        self._keyed: dict[tuple[tuple[int, ...], bool], KeyedRead] = {}
+
+    def keyed(self, columns: tuple[int, ...], with_rowid: bool) -> KeyedRead:
+        """How rows are read by the values of ``columns`` (made once per columns: a
+        transaction reads a few keys per statement, where building the text and the
+        converters cost as much as the read)."""
+        known = self._keyed.get((columns, with_rowid))
+        if known is None:
+            known = self._keyed[columns, with_rowid] = KeyedRead(self, columns, with_rowid)
+        return known
+
+
+class KeyedRead:
+    """The rows of a table whose ``columns`` hold one of a list of keys: each key's
+    values as SQLite compares them (:func:`key_to_db`), and :func:`lookup_sql`'s text for
+    each number of keys."""
+
+    def __init__(self, sql: TableSql, columns: tuple[int, ...], with_rowid: bool) -> None:
+        schema = sql.schema
+        self.table = schema.name
+        self.names = ["rowid", *sql.selected] if with_rowid else sql.selected
+        self.target = [quote(schema.columns[i].name) for i in columns]
+        self.numeric = [looked_up_as_number(schema.columns[i]) for i in columns]
+        self.to_db: list[Callable[[Any], Any] | None] = [
+            float if n else key_converter(schema.columns[i])
+            for i, n in zip(columns, self.numeric)]
+        self.width = len(columns)
+        self._texts: dict[int, str] = {}
+
+    def values(self, keys: Iterable[Any]) -> list[tuple]:
+        """The keys as bound, each once (a key given twice must not find its rows twice)."""
+        to_db, width = self.to_db, self.width
+        return list(dict.fromkeys(key_to_db(k, to_db, width) for k in keys))
+
+    def text(self, count: int) -> str:
+        text = self._texts.get(count)
+        if text is None:
+            text = lookup_sql(self.table, self.names, self.target, self.width, count,
+                              self.numeric)
+            if len(self._texts) < 64:
+                self._texts[count] = text
+        return text
 
 
 def _reader(schema: TableSchema) -> Callable[[Row], Row] | None:

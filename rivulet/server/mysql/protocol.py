@@ -316,14 +316,43 @@ class RivuletConnection(Connection):
         if committed is None:
             self._reply_packet(seq, self._ok_bytes)
             return True
+        assert tx is not None
+        return self._reply_when(committed, seq, tx)
 
-        async def answer() -> None:
-            await committed
-            if tx is not None and tx.lsn:
-                session.wrote(tx.lsn)
-            self._send(self._ok_bytes)
+    def _reply_when(self, committed: asyncio.Future[None], seq: int,
+                    tx: Transaction) -> asyncio.Future[bool]:
+        """The reply to COMMIT (packet ``seq``) once ``committed`` is done: OK, or the error
+        it failed with; without a task (as :meth:`_write_soon` answers a write: a task per
+        COMMIT cost more than a statement of the transaction)."""
+        reply = (seq + 1) & 0xFF
+        answered: asyncio.Future[bool] = committed.get_loop().create_future()
 
-        return asyncio.ensure_future(self._framed(seq, answer()))
+        def answer(_: Any) -> None:
+            if committed.cancelled():  # (the connection went away)
+                answered.set_result(False)
+                return
+            stream = self.stream
+            mark = len(stream._buffer)
+            self._seq = stream.seq.value = reply
+            try:
+                error = committed.exception()
+                if error is not None:
+                    if not isinstance(error, (er.MysqlError, RivuletError)):
+                        log.exception("COMMIT failed on connection %s", self.connection_id,
+                                      exc_info=error)
+                    self._error(error, None, mark)
+                else:
+                    if tx.lsn:
+                        self.session.wrote(tx.lsn)
+                    self._send(self._ok_bytes)
+            except Exception:  # cannot answer: the connection closes (as a failed task's)
+                log.exception("answering a COMMIT failed on connection %s", self.connection_id)
+                answered.set_result(False)
+                return
+            answered.set_result(True)
+
+        committed.add_done_callback(answer)
+        return answered
 
     def _in_transaction_now(self, tx: Transaction, data: bytes, seq: int
                             ) -> bool | asyncio.Future[bool] | None:
@@ -340,8 +369,8 @@ class RivuletConnection(Connection):
         split = normalize.split(sql)
         if split.params:
             return None
-        handler = self.cache.lookup(split, sql)
-        if handler is None or not self.cache.current(handler):
+        handler = self.cache.lookup(split, sql)  # (None unless current)
+        if handler is None:
             return None
         args = handler.args(split.values)
         if lock is not None:
@@ -351,7 +380,8 @@ class RivuletConnection(Connection):
             return self._now(
                 tx, seq,
                 lambda: self._answer(handler, tx.locking_read(view, args, lock.mode,
-                                                              lock.nowait), False),
+                                                              lock.nowait), False,
+                                     kept=False),
                 lambda wait: self._locking_read(tx, handler, args, lock, False, None, wait))
         if handler.kind != WRITE or not self._clock_allowed(handler):
             return None
@@ -607,7 +637,7 @@ class RivuletConnection(Connection):
             return
         if tx is not None and tx.written:  # its own writes in the answer
             rows = await self._in_pool(tx.read, handler.view, args)
-            self._answer(handler, rows, binary, cursor)
+            self._answer(handler, rows, binary, cursor, kept=False)
             return
         if session.read_your_writes and session.last_write_lsn > self.db.applied_lsn:
             await self._in_pool(self.db.wait_for, session.last_write_lsn)
@@ -626,7 +656,7 @@ class RivuletConnection(Connection):
         assert view is not None  # (a read's handler)
         rows = await self._in_transaction(tx, tx.quick_read(view, args), tx.locking_read,
                                           view, args, lock.mode, lock.nowait, waiting=waiting)
-        self._answer(handler, rows, binary, cursor)
+        self._answer(handler, rows, binary, cursor, kept=False)
 
     def _check_may_change(self, what: str) -> None:
         """A read-only user's write or DDL: MySQL's "command denied" (1142)."""
@@ -705,11 +735,11 @@ class RivuletConnection(Connection):
 
     def _foreign_key_checks(self) -> bool:
         """The session's ``foreign_key_checks``."""
-        return bool(self.session.variables.get("foreign_key_checks"))
+        return bool(self.session.variables.get_variable("foreign_key_checks"))
 
     def _lock_timeout(self) -> float:
         """The session's ``innodb_lock_wait_timeout``, in seconds."""
-        return float(self.session.variables.get("innodb_lock_wait_timeout"))
+        return float(self.session.variables.get_variable("innodb_lock_wait_timeout"))
 
     async def _handler(self, split: normalize.Split, sql: str) -> Handler:
         """A statement's handler, built off the event loop on the program as it is now (a
@@ -723,8 +753,12 @@ class RivuletConnection(Connection):
     # ..................................................................... replies
 
     def _answer(self, handler: Handler, rows: Sequence[Sequence[Any]], binary: bool,
-                cursor: Prepared | None = None) -> None:
-        """A view's rows as a result set; the header packets are built once per handler."""
+                cursor: Prepared | None = None, *, kept: bool = True) -> None:
+        """A view's rows as a result set; the header packets are built once per handler.
+        ``kept``: the rows are a reader's, the same tuples from one reply to the next until
+        a write changes them, so each row's encoding is cached (:func:`_text_payloads`);
+        rows a transaction computed for one read are new tuples each time, and caching them
+        would only fill the cache (and charge its budget) with rows no reply reuses."""
         if handler.limit is not None:
             rows = rows[: handler.limit]
         if len(rows) > self.db.limits.max_result_rows:
@@ -737,7 +771,13 @@ class RivuletConnection(Connection):
         if header is None:
             header = handler.headers[key] = self._header(*columns)
         if not binary and cursor is None:
-            payloads = _text_payloads(handler, rows, columns[0], self.cache.replies)
+            if kept:
+                payloads = _text_payloads(handler, rows, columns[0], self.cache.replies)
+            else:
+                project = handler.project
+                make = packets.make_text_resultset_row
+                payloads = [make(row if project is None else tuple(row[i] for i in project),
+                                 columns[0]) for row in rows]
             self._write_rows(header, columns[0], payloads, encoded=True)
             return
         if handler.project is not None:
