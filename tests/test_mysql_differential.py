@@ -404,8 +404,8 @@ def compare_wire(pair: MySQLPair, client: Any, q: Query, params: Sequence[Any]) 
             f"  query:  {q.sql}\n  params: {tuple(params)!r}")
 
 
-@pytest.mark.timeout(timeout_for(240))
-@settings(max_examples=examples_for(0.5, 240), **SETTINGS)
+@pytest.mark.timeout(timeout_for(280))
+@settings(max_examples=examples_for(0.5, 280), **SETTINGS)
 @given(examples(Shape(wire=True), queries=(8, 20), reads=2))
 def test_queries_over_the_wire(mariadb_oracle: Any, example: Example) -> None:
     """PyMySQL gets the same rows and column types from rivulet's MySQL server as from
