@@ -29,17 +29,7 @@ PARENT_CHILD = [
 def code(pair: Any, sql: str) -> int | None:
     """The MySQL error code both sides fail ``sql`` with (None: both succeed), after
     checking they agree."""
-    maria: int | None = None
-    try:
-        with pair.conn.cursor() as cur:
-            cur.execute(sql)
-    except pymysql.MySQLError as exc:
-        maria = exc.args[0]
-    riv: int | None = None
-    try:
-        pair.db.execute(sql)
-    except rivulet.RivuletError as exc:
-        riv = error_code(exc).mysql
+    maria, riv = pair.error_codes(sql)
     assert riv == maria, f"{sql!r}: rivulet {riv}, mariadb {maria}"
     return riv
 
