@@ -353,13 +353,6 @@ def test_commit_checks_what_other_commits_changed_meanwhile(db: rivulet.Database
     assert sorted(db.query("SELECT * FROM b")) == [(2, 2), (3, 2)]
 
 
-@pytest.fixture
-def server(db: rivulet.Database) -> Iterator[ServerThread]:
-    running = ServerThread(db, port=0)
-    yield running
-    running.stop()
-
-
 def test_over_the_wire_per_session_checks(server: ServerThread) -> None:
     def connect() -> Any:
         return pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
