@@ -11,6 +11,7 @@ Everything here is independent of rivulet; benchmarks use rivulet's public API o
 * :func:`write_results` -- ``bench/results/<name>.json`` (``<name>.quick.json`` in quick mode).
 * :func:`print_table` -- a table with ``rich`` if installed, plain text otherwise.
 * :func:`bar_chart` -- grouped bar charts with matplotlib (skipped if it is not installed).
+* :func:`stop_process` -- stop a private server process: SIGTERM, then SIGKILL after a wait.
 """
 
 from __future__ import annotations
@@ -321,6 +322,25 @@ def git_state() -> dict[str, Any]:
                 "dirty_files": len(dirty.splitlines()) if dirty else 0}
     except (OSError, subprocess.SubprocessError):
         return {}
+
+
+# ......................................................................... processes
+
+
+def stop_process(proc: subprocess.Popen[Any], timeout: float) -> int | None:
+    """Stop a server the benchmark started: SIGTERM, then SIGKILL if it is still running
+    ``timeout`` seconds later. Returns its exit code, or None where it had to be killed.
+
+    Every private server (MariaDB, memcached, ``rivulet serve``) is stopped this way, so
+    that none outlives the benchmark whether or not it shuts down cleanly; a killed one is
+    reaped too (no zombie left). A process that has already exited is only reaped."""
+    proc.terminate()
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout)
+        return None
 
 
 # ......................................................................... output

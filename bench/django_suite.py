@@ -38,7 +38,6 @@ import argparse
 import collections
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -66,16 +65,14 @@ from bench.django_suite_settings import (
     READ_TIMEOUT_S,
     TEST_SUFFIX_ENV,
 )
-from bench.mysql_oracle import start_oracle
 from bench.orm import (
     NOT_COLLECTED,
     Outcome,
-    RivuletServer,
     _env,
     compare,
     create_schemas,
-    free_port,
     internal_errors,
+    mariadb_and_rivulet,
 )
 
 NAME = "django_suite"
@@ -368,11 +365,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"Django's test suite is not available: {exc}")
         return 2
     work = Path(tempfile.mkdtemp(prefix="rivulet-bench-django-"))
-    mariadb = rivulet = None
-    try:
-        mariadb = start_oracle(work / "mariadb", free_port())
+    with mariadb_and_rivulet(work, keep=args.keep, log=log) as (mariadb, rivulet):
         mariadb_schemas = create_schemas(mariadb.port, (DATABASE,))
-        rivulet = RivuletServer(work / "rivulet-data", work / "rivulet-serve.log")
         log(f"MariaDB on {mariadb.port}, rivulet serve on {rivulet.port}; Django "
             f"{django.__version__}'s tests in {tests_dir}; apps {', '.join(args.apps)}, "
             f"at most {args.budget:.0f} s each server")
@@ -397,15 +391,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         slow = slowest([Path(info["results"]) for info in runs["rivulet"].values()
                         if "results" in info])
         server_errors = internal_errors(rivulet.log_path)
-        if args.keep:
-            log(f"kept: {work}")
-    finally:
-        if rivulet is not None:
-            rivulet.stop()
-        if mariadb is not None:
-            mariadb.stop()
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
 
     passed = analysis["mariadb_passed"]
     share = analysis["rivulet_passed_of_mariadb_passed"] / passed if passed else None

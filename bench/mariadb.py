@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.common import stop_process
+
 MARIADB_OPTIONS = [
     "--thread-handling=pool-of-threads", "--innodb-flush-log-at-trx-commit=0",
     "--skip-log-bin", "--innodb-buffer-pool-size=1G", "--innodb-doublewrite=0",
@@ -120,12 +122,8 @@ class MariaDB:
         return self.proc.pid
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        if self.proc is not None:
+            stop_process(self.proc, 60)
         shutil.rmtree(self.root, ignore_errors=True)
 
 

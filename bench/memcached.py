@@ -17,6 +17,7 @@ import subprocess
 import time
 from typing import Any
 
+from bench.common import stop_process
 from bench.mariadb import apt_install
 
 #: Debian's defaults (``/etc/memcached.conf``), UDP off.
@@ -77,10 +78,5 @@ class Memcached:
         return self.proc.pid
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(30)
+        if self.proc is not None:
+            stop_process(self.proc, 30)

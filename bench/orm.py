@@ -37,7 +37,8 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,9 +50,11 @@ from bench.common import (
     git_state,
     logger,
     print_table,
+    stop_process,
     target,
     write_results,
 )
+from bench.mariadb import MariaDB
 from bench.mysql_oracle import start_oracle
 
 NAME = "orm"
@@ -118,14 +121,37 @@ class RivuletServer:
             time.sleep(0.2)
 
     def stop(self) -> int | None:
-        self.proc.terminate()
         try:
-            return self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return None
+            return stop_process(self.proc, 60)
         finally:
             self._log.close()
+
+
+@contextmanager
+def mariadb_and_rivulet(work: Path, *, keep: bool,
+                        log: Callable[[str], None]) -> Iterator[tuple[MariaDB, RivuletServer]]:
+    """MariaDB (the oracle's configuration) and ``rivulet serve``, each on a fresh
+    directory under ``work``: the two servers an ORM's or a framework's own test suite is
+    run against, to compare rivulet's results with MariaDB's.
+
+    Both are stopped at the end, whatever happened, and ``work`` is removed unless
+    ``keep`` (then its path is logged, once the block has ended without an error).
+    """
+    mariadb: MariaDB | None = None
+    rivulet: RivuletServer | None = None
+    try:
+        mariadb = start_oracle(work / "mariadb", free_port())
+        rivulet = RivuletServer(work / "rivulet-data", work / "rivulet-serve.log")
+        yield mariadb, rivulet
+        if keep:
+            log(f"kept: {work}")
+    finally:
+        if rivulet is not None:
+            rivulet.stop()
+        if mariadb is not None:
+            mariadb.stop()
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _env(extra: dict[str, str]) -> dict[str, str]:
@@ -393,13 +419,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_avg = busy_warning(log)
     began = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="rivulet-bench-orm-"))
-    mariadb = rivulet = None
-    try:
+    with mariadb_and_rivulet(work, keep=args.keep, log=log) as (mariadb, rivulet):
         harness = work / "harness"
         write_harness(harness, args.close)
-        mariadb = start_oracle(work / "mariadb", free_port())
         mariadb_schemas = create_schemas(mariadb.port, (DATABASE, *EXTRA_SCHEMAS))
-        rivulet = RivuletServer(work / "rivulet-data", work / "rivulet-serve.log")
         rivulet_schemas = create_schemas(rivulet.port, EXTRA_SCHEMAS)
         log(f"MariaDB on {mariadb.port}, rivulet serve on {rivulet.port}; "
             f"rivulet's schemas: {rivulet_schemas}")
@@ -414,15 +437,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         baseline, other = load_junit(runs["mariadb"].xml), load_junit(runs["rivulet"].xml)
         comparison = compare(baseline, other)
         server_errors = internal_errors(rivulet.log_path)
-        if args.keep:
-            log(f"kept: {work}")
-    finally:
-        if rivulet is not None:
-            rivulet.stop()
-        if mariadb is not None:
-            mariadb.stop()
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
 
     passed = comparison["mariadb_passed"]
     ratio = comparison["rivulet_passed_of_mariadb_passed"] / passed if passed else None

@@ -79,6 +79,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.fixture
+def server(db):
+    """rivulet's MySQL server over the test module's ``db`` fixture, on a port the OS
+    chooses, stopped after the test.
+
+    The tests of the MySQL protocol (sessions, locks, transactions, access, foreign keys
+    over the wire) each open a database of their own and serve it the same way; a module
+    that serves it otherwise (another packet limit, a set-up first) defines its own
+    ``server``, which pytest prefers to this one."""
+    from rivulet.server.mysql.server import ServerThread
+
+    running = ServerThread(db, port=0)
+    yield running
+    running.stop()
+
+
 @pytest.fixture(scope="session")
 def mariadb_oracle(tmp_path_factory: pytest.TempPathFactory):
     """The session's private MariaDB (tests/mysql_oracle.py), started on first use."""

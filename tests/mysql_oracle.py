@@ -17,6 +17,9 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any, Self
 
+import mysql.connector
+import pymysql
+
 import rivulet
 from bench.mysql_oracle import (
     MYSQL_SQL_MODE,
@@ -29,8 +32,10 @@ from bench.mysql_oracle import (
     start_oracle,
     types_mismatch,
 )
+from rivulet.errors import error_code
+from rivulet.server.mysql.server import ServerThread
 
-__all__ = ["MYSQL_SQL_MODE", "ORACLE_OPTIONS", "MariaDBOracle", "MySQLPair",
+__all__ = ["MYSQL_SQL_MODE", "ORACLE_OPTIONS", "MariaDBOracle", "MySQLPair", "OverTheWire",
            "assert_same_as_mysql", "column_types", "inline_params", "mariadb_rows",
            "start_oracle", "types_mismatch"]
 
@@ -120,3 +125,98 @@ class MySQLPair:
 
     def mariadb(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         return mariadb_rows(self.conn, sql, params)
+
+    # ..................................................................... errors
+
+    def mariadb_error(self, sql: str) -> int | None:
+        """The MySQL error code MariaDB fails ``sql`` with (None: it succeeded).
+
+        What rivulet must answer for a statement it should refuse as MySQL does; rivulet is
+        not asked here (see :meth:`error_codes` for both sides)."""
+        try:
+            with self.conn.cursor() as cur:
+                cur.execute(sql)
+        except pymysql.MySQLError as exc:
+            return int(exc.args[0])
+        return None
+
+    def error_codes(self, sql: str) -> tuple[int | None, int | None]:
+        """The MySQL error code of ``sql`` on MariaDB and on rivulet (None: it succeeded).
+
+        Both are run whatever the other did, so that a test comparing the pair sees both
+        codes when they differ."""
+        riv = None
+        maria = self.mariadb_error(sql)
+        try:
+            self.db.execute(sql)
+        except rivulet.RivuletError as exc:
+            riv = error_code(exc).mysql
+        return maria, riv
+
+
+# --------------------------------------------------------------------------- over the wire
+
+
+class OverTheWire:
+    """rivulet's MySQL server over a :class:`MySQLPair`'s database, read by the two kinds of
+    client applications use, each answer compared with MariaDB's.
+
+    The text protocol (PyMySQL) is where the server turns a query's literals into
+    parameters (``c = 1`` becomes ``c = ?`` with the value 1), and server-side prepared
+    statements (MySQL Connector, pure Python) are where values arrive typed: the same
+    query text must answer as MySQL does either way. The prepared-statement connection is
+    opened at its first use. Use as a context manager: the connections and the server are
+    closed at its end.
+    """
+
+    def __init__(self, pair: MySQLPair) -> None:
+        self.pair = pair
+        self.server = ServerThread(pair.db, port=0)
+        try:
+            self.text = pymysql.connect(host="127.0.0.1", port=self.server.port, user="root",
+                                        password="", database="rivulet", autocommit=True)
+        except BaseException:
+            self.server.stop()
+            raise
+        self._prepared: Any = None
+        self._prepared_cursor: Any = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            if self._prepared is not None:
+                self._prepared.close()
+        finally:
+            try:
+                self.text.close()
+            finally:
+                self.server.stop()
+
+    def check_text(self, sql: str, params: Sequence[Any] | None = None) -> None:
+        """``sql`` as a text query (with ``params`` the driver writes in for ``%s``)
+        answers what MariaDB answers for it."""
+        with self.text.cursor() as cur:
+            cur.execute(sql, params)
+            got = [tuple(r) for r in cur.fetchall()]
+        if params is None:
+            assert_same_as_mysql(sql, [], got, self.pair.conn, what="the MySQL server")
+        else:
+            assert_same_as_mysql(sql.replace("%s", "?"), params, got, self.pair.conn,
+                                 what="the MySQL server")
+
+    def check_prepared(self, sql: str, params: Sequence[Any]) -> None:
+        """``sql`` (with ``?`` marks) as a server-side prepared statement executed with
+        ``params`` answers what MariaDB answers for it."""
+        if self._prepared is None:
+            self._prepared = mysql.connector.connect(
+                host="127.0.0.1", port=self.server.port, user="root", password="",
+                database="rivulet", use_pure=True)
+            self._prepared_cursor = self._prepared.cursor(prepared=True)
+        self._prepared_cursor.execute(sql, params)
+        got = [tuple(r) for r in self._prepared_cursor.fetchall()]
+        assert_same_as_mysql(sql, params, got, self.pair.conn, what="a prepared statement")

@@ -23,10 +23,12 @@ import re
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Self
 
 import sqlglot
+from hypothesis import strategies as st
 from sqlglot import exp
 
 import rivulet
@@ -47,9 +49,10 @@ from bench.answers import (  # the comparison, shared with the benchmarks' fuzze
 )
 from bench.answers import fmt_rows as _fmt_rows
 
-__all__ = ["REL_TOL", "Pair", "Row", "Shape", "answer_mismatch", "assert_same_answer",
-           "canon_row", "contained_in", "in_arity", "norm_row", "norm_value",
-           "placeholder_count", "query_shape", "same_multiset", "same_row", "same_value",
+__all__ = ["REL_TOL", "Pair", "Row", "Shape", "ViewSet", "answer_mismatch",
+           "apply_outer_inner_write", "assert_same_answer", "canon_row", "contained_in",
+           "in_arity", "norm_row", "norm_value", "operation_lists", "placeholder_count",
+           "query_shape", "run_operations", "same_multiset", "same_row", "same_value",
            "sorted_rows", "sqlite_rows", "with_in_arity"]
 
 
@@ -222,6 +225,14 @@ class Pair:
     def settle(self) -> None:
         self.db.settle()
 
+    def transaction(self, statements: Sequence[str]) -> None:
+        """``statements`` in one rivulet transaction (one propagation wave), then in SQLite."""
+        with self.db.transaction() as tx:
+            for sql in statements:
+                tx.execute(sql)
+        for sql in statements:
+            self.lite.execute(sql)
+
     # ..................................................................... reads
 
     def check_view(self, name: str, params: Sequence[Any] = ()) -> None:
@@ -280,10 +291,11 @@ class Pair:
 
     # ..................................................................... lifetime
 
-    def reopen(self) -> None:
-        """Close rivulet and open the same directory again (SQLite stays as it is)."""
+    def reopen(self, **options: Any) -> None:
+        """Close rivulet and open the same directory again, with ``options`` for
+        :func:`rivulet.open` (SQLite stays as it is)."""
         self.db.close()
-        self.db = rivulet.open(self.path)
+        self.db = rivulet.open(self.path, **options)
 
     def close(self) -> None:
         try:
@@ -317,3 +329,117 @@ def placeholder_count_text(text: str) -> int:
         elif ch == "?" and not quoted:
             n += 1
     return n
+
+
+# --------------------------------------------------------------------------- harnesses
+
+
+def operation_lists(*writes: st.SearchStrategy[tuple[Any, ...]],
+                    max_size: int) -> st.SearchStrategy[list[tuple[Any, ...]]]:
+    """Lists of at most ``max_size`` operations for :func:`run_operations`: the test's own
+    ``writes`` (tuples whose first item names the write), and ``("evict",)`` and
+    ``("check",)`` drawn among them."""
+    return st.lists(st.one_of(*writes, st.tuples(st.just("evict")), st.tuples(st.just("check"))),
+                    max_size=max_size)
+
+
+def run_operations(pair: Pair, operations: Iterable[tuple[Any, ...]],
+                   apply: Callable[[Pair, tuple[Any, ...]], None],
+                   check_all: Callable[[Pair], None]) -> None:
+    """Feed Hypothesis-generated ``operations`` to ``pair``, then check and close it.
+
+    The generated-writes tests draw lists of tuples whose first item names the operation;
+    two names mean the same in all of them: ``("evict",)`` settles and evicts every
+    evictable key (so the next reads refill partial state by upqueries), ``("check",)``
+    runs ``check_all``. Every other operation is the test's own write, made by ``apply``.
+    ``check_all`` runs once more at the end; the pair is closed even when a check fails.
+    """
+    try:
+        for op in operations:
+            if op[0] == "evict":
+                pair.settle()
+                pair.db.evict()
+            elif op[0] == "check":
+                check_all(pair)
+            else:
+                apply(pair, op)
+        check_all(pair)
+    finally:
+        pair.close()
+
+
+#: A view with ``?`` parameters and the parameter tuples it is read by.
+ParamView = tuple[str, Sequence[Sequence[Any]]]
+
+
+@dataclass(frozen=True)
+class ViewSet:
+    """A schema and the views a test suite reads over it, checked all at once.
+
+    The suites of subqueries keep one program (tables, views without parameters, views
+    with parameters each read by a list of parameter tuples) and compare every view after
+    each write; their views are also read ad hoc, as ``db.query`` of the same text. Works
+    for :class:`Pair` (SQLite's answers) and ``MySQLPair`` (MariaDB's) alike, for views
+    without parameters; ``MySQLPair`` takes no ``param_views``.
+    """
+
+    schema: Sequence[str]
+    views: Mapping[str, str]
+    param_views: Mapping[str, ParamView] = field(default_factory=dict)
+
+    def create_tables(self, pair: Any) -> None:
+        for sql in self.schema:
+            pair.execute(sql)
+
+    def create_views(self, pair: Any) -> None:
+        for name, sql in self.views.items():
+            pair.create_view(name, sql)
+        for name, (sql, _) in self.param_views.items():
+            pair.create_view(name, sql)
+
+    def program(self, pair: Any) -> None:
+        """The tables, then the views (over no rows yet)."""
+        self.create_tables(pair)
+        self.create_views(pair)
+
+    def check_all(self, pair: Any, adhoc: bool = False) -> None:
+        """Every view (each parameterized one by each of its tuples) equals the oracle's
+        answer; with ``adhoc``, every view's text as ``db.query`` too (a parameterized
+        one with its second tuple)."""
+        pair.settle()
+        for name in self.views:
+            pair.check_view(name)
+        for name, (_, params) in self.param_views.items():
+            for p in params:
+                pair.check_view(name, p)
+        if adhoc:
+            for sql in self.views.values():
+                pair.check_query(sql)
+            for sql, params in self.param_views.values():
+                pair.check_query(sql, params[1])
+
+    def assert_param_views_partial(self, pair: Any) -> None:
+        """Every view keyed by a parameter keeps partial state."""
+        for name in self.param_views:
+            assert pair.db.view(name).partial, name
+
+
+def apply_outer_inner_write(pair: Any, write: tuple[str, Any, Any, Any]) -> bool:
+    """Make one of the generated writes the subquery suites share; False for another one.
+
+    Their outer table is ``t (id, k, x, ...)`` and their inner ``u (id, k, c, ...)``,
+    ``k`` the correlation key and ``x`` / ``c`` the compared values: ``update_t`` and
+    ``update_u`` set the compared value to ``a`` and the key to ``b`` in the rows whose id
+    is ``c`` modulo 4; ``delete_<table>`` deletes the rows whose id is ``a`` modulo 4. The
+    inserts (each suite's columns differ) and the suite's own tables stay the caller's.
+    """
+    op, a, b, c = write
+    if op == "update_t":
+        pair.execute("UPDATE t SET x = ?, k = ? WHERE id % 4 = ?", (a, b, c))
+    elif op == "update_u":
+        pair.execute("UPDATE u SET c = ?, k = ? WHERE id % 4 = ?", (a, b, c))
+    elif op.startswith("delete_"):
+        pair.execute(f"DELETE FROM {op.removeprefix('delete_')} WHERE id % 4 = ?", (a,))
+    else:
+        return False
+    return True

@@ -42,13 +42,6 @@ def db(tmp_path: Path) -> Iterator[rivulet.Database]:
     database.close()
 
 
-@pytest.fixture
-def server(db: rivulet.Database) -> Iterator[ServerThread]:
-    running = ServerThread(db, port=0)
-    yield running
-    running.stop()
-
-
 def connect(port: int, user: str, password: str, **kwargs) -> pymysql.Connection:
     return pymysql.connect(host="127.0.0.1", port=port, user=user, password=password,
                            autocommit=True, **kwargs)

@@ -34,24 +34,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 # --------------------------------------------------------------------------- helpers
 
 
-def both_codes(pair: MySQLPair, sql: str) -> tuple[int | None, int | None]:
-    """The MySQL error code of ``sql`` on MariaDB and on rivulet (None: it succeeded)."""
-    maria = riv = None
-    try:
-        with pair.conn.cursor() as cur:
-            cur.execute(sql)
-    except pymysql.err.MySQLError as exc:
-        maria = exc.args[0]
-    try:
-        pair.db.execute(sql)
-    except RivuletError as exc:
-        riv = error_code(exc).mysql
-    return maria, riv
-
-
 def same_code(pair: MySQLPair, sql: str, code: int | None) -> None:
     """``sql`` fails with ``code`` on both (None: succeeds on both)."""
-    assert both_codes(pair, sql) == (code, code), sql
+    assert pair.error_codes(sql) == (code, code), sql
 
 
 def reopen(pair: MySQLPair) -> None:
@@ -119,7 +104,7 @@ def test_a_table_views_read_is_dropped_and_the_views_stay_broken(pair: MySQLPair
     same_code(pair, "CREATE TABLE v (x INT PRIMARY KEY)", 1050)
     same_code(pair, "CREATE VIEW v2 AS SELECT 1 AS a", 1050)
     # DROP TABLE of a view: MariaDB's own 1965 ("is a view"); rivulet's is MySQL 8's.
-    assert both_codes(pair, "DROP TABLE v") == (1965, 1051)
+    assert pair.error_codes("DROP TABLE v") == (1965, 1051)
 
 
 def test_the_views_answer_again_once_the_table_is_back(pair: MySQLPair) -> None:
@@ -410,9 +395,9 @@ def test_a_view_of_several_tables_made_again_with_other_columns_is_refused(
     pair.execute("DROP TABLE u")
     pair.execute("CREATE TABLE t (a INT PRIMARY KEY)")
     pair.execute("CREATE TABLE u (id INT PRIMARY KEY, b INT, c INT)")
-    assert both_codes(pair, "SELECT * FROM j") == (1356, 1235)
+    assert pair.error_codes("SELECT * FROM j") == (1356, 1235)
     reopen(pair)  # (what it was made over is kept in the stored program)
-    assert both_codes(pair, "SELECT * FROM j") == (1356, 1235)
+    assert pair.error_codes("SELECT * FROM j") == (1356, 1235)
     pair.execute("DROP TABLE t")
     pair.execute("DROP TABLE u")
     pair.execute("CREATE TABLE t (a INT PRIMARY KEY, b INT)")

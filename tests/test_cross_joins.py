@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rivulet
-from oracle import Pair
+from oracle import Pair, operation_lists, run_operations
 from rivulet.errors import UnknownColumnError, error_code
 from rivulet.plan import ir
 from rivulet.plan.optimize import optimize
@@ -180,15 +180,11 @@ _ids = st.integers(1, 6)
 _keys = st.one_of(st.none(), st.integers(0, 2))
 _values = st.one_of(st.none(), st.integers(0, 4))
 _texts = st.one_of(st.none(), st.sampled_from(["a", "A", "b", "B ", "c"]))
-_operations = st.lists(
-    st.one_of(
-        st.tuples(st.sampled_from(["a", "b"]), _ids, _keys, _values, _texts),
-        st.tuples(st.just("c"), _ids, _keys, _values),
-        st.tuples(st.just("update"), st.sampled_from(["a", "b", "c"]), _ids, _values),
-        st.tuples(st.just("delete"), st.sampled_from(["a", "b", "c"]), _ids),
-        st.tuples(st.just("evict"),),
-        st.tuples(st.just("check"),),
-    ),
+_operations = operation_lists(
+    st.tuples(st.sampled_from(["a", "b"]), _ids, _keys, _values, _texts),
+    st.tuples(st.just("c"), _ids, _keys, _values),
+    st.tuples(st.just("update"), st.sampled_from(["a", "b", "c"]), _ids, _values),
+    st.tuples(st.just("delete"), st.sampled_from(["a", "b", "c"]), _ids),
     max_size=25,
 )
 
@@ -209,26 +205,19 @@ def _check_all(pair: Pair) -> None:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(operations=_operations)
 def test_views_and_queries_over_cross_joins_match_sqlite(operations: list[tuple]) -> None:
-    pair = _open_pair()
-    try:
-        for op in operations:
-            kind = op[0]
-            if kind in ("a", "b", "c"):
-                pair.execute(f"DELETE FROM {kind} WHERE id = ?", [op[1]])
-                marks = ", ".join("?" * (len(op) - 1))
-                pair.execute(f"INSERT INTO {kind} VALUES ({marks})", op[1:])
-            elif kind == "update":
-                pair.execute(f"UPDATE {op[1]} SET v = ? WHERE id = ?", [op[3], op[2]])
-            elif kind == "delete":
-                pair.execute(f"DELETE FROM {op[1]} WHERE id = ?", [op[2]])
-            elif kind == "evict":
-                pair.settle()
-                pair.db.evict()
-            else:
-                _check_all(pair)
-        _check_all(pair)
-    finally:
-        pair.db.close()
+    run_operations(_open_pair(), operations, _apply, _check_all)
+
+
+def _apply(pair: Pair, op: tuple) -> None:
+    kind = op[0]
+    if kind in ("a", "b", "c"):
+        pair.execute(f"DELETE FROM {kind} WHERE id = ?", [op[1]])
+        marks = ", ".join("?" * (len(op) - 1))
+        pair.execute(f"INSERT INTO {kind} VALUES ({marks})", op[1:])
+    elif kind == "update":
+        pair.execute(f"UPDATE {op[1]} SET v = ? WHERE id = ?", [op[3], op[2]])
+    else:  # "delete"
+        pair.execute(f"DELETE FROM {op[1]} WHERE id = ?", [op[2]])
 
 
 # --------------------------------------------------------------------------- MySQL
@@ -251,14 +240,6 @@ def _mysql_pair(pair: Any) -> Any:
     return pair
 
 
-def _mariadb_error(pair: Any, sql: str) -> int | None:
-    try:
-        pair.mariadb(sql)
-    except Exception as exc:  # PyMySQL's error classes
-        return int(exc.args[0])
-    return None
-
-
 @pytest.mark.parametrize("sql", [
     "SELECT * FROM a, b JOIN c ON c.k = a.k",
     "SELECT * FROM a JOIN b ON b.n = c.k JOIN c ON c.id = a.id",
@@ -267,7 +248,7 @@ def _mariadb_error(pair: Any, sql: str) -> int | None:
 ])
 def test_errors_are_mysqls(mysql_pair: Any, sql: str) -> None:
     pair = _mysql_pair(mysql_pair)
-    expected = _mariadb_error(pair, sql)
+    expected = pair.mariadb_error(sql)
     assert expected is not None
     with pytest.raises(rivulet.RivuletError) as caught:
         pair.db.query(sql)

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rivulet
-from oracle import Pair
+from oracle import Pair, operation_lists, run_operations
 from rivulet.errors import error_code
 from rivulet.plan import ir
 from rivulet.sql.parse import parse_one
@@ -116,15 +116,11 @@ def _open_pair() -> Pair:
 
 _ids = st.integers(1, 6)
 _small = st.one_of(st.none(), st.integers(0, 3))
-_operations = st.lists(
-    st.one_of(
-        st.tuples(st.just("user"), _ids, st.sampled_from(["ann", "bob", None]), _small),
-        st.tuples(st.just("post"), _ids, _small, _small),
-        st.tuples(st.just("score"), _ids, _small),
-        st.tuples(st.just("delete"), st.sampled_from(["users", "posts"]), _ids),
-        st.tuples(st.just("evict"),),
-        st.tuples(st.just("check"),),
-    ),
+_operations = operation_lists(
+    st.tuples(st.just("user"), _ids, st.sampled_from(["ann", "bob", None]), _small),
+    st.tuples(st.just("post"), _ids, _small, _small),
+    st.tuples(st.just("score"), _ids, _small),
+    st.tuples(st.just("delete"), st.sampled_from(["users", "posts"]), _ids),
     max_size=25,
 )
 
@@ -142,28 +138,21 @@ def _check_all(pair: Pair) -> None:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(operations=_operations)
 def test_views_and_queries_with_ctes_match_sqlite(operations: list[tuple]) -> None:
-    pair = _open_pair()
-    try:
-        for op in operations:
-            kind = op[0]
-            if kind == "user":
-                pair.execute("DELETE FROM users WHERE id = ?", [op[1]])
-                pair.execute("INSERT INTO users VALUES (?, ?, ?)", op[1:])
-            elif kind == "post":
-                pair.execute("DELETE FROM posts WHERE id = ?", [op[1]])
-                pair.execute("INSERT INTO posts VALUES (?, ?, ?)", op[1:])
-            elif kind == "score":
-                pair.execute("UPDATE posts SET score = ? WHERE id = ?", [op[2], op[1]])
-            elif kind == "delete":
-                pair.execute(f"DELETE FROM {op[1]} WHERE id = ?", [op[2]])
-            elif kind == "evict":
-                pair.settle()
-                pair.db.evict()
-            else:
-                _check_all(pair)
-        _check_all(pair)
-    finally:
-        pair.db.close()
+    run_operations(_open_pair(), operations, _apply, _check_all)
+
+
+def _apply(pair: Pair, op: tuple) -> None:
+    kind = op[0]
+    if kind == "user":
+        pair.execute("DELETE FROM users WHERE id = ?", [op[1]])
+        pair.execute("INSERT INTO users VALUES (?, ?, ?)", op[1:])
+    elif kind == "post":
+        pair.execute("DELETE FROM posts WHERE id = ?", [op[1]])
+        pair.execute("INSERT INTO posts VALUES (?, ?, ?)", op[1:])
+    elif kind == "score":
+        pair.execute("UPDATE posts SET score = ? WHERE id = ?", [op[2], op[1]])
+    else:  # "delete"
+        pair.execute(f"DELETE FROM {op[1]} WHERE id = ?", [op[2]])
 
 
 # --------------------------------------------------------------------------- MySQL
@@ -185,12 +174,8 @@ def _mysql_pair(pair: Any) -> Any:
 ])
 def test_errors_are_mysqls(mysql_pair: Any, sql: str) -> None:
     pair = _mysql_pair(mysql_pair)
-    try:
-        pair.mariadb(sql)
-    except Exception as exc:  # PyMySQL's error classes
-        expected = int(exc.args[0])
-    else:
-        raise AssertionError(f"MariaDB answered {sql!r}")
+    expected = pair.mariadb_error(sql)
+    assert expected is not None, f"MariaDB answered {sql!r}"
     with pytest.raises(rivulet.RivuletError) as caught:
         pair.db.query(sql)
     assert error_code(caught.value).mysql == expected, caught.value

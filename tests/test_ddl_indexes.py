@@ -332,21 +332,6 @@ def test_a_rename_beside_other_alter_actions_is_refused_clearly(db: rivulet.Data
 # --------------------------------------------------------------------------- against MariaDB
 
 
-def both_codes(pair: MySQLPair, sql: str) -> tuple[int | None, int | None]:
-    """The MySQL error code of ``sql`` on MariaDB and on rivulet (None: it succeeded)."""
-    maria = riv = None
-    try:
-        with pair.conn.cursor() as cur:
-            cur.execute(sql)
-    except pymysql.err.MySQLError as exc:
-        maria = exc.args[0]
-    try:
-        pair.db.execute(sql)
-    except RivuletError as exc:
-        riv = error_code(exc).mysql
-    return maria, riv
-
-
 def test_index_ddl_and_truncate_agree_with_mariadb(mysql_pair: MySQLPair) -> None:
     pair = mysql_pair
     pair.execute("CREATE TABLE t (id INT PRIMARY KEY AUTO_INCREMENT, a INT, b VARCHAR(10))")
@@ -363,7 +348,7 @@ def test_index_ddl_and_truncate_agree_with_mariadb(mysql_pair: MySQLPair) -> Non
         ("INSERT INTO t (a, b) VALUES (3, 'x')", 1062),
         ("DROP INDEX ia ON t", None),
     ]:
-        assert both_codes(pair, sql) == (code, code), sql
+        assert pair.error_codes(sql) == (code, code), sql
     maria_keys = {(r[2], r[3], r[4], r[1]) for r in pair.mariadb("SHOW INDEX FROM t")}
     rivulet_keys = {(r[2], r[3], r[4], r[1])
                     for r in show_index(pair.db.catalog.require_table("t"))[0]}

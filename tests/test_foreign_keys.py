@@ -29,17 +29,7 @@ PARENT_CHILD = [
 def code(pair: Any, sql: str) -> int | None:
     """The MySQL error code both sides fail ``sql`` with (None: both succeed), after
     checking they agree."""
-    maria: int | None = None
-    try:
-        with pair.conn.cursor() as cur:
-            cur.execute(sql)
-    except pymysql.MySQLError as exc:
-        maria = exc.args[0]
-    riv: int | None = None
-    try:
-        pair.db.execute(sql)
-    except rivulet.RivuletError as exc:
-        riv = error_code(exc).mysql
+    maria, riv = pair.error_codes(sql)
     assert riv == maria, f"{sql!r}: rivulet {riv}, mariadb {maria}"
     return riv
 
@@ -361,13 +351,6 @@ def test_commit_checks_what_other_commits_changed_meanwhile(db: rivulet.Database
     assert error_code(failed.value).mysql == 1451
     db.settle()
     assert sorted(db.query("SELECT * FROM b")) == [(2, 2), (3, 2)]
-
-
-@pytest.fixture
-def server(db: rivulet.Database) -> Iterator[ServerThread]:
-    running = ServerThread(db, port=0)
-    yield running
-    running.stop()
 
 
 def test_over_the_wire_per_session_checks(server: ServerThread) -> None:

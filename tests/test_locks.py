@@ -346,13 +346,6 @@ def test_read_modify_write_under_for_update_loses_no_increment(db: rivulet.Datab
 # ......................................................................... over MySQL
 
 
-@pytest.fixture
-def server(db: rivulet.Database) -> Iterator[ServerThread]:
-    running = ServerThread(db, port=0)
-    yield running
-    running.stop()
-
-
 def connect(server: ServerThread, **kwargs: Any) -> pymysql.Connection:
     return pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
                            database="rivulet", **kwargs)

@@ -17,16 +17,13 @@ import decimal
 import itertools
 from typing import Any
 
-import mysql.connector
-import pymysql
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mysql_oracle import MySQLPair, assert_same_as_mysql
+from mysql_oracle import MySQLPair, OverTheWire, assert_same_as_mysql
 
 import rivulet
 from rivulet.errors import ParameterError, UnsupportedSqlError
-from rivulet.server.mysql.server import ServerThread
 
 D = decimal.Decimal
 
@@ -336,10 +333,7 @@ def test_literals_and_prepared_values_over_the_wire_compare_as_mysql(
     becomes ``c = ?`` with the value 1): they must still compare as literals."""
     typed(mysql_pair)
     mysql_pair.settle()
-    server = ServerThread(mysql_pair.db, port=0)
-    conn = pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
-                           database="rivulet", autocommit=True)
-    try:
+    with OverTheWire(mysql_pair) as wire:
         texts = [
             "SELECT id FROM k WHERE s = 1", "SELECT id FROM k WHERE (s = 1)",
             "SELECT id FROM k WHERE s = '1'", "SELECT id FROM k WHERE s IN (0, 1)",
@@ -351,37 +345,18 @@ def test_literals_and_prepared_values_over_the_wire_compare_as_mysql(
             "SELECT id FROM k WHERE i < 7 AND i <= 1", "SELECT id FROM k WHERE i <=> NULL",
         ]
         for sql in texts * 2:  # (the second time, the shape's view is made already)
-            with conn.cursor() as cur:
-                cur.execute(sql)
-                got = [tuple(r) for r in cur.fetchall()]
-            assert_same_as_mysql(sql, [], got, mysql_pair.conn, what="the MySQL server")
+            wire.check_text(sql)
         for sql, params in [("SELECT id FROM k WHERE s = %s", [1]),
                             ("SELECT id FROM k WHERE s IN (%s, %s)", [0, "1"]),
                             ("SELECT id FROM k WHERE d = %s", [D("1.5")]),
                             ("SELECT id FROM k WHERE (dd = %s)", [dt.date(2024, 1, 5)])]:
-            with conn.cursor() as cur:
-                cur.execute(sql, params)
-                got = [tuple(r) for r in cur.fetchall()]
-            assert_same_as_mysql(sql.replace("%s", "?"), params, got, mysql_pair.conn,
-                                 what="the MySQL server")
+            wire.check_text(sql, params)
         # Server-side prepared statements: the values come typed (an int, a date).
-        prepared = mysql.connector.connect(host="127.0.0.1", port=server.port, user="root",
-                                           password="", database="rivulet", use_pure=True)
-        try:
-            cursor = prepared.cursor(prepared=True)
-            for sql, params in [("SELECT id FROM k WHERE s = ?", [1]),
-                                ("SELECT id FROM k WHERE i = ?", ["1e3"]),
-                                ("SELECT id FROM k WHERE dd = ?", [dt.datetime(2024, 1, 5)]),
-                                ("SELECT id FROM k WHERE (i < ?) AND (i <= ?)", [7, 1])]:
-                cursor.execute(sql, params)
-                got = [tuple(r) for r in cursor.fetchall()]
-                assert_same_as_mysql(sql, params, got, mysql_pair.conn,
-                                     what="a prepared statement")
-        finally:
-            prepared.close()
-    finally:
-        conn.close()
-        server.stop()
+        for sql, params in [("SELECT id FROM k WHERE s = ?", [1]),
+                            ("SELECT id FROM k WHERE i = ?", ["1e3"]),
+                            ("SELECT id FROM k WHERE dd = ?", [dt.datetime(2024, 1, 5)]),
+                            ("SELECT id FROM k WHERE (i < ?) AND (i <= ?)", [7, 1])]:
+            wire.check_prepared(sql, params)
 
 
 # --------------------------------------------------------------------------- generated

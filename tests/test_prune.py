@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rivulet
-from oracle import Pair
+from oracle import Pair, operation_lists, run_operations
 from rivulet.dataflow.ops.join import Join
 from rivulet.plan import ir
 from rivulet.plan.prune import prune
@@ -214,18 +214,14 @@ def count_join_inputs(db: rivulet.Database) -> dict[int, int]:
 
 
 _ids = st.integers(1, 6)
-_operations = st.lists(
-    st.one_of(
-        st.tuples(st.just("story"), _ids, st.integers(1, 3), st.sampled_from(["a", "b", "c"])),
-        st.tuples(st.just("vote"), st.integers(1, 5), _ids, st.sampled_from([-1, 1])),
-        st.tuples(st.just("upvote"), _ids),
-        st.tuples(st.just("relink"), _ids, st.sampled_from([None, "u", "v"])),
-        st.tuples(st.just("retitle"), _ids, st.sampled_from(["a", "b", "z"])),
-        st.tuples(st.just("unvote"), _ids),
-        st.tuples(st.just("unstory"), _ids),
-        st.tuples(st.just("evict"),),
-        st.tuples(st.just("check"),),
-    ),
+_operations = operation_lists(
+    st.tuples(st.just("story"), _ids, st.integers(1, 3), st.sampled_from(["a", "b", "c"])),
+    st.tuples(st.just("vote"), st.integers(1, 5), _ids, st.sampled_from([-1, 1])),
+    st.tuples(st.just("upvote"), _ids),
+    st.tuples(st.just("relink"), _ids, st.sampled_from([None, "u", "v"])),
+    st.tuples(st.just("retitle"), _ids, st.sampled_from(["a", "b", "z"])),
+    st.tuples(st.just("unvote"), _ids),
+    st.tuples(st.just("unstory"), _ids),
     max_size=30,
 )
 
@@ -233,14 +229,7 @@ _operations = st.lists(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=_operations)
 def test_pruned_views_agree_with_sqlite(ops: list[tuple]) -> None:
-    pair = _open_pair()
-    try:
-        for op in ops:
-            _apply(pair, op)
-        pair.settle()
-        _check_all(pair)
-    finally:
-        pair.db.close()
+    run_operations(_open_pair(), ops, _apply, _check_all)
 
 
 def _apply(pair: Pair, op: tuple) -> None:
@@ -259,17 +248,12 @@ def _apply(pair: Pair, op: tuple) -> None:
         pair.execute("UPDATE stories SET title = ? WHERE id = ?", [op[2], op[1]])
     elif kind == "unvote":
         pair.execute("DELETE FROM votes WHERE story_id = ?", [op[1]])
-    elif kind == "unstory":
+    else:  # "unstory"
         pair.execute("DELETE FROM stories WHERE id = ?", [op[1]])
-    elif kind == "evict":
-        pair.settle()
-        pair.db.evict()
-    else:
-        pair.settle()
-        _check_all(pair)
 
 
 def _check_all(pair: Pair) -> None:
+    pair.settle()
     for sid in range(1, 7):
         pair.check_view("counts", [sid])
         pair.check_view("total", [sid])

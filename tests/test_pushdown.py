@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rivulet
-from oracle import Pair
+from oracle import Pair, operation_lists, run_operations
 from rivulet.plan import ir
 from rivulet.plan.ir import conjuncts
 from rivulet.plan.pushdown import push_filters
@@ -145,18 +145,14 @@ def _open_pair(tmp: Path | None = None) -> Pair:
 _users = st.integers(1, 4)
 _stories = st.integers(1, 3)
 _comments = st.integers(1, 8)
-_operations = st.lists(
-    st.one_of(
-        st.tuples(st.just("story"), _stories, _users, st.integers(0, 1)),
-        st.tuples(st.just("comment"), _comments, _stories, _users,
-                  st.one_of(st.none(), _comments), st.integers(0, 6)),
-        st.tuples(st.just("ribbon"), _users, _stories, st.integers(0, 6)),
-        st.tuples(st.just("touch"), _users, _stories, st.integers(0, 6)),
-        st.tuples(st.just("uncomment"), _comments),
-        st.tuples(st.just("hide"), _stories, st.integers(0, 1)),
-        st.tuples(st.just("evict"),),
-        st.tuples(st.just("check"),),
-    ),
+_operations = operation_lists(
+    st.tuples(st.just("story"), _stories, _users, st.integers(0, 1)),
+    st.tuples(st.just("comment"), _comments, _stories, _users,
+              st.one_of(st.none(), _comments), st.integers(0, 6)),
+    st.tuples(st.just("ribbon"), _users, _stories, st.integers(0, 6)),
+    st.tuples(st.just("touch"), _users, _stories, st.integers(0, 6)),
+    st.tuples(st.just("uncomment"), _comments),
+    st.tuples(st.just("hide"), _stories, st.integers(0, 1)),
     max_size=30,
 )
 
@@ -175,31 +171,24 @@ def _check_all(pair: Pair) -> None:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(operations=_operations)
 def test_views_with_pushed_conditions_match_sqlite(operations: list[tuple]) -> None:
-    pair = _open_pair()
-    try:
-        for op in operations:
-            kind = op[0]
-            if kind == "story":
-                pair.execute("DELETE FROM stories WHERE id = ?", [op[1]])
-                pair.execute("INSERT INTO stories (id, author, hidden) VALUES (?, ?, ?)", op[1:])
-            elif kind == "comment":
-                pair.execute("DELETE FROM comments WHERE id = ?", [op[1]])
-                pair.execute("INSERT INTO comments (id, story_id, author, parent, at) "
-                             "VALUES (?, ?, ?, ?, ?)", op[1:])
-            elif kind == "ribbon":
-                pair.execute("INSERT INTO ribbons (user_id, story_id, at) VALUES (?, ?, ?)", op[1:])
-            elif kind == "touch":
-                pair.execute("UPDATE ribbons SET at = ? WHERE user_id = ? AND story_id = ?",
-                             [op[3], op[1], op[2]])
-            elif kind == "uncomment":
-                pair.execute("DELETE FROM comments WHERE id = ?", [op[1]])
-            elif kind == "hide":
-                pair.execute("UPDATE stories SET hidden = ? WHERE id = ?", [op[2], op[1]])
-            elif kind == "evict":
-                pair.settle()
-                pair.db.evict()
-            else:
-                _check_all(pair)
-        _check_all(pair)
-    finally:
-        pair.db.close()
+    run_operations(_open_pair(), operations, _apply, _check_all)
+
+
+def _apply(pair: Pair, op: tuple) -> None:
+    kind = op[0]
+    if kind == "story":
+        pair.execute("DELETE FROM stories WHERE id = ?", [op[1]])
+        pair.execute("INSERT INTO stories (id, author, hidden) VALUES (?, ?, ?)", op[1:])
+    elif kind == "comment":
+        pair.execute("DELETE FROM comments WHERE id = ?", [op[1]])
+        pair.execute("INSERT INTO comments (id, story_id, author, parent, at) "
+                     "VALUES (?, ?, ?, ?, ?)", op[1:])
+    elif kind == "ribbon":
+        pair.execute("INSERT INTO ribbons (user_id, story_id, at) VALUES (?, ?, ?)", op[1:])
+    elif kind == "touch":
+        pair.execute("UPDATE ribbons SET at = ? WHERE user_id = ? AND story_id = ?",
+                     [op[3], op[1], op[2]])
+    elif kind == "uncomment":
+        pair.execute("DELETE FROM comments WHERE id = ?", [op[1]])
+    else:  # "hide"
+        pair.execute("UPDATE stories SET hidden = ? WHERE id = ?", [op[2], op[1]])

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from mysql_oracle import MariaDBOracle, MySQLPair
 
 import rivulet
+from oracle import ViewSet, apply_outer_inner_write
 from rivulet.errors import UnsupportedSqlError
 
 SCHEMA = ["CREATE TABLE t (id INT PRIMARY KEY, k INT, x INT, d DECIMAL(6,2), ts DATETIME)",
@@ -117,9 +118,12 @@ _ids = itertools.count(100)
 VALUES = st.one_of(st.none(), st.integers(0, 3))
 
 
+#: The tables and every query as a view (``q0``, ``q1``, ...), checked all at once.
+SUITE = ViewSet(SCHEMA, {f"q{i}": sql for i, sql in enumerate(QUERIES)})
+
+
 def _seed(pair: MySQLPair) -> None:
-    for sql in SCHEMA:
-        pair.execute(sql)
+    SUITE.create_tables(pair)
     _seed_rows(pair)
 
 
@@ -135,18 +139,6 @@ def _seed_rows(pair: MySQLPair) -> None:
                            (5, 3, None, None, "b", None), (6, None, 3, "3.0", "z", "2024-01-04")])
 
 
-def _views(pair: MySQLPair) -> None:
-    for i, sql in enumerate(QUERIES):
-        pair.create_view(f"q{i}", sql)
-
-
-def _check(pair: MySQLPair, adhoc: bool = False) -> None:
-    for i, sql in enumerate(QUERIES):
-        pair.check_view(f"q{i}")
-        if adhoc:
-            pair.check_query(sql)
-
-
 def _apply(pair: MySQLPair, write: tuple[str, Any, Any, Any]) -> None:
     op, a, b, c = write
     if op == "insert_t":
@@ -157,16 +149,8 @@ def _apply(pair: MySQLPair, write: tuple[str, Any, Any, Any]) -> None:
                      (next(_ids), a, b, None if b is None else b + 0.5,
                       None if c is None else "abcd"[c],
                       None if c is None else f"2024-01-0{c + 1}"))
-    elif op == "update_t":
-        pair.execute("UPDATE t SET x = ?, k = ? WHERE id % 4 = ?", (a, b, c))
-    elif op == "update_u":
-        pair.execute("UPDATE u SET c = ?, k = ? WHERE id % 4 = ?", (a, b, c))
-    elif op == "delete_t":
-        pair.execute("DELETE FROM t WHERE id % 4 = ?", (a,))
-    elif op == "delete_u":
-        pair.execute("DELETE FROM u WHERE id % 4 = ?", (a,))
-    else:
-        _check(pair)
+    elif not apply_outer_inner_write(pair, write):
+        SUITE.check_all(pair)
 
 
 _write = st.one_of(
@@ -183,28 +167,26 @@ _write = st.one_of(
 def test_views_made_before_the_rows(mysql_pair: MySQLPair) -> None:
     """Every form as a view over empty tables (every subquery empty: ANY false, ALL true,
     whatever x is), then kept up to date as the seed's rows arrive."""
-    for sql in SCHEMA:
-        mysql_pair.execute(sql)
-    _views(mysql_pair)
+    SUITE.program(mysql_pair)
     mysql_pair.execute("INSERT INTO t VALUES (1, 1, 1, 1, '2024-01-01'), (2, 2, NULL, NULL, NULL)")
-    _check(mysql_pair, adhoc=True)
+    SUITE.check_all(mysql_pair, adhoc=True)
     _seed_rows(mysql_pair)
-    _check(mysql_pair, adhoc=True)
+    SUITE.check_all(mysql_pair, adhoc=True)
 
 
 def test_fixed_writes(mysql_pair: MySQLPair) -> None:
     """The seed, then writes that empty a group, bring a NULL into a subquery and take
     it out, and move compared values, each checked: views and ad hoc reads."""
     _seed(mysql_pair)
-    _views(mysql_pair)
-    _check(mysql_pair, adhoc=True)
+    SUITE.create_views(mysql_pair)
+    SUITE.check_all(mysql_pair, adhoc=True)
     for write in [("delete_u", 1, None, None), ("insert_u", 1, None, 0),
                   ("update_t", None, 2, 3), ("insert_u", 2, 3, 1), ("update_u", 2, None, 3),
                   ("delete_u", 2, None, None), ("insert_t", None, None, None),
                   ("update_u", None, 1, 0), ("delete_t", 1, None, None)]:
         _apply(mysql_pair, write)
-        _check(mysql_pair)
-    _check(mysql_pair, adhoc=True)
+        SUITE.check_all(mysql_pair)
+    SUITE.check_all(mysql_pair, adhoc=True)
 
 
 @settings(max_examples=8, deadline=None, derandomize=True,
@@ -217,10 +199,10 @@ def test_generated_writes_match_mysql(mariadb_oracle: MariaDBOracle,
     kept up to date incrementally, answer what MariaDB answers at each ``check``."""
     with MySQLPair(mariadb_oracle) as pair:
         _seed(pair)
-        _views(pair)
+        SUITE.create_views(pair)
         for write in writes:
             _apply(pair, write)
-        _check(pair)
+        SUITE.check_all(pair)
 
 
 def test_a_keyed_view_with_a_quantified_value_is_partial(tmp_path: Any) -> None:

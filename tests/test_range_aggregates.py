@@ -16,14 +16,11 @@ import threading
 import time
 from typing import Any
 
-import mysql.connector
-import pymysql
 import pytest
-from mysql_oracle import MySQLPair, assert_same_as_mysql
+from mysql_oracle import MySQLPair, OverTheWire
 
 import rivulet
 from rivulet.errors import ParameterError, RivuletError, UnsupportedSqlError, error_code
-from rivulet.server.mysql.server import ServerThread
 
 TABLE = ("CREATE TABLE t (id INT PRIMARY KEY, k INT, v INT, ts INT, d DECIMAL(6,2), "
          "dd DATE)")
@@ -270,10 +267,7 @@ def test_over_the_wire_text_and_prepared(mysql_pair: MySQLPair) -> None:
     mysql_pair.execute(TABLE)
     mysql_pair.insert_many("t", _rows(random.Random(7), range(30)))
     mysql_pair.settle()
-    server = ServerThread(mysql_pair.db, port=0)
-    conn = pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
-                           database="rivulet", autocommit=True)
-    try:
+    with OverTheWire(mysql_pair) as wire:
         texts = ["SELECT max(v) FROM t WHERE id <= 5", "SELECT max(v) FROM t WHERE id <= 12",
                  "SELECT count(*) FROM t WHERE ts > 3", "SELECT count(*) FROM t WHERE ts > 3.5",
                  "SELECT k, sum(v) FROM t WHERE ts >= 4 GROUP BY k ORDER BY k",
@@ -283,27 +277,12 @@ def test_over_the_wire_text_and_prepared(mysql_pair: MySQLPair) -> None:
                 mysql_pair.execute(write)
                 mysql_pair.settle()
             for sql in texts:
-                with conn.cursor() as cur:
-                    cur.execute(sql)
-                    got = [tuple(r) for r in cur.fetchall()]
-                assert_same_as_mysql(sql, [], got, mysql_pair.conn, what="the MySQL server")
-        prepared = mysql.connector.connect(host="127.0.0.1", port=server.port, user="root",
-                                           password="", database="rivulet", use_pure=True)
-        try:
-            cursor = prepared.cursor(prepared=True)
-            for sql, params in [("SELECT max(v), count(*) FROM t WHERE id <= ?", [7]),
-                                ("SELECT max(v), count(*) FROM t WHERE id <= ?", [None]),
-                                ("SELECT k, count(*) FROM t WHERE ts > ? GROUP BY k", [2]),
-                                ("SELECT min(d) FROM t WHERE dd >= ?", ["2024-01-04"])]:
-                cursor.execute(sql, params)
-                got = [tuple(r) for r in cursor.fetchall()]
-                assert_same_as_mysql(sql, params, got, mysql_pair.conn,
-                                     what="a prepared statement")
-        finally:
-            prepared.close()
-    finally:
-        conn.close()
-        server.stop()
+                wire.check_text(sql)
+        for sql, params in [("SELECT max(v), count(*) FROM t WHERE id <= ?", [7]),
+                            ("SELECT max(v), count(*) FROM t WHERE id <= ?", [None]),
+                            ("SELECT k, count(*) FROM t WHERE ts > ? GROUP BY k", [2]),
+                            ("SELECT min(d) FROM t WHERE dd >= ?", ["2024-01-04"])]:
+            wire.check_prepared(sql, params)
 
 
 @pytest.mark.parametrize("sql, named", [

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rivulet
-from oracle import Pair
+from oracle import Pair, ViewSet, apply_outer_inner_write
 from rivulet.errors import OperandColumnsError, UnsupportedSqlError, error_code
 
 SCHEMA = (
@@ -95,27 +95,8 @@ VALUES = st.one_of(st.none(), st.integers(0, 3))
 _ids = itertools.count(100)
 
 
-def _program(pair: Pair) -> None:
-    for sql in SCHEMA:
-        pair.execute(sql)
-    for name, sql in VIEWS.items():
-        pair.create_view(name, sql)
-    for name, (sql, _) in PARAM_VIEWS.items():
-        pair.create_view(name, sql)
-
-
-def _check_all(pair: Pair, adhoc: bool = False) -> None:
-    pair.settle()
-    for name in VIEWS:
-        pair.check_view(name)
-    for name, (_, params) in PARAM_VIEWS.items():
-        for p in params:
-            pair.check_view(name, p)
-    if adhoc:
-        for sql in VIEWS.values():
-            pair.check_query(sql)
-        for sql, params in PARAM_VIEWS.values():
-            pair.check_query(sql, params[1])
+#: The program every test of answers runs and checks.
+SUITE = ViewSet(SCHEMA, VIEWS, PARAM_VIEWS)
 
 
 def _seed(pair: Pair) -> None:
@@ -150,16 +131,10 @@ def _apply(pair: Pair, write: tuple[str, Any, Any, Any]) -> None:
         pair.execute("INSERT INTO u VALUES (?, ?, ?)", (next(_ids), a, b))
     elif op == "insert_w":
         pair.execute("INSERT INTO w VALUES (?, ?, ?)", (next(_ids), a, b))
-    elif op == "update_t":
-        pair.execute("UPDATE t SET x = ?, k = ? WHERE id % 4 = ?", (a, b, c))
-    elif op == "update_u":
-        pair.execute("UPDATE u SET c = ?, k = ? WHERE id % 4 = ?", (a, b, c))
     elif op == "update_w":
         pair.execute("UPDATE w SET k = ? WHERE id % 4 = ?", (a, c))
-    elif op.startswith("delete_"):
-        pair.execute(f"DELETE FROM {op[-1]} WHERE id % 4 = ?", (a,))
-    else:
-        _check_all(pair)
+    elif not apply_outer_inner_write(pair, write):
+        SUITE.check_all(pair)
 
 
 _ROUND = [("insert_u", 3, None, None), ("delete_u", 2, None, None), ("update_u", 0, 2, 1),
@@ -178,16 +153,15 @@ def test_values_after_writes_on_both_sides(partial: bool) -> None:
     moves inner rows between keys, takes the last row of a key away (a COUNT back to 0, a
     MAX to NULL, the first row to the next one) and empties the inner table."""
     with Pair() as pair:
-        pair.db.close()
-        pair.db = rivulet.open(pair.path, partial=partial)
-        _program(pair)
-        _check_all(pair, adhoc=True)
+        pair.reopen(partial=partial)
+        SUITE.program(pair)
+        SUITE.check_all(pair, adhoc=True)
         _seed(pair)
-        _check_all(pair, adhoc=True)
+        SUITE.check_all(pair, adhoc=True)
         for write in _ROUND:
             _apply(pair, write)
-            _check_all(pair)
-        _check_all(pair, adhoc=True)
+            SUITE.check_all(pair)
+        SUITE.check_all(pair, adhoc=True)
 
 
 @settings(max_examples=15, deadline=None, derandomize=True,
@@ -197,19 +171,19 @@ def test_generated_writes_match_recomputation(writes: list[tuple[str, Any, Any, 
     """Generated INSERT / UPDATE / DELETE on the outer and the inner tables, checked after
     each ``check`` and at the end: incremental answers equal SQLite's recomputation."""
     with Pair() as pair:
-        _program(pair)
+        SUITE.program(pair)
         _seed(pair)
         for write in writes:
             _apply(pair, write)
-        _check_all(pair)
+        SUITE.check_all(pair)
 
 
 def test_one_commit_writing_both_sides() -> None:
     """Transactions writing the outer and the inner table at once."""
     with Pair() as pair:
-        _program(pair)
+        SUITE.program(pair)
         _seed(pair)
-        _check_all(pair)
+        SUITE.check_all(pair)
         rounds = [
             ["INSERT INTO u VALUES (50, 0, 1)", "INSERT INTO t VALUES (50, 0, 1, 1)",
              "UPDATE t SET k = 2 WHERE k = 1"],
@@ -218,37 +192,31 @@ def test_one_commit_writing_both_sides() -> None:
             ["DELETE FROM u", "UPDATE t SET x = NULL WHERE id = 50"],
         ]
         for statements in rounds:
-            with pair.db.transaction() as tx:
-                for sql in statements:
-                    tx.execute(sql)
-            for sql in statements:
-                pair.lite.execute(sql)
-            _check_all(pair)
+            pair.transaction(statements)
+            SUITE.check_all(pair)
 
 
 def test_views_keyed_by_a_parameter_are_partial() -> None:
     """The views of PARAM_VIEWS keep partial state: the outer side asked by the key, the
     subquery's value looked up by its correlation key."""
     with Pair() as pair:
-        _program(pair)
-        for name in PARAM_VIEWS:
-            assert pair.db.view(name).partial, name
+        SUITE.program(pair)
+        SUITE.assert_param_views_partial(pair)
 
 
 def test_eviction_refills_through_the_left_join() -> None:
     """Under a tiny memory budget, evicted keys are refilled by upqueries through the
     decorrelated subqueries and still answer as SQLite does."""
     with Pair() as pair:
-        pair.db.close()
-        pair.db = rivulet.open(pair.path, memory_limit=1)
-        _program(pair)
+        pair.reopen(memory_limit=1)
+        SUITE.program(pair)
         _seed(pair)
         for round_ in range(3):
-            _check_all(pair)
+            SUITE.check_all(pair)
             _apply(pair, ("insert_u", round_, round_, None))
             _apply(pair, ("update_t", round_, round_ % 2, round_))
             pair.db.evict()
-        _check_all(pair)
+        SUITE.check_all(pair)
         assert pair.db.stats()["evictions"] > 0
 
 
@@ -260,7 +228,7 @@ def test_a_correlated_count_is_grouped_by_its_key() -> None:
     from rivulet.sql.parse import parse_one
 
     with Pair() as pair:
-        _program(pair)
+        SUITE.program(pair)
         plan = Planner(pair.db.catalog).plan_view("q", parse_one(VIEWS["count_corr"]))
         nodes = ir.walk(plan.root)
         joins = [n for n in nodes if isinstance(n, ir.Join)]
@@ -324,12 +292,8 @@ def test_answers_are_mysqls(mysql_pair: Any) -> None:
 def test_more_than_one_column_is_mysqls_error(mysql_pair: Any) -> None:
     _mysql_seed(mysql_pair)
     sql = "SELECT id, (SELECT c, k FROM u WHERE id = 1) FROM t"
-    try:
-        mysql_pair.mariadb(sql)
-    except Exception as exc:  # PyMySQL's error classes
-        expected = int(exc.args[0])
-    else:
-        raise AssertionError(f"MariaDB answered {sql!r}")
+    expected = mysql_pair.mariadb_error(sql)
+    assert expected is not None, f"MariaDB answered {sql!r}"
     with pytest.raises(OperandColumnsError) as caught:
         mysql_pair.db.query(sql)
     assert error_code(caught.value).mysql == expected
@@ -376,8 +340,7 @@ def test_more_than_one_column_is_mysqls_error(mysql_pair: Any) -> None:
 ])
 def test_refused_forms_name_the_construct(sql: str, construct: str) -> None:
     with Pair() as pair:
-        for s in SCHEMA:
-            pair.execute(s)
+        SUITE.create_tables(pair)
         with pytest.raises(UnsupportedSqlError, match=construct):
             pair.db.query(sql)
         with pytest.raises(UnsupportedSqlError, match=construct):
@@ -389,8 +352,7 @@ def test_in_an_aggregated_query_the_correlation_reads_group_columns() -> None:
     column (MySQL's 1055 for another); one in an aggregate without GROUP BY keyed by a
     parameter (a row for every value) is refused by name."""
     with Pair() as pair:
-        for s in SCHEMA:
-            pair.execute(s)
+        SUITE.create_tables(pair)
         with pytest.raises(rivulet.SqlError, match="neither in GROUP BY") as caught:
             pair.db.query("SELECT g, (SELECT COUNT(*) FROM u WHERE u.k = t.x) FROM t GROUP BY g")
         assert error_code(caught.value).mysql == 1055
@@ -401,8 +363,7 @@ def test_in_an_aggregated_query_the_correlation_reads_group_columns() -> None:
 
 def test_a_parameter_inside_a_scalar_subquery_is_refused() -> None:
     with Pair() as pair:
-        for s in SCHEMA:
-            pair.execute(s)
+        SUITE.create_tables(pair)
         with pytest.raises(rivulet.SqlError, match="cannot take \\? parameters"):
             pair.db.execute("CREATE VIEW p AS SELECT id, (SELECT COUNT(*) FROM u "
                             "WHERE u.k = t.k AND u.c = ?) FROM t")

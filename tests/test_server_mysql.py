@@ -59,13 +59,6 @@ def db(tmp_path: Path) -> Iterator[rivulet.Database]:
     database.close()
 
 
-@pytest.fixture
-def server(db: rivulet.Database) -> Iterator[ServerThread]:
-    running = ServerThread(db, port=0)
-    yield running
-    running.stop()
-
-
 def connect(server: ServerThread, **kwargs: Any) -> pymysql.Connection:
     kwargs.setdefault("user", "root")
     kwargs.setdefault("password", "")

@@ -11,14 +11,11 @@ import itertools
 import random
 from typing import Any
 
-import mysql.connector
-import pymysql
 import pytest
-from mysql_oracle import MySQLPair, assert_same_as_mysql
+from mysql_oracle import MySQLPair, OverTheWire
 
 import rivulet
 from rivulet.errors import ParameterCountError, UnsupportedSqlError, error_code
-from rivulet.server.mysql.server import ServerThread
 
 TABLE = "CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(4), c DATE, v INT)"
 
@@ -141,10 +138,7 @@ def test_several_lists_over_the_wire(mysql_pair: MySQLPair) -> None:
     mysql_pair.execute(TABLE)
     mysql_pair.insert_many("t", _rows(random.Random(4), range(30)))
     mysql_pair.settle()
-    server = ServerThread(mysql_pair.db, port=0)
-    conn = pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
-                           database="rivulet", autocommit=True)
-    try:
+    with OverTheWire(mysql_pair) as wire:
         texts = ["SELECT id FROM t WHERE a IN (1, 2) AND b IN ('x', 'y')",
                  "SELECT id FROM t WHERE a IN (1, 2, 3) AND b IN ('x')",
                  "SELECT id FROM t WHERE a IN (3) AND b IN ('x', '01', 'y')",
@@ -156,26 +150,11 @@ def test_several_lists_over_the_wire(mysql_pair: MySQLPair) -> None:
                 mysql_pair.execute(write)
                 mysql_pair.settle()
             for sql in texts:
-                with conn.cursor() as cur:
-                    cur.execute(sql)
-                    got = [tuple(r) for r in cur.fetchall()]
-                assert_same_as_mysql(sql, [], got, mysql_pair.conn, what="the MySQL server")
-        prepared = mysql.connector.connect(host="127.0.0.1", port=server.port, user="root",
-                                           password="", database="rivulet", use_pure=True)
-        try:
-            cursor = prepared.cursor(prepared=True)
-            for sql, params in [("SELECT id FROM t WHERE a IN (?, ?) AND b IN (?, ?)",
-                                 [1, 2, "x", "y"]),
-                                ("SELECT id FROM t WHERE a IN (?, ?, ?) AND b IN (?)",
-                                 [0, 1, None, "y"]),
-                                ("SELECT id FROM t WHERE a IN (?, ?) AND b IN (?, ?)",
-                                 [3, 3, "01", "1"])]:
-                cursor.execute(sql, params)
-                got = [tuple(r) for r in cursor.fetchall()]
-                assert_same_as_mysql(sql, params, got, mysql_pair.conn,
-                                     what="a prepared statement")
-        finally:
-            prepared.close()
-    finally:
-        conn.close()
-        server.stop()
+                wire.check_text(sql)
+        for sql, params in [("SELECT id FROM t WHERE a IN (?, ?) AND b IN (?, ?)",
+                             [1, 2, "x", "y"]),
+                            ("SELECT id FROM t WHERE a IN (?, ?, ?) AND b IN (?)",
+                             [0, 1, None, "y"]),
+                            ("SELECT id FROM t WHERE a IN (?, ?) AND b IN (?, ?)",
+                             [3, 3, "01", "1"])]:
+            wire.check_prepared(sql, params)

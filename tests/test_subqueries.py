@@ -18,8 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import rivulet
-from oracle import Pair
+from oracle import Pair, ViewSet, apply_outer_inner_write
 from rivulet.errors import UnsupportedSqlError
 
 SCHEMA = (
@@ -88,27 +87,8 @@ VALUES = st.one_of(st.none(), st.integers(0, 3))
 _ids = itertools.count(100)
 
 
-def _program(pair: Pair) -> None:
-    for sql in SCHEMA:
-        pair.execute(sql)
-    for name, sql in VIEWS.items():
-        pair.create_view(name, sql)
-    for name, (sql, _) in PARAM_VIEWS.items():
-        pair.create_view(name, sql)
-
-
-def _check_all(pair: Pair, adhoc: bool = False) -> None:
-    pair.settle()
-    for name in VIEWS:
-        pair.check_view(name)
-    for name, (_, params) in PARAM_VIEWS.items():
-        for p in params:
-            pair.check_view(name, p)
-    if adhoc:
-        for sql in VIEWS.values():
-            pair.check_query(sql)
-        for sql, params in PARAM_VIEWS.values():
-            pair.check_query(sql, params[1])
+#: The program every test of answers runs and checks.
+SUITE = ViewSet(SCHEMA, VIEWS, PARAM_VIEWS)
 
 
 # --------------------------------------------------------------------------- writes
@@ -133,16 +113,8 @@ def _apply(pair: Pair, write: tuple[str, Any, Any, Any]) -> None:
         pair.execute("INSERT INTO u VALUES (?, ?, ?)", (next(_ids), a, b))
     elif op == "insert_w":
         pair.execute("INSERT INTO w VALUES (?, ?)", (next(_ids), a))
-    elif op == "update_t":
-        pair.execute("UPDATE t SET x = ?, k = ? WHERE id % 4 = ?", (a, b, c))
-    elif op == "update_u":
-        pair.execute("UPDATE u SET c = ?, k = ? WHERE id % 4 = ?", (a, b, c))
-    elif op == "delete_t":
-        pair.execute("DELETE FROM t WHERE id % 4 = ?", (a,))
-    elif op == "delete_u":
-        pair.execute("DELETE FROM u WHERE id % 4 = ?", (a,))
-    else:
-        _check_all(pair)
+    elif not apply_outer_inner_write(pair, write):
+        SUITE.check_all(pair)
 
 
 def _seed(pair: Pair) -> None:
@@ -161,20 +133,19 @@ def test_tests_after_writes_on_both_sides(partial: bool) -> None:
     flips outer rows in and out from the inner side (a NULL arriving in and leaving a
     NOT IN's subquery, the last matching row deleted, keys updated)."""
     with Pair() as pair:
-        pair.db.close()
-        pair.db = rivulet.open(pair.path, partial=partial)
-        _program(pair)
-        _check_all(pair, adhoc=True)
+        pair.reopen(partial=partial)
+        SUITE.program(pair)
+        SUITE.check_all(pair, adhoc=True)
         _seed(pair)
-        _check_all(pair, adhoc=True)
+        SUITE.check_all(pair, adhoc=True)
         for write in [("insert_u", 3, None, None), ("delete_u", 2, None, None),
                       ("update_u", 0, 2, 1), ("insert_t", None, 0, 1),
                       ("update_t", None, 1, 3), ("delete_t", 1, None, None),
                       ("insert_u", None, 0, None), ("delete_u", 0, None, None),
                       ("update_u", 2, None, 3), ("insert_w", 0, None, None)]:
             _apply(pair, write)
-            _check_all(pair)
-        _check_all(pair, adhoc=True)
+            SUITE.check_all(pair)
+        SUITE.check_all(pair, adhoc=True)
 
 
 @settings(max_examples=15, deadline=None, derandomize=True,
@@ -184,11 +155,11 @@ def test_generated_writes_match_recomputation(writes: list[tuple[str, Any, Any, 
     """Generated INSERT / UPDATE / DELETE on the outer and the inner tables, checked after
     each ``check`` and at the end: incremental answers equal SQLite's recomputation."""
     with Pair() as pair:
-        _program(pair)
+        SUITE.program(pair)
         _seed(pair)
         for write in writes:
             _apply(pair, write)
-        _check_all(pair)
+        SUITE.check_all(pair)
 
 
 @pytest.mark.parametrize("partial", [True, False], ids=["partial", "full"])
@@ -196,11 +167,10 @@ def test_one_commit_writing_both_sides(partial: bool) -> None:
     """Transactions writing the outer and the inner table at once: both sides of each
     semi- and anti-join change in one propagation wave."""
     with Pair() as pair:
-        pair.db.close()
-        pair.db = rivulet.open(pair.path, partial=partial)
-        _program(pair)
+        pair.reopen(partial=partial)
+        SUITE.program(pair)
         _seed(pair)
-        _check_all(pair)
+        SUITE.check_all(pair)
         rounds = [
             ["INSERT INTO u VALUES (50, 0, 1)", "INSERT INTO t VALUES (50, 0, 1, 1)",
              "UPDATE t SET x = 2 WHERE k = 1"],
@@ -211,12 +181,8 @@ def test_one_commit_writing_both_sides(partial: bool) -> None:
             ["DELETE FROM u", "UPDATE t SET x = NULL WHERE id = 50"],
         ]
         for statements in rounds:
-            with pair.db.transaction() as tx:
-                for sql in statements:
-                    tx.execute(sql)
-            for sql in statements:
-                pair.lite.execute(sql)
-            _check_all(pair)
+            pair.transaction(statements)
+            SUITE.check_all(pair)
 
 
 def test_views_keyed_by_a_parameter_are_partial() -> None:
@@ -224,25 +190,23 @@ def test_views_keyed_by_a_parameter_are_partial() -> None:
     the subquery's side read by its join key (or, where that key is computed, as the
     uncorrelated tests' constant is, from an index kept whole)."""
     with Pair() as pair:
-        _program(pair)
-        for name in PARAM_VIEWS:
-            assert pair.db.view(name).partial, name
+        SUITE.program(pair)
+        SUITE.assert_param_views_partial(pair)
 
 
 def test_eviction_refills_through_the_semi_join() -> None:
     """Partial state under a tiny memory budget: keys evicted from the views and the
     joins' inner sides are refilled by upqueries and still answer as SQLite does."""
     with Pair() as pair:
-        pair.db.close()
-        pair.db = rivulet.open(pair.path, memory_limit=1)
-        _program(pair)
+        pair.reopen(memory_limit=1)
+        SUITE.program(pair)
         _seed(pair)
         for round_ in range(3):
-            _check_all(pair)
+            SUITE.check_all(pair)
             _apply(pair, ("insert_u", round_, round_, None))
             _apply(pair, ("update_t", round_, round_ % 2, round_))
             pair.db.evict()
-        _check_all(pair)
+        SUITE.check_all(pair)
         assert pair.db.stats()["evictions"] > 0
 
 
@@ -327,8 +291,7 @@ def test_not_in_nulls_follow_mysql(mysql_pair) -> None:
 ])
 def test_refused_forms_name_the_construct(sql: str, construct: str) -> None:
     with Pair() as pair:
-        for s in SCHEMA:
-            pair.execute(s)
+        SUITE.create_tables(pair)
         with pytest.raises(UnsupportedSqlError, match=construct):
             if sql.startswith("DELETE"):
                 pair.db.execute(sql)

@@ -34,13 +34,6 @@ def db(tmp_path: Path) -> Iterator[rivulet.Database]:
     database.close()
 
 
-@pytest.fixture
-def server(db: rivulet.Database) -> Iterator[ServerThread]:
-    running = ServerThread(db, port=0)
-    yield running
-    running.stop()
-
-
 def connect(server: ServerThread, **kwargs: Any) -> pymysql.Connection:
     return pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
                            database="rivulet", **kwargs)
