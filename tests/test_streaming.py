@@ -870,6 +870,69 @@ def test_batch_failing_once_is_applied_by_the_restarted_query(spark: Any, tmp_pa
         pair.close()
 
 
+# --------------------------------------------------------------------------- over MySQL
+
+#: Reads over MySQL, each a new ad-hoc SELECT (so a new stream) the first time it is sent.
+MYSQL_READS = [
+    ("SELECT aid, COUNT(*) AS n, SUM(w) AS s FROM votes GROUP BY aid", ()),
+    ("SELECT id, uid, w FROM votes WHERE aid = %s", (2,)),
+    ("SELECT a.title, v.uid FROM articles a JOIN votes v ON a.id = v.aid WHERE a.cat = %s",
+     (0,)),
+]
+
+
+def mysql_reads_match_sqlite(cursor: Any, lite: sqlite3.Connection, rounds: int = 2) -> None:
+    """Through a MySQL connection with ``rivulet_read_your_writes``: write, then read at once,
+    each read equal to SQLite's answer over the same writes. The first round's reads are
+    new ad-hoc views (their streams start then); later rounds read them right after writes."""
+    cursor.execute("SET rivulet_read_your_writes = 1")
+    for statement in SCHEMA.strip().split(";\n"):
+        cursor.execute(statement.strip().rstrip(";"))
+        lite.execute(statement.strip().rstrip(";"))
+    next_id = 0
+    for round_ in range(rounds):
+        articles = [(round_ * 3 + i, f"t{i}", i % 2) for i in range(3)]
+        votes = [(next_id + i, i % 4, (next_id + i) % 4, i % 3) for i in range(12)]
+        next_id += len(votes)
+        for table, rows in (("articles", articles), ("votes", votes)):
+            marks = ", ".join(["%s"] * len(rows[0]))
+            cursor.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+            lite.executemany(f"INSERT INTO {table} VALUES ({marks.replace('%s', '?')})", rows)
+        cursor.execute("DELETE FROM votes WHERE uid = %s", (round_,))
+        lite.execute("DELETE FROM votes WHERE uid = ?", (round_,))
+        cursor.execute("UPDATE votes SET w = w + 10 WHERE aid = %s", (2,))
+        lite.execute("UPDATE votes SET w = w + 10 WHERE aid = ?", (2,))
+        for sql, params in MYSQL_READS:
+            cursor.execute(sql, params)
+            got = [tuple(r) for r in cursor.fetchall()]
+            expected = sqlite_rows(lite, sql.replace("%s", "?"), params)
+            assert same_multiset(got, expected), (round_, sql, got, expected)
+
+
+def test_mysql_reads_see_their_writes_and_new_selects_wait_for_their_stream(
+        spark: Any, tmp_path: Path) -> None:
+    """A SELECT first sent over MySQL makes an ad-hoc view whose stream starts then: the
+    read waits for its bootstrap batch (it answered no rows before). With
+    ``rivulet_read_your_writes`` a read waits until every stream has the connection's writes
+    (``applied_lsn`` is the least any stream applied, not the base tables')."""
+    import pymysql
+
+    from rivulet.server.mysql.server import ServerThread
+
+    db = rivulet.open(tmp_path / "data", pipeline="spark", session=spark, streaming=FAST)
+    running = ServerThread(db, port=0)
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=running.port, user="root",
+                               autocommit=True)
+        with conn.cursor() as cursor:
+            mysql_reads_match_sqlite(cursor, sqlite3.connect(":memory:"))
+        conn.close()
+        assert db.applied_lsn == min(s.applied_lsn for s in db.pipeline.streams.values())
+    finally:
+        running.stop()
+        db.close()
+
+
 # --------------------------------------------------------------------------- operation
 
 

@@ -929,7 +929,14 @@ class Program:
                 if view is None:
                     core.limits.check_new_view(len(self.views))
                     view = self.install_view(plan)
+        self.await_ready(view)
         return view
+
+    def await_ready(self, view: View) -> None:
+        """Return once ``view`` answers what its tables hold: an ad-hoc view is read as
+        soon as it is made. The dataflow builds a view whole (or partial, filled by reads)
+        before it is installed, so here at once; a pipeline that fills a view's state after
+        installing it (Spark streaming) waits for it here."""
 
 
 def read_once(node: exp.Expr) -> bool:
