@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import os
 import random
+import re
+import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import pymysql
 import pytest
 from pyspark import cloudpickle
 
@@ -151,6 +155,62 @@ def test_cli_verify_with_a_spark_master(tmp_path: Path, spark_cluster: Any) -> N
     assert "all views agree (8 views" in done.stdout, done.stdout
     assert [p.name for p in shared.iterdir()] == [database_area(data, SparkConfig(
         shared_dir=str(shared))).name]  # the snapshot was there (and is gone)
+
+
+def test_serve_with_a_spark_master(tmp_path: Path, spark_cluster: Any) -> None:
+    """``rivulet serve --pipeline spark --spark-master spark://...`` as docs/spark.md says
+    (shared directory from ``RIVULET_SPARK_DIR``), in a process of its own: over MySQL,
+    tables made, written and read, each read right after the writes equal to SQLite's answer
+    (test_streaming.mysql_reads_match_sqlite: ad-hoc SELECTs whose streams start on the
+    cluster, ``rivulet_read_your_writes``). Like the CLI's verify it takes no
+    ``cluster_spark``: it runs while the cluster's cores are free."""
+    shared = tmp_path / "shared"
+    env = {**os.environ, SHARED_DIR_ENV: str(shared), "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYTHONUNBUFFERED": "1"}
+    work = {p.name: set(p.iterdir()) for p in spark_cluster.log_dir.glob("worker-*")
+            if p.is_dir()}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rivulet", "serve", "--data-dir", str(tmp_path / "data"),
+         "--mysql-port", "0", "--no-http", "--no-demo", "--pipeline", "spark",
+         "--spark-master", spark_cluster.master_url,
+         "--spark-conf", "spark.executor.memory=512m",
+         "--spark-conf", "spark.driver.host=127.0.0.1"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        port = _served_port(proc, timeout=300)
+        started = time.perf_counter()
+        conn = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
+        with conn.cursor() as cursor:
+            test_streaming.mysql_reads_match_sqlite(cursor, sqlite3.connect(":memory:"))
+        conn.close()
+        print(f"serve on the cluster: writes and reads {time.perf_counter() - started:.1f} s")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "stopped" in out, out
+    # The streams ran in both workers' executors, with their files in the shared directory.
+    for name, before in work.items():
+        assert set((spark_cluster.log_dir / name).iterdir()) - before, f"no executor on {name}"
+    area = stream_area(tmp_path / "data", SparkConfig(shared_dir=str(shared)))
+    assert (area / "log").is_dir() and (area / "views").is_dir()
+
+
+def _served_port(proc: subprocess.Popen[str], timeout: float) -> int:
+    """The MySQL port ``rivulet serve`` prints once it serves (its output kept on failure)."""
+    assert proc.stdout is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if "stop with Ctrl-C" in line:
+            found = re.search(r"-P (\d+)", "".join(lines))
+            assert found is not None, lines
+            return int(found.group(1))
+    proc.kill()
+    raise AssertionError("rivulet serve did not start:\n" + "".join(lines))
 
 
 def test_verify_finds_corrupted_state_on_the_cluster(tmp_path: Path, cluster_spark: Any) -> None:
