@@ -231,6 +231,16 @@ def test_streaming_with_a_view_added_and_dropped_on_the_cluster(tmp_path: Path,
     assert (tmp_path / "stream" / "sink.db").is_file()
 
 
+def test_schema_changes_while_streaming_on_the_cluster(tmp_path: Path,
+                                                       cluster_spark: Any) -> None:
+    """ALTER TABLE (columns added first and last, one renamed, widened, dropped) while the
+    streams run on the executors and a writer writes; SQLite's answers after each change
+    and after a restart, whose queries are planned on the newest columns
+    (test_streaming.schema_changes_keep_streams_equal_sqlite)."""
+    with test_streaming.StreamingPair(str(tmp_path / "data"), cluster_spark) as pair:
+        test_streaming.schema_changes_keep_streams_equal_sqlite(pair)
+
+
 def test_news_program_streams_whole_on_the_cluster(tmp_path: Path, cluster_spark: Any) -> None:
     """Keyed state (Python ``transformWithState`` processors: a LEFT JOIN under an
     aggregate, a top-k) runs in the executors' Python workers, from the shipped zip."""

@@ -870,6 +870,101 @@ def test_batch_failing_once_is_applied_by_the_restarted_query(spark: Any, tmp_pa
         pair.close()
 
 
+# --------------------------------------------------------------------------- schema changes
+
+#: (rivulet's ALTER TABLE, SQLite's for the same rows or None): columns added FIRST (every
+#: position moves) and at the end, an unread one renamed and dropped, a read one widened.
+#: The log's segments name columns stably (rivulet/pipeline/streaming/columns.py).
+ALTERS = [
+    ("ALTER TABLE votes ADD COLUMN extra INT NOT NULL DEFAULT 7 FIRST",
+     "ALTER TABLE votes ADD COLUMN extra INT NOT NULL DEFAULT 7"),
+    ("ALTER TABLE votes ADD COLUMN note VARCHAR(5)", "ALTER TABLE votes ADD COLUMN note TEXT"),
+    ("ALTER TABLE votes RENAME COLUMN note TO memo",
+     "ALTER TABLE votes RENAME COLUMN note TO memo"),
+    ("ALTER TABLE votes MODIFY w BIGINT", None),
+    ("ALTER TABLE votes DROP COLUMN memo", "ALTER TABLE votes DROP COLUMN memo"),
+    ("ALTER TABLE articles ADD COLUMN score INT DEFAULT 3 AFTER id",
+     "ALTER TABLE articles ADD COLUMN score INT DEFAULT 3"),
+]
+#: Views made before the changes (read through them), and one made after them on new columns.
+ALTERED_VIEWS = ["VoteStats", "CatVoters", "HeavyVotes"]
+NEW_VIEW = ("ExtraByArticle", "SELECT aid, COUNT(*) AS n, SUM(extra) AS e FROM votes "
+                              "WHERE aid = ? GROUP BY aid")
+
+
+def schema_changes_keep_streams_equal_sqlite(pair: StreamingPair) -> None:
+    """ALTER TABLE while the streams run and a writer writes: the views made before keep
+    SQLite's answers through every change and after a restart (their queries planned
+    again on the newest columns), and a view made after reads the added column."""
+    for statement in SCHEMA.strip().split(";\n"):
+        pair.execute(statement.strip().rstrip(";"))
+    pair.insert_many("articles", [(i, "t", i % 3) for i in range(6)])
+    pair.insert_many("votes", [(i, i % 4, i % 6, i % 3) for i in range(12)])
+    for name in ALTERED_VIEWS:
+        pair.create_view(name, VIEWS[name][0])
+    ids = iter(range(1000, 100_000))
+    stop = threading.Event()
+    written: list[tuple] = []
+
+    def write() -> None:  # named columns: the same rows whatever the table's shape
+        while not stop.is_set():
+            row = (next(ids), len(written) % 5, len(written) % 6, len(written) % 4)
+            pair.db.execute("INSERT INTO votes (id, uid, aid, w) VALUES (?, ?, ?, ?)", row)
+            written.append(row)
+            time.sleep(0.01)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        for n, (ours, theirs) in enumerate(ALTERS):
+            pair.db.execute(ours)
+            if theirs is not None:
+                pair.lite.execute(theirs)
+            pair.execute("DELETE FROM votes WHERE id = ?", (n,))
+            pair.execute("INSERT INTO votes (id, uid, aid, w) VALUES (?, ?, ?, ?)",
+                         (500 + n, n, n % 6, n))
+            # (not the writer's rows: SQLite gets those afterwards)
+            pair.execute("UPDATE votes SET w = w + 1 WHERE aid = ? AND id < 1000", (n % 6,))
+    finally:
+        stop.set()
+        writer.join()
+    pair.lite.executemany("INSERT INTO votes (id, uid, aid, w) VALUES (?, ?, ?, ?)", written)
+    pair.settle()
+    check_all(pair, ALTERED_VIEWS)
+    pair.create_view(*NEW_VIEW)
+    pair.execute("INSERT INTO votes (extra, id, uid, aid, w) VALUES (?, ?, ?, ?, ?)",
+                 (40, 99_999, 1, 2, 3))
+    pair.settle()
+    for aid in AIDS:
+        pair.check_view(NEW_VIEW[0], (aid,))
+    pair.reopen()
+    pair.execute("UPDATE votes SET extra = extra + 1, w = 2 WHERE aid = ?", (2,))
+    pair.settle()
+    check_all(pair, ALTERED_VIEWS)
+    for aid in AIDS:
+        pair.check_view(NEW_VIEW[0], (aid,))
+
+
+def test_log_column_names_stay_with_their_columns() -> None:
+    """Each column keeps its segment name through later changes (columns.py): first
+    version c<i>, added ones c<i>_v<version>; a dropped name is not given again."""
+    from rivulet.migrate import alter as A
+    from rivulet.pipeline.streaming.columns import column_names, scan_names
+
+    layouts: dict[int, tuple[int | None, ...]] = {1: (0, 1, 2)}   # a, b, c
+    for version, moved in ((2, (1, 2, 3)), (3, (0, None, 1, 2))):  # x FIRST; drop a
+        layouts = {v: A.compose(layout, moved) for v, layout in layouts.items()}
+        layouts[version] = tuple(range(max(p for p in moved if p is not None) + 1))
+    assert column_names(layouts, 3) == ["c0_v2", "c1", "c2"]  # x, b, c
+    assert scan_names(layouts, 3, 1) == [None, "c1", "c2"]  # a is gone
+    assert scan_names(layouts, 3, 2) == ["c0_v2", None, "c1", "c2"]
+
+
+def test_schema_changes_while_streaming(spark: Any, tmp_path: Path) -> None:
+    with StreamingPair(str(tmp_path / "data"), spark) as pair:
+        schema_changes_keep_streams_equal_sqlite(pair)
+
+
 # --------------------------------------------------------------------------- over MySQL
 
 #: Reads over MySQL, each a new ad-hoc SELECT (so a new stream) the first time it is sent.

@@ -68,7 +68,8 @@ class StreamingDatabase(Database):
                 self.path, self.storage.path, lambda: dict(self.catalog.tables),
                 lambda: self.storage.lsn, self.spark_session, self._streaming,
                 memory_limit=self.graph.memory_limit, eviction=self.graph.eviction,
-                area=stream_area(self.path, self._spark_config))
+                area=stream_area(self.path, self._spark_config),
+                layouts=lambda: self.catalog.layouts)
         except BaseException:
             super().close()
             raise
@@ -227,6 +228,13 @@ class _StreamedProgram(Program):
         view = self.views[name] = View(self.upqueries, built)
         self.db.stream_view(plan, state)
         return view
+
+    def before_schema_change(self, table: str) -> None:
+        """The log so far is shipped with the columns it was written with (commits are
+        held off): segments after the change name the columns as before
+        (rivulet/pipeline/streaming/columns.py), so running streams read on."""
+        if self.db._pipeline is not None:
+            self.db._pipeline.before_schema_change()
 
     def await_ready(self, view: View) -> None:
         """An ad-hoc view made by a read answers once its stream's bootstrap batch is in
