@@ -24,6 +24,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -245,3 +246,72 @@ def test_news_program_streams_whole_on_the_cluster(tmp_path: Path, cluster_spark
     """Keyed state (Python ``transformWithState`` processors: a LEFT JOIN under an
     aggregate, a top-k) runs in the executors' Python workers, from the shipped zip."""
     test_streaming.test_news_program_runs_whole_on_spark(cluster_spark, tmp_path)
+
+
+# --------------------------------------------------------------------------- failure
+
+
+def test_worker_killed_mid_batch_loses_and_doubles_nothing(tmp_path: Path, cluster_spark: Any,
+                                                           spark_cluster: Any) -> None:
+    """A worker dies (SIGKILL of its JVM, its executor and their Python workers, as when
+    its machine goes) while a micro-batch's tasks run: Spark runs the lost tasks again on
+    the other worker's executor, from the state in the checkpoints, and each batch reaches
+    the sink once. The views (an aggregate, a stream-stream join, keyed state in Python
+    processors) then answer what SQLite answers over the same writes, with one worker and
+    again once the worker is back. Last in the module: the cluster is whole again after."""
+    names = ["VoteStats", "CatVoters", "VoteRange"]
+    applied: list[tuple[str, int]] = []
+    killed = threading.Event()
+    armed = threading.Event()
+    context = cluster_spark.sparkContext
+
+    def kill_while_tasks_run() -> None:
+        deadline = time.monotonic() + 60
+        while not context.statusTracker().getActiveStageIds() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        if context.statusTracker().getActiveStageIds():
+            spark_cluster.kill("worker-1")
+            killed.set()
+
+    def on_batch(stream: Any, batch_id: int) -> None:
+        if armed.is_set() and stream.plan.name == "VoteStats":
+            armed.clear()
+            threading.Thread(target=kill_while_tasks_run, daemon=True).start()
+
+    with test_streaming.StreamingPair(str(tmp_path / "data"), cluster_spark) as pair:
+        try:
+            for statement in test_streaming.SCHEMA.strip().split(";\n"):
+                pair.execute(statement.strip().rstrip(";"))
+            pair.insert_many("articles", [(i, "t", i % 3) for i in range(6)])
+            pair.insert_many("votes", [(i, i % 4, i % 6, i % 3) for i in range(50)])
+            for name in names:
+                pair.create_view(name, test_streaming.VIEWS[name][0])
+            pair.db.pipeline.hooks["batch_applied"] = lambda stream, batch_id: applied.append(
+                (stream.plan.name, batch_id))
+            pair.db.pipeline.hooks["batch"] = on_batch
+            armed.set()
+            rng = random.Random(5)
+            pair.insert_many("votes", [(i, rng.randrange(40), rng.randrange(7), rng.randrange(5))
+                                       for i in range(1000, 31_000)])
+            assert killed.wait(120), "no batch ran tasks after the write"
+            for n in range(5):  # with one worker
+                pair.execute("DELETE FROM votes WHERE aid = ? AND uid < ?", (n, 10))
+                pair.execute("UPDATE votes SET w = w + 1 WHERE uid = ?", (n,))
+                pair.execute("INSERT INTO articles VALUES (?, ?, ?)", (100 + n, "n", n % 3))
+            pair.settle()
+            test_streaming.check_all(pair, names)
+        finally:
+            if killed.is_set():
+                spark_cluster.restart("worker-1")
+        deadline = time.monotonic() + 120
+        while context._jsc.sc().getExecutorMemoryStatus().size() - 1 < 2:
+            assert time.monotonic() < deadline, "no executor on the restarted worker"
+            time.sleep(0.2)
+        pair.execute("UPDATE votes SET aid = ? WHERE id < ?", (3, 1100))
+        pair.settle()
+        test_streaming.check_all(pair, names)
+        assert pair.db.pipeline.failure is None
+        assert len(applied) == len(set(applied)), "a batch was applied twice"
+        restarts = {s.plan.name: s.restarts for s in pair.db.pipeline.streams.values()}
+        print(f"worker killed mid-batch: {len(applied)} batches applied once each; "
+              f"query restarts {restarts}")
