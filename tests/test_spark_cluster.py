@@ -1,4 +1,4 @@
-"""Every batch path of rivulet on a real Spark standalone cluster (issue 34, first part).
+"""Every Spark path of rivulet on a real Spark standalone cluster (issue 34).
 
 The cluster (tests/spark_fixtures.py, ``spark_cluster``) is a master and two workers on
 loopback, each worker its own JVM running its own executor and Python workers; the daemons
@@ -12,7 +12,10 @@ restart (test_spark_bootstrap.py), verify passes an agreeing database and finds 
 state (test_spark_verify.py), also as ``rivulet verify --spark-master`` in a process of its
 own, and the streaming pipeline keeps a view equal to SQLite while
 another is added and dropped, and streams the news example whole, keyed state included
-(test_streaming.py).
+(test_streaming.py). Then the cluster as a deployment meets it: ``rivulet serve
+--pipeline spark --spark-master`` in a process of its own, written and read over MySQL;
+ALTER TABLE while the streams run; and a worker killed mid-batch, after which nothing is
+lost or applied twice (last: it restarts the worker, for whatever runs after).
 """
 
 from __future__ import annotations
