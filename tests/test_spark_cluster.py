@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -256,32 +257,73 @@ def test_news_program_streams_whole_on_the_cluster(tmp_path: Path, cluster_spark
 
 def test_worker_killed_mid_batch_loses_and_doubles_nothing(tmp_path: Path, cluster_spark: Any,
                                                            spark_cluster: Any) -> None:
-    """A worker dies (SIGKILL of its JVM, its executor and their Python workers, as when
-    its machine goes) while a micro-batch's tasks run: Spark runs the lost tasks again on
-    the other worker's executor, from the state in the checkpoints, and each batch reaches
-    the sink once. The views (an aggregate, a stream-stream join, keyed state in Python
-    processors) then answer what SQLite answers over the same writes, with one worker and
+    """Failures while a micro-batch's tasks run: first the executors' Python workers are
+    killed (SIGKILL, while Python keyed processors run), then a whole worker dies (SIGKILL
+    of its JVM, its executor and their Python workers, as when its machine goes). Spark
+    runs the failed or lost tasks again (on the other worker's executor, after the worker
+    died), from the state in the checkpoints, and each batch reaches the sink once. The
+    views (an aggregate, a stream-stream join, MIN/MAX and COUNT(DISTINCT) in Python keyed
+    processors) answer what SQLite answers over the same writes after each failure, and
     again once the worker is back. Last in the module: the cluster is whole again after."""
     names = ["VoteStats", "CatVoters", "VoteRange"]
     applied: list[tuple[str, int]] = []
-    killed = threading.Event()
-    armed = threading.Event()
+    killed: list[str] = []
+    armed: dict[str, Callable[[], str | None]] = {}
     context = cluster_spark.sparkContext
 
-    def kill_while_tasks_run() -> None:
+    def python_workers(worker: str) -> list[int]:
+        """The Python processes under a worker (not its JVMs, whose command lines name
+        pyspark's jars too)."""
+        pids = []
+        for pid in spark_cluster.processes(worker):
+            try:
+                if Path(f"/proc/{pid}/comm").read_text().startswith("python"):
+                    pids.append(pid)
+            except OSError:
+                pass  # ended meanwhile
+        return pids
+
+    def kill_python_workers() -> str | None:
+        """The executors' Python workers running now (they live while tasks run)."""
+        pids = python_workers("worker-0") + python_workers("worker-1")
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return f"{len(pids)} Python workers" if pids else None
+
+    def kill_worker() -> str | None:
+        spark_cluster.kill("worker-1")
+        return "worker-1"
+
+    def while_tasks_run(kill: Callable[[], str | None]) -> None:
         deadline = time.monotonic() + 60
-        while not context.statusTracker().getActiveStageIds() and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
+            if context.statusTracker().getActiveStageIds():
+                what = kill()
+                if what is not None:
+                    killed.append(what)
+                    return
             time.sleep(0.005)
-        if context.statusTracker().getActiveStageIds():
-            spark_cluster.kill("worker-1")
-            killed.set()
 
     def on_batch(stream: Any, batch_id: int) -> None:
-        if armed.is_set() and stream.plan.name == "VoteStats":
-            armed.clear()
-            threading.Thread(target=kill_while_tasks_run, daemon=True).start()
+        kill = armed.pop(stream.plan.name, None)
+        if kill is not None:
+            threading.Thread(target=while_tasks_run, args=(kill,), daemon=True).start()
 
     with test_streaming.StreamingPair(str(tmp_path / "data"), cluster_spark) as pair:
+        rng = random.Random(5)
+
+        def big_write(first: int) -> None:
+            pair.insert_many("votes", [(i, rng.randrange(40), rng.randrange(7),
+                                        rng.randrange(5)) for i in range(first, first + 20_000)])
+
+        def small_writes(n: int) -> None:
+            pair.execute("DELETE FROM votes WHERE aid = ? AND uid < ?", (n % 7, 10))
+            pair.execute("UPDATE votes SET w = w + 1 WHERE uid = ?", (n,))
+            pair.execute("INSERT INTO articles VALUES (?, ?, ?)", (100 + n, "n", n % 3))
+
         try:
             for statement in test_streaming.SCHEMA.strip().split(";\n"):
                 pair.execute(statement.strip().rstrip(";"))
@@ -292,19 +334,20 @@ def test_worker_killed_mid_batch_loses_and_doubles_nothing(tmp_path: Path, clust
             pair.db.pipeline.hooks["batch_applied"] = lambda stream, batch_id: applied.append(
                 (stream.plan.name, batch_id))
             pair.db.pipeline.hooks["batch"] = on_batch
-            armed.set()
-            rng = random.Random(5)
-            pair.insert_many("votes", [(i, rng.randrange(40), rng.randrange(7), rng.randrange(5))
-                                       for i in range(1000, 31_000)])
-            assert killed.wait(120), "no batch ran tasks after the write"
-            for n in range(5):  # with one worker
-                pair.execute("DELETE FROM votes WHERE aid = ? AND uid < ?", (n, 10))
-                pair.execute("UPDATE votes SET w = w + 1 WHERE uid = ?", (n,))
-                pair.execute("INSERT INTO articles VALUES (?, ?, ?)", (100 + n, "n", n % 3))
-            pair.settle()
-            test_streaming.check_all(pair, names)
+            for step, (view, kill) in enumerate([("VoteRange", kill_python_workers),
+                                                 ("VoteStats", kill_worker)]):
+                armed[view] = kill
+                big_write(1000 + step * 100_000)
+                wait_until = time.monotonic() + 120
+                while len(killed) <= step:
+                    assert time.monotonic() < wait_until, f"no kill: {killed}"
+                    time.sleep(0.05)
+                for n in range(3):
+                    small_writes(step * 3 + n)
+                pair.settle()
+                test_streaming.check_all(pair, names)
         finally:
-            if killed.is_set():
+            if "worker-1" in killed:
                 spark_cluster.restart("worker-1")
         deadline = time.monotonic() + 120
         while context._jsc.sc().getExecutorMemoryStatus().size() - 1 < 2:
@@ -316,5 +359,5 @@ def test_worker_killed_mid_batch_loses_and_doubles_nothing(tmp_path: Path, clust
         assert pair.db.pipeline.failure is None
         assert len(applied) == len(set(applied)), "a batch was applied twice"
         restarts = {s.plan.name: s.restarts for s in pair.db.pipeline.streams.values()}
-        print(f"worker killed mid-batch: {len(applied)} batches applied once each; "
+        print(f"killed mid-batch: {killed}; {len(applied)} batches applied once each; "
               f"query restarts {restarts}")

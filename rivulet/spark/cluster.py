@@ -206,6 +206,29 @@ class StandaloneCluster:
         """Each running daemon's log file, by name (``master``, ``worker-0``, ...)."""
         return {name: log for name, _, log in self._daemons}
 
+    def processes(self, name: str) -> list[int]:
+        """The live processes of a daemon, from ``/proc``: its process group (a worker:
+        its JVM and its executors' JVMs) and their descendants (the executors' Python
+        workers, which PySpark's daemon puts in groups of their own); for failure tests."""
+        group = next(p for n, p, _ in self._daemons if n == name).pid
+        parents: dict[int, tuple[int, int]] = {}  # pid -> (parent, process group)
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue  # ended meanwhile
+                # (the fields after the command's parenthesis: state, ppid, pgrp, ...)
+                fields = stat.rsplit(")", 1)[1].split()
+                parents[int(entry.name)] = (int(fields[1]), int(fields[2]))
+        found = {pid for pid, (_, pgrp) in parents.items() if pgrp == group}
+        grew = True
+        while grew:
+            more = {pid for pid, (ppid, _) in parents.items() if ppid in found} - found
+            found |= more
+            grew = bool(more)
+        return sorted(found)
+
 
 def _free_port() -> int:
     """A port free on loopback now. The workers start beside the master (they retry until
