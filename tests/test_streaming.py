@@ -21,6 +21,11 @@ partitions) and short triggers. What they show:
   other view's query running (same run id, batches applied meanwhile).
 * ``test_failed_stream_*``: a failing query stops the pipeline with an error naming the
   view and cause; reopening resumes from the checkpoint with nothing lost.
+* ``test_schema_changes_while_streaming``: ALTER TABLE (columns added first and last,
+  renamed, widened, dropped) while the streams run and a writer writes; SQLite's answers
+  after the changes and after a restart.
+* ``test_mysql_reads_see_their_writes_...``: over MySQL, a new SELECT's first read waits
+  for its stream's bootstrap batch, and ``rivulet_read_your_writes`` waits for the streams.
 * progress in ``stream_progress()``, ``/metrics`` and ``rivulet status``.
 """
 
