@@ -45,11 +45,25 @@ vote counts in SQLite (the benchmark fails on a mismatch).
 batches of 12M; run it
 under ``flock /tmp/rivulet-bench.lock``), ``--quick`` (in-process and local[2], one rate, a
 small backlog: about a minute, most of it the JVM starting).
+
+``--cluster`` (issue 34): the same workload on a Spark standalone cluster of two workers
+on this machine (rivulet.spark.cluster: a master and two worker JVMs, one core and one
+executor each, started here and stopped at the end) beside local[2]. ``cluster[2]`` is an
+application that takes both workers' executors, ``cluster[1]`` one capped to one core
+(``spark.cores.max``: one executor, on one worker); rivulet reaches the executors as the
+shipped zip. The data directories are local (every executor of one machine sees them:
+the shared directory a cluster of several machines needs is not used). Targets
+(``bench/results/streaming_cluster.json``): ``cluster_writes_per_s`` (highest sustained
+rate on cluster[2], >= 100,000, goal 200,000), ``cluster_p50_lag_s`` (p50 at that rate,
+< 1.0 s, goal 0.5) and ``cluster_2_vs_1_workers`` (catch-up capacity, cluster[2] /
+cluster[1], >= 1.6, goal 1.8). ``--cluster --quick``: cluster[2] alone, one rate, no
+backlog (about a minute: the cluster's and the application's JVMs starting, most of it).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -61,7 +75,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +125,15 @@ FULL = {"rates": [10_000, 25_000, 50_000, 100_000], "seconds": 15.0, "articles":
 QUICK = {"rates": [20_000], "seconds": 6.0, "articles": 2_000,
          "backlog": 400_000, "commits_per_file": 1, "files_per_batch": 4,
          "jvm_options": SPARK_JVM, "spark_conf": SPARK_CONF, "driver_memory": "4g"}
+#: ``--cluster``: the rates go on to the 200k/s goal; quick has no backlog (no 2-vs-1).
+CLUSTER_FULL = {**FULL, "rates": [*FULL["rates"], 200_000]}
+CLUSTER_QUICK = {**QUICK, "backlog": 0}
+CLUSTER_SYSTEMS = ("local[2]", "cluster[2]", "cluster[1]")
+#: The bench's standalone cluster: two workers of one core; an executor of
+#: ``CLUSTER_EXECUTOR_MEMORY`` on each (the driver keeps ``driver_memory``).
+CLUSTER_WORKERS = 2
+CLUSTER_WORKER_MEMORY = "3g"
+CLUSTER_EXECUTOR_MEMORY = "2g"
 #: Micro-batch trigger: a batch (about a second of fixed cost here) longer than it is
 #: followed at once; it only sets how often an idle query looks for new log files.
 TRIGGER = "0.1 seconds"
@@ -127,17 +150,49 @@ def open_db(path: Path, system: str, config: dict[str, Any],
     if system == "inprocess":
         return rivulet.open(path)
     from rivulet.pipeline.streaming import StreamSettings
+
+    db = rivulet.open(path, pipeline="spark", spark=spark_config(system, config),
+                      streaming=StreamSettings(trigger=TRIGGER, ship_interval=SHIP_INTERVAL,
+                                               max_files_per_trigger=max_files))
+    if system.startswith("cluster["):
+        await_executors(db.spark_session(), cores_of(system))
+    return db
+
+
+def cores_of(system: str) -> int:
+    """``local[N]`` / ``cluster[N]``: N cores (a cluster's: N one-core executors)."""
+    return int(system[system.index("[") + 1:-1])
+
+
+def spark_config(system: str, config: dict[str, Any]) -> Any:
+    """The session of a Spark system. Every system runs two shuffle partitions on a
+    cluster too (the backlog's stream was started with two: Spark keeps a query's state
+    partitioning in its checkpoint); the cluster's executors get the driver's JVM options
+    (local[N] runs its tasks in the driver's JVM)."""
     from rivulet.spark.session import SparkConfig
 
-    cores = int(system[len("local["):-1])
-    return rivulet.open(path, pipeline="spark",
-                        spark=SparkConfig(
-                            master=system, shuffle_partitions=cores,
-                            driver_memory=config["driver_memory"], extra={
-                                "spark.driver.extraJavaOptions": config["jvm_options"],
-                                **config["spark_conf"]}),
-                        streaming=StreamSettings(trigger=TRIGGER, ship_interval=SHIP_INTERVAL,
-                                                 max_files_per_trigger=max_files))
+    extra = {"spark.driver.extraJavaOptions": config["jvm_options"], **config["spark_conf"]}
+    if system.startswith("cluster["):
+        return SparkConfig(master=config["master_url"], shuffle_partitions=2,
+                           driver_memory=config["driver_memory"], extra={
+                               **extra, "spark.executor.extraJavaOptions": config["jvm_options"],
+                               "spark.driver.host": "127.0.0.1",
+                               "spark.driver.bindAddress": "127.0.0.1",
+                               "spark.executor.memory": CLUSTER_EXECUTOR_MEMORY,
+                               "spark.executor.cores": "1",
+                               "spark.cores.max": str(cores_of(system))})
+    return SparkConfig(master=system, shuffle_partitions=cores_of(system),
+                       driver_memory=config["driver_memory"], extra=extra)
+
+
+def await_executors(spark: Any, count: int, timeout: float = 180.0) -> None:
+    """Until ``count`` executors have registered (the cluster starts them after the
+    session), so that no measurement runs on fewer."""
+    deadline = time.monotonic() + timeout
+    while spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1 < count:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"fewer than {count} executors registered in {timeout:.0f} s")
+        time.sleep(0.2)
 
 
 def executor_totals(spark: Any) -> dict[str, float]:
@@ -457,6 +512,22 @@ def worker(system: str, config: dict[str, Any], out_file: Path) -> None:
 # --------------------------------------------------------------------------- driver
 
 
+@contextlib.contextmanager
+def start_cluster(log: Callable[[str], None]) -> Iterator[Any]:
+    """The standalone cluster of ``--cluster`` (logs in a temporary directory, kept when
+    the run fails)."""
+    from rivulet.spark.cluster import ClusterSpec, StandaloneCluster
+
+    logs = Path(tempfile.mkdtemp(prefix="rivulet-stream-cluster-"))
+    started = time.perf_counter()
+    with StandaloneCluster(logs, ClusterSpec(workers=CLUSTER_WORKERS, cores=1,
+                                             memory=CLUSTER_WORKER_MEMORY)) as cluster:
+        log(f"standalone cluster {cluster.master_url} ({CLUSTER_WORKERS} workers) up in "
+            f"{time.perf_counter() - started:.1f} s; logs in {logs}")
+        yield cluster
+    shutil.rmtree(logs, ignore_errors=True)
+
+
 def run_system(system: str, config: dict[str, Any], log: Callable[[str], None]) -> dict[str, Any]:
     out = Path(tempfile.mkstemp(prefix="rivulet-stream-bench-", suffix=".json")[1])
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable,
@@ -477,6 +548,20 @@ def run_system(system: str, config: dict[str, Any], log: Callable[[str], None]) 
 def best_sustained(result: dict[str, Any]) -> dict[str, Any] | None:
     ok = [p for p in result["rates"] if p["sustained"]]
     return max(ok, key=lambda p: p["offered_per_s"]) if ok else None
+
+
+def summarize_cluster(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """``--cluster``'s targets (module doc)."""
+    two, one = results.get("cluster[2]"), results.get("cluster[1]")
+    best = best_sustained(two) if two else None
+    cap2 = (two or {}).get("backlog", {}).get("rows_per_s")
+    cap1 = (one or {}).get("backlog", {}).get("rows_per_s")
+    return {
+        "cluster_writes_per_s": target(best["achieved_per_s"] if best else 0, 100_000),
+        "cluster_p50_lag_s": target(best["lag_p50_s"] if best else None, 1.0, at_least=False),
+        "cluster_2_vs_1_workers": target(round(cap2 / cap1, 3) if cap1 and cap2 else None,
+                                         1.6),
+    }
 
 
 def summarize(results: dict[str, dict[str, Any]], quick: bool) -> dict[str, Any]:
@@ -551,8 +636,14 @@ def plot(results: dict[str, dict[str, Any]], path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--cluster", action="store_true",
+                        help="on a 2-worker Spark standalone cluster started here, beside "
+                             "local[2] (see the module doc)")
     parser.add_argument("--systems", default=None,
                         help="comma-separated subset of " + ",".join(SYSTEMS))
+    parser.add_argument("--backlog", type=int, default=None, metavar="VOTES",
+                        help="votes in the catch-up backlog (0: no catch-up; default: the "
+                             "run's own, 400,000 quick, 24M full, none with --cluster --quick)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--config", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -562,29 +653,41 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     log = logger()
     load = busy_warning(log)
-    config = dict(QUICK if args.quick else FULL)
-    systems = args.systems.split(",") if args.systems else (
-        ["inprocess", "local[2]"] if args.quick else list(SYSTEMS))
+    if args.cluster:
+        config = dict(CLUSTER_QUICK if args.quick else CLUSTER_FULL)
+        default = ["cluster[2]"] if args.quick else list(CLUSTER_SYSTEMS)
+    else:
+        config = dict(QUICK if args.quick else FULL)
+        default = ["inprocess", "local[2]"] if args.quick else list(SYSTEMS)
+    systems = args.systems.split(",") if args.systems else default
+    if args.backlog is not None:
+        config["backlog"] = args.backlog
     backlog_dir = None
-    if config["backlog"] and any(s != "inprocess" for s in systems):
-        backlog_dir = Path(tempfile.mkdtemp(prefix="rivulet-stream-backlog-"))
-        config["backlog_dir"] = str(backlog_dir)
-        run_system("backlog", config, log)
-    try:
+    with contextlib.ExitStack() as stack:
+        if any(s.startswith("cluster[") for s in systems):
+            cluster = stack.enter_context(start_cluster(log))
+            config["master_url"] = cluster.master_url
+        if config["backlog"] and any(s != "inprocess" for s in systems):
+            backlog_dir = Path(tempfile.mkdtemp(prefix="rivulet-stream-backlog-"))
+            stack.callback(shutil.rmtree, backlog_dir, ignore_errors=True)
+            config["backlog_dir"] = str(backlog_dir)
+            run_system("backlog", config, log)
         results = {s: run_system(s, config, log) for s in systems}
-    finally:
-        if backlog_dir is not None:
-            shutil.rmtree(backlog_dir, ignore_errors=True)
     config.pop("backlog_dir", None)
-    targets = summarize(results, args.quick)
+    config.pop("master_url", None)
+    targets = summarize_cluster(results) if args.cluster else summarize(results, args.quick)
     mismatches = {s: r["mismatches"] + r.get("backlog", {}).get("mismatches", 0)
                   for s, r in results.items()}
     data = {"benchmark": "streaming", "quick": args.quick, "config": config,
             "targets": targets, "secondary": secondary(results), "systems": results,
             "mismatches": mismatches,
             "load_average_at_start": load, "environment": environment()}
-    path = write_results("streaming", data, args.quick)
-    plot(results, results_path("streaming", args.quick, "png"))
+    name = "streaming_cluster" if args.cluster else "streaming"
+    if args.cluster:
+        data["cluster"] = {"workers": CLUSTER_WORKERS, "cores_per_worker": 1,
+                           "executor_memory": CLUSTER_EXECUTOR_MEMORY}
+    path = write_results(name, data, args.quick)
+    plot(results, results_path(name, args.quick, "png"))
     for name, t in targets.items():
         log(f"target {name}: {t['value']} (goal {t['direction']} {t['goal']}): "
             f"{'met' if t['met'] else 'NOT met'}")

@@ -275,6 +275,7 @@ class Program:
         name = statement.change.old.name
         core.lazy.finish(name.lower())  # one change at a time per table
         with core.migration():
+            self.before_schema_change(name)
             node = parse_one(statement.sql)
             assert isinstance(node, exp.Alter)  # bound as ALTER TABLE
             change = alter.plan_alter(core.catalog.require_table(name), node)
@@ -289,6 +290,12 @@ class Program:
             self._apply_schema_change(change)
             self._repair_views()
         core.lazy.start()
+
+    def before_schema_change(self, table: str) -> None:
+        """Called by ALTER TABLE with commits held off, before anything changes: every
+        batch committed so far was written with the table's columns as they still are.
+        The dataflow has propagated them all (the migration waits for it); a pipeline
+        that copies the log elsewhere (Spark streaming) copies it now."""
 
     def _check_stored_rows(self, change: alter.SchemaChange) -> None:
         """The rows stored, against the CHECK constraints the change adds (read as the
@@ -934,7 +941,14 @@ class Program:
                 if view is None:
                     core.limits.check_new_view(len(self.views))
                     view = self.install_view(plan)
+        self.await_ready(view)
         return view
+
+    def await_ready(self, view: View) -> None:
+        """Return once ``view`` answers what its tables hold: an ad-hoc view is read as
+        soon as it is made. The dataflow builds a view whole (or partial, filled by reads)
+        before it is installed, so here at once; a pipeline that fills a view's state after
+        installing it (Spark streaming) waits for it here."""
 
 
 def read_once(node: exp.Expr) -> bool:

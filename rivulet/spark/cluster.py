@@ -87,6 +87,8 @@ class StandaloneCluster:
         self.log_dir = Path(log_dir)
         self.master_url = ""
         self._daemons: list[tuple[str, subprocess.Popen[bytes], Path]] = []
+        #: Each daemon's environment and command line, to start it again (:meth:`restart`).
+        self._commands: dict[str, tuple[dict[str, str], list[str]]] = {}
 
     # ..................................................................... starting
 
@@ -133,6 +135,7 @@ class StandaloneCluster:
         return env
 
     def _launch(self, name: str, env: dict[str, str], command: list[str]) -> Path:
+        self._commands[name] = (env, command)
         log = self.log_dir / f"{name}.log"
         with open(log, "wb") as out:
             process = subprocess.Popen(command, env=env, cwd=self.log_dir, stdin=subprocess.DEVNULL,
@@ -158,6 +161,32 @@ class StandaloneCluster:
                                    f"{self.spec.start_timeout:.0f} s; {_tail(log)}")
             time.sleep(0.1)
 
+    # ..................................................................... failures
+
+    def kill(self, name: str) -> None:
+        """SIGKILL a daemon's process group at once, as when its machine dies: a worker
+        takes its executors and their Python workers with it. For failure tests."""
+        process = next(p for n, p, _ in self._daemons if n == name)
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+
+    def restart(self, name: str) -> None:
+        """Start a worker again (after :meth:`kill`), with its command; returns once it has
+        registered with the master. Its earlier log is kept as ``<name>.log.<n>``."""
+        entry = next(d for d in self._daemons if d[0] == name)
+        _end(entry[1])
+        self._daemons.remove(entry)
+        log = entry[2]
+        n = 1
+        while log.with_name(f"{log.name}.{n}").exists():
+            n += 1
+        log.rename(log.with_name(f"{log.name}.{n}"))
+        env, command = self._commands[name]
+        self._await(name, self._launch(name, env, command), re.compile(re.escape(_REGISTERED)))
+
     # ..................................................................... stopping
 
     def stop(self) -> None:
@@ -176,6 +205,29 @@ class StandaloneCluster:
     def logs(self) -> dict[str, Path]:
         """Each running daemon's log file, by name (``master``, ``worker-0``, ...)."""
         return {name: log for name, _, log in self._daemons}
+
+    def processes(self, name: str) -> list[int]:
+        """The live processes of a daemon, from ``/proc``: its process group (a worker:
+        its JVM and its executors' JVMs) and their descendants (the executors' Python
+        workers, which PySpark's daemon puts in groups of their own); for failure tests."""
+        group = next(p for n, p, _ in self._daemons if n == name).pid
+        parents: dict[int, tuple[int, int]] = {}  # pid -> (parent, process group)
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue  # ended meanwhile
+                # (the fields after the command's parenthesis: state, ppid, pgrp, ...)
+                fields = stat.rsplit(")", 1)[1].split()
+                parents[int(entry.name)] = (int(fields[1]), int(fields[2]))
+        found = {pid for pid, (_, pgrp) in parents.items() if pgrp == group}
+        grew = True
+        while grew:
+            more = {pid for pid, (ppid, _) in parents.items() if ppid in found} - found
+            found |= more
+            grew = bool(more)
+        return sorted(found)
 
 
 def _free_port() -> int:

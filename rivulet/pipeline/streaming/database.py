@@ -68,7 +68,8 @@ class StreamingDatabase(Database):
                 self.path, self.storage.path, lambda: dict(self.catalog.tables),
                 lambda: self.storage.lsn, self.spark_session, self._streaming,
                 memory_limit=self.graph.memory_limit, eviction=self.graph.eviction,
-                area=stream_area(self.path, self._spark_config))
+                area=stream_area(self.path, self._spark_config),
+                layouts=lambda: self.catalog.layouts)
         except BaseException:
             super().close()
             raise
@@ -126,6 +127,22 @@ class StreamingDatabase(Database):
 
     # ..................................................................... waiting, stats
 
+    def await_first_batch(self, name: str) -> None:
+        """Until the stream of view ``name`` has applied its first (bootstrap) batch: its
+        reader is empty before, and a read would answer no rows."""
+        stream = None if self._pipeline is None else self._pipeline.streams.get(name.lower())
+        if stream is not None and stream.applied_lsn < 0:
+            self.pipeline.wait(0, self._streaming.start_timeout, [name])
+
+    @property
+    def applied_lsn(self) -> int:
+        """LSN of the last batch every view reflects: the least its streams have applied
+        (the in-process graph keeps only base tables, and is at the storage's LSN at once);
+        a server's read-your-writes waits for it."""
+        pipeline = self._pipeline
+        streams = [] if pipeline is None else list(pipeline.streams.values())
+        return min([super().applied_lsn, *[s.applied_lsn for s in streams]])
+
     def settle(self, timeout: float | None = 60.0) -> None:
         """Wait until every acknowledged write is reflected in every view's stream."""
         self.wait_for(self.storage.lsn, timeout)
@@ -153,8 +170,7 @@ class StreamingDatabase(Database):
             **self.stats_counters,
             "pipeline": "spark",
             "lsn": self.storage.lsn,
-            "applied_lsn": min([self.applied_lsn,
-                                *[s.applied_lsn for s in self.pipeline.streams.values()]]),
+            "applied_lsn": self.applied_lsn,
             "memory_bytes": sum(v["memory_bytes"] for v in views.values()),
             "memory_limit": self.pipeline.memory_limit,
             "hits": sum(v["hits"] for v in views.values()),
@@ -212,6 +228,18 @@ class _StreamedProgram(Program):
         view = self.views[name] = View(self.upqueries, built)
         self.db.stream_view(plan, state)
         return view
+
+    def before_schema_change(self, table: str) -> None:
+        """The log so far is shipped with the columns it was written with (commits are
+        held off): segments after the change name the columns as before
+        (rivulet/pipeline/streaming/columns.py), so running streams read on."""
+        if self.db._pipeline is not None:
+            self.db._pipeline.before_schema_change()
+
+    def await_ready(self, view: View) -> None:
+        """An ad-hoc view made by a read answers once its stream's bootstrap batch is in
+        its reader (:meth:`StreamingDatabase.await_first_batch`)."""
+        self.db.await_first_batch(view.name)
 
     def uninstall_view(self, name: str) -> None:
         built = self.core.built.pop(name.lower())

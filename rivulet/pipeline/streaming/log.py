@@ -4,7 +4,8 @@ Every committed write batch is already durable in ``_rivulet_log`` (SQLite, one 
 LSN, the batch's deltas pickled by table). The :class:`LogShipper` copies the batches
 committed since its last shipment into ONE *segment*: a file
 ``<data>/stream/log/<table>/<first LSN>-<last LSN>.parquet`` for every table (empty when
-the table has no rows in it), columns ``lsn, sign, c0..cN`` (the table's columns, typed as
+the table has no rows in it), columns ``lsn, sign`` and the table's columns (``c0..cN``
+for a table never altered, names stable across ALTER TABLE: :mod:`.columns`; typed as
 :mod:`rivulet.spark.values` types them; ``sign`` is the delta's multiplicity, negative for
 deletes). Each file is written under a temporary name outside the log and renamed into
 place, so a reader sees it whole or not at all.
@@ -38,7 +39,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rivulet.errors import RivuletError
+from rivulet.pipeline.streaming.columns import positional_names
 from rivulet.spark.values import arrow_type
 from rivulet.values.schema import BOOL, TableSchema
 
@@ -112,26 +114,32 @@ def shipped_lsn(root: Path) -> int:
     return newest.last if newest is not None else 0
 
 
-def table_arrow_schema(schema: TableSchema) -> pa.Schema:
-    """Columns of a table's segment file: ``lsn``, ``sign``, then ``c0..cN``."""
+def table_arrow_schema(schema: TableSchema, names: Sequence[str] | None = None) -> pa.Schema:
+    """Columns of a table's segment file: ``lsn``, ``sign``, then the table's columns,
+    named ``names`` (stable across ALTER TABLE: rivulet/pipeline/streaming/columns.py),
+    by default ``c0..cN``."""
+    names = positional_names(len(schema.columns)) if names is None else names
     return pa.schema([pa.field("lsn", pa.int64(), False), pa.field("sign", pa.int64(), False),
-                      *[pa.field(f"c{i}", arrow_type(c.kind, c.scale))
-                        for i, c in enumerate(schema.columns)]])
+                      *[pa.field(n, arrow_type(c.kind, c.scale))
+                        for n, c in zip(names, schema.columns)]])
 
 
 class LogShipper:
     """Copies committed batches from the SQLite log into segments, on a thread of its own.
 
-    ``schemas()`` gives the current table schemas by lower-cased name. ``on_error`` is
-    told (once) when a batch cannot be shipped; the shipper then stops."""
+    ``schemas()`` gives the current table schemas by lower-cased name, ``names(table)``
+    the names of its columns in segments (default ``c0..``). ``on_error`` is told (once)
+    when a batch cannot be shipped; the shipper then stops."""
 
     def __init__(self, database_file: Path, root: Path,
                  schemas: Callable[[], Mapping[str, TableSchema]],
                  *, interval: float = 0.1, on_error: Callable[[BaseException], None] | None = None,
-                 max_lsns: int = MAX_LSNS_PER_SEGMENT) -> None:
+                 max_lsns: int = MAX_LSNS_PER_SEGMENT,
+                 names: Callable[[str], Sequence[str]] | None = None) -> None:
         self.database_file = database_file
         self.root = root
         self.schemas = schemas
+        self.names = names
         self.interval = interval
         self.on_error = on_error
         self.max_lsns = max_lsns
@@ -151,6 +159,8 @@ class LogShipper:
         #: streams' input-row counts (Spark's own undercount under foreachBatch).
         self.segment_rows: list[tuple[int, dict[str, int]]] = []
         self._wake = threading.Event()
+        #: One shipment at a time: the thread's, or :meth:`flush`'s.
+        self._shipping = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._conn: sqlite3.Connection | None = None
@@ -172,11 +182,18 @@ class LogShipper:
             self._conn.close()
             self._conn = None
 
+    def flush(self) -> None:
+        """Ship every batch committed so far, now, in the caller's thread. A schema change
+        calls it with commits held off, before the catalog changes: the batches before it
+        are shipped with the columns they were written with."""
+        with self._shipping:
+            while self.ship_once():
+                pass
+
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
-                while self.ship_once():
-                    pass
+                self.flush()
             except BaseException as exc:  # a log we cannot ship: every stream would stall
                 log.exception("shipping the write log failed")
                 if self.on_error is not None:
@@ -280,7 +297,8 @@ class LogShipper:
                 continue
             lsns, signs, values = by_table.get(table, ([], [], []))
             tmp = self.tmp_root / f"{table_directory_name(table)}-{name}"
-            pq.write_table(arrow_rows(schema, lsns, signs, values), tmp,
+            names = None if self.names is None else self.names(table)
+            pq.write_table(arrow_rows(schema, lsns, signs, values, names), tmp,
                            row_group_size=ROW_GROUP_ROWS)
             written.append((tmp, self.table_directory(table) / name))
         # Strictly increasing modification times, in LSN order (see the module doc).
@@ -292,9 +310,9 @@ class LogShipper:
 
 
 def arrow_rows(schema: TableSchema, lsns: list[int], signs: list[int],
-               rows: list[tuple]) -> pa.Table:
-    """Deltas of one table as a segment file's Arrow table."""
-    target = table_arrow_schema(schema)
+               rows: list[tuple], names: Sequence[str] | None = None) -> pa.Table:
+    """Deltas of one table as a segment file's Arrow table (columns named ``names``)."""
+    target = table_arrow_schema(schema, names)
     columns: list[Any] = list(zip(*rows)) if rows else [() for _ in schema.columns]
     arrays = [pa.array(lsns, pa.int64()), pa.array(signs, pa.int64())]
     for column, values, field in zip(schema.columns, columns, list(target)[2:]):

@@ -41,12 +41,18 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
 
+from rivulet.pipeline.streaming.columns import (
+    Layout,
+    column_names,
+    positional_names,
+    scan_names,
+)
 from rivulet.pipeline.streaming.log import LogShipper, StreamingError, wait_until
 from rivulet.pipeline.streaming.settings import StreamSettings
 from rivulet.pipeline.streaming.sink import SinkStore
@@ -70,7 +76,9 @@ class StreamingPipeline:
                  schemas: Callable[[], dict[str, TableSchema]], current_lsn: Callable[[], int],
                  spark: Callable[[], SparkSession], settings: StreamSettings,
                  memory_limit: int | None = None, eviction: str = "lru",
-                 area: Path | None = None) -> None:
+                 area: Path | None = None,
+                 layouts: Callable[[], Mapping[str, Mapping[int, Layout]]] | None = None
+                 ) -> None:
         if re.search(r"[\[\]{}*?\\]", str(directory.resolve())):
             # Spark's file source re-reads every file of a glob whose fixed part has
             # such a character (escaped or not: its seen-file check then never matches).
@@ -86,6 +94,8 @@ class StreamingPipeline:
         self.log_root = self.area / "log"
         self.database_file = database_file
         self.schemas = schemas
+        #: Every version of each table, as the catalog keeps them (None: never altered).
+        self.layouts = layouts
         self.current_lsn = current_lsn
         self._spark = spark
         self.settings = settings
@@ -102,13 +112,33 @@ class StreamingPipeline:
         self.failure: BaseException | None = None
         self.hooks: dict[str, Callable[..., None]] = {}
         self.shipper = LogShipper(database_file, self.log_root, schemas,
-                                  interval=settings.ship_interval, on_error=self.fail)
+                                  interval=settings.ship_interval, on_error=self.fail,
+                                  names=self.column_names)
         self._running = False
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._monitor: threading.Thread | None = None
         self._log_conn: sqlite3.Connection | None = None
         self._log_lock = threading.Lock()
+
+    def column_names(self, table: str) -> list[str]:
+        """The names of the table's columns (newest version) in the log (:mod:`.columns`)."""
+        width = len(self.schemas()[table].columns)
+        layouts = None if self.layouts is None else self.layouts().get(table)
+        return positional_names(width) if not layouts else column_names(layouts, width)
+
+    def scan_names(self, table: str, version: int, arity: int) -> list[str | None]:
+        """The log's names of the columns a scan of table version ``version`` reads."""
+        layouts = None if self.layouts is None else self.layouts().get(table)
+        if not layouts or version not in layouts:
+            return list(positional_names(arity))
+        return scan_names(layouts, len(self.schemas()[table].columns), version)[:arity]
+
+    def before_schema_change(self) -> None:
+        """Called with commits held off, before ALTER TABLE changes the catalog: the log
+        written so far is shipped with the columns it was written with."""
+        if self.failure is None:
+            self.shipper.flush()
 
     def memory_bytes(self) -> int:
         return sum(s.state.byte_size() for s in list(self.streams.values()))

@@ -90,17 +90,27 @@ class SignedCompiler(PlanCompiler):
     ``seed``: a stream of one row, read once by the query's first batch; a global
     aggregate (no GROUP BY) under another operator takes it as a sign-0 delta, so that
     its one row exists before any input does. ``keyed`` says whether the query uses keyed
-    processors (which need the RocksDB state store)."""
+    processors (which need the RocksDB state store). ``columns``: the names in a table's
+    frame of the columns a scan reads (its table version's: rivulet/pipeline/streaming/
+    columns.py), None for one the table no longer has (read as NULL); by default
+    ``c0..``."""
 
     def __init__(self, tables: Mapping[str, DataFrame],
-                 seed: Callable[[], DataFrame] | None = None) -> None:
+                 seed: Callable[[], DataFrame] | None = None,
+                 columns: Callable[[ir.Scan], list[str | None]] | None = None) -> None:
         super().__init__(tables, carry=(SIGN,))
         self.seed = seed
+        self.columns = columns
         self.keyed = False
 
     def _scan(self, node: ir.Scan) -> DataFrame:
         df = self.tables[node.table.lower()]
-        return df.select(*[SF.col(f"c{i}") for i in range(node.arity)], SF.col("sign").alias(SIGN))
+        found = (self.columns(node) if self.columns is not None
+                 else [f"c{i}" for i in range(node.arity)])
+        return df.select(*[
+            SF.lit(None).cast(spark_type(c.kind, c.scale)).alias(f"c{i}") if n is None
+            else SF.col(n).alias(f"c{i}")
+            for i, (n, c) in enumerate(zip(found, node.columns))], SF.col("sign").alias(SIGN))
 
     def _setop(self, node: ir.SetOp) -> DataFrame:
         raise UnsupportedSqlError(f"{node.op.upper()} in a streaming pipeline")

@@ -72,6 +72,10 @@ class StreamHost(Protocol):
     #: Set after every batch applied (waits wake up on it).
     applied: threading.Event
 
+    def column_names(self, table: str) -> list[str]: ...
+
+    def scan_names(self, table: str, version: int, arity: int) -> list[str | None]: ...
+
     def hook(self, name: str, *args: Any) -> None: ...
 
     def observe_visible(self, stream: ViewStream, previous: int, lsn: int) -> None: ...
@@ -86,11 +90,12 @@ def stream_id(plan: ir.ViewPlan) -> str:
     return f"{re.sub(r'[^a-z0-9_]', '_', plan.name.lower())[:60]}-{digest}"
 
 
-def source_schema(schema: TableSchema) -> T.StructType:
+def source_schema(schema: TableSchema, names: list[str] | None = None) -> T.StructType:
+    """A table's segments as Spark reads them (columns named ``names``, default ``c0..``)."""
+    names = [f"c{i}" for i in range(len(schema.columns))] if names is None else names
     return T.StructType([T.StructField("lsn", T.LongType(), True),
                          T.StructField("sign", T.LongType(), True),
-                         *[spark_field(f"c{i}", c)
-                           for i, c in enumerate(schema.columns)]])
+                         *[spark_field(n, c) for n, c in zip(names, schema.columns)]])
 
 class ViewStream:
     """One view's query, its reader and its part of the sink."""
@@ -175,7 +180,10 @@ class ViewStream:
             table = scan.table.lower()
             if table not in tables:
                 tables[table] = self._table_stream(spark, table, seed)
-        compiler = P.SignedCompiler(tables, seed=lambda: self._seed(spark))
+        compiler = P.SignedCompiler(
+            tables, seed=lambda: self._seed(spark),
+            columns=lambda scan: self.pipeline.scan_names(scan.table.lower(), scan.version,
+                                                          scan.arity))
         aggregate, mode = self.shape.aggregate, "append"
         if aggregate is None:
             frame = P.signed_rows(compiler, self.plan)
@@ -209,7 +217,8 @@ class ViewStream:
         """A table's signed deltas: the log's segments after the snapshot, and (for a
         stream started from one) the snapshot's rows as +1 deltas at its LSN."""
         schema = self.pipeline.schemas()[table]
-        reader = spark.readStream.schema(source_schema(schema))
+        names = self.pipeline.column_names(table)
+        reader = spark.readStream.schema(source_schema(schema, names))
         if self.pipeline.settings.max_files_per_trigger:
             reader = reader.option("maxFilesPerTrigger",
                                    self.pipeline.settings.max_files_per_trigger)
@@ -222,8 +231,8 @@ class ViewStream:
         snapshot = spark.readStream.schema(spark_schema(schema)).parquet(glob)
         rows = snapshot.select(SF.lit(seed["lsn"]).cast("long").alias("lsn"),
                                SF.lit(1).cast("long").alias("sign"),
-                               *[SF.col(f"`{c.name}`").alias(f"c{i}")
-                                 for i, c in enumerate(schema.columns)])
+                               *[SF.col(f"`{c.name}`").alias(n)
+                                 for n, c in zip(names, schema.columns)])
         return deltas.unionByName(rows)
 
     def _await_sources(self, timeout: float = 120.0) -> None:
