@@ -158,7 +158,7 @@ def unsupported_sql(draw: Any) -> tuple[str, str, list[str]]:
         ("invented function", f"SELECT {invented}(a) FROM t", [invented]),
         ("GROUP_CONCAT(DISTINCT) ordered by another column",
          f"SELECT GROUP_CONCAT(DISTINCT s ORDER BY {col}) FROM t", ["group_concat"]),
-        ("LIMIT ?", f"{base} LIMIT ?", ["limit", "parameter"]),
+        ("LIMIT ? in a subquery", f"SELECT id FROM ({base} LIMIT ?) AS s", ["limit"]),
         ("ORDER BY ?", "SELECT id FROM t ORDER BY ? LIMIT 3", ["order", "?", "parameter"]),
         ("? in select list", "SELECT ?, id FROM t", ["parameter", "?"]),
         ("? in join", "SELECT t.id FROM t JOIN u ON t.id = u.t_id AND u.b = ?",

@@ -174,9 +174,18 @@ def test_range_on_two_columns_is_unsupported(catalog):
         plan(catalog, "SELECT id FROM t WHERE n > ? AND g < ?")
 
 
-def test_range_in_aggregate_is_unsupported(catalog):
+def test_range_in_aggregate_is_a_range_aggregate(catalog):
+    p = plan(catalog, "SELECT COUNT(*) FROM t WHERE n > ?")
+    assert any(isinstance(n, ir.RangeAggregate) for n in ir.walk(p.root))
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT COUNT(*) FROM t WHERE n > ? AND id < ?",  # ranges on two columns
+    "SELECT GROUP_CONCAT(name) FROM t WHERE n > ?",  # an aggregate it cannot keep exactly
+])
+def test_range_aggregates_it_cannot_keep_are_unsupported(catalog, sql):
     with pytest.raises(UnsupportedSqlError):
-        plan(catalog, "SELECT COUNT(*) FROM t WHERE n > ?")
+        plan(catalog, sql)
 
 
 @pytest.mark.parametrize("sql", [
@@ -222,9 +231,14 @@ def test_in_list_of_constants_is_a_filter(catalog):
     assert len(nodes_of(p.root, ir.Filter)) == 1
 
 
-def test_two_in_lists_are_unsupported(catalog):
+def test_two_in_lists_key_their_columns(catalog):
+    p = plan(catalog, "SELECT name FROM t WHERE id IN (?, ?) AND g IN (?, ?)")
+    assert sorted(origin(p.root, i) for i in p.key) == [("t", "g"), ("t", "id")]
+
+
+def test_two_in_lists_on_one_column_are_unsupported(catalog):
     with pytest.raises(UnsupportedSqlError):
-        plan(catalog, "SELECT name FROM t WHERE id IN (?, ?) AND g IN (?, ?)")
+        plan(catalog, "SELECT name FROM t WHERE id IN (?, ?) AND id IN (?, ?)")
 
 
 # --------------------------------------------------------------------------- LIMIT
