@@ -4,7 +4,9 @@ the same 4-byte float, '1.1', where the double rivulet computes with is
 1.100000023841858; so do ``CAST(f AS CHAR)``, ``CONCAT``, ``LENGTH``, ``LIKE`` and
 ``GROUP_CONCAT`` of it, and ``COALESCE``/``IF``/``CASE``/``MIN``/``MAX`` of FLOATs alone,
 which stay FLOATs. Arithmetic, ``SUM``/``AVG`` and a FLOAT mixed with a DOUBLE are DOUBLEs
-and show the double's digits. rivulet showed the double's digits in text everywhere.
+and show the double's digits; ``CAST(x AS FLOAT)`` narrows to single precision (MySQL 8;
+``FLOAT(p)`` past 24 is a DOUBLE). rivulet showed the double's digits in text everywhere,
+and CAST AS FLOAT kept the double.
 
 Against MariaDB, with values whose shortest text has at most six digits (MariaDB shows a
 FLOAT with six significant digits, MySQL 8 with as many as it needs: they agree on
@@ -36,6 +38,9 @@ def floats(mysql_pair: MySQLPair) -> MySQLPair:
     "NULLIF(f, 0)", "CONCAT(COALESCE(f, g))", "CAST(IFNULL(f, g) AS CHAR)",
     "f + 0", "f * 2", "-f", "ABS(f)", "COALESCE(f, d)", "COALESCE(f, 0)", "CONCAT(f + 0)",
     "CONCAT(COALESCE(f, d))", "CAST(f AS DOUBLE)", "ROUND(f, 1)", "GREATEST(f, g)",
+    # CAST AS FLOAT narrows to single precision (it kept the double: 3.3000000000000003)
+    "CAST(d * 3 AS FLOAT)", "CAST(d AS FLOAT) + 0", "CONCAT(CAST(d * 3 AS FLOAT))",
+    "CAST(k AS FLOAT)", "CAST(f AS FLOAT)",
 ])
 def test_a_floats_text_is_its_shortest_as_mysqls(floats: MySQLPair, expr: str) -> None:
     check(floats, f"SELECT id, {expr} AS x FROM fl")

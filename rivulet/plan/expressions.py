@@ -495,6 +495,12 @@ def _cast(node: exp.Cast, t: Callable[[exp.Expr], Expr]) -> Expr:
             raise error_at(node, f"CAST to DECIMAL({precision}, {scale}): the precision must "
                            "be 1 to 65 and the scale at most 38 and at most the precision")
         return Call("cast_decimal", (t(node.this), Lit(precision, INT), Lit(scale, INT)))
+    if target.upper() == "FLOAT":
+        # (FLOAT(p): single precision up to p = 24, a DOUBLE past it)
+        params = [int(p.this.name) for p in node.to.expressions
+                  if isinstance(p, exp.DataTypeParam) and p.this.name.isdigit()]
+        if not params or params[0] <= 24:  # (MySQL 8: single precision, 0.3 not
+            return Call("cast_single", (t(node.this),))  # 0.30000000000000004)
     if kind == INT and target.upper() in _UNSIGNED_TARGETS:
         return Call("cast_unsigned", (t(node.this),))
     if kind == INT:  # a string's integer prefix, as MySQL's CAST ('1e3' is 1)
@@ -1114,6 +1120,8 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
         return SqlType(BYTES)
     if fn == "single_str":
         return types.STR_TYPE
+    if fn == "cast_single":
+        return types.SINGLE_TYPE
     if fn in ("cast_decimal", "to_scale"):
         return _decimal_cast_type(fn, args, exprs)
     if fn == "UNIX_TIMESTAMP":

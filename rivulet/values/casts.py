@@ -34,7 +34,7 @@ from rivulet.values.enumerations import EnumValue, plain
 from rivulet.values.json_text import json_number_text
 from rivulet.values.numerals import double_text, fixed_double_text
 from rivulet.values.numeric import round_
-from rivulet.values.schema import single_text
+from rivulet.values.schema import FLOAT_MAX, single, single_text
 from rivulet.values.strings import concat
 from rivulet.values.times import (
     clipped,
@@ -212,6 +212,16 @@ def cast_str(v: Any, fsp: Any = None) -> str | bytes | None:
     return concat(v) if not isinstance(v, str) else plain(v)
 
 
+def cast_single(v: Any) -> float | None:
+    """``CAST(v AS FLOAT)``: MySQL 8's single precision, the nearest 4-byte float (as a
+    double), held at the largest one past it (MariaDB: ``CAST(1e300 AS FLOAT)`` is
+    3.40282e+38)."""
+    f = cast_float(v)
+    if f is None:
+        return None
+    return single(max(-FLOAT_MAX, min(FLOAT_MAX, f)))
+
+
 def single_str(v: Any) -> str | None:
     """The text of a single-precision FLOAT's value (``CAST(f AS CHAR)``, ``CONCAT(f)``...):
     the shortest that reads back as the same 4-byte float, as MySQL writes a FLOAT ('1.1',
@@ -274,6 +284,7 @@ CASTS: dict[str, Callable[[Any], Any]] = {
     "cast_bytes": cast_bytes,
     "cast_str": cast_str,
     "single_str": single_str,
+    "cast_single": cast_single,
     "cast_date": cast_date,
     "cast_datetime": cast_datetime,
     "cast_time": cast_time,
