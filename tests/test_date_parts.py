@@ -8,6 +8,8 @@ over a DOUBLE holding 1000). Through ``db.query`` and through views kept up to d
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from mysql_oracle import MySQLPair
 from test_mysql_types import check
@@ -47,6 +49,18 @@ def test_extract_of_text_and_numbers_with_zero_months_and_days_is_mysqls(
     numbers = "" if unit == "DAY" else \
         f", EXTRACT({unit} FROM n), EXTRACT({unit} FROM f), EXTRACT({unit} FROM d)"
     check(written, f"SELECT id, EXTRACT({unit} FROM s){numbers} FROM w")  # (DAY: refused)
+
+
+def test_a_date_compared_with_a_number_past_fourteen_digits_is_mysqls(
+        mysql_pair: MySQLPair) -> None:
+    """A number longer than YYYYMMDDhhmmss is no date (10**15 read as year 100000 with a
+    zero month made DATE <= 10**15 true; MariaDB: false; found by bench.reliability's
+    oracle fuzzer)."""
+    mysql_pair.execute("CREATE TABLE c (id INT PRIMARY KEY, day DATE, big BIGINT)")
+    mysql_pair.insert_many("c", [(1, dt.date(2020, 2, 29), 10**15), (2, dt.date(2020, 2, 29),
+                                                                     99999999999999),
+                                 (3, dt.date(1999, 1, 1), 10**14), (4, None, 10**15)])
+    check(mysql_pair, "SELECT id, day <= big, day >= big, day = big, big < day FROM c")
 
 
 def test_a_distinct_month_of_a_double_column_follows_writes(written: MySQLPair) -> None:

@@ -276,6 +276,8 @@ def _number_parts(n: int | float | Decimal) -> Parts | None:
     if whole <= 0 or whole < 101:
         return None
     timed = True
+    if whole > 99999999999999:
+        return None  # (past YYYYMMDDhhmmss: MySQL's number_to_datetime reads no date)
     if whole >= 10000101000000:
         pass
     elif whole <= (_YY_PART_YEAR - 1) * 10000 + 1231:
