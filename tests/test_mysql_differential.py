@@ -763,16 +763,21 @@ def test_regression_the_wire_reports_decimals_unsigned_and_fixed_places(
     places, a DOUBLE's 31 or fixed places, a TIME's or DATETIME's digits) and UNSIGNED flag,
     and a DOUBLE rounded to places is sent with them, as text: '1.50' (it was '1.5')."""
     regression_pair.execute("CREATE TABLE x (id INT PRIMARY KEY, u INT UNSIGNED, "
-                            "ts DATETIME(3), tm TIME(2), e ENUM('a', 'b'))")
+                            "ts DATETIME(3), tm TIME(2), e ENUM('a', 'b'), b BIGINT, "
+                            "bu BIGINT UNSIGNED)")
     regression_pair.insert_many("x", [(1, 4, dt.datetime(2024, 1, 2, 3, 4, 5, 123000),
-                                       dt.timedelta(seconds=61, microseconds=500000), "b")])
+                                       dt.timedelta(seconds=61, microseconds=500000), "b",
+                                       -922337203685477585, 1844674407370955161)])
     queries = ["SELECT id, d, f, ROUND(f, 2) AS r, FLOOR(f) AS fl, n / 3 AS q, "
                "ROUND(d * 1.005, 3) AS rd, ROUND(f, 1) * 2 AS r2 FROM t",
                "SELECT u, u + 1 AS a, CEIL(u / 3) AS c, ts, tm, TIME(ts) AS t2, "
                "UNIX_TIMESTAMP(e) AS ue, UNIX_TIMESTAMP(d) AS ud FROM x JOIN t ON x.id = t.id",
                # (a DECIMAL remainder of an unsigned dividend is flagged UNSIGNED, and so is
                # its ROUND: found by the random wire test)
-               "SELECT u % 0.5 AS m, MOD(u, 1.5) AS m2, ROUND(u % 0.5, 1) AS rm FROM x"]
+               "SELECT u % 0.5 AS m, MOD(u, 1.5) AS m2, ROUND(u % 0.5, 1) AS rm FROM x",
+               # (a BIGINT rounded to tens may pass a BIGINT's digits: MySQL makes it a
+               # DECIMAL; an INT's stays an integer)
+               "SELECT ROUND(b, -1) AS rb, -(ROUND(b, -1)) AS nb, ROUND(u, -1) AS ri FROM x"]
     server = ServerThread(regression_pair.db, port=0)
     mariadb = regression_pair.conn
     # (conv={}: the values as the text the server sent)

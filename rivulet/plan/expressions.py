@@ -749,9 +749,12 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
     if fn == "UNIX_TIMESTAMP" and result.kind == DECIMAL:  # of a DATETIME(fsp), of text
         return to_places(Call(fn, tuple(args)), result), result  # its places, a fraction or not
     call: Expr = Call(fn, tuple(args))
-    if fn == "ROUND" and result.kind == DECIMAL and not (
-            len(args) < 2 or (isinstance(args[1], Lit) and type(args[1].value) is int)):
-        call = to_places(call, result)  # the places ROUND keeps are known only per row
+    if fn == "ROUND" and result.kind == DECIMAL and (not (
+            len(args) < 2 or (isinstance(args[1], Lit) and type(args[1].value) is int))
+            or types.number_type(arg_types[0]).kind == INT):
+        # the places ROUND keeps are known only per row; an integer rounded to tens past a
+        # BIGINT's digits is a DECIMAL
+        call = to_places(call, result)
     if fn in ("FLOOR", "CEIL", "CEILING") and result.kind == DECIMAL:
         call = to_places(call, result)  # (an integer too wide for a BIGINT: a DECIMAL)
     return call, result
@@ -1145,9 +1148,14 @@ def _round_type(args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
         d = exprs[1]
         return (types.double_type(d.value) if isinstance(d, Lit) and type(d.value) is int
                 else types.FLOAT_TYPE)
+    d = exprs[1] if len(exprs) > 1 else Lit(0, INT)
+    if n.kind == INT and isinstance(d, Lit) and type(d.value) is int and d.value < 0 \
+            and types.int_digits(n) + 1 > 18:
+        # (rounding to tens may add an integer digit: past a BIGINT's 18, MySQL's is a
+        # DECIMAL, ROUND(bigint_col, -1) among them)
+        return types.decimal_type(0, digits=types.int_digits(n) + 1)
     if n.kind != DECIMAL:
         return n
-    d = exprs[1] if len(exprs) > 1 else Lit(0, INT)
     if isinstance(d, Lit) and type(d.value) is int:  # exactly d places (1.500 for d = 3)
         places = max(0, d.value)  # (rounding off places may add an integer digit)
         rounded = types.decimal_type(places, digits=types.int_digits(n) + (n.scale > places))
