@@ -184,6 +184,10 @@ def log_mismatches(fuzz: dict[str, Any] | None, log: Callable[[str], None]) -> N
     log(f"fuzz: {oracle.get('checked_against_oracle', 0):,} inputs checked against the "
         f"oracle, {oracle.get('mismatches', 0)} mismatches, {oracle.get('failures', 0)} "
         f"failures, {oracle.get('refusals', 0):,} refusals")
+    answered = oracle.get("listed_as_refused_but_answered")
+    if answered:  # (checked against the oracle like the rest: the list is behind rivulet)
+        log(f"fuzz: listed as refused but answered (take them out of listed_refusals() in "
+            f"bench/reliability_fuzz.py): {answered}")
     for example in oracle.get("examples", []):
         log(f"{example['kind']} over {example['front']}:\n{example['report']}\n"
             f"-- repro:\n{example['repro'][-3000:]}")

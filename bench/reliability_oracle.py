@@ -94,6 +94,10 @@ class Tally:
     avoided: Counter[str] = field(default_factory=Counter)
     #: accepted inputs with no SQL answer to compare (GET /graph, a CREATE VIEW ...)
     unanswered: Counter[str] = field(default_factory=Counter)
+    #: statements the SQL fuzzer sends as refused (``listed_refusals`` in
+    #: bench/reliability_fuzz.py) that rivulet answered, by construct: checked like any
+    #: other accepted input, and a sign the list is behind rivulet
+    listed_but_answered: Counter[str] = field(default_factory=Counter)
     examples: list[dict[str, Any]] = field(default_factory=list)
 
     def mismatch(self, front: str, report: str, repro: str, *, failure: bool = False) -> None:
@@ -111,7 +115,7 @@ class Tally:
     def merge(self, other: Tally) -> None:
         """Add ``other``'s counts and examples (a worker process's) to these."""
         for name in ("checked", "refused", "refused_by_both", "mismatched", "failed",
-                     "inexpressible", "avoided", "unanswered"):
+                     "inexpressible", "avoided", "unanswered", "listed_but_answered"):
             getattr(self, name).update(getattr(other, name))
         for example in other.examples:
             if len(self.examples) < MAX_EXAMPLES:
@@ -129,6 +133,7 @@ class Tally:
             "inexpressible": sum(self.inexpressible.values()),
             "avoided_by_shape": dict(self.avoided),
             "accepted_without_answer": sum(self.unanswered.values()),
+            "listed_as_refused_but_answered": dict(self.listed_but_answered),
             "by_front": {f: {"checked": self.checked[f], "refused": self.refused[f],
                              "mismatches": self.mismatched[f], "failures": self.failed[f]}
                          for f in fronts},

@@ -8,8 +8,7 @@ increment, and ``get_or_create`` / ``update_or_create`` work inside ``atomic``
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ import pytest
 import django_rivulet
 import rivulet
 from rivulet.server.mysql.server import ServerThread
+from threads import run_threads
 
 django_rivulet.configure()
 
@@ -146,24 +146,10 @@ def test_saving_an_unchanged_row_updates_it(orm: rivulet.Database) -> None:
     assert labels() == [(1, "same")]
 
 
-def run_threads(count: int, work: Callable[[int], None]) -> None:
-    errors: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            work(i)
-        except BaseException as exc:  # reported by the test's thread
-            errors.append(exc)
-        finally:
-            connection.close()  # this thread's own connection
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not errors, errors
-    assert not any(t.is_alive() for t in threads)
+def close_connection() -> None:
+    """Close the calling thread's own connection (``connection`` stands for the one of the
+    thread that uses it: ``connection.close`` taken on another thread is that thread's)."""
+    connection.close()
 
 
 @pytest.mark.parametrize("by", ["pk", "name"])
@@ -181,7 +167,7 @@ def test_select_for_update_from_two_threads_loses_no_increment(orm: rivulet.Data
                 row.n += 1
                 row.save(update_fields=["n"])
 
-    run_threads(2, increment)
+    run_threads(2, increment, finish=close_connection)
     orm.settle()
     assert Counter.objects.get(pk=counter.pk).n == 2 * times
 
@@ -214,7 +200,7 @@ def test_update_or_create_from_two_threads_makes_one_row(orm: rivulet.Database) 
         for k in range(10):
             Counter.objects.update_or_create(name=f"k{k}", defaults={"n": i})
 
-    run_threads(2, upsert)
+    run_threads(2, upsert, finish=close_connection)
     orm.settle()
     rows = list(Counter.objects.order_by("name").values_list("name", flat=True))
     assert rows == [f"k{k}" for k in range(10)]

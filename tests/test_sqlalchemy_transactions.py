@@ -6,8 +6,7 @@ read-modify-writes from two threads lose no increment (docs/transactions.md)."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sess
 
 import rivulet
 from rivulet.server.mysql.server import ServerThread
+from threads import run_threads
 
 
 class Base(DeclarativeBase):
@@ -149,24 +149,6 @@ def test_begin_nested_rolls_back_only_the_savepoint(
             raise Boom
         session.add(Account(id=6, owner="outer, after"))
     assert committed(make, db) == [(1, "outer", 0), (3, "kept", 0), (6, "outer, after", 0)]
-
-
-def run_threads(count: int, work: Callable[[int], None]) -> None:
-    errors: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            work(i)
-        except BaseException as exc:  # reported by the test's thread
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not errors, errors
-    assert not any(t.is_alive() for t in threads)
 
 
 @pytest.mark.parametrize("by", ["key", "owner"])

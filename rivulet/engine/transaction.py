@@ -1139,17 +1139,62 @@ class TransactionView:
         return f"<TransactionView {self.name} ({', '.join(self.columns)})>"
 
 
+@dataclass(frozen=True, slots=True)
+class _Constant:
+    """``column = 5``: the read names one value of the column."""
+
+    value: Any
+
+    def values(self, by_param: dict[Any, Any]) -> list[Any]:
+        return [self.value]
+
+
+@dataclass(frozen=True, slots=True)
+class _Constants:
+    """``column IN (5, 6)``: the read names these values of the column (a NULL listed
+    is left out: it matches no row)."""
+
+    listed: tuple[Any, ...]
+
+    def values(self, by_param: dict[Any, Any]) -> list[Any]:
+        return list(self.listed)
+
+
+@dataclass(frozen=True, slots=True)
+class _Parameter:
+    """``column = ?``: the read names the value the reader gives the ``?`` at
+    ``position`` (one of the view's key parameters)."""
+
+    position: int
+
+    def values(self, by_param: dict[Any, Any]) -> list[Any]:
+        return [by_param[self.position]]
+
+
+@dataclass(frozen=True, slots=True)
+class _InListParameters:
+    """``column IN (?, ...)``: the read names the values the reader gives the view's IN
+    list (any number of them)."""
+
+    def values(self, by_param: dict[Any, Any]) -> list[Any]:
+        return list(by_param["in"])
+
+
+#: How a read names the values of one column, to be given its values with the reader's
+#: parameters by position (``values_by_param``).
+_Named = _Constant | _Constants | _Parameter | _InListParameters
+
+
 @dataclass(frozen=True)
 class _Pin:
     """How a read of one table (only filtered, projected and cut) names primary-key
-    values: each column's constant (``WHERE id = 5``) or the ``?`` that gives it (the
-    reader's key parameters; an IN list's under ``"in"``), by lower-case column name."""
+    values: each column's constant (``WHERE id = 5``), constants (``WHERE id IN (5, 6)``)
+    or the ``?`` that gives it (the reader's key parameters, or the IN list's), by
+    lower-case column name."""
 
     table: str
     version: int
-    #: Column name -> ("const", value), ("consts", the values an IN list of constants
-    #: names) or ("param", the ``?``'s position, or "in").
-    given: dict[str, tuple[str, Any]]
+    given: dict[str, _Named]
 
 
 @dataclass(frozen=True)
@@ -1188,9 +1233,9 @@ def _shape_of(plan: ir.ViewPlan) -> _PlanShape:
     return shape
 
 
-def _given(plan: ir.ViewPlan, nodes: list[ir.Node]) -> dict[str, tuple[str, Any]]:
+def _given(plan: ir.ViewPlan, nodes: list[ir.Node]) -> dict[str, _Named]:
     """The column values a read of ``plan`` names by ``=`` (see :class:`_Pin`)."""
-    given: dict[str, tuple[str, Any]] = {}
+    given: dict[str, _Named] = {}
     for node in nodes:
         if not isinstance(node, ir.Filter):
             continue
@@ -1201,7 +1246,7 @@ def _given(plan: ir.ViewPlan, nodes: list[ir.Node]) -> dict[str, tuple[str, Any]
             if listed is not None:  # (``id IN (1, 2)``: the rows of those keys)
                 source = node.input.columns[listed[0].index].column
                 if source is not None:
-                    given.setdefault(source.name.lower(), ("consts", listed[1]))
+                    given.setdefault(source.name.lower(), _Constants(tuple(listed[1])))
                 continue
             if condition.fn != "eq" or len(condition.args) != 2:
                 continue
@@ -1211,12 +1256,13 @@ def _given(plan: ir.ViewPlan, nodes: list[ir.Node]) -> dict[str, tuple[str, Any]
             if isinstance(column, ir.Col) and isinstance(value, ir.Lit):
                 source = node.input.columns[column.index].column
                 if source is not None:
-                    given.setdefault(source.name.lower(), ("const", value.value))
+                    given.setdefault(source.name.lower(), _Constant(value.value))
     columns = plan.root.columns
     for key, param in zip(plan.key, plan.key_params):
         source = columns[key].column
         if source is not None:
-            given[source.name.lower()] = ("param", "in" if param in plan.in_list else param)
+            given[source.name.lower()] = (_InListParameters() if param in plan.in_list
+                                          else _Parameter(param))
     return given
 
 
@@ -1231,12 +1277,10 @@ def _pinned_keys(plan: ir.ViewPlan, pin: _Pin, params: Sequence[Any],
     values = values_by_param(plan, params)
     per_column: list[list[Any]] = []
     for position in schema.primary_key:
-        found = pin.given.get(schema.columns[position].name.lower())
-        if found is None:
+        named = pin.given.get(schema.columns[position].name.lower())
+        if named is None:
             return None
-        how, what = found
-        per_column.append([what] if how == "const" else list(what) if how == "consts" else
-                          list(values["in"]) if what == "in" else [values[what]])
+        per_column.append(named.values(values))
     size = 1
     for options in per_column:
         size *= len(options)

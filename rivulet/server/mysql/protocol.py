@@ -317,41 +317,49 @@ class RivuletConnection(Connection):
             self._reply_packet(seq, self._ok_bytes)
             return True
         assert tx is not None
-        return self._reply_when(committed, seq, tx)
 
-    def _reply_when(self, committed: asyncio.Future[None], seq: int,
-                    tx: Transaction) -> asyncio.Future[bool]:
-        """The reply to COMMIT (packet ``seq``) once ``committed`` is done: OK, or the error
-        it failed with; without a task (as :meth:`_write_soon` answers a write: a task per
-        COMMIT cost more than a statement of the transaction)."""
+        def respond(mark: int) -> None:  # OK, or the error the COMMIT failed with
+            error = committed.exception()
+            if error is not None:
+                if not isinstance(error, (er.MysqlError, RivuletError)):
+                    log.exception("COMMIT failed on connection %s", self.connection_id,
+                                  exc_info=error)
+                self._error(error, None, mark)
+            else:
+                if tx.lsn:
+                    self.session.wrote(tx.lsn)
+                self._send(self._ok_bytes)
+
+        return self._answer_when(committed, seq, "a COMMIT", respond)
+
+    def _answer_when(self, done: asyncio.Future[Any], seq: int, what: str,
+                     respond: Callable[[int], None]) -> asyncio.Future[bool]:
+        """The reply to packet ``seq`` (``what`` it was, for the log) written once ``done``
+        is, by ``respond(mark)`` (``mark``: where the reply starts in the stream's buffer,
+        for an error to replace what was written), in the connection's sequence, without a
+        task: a task per write or per COMMIT cost more than the statement. The future
+        returned says whether it was answered: False where ``done`` was cancelled (the
+        connection went away) or ``respond`` failed (the connection closes, as after a
+        failed task)."""
         reply = (seq + 1) & 0xFF
-        answered: asyncio.Future[bool] = committed.get_loop().create_future()
+        answered: asyncio.Future[bool] = done.get_loop().create_future()
 
         def answer(_: Any) -> None:
-            if committed.cancelled():  # (the connection went away)
+            if done.cancelled():
                 answered.set_result(False)
                 return
             stream = self.stream
             mark = len(stream._buffer)
             self._seq = stream.seq.value = reply
             try:
-                error = committed.exception()
-                if error is not None:
-                    if not isinstance(error, (er.MysqlError, RivuletError)):
-                        log.exception("COMMIT failed on connection %s", self.connection_id,
-                                      exc_info=error)
-                    self._error(error, None, mark)
-                else:
-                    if tx.lsn:
-                        self.session.wrote(tx.lsn)
-                    self._send(self._ok_bytes)
-            except Exception:  # cannot answer: the connection closes (as a failed task's)
-                log.exception("answering a COMMIT failed on connection %s", self.connection_id)
+                respond(mark)
+            except Exception:
+                log.exception("answering %s failed on connection %s", what, self.connection_id)
                 answered.set_result(False)
                 return
             answered.set_result(True)
 
-        committed.add_done_callback(answer)
+        done.add_done_callback(answer)
         return answered
 
     def _in_transaction_now(self, tx: Transaction, data: bytes, seq: int
@@ -428,31 +436,18 @@ class RivuletConnection(Connection):
         done (a task per write, and splitting its text twice, cost more than the commit)."""
         request = handler.make(args)  # type: ignore[misc]
         request.foreign_key_checks = self._foreign_key_checks()
-        reply = (seq + 1) & 0xFF
-        committed = self.server.writes.submit(request)
-        answered: asyncio.Future[bool] = committed.get_loop().create_future()
 
-        def answer(_: Any) -> None:
-            stream = self.stream
-            mark = len(stream._buffer)
-            self._seq = stream.seq.value = reply
-            try:
-                if request.error is not None:
-                    if not isinstance(request.error, RivuletError):
-                        log.error("write failed on connection %s: %r", self.connection_id,
-                                  request.error)
-                    self._error(request.error, None, mark)
-                else:
-                    self.session.wrote(request.lsn)
-                    self._write_ok(request, request.rowcount)
-            except Exception:  # cannot answer: the connection closes (as a failed task's)
-                log.exception("answering a write failed on connection %s", self.connection_id)
-                answered.set_result(False)
-                return
-            answered.set_result(True)
+        def respond(mark: int) -> None:  # its OK, or the error it failed with
+            if request.error is not None:
+                if not isinstance(request.error, RivuletError):
+                    log.error("write failed on connection %s: %r", self.connection_id,
+                              request.error)
+                self._error(request.error, None, mark)
+            else:
+                self.session.wrote(request.lsn)
+                self._write_ok(request, request.rowcount)
 
-        committed.add_done_callback(answer)
-        return answered
+        return self._answer_when(self.server.writes.submit(request), seq, "a write", respond)
 
     def _read_now(self, handler: Handler, args: tuple, seq: int, binary: bool) -> bool:
         session = self.session
