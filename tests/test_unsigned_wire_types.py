@@ -26,7 +26,7 @@ from typing import Any
 
 import pymysql
 import pytest
-from mysql_oracle import MYSQL_SQL_MODE, MySQLPair
+from mysql_oracle import MYSQL_SQL_MODE, MySQLPair, OverTheWire
 from test_mysql_differential import wire_type_mismatch
 
 from rivulet.server.mysql.server import ServerThread
@@ -251,3 +251,17 @@ def test_truncate_stays_refused_by_name(wire: tuple[Any, Any]) -> None:
     with pytest.raises(pymysql.MySQLError) as refused:
         _run(mine, "SELECT TRUNCATE(u, -2) FROM t")
     assert refused.value.args[0] == 1235 and "TRUNCATE" in refused.value.args[1]
+
+
+def test_prepared_statements_read_mariadbs_values(mysql_pair: MySQLPair) -> None:
+    """Server-side prepared statements (values sent binary, by the column's type and
+    flags) read the same values as MariaDB's: a BIGINT UNSIGNED past 2**63 - 1 among
+    them (``u + i``, which failed the statement: 1105 'argument out of range')."""
+    mysql_pair.execute(SCHEMA)
+    mysql_pair.insert_many("t", ROWS)
+    with OverTheWire(mysql_pair) as wire:
+        for start in range(0, len(EXPRESSIONS), 20):
+            wire.check_prepared(f"SELECT id, {', '.join(EXPRESSIONS[start:start + 20])} "
+                                "FROM t WHERE id > ?", [0])
+        wire.check_prepared(f"SELECT {', '.join(AGGREGATES)} FROM t WHERE id > ?", [0])
+        wire.check_prepared("SELECT u + i, u + i + i, i * 3 FROM t WHERE u >= ?", [1])

@@ -370,12 +370,17 @@ class RivuletSession(Session):
 def result_columns(columns: Any) -> tuple[ResultColumn, ...]:
     """Result columns for a plan's output columns (``ir.ColumnInfo``: ``.name``, ``.kind``,
     and for a DOUBLE rounded to places ``.decimals``, which its text shows: '1.50')."""
-    return tuple(_result_column(c.name, c.kind, _decimals(c)) for c in columns)
+    return tuple(_result_column(c.name, c.kind, _decimals(c), unsigned=c.unsigned)
+                 for c in columns)
 
 
-def _result_column(name: str, kind: Kind | None, decimals: int = 0) -> ResultColumn:
+def _result_column(name: str, kind: Kind | None, decimals: int = 0, *,
+                   unsigned: bool = False) -> ResultColumn:
     charset = CharacterSet.utf8mb4 if kind in _TEXTUAL else CharacterSet.binary
-    if kind == TIME:
+    if kind == INT and unsigned:
+        column = ResultColumn(name, ColumnType.LONGLONG, character_set=charset,
+                              binary_encoder=_unsigned_longlong_binary)
+    elif kind == TIME:
         column = ResultColumn(name, ColumnType.TIME, character_set=charset,
                               text_encoder=_text_encoder(TIME, decimals),
                               binary_encoder=_time_binary)
@@ -425,6 +430,13 @@ def _text_encoder(kind: Kind, places: int) -> Any:
             return datetime_text(value, places).encode()
     _TEXT_ENCODERS[(kind, places)] = encoder
     return encoder
+
+
+def _unsigned_longlong_binary(column: ResultColumn, value: Any) -> bytes:
+    """A BIGINT UNSIGNED in the binary protocol: its 8 bytes read unsigned, so past
+    2**63 - 1 too (``u + i``: mysql-mimic's own encoder packs a signed one and fails there).
+    A negative one (UNSIGNED subtraction below zero, docs/sql.md) as the signed bytes it had."""
+    return struct.pack("<q" if value < 0 else "<Q", int(value))
 
 
 def _time_binary(column: ResultColumn, value: Any) -> bytes:
