@@ -91,6 +91,8 @@ EXPRESSIONS = [
     "CAST(d AS DECIMAL)", "CAST(d AS DECIMAL(8,2))", "CAST(d AS DECIMAL(10,1))",
     "CAST(u AS DECIMAL)", "CAST(u AS DECIMAL(25,0))", "CAST(i AS DECIMAL(12,2))",
     "CAST(d AS UNSIGNED)", "SIGN(d)", "d = 1", "CONCAT(d)",
+    # a DOUBLE of it: no flag, its text the shortest ('1', not '1.0')
+    "d + 0e0", "d * 1e0", "CAST(d AS DOUBLE)", "u + 0e0",
 ]
 
 #: Aggregates: MIN/MAX keep their argument's flag; SUM and AVG are signed DECIMALs.

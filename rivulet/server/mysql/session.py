@@ -50,7 +50,7 @@ from rivulet.sql.schemas import (
     split_name,
 )
 from rivulet.values.casts import datetime_text
-from rivulet.values.numerals import fixed_double_text
+from rivulet.values.numerals import double_text, fixed_double_text
 from rivulet.values.schema import (
     BOOL,
     BYTES,
@@ -387,6 +387,9 @@ def _result_column(name: str, kind: Kind | None, decimals: int = 0, *,
     elif (kind == FLOAT and decimals < NOT_FIXED) or (kind == DATETIME and decimals):
         column = ResultColumn(name, _TYPES[kind], character_set=charset,
                               text_encoder=_text_encoder(kind, decimals))
+    elif kind == FLOAT:
+        column = ResultColumn(name, ColumnType.DOUBLE, character_set=charset,
+                              text_encoder=_shortest_double_text)
     else:
         column = ResultColumn(name, _TYPES.get(kind, ColumnType.VAR_STRING),
                               character_set=charset)
@@ -430,6 +433,19 @@ def _text_encoder(kind: Kind, places: int) -> Any:
             return datetime_text(value, places).encode()
     _TEXT_ENCODERS[(kind, places)] = encoder
     return encoder
+
+
+def _shortest_double_text(column: ResultColumn, value: Any) -> bytes:
+    """A DOUBLE in its shortest form in the text protocol, as MySQL writes it (``1``, ``1e20``,
+    ``0.0000001``, ``-1e15``: values.numerals.double_text), where Python's repr says
+    ``1.0``, ``1e+20``, ``1e-07``, ``-1000000000000000.0``. Plain reprs are MySQL's already
+    but for a trailing ``.0``: those skip the slower general formatting."""
+    text = repr(value)
+    if "e" in text or "n" in text:  # (an exponent, inf, nan)
+        return double_text(value).encode()
+    if text.endswith(".0"):
+        return (text[:-2] if 0 < abs(value) < 1e15 else double_text(value)).encode()
+    return text.encode()
 
 
 def _unsigned_longlong_binary(column: ResultColumn, value: Any) -> bytes:
