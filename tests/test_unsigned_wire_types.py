@@ -246,6 +246,21 @@ def test_a_column_made_decimal_unsigned_converts_as_mariadb_outside_strict_mode(
     mysql_pair.check_query("SELECT id, d, -d, d * d FROM w")
 
 
+def test_a_choice_between_decimals_differing_only_in_sign_is_written_as_text(
+        mysql_pair: MySQLPair) -> None:
+    """``COALESCE(d, e)`` of a DECIMAL(8,2) UNSIGNED and a DECIMAL(8,2) has their places:
+    written to a text column, or in a UNION column of text, it is the chosen value's text
+    (a choice that pads a value to other places is refused there; the sign changes no
+    place)."""
+    mysql_pair.execute("CREATE TABLE w (id INT PRIMARY KEY, d DECIMAL(8,2) UNSIGNED, "
+                       "e DECIMAL(8,2), txt VARCHAR(20))")
+    mysql_pair.execute("INSERT INTO w VALUES (1, 1.50, -2, 'a'), (2, NULL, -2.25, 'b')")
+    mysql_pair.execute("UPDATE w SET txt = COALESCE(d, e)")
+    mysql_pair.check_query("SELECT id, txt FROM w")
+    mysql_pair.check_query("SELECT txt FROM w UNION SELECT COALESCE(d, e) FROM w "
+                           "UNION SELECT IF(id = 1, e, d) FROM w")
+
+
 def test_truncate_stays_refused_by_name(wire: tuple[Any, Any]) -> None:
     """``TRUNCATE(u, -2)`` is MariaDB's BIGINT UNSIGNED; rivulet has no TRUNCATE() and says
     so (1235), where a wrong type or value would be the worse answer."""

@@ -1019,8 +1019,8 @@ def convert(e: Expr, have: SqlType, want: SqlType) -> Expr:
     if want.kind is None or have.kind is None:
         return e
     if want.kind == DECIMAL:
-        if have == want:
-            return e
+        if replace(have, unsigned=want.unsigned) == want:
+            return e  # (the same places: the sign is the type's to say, not the value's)
         return to_places(e, want)
     if have.kind == want.kind or (want.kind == INT and have.kind == BOOL):
         return e
