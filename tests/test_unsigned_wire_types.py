@@ -10,7 +10,8 @@ MariaDB sets; and such a column stored the negative numbers MariaDB refuses (err
 Each query here runs on rivulet's MySQL server and on MariaDB; the column types must agree
 (tests/test_mysql_differential.py's :func:`wire_type_mismatch`: type class, UNSIGNED flag,
 decimals) and so must the values, as the text each server sends (``conv={}``). The
-comments give what MariaDB reports (``DECIMAL(p,s) UNSIGNED`` and so on).
+comments say what MariaDB 10.11 reported for them (its type and flag; rivulet sends one
+type code per kind, docs/sql.md).
 
 Left out, as rivulet answers them on purpose otherwise: a NULL literal beside an UNSIGNED
 integer (``COALESCE(u, NULL)``: a signed DECIMAL in MariaDB, a BIGINT UNSIGNED in MySQL and
@@ -48,8 +49,8 @@ ROWS = [
 #: Expressions over one row, each with what MariaDB reports for it.
 EXPRESSIONS = [
     # ROUND of an UNSIGNED integer: to tens, of a BIGINT, a DECIMAL(21,0) UNSIGNED (rounding
-    # may add a digit), and so with places known only per row; an INT's stays an INT
-    # UNSIGNED, to places or tens; to places of a BIGINT, a BIGINT UNSIGNED.
+    # may add a digit), and so with places known only per row; to places of a BIGINT, a
+    # BIGINT UNSIGNED; an INT's to tens a BIGINT UNSIGNED, to places an INT UNSIGNED.
     "ROUND(u, -2)", "ROUND(u, -1)", "ROUND(u, -19)", "ROUND(u, -30)", "ROUND(u, c)",
     "ROUND(u, s)", "ROUND(u, 0)", "ROUND(u, 2)", "ROUND(u)",
     "ROUND(i, -2)", "ROUND(i, -10)", "ROUND(i, -20)", "ROUND(i, 2)", "ROUND(i)", "ROUND(i, s)",
@@ -59,22 +60,25 @@ EXPRESSIONS = [
     "COALESCE(ROUND(u, -2), u)", "IF(c, ROUND(u, -2), d)",
     "ROUND(u, -2) + 0", "ROUND(u, -2) * 1", "-ROUND(u, -2)", "COALESCE(ROUND(u, -2), 5)",
     # a DECIMAL(8,2) UNSIGNED column, and what keeps its flag: the choosers of it alone,
-    # ROUND, ABS, FLOOR/CEIL (an INT UNSIGNED), DIV, %, NULLIF
+    # ROUND (ROUND(d, 1): DECIMAL(8,1) UNSIGNED), ABS, FLOOR/CEIL and DIV (INT UNSIGNED), %,
+    # NULLIF
     "d", "COALESCE(d, d)", "IF(c, d, d)", "CASE WHEN c THEN d ELSE d END", "LEAST(d, d)",
     "NULLIF(d, 1)", "ROUND(d)", "ROUND(d, 1)", "ROUND(d, -1)", "ROUND(d, c)", "ROUND(d, s)",
     "ABS(d)", "FLOOR(d)", "CEIL(d)", "d DIV 2", "d % 2", "MOD(d, 3)", "d % 2.5",
-    # arithmetic: a DECIMAL is UNSIGNED when both operands are (MariaDB lets d - u go
-    # below zero), an integer when either is
+    # arithmetic: a DECIMAL is UNSIGNED when both operands are (d * d: DECIMAL(16,4)
+    # UNSIGNED; MariaDB lets d - u go below zero), an integer when either is (u + i: BIGINT
+    # UNSIGNED)
     "d * d", "d + d", "d - d", "d / d", "u + d", "d + u", "u - d", "d - u", "d * u", "d / u",
     "u / d", "u / i", "(d + d) / 2", "CEIL(d / d)", "FLOOR(d * d)", "ROUND(d * d, 1)",
     "d * d * d", "u + i", "u + 0", "u - 1", "i - 1", "MOD(u, d)", "u % 2.5",
-    # ... and signed with a signed operand or sign
+    # ... and signed with a signed operand or sign (d + 1: DECIMAL(9,2), -d: DECIMAL(9,2))
     "d + 1", "d * 2", "d / 2", "d - 1", "d - 0.01", "d + 1.5", "d * 1.0", "d + s", "d + e",
     "d + 0", "0 + d", "d / 2.0", "u / 2", "u + 0.5", "u * 1.5", "-d", "-(-d)", "ABS(-d)",
     "-u", "-i", "CEIL(d * 1.5)", "FLOOR(u / 3)", "ROUND(u / 3, 1)", "ROUND(d / 2, 1)",
     "IF(c, d, u) + 1",
-    # choosers: UNSIGNED when every branch is (a DECIMAL of UNSIGNED integers and DECIMALs
-    # too), signed with any signed one; an UNSIGNED integer with a signed one: a DECIMAL
+    # choosers: UNSIGNED when every branch is (COALESCE(u, d): DECIMAL(22,2) UNSIGNED),
+    # signed with any signed one; an UNSIGNED integer with a signed one: a signed DECIMAL
+    # (IF(c, u, -1), GREATEST(u, 2): DECIMAL(20,0); COALESCE(u, 1.5): DECIMAL(21,1))
     "COALESCE(u, d)", "COALESCE(i, d)", "COALESCE(d, i, u)", "IF(c, d, u)", "GREATEST(d, u)",
     "GREATEST(i, d, u)", "CASE WHEN c THEN d WHEN s THEN u END", "IF(c, d, u + 1)",
     "COALESCE(u, u)", "IF(c, u, u)", "CASE WHEN c THEN u ELSE u END", "LEAST(u, i)",
@@ -95,7 +99,8 @@ EXPRESSIONS = [
     "d + 0e0", "d * 1e0", "CAST(d AS DOUBLE)", "u + 0e0",
 ]
 
-#: Aggregates: MIN/MAX keep their argument's flag; SUM and AVG are signed DECIMALs.
+#: Aggregates: MIN/MAX keep their argument's flag; SUM and AVG are signed DECIMALs (SUM(d):
+#: DECIMAL(30,2), AVG(d): DECIMAL(12,6), SUM(u): DECIMAL(42,0)).
 AGGREGATES = [
     "MIN(d)", "MAX(d)", "MIN(ROUND(d, 1))", "MAX(ROUND(u, -2))", "MIN(u + d)", "MAX(d * d)",
     "MAX(IF(c, d, NULL))", "MIN(u) + MAX(d)", "MIN(u)", "MAX(i)", "MAX(e)", "MIN(-d)",
