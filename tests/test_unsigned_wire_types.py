@@ -71,7 +71,7 @@ EXPRESSIONS = [
     "d * d", "d + d", "d - d", "d / d", "u + d", "d + u", "u - d", "d - u", "d * u", "d / u",
     "u / d", "u / i", "(d + d) / 2", "CEIL(d / d)", "FLOOR(d * d)", "ROUND(d * d, 1)",
     "d * d * d", "u + i", "u + 0", "u - 1", "i - 1", "MOD(u, d)", "u % 2.5",
-    # ... and signed with a signed operand or sign (d + 1: DECIMAL(9,2), -d: DECIMAL(9,2))
+    # ... and signed with a signed operand or sign (d + 1: DECIMAL(9,2), -d: DECIMAL(8,2))
     "d + 1", "d * 2", "d / 2", "d - 1", "d - 0.01", "d + 1.5", "d * 1.0", "d + s", "d + e",
     "d + 0", "0 + d", "d / 2.0", "u / 2", "u + 0.5", "u * 1.5", "-d", "-(-d)", "ABS(-d)",
     "-u", "-i", "CEIL(d * 1.5)", "FLOOR(u / 3)", "ROUND(u / 3, 1)", "ROUND(d / 2, 1)",
