@@ -61,3 +61,39 @@ def test_a_floats_text_in_a_view_follows_writes(floats: MySQLPair) -> None:
     floats.execute("UPDATE fl SET f = 0.2 WHERE id = 1")
     floats.execute("DELETE FROM fl WHERE id = 2")
     check(floats, sql)
+
+
+def test_the_text_protocol_sends_a_double_as_mysql_writes_it(floats: MySQLPair) -> None:
+    """Over the MySQL text protocol a DOUBLE is sent in MySQL's shortest form ('1', '1e20',
+    '0.0000001', '-1e15'), as a client that reads text (PHP's mysqli, JDBC's getString, the
+    mysql client) shows it; rivulet sent Python's ('1.0', '1e+20', '1e-07',
+    '-1000000000000000.0'), the same number to a driver that parses it."""
+    import pymysql
+
+    from rivulet.server.mysql.server import ServerThread
+
+    floats.execute("CREATE TABLE db (id INT PRIMARY KEY, x DOUBLE, d DECIMAL(8,2))")
+    floats.insert_many("db", [(1, 1.0, 1), (2, 1e20, 2.5), (3, 1e-07, -3), (4, -1e15, 0),
+                              (5, 0.30000000000000004, None), (6, 123456789012345680.0, 7),
+                              (7, 999999999999999.0, 1), (8, -0.0, 1), (9, None, 1)])
+    server = ServerThread(floats.db, port=0)
+    maria = floats.conn
+    mine = pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
+                           database="rivulet", autocommit=True, conv={})
+    theirs = pymysql.connect(host="127.0.0.1", port=maria.port, user=maria.user,
+                             database=maria.db, autocommit=True, conv={})
+    try:
+        for sql in ("SELECT id, x, x * 1, x + d, d + 0e0, CAST(d AS DOUBLE), -x, "
+                    "COALESCE(x, 2e0) FROM db ORDER BY id",
+                    "SELECT id, f, d, f + 0, SUM(d), AVG(k + 0e0) FROM fl GROUP BY id, f, d "
+                    "ORDER BY id"):
+            sent = []
+            for conn in (mine, theirs):
+                with conn.cursor() as cur:
+                    cur.execute(sql)
+                    sent.append(cur.fetchall())
+            assert sent[0] == sent[1], sql
+    finally:
+        mine.close()
+        theirs.close()
+        server.stop()

@@ -554,6 +554,8 @@ def keeps_values(old: Column, new: Column) -> bool:
     if old.bounds is not None and new.bounds is not None and not (
             new.bounds[0] <= old.bounds[0] and old.bounds[1] <= new.bounds[1]):
         return False
+    if old.kind == DECIMAL and old.bounds is None and new.bounds is not None:
+        return False  # (a DECIMAL made UNSIGNED: its negative values are not the new one's)
     if new.length is not None and (old.length is None or old.length > new.length):
         return False
     return old.kind != DECIMAL or old.scale == new.scale and (new.precision is None or (

@@ -693,7 +693,7 @@ def typed(expr: Expr, input_types: Sequence[SqlType]) -> tuple[Expr, SqlType]:
         args = [convert(a, t, result) for a, t in zip(args, arg_types)]
         return Call(fn, tuple(args)), result
     if fn == "IF":
-        result = types.aggregate(arg_types[1:])
+        result = types.aggregate(arg_types[1:], null_is_signed=False)
         args = args[:1] + [convert(a, t, result) for a, t in zip(args[1:], arg_types[1:])]
         return Call(fn, tuple(args)), result
     if fn in ("GREATEST", "LEAST"):
@@ -1019,8 +1019,8 @@ def convert(e: Expr, have: SqlType, want: SqlType) -> Expr:
     if want.kind is None or have.kind is None:
         return e
     if want.kind == DECIMAL:
-        if have == want:
-            return e
+        if replace(have, unsigned=want.unsigned) == want:
+            return e  # (the same places: the sign is the type's to say, not the value's)
         return to_places(e, want)
     if have.kind == want.kind or (want.kind == INT and have.kind == BOOL):
         return e
@@ -1090,9 +1090,10 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
             # that of its value, not known here)
             return types.FLOAT_TYPE
         return types.arithmetic_type(_ARITHMETIC[fn], args[0], args[1])
-    if fn == "neg":  # signed: -(an UNSIGNED) is a BIGINT
+    if fn == "neg":  # signed: -(an UNSIGNED) is a BIGINT, or a signed DECIMAL
         n = types.number_type(args[0])
-        return types.int_type(types.int_digits(n) + 1) if n.kind == INT else n
+        return types.int_type(types.int_digits(n) + 1) if n.kind == INT else replace(
+            n, unsigned=False)
     if fn == "ABS":
         return types.number_type(args[0])
     if fn in ("ROUND", "FLOOR", "CEIL", "CEILING") and kinds[0] == ENUM:
@@ -1134,7 +1135,7 @@ def result_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr] = ()) ->
     if fn in ("COALESCE", "IFNULL"):
         return types.aggregate(args)
     if fn == "IF":
-        return types.aggregate(args[1:])
+        return types.aggregate(args[1:], null_is_signed=False)
     if fn in ("GREATEST", "LEAST"):
         return types.extreme(args)
     return types.NULL
@@ -1149,15 +1150,17 @@ def _round_type(args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
         return (types.double_type(d.value) if isinstance(d, Lit) and type(d.value) is int
                 else types.FLOAT_TYPE)
     d = exprs[1] if len(exprs) > 1 else Lit(0, INT)
-    if n.kind == INT and isinstance(d, Lit) and type(d.value) is int and d.value < 0 \
-            and types.int_digits(n) + 1 > 18:
+    places = d.value if isinstance(d, Lit) and type(d.value) is int else None
+    if n.kind == INT and (places is None or places < 0) and types.int_digits(n) + 1 > 18:
         # (rounding to tens may add an integer digit: past a BIGINT's 18, MySQL's is a
-        # DECIMAL, ROUND(bigint_col, -1) among them)
-        return types.decimal_type(0, digits=types.int_digits(n) + 1)
+        # DECIMAL, ROUND(bigint_col, -1) among them, and ROUND(bigint_col, places_col);
+        # an UNSIGNED one's is UNSIGNED)
+        rounded = types.decimal_type(0, digits=types.int_digits(n) + 1)
+        return replace(rounded, unsigned=n.unsigned)
     if n.kind != DECIMAL:
         return n
-    if isinstance(d, Lit) and type(d.value) is int:  # exactly d places (1.500 for d = 3)
-        places = max(0, d.value)  # (rounding off places may add an integer digit)
+    if places is not None:  # exactly d places (1.500 for d = 3)
+        places = max(0, places)  # (rounding off places may add an integer digit)
         rounded = types.decimal_type(places, digits=types.int_digits(n) + (n.scale > places))
         return replace(rounded, unsigned=n.unsigned)  # (MySQL flags an unsigned one's)
     return n
@@ -1192,9 +1195,10 @@ def _unix_timestamp_type(arg: SqlType, expr: Expr | None) -> SqlType:
 
 def _decimal_cast_type(fn: str, args: Sequence[SqlType], exprs: Sequence[Expr]) -> SqlType:
     constants = [e.value for e in exprs[1:] if isinstance(e, Lit) and type(e.value) is int]
-    if fn == "to_scale" and constants:  # to_scale(x, carried[, shown])
-        return types.decimal_type(constants[-1], constants[0],
-                                  types.int_digits(types.number_type(args[0])))
+    if fn == "to_scale" and constants:  # to_scale(x, carried[, shown]): x's sign
+        number = types.number_type(args[0])
+        return replace(types.decimal_type(constants[-1], constants[0], types.int_digits(number)),
+                       unsigned=number.unsigned)
     if fn == "cast_decimal" and len(constants) == 2:  # cast_decimal(x, precision, scale)
         return types.decimal_type(constants[1], digits=constants[0] - constants[1])
     source = args[0]

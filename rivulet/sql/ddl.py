@@ -45,6 +45,7 @@ from rivulet.values.schema import (
     Kind,
     TableSchema,
     coerce_value,
+    unsigned_decimal_bounds,
 )
 
 
@@ -390,6 +391,9 @@ def column_definition(item: exp.ColumnDef) -> tuple[Column, bool]:
     bounds: tuple[Any, Any] | None = INT_RANGES.get(upper) if kind == INT else None
     if upper in ("TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMPLTZ"):
         bounds = TIMESTAMP_BOUNDS
+    if upper == "UDECIMAL":  # DECIMAL UNSIGNED: nothing below 0 (-0.001 too, as MariaDB)
+        assert precision is not None and scale is not None
+        bounds = unsigned_decimal_bounds(precision, scale)
     column = Column(name, kind, nullable, None, length, scale, bounds=bounds, sql_type=sql_type,
                     auto_increment=auto, precision=precision, members=members, fsp=fsp,
                     padded=padded, max_bytes=MAX_BYTES.get(upper), single=single,

@@ -125,7 +125,9 @@ class Column:
     length: int | None = None
     #: Declared scale of a DECIMAL column, if any.
     scale: int | None = None
-    #: Smallest and largest value of an integer column (or of a TIMESTAMP: 1970 to 2038).
+    #: Smallest and largest value of an integer column (or of a TIMESTAMP: 1970 to 2038;
+    #: of a DECIMAL UNSIGNED, 0 and the first magnitude its precision cannot hold: see
+    #: :func:`unsigned_decimal_bounds`).
     bounds: tuple[Any, Any] | None = None
     #: The type as written in the program, kept for ``SHOW CREATE`` and error messages.
     sql_type: str = ""
@@ -638,6 +640,15 @@ def _to_time(col: Column, value: Any, where: str) -> Any:
 def decimal_limit(col: Column) -> decimal.Decimal:
     """The smallest magnitude too large for a DECIMAL(p, s) column: 10^(p - s)."""
     return decimal.Decimal(10) ** ((col.precision or 0) - (col.scale or 0))
+
+
+def unsigned_decimal_bounds(precision: int, scale: int) -> tuple[decimal.Decimal, decimal.Decimal]:
+    """The bounds of a DECIMAL(p, s) UNSIGNED column: 0, and 10^(p - s). A value is checked
+    against them before it is rounded to the column's places (MySQL refuses -0.001, which
+    would round to 0), so the upper one is the first magnitude too large rather than the
+    largest value (999999.994 rounds to DECIMAL(8, 2)'s 999999.99 and is stored): the
+    precision check after rounding refuses the rest."""
+    return decimal.Decimal(0), decimal.Decimal(10) ** (precision - scale)
 
 
 def _to_int(v: Any) -> int:

@@ -88,8 +88,9 @@ class SqlType:
     """The static type of an expression: its value kind and, for a DECIMAL, the places it
     shows (``scale``) and the places its values carry (``frac``, at least ``scale``); for a
     TIME or a DATETIME, its fractional digits (``scale`` and ``frac`` alike).
-    ``unsigned`` marks an unsigned integer column (a signed and an unsigned integer
-    together make a DECIMAL in a ``CASE``, ``COALESCE``, ``UNION``...). ``kind`` None: only
+    ``unsigned`` marks an unsigned number, an integer or a DECIMAL (MySQL's UNSIGNED flag:
+    a signed and an unsigned integer together make a DECIMAL in a ``CASE``, ``COALESCE``,
+    ``UNION``...; a DECIMAL is unsigned when all it is made of is). ``kind`` None: only
     NULL flows here."""
 
     kind: Kind | None
@@ -171,7 +172,7 @@ def rounded_to_integer_type(fn: str, t: SqlType) -> SqlType:
     if t.kind == DECIMAL and t.scale and (fn != "FLOOR" or not t.unsigned):
         digits += 1
     if t.kind == DECIMAL and digits > _BIGINT_DIGITS:
-        return decimal_type(0, digits=digits)
+        return replace(decimal_type(0, digits=digits), unsigned=t.unsigned)
     return int_type(digits, unsigned=t.unsigned)
 
 
@@ -188,17 +189,18 @@ UNDECLARED_DECIMAL_SCALE = 18
 
 
 def column_type(column: Column) -> SqlType:
-    """The type of a table column (a DECIMAL's declared scale; unsigned integers; a
-    TIME's fractional digits)."""
+    """The type of a table column (a DECIMAL's declared scale; UNSIGNED integers and
+    DECIMALs; a TIME's fractional digits)."""
+    unsigned = column.kind in (INT, DECIMAL) and column.bounds is not None \
+        and column.bounds[0] >= 0
     if column.kind == DECIMAL:  # (undeclared: DECIMAL(10, 0)'s digits)
         scale = column.scale if column.scale is not None else UNDECLARED_DECIMAL_SCALE
         digits = column.precision - (column.scale or 0) if column.precision else 10
-        return decimal_type(scale, digits=digits)
+        return replace(decimal_type(scale, digits=digits), unsigned=unsigned)
     if column.kind == TIME:
         return time_type(column.fsp)
     if column.kind == DATETIME and column.fsp:  # DATETIME(fsp), TIMESTAMP(fsp)
         return SqlType(DATETIME, column.fsp, column.fsp)
-    unsigned = column.kind == INT and column.bounds is not None and column.bounds[0] >= 0
     if column.kind == INT and column.bounds is not None:  # (BIGINT UNSIGNED: 20 digits)
         wide = "BIGINT" in column.sql_type.upper() and unsigned
         digits = 20 if wide else len(str(max(abs(column.bounds[0]), abs(column.bounds[1]))))
@@ -270,7 +272,10 @@ def arithmetic_type(fn: str, a: SqlType, b: SqlType) -> SqlType:
     """The type of ``a <op> b`` for ``add``, ``sub``, ``mul``, ``div``, ``mod``,
     ``int_div``: DOUBLE as soon as a DOUBLE or a string is involved; an integer for two
     integers (``/`` excepted); otherwise a DECIMAL whose places follow MySQL (``+``, ``-``
-    and ``%`` the larger, ``*`` the sum, ``/`` the dividend's plus 4)."""
+    and ``%`` the larger, ``*`` the sum, ``/`` the dividend's plus 4). An integer result is
+    UNSIGNED if either operand is (``%``: the dividend), a DECIMAL one if both are (``%``:
+    the dividend), as MariaDB flags them (``d * d`` of a DECIMAL UNSIGNED ``d`` is
+    UNSIGNED, ``d * 2`` is not)."""
     na, nb = number_type(a), number_type(b)
     if fn == "int_div":  # (unsigned if either operand is: MySQL's Item_func_int_div)
         return int_type(int_digits(na), unsigned=bool(na.unsigned or nb.unsigned))
@@ -286,23 +291,28 @@ def arithmetic_type(fn: str, a: SqlType, b: SqlType) -> SqlType:
     # integer digits (MySQL's precision less scale): a quotient's, the dividend's and the
     # divisor's places; a product's, both operands'; a sum's, one more than the wider's
     digits = {"div": da + nb.scale, "mul": da + db, "mod": max(da, db)}.get(fn, max(da, db) + 1)
+    both_unsigned = na.unsigned and nb.unsigned
     if fn == "div":
-        return decimal_type(na.scale + DIV_PRECISION_INCREMENT, division_frac(na.frac, nb.frac),
-                            digits)
+        quotient = decimal_type(na.scale + DIV_PRECISION_INCREMENT,
+                                division_frac(na.frac, nb.frac), digits)
+        return replace(quotient, unsigned=both_unsigned)
     if na.kind == INT and nb.kind == INT:
         # (% has the dividend's sign, so is unsigned only if the dividend is)
         return int_type(digits, na.unsigned if fn == "mod" else na.unsigned or nb.unsigned)
     if fn == "mul":
-        return decimal_type(na.scale + nb.scale, na.frac + nb.frac, digits)
+        product = decimal_type(na.scale + nb.scale, na.frac + nb.frac, digits)
+        return replace(product, unsigned=both_unsigned)
     exact = decimal_type(max(na.scale, nb.scale), max(na.frac, nb.frac), digits)
     # (% has the dividend's sign: MySQL flags a DECIMAL remainder of an unsigned one too)
-    return replace(exact, unsigned=True) if fn == "mod" and na.unsigned else exact
+    return replace(exact, unsigned=na.unsigned if fn == "mod" else both_unsigned)
 
 
 # --------------------------------------------------------------------------- aggregation
 
 
-def _merged_numbers(types: list[SqlType]) -> SqlType:
+def _merged_numbers(types: list[SqlType], signed_null: bool = False) -> SqlType:
+    """Numbers of ``types`` together; ``signed_null``: a NULL was among them, which a
+    DECIMAL result counts as signed (see :func:`aggregate`)."""
     kinds = {t.kind for t in types}
     if all(t.single for t in types):
         return SINGLE_TYPE  # (MySQL: FLOAT with FLOAT is a FLOAT, with anything a DOUBLE)
@@ -311,27 +321,35 @@ def _merged_numbers(types: list[SqlType]) -> SqlType:
     signs = {t.unsigned for t in types if t.kind in (INT, BOOL)}
     digits = max(int_digits(t) for t in types)
     if DECIMAL in kinds or len(signs) > 1:
-        return decimal_type(max(t.scale for t in types), max(t.frac for t in types), digits)
+        merged = decimal_type(max(t.scale for t in types), max(t.frac for t in types), digits)
+        return replace(merged, unsigned=not signed_null and all(t.unsigned for t in types))
     if kinds == {BOOL}:
         return SqlType(BOOL)
     return int_type(digits, unsigned=signs == {True})
 
 
-def aggregate(types: Iterable[SqlType]) -> SqlType:
+def aggregate(types: Iterable[SqlType], *, null_is_signed: bool = True) -> SqlType:
     """The type of a value that comes from any of ``types``: ``CASE``, ``COALESCE``,
     ``IF``, ``IFNULL`` and the columns of a ``UNION`` (MySQL's type aggregation). Numbers
     widen (INT, DECIMAL, DOUBLE; signed with unsigned integers: DECIMAL); a DATE with a
     DATETIME (or a TIME) is a DATETIME; TIMEs are a TIME with the most fractional digits;
     an ENUM counts as text; anything with text, or temporal with numbers, is text (binary
-    if any is binary)."""
-    present = [STR_TYPE if t.kind == ENUM else t for t in types if t.kind is not None]
+    if any is binary).
+
+    A DECIMAL is UNSIGNED when every one of ``types`` is: a NULL among them makes it
+    signed (MariaDB's ``COALESCE(d, NULL)``, ``CASE ... ELSE NULL``, ``UNION SELECT
+    NULL``), unless ``null_is_signed`` is false (``IF``, whose NULL branch takes the other
+    branch's type; a ``CASE`` without ``ELSE`` passes no NULL). (Integers keep MySQL's
+    rule, which leaves NULL out: tests/mysql_scenarios.py's MARIADB_IS_NOT_MYSQL.)"""
+    given = list(types)
+    present = [STR_TYPE if t.kind == ENUM else t for t in given if t.kind is not None]
     if not present:
         return NULL
     kinds = {t.kind for t in present}
     if BYTES in kinds:
         return SqlType(BYTES)
     if kinds <= NUMBER_KINDS:
-        return _merged_numbers(present)
+        return _merged_numbers(present, null_is_signed and len(present) < len(given))
     if kinds <= TEMPORAL_KINDS:
         return _merged_temporals(present)
     if len(kinds) == 1:

@@ -50,7 +50,7 @@ from rivulet.sql.schemas import (
     split_name,
 )
 from rivulet.values.casts import datetime_text
-from rivulet.values.numerals import fixed_double_text
+from rivulet.values.numerals import double_text, fixed_double_text
 from rivulet.values.schema import (
     BOOL,
     BYTES,
@@ -370,18 +370,26 @@ class RivuletSession(Session):
 def result_columns(columns: Any) -> tuple[ResultColumn, ...]:
     """Result columns for a plan's output columns (``ir.ColumnInfo``: ``.name``, ``.kind``,
     and for a DOUBLE rounded to places ``.decimals``, which its text shows: '1.50')."""
-    return tuple(_result_column(c.name, c.kind, _decimals(c)) for c in columns)
+    return tuple(_result_column(c.name, c.kind, _decimals(c), unsigned=c.unsigned)
+                 for c in columns)
 
 
-def _result_column(name: str, kind: Kind | None, decimals: int = 0) -> ResultColumn:
+def _result_column(name: str, kind: Kind | None, decimals: int = 0, *,
+                   unsigned: bool = False) -> ResultColumn:
     charset = CharacterSet.utf8mb4 if kind in _TEXTUAL else CharacterSet.binary
-    if kind == TIME:
+    if kind == INT and unsigned:
+        column = ResultColumn(name, ColumnType.LONGLONG, character_set=charset,
+                              binary_encoder=_unsigned_longlong_binary)
+    elif kind == TIME:
         column = ResultColumn(name, ColumnType.TIME, character_set=charset,
                               text_encoder=_text_encoder(TIME, decimals),
                               binary_encoder=_time_binary)
     elif (kind == FLOAT and decimals < NOT_FIXED) or (kind == DATETIME and decimals):
         column = ResultColumn(name, _TYPES[kind], character_set=charset,
                               text_encoder=_text_encoder(kind, decimals))
+    elif kind == FLOAT:
+        column = ResultColumn(name, ColumnType.DOUBLE, character_set=charset,
+                              text_encoder=_shortest_double_text)
     else:
         column = ResultColumn(name, _TYPES.get(kind, ColumnType.VAR_STRING),
                               character_set=charset)
@@ -425,6 +433,26 @@ def _text_encoder(kind: Kind, places: int) -> Any:
             return datetime_text(value, places).encode()
     _TEXT_ENCODERS[(kind, places)] = encoder
     return encoder
+
+
+def _shortest_double_text(column: ResultColumn, value: Any) -> bytes:
+    """A DOUBLE in its shortest form in the text protocol, as MySQL writes it (``1``, ``1e20``,
+    ``0.0000001``, ``-1e15``: values.numerals.double_text), where Python's repr says
+    ``1.0``, ``1e+20``, ``1e-07``, ``-1000000000000000.0``. Plain reprs are MySQL's already
+    but for a trailing ``.0``: those skip the slower general formatting."""
+    text = repr(value)
+    if "e" in text or "n" in text:  # (an exponent, inf, nan)
+        return double_text(value).encode()
+    if text.endswith(".0"):
+        return (text[:-2] if 0 < abs(value) < 1e15 else double_text(value)).encode()
+    return text.encode()
+
+
+def _unsigned_longlong_binary(column: ResultColumn, value: Any) -> bytes:
+    """A BIGINT UNSIGNED in the binary protocol: its 8 bytes read unsigned, so past
+    2**63 - 1 too (``u + i``: mysql-mimic's own encoder packs a signed one and fails there).
+    A negative one (UNSIGNED subtraction below zero, docs/sql.md) as the signed bytes it had."""
+    return struct.pack("<q" if value < 0 else "<Q", int(value))
 
 
 def _time_binary(column: ResultColumn, value: Any) -> bytes:
