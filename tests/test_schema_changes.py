@@ -214,7 +214,8 @@ def test_a_background_chunk_reads_and_writes_its_rows_in_a_few_statements(
             copied = len(statements)
         finally:
             lazy.storage.conn.set_trace_callback(None)
-        assert converted <= 10 and copied <= 20, (converted, copied)
+        # (rows go in by statements of a power of two rows: 1,000 is 6 of them)
+        assert converted <= 12 and copied <= 30, (converted, copied)
         db.finish_conversions()
         conn = sqlite3.connect(tmp_path / "rivulet.db")
         try:

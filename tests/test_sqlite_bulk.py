@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from rivulet.storage.sqlite_bulk import fetch_at_once, insert_at_once
+from rivulet.storage.sqlite_bulk import MAX_ROWS, fetch_at_once, insert_at_once, slices
 
 VALUES = [None, 0, -1, 2**63 - 1, -(2**63), 7, "", "a", "B", "é", "日本", "a\"b\n\u0000c",
           "10", "9", " x"]
@@ -59,8 +59,22 @@ def test_many_rows_go_in_by_slices_of_bound_parameters(conn: sqlite3.Connection)
     assert conn.execute("SELECT k, v FROM t ORDER BY k").fetchall() == rows
 
 
-def test_an_insert_that_fails_stores_none_of_its_statement(conn: sqlite3.Connection) -> None:
+def test_an_insert_statement_that_fails_stores_none_of_its_rows(
+        conn: sqlite3.Connection) -> None:
+    """(Several statements are undone together by the caller's savepoint, as
+    SqliteStorage.insert's.)"""
     conn.execute("CREATE TABLE u (k INTEGER PRIMARY KEY)")
     with pytest.raises(sqlite3.IntegrityError):
-        insert_at_once(conn, "u", ["k"], [(1,), (2,), (1,)])
+        insert_at_once(conn, "u", ["k"], [(1,), (2,), (3,), (1,)])  # one slice of 4
     assert conn.execute("SELECT COUNT(*) FROM u").fetchone() == (0,)
+
+
+@pytest.mark.parametrize("width", [1, 3, 200])
+def test_slices_are_powers_of_two_within_the_limits(width: int) -> None:
+    """Few statement sizes: each compiled statement stays in sqlite3's cache."""
+    rows = [(0,) * width] * 3001
+    parts = slices(rows, width)
+    assert sum(len(p) for p in parts) == 3001
+    assert all(len(p) & (len(p) - 1) == 0 and len(p) <= MAX_ROWS for p in parts)
+    assert all(len(p) * width <= 32766 for p in parts)
+    assert len({len(p) for p in parts}) <= 10

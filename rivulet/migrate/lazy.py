@@ -37,12 +37,12 @@ log = logging.getLogger("rivulet")
 #: that needs a whole copied table).
 CHUNK = 1000
 #: The background thread's chunks are sized by time instead: rows (or keys) per chunk
-#: start here and follow the last chunk's CPU time towards :data:`CHUNK_SECONDS`, at most
+#: start at one and follow the last chunk's CPU time towards :data:`CHUNK_SECONDS`, at most
 #: doubling or halving at a time, within 1 and :data:`MAX_CHUNK`. A copy's keys hold rows
 #: in any number (the first 1,000 keys of bench.schema_change's Zipf votes hold 60% of
 #: them: a 4 s chunk, holding writes that long); a chunk of any size pays a few waits for
 #: the GIL (rivulet/storage/sqlite_bulk.py), fewer per row in bigger chunks.
-FIRST_CHUNK = 64
+FIRST_CHUNK = 1
 CHUNK_SECONDS = 0.02
 MAX_CHUNK = 20_000
 #: The share of the CPU the background thread takes while it works: it sleeps after each
