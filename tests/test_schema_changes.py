@@ -272,6 +272,21 @@ def test_the_background_work_finishes_while_a_reader_thread_keeps_the_gil(
             conn.close()
 
 
+def test_an_integer_becomes_the_text_cast_gives_it() -> None:
+    """The conversion of INT values to text (a shortcut past CAST's general way, taken for
+    every row of a converted table) gives CAST(v AS CHAR)'s text, cut to the length."""
+    from rivulet.migrate.alter import value_conversion
+    from rivulet.values import CASTS
+    from rivulet.values.schema import INT, STR, Column
+
+    convert = value_conversion(Column("q", INT, True), Column("q", STR, True, length=5))
+    values = [0, 1, -1, 9, 10, -99, 12345, 123456, -12345, 2**31, 2**63 - 1, -(2**63),
+              2**64 - 1, True, False, None]
+    for v in values:
+        cast = CASTS["cast_str"](v)
+        assert convert(v) == (None if cast is None else cast[:5]), v
+
+
 def test_a_join_view_keeps_answering_when_a_column_it_does_not_read_goes(tmp_path: Path) -> None:
     """The join's indexes hold only the columns the view reads (column pruning), so the
     others may be dropped or converted under it; the ones it reads may not."""
