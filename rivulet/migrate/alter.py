@@ -613,9 +613,14 @@ def _to_bool(value: Any) -> int | None:
 
 _CAST_TO: dict[str, Callable[[Any], Any]] = {
     INT: CASTS["cast_int"], FLOAT: CASTS["cast_float"], DECIMAL: CASTS["cast_decimal"],
-    STR: lambda v: _text(CASTS["cast_str"](v)), BYTES: _to_bytes, BOOL: _to_bool,
+    STR: lambda v: str(v) if type(v) is int else _text(CASTS["cast_str"](v)),
+    BYTES: _to_bytes, BOOL: _to_bool,
     DATE: CASTS["cast_date"], DATETIME: CASTS["cast_datetime"], TIME: CASTS["cast_time"],
 }
+
+
+# (An integer's text is ``str``'s, as ``to_str`` renders it: called directly, for every row
+# of a table whose INT column becomes text, it costs 0.3 µs where CAST's way costs 7 µs.)
 
 
 def _text(value: Any) -> str | None:

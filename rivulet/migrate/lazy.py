@@ -15,6 +15,7 @@ graph lock already, and migrations take the commit lock before the graph lock.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -32,10 +33,28 @@ from rivulet.values.schema import coerce_row
 
 log = logging.getLogger("rivulet")
 
-#: Rows (or keys) migrated per transaction of the background thread.
+#: Rows (or keys) migrated per transaction when the work is wanted now (``finish``, a read
+#: that needs a whole copied table).
 CHUNK = 1000
-#: The share of its time the background thread spends working (it sleeps the rest).
-BACKGROUND_SHARE = 0.5
+#: The background thread's chunks are sized by time instead: rows (or keys) per chunk
+#: start at one and follow the last chunk's CPU time towards :data:`CHUNK_SECONDS`, at most
+#: doubling or halving at a time, within 1 and :data:`MAX_CHUNK`. A copy's keys hold rows
+#: in any number (the first 1,000 keys of bench.schema_change's Zipf votes hold 60% of
+#: them: a 4 s chunk, holding writes that long); a chunk of any size pays a few waits for
+#: the GIL (rivulet/storage/sqlite_bulk.py), fewer per row in bigger chunks.
+FIRST_CHUNK = 1
+CHUNK_SECONDS = 0.02
+MAX_CHUNK = 20_000
+#: The share of the CPU the background thread takes while it works: it sleeps after each
+#: round of chunks until the round's CPU time (``time.thread_time``: its Python, which holds
+#: the GIL, and SQLite's steps) is this share of the time gone by. Paced by CPU, not by
+#: the round's wall time: a round that waited for the GIL (a reader thread looping over
+#: cached lookups keeps it) took the readers nothing, and resting as long again halved the
+#: work's progress for nothing; a round that ran took their GIL time, which the rest gives
+#: back. bench.schema_change's workload (quick), the work paused every other half second:
+#: reads at 0.77 of their rate with a share of 0.2, 0.90 with 0.15 or 0.1 (converting
+#: 16, 19 and 29 s); a wall-time half share read at 0.61-0.72 in its runs.
+BACKGROUND_SHARE = 0.15
 
 
 class _DryRun(Exception):
@@ -54,6 +73,12 @@ class LazyWork:
         #: Where each table's background pass stopped (row identity, or key): the next
         #: chunk starts there (a restart starts again from the top; done work is skipped).
         self._cursors: dict[Any, Any] = {}
+        #: Rows (or keys) per background chunk, by the cursor's name (see FIRST_CHUNK).
+        self._sizes: dict[Any, int] = {}
+        #: CPU seconds that reads and writes spent copying keys for themselves (summed by
+        #: their threads; a lost update only paces less exactly): the background thread
+        #: counts them against its share, as that work was its own, done sooner.
+        self._foreground_cpu = 0.0
         #: Copies complete in a transaction not committed yet (or just committed): the
         #: entry in ``copies`` goes only after the commit, for the reason in convert_chunk.
         self._complete: set[str] = set()
@@ -79,19 +104,30 @@ class LazyWork:
     def _loop(self) -> None:
         try:
             while not self.closed() and self.pending():
-                began = time.perf_counter()
+                began, cpu, foreground = (time.perf_counter(), time.thread_time(),
+                                          self._foreground_cpu)
                 for schema in [t for t in list(self.catalog.tables.values()) if t.converting]:
-                    self.convert_chunk(schema.name)
+                    self._timed(("convert", schema.name.lower()), functools.partial(
+                        self.convert_chunk, schema.name))
                 for name in list(self.copies):
-                    self.copy_chunk(name)
-                # Rest as long as the chunks took: the foreground keeps at least half of
-                # the time (and of the GIL) while the work goes on.
-                took = time.perf_counter() - began
-                time.sleep(took * (1 - BACKGROUND_SHARE) / BACKGROUND_SHARE)
+                    self._timed(("copy", name), functools.partial(self.copy_chunk, name))
+                worked = time.thread_time() - cpu + (self._foreground_cpu - foreground)
+                time.sleep(max(0.0, worked / BACKGROUND_SHARE - (time.perf_counter() - began)))
         except ClosedError:
             return
         except Exception:  # readers still see right answers (converted / copied on demand)
             log.exception("lazy schema work failed; it resumes at the next open")
+
+    def _timed(self, cursor: tuple[str, str], chunk: Callable[[int], bool]) -> None:
+        """Run ``chunk`` with the rows (or keys) per chunk of ``cursor``, and size the next
+        one by this one's CPU time (see FIRST_CHUNK)."""
+        size = self._sizes.get(cursor, FIRST_CHUNK)
+        cpu = time.thread_time()
+        if not chunk(size):
+            self._sizes.pop(cursor, None)
+            return
+        scale = CHUNK_SECONDS / max(time.thread_time() - cpu, 1e-6)
+        self._sizes[cursor] = max(1, min(MAX_CHUNK, round(size * min(2.0, max(0.5, scale)))))
 
     def finish(self, table: str | None = None, *, conversions: bool = True) -> None:
         """Do now every conversion and copy (of ``table``: as target or as source)."""
@@ -106,7 +142,7 @@ class LazyWork:
 
     # ..................................................................... conversions
 
-    def convert_chunk(self, table: str) -> bool:
+    def convert_chunk(self, table: str, limit: int = CHUNK) -> bool:
         """Convert a chunk of ``table``'s rows to their columns' new types; False once done
         (and the table's schema stops reading the old values)."""
         with self.storage.transaction():
@@ -116,7 +152,7 @@ class LazyWork:
             if schema is None or not schema.converting:
                 return False
             cursor = ("convert", table.lower())
-            done, after = self.storage.convert_rows(schema, CHUNK, self._cursors.get(cursor))
+            done, after = self.storage.convert_rows(schema, limit, self._cursors.get(cursor))
             if done:
                 fault_point("schema_conversion_chunk")
             if after is not None:
@@ -224,7 +260,20 @@ class LazyWork:
         return out
 
     def _copy_keys(self, plan: CopyPlan, keys: list[Any]) -> None:
-        """Copy ``keys`` not copied yet (inside the open transaction)."""
+        """Copy ``keys`` not copied yet (inside the open transaction). A write's first
+        touch of the hot keys copies most of the table (bench.schema_change's first commit
+        of votes after the split: half of its rows, and the writer's CPU at 0.15-0.75 of a
+        core for 5 s): its CPU time is counted against the background thread's share."""
+        if threading.current_thread() is self._thread:
+            self._copy_keys_now(plan, keys)
+            return
+        began = time.thread_time()
+        try:
+            self._copy_keys_now(plan, keys)
+        finally:
+            self._foreground_cpu += time.thread_time() - began
+
+    def _copy_keys_now(self, plan: CopyPlan, keys: list[Any]) -> None:
         target = self.catalog.require_table(plan.target.name)
         keys = self.storage.untracked(plan.tracking, target, plan.target_key, keys)
         if not keys:
@@ -232,10 +281,10 @@ class LazyWork:
         source = self.catalog.require_table(plan.source)
         wanted = set(keys)
         key_of = plan.key_of_source()
-        rows = [r for r in self.storage.rows_by(source, plan.source_key, keys)
+        rows = [r for r in self.storage.rows_by(source, plan.source_key, keys, in_one_step=True)
                 if key_of(r) in wanted]
         copied = [coerce_row(target, row, where="CREATE TABLE ... AS SELECT: ")
                   for row in plan.evaluate(rows)]
         if copied:
-            self.storage.insert(target, copied)
+            self.storage.insert(target, copied, in_one_step=True)
         self.storage.track(plan.tracking, target, plan.target_key, keys)

@@ -19,8 +19,10 @@ writes the rows include, while the writer goes on committing.
 
 How rows are encoded for SQLite (types, value conversions, statement texts, conversion
 after a column's type changes) is :mod:`rivulet.storage.sqlite_rows`; the tracking tables of
-lazy copies are :mod:`rivulet.storage.sqlite_copies`. This module keeps the connections and
-what runs on them: transactions, the write log, the program, rows, lookups, scans.
+lazy copies are :mod:`rivulet.storage.sqlite_copies`; many rows read or written in one
+step for the lazy background work, :mod:`rivulet.storage.sqlite_bulk`. This module keeps
+the connections and what runs on them: transactions, the write log, the program, rows,
+lookups, scans.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from rivulet.storage.base import (
     RowId,
     Storage,
 )
+from rivulet.storage.sqlite_bulk import fetch_at_once, insert_at_once
 from rivulet.storage.sqlite_copies import CopyTracking
 from rivulet.storage.sqlite_rows import (
     SQLITE_TYPES,
@@ -326,9 +329,12 @@ class SqliteStorage(CopyTracking, Storage):
 
     # ..................................................................... rows
 
-    def rows_by(self, schema: TableSchema, columns: tuple[int, ...], keys: list[Any]) -> list[Row]:
+    def rows_by(self, schema: TableSchema, columns: tuple[int, ...], keys: list[Any],
+                *, in_one_step: bool = False) -> list[Row]:
         """Rows whose ``columns`` hold one of ``keys``, on the writer's connection (inside
-        the open transaction, so seeing its own writes)."""
+        the open transaction, so seeing its own writes); ``in_one_step``: each statement's
+        rows read in one step (many rows of a background thread's chunk: see
+        :mod:`rivulet.storage.sqlite_bulk`)."""
         sql = self._sql(schema)
         target = [quote(schema.columns[i].name) for i in columns]
         to_db = [key_converter(schema.columns[i]) for i in columns]
@@ -336,9 +342,10 @@ class SqliteStorage(CopyTracking, Storage):
         rows: list = []
         for start in range(0, len(values), LOOKUP_CHUNK):
             chunk = values[start:start + LOOKUP_CHUNK]
-            rows.extend(self.conn.execute(
-                lookup_sql(schema.name, sql.selected, target, len(columns), len(chunk)),
-                [v for key in chunk for v in key]).fetchall())
+            text = lookup_sql(schema.name, sql.selected, target, len(columns), len(chunk))
+            params = [v for key in chunk for v in key]
+            rows.extend(fetch_at_once(self.conn, text, params, len(sql.selected)) if in_one_step
+                        else self.conn.execute(text, params).fetchall())
         return rows if sql.from_db is None else [sql.from_db(r) for r in rows]
 
     def _sql(self, schema: TableSchema) -> TableSql:
@@ -360,7 +367,9 @@ class SqliteStorage(CopyTracking, Storage):
                 self._stored_max[key] = max(known, max(
                     (r[column] for r in rows if r[column] is not None), default=known))
 
-    def insert(self, schema: TableSchema, rows: list[Row]) -> None:
+    def insert(self, schema: TableSchema, rows: list[Row], *, in_one_step: bool = False) -> None:
+        """(``in_one_step``: many rows of a background thread's chunk, by multi-row INSERT
+        statements instead of a step per row: see :mod:`rivulet.storage.sqlite_bulk`.)"""
         self._note_stored(schema, rows)
         sql = self._sql(schema)
         values = rows if sql.to_db is None else list(map(sql.to_db, rows))
@@ -369,7 +378,10 @@ class SqliteStorage(CopyTracking, Storage):
                 self.conn.execute(sql.insert, values[0])
                 return
             with self.savepoint():  # (each row its own statement: undone together)
-                self.conn.executemany(sql.insert, values)
+                if in_one_step:
+                    insert_at_once(self.conn, quote(schema.name), sql.names, values)
+                else:
+                    self.conn.executemany(sql.insert, values)
         except sqlite3.IntegrityError as exc:
             raise ConstraintError(self._describe_duplicate(schema, rows, exc)) from None
         except (OverflowError, sqlite3.Error) as exc:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from rivulet.storage.sqlite_bulk import fetch_at_once, insert_at_once, slices, values_list
 from rivulet.storage.sqlite_rows import from_db, key_converter, key_to_db, quote
 from rivulet.values.schema import TableSchema
 
@@ -40,29 +41,32 @@ class CopyTracking:
 
     def untracked(self, tracking: str, schema: TableSchema, columns: tuple[int, ...],
                   keys: list[Any]) -> list[Any]:
-        """Those of ``keys`` (of ``columns`` of ``schema``) not marked in ``tracking``."""
+        """Those of ``keys`` (of ``columns`` of ``schema``) not marked in ``tracking``, in
+        their order (one statement for them all: see :mod:`rivulet.storage.sqlite_bulk`)."""
         to_db = [key_converter(schema.columns[i]) for i in columns]
         width = len(columns)
-        out = []
-        for key in dict.fromkeys(keys):
-            stored = key_to_db(key, to_db, width)
-            where = " AND ".join(f"k{i} IS ?" for i in range(width))
-            if self.conn.execute(f"SELECT 1 FROM {quote(tracking)} WHERE {where}",
-                                 stored).fetchone() is None:
-                out.append(key)
-        return out
+        stored = {key_to_db(key, to_db, width): key for key in keys}
+        where = " AND ".join(f"k{i} IS _rivulet_keys.column{i + 1}" for i in range(width))
+        listed = ", ".join(f"column{i + 1}" for i in range(width))
+        left: set[tuple] = set()
+        for part in slices(list(stored), width):
+            values, params = values_list(part, width)
+            left.update(fetch_at_once(
+                self.conn, f"SELECT {listed} FROM ({values}) AS _rivulet_keys WHERE NOT EXISTS "
+                           f"(SELECT 1 FROM {quote(tracking)} WHERE {where})", params, width))
+        return [key for value, key in stored.items() if value in left]
 
     def track(self, tracking: str, schema: TableSchema, columns: tuple[int, ...],
               keys: list[Any]) -> None:
         to_db = [key_converter(schema.columns[i]) for i in columns]
-        marks = ", ".join("?" * len(columns))
-        self.conn.executemany(f"INSERT INTO {quote(tracking)} VALUES ({marks})",
-                              [key_to_db(k, to_db, len(columns)) for k in keys])
+        insert_at_once(self.conn, quote(tracking), [f"k{i}" for i in range(len(columns))],
+                       [key_to_db(k, to_db, len(columns)) for k in keys])
 
     def keys_after(self, schema: TableSchema, columns: tuple[int, ...], limit: int,
                    after: Any = None) -> list[Any]:
         """Up to ``limit`` distinct keys (``columns``) of ``schema``'s rows, in order, from
-        just after ``after`` (None: the first): one pass over an index on them."""
+        just after ``after`` (None: the first): one pass over an index on them, read in one
+        step (:mod:`rivulet.storage.sqlite_bulk`)."""
         names = [quote(schema.columns[i].name) for i in columns]
         listed = ", ".join(names)
         start = ""
@@ -71,8 +75,9 @@ class CopyTracking:
             to_db = [key_converter(schema.columns[i]) for i in columns]
             params = list(key_to_db(after, to_db, len(columns)))
             start = f"WHERE ({listed}) > ({', '.join('?' * len(columns))}) "
-        rows = self.conn.execute(f"SELECT DISTINCT {listed} FROM {quote(schema.name)} {start}"
-                                 f"ORDER BY {listed} LIMIT ?", (*params, limit)).fetchall()
+        rows = fetch_at_once(self.conn, f"SELECT DISTINCT {listed} FROM {quote(schema.name)} "
+                                        f"{start}ORDER BY {listed} LIMIT ?",
+                             (*params, limit), len(columns), sorted_by=len(columns))
         readers = [from_db(schema.columns[i]) for i in columns]
         keys = [tuple(v if f is None or v is None else f(v) for v, f in zip(r, readers))
                 for r in rows]

@@ -22,6 +22,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from rivulet.storage.sqlite_bulk import fetch_at_once, slices, values_list
 from rivulet.values.enumerations import stored_member
 from rivulet.values.schema import (
     BOOL,
@@ -272,22 +273,27 @@ def convert_rows(conn: sqlite3.Connection, schema: TableSchema, limit: int,
     (in the caller's transaction), in row order from just ``after`` the row identity given
     (None: the first), so that each chunk starts where the last one stopped instead of
     scanning the converted rows again: the new value stored, the old one cleared, in one
-    statement per row, guarded by the old one's not being cleared yet. Returns the rows
-    converted and the identity of the last row looked at (None: the end of the table)."""
+    statement per column, guarded by the old one's not being cleared yet. Returns the rows
+    converted and the identity of the last row looked at (None: the end of the table).
+
+    The rows are read in one step and written with one statement per column
+    (:mod:`rivulet.storage.sqlite_bulk`: a step per row waited for the GIL each time a
+    reader thread kept it busy); only the conversion itself runs in Python, per value."""
     table = quote(schema.name)
     pk = schema.primary_key
     ident = [quote(schema.columns[i].name) for i in pk] if pk else ["rowid"]
-    where = " AND ".join(f"{c} = ?" for c in ident)
     order = ", ".join(ident)
     start = "" if after is None else f"({order}) > ({', '.join('?' * len(ident))}) AND "
     converting = [c for c in schema.columns if c.conversion is not None]
     sources = [quote(c.conversion.source) for c in converting
                if c.conversion is not None]  # (every one of them)
     pending = " OR ".join(f"{s} IS NOT NULL" for s in sources)
-    rows = conn.execute(f"SELECT {order}, {', '.join(sources)} FROM {table} "
-                        f"WHERE {start}({pending}) ORDER BY {order} LIMIT ?",
-                        (*(after or ()), limit)).fetchall()
     width = len(ident)
+    rows = fetch_at_once(conn, f"SELECT {order}, {', '.join(sources)} FROM {table} "
+                               f"WHERE {start}({pending}) ORDER BY {order} LIMIT ?",
+                         (*(after or ()), limit), width + len(sources), sorted_by=width)
+    # (``_rivulet_new`` holds the new value, then the row's identity: columns column1...)
+    on = " AND ".join(f"{table}.{c} = _rivulet_new.column{k + 2}" for k, c in enumerate(ident))
     done = 0
     for j, column in enumerate(converting):
         conversion = column.conversion
@@ -301,8 +307,11 @@ def convert_rows(conn: sqlite3.Connection, schema: TableSchema, limit: int,
                 continue
             new = conversion.convert(old if old_from is None else old_from(old))
             updates.append((new if new is None or new_to is None else new_to(new), *row[:width]))
-        conn.executemany(f"UPDATE {table} SET {quote(column.name)} = ?, {sources[j]} = NULL "
-                         f"WHERE {where} AND {sources[j]} IS NOT NULL", updates)
+        for part in slices(updates, 1 + width):
+            listed, params = values_list(part, 1 + width)
+            conn.execute(f"UPDATE {table} SET {quote(column.name)} = _rivulet_new.column1, "
+                         f"{sources[j]} = NULL FROM ({listed}) AS _rivulet_new "
+                         f"WHERE {on} AND {table}.{sources[j]} IS NOT NULL", params)
         done += len(updates)
     return done, (tuple(rows[-1][:width]) if len(rows) == limit else None)
 
