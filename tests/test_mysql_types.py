@@ -481,7 +481,9 @@ def test_a_decimal_chosen_among_other_places_is_refused_in_a_union_text_column(
         with pytest.raises(UnsupportedSqlError, match="UNION column .* DECIMAL chosen"):
             mysql_pair.db.query(sql)
     check(mysql_pair, "SELECT 'x' AS t UNION ALL SELECT CAST(COALESCE(a, c) AS CHAR) FROM ch")
-    check(mysql_pair, "SELECT 'x' AS t UNION ALL SELECT c + a FROM ch")
+    # (arithmetic chooses nothing: answered where its zeros keep their places, as c * 2;
+    # c + a, which cancels for c = -2.00, a = 2, is refused: tests/test_decimal_zero_places.py)
+    check(mysql_pair, "SELECT 'x' AS t UNION ALL SELECT c * 2 FROM ch")
     check(mysql_pair, "SELECT 1.5 AS t UNION ALL SELECT COALESCE(a, c) FROM ch")
 
 

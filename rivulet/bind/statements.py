@@ -6,6 +6,7 @@ constructs) is found here, before anything changes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -25,6 +26,7 @@ from rivulet.plan import ir
 from rivulet.plan.catalog import Catalog
 from rivulet.plan.expressions import (
     literal_value,
+    may_carry_fewer_places,
     pads_a_choice,
     translate,
     translate_condition,
@@ -480,7 +482,7 @@ def _insert(node: exp.Insert, catalog: Catalog) -> Insert:
         if len(items) != len(columns):
             raise error_at(tup, f"INSERT row has {len(items)} values for {len(columns)} columns",
                            ValueCountError)
-        rows.append(tuple(_text_write(schema, c, _value(v, params), v)
+        rows.append(tuple(_text_write(schema, c, _value(v, params), v, ())
                           for c, v in zip(columns, items)))
     mode = (OnDuplicate.REPLACE if replacing else OnDuplicate.UPDATE if conflict is not None
             else OnDuplicate.IGNORE if node.args.get("ignore") else OnDuplicate.ERROR)
@@ -492,7 +494,7 @@ def _insert(node: exp.Insert, catalog: Catalog) -> Insert:
                 raise unsupported(eq, "assignment")
             column = scope.assigned(eq.this)
             updates.append((column, _text_write(
-                schema, column, translate(eq.expression, scope, params), eq)))
+                schema, column, translate(eq.expression, scope, params), eq, scope.types())))
     unlisted = [c for i, c in enumerate(schema.columns) if i not in columns]
     reads = (any(ir.reads_clock(e) for row in rows for e in row)
              or any(ir.reads_clock(e) for _, e in updates)
@@ -567,15 +569,26 @@ class _UpsertScope:
         return own + own
 
 
-def _text_write(schema: TableSchema, position: int, value: ir.Expr,
-                node: exp.Expr) -> ir.Expr:
-    """``value``, written to column ``position`` of ``schema``; refused where a text column
-    would store other text than MySQL's (:func:`~rivulet.plan.expressions.pads_a_choice`)."""
-    if schema.columns[position].kind in (STR, BYTES) and pads_a_choice(value):
+def _text_write(schema: TableSchema, position: int, value: ir.Expr, node: exp.Expr,
+                input_types: Sequence[SqlType]) -> ir.Expr:
+    """``value`` (over columns of ``input_types``), written to column ``position`` of
+    ``schema``; refused where a text column would store other text than MySQL's: a DECIMAL
+    chosen among values of other places (:func:`~rivulet.plan.expressions.pads_a_choice`)
+    or one that may be a zero of other places
+    (:func:`~rivulet.plan.expressions.may_carry_fewer_places`)."""
+    if schema.columns[position].kind not in (STR, BYTES):
+        return value
+    if pads_a_choice(value):
         raise unsupported(node, "DECIMAL chosen among values of other places (CASE, IF, "
                                 "COALESCE, ...) written to a text column (MySQL stores the "
                                 "chosen value's own places; CAST it AS DECIMAL(m, d) or "
                                 "AS CHAR)")
+    if may_carry_fewer_places(value, input_types, lambda index: False):  # (stored columns)
+        raise unsupported(node, "DECIMAL that may be a zero of other places (a MOD, a "
+                                "difference, a sum or a product that can come to zero) "
+                                "written to a text column (MySQL stores its value's own "
+                                "places, '0' for 0 % 0.5 where the type shows '0.0'; CAST "
+                                "it AS DECIMAL(m, d) or AS CHAR)")
     return value
 
 
@@ -612,7 +625,8 @@ def _update(node: exp.Update, catalog: Catalog) -> Update:
             raise unsupported(eq, "assignment")
         column = scope.column(eq.this)
         assignments.append((column.index, _text_write(
-            schema, column.index, translate(eq.expression, scope, params), eq)))
+            schema, column.index, translate(eq.expression, scope, params), eq,
+            scope.types())))
     where = node.args.get("where")
     predicate = translate(where.this, scope, params) if where is not None else None
     keys = _key_lookup(where.this if where is not None else None, schema, scope, params)
@@ -682,7 +696,8 @@ def _joined_update(node: exp.Update, catalog: Catalog) -> JoinedWrite:
             raise unsupported(eq, "assignment")
         ref, position = refs.resolve(eq.this)
         assigned.setdefault(ref, []).append((position, _text_write(
-            refs.refs[ref][1], position, translate(eq.expression, refs, param), eq)))
+            refs.refs[ref][1], position, translate(eq.expression, refs, param), eq,
+            refs.types())))
     targets = [refs.target(ref, tuple(items)) for ref, items in sorted(assigned.items())]
     for target in targets:
         if target.table.clock_updates:

@@ -886,6 +886,55 @@ def pads_a_choice(e: Expr) -> bool:
 _CARRIES_ITS_ARGUMENTS_PLACES = frozenset({"add", "sub", "mul", "neg", "ABS", "to_scale"})
 
 
+def may_carry_fewer_places(e: Expr, input_types: Sequence[SqlType],
+                           column_may: Callable[[int], bool]) -> bool:
+    """Whether the DECIMAL value of ``e`` may carry fewer places than its type shows, as
+    MySQL's decimal arithmetic makes some zeros plain (no places, no sign): a remainder of
+    a zero dividend (``0 % 0.5``), a difference or a sum that cancels (``1.5 - 1.5``,
+    ``e - 0`` where ``e`` is 0.00), a product of a zero and a negative (``-2 * 0.0``), and
+    what carries such a value on (``(0 % 0.5) + 1`` is 1, ``-(0 % 0.5)`` 0, a CASE choosing
+    it). The type shows '0.0' (a result column, CONCAT, CAST AS CHAR round to it); a text
+    column stores the value's own places ('0'). MariaDB's MOD also keeps the places and the
+    sign of a zero remainder of another dividend ('-0.0' for ``-2 % 0.5``), which MySQL 8
+    makes plain: any MOD may differ. A SUM adds (see ``_computed_in``). ``column_may``
+    answers for an input column."""
+    t = type_of(e, input_types)
+    if t.kind != DECIMAL or not t.frac:  # (a zero without places is plain already)
+        return False
+    if isinstance(e, Col):
+        return column_may(e.index)
+
+    def may(x: Expr) -> bool:
+        return may_carry_fewer_places(x, input_types, column_may)
+
+    if isinstance(e, Case):
+        return any(may(v) for _, v in e.whens) or (e.default is not None and may(e.default))
+    if not isinstance(e, Call):
+        return False
+    if e.fn in ("mod", "MOD", "sub"):
+        return True
+    if e.fn in ("add", "mul"):  # (cancels, or a zero meets a negative; not beside a
+        if any(may(a) for a in e.args):  # constant 0 to add, a positive one to multiply)
+            return True
+        if any(isinstance(a, Lit) and type(a.value) in (int, decimal.Decimal)
+               and (a.value == 0 if e.fn == "add" else a.value > 0) for a in e.args):
+            return False
+        return not all(_never_negative(a, type_of(a, input_types)) for a in e.args)
+    if e.fn in ("neg", "ABS", "NULLIF"):
+        return may(e.args[0])
+    if e.fn in CHOOSERS:
+        return any(may(a) for a in (e.args[1:] if e.fn == "IF" else e.args))
+    return False
+
+
+def _never_negative(e: Expr, t: SqlType) -> bool:
+    """Whether ``e`` (of type ``t``) holds no negative number: an UNSIGNED one, a constant
+    from 0 up."""
+    if isinstance(e, Lit):
+        return e.value is None or (type(e.value) in (int, decimal.Decimal) and e.value >= 0)
+    return t.unsigned
+
+
 def to_places(e: Expr, t: SqlType) -> Expr:
     """``e`` (an exact number) as a DECIMAL of type ``t``: carrying exactly ``t.frac``
     places. The call names ``t.scale`` too when it differs, so that the plan's typing of

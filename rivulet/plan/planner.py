@@ -51,6 +51,7 @@ from rivulet.plan.expressions import (
     as_text,
     convert,
     is_aggregate,
+    may_carry_fewer_places,
     pads_a_choice,
     refuse_join_keys,
     shown,
@@ -1138,6 +1139,13 @@ def _refuse_numbers_of_unknown_text(query: exp.Expr, columns: tuple[ir.ColumnInf
                                   "COALESCE, GREATEST, ...: MySQL stores the chosen "
                                   "value's own places as text, '2' where the choice's "
                                   "type shows '2.00'); CAST it AS CHAR in its SELECT")
+            if have.kind == DECIMAL and _computed_in(branch, i, _carries_fewer_places):
+                raise unsupported(query, f"UNION column {column.name!r} of text taking a "
+                                  "DECIMAL that may be a zero of other places (a MOD, a "
+                                  "difference, a sum or a product that can come to zero: "
+                                  "MySQL stores its value's own places as text, '0' for "
+                                  "0 % 0.5 where the type shows '0.0'); CAST it AS CHAR in "
+                                  "its SELECT")
 
 
 #: What a column's computing expression is asked (by :func:`_computed_in`): given the
@@ -1148,8 +1156,9 @@ ComputedBy = Callable[[ir.Expr, ir.Node], bool]
 def _computed_in(node: ir.Node, i: int, computes: ComputedBy) -> bool:
     """Whether column ``i`` of ``node`` may be computed by an expression ``computes``
     holds for, followed through the nodes that pass a column on (a filter, a join's side,
-    a group's key, a MIN or MAX) to the projection that computes it. A table's column is
-    stored, computed by nothing."""
+    a group's key, a MIN or MAX) to the projection that computes it; a SUM is asked as
+    the sum of its argument with itself (MySQL adds its values one by one). A table's
+    column is stored, computed by nothing."""
     if isinstance(node, ir.Project):
         return computes(node.exprs[i], node.input)
     if isinstance(node, (ir.Filter, ir.Distinct, ir.TopK)):
@@ -1165,8 +1174,12 @@ def _computed_in(node: ir.Node, i: int, computes: ComputedBy) -> bool:
         if i < keys:
             return _computed_in(node.input, node.group_by[i], computes)
         call = node.aggs[i - keys]
-        return call.fn in ("min", "max") and call.arg is not None and \
-            _computed_in(node.input, call.arg, computes)
+        if call.arg is None:
+            return False
+        if call.fn == "sum":  # (adds its argument's values: as their sum computes)
+            arg = ir.Col(call.arg)
+            return computes(ir.Call("add", (arg, arg)), node.input)
+        return call.fn in ("min", "max") and _computed_in(node.input, call.arg, computes)
     return False
 
 
@@ -1191,6 +1204,15 @@ def _pads_a_choice(e: ir.Expr, source: ir.Node) -> bool:
     if isinstance(e, ir.Col):
         return _computed_in(source, e.index, _pads_a_choice)
     return pads_a_choice(e)
+
+
+def _carries_fewer_places(e: ir.Expr, source: ir.Node) -> bool:
+    """Whether the DECIMAL ``e`` computes over the columns of ``source`` may carry fewer
+    places than its type shows (:func:`~rivulet.plan.expressions.may_carry_fewer_places`),
+    following the columns it reads to what computes them."""
+    return may_carry_fewer_places(
+        e, [c.type for c in source.columns],
+        lambda index: _computed_in(source, index, _carries_fewer_places))
 
 
 def _union_is_distinct(query: exp.Expr) -> bool:
