@@ -391,8 +391,9 @@ def test_between_with_a_date_reads_text_and_numbers_as_dates(mysql_pair: MySQLPa
 
 def test_unix_timestamp_of_text_is_a_decimal_with_the_places_mysql_gives(
         mysql_pair: MySQLPair) -> None:
-    """Of a text column or expression: DECIMAL(.., 6), a fraction or not; of a constant:
-    the places of its own fraction (none: an integer); of a DATETIME: an integer."""
+    """Of a text column or expression or a DOUBLE: DECIMAL(.., 6), a fraction or not; of
+    a constant: the places of its own fraction (none: an integer); of a DATETIME: an
+    integer."""
     mysql_pair.execute("CREATE TABLE x (id INT PRIMARY KEY, i INT, ts DATETIME, "
                        "s VARCHAR(30))")
     mysql_pair.insert_many("x", [(1, None, None, "2021-02-03 00:00:00.5"),
@@ -401,6 +402,9 @@ def test_unix_timestamp_of_text_is_a_decimal_with_the_places_mysql_gives(
                       "UNIX_TIMESTAMP(IF(i IS NOT NULL, '2021-02-03 00:00:00', s)), "
                       "UNIX_TIMESTAMP('2021-02-03'), UNIX_TIMESTAMP('2021-02-03 00:00:00.25'), "
                       "UNIX_TIMESTAMP('2021-02-03 00:00:00.000') FROM x")
+    # a DOUBLE constant, like a DOUBLE column, has six places (it was an integer)
+    check(mysql_pair, "SELECT id, UNIX_TIMESTAMP(20210203.0e0), "
+                      "CONCAT(UNIX_TIMESTAMP(20210203.0e0)), UNIX_TIMESTAMP(1.0e0) FROM x")
 
 
 def test_a_double_rounded_to_places_shows_them_as_text(mysql_pair: MySQLPair) -> None:

@@ -1235,7 +1235,8 @@ def _unix_timestamp_type(arg: SqlType, expr: Expr | None) -> SqlType:
         return types.decimal_type(arg.scale)
     if arg.kind == DECIMAL and not isinstance(expr, Lit):
         return types.decimal_type(min(arg.scale, types.MAX_FSP)) if arg.scale else types.INT_TYPE
-    if isinstance(expr, Lit):  # MySQL folds the constant: its own fraction's places
+    if isinstance(expr, Lit) and type(expr.value) is not float:  # MySQL folds the
+        # constant: its own fraction's places (a DOUBLE's, like a column's, are six)
         places = fraction_digits(expr.value) if type(expr.value) is str else 0
         return types.decimal_type(places) if places else types.INT_TYPE
     return (types.INT_TYPE if arg.kind in (DATE, DATETIME, INT, BOOL, ENUM)
