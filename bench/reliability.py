@@ -209,7 +209,8 @@ def plot(path: Path, figures: dict[str, Any]) -> None:
     top.set_ylabel("operations / s")
     top.legend()
     top.set_title(f"soak: {figures['config']['clients']} MySQL clients, a view added every "
-                  f"{figures['config']['view_every']:.0f} s")
+                  f"{figures['config']['view_every']:.0f} s (the oldest beyond "
+                  f"{figures['config']['live_views']} dropped)")
     bottom.plot(t, [(r["memory_max_bytes"] or 0) / 1e6 for r in rows], label="state (max)")
     bottom.axhline(figures["limit_bytes"] / 1e6, color="red", linestyle="--", label="limit")
     bottom.plot(t, [(r["rss_max_bytes"] or 0) / 1e6 / 10 for r in rows], label="RSS / 10")

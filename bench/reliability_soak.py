@@ -8,7 +8,13 @@ built by the first read) is the floor, and the server runs with ``--memory-limit
 so eviction runs all the time. Clients (threads here, one connection each) read
 ``StoriesWithVC`` and ``Karma`` by Zipf-popular keys and the front page, and vote; every
 ``view_every`` seconds one more view is added (a migration under load) and the clients
-start reading it too.
+start reading it too, and the oldest beyond ``live_views`` is dropped (the clients stop
+reading it one period before its DROP VIEW, longer than any read may take): the program
+stays the same size, so the soak measures state and what a changing program leaves behind.
+A program that only grows grows its memory outside the limit, by design: each view's
+definition, plan, operators and the statements that read it are the program, not state
+(before views were dropped, the full soak's RSS rose with every view it added, by tens of
+kilobytes each, and was flat otherwise).
 
 Sampled every second: rivulet's own accounting of its state (``rivulet_memory_bytes`` on
 ``/metrics``) against the limit, the server's RSS. Per interval: reads and writes per
@@ -19,7 +25,7 @@ exceeded the limit and no client saw an error in it.
 The limit bounds state, not the process, so the RSS check allows a fixed overhead, stated
 in the results and measured after a warm-up (``warmup`` seconds of the same load, not part
 of the soak's minutes: every client connected, every statement shape planned, the views of
-the program read, the first added view built and read): the server's RSS then less
+the program read, the added views' window filled): the server's RSS then less
 rivulet's accounted state then (interpreter, code, program, connections and their
 sessions, allocator slack), plus the SQLite page
 caches the limit does not account, at their most (``page_cache_bytes(limit)`` for each of
@@ -72,15 +78,26 @@ class SoakConfig:
     votes: int
     headroom: int  # bytes above the floor
     view_every: float  # seconds between added views
+    live_views: int  # added views kept: the oldest beyond this many is dropped
     interval: float  # seconds per reported interval
     warmup: float  # seconds of load before the soak's minutes (the overhead is taken then)
     accounting_reads: int  # reads replayed under tracing after the soak
 
 
 QUICK = SoakConfig(seconds=20, clients=8, stories=5_000, votes=50_000, headroom=512 * 1024,
-                   view_every=8, interval=5, warmup=10, accounting_reads=2_000)
+                   view_every=8, live_views=2, interval=5, warmup=10,
+                   accounting_reads=2_000)
 LONG = SoakConfig(seconds=3600, clients=16, stories=50_000, votes=500_000, headroom=2 << 20,
-                  view_every=60, interval=30, warmup=60, accounting_reads=30_000)
+                  view_every=60, live_views=5, interval=30, warmup=60,
+                  accounting_reads=30_000)
+
+
+@dataclass
+class Offered:
+    """The added views the clients read: the migrator swaps the tuple whole, so a client
+    picks from one consistent window."""
+
+    names: tuple[str, ...] = ()
 
 
 @dataclass
@@ -183,7 +200,9 @@ def run_soak(cfg: SoakConfig, work: Path, log: Callable[[str], None]) -> dict[st
     warming = Interval()
     lock = threading.Lock()
     stop = threading.Event()
-    views: list[str] = []  # added views, read by the clients too
+    added: list[str] = []
+    dropped: list[str] = []
+    offered = Offered()  # the added views the clients read
     t0 = time.monotonic() + cfg.warmup  # the soak's minutes start after the warm-up
 
     def current() -> Interval:
@@ -195,7 +214,7 @@ def run_soak(cfg: SoakConfig, work: Path, log: Callable[[str], None]) -> dict[st
         return intervals[index]
 
     def client(n: int) -> None:
-        _client(server.port, n, cfg, stop, lock, current, views)
+        _client(server.port, n, cfg, stop, lock, current, offered)
 
     def sampler() -> None:
         while not stop.wait(1.0):
@@ -210,16 +229,29 @@ def run_soak(cfg: SoakConfig, work: Path, log: Callable[[str], None]) -> dict[st
                 current().memory.append(memory)
                 current().rss.append(rss)
 
-    def migrator() -> None:
+    def ddl(sql: str) -> bool:
         import pymysql
 
+        try:
+            conn = pymysql.connect(host="127.0.0.1", port=server.port, user="root",
+                                   autocommit=True, read_timeout=600)
+            with conn.cursor() as cur:
+                cur.execute(sql)
+            conn.close()
+        except pymysql.Error as exc:
+            with lock:
+                current().errors += 1
+                current().error_text.append(f"{sql.split(' AS ')[0]}: {exc!r}")
+            return False
+        return True
+
+    def migrator() -> None:
+        retired: list[tuple[str, float]] = []  # no longer offered, since when
         k = 0
-        # The first view comes halfway through the warm-up: its first build and reads make
-        # what every later one shares (the base-table index its upqueries read, made once),
-        # part of the overhead the RSS bound states.
-        wait = min(cfg.view_every, cfg.warmup / 2)
-        while not stop.wait(wait):
-            wait = cfg.view_every
+        # The warm-up fills the window of added views (and retires one), so the program
+        # is at its steady size when the overhead is taken; then one view a period.
+        wait = cfg.warmup / (cfg.live_views + 2)
+        while not stop.wait(wait if time.monotonic() < t0 else cfg.view_every):
             k += 1
             name = f"soak_view_{k}"
             # Partial through and through (no join index, no full state): each view adds
@@ -227,19 +259,18 @@ def run_soak(cfg: SoakConfig, work: Path, log: Callable[[str], None]) -> dict[st
             sql = (f"CREATE VIEW {name} AS SELECT user_id, story_id, COUNT(*) AS n FROM votes "
                    f"WHERE user_id = ? AND story_id >= {k} GROUP BY user_id, story_id")
             began = time.perf_counter()
-            try:
-                conn = pymysql.connect(host="127.0.0.1", port=server.port, user="root",
-                                       autocommit=True, read_timeout=600)
-                with conn.cursor() as cur:
-                    cur.execute(sql)
-                conn.close()
-            except pymysql.Error as exc:
-                with lock:
-                    current().errors += 1
-                    current().error_text.append(f"CREATE VIEW {name}: {exc!r}")
-                continue
-            views.append(name)
-            log(f"soak: added view {name} in {time.perf_counter() - began:.2f} s")
+            if ddl(sql):
+                added.append(name)
+                offered.names = (*offered.names, name)
+                log(f"soak: added view {name} in {time.perf_counter() - began:.2f} s")
+            if len(offered.names) > cfg.live_views:
+                retired.append((offered.names[0], time.monotonic()))
+                offered.names = offered.names[1:]
+            # A read picked a retired view at most a stuck read's time before its DROP.
+            while retired and retired[0][1] < time.monotonic() - STUCK_SECONDS:
+                name = retired.pop(0)[0]
+                if ddl(f"DROP VIEW {name}"):
+                    dropped.append(name)
 
     threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(cfg.clients)]
     threads += [threading.Thread(target=sampler, daemon=True),
@@ -266,11 +297,12 @@ def run_soak(cfg: SoakConfig, work: Path, log: Callable[[str], None]) -> dict[st
               if k.endswith("_total")}
     code = server.stop()
     whole = int(cfg.seconds // cfg.interval)
-    accounting = accounting_in_subprocess(path, cfg, limit, views, cfg.accounting_reads)
+    accounting = accounting_in_subprocess(path, cfg, limit, list(offered.names),
+                                          cfg.accounting_reads)
     log(f"soak: accounting after the soak: {accounting['memory_bytes'] / 1e6:.2f} MB "
         f"accounted, {accounting['traced_bytes'] / 1e6:.2f} MB traced (error "
         f"{accounting['memory_estimate_error']:.3f})")
-    return summarize(intervals[:whole], cfg, floor, limit, views, code,
+    return summarize(intervals[:whole], cfg, floor, limit, added, dropped, code,
                      rss_warm=rss_warm, overhead=overhead) | {"server": totals,
                                                               "accounting": accounting}
 
@@ -323,7 +355,7 @@ def accounting_in_subprocess(path: Path, cfg: SoakConfig, limit: int, views: lis
 
 
 def _client(port: int, n: int, cfg: SoakConfig, stop: threading.Event, lock: threading.Lock,
-            current: Callable[[], Interval], views: list[str]) -> None:
+            current: Callable[[], Interval], offered: Offered) -> None:
     import pymysql
 
     rnd = random.Random(n)
@@ -350,7 +382,7 @@ def _client(port: int, n: int, cfg: SoakConfig, stop: threading.Event, lock: thr
                 elif which < 0.85:
                     cur.execute("SELECT author, karma FROM Karma WHERE author = %s",
                                 (user_keys.pop(),))
-                elif which < 0.9 or not views:
+                elif which < 0.9 or not (views := offered.names):
                     cur.execute("SELECT id, title, vcount FROM FrontPage")
                 else:
                     cur.execute(f"SELECT story_id, n FROM {rnd.choice(views)} WHERE user_id = %s",
@@ -397,7 +429,7 @@ def _log_interval(log: Callable[[str], None], iv: Interval, index: int, cfg: Soa
 
 
 def summarize(intervals: list[Interval], cfg: SoakConfig, floor: int, limit: int,
-              views: list[str], exit_code: int, *, rss_warm: int,
+              added: list[str], dropped: list[str], exit_code: int, *, rss_warm: int,
               overhead: int) -> dict[str, Any]:
     rows = []
     for i, iv in enumerate(intervals):
@@ -451,7 +483,8 @@ def summarize(intervals: list[Interval], cfg: SoakConfig, floor: int, limit: int
         "read_max_ms": max((r["read_max_ms"] or 0 for r in rows), default=0),
         "ops_per_s_median": round(median, 1),
         "ops_per_s_min_over_median": round(min(ops) / median, 3) if median else None,
-        "views_added": views,
+        "views_added": added,
+        "views_dropped": dropped,
         "server_exit_code": exit_code,
         "intervals": rows,
     }

@@ -155,11 +155,13 @@ def run_serve(args: argparse.Namespace) -> int:
     import asyncio
     import signal
 
+    from rivulet.server.allocator import limit_arenas
     from rivulet.server.auth import UserStore, tls_context
     from rivulet.server.mysql.primary import Replicas, replica_options
     from rivulet.server.mysql.server import MySQLServer, new_event_loop
 
     sys.setswitchinterval(0.0005)  # see run_demo
+    limit_arenas()
     if (args.tls_cert is None) != (args.tls_key is None):
         print("error: --tls-cert and --tls-key go together", file=sys.stderr)
         return 2

@@ -155,6 +155,37 @@ def test_query_texts_are_kept_from_their_second_time_and_while_asked_for() -> No
     assert texts.get(text[0]) is None and len(texts) == 0
 
 
+def test_statement_templates_keep_their_text_not_their_parsed_tree() -> None:
+    """The statement cache keeps a shape per template (up to CACHE_LIMIT of them), outside
+    the memory limit: a read's, a write's or a DDL's keeps its text, not sqlglot's tree of
+    it (tens of kilobytes for a CREATE VIEW; a soak that added and dropped a view a minute
+    grew by them); the kinds answered from their tree (SHOW, EXPLAIN) keep it."""
+    import tracemalloc
+
+    from rivulet.server.mysql import normalize
+    from rivulet.server.mysql.statements import analyze
+
+    def shape(sql: str):  # type: ignore[no-untyped-def]
+        return analyze(normalize.split(sql), sql)
+
+    view = ("CREATE VIEW v{} AS SELECT user_id, story_id, COUNT(*) AS n FROM votes "
+            "WHERE user_id = ? AND story_id >= 5 GROUP BY user_id, story_id")
+    texts = [view.format(n) for n in range(200)] + [f"DROP VIEW v{n}" for n in range(200)]
+    texts += [f"SELECT story_id, n FROM v{n} WHERE user_id = 7" for n in range(200)]
+    texts += [f"INSERT INTO votes{n} (user_id, story_id) VALUES (1, 2)" for n in range(200)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        shapes = [shape(text) for text in texts]
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert all(s.node is None for s in shapes)
+    assert kept / len(shapes) < 2_000, f"{kept / len(shapes):.0f} bytes a template"
+    assert shape("SHOW CREATE VIEW v1").node is not None
+    assert shape("EXPLAIN SELECT * FROM votes").node is not None
+
+
 def test_texts_seen_once_take_no_more_memory_as_they_come() -> None:
     """The one-off texts a server sees are remembered in a table made once: 200,000
     distinct texts, none kept (each came once), allocate nothing that stays; a text seen

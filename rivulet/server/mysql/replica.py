@@ -47,6 +47,7 @@ from rivulet.errors import (
     LockWaitTimeoutError,
 )
 from rivulet.server import errors as er
+from rivulet.server.allocator import limit_arenas
 from rivulet.server.auth import UserStore, tls_context
 from rivulet.server.mysql.server import MySQLServer, new_event_loop
 from rivulet.server.mysql.session import global_variables
@@ -459,6 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     logging.basicConfig(level=logging.WARNING, format="rivulet replica: %(message)s")
     sys.setswitchinterval(0.0005)  # as the primary's server (see rivulet.cli)
+    limit_arenas()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the primary tells us when to stop
     limits = Limits(**{k: int(v) for k, v in (f.split("=") for f in args.limits.split(",") if f)})
     path = Path(args.data_dir)

@@ -64,6 +64,8 @@ NAMED_LOCK = "named_lock"  # SELECT GET_LOCK(...): the session's (rivulet/sql/lo
 #: statement, by no view (its answer changes with no write: rivulet/sql/clock.py).
 CLOCK = "clock"
 
+#: The kinds of statement the protocol answers from their template's parsed tree.
+_ANSWERED_FROM_TREE = frozenset({SHOW, EXPLAIN, CHATTER})
 _MARKER = "__rv{}__"
 _MARKER_RE = re.compile(r"`?__rv(\d+)__`?")
 _RENDERED_MARKER = re.compile(r"(-?)`?__rv(\d+)__`?")  # sqlglot writes a unary minus adjacent
@@ -85,7 +87,7 @@ class Shape:
     """A template, parsed once."""
 
     kind: str
-    node: exp.Expr | None = None
+    node: exp.Expr | None = None  # the parsed template, kept for the kinds answered from it
     rendered: str = ""  # the template as sqlglot renders it, with slot markers
     positions: frozenset[int] = frozenset()  # slots that may be parameters
     negated: frozenset[int] = frozenset()  # ... of them, those written `-5`: the value negated
@@ -418,13 +420,16 @@ def analyze(split: Split, sql: str) -> Shape:
         node = parse_one(sql)  # a bad statement raises its own error, located in its text
         exact = True  # markers where sqlglot wants a constant (``DECIMAL(10, 2)``)
     kind = _kind(node, sql)
+    # Only the kinds answered from the template's tree keep it: the others are bound or
+    # run from their text, and a tree (tens of kilobytes for a CREATE VIEW) kept for each
+    # of up to CACHE_LIMIT templates would be memory the server's limit does not see.
     if kind not in (READ, WRITE):
-        return Shape(kind, node=node, checked=True)
+        return Shape(kind, node=node if kind in _ANSWERED_FROM_TREE else None, checked=True)
     node = local_names(node)
     if exact:
-        return Shape(kind, node=node, rendered=sql, exact=True, checked=True)
+        return Shape(kind, rendered=sql, exact=True, checked=True)
     positions, negated = _positions(node)
-    return Shape(kind, node=node, rendered=node.sql(dialect=DIALECT), positions=positions,
+    return Shape(kind, rendered=node.sql(dialect=DIALECT), positions=positions,
                  negated=negated)
 
 
