@@ -404,7 +404,16 @@ def test_unix_timestamp_of_text_is_a_decimal_with_the_places_mysql_gives(
                       "UNIX_TIMESTAMP('2021-02-03 00:00:00.000') FROM x")
     # a DOUBLE constant, like a DOUBLE column, has six places (it was an integer)
     check(mysql_pair, "SELECT id, UNIX_TIMESTAMP(20210203.0e0), "
-                      "CONCAT(UNIX_TIMESTAMP(20210203.0e0)), UNIX_TIMESTAMP(1.0e0) FROM x")
+                      "CONCAT(UNIX_TIMESTAMP(20210203.0e0)), UNIX_TIMESTAMP(1.0e0), "
+                      "UNIX_TIMESTAMP(20210203.0e0 + 0) FROM x")
+    # a constant expression of text is typed by its value (an integer here, a DECIMAL(.., 1)
+    # for '... 00:00:00.5'): refused; its CAST, or the same over a column, answered
+    for sql in ("SELECT UNIX_TIMESTAMP(COALESCE('2021-02-03 00:00:00', 1)) FROM x",
+                "SELECT UNIX_TIMESTAMP(CONCAT('2021-02-03', '')) FROM x"):
+        with pytest.raises(UnsupportedSqlError, match="UNIX_TIMESTAMP.* constant expression"):
+            mysql_pair.db.query(sql)
+    check(mysql_pair, "SELECT id, UNIX_TIMESTAMP(CAST(COALESCE('2021-02-03 00:00:00', 1) AS "
+                      "DATETIME)), UNIX_TIMESTAMP(COALESCE(s, 1)) FROM x")
 
 
 def test_a_double_rounded_to_places_shows_them_as_text(mysql_pair: MySQLPair) -> None:

@@ -1239,6 +1239,13 @@ def _unix_timestamp_type(arg: SqlType, expr: Expr | None) -> SqlType:
         # constant: its own fraction's places (a DOUBLE's, like a column's, are six)
         places = fraction_digits(expr.value) if type(expr.value) is str else 0
         return types.decimal_type(places) if places else types.INT_TYPE
+    if expr is not None and not isinstance(expr, Lit) and _constant(expr) \
+            and arg.kind in types.TEXT_KINDS:
+        # MySQL types it by the constant's value (``COALESCE('1999-12-31 00:00:00', 1)``:
+        # an integer, six places for the same text from a column): known only once run.
+        raise UnsupportedSqlError("unsupported UNIX_TIMESTAMP() of a constant expression of "
+                                  "text (MySQL types the result by its value): write the "
+                                  "constant itself, or CAST it to a DATETIME")
     return (types.INT_TYPE if arg.kind in (DATE, DATETIME, INT, BOOL, ENUM)
             else types.decimal_type(6))
 
