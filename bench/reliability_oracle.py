@@ -880,21 +880,24 @@ def _pk(raw: str) -> Any:
 
 def _replay(checker: Checker, statements: list[tuple[str, list]], count: int, table: str,
             path: str) -> None:
+    # What a mismatch names: the first statement, or the request itself when it wrote no
+    # row (a POST of ``[]``: nothing to replay, and the table must be as it was).
+    shown = statements[0] if statements else (f"-- {path} with no rows", [])
     total = 0
     try:
         for sql, params in statements:
             total += checker.mirror.execute(sql, params)
     except (OracleRefused, Inexpressible) as exc:
         checker._mismatch(f"HTTP {path}: rivulet accepted a write MySQL rejects ({exc})",
-                          *statements[0])
+                          *shown)
         checker.out_of_step = True
         return
     if total != count:
         checker._mismatch(f"HTTP {path}: rows affected: rivulet {count}, MariaDB {total}",
-                          *statements[0])
+                          *shown)
         checker.out_of_step = True
         return
-    if checker.same_table(table, *statements[0], what=f"HTTP {path}"):
+    if checker.same_table(table, *shown, what=f"HTTP {path}"):
         checker.tally.checked[checker.name] += 1
 
 

@@ -199,6 +199,35 @@ def test_the_fuzz_databases_mirror_reads_a_view_with_parameters_as_a_table(
         mirror.conn.close()
 
 
+def test_an_http_write_of_no_rows_is_checked_not_crashed(
+        tmp_path: Path, mariadb_oracle: MariaDBOracle) -> None:
+    """``POST /tables/t/rows`` with ``[]`` inserts nothing: the oracle checks that the table
+    is as MariaDB's (a full bench.reliability run's HTTP fuzzer drew it and the checker
+    itself failed with an IndexError, losing the whole fuzz phase)."""
+    import httpx
+
+    from bench.oracle_fronts import HttpFront
+    from bench.reliability_fuzz import check_http
+    from rivulet.server.http.app import make_app
+    from rivulet.server.http.serve import serve_http
+
+    db = make_database(tmp_path / "db")
+    mirror = mirror_of_fuzz_database(mariadb_oracle)
+    http = serve_http(make_app(db), port=0)
+    try:
+        tally = Tally()
+        checker = Checker(db, mirror, tally, HttpFront(http.url, db))
+        checker.name = "http fuzzer"
+        with httpx.Client(base_url=http.url, timeout=30) as client:
+            check_http(client, db, "POST", "/tables/T/rows", {"params": {}, "json": []},
+                       checker=checker)
+        assert tally.checked["http fuzzer"] == 1 and not tally.mismatched, tally.examples
+    finally:
+        http.stop()
+        db.close()
+        mirror.conn.close()
+
+
 def test_a_listed_refusal_that_runs_is_checked_against_the_oracle_not_failed(
         tmp_path: Path, mariadb_oracle: MariaDBOracle) -> None:
     """Where the SQL fuzzer's list of refused constructs is behind rivulet (a full run
