@@ -22,7 +22,13 @@ from mysql_oracle import MySQLPair, OverTheWire
 
 import rivulet
 from oracle import Pair, operation_lists, run_operations
-from rivulet.errors import ParameterCountError, ParameterError, UnsupportedSqlError, error_code
+from rivulet.errors import (
+    LockWaitTimeoutError,
+    ParameterCountError,
+    ParameterError,
+    UnsupportedSqlError,
+    error_code,
+)
 
 SCHEMA = ["CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, c INT)"]
 
@@ -239,3 +245,29 @@ def test_values_of_other_types_answer_as_mariadb(mysql_pair: MySQLPair) -> None:
                     mysql_pair.check_view(name, *params)
                     mysql_pair.check_query(sql, params)
                     wire.check_prepared(sql, params)
+
+
+@pytest.mark.parametrize("sql, params", [
+    ("SELECT id, a FROM t WHERE id = ? OR id = ? FOR UPDATE", [1, 3]),
+    ("SELECT id, a FROM t WHERE id IN (?, ?) AND a IN (?, ?) FOR UPDATE", [1, 3, 1, 2]),
+])
+def test_a_locking_read_locks_and_answers_every_value_of_its_list(
+        tmp_path: Any, sql: str, params: list[Any]) -> None:
+    """A locking read by primary key names every value of a list whose ``?`` are fixed (an
+    OR of equalities, one of several IN lists), not only the first, which feeds the
+    reader's key: it locks the rows of all of them and answers all of them, its own
+    writes included (rivulet/engine/transaction.py answers from the rows it locked)."""
+    with rivulet.open(tmp_path / "db") as db:
+        db.execute(SCHEMA[0])
+        db.table("t").insert_many([(1, 1, 0, 5), (2, 1, 0, 5), (3, 2, 0, 5)])
+        first, second = db.transaction(), db.transaction()
+        first.execute("UPDATE t SET a = 2 WHERE id = 1")  # (row 3 only the read locks)
+        assert sorted(first.query(sql, params)) == [(1, 2), (3, 2)]
+        held = db.locks.held(first.owner)
+        assert {r for r in held if r[0] == "r"} == {("r", "t", (1,)), ("r", "t", (3,))}
+        second.lock_timeout = 0.3
+        assert second.query("SELECT id FROM t WHERE id = 2 FOR UPDATE") == [(2,)]
+        with pytest.raises(LockWaitTimeoutError):
+            second.query("SELECT id FROM t WHERE id = 3 FOR UPDATE")
+        first.rollback()
+        second.rollback()
