@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Iterator
 from typing import Any
 
+import mysql.connector
+import pymysql
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,6 +32,7 @@ from rivulet.errors import (
     UnsupportedSqlError,
     error_code,
 )
+from rivulet.server.mysql.server import ServerThread
 
 SCHEMA = ["CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, c INT)"]
 
@@ -271,3 +275,44 @@ def test_a_locking_read_locks_and_answers_every_value_of_its_list(
             second.query("SELECT id FROM t WHERE id = 3 FOR UPDATE")
         first.rollback()
         second.rollback()
+
+
+@pytest.fixture
+def db(tmp_path: Any) -> Iterator[rivulet.Database]:
+    """A database for the ``server`` fixture (tests/conftest.py)."""
+    database = rivulet.open(tmp_path / "db")
+    database.execute(SCHEMA[0])
+    database.table("t").insert_many([(1, 1, 3, 5), (2, 1, 2, 5), (3, 2, 1, 5), (4, None, 0, 5),
+                                     (5, 3, 0, 6)])
+    yield database
+    database.close()
+
+
+def test_over_the_mysql_server(db: rivulet.Database, server: ServerThread) -> None:
+    """A prepared statement's OR is one view's list; a view of one read as a table
+    answers every value's rows; one with a LIMIT, read by a value, says how to read it."""
+    db.execute("CREATE VIEW two AS SELECT id, a FROM t WHERE a = ? OR a = ?")
+    db.execute("CREATE VIEW top AS SELECT id FROM t WHERE a = ? OR a = ? ORDER BY b LIMIT 1")
+    conn = pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
+                           database="rivulet", autocommit=True)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT id FROM t WHERE c = 5 AND (a = %s OR a = %s) ORDER BY id",
+                        (1, 2))
+            assert cur.fetchall() == ((1,), (2,), (3,))
+            cur.execute("SELECT id, a FROM two WHERE a IN (2, 3) ORDER BY id")
+            assert cur.fetchall() == ((3, 2), (5, 3))
+            with pytest.raises(pymysql.err.NotSupportedError, match="col = \\? OR col = \\?"):
+                cur.execute("SELECT * FROM top WHERE a = 1")
+    finally:
+        conn.close()
+    prepared = mysql.connector.connect(host="127.0.0.1", port=server.port, user="root",
+                                       password="", database="rivulet", use_pure=True)
+    try:
+        cursor = prepared.cursor(prepared=True)
+        cursor.execute("SELECT id FROM t WHERE a = ? OR a = ? ORDER BY id", (3, 1))
+        assert [tuple(r) for r in cursor.fetchall()] == [(1,), (2,), (5,)]
+        cursor.execute("SELECT id FROM t WHERE a = ? OR a = ? ORDER BY id", (None, 2))
+        assert [tuple(r) for r in cursor.fetchall()] == [(3,)]
+    finally:
+        prepared.close()
