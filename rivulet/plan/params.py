@@ -2,7 +2,8 @@
 
 Where: the planner pulls each ``?`` out of the outer WHERE (:func:`extract_parameters`);
 it becomes part of the reader's key, not a filter, so that one maintained view answers
-every parameter value.
+every parameter value. An OR of equalities on one column (``a = ? OR a = ?``) is an
+``IN (?, ...)`` list of fixed length (:func:`_or_of_equalities`).
 
 The values: the engine's read handles and the Spark executor both turn the values a caller passes
 into the plan's parameters; they must agree on how an ``IN (?, ...)`` list of any length
