@@ -120,6 +120,37 @@ def test_a_value_twice_finds_its_rows_once_and_equal_rows_each() -> None:
             pair.check_query(READS["two"][0], params)
 
 
+def test_or_over_a_join_answers_as_sqlite_while_rows_change() -> None:
+    """The OR's column may be either side's, of an inner or a LEFT JOIN (the right side's
+    padded NULLs match no value)."""
+    schema = [SCHEMA[0], "CREATE TABLE u (id INT PRIMARY KEY, t_id INT, x INT)"]
+    views = {
+        "joined": "SELECT t.id, u.id FROM t JOIN u ON t.id = u.t_id WHERE u.x = ? OR u.x = ?",
+        "lefted": "SELECT t.id, u.x FROM t LEFT JOIN u ON t.id = u.t_id "
+                "WHERE (t.a = ? OR t.a = ?) AND t.c = ?",
+        "right_side": "SELECT t.id, u.id FROM t LEFT JOIN u ON t.id = u.t_id "
+                      "WHERE (u.x = ? OR u.x IN (?, ?))",
+    }
+    rng = random.Random(31)
+    with Pair.of(schema, views) as pair:
+        pair.insert_many("t", [_row(rng, i) for i in range(12)])
+        pair.insert_many("u", [(i, rng.randrange(14), rng.choice([None, 0, 1, 2]))
+                               for i in range(16)])
+        for round_ in range(4):
+            if round_:
+                pair.execute("UPDATE u SET x = ?, t_id = ? WHERE id = ?",
+                             [rng.choice([None, 0, 1, 2]), rng.randrange(14), rng.randrange(16)])
+                pair.execute("UPDATE t SET a = ? WHERE id = ?",
+                             [rng.choice(_POOLS["a"]), rng.randrange(12)])
+                pair.execute("DELETE FROM u WHERE id = ?", [rng.randrange(16)])
+            pair.settle()
+            for params in ([0, 1], [2, 2], [None, 1], [1, 9]):
+                pair.check_view("joined", params)
+                pair.check_view("lefted", [*params, 5])
+                pair.check_view("right_side", [*params, 0])
+                pair.check_query(views["right_side"], [*params, 0])
+
+
 _ids = st.integers(0, 7)
 _a = st.sampled_from(_POOLS["a"])
 
