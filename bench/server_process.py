@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-#: ``rivulet serve``'s GIL switch interval (rivulet/cli.py).
+#: ``rivulet serve``'s GIL switch interval (rivulet/cli/).
 SERVE_SWITCH_INTERVAL = 0.0005
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Self
 
 import mysql.connector
@@ -155,6 +156,29 @@ class MySQLPair:
 
 
 # --------------------------------------------------------------------------- over the wire
+
+
+@contextmanager
+def text_wires(pair: MySQLPair) -> Iterator[tuple[Any, Any]]:
+    """A PyMySQL client of rivulet's MySQL server over the pair's database and one of
+    MariaDB's, both reading values as the text the server sent (``conv={}``): what a client
+    that shows text (the mysql client, PHP, JDBC's getString) sees."""
+    server = ServerThread(pair.db, port=0)
+    maria = pair.conn
+    try:
+        mine = pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
+                               database="rivulet", autocommit=True, conv={})
+        try:
+            theirs = pymysql.connect(host="127.0.0.1", port=maria.port, user=maria.user,
+                                     database=maria.db, autocommit=True, conv={})
+            try:
+                yield mine, theirs
+            finally:
+                theirs.close()
+        finally:
+            mine.close()
+    finally:
+        server.stop()
 
 
 class OverTheWire:

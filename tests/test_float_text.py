@@ -15,7 +15,7 @@ these)."""
 from __future__ import annotations
 
 import pytest
-from mysql_oracle import MySQLPair
+from mysql_oracle import MySQLPair, text_wires
 from test_mysql_types import check
 
 VALUES = [1.1, 0.1, 2.5, None, 1e-05, 123456.0, -0.3, 3.14159, 7.0]
@@ -68,21 +68,11 @@ def test_the_text_protocol_sends_a_double_as_mysql_writes_it(floats: MySQLPair) 
     '0.0000001', '-1e15'), as a client that reads text (PHP's mysqli, JDBC's getString, the
     mysql client) shows it; rivulet sent Python's ('1.0', '1e+20', '1e-07',
     '-1000000000000000.0'), the same number to a driver that parses it."""
-    import pymysql
-
-    from rivulet.server.mysql.server import ServerThread
-
     floats.execute("CREATE TABLE db (id INT PRIMARY KEY, x DOUBLE, d DECIMAL(8,2))")
     floats.insert_many("db", [(1, 1.0, 1), (2, 1e20, 2.5), (3, 1e-07, -3), (4, -1e15, 0),
                               (5, 0.30000000000000004, None), (6, 123456789012345680.0, 7),
                               (7, 999999999999999.0, 1), (8, -0.0, 1), (9, None, 1)])
-    server = ServerThread(floats.db, port=0)
-    maria = floats.conn
-    mine = pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
-                           database="rivulet", autocommit=True, conv={})
-    theirs = pymysql.connect(host="127.0.0.1", port=maria.port, user=maria.user,
-                             database=maria.db, autocommit=True, conv={})
-    try:
+    with text_wires(floats) as (mine, theirs):
         for sql in ("SELECT id, x, x * 1, x + d, d + 0e0, CAST(d AS DOUBLE), -x, "
                     "COALESCE(x, 2e0) FROM db ORDER BY id",
                     "SELECT id, f, d, f + 0, SUM(d), AVG(k + 0e0) FROM fl GROUP BY id, f, d "
@@ -93,7 +83,3 @@ def test_the_text_protocol_sends_a_double_as_mysql_writes_it(floats: MySQLPair) 
                     cur.execute(sql)
                     sent.append(cur.fetchall())
             assert sent[0] == sent[1], sql
-    finally:
-        mine.close()
-        theirs.close()
-        server.stop()

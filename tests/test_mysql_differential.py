@@ -42,7 +42,7 @@ import pymysql
 import pytest
 from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
-from mysql_oracle import MySQLPair, assert_same_as_mysql
+from mysql_oracle import MySQLPair, assert_same_as_mysql, text_wires
 from mysql_scenarios import (
     DATE,
     DATETIME,
@@ -778,23 +778,13 @@ def test_regression_the_wire_reports_decimals_unsigned_and_fixed_places(
                # (a BIGINT rounded to tens may pass a BIGINT's digits: MySQL makes it a
                # DECIMAL; an INT's stays an integer)
                "SELECT ROUND(b, -1) AS rb, -(ROUND(b, -1)) AS nb, ROUND(u, -1) AS ri FROM x"]
-    server = ServerThread(regression_pair.db, port=0)
     mariadb = regression_pair.conn
-    # (conv={}: the values as the text the server sent)
-    client = pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
-                             database="rivulet", autocommit=True, conv={})
-    theirs_raw = pymysql.connect(host="127.0.0.1", port=mariadb.port, user=mariadb.user,
-                                 database=mariadb.db, autocommit=True, conv={})
-    try:
+    with text_wires(regression_pair) as (client, theirs_raw):  # values as the text sent
         for sql in queries:
             rows, fields = _run(client, sql, ())
             _, theirs = _run(mariadb, sql, ())
             assert wire_type_mismatch(fields, theirs) is None, sql
             assert rows == _run(theirs_raw, sql, ())[0], sql
-    finally:
-        client.close()
-        theirs_raw.close()
-        server.stop()
 
 
 # --------------------------------------------------------------------------- the generator

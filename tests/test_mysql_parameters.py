@@ -288,6 +288,8 @@ PARENTHESIZED = [
      "INNER JOIN t3 ON t3.t1_id = t1.id WHERE t1.b BETWEEN ? AND ?", [1, 3]),
     ("SELECT (b), count(*) FROM (t1) WHERE (c = ?) GROUP BY (b) HAVING (count(*) > 1)",
      "SELECT b, count(*) FROM t1 WHERE c = ? GROUP BY b HAVING count(*) > 1", ["p"]),
+    ("SELECT id FROM t1 WHERE (c = ?) AND ((b = ?) OR ((b) = (?)))",
+     "SELECT id FROM t1 WHERE c = ? AND (b = ? OR b = ?)", ["p", 1, 3]),
     ("SELECT id FROM t1 WHERE (id = ?) AND ((b + 1) * 2 = 6 OR c = 'q') AND (NOT (b = 3))",
      "SELECT id FROM t1 WHERE id = ? AND ((b + 1) * 2 = 6 OR c = 'q') AND NOT b = 3", [2]),
 ]
@@ -310,8 +312,8 @@ def test_parentheses_do_not_change_what_is_refused(tmp_path: Any) -> None:
     db = rivulet.open(tmp_path / "db")
     try:
         db.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT)")
-        for sql in ("SELECT id FROM t WHERE a = ? AND (b = ? OR b = ?)",
-                    "SELECT id FROM t WHERE (a = ? AND (b = ? OR b = ?))",
+        for sql in ("SELECT id FROM t WHERE a = ? AND (b = ? OR a = ?)",
+                    "SELECT id FROM t WHERE (a = ? AND (b = ? OR a = ?))",
                     "SELECT id FROM t WHERE a = ? AND b + 1 = ?",
                     "SELECT id FROM t WHERE (a = ?) AND ((b + 1) = (?))"):
             with pytest.raises(ParameterError, match="unsupported use of a parameter"):

@@ -321,7 +321,7 @@ def test_same_rows_tolerates_float_order_not_values() -> None:
 
 
 def test_commands_verify_and_import(tmp_path: Path, spark: Any, capsys: Any) -> None:
-    from rivulet.pipeline import commands
+    from rivulet.cli import pipeline as commands
 
     parser = argparse.ArgumentParser(prog="rivulet")
     handlers = commands.register(parser.add_subparsers(dest="command", required=True))

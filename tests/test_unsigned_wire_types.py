@@ -27,10 +27,8 @@ from typing import Any
 
 import pymysql
 import pytest
-from mysql_oracle import MYSQL_SQL_MODE, MySQLPair, OverTheWire
+from mysql_oracle import MYSQL_SQL_MODE, MySQLPair, OverTheWire, text_wires
 from test_mysql_differential import wire_type_mismatch
-
-from rivulet.server.mysql.server import ServerThread
 
 SCHEMA = ("CREATE TABLE t (id INT PRIMARY KEY, u BIGINT UNSIGNED, i INT UNSIGNED, "
           "d DECIMAL(8,2) UNSIGNED, e DECIMAL(6,1), c INT, s INT, b BIGINT)")
@@ -129,18 +127,8 @@ def wire(mysql_pair: MySQLPair) -> Iterator[tuple[Any, Any]]:
     mysql_pair.execute(SCHEMA)
     mysql_pair.insert_many("t", ROWS)
     mysql_pair.settle()
-    server = ServerThread(mysql_pair.db, port=0)
-    maria = mysql_pair.conn
-    mine = pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="",
-                           database="rivulet", autocommit=True, conv={})
-    theirs = pymysql.connect(host="127.0.0.1", port=maria.port, user=maria.user,
-                             database=maria.db, autocommit=True, conv={})
-    try:
-        yield mine, theirs
-    finally:
-        mine.close()
-        theirs.close()
-        server.stop()
+    with text_wires(mysql_pair) as clients:
+        yield clients
 
 
 def _run(conn: Any, sql: str) -> tuple[list[tuple], list[Any]]:

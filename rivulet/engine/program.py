@@ -923,7 +923,10 @@ class Program:
         lists = [in_node for in_node in node.find_all(exp.In)
                  if in_node.expressions and all(isinstance(e, exp.Placeholder)
                                                 for e in in_node.expressions)]
-        if len(lists) == 1:
+        # (``?`` under an OR, ``a = ? OR a = ?``, make a list that takes as many values as
+        # written, and so does every list beside it: rivulet/plan/params.py)
+        if len(lists) == 1 and not any(mark.find_ancestor(exp.Or) is not None
+                                       for mark in node.find_all(exp.Placeholder)):
             # (of several lists each takes as many values as written, rivulet/plan/params.py:
             # the counts keep apart the views of texts with other counts)
             lists[0].set("expressions", [exp.Placeholder()])

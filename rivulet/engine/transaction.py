@@ -1180,9 +1180,21 @@ class _InListParameters:
         return list(by_param["in"])
 
 
+@dataclass(frozen=True, slots=True)
+class _ListedParameters:
+    """One of several IN lists (``id IN (?, ?) AND a IN (?, ?)``), or the list an OR of
+    equalities is (``id = ? OR id = ?``): the read names the values of all its ``?``
+    (:attr:`ViewPlan.listed`), not only the first, which feeds the reader's key."""
+
+    positions: tuple[int, ...]
+
+    def values(self, by_param: dict[Any, Any]) -> list[Any]:
+        return [by_param[p] for p in self.positions]
+
+
 #: How a read names the values of one column, to be given its values with the reader's
 #: parameters by position (``values_by_param``).
-_Named = _Constant | _Constants | _Parameter | _InListParameters
+_Named = _Constant | _Constants | _Parameter | _InListParameters | _ListedParameters
 
 
 @dataclass(frozen=True)
@@ -1258,11 +1270,17 @@ def _given(plan: ir.ViewPlan, nodes: list[ir.Node]) -> dict[str, _Named]:
                 if source is not None:
                     given.setdefault(source.name.lower(), _Constant(value.value))
     columns = plan.root.columns
-    for key, param in zip(plan.key, plan.key_params):
+    other_marks = dict(plan.listed)  # key position -> its list's other ``?``
+    for position, (key, param) in enumerate(zip(plan.key, plan.key_params)):
         source = columns[key].column
-        if source is not None:
-            given[source.name.lower()] = (_InListParameters() if param in plan.in_list
-                                          else _Parameter(param))
+        if source is None:
+            continue
+        named: _Named = _Parameter(param)
+        if param in plan.in_list:
+            named = _InListParameters()
+        elif position in other_marks:
+            named = _ListedParameters((param, *other_marks[position]))
+        given[source.name.lower()] = named
     return given
 
 

@@ -2,7 +2,8 @@
 
 Where: the planner pulls each ``?`` out of the outer WHERE (:func:`extract_parameters`);
 it becomes part of the reader's key, not a filter, so that one maintained view answers
-every parameter value.
+every parameter value. An OR of equalities on one column (``a = ? OR a = ?``) is an
+``IN (?, ...)`` list of fixed length (:func:`_or_of_equalities`).
 
 The values: the engine's read handles and the Spark executor both turn the values a caller passes
 into the plan's parameters; they must agree on how an ``IN (?, ...)`` list of any length
@@ -22,7 +23,7 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
-from rivulet.errors import ParameterCountError, ParameterError
+from rivulet.errors import ParameterCountError, ParameterError, SqlError
 from rivulet.plan import ir
 from rivulet.plan.scope import FromScope
 from rivulet.sql.parse import error_at, unsupported
@@ -63,12 +64,17 @@ class Parameters:
     #: Placeholder indexes of ``col <=> ?``: a NULL value matches the NULLs of the column.
     null_safe: list[int] = field(default_factory=list)
     #: The ``IN (?, ...)`` lists, in the order written: (FROM column, placeholder indexes,
-    #: the IN node). One becomes :attr:`in_list`; several, fixed lists (:attr:`listed`).
-    lists: list[tuple[int, list[int], exp.In]] = field(default_factory=list)
+    #: the IN node, or the OR written in its place). One becomes :attr:`in_list`; several
+    #: (or one of an OR), fixed lists (:attr:`listed`).
+    lists: list[tuple[int, list[int], exp.Expr]] = field(default_factory=list)
     #: Of several IN lists, each one's first placeholder (which keys its column, in
     #: :attr:`eq`) and the others: a read looks up every value, and every combination of
     #: the lists' values. Each takes as many values as it has ``?``.
     listed: list[tuple[int, list[int]]] = field(default_factory=list)
+    #: An IN list was written as an OR of equalities (``a = ? OR a = ?``,
+    #: :func:`_or_of_equalities`): every list then takes exactly as many values as it has
+    #: ``?`` (:attr:`listed`), as the OR does, instead of any number of them.
+    fixed_lists: bool = False
 
     def key_columns(self) -> list[int]:
         cols = [c for _, c in self.eq]
@@ -109,7 +115,7 @@ def extract_parameters(
             plain.append(conjunct)
             continue
         _take_parameter(conjunct, scope, params, order)
-    if len(params.lists) == 1:
+    if len(params.lists) == 1 and not params.fixed_lists:
         column, placeholders, _ = params.lists[0]
         params.in_list = (column, placeholders)
     elif params.lists:
@@ -152,6 +158,9 @@ def _take_parameter(
             _add_range(node, column, ">=", order[id(low)], params, between=True)
             _add_range(node, column, "<=", order[id(high)], params, between=True)
             return
+    elif isinstance(node, exp.Or):
+        _or_of_equalities(node, scope, params, order)
+        return
     elif type(node) in RANGE_OPS:
         op = RANGE_OPS[type(node)]
         col, ph = _column_and_placeholder(node.this, node.expression)
@@ -162,6 +171,71 @@ def _take_parameter(
             return
     raise error_at(node, f"unsupported use of a parameter in {node.sql(dialect='mysql')!r}: {hint}",
                    ParameterError)
+
+
+def _or_of_equalities(node: exp.Or, scope: FromScope, params: Parameters,
+                      order: dict[int, int]) -> None:
+    """``a = ? OR a = ?`` (and ``a = ? OR a IN (?, ?)``): one column equal to one of several
+    values is an ``IN (?, ...)`` list, answered as one: one reader keyed by the column, and
+    a read looks up each value's key, each once. In a WHERE the two agree row by row: a row
+    is kept where some equality is TRUE, and a NULL value (UNKNOWN) keeps none; each value
+    is compared with the column on its own, as the OR does (a read that no key answers,
+    ``varchar_col = 1``, is computed with the values as constants from the OR's own text,
+    rivulet/plan/bound.py). The list takes exactly its ``?``, as the OR does.
+
+    Anything else under OR is refused by name: ``a = ? OR b = ?`` (no single reader keys
+    both columns; the union of two readers' rows, each base row once, is not built),
+    ``a = ? OR a IS NULL`` (no reader keeps NULL keys), ``a <=> ? OR ...`` (a NULL value
+    finds the NULLs, which an IN list's does not), and a ``?`` beside a constant or a range
+    under the OR."""
+    column: int | None = None
+    placeholders: list[exp.Expr] = []
+    for term in _disjuncts(node):
+        if isinstance(term, exp.EQ):
+            col, ph = _column_and_placeholder(term.this, term.expression)
+            values = [ph] if col is not None else []
+        elif (isinstance(term, exp.In) and isinstance(term.this, exp.Column) and term.expressions
+              and all(isinstance(e, exp.Placeholder) for e in term.expressions)):
+            col, values = term.this, list(term.expressions)
+        else:
+            col, values = None, []
+        if col is None or not values:
+            raise _refused_or(node, _why_not_listed(term))
+        resolved = scope.resolve(col)
+        if column not in (None, resolved):
+            raise _refused_or(node, "parameters under OR on two different columns "
+                              "(`a = ? OR b = ?`: no one reader is keyed by both)")
+        column = resolved
+        placeholders += values
+    assert column is not None  # (an OR has two terms)
+    params.lists.append((column, sorted(order[id(p)] for p in placeholders), node))
+    params.fixed_lists = True
+
+
+def _why_not_listed(term: exp.Expr) -> str:
+    """Why a term of an OR holding a ``?`` cannot be one of its IN list's values."""
+    if isinstance(term, exp.Is) or (isinstance(term, exp.Not) and isinstance(term.this, exp.Is)):
+        return ("IS NULL beside a parameter under OR (`a = ? OR a IS NULL`: no reader keeps "
+                "NULL keys)")
+    if isinstance(term, exp.NullSafeEQ):
+        return "<=> parameter under OR (a NULL value finds the NULLs, an IN list's does not)"
+    return ("under OR, parameters must all compare one column as `column = ?` or "
+            "`column IN (?, ...)`, with nothing else beside them")
+
+
+def _refused_or(node: exp.Expr, why: str) -> SqlError:
+    """The refusal (a :class:`ParameterError`) of a ``?`` under the OR ``node``."""
+    return error_at(node, f"unsupported use of a parameter in {node.sql(dialect='mysql')!r}: "
+                    f"{why}", ParameterError)
+
+
+def _disjuncts(node: exp.Expr) -> list[exp.Expr]:
+    """The terms of a disjunction (parentheses around any of them dropped)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Or):
+        return _disjuncts(node.this) + _disjuncts(node.expression)
+    return [node]
 
 
 def _fixed_lists(params: Parameters) -> None:

@@ -651,8 +651,9 @@ def _read_by_parameters(node: exp.Select, db: Database, plan: ViewPlan, order: l
         raise _NotDirect(f"view {name!r} has range parameters: read it with "
                          f"prepared-statement parameters through its defining query")
     if plan.listed:
-        raise _NotDirect(f"view {name!r} has several IN (?, ...) lists: read it with "
-                         f"prepared-statement parameters through its defining query")
+        raise _NotDirect(f"view {name!r} has IN (?, ...) lists taking as many values as "
+                         f"they have ? (several lists, or `col = ? OR col = ?`): read it "
+                         f"with prepared-statement parameters through its defining query")
     parameters = {plan.root.columns[c].name.lower() for c in plan.key}
     strangers = sorted(set(by_column) - parameters)
     if strangers:

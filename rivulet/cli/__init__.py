@@ -1,6 +1,7 @@
 """The ``rivulet`` command line: ``serve`` (the main command), ``demo``, ``explain``,
 ``status``, ``shell``, ``user``, ``backup``, ``restore``; ``import`` and ``verify`` come
-from rivulet/pipeline/commands.py."""
+from rivulet/cli/pipeline.py (the command line is the top layer: its handlers open the
+database through ``rivulet.open`` and drive the pipeline below it)."""
 
 from __future__ import annotations
 
@@ -139,10 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _spark_commands(sub: Any) -> dict[str, Any]:
-    """``import`` and ``verify``, defined beside the Spark pipeline they drive."""
-    from rivulet.pipeline import commands
+    """``import`` and ``verify``, the commands of the Spark pipeline."""
+    from rivulet.cli import pipeline
 
-    return commands.register(sub)
+    return pipeline.register(sub)
 
 
 # --------------------------------------------------------------------------- serve

@@ -1,4 +1,4 @@
-"""The ``rivulet import`` and ``rivulet verify`` commands (wired into rivulet/cli.py).
+"""The ``rivulet import`` and ``rivulet verify`` commands (wired into rivulet/cli/).
 
 :func:`register` adds both to the CLI's subparsers and returns their handlers; each
 handler takes the parsed arguments and returns the exit status: 0 when the import
