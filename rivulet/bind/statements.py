@@ -31,7 +31,6 @@ from rivulet.plan.expressions import (
     translate,
     translate_condition,
 )
-from rivulet.plan.params import conjuncts
 from rivulet.plan.planner import Planner
 from rivulet.plan.scope import FromScope, Relation
 from rivulet.plan.scope import TableScope as _TableScope
@@ -39,6 +38,7 @@ from rivulet.plan.strict import strict_operands
 from rivulet.sql import parse as sql_parse
 from rivulet.sql.clock import clock_call
 from rivulet.sql.ddl import table_schema
+from rivulet.sql.parens import conjuncts
 from rivulet.sql.parse import (
     DIALECT,
     Replace,

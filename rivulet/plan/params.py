@@ -26,6 +26,7 @@ from sqlglot import exp
 from rivulet.errors import ParameterCountError, ParameterError, SqlError
 from rivulet.plan import ir
 from rivulet.plan.scope import FromScope
+from rivulet.sql.parens import conjuncts, disjuncts
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values.enumerations import EnumValue, plain
 from rivulet.values.matching import EXACT_TYPES, Unkeyed, equal_key
@@ -190,7 +191,7 @@ def _or_of_equalities(node: exp.Or, scope: FromScope, params: Parameters,
     under the OR."""
     column: int | None = None
     placeholders: list[exp.Expr] = []
-    for term in _disjuncts(node):
+    for term in disjuncts(node):
         if isinstance(term, exp.EQ):
             col, ph = _column_and_placeholder(term.this, term.expression)
             values = [ph] if col is not None else []
@@ -229,15 +230,6 @@ def _refused_or(node: exp.Expr, why: str) -> SqlError:
                     f"{why}", ParameterError)
 
 
-def _disjuncts(node: exp.Expr) -> list[exp.Expr]:
-    """The terms of a disjunction (parentheses around any of them dropped)."""
-    while isinstance(node, exp.Paren):
-        node = node.this
-    if isinstance(node, exp.Or):
-        return _disjuncts(node.this) + _disjuncts(node.expression)
-    return [node]
-
-
 def _fixed_lists(params: Parameters) -> None:
     """Several ``IN (?, ...)`` lists: each keys its column as an equality would, with every
     value of the list looked up (:attr:`Parameters.listed`). Where one list would end among
@@ -270,15 +262,6 @@ def _add_range(node: exp.Expr, column: int, op: str, param: int, params: Paramet
         raise unsupported(node, "range parameters on two different columns")
     params.range_column = column
     params.range_bounds.append(ir.RangeBound(op, param, between))
-
-
-def conjuncts(node: exp.Expr) -> list[exp.Expr]:
-    """The terms of a conjunction (parentheses around any of them dropped)."""
-    while isinstance(node, exp.Paren):
-        node = node.this
-    if isinstance(node, exp.And):
-        return conjuncts(node.this) + conjuncts(node.expression)
-    return [node]
 
 
 def _what(plan: ir.ViewPlan) -> str:

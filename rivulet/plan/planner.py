@@ -69,7 +69,7 @@ from rivulet.plan.joins import (
     key_pair,
     keyable,
 )
-from rivulet.plan.params import Parameters, conjuncts, extract_parameters, literal_of
+from rivulet.plan.params import Parameters, extract_parameters, literal_of
 from rivulet.plan.quantified import (
     Quantified,
     quantified_comparisons,
@@ -93,6 +93,7 @@ from rivulet.plan.subqueries import (
     subquery_test,
 )
 from rivulet.sql.dual import is_dual
+from rivulet.sql.parens import conjuncts
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values.schema import (
     BOOL,

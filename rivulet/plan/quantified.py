@@ -66,7 +66,8 @@ from sqlglot import exp
 
 from rivulet.plan import ir
 from rivulet.plan.expressions import is_aggregate, typed
-from rivulet.plan.subqueries import left_join, unparen
+from rivulet.plan.subqueries import left_join
+from rivulet.sql.parens import unparen
 from rivulet.sql.parse import unsupported
 from rivulet.values.schema import DATETIME, ENUM, INT, Kind
 from rivulet.values.types import (

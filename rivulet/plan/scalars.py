@@ -68,7 +68,8 @@ from sqlglot import exp
 from rivulet.errors import OperandColumnsError
 from rivulet.plan.expressions import is_aggregate, translate, type_of
 from rivulet.plan.scope import FromScope
-from rivulet.plan.subqueries import Scopes, sides, split_correlation, unparen
+from rivulet.plan.subqueries import Scopes, sides, split_correlation
+from rivulet.sql.parens import unparen
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.values.schema import DECIMAL, FLOAT, TableSchema
 

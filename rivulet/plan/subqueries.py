@@ -87,6 +87,7 @@ from rivulet.errors import UnknownColumnError, UnknownTableError
 from rivulet.plan import ir
 from rivulet.plan.expressions import is_aggregate
 from rivulet.plan.scope import FromScope
+from rivulet.sql.parens import conjuncts, unparen
 from rivulet.sql.parse import unsupported
 from rivulet.values.schema import INT
 from rivulet.values.types import aggregate_result_type
@@ -397,14 +398,3 @@ def limit_keeps_a_row(select: exp.Select) -> bool:
             and int(value.this) >= 1)
 
 
-def conjuncts(node: exp.Expr) -> list[exp.Expr]:
-    node = unparen(node)
-    if isinstance(node, exp.And):
-        return conjuncts(node.this) + conjuncts(node.expression)
-    return [node]
-
-
-def unparen(node: exp.Expr) -> exp.Expr:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    return node

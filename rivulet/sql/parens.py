@@ -138,3 +138,29 @@ def _bare(item: exp.Expr | None) -> TypeGuard[exp.Subquery]:
     """Whether ``item`` is parentheses and nothing else (no alias, no LIMIT...)."""
     return isinstance(item, exp.Subquery) and {k for k, v in item.args.items() if v} <= {
         "this", "joins"}
+
+
+def unparen(node: exp.Expr) -> exp.Expr:
+    """``node`` without the parentheses around it."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def terms(node: exp.Expr, chain: type[exp.And] | type[exp.Or]) -> list[exp.Expr]:
+    """The terms of an AND (or OR) chain, parentheses around any of them dropped: the
+    conditions a planner looks at one by one."""
+    node = unparen(node)
+    if isinstance(node, chain):
+        return terms(node.this, chain) + terms(node.expression, chain)
+    return [node]
+
+
+def conjuncts(node: exp.Expr) -> list[exp.Expr]:
+    """The terms of a conjunction (``a AND (b AND c)``: a, b, c)."""
+    return terms(node, exp.And)
+
+
+def disjuncts(node: exp.Expr) -> list[exp.Expr]:
+    """The terms of a disjunction (``a OR (b OR c)``: a, b, c)."""
+    return terms(node, exp.Or)

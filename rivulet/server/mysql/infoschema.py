@@ -37,7 +37,6 @@ from sqlglot import exp
 
 from rivulet.errors import UnknownColumnError, UnknownObjectError, UnsupportedSqlError
 from rivulet.plan.ir import is_adhoc
-from rivulet.plan.params import conjuncts
 from rivulet.server.mysql import normalize
 from rivulet.server.mysql.session import (
     CHARSET,
@@ -53,6 +52,7 @@ from rivulet.server.mysql.session import (
 )
 from rivulet.server.mysql.statements import Handler, StatementCache
 from rivulet.sql.ddl import check_condition
+from rivulet.sql.parens import conjuncts
 from rivulet.sql.parse import DIALECT, parse_one
 from rivulet.sql.schemas import catalog_name, split_name
 from rivulet.values.schema import BOOL, BYTES, DATETIME, DECIMAL, ENUM, FLOAT, INT, STR, TIME

@@ -30,13 +30,13 @@ from sqlglot import exp
 
 from rivulet.bind import statements as st
 from rivulet.errors import ParameterCountError, SqlError, UnsupportedSqlError
-from rivulet.plan.params import conjuncts
 from rivulet.server.mysql.normalize import Split, with_markers
 from rivulet.server.mysql.reply_cache import ENTRY_BYTES, ReplyBudget, reply_cache_bytes
 from rivulet.sql.clock import reads_clock
 from rivulet.sql.control import control_statement
 from rivulet.sql.dual import is_dual
 from rivulet.sql.lock_calls import has_lock_call
+from rivulet.sql.parens import conjuncts
 from rivulet.sql.parse import DIALECT, parse_one
 from rivulet.sql.rename import is_rename_table
 from rivulet.sql.schemas import DEFAULT_SCHEMA
