@@ -52,6 +52,22 @@ def mirror(mariadb_oracle: MariaDBOracle) -> Iterator[Mirror]:
     m.conn.close()
 
 
+@pytest.fixture
+def fuzz_database(tmp_path: Path, mariadb_oracle: MariaDBOracle
+                  ) -> Iterator[tuple[rivulet.Database, Mirror]]:
+    """The SQL fuzzer's database and its MariaDB mirror, as bench.reliability_fuzz makes
+    them."""
+    db = make_database(tmp_path / "db")
+    try:
+        mirror = mirror_of_fuzz_database(mariadb_oracle)
+        try:
+            yield db, mirror
+        finally:
+            mirror.conn.close()
+    finally:
+        db.close()
+
+
 def run_session(tmp_path: Path, mirror: Mirror, schema: q.Schema,
                 make_front: Callable[[rivulet.Database], tuple[Front, Callable[[], None]]],
                 inputs: int, seed: int = 26) -> Tally:
@@ -179,28 +195,23 @@ def test_a_refusal_that_changed_nothing_is_counted_not_a_mismatch(
 
 
 def test_the_fuzz_databases_mirror_reads_a_view_with_parameters_as_a_table(
-        tmp_path: Path, mariadb_oracle: MariaDBOracle) -> None:
+        fuzz_database: tuple[rivulet.Database, Mirror]) -> None:
     """The SQL fuzzer's database and its MariaDB mirror agree on a read of ``by_id`` (a
     view with a parameter, read by name as a table): the full run counted one as MySQL
     rejecting it (1146) when the mirror had no such view."""
-    db = make_database(tmp_path / "db")
-    mirror = mirror_of_fuzz_database(mariadb_oracle)
-    try:
-        tally = Tally()
-        checker = Checker(db, mirror, tally, EmbeddedFront(db))
-        checker.name = "sql fuzzer"
-        check_sql(db, "read", "SELECT id, a, s FROM by_id WHERE id = 1", None, how="query",
-                  checker=checker)
-        check_sql(db, "read", "SELECT COUNT(*) FROM by_id WHERE a > 1", None, how="query",
-                  checker=checker)
-        assert tally.checked["sql fuzzer"] == 2 and not tally.mismatched, tally.examples
-    finally:
-        db.close()
-        mirror.conn.close()
+    db, mirror = fuzz_database
+    tally = Tally()
+    checker = Checker(db, mirror, tally, EmbeddedFront(db))
+    checker.name = "sql fuzzer"
+    check_sql(db, "read", "SELECT id, a, s FROM by_id WHERE id = 1", None, how="query",
+              checker=checker)
+    check_sql(db, "read", "SELECT COUNT(*) FROM by_id WHERE a > 1", None, how="query",
+              checker=checker)
+    assert tally.checked["sql fuzzer"] == 2 and not tally.mismatched, tally.examples
 
 
 def test_an_http_write_of_no_rows_is_checked_not_crashed(
-        tmp_path: Path, mariadb_oracle: MariaDBOracle) -> None:
+        fuzz_database: tuple[rivulet.Database, Mirror]) -> None:
     """``POST /tables/t/rows`` with ``[]`` inserts nothing: the oracle checks that the table
     is as MariaDB's (a full bench.reliability run's HTTP fuzzer drew it and the checker
     itself failed with an IndexError, losing the whole fuzz phase)."""
@@ -211,8 +222,7 @@ def test_an_http_write_of_no_rows_is_checked_not_crashed(
     from rivulet.server.http.app import make_app
     from rivulet.server.http.serve import serve_http
 
-    db = make_database(tmp_path / "db")
-    mirror = mirror_of_fuzz_database(mariadb_oracle)
+    db, mirror = fuzz_database
     http = serve_http(make_app(db), port=0)
     try:
         tally = Tally()
@@ -224,35 +234,28 @@ def test_an_http_write_of_no_rows_is_checked_not_crashed(
         assert tally.checked["http fuzzer"] == 1 and not tally.mismatched, tally.examples
     finally:
         http.stop()
-        db.close()
-        mirror.conn.close()
 
 
 def test_a_listed_refusal_that_runs_is_checked_against_the_oracle_not_failed(
-        tmp_path: Path, mariadb_oracle: MariaDBOracle) -> None:
+        fuzz_database: tuple[rivulet.Database, Mirror]) -> None:
     """Where the SQL fuzzer's list of refused constructs is behind rivulet (a full run
     failed 6 inputs for a view with a CTE, which rivulet answers since), a listed
     statement that runs is, with an oracle at hand, an accepted input checked like any
     other and counted by construct; the view it made is dropped on both sides, so the
     same statement drawn again runs again (rather than fail as 'exists')."""
-    db = make_database(tmp_path / "db")
-    mirror = mirror_of_fuzz_database(mariadb_oracle)
-    try:
-        tally = Tally()
-        checker = Checker(db, mirror, tally, EmbeddedFront(db))
-        checker.name = "sql fuzzer"
-        cte = "WITH c AS (SELECT a, s, id FROM t WHERE s LIKE 's%') SELECT * FROM c"
-        for _ in range(2):
-            check_sql(db, "view with CTE", f"CREATE VIEW vc AS {cte}",
-                      ["subquery", "parameter"], checker=checker)
-        check_sql(db, "CTE", f"{cte} WHERE a > 2", ["with"], how="query", checker=checker)
-        assert tally.listed_but_answered == {"view with CTE": 2, "CTE": 1}
-        assert tally.checked["sql fuzzer"] == 1, tally.as_dict()
-        assert not tally.mismatched and not tally.failed, tally.examples
-        assert "vc" not in db.views() and not mirror.query("SHOW FULL TABLES LIKE 'vc'")
-    finally:
-        db.close()
-        mirror.conn.close()
+    db, mirror = fuzz_database
+    tally = Tally()
+    checker = Checker(db, mirror, tally, EmbeddedFront(db))
+    checker.name = "sql fuzzer"
+    cte = "WITH c AS (SELECT a, s, id FROM t WHERE s LIKE 's%') SELECT * FROM c"
+    for _ in range(2):
+        check_sql(db, "view with CTE", f"CREATE VIEW vc AS {cte}",
+                  ["subquery", "parameter"], checker=checker)
+    check_sql(db, "CTE", f"{cte} WHERE a > 2", ["with"], how="query", checker=checker)
+    assert tally.listed_but_answered == {"view with CTE": 2, "CTE": 1}
+    assert tally.checked["sql fuzzer"] == 1, tally.as_dict()
+    assert not tally.mismatched and not tally.failed, tally.examples
+    assert "vc" not in db.views() and not mirror.query("SHOW FULL TABLES LIKE 'vc'")
 
 
 def test_a_repro_too_long_for_the_result_is_kept_whole(tmp_path: Path, monkeypatch) -> None:
