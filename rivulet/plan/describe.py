@@ -91,7 +91,8 @@ def _line(node: ir.Node) -> str:
         order = ", ".join(below[k.column] + (" DESC" if k.descending else "")
                           for k in node.order)
         by = f" by {', '.join(below[g] for g in node.group_by)}" if node.group_by else ""
-        return f"TopK {node.k}{by}" + (f" order {order}" if order else "")
+        skip = f" skip {node.skip}" if node.skip else ""
+        return f"TopK {node.k}{skip}{by}" + (f" order {order}" if order else "")
     if isinstance(node, ir.SetOp):
         return f"SetOp {node.op.upper()}{' ALL' if node.all else ''}"
     return type(node).__name__  # Distinct, Union

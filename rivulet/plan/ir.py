@@ -436,13 +436,17 @@ class SortKey:
 
 @dataclass(frozen=True, slots=True)
 class TopK(Node):
-    """The first ``k`` rows of each ``group_by`` group in ``order`` (ties broken by the row)."""
+    """The first ``k`` rows of each ``group_by`` group in ``order`` (ties broken by the row),
+    less the first ``skip`` of them: a view's reader skips its OFFSET itself, but a LIMIT
+    inside another query (``FROM (... LIMIT 5 OFFSET 10) t``) passes on only the rows past
+    it."""
 
     input: Node
     group_by: tuple[int, ...]
     order: tuple[SortKey, ...]
     k: int
     columns: tuple[ColumnInfo, ...] = field(compare=False)
+    skip: int = 0
 
     def inputs(self) -> tuple[Node, ...]:
         return (self.input,)

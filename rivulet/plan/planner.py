@@ -179,9 +179,7 @@ class Planner:
         plan = self.plan_view("", query, shown=False, union_branch=union_branch)
         if plan.param_count:
             raise error_at(query, "a subquery cannot take ? parameters", ParameterError)
-        if plan.limit is not None or plan.offset:
-            raise unsupported(query, "LIMIT inside a subquery or a view used by another query")
-        root = plan.root
+        root = _cut(plan)
         if root.arity != plan.visible:
             root = _project_columns(root, list(range(plan.visible)))
         return root, list(plan.column_names)
@@ -639,9 +637,7 @@ class Planner:
         return cte.planned
 
     def _view_relation(self, view: ir.ViewPlan) -> tuple[ir.Node, list[str]]:
-        if view.limit is not None or view.offset:
-            raise SqlError(f"view {view.name!r} has a LIMIT and cannot be used in FROM")
-        root = view.root
+        root = _cut(view)
         if isinstance(root, ir.Project):  # shared with the view itself (plan/prune.py)
             root = replace(root, view=view.name)
         if root.arity != view.visible:
@@ -666,7 +662,11 @@ class Planner:
                            "its range parameters apart (a row may count under many of "
                            "them): it cannot be read as a table; read it by its parameters",
                            ParameterError)
-        node, names = self._view_relation(view)  # (a view with a LIMIT is refused there)
+        if view.limit is not None:
+            raise error_at(item, f"view {view.name!r} has parameters and a LIMIT: its rows are "
+                           "each lookup's first rows, not a table's; read it by its "
+                           "parameters", ParameterError)
+        node, names = self._view_relation(view)
         null_safe = {k for p, k in zip(view.key_params, view.key) if p in view.null_safe}
         keyed = [k for k in view.key if k not in null_safe]
         if view.range_column is not None:
@@ -1684,6 +1684,20 @@ def _output_name(item: exp.Expr) -> str:
     if isinstance(item, exp.Literal) and item.is_string:
         return item.name  # MySQL names a string's column by its value: SELECT 'a' -> a
     return item.sql(dialect="mysql")
+
+
+def _cut(plan: ir.ViewPlan) -> ir.Node:
+    """The root of a parameterless ``plan`` read as a relation (a subquery or a view in
+    FROM, a UNION's branch): its rows, in no order. A ``LIMIT`` cuts them there, as MySQL
+    cuts them: its top-k (which holds ``LIMIT + OFFSET`` rows for the view's own reader, who
+    skips the OFFSET when it answers) passes on only the rows past the OFFSET. (A view's
+    reader orders its answer; a relation has no order, so the ``ORDER BY`` only says which
+    rows the LIMIT keeps.)"""
+    root = plan.root
+    if plan.limit is None:
+        return root
+    assert isinstance(root, ir.TopK), "a parameterless plan's LIMIT is its last node"
+    return replace(root, skip=plan.offset) if plan.offset else root
 
 
 def _limit(query: exp.Expr) -> tuple[int | None, int]:

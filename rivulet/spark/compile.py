@@ -182,11 +182,11 @@ class PlanCompiler:
         order = sort_columns(node.order, node.arity)
         partition = ([SF.col(name(g)) for g in node.group_by]
                      + [SF.col(c) for c in self._carried(df)])
-        if not partition:  # one global top-k: Spark's TakeOrderedAndProject
+        if not partition and not node.skip:  # one global top-k: TakeOrderedAndProject
             return df.orderBy(*order).limit(node.k)
-        window = Window.partitionBy(*partition).orderBy(*order)
+        window = (Window.partitionBy(*partition) if partition else Window).orderBy(*order)
         ranked = df.withColumn(_RN, SF.row_number().over(window))
-        return ranked.where(SF.col(_RN) <= node.k).drop(_RN)
+        return ranked.where((SF.col(_RN) > node.skip) & (SF.col(_RN) <= node.k)).drop(_RN)
 
     def _join(self, node: ir.Join) -> DataFrame:
         n = node.left.arity
