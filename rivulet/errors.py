@@ -71,7 +71,7 @@ NoReferencedRowError     1452   23000     409   constraint
 TruncateReferencedError  1701   42000     409   constraint
 CascadeDepthError        1296   HY000     409   constraint
 ForeignKeyFormError      1005   HY000     400   sql
-ForeignKeyColumnError    1072   42000     400   sql
+KeyColumnError           1072   42000     400   sql
 ForeignKeyWidthError     1239   42000     400   sql
 IndexNeededError         1553   HY000     400   sql
 StorageError             1105   HY000     500   storage
@@ -344,9 +344,9 @@ class ForeignKeyFormError(SqlError):
     "Foreign key constraint is incorrectly formed"."""
 
 
-class ForeignKeyColumnError(SqlError):
-    """A FOREIGN KEY naming a column its table does not have (MySQL's 1072, "Key column
-    'x' doesn't exist in table")."""
+class KeyColumnError(SqlError):
+    """A key (an index, the primary key, a FOREIGN KEY) over a column its table does not
+    have (MySQL's 1072, "Key column 'x' doesn't exist in table")."""
 
 
 class ForeignKeyWidthError(SqlError):
@@ -611,7 +611,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     TruncateReferencedError: ErrorCode(ER_TRUNCATE_ILLEGAL_FK, "42000", 409, "constraint"),
     CascadeDepthError: ErrorCode(ER_GET_ERRMSG, "HY000", 409, "constraint"),
     ForeignKeyFormError: ErrorCode(ER_CANT_CREATE_TABLE, "HY000", 400, "sql"),
-    ForeignKeyColumnError: ErrorCode(ER_KEY_COLUMN_DOES_NOT_EXIST, "42000", 400, "sql"),
+    KeyColumnError: ErrorCode(ER_KEY_COLUMN_DOES_NOT_EXIST, "42000", 400, "sql"),
     ForeignKeyWidthError: ErrorCode(ER_WRONG_FK_DEF, "42000", 400, "sql"),
     IndexNeededError: ErrorCode(ER_DROP_INDEX_FK, "HY000", 400, "sql"),
     StorageError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),

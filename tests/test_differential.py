@@ -1312,6 +1312,13 @@ ORACLE_CASES = [
         [(5,), (3,), (3,)],
         False,
     ),
+    # (under a *, the sort keys are appended after all of its columns)
+    ("SELECT t.* FROM t WHERE a > 1 ORDER BY t.a DESC", [(5, 3, "w"), (4, 3, "z"),
+                                                         (3, 2, "x")], True),
+    ("SELECT t.* FROM t WHERE a > 1 ORDER BY t.a DESC", [(3, 2, "x"), (5, 3, "w"),
+                                                         (4, 3, "z")], False),
+    ("SELECT * FROM t ORDER BY b, 1 DESC LIMIT 2", [(4, 3, "z"), (3, 2, "x")], False),
+    ("SELECT * FROM t ORDER BY b, 1 DESC LIMIT 2", [(5, 3, "w"), (3, 2, "x")], True),
 ]
 
 

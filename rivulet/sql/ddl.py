@@ -13,6 +13,7 @@ from rivulet.errors import (
     DuplicateCheckNameError,
     DuplicateKeyNameError,
     InvalidDefaultError,
+    KeyColumnError,
     SqlError,
 )
 from rivulet.sql.clock import clock_call
@@ -92,8 +93,8 @@ def table_schema(create: exp.Create) -> TableSchema:
     try:
         pk = tuple(by_name[n.lower()] for n in pk_names)
     except KeyError as missing:
-        raise error_at(
-            schema, f"primary key column {missing} is not a column of {name!r}") from None
+        raise error_at(schema, f"Key column {missing} doesn't exist in table (the primary "
+                               f"key of {name!r})", KeyColumnError) from None
     autos = [i for i, c in enumerate(columns) if c.auto_increment]
     if len(autos) > 1:
         raise error_at(schema, f"table {name!r} declares more than one AUTO_INCREMENT column")
@@ -262,7 +263,8 @@ def key_positions(node: exp.Expr, names: list[str], by_name: dict[str, int],
     try:
         key = tuple(by_name[n.lower()] for n in names)
     except KeyError as missing:
-        raise error_at(node, f"key column {missing} is not a column of {table!r}") from None
+        raise error_at(node, f"Key column {missing} doesn't exist in table {table!r}",
+                       KeyColumnError) from None
     if len(set(key)) != len(key):
         raise error_at(node, f"key ({', '.join(names)}) names a column twice")
     return key
