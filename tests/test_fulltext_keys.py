@@ -298,6 +298,10 @@ def test_fulltext_key_ddl_agrees_with_mariadb(mysql_pair: MySQLPair) -> None:
         ("ALTER TABLE t MODIFY b VARBINARY(10)", 1283),
         ("CREATE UNIQUE FULLTEXT INDEX u ON t (a)", 1064),
         ("ALTER TABLE t ADD UNIQUE FULLTEXT (a)", 1064),
+        ("ALTER TABLE t ADD UNIQUE spatial (n)", 1064),
+        ("ALTER TABLE t ADD UNIQUE `spatial` (n)", None),  # (quoted: a name)
+        ("ALTER TABLE t DROP CONSTRAINT a", 1091),  # (a FULLTEXT key is no constraint)
+        ("ALTER TABLE t CHANGE a aa INT", 1283),
         ("ALTER TABLE t MODIFY a VARCHAR(40)", None),
         ("ALTER TABLE t DROP COLUMN b", None),
         ("DROP INDEX fb ON t", 1091),  # (dropped with b, its only column)

@@ -66,8 +66,13 @@ def _create_key_index_sql(generator: Any, node: CreateKeyIndex) -> str:
             f"{generator.sql(node, 'table')} ({columns}){options}")
 
 
-#: The kinds of key written before INDEX or KEY other than UNIQUE.
-_KEY_KINDS = ("FULLTEXT", "SPATIAL")
+def _key_kind(token: Token | None) -> bool:
+    """Whether ``token`` is the word FULLTEXT or SPATIAL, a kind of key written before
+    INDEX or KEY (quoted, it is a name: ``UNIQUE `spatial` (a)``)."""
+    if not token:  # (None, or sqlglot's falsy stand-in past the last token)
+        return False
+    return token.token_type != TokenType.IDENTIFIER and token.text.upper() in (
+        "FULLTEXT", "SPATIAL")
 
 # Rendering is through sqlglot's MySQL generator (by dialect name): taught the nodes only
 # rivulet's parser makes.
@@ -142,9 +147,9 @@ class _Parser(MySQLParser):
         UNIQUE FULLTEXT|SPATIAL INDEX`` is no MySQL (its syntax error, near the kind);
         any other CREATE as sqlglot reads it."""
         ahead = self._next.text.upper() if self._next else ""
-        if self._curr and self._curr.text.upper() in _KEY_KINDS and ahead == "INDEX":
+        if _key_kind(self._curr) and ahead == "INDEX":
             return self._parse_create_key_index()
-        if self._curr and self._curr.token_type == TokenType.UNIQUE and ahead in _KEY_KINDS:
+        if self._curr and self._curr.token_type == TokenType.UNIQUE and _key_kind(self._next):
             self.raise_error("Invalid expression / Unexpected token", self._next)
         return super()._parse_create()
 
@@ -164,7 +169,7 @@ class _Parser(MySQLParser):
     def _parse_unique(self) -> exp.UniqueColumnConstraint:
         """``UNIQUE [KEY|INDEX] ...``; ``UNIQUE FULLTEXT|SPATIAL`` is no MySQL (its syntax
         error, near the kind, where sqlglot would read the kind as the key's name)."""
-        if self._curr and self._curr.text.upper() in _KEY_KINDS:
+        if _key_kind(self._curr):
             self.raise_error("Invalid expression / Unexpected token")
         return super()._parse_unique()
 
