@@ -49,6 +49,7 @@ UnknownColumnError       1054   42S22     400   sql
 DuplicateKeyNameError    1061   42000     400   sql
 DuplicateCheckNameError  3822   HY000     400   sql
 UnknownKeyError          1091   42000     400   sql
+FulltextColumnError      1283   HY000     400   sql
 ParameterError           1210   HY000     400   sql
 ParameterCountError      1210   HY000     400   sql
 SchemaError              1366   HY000     400   schema
@@ -228,6 +229,12 @@ class DuplicateCheckNameError(SqlError):
 class UnknownKeyError(SqlError):
     """``DROP INDEX`` names a key (index) the table does not have (MySQL's
     ER_CANT_DROP_FIELD_OR_KEY)."""
+
+
+class FulltextColumnError(SqlError):
+    """A FULLTEXT key over a column that holds no text of a character set (an integer, a
+    date, an ENUM, a binary string): MySQL's ER_BAD_FT_COLUMN, "Column 'x' cannot be part
+    of FULLTEXT index"."""
 
 
 class ParameterError(SqlError):
@@ -518,6 +525,7 @@ ER_BAD_FIELD = 1054
 ER_NO_SUCH_TABLE = 1146
 ER_DUP_KEYNAME = 1061
 ER_CANT_DROP_FIELD_OR_KEY = 1091
+ER_BAD_FT_COLUMN = 1283
 ER_BAD_NULL = 1048
 ER_WRONG_VALUE = 1366
 ER_DATA_TOO_LONG = 1406
@@ -588,6 +596,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     DuplicateKeyNameError: ErrorCode(ER_DUP_KEYNAME, "42000", 400, "sql"),
     DuplicateCheckNameError: ErrorCode(ER_CHECK_CONSTRAINT_DUP_NAME, "HY000", 400, "sql"),
     UnknownKeyError: ErrorCode(ER_CANT_DROP_FIELD_OR_KEY, "42000", 400, "sql"),
+    FulltextColumnError: ErrorCode(ER_BAD_FT_COLUMN, "HY000", 400, "sql"),
     ParameterError: ErrorCode(ER_WRONG_ARGUMENTS, "HY000", 400, "sql"),
     ParameterCountError: ErrorCode(ER_WRONG_ARGUMENTS, "HY000", 400, "sql"),
     SchemaError: ErrorCode(ER_WRONG_VALUE, "HY000", 400, "schema"),

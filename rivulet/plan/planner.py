@@ -50,6 +50,7 @@ from rivulet.plan.expressions import (
     SPREAD_AGGREGATES,
     as_text,
     convert,
+    full_text_search,
     is_aggregate,
     may_carry_fewer_places,
     pads_a_choice,
@@ -353,6 +354,8 @@ class Planner:
             raise unsupported(distinct, "DISTINCT ON")
         for sub in select.find_all(exp.Window):
             raise unsupported(sub, "window function")
+        for search in select.find_all(exp.MatchAgainst):  # (before its ? is judged)
+            raise full_text_search(search)
 
     # ..................................................................... WHERE subqueries
 
