@@ -624,6 +624,8 @@ class Planner:
                 raise error_at(item, "a subquery in FROM needs an alias")
             node, names = self.plan_relation(item.this)
             return node, Relation(item.alias, names, offset, fields=_materialized(item.this))
+        if isinstance(item, exp.Lateral):
+            raise unsupported(item, "LATERAL derived table")
         raise unsupported(item, "FROM item")
 
     def _cte_relation(self, cte: Cte) -> tuple[ir.Node, list[str]]:
