@@ -430,12 +430,12 @@ def test_many_held_keys_of_a_partial_view(tmp_path: Path, spark: Any) -> None:
         assert "checked 100 filled (a sample), 0 unfilled" in format_report(report)
 
 
-def test_several_in_lists_are_verified_and_range_aggregates_left_out(
+def test_several_in_lists_and_range_aggregates_are_verified(
         tmp_path: Path, spark: Any) -> None:
     """A view of two IN lists is checked on its held keys (the combinations a read asked
     for, or the values of the list its reader is keyed by) and on keys it did not hold; a
-    range aggregate, the engine's only, is left out unless named, when Spark's refusal
-    names it."""
+    range aggregate on its held keys, each computed on Spark as its query with the key's
+    values as constants (a wrong answer under one is found)."""
     with make_db(tmp_path / "data") as db:
         db.execute("CREATE VIEW pairs AS SELECT id FROM votes WHERE story IN (?, ?) "
                    "AND user_id IN (?, ?)")
@@ -447,6 +447,19 @@ def test_several_in_lists_are_verified_and_range_aggregates_left_out(
         report = verify(db, spark=spark)
         assert report.ok, format_report(report)
         assert held and check(report)["pairs"] == (True, held)
-        assert "since" not in check(report)
-        with pytest.raises(rivulet.RivuletError, match="range parameter in an aggregated"):
-            verify(db, ["since"], spark=spark)
+        assert check(report)["since"] == (True, 1)
+        db.view("since").lookup(250)
+        db.execute("CREATE VIEW window AS SELECT MAX(user_id) AS m, COUNT(*) AS n FROM votes "
+                   "WHERE id > ? AND id <= ?")
+        db.view("window").lookup(10, 90)
+        db.view("window").lookup(400, 500)  # (no rows: MAX is NULL, COUNT 0)
+        assert check(verify(db, ["since", "window"], spark=spark)) == {
+            "since": (True, 2), "window": (True, 2)}
+        state = db.core.built["window"].state
+        [key] = [k for k in state.entries if k == (10, 90)]
+        [row] = state.entries[key].counts  # (MAX(user_id), COUNT(*), the two bounds)
+        assert row[1] > 0
+        corrupt_entry(db, "window", key, lambda r: (r[0], r[1] + 1, *r[2:]))
+        report = verify(db, ["window"], spark=spark)
+        [mismatch] = {v.view: v for v in report.views}["window"].mismatches
+        assert (mismatch.key, mismatch.kind) == (key, "differs")

@@ -209,8 +209,10 @@ class PlanCompiler:
         return _left_join_python(left, right, on, residual, keys, n, m)
 
     def _rangeaggregate(self, node: ir.RangeAggregate) -> DataFrame:
+        # (The engine keeps one answer per value of the range parameters: a read of one is
+        # computed on Spark as its query with the values as constants, compute_lookups.)
         raise UnsupportedSqlError("unsupported range parameter in an aggregated query on "
-                                  "Spark: the engine keeps one answer per parameter value")
+                                  "Spark other than read by its values (compute_lookups)")
 
     def _aggregate(self, node: ir.Aggregate) -> DataFrame:
         refuse_group_concat(node)
@@ -434,6 +436,8 @@ def compute_lookups(plan: ir.ViewPlan, tables: Tables, param_sets: Sequence[Sequ
     for rid, request in enumerate(requests):
         if request.bound is not None:
             answers[rid] = compute_lookups(request.bound, tables, [()])[0]
+    if all(request.bound is not None for request in requests):
+        return answers  # (a range aggregate's plan, whose reads are all bound, compiles not)
     compiler = PlanCompiler(tables)
     root = compiler.frame(plan.root)
     parts = _request_parts(plan, root, requests)
@@ -508,8 +512,11 @@ def _collect(df: DataFrame, sort: list[str]) -> list[Row]:
 
 def _request(plan: ir.ViewPlan, params: tuple, catalog: Catalog | None) -> _Request:
     if plan.bounds_keyed:  # (its bounds are no equality keys: see RangeAggregate)
-        raise UnsupportedSqlError("unsupported range parameter in an aggregated query on "
-                                  "Spark: the engine keeps one answer per parameter value")
+        if catalog is None:
+            raise RivuletError(f"view {plan.name!r}: a range parameter in an aggregated "
+                               "query is computed with its values as constants, which "
+                               "needs the catalog")
+        return _Request(bound=bound_plan(plan, params, catalog))
     if plan.param_count == 0:
         if params:
             raise RivuletError(f"view {plan.name!r} takes no parameters, got {len(params)}")
