@@ -227,7 +227,8 @@ _ab = st.sampled_from(_POOLS["ab"])
        st.lists(st.tuples(_ab, _ab, st.sampled_from(_POOLS["c"])), min_size=1, max_size=3))
 def test_random_writes_and_reads_interleaved(operations: list[tuple[Any, ...]],
                                              reads: list[tuple[Any, Any, Any]]) -> None:
-    views = {name: READS[name][0] for name in ("two", "keyed_beside", "top", "deduped")}
+    views = {name: READS[name][0]
+             for name in ("two", "keyed_beside", "top", "deduped", "page")}
 
     def apply(pair: Pair, op: tuple[Any, ...]) -> None:
         if op[0] == "insert":
@@ -246,6 +247,7 @@ def test_random_writes_and_reads_interleaved(operations: list[tuple[Any, ...]],
             pair.check_view("two", [a, b])
             pair.check_view("top", [a, b])
             pair.check_view("deduped", [a, b])
+            pair.check_view("page", [a, b, a])
             pair.check_view("keyed_beside", [a, b, c])
             pair.check_query(views["keyed_beside"], [a, b, c])
 
@@ -272,6 +274,18 @@ def test_reads_that_name_no_one_key(tmp_path: Any) -> None:
             tx.execute("UPDATE t SET b = 3 WHERE id = 2")
             assert sorted(tx.query("SELECT id FROM t WHERE a = ? OR b = ?", [9, 3])) == \
                 [(2,), (3,)]
+
+
+def test_the_http_api_describes_each_term(tmp_path: Any) -> None:
+    """The HTTP API's description of a view names each term's column under the OR."""
+    from rivulet.server.http.handlers import describe_view
+
+    with rivulet.open(tmp_path / "db") as db:
+        db.execute(SCHEMA[0])
+        db.execute("CREATE VIEW w AS SELECT id FROM t WHERE c = ? AND (a = ? OR b = ?)")
+        described = describe_view(db.view("w"))["parameters"]
+        assert [(p.get("column"), p.get("match"), p.get("under")) for p in described] == [
+            ("c", "=", None), ("a", "=", "OR"), ("b", "=", "OR")]
 
 
 def test_verify_refuses_the_view_by_name(tmp_path: Any) -> None:
@@ -311,6 +325,7 @@ def test_spark_refuses_the_view_by_name(tmp_path: Any) -> None:
     ("SELECT DISTINCT c FROM t WHERE a = ? OR b = ? ORDER BY c LIMIT 2",
      "OR of parameters on different columns with SELECT DISTINCT and LIMIT"),
     ("SELECT id FROM s WHERE i = ? OR v = ?", "OR of parameters on columns of different kinds"),
+    ("SELECT id FROM s WHERE g = ? OR h = ?", "OR of parameters on columns of different kinds"),
     ("SELECT id FROM s WHERE e = ? OR f = ?",
      "OR of parameters on ENUM columns of different members"),
     ("SELECT id FROM t WHERE (a = ? OR b = ?) AND c IN (?, ?)",
@@ -333,7 +348,7 @@ def test_what_the_or_does_not_support_is_refused_by_name(tmp_path: Any, sql: str
     with rivulet.open(tmp_path / "db") as db:
         db.execute(SCHEMA[0])
         db.execute("CREATE TABLE s (id INT PRIMARY KEY, i INT, v VARCHAR(4), "
-                   "e ENUM('x', 'y'), f ENUM('y', 'x'))")
+                   "e ENUM('x', 'y'), f ENUM('y', 'x'), g FLOAT, h DOUBLE)")
         with pytest.raises(UnsupportedSqlError) as raised:
             db.query(sql, [1] * sql.count("?"))
         assert f"unsupported {named}" in str(raised.value)
@@ -447,5 +462,10 @@ def test_over_the_mysql_server(db: rivulet.Database, server: ServerThread) -> No
             assert cur.fetchall() == ((4,), (3,))
             with pytest.raises(pymysql.err.NotSupportedError, match="OR on different columns"):
                 cur.execute("SELECT * FROM two WHERE a = 1 AND b = 2")
+            # refused with parameters, a text query's literals stay constants
+            cur.execute("SELECT count(*), sum(id) FROM t WHERE a = 1 OR b = 1")
+            assert cur.fetchall() == ((4, 10),)
+            cur.execute("SELECT DISTINCT c FROM t WHERE a = 3 OR b = 1 ORDER BY c LIMIT 1")
+            assert cur.fetchall() == ((5,),)
     finally:
         conn.close()

@@ -9,6 +9,9 @@ mapped to the stored values it equals (rivulet/plan/params.py, ``KeyLookup``). A
 that may equal many stored values (``varchar_col = 1`` finds '1' and '01') cannot be looked
 up: that read is computed whole with the value as a constant (rivulet/plan/bound.py).
 
+A view of ``a = ? OR b = ?`` on different columns reads each term's key and keeps each
+row once, through the first term it matches (rivulet/plan/alternatives.py).
+
 A partial view misses on keys it does not hold: the read then fills them by an upquery
 (all the keys of one ``lookup_many`` or ``IN`` list in one batch) and answers, or, with
 ``block=False``, returns :data:`NOT_READY` at once and fills them in the background.

@@ -57,6 +57,9 @@ def refuse_unlike_columns(node: exp.Expr, columns: Sequence[ir.ColumnInfo]) -> N
         if other.kind != first.kind:
             raise unsupported(node, f"OR of parameters on columns of different kinds "
                               f"({first.name!r} is {first.kind}, {other.name!r} {other.kind})")
+        if first.single != other.single:  # (a FLOAT holds single-precision values)
+            raise unsupported(node, f"OR of parameters on columns of different kinds "
+                              f"({first.name!r} and {other.name!r}: FLOAT and DOUBLE)")
         if first.kind == ENUM and _members(first) != _members(other):
             raise unsupported(node, f"OR of parameters on ENUM columns of different members "
                               f"({first.name!r}, {other.name!r})")

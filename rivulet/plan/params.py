@@ -257,7 +257,8 @@ def _why_not_listed(term: exp.Expr) -> str:
     if isinstance(term, exp.NullSafeEQ):
         return "<=> parameter under OR (a NULL value finds the NULLs, an IN list's does not)"
     return ("under OR, parameters must all compare one column as `column = ?` or "
-            "`column IN (?, ...)`, with nothing else beside them")
+            "`column IN (?, ...)`, or each its own column as `column = ?`, with nothing "
+            "else beside them")
 
 
 def _refused_or(node: exp.Expr, why: str) -> SqlError:
