@@ -214,6 +214,30 @@ def test_reads_under_a_small_memory_limit_refill_by_upqueries(tmp_path: Any) -> 
         pair.close()
 
 
+def test_full_state_answers_as_sqlite(tmp_path: Any) -> None:
+    """With partial state off, the reader holds every key of every term: a read still
+    keeps each row once, through the first term it matches."""
+    names = ["two", "three", "top", "page", "deduped", "keyed_beside"]
+    rng = random.Random(43)
+    pair = Pair.of(SCHEMA, {name: READS[name][0] for name in names}, path=str(tmp_path / "db"))
+    try:
+        pair.insert_many("t", [_row(rng, i) for i in range(40)])
+        pair.reopen(partial=False)
+        for round_ in range(3):
+            if round_:
+                pair.execute("UPDATE t SET a = ?, b = ? WHERE id = ?",
+                             [rng.choice(_POOLS["ab"]), rng.choice(_POOLS["ab"]),
+                              rng.randrange(40)])
+                pair.execute("DELETE FROM t WHERE id = ?", [rng.randrange(40)])
+            pair.settle()
+            for name in names:
+                assert not pair.db.view(name).partial
+                for _ in range(5):
+                    pair.check_view(name, _values(rng, READS[name][1]))
+    finally:
+        pair.close()
+
+
 _ids = st.integers(0, 7)
 _ab = st.sampled_from(_POOLS["ab"])
 
