@@ -155,7 +155,8 @@ def test_the_same_base_row_many_times_keeps_its_count() -> None:
 
 def test_or_over_a_join_answers_as_sqlite_while_rows_change() -> None:
     """The terms' columns may be of two tables (a message's sender, its thread's owner),
-    of an inner or a LEFT JOIN (the right side's padded NULLs match no value)."""
+    of an inner or a LEFT JOIN (the right side's padded NULLs match no value), of one
+    table joined to itself; a subquery's condition may stand beside the OR."""
     schema = [SCHEMA[0], "CREATE TABLE u (id INT PRIMARY KEY, t_id INT, x INT)"]
     views = {
         "joined": "SELECT t.id, u.id FROM t JOIN u ON t.id = u.t_id WHERE t.a = ? OR u.x = ?",
@@ -163,6 +164,10 @@ def test_or_over_a_join_answers_as_sqlite_while_rows_change() -> None:
                   "WHERE (u.x = ? OR t.b = ?) AND t.c = ?",
         "joined_top": "SELECT t.id, u.id FROM t JOIN u ON t.id = u.t_id "
                       "WHERE t.a = ? OR u.x = ? ORDER BY u.id DESC, t.id LIMIT 2",
+        "self_joined": "SELECT p.id, q.id FROM t AS p JOIN t AS q ON p.c = q.c "
+                       "WHERE p.a = ? OR q.b = ?",
+        "subquery_beside": "SELECT id FROM t WHERE (a = ? OR b = ?) "
+                           "AND id IN (SELECT t_id FROM u WHERE x > 0)",
     }
     rng = random.Random(41)
     with Pair.of(schema, views) as pair:
@@ -185,6 +190,8 @@ def test_or_over_a_join_answers_as_sqlite_while_rows_change() -> None:
                 pair.check_view("joined", params)
                 pair.check_view("lefted", [*params, 5])
                 pair.check_view("joined_top", params)
+                pair.check_view("self_joined", params)
+                pair.check_view("subquery_beside", params)
                 pair.check_query(views["joined"], params)
 
 
