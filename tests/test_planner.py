@@ -190,13 +190,29 @@ def test_range_aggregates_it_cannot_keep_are_unsupported(catalog, sql):
 
 @pytest.mark.parametrize("sql", [
     "SELECT id FROM t WHERE n + 1 = ?",
-    "SELECT id FROM t WHERE g = ? OR n = ?",
+    "SELECT id FROM t WHERE g = ? OR n > ?",
     "SELECT id FROM t WHERE NOT g = ?",
     "SELECT id FROM t WHERE g = ? + 1",
 ])
 def test_parameter_outside_a_column_comparison_is_rejected(catalog, sql):
     with pytest.raises(SqlError):
         plan(catalog, sql)
+
+
+def test_or_on_two_columns_is_a_union_keyed_by_each_term(catalog):
+    """``g = ? OR n = ?`` (once refused here) is one alternative per term
+    (rivulet/plan/alternatives.py): the union of two projections of the same rows, the
+    last key column each term's own column, tagged with the term, the second carrying the
+    first term's column."""
+    p = plan(catalog, "SELECT id FROM t WHERE g = ? OR n = ?")
+    assert p.alternatives is not None and p.alternatives.params == (0, 1)
+    assert p.key_params == (0,) and p.param_count == 2
+    assert isinstance(p.root, ir.Union) and len(p.root.branches) == 2
+    first, second = p.root.branches
+    assert origin(first, p.key[0]) == ("t", "g") and origin(second, p.key[0]) == ("t", "n")
+    (copy,) = p.alternatives.copies
+    assert origin(first, copy) is None and origin(second, copy) == ("t", "g")
+    assert first.input is second.input  # (the rows below the OR, planned once)
 
 
 # --------------------------------------------------------------------------- IN lists

@@ -84,8 +84,8 @@ def narrowed_keys(plan: ir.ViewPlan) -> list[Columns]:
     an implicit group keeps its key)."""
     key = plan.key
     if (len(key) < 2 or plan.in_list or plan.range_column is not None
-            or plan.implicit_group):
-        return []
+            or plan.implicit_group or plan.alternatives is not None):
+        return []  # (an OR's alternatives: each read names every key column)
     return [key[:d] + key[d + 1:] for d in range(len(key))]
 
 

@@ -9,6 +9,9 @@ mapped to the stored values it equals (rivulet/plan/params.py, ``KeyLookup``). A
 that may equal many stored values (``varchar_col = 1`` finds '1' and '01') cannot be looked
 up: that read is computed whole with the value as a constant (rivulet/plan/bound.py).
 
+A view of ``a = ? OR b = ?`` on different columns reads each term's key and keeps each
+row once, through the first term it matches (rivulet/plan/alternatives.py).
+
 A partial view misses on keys it does not hold: the read then fills them by an upquery
 (all the keys of one ``lookup_many`` or ``IN`` list in one batch) and answers, or, with
 ``block=False``, returns :data:`NOT_READY` at once and fills them in the background.
@@ -31,6 +34,7 @@ from rivulet.dataflow.ops.reader import Reader
 from rivulet.engine.upquery import BUSY, Upqueries
 from rivulet.errors import ClosedError, ParameterCountError, ParameterError, RivuletError
 from rivulet.plan import ir
+from rivulet.plan.alternatives import AlternativeLookup
 from rivulet.plan.bound import bound_plan
 from rivulet.plan.params import (
     KeyLookup,
@@ -123,6 +127,10 @@ class View:
         #: An ENUM key column's members (a number finds the member at its position), else ().
         self._key_members = key_members(plan)
         self._key_lookup = KeyLookup.of(plan)
+        #: ``a = ? OR b = ?``: the reader keys of each term's alternative, and which of
+        #: their rows a read keeps (rivulet/plan/alternatives.py).
+        self._alternatives = (AlternativeLookup.of(plan) if plan.alternatives is not None
+                              else None)
         #: Where the reader is keyed by part of the plan's key (``BuiltView.listed``):
         #: the position of the rest in the key and its column. A read keeps the rows whose
         #: value in the column it asks for.
@@ -142,6 +150,7 @@ class View:
         #: read of several keys then takes each key's cached answer as it is.
         self._concatenated = (not plan.order and plan.limit is None and not plan.offset
                               and not plan.distinct_on_read and self._default is None
+                              and plan.alternatives is None
                               and isinstance(built.state, KeyedReader))
         #: Whether a miss is filled by reading base tables through filters and projections
         #: alone (an index lookup in storage): :meth:`lookup_nowait` fills such a miss at
@@ -269,7 +278,7 @@ class View:
         chain = self._chain
         if (chain is None or plan.range_column is not None or plan.order
                 or plan.limit is not None or plan.offset or plan.distinct_on_read
-                or self._default is not None):
+                or self._default is not None or plan.alternatives is not None):
             return None
         asked = (self._key_lookup.keys(values_by_param(plan, params)) if plan.param_count
                  else [()])
@@ -302,6 +311,10 @@ class View:
         if self.plan.bounds_keyed:
             raise RivuletError(f"view {self.name!r} is read by range parameters: read it "
                                "with lookup()")
+        if self.plan.alternatives is not None:
+            raise RivuletError(f"view {self.name!r} is read by parameters under an OR on "
+                               "different columns (no one key names a read): read it with "
+                               "lookup()")
         keys = [k if isinstance(k, tuple) else (k,) for k in keys]
         width = len(self._key_kinds)
         asked: list[tuple] = []
@@ -338,6 +351,10 @@ class View:
         if self.plan.bounds_keyed:
             raise RivuletError(f"view {self.name!r} answers each value of its range "
                                "parameters apart: read it with lookup()")
+        if self.plan.alternatives is not None:
+            raise RivuletError(f"view {self.name!r} is read by parameters under an OR on "
+                               "different columns (a row is under the key of each column): "
+                               "read it with lookup()")
         state = (self._state if not self._state.partial
                  else self._upqueries.computed(self.plan).state)
         if isinstance(state, RangeReader):
@@ -428,6 +445,8 @@ class View:
             return self._read_bounds(params, values, block, timeout)
         if plan.in_list:  # (an unhashable value here is not caught on the way)
             _check_scalars(values["in"])
+        if self._alternatives is not None:
+            return self._read_alternatives(params, values, block, timeout)
         asked = self._key_lookup.keys(values)
         if isinstance(asked, Unkeyed):
             return self._computed(params, block)
@@ -440,6 +459,38 @@ class View:
         if len(asked) == 1:
             return self._read_one(asked[0], block, timeout)
         return self._read_keys(asked, block, timeout)
+
+    def _read_alternatives(self, params: Sequence[Any], values: dict[Any, Any],
+                           block: Block, timeout: float | None) -> Any:
+        """A read of ``a = ? OR b = ?`` (rivulet/plan/alternatives.py): each term's key
+        read (or filled) once, its rows kept where they came through that term and match
+        no earlier one, then all of them ordered, cut and finished as one answer."""
+        assert self._alternatives is not None  # (a view of an OR on different columns)
+        reads = self._alternatives.reads(values)
+        if reads is Unkeyed.SCAN:
+            return self._computed(params, block)
+        state: KeyedReader = self._state  # type: ignore[assignment]  # (no range parameter)
+        held: dict[Any, list[Row]] = {}
+        missing: list[Any] = []
+        for read in reads:
+            key = read.key[0] if len(read.key) == 1 else read.key
+            if key in held or key in missing:
+                continue
+            rows = state.raw(key)
+            if rows is MISSING:
+                missing.append(key)
+            else:
+                held[key] = rows
+        if missing:
+            filled = self._fill(missing, block, timeout)
+            if filled is NOT_READY:
+                return NOT_READY
+            held.update(filled)
+        kept: list[Row] = []
+        for read in reads:
+            key = read.key[0] if len(read.key) == 1 else read.key
+            kept += self._alternatives.kept(held[key], read)
+        return list(self._finish(kept))
 
     def _read_bounds(self, params: Sequence[Any], values: dict[Any, Any], block: Block,
                      timeout: float | None) -> Any:

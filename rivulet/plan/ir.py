@@ -479,6 +479,23 @@ def is_adhoc(name: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class Alternatives:
+    """A view's ``a = ? OR b = ?`` (the columns not all one): the view is the union of one
+    copy of the query per term, the OR replaced by that term as an ordinary equality
+    parameter keying the last column of the view's key (rivulet/plan/alternatives.py).
+    Each copy's rows carry which term they came through and, for every earlier term, its
+    column's value, so that a read keeps each row once: through the first term it matches.
+    """
+
+    params: tuple[int, ...]  # the ``?`` of each term, in the order written
+    names: tuple[str, ...]  # each term's column
+    tag: int  # the root column holding the term a row came through (0, 1, ...)
+    #: The root columns holding, for each term but the last, its column's value (NULL in
+    #: the rows of that term and later ones).
+    copies: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ViewPlan:
     """A planned view: the relation to maintain plus how its reader is keyed and read.
 
@@ -522,6 +539,9 @@ class ViewPlan:
     #: The parameter columns became the only GROUP BY keys of an aggregate without one: a
     #: key with no rows still answers one row (``COUNT(*)`` = 0), built at read time.
     implicit_group: bool = False
+    #: ``a = ? OR b = ?``: the terms the reader's last key column stands for in turn
+    #: (``key_params[-1]`` is the first term's ``?``); None for any other view.
+    alternatives: Alternatives | None = None
     sql: str = field(default="", compare=False)
     #: ``None`` for a plan as the planner made it; else the names of the rules that
     #: ``rivulet.plan.optimize.optimize`` ran on it, in order. A plan is optimized once: a

@@ -3,7 +3,9 @@
 Where: the planner pulls each ``?`` out of the outer WHERE (:func:`extract_parameters`);
 it becomes part of the reader's key, not a filter, so that one maintained view answers
 every parameter value. An OR of equalities on one column (``a = ? OR a = ?``) is an
-``IN (?, ...)`` list of fixed length (:func:`_or_of_equalities`).
+``IN (?, ...)`` list of fixed length (:func:`_or_of_equalities`); an OR of equalities on
+different columns (``a = ? OR b = ?``) is a union of alternatives, each keyed by its own
+column (:attr:`Parameters.alternatives`, rivulet/plan/alternatives.py).
 
 The values: the engine's read handles and the Spark executor both turn the values a caller passes
 into the plan's parameters; they must agree on how an ``IN (?, ...)`` list of any length
@@ -76,6 +78,12 @@ class Parameters:
     #: :func:`_or_of_equalities`): every list then takes exactly as many values as it has
     #: ``?`` (:attr:`listed`), as the OR does, instead of any number of them.
     fixed_lists: bool = False
+    #: ``a = ? OR b = ?`` (columns not all one): each term as (placeholder index, FROM
+    #: column), in the order written. The view is planned once per term, keyed by its
+    #: column, and a read unites the terms' rows (rivulet/plan/alternatives.py).
+    alternatives: list[tuple[int, int]] = field(default_factory=list)
+    #: The OR of :attr:`alternatives` (for refusals that name it).
+    alternatives_node: exp.Expr | None = None
 
     def key_columns(self) -> list[int]:
         cols = [c for _, c in self.eq]
@@ -116,6 +124,8 @@ def extract_parameters(
             plain.append(conjunct)
             continue
         _take_parameter(conjunct, scope, params, order)
+    if params.alternatives:
+        _refuse_beside_alternatives(params)
     if len(params.lists) == 1 and not params.fixed_lists:
         column, placeholders, _ = params.lists[0]
         params.in_list = (column, placeholders)
@@ -184,13 +194,16 @@ def _or_of_equalities(node: exp.Or, scope: FromScope, params: Parameters,
     ``varchar_col = 1``, is computed with the values as constants from the OR's own text,
     rivulet/plan/bound.py). The list takes exactly its ``?``, as the OR does.
 
-    Anything else under OR is refused by name: ``a = ? OR b = ?`` (no single reader keys
-    both columns; the union of two readers' rows, each base row once, is not built),
-    ``a = ? OR a IS NULL`` (no reader keeps NULL keys), ``a <=> ? OR ...`` (a NULL value
-    finds the NULLs, which an IN list's does not), and a ``?`` beside a constant or a range
-    under the OR."""
-    column: int | None = None
+    ``a = ? OR b = ?`` (every term ``column = ?``, the columns not all one) is a union of
+    alternatives (:attr:`Parameters.alternatives`, rivulet/plan/alternatives.py).
+
+    Anything else under OR is refused by name: ``a = ? OR a IS NULL`` (no reader keeps
+    NULL keys), ``a <=> ? OR ...`` (a NULL value finds the NULLs, which an IN list's does
+    not), an IN list beside another column's equality, and a ``?`` beside a constant or a
+    range under the OR."""
+    columns: list[int] = []
     placeholders: list[exp.Expr] = []
+    lists = False
     for term in disjuncts(node):
         if isinstance(term, exp.EQ):
             col, ph = _column_and_placeholder(term.this, term.expression)
@@ -198,19 +211,42 @@ def _or_of_equalities(node: exp.Or, scope: FromScope, params: Parameters,
         elif (isinstance(term, exp.In) and isinstance(term.this, exp.Column) and term.expressions
               and all(isinstance(e, exp.Placeholder) for e in term.expressions)):
             col, values = term.this, list(term.expressions)
+            lists = True
         else:
             col, values = None, []
         if col is None or not values:
             raise _refused_or(node, _why_not_listed(term))
-        resolved = scope.resolve(col)
-        if column not in (None, resolved):
-            raise _refused_or(node, "parameters under OR on two different columns "
-                              "(`a = ? OR b = ?`: no one reader is keyed by both)")
-        column = resolved
+        columns.append(scope.resolve(col))
         placeholders += values
-    assert column is not None  # (an OR has two terms)
-    params.lists.append((column, sorted(order[id(p)] for p in placeholders), node))
-    params.fixed_lists = True
+    if len(set(columns)) == 1:
+        params.lists.append((columns[0], sorted(order[id(p)] for p in placeholders), node))
+        params.fixed_lists = True
+        return
+    if lists:
+        raise unsupported(node, "IN (?, ...) under an OR of parameters on different "
+                          "columns (each term must be `column = ?`)")
+    if params.alternatives:
+        raise unsupported(node, "second OR of parameters on different columns in one query")
+    params.alternatives = [(order[id(p)], c) for p, c in zip(placeholders, columns)]
+    params.alternatives_node = node
+
+
+def _refuse_beside_alternatives(params: Parameters) -> None:
+    """What an OR of parameters on different columns is not combined with, refused by
+    name: the reader is keyed by each term's column in turn beside the other equality
+    parameters, and nothing else."""
+    node = params.alternatives_node
+    assert node is not None  # (set with the alternatives)
+    if params.lists:
+        raise unsupported(node, "OR of parameters on different columns beside an "
+                          "IN (?, ...) list or another OR of parameters")
+    if params.range_column is not None:
+        raise unsupported(node, "OR of parameters on different columns beside a range "
+                          "parameter")
+    ored = {c for _, c in params.alternatives}
+    if any(c in ored for _, c in params.eq):
+        raise _refused_or(node, "OR of parameters on different columns beside another "
+                          "parameter on one of its columns")
 
 
 def _why_not_listed(term: exp.Expr) -> str:
@@ -221,7 +257,8 @@ def _why_not_listed(term: exp.Expr) -> str:
     if isinstance(term, exp.NullSafeEQ):
         return "<=> parameter under OR (a NULL value finds the NULLs, an IN list's does not)"
     return ("under OR, parameters must all compare one column as `column = ?` or "
-            "`column IN (?, ...)`, with nothing else beside them")
+            "`column IN (?, ...)`, or each its own column as `column = ?`, with nothing "
+            "else beside them")
 
 
 def _refused_or(node: exp.Expr, why: str) -> SqlError:

@@ -43,6 +43,7 @@ from rivulet.errors import (
     UnsupportedSqlError,
 )
 from rivulet.plan import ir
+from rivulet.plan.alternatives import refuse_unlike_columns, united_columns
 from rivulet.plan.broken import BrokenView
 from rivulet.plan.ctes import Cte, defined, named_columns
 from rivulet.plan.exists_values import exists_as_counts
@@ -241,6 +242,14 @@ class Planner:
         if not grouped:
             node, scope = self._scalar_values(node, scope, listed)
             node, scope = self._quantified_values(node, scope, compared)
+        if params.alternatives:
+            if grouped or having_node is not None:
+                assert params.alternatives_node is not None  # (set with the alternatives)
+                raise unsupported(params.alternatives_node,
+                                  "OR of parameters on different columns in an aggregated "
+                                  "query (GROUP BY, aggregates or HAVING: one value's "
+                                  "aggregate cannot be combined with another's)")
+            return self._plan_alternatives(name, select, sql, shown, node, scope, params)
         key_cols = params.key_columns()
         implicit_group = False
         group_keys = 0
@@ -327,6 +336,71 @@ class Planner:
             distinct_on_read=distinct and (range_col is not None or bool(params.in_list)
                                            or bool(params.listed)),
             implicit_group=implicit_group,
+            sql=sql,
+        )
+
+    def _plan_alternatives(self, name: str, select: exp.Select, sql: str, shown: bool,
+                           node: ir.Node, scope: FromScope,
+                           params: Parameters) -> ir.ViewPlan:
+        """A SELECT (not aggregated) whose WHERE has ``a = ? OR b = ?`` on different
+        columns: the union of one alternative per term, each keyed by the other equality
+        parameters and that term's column, its rows tagged with the term and carrying the
+        earlier terms' columns (rivulet/plan/alternatives.py). ``node`` is the FROM and
+        WHERE without the parameters, which every alternative shares."""
+        assert params.alternatives_node is not None  # (set with the alternatives)
+        terms = [column for _, column in params.alternatives]
+        refuse_unlike_columns(params.alternatives_node, [scope.columns[c] for c in terms])
+        exprs, names = self._select_list(select, scope, scope)
+        distinct = bool(select.args.get("distinct"))
+        if shown or distinct:
+            exprs = _shown(exprs, scope.types())  # MySQL materializes these
+        visible = len(exprs)
+        # (the sort columns before the key: each alternative's key column is its own)
+        order = self._order_by(select, scope, exprs, names, visible)
+        if distinct and any(k.column >= visible for k in order):
+            raise error_at(select, "with SELECT DISTINCT, ORDER BY terms must be selected columns")
+        key_cols = params.key_columns()
+        hidden_key = tuple(range(len(exprs), len(exprs) + len(key_cols) + 1))
+        tag = hidden_key[-1] + 1
+        copies = tuple(range(tag + 1, tag + len(terms)))
+        limit, offset = _limit(select)
+        if distinct and limit is not None:
+            # (an alternative's top rows are distinct with the earlier terms' columns,
+            # which a read leaves out: its top may then hold fewer distinct answers)
+            raise unsupported(params.alternatives_node, "OR of parameters on different "
+                              "columns with SELECT DISTINCT and LIMIT")
+        branches: list[ir.Node] = []
+        for term, column in enumerate(terms):
+            added: list[ir.Expr] = [ir.Col(c) for c in (*key_cols, column)]
+            added.append(ir.Lit(term, INT))
+            added += [ir.Col(terms[j]) if j < term else ir.Lit(None, None)
+                      for j in range(len(terms) - 1)]
+            added_names = [scope.columns[c].name for c in key_cols]
+            added_names += [scope.columns[terms[0]].name, "or_term"]
+            added_names += [f"or_{scope.columns[c].name}" for c in terms[:-1]]
+            branch = _project(node, [*exprs, *added], [*names, *added_names])
+            if distinct:
+                branch = ir.Distinct(branch, branch.columns)
+            if limit is not None:
+                branch = ir.TopK(branch, hidden_key, order, limit + offset, branch.columns)
+            branches.append(branch)
+        root = ir.Union(tuple(branches), united_columns(branches))
+        return ir.ViewPlan(
+            name=name,
+            root=root,
+            visible=visible,
+            key=hidden_key,
+            key_params=(*(p for p, _ in params.eq), params.alternatives[0][0]),
+            order=order,
+            limit=limit,
+            offset=offset,
+            param_count=params.count,
+            equal_params=params.equal_params(),
+            null_safe=tuple(params.null_safe),
+            distinct_on_read=distinct,
+            alternatives=ir.Alternatives(
+                tuple(p for p, _ in params.alternatives),
+                tuple(scope.columns[c].name for c in terms), tag, copies),
             sql=sql,
         )
 
@@ -662,6 +736,10 @@ class Planner:
             raise error_at(item, f"view {view.name!r} answers a row for every value of its "
                            "parameters (an aggregate without GROUP BY): it cannot be read as "
                            "a table; read it by its parameters", ParameterError)
+        if view.alternatives is not None:
+            raise unsupported(item, f"view with parameters under an OR on different columns "
+                              f"read as a table ({view.name!r}: its rows are under the "
+                              "key of each column); read it by its parameters")
         if view.bounds_keyed:
             raise error_at(item, f"view {view.name!r} answers its aggregate for each value of "
                            "its range parameters apart (a row may count under many of "

@@ -457,6 +457,7 @@ def compute_lookups(plan: ir.ViewPlan, tables: Tables, param_sets: Sequence[Sequ
 
 def scan_view(plan: ir.ViewPlan, tables: Tables) -> list[Row]:
     """``db.view(name).scan()``: the rows of every key (NULL keys are never kept)."""
+    _refuse_alternatives(plan)
     plan = optimized(plan)
     root = compile_plan(plan.root, tables)
     keys = [name(i) for i in plan.key]
@@ -510,7 +511,17 @@ def _collect(df: DataFrame, sort: list[str]) -> list[Row]:
 # ..................................................................... requests
 
 
+def _refuse_alternatives(plan: ir.ViewPlan) -> None:
+    """A view of ``a = ? OR b = ?`` (rivulet/plan/alternatives.py) is read by each term's
+    key apart, its rows kept by their term: the engine's only, refused by name here."""
+    if plan.alternatives is not None:
+        raise UnsupportedSqlError(f"unsupported parameters under an OR on different columns "
+                                  f"on Spark (view {plan.name!r}): the engine reads each "
+                                  f"column's key apart")
+
+
 def _request(plan: ir.ViewPlan, params: tuple, catalog: Catalog | None) -> _Request:
+    _refuse_alternatives(plan)
     if plan.bounds_keyed:  # (its bounds are no equality keys: see RangeAggregate)
         if catalog is None:
             raise RivuletError(f"view {plan.name!r}: a range parameter in an aggregated "

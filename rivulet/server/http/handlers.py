@@ -85,6 +85,9 @@ def describe_view(view: View) -> dict[str, Any]:
     for position, rest in plan.listed:  # (several IN lists: each one's ``?`` in its place)
         for p in (plan.key_params[position], *rest):
             params[p].update(column=names[plan.key[position]], match="IN")
+    if plan.alternatives is not None:  # (``a = ? OR b = ?``: each term on its column)
+        for p, term_column in zip(plan.alternatives.params, plan.alternatives.names):
+            params[p].update(column=term_column, match="=", under="OR")
     for i, bound in enumerate(plan.range_bounds):
         # (on the range column; a range aggregate's key holds each bound's value)
         at = plan.key[i] if plan.bounds_keyed else plan.range_column
