@@ -169,9 +169,17 @@ def test_range_with_equality_parameter(catalog):
     assert [(b.op, b.param) for b in p.range_bounds] == [("<=", 0)]
 
 
-def test_range_on_two_columns_is_unsupported(catalog):
-    with pytest.raises(UnsupportedSqlError):
-        plan(catalog, "SELECT id FROM t WHERE n > ? AND g < ?")
+def test_range_on_two_columns_cuts_by_the_first_and_checks_the_second(catalog):
+    """``n > ? AND g < ?`` (once refused here): the reader's range is on ``n``, the first
+    written; ``g`` is a hidden column whose bound a read checks over the rows cut."""
+    p = plan(catalog, "SELECT id FROM t WHERE n > ? AND g < ? AND n <= ?")
+    assert p.range_column is not None and p.key == ()
+    assert [(b.op, b.param) for b in p.range_bounds] == [(">", 0), ("<=", 2)]
+    (other,) = p.other_ranges
+    assert [(b.op, b.param) for b in other.bounds] == [("<", 1)]
+    assert origin(p.root, p.range_column) == ("t", "n")
+    assert origin(p.root, other.column) == ("t", "g")
+    assert p.visible == 1 and not any(isinstance(n, ir.TopK) for n in ir.walk(p.root))
 
 
 def test_range_in_aggregate_is_a_range_aggregate(catalog):

@@ -605,6 +605,27 @@ def test_in_lists_and_ranges(world: World) -> None:
     assert world.spark(world.view("SELECT id FROM items WHERE id = ?"), ("abc",)) == []
 
 
+def test_ranges_on_two_columns(world: World) -> None:
+    """Bounds on a second (and third) column are checked over the first column's range on
+    Spark as in the engine (``ViewPlan.other_ranges``), before ORDER BY and LIMIT cut the
+    answer; a NULL bound finds no row; a scan keeps the rows with no NULL in a range
+    column."""
+    cases = [
+        ("SELECT id, score FROM items WHERE score > ? AND day < ? ORDER BY id",
+         [(0, "2021-01-01"), ("5", dt.date(2020, 6, 1)), (1, None), (None, "2030-01-01")]),
+        ("SELECT id FROM items WHERE cat = ? AND price BETWEEN ? AND ? AND score >= ? "
+         "ORDER BY score DESC, id LIMIT 2", [("x", 0, 100, "5"), ("x", "1.25", 9.99, 0)]),
+        ("SELECT id FROM t WHERE a > ? AND b < ? AND s >= ? ORDER BY id",
+         [(-10, 3, ""), (0, "2", "A"), (4, 10, "a")]),
+    ]
+    for sql, param_sets in cases:
+        name = world.view(sql)
+        assert world.plan(name).other_ranges
+        for params in param_sets:
+            world.both(sql, params)
+        assert sorted(world.spark(name)) == sorted(world.engine(name))
+
+
 def test_several_in_lists_and_range_aggregates(world: World) -> None:
     """Several IN lists: every combination of their values, on Spark as in the engine. A
     range parameter in an aggregated query is the engine's (one answer per value kept):

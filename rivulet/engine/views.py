@@ -20,6 +20,8 @@ A partial view misses on keys it does not hold: the read then fills them by an u
 from __future__ import annotations
 
 import enum
+import functools
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from typing import Any
@@ -41,6 +43,7 @@ from rivulet.plan.params import (
     exact_types,
     key_members,
     key_value,
+    other_range_bounds,
     range_bounds,
     values_by_param,
 )
@@ -100,12 +103,63 @@ _CHECK_AS_DOUBLES = {op: _as_doubles(compare) for op, compare in _CHECK.items()}
 
 
 def _between_as_doubles(plan: ir.ViewPlan, column_kind: Kind | None,
-                        values: dict[Any, Any]) -> bool:
+                        values: dict[Any, Any],
+                        bounds: Sequence[ir.RangeBound] | None = None) -> bool:
     """Whether this read's ``column BETWEEN ? AND ?`` compares all three as DOUBLEs (text
-    and a number among the column and the two values: MySQL types them together)."""
-    ends = [values[b.param] for b in plan.range_bounds if b.between]
+    and a number among the column and the two values: MySQL types them together).
+    ``bounds``: the column's (the first range column's by default)."""
+    ends = [values[b.param] for b in (plan.range_bounds if bounds is None else bounds)
+            if b.between]
     return bool(ends) and between_as_doubles(
         [column_kind] + [value_type(v).kind for v in ends])
+
+
+#: A bound's operator as Python compares a stored value with a bound placed among the
+#: column's values (:func:`~rivulet.values.matching.range_bound`), as a sorted list's cut
+#: does.
+_PLACED = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+
+
+def _other_range_tests(plan: ir.ViewPlan, values: dict[Any, Any]
+                       ) -> list[tuple[int, list[Callable[[Any], Any]]]] | None:
+    """Per column of the view's :attr:`~rivulet.plan.ir.ViewPlan.other_ranges`, a test of
+    a (non-NULL) value per bound, comparing as the first range column's bounds compare
+    (:meth:`View._read_range`): each bound placed among the column's values where it can
+    be, else (and ``BETWEEN`` of text and a number, compared as DOUBLEs) compared as
+    MySQL compares the two. None where a bound is NULL: no row is in range."""
+    out: list[tuple[int, list[Callable[[Any], Any]]]] = []
+    for other, given in other_range_bounds(plan, values):
+        if any(v is None for v in given):
+            return None
+        kind = plan.root.columns[other.column].kind
+        as_doubles = _between_as_doubles(plan, kind, values, other.bounds)
+        tests: list[Callable[[Any], Any]] = []
+        for bound, v in zip(other.bounds, given):
+            placed = Unkeyed.SCAN if as_doubles and bound.between else range_bound(kind, v)
+            if placed is not Unkeyed.SCAN:
+                tests.append(functools.partial(_placed_test, _PLACED[bound.op], placed))
+            else:
+                check = (_CHECK_AS_DOUBLES if as_doubles and bound.between else _CHECK)[bound.op]
+                tests.append(functools.partial(_checked_test, check, v))
+        out.append((other.column, tests))
+    return out
+
+
+def _placed_test(compare: Callable[[Any, Any], bool], bound: Any, value: Any) -> bool:
+    return compare(value, bound)
+
+
+def _checked_test(check: Callable[[Any, Any], Any], bound: Any, value: Any) -> Any:
+    return check(value, bound)
+
+
+def _in_other_ranges(rows: list[Row],
+                     tests: list[tuple[int, list[Callable[[Any], Any]]]]) -> list[Row]:
+    """The rows whose value in each column of ``tests`` is not NULL and passes its tests."""
+    for column, column_tests in tests:
+        rows = [r for r in rows if (v := r[column]) is not None
+                and all(test(v) for test in column_tests)]
+    return rows
 
 
 class View:
@@ -308,7 +362,8 @@ class View:
         one upquery.
         """
         self._check_open()
-        if self.plan.bounds_keyed:
+        if self.plan.bounds_keyed or self.plan.range_column is not None:
+            # (a key names no read: the bounds' values are none of it)
             raise RivuletError(f"view {self.name!r} is read by range parameters: read it "
                                "with lookup()")
         if self.plan.alternatives is not None:
@@ -358,7 +413,9 @@ class View:
         state = (self._state if not self._state.partial
                  else self._upqueries.computed(self.plan).state)
         if isinstance(state, RangeReader):
-            rows = state.all_raw()
+            # (a row NULL in another range column is in no range: it answers no read)
+            rows = [r for r in state.all_raw()
+                    if all(r[other.column] is not None for other in self.plan.other_ranges)]
             if self.plan.order:
                 rows.sort(key=sort_key_function(self.plan.order))
             return [r[: self.plan.visible] for r in rows]
@@ -696,10 +753,13 @@ class View:
         The reader's sorted rows are cut by a lower and an upper bound where each is one
         value placed among the column's values as MySQL compares them
         (:func:`~rivulet.values.matching.range_bound`); any other bound (a second one on a
-        side, ``varchar_col < 10``) is checked row by row."""
+        side, ``varchar_col < 10``) is checked row by row. Bounds on other columns
+        (``ViewPlan.other_ranges``) are checked over the rows cut, before the answer is
+        ordered, de-duplicated and cut to its LIMIT."""
         state: RangeReader = self._state  # type: ignore[assignment]
         bounds = range_bounds(self.plan, values)
-        if not keys or any(v is None for _, v in bounds):
+        others = _other_range_tests(self.plan, values)
+        if not keys or others is None or any(v is None for _, v in bounds):
             return []  # a comparison with NULL is never true
         range_column = self.plan.range_column
         assert range_column is not None  # a range view
@@ -751,6 +811,8 @@ class View:
             checks = [((_CHECK_AS_DOUBLES if as_doubles and b.between else _CHECK)[op], v)
                       for b, (op, v) in zip(self.plan.range_bounds, bounds)]
             rows = [r for r in rows if all(check(r[range_column], v) for check, v in checks)]
+        if others:  # (before the answer is ordered, de-duplicated and cut: finish)
+            rows = _in_other_ranges(rows, others)
         return list(self._finish(rows))
 
     def _defaults(self, key: Any, *, matches_nothing: bool = False) -> list[Row]:

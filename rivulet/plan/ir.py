@@ -466,6 +466,17 @@ class RangeBound:
     between: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class ColumnRange:
+    """Range parameters on a column other than a view's first range column (``WHERE a > ?
+    AND b < ?``: ``b``'s). The reader is sorted and cut by the first column alone; these
+    bounds are checked over the rows it cut, on ``column`` (a hidden root column, as the
+    range column is), compared as the first column's bounds are."""
+
+    column: int  # root column holding the compared value
+    bounds: tuple[RangeBound, ...]
+
+
 #: Names starting with this are rivulet's own (tables and views of the program may not).
 RESERVED_PREFIX = "_rivulet"
 #: Views made for ad-hoc SELECTs (``db.query``, the MySQL server) are named with this prefix:
@@ -511,6 +522,10 @@ class ViewPlan:
     key_params: tuple[int, ...]  # which ``?`` feeds each key column
     range_column: int | None = None
     range_bounds: tuple[RangeBound, ...] = ()
+    #: Range parameters on other columns than ``range_column`` (``a > ? AND b < ?``),
+    #: each column's in the order first written: checked at read time over the rows the
+    #: reader's range on ``range_column`` cut, before the answer is ordered and cut.
+    other_ranges: tuple[ColumnRange, ...] = ()
     order: tuple[SortKey, ...] = ()  # over root columns; applied at read time
     limit: int | None = None
     offset: int = 0

@@ -59,6 +59,9 @@ class Parameters:
     in_list: tuple[int, list[int]] | None = None  # (FROM column, placeholder indexes)
     range_column: int | None = None
     range_bounds: list[ir.RangeBound] = field(default_factory=list)
+    #: Range parameters on columns other than :attr:`range_column`, per column (FROM
+    #: column, its bounds), in the order the columns are first written.
+    other_ranges: list[tuple[int, list[ir.RangeBound]]] = field(default_factory=list)
     count: int = 0
     #: ``col = ?`` on a column another parameter keys already (``a = ? AND a = ?``,
     #: ``a = ? AND a IN (?, ...)``): (placeholder index, FROM column). The column keys the
@@ -295,10 +298,19 @@ def _column_and_placeholder(a: exp.Expr, b: exp.Expr) -> tuple[exp.Column | None
 
 def _add_range(node: exp.Expr, column: int, op: str, param: int, params: Parameters, *,
                between: bool = False) -> None:
-    if params.range_column not in (None, column):
-        raise unsupported(node, "range parameters on two different columns")
-    params.range_column = column
-    params.range_bounds.append(ir.RangeBound(op, param, between))
+    """A bound ``column op ?``: on the first range column written, the reader's range;
+    on any other, one of :attr:`Parameters.other_ranges`, checked over the rows that range
+    holds."""
+    bound = ir.RangeBound(op, param, between)
+    if params.range_column in (None, column):
+        params.range_column = column
+        params.range_bounds.append(bound)
+        return
+    for other, bounds in params.other_ranges:
+        if other == column:
+            bounds.append(bound)
+            return
+    params.other_ranges.append((column, [bound]))
 
 
 def _what(plan: ir.ViewPlan) -> str:
@@ -523,3 +535,11 @@ def range_bounds(plan: ir.ViewPlan, values: dict[Any, Any]) -> list[tuple[str, A
     # (a value read from an ENUM column compares as its text, as a client would send it)
     assert plan.range_column is not None  # a range view
     return [(b.op, plain(values[b.param])) for b in plan.range_bounds]
+
+
+def other_range_bounds(plan: ir.ViewPlan,
+                       values: dict[Any, Any]) -> list[tuple[ir.ColumnRange, list[Any]]]:
+    """Each of a range read's :attr:`~rivulet.plan.ir.ViewPlan.other_ranges` with its
+    bounds' values as the read gives them (as :func:`range_bounds`)."""
+    return [(other, [plain(values[b.param]) for b in other.bounds])
+            for other in plan.other_ranges]

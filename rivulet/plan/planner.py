@@ -297,10 +297,15 @@ class Planner:
             exprs.append(ir.Col(pos))
             names.append(scope.columns[params.range_column].name)  # type: ignore[index]
         range_col = None
+        other_ranges: list[ir.ColumnRange] = []
         if params.range_column is not None and not bound_positions:
             range_col = len(exprs)
             exprs.append(ir.Col(params.range_column))
             names.append(scope.columns[params.range_column].name)
+            for column, bounds in params.other_ranges:  # (checked over the range's rows)
+                other_ranges.append(ir.ColumnRange(len(exprs), tuple(bounds)))
+                exprs.append(ir.Col(column))
+                names.append(scope.columns[column].name)
         order = self._order_by(select, out_scope, exprs, names, visible)
         distinct = bool(select.args.get("distinct"))
         if distinct and any(k.column >= visible for k in order):
@@ -325,6 +330,7 @@ class Planner:
             range_column=range_col,
             bounds_keyed=bool(bound_positions),
             range_bounds=tuple(params.range_bounds),
+            other_ranges=tuple(other_ranges),
             order=order,
             limit=limit,
             offset=offset,
@@ -754,6 +760,7 @@ class Planner:
         keyed = [k for k in view.key if k not in null_safe]
         if view.range_column is not None:
             keyed.append(view.range_column)
+            keyed += [other.column for other in view.other_ranges]
         root = view.root
         if isinstance(root, ir.Project):  # shared with the view itself (plan/prune.py)
             root = replace(root, view=view.name)
@@ -1327,6 +1334,9 @@ def _refuse_with_range_aggregate(select: exp.Select, params: Parameters,
     """Refuse what a range parameter in an aggregated query does not support: parameters
     beside it other than one ``col = ?`` per column (IN lists, ``<=>``, two equalities on
     a column) and scalar subqueries over its groups."""
+    if params.other_ranges:
+        raise unsupported(select, "range parameters on two different columns in an "
+                          "aggregated query")
     if params.lists:
         raise unsupported(select, "IN (?, ...) parameter list beside a range parameter in "
                           "an aggregated query")

@@ -48,7 +48,13 @@ from rivulet.errors import RivuletError, SqlError, UnsupportedSqlError
 from rivulet.plan import ir
 from rivulet.plan.bound import bound_plan
 from rivulet.plan.optimize import optimize, rules_except
-from rivulet.plan.params import literal_of, lookup_keys, range_bounds, values_by_param
+from rivulet.plan.params import (
+    literal_of,
+    lookup_keys,
+    other_range_bounds,
+    range_bounds,
+    values_by_param,
+)
 from rivulet.plan.planner import Catalog
 from rivulet.spark.exprs import ExprCompiler, Typed, join_operands
 from rivulet.spark.values import (
@@ -409,6 +415,9 @@ class _Request:
     null_keys: tuple[tuple, ...] = ()  # keys that match no row: only an implicit group answers
     range_keys: tuple[tuple, ...] | None = None  # a range view: its equality keys ...
     bounds: tuple[tuple[str, Any], ...] = ()  # ... and (op, value) bounds on its column
+    #: ... and those of its other range columns (``ViewPlan.other_ranges``): (root
+    #: column, its (op, value) bounds)
+    other_bounds: tuple[tuple[int, tuple[tuple[str, Any], ...]], ...] = ()
     #: A read the view's keys cannot answer: the view's query with its values as constants.
     bound: ir.ViewPlan | None = None
 
@@ -466,7 +475,10 @@ def scan_view(plan: ir.ViewPlan, tables: Tables) -> list[Row]:
     visible = names(plan.visible)
     if plan.range_column is not None:
         # A range view has no keys to cut by: all its rows in the view's order.
-        rows = root.where(SF.col(name(plan.range_column)).isNotNull())
+        # (a row NULL in another range column answers no read either)
+        nulls = [plan.range_column, *(other.column for other in plan.other_ranges)]
+        rows = root.where(reduce(lambda p, q: p & q,
+                                 [SF.col(name(c)).isNotNull() for c in nulls]))
         # The view's order; without one, the reader's (by key, then by the range column).
         order = plan.order or tuple(ir.SortKey(i) for i in (*plan.key, plan.range_column))
         rows = rows.orderBy(*sort_columns(order, plan.root.arity))
@@ -541,9 +553,11 @@ def _request(plan: ir.ViewPlan, params: tuple, catalog: Catalog | None) -> _Requ
         return _Request(bound=bound_plan(plan, params, catalog))
     if plan.range_column is not None:
         bounds = tuple(range_bounds(plan, values))
-        if any(v is None for _, v in bounds):
+        others = tuple((other.column, tuple((b.op, v) for b, v in zip(other.bounds, given)))
+                       for other, given in other_range_bounds(plan, values))
+        if any(v is None for _, v in bounds + tuple(b for _, o in others for b in o)):
             return _Request()  # a comparison with NULL is never true
-        return _Request(range_keys=tuple(asked), bounds=bounds)
+        return _Request(range_keys=tuple(asked), bounds=bounds, other_bounds=others)
     if not asked:  # no row can match: only an implicit group answers (its default row)
         return _Request(null_keys=((None,) * len(plan.key),))
     return _Request(keys=tuple(asked))
@@ -588,9 +602,11 @@ def _range_rows(plan: ir.ViewPlan, root: DataFrame, req: _Request) -> DataFrame:
         types = [root.schema[name(i)].dataType for i in plan.key]
         tests.append(_key_filter(plan.key, types, list(req.range_keys)))
     exprs = ExprCompiler([root.schema[name(i)] for i in range(plan.root.arity)])
-    for op, v in req.bounds:
-        call = ir.Call(_RANGE_CALLS[op], (ir.Col(plan.range_column), literal_of(v)))
-        tests.append(exprs.predicate(call))
+    bounded = [(plan.range_column, req.bounds), *req.other_bounds]
+    for column, bounds in bounded:
+        for op, v in bounds:
+            call = ir.Call(_RANGE_CALLS[op], (ir.Col(column), literal_of(v)))
+            tests.append(exprs.predicate(call))
     return root.where(reduce(lambda p, q: p & q, tests))
 
 

@@ -216,6 +216,10 @@ class _StreamedProgram(Program):
                 "unsupported parameters under an OR on different columns in a streaming "
                 "pipeline (a union of alternatives, rivulet/plan/alternatives.py, that no "
                 "stream has been checked to keep)")
+        if plan.other_ranges:  # (before anything is installed)
+            raise UnsupportedSqlError(
+                "unsupported range parameters on two different columns in a streaming "
+                "pipeline (no stream has been checked to keep the other columns' bounds)")
         # The stream runs the plan the engine's dataflow would be built from (every rule
         # of the optimizer); the catalog keeps it as planned, for views that read it.
         catalog = self.core.catalog

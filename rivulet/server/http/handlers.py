@@ -93,6 +93,9 @@ def describe_view(view: View) -> dict[str, Any]:
         at = plan.key[i] if plan.bounds_keyed else plan.range_column
         assert at is not None  # a range view
         params[bound.param].update(column=names[at], match=bound.op)
+    for other in plan.other_ranges:  # (checked over the first range column's rows)
+        for bound in other.bounds:
+            params[bound.param].update(column=names[other.column], match=bound.op)
     return {"name": view.name, "columns": list(view.columns), "parameters": params,
             "partial": view.partial, "sql": plan.sql}
 
