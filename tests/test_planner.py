@@ -187,8 +187,18 @@ def test_range_in_aggregate_is_a_range_aggregate(catalog):
     assert any(isinstance(n, ir.RangeAggregate) for n in ir.walk(p.root))
 
 
+def test_ranges_on_two_columns_in_aggregate_key_it_by_every_bound(catalog):
+    """``n > ? AND id < ?`` in an aggregated query (once refused here): one range
+    aggregate whose key holds each bound's value, the first column's then the other's."""
+    p = plan(catalog, "SELECT COUNT(*) FROM t WHERE n > ? AND id < ? AND n <= ?")
+    [node] = [n for n in ir.walk(p.root) if isinstance(n, ir.RangeAggregate)]
+    assert node.ops == (">", "<=") and [ops for _, ops in node.other_ranges] == [("<",)]
+    assert p.bounds_keyed and p.key_params == (0, 2, 1) and len(p.key) == 3
+    (other,) = p.other_ranges
+    assert other.column == p.key[2] and [b.param for b in other.bounds] == [1]
+
+
 @pytest.mark.parametrize("sql", [
-    "SELECT COUNT(*) FROM t WHERE n > ? AND id < ?",  # ranges on two columns
     "SELECT GROUP_CONCAT(name) FROM t WHERE n > ?",  # an aggregate it cannot keep exactly
 ])
 def test_range_aggregates_it_cannot_keep_are_unsupported(catalog, sql):

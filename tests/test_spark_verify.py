@@ -453,8 +453,13 @@ def test_several_in_lists_and_range_aggregates_are_verified(
                    "WHERE id > ? AND id <= ?")
         db.view("window").lookup(10, 90)
         db.view("window").lookup(400, 500)  # (no rows: MAX is NULL, COUNT 0)
-        assert check(verify(db, ["since", "window"], spark=spark)) == {
-            "since": (True, 2), "window": (True, 2)}
+        # (range parameters on two columns: each value of both bounds a key)
+        db.execute("CREATE VIEW both_ AS SELECT story, COUNT(*) AS n FROM votes "
+                   "WHERE id > ? AND user_id <= ? GROUP BY story")
+        db.view("both_").lookup(10, 3)
+        db.view("both_").lookup(200, 1)
+        assert check(verify(db, ["since", "window", "both_"], spark=spark)) == {
+            "since": (True, 2), "window": (True, 2), "both_": (True, 2)}
         state = db.core.built["window"].state
         [key] = [k for k in state.entries if k == (10, 90)]
         [row] = state.entries[key].counts  # (MAX(user_id), COUNT(*), the two bounds)

@@ -563,14 +563,24 @@ class View:
         given = [values[p] for p in plan.key_params]
         _check_scalars(given)
         key = self._bounds_key(given)
-        if key is None or _between_as_doubles(plan, self._key_kinds[-1], values):
+        if key is None or self._bounds_as_doubles(values):
             return self._computed(params, block)
         return self._read_one(key, block, timeout)
+
+    def _bounds_as_doubles(self, values: dict[Any, Any]) -> bool:
+        """Whether a ``BETWEEN ? AND ?`` of a range aggregate's read compares its column
+        and values as DOUBLEs (:func:`_between_as_doubles`), on any of its columns."""
+        plan = self.plan
+        first = len(plan.key) - len(plan.all_range_bounds)  # (its first bound's key column)
+        if _between_as_doubles(plan, self._key_kinds[first], values):
+            return True
+        return any(_between_as_doubles(plan, plan.root.columns[other.column].kind, values,
+                                       other.bounds) for other in plan.other_ranges)
 
     def _bounds_key(self, given: Sequence[Any]) -> tuple | None:
         """The reader's key of a range aggregate's parameters (equalities, then bounds:
         see :meth:`_read_bounds`), or None where a value finds no key of its own."""
-        n_eq = len(self._key_kinds) - len(self.plan.range_bounds)
+        n_eq = len(self._key_kinds) - len(self.plan.all_range_bounds)
         key = []
         for i, value in enumerate(given):
             kind = self._key_kinds[i]

@@ -84,7 +84,7 @@ def _line(node: ir.Node) -> str:
     if isinstance(node, ir.RangeAggregate):
         aggs = ", ".join(_aggregate(a, below) for a in node.aggs)
         groups = ", ".join(below[g] for g in node.group_by)
-        bounds = " AND ".join(f"{below[node.range_column]} {op} ?" for op in node.ops)
+        bounds = " AND ".join(f"{below[column]} {op} ?" for column, op in node.bounded)
         return (f"RangeAggregate by {groups}: {aggs}" if groups
                 else f"RangeAggregate: {aggs}") + f" where {bounds}"
     if isinstance(node, ir.TopK):

@@ -355,12 +355,14 @@ class RangeAggregate(Node):
     parameters, so the parameters' values are part of the output rather than a filter.
 
     Output: the group columns, the aggregate values, then one column per bound (``ops``,
-    in the order of the view's ``range_bounds``) holding the parameter's value, which keys
-    the view's reader with the group columns of equality parameters (``keyed``). A row of
-    the input is in the range of the values ``p`` when ``row[range_column] op p`` holds for
-    every bound; a NULL is in no range. ``implicit``: the keyed columns are the only group
-    columns, made so for the equality parameters of a query without GROUP BY, whose
-    aggregate over no rows still answers a row (``COUNT(*)`` = 0)."""
+    in the order of the view's ``range_bounds``, then each of ``other_ranges``' ops, in the
+    order of the view's ``other_ranges``) holding the parameter's value, which keys the
+    view's reader with the group columns of equality parameters (``keyed``). A row of the
+    input is in the range of the values ``p`` when ``row[range_column] op p`` holds for
+    every bound, and ``row[column] op p`` for every bound of ``other_ranges``; a NULL is in
+    no range. ``implicit``: the keyed columns are the only group columns, made so for the
+    equality parameters of a query without GROUP BY, whose aggregate over no rows still
+    answers a row (``COUNT(*)`` = 0)."""
 
     input: Node
     group_by: tuple[int, ...]
@@ -370,15 +372,24 @@ class RangeAggregate(Node):
     keyed: tuple[int, ...]  # output group columns of equality parameters, in their order
     implicit: bool
     columns: tuple[ColumnInfo, ...] = field(compare=False)
+    #: Range parameters on other input columns (``WHERE a > ? AND b < ?``: ``b``'s), each
+    #: as (input column, its ops, the column on their left).
+    other_ranges: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
     def inputs(self) -> tuple[Node, ...]:
         return (self.input,)
 
     @property
+    def bounded(self) -> tuple[tuple[int, str], ...]:
+        """Every bound as (input column, op), in the order of the bound columns."""
+        return tuple((self.range_column, op) for op in self.ops) + tuple(
+            (column, op) for column, ops in self.other_ranges for op in ops)
+
+    @property
     def bound_columns(self) -> tuple[int, ...]:
         """The output columns holding the parameters' values."""
         start = len(self.group_by) + len(self.aggs)
-        return tuple(range(start, start + len(self.ops)))
+        return tuple(range(start, start + len(self.bounded)))
 
     @property
     def key_columns(self) -> tuple[int, ...]:
@@ -473,7 +484,10 @@ class ColumnRange:
     bounds are checked over the rows it cut, on ``column`` (a hidden root column, as the
     range column is), compared as the first column's bounds are."""
 
-    column: int  # root column holding the compared value
+    #: The root column holding the compared value; of a view keyed by its bounds
+    #: (``ViewPlan.bounds_keyed``), the key column holding its first bound's value (of the
+    #: compared column's type).
+    column: int
     bounds: tuple[RangeBound, ...]
 
 
@@ -566,6 +580,12 @@ class ViewPlan:
     @property
     def column_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.root.columns[: self.visible])
+
+    @property
+    def all_range_bounds(self) -> tuple[RangeBound, ...]:
+        """Every range bound: the first range column's, then the other columns' (of a
+        view keyed by its bounds, the order of its bound key columns)."""
+        return self.range_bounds + tuple(b for other in self.other_ranges for b in other.bounds)
 
 
 def with_inputs(node: Node, inputs: list[Node] | tuple[Node, ...]) -> Node:

@@ -292,12 +292,18 @@ class Planner:
             hidden_key.append(len(exprs))
             exprs.append(ir.Col(pos))
             names.append(out_scope.columns[pos].name)
-        for pos in bound_positions:  # (a range aggregate's: they key the reader)
-            hidden_key.append(len(exprs))
-            exprs.append(ir.Col(pos))
-            names.append(scope.columns[params.range_column].name)  # type: ignore[index]
-        range_col = None
         other_ranges: list[ir.ColumnRange] = []
+        if bound_positions:  # (a range aggregate's: they key the reader)
+            bounded = [(params.range_column, params.range_bounds), *params.other_ranges]
+            at = iter(bound_positions)
+            for i, (column, bounds) in enumerate(bounded):
+                if i:  # (another column's: the key column of its first bound stands for it)
+                    other_ranges.append(ir.ColumnRange(len(exprs), tuple(bounds)))
+                for _ in bounds:
+                    hidden_key.append(len(exprs))
+                    exprs.append(ir.Col(next(at)))
+                    names.append(scope.columns[column].name)  # type: ignore[index]
+        range_col = None
         if params.range_column is not None and not bound_positions:
             range_col = len(exprs)
             exprs.append(ir.Col(params.range_column))
@@ -326,7 +332,9 @@ class Planner:
             key=tuple(hidden_key),
             key_params=tuple(p for p, _ in params.eq)
             + ((params.in_list[1][0],) if params.in_list else ())
-            + (tuple(b.param for b in params.range_bounds) if bound_positions else ()),
+            + (tuple(b.param for b in params.range_bounds) if bound_positions else ())
+            + (tuple(b.param for _, bounds in params.other_ranges for b in bounds)
+               if bound_positions else ()),
             range_column=range_col,
             bounds_keyed=bool(bound_positions),
             range_bounds=tuple(params.range_bounds),
@@ -857,10 +865,13 @@ class Planner:
                 call = ir.AggCall(call.fn, placed(arg), call.distinct)
             calls.append(call)
         range_input = None
+        other_inputs: list[tuple[int, tuple[str, ...]]] = []  # (input column, its ops)
         if range_params is not None:
             _refuse_range_aggregates(agg_nodes, calls)
             assert range_params.range_column is not None  # (a range parameter's)
             range_input = placed(ir.Col(range_params.range_column))
+            other_inputs = [(placed(ir.Col(column)), tuple(b.op for b in bounds))
+                            for column, bounds in range_params.other_ranges]
         pre = _project(node, pre_exprs, [_expr_name(e, scope.columns) for e in pre_exprs])
         group_by = tuple(range(len(group_exprs)))
         out_columns = tuple(pre.columns[: len(group_exprs)]) + tuple(
@@ -873,10 +884,12 @@ class Planner:
         aggregate: ir.Aggregate | ir.RangeAggregate
         if range_params is not None and range_input is not None:
             ops = tuple(b.op for b in range_params.range_bounds)
-            bound = replace(pre.columns[range_input], nullable=False)
+            # (a column per bound, of its range column's type)
+            bounded = [range_input] * len(ops) + [c for c, more in other_inputs for _ in more]
+            bound_infos = tuple(replace(pre.columns[c], nullable=False) for c in bounded)
             aggregate = ir.RangeAggregate(pre, group_by, tuple(calls), range_input, ops,
                                           tuple(key_positions), implicit_group,
-                                          out_columns + (bound,) * len(ops))
+                                          out_columns + bound_infos, tuple(other_inputs))
         else:
             aggregate = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
         grouped = GroupedScope(scope, group_exprs, columns=out_columns)
@@ -1334,9 +1347,6 @@ def _refuse_with_range_aggregate(select: exp.Select, params: Parameters,
     """Refuse what a range parameter in an aggregated query does not support: parameters
     beside it other than one ``col = ?`` per column (IN lists, ``<=>``, two equalities on
     a column) and scalar subqueries over its groups."""
-    if params.other_ranges:
-        raise unsupported(select, "range parameters on two different columns in an "
-                          "aggregated query")
     if params.lists:
         raise unsupported(select, "IN (?, ...) parameter list beside a range parameter in "
                           "an aggregated query")
