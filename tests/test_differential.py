@@ -326,7 +326,7 @@ def _g_params(
     if allow_in:
         shapes += ["in", "in_eq"]
     if allow_range:
-        shapes += ["gt", "le", "between", "two_bounds", "eq_range"]
+        shapes += ["gt", "le", "between", "two_bounds", "eq_range", "two_columns"]
     shape = draw(st.sampled_from(shapes))
 
     def col() -> ColRef:
@@ -366,6 +366,14 @@ def _g_params(
         return [f"{c.sql} BETWEEN ? AND ?"], [Param(c.kind, "range")] * 2
     if shape == "two_bounds":
         return [f"{c.sql} >= ?", f"{c.sql} < ?"], [Param(c.kind, "range")] * 2
+    if shape == "two_columns":  # ranges on two columns (on one, if drawn twice)
+        d = col()
+        conj = [f"{c.sql} > ?", f"{d.sql} BETWEEN ? AND ?"]
+        ps = [Param(c.kind, "range"), Param(d.kind, "range"), Param(d.kind, "range")]
+        if draw(st.booleans()):
+            conj.reverse()
+            ps = ps[1:] + ps[:1]
+        return conj, ps
     if shape == "eq_range":
         d = col()
         if d == c:

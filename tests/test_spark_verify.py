@@ -458,8 +458,13 @@ def test_several_in_lists_and_range_aggregates_are_verified(
                    "WHERE id > ? AND user_id <= ? GROUP BY story")
         db.view("both_").lookup(10, 3)
         db.view("both_").lookup(200, 1)
-        assert check(verify(db, ["since", "window", "both_"], spark=spark)) == {
-            "since": (True, 2), "window": (True, 2), "both_": (True, 2)}
+        # (and without an aggregate: the reader holds its key's rows, the other column's
+        # bounds checked at read time)
+        db.execute("CREATE VIEW scored AS SELECT id FROM votes WHERE story = ? AND id > ? "
+                   "AND user_id < ?")
+        assert db.view("scored").lookup(7, 30, 6)
+        assert check(verify(db, ["since", "window", "both_", "scored"], spark=spark)) == {
+            "since": (True, 2), "window": (True, 2), "both_": (True, 2), "scored": (True, 1)}
         state = db.core.built["window"].state
         [key] = [k for k in state.entries if k == (10, 90)]
         [row] = state.entries[key].counts  # (MAX(user_id), COUNT(*), the two bounds)
