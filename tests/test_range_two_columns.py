@@ -150,6 +150,11 @@ TYPED_READS: list[tuple[str, list[list[Any]]]] = [
       [2, "2024-01-03 00:00:00.000"], [0, None]]),
     ("SELECT id FROM e WHERE d > ? AND n BETWEEN ? AND ? ORDER BY id",
      [["1.25", "1", 4], [0, 2, "3.5"], [-1, "a", 5], ["2", None, 3], [0.5, 1.0, "4"]]),
+    # BETWEEN of text and a number compares the three as DOUBLEs, on either column
+    ("SELECT id FROM e WHERE n > ? AND s BETWEEN ? AND ? ORDER BY id",
+     [[-1, 0, "b"], [0, "a", 5], [1, "0", "c"], [-1, None, 1]]),
+    ("SELECT id FROM e WHERE s BETWEEN ? AND ? AND n BETWEEN ? AND ? ORDER BY id",
+     [[0, "b", "1", 4], ["a", "c", 0, "3x"]]),
     ("SELECT id FROM e WHERE s >= ? AND at BETWEEN ? AND ? ORDER BY id",
      [["b", "2024-01-02", "2024-01-04"], ["", "2024-01-02 11:00:00", "2024-01-05"],
       ["a", 20240102, "2024-01-04"], ["c", "2024-01-03", None]]),

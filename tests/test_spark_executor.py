@@ -617,6 +617,11 @@ def test_ranges_on_two_columns(world: World) -> None:
          "ORDER BY score DESC, id LIMIT 2", [("x", 0, 100, "5"), ("x", "1.25", 9.99, 0)]),
         ("SELECT id FROM t WHERE a > ? AND b < ? AND s >= ? ORDER BY id",
          [(-10, 3, ""), (0, "2", "A"), (4, 10, "a")]),
+        # BETWEEN of text and a number: the three compared as DOUBLEs, on either column
+        ("SELECT id FROM t WHERE a > ? AND s BETWEEN ? AND ? ORDER BY id",
+         [(-10, 0, "b"), (-10, "a", 5)]),
+        ("SELECT id FROM t WHERE s BETWEEN ? AND ? AND a > ? ORDER BY id",
+         [(0, "b", -10), ("0", "z", 0)]),
     ]
     for sql, param_sets in cases:
         name = world.view(sql)

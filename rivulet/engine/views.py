@@ -40,6 +40,8 @@ from rivulet.plan.alternatives import AlternativeLookup
 from rivulet.plan.bound import bound_plan
 from rivulet.plan.params import (
     KeyLookup,
+    any_compared_as_doubles,
+    compared_as_doubles,
     exact_types,
     key_members,
     key_value,
@@ -52,7 +54,6 @@ from rivulet.state.reader import KeyedReader, RangeReader
 from rivulet.values.enumerations import plain
 from rivulet.values.matching import Unkeyed, range_bound
 from rivulet.values.schema import STR, Column, Kind, SchemaError, coerce_value
-from rivulet.values.types import between_as_doubles, value_type
 
 Row = tuple
 
@@ -102,18 +103,6 @@ def _as_doubles(compare: Any) -> Any:
 _CHECK_AS_DOUBLES = {op: _as_doubles(compare) for op, compare in _CHECK.items()}
 
 
-def _between_as_doubles(plan: ir.ViewPlan, column_kind: Kind | None,
-                        values: dict[Any, Any],
-                        bounds: Sequence[ir.RangeBound] | None = None) -> bool:
-    """Whether this read's ``column BETWEEN ? AND ?`` compares all three as DOUBLEs (text
-    and a number among the column and the two values: MySQL types them together).
-    ``bounds``: the column's (the first range column's by default)."""
-    ends = [values[b.param] for b in (plan.range_bounds if bounds is None else bounds)
-            if b.between]
-    return bool(ends) and between_as_doubles(
-        [column_kind] + [value_type(v).kind for v in ends])
-
-
 #: A bound's operator as Python compares a stored value with a bound placed among the
 #: column's values (:func:`~rivulet.values.matching.range_bound`), as a sorted list's cut
 #: does.
@@ -132,7 +121,7 @@ def _other_range_tests(plan: ir.ViewPlan, values: dict[Any, Any]
         if any(v is None for v in given):
             return None
         kind = plan.root.columns[other.column].kind
-        as_doubles = _between_as_doubles(plan, kind, values, other.bounds)
+        as_doubles = compared_as_doubles(plan, kind, values, other.bounds)
         tests: list[Callable[[Any], Any]] = []
         for bound, v in zip(other.bounds, given):
             placed = Unkeyed.SCAN if as_doubles and bound.between else range_bound(kind, v)
@@ -563,19 +552,9 @@ class View:
         given = [values[p] for p in plan.key_params]
         _check_scalars(given)
         key = self._bounds_key(given)
-        if key is None or self._bounds_as_doubles(values):
+        if key is None or any_compared_as_doubles(plan, values):
             return self._computed(params, block)
         return self._read_one(key, block, timeout)
-
-    def _bounds_as_doubles(self, values: dict[Any, Any]) -> bool:
-        """Whether a ``BETWEEN ? AND ?`` of a range aggregate's read compares its column
-        and values as DOUBLEs (:func:`_between_as_doubles`), on any of its columns."""
-        plan = self.plan
-        first = len(plan.key) - len(plan.all_range_bounds)  # (its first bound's key column)
-        if _between_as_doubles(plan, self._key_kinds[first], values):
-            return True
-        return any(_between_as_doubles(plan, plan.root.columns[other.column].kind, values,
-                                       other.bounds) for other in plan.other_ranges)
 
     def _bounds_key(self, given: Sequence[Any]) -> tuple | None:
         """The reader's key of a range aggregate's parameters (equalities, then bounds:
@@ -779,7 +758,7 @@ class View:
         lows = [(op, v) for op, v in bounds if op in _LOWER]
         highs = [(op, v) for op, v in bounds if op in _UPPER]
         checked = len(lows) > 1 or len(highs) > 1
-        as_doubles = _between_as_doubles(self.plan, range_kind, values)
+        as_doubles = compared_as_doubles(self.plan, range_kind, values)
         if as_doubles:  # BETWEEN text and a number: every row compared as a DOUBLE
             lows = highs = []
             checked = True

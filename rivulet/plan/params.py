@@ -45,6 +45,7 @@ from rivulet.values.schema import (
     TIME,
     Kind,
 )
+from rivulet.values.types import between_as_doubles, value_type
 
 RANGE_OPS: dict[type, str] = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
 FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
@@ -535,6 +536,32 @@ def range_bounds(plan: ir.ViewPlan, values: dict[Any, Any]) -> list[tuple[str, A
     # (a value read from an ENUM column compares as its text, as a client would send it)
     assert plan.range_column is not None  # a range view
     return [(b.op, plain(values[b.param])) for b in plan.range_bounds]
+
+
+def compared_as_doubles(plan: ir.ViewPlan, column_kind: Kind | None, values: dict[Any, Any],
+                        bounds: Sequence[ir.RangeBound] | None = None) -> bool:
+    """Whether a read's ``column BETWEEN ? AND ?`` (of ``bounds``, the first range
+    column's by default) compares the column and both values as DOUBLEs (text and a number
+    among them: MySQL types the three together, :func:`values.types.between_as_doubles`),
+    which no bound placed among the column's values answers."""
+    ends = [values[b.param] for b in (plan.range_bounds if bounds is None else bounds)
+            if b.between]
+    return bool(ends) and between_as_doubles(
+        [column_kind] + [value_type(v).kind for v in ends])
+
+
+def any_compared_as_doubles(plan: ir.ViewPlan, values: dict[Any, Any]) -> bool:
+    """Whether a read's ``BETWEEN ? AND ?`` on any range column compares as DOUBLEs
+    (:func:`compared_as_doubles`)."""
+    if plan.bounds_keyed:  # (the key column of each column's first bound has its type)
+        first = plan.key[len(plan.key) - len(plan.all_range_bounds)]
+    else:
+        assert plan.range_column is not None  # a range view
+        first = plan.range_column
+    if compared_as_doubles(plan, plan.root.columns[first].kind, values):
+        return True
+    return any(compared_as_doubles(plan, plan.root.columns[other.column].kind, values,
+                                   other.bounds) for other in plan.other_ranges)
 
 
 def other_range_bounds(plan: ir.ViewPlan,

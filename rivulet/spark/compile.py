@@ -49,6 +49,7 @@ from rivulet.plan import ir
 from rivulet.plan.bound import bound_plan
 from rivulet.plan.optimize import optimize, rules_except
 from rivulet.plan.params import (
+    any_compared_as_doubles,
     literal_of,
     lookup_keys,
     other_range_bounds,
@@ -552,6 +553,13 @@ def _request(plan: ir.ViewPlan, params: tuple, catalog: Catalog | None) -> _Requ
                                "stored values of its column: computing it needs the catalog")
         return _Request(bound=bound_plan(plan, params, catalog))
     if plan.range_column is not None:
+        if any_compared_as_doubles(plan, values):
+            # (``BETWEEN`` of text and a number compares the three as DOUBLEs, which the
+            # bounds' separate comparisons do not: the query with the values as constants)
+            if catalog is None:
+                raise RivuletError(f"view {plan.name!r}: a BETWEEN of {params!r} compares as "
+                                   "DOUBLEs: computing it needs the catalog")
+            return _Request(bound=bound_plan(plan, params, catalog))
         bounds = tuple(range_bounds(plan, values))
         others = tuple((other.column, tuple((b.op, v) for b, v in zip(other.bounds, given)))
                        for other, given in other_range_bounds(plan, values))
