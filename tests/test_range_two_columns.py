@@ -136,6 +136,36 @@ def test_evicted_keys_are_filled_again_under_a_memory_limit() -> None:
         assert pair.db.stats()["evictions"] > 0
 
 
+def test_ranges_on_columns_of_two_joined_tables_answer_as_sqlite() -> None:
+    """The first range column on one side of a join, the other on the other side: rows
+    move in and out of the ranges by either table's writes (the join key too)."""
+    rng = random.Random(42)
+    reads = {
+        "pairs": ("SELECT t.id, u.id FROM t JOIN u ON u.t_id = t.id WHERE t.a > ? AND "
+                  "u.w < ? ORDER BY t.id, u.id", 2),
+        "counts": ("SELECT t.k, count(*), max(u.w) FROM t JOIN u ON u.t_id = t.id "
+                   "WHERE u.w BETWEEN ? AND ? AND t.a >= ? GROUP BY t.k ORDER BY t.k", 3),
+    }
+    schema = [TABLE, "CREATE TABLE u (id INT PRIMARY KEY, t_id INT, w INT)"]
+    with Pair.of(schema, {name: sql for name, (sql, _) in reads.items()}) as pair:
+        pair.insert_many("t", [_row(rng, i) for i in range(30)])
+        pair.insert_many("u", [(i, rng.randrange(30), rng.choice([None, *range(10)]))
+                               for i in range(40)])
+        held: dict[str, list[list[Any]]] = {name: [] for name in reads}
+        for _ in range(6):
+            pair.settle()
+            for name, (sql, n) in reads.items():
+                held[name].append(_params(rng, n))
+                for params in held[name]:
+                    pair.check_view(name, params)
+                pair.check_query(sql, held[name][-1])
+            pair.execute("UPDATE u SET w = ?, t_id = ? WHERE id = ?",
+                         [rng.choice([None, *range(10)]), rng.randrange(30), rng.randrange(40)])
+            pair.execute("UPDATE t SET a = ? WHERE id = ?",
+                         [rng.choice([None, *range(10)]), rng.randrange(30)])
+            pair.execute("DELETE FROM u WHERE id = ?", [rng.randrange(40)])
+
+
 TYPED = ("CREATE TABLE e (id INT PRIMARY KEY, n INT, at DATETIME, d DECIMAL(6,2), "
          "s VARCHAR(8))")
 
