@@ -188,6 +188,15 @@ TYPED_READS: list[tuple[str, list[list[Any]]]] = [
     ("SELECT id FROM e WHERE s >= ? AND at BETWEEN ? AND ? ORDER BY id",
      [["b", "2024-01-02", "2024-01-04"], ["", "2024-01-02 11:00:00", "2024-01-05"],
       ["a", 20240102, "2024-01-04"], ["c", "2024-01-03", None]]),
+    # range aggregates (keyed by every bound's value)
+    ("SELECT count(*), max(d) FROM e WHERE at >= ? AND n < ?",
+     [["2024-01-03", "4"], ["2024-01-03 10:00:00", "4.5"], ["2024-01-02", 3.5],
+      ["nonsense", 5], ["2024-01-03", None], ["2024-1-4", "abc"]]),
+    ("SELECT n, count(*), min(d) FROM e WHERE d > ? AND at BETWEEN ? AND ? GROUP BY n "
+     "ORDER BY n", [["-1.5", "2024-01-02", "2024-01-04"], [0, "2024-01-02 11:00:00", None],
+                    [1, 20240102, "2024-01-05"]]),
+    ("SELECT count(*) FROM e WHERE n BETWEEN ? AND ? AND s > ?",
+     [[1, "4", "a"], ["a", 5, "b"], [0, 3, 1]]),
 ]
 
 
