@@ -17,7 +17,7 @@ from mysql_oracle import MySQLPair, OverTheWire
 
 import rivulet
 from oracle import Pair
-from rivulet.errors import RivuletError
+from rivulet.errors import ParameterError, RivuletError, error_code
 from rivulet.plan import ir
 
 TABLE = "CREATE TABLE t (id INT PRIMARY KEY, k INT, a INT, b INT, c INT)"
@@ -269,6 +269,16 @@ def test_a_view_of_two_range_columns_is_read_by_lookup_only(tmp_path: Any) -> No
             with pytest.raises(RivuletError, match="read by range parameters: read it with "
                                "lookup"):
                 db.view(name).lookup_many([1, 2])
+        # a range aggregate of two columns answers each value of its bounds apart
+        db.execute("CREATE VIEW counted AS SELECT count(*) AS n FROM t WHERE a > ? AND b < ?")
+        view = db.view("counted")
+        assert view.lookup(1, 2) == [(0,)]
+        for read in (view.scan, lambda: view.lookup_many([(1, 2)])):
+            with pytest.raises(RivuletError, match="read it with lookup"):
+                read()
+        with pytest.raises(ParameterError, match="cannot be read as a table") as raised:
+            db.query("SELECT * FROM counted")
+        assert error_code(raised.value).mysql == 1210
 
 
 def test_aggregated_queries_of_two_range_columns_answer_as_sqlite(tmp_path: Any) -> None:

@@ -5,7 +5,10 @@ it becomes part of the reader's key, not a filter, so that one maintained view a
 every parameter value. An OR of equalities on one column (``a = ? OR a = ?``) is an
 ``IN (?, ...)`` list of fixed length (:func:`_or_of_equalities`); an OR of equalities on
 different columns (``a = ? OR b = ?``) is a union of alternatives, each keyed by its own
-column (:attr:`Parameters.alternatives`, rivulet/plan/alternatives.py).
+column (:attr:`Parameters.alternatives`, rivulet/plan/alternatives.py). Range conditions
+(``a > ?``, ``a BETWEEN ? AND ?``) order the reader by the first column they bound; those
+on other columns (``a > ? AND b < ?``) are checked over its rows
+(:attr:`Parameters.other_ranges`).
 
 The values: the engine's read handles and the Spark executor both turn the values a caller passes
 into the plan's parameters; they must agree on how an ``IN (?, ...)`` list of any length
