@@ -145,10 +145,16 @@ class Shape:
     #: ORDER BY terms that are not output columns appended to the SELECT list
     keyed_sql: str
     width: int | None  # output columns of the query (before appended keys), if known
+    #: how many sort keys ``keyed_sql`` appends to each row (after all of a ``*``'s columns)
+    appended: int = 0
 
     @property
     def limited(self) -> bool:
         return self.limit is not None or self.offset > 0
+
+    def shown(self, row: Sequence[Any]) -> Sequence[Any]:
+        """A row of the keyed answer without its appended sort keys: what the query shows."""
+        return row[:len(row) - self.appended] if self.appended else row
 
 
 _LIMIT_TAIL = re.compile(
@@ -194,19 +200,25 @@ def query_shape(sql: str, dialect: str = "sqlite") -> Shape:
     if order_node is not None:
         for term in order_node.expressions:
             desc = bool(term.args.get("desc"))
-            pos = _output_position(term.this, items)
+            # (Under a ``*`` only a position is known before the answer: other terms are
+            # appended, and found counting back from the end of the row.)
+            numbered = isinstance(term.this, exp.Literal) and not term.this.is_string
+            pos = (_output_position(term.this, items) if width is not None or numbered
+                   else None)
             if pos is None:
-                if not isinstance(tree, exp.Select) or width is None:
+                if not isinstance(tree, exp.Select):
                     raise AssertionError(
                         f"oracle: ORDER BY {term.this.sql(dialect='mysql')!r} of {sql!r} is "
                         "not an output column"
                     )
-                pos = width + len(extra)
+                pos = ~len(extra) if width is None else width + len(extra)
                 extra.append(term.this.sql(dialect=dialect))
             order.append((pos, desc))
+    if width is None:  # (~i was the i-th appended key: it is len(extra) - i from the end)
+        order = [(pos if pos >= 0 else ~pos - len(extra), desc) for pos, desc in order]
     if extra:
         keyed = _append_select_items(keyed, extra)
-    return Shape(tuple(order), limit, offset, keyed, width)
+    return Shape(tuple(order), limit, offset, keyed, width, len(extra))
 
 
 def _output_position(term: exp.Expr, items: list[exp.Expr]) -> int | None:
@@ -272,10 +284,11 @@ def answer_mismatch(
     """
     got = [norm_row(r) for r in got]
     full = [norm_row(r) for r in full]
-    width = shape.width if shape.width is not None else (len(full[0]) if full else None)
+    width = shape.width if shape.width is not None else (
+        len(full[0]) - shape.appended if full else None)
     if width is not None and any(len(r) != width for r in got):
         return f"rows of {width} column(s) expected"
-    project = (lambda r: r[:width]) if width is not None else (lambda r: r)
+    project = shape.shown
     start = shape.offset
     stop = len(full) if shape.limit is None else min(len(full), start + shape.limit)
     window = max(0, stop - start)

@@ -187,8 +187,7 @@ def mysql_mismatch(sql: str, params: Sequence[Any], got: Sequence[Sequence[Any]]
     if _identical(got, full, shape):
         return None
     problem = answer_mismatch(got, full, shape)
-    width = shape.width
-    expected_rows = [r[:width] for r in full] if width is not None else list(full)
+    expected_rows = [shape.shown(r) for r in full]
     if problem is None:
         problem = types_mismatch(got, expected_rows)
     if problem is None and not shape.limited:
@@ -213,8 +212,7 @@ def _identical(got: Sequence[Sequence[Any]], full: Sequence[Sequence[Any]], shap
     order where the query orders. Anything else goes through the full comparison."""
     if shape.limited or len(got) != len(full):
         return False
-    width = shape.width
-    theirs = [repr(tuple(r[:width] if width is not None else r)) for r in full]
+    theirs = [repr(tuple(shape.shown(r))) for r in full]
     mine = [repr(tuple(r)) for r in got]
     return mine == theirs if shape.order else sorted(mine) == sorted(theirs)
 

@@ -171,6 +171,12 @@ def insert_sql(op: Op) -> tuple[str, list[int]]:
 
 
 UPDATE_SQL = "UPDATE counters SET n = n + 1 WHERE id = ?"
+#: The reads of the MySQL writers: the queries of views of_g, top_g and counts, so that
+#: they miss as the embedded writer's reads do (a miss of counts passes the ``upquery``
+#: fault point, where one of of_g or top_g fills its reader alone).
+OF_G_SQL = "SELECT id, v FROM events WHERE g = %s"
+TOP_G_SQL = "SELECT id, v FROM events WHERE g = %s ORDER BY id DESC LIMIT 5"
+COUNTS_SQL = "SELECT id, n FROM counters WHERE id = %s"
 LOCK_SQL = "SELECT id, balance FROM accounts WHERE id IN (?, ?) FOR UPDATE"
 MOVE_SQL = "UPDATE accounts SET balance = balance + ? WHERE id = ?"
 LOG_SQL = "INSERT INTO transfers VALUES (?, ?, ?, ?)"
@@ -673,8 +679,10 @@ def _mysql_writer(port: int, cycle: int, w: int, say: Callable[[str], None],
                 else:
                     cur.execute(f"CREATE VIEW {op.view} AS {op.sql}")
                 say(f"A {w} {seq}")
-                if rnd.random() < 0.5:
-                    cur.execute("SELECT id, v FROM events WHERE g = %s", (rnd.randrange(GROUPS),))
+                if rnd.random() < 0.5:  # (the embedded writer's reads: see child_main)
+                    cur.execute(rnd.choice((OF_G_SQL, TOP_G_SQL)), (rnd.randrange(GROUPS),))
+                    cur.fetchall()
+                    cur.execute(COUNTS_SQL, (w,))  # (its misses reach ``upquery``)
                     cur.fetchall()
                     cur.execute("SELECT SUM(balance) FROM accounts")
                     money = cur.fetchall()

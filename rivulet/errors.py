@@ -49,6 +49,7 @@ UnknownColumnError       1054   42S22     400   sql
 DuplicateKeyNameError    1061   42000     400   sql
 DuplicateCheckNameError  3822   HY000     400   sql
 UnknownKeyError          1091   42000     400   sql
+FulltextColumnError      1283   HY000     400   sql
 ParameterError           1210   HY000     400   sql
 ParameterCountError      1210   HY000     400   sql
 SchemaError              1366   HY000     400   schema
@@ -71,7 +72,7 @@ NoReferencedRowError     1452   23000     409   constraint
 TruncateReferencedError  1701   42000     409   constraint
 CascadeDepthError        1296   HY000     409   constraint
 ForeignKeyFormError      1005   HY000     400   sql
-ForeignKeyColumnError    1072   42000     400   sql
+KeyColumnError           1072   42000     400   sql
 ForeignKeyWidthError     1239   42000     400   sql
 IndexNeededError         1553   HY000     400   sql
 StorageError             1105   HY000     500   storage
@@ -230,6 +231,12 @@ class UnknownKeyError(SqlError):
     ER_CANT_DROP_FIELD_OR_KEY)."""
 
 
+class FulltextColumnError(SqlError):
+    """A FULLTEXT key over a column that holds no text of a character set (an integer, a
+    date, an ENUM, a binary string): MySQL's ER_BAD_FT_COLUMN, "Column 'x' cannot be part
+    of FULLTEXT index"."""
+
+
 class ParameterError(SqlError):
     """A ``?`` parameter where a statement cannot take one (DDL, a subquery, a text query
     over the MySQL protocol, a place the planner cannot key a view by), or values given for
@@ -344,9 +351,9 @@ class ForeignKeyFormError(SqlError):
     "Foreign key constraint is incorrectly formed"."""
 
 
-class ForeignKeyColumnError(SqlError):
-    """A FOREIGN KEY naming a column its table does not have (MySQL's 1072, "Key column
-    'x' doesn't exist in table")."""
+class KeyColumnError(SqlError):
+    """A key (an index, the primary key, a FOREIGN KEY) over a column its table does not
+    have (MySQL's 1072, "Key column 'x' doesn't exist in table")."""
 
 
 class ForeignKeyWidthError(SqlError):
@@ -518,6 +525,7 @@ ER_BAD_FIELD = 1054
 ER_NO_SUCH_TABLE = 1146
 ER_DUP_KEYNAME = 1061
 ER_CANT_DROP_FIELD_OR_KEY = 1091
+ER_BAD_FT_COLUMN = 1283
 ER_BAD_NULL = 1048
 ER_WRONG_VALUE = 1366
 ER_DATA_TOO_LONG = 1406
@@ -588,6 +596,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     DuplicateKeyNameError: ErrorCode(ER_DUP_KEYNAME, "42000", 400, "sql"),
     DuplicateCheckNameError: ErrorCode(ER_CHECK_CONSTRAINT_DUP_NAME, "HY000", 400, "sql"),
     UnknownKeyError: ErrorCode(ER_CANT_DROP_FIELD_OR_KEY, "42000", 400, "sql"),
+    FulltextColumnError: ErrorCode(ER_BAD_FT_COLUMN, "HY000", 400, "sql"),
     ParameterError: ErrorCode(ER_WRONG_ARGUMENTS, "HY000", 400, "sql"),
     ParameterCountError: ErrorCode(ER_WRONG_ARGUMENTS, "HY000", 400, "sql"),
     SchemaError: ErrorCode(ER_WRONG_VALUE, "HY000", 400, "schema"),
@@ -611,7 +620,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     TruncateReferencedError: ErrorCode(ER_TRUNCATE_ILLEGAL_FK, "42000", 409, "constraint"),
     CascadeDepthError: ErrorCode(ER_GET_ERRMSG, "HY000", 409, "constraint"),
     ForeignKeyFormError: ErrorCode(ER_CANT_CREATE_TABLE, "HY000", 400, "sql"),
-    ForeignKeyColumnError: ErrorCode(ER_KEY_COLUMN_DOES_NOT_EXIST, "42000", 400, "sql"),
+    KeyColumnError: ErrorCode(ER_KEY_COLUMN_DOES_NOT_EXIST, "42000", 400, "sql"),
     ForeignKeyWidthError: ErrorCode(ER_WRONG_FK_DEF, "42000", 400, "sql"),
     IndexNeededError: ErrorCode(ER_DROP_INDEX_FK, "HY000", 400, "sql"),
     StorageError: ErrorCode(ER_UNKNOWN, "HY000", 500, "storage"),

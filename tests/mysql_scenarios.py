@@ -67,12 +67,12 @@ KNOWN_MISMATCHES: dict[str, str] = {
 #: Shapes rivulet refuses with an error naming the construct (docs/sql.md), left out so
 #: that the generated queries stay useful (a refusal that still happens is allowed and
 #: counted): LIMIT in a subquery, RIGHT/CROSS/USING joins and joins without an equality,
-#: two IN (?, ...) lists on one column, range parameters on two columns, a range parameter
-#: beside an IN list in an aggregated query, an IN (?, ...) list on a column an aggregated
+#: two IN (?, ...) lists on one column, a range parameter beside an IN list in an
+#: aggregated query, an IN (?, ...) list on a column an aggregated
 #: query does not group by, UNION mixed with UNION ALL.
 REFUSED_BY_DESIGN = (
     "limit-in-subquery", "right-cross-using-joins", "in-lists-on-one-column",
-    "two-range-columns", "range-and-in-list-in-aggregate", "in-param-not-grouped",
+    "range-and-in-list-in-aggregate", "in-param-not-grouped",
     "mixed-union",
 )
 
@@ -931,9 +931,10 @@ def g_params(draw: Callable, scope: list[Expr], *, allow_range: bool, group: lis
     shapes = ["eq", "eq", "eq_flipped", "eq2", "in", "in_eq"]
     if allow_range:
         shapes += ["gt", "le", "flipped_range", "between", "two_bounds", "two_bounds",
-                   "eq_range", "in_range", "in2"]
+                   "eq_range", "in_range", "in2", "two_columns"]
     elif group is not None:  # an aggregated query: a range, with an equality or not
-        shapes += ["gt", "le", "flipped_range", "between", "two_bounds", "eq_range"]
+        shapes += ["gt", "le", "flipped_range", "between", "two_bounds", "eq_range",
+                   "two_columns"]
     if not left_out("parenthesized-predicates"):
         shapes.append("paren")
     kind = draw(st.sampled_from(shapes))
@@ -1003,6 +1004,15 @@ def g_params(draw: Callable, scope: list[Expr], *, allow_range: bool, group: lis
         lo = draw(st.sampled_from([">", ">="]))
         hi = draw(st.sampled_from(["<", "<="]))
         return [f"{c.sql} {lo} ?", f"{c.sql} {hi} ?"], [(c.family, "range")] * 2, 0
+    if kind == "two_columns":  # ranges on two columns (on one, if drawn twice)
+        d = col()
+        lo = draw(st.sampled_from([">", ">="]))
+        conj = [f"{c.sql} {lo} ?", f"{d.sql} BETWEEN ? AND ?"]
+        ps = [(c.family, "range"), (d.family, "range"), (d.family, "range")]
+        if draw(st.booleans()):
+            conj.reverse()
+            ps = ps[1:] + ps[:1]
+        return conj, ps, 0
     d = col()  # eq_range
     if d == c:
         return [f"{c.sql} > ?"], [(c.family, "range")], 0

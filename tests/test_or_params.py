@@ -5,8 +5,8 @@ values: it is answered as an ``IN (?, ...)`` list taking exactly its ``?``, by o
 reader keyed by the column. Every read answers what SQLite (and MariaDB, for values of
 another type) answers while rows move in and out of each value's rows, through views,
 ``db.query`` and the MySQL server: rows matching both equalities (the same value twice),
-rows of equal values, NULLs included. What stays refused (``a = ? OR b = ?``,
-``a = ? OR a IS NULL``, ...) is refused by name.
+rows of equal values, NULLs included. What stays refused (``a = ? OR a IS NULL``, ...) is
+refused by name; ``a = ? OR b = ?`` is tests/test_or_columns.py's.
 """
 
 from __future__ import annotations
@@ -204,9 +204,23 @@ def test_a_list_under_or_takes_exactly_its_values(tmp_path: Any) -> None:
                         [1, 2, 3]) == [(1,), (2,), (3,)]
 
 
+@pytest.mark.parametrize("sql, params", [
+    ("SELECT id FROM t WHERE a = ? OR b = ?", [1, 2]),
+    ("SELECT id FROM t WHERE c = 5 AND (a = ? OR b = ?)", [1, 1]),
+])
+def test_or_on_two_columns_is_answered(sql: str, params: list[Any]) -> None:
+    """Once refused, ``a = ? OR b = ?`` is answered as a union of keyed alternatives
+    (tests/test_or_columns.py has its cases): here, as SQLite answers it."""
+    with Pair.of(SCHEMA, {"v": sql}) as pair:
+        pair.insert_many("t", [(1, 1, 1, 5), (2, 1, 2, 5), (3, 2, 2, 6), (4, None, 1, 5),
+                               (5, 3, None, 5)])
+        pair.settle()
+        pair.check_view("v", params)
+        pair.check_query(sql, params)
+        assert pair.db.view("v").lookup(*params)  # (rows found: not vacuous)
+
+
 @pytest.mark.parametrize("sql, named", [
-    ("SELECT id FROM t WHERE a = ? OR b = ?", "two different columns"),
-    ("SELECT id FROM t WHERE c = 5 AND (a = ? OR b = ?)", "two different columns"),
     ("SELECT id FROM t WHERE a = ? OR a IS NULL", "IS NULL beside a parameter under OR"),
     ("SELECT id FROM t WHERE a IS NOT NULL OR a = ?", "IS NULL beside a parameter under OR"),
     ("SELECT id FROM t WHERE a <=> ? OR a = ?", "<=> parameter under OR"),

@@ -169,9 +169,17 @@ def test_range_with_equality_parameter(catalog):
     assert [(b.op, b.param) for b in p.range_bounds] == [("<=", 0)]
 
 
-def test_range_on_two_columns_is_unsupported(catalog):
-    with pytest.raises(UnsupportedSqlError):
-        plan(catalog, "SELECT id FROM t WHERE n > ? AND g < ?")
+def test_range_on_two_columns_cuts_by_the_first_and_checks_the_second(catalog):
+    """``n > ? AND g < ?`` (once refused here): the reader's range is on ``n``, the first
+    written; ``g`` is a hidden column whose bound a read checks over the rows cut."""
+    p = plan(catalog, "SELECT id FROM t WHERE n > ? AND g < ? AND n <= ?")
+    assert p.range_column is not None and p.key == ()
+    assert [(b.op, b.param) for b in p.range_bounds] == [(">", 0), ("<=", 2)]
+    (other,) = p.other_ranges
+    assert [(b.op, b.param) for b in other.bounds] == [("<", 1)]
+    assert origin(p.root, p.range_column) == ("t", "n")
+    assert origin(p.root, other.column) == ("t", "g")
+    assert p.visible == 1 and not any(isinstance(n, ir.TopK) for n in ir.walk(p.root))
 
 
 def test_range_in_aggregate_is_a_range_aggregate(catalog):
@@ -179,8 +187,18 @@ def test_range_in_aggregate_is_a_range_aggregate(catalog):
     assert any(isinstance(n, ir.RangeAggregate) for n in ir.walk(p.root))
 
 
+def test_ranges_on_two_columns_in_aggregate_key_it_by_every_bound(catalog):
+    """``n > ? AND id < ?`` in an aggregated query (once refused here): one range
+    aggregate whose key holds each bound's value, the first column's then the other's."""
+    p = plan(catalog, "SELECT COUNT(*) FROM t WHERE n > ? AND id < ? AND n <= ?")
+    [node] = [n for n in ir.walk(p.root) if isinstance(n, ir.RangeAggregate)]
+    assert node.ops == (">", "<=") and [ops for _, ops in node.other_ranges] == [("<",)]
+    assert p.bounds_keyed and p.key_params == (0, 2, 1) and len(p.key) == 3
+    (other,) = p.other_ranges
+    assert other.column == p.key[2] and [b.param for b in other.bounds] == [1]
+
+
 @pytest.mark.parametrize("sql", [
-    "SELECT COUNT(*) FROM t WHERE n > ? AND id < ?",  # ranges on two columns
     "SELECT GROUP_CONCAT(name) FROM t WHERE n > ?",  # an aggregate it cannot keep exactly
 ])
 def test_range_aggregates_it_cannot_keep_are_unsupported(catalog, sql):
@@ -190,13 +208,29 @@ def test_range_aggregates_it_cannot_keep_are_unsupported(catalog, sql):
 
 @pytest.mark.parametrize("sql", [
     "SELECT id FROM t WHERE n + 1 = ?",
-    "SELECT id FROM t WHERE g = ? OR n = ?",
+    "SELECT id FROM t WHERE g = ? OR n > ?",
     "SELECT id FROM t WHERE NOT g = ?",
     "SELECT id FROM t WHERE g = ? + 1",
 ])
 def test_parameter_outside_a_column_comparison_is_rejected(catalog, sql):
     with pytest.raises(SqlError):
         plan(catalog, sql)
+
+
+def test_or_on_two_columns_is_a_union_keyed_by_each_term(catalog):
+    """``g = ? OR n = ?`` (once refused here) is one alternative per term
+    (rivulet/plan/alternatives.py): the union of two projections of the same rows, the
+    last key column each term's own column, tagged with the term, the second carrying the
+    first term's column."""
+    p = plan(catalog, "SELECT id FROM t WHERE g = ? OR n = ?")
+    assert p.alternatives is not None and p.alternatives.params == (0, 1)
+    assert p.key_params == (0,) and p.param_count == 2
+    assert isinstance(p.root, ir.Union) and len(p.root.branches) == 2
+    first, second = p.root.branches
+    assert origin(first, p.key[0]) == ("t", "g") and origin(second, p.key[0]) == ("t", "n")
+    (copy,) = p.alternatives.copies
+    assert origin(first, copy) is None and origin(second, copy) == ("t", "g")
+    assert first.input is second.input  # (the rows below the OR, planned once)
 
 
 # --------------------------------------------------------------------------- IN lists

@@ -113,8 +113,11 @@ def test_views_lists_parameters_and_state(tmp_path):
         db.execute("CREATE VIEW pick AS SELECT id FROM t WHERE g = ? AND id IN (?)")
         db.execute("CREATE VIEW since AS SELECT id FROM t WHERE g = ? AND at > ? AND at <= ?")
         db.execute("CREATE VIEW total AS SELECT COUNT(*) AS c FROM t")
+        db.execute("CREATE VIEW both_ AS SELECT id FROM t WHERE at > ? AND n BETWEEN ? AND ?")
+        db.execute("CREATE VIEW counted AS SELECT COUNT(*) AS c FROM t WHERE g = ? AND n < ? "
+                   "AND at >= ?")
         views = {v["name"]: v for v in client_for(db).get("/views").json()["views"]}
-        assert set(views) == {"by_g", "pick", "since", "total"}
+        assert set(views) == {"by_g", "pick", "since", "total", "both_", "counted"}
         assert views["by_g"]["columns"] == ["id", "n"]
         assert views["by_g"]["parameters"] == [{"position": 0, "column": "g", "match": "="}]
         assert views["pick"]["parameters"] == [
@@ -127,6 +130,16 @@ def test_views_lists_parameters_and_state(tmp_path):
             {"position": 2, "column": "at", "match": "<="},
         ]
         assert views["total"]["parameters"] == []
+        assert views["both_"]["parameters"] == [  # (range parameters on two columns)
+            {"position": 0, "column": "at", "match": ">"},
+            {"position": 1, "column": "n", "match": ">="},
+            {"position": 2, "column": "n", "match": "<="},
+        ]
+        assert views["counted"]["parameters"] == [  # (a range aggregate: its key the values)
+            {"position": 0, "column": "g", "match": "="},
+            {"position": 1, "column": "n", "match": "<"},
+            {"position": 2, "column": "at", "match": ">="},
+        ]
         for name, v in views.items():
             assert v["partial"] == db.view(name).partial
             assert v["sql"] == db.view(name).plan.sql

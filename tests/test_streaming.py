@@ -428,6 +428,27 @@ def test_shipment_cut_short_is_finished_before_the_next(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- live changes
 
 
+def test_range_parameters_on_two_columns_are_refused_by_name(spark: Any,
+                                                              tmp_path: Path) -> None:
+    """No stream has been checked to keep a second range column's bounds: the view is
+    refused by name (1235) before anything is installed, and the pipeline goes on."""
+    db = rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST)
+    try:
+        db.execute_script(SCHEMA)
+        with pytest.raises(rivulet.UnsupportedSqlError, match=re.escape(
+                "unsupported range parameters on two different columns in a streaming "
+                "pipeline")) as raised:
+            db.execute("CREATE VIEW two AS SELECT id FROM votes WHERE uid > ? AND w < ?")
+        assert rivulet.errors.error_code(raised.value).mysql == 1235
+        assert "two" not in db.pipeline.streams
+        db.execute("CREATE VIEW one AS SELECT id FROM votes WHERE uid > ?")
+        db.execute("INSERT INTO votes VALUES (1, 5, 1, 2)")
+        db.settle(timeout=SETTLE)
+        assert db.view("one").lookup(4) == [(1,)]
+    finally:
+        db.close()
+
+
 def test_live_view_add_and_drop(spark: Any, tmp_path: Path) -> None:
     db = rivulet.open(tmp_path, pipeline="spark", session=spark, streaming=FAST)
     lite = sqlite3.connect(":memory:")

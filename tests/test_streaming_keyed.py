@@ -94,17 +94,19 @@ def run_batches(processor: K.KeyedProcessor, batches: list[list[tuple[bool, int,
 
 
 @settings(max_examples=200, deadline=None)
-@given(batches=OPS, k=st.integers(1, 4), descending=st.booleans())
-def test_topk_prefix_and_list_give_the_top_k(batches: list, k: int, descending: bool) -> None:
+@given(batches=OPS, k=st.integers(1, 4), descending=st.booleans(), skip=st.integers(0, 2))
+def test_topk_prefix_and_list_give_the_top_k(batches: list, k: int, descending: bool,
+                                             skip: int) -> None:
+    """The rows ranked ``skip`` to ``k`` (a LIMIT's OFFSET inside another query)."""
     order = (ir.SortKey(1, descending),)
-    processor = K.TopKProcessor([LONG, LONG], order, k)
+    processor = K.TopKProcessor([LONG, LONG], order, k, skip)
     processor.bound = k + 2  # a small prefix: the list, refills and trims all happen
     processor.compact_after = 0  # and compactions
     processor.output = ["c0", "c1", "_s"]
     key = sort_key_function(order, tie_break=2)
 
     def top(rows: Counter) -> Counter:
-        expanded = sorted(rows.elements(), key=key)[:k]
+        expanded = sorted(rows.elements(), key=key)[skip:k]
         return Counter(expanded)
 
     run_batches(processor, batches, top)

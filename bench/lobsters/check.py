@@ -399,7 +399,7 @@ def _key(row: Row, shape: Any) -> tuple[Any, ...]:
 
 def _window(full: list[Row], shape: Any) -> list[Row]:
     """The rows a client would get from the oracle (LIMIT window, appended keys cut)."""
-    rows = [norm_row(r[:shape.width] if shape.width is not None else r) for r in full]
+    rows = [norm_row(shape.shown(r)) for r in full]
     if shape.limited:
         stop = None if shape.limit is None else shape.offset + shape.limit
         rows = rows[shape.offset:stop]

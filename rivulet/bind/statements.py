@@ -41,6 +41,7 @@ from rivulet.sql.ddl import table_schema
 from rivulet.sql.parens import conjuncts
 from rivulet.sql.parse import (
     DIALECT,
+    CreateKeyIndex,
     Replace,
     error_at,
     parse_one,
@@ -368,8 +369,14 @@ def _alter(node: exp.Alter, catalog: Catalog, sql: str | None = None) -> AlterTa
 
 
 def _create_index(node: exp.Create) -> exp.Alter:
-    """``CREATE [UNIQUE] INDEX name ON t (cols)`` as MySQL defines it: the same as
-    ``ALTER TABLE t ADD [UNIQUE] INDEX name (cols)``, which is how it is planned and stored."""
+    """``CREATE [UNIQUE|FULLTEXT] INDEX name ON t (cols)`` as MySQL defines it: the same as
+    ``ALTER TABLE t ADD [UNIQUE|FULLTEXT] INDEX name (cols)``, which is how it is planned
+    and stored."""
+    if isinstance(node, CreateKeyIndex):  # (FULLTEXT or SPATIAL: the key as ADD reads it)
+        if node.args.get("exists"):
+            raise unsupported(node, "CREATE INDEX with IF NOT EXISTS")
+        return exp.Alter(this=node.args["table"], kind="TABLE",
+                         actions=[exp.AddConstraint(expressions=[node.this.copy()])])
     index = node.this
     params = index.args.get("params") if isinstance(index, exp.Index) else None
     table = index.args.get("table") if isinstance(index, exp.Index) else None

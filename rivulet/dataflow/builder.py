@@ -84,8 +84,8 @@ def narrowed_keys(plan: ir.ViewPlan) -> list[Columns]:
     an implicit group keeps its key)."""
     key = plan.key
     if (len(key) < 2 or plan.in_list or plan.range_column is not None
-            or plan.implicit_group):
-        return []
+            or plan.implicit_group or plan.alternatives is not None):
+        return []  # (an OR's alternatives: each read names every key column)
     return [key[:d] + key[d + 1:] for d in range(len(key))]
 
 
@@ -489,13 +489,15 @@ class Builder:
             key = sort_key_function(node.order, tie_break=node.arity)
             order = ", ".join(f"#{k.column}{' DESC' if k.descending else ''}" for k in node.order)
             if partial is not None:  # partial groups are held whole (see ops/topk.py)
-                return TopK(parents[0], node.group_by, key, node.k, order, partial=partial)
+                return TopK(parents[0], node.group_by, key, node.k, order, partial=partial,
+                            skip=node.skip)
             by_key = bool(node.group_by) and keys.routable(
                 node.input, Demand(node.group_by, True)) is None
             if by_key:
                 self._index_route(node.input, node.group_by)
             return TopK(parents[0], node.group_by, key, node.k, order,
-                        bound=max(2 * node.k, node.k + TOPK_SLACK), refill_by_key=by_key)
+                        bound=max(2 * node.k, node.k + TOPK_SLACK), refill_by_key=by_key,
+                        skip=node.skip)
         raise TypeError(f"no operator for {type(node).__name__}")
 
 

@@ -130,6 +130,8 @@ def spark_plan(program: Program, built: BuiltView) -> tuple[str, Any] | None:
     keys marked held; the reader then fills from it by an in-process upquery, which also
     fills anything between them). The reader's keys are the aggregate's partial keys by
     the same values (``Graph.add_dependent``)."""
+    if built.plan.alternatives is not None:
+        return None  # an OR's alternatives (rivulet/plan/alternatives.py): the engine's only
     if built.keyed_by_prefix:
         return None  # a reader keyed by part of the key (BuiltView.listed): filled in-process
     graph = program.core.graph

@@ -9,6 +9,9 @@ mapped to the stored values it equals (rivulet/plan/params.py, ``KeyLookup``). A
 that may equal many stored values (``varchar_col = 1`` finds '1' and '01') cannot be looked
 up: that read is computed whole with the value as a constant (rivulet/plan/bound.py).
 
+A view of ``a = ? OR b = ?`` on different columns reads each term's key and keeps each
+row once, through the first term it matches (rivulet/plan/alternatives.py).
+
 A partial view misses on keys it does not hold: the read then fills them by an upquery
 (all the keys of one ``lookup_many`` or ``IN`` list in one batch) and answers, or, with
 ``block=False``, returns :data:`NOT_READY` at once and fills them in the background.
@@ -17,6 +20,8 @@ A partial view misses on keys it does not hold: the read then fills them by an u
 from __future__ import annotations
 
 import enum
+import functools
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from typing import Any
@@ -31,12 +36,16 @@ from rivulet.dataflow.ops.reader import Reader
 from rivulet.engine.upquery import BUSY, Upqueries
 from rivulet.errors import ClosedError, ParameterCountError, ParameterError, RivuletError
 from rivulet.plan import ir
+from rivulet.plan.alternatives import AlternativeLookup
 from rivulet.plan.bound import bound_plan
 from rivulet.plan.params import (
     KeyLookup,
+    any_compared_as_doubles,
+    compared_as_doubles,
     exact_types,
     key_members,
     key_value,
+    other_range_bounds,
     range_bounds,
     values_by_param,
 )
@@ -45,7 +54,6 @@ from rivulet.state.reader import KeyedReader, RangeReader
 from rivulet.values.enumerations import plain
 from rivulet.values.matching import Unkeyed, range_bound
 from rivulet.values.schema import STR, Column, Kind, SchemaError, coerce_value
-from rivulet.values.types import between_as_doubles, value_type
 
 Row = tuple
 
@@ -95,13 +103,52 @@ def _as_doubles(compare: Any) -> Any:
 _CHECK_AS_DOUBLES = {op: _as_doubles(compare) for op, compare in _CHECK.items()}
 
 
-def _between_as_doubles(plan: ir.ViewPlan, column_kind: Kind | None,
-                        values: dict[Any, Any]) -> bool:
-    """Whether this read's ``column BETWEEN ? AND ?`` compares all three as DOUBLEs (text
-    and a number among the column and the two values: MySQL types them together)."""
-    ends = [values[b.param] for b in plan.range_bounds if b.between]
-    return bool(ends) and between_as_doubles(
-        [column_kind] + [value_type(v).kind for v in ends])
+#: A bound's operator as Python compares a stored value with a bound placed among the
+#: column's values (:func:`~rivulet.values.matching.range_bound`), as a sorted list's cut
+#: does.
+_PLACED = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+
+
+def _other_range_tests(plan: ir.ViewPlan, values: dict[Any, Any]
+                       ) -> list[tuple[int, list[Callable[[Any], Any]]]] | None:
+    """Per column of the view's :attr:`~rivulet.plan.ir.ViewPlan.other_ranges`, a test of
+    a (non-NULL) value per bound, comparing as the first range column's bounds compare
+    (:meth:`View._read_range`): each bound placed among the column's values where it can
+    be, else (and ``BETWEEN`` of text and a number, compared as DOUBLEs) compared as
+    MySQL compares the two. None where a bound is NULL: no row is in range."""
+    out: list[tuple[int, list[Callable[[Any], Any]]]] = []
+    for other, given in other_range_bounds(plan, values):
+        if any(v is None for v in given):
+            return None
+        kind = plan.root.columns[other.column].kind
+        as_doubles = compared_as_doubles(plan, kind, values, other.bounds)
+        tests: list[Callable[[Any], Any]] = []
+        for bound, v in zip(other.bounds, given):
+            placed = Unkeyed.SCAN if as_doubles and bound.between else range_bound(kind, v)
+            if placed is not Unkeyed.SCAN:
+                tests.append(functools.partial(_placed_test, _PLACED[bound.op], placed))
+            else:
+                check = (_CHECK_AS_DOUBLES if as_doubles and bound.between else _CHECK)[bound.op]
+                tests.append(functools.partial(_checked_test, check, v))
+        out.append((other.column, tests))
+    return out
+
+
+def _placed_test(compare: Callable[[Any, Any], bool], bound: Any, value: Any) -> bool:
+    return compare(value, bound)
+
+
+def _checked_test(check: Callable[[Any, Any], Any], bound: Any, value: Any) -> Any:
+    return check(value, bound)
+
+
+def _in_other_ranges(rows: list[Row],
+                     tests: list[tuple[int, list[Callable[[Any], Any]]]]) -> list[Row]:
+    """The rows whose value in each column of ``tests`` is not NULL and passes its tests."""
+    for column, column_tests in tests:
+        rows = [r for r in rows if (v := r[column]) is not None
+                and all(test(v) for test in column_tests)]
+    return rows
 
 
 class View:
@@ -123,6 +170,10 @@ class View:
         #: An ENUM key column's members (a number finds the member at its position), else ().
         self._key_members = key_members(plan)
         self._key_lookup = KeyLookup.of(plan)
+        #: ``a = ? OR b = ?``: the reader keys of each term's alternative, and which of
+        #: their rows a read keeps (rivulet/plan/alternatives.py).
+        self._alternatives = (AlternativeLookup.of(plan) if plan.alternatives is not None
+                              else None)
         #: Where the reader is keyed by part of the plan's key (``BuiltView.listed``):
         #: the position of the rest in the key and its column. A read keeps the rows whose
         #: value in the column it asks for.
@@ -142,6 +193,7 @@ class View:
         #: read of several keys then takes each key's cached answer as it is.
         self._concatenated = (not plan.order and plan.limit is None and not plan.offset
                               and not plan.distinct_on_read and self._default is None
+                              and plan.alternatives is None
                               and isinstance(built.state, KeyedReader))
         #: Whether a miss is filled by reading base tables through filters and projections
         #: alone (an index lookup in storage): :meth:`lookup_nowait` fills such a miss at
@@ -269,7 +321,7 @@ class View:
         chain = self._chain
         if (chain is None or plan.range_column is not None or plan.order
                 or plan.limit is not None or plan.offset or plan.distinct_on_read
-                or self._default is not None):
+                or self._default is not None or plan.alternatives is not None):
             return None
         asked = (self._key_lookup.keys(values_by_param(plan, params)) if plan.param_count
                  else [()])
@@ -299,9 +351,14 @@ class View:
         one upquery.
         """
         self._check_open()
-        if self.plan.bounds_keyed:
+        if self.plan.bounds_keyed or self.plan.range_column is not None:
+            # (a key names no read: the bounds' values are none of it)
             raise RivuletError(f"view {self.name!r} is read by range parameters: read it "
                                "with lookup()")
+        if self.plan.alternatives is not None:
+            raise RivuletError(f"view {self.name!r} is read by parameters under an OR on "
+                               "different columns (no one key names a read): read it with "
+                               "lookup()")
         keys = [k if isinstance(k, tuple) else (k,) for k in keys]
         width = len(self._key_kinds)
         asked: list[tuple] = []
@@ -338,10 +395,16 @@ class View:
         if self.plan.bounds_keyed:
             raise RivuletError(f"view {self.name!r} answers each value of its range "
                                "parameters apart: read it with lookup()")
+        if self.plan.alternatives is not None:
+            raise RivuletError(f"view {self.name!r} is read by parameters under an OR on "
+                               "different columns (a row is under the key of each column): "
+                               "read it with lookup()")
         state = (self._state if not self._state.partial
                  else self._upqueries.computed(self.plan).state)
         if isinstance(state, RangeReader):
-            rows = state.all_raw()
+            # (a row NULL in another range column is in no range: it answers no read)
+            rows = [r for r in state.all_raw()
+                    if all(r[other.column] is not None for other in self.plan.other_ranges)]
             if self.plan.order:
                 rows.sort(key=sort_key_function(self.plan.order))
             return [r[: self.plan.visible] for r in rows]
@@ -428,6 +491,8 @@ class View:
             return self._read_bounds(params, values, block, timeout)
         if plan.in_list:  # (an unhashable value here is not caught on the way)
             _check_scalars(values["in"])
+        if self._alternatives is not None:
+            return self._read_alternatives(params, values, block, timeout)
         asked = self._key_lookup.keys(values)
         if isinstance(asked, Unkeyed):
             return self._computed(params, block)
@@ -440,6 +505,38 @@ class View:
         if len(asked) == 1:
             return self._read_one(asked[0], block, timeout)
         return self._read_keys(asked, block, timeout)
+
+    def _read_alternatives(self, params: Sequence[Any], values: dict[Any, Any],
+                           block: Block, timeout: float | None) -> Any:
+        """A read of ``a = ? OR b = ?`` (rivulet/plan/alternatives.py): each term's key
+        read (or filled) once, its rows kept where they came through that term and match
+        no earlier one, then all of them ordered, cut and finished as one answer."""
+        assert self._alternatives is not None  # (a view of an OR on different columns)
+        reads = self._alternatives.reads(values)
+        if reads is Unkeyed.SCAN:
+            return self._computed(params, block)
+        state: KeyedReader = self._state  # type: ignore[assignment]  # (no range parameter)
+        held: dict[Any, list[Row]] = {}
+        missing: list[Any] = []
+        for read in reads:
+            key = read.key[0] if len(read.key) == 1 else read.key
+            if key in held or key in missing:
+                continue
+            rows = state.raw(key)
+            if rows is MISSING:
+                missing.append(key)
+            else:
+                held[key] = rows
+        if missing:
+            filled = self._fill(missing, block, timeout)
+            if filled is NOT_READY:
+                return NOT_READY
+            held.update(filled)
+        kept: list[Row] = []
+        for read in reads:
+            key = read.key[0] if len(read.key) == 1 else read.key
+            kept += self._alternatives.kept(held[key], read)
+        return list(self._finish(kept))
 
     def _read_bounds(self, params: Sequence[Any], values: dict[Any, Any], block: Block,
                      timeout: float | None) -> Any:
@@ -455,14 +552,14 @@ class View:
         given = [values[p] for p in plan.key_params]
         _check_scalars(given)
         key = self._bounds_key(given)
-        if key is None or _between_as_doubles(plan, self._key_kinds[-1], values):
+        if key is None or any_compared_as_doubles(plan, values):
             return self._computed(params, block)
         return self._read_one(key, block, timeout)
 
     def _bounds_key(self, given: Sequence[Any]) -> tuple | None:
         """The reader's key of a range aggregate's parameters (equalities, then bounds:
         see :meth:`_read_bounds`), or None where a value finds no key of its own."""
-        n_eq = len(self._key_kinds) - len(self.plan.range_bounds)
+        n_eq = len(self._key_kinds) - len(self.plan.all_range_bounds)
         key = []
         for i, value in enumerate(given):
             kind = self._key_kinds[i]
@@ -645,10 +742,13 @@ class View:
         The reader's sorted rows are cut by a lower and an upper bound where each is one
         value placed among the column's values as MySQL compares them
         (:func:`~rivulet.values.matching.range_bound`); any other bound (a second one on a
-        side, ``varchar_col < 10``) is checked row by row."""
+        side, ``varchar_col < 10``) is checked row by row. Bounds on other columns
+        (``ViewPlan.other_ranges``) are checked over the rows cut, before the answer is
+        ordered, de-duplicated and cut to its LIMIT."""
         state: RangeReader = self._state  # type: ignore[assignment]
         bounds = range_bounds(self.plan, values)
-        if not keys or any(v is None for _, v in bounds):
+        others = _other_range_tests(self.plan, values)
+        if not keys or others is None or any(v is None for _, v in bounds):
             return []  # a comparison with NULL is never true
         range_column = self.plan.range_column
         assert range_column is not None  # a range view
@@ -658,7 +758,7 @@ class View:
         lows = [(op, v) for op, v in bounds if op in _LOWER]
         highs = [(op, v) for op, v in bounds if op in _UPPER]
         checked = len(lows) > 1 or len(highs) > 1
-        as_doubles = _between_as_doubles(self.plan, range_kind, values)
+        as_doubles = compared_as_doubles(self.plan, range_kind, values)
         if as_doubles:  # BETWEEN text and a number: every row compared as a DOUBLE
             lows = highs = []
             checked = True
@@ -700,6 +800,8 @@ class View:
             checks = [((_CHECK_AS_DOUBLES if as_doubles and b.between else _CHECK)[op], v)
                       for b, (op, v) in zip(self.plan.range_bounds, bounds)]
             rows = [r for r in rows if all(check(r[range_column], v) for check, v in checks)]
+        if others:  # (before the answer is ordered, de-duplicated and cut: finish)
+            rows = _in_other_ranges(rows, others)
         return list(self._finish(rows))
 
     def _defaults(self, key: Any, *, matches_nothing: bool = False) -> list[Row]:

@@ -32,6 +32,7 @@ from rivulet.errors import IndexNeededError, SqlError, UnknownColumnError, Unkno
 from rivulet.sql.ddl import (
     DeclaredCheck,
     check_columns,
+    check_fulltext_columns,
     clock_default,
     column_checks,
     column_definition,
@@ -71,6 +72,7 @@ from rivulet.values.schema import (
     Conversion,
     ForeignKey,
     Key,
+    KeyKind,
     TableSchema,
     decimal_limit,
     round_fraction,
@@ -93,7 +95,16 @@ class _KeyWork:
 
     name: str
     columns: list[str]
-    unique: bool
+    kind: KeyKind
+
+    @property
+    def unique(self) -> bool:
+        return self.kind is KeyKind.UNIQUE
+
+    @property
+    def lookup(self) -> bool:
+        """Whether storage keeps an index for it (see :attr:`Key.lookup`)."""
+        return self.kind is not KeyKind.FULLTEXT
 
 
 @dataclass(frozen=True)
@@ -148,7 +159,7 @@ class _Work:
         self.comment = schema.comment
         self.primary_key = [schema.columns[i].name.lower() for i in schema.primary_key]
         self.keys = [_KeyWork(k.name, [schema.columns[i].name.lower() for i in k.columns],
-                              k.unique) for k in schema.keys]
+                              k.kind) for k in schema.keys]
         self.checks: list[Check] = list(schema.checks)
         self.added_checks: list[str] = []
         #: The FOREIGN KEYs, each with its columns' names (lower-case) as they are now.
@@ -218,7 +229,7 @@ class _Work:
         self.steps.append(AddStored(column, fill))
         self.columns.insert(self._position(node), (column, None))
         if declares_unique(node):  # (rows already stored clash if they share the fill)
-            self._new_key(node, None, [column.name], unique=True)
+            self._new_key(node, None, [column.name], KeyKind.UNIQUE)
         for check in column_checks(node):  # (rows already stored must pass with the fill)
             self._add_check(check)
         reference = inline_references(node)
@@ -251,13 +262,14 @@ class _Work:
 
     def _add_key(self, item: exp.Expr) -> None:
         """``ADD INDEX|KEY [name] (cols)``, ``ADD UNIQUE [INDEX|KEY] [name] (cols)``,
-        ``ADD CONSTRAINT name UNIQUE (cols)``."""
-        node, given, names, unique = declared_key(item)
-        self._new_key(node, given, names, unique=unique)
+        ``ADD CONSTRAINT name UNIQUE (cols)``, ``ADD FULLTEXT [INDEX|KEY] [name] (cols)``."""
+        key = declared_key(item)
+        self._new_key(key.node, key.given, key.names, key.kind)
 
     def _add_foreign_key(self, item: exp.Expr) -> None:
         """``ADD [CONSTRAINT name] FOREIGN KEY (cols) REFERENCES ...``, with an index over
-        its columns if no key begins with them (as InnoDB makes one). Its parent is checked,
+        its columns if no lookup key begins with them (as InnoDB makes one; a FULLTEXT key
+        serves none). Its parent is checked,
         and the rows stored against it, when the change is made (rivulet/engine/program.py)."""
         clause, given = declared_foreign_key(item)
         self._new_foreign_key(item, [part.name for part in clause.expressions],
@@ -271,8 +283,8 @@ class _Work:
         lowered = [n.lower() for n in names]
         self.foreign_keys.append((fk, lowered))
         if self.primary_key[:len(lowered)] != lowered and not any(
-                k.columns[:len(lowered)] == lowered for k in self.keys):
-            self._new_key(node, given, names, unique=False)
+                k.lookup and k.columns[:len(lowered)] == lowered for k in self.keys):
+            self._new_key(node, given, names, KeyKind.PLAIN)
 
     def _drop_foreign_key(self, node: exp.Expr, if_exists: bool) -> None:
         """``DROP FOREIGN KEY name`` (its index stays, as in MySQL): 1091 if there is none
@@ -286,14 +298,18 @@ class _Work:
                            UnknownKeyError)
         self.foreign_keys.remove(found)
 
-    def _new_key(self, node: exp.Expr, given: str | None, names: list[str], *,
-                 unique: bool) -> None:
+    def _new_key(self, node: exp.Expr, given: str | None, names: list[str],
+                 kind: KeyKind) -> None:
         by_name = {c.name.lower(): i for i, (c, _) in enumerate(self.columns)}
         positions = key_positions(node, names, by_name, self.schema.name)
+        if kind is KeyKind.FULLTEXT:
+            check_fulltext_columns(node, [self.columns[i][0] for i in positions])
         stored = tuple(self.columns[i][0].name for i in positions)
         name = key_name(node, given, stored[0], [k.name for k in self.keys])
-        self.keys.append(_KeyWork(name, [n.lower() for n in stored], unique))
-        self.steps.append(AddIndex(stored, unique))
+        key = _KeyWork(name, [n.lower() for n in stored], kind)
+        self.keys.append(key)
+        if key.lookup:
+            self.steps.append(AddIndex(stored, key.unique))
 
     def _drop_key(self, node: exp.Expr, if_exists: bool) -> None:
         """``DROP INDEX name`` (``DROP KEY``): 1091 if the table has no key of that name."""
@@ -306,10 +322,12 @@ class _Work:
             raise error_at(node, f"Can't DROP '{node.name}'; check that column/key exists",
                            UnknownKeyError)
         self.keys.remove(found)
+        if not found.lookup:
+            return  # (no index in storage, and none a FOREIGN KEY needs)
         for fk, columns in self.foreign_keys:
             width = len(columns)
             if found.columns[:width] == columns and self.primary_key[:width] != columns and \
-                    not any(k.columns[:width] == columns for k in self.keys):
+                    not any(k.lookup and k.columns[:width] == columns for k in self.keys):
                 raise error_at(node, f"Cannot drop index '{found.name}': needed in a foreign "
                                      f"key constraint ('{fk.name}')", IndexNeededError)
         self.steps.append(DropIndex(self._stored(found.columns), found.unique))
@@ -334,15 +352,16 @@ class _Work:
         self._drop_checks_of(node, column.name)
         narrowed = [k for k in self.keys if column.name.lower() in k.columns]
         for key in narrowed:  # (non-unique: MySQL takes the column out of the key)
-            self.steps.append(DropIndex(self._stored(key.columns), key.unique))
+            if key.lookup:
+                self.steps.append(DropIndex(self._stored(key.columns), key.unique))
         self.steps.append(RenameStored(column.name, self._hidden(number, "dropped", column.name)))
         del self.columns[at]
         for key in narrowed:
             key.columns.remove(column.name.lower())
-            if key.columns:
-                self.steps.append(AddIndex(self._stored(key.columns), key.unique))
-            else:
+            if not key.columns:
                 self.keys.remove(key)
+            elif key.lookup:
+                self.steps.append(AddIndex(self._stored(key.columns), key.unique))
         if origin is not None:
             self.changed.add(origin)
 
@@ -386,9 +405,12 @@ class _Work:
         if old.nullable and not new.nullable and not is_key:
             raise error_at(definition, f"column {old.name!r} cannot become NOT NULL: rows may "
                                        "hold NULL in it (add a NOT NULL column instead)")
+        if any(k.kind is KeyKind.FULLTEXT and old.name.lower() in k.columns
+               for k in self.keys):
+            check_fulltext_columns(definition, [replace(new, name=old.name)])
         if declares_unique(definition) and not any(
                 k.unique and k.columns == [old.name.lower()] for k in self.keys):
-            self._new_key(definition, None, [old.name], unique=True)
+            self._new_key(definition, None, [old.name], KeyKind.UNIQUE)
         for check in column_checks(definition):
             self._add_check(check)
         if new.json and not old.json:
@@ -416,7 +438,7 @@ class _Work:
                                           "(drop the constraint first)")
         hidden = self._hidden(number, "old", old.name)
         # A key's index moves to the column's new storage (the old one goes out of sight).
-        keyed = [k for k in self.keys if old.name.lower() in k.columns]
+        keyed = [k for k in self.keys if k.lookup and old.name.lower() in k.columns]
         self.steps.extend(DropIndex(self._stored(k.columns), k.unique) for k in keyed)
         self.steps.append(RenameStored(old.name, hidden))
         self.steps.append(AddStored(replace(new, name=old.name), None))
@@ -452,7 +474,7 @@ class _Work:
             self.schema.name, tuple(c for c, _ in self.columns),
             tuple(names.index(n) for n in self.primary_key), version=self.version,
             comment=self.comment,
-            keys=tuple(Key(k.name, tuple(names.index(n) for n in k.columns), k.unique)
+            keys=tuple(Key(k.name, tuple(names.index(n) for n in k.columns), k.kind)
                        for k in self.keys),
             checks=tuple(self.checks), foreign_keys=self._foreign_keys()))
         moved: list[int | None] = [None] * len(self.schema.columns)

@@ -14,14 +14,17 @@ that they agree on live data, key by key:
    seconds, not hours). A keyed view's answer per key is what ``lookup`` returns (ordered,
    cut to its LIMIT, default rows included), against Spark's answer for the same key
    (``compile.finish`` partitioned by the key, or ``compute_lookups`` where an implicit
-   group answers keys without rows). A range view compares the rows held under each key,
-   and so does an IN view whose reader is keyed by its equality values alone (under each
-   of those). A full view also reports keys Spark has and the engine lacks.
+   group answers keys without rows; a range aggregate, which keeps one answer per value
+   of its range parameters, its query with each held key's values as constants). A range
+   view compares the rows held under each key, and so does an IN view whose reader is
+   keyed by its equality values alone (under each of those). A full view also reports
+   keys Spark has and the engine lacks.
 3. **Keys a partial view does not hold.** Its holes are what upqueries compute, so they
-   are checked too: up to :data:`UNFILLED_SAMPLE` keys Spark computes rows for and the
-   reader did not hold (a random sample of the recomputation's keys), and one key no row
-   has (past the largest value of a numeric or date key column: there a view answers
-   nothing, or an implicit group's default row). The engine reads them as a read that
+   are checked too (but a range aggregate's: every value is a key of it): up to
+   :data:`UNFILLED_SAMPLE` keys Spark computes rows for and the reader did not hold (a
+   random sample of the recomputation's keys), and one key no row has (past the largest
+   value of a numeric or date key column: there a view answers nothing, or an implicit
+   group's default row). The engine reads them as a read that
    misses does: a ``lookup`` of the key (a range view, or one whose reader is keyed by
    part of its key, fills the reader key and compares what it then holds, as in 2: a
    lookup answers only part of that). Those reads fill the holes (they stay filled, as
@@ -65,7 +68,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as SF
 from pyspark.sql import types as T
 
-from rivulet.errors import ProgramError, SchemaError
+from rivulet.errors import ProgramError, SchemaError, UnsupportedSqlError
 from rivulet.plan import ir
 from rivulet.spark.compile import (
     PUSHDOWN_KEYS,
@@ -100,6 +103,7 @@ from rivulet.values.schema import (
 if TYPE_CHECKING:
     from rivulet.engine.database import Database
     from rivulet.engine.views import View
+    from rivulet.plan.planner import Catalog
 
 Row = tuple
 #: Mismatching keys listed per view (the counts cover all).
@@ -288,11 +292,18 @@ def verify(db: Database, views: Iterable[str] | None = None, *, spark: SparkSess
                          f"unfilled_sample={unfilled_sample}")
     start = time.perf_counter()
     rng = random.Random(seed)
-    # (every view Spark computes: one with a GROUP_CONCAT or a range aggregate, the
-    # engine's only, is left out unless named, when Spark's refusal names it)
+    # (every view Spark computes: one with a GROUP_CONCAT, the engine's only, or read by
+    # parameters under an OR on different columns, is left out unless named, when the
+    # refusal names it)
     chosen = [db.view(v) for v in views] if views else [
         view for view in map(db.view, db.views())
-        if not holds_group_concat(view.plan.root) and not view.plan.bounds_keyed]
+        if not holds_group_concat(view.plan.root) and view.plan.alternatives is None]
+    for view in chosen:
+        if view.plan.alternatives is not None:
+            raise UnsupportedSqlError(
+                f"unsupported verify of view {view.name!r}, read by parameters under an OR "
+                f"on different columns: Spark does not compute its reads (each column's "
+                f"key read apart, rivulet/plan/alternatives.py)")
     if spark is None:
         from rivulet.spark.session import get_session
 
@@ -314,11 +325,11 @@ def verify(db: Database, views: Iterable[str] | None = None, *, spark: SparkSess
             began = time.perf_counter()
             served = held[view.name]
             keys = list(served.rows) if view.partial or view.built.keyed_by_prefix else None
-            if view.partial and unfilled_sample:
+            if view.partial and unfilled_sample and not view.plan.bounds_keyed:
                 unheld[view.name] = _unheld_keys(view, tables, served.keys, unfilled_sample,
                                                  rng)
                 keys = [*served.rows, *unheld[view.name]]  # (their answers if nothing moves)
-            theirs[view.name] = _spark_answers(view, tables, keys)
+            theirs[view.name] = _spark_answers(view, tables, keys, db.catalog)
             seconds[view.name] += time.perf_counter() - began
         later, unfilled_lsn = _check_unheld(db, chosen, unheld, first, theirs, spark, scratch,
                                             seconds)
@@ -482,12 +493,19 @@ class _Found:
                 self.missing.append(Mismatch(key, "missing", (), tuple(rows[:SAMPLE_ROWS])))
 
 
-def _spark_answers(view: View, tables: dict[str, DataFrame],
-                   keys: list[Any] | None) -> dict[Any, list[Row]]:
+def _spark_answers(view: View, tables: dict[str, DataFrame], keys: list[Any] | None,
+                   catalog: Catalog | None = None) -> dict[Any, list[Row]]:
     """Spark's answer of each of ``keys`` (reader keys; None: all), in the form the
-    engine's answers are compared in (see the module doc, 2)."""
+    engine's answers are compared in (see the module doc, 2). A range aggregate's keys
+    (values of its range parameters) are each read as its query with them as constants,
+    planned with ``catalog``: its plan keeps one answer per value, which Spark cannot
+    compute for all values at once."""
     plan = view.plan
     state = view.built.state
+    if plan.bounds_keyed:
+        answers = compute_lookups(plan, tables, [_params(plan, k) for k in keys or []],
+                                  catalog)
+        return dict(zip(keys or [], answers))
     if isinstance(state, RangeReader):
         return _range_rows(plan, tables, keys)
     if view.built.keyed_by_prefix:  # a reader keyed by part of the key

@@ -84,14 +84,15 @@ def _line(node: ir.Node) -> str:
     if isinstance(node, ir.RangeAggregate):
         aggs = ", ".join(_aggregate(a, below) for a in node.aggs)
         groups = ", ".join(below[g] for g in node.group_by)
-        bounds = " AND ".join(f"{below[node.range_column]} {op} ?" for op in node.ops)
+        bounds = " AND ".join(f"{below[column]} {op} ?" for column, op in node.bounded)
         return (f"RangeAggregate by {groups}: {aggs}" if groups
                 else f"RangeAggregate: {aggs}") + f" where {bounds}"
     if isinstance(node, ir.TopK):
         order = ", ".join(below[k.column] + (" DESC" if k.descending else "")
                           for k in node.order)
         by = f" by {', '.join(below[g] for g in node.group_by)}" if node.group_by else ""
-        return f"TopK {node.k}{by}" + (f" order {order}" if order else "")
+        skip = f" skip {node.skip}" if node.skip else ""
+        return f"TopK {node.k}{skip}{by}" + (f" order {order}" if order else "")
     if isinstance(node, ir.SetOp):
         return f"SetOp {node.op.upper()}{' ALL' if node.all else ''}"
     return type(node).__name__  # Distinct, Union

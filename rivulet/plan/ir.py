@@ -355,12 +355,14 @@ class RangeAggregate(Node):
     parameters, so the parameters' values are part of the output rather than a filter.
 
     Output: the group columns, the aggregate values, then one column per bound (``ops``,
-    in the order of the view's ``range_bounds``) holding the parameter's value, which keys
-    the view's reader with the group columns of equality parameters (``keyed``). A row of
-    the input is in the range of the values ``p`` when ``row[range_column] op p`` holds for
-    every bound; a NULL is in no range. ``implicit``: the keyed columns are the only group
-    columns, made so for the equality parameters of a query without GROUP BY, whose
-    aggregate over no rows still answers a row (``COUNT(*)`` = 0)."""
+    in the order of the view's ``range_bounds``, then each of ``other_ranges``' ops, in the
+    order of the view's ``other_ranges``) holding the parameter's value, which keys the
+    view's reader with the group columns of equality parameters (``keyed``). A row of the
+    input is in the range of the values ``p`` when ``row[range_column] op p`` holds for
+    every bound, and ``row[column] op p`` for every bound of ``other_ranges``; a NULL is in
+    no range. ``implicit``: the keyed columns are the only group columns, made so for the
+    equality parameters of a query without GROUP BY, whose aggregate over no rows still
+    answers a row (``COUNT(*)`` = 0)."""
 
     input: Node
     group_by: tuple[int, ...]
@@ -370,15 +372,24 @@ class RangeAggregate(Node):
     keyed: tuple[int, ...]  # output group columns of equality parameters, in their order
     implicit: bool
     columns: tuple[ColumnInfo, ...] = field(compare=False)
+    #: Range parameters on other input columns (``WHERE a > ? AND b < ?``: ``b``'s), each
+    #: as (input column, its ops, the column on their left).
+    other_ranges: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
     def inputs(self) -> tuple[Node, ...]:
         return (self.input,)
 
     @property
+    def bounded(self) -> tuple[tuple[int, str], ...]:
+        """Every bound as (input column, op), in the order of the bound columns."""
+        return tuple((self.range_column, op) for op in self.ops) + tuple(
+            (column, op) for column, ops in self.other_ranges for op in ops)
+
+    @property
     def bound_columns(self) -> tuple[int, ...]:
         """The output columns holding the parameters' values."""
         start = len(self.group_by) + len(self.aggs)
-        return tuple(range(start, start + len(self.ops)))
+        return tuple(range(start, start + len(self.bounded)))
 
     @property
     def key_columns(self) -> tuple[int, ...]:
@@ -436,13 +447,17 @@ class SortKey:
 
 @dataclass(frozen=True, slots=True)
 class TopK(Node):
-    """The first ``k`` rows of each ``group_by`` group in ``order`` (ties broken by the row)."""
+    """The first ``k`` rows of each ``group_by`` group in ``order`` (ties broken by the row),
+    less the first ``skip`` of them: a view's reader skips its OFFSET itself, but a LIMIT
+    inside another query (``FROM (... LIMIT 5 OFFSET 10) t``) passes on only the rows past
+    it."""
 
     input: Node
     group_by: tuple[int, ...]
     order: tuple[SortKey, ...]
     k: int
     columns: tuple[ColumnInfo, ...] = field(compare=False)
+    skip: int = 0
 
     def inputs(self) -> tuple[Node, ...]:
         return (self.input,)
@@ -462,6 +477,20 @@ class RangeBound:
     between: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class ColumnRange:
+    """Range parameters on a column other than a view's first range column (``WHERE a > ?
+    AND b < ?``: ``b``'s). The reader is sorted and cut by the first column alone; these
+    bounds are checked over the rows it cut, on ``column`` (a hidden root column, as the
+    range column is), compared as the first column's bounds are."""
+
+    #: The root column holding the compared value; of a view keyed by its bounds
+    #: (``ViewPlan.bounds_keyed``), the key column holding its first bound's value (of the
+    #: compared column's type).
+    column: int
+    bounds: tuple[RangeBound, ...]
+
+
 #: Names starting with this are rivulet's own (tables and views of the program may not).
 RESERVED_PREFIX = "_rivulet"
 #: Views made for ad-hoc SELECTs (``db.query``, the MySQL server) are named with this prefix:
@@ -472,6 +501,23 @@ ADHOC_PREFIX = RESERVED_PREFIX + "_q_"
 def is_adhoc(name: str) -> bool:
     """Whether view ``name`` was made for an ad-hoc query (not part of the program)."""
     return name.startswith(ADHOC_PREFIX)
+
+
+@dataclass(frozen=True, slots=True)
+class Alternatives:
+    """A view's ``a = ? OR b = ?`` (the columns not all one): the view is the union of one
+    copy of the query per term, the OR replaced by that term as an ordinary equality
+    parameter keying the last column of the view's key (rivulet/plan/alternatives.py).
+    Each copy's rows carry which term they came through and, for every earlier term, its
+    column's value, so that a read keeps each row once: through the first term it matches.
+    """
+
+    params: tuple[int, ...]  # the ``?`` of each term, in the order written
+    names: tuple[str, ...]  # each term's column
+    tag: int  # the root column holding the term a row came through (0, 1, ...)
+    #: The root columns holding, for each term but the last, its column's value (NULL in
+    #: the rows of that term and later ones).
+    copies: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,6 +536,10 @@ class ViewPlan:
     key_params: tuple[int, ...]  # which ``?`` feeds each key column
     range_column: int | None = None
     range_bounds: tuple[RangeBound, ...] = ()
+    #: Range parameters on other columns than ``range_column`` (``a > ? AND b < ?``),
+    #: each column's in the order first written: checked at read time over the rows the
+    #: reader's range on ``range_column`` cut, before the answer is ordered and cut.
+    other_ranges: tuple[ColumnRange, ...] = ()
     order: tuple[SortKey, ...] = ()  # over root columns; applied at read time
     limit: int | None = None
     offset: int = 0
@@ -518,6 +568,9 @@ class ViewPlan:
     #: The parameter columns became the only GROUP BY keys of an aggregate without one: a
     #: key with no rows still answers one row (``COUNT(*)`` = 0), built at read time.
     implicit_group: bool = False
+    #: ``a = ? OR b = ?``: the terms the reader's last key column stands for in turn
+    #: (``key_params[-1]`` is the first term's ``?``); None for any other view.
+    alternatives: Alternatives | None = None
     sql: str = field(default="", compare=False)
     #: ``None`` for a plan as the planner made it; else the names of the rules that
     #: ``rivulet.plan.optimize.optimize`` ran on it, in order. A plan is optimized once: a
@@ -527,6 +580,12 @@ class ViewPlan:
     @property
     def column_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.root.columns[: self.visible])
+
+    @property
+    def all_range_bounds(self) -> tuple[RangeBound, ...]:
+        """Every range bound: the first range column's, then the other columns' (of a
+        view keyed by its bounds, the order of its bound key columns)."""
+        return self.range_bounds + tuple(b for other in self.other_ranges for b in other.bounds)
 
 
 def with_inputs(node: Node, inputs: list[Node] | tuple[Node, ...]) -> Node:

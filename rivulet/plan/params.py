@@ -3,7 +3,12 @@
 Where: the planner pulls each ``?`` out of the outer WHERE (:func:`extract_parameters`);
 it becomes part of the reader's key, not a filter, so that one maintained view answers
 every parameter value. An OR of equalities on one column (``a = ? OR a = ?``) is an
-``IN (?, ...)`` list of fixed length (:func:`_or_of_equalities`).
+``IN (?, ...)`` list of fixed length (:func:`_or_of_equalities`); an OR of equalities on
+different columns (``a = ? OR b = ?``) is a union of alternatives, each keyed by its own
+column (:attr:`Parameters.alternatives`, rivulet/plan/alternatives.py). Range conditions
+(``a > ?``, ``a BETWEEN ? AND ?``) order the reader by the first column they bound; those
+on other columns (``a > ? AND b < ?``) are checked over its rows
+(:attr:`Parameters.other_ranges`).
 
 The values: the engine's read handles and the Spark executor both turn the values a caller passes
 into the plan's parameters; they must agree on how an ``IN (?, ...)`` list of any length
@@ -43,6 +48,7 @@ from rivulet.values.schema import (
     TIME,
     Kind,
 )
+from rivulet.values.types import between_as_doubles, value_type
 
 RANGE_OPS: dict[type, str] = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
 FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
@@ -57,6 +63,9 @@ class Parameters:
     in_list: tuple[int, list[int]] | None = None  # (FROM column, placeholder indexes)
     range_column: int | None = None
     range_bounds: list[ir.RangeBound] = field(default_factory=list)
+    #: Range parameters on columns other than :attr:`range_column`, per column (FROM
+    #: column, its bounds), in the order the columns are first written.
+    other_ranges: list[tuple[int, list[ir.RangeBound]]] = field(default_factory=list)
     count: int = 0
     #: ``col = ?`` on a column another parameter keys already (``a = ? AND a = ?``,
     #: ``a = ? AND a IN (?, ...)``): (placeholder index, FROM column). The column keys the
@@ -76,6 +85,12 @@ class Parameters:
     #: :func:`_or_of_equalities`): every list then takes exactly as many values as it has
     #: ``?`` (:attr:`listed`), as the OR does, instead of any number of them.
     fixed_lists: bool = False
+    #: ``a = ? OR b = ?`` (columns not all one): each term as (placeholder index, FROM
+    #: column), in the order written. The view is planned once per term, keyed by its
+    #: column, and a read unites the terms' rows (rivulet/plan/alternatives.py).
+    alternatives: list[tuple[int, int]] = field(default_factory=list)
+    #: The OR of :attr:`alternatives` (for refusals that name it).
+    alternatives_node: exp.Expr | None = None
 
     def key_columns(self) -> list[int]:
         cols = [c for _, c in self.eq]
@@ -116,6 +131,8 @@ def extract_parameters(
             plain.append(conjunct)
             continue
         _take_parameter(conjunct, scope, params, order)
+    if params.alternatives:
+        _refuse_beside_alternatives(params)
     if len(params.lists) == 1 and not params.fixed_lists:
         column, placeholders, _ = params.lists[0]
         params.in_list = (column, placeholders)
@@ -184,13 +201,16 @@ def _or_of_equalities(node: exp.Or, scope: FromScope, params: Parameters,
     ``varchar_col = 1``, is computed with the values as constants from the OR's own text,
     rivulet/plan/bound.py). The list takes exactly its ``?``, as the OR does.
 
-    Anything else under OR is refused by name: ``a = ? OR b = ?`` (no single reader keys
-    both columns; the union of two readers' rows, each base row once, is not built),
-    ``a = ? OR a IS NULL`` (no reader keeps NULL keys), ``a <=> ? OR ...`` (a NULL value
-    finds the NULLs, which an IN list's does not), and a ``?`` beside a constant or a range
-    under the OR."""
-    column: int | None = None
+    ``a = ? OR b = ?`` (every term ``column = ?``, the columns not all one) is a union of
+    alternatives (:attr:`Parameters.alternatives`, rivulet/plan/alternatives.py).
+
+    Anything else under OR is refused by name: ``a = ? OR a IS NULL`` (no reader keeps
+    NULL keys), ``a <=> ? OR ...`` (a NULL value finds the NULLs, which an IN list's does
+    not), an IN list beside another column's equality, and a ``?`` beside a constant or a
+    range under the OR."""
+    columns: list[int] = []
     placeholders: list[exp.Expr] = []
+    lists = False
     for term in disjuncts(node):
         if isinstance(term, exp.EQ):
             col, ph = _column_and_placeholder(term.this, term.expression)
@@ -198,19 +218,42 @@ def _or_of_equalities(node: exp.Or, scope: FromScope, params: Parameters,
         elif (isinstance(term, exp.In) and isinstance(term.this, exp.Column) and term.expressions
               and all(isinstance(e, exp.Placeholder) for e in term.expressions)):
             col, values = term.this, list(term.expressions)
+            lists = True
         else:
             col, values = None, []
         if col is None or not values:
             raise _refused_or(node, _why_not_listed(term))
-        resolved = scope.resolve(col)
-        if column not in (None, resolved):
-            raise _refused_or(node, "parameters under OR on two different columns "
-                              "(`a = ? OR b = ?`: no one reader is keyed by both)")
-        column = resolved
+        columns.append(scope.resolve(col))
         placeholders += values
-    assert column is not None  # (an OR has two terms)
-    params.lists.append((column, sorted(order[id(p)] for p in placeholders), node))
-    params.fixed_lists = True
+    if len(set(columns)) == 1:
+        params.lists.append((columns[0], sorted(order[id(p)] for p in placeholders), node))
+        params.fixed_lists = True
+        return
+    if lists:
+        raise unsupported(node, "IN (?, ...) under an OR of parameters on different "
+                          "columns (each term must be `column = ?`)")
+    if params.alternatives:
+        raise unsupported(node, "second OR of parameters on different columns in one query")
+    params.alternatives = [(order[id(p)], c) for p, c in zip(placeholders, columns)]
+    params.alternatives_node = node
+
+
+def _refuse_beside_alternatives(params: Parameters) -> None:
+    """What an OR of parameters on different columns is not combined with, refused by
+    name: the reader is keyed by each term's column in turn beside the other equality
+    parameters, and nothing else."""
+    node = params.alternatives_node
+    assert node is not None  # (set with the alternatives)
+    if params.lists:
+        raise unsupported(node, "OR of parameters on different columns beside an "
+                          "IN (?, ...) list or another OR of parameters")
+    if params.range_column is not None:
+        raise unsupported(node, "OR of parameters on different columns beside a range "
+                          "parameter")
+    ored = {c for _, c in params.alternatives}
+    if any(c in ored for _, c in params.eq):
+        raise _refused_or(node, "OR of parameters on different columns beside another "
+                          "parameter on one of its columns")
 
 
 def _why_not_listed(term: exp.Expr) -> str:
@@ -221,7 +264,8 @@ def _why_not_listed(term: exp.Expr) -> str:
     if isinstance(term, exp.NullSafeEQ):
         return "<=> parameter under OR (a NULL value finds the NULLs, an IN list's does not)"
     return ("under OR, parameters must all compare one column as `column = ?` or "
-            "`column IN (?, ...)`, with nothing else beside them")
+            "`column IN (?, ...)`, or each its own column as `column = ?`, with nothing "
+            "else beside them")
 
 
 def _refused_or(node: exp.Expr, why: str) -> SqlError:
@@ -258,10 +302,19 @@ def _column_and_placeholder(a: exp.Expr, b: exp.Expr) -> tuple[exp.Column | None
 
 def _add_range(node: exp.Expr, column: int, op: str, param: int, params: Parameters, *,
                between: bool = False) -> None:
-    if params.range_column not in (None, column):
-        raise unsupported(node, "range parameters on two different columns")
-    params.range_column = column
-    params.range_bounds.append(ir.RangeBound(op, param, between))
+    """A bound ``column op ?``: on the first range column written, the reader's range;
+    on any other, one of :attr:`Parameters.other_ranges`, checked over the rows that range
+    holds."""
+    bound = ir.RangeBound(op, param, between)
+    if params.range_column in (None, column):
+        params.range_column = column
+        params.range_bounds.append(bound)
+        return
+    for other, bounds in params.other_ranges:
+        if other == column:
+            bounds.append(bound)
+            return
+    params.other_ranges.append((column, [bound]))
 
 
 def _what(plan: ir.ViewPlan) -> str:
@@ -486,3 +539,37 @@ def range_bounds(plan: ir.ViewPlan, values: dict[Any, Any]) -> list[tuple[str, A
     # (a value read from an ENUM column compares as its text, as a client would send it)
     assert plan.range_column is not None  # a range view
     return [(b.op, plain(values[b.param])) for b in plan.range_bounds]
+
+
+def compared_as_doubles(plan: ir.ViewPlan, column_kind: Kind | None, values: dict[Any, Any],
+                        bounds: Sequence[ir.RangeBound] | None = None) -> bool:
+    """Whether a read's ``column BETWEEN ? AND ?`` (of ``bounds``, the first range
+    column's by default) compares the column and both values as DOUBLEs (text and a number
+    among them: MySQL types the three together, :func:`values.types.between_as_doubles`),
+    which no bound placed among the column's values answers."""
+    ends = [values[b.param] for b in (plan.range_bounds if bounds is None else bounds)
+            if b.between]
+    return bool(ends) and between_as_doubles(
+        [column_kind] + [value_type(v).kind for v in ends])
+
+
+def any_compared_as_doubles(plan: ir.ViewPlan, values: dict[Any, Any]) -> bool:
+    """Whether a read's ``BETWEEN ? AND ?`` on any range column compares as DOUBLEs
+    (:func:`compared_as_doubles`)."""
+    if plan.bounds_keyed:  # (the key column of each column's first bound has its type)
+        first = plan.key[len(plan.key) - len(plan.all_range_bounds)]
+    else:
+        assert plan.range_column is not None  # a range view
+        first = plan.range_column
+    if compared_as_doubles(plan, plan.root.columns[first].kind, values):
+        return True
+    return any(compared_as_doubles(plan, plan.root.columns[other.column].kind, values,
+                                   other.bounds) for other in plan.other_ranges)
+
+
+def other_range_bounds(plan: ir.ViewPlan,
+                       values: dict[Any, Any]) -> list[tuple[ir.ColumnRange, list[Any]]]:
+    """Each of a range read's :attr:`~rivulet.plan.ir.ViewPlan.other_ranges` with its
+    bounds' values as the read gives them (as :func:`range_bounds`)."""
+    return [(other, [plain(values[b.param]) for b in other.bounds])
+            for other in plan.other_ranges]

@@ -43,6 +43,7 @@ from rivulet.errors import (
     UnsupportedSqlError,
 )
 from rivulet.plan import ir
+from rivulet.plan.alternatives import refuse_unlike_columns, united_columns
 from rivulet.plan.broken import BrokenView
 from rivulet.plan.ctes import Cte, defined, named_columns
 from rivulet.plan.exists_values import exists_as_counts
@@ -50,6 +51,7 @@ from rivulet.plan.expressions import (
     SPREAD_AGGREGATES,
     as_text,
     convert,
+    full_text_search,
     is_aggregate,
     may_carry_fewer_places,
     pads_a_choice,
@@ -179,9 +181,7 @@ class Planner:
         plan = self.plan_view("", query, shown=False, union_branch=union_branch)
         if plan.param_count:
             raise error_at(query, "a subquery cannot take ? parameters", ParameterError)
-        if plan.limit is not None or plan.offset:
-            raise unsupported(query, "LIMIT inside a subquery or a view used by another query")
-        root = plan.root
+        root = _cut(plan)
         if root.arity != plan.visible:
             root = _project_columns(root, list(range(plan.visible)))
         return root, list(plan.column_names)
@@ -242,6 +242,14 @@ class Planner:
         if not grouped:
             node, scope = self._scalar_values(node, scope, listed)
             node, scope = self._quantified_values(node, scope, compared)
+        if params.alternatives:
+            if grouped or having_node is not None:
+                assert params.alternatives_node is not None  # (set with the alternatives)
+                raise unsupported(params.alternatives_node,
+                                  "OR of parameters on different columns in an aggregated "
+                                  "query (GROUP BY, aggregates or HAVING: one value's "
+                                  "aggregate cannot be combined with another's)")
+            return self._plan_alternatives(name, select, sql, shown, node, scope, params)
         key_cols = params.key_columns()
         implicit_group = False
         group_keys = 0
@@ -284,15 +292,26 @@ class Planner:
             hidden_key.append(len(exprs))
             exprs.append(ir.Col(pos))
             names.append(out_scope.columns[pos].name)
-        for pos in bound_positions:  # (a range aggregate's: they key the reader)
-            hidden_key.append(len(exprs))
-            exprs.append(ir.Col(pos))
-            names.append(scope.columns[params.range_column].name)  # type: ignore[index]
+        other_ranges: list[ir.ColumnRange] = []
+        if bound_positions:  # (a range aggregate's: they key the reader)
+            bounded = [(params.range_column, params.range_bounds), *params.other_ranges]
+            at = iter(bound_positions)
+            for i, (column, bounds) in enumerate(bounded):
+                if i:  # (another column's: the key column of its first bound stands for it)
+                    other_ranges.append(ir.ColumnRange(len(exprs), tuple(bounds)))
+                for _ in bounds:
+                    hidden_key.append(len(exprs))
+                    exprs.append(ir.Col(next(at)))
+                    names.append(scope.columns[column].name)  # type: ignore[index]
         range_col = None
         if params.range_column is not None and not bound_positions:
             range_col = len(exprs)
             exprs.append(ir.Col(params.range_column))
             names.append(scope.columns[params.range_column].name)
+            for column, bounds in params.other_ranges:  # (checked over the range's rows)
+                other_ranges.append(ir.ColumnRange(len(exprs), tuple(bounds)))
+                exprs.append(ir.Col(column))
+                names.append(scope.columns[column].name)
         order = self._order_by(select, out_scope, exprs, names, visible)
         distinct = bool(select.args.get("distinct"))
         if distinct and any(k.column >= visible for k in order):
@@ -313,10 +332,13 @@ class Planner:
             key=tuple(hidden_key),
             key_params=tuple(p for p, _ in params.eq)
             + ((params.in_list[1][0],) if params.in_list else ())
-            + (tuple(b.param for b in params.range_bounds) if bound_positions else ()),
+            + (tuple(b.param for b in params.range_bounds) if bound_positions else ())
+            + (tuple(b.param for _, bounds in params.other_ranges for b in bounds)
+               if bound_positions else ()),
             range_column=range_col,
             bounds_keyed=bool(bound_positions),
             range_bounds=tuple(params.range_bounds),
+            other_ranges=tuple(other_ranges),
             order=order,
             limit=limit,
             offset=offset,
@@ -328,6 +350,71 @@ class Planner:
             distinct_on_read=distinct and (range_col is not None or bool(params.in_list)
                                            or bool(params.listed)),
             implicit_group=implicit_group,
+            sql=sql,
+        )
+
+    def _plan_alternatives(self, name: str, select: exp.Select, sql: str, shown: bool,
+                           node: ir.Node, scope: FromScope,
+                           params: Parameters) -> ir.ViewPlan:
+        """A SELECT (not aggregated) whose WHERE has ``a = ? OR b = ?`` on different
+        columns: the union of one alternative per term, each keyed by the other equality
+        parameters and that term's column, its rows tagged with the term and carrying the
+        earlier terms' columns (rivulet/plan/alternatives.py). ``node`` is the FROM and
+        WHERE without the parameters, which every alternative shares."""
+        assert params.alternatives_node is not None  # (set with the alternatives)
+        terms = [column for _, column in params.alternatives]
+        refuse_unlike_columns(params.alternatives_node, [scope.columns[c] for c in terms])
+        exprs, names = self._select_list(select, scope, scope)
+        distinct = bool(select.args.get("distinct"))
+        if shown or distinct:
+            exprs = _shown(exprs, scope.types())  # MySQL materializes these
+        visible = len(exprs)
+        # (the sort columns before the key: each alternative's key column is its own)
+        order = self._order_by(select, scope, exprs, names, visible)
+        if distinct and any(k.column >= visible for k in order):
+            raise error_at(select, "with SELECT DISTINCT, ORDER BY terms must be selected columns")
+        key_cols = params.key_columns()
+        hidden_key = tuple(range(len(exprs), len(exprs) + len(key_cols) + 1))
+        tag = hidden_key[-1] + 1
+        copies = tuple(range(tag + 1, tag + len(terms)))
+        limit, offset = _limit(select)
+        if distinct and limit is not None:
+            # (an alternative's top rows are distinct with the earlier terms' columns,
+            # which a read leaves out: its top may then hold fewer distinct answers)
+            raise unsupported(params.alternatives_node, "OR of parameters on different "
+                              "columns with SELECT DISTINCT and LIMIT")
+        branches: list[ir.Node] = []
+        for term, column in enumerate(terms):
+            added: list[ir.Expr] = [ir.Col(c) for c in (*key_cols, column)]
+            added.append(ir.Lit(term, INT))
+            added += [ir.Col(terms[j]) if j < term else ir.Lit(None, None)
+                      for j in range(len(terms) - 1)]
+            added_names = [scope.columns[c].name for c in key_cols]
+            added_names += [scope.columns[terms[0]].name, "or_term"]
+            added_names += [f"or_{scope.columns[c].name}" for c in terms[:-1]]
+            branch = _project(node, [*exprs, *added], [*names, *added_names])
+            if distinct:
+                branch = ir.Distinct(branch, branch.columns)
+            if limit is not None:
+                branch = ir.TopK(branch, hidden_key, order, limit + offset, branch.columns)
+            branches.append(branch)
+        root = ir.Union(tuple(branches), united_columns(branches))
+        return ir.ViewPlan(
+            name=name,
+            root=root,
+            visible=visible,
+            key=hidden_key,
+            key_params=(*(p for p, _ in params.eq), params.alternatives[0][0]),
+            order=order,
+            limit=limit,
+            offset=offset,
+            param_count=params.count,
+            equal_params=params.equal_params(),
+            null_safe=tuple(params.null_safe),
+            distinct_on_read=distinct,
+            alternatives=ir.Alternatives(
+                tuple(p for p, _ in params.alternatives),
+                tuple(scope.columns[c].name for c in terms), tag, copies),
             sql=sql,
         )
 
@@ -355,6 +442,8 @@ class Planner:
             raise unsupported(distinct, "DISTINCT ON")
         for sub in select.find_all(exp.Window):
             raise unsupported(sub, "window function")
+        for search in select.find_all(exp.MatchAgainst):  # (before its ? is judged)
+            raise full_text_search(search)
 
     # ..................................................................... WHERE subqueries
 
@@ -623,6 +712,8 @@ class Planner:
                 raise error_at(item, "a subquery in FROM needs an alias")
             node, names = self.plan_relation(item.this)
             return node, Relation(item.alias, names, offset, fields=_materialized(item.this))
+        if isinstance(item, exp.Lateral):
+            raise unsupported(item, "LATERAL derived table")
         raise unsupported(item, "FROM item")
 
     def _cte_relation(self, cte: Cte) -> tuple[ir.Node, list[str]]:
@@ -639,9 +730,7 @@ class Planner:
         return cte.planned
 
     def _view_relation(self, view: ir.ViewPlan) -> tuple[ir.Node, list[str]]:
-        if view.limit is not None or view.offset:
-            raise SqlError(f"view {view.name!r} has a LIMIT and cannot be used in FROM")
-        root = view.root
+        root = _cut(view)
         if isinstance(root, ir.Project):  # shared with the view itself (plan/prune.py)
             root = replace(root, view=view.name)
         if root.arity != view.visible:
@@ -661,16 +750,25 @@ class Planner:
             raise error_at(item, f"view {view.name!r} answers a row for every value of its "
                            "parameters (an aggregate without GROUP BY): it cannot be read as "
                            "a table; read it by its parameters", ParameterError)
+        if view.alternatives is not None:
+            raise unsupported(item, f"view with parameters under an OR on different columns "
+                              f"read as a table ({view.name!r}: its rows are under the "
+                              "key of each column); read it by its parameters")
         if view.bounds_keyed:
             raise error_at(item, f"view {view.name!r} answers its aggregate for each value of "
                            "its range parameters apart (a row may count under many of "
                            "them): it cannot be read as a table; read it by its parameters",
                            ParameterError)
-        node, names = self._view_relation(view)  # (a view with a LIMIT is refused there)
+        if view.limit is not None:
+            raise error_at(item, f"view {view.name!r} has parameters and a LIMIT: its rows are "
+                           "each lookup's first rows, not a table's; read it by its "
+                           "parameters", ParameterError)
+        node, names = self._view_relation(view)
         null_safe = {k for p, k in zip(view.key_params, view.key) if p in view.null_safe}
         keyed = [k for k in view.key if k not in null_safe]
         if view.range_column is not None:
             keyed.append(view.range_column)
+            keyed += [other.column for other in view.other_ranges]
         root = view.root
         if isinstance(root, ir.Project):  # shared with the view itself (plan/prune.py)
             root = replace(root, view=view.name)
@@ -767,10 +865,13 @@ class Planner:
                 call = ir.AggCall(call.fn, placed(arg), call.distinct)
             calls.append(call)
         range_input = None
+        other_inputs: list[tuple[int, tuple[str, ...]]] = []  # (input column, its ops)
         if range_params is not None:
             _refuse_range_aggregates(agg_nodes, calls)
             assert range_params.range_column is not None  # (a range parameter's)
             range_input = placed(ir.Col(range_params.range_column))
+            other_inputs = [(placed(ir.Col(column)), tuple(b.op for b in bounds))
+                            for column, bounds in range_params.other_ranges]
         pre = _project(node, pre_exprs, [_expr_name(e, scope.columns) for e in pre_exprs])
         group_by = tuple(range(len(group_exprs)))
         out_columns = tuple(pre.columns[: len(group_exprs)]) + tuple(
@@ -783,10 +884,12 @@ class Planner:
         aggregate: ir.Aggregate | ir.RangeAggregate
         if range_params is not None and range_input is not None:
             ops = tuple(b.op for b in range_params.range_bounds)
-            bound = replace(pre.columns[range_input], nullable=False)
+            # (a column per bound, of its range column's type)
+            bounded = [range_input] * len(ops) + [c for c, more in other_inputs for _ in more]
+            bound_infos = tuple(replace(pre.columns[c], nullable=False) for c in bounded)
             aggregate = ir.RangeAggregate(pre, group_by, tuple(calls), range_input, ops,
                                           tuple(key_positions), implicit_group,
-                                          out_columns + (bound,) * len(ops))
+                                          out_columns + bound_infos, tuple(other_inputs))
         else:
             aggregate = ir.Aggregate(pre, group_by, tuple(calls), out_columns)
         grouped = GroupedScope(scope, group_exprs, columns=out_columns)
@@ -1684,6 +1787,20 @@ def _output_name(item: exp.Expr) -> str:
     if isinstance(item, exp.Literal) and item.is_string:
         return item.name  # MySQL names a string's column by its value: SELECT 'a' -> a
     return item.sql(dialect="mysql")
+
+
+def _cut(plan: ir.ViewPlan) -> ir.Node:
+    """The root of a parameterless ``plan`` read as a relation (a subquery or a view in
+    FROM, a UNION's branch): its rows, in no order. A ``LIMIT`` cuts them there, as MySQL
+    cuts them: its top-k (which holds ``LIMIT + OFFSET`` rows for the view's own reader, who
+    skips the OFFSET when it answers) passes on only the rows past the OFFSET. (A view's
+    reader orders its answer; a relation has no order, so the ``ORDER BY`` only says which
+    rows the LIMIT keeps.)"""
+    root = plan.root
+    if plan.limit is None:
+        return root
+    assert isinstance(root, ir.TopK), "a parameterless plan's LIMIT is its last node"
+    return replace(root, skip=plan.offset) if plan.offset else root
 
 
 def _limit(query: exp.Expr) -> tuple[int | None, int]:

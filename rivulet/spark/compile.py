@@ -48,7 +48,14 @@ from rivulet.errors import RivuletError, SqlError, UnsupportedSqlError
 from rivulet.plan import ir
 from rivulet.plan.bound import bound_plan
 from rivulet.plan.optimize import optimize, rules_except
-from rivulet.plan.params import literal_of, lookup_keys, range_bounds, values_by_param
+from rivulet.plan.params import (
+    any_compared_as_doubles,
+    literal_of,
+    lookup_keys,
+    other_range_bounds,
+    range_bounds,
+    values_by_param,
+)
 from rivulet.plan.planner import Catalog
 from rivulet.spark.exprs import ExprCompiler, Typed, join_operands
 from rivulet.spark.values import (
@@ -182,11 +189,11 @@ class PlanCompiler:
         order = sort_columns(node.order, node.arity)
         partition = ([SF.col(name(g)) for g in node.group_by]
                      + [SF.col(c) for c in self._carried(df)])
-        if not partition:  # one global top-k: Spark's TakeOrderedAndProject
+        if not partition and not node.skip:  # one global top-k: TakeOrderedAndProject
             return df.orderBy(*order).limit(node.k)
-        window = Window.partitionBy(*partition).orderBy(*order)
+        window = (Window.partitionBy(*partition) if partition else Window).orderBy(*order)
         ranked = df.withColumn(_RN, SF.row_number().over(window))
-        return ranked.where(SF.col(_RN) <= node.k).drop(_RN)
+        return ranked.where((SF.col(_RN) > node.skip) & (SF.col(_RN) <= node.k)).drop(_RN)
 
     def _join(self, node: ir.Join) -> DataFrame:
         n = node.left.arity
@@ -209,8 +216,10 @@ class PlanCompiler:
         return _left_join_python(left, right, on, residual, keys, n, m)
 
     def _rangeaggregate(self, node: ir.RangeAggregate) -> DataFrame:
+        # (The engine keeps one answer per value of the range parameters: a read of one is
+        # computed on Spark as its query with the values as constants, compute_lookups.)
         raise UnsupportedSqlError("unsupported range parameter in an aggregated query on "
-                                  "Spark: the engine keeps one answer per parameter value")
+                                  "Spark other than read by its values (compute_lookups)")
 
     def _aggregate(self, node: ir.Aggregate) -> DataFrame:
         refuse_group_concat(node)
@@ -407,6 +416,9 @@ class _Request:
     null_keys: tuple[tuple, ...] = ()  # keys that match no row: only an implicit group answers
     range_keys: tuple[tuple, ...] | None = None  # a range view: its equality keys ...
     bounds: tuple[tuple[str, Any], ...] = ()  # ... and (op, value) bounds on its column
+    #: ... and those of its other range columns (``ViewPlan.other_ranges``): (root
+    #: column, its (op, value) bounds)
+    other_bounds: tuple[tuple[int, tuple[tuple[str, Any], ...]], ...] = ()
     #: A read the view's keys cannot answer: the view's query with its values as constants.
     bound: ir.ViewPlan | None = None
 
@@ -434,6 +446,8 @@ def compute_lookups(plan: ir.ViewPlan, tables: Tables, param_sets: Sequence[Sequ
     for rid, request in enumerate(requests):
         if request.bound is not None:
             answers[rid] = compute_lookups(request.bound, tables, [()])[0]
+    if all(request.bound is not None for request in requests):
+        return answers  # (a range aggregate's plan, whose reads are all bound, compiles not)
     compiler = PlanCompiler(tables)
     root = compiler.frame(plan.root)
     parts = _request_parts(plan, root, requests)
@@ -453,6 +467,7 @@ def compute_lookups(plan: ir.ViewPlan, tables: Tables, param_sets: Sequence[Sequ
 
 def scan_view(plan: ir.ViewPlan, tables: Tables) -> list[Row]:
     """``db.view(name).scan()``: the rows of every key (NULL keys are never kept)."""
+    _refuse_alternatives(plan)
     plan = optimized(plan)
     root = compile_plan(plan.root, tables)
     keys = [name(i) for i in plan.key]
@@ -461,7 +476,10 @@ def scan_view(plan: ir.ViewPlan, tables: Tables) -> list[Row]:
     visible = names(plan.visible)
     if plan.range_column is not None:
         # A range view has no keys to cut by: all its rows in the view's order.
-        rows = root.where(SF.col(name(plan.range_column)).isNotNull())
+        # (a row NULL in another range column answers no read either)
+        nulls = [plan.range_column, *(other.column for other in plan.other_ranges)]
+        rows = root.where(reduce(lambda p, q: p & q,
+                                 [SF.col(name(c)).isNotNull() for c in nulls]))
         # The view's order; without one, the reader's (by key, then by the range column).
         order = plan.order or tuple(ir.SortKey(i) for i in (*plan.key, plan.range_column))
         rows = rows.orderBy(*sort_columns(order, plan.root.arity))
@@ -506,10 +524,23 @@ def _collect(df: DataFrame, sort: list[str]) -> list[Row]:
 # ..................................................................... requests
 
 
+def _refuse_alternatives(plan: ir.ViewPlan) -> None:
+    """A view of ``a = ? OR b = ?`` (rivulet/plan/alternatives.py) is read by each term's
+    key apart, its rows kept by their term: the engine's only, refused by name here."""
+    if plan.alternatives is not None:
+        raise UnsupportedSqlError(f"unsupported parameters under an OR on different columns "
+                                  f"on Spark (view {plan.name!r}): the engine reads each "
+                                  f"column's key apart")
+
+
 def _request(plan: ir.ViewPlan, params: tuple, catalog: Catalog | None) -> _Request:
+    _refuse_alternatives(plan)
     if plan.bounds_keyed:  # (its bounds are no equality keys: see RangeAggregate)
-        raise UnsupportedSqlError("unsupported range parameter in an aggregated query on "
-                                  "Spark: the engine keeps one answer per parameter value")
+        if catalog is None:
+            raise RivuletError(f"view {plan.name!r}: a range parameter in an aggregated "
+                               "query is computed with its values as constants, which "
+                               "needs the catalog")
+        return _Request(bound=bound_plan(plan, params, catalog))
     if plan.param_count == 0:
         if params:
             raise RivuletError(f"view {plan.name!r} takes no parameters, got {len(params)}")
@@ -522,10 +553,19 @@ def _request(plan: ir.ViewPlan, params: tuple, catalog: Catalog | None) -> _Requ
                                "stored values of its column: computing it needs the catalog")
         return _Request(bound=bound_plan(plan, params, catalog))
     if plan.range_column is not None:
+        if any_compared_as_doubles(plan, values):
+            # (``BETWEEN`` of text and a number compares the three as DOUBLEs, which the
+            # bounds' separate comparisons do not: the query with the values as constants)
+            if catalog is None:
+                raise RivuletError(f"view {plan.name!r}: a BETWEEN of {params!r} compares as "
+                                   "DOUBLEs: computing it needs the catalog")
+            return _Request(bound=bound_plan(plan, params, catalog))
         bounds = tuple(range_bounds(plan, values))
-        if any(v is None for _, v in bounds):
+        others = tuple((other.column, tuple((b.op, v) for b, v in zip(other.bounds, given)))
+                       for other, given in other_range_bounds(plan, values))
+        if any(v is None for _, v in bounds + tuple(b for _, o in others for b in o)):
             return _Request()  # a comparison with NULL is never true
-        return _Request(range_keys=tuple(asked), bounds=bounds)
+        return _Request(range_keys=tuple(asked), bounds=bounds, other_bounds=others)
     if not asked:  # no row can match: only an implicit group answers (its default row)
         return _Request(null_keys=((None,) * len(plan.key),))
     return _Request(keys=tuple(asked))
@@ -570,9 +610,11 @@ def _range_rows(plan: ir.ViewPlan, root: DataFrame, req: _Request) -> DataFrame:
         types = [root.schema[name(i)].dataType for i in plan.key]
         tests.append(_key_filter(plan.key, types, list(req.range_keys)))
     exprs = ExprCompiler([root.schema[name(i)] for i in range(plan.root.arity)])
-    for op, v in req.bounds:
-        call = ir.Call(_RANGE_CALLS[op], (ir.Col(plan.range_column), literal_of(v)))
-        tests.append(exprs.predicate(call))
+    bounded = [(plan.range_column, req.bounds), *req.other_bounds]
+    for column, bounds in bounded:
+        for op, v in bounds:
+            call = ir.Call(_RANGE_CALLS[op], (ir.Col(column), literal_of(v)))
+            tests.append(exprs.predicate(call))
     return root.where(reduce(lambda p, q: p & q, tests))
 
 

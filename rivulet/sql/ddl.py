@@ -12,7 +12,9 @@ from sqlglot import exp
 from rivulet.errors import (
     DuplicateCheckNameError,
     DuplicateKeyNameError,
+    FulltextColumnError,
     InvalidDefaultError,
+    KeyColumnError,
     SqlError,
 )
 from rivulet.sql.clock import clock_call
@@ -42,6 +44,7 @@ from rivulet.values.schema import (
     Column,
     ForeignKey,
     Key,
+    KeyKind,
     Kind,
     TableSchema,
     coerce_value,
@@ -57,8 +60,7 @@ def table_schema(create: exp.Create) -> TableSchema:
     name = schema.this.name
     columns: list[Column] = []
     pk_names: list[str] = []
-    #: (the node, the name given or None, the column names, UNIQUE?), as declared
-    declared: list[tuple[exp.Expr, str | None, list[str], bool]] = []
+    declared: list[DeclaredKey] = []
     checks: list[Check] = []
     #: (the node, its columns, REFERENCES, the name given or None): FOREIGN KEYs
     references: list[tuple[exp.Expr, list[str], exp.Reference, str | None]] = []
@@ -70,7 +72,7 @@ def table_schema(create: exp.Create) -> TableSchema:
             if is_pk:
                 pk_names.append(column.name)
             if declares_unique(item):
-                declared.append((item, None, [column.name], True))
+                declared.append(DeclaredKey(item, None, [column.name], KeyKind.UNIQUE))
             checks.extend(new_check(c, name, checks) for c in column_checks(item))
             inline = inline_references(item)
             if inline is not None:
@@ -92,8 +94,8 @@ def table_schema(create: exp.Create) -> TableSchema:
     try:
         pk = tuple(by_name[n.lower()] for n in pk_names)
     except KeyError as missing:
-        raise error_at(
-            schema, f"primary key column {missing} is not a column of {name!r}") from None
+        raise error_at(schema, f"Key column {missing} doesn't exist in table (the primary "
+                               f"key of {name!r})", KeyColumnError) from None
     autos = [i for i, c in enumerate(columns) if c.auto_increment]
     if len(autos) > 1:
         raise error_at(schema, f"table {name!r} declares more than one AUTO_INCREMENT column")
@@ -101,11 +103,13 @@ def table_schema(create: exp.Create) -> TableSchema:
         raise error_at(schema, f"AUTO_INCREMENT column {columns[autos[0]].name!r} must be part "
                                "of the primary key")
     keys: list[Key] = []
-    for node, given, names, unique in declared:
-        positions = key_positions(node, names, by_name, name)
-        keys.append(Key(key_name(node, given, columns[positions[0]].name,
+    for key in declared:
+        positions = key_positions(key.node, key.names, by_name, name)
+        if key.kind is KeyKind.FULLTEXT:
+            check_fulltext_columns(key.node, [columns[i] for i in positions])
+        keys.append(Key(key_name(key.node, key.given, columns[positions[0]].name,
                                  [k.name for k in keys]),
-                        positions, unique))
+                        positions, key.kind))
     foreign_keys: list[ForeignKey] = []
     for node, names, reference, given in references:
         fk = foreign_key(node, names, reference, given, by_name, name,
@@ -219,41 +223,81 @@ def renamed_check(check: Check, old: str, new: str) -> Check:
 
 def child_index(node: exp.Expr, fk: ForeignKey, given: str | None, pk: tuple[int, ...],
                 keys: list[Key], columns: list[Column]) -> list[Key]:
-    """The index InnoDB makes for a FOREIGN KEY's columns when no key (the primary key
-    included) begins with them: named as the constraint was (``given``), else as MySQL
-    names keys."""
+    """The index InnoDB makes for a FOREIGN KEY's columns when no lookup key (the primary
+    key included; a FULLTEXT key is none) begins with them: named as the constraint was
+    (``given``), else as MySQL names keys."""
     width = len(fk.columns)
-    if pk[:width] == fk.columns or any(k.columns[:width] == fk.columns for k in keys):
+    if pk[:width] == fk.columns or any(k.lookup and k.columns[:width] == fk.columns
+                                       for k in keys):
         return []
     return [Key(key_name(node, given, columns[fk.columns[0]].name, [k.name for k in keys]),
-                fk.columns, False)]
+                fk.columns, KeyKind.PLAIN)]
 
 
-def declared_key(item: exp.Expr) -> tuple[exp.Expr, str | None, list[str], bool]:
+@dataclass(frozen=True)
+class DeclaredKey:
+    """A key as written, before its columns are found in the table: in ``CREATE TABLE``
+    (a table element, or a column's UNIQUE), after ``ALTER TABLE ... ADD`` or by ``CREATE
+    [UNIQUE|FULLTEXT] INDEX``."""
+
+    node: exp.Expr
+    #: The name given, if one is.
+    given: str | None
+    #: Its columns' names, in order.
+    names: list[str]
+    kind: KeyKind
+
+
+def declared_key(item: exp.Expr) -> DeclaredKey:
     """A key declared as a table element (``KEY|INDEX [name] (cols)``, ``UNIQUE [KEY|INDEX]
-    [name] (cols)``, ``CONSTRAINT name UNIQUE (cols)``; in ``CREATE TABLE`` or after
-    ``ALTER TABLE ... ADD``): the node, its name if given, its column names, UNIQUE?"""
+    [name] (cols)``, ``CONSTRAINT name UNIQUE (cols)``, ``FULLTEXT [KEY|INDEX] [name]
+    (cols)``; in ``CREATE TABLE`` or after ``ALTER TABLE ... ADD``). SPATIAL keys, and a
+    FULLTEXT key's ``WITH PARSER``, are refused by name."""
     if isinstance(item, exp.Constraint):
         kinds = item.expressions
         if len(kinds) == 1 and isinstance(kinds[0], exp.UniqueColumnConstraint):
-            node, given, names, _ = declared_key(kinds[0])
-            return node, item.name, names, True
+            return replace(declared_key(kinds[0]), given=item.name)
         raise unsupported(item, "constraint (rivulet keeps PRIMARY KEY and UNIQUE keys only)")
     if isinstance(item, exp.UniqueColumnConstraint):
         parts = item.this.expressions if isinstance(item.this, exp.Schema) else []
         if not parts:
             raise unsupported(item, "UNIQUE without a column list")
         given = item.this.this.name if isinstance(item.this.this, exp.Identifier) else None
-        return item, given, [_key_part_name(e, unique=True) for e in parts], True
+        return DeclaredKey(item, given, [_key_part_name(e, KeyKind.UNIQUE) for e in parts],
+                           KeyKind.UNIQUE)
     if isinstance(item, exp.IndexColumnConstraint):
-        if item.args.get("kind"):  # FULLTEXT, SPATIAL
-            raise unsupported(item, f"{str(item.args['kind']).upper()} index")
+        kind = _index_kind(item)
         parts = item.expressions
         if not parts:
             raise unsupported(item, "index without a column list")
         given = item.this.name if isinstance(item.this, exp.Identifier) else None
-        return item, given, [_key_part_name(e) for e in parts], False
+        return DeclaredKey(item, given, [_key_part_name(e, kind) for e in parts], kind)
     raise unsupported(item, "table element")
+
+
+def _index_kind(item: exp.IndexColumnConstraint) -> KeyKind:
+    """The kind of a ``[FULLTEXT|SPATIAL] KEY|INDEX`` element: a SPATIAL key (over
+    geometry, which rivulet does not store) and a FULLTEXT key's ``WITH PARSER`` (a
+    plugin that splits its words) are refused by name."""
+    written = str(item.args.get("kind") or "").upper()
+    if not written:
+        return KeyKind.PLAIN
+    if written != "FULLTEXT":
+        raise unsupported(item, f"{written} index")
+    for option in item.args.get("options") or []:
+        if option.args.get("parser") is not None:
+            raise unsupported(option, "FULLTEXT index WITH PARSER")
+    return KeyKind.FULLTEXT
+
+
+def check_fulltext_columns(node: exp.Expr, columns: Iterable[Column]) -> None:
+    """A FULLTEXT key's columns hold text (CHAR, VARCHAR and the TEXT types; JSON too, a
+    LONGTEXT in MariaDB), as MySQL's are: else MySQL's 1283, naming the first that does
+    not (an integer, a date, an ENUM, a binary string)."""
+    for column in columns:
+        if column.kind != STR:
+            raise error_at(node, f"Column '{column.name}' cannot be part of FULLTEXT index",
+                           FulltextColumnError)
 
 
 def key_positions(node: exp.Expr, names: list[str], by_name: dict[str, int],
@@ -262,7 +306,8 @@ def key_positions(node: exp.Expr, names: list[str], by_name: dict[str, int],
     try:
         key = tuple(by_name[n.lower()] for n in names)
     except KeyError as missing:
-        raise error_at(node, f"key column {missing} is not a column of {table!r}") from None
+        raise error_at(node, f"Key column {missing} doesn't exist in table {table!r}",
+                       KeyColumnError) from None
     if len(set(key)) != len(key):
         raise error_at(node, f"key ({', '.join(names)}) names a column twice")
     return key
@@ -292,15 +337,16 @@ def declares_unique(item: exp.ColumnDef) -> bool:
                for c in item.args.get("constraints") or [])
 
 
-def _key_part_name(part: exp.Expr, *, unique: bool = False) -> str:
+def _key_part_name(part: exp.Expr, kind: KeyKind = KeyKind.PLAIN) -> str:
     """A key part's column: the direction of ``a DESC`` changes no lookup, and a prefix
-    ``a(10)`` of a non-unique key is kept as an index on the whole column (it finds the
-    same rows); a UNIQUE prefix would refuse values that differ past it, so it is refused."""
+    ``a(10)`` of a plain key is kept as an index on the whole column (it finds the same
+    rows); a UNIQUE prefix would refuse values that differ past it, and MySQL takes no
+    prefix in a FULLTEXT key (its 1089), so those are refused."""
     if isinstance(part, exp.Ordered):
         part = part.this
     if isinstance(part, exp.ColumnPrefix):
-        if unique:
-            raise unsupported(part, "UNIQUE key on a column prefix")
+        if kind is not KeyKind.PLAIN:
+            raise unsupported(part, f"{kind.value} key on a column prefix")
         return part.this.name
     if isinstance(part, (exp.Identifier, exp.Column)):
         return part.name

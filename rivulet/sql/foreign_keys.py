@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from sqlglot import exp
 
-from rivulet.errors import ForeignKeyColumnError, ForeignKeyFormError, ForeignKeyWidthError
+from rivulet.errors import ForeignKeyFormError, ForeignKeyWidthError, KeyColumnError
 from rivulet.sql.parse import error_at, unsupported
 from rivulet.sql.schemas import split_name
 from rivulet.values.schema import ForeignKey, ReferentialAction
@@ -60,7 +60,7 @@ def foreign_key(node: exp.Expr, names: list[str], reference: exp.Reference, give
         columns = tuple(by_name[n.lower()] for n in names)
     except KeyError as missing:
         raise error_at(node, f"Key column {missing} doesn't exist in table",
-                       ForeignKeyColumnError) from None
+                       KeyColumnError) from None
     target = reference.this
     if not isinstance(target, exp.Schema) or not isinstance(target.this, exp.Table):
         raise error_at(node, "REFERENCES names a table and its columns: REFERENCES t (col)")

@@ -47,9 +47,37 @@ def _replace_sql(generator: Any, node: Replace) -> str:
     return "REPLACE" + generator.insert_sql(node).removeprefix("INSERT")
 
 
-# Rendering is through sqlglot's MySQL generator (by dialect name): taught this one node,
-# which only rivulet's parser makes.
+class CreateKeyIndex(exp.Create):
+    """MySQL's ``CREATE FULLTEXT|SPATIAL INDEX [IF NOT EXISTS] name ON t (cols)
+    [options]``, which sqlglot reads only as an opaque command (it knows ``CREATE [UNIQUE]
+    INDEX``): a CREATE of kind INDEX whose ``this`` is the key as ``ALTER TABLE t ADD
+    FULLTEXT|SPATIAL INDEX name (cols)`` reads it (an ``IndexColumnConstraint``, the same
+    statement by MySQL's definition) and whose ``table`` is ``t``. It renders as written."""
+
+    arg_types = {**exp.Create.arg_types, "table": True}
+
+
+def _create_key_index_sql(generator: Any, node: CreateKeyIndex) -> str:
+    key = node.this
+    exists = " IF NOT EXISTS" if node.args.get("exists") else ""
+    columns = ", ".join(generator.sql(part) for part in key.expressions)
+    options = "".join(f" {generator.sql(option)}" for option in key.args.get("options") or [])
+    return (f"CREATE {key.args['kind']} INDEX{exists} {generator.sql(key, 'this')} ON "
+            f"{generator.sql(node, 'table')} ({columns}){options}")
+
+
+def _key_kind(token: Token | None) -> bool:
+    """Whether ``token`` is the word FULLTEXT or SPATIAL, a kind of key written before
+    INDEX or KEY (quoted, it is a name: ``UNIQUE `spatial` (a)``)."""
+    if not token:  # (None, or sqlglot's falsy stand-in past the last token)
+        return False
+    return token.token_type != TokenType.IDENTIFIER and token.text.upper() in (
+        "FULLTEXT", "SPATIAL")
+
+# Rendering is through sqlglot's MySQL generator (by dialect name): taught the nodes only
+# rivulet's parser makes.
 MySQL.Generator.TRANSFORMS[Replace] = _replace_sql
+MySQL.Generator.TRANSFORMS[CreateKeyIndex] = _create_key_index_sql
 
 
 class _Parser(MySQLParser):
@@ -113,6 +141,37 @@ class _Parser(MySQLParser):
         node.meta.update(inserted.meta)
         node.comments = inserted.comments
         return node
+
+    def _parse_create(self) -> exp.Create | exp.Command:
+        """``CREATE FULLTEXT|SPATIAL INDEX`` read as :class:`CreateKeyIndex`; ``CREATE
+        UNIQUE FULLTEXT|SPATIAL INDEX`` is no MySQL (its syntax error, near the kind);
+        any other CREATE as sqlglot reads it."""
+        ahead = self._next.text.upper() if self._next else ""
+        if _key_kind(self._curr) and ahead == "INDEX":
+            return self._parse_create_key_index()
+        if self._curr and self._curr.token_type == TokenType.UNIQUE and _key_kind(self._next):
+            self.raise_error("Invalid expression / Unexpected token", self._next)
+        return super()._parse_create()
+
+    def _parse_create_key_index(self) -> CreateKeyIndex:
+        kind = self._curr.text.upper()
+        self._advance(2)  # (FULLTEXT INDEX)
+        exists = self._parse_exists(not_=True)
+        name = self._parse_id_var(any_token=False)
+        if name is None or not self._match(TokenType.ON):
+            self.raise_error("Expected an index name and ON")
+        table = self._parse_table_parts(schema=True)
+        key = self._parse_index_constraint(kind=kind)  # (cols) [options], as ADD reads them
+        key.set("this", name)
+        return self.expression(CreateKeyIndex(this=key, kind="INDEX", exists=exists,
+                                              table=table))
+
+    def _parse_unique(self) -> exp.UniqueColumnConstraint:
+        """``UNIQUE [KEY|INDEX] ...``; ``UNIQUE FULLTEXT|SPATIAL`` is no MySQL (its syntax
+        error, near the kind, where sqlglot would read the kind as the key's name)."""
+        if _key_kind(self._curr):
+            self.raise_error("Invalid expression / Unexpected token")
+        return super()._parse_unique()
 
     def _parse_join(self, skip_join_token: bool = False, parse_bracket: bool = False,
                     alias_tokens: Any = None) -> exp.Join | None:

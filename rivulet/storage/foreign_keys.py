@@ -124,7 +124,7 @@ def _malformed(schema: TableSchema, fk: ForeignKey, parent: TableSchema | None) 
     wanted = parent_positions(parent, fk)
     width = len(wanted)
     if parent.primary_key[:width] != wanted and not any(
-            k.columns[:width] == wanted for k in parent.keys):
+            k.lookup and k.columns[:width] == wanted for k in parent.keys):
         return f"no key of {parent.name!r} begins with ({', '.join(fk.parent_columns)})"
     for mine, theirs in zip(fk.columns, wanted):
         a, b = schema.columns[mine], parent.columns[theirs]

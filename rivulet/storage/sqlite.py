@@ -237,11 +237,12 @@ class SqliteStorage(CopyTracking, Storage):
         another key shared; at open, made for a table stored before rivulet kept its keys).
         Indexes are found by the columns they cover, not by name (see :meth:`ensure_index`):
         a key whose columns begin the primary key needs none, nor one whose columns an index
-        covers already (a unique index serves a plain key too). A UNIQUE key over stored
-        rows that clash raises :class:`ConstraintError` (nothing is made)."""
+        covers already (a unique index serves a plain key too); a FULLTEXT key needs none
+        (it serves no lookup: :class:`~rivulet.values.schema.KeyKind`). A UNIQUE key over
+        stored rows that clash raises :class:`ConstraintError` (nothing is made)."""
         pk = schema.primary_key
         for key in schema.keys:
-            if not key.unique and key.columns == pk[: len(key.columns)]:
+            if not key.lookup or (not key.unique and key.columns == pk[: len(key.columns)]):
                 continue
             self._add_index(schema.name, tuple(schema.columns[i].name for i in key.columns),
                             key.unique)

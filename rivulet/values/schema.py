@@ -199,17 +199,44 @@ class Conversion:
     convert: Callable[[Any], Any] = field(compare=False, repr=False)
 
 
+class KeyKind(enum.Enum):
+    """What a key of a table is, as its declaration says (``KEY``, ``UNIQUE KEY``,
+    ``FULLTEXT KEY``): what storage keeps for it and what reads may use it for."""
+
+    #: ``KEY|INDEX``: a lookup index (a SQLite index, which writes and upqueries use).
+    PLAIN = "KEY"
+    #: ``UNIQUE``: a lookup index that also refuses a second row with its value.
+    UNIQUE = "UNIQUE"
+    #: ``FULLTEXT``: MySQL's index of the words of text columns, which only ``MATCH ...
+    #: AGAINST`` reads, and rivulet refuses that search. An index never changes a query's
+    #: answer, so the key is kept in the schema (named, shown, dropped and followed by
+    #: ALTER TABLE as MySQL does) with no index in storage: it serves no lookup, nor a
+    #: FOREIGN KEY (InnoDB never uses a FULLTEXT index for one).
+    FULLTEXT = "FULLTEXT"
+
+
 @dataclass(frozen=True, slots=True)
 class Key:
     """A named key (MySQL's index) of a table other than its primary key: declared in
-    ``CREATE TABLE``, by ``CREATE INDEX`` or by ``ALTER TABLE ... ADD INDEX|UNIQUE``. Its
-    name is what ``DROP INDEX`` and ``SHOW INDEX`` use; storage keeps a SQLite index over
-    its columns, and a UNIQUE key's index refuses a second row with its value."""
+    ``CREATE TABLE``, by ``CREATE INDEX`` or by ``ALTER TABLE ... ADD INDEX|UNIQUE|FULLTEXT``.
+    Its name is what ``DROP INDEX`` and ``SHOW INDEX`` use; what storage keeps for it is its
+    kind's (:class:`KeyKind`)."""
 
     name: str
     #: Positions of its columns in the table, in order.
     columns: tuple[int, ...]
-    unique: bool
+    kind: KeyKind
+
+    @property
+    def unique(self) -> bool:
+        """Whether it refuses a second row with its value."""
+        return self.kind is KeyKind.UNIQUE
+
+    @property
+    def lookup(self) -> bool:
+        """Whether it is a lookup index over its columns (a SQLite index; what a FOREIGN
+        KEY's columns need a key beginning with): every kind but FULLTEXT."""
+        return self.kind is not KeyKind.FULLTEXT
 
 
 class ReferentialAction(enum.Enum):

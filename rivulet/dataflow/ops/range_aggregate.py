@@ -13,7 +13,13 @@ operator keeps:
   are exactly those of the grouped aggregate (its accumulators take retractions: MIN and
   MAX keep the multiset of their values, and so on);
 * those values sorted by their first bound: a write of a row finds the values whose range
-  holds it by bisection (then checks any other bound), and updates those alone.
+  holds it by bisection (then checks any other bound, of the range column or of another
+  column: ``WHERE a > ? AND b < ?``), and updates those alone.
+
+Bounds on other columns than the range column (``other_ranges``) are checked row by row,
+as Python compares a value with a bound placed among the column's values, exactly as the
+range column's extra bounds are: a miss computes from the rows of the range column's range
+those within them, and a row NULL in one of those columns is in no range (not held).
 
 Output rows are the groups' rows followed by the parameters' values (the reader's key).
 """
@@ -74,7 +80,12 @@ class RangeAggregate(StatefulOperator):
         self.ops = node.ops
         self.implicit = node.implicit
         self.result_kinds = result_kinds
-        self.checks = [_COMPARE[op] for op in node.ops]
+        #: Every bound as (input column, op), in the order of a key's bounds.
+        self.bounded = node.bounded
+        #: ... as (input column, the comparison of a row's value with the bound)
+        self.tests = [(column, _COMPARE[op]) for column, op in node.bounded]
+        #: The other columns a range bounds (a row NULL in one is in no range).
+        self.other_columns = tuple(column for column, _ in node.other_ranges)
         self.partial_columns = node.key_columns
         self.width = len(node.keyed)  # of the equality parameters' values in a key
         self.single = len(self.partial_columns) == 1
@@ -113,7 +124,7 @@ class RangeAggregate(StatefulOperator):
     def _hold(self, row: Row, diff: int) -> SortedKeyList | None:
         """Add (or remove) an input row among the rows held; the sorted rows of its keyed
         values, or None for a row in no range (a NULL range value or keyed value)."""
-        if row[self.range_column] is None:
+        if row[self.range_column] is None or any(row[c] is None for c in self.other_columns):
             return None
         keyed = self.keyed_of(row)
         if None in keyed:
@@ -131,12 +142,11 @@ class RangeAggregate(StatefulOperator):
     def on_input(self, inputs: dict[NodeId, Batch]) -> Batch:
         # (netted first: a sorted list cannot hold a row a batch retracts before it adds)
         deltas = consolidate(inputs[self.parents[0]])
-        column = self.range_column
         touched: dict[Any, list[Delta]] = {}
         for row, diff in deltas:
             if self._hold(row, diff) is None:
                 continue  # in no range
-            for key in self._holding(self.keyed_of(row), row[column]):
+            for key in self._holding(self.keyed_of(row), row):
                 touched.setdefault(key, []).append((row, diff))
         out: Batch = []
         groups = self.state.groups
@@ -151,13 +161,14 @@ class RangeAggregate(StatefulOperator):
         head = keyed if self.implicit else ()
         return [(head + row + bounds, n) for row, n in rows]
 
-    def _holding(self, keyed: tuple, value: Any) -> list[Any]:
-        """The values held whose range holds a row of keyed values ``keyed`` and range
-        value ``value``: those on the right side of it by their first bound (a
-        bisection), then checked by the rest."""
+    def _holding(self, keyed: tuple, row: Row) -> list[Any]:
+        """The values held whose range holds ``row`` (of keyed values ``keyed``): those on
+        the right side of its range value by their first bound (a bisection), then
+        checked by the rest, of every range column."""
         held = self.held.get(keyed)
         if held is None:
             return []
+        value = row[self.range_column]
         op = self.ops[0]
         if op == "<=":  # value <= p: every p from value up
             found = held.irange_key(min_key=value)
@@ -167,11 +178,11 @@ class RangeAggregate(StatefulOperator):
             found = held.irange_key(max_key=value)
         else:
             found = held.irange_key(max_key=value, inclusive=(True, False))
-        if len(self.ops) == 1:
+        if len(self.tests) == 1:
             return list(found)
         return [key for key in found
-                if all(check(value, bound)
-                       for check, bound in zip(self.checks, self._split(key)[1]))]
+                if all(check(row[column], bound)
+                       for (column, check), bound in zip(self.tests, self._split(key)[1]))]
 
     # ..................................................................... upqueries
 
@@ -208,27 +219,30 @@ class RangeAggregate(StatefulOperator):
 
     def _in_range(self, keyed: tuple, bounds: tuple[Any, ...]) -> Iterable[Row]:
         """The rows held of keyed values ``keyed`` in the range of ``bounds``: cut from the
-        sorted rows by the first bound on each side, checked against any other."""
+        sorted rows by the first bound on each side, checked against any other (of the
+        range column, then of the other columns)."""
         held = self.rows.get(keyed)
         if held is None:
             return []
         low = high = None
         low_inclusive = high_inclusive = True
         rest = []
+        column = self.range_column
         for op, bound in zip(self.ops, bounds):
             if op in (">", ">=") and low is None:
                 low, low_inclusive = bound, op == ">="
             elif op in ("<", "<=") and high is None:
                 high, high_inclusive = bound, op == "<="
             else:
-                rest.append((_COMPARE[op], bound))
+                rest.append((column, _COMPARE[op], bound))
+        rest += [(other, check, bound) for (other, check), bound
+                 in zip(self.tests[len(self.ops):], bounds[len(self.ops):])]
         if low is not None and high is not None and low > high:
             return []
         rows = held.irange_key(low, high, inclusive=(low_inclusive, high_inclusive))
         if not rest:
             return list(rows)
-        column = self.range_column
-        return [row for row in rows if all(check(row[column], b) for check, b in rest)]
+        return [row for row in rows if all(check(row[c], b) for c, check, b in rest)]
 
     # ..................................................................... partial state
 
@@ -258,5 +272,5 @@ class RangeAggregate(StatefulOperator):
 
     def describe(self) -> str:
         inner = Aggregate(_OWN, self.group_by, self.aggs).describe()[2:]
-        bounds = " AND ".join(f"#{self.range_column} {op} ?" for op in self.ops)
+        bounds = " AND ".join(f"#{column} {op} ?" for column, op in self.bounded)
         return f"{self.symbol} {inner} where {bounds}"

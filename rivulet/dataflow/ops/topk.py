@@ -47,13 +47,16 @@ class TopK(StatefulOperator):
     def __init__(
         self, parent: NodeId, group_by: tuple[int, ...], sort_key: Callable[[Row], Any], k: int,
         text: str = "", partial: Columns | None = None, bound: int | None = None,
-        refill_by_key: bool = False,
+        refill_by_key: bool = False, skip: int = 0,
     ) -> None:
         super().__init__((parent,))
         self.group_by = group_by
         self.key_of = key_function(group_by)
         self.sort_key = sort_key
         self.k = k
+        #: The rows passed on are the group's ``skip``-th to ``k``-th (a LIMIT's OFFSET
+        #: inside another query; a view's reader skips its own OFFSET).
+        self.skip = skip
         positions = None if partial is None else tuple(group_by.index(c) for c in partial)
         self.partial_columns = partial
         self.state: KeyedGroups[SortedKeyList] = KeyedGroups(len(group_by), positions)
@@ -74,7 +77,7 @@ class TopK(StatefulOperator):
         return self._apply(inputs[self.parents[0]])
 
     def _apply(self, deltas: Batch) -> Batch:
-        groups, key_of, k, state = self.groups, self.key_of, self.k, self.state
+        groups, key_of, k, skip, state = self.groups, self.key_of, self.k, self.skip, self.state
         if not k:
             return []  # a top-0 (LIMIT 0) is empty whatever its input: it holds nothing
         before: dict[Any, list[Row]] = {}
@@ -87,7 +90,7 @@ class TopK(StatefulOperator):
                 rows = SortedKeyList(key=self.sort_key)
                 state.add(key, rows)
             if key not in before:
-                before[key] = list(rows.islice(0, k))
+                before[key] = list(rows.islice(skip, k))
             boundary = self.truncated.get(key, _WHOLE)
             if boundary is not _WHOLE:
                 self._apply_to_prefix(rows, row, diff, boundary)
@@ -97,7 +100,7 @@ class TopK(StatefulOperator):
         out: Batch = []
         for key, old in before.items():
             rows = self._bounded(key) if self.bound is not None else groups[key]
-            new = list(rows.islice(0, k))
+            new = list(rows.islice(skip, k))
             if not rows and key not in self.truncated:
                 # Only a whole group that is empty goes. An empty cut prefix does not say
                 # the group is: its other rows were never held, and forgetting the cut
@@ -169,13 +172,13 @@ class TopK(StatefulOperator):
         out: Batch = []
         for key in keys:
             for gk in state.group_keys(key):
-                out.extend((row, 1) for row in self.groups[gk].islice(0, self.k))
+                out.extend((row, 1) for row in self.groups[gk].islice(self.skip, self.k))
         return out
 
     def snapshot(self) -> Iterable[Delta] | None:
         if self.partial:
             return None
-        return [(row, 1) for rows in self.groups.values() for row in rows.islice(0, self.k)]
+        return [(row, 1) for rows in self.groups.values() for row in rows.islice(self.skip, self.k)]
 
     def evict(self, keys: Iterable[Any]) -> int:
         held = [pk for pk in dict.fromkeys(keys) if pk in self.state.filled]

@@ -36,7 +36,7 @@ from rivulet.engine.database import Database
 from rivulet.engine.program import Program
 from rivulet.engine.upquery import BUSY, Upqueries
 from rivulet.engine.views import View
-from rivulet.errors import ProgramError, UpqueryTimeout
+from rivulet.errors import ProgramError, UnsupportedSqlError, UpqueryTimeout
 from rivulet.pipeline.streaming.pipeline import StreamingPipeline
 from rivulet.pipeline.streaming.settings import StreamSettings
 from rivulet.pipeline.streaming.view import ViewStream
@@ -211,6 +211,15 @@ class _StreamedProgram(Program):
         self.db = db
 
     def install_view(self, plan: ir.ViewPlan) -> View:
+        if plan.alternatives is not None:  # (before anything is installed)
+            raise UnsupportedSqlError(
+                "unsupported parameters under an OR on different columns in a streaming "
+                "pipeline (a union of alternatives, rivulet/plan/alternatives.py, that no "
+                "stream has been checked to keep)")
+        if plan.other_ranges:  # (before anything is installed)
+            raise UnsupportedSqlError(
+                "unsupported range parameters on two different columns in a streaming "
+                "pipeline (no stream has been checked to keep the other columns' bounds)")
         # The stream runs the plan the engine's dataflow would be built from (every rule
         # of the optimizer); the catalog keeps it as planned, for views that read it.
         catalog = self.core.catalog

@@ -193,10 +193,12 @@ class TopKProcessor(KeyedProcessor):
     and the best rows move up (the engine's top-k refills from its parent the same way);
     the list is also compacted when its entries far outnumber its rows."""
 
-    def __init__(self, columns: list[Column], order: tuple[ir.SortKey, ...], k: int) -> None:
+    def __init__(self, columns: list[Column], order: tuple[ir.SortKey, ...], k: int,
+                 skip: int = 0) -> None:
         self.columns = columns
         self.order = order
         self.k = k
+        self.skip = skip  # (the first rows a LIMIT's OFFSET inside another query leaves out)
         self.bound = max(2 * k, k + 16)
         #: Entries beyond four per listed row before the list is rewritten as its rows.
         self.compact_after = 1024
@@ -278,15 +280,17 @@ class TopKProcessor(KeyedProcessor):
         return sum(n for _, n in remaining), len(remaining)
 
     def _top(self, rows: dict[Row, int]) -> dict[Row, int]:
+        """The rows ranked ``skip`` to ``k`` in order, copies counted one by one."""
         ordered = sorted((r for r, n in rows.items() if n > 0), key=self.sort_key)
         out: dict[Row, int] = {}
-        taken = 0
+        rank = 0
         for row in ordered:
-            if taken >= self.k:
+            if rank >= self.k:
                 break
-            n = min(rows[row], self.k - taken)
-            out[row] = n
-            taken += n
+            first, last = max(rank, self.skip), min(rank + rows[row], self.k)
+            if last > first:
+                out[row] = last - first
+            rank += rows[row]
         return out
 
 

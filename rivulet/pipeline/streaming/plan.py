@@ -162,7 +162,8 @@ class SignedCompiler(PlanCompiler):
     def _topk(self, node: ir.TopK) -> DataFrame:
         df = self.frame(node.input)
         fields = [df.schema[name(i)] for i in range(node.arity)]
-        processor = K.TopKProcessor([K.Column(f.dataType) for f in fields], node.order, node.k)
+        processor = K.TopKProcessor([K.Column(f.dataType) for f in fields], node.order, node.k,
+                                    node.skip)
         return self._keyed(self._grouped(df, node.group_by), processor, fields)
 
     def _distinct(self, node: ir.Distinct) -> DataFrame:

@@ -72,10 +72,12 @@ def describe_view(view: View) -> dict[str, Any]:
     plan = view.plan
     names = [c.name for c in plan.root.columns]
     params: list[dict[str, Any]] = [{"position": i} for i in range(plan.param_count)]
-    eq_keys = plan.key[: len(plan.key) - (1 if plan.in_list else 0)]
+    bounds = plan.all_range_bounds
+    # (a range aggregate's key ends with its bounds: below)
+    first = len(plan.key) - (len(bounds) if plan.bounds_keyed else 0)
+    eq_keys = plan.key[: first - (1 if plan.in_list else 0)]
     for column, p in zip(eq_keys, plan.key_params):
-        if not plan.bounds_keyed:  # (a range aggregate's key is its bounds: below)
-            params[p].update(column=names[column], match="=")
+        params[p].update(column=names[column], match="=")
     for p in plan.in_list:
         params[p].update(column=names[plan.key[-1]], match="IN")
     for p in plan.null_safe:
@@ -85,11 +87,18 @@ def describe_view(view: View) -> dict[str, Any]:
     for position, rest in plan.listed:  # (several IN lists: each one's ``?`` in its place)
         for p in (plan.key_params[position], *rest):
             params[p].update(column=names[plan.key[position]], match="IN")
+    if plan.alternatives is not None:  # (``a = ? OR b = ?``: each term on its column)
+        for p, term_column in zip(plan.alternatives.params, plan.alternatives.names):
+            params[p].update(column=term_column, match="=", under="OR")
     for i, bound in enumerate(plan.range_bounds):
-        # (on the range column; a range aggregate's key holds each bound's value)
-        at = plan.key[i] if plan.bounds_keyed else plan.range_column
+        # (on the range column; a range aggregate's key holds each bound's value, under
+        # its column's name)
+        at = plan.key[first + i] if plan.bounds_keyed else plan.range_column
         assert at is not None  # a range view
         params[bound.param].update(column=names[at], match=bound.op)
+    for other in plan.other_ranges:  # (checked over the first range column's rows)
+        for bound in other.bounds:
+            params[bound.param].update(column=names[other.column], match=bound.op)
     return {"name": view.name, "columns": list(view.columns), "parameters": params,
             "partial": view.partial, "sql": plan.sql}
 

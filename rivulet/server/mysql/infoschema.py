@@ -258,7 +258,8 @@ def foreign_key_rows(catalog: Catalog, schema: TableSchema,
 
 
 def _referenced_key(parent: TableSchema | None, columns: tuple[str, ...]) -> str | None:
-    """The name of the parent's key a FOREIGN KEY's columns are (PRIMARY, or a key's)."""
+    """The name of the parent's key a FOREIGN KEY's columns are (PRIMARY, or a lookup
+    key's: never a FULLTEXT one)."""
     if parent is None:  # (made with foreign_key_checks = 0 before its parent)
         return None
     names = [c.lower() for c in columns]
@@ -268,7 +269,8 @@ def _referenced_key(parent: TableSchema | None, columns: tuple[str, ...]) -> str
 
     if parent.primary_key and of(parent.primary_key)[:len(names)] == names:
         return "PRIMARY"
-    return next((k.name for k in parent.keys if of(k.columns)[:len(names)] == names), None)
+    return next((k.name for k in parent.keys
+                 if k.lookup and of(k.columns)[:len(names)] == names), None)
 
 
 def check_rows(schema: TableSchema, database: str, name: str) -> dict[str, list[tuple]]:

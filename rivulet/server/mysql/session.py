@@ -65,6 +65,7 @@ from rivulet.values.schema import (
     Column,
     ForeignKey,
     Key,
+    KeyKind,
     Kind,
     ReferentialAction,
     TableSchema,
@@ -689,7 +690,7 @@ def collation_of(kind: Kind | None) -> str | None:
 
 def _key_text(schema: TableSchema, column: int) -> str:
     """DESCRIBE's Key: PRI, UNI (a one-column UNIQUE key) or MUL (first column of another
-    key)."""
+    key, a FULLTEXT one too, as MariaDB shows it)."""
     if column in schema.primary_key:
         return "PRI"
     if (column,) in schema.unique:
@@ -697,30 +698,41 @@ def _key_text(schema: TableSchema, column: int) -> str:
     return "MUL" if any(key.columns[0] == column for key in schema.keys) else ""
 
 
+#: The order MySQL lists keys in (its sort_keys): UNIQUE ones, then plain, then FULLTEXT.
+_KEY_ORDER = (KeyKind.UNIQUE, KeyKind.PLAIN, KeyKind.FULLTEXT)
+#: How SHOW CREATE TABLE declares a key of each kind.
+_KEY_WORDS = {KeyKind.UNIQUE: "UNIQUE KEY", KeyKind.PLAIN: "KEY",
+              KeyKind.FULLTEXT: "FULLTEXT KEY"}
+
+
 def _ordered_keys(schema: TableSchema) -> list[Key]:
-    """The keys as MySQL lists them: UNIQUE ones first, each kind in the order made."""
-    return [k for k in schema.keys if k.unique] + [k for k in schema.keys if not k.unique]
+    """The keys as MySQL lists them: by kind (:data:`_KEY_ORDER`), each kind in the order
+    made."""
+    return [k for kind in _KEY_ORDER for k in schema.keys if k.kind is kind]
 
 
 def show_index(schema: TableSchema) -> tuple[list[tuple], tuple[ResultColumn, ...]]:
     """``SHOW INDEX FROM t``: a row per column of each key, the primary key's first, with
     MySQL's columns (what ORMs read to reflect a table's indexes). Cardinality is not
-    kept (NULL); every index is a B-tree (SQLite's)."""
+    kept (NULL); every index is a B-tree (SQLite's) but a FULLTEXT key's, shown as MariaDB
+    shows one: Index_type FULLTEXT, no Collation (its words are in no order)."""
     columns = (*text_columns("Table"), _result_column("Non_unique", INT),
                *text_columns("Key_name"), _result_column("Seq_in_index", INT),
                *text_columns("Column_name", "Collation"), _result_column("Cardinality", INT),
                _result_column("Sub_part", INT),
                *text_columns("Packed", "Null", "Index_type", "Comment", "Index_comment",
                              "Visible", "Expression"))
-    keys = [("PRIMARY", schema.primary_key, True)] if schema.primary_key else []
-    keys += [(k.name, k.columns, k.unique) for k in _ordered_keys(schema)]
+    keys = [Key("PRIMARY", schema.primary_key, KeyKind.UNIQUE)] if schema.primary_key else []
+    keys += _ordered_keys(schema)
     rows = []
-    for name, positions, unique in keys:
-        for seq, i in enumerate(positions, 1):
+    for key in keys:
+        fulltext = key.kind is KeyKind.FULLTEXT
+        for seq, i in enumerate(key.columns, 1):
             column = schema.columns[i]
-            rows.append((schema.name, 0 if unique else 1, name, seq, column.name, "A", None,
-                         None, None, "YES" if column.nullable else "", "BTREE", "", "", "YES",
-                         None))
+            rows.append((schema.name, 0 if key.unique else 1, key.name, seq, column.name,
+                         None if fulltext else "A", None, None, None,
+                         "YES" if column.nullable else "", "FULLTEXT" if fulltext else "BTREE",
+                         "", "", "YES", None))
     return rows, columns
 
 
@@ -751,7 +763,7 @@ def create_table_sql(schema: TableSchema) -> str:
         lines.append(f"  PRIMARY KEY ({keys})")
     for key in _ordered_keys(schema):
         names = ",".join(f"`{schema.columns[i].name}`" for i in key.columns)
-        lines.append(f"  {'UNIQUE KEY' if key.unique else 'KEY'} `{key.name}` ({names})")
+        lines.append(f"  {_KEY_WORDS[key.kind]} `{key.name}` ({names})")
     # (by name, as InnoDB keeps them: SQLAlchemy's reflection suite expects that order)
     lines.extend(_foreign_key_text(schema, fk)
                  for fk in sorted(schema.foreign_keys, key=lambda fk: fk.name))

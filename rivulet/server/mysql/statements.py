@@ -650,6 +650,10 @@ def _read_by_parameters(node: exp.Select, db: Database, plan: ViewPlan, order: l
     if plan.range_column is not None or plan.bounds_keyed:
         raise _NotDirect(f"view {name!r} has range parameters: read it with "
                          f"prepared-statement parameters through its defining query")
+    if plan.alternatives is not None:
+        raise _NotDirect(f"view {name!r} has parameters under an OR on different columns "
+                         f"(`a = ? OR b = ?`): read it with prepared-statement parameters "
+                         f"through its defining query")
     if plan.listed:
         raise _NotDirect(f"view {name!r} has IN (?, ...) lists taking as many values as "
                          f"they have ? (several lists, or `col = ? OR col = ?`): read it "
