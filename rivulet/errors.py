@@ -26,83 +26,84 @@ so that a MySQL client raises the exception class it would raise against MySQL (
 maps 1062 to IntegrityError, 1064 to ProgrammingError, 1235 to NotSupportedError, ...).
 The kind of an error is its class alone, never the words of its message.
 
-=======================  =====  ========  ====  ===============
-class                    MySQL  SQLSTATE  HTTP  HTTP kind
-=======================  =====  ========  ====  ===============
-RivuletError             1105   HY000     400   bad_request
-SqlError                 1064   42000     400   sql
-SqlSyntaxError           1064   42000     400   sql
-UnsupportedSqlError      1235   42000     400   unsupported_sql
-UnknownFunctionError     1305   42000     400   sql
-ArgumentCountError       1582   42000     400   sql
-TooBigPrecisionError     1426   42000     400   sql
-InvalidDefaultError      1067   42000     400   sql
-OperandColumnsError      1241   21000     400   sql
-AmbiguousColumnError     1052   23000     400   sql
-NotGroupedError          1055   42000     400   sql
-AggregateMisuseError     1111   HY000     400   sql
-ValueCountError          1136   21S01     400   sql
-UnionWidthError          1222   21000     400   sql
-UnknownTableError        1146   42S02     400   sql
-UnknownQualifierError    1051   42S02     400   sql
-UnknownColumnError       1054   42S22     400   sql
-DuplicateKeyNameError    1061   42000     400   sql
-DuplicateCheckNameError  3822   HY000     400   sql
-UnknownKeyError          1091   42000     400   sql
-FulltextColumnError      1283   HY000     400   sql
-ParameterError           1210   HY000     400   sql
-ParameterCountError      1210   HY000     400   sql
-SchemaError              1366   HY000     400   schema
-NotNullError             1048   23000     400   schema
-TooLongError             1406   22001     400   schema
-OutOfRangeError          1264   22003     400   schema
-DataTruncatedError       1265   01000     400   schema
-NotAMemberError          1265   01000     400   schema
-TruncatedValueError      1292   22007     400   schema
-IncorrectTimeError       1292   22007     400   schema
-DivisionByZeroError      1365   22012     400   schema
-InvalidLogarithmError    3020   2201E     400   schema
-DatetimeOverflowError    1441   22008     400   schema
-CheckViolatedError       3819   HY000     400   schema
-InvalidJsonError         3140   22032     400   schema
-NoSuchColumnError        1054   42S22     400   schema
-ConstraintError          1062   23000     409   constraint
-RowReferencedError       1451   23000     409   constraint
-NoReferencedRowError     1452   23000     409   constraint
-TruncateReferencedError  1701   42000     409   constraint
-CascadeDepthError        1296   HY000     409   constraint
-ForeignKeyFormError      1005   HY000     400   sql
-KeyColumnError           1072   42000     400   sql
-ForeignKeyWidthError     1239   42000     400   sql
-IndexNeededError         1553   HY000     400   sql
-StorageError             1105   HY000     500   storage
-DataDirectoryInUseError  1105   HY000     500   storage
-BackupError              1105   HY000     400   bad_request
-ProgramError             1105   HY000     409   conflict
-UnknownObjectError       1146   42S02     404   not_found
-NoTableToDropError       1051   42S02     404   not_found
-BrokenViewError          1356   HY000     409   conflict
-ObjectExistsError        1050   42S01     409   conflict
-ReservedNameError        1105   HY000     400   bad_request
-UnknownDatabaseError     1049   42000     404   not_found
-DatabaseExistsError      1007   HY000     409   conflict
-NoDatabaseToDropError    1008   HY000     404   not_found
-LimitError               1105   HY000     400   limit
-ResultTooLargeError      1104   42000     400   limit
-ClosedError              1053   08S01     503   closed
-UpqueryTimeout           3024   HY000     503   timeout
-CatchUpTimeout           1105   HY000     503   timeout
-DataflowFailedError      1105   HY000     503   failed
-StorageFailedError       1105   HY000     503   failed
-TransactionError         1105   HY000     409   transaction
-NoSuchSavepointError     1305   42000     400   transaction
-ReadOnlyWriteError       1792   25006     409   transaction
-WriteConflictError       1213   40001     409   conflict
-DeadlockError            1213   40001     409   conflict
-LockWaitTimeoutError     1205   HY000     409   conflict
-LockNowaitError          3572   HY000     409   conflict
-any other exception      1105   HY000     500   internal
-=======================  =====  ========  ====  ===============
+=========================  =====  ========  ====  ===============
+class                      MySQL  SQLSTATE  HTTP  HTTP kind
+=========================  =====  ========  ====  ===============
+RivuletError               1105   HY000     400   bad_request
+SqlError                   1064   42000     400   sql
+SqlSyntaxError             1064   42000     400   sql
+UnsupportedSqlError        1235   42000     400   unsupported_sql
+UnknownFunctionError       1305   42000     400   sql
+ArgumentCountError         1582   42000     400   sql
+TooBigPrecisionError       1426   42000     400   sql
+InvalidDefaultError        1067   42000     400   sql
+OperandColumnsError        1241   21000     400   sql
+AmbiguousColumnError       1052   23000     400   sql
+NotGroupedError            1055   42000     400   sql
+AggregateMisuseError       1111   HY000     400   sql
+ValueCountError            1136   21S01     400   sql
+UnionWidthError            1222   21000     400   sql
+UnknownTableError          1146   42S02     400   sql
+UnknownQualifierError      1051   42S02     400   sql
+UnknownColumnError         1054   42S22     400   sql
+DuplicateKeyNameError      1061   42000     400   sql
+DuplicateCheckNameError    3822   HY000     400   sql
+UnknownKeyError            1091   42000     400   sql
+FulltextColumnError        1283   HY000     400   sql
+ParameterError             1210   HY000     400   sql
+UnsupportedParameterError  1235   42000     400   unsupported_sql
+ParameterCountError        1210   HY000     400   sql
+SchemaError                1366   HY000     400   schema
+NotNullError               1048   23000     400   schema
+TooLongError               1406   22001     400   schema
+OutOfRangeError            1264   22003     400   schema
+DataTruncatedError         1265   01000     400   schema
+NotAMemberError            1265   01000     400   schema
+TruncatedValueError        1292   22007     400   schema
+IncorrectTimeError         1292   22007     400   schema
+DivisionByZeroError        1365   22012     400   schema
+InvalidLogarithmError      3020   2201E     400   schema
+DatetimeOverflowError      1441   22008     400   schema
+CheckViolatedError         3819   HY000     400   schema
+InvalidJsonError           3140   22032     400   schema
+NoSuchColumnError          1054   42S22     400   schema
+ConstraintError            1062   23000     409   constraint
+RowReferencedError         1451   23000     409   constraint
+NoReferencedRowError       1452   23000     409   constraint
+TruncateReferencedError    1701   42000     409   constraint
+CascadeDepthError          1296   HY000     409   constraint
+ForeignKeyFormError        1005   HY000     400   sql
+KeyColumnError             1072   42000     400   sql
+ForeignKeyWidthError       1239   42000     400   sql
+IndexNeededError           1553   HY000     400   sql
+StorageError               1105   HY000     500   storage
+DataDirectoryInUseError    1105   HY000     500   storage
+BackupError                1105   HY000     400   bad_request
+ProgramError               1105   HY000     409   conflict
+UnknownObjectError         1146   42S02     404   not_found
+NoTableToDropError         1051   42S02     404   not_found
+BrokenViewError            1356   HY000     409   conflict
+ObjectExistsError          1050   42S01     409   conflict
+ReservedNameError          1105   HY000     400   bad_request
+UnknownDatabaseError       1049   42000     404   not_found
+DatabaseExistsError        1007   HY000     409   conflict
+NoDatabaseToDropError      1008   HY000     404   not_found
+LimitError                 1105   HY000     400   limit
+ResultTooLargeError        1104   42000     400   limit
+ClosedError                1053   08S01     503   closed
+UpqueryTimeout             3024   HY000     503   timeout
+CatchUpTimeout             1105   HY000     503   timeout
+DataflowFailedError        1105   HY000     503   failed
+StorageFailedError         1105   HY000     503   failed
+TransactionError           1105   HY000     409   transaction
+NoSuchSavepointError       1305   42000     400   transaction
+ReadOnlyWriteError         1792   25006     409   transaction
+WriteConflictError         1213   40001     409   conflict
+DeadlockError              1213   40001     409   conflict
+LockWaitTimeoutError       1205   HY000     409   conflict
+LockNowaitError            3572   HY000     409   conflict
+any other exception        1105   HY000     500   internal
+=========================  =====  ========  ====  ===============
 
 The MySQL server's protocol-level errors (a packet too large, a malformed packet, access
 denied, ...) are not rivulet errors and keep their codes in :mod:`rivulet.server.errors`.
@@ -241,6 +242,12 @@ class ParameterError(SqlError):
     """A ``?`` parameter where a statement cannot take one (DDL, a subquery, a text query
     over the MySQL protocol, a place the planner cannot key a view by), or values given for
     parameters a statement does not have."""
+
+
+class UnsupportedParameterError(UnsupportedSqlError, ParameterError):
+    """A ``?`` where MySQL takes one and rivulet cannot key a view by it (``a = ? OR a IS
+    NULL``, ``b + 1 = ?``, a ``?`` in a subquery): unsupported SQL (1235, as every construct
+    rivulet refuses), and a :class:`ParameterError` for callers that catch those."""
 
 
 class ParameterCountError(ParameterError):
@@ -598,6 +605,7 @@ ERROR_CODES: dict[type[BaseException], ErrorCode] = {
     UnknownKeyError: ErrorCode(ER_CANT_DROP_FIELD_OR_KEY, "42000", 400, "sql"),
     FulltextColumnError: ErrorCode(ER_BAD_FT_COLUMN, "HY000", 400, "sql"),
     ParameterError: ErrorCode(ER_WRONG_ARGUMENTS, "HY000", 400, "sql"),
+    UnsupportedParameterError: ErrorCode(ER_NOT_SUPPORTED, "42000", 400, "unsupported_sql"),
     ParameterCountError: ErrorCode(ER_WRONG_ARGUMENTS, "HY000", 400, "sql"),
     SchemaError: ErrorCode(ER_WRONG_VALUE, "HY000", 400, "schema"),
     NotNullError: ErrorCode(ER_BAD_NULL, "23000", 400, "schema"),

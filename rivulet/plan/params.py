@@ -28,7 +28,12 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
-from rivulet.errors import ParameterCountError, ParameterError, SqlError
+from rivulet.errors import (
+    ParameterCountError,
+    ParameterError,
+    SqlError,
+    UnsupportedParameterError,
+)
 from rivulet.plan import ir
 from rivulet.plan.scope import FromScope
 from rivulet.sql.parens import conjuncts, disjuncts
@@ -188,7 +193,7 @@ def _take_parameter(
             _add_range(node, scope.resolve(col), op, order[id(ph)], params)
             return
     raise error_at(node, f"unsupported use of a parameter in {node.sql(dialect='mysql')!r}: {hint}",
-                   ParameterError)
+                   UnsupportedParameterError)
 
 
 def _or_of_equalities(node: exp.Or, scope: FromScope, params: Parameters,
@@ -269,9 +274,9 @@ def _why_not_listed(term: exp.Expr) -> str:
 
 
 def _refused_or(node: exp.Expr, why: str) -> SqlError:
-    """The refusal (a :class:`ParameterError`) of a ``?`` under the OR ``node``."""
+    """The refusal (1235, a :class:`ParameterError` too) of a ``?`` under the OR ``node``."""
     return error_at(node, f"unsupported use of a parameter in {node.sql(dialect='mysql')!r}: "
-                    f"{why}", ParameterError)
+                    f"{why}", UnsupportedParameterError)
 
 
 def _fixed_lists(params: Parameters) -> None:

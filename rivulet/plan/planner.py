@@ -40,6 +40,7 @@ from rivulet.errors import (
     UnknownColumnError,
     UnknownQualifierError,
     UnknownTableError,
+    UnsupportedParameterError,
     UnsupportedSqlError,
 )
 from rivulet.plan import ir
@@ -180,7 +181,7 @@ class Planner:
         a branch of a UNION: ``union_branch``)."""
         plan = self.plan_view("", query, shown=False, union_branch=union_branch)
         if plan.param_count:
-            raise error_at(query, "a subquery cannot take ? parameters", ParameterError)
+            raise error_at(query, "a subquery cannot take ? parameters", UnsupportedParameterError)
         root = _cut(plan)
         if root.arity != plan.visible:
             root = _project_columns(root, list(range(plan.visible)))
@@ -421,7 +422,8 @@ class Planner:
     def _bound_value(self, placeholder: exp.Placeholder) -> ir.Expr:
         assert self.bound is not None  # (only called when planning with bound values)
         if id(placeholder) not in self.bound:
-            raise error_at(placeholder, "a ? parameter outside the outer WHERE", ParameterError)
+            raise error_at(placeholder, "a ? parameter outside the outer WHERE",
+                           UnsupportedParameterError)
         return literal_of(self.bound[id(placeholder)])
 
     def _reject_unsupported_clauses(self, select: exp.Select) -> None:
