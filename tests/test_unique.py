@@ -147,7 +147,8 @@ def test_keys_are_shown_and_survive_reopening(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("sql,message", [
-    ("CREATE TABLE t (id INT PRIMARY KEY, UNIQUE KEY k (nope))", "not a column"),
+    ("CREATE TABLE t (id INT PRIMARY KEY, UNIQUE KEY k (nope))",
+     "Key column 'nope' doesn't exist"),
     ("CREATE TABLE t (id INT PRIMARY KEY, a INT, UNIQUE KEY k (a, a))", "twice"),
 ])
 def test_bad_keys_are_refused(db: rivulet.Database, sql: str, message: str) -> None:
