@@ -175,6 +175,14 @@ def test_one_commit_writing_both_sides() -> None:
             SUITE.check_all(pair)
 
 
+def test_views_keyed_by_a_parameter_are_partial() -> None:
+    """The views of PARAM_VIEWS keep partial state: a read asks the outer side by its key;
+    the subquery's side over the domain is looked up by the domain's columns."""
+    with Pair() as pair:
+        SUITE.program(pair)
+        SUITE.assert_param_views_partial(pair)
+
+
 def test_eviction_refills_through_the_domain() -> None:
     """Partial state under a tiny memory budget: evicted keys are refilled by upqueries
     through the domain's joins and still answer as SQLite does."""
@@ -302,6 +310,38 @@ def test_mysql_semantics_of_the_domain(mysql_pair) -> None:
         mysql_pair.settle()
         for i in range(len(queries)):
             mysql_pair.check_view(f"v{i}")
+
+
+def test_django_exists_with_outer_ref_inequality(mysql_pair) -> None:
+    """Django's ``Exists(Vote.objects.filter(story=OuterRef('pk'),
+    created__gt=OuterRef('updated_at')))`` as Django writes it (parenthesized AND,
+    ``LIMIT 1``), over DATETIMEs with NULLs, against MariaDB under writes."""
+    mysql_pair.execute("CREATE TABLE story (id INT PRIMARY KEY, updated_at DATETIME)")
+    mysql_pair.execute("CREATE TABLE vote (id INT PRIMARY KEY, story_id INT, "
+                       "created DATETIME)")
+    mysql_pair.insert_many("story", [(1, "2024-01-01 10:00:00"), (2, None),
+                                     (3, "2024-01-02 00:00:00"), (4, "2024-01-01 10:00:00")])
+    mysql_pair.insert_many("vote", [(1, 1, "2024-01-01 10:00:01"), (2, 2, "2024-01-05 00:00:00"),
+                                    (3, 3, "2024-01-01 00:00:00"), (4, 4, None)])
+    queries = [
+        "SELECT story.id, EXISTS(SELECT 1 AS a FROM vote U0 WHERE (U0.story_id = story.id "
+        "AND U0.created > story.updated_at) LIMIT 1) AS fresh FROM story",
+        "SELECT story.id FROM story WHERE EXISTS(SELECT 1 AS a FROM vote U0 WHERE "
+        "(U0.story_id = story.id AND U0.created > story.updated_at) LIMIT 1)",
+        "SELECT story.id FROM story WHERE NOT EXISTS(SELECT 1 AS a FROM vote U0 WHERE "
+        "(U0.created >= story.updated_at) LIMIT 1)",
+    ]
+    for i, sql in enumerate(queries):
+        mysql_pair.check_query(sql)
+        mysql_pair.create_view(f"d{i}", sql)
+    for write in ["INSERT INTO vote VALUES (5, 3, '2024-01-03 00:00:00')",
+                  "UPDATE story SET updated_at = '2024-01-06 00:00:00' WHERE id = 2",
+                  "UPDATE story SET updated_at = NULL WHERE id = 1",
+                  "DELETE FROM vote WHERE id = 2"]:
+        mysql_pair.execute(write)
+        mysql_pair.settle()
+        for i in range(len(queries)):
+            mysql_pair.check_view(f"d{i}")
 
 
 # --------------------------------------------------------------------------- refused
