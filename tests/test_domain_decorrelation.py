@@ -312,6 +312,42 @@ def test_mysql_semantics_of_the_domain(mysql_pair) -> None:
             mysql_pair.check_view(f"v{i}")
 
 
+def test_other_kinds_of_outer_column(mysql_pair) -> None:
+    """A DOUBLE, a DATE, a TIME and a BIGINT outer column (their ``=`` the values'
+    identity: -0.0 and 0.0 one value), compared with other kinds inside, against MariaDB.
+    (A scalar aggregate or an EXISTS as a value over a DOUBLE's domain is refused:
+    grouped by a DOUBLE key.)"""
+    mysql_pair.execute("CREATE TABLE a (id INT PRIMARY KEY, f DOUBLE, d DATE, tm TIME, "
+                       "b BIGINT)")
+    mysql_pair.execute("CREATE TABLE b (id INT PRIMARY KEY, f DOUBLE, d DATETIME, s VARCHAR(12), "
+                       "n INT)")
+    mysql_pair.insert_many("a", [(1, 0.5, "2024-01-02", "10:00:00", 5), (2, None, None, None, None),
+                                 (3, -0.0, "2024-01-01", "-01:00:00", 2**40),
+                                 (4, 0.0, "2024-01-02", "10:00:00", 5)])
+    mysql_pair.insert_many("b", [(1, 0.25, "2024-01-01 12:00:00", "0.5", 1),
+                                 (2, 1e10, "2024-01-02 00:00:00", "10:00:00", 2**31 - 1),
+                                 (3, None, None, "2024-01-01", None)])
+    queries = [
+        "SELECT id FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.f > a.f)",
+        "SELECT id FROM a WHERE a.f NOT IN (SELECT n FROM b WHERE b.s <= a.f)",
+        "SELECT id FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.f < a.f + 1)",
+        "SELECT id, (SELECT COUNT(*) FROM b WHERE b.d >= a.d) AS n, "
+        "(SELECT MAX(id) FROM b WHERE b.s < a.d) AS m FROM a",
+        "SELECT id, (SELECT COUNT(*) FROM b WHERE b.s > a.tm) AS n FROM a",
+        "SELECT id FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.n < a.b)",
+    ]
+    for i, sql in enumerate(queries):
+        mysql_pair.check_query(sql)
+        mysql_pair.create_view(f"k{i}", sql)
+    for write in ["INSERT INTO b VALUES (4, -1, '2023-12-31', '-02:00:00', -5)",
+                  "UPDATE a SET f = 0.25, d = '2024-01-01' WHERE id = 1",
+                  "DELETE FROM b WHERE id = 1"]:
+        mysql_pair.execute(write)
+        mysql_pair.settle()
+        for i in range(len(queries)):
+            mysql_pair.check_view(f"k{i}")
+
+
 def test_django_exists_with_outer_ref_inequality(mysql_pair) -> None:
     """Django's ``Exists(Vote.objects.filter(story=OuterRef('pk'),
     created__gt=OuterRef('updated_at')))`` as Django writes it (parenthesized AND,
@@ -361,6 +397,11 @@ def test_django_exists_with_outer_ref_inequality(mysql_pair) -> None:
     # text compares under a collation: its domain's values are not its = classes
     ("SELECT id FROM v WHERE EXISTS (SELECT 1 FROM v AS y WHERE y.s < v.s)",
      "EXISTS subquery correlated other than by an equality, on a STR outer column"),
+    # a DOUBLE domain key converts (as a DOUBLE correlation key does): the groups per key
+    # are not proven one per outer value
+    ("SELECT id, (SELECT COUNT(*) FROM u WHERE u.c > t.x) FROM t AS t2 JOIN "
+     "(SELECT id AS i, x + 0e0 AS x FROM t) AS t ON t.i = t2.id",
+     "scalar subquery that may return more than one row.*converts a side"),
     # correlated with an aggregate's groups
     ("SELECT g, (SELECT COUNT(*) FROM u WHERE u.c < t.g) FROM t GROUP BY g",
      "scalar subquery correlated other than by an equality, with the groups of an "
