@@ -63,6 +63,9 @@ QUERIES = [
     "SELECT id FROM t WHERE NOT (x IN (SELECT c FROM u WHERE u.k = t.k) OR k = 1)",
     "SELECT id FROM t WHERE NOT (x IN (SELECT c FROM u) AND k = 1)",
     "SELECT id FROM t WHERE x = ANY (SELECT c FROM u)",
+    # correlated other than by an equality: through the domain of the outer columns
+    "SELECT id, x > ALL (SELECT c FROM u WHERE u.k > t.k) AS a FROM t",
+    "SELECT id FROM t WHERE x IN (SELECT c FROM u WHERE u.k < t.k) OR k = 1",
     # other kinds: DECIMALs of other places, an INT with a DECIMAL, text with text
     "SELECT id, d >= ALL (SELECT e FROM u WHERE u.k = t.k) AS a, "
     "d < ANY (SELECT e FROM u) AS b, d = ANY (SELECT e FROM u) AS c FROM t",
@@ -229,11 +232,12 @@ def test_a_keyed_view_with_a_quantified_value_is_partial(tmp_path: Any) -> None:
 
 
 @pytest.mark.parametrize("sql, construct", [
-    # correlated other than by an equality: no key to group the subquery's values by
-    ("SELECT id, x > ALL (SELECT c FROM u WHERE u.k > t.k) FROM t",
-     "> ALL subquery correlated other than by an equality"),
-    ("SELECT id FROM t WHERE x IN (SELECT c FROM u WHERE u.k < t.k) OR k = 1",
-     "IN subquery correlated other than by an equality"),
+    # correlated other than by an equality where a NULL outer value could pass: the
+    # domain's join back by = never meets a NULL
+    ("SELECT id, x > ALL (SELECT c FROM u WHERE u.k > t.k OR u.c = 1) FROM t",
+     "> ALL subquery correlated other than by an equality, on a nullable outer column"),
+    ("SELECT id FROM t WHERE x IN (SELECT c FROM u WHERE u.k <=> t.k + 1) OR k = 1",
+     "IN subquery correlated other than by an equality, on a nullable outer column"),
     # MIN and MAX of text do not order it as a comparison with a number does
     ("SELECT id, x > ALL (SELECT s FROM u) FROM t", "MIN and MAX"),
     ("SELECT id FROM t WHERE d <= ANY (SELECT s FROM u WHERE u.k = t.k)", "MIN and MAX"),

@@ -160,7 +160,7 @@ SELECT a FROM t
 8
 
 query I nosort
-SELECT a FROM t WHERE NOT EXISTS (SELECT 1 FROM t AS u WHERE u.a > t.a)
+SELECT a FROM t WHERE NOT EXISTS (SELECT 1 FROM t AS u WHERE u.a > t.a OR t.a IS NULL)
 ----
 8
 

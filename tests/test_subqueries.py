@@ -61,6 +61,9 @@ VIEWS = {
                    "NOT EXISTS (SELECT 1 FROM w WHERE w.k = u.c))",
     "nested": "SELECT id FROM t WHERE k IN (SELECT k FROM u WHERE EXISTS "
               "(SELECT 1 FROM w WHERE w.k = u.c))",
+    # correlated other than by an equality: through the domain of the outer columns
+    # (tests/test_domain_decorrelation.py)
+    "ex_gt": "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k > t.k)",
 }
 
 #: Views with parameters, each with the values to read it by (NULL and missing keys too).
@@ -251,7 +254,7 @@ def test_not_in_nulls_follow_mysql(mysql_pair) -> None:
 
 
 @pytest.mark.parametrize("sql, construct", [
-    ("SELECT id FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k > t.k)",
+    ("SELECT id FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k > t.k OR t.k IS NULL)",
      "EXISTS subquery correlated other than by an equality"),
     ("SELECT id FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k OR u.c = 1)",
      "EXISTS subquery correlated other than by an equality"),

@@ -91,7 +91,9 @@ from rivulet.plan.subqueries import (
     constant_key,
     decorrelate,
     decorrelate_subquery,
+    domain_column,
     left_join,
+    over_domain,
     semi_join,
     subquery_test,
 )
@@ -145,6 +147,8 @@ class Planner:
     #: The CTEs of the WITH clauses around the query being planned, by lower-case name
     #: (rivulet/plan/ctes.py).
     ctes: dict[str, Cte] = field(default_factory=dict)
+    #: How many subqueries were rewritten over a domain so far (each names its own).
+    domains: int = 0
 
     # ..................................................................... entry points
 
@@ -453,13 +457,21 @@ class Planner:
         """``node`` (the FROM row) kept where ``condition``, an EXISTS or IN subquery
         test of WHERE, holds: decorrelated and joined as rivulet/plan/subqueries.py says,
         on keys converted to compare as ``=`` does (as a JOIN's are)."""
-        found = decorrelate(condition, scope, lambda select: self._plan_from(select)[2],
-                            self.enclosing)
-        self.enclosing.append(scope)
+        condition = condition.copy()
+        tested = subquery_test(condition)
+        assert tested is not None
+        outer_ctes, self.ctes = self.ctes, self._with_domain(
+            tested[1], f"{tested[0].value} subquery", node, scope)
         try:
-            inner, _ = self.plan_relation(found.inner)
+            found = decorrelate(condition, scope, lambda select: self._plan_from(select)[2],
+                                self.enclosing)
+            self.enclosing.append(scope)
+            try:
+                inner, _ = self.plan_relation(found.inner)
+            finally:
+                self.enclosing.pop()
         finally:
-            self.enclosing.pop()
+            self.ctes = outer_ctes
         outer_exprs = [translate(e, scope) for e in found.outer]
         types = scope.types()
         outer_keys, inner_keys = _correlation_keys(outer_exprs, types, inner,
@@ -470,6 +482,36 @@ class Planner:
         outer = _project(node, [ir.Col(i, n) for i, n in enumerate(names)] + outer_keys,
                          names + key_names)
         return semi_join(found.test, outer, width, _project(inner, inner_keys, key_names))
+
+    def _with_domain(self, query: exp.Expr, what: str, node: ir.Node, scope: FromScope,
+                     grouped: GroupedScope | None = None) -> dict[str, Cte]:
+        """The CTEs to plan the subquery ``query`` (the caller's copy) with: when it is
+        correlated otherwise than by equalities, it is rewritten in place over its domain
+        (rivulet/plan/subqueries.py), the distinct values of the outer columns it reads
+        over ``node`` (the outer row, ``scope``'s), a relation they name; else the CTEs
+        as they are. ``grouped``: the outer row is an aggregate's groups, refused then."""
+        # (a name no table, view or CTE has, here or inside the subquery: it must read the
+        # domain wherever the rewritten subquery names it, and hide nothing)
+        taken = {t.name.lower() for t in query.find_all(exp.Table)} | {
+            c.alias_or_name.lower() for c in query.find_all(exp.CTE)} | set(self.ctes)
+        name = f"_domain{self.domains}"
+        while name in taken or self.catalog.table(name) is not None or \
+                self.catalog.view(name) is not None:
+            self.domains += 1
+            name = f"_domain{self.domains}"
+        domain = over_domain(query, what, name, scope, lambda s: self._plan_from(s)[2],
+                             self.enclosing)
+        if domain is None:
+            return self.ctes
+        if grouped is not None:
+            raise unsupported(query, f"{what} correlated other than by an equality, with "
+                              "the groups of an aggregated query (in its select list, "
+                              "HAVING or ORDER BY)")
+        self.domains += 1
+        names = [domain_column(i) for i in range(len(domain.outer))]
+        values = _project(node, [translate(c, scope) for c in domain.outer], names)
+        cte = Cte(name, domain.query, None, {}, (ir.Distinct(values, values.columns), names))
+        return {**self.ctes, name.lower(): cte}
 
     # ..................................................................... scalar subqueries
 
@@ -509,15 +551,21 @@ class Planner:
         and LEFT JOINed on its keys (converted to compare as ``=`` does, as a JOIN's are),
         an outer row it has no row for given what MySQL answers for none. ``grouped``:
         ``node`` is an aggregate's output, over which the keys are computed."""
-        found = decorrelate_scalar(subquery, scope, lambda select: self._plan_from(select)[2],
-                                   self.enclosing)
-        self.enclosing.append(scope)
+        subquery = subquery.copy()
+        outer_ctes, self.ctes = self.ctes, self._with_domain(
+            subquery, "scalar subquery", node, scope, grouped)
         try:
-            inner, _ = self.plan_relation(found.inner)
-            empty = None if found.missing.empty is None else \
-                self.plan_relation(found.missing.empty)[0]
+            found = decorrelate_scalar(subquery, scope,
+                                       lambda select: self._plan_from(select)[2], self.enclosing)
+            self.enclosing.append(scope)
+            try:
+                inner, _ = self.plan_relation(found.inner)
+                empty = None if found.missing.empty is None else \
+                    self.plan_relation(found.missing.empty)[0]
+            finally:
+                self.enclosing.pop()
         finally:
-            self.enclosing.pop()
+            self.ctes = outer_ctes
         correlated = len(found.outer)
         if found.shape is ScalarShape.FIRST_ROW:
             order = tuple(ir.SortKey(correlated + 1 + i, descending)
@@ -580,14 +628,20 @@ class Planner:
         as IN's is, keyed (and its value compared) as ``=`` compares, and joined as
         rivulet/plan/quantified.py says. ``grouped``: ``node`` is an aggregate's output,
         over which the compared value and the keys are computed."""
-        outer_exprs, select = decorrelate_subquery(
-            f"{comparison.written} subquery", comparison.query, comparison.value, scope,
-            lambda s: self._plan_from(s)[2], self.enclosing)
-        self.enclosing.append(scope)
+        query = comparison.query.copy()
+        outer_ctes, self.ctes = self.ctes, self._with_domain(
+            query, f"{comparison.written} subquery", node, scope, grouped)
         try:
-            inner, _ = self.plan_relation(select)
+            outer_exprs, select = decorrelate_subquery(
+                f"{comparison.written} subquery", query, comparison.value, scope,
+                lambda s: self._plan_from(s)[2], self.enclosing)
+            self.enclosing.append(scope)
+            try:
+                inner, _ = self.plan_relation(select)
+            finally:
+                self.enclosing.pop()
         finally:
-            self.enclosing.pop()
+            self.ctes = outer_ctes
         keys_scope = scope if grouped is None else grouped
         types = keys_scope.types()
         outer_values = [translate(e, keys_scope) for e in outer_exprs]

@@ -6,10 +6,11 @@ value, NULL when it has no row, and raises error 1242 ("Subquery returns more th
 for a row where it has more. A view cannot raise an error for one row of its answer, so
 only the subqueries that *provably* return at most one row are planned; the others are
 refused by name. The subquery is decorrelated as EXISTS and IN are
-(:func:`~rivulet.plan.subqueries.split_correlation`): its WHERE's equalities of an outer
-and an inner expression are its correlation keys, and it becomes a relation of its own
-keyed by their inner sides, LEFT JOINed to the outer row on them (on the constant key
-when uncorrelated). Its shapes (:class:`ScalarShape`):
+(:func:`~rivulet.plan.subqueries.split_correlation`; correlated otherwise than by
+equalities, first rewritten over its domain, rivulet/plan/subqueries.py): its WHERE's
+equalities of an outer and an inner expression are its correlation keys, and it becomes
+a relation of its own keyed by their inner sides, LEFT JOINed to the outer row on them
+(on the constant key when uncorrelated). Its shapes (:class:`ScalarShape`):
 
 * an aggregate without GROUP BY (``SELECT COUNT(*) FROM s WHERE s.k = t.id``): one row
   always. Uncorrelated, it is planned as written (one row, joined to every outer row).

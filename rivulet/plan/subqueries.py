@@ -34,8 +34,38 @@ JOIN's keys before handing them here.
 An EXISTS subquery's ``LIMIT n`` (n >= 1, no OFFSET: ORMs write ``LIMIT 1``) leaves
 whether it has rows as it is, and is dropped.
 
+Correlation other than by equalities
+------------------------------------
+
+A subquery whose WHERE has a correlated term that is not such an equality (``x.b < t1.b``,
+``BETWEEN``, ``<>``, an OR, ...) is first rewritten so that it is (:func:`over_domain`;
+Neumann and Kemper, "Unnesting Arbitrary Queries": the *domain*, or magic set): the outer
+columns its correlated terms read, ``t1.b``, become the columns ``_d0``, ... of a
+relation D, the distinct values of those columns over the outer row (the planner plans
+it as ``Distinct(Project(outer row))`` and names it as a CTE); D joins the subquery's FROM,
+its correlated terms read D's columns instead, and ``D._d0 = t1.b`` are added: its only
+correlations are then equalities, and the rewritten subquery goes through the
+decorrelation above unchanged (the former inequality a join condition between its own
+tables and D). Per domain row the subquery yields what it yields for an outer row of those
+values; the join back by ``=`` gives each outer row (duplicates too) its domain row's.
+Two conditions make that exact:
+
+* a NULL outer value meets no domain row through ``=``: the rewrite answers "the subquery
+  has no rows" for it (EXISTS false, NOT EXISTS true, COUNT 0, NOT IN true), which is
+  right only if the subquery's WHERE is never true with that column NULL. So a nullable
+  outer column must be an operand of a comparison or BETWEEN (or of arithmetic in one)
+  that is a term of the WHERE's AND, or of every branch of an OR; else refused;
+* ``=`` must be the values' identity, so that an outer row meets exactly one domain row:
+  numbers, dates and times. Text compares under a collation ('a' = 'A '): refused.
+
+A subquery over an aggregated query's groups (in its select list, HAVING or ORDER BY)
+correlated otherwise than by equalities is refused by name (its domain would be the
+groups'), as are, in the rewritten subquery, what the decorrelation refuses (a scalar
+subquery other than an aggregate, for one, as its FROM now holds two relations).
+
 What cannot be decorrelated this way is refused by name (:class:`UnsupportedSqlError`):
-a correlation other than an equality, an outer column in the selected value, a correlated
+a correlation other than an equality the domain cannot answer, an outer column in the
+selected value, a correlated
 subquery with GROUP BY, HAVING or an aggregate (and an EXISTS of one), another LIMIT,
 OFFSET or a set operation, a row constructor before IN. An uncorrelated IN subquery with
 GROUP BY, HAVING or aggregates (``id IN (SELECT MAX(id) FROM t GROUP BY k)``) is planned
@@ -89,7 +119,7 @@ from rivulet.plan.expressions import is_aggregate
 from rivulet.plan.scope import FromScope
 from rivulet.sql.parens import conjuncts, unparen
 from rivulet.sql.parse import unsupported
-from rivulet.values.schema import INT
+from rivulet.values.schema import INT, Kind
 from rivulet.values.types import aggregate_result_type
 
 
@@ -398,3 +428,124 @@ def limit_keeps_a_row(select: exp.Select) -> bool:
             and int(value.this) >= 1)
 
 
+
+
+# --------------------------------------------------------------------------- domain
+
+
+#: The kinds of outer column a domain may hold: those whose ``=`` is the values' identity,
+#: so that the join back by ``=`` meets exactly the domain row of an outer row's values
+#: (text compares under a collation: 'a' = 'A', 'a' = 'a ', several domain rows each).
+_DOMAIN_KINDS = frozenset({Kind.INT, Kind.BOOL, Kind.DECIMAL, Kind.FLOAT, Kind.DATE,
+                           Kind.DATETIME, Kind.TIME})
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A subquery correlated otherwise than by equalities, rewritten over its domain.
+
+    ``query`` reads the relation ``name`` (the domain: the distinct values of ``outer``, the
+    outer row's columns the correlation reads, as its columns ``_d0``, ``_d1``, ...) in its
+    FROM instead of the outer row: every outer column of its correlated terms is replaced
+    by the domain's, and ``name._di = <outer column i>`` added to its WHERE, its one
+    correlation left."""
+
+    name: str
+    outer: tuple[exp.Column, ...]
+    query: exp.Select
+
+
+def domain_column(i: int) -> str:
+    return f"_d{i}"
+
+
+def over_domain(query: exp.Expr, what: str, name: str, outer: FromScope,
+                from_scope: Callable[[exp.Select], FromScope],
+                further: Sequence[FromScope] = ()) -> Domain | None:
+    """``query`` rewritten (in place: the caller's copy) over the domain ``name`` when its
+    WHERE has a term correlated otherwise than by an equality of an outer and an inner
+    expression (see the module's docstring, "Correlation other than by equalities"); None
+    when it has none (or is not a SELECT: what the usual decorrelation refuses, it
+    refuses). ``what`` names the subquery in messages."""
+    select = unparen(query)
+    while isinstance(select, exp.Subquery):
+        select = unparen(select.this)
+    if not isinstance(select, exp.Select):
+        return None
+    scopes = Scopes(from_scope(select), outer, tuple(further))
+    where = select.args.get("where")
+    terms = conjuncts(where.this) if where is not None else []
+    correlated = [t for t in terms if "outer" in sides(t, scopes)]
+    if all(_correlation(t, scopes) is not None for t in correlated):
+        return None
+    columns: dict[int, int] = {}  # outer column -> domain column
+    written: list[exp.Column] = []
+    rewritten = []
+    for term in terms:
+        if "outer" not in sides(term, scopes):
+            rewritten.append(term)
+            continue
+        for column in _columns(term):
+            if isinstance(column.this, exp.Star) or sides(column, scopes) != {"outer"}:
+                continue
+            index = outer.resolve(column)
+            info = outer.columns[index]
+            kind = info.type.kind
+            if kind not in _DOMAIN_KINDS:
+                written_kind = "NULL" if kind is None else kind.value.upper()
+                raise unsupported(column, f"{what} correlated other than by an equality, "
+                                  f"on a {written_kind} outer column (its "
+                                  "domain is joined back by =, which compares text under "
+                                  "a collation)")
+            if index not in columns:
+                columns[index] = len(written)
+                written.append(column.copy())
+            read = exp.column(domain_column(columns[index]), table=name)
+            column.replace(read)
+            term = read if term is column else term
+        rewritten.append(term)
+    for i, column in enumerate(written):
+        if outer.columns[outer.resolve(column)].nullable and \
+                not any(_rejects_null(t, name, domain_column(i)) for t in rewritten):
+            raise unsupported(column, f"{what} correlated other than by an equality, on a "
+                              "nullable outer column its WHERE does not reject NULL of "
+                              "(its domain is joined back by =, which a NULL never meets)")
+    keys = [exp.EQ(this=exp.column(domain_column(i), table=name), expression=column)
+            for i, column in enumerate(written)]
+    select.set("where", exp.Where(this=exp.and_(*rewritten, *keys)))
+    domain = exp.Table(this=exp.to_identifier(name))
+    if select.args.get("from_") is None and select.args.get("from") is None:
+        select.set("from_", exp.From(this=domain))
+    else:
+        select.append("joins", exp.Join(this=domain))
+    return Domain(name, tuple(written), select)
+
+
+def _rejects_null(term: exp.Expr, table: str, column: str) -> bool:
+    """Whether ``term`` is never true when ``table.column`` is NULL: a comparison or a
+    BETWEEN with that column as an operand (or an operand's term of arithmetic), an AND
+    of which a term is, an OR of which every term is."""
+    term = unparen(term)
+    if isinstance(term, exp.And):
+        return _rejects_null(term.this, table, column) or \
+            _rejects_null(term.expression, table, column)
+    if isinstance(term, exp.Or):
+        return _rejects_null(term.this, table, column) and \
+            _rejects_null(term.expression, table, column)
+    if isinstance(term, (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)):
+        operands = [term.this, term.expression]
+    elif isinstance(term, exp.Between):
+        operands = [term.this, term.args["low"], term.args["high"]]
+    else:
+        return False
+    return any(_null_with(o, table, column) for o in operands)
+
+
+def _null_with(node: exp.Expr, table: str, column: str) -> bool:
+    """Whether ``node`` is NULL when ``table.column`` is: the column, or arithmetic on it."""
+    node = unparen(node)
+    if isinstance(node, exp.Column):
+        return node.name == column and node.table == table
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg)):
+        return any(_null_with(c, table, column) for c in node.iter_expressions())
+    return False
