@@ -99,12 +99,12 @@ class _KeyWork:
 
     @property
     def unique(self) -> bool:
-        return self.kind is KeyKind.UNIQUE
+        return self.kind.unique
 
     @property
     def lookup(self) -> bool:
-        """Whether storage keeps an index for it (see :attr:`Key.lookup`)."""
-        return self.kind is not KeyKind.FULLTEXT
+        """Whether storage keeps an index for it (:attr:`KeyKind.lookup`)."""
+        return self.kind.lookup
 
 
 @dataclass(frozen=True)

@@ -214,6 +214,17 @@ class KeyKind(enum.Enum):
     #: FOREIGN KEY (InnoDB never uses a FULLTEXT index for one).
     FULLTEXT = "FULLTEXT"
 
+    @property
+    def unique(self) -> bool:
+        """Whether a key of this kind refuses a second row with its value."""
+        return self is KeyKind.UNIQUE
+
+    @property
+    def lookup(self) -> bool:
+        """Whether a key of this kind is a lookup index over its columns (a SQLite index;
+        what a FOREIGN KEY's columns need a key beginning with): every kind but FULLTEXT."""
+        return self is not KeyKind.FULLTEXT
+
 
 @dataclass(frozen=True, slots=True)
 class Key:
@@ -229,14 +240,13 @@ class Key:
 
     @property
     def unique(self) -> bool:
-        """Whether it refuses a second row with its value."""
-        return self.kind is KeyKind.UNIQUE
+        """Whether it refuses a second row with its value (:attr:`KeyKind.unique`)."""
+        return self.kind.unique
 
     @property
     def lookup(self) -> bool:
-        """Whether it is a lookup index over its columns (a SQLite index; what a FOREIGN
-        KEY's columns need a key beginning with): every kind but FULLTEXT."""
-        return self.kind is not KeyKind.FULLTEXT
+        """Whether it is a lookup index over its columns (:attr:`KeyKind.lookup`)."""
+        return self.kind.lookup
 
 
 class ReferentialAction(enum.Enum):
